@@ -1,0 +1,193 @@
+"""The catalog: typed views over the generated EC2 data and the curated facts file.
+
+Loading is the only I/O in the catalog package; `predicates.py` holds the rules over what is loaded
+here. The spec validators and the policy pack both read this one catalog.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+DATA = Path(__file__).parent / "data"
+REGENERATE = "python -m components.catalog.generate"
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """The GPUs of an instance type (`GpuInfo.Gpus[0]` of DescribeInstanceTypes)."""
+
+    manufacturer: str
+    model: str
+    count: int  # whole GPUs; 0 on fractional types
+    memory_mib: int  # per GPU, or per partition on fractional types
+    partition_size: float  # 1.0 for whole GPUs, e.g. 0.125 for an eighth of one
+    logical_count: int
+
+    @property
+    def fractional(self) -> bool:
+        return self.count == 0 and 0 < self.partition_size < 1
+
+
+@dataclass(frozen=True)
+class NeuronDevices:
+    """The Neuron chips of an instance type (`NeuronInfo.NeuronDevices[0]`)."""
+
+    model: str
+    count: int
+    cores_per_device: int
+    memory_mib: int
+
+
+@dataclass(frozen=True)
+class NetworkCard:
+    index: int
+    max_interfaces: int
+    interface_types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """What gpufleet knows of one EC2 instance type."""
+
+    name: str
+    architectures: tuple[str, ...]
+    vcpus: int
+    memory_mib: int
+    gpu: Gpu | None
+    neuron: NeuronDevices | None
+    efa_supported: bool
+    max_efa_interfaces: int
+    max_network_cards: int
+    network_cards: tuple[NetworkCard, ...]
+    usage_classes: tuple[str, ...]
+    placement_strategies: tuple[str, ...]
+    offerings: dict[str, tuple[str, ...]] = field(hash=False, compare=False)
+    incomplete: str | None = None  # why the accelerator facts are unknown, when they are
+
+    @property
+    def family(self) -> str:
+        return family_of(self.name)
+
+
+def family_of(instance_type: str) -> str:
+    return instance_type.split(".", 1)[0]
+
+
+class UnknownInstanceType(LookupError):
+    """An instance type the catalog has no record of."""
+
+    def __init__(self, name: str, reason: str, suggestions: list[str]):
+        self.name = name
+        self.reason = reason
+        self.suggestions = suggestions
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"unknown instance type {name!r}: {reason}{hint}")
+
+
+def _gpu(record: dict) -> Gpu | None:
+    gpus = (record.get("GpuInfo") or {}).get("Gpus") or []
+    if not gpus:
+        return None
+    g = gpus[0]
+    return Gpu(
+        manufacturer=g.get("Manufacturer", "unknown"),
+        model=g.get("Name", "unknown"),
+        count=int(g.get("Count", 0)),
+        memory_mib=int((g.get("MemoryInfo") or {}).get("SizeInMiB", 0)),
+        partition_size=float(g.get("GpuPartitionSize", 1.0)),
+        logical_count=int(g.get("LogicalGpuCount", g.get("Count", 0))),
+    )
+
+
+def _neuron(record: dict) -> NeuronDevices | None:
+    devices = (record.get("NeuronInfo") or {}).get("NeuronDevices") or []
+    if not devices:
+        return None
+    d = devices[0]
+    return NeuronDevices(
+        model=d.get("Name", "unknown"),
+        count=int(d.get("Count", 0)),
+        cores_per_device=int((d.get("CoreInfo") or {}).get("Count", 0)),
+        memory_mib=int((d.get("MemoryInfo") or {}).get("SizeInMiB", 0)),
+    )
+
+
+def _instance_type(name: str, record: dict, offerings: dict, incomplete: str | None) -> InstanceType:
+    net = record.get("NetworkInfo") or {}
+    return InstanceType(
+        name=name,
+        architectures=tuple(record["ProcessorInfo"]["SupportedArchitectures"]),
+        vcpus=int(record["VCpuInfo"]["DefaultVCpus"]),
+        memory_mib=int(record["MemoryInfo"]["SizeInMiB"]),
+        gpu=_gpu(record),
+        neuron=_neuron(record),
+        efa_supported=bool(net.get("EfaSupported")),
+        max_efa_interfaces=int((net.get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0)),
+        max_network_cards=int(net.get("MaximumNetworkCards", 1)),
+        network_cards=tuple(
+            NetworkCard(int(c["NetworkCardIndex"]), int(c.get("MaximumNetworkInterfaces", 0)), tuple(c.get("InterfaceTypes", ())))
+            for c in net.get("NetworkCards", [])
+        ),
+        usage_classes=tuple(record.get("SupportedUsageClasses", ())),
+        placement_strategies=tuple((record.get("PlacementGroupInfo") or {}).get("SupportedStrategies", ())),
+        offerings=offerings,
+        incomplete=incomplete,
+    )
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Instance types from EC2 data plus the curated facts, loaded once."""
+
+    types: dict[str, InstanceType]
+    regions: tuple[str, ...]
+    curated: dict
+    source: str
+
+    def get(self, name: str) -> InstanceType:
+        """The instance type, or UnknownInstanceType with the reason and the nearest real names."""
+        found = self.types.get(name)
+        if found is not None:
+            return found
+        retired = self.curated.get("retiredFamilies", {}).get(family_of(name))
+        if retired:
+            reason = f"{retired['reason']} ({retired['source']})"
+        else:
+            reason = f"not in the EC2 data of the catalog ({self.source}); if it is new, run `{REGENERATE}`"
+        raise UnknownInstanceType(name, reason, difflib.get_close_matches(name, self.types, n=3, cutoff=0.6))
+
+    def ecs(self) -> dict:
+        return self.curated["ecs"]
+
+
+@functools.cache
+def load() -> Catalog:
+    """The catalog from the committed data files (cached per process)."""
+    document = json.loads((DATA / "instance_types.json").read_text())
+    curated = YAML(typ="safe", pure=True).load((DATA / "curated.yaml").read_text())
+    per_type: dict[str, dict[str, tuple[str, ...]]] = {}
+    for region, offered in document["offerings"].items():
+        for name, azs in offered.items():
+            per_type.setdefault(name, {})[region] = tuple(azs)
+    incomplete = curated.get("incompleteRecords", {})
+    types = {
+        name: _instance_type(
+            name,
+            record,
+            per_type.get(name, {}),
+            incomplete[family_of(name)]["reason"] if family_of(name) in incomplete else None,
+        )
+        for name, record in document["instanceTypes"].items()
+    }
+    return Catalog(
+        types=types,
+        regions=tuple(sorted(document["offerings"])),
+        curated=curated,
+        source=document["generated"]["source"],
+    )

@@ -1,0 +1,118 @@
+"""Regenerate `components/catalog/data/instance_types.json` from EC2 data.
+
+    python -m components.catalog.generate            # from the moto snapshot (offline, the default)
+    python -m components.catalog.generate --live     # from live AWS (boto3 credentials)
+    python -m components.catalog.generate --check    # exit 1 if the committed file is stale
+
+The file keeps, per instance type, the subset of the DescribeInstanceTypes record that gpufleet
+reasons about, in the API's own shape, and the availability-zone offerings of every accelerated or
+EFA-capable type per region. One line per instance type, so a regeneration reads as a small diff.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from components.catalog.sources import FactSource, LiveAws, MotoSnapshot
+
+DATA_FILE = Path(__file__).parent / "data" / "instance_types.json"
+REGENERATE = "python -m components.catalog.generate"
+
+# Top-level record fields kept as they are, and the NetworkInfo fields kept.
+_RECORD_FIELDS = (
+    "BareMetal",
+    "GpuInfo",
+    "InferenceAcceleratorInfo",
+    "NeuronInfo",
+    "PlacementGroupInfo",
+    "SupportedUsageClasses",
+)
+_NETWORK_FIELDS = ("EfaSupported", "EfaInfo", "MaximumNetworkCards", "MaximumNetworkInterfaces")
+_CARD_FIELDS = ("NetworkCardIndex", "MaximumNetworkInterfaces", "InterfaceTypes")
+
+
+def _slim(record: dict) -> dict:
+    slim = {k: record[k] for k in _RECORD_FIELDS if record.get(k) is not None}
+    slim["ProcessorInfo"] = {"SupportedArchitectures": record["ProcessorInfo"]["SupportedArchitectures"]}
+    slim["VCpuInfo"] = {"DefaultVCpus": record["VCpuInfo"]["DefaultVCpus"]}
+    slim["MemoryInfo"] = {"SizeInMiB": record["MemoryInfo"]["SizeInMiB"]}
+    network = record.get("NetworkInfo") or {}
+    slim["NetworkInfo"] = {k: network[k] for k in _NETWORK_FIELDS if network.get(k) is not None}
+    slim["NetworkInfo"]["NetworkCards"] = [
+        {k: card[k] for k in _CARD_FIELDS if k in card} for card in network.get("NetworkCards", [])
+    ]
+    return slim
+
+
+def _accelerated(record: dict) -> bool:
+    return bool(
+        record.get("GpuInfo")
+        or record.get("NeuronInfo")
+        or record.get("InferenceAcceleratorInfo")
+        or (record.get("NetworkInfo") or {}).get("EfaSupported")
+    )
+
+
+def build(source: FactSource) -> dict:
+    """The catalog document, built from one source."""
+    records = source.instance_types()
+    types = {name: _slim(records[name]) for name in sorted(records)}
+    accelerated = {name for name, rec in records.items() if _accelerated(rec)}
+    offerings: dict[str, dict[str, list[str]]] = {}
+    for region in source.regions():
+        per_type: dict[str, list[str]] = {}
+        for row in source.az_offerings(region):
+            if row["InstanceType"] in accelerated:
+                per_type.setdefault(row["InstanceType"], []).append(row["Location"])
+        offerings[region] = {name: sorted(azs) for name, azs in sorted(per_type.items())}
+    return {
+        "generated": {
+            "by": REGENERATE,
+            "source": source.label,
+            "offerings": "availability-zone offerings of GPU, Neuron, inference-accelerator and EFA-capable types",
+        },
+        "instanceTypes": types,
+        "offerings": offerings,
+    }
+
+
+def render(document: dict) -> str:
+    """One instance type (and one region's offerings) per line, keys sorted, stable across runs."""
+
+    def line(value: object) -> str:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+    out = ["{", f'"generated":{line(document["generated"])},', '"instanceTypes":{']
+    types = list(document["instanceTypes"].items())
+    out += [f"{json.dumps(n)}:{line(r)}{',' if i < len(types) - 1 else ''}" for i, (n, r) in enumerate(types)]
+    out += ["},", '"offerings":{']
+    regions = list(document["offerings"].items())
+    out += [f"{json.dumps(n)}:{line(o)}{',' if i < len(regions) - 1 else ''}" for i, (n, o) in enumerate(regions)]
+    out += ["}", "}"]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=REGENERATE, description=__doc__.splitlines()[0])
+    parser.add_argument("--live", action="store_true", help="read live AWS through boto3 instead of moto's snapshot")
+    parser.add_argument("--region", default="us-east-1", help="home region for the live DescribeInstanceTypes call")
+    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the committed file differs")
+    args = parser.parse_args(argv)
+    source: FactSource = LiveAws(args.region) if args.live else MotoSnapshot()
+    text = render(build(source))
+    if args.check:
+        current = DATA_FILE.read_text() if DATA_FILE.exists() else ""
+        if current != text:
+            print(f"{DATA_FILE} is stale against the {source.label}: run `{REGENERATE}`", file=sys.stderr)
+            return 1
+        return 0
+    DATA_FILE.write_text(text)
+    print(f"wrote {DATA_FILE} from the {source.label}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""Rule predicates over the catalog: plain functions, no I/O.
+
+Each check returns None when the rule holds and a reason (one sentence a reviewer can act on) when
+it does not. These functions are the only statement of these rules: the stack spec's validators and
+the policy pack both call them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from components.catalog.catalog import InstanceType
+
+
+def describe_gpus(it: InstanceType) -> str:
+    """'8 x NVIDIA A100 (40960 MiB)' or '1/8 of an NVIDIA L4 (2861 MiB)'."""
+    if it.gpu is None:
+        return "no GPU"
+    g = it.gpu
+    if g.fractional:
+        share = f"1/{round(1 / g.partition_size)}" if g.partition_size else "a share"
+        return f"{share} of an {g.manufacturer} {g.model} ({g.memory_mib} MiB)"
+    return f"{g.count} x {g.manufacturer} {g.model} ({g.memory_mib} MiB each)"
+
+
+def whole_gpus(it: InstanceType) -> int | None:
+    """Whole GPUs of the type; None when that is unknown (fractional GPU or incomplete record)."""
+    if it.incomplete:
+        return None
+    if it.gpu is None:
+        return 0
+    if it.gpu.fractional:
+        return None
+    return it.gpu.count
+
+
+def gpus_fit(it: InstanceType, requested: int) -> str | None:
+    """Do `requested` whole GPUs (all containers of one task or pod) fit one instance of the type?"""
+    if requested <= 0:
+        return None
+    if it.incomplete:
+        return f"{it.name}: accelerator facts unknown ({it.incomplete})"
+    if it.gpu is not None and it.gpu.fractional:
+        return (
+            f"{it.name} has a fractional GPU ({describe_gpus(it)}, GpuPartitionSize {it.gpu.partition_size}); "
+            f"whole-GPU requests cannot be placed on it"
+        )
+    available = whole_gpus(it) or 0
+    if requested > available:
+        return f"{requested} GPUs requested but {it.name} has {available} ({describe_gpus(it)})"
+    return None
+
+
+def ami_release(image_version: str) -> str:
+    """The release date of an ECS AMI version: '2.0.20230929' or '2023.0.20230929' -> '20230929'."""
+    match = re.search(r"(\d{8})", image_version)
+    if not match:
+        raise ValueError(f"not an ECS AMI version: {image_version!r}")
+    return match.group(1)
+
+
+def ecs_gpu_ami_support(it: InstanceType, variant: str, ecs_facts: dict, image_version: str | None = None) -> str | None:
+    """Can the ECS GPU-optimized AMI `variant` run GPU tasks on the type (at `image_version`, if known)?"""
+    variants = ecs_facts["gpuAmiVariants"]
+    if variant not in variants:
+        return f"unknown ECS GPU AMI variant {variant!r} (known: {', '.join(variants)})"
+    if it.incomplete:
+        return f"{it.name}: accelerator facts unknown ({it.incomplete})"
+    if it.gpu is None:
+        return f"{it.name} has no GPU"
+    no_ami = ecs_facts["familiesWithoutGpuAmi"].get(it.family)
+    if no_ami:
+        return f"{it.name}: {no_ami['reason']}"
+    makers = ecs_facts["gpuManufacturers"]["values"]
+    if it.gpu.manufacturer not in makers:
+        return f"{it.name} has {it.gpu.manufacturer} GPUs; the ECS GPU AMI supports {', '.join(makers)} only"
+    if it.gpu.fractional:
+        return f"{it.name} has a fractional GPU ({describe_gpus(it)}); ECS schedules whole GPUs"
+    arches = variants[variant]["architectures"]
+    if not set(it.architectures) & set(arches):
+        return f"{it.name} is {'/'.join(it.architectures)}; the {variant} GPU AMI is {'/'.join(arches)}"
+    bounds = ecs_facts["amiReleaseBounds"].get(it.family)
+    if bounds and image_version:
+        release = ami_release(image_version)
+        if "minimum" in bounds and release < bounds["minimum"]:
+            return f"{it.family} needs ECS GPU AMI release {bounds['minimum']} or later; this AMI is {release}"
+        if "before" in bounds and release >= bounds["before"]:
+            return f"{it.family} runs only on ECS GPU AMI releases before {bounds['before']}; this AMI is {release}"
+    return None
+
+
+def offered_in(it: InstanceType, region: str, zone: str | None = None) -> str | None:
+    """Is the type offered in the region (and availability zone, when given)?"""
+    zones = it.offerings.get(region)
+    if not zones:
+        return f"{it.name} is not offered in {region}"
+    if zone is not None and zone not in zones:
+        return f"{it.name} is not offered in {zone} (offered in {', '.join(zones)})"
+    return None
+
+
+def memory_fits(it: InstanceType, requested_mib: int) -> str | None:
+    """Does a task's memory fit the instance's memory at all? (ECS registers a little less than this.)"""
+    if requested_mib > it.memory_mib:
+        return f"{requested_mib} MiB of memory requested but {it.name} has {it.memory_mib} MiB"
+    return None
+
+
+def cpu_fits(it: InstanceType, cpu_units: int) -> str | None:
+    """Do a task's CPU units (1024 per vCPU) fit the instance's vCPUs?"""
+    if cpu_units > it.vcpus * 1024:
+        return f"{cpu_units} CPU units requested but {it.name} has {it.vcpus} vCPUs ({it.vcpus * 1024} units)"
+    return None
+
+
+def spot_supported(it: InstanceType) -> str | None:
+    if "spot" not in it.usage_classes:
+        return f"{it.name} is not offered as Spot (usage classes: {', '.join(it.usage_classes) or 'none'})"
+    return None
+
+
+def zones_offering(types: list[InstanceType], region: str) -> tuple[str, ...]:
+    """Availability zones of the region where every one of the types is offered, in order."""
+    if not types:
+        return ()
+    common = set(types[0].offerings.get(region, ()))
+    for it in types[1:]:
+        common &= set(it.offerings.get(region, ()))
+    return tuple(sorted(common))

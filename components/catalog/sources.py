@@ -1,0 +1,128 @@
+"""Where EC2 and SSM facts come from: the snapshot that `moto` ships, or live AWS through boto3.
+
+Both sources answer the same questions in the shape of the AWS APIs (DescribeInstanceTypes records,
+DescribeInstanceTypeOfferings rows, SSM parameter values), so the catalog generator and the offline
+engine use one code path whichever source is behind it. Nothing here is imported by the policy pack
+or by the catalog's predicates: they read the generated data file only.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+from importlib import metadata, resources
+from typing import Protocol
+
+
+class FactSource(Protocol):
+    """What the catalog generator and the offline engine ask of EC2 and SSM."""
+
+    label: str
+
+    def instance_types(self) -> dict[str, dict]:
+        """DescribeInstanceTypes records keyed by instance type."""
+
+    def regions(self) -> list[str]:
+        """Regions the source can answer offerings for."""
+
+    def az_offerings(self, region: str) -> list[dict]:
+        """DescribeInstanceTypeOfferings rows (`InstanceType`, `Location`) with location type AZ."""
+
+    def ssm_parameter(self, region: str, name: str) -> str | None:
+        """The value of an SSM parameter, or None when the region has no such parameter."""
+
+
+def _moto_file(*parts: str):
+    return resources.files("moto").joinpath(*parts)
+
+
+def _load_gz_json(path) -> object:
+    with path.open("rb") as raw, gzip.open(raw) as fh:
+        return json.load(fh)
+
+
+class MotoSnapshot:
+    """The EC2 and SSM snapshots the installed `moto` package ships (no network, no credentials)."""
+
+    def __init__(self) -> None:
+        self.version = metadata.version("moto")
+        self.label = f"moto {self.version} snapshot"
+
+    @functools.cache
+    def instance_types(self) -> dict[str, dict]:
+        return _load_gz_json(_moto_file("ec2", "resources", "instance_types.json.gz"))
+
+    def regions(self) -> list[str]:
+        folder = _moto_file("ec2", "resources", "instance_type_offerings", "availability-zone")
+        return sorted(p.name.removesuffix(".json.gz") for p in folder.iterdir() if p.name.endswith(".json.gz"))
+
+    @functools.cache
+    def az_offerings(self, region: str) -> list[dict]:
+        path = _moto_file("ec2", "resources", "instance_type_offerings", "availability-zone", f"{region}.json.gz")
+        if not path.is_file():
+            return []
+        return _load_gz_json(path)
+
+    @functools.cache
+    def _ssm_tree(self, region: str) -> dict:
+        path = _moto_file("ssm", "resources", "ecs", "optimized_amis", f"{region}.json.gz")
+        if not path.is_file():
+            return {}
+        return _load_gz_json(path)
+
+    def ssm_parameter(self, region: str, name: str) -> str | None:
+        # moto stores the ECS optimized AMI parameters as a tree keyed by path segment; a node's
+        # "Value" is the parameter value (a dict for the JSON-valued `.../recommended` parameters).
+        node: object = self._ssm_tree(region)
+        for segment in name.strip("/").split("/"):
+            if not isinstance(node, dict) or segment not in node:
+                return None
+            node = node[segment]
+        if not isinstance(node, dict) or "Value" not in node:
+            return None
+        value = node["Value"]
+        return value if isinstance(value, str) else json.dumps(value)
+
+
+class LiveAws:
+    """Live AWS through boto3 (credentials from the usual chain)."""
+
+    def __init__(self, home_region: str = "us-east-1") -> None:
+        import boto3  # imported here: the offline path never needs a boto3 session
+
+        self._boto3 = boto3
+        self.home_region = home_region
+        self.label = f"live AWS (DescribeInstanceTypes in {home_region})"
+
+    def _client(self, service: str, region: str):
+        return self._boto3.client(service, region_name=region)
+
+    @functools.cache
+    def instance_types(self) -> dict[str, dict]:
+        pages = self._client("ec2", self.home_region).get_paginator("describe_instance_types").paginate()
+        return {r["InstanceType"]: r for page in pages for r in page["InstanceTypes"]}
+
+    def regions(self) -> list[str]:
+        answer = self._client("ec2", self.home_region).describe_regions(AllRegions=False)
+        return sorted(r["RegionName"] for r in answer["Regions"])
+
+    @functools.cache
+    def az_offerings(self, region: str) -> list[dict]:
+        pages = (
+            self._client("ec2", region)
+            .get_paginator("describe_instance_type_offerings")
+            .paginate(LocationType="availability-zone")
+        )
+        return [
+            {"InstanceType": r["InstanceType"], "Location": r["Location"]}
+            for page in pages
+            for r in page["InstanceTypeOfferings"]
+        ]
+
+    def ssm_parameter(self, region: str, name: str) -> str | None:
+        client = self._client("ssm", region)
+        try:
+            return client.get_parameter(Name=name)["Parameter"]["Value"]
+        except client.exceptions.ParameterNotFound:
+            return None

@@ -1,0 +1,171 @@
+"""Typed inputs of the ECS GPU fleet: one model serves the stack spec, the components and the schema.
+
+Only our intent is modelled (instance type, AMI variant, sizes, GPUs per container); AWS fields we
+do not reason about are left to the provider's defaults. Rules that need the catalog or more than
+one field are in `checks.py`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from components.catalog import catalog
+from components.spec_model import SpecModel
+
+# The variants come from the curated facts file, so the schema's enum and the rules cannot drift.
+AmiVariant = Literal.__getitem__(tuple(catalog.load().ecs()["gpuAmiVariants"]))
+
+ECS_NAME = r"^[a-zA-Z0-9_-]{1,255}$"
+LOCAL_NAME = r"^[a-z][a-z0-9-]{0,39}$"
+
+
+class ContainerArgs(SpecModel):
+    """One container of a task definition."""
+
+    name: str = Field(pattern=ECS_NAME, description="Container name, unique within its workload.")
+    image: str = Field(min_length=1, description="Image reference: registry/repository:tag or @sha256 digest.")
+    memory: int = Field(gt=0, description="Hard memory limit in MiB; the container is stopped if it exceeds it.")
+    cpu: int = Field(0, ge=0, description="CPU units reserved for the container (1024 units = 1 vCPU).")
+    gpus: int = Field(
+        0,
+        ge=0,
+        description="Whole GPUs pinned to this container (ECS `resourceRequirements` of type GPU). "
+        "The GPUs of all containers of a workload must fit one instance of its capacity provider.",
+    )
+    driver_capabilities: str = Field(
+        "utility,compute",
+        description="NVIDIA_DRIVER_CAPABILITIES for GPU containers: ECS does not set it, and images not built "
+        "on the NVIDIA CUDA images need it. One of `utility,compute` or `all`.",
+    )
+    environment: dict[str, str] = Field(default_factory=dict, description="Environment variables.")
+    command: list[str] = Field(default_factory=list, description="Command override; empty keeps the image's command.")
+    essential: bool = Field(True, description="Whether the task stops when this container stops.")
+
+
+class ServiceArgs(SpecModel):
+    """A long-running ECS service for a workload, placed through its capacity provider."""
+
+    desired_count: int = Field(ge=0, description="Number of tasks to keep running.")
+
+
+class WorkloadArgs(SpecModel):
+    """A task definition (EC2 launch type) pinned to one capacity provider's instance type."""
+
+    name: str = Field(pattern=ECS_NAME, description="Task definition family; unique within the fleet.")
+    capacity_provider: str = Field(
+        description="Name of the capacity provider that runs this workload; its instance type becomes the "
+        "task definition's `memberOf` placement constraint."
+    )
+    containers: list[ContainerArgs] = Field(min_length=1, description="The task's containers.")
+    service: ServiceArgs | None = Field(None, description="Run the workload as a service; absent runs no service.")
+
+
+class NewVpcArgs(SpecModel):
+    """A VPC created for the fleet: private subnets for the instances, one NAT gateway for egress."""
+
+    cidr: str = Field("10.0.0.0/16", description="IPv4 CIDR of the VPC (a /16 to /24).")
+    az_count: int = Field(
+        2,
+        ge=1,
+        le=6,
+        description="Number of availability zones, chosen among those where every capacity provider's "
+        "instance type is offered.",
+    )
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        network = ipaddress.IPv4Network(value, strict=True)
+        if not 16 <= network.prefixlen <= 24:
+            raise ValueError(f"prefix /{network.prefixlen} is outside /16../24")
+        return value
+
+
+class NetworkArgs(SpecModel):
+    """Where the instances run: existing subnets of a VPC, or a VPC to create. Exactly one."""
+
+    vpc_id: str | None = Field(None, pattern=r"^vpc-[0-9a-f]{8,17}$", description="Existing VPC (with `subnetIds`).")
+    subnet_ids: list[str] = Field(
+        default_factory=list, description="Existing private subnets of `vpcId` for the instances (with `vpcId`)."
+    )
+    create: NewVpcArgs | None = Field(None, description="Create a VPC instead of using existing subnets.")
+
+    @field_validator("subnet_ids")
+    @classmethod
+    def _subnets(cls, value: list[str]) -> list[str]:
+        import re
+
+        bad = [s for s in value if not re.fullmatch(r"subnet-[0-9a-f]{8,17}", s)]
+        if bad:
+            raise ValueError(f"not subnet IDs (subnet-<hex>): {', '.join(bad)}")
+        return value
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "NetworkArgs":
+        existing = self.vpc_id is not None or bool(self.subnet_ids)
+        if existing and self.create is not None:
+            raise ValueError("give either vpcId with subnetIds, or create; not both")
+        if not existing and self.create is None:
+            raise ValueError("give either vpcId with subnetIds, or create")
+        if existing and (self.vpc_id is None or not self.subnet_ids):
+            raise ValueError("vpcId and subnetIds go together")
+        return self
+
+
+class CapacityProviderArgs(SpecModel):
+    """An Auto Scaling group of one GPU instance type behind an ECS capacity provider."""
+
+    name: str = Field(pattern=LOCAL_NAME, description="Short name, unique within the fleet (lowercase, digits, '-').")
+    instance_type: str = Field(description="EC2 instance type, e.g. g5.12xlarge; must have NVIDIA GPUs.")
+    ami_variant: AmiVariant = Field(  # type: ignore[valid-type]
+        "al2023", description="ECS GPU-optimized AMI variant, resolved from its SSM parameter in the stack's region."
+    )
+    min_size: int = Field(ge=0, description="Minimum number of instances.")
+    max_size: int = Field(ge=1, description="Maximum number of instances.")
+    desired_size: int = Field(
+        ge=0, description="Instances at creation; ECS managed scaling owns the value afterwards."
+    )
+    purchase: Literal["on-demand", "spot"] = Field("on-demand", description="On-Demand or Spot capacity.")
+    root_volume_gib: int = Field(100, alias="rootVolumeGiB", ge=30, le=16384, description="Size of the encrypted gp3 root volume in GiB.")
+    target_capacity: int = Field(
+        100, ge=1, le=100, description="ECS managed scaling target: percent of the group's capacity in use."
+    )
+    associate_public_ip: bool = Field(False, description="Give instances a public IPv4 address.")
+    metadata_hop_limit: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="IMDSv2 response hop limit; 1 keeps containers in bridge mode from reaching the instance "
+        "role's credentials.",
+    )
+
+    @model_validator(mode="after")
+    def _sizes(self) -> "CapacityProviderArgs":
+        if not self.min_size <= self.desired_size <= self.max_size:
+            raise ValueError(
+                f"sizes must satisfy minSize <= desiredSize <= maxSize (got {self.min_size}, "
+                f"{self.desired_size}, {self.max_size})"
+            )
+        return self
+
+
+class EcsFleetArgs(SpecModel):
+    """An ECS cluster of GPU instances: capacity providers and the workloads they run."""
+
+    cluster_name: str = Field(pattern=ECS_NAME, description="ECS cluster name.")
+    container_insights: Literal["enabled", "disabled", "enhanced"] = Field(
+        "enabled", description="CloudWatch Container Insights setting of the cluster."
+    )
+    network: NetworkArgs = Field(description="Subnets for the instances, or a VPC to create.")
+    capacity_providers: list[CapacityProviderArgs] = Field(
+        min_length=1, description="Groups of GPU instances, one instance type each."
+    )
+    workloads: list[WorkloadArgs] = Field(default_factory=list, description="Task definitions, optionally run as services.")
+    session_manager: bool = Field(
+        False,
+        description="Attach AmazonSSMManagedInstanceCore to the instance role so operators can open "
+        "Session Manager shells instead of SSH.",
+    )

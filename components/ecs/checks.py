@@ -1,0 +1,149 @@
+"""Rules over a whole ECS fleet spec: each check calls a catalog predicate and returns Violations.
+
+Field paths use the stack file's keys (camelCase) so an error points at the line to fix.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from components.catalog import predicates
+from components.catalog.catalog import Catalog, UnknownInstanceType
+from components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
+from components.spec_model import Violation
+
+RESERVED_CAPACITY_PROVIDER_PREFIXES = ("aws", "ecs", "fargate")  # CreateCapacityProvider `name` rule
+
+
+def capacity_provider_name(cluster_name: str, provider: str) -> str:
+    """Capacity provider names are unique per account and region, so the cluster name prefixes them."""
+    return f"{cluster_name}-{provider}"
+
+
+def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violation]:
+    """Every rule broken by the fleet, in file order."""
+    found: list[Violation] = []
+    found += _unique_names(fleet)
+    found += _capacity_provider_names(fleet)
+    types: dict[str, object] = {}
+    for i, cp in enumerate(fleet.capacity_providers):
+        where = ("capacityProviders", i)
+        try:
+            it = cat.get(cp.instance_type)
+        except UnknownInstanceType as err:
+            found.append(Violation("instance-type-known", (*where, "instanceType"), cp.instance_type, str(err)))
+            continue
+        types[cp.name] = it
+        found += [v.under(*where) for v in _capacity_provider(cp, it, region, cat)]
+    for i, wl in enumerate(fleet.workloads):
+        found += [v.under("workloads", i) for v in _workload(wl, fleet, types, cat)]
+    found += _vpc_zones(fleet, list(types.values()), region)
+    return found
+
+
+def _vpc_zones(fleet: EcsFleetArgs, types: list, region: str) -> Iterator[Violation]:
+    create = fleet.network.create
+    if create is None or len(types) != len(fleet.capacity_providers):
+        return
+    zones = predicates.zones_offering(types, region)
+    if len(zones) < create.az_count:
+        yield Violation(
+            "vpc-zones-offered",
+            ("network", "create", "azCount"),
+            create.az_count,
+            f"only {len(zones)} zone(s) of {region} offer every capacity provider's instance type "
+            f"({', '.join(zones) or 'none'})",
+        )
+
+
+def _unique_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
+    for key, items in (("capacityProviders", fleet.capacity_providers), ("workloads", fleet.workloads)):
+        counts = Counter(item.name for item in items)
+        for i, item in enumerate(items):
+            if counts[item.name] > 1:
+                yield Violation("names-unique", (key, i, "name"), item.name, f"{key} names must be unique")
+    for i, wl in enumerate(fleet.workloads):
+        counts = Counter(c.name for c in wl.containers)
+        for j, c in enumerate(wl.containers):
+            if counts[c.name] > 1:
+                yield Violation("names-unique", ("workloads", i, "containers", j, "name"), c.name, "container names must be unique in a workload")
+
+
+def _capacity_provider_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
+    for i, cp in enumerate(fleet.capacity_providers):
+        full = capacity_provider_name(fleet.cluster_name, cp.name)
+        if full.lower().startswith(RESERVED_CAPACITY_PROVIDER_PREFIXES) or len(full) > 255:
+            yield Violation(
+                "ecs-capacity-provider-name",
+                ("capacityProviders", i, "name"),
+                cp.name,
+                f"the capacity provider would be named {full!r}: ECS names may not start with aws, ecs or fargate "
+                f"and have at most 255 characters (rename clusterName or the provider)",
+            )
+
+
+def _capacity_provider(cp: CapacityProviderArgs, it, region: str, cat: Catalog) -> Iterator[Violation]:
+    reason = predicates.ecs_gpu_ami_support(it, cp.ami_variant, cat.ecs())
+    if reason:
+        yield Violation("ecs-gpu-ami-supported", ("instanceType",), cp.instance_type, reason)
+    reason = predicates.offered_in(it, region)
+    if reason:
+        yield Violation("instance-type-offered", ("instanceType",), cp.instance_type, reason)
+    if cp.purchase == "spot":
+        reason = predicates.spot_supported(it)
+        if reason:
+            yield Violation("spot-supported", ("purchase",), cp.purchase, reason)
+
+
+def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, types: dict, cat: Catalog) -> Iterator[Violation]:
+    names = [cp.name for cp in fleet.capacity_providers]
+    if wl.capacity_provider not in names:
+        yield Violation(
+            "workload-capacity-provider",
+            ("capacityProvider",),
+            wl.capacity_provider,
+            f"no capacity provider of that name (have: {', '.join(names)})",
+        )
+    allowed_caps = cat.ecs()["driverCapabilities"]["values"]
+    for j, c in enumerate(wl.containers):
+        where = ("containers", j)
+        if "NVIDIA_VISIBLE_DEVICES" in c.environment:
+            yield Violation(
+                "ecs-gpu-visible-devices",
+                (*where, "environment", "NVIDIA_VISIBLE_DEVICES"),
+                c.environment["NVIDIA_VISIBLE_DEVICES"],
+                "ECS sets NVIDIA_VISIBLE_DEVICES to the GPUs it pins to the container; request GPUs with `gpus`",
+            )
+        if "NVIDIA_DRIVER_CAPABILITIES" in c.environment and "driver_capabilities" in c.model_fields_set:
+            yield Violation(
+                "ecs-gpu-driver-capabilities",
+                (*where, "driverCapabilities"),
+                c.driver_capabilities,
+                "set NVIDIA_DRIVER_CAPABILITIES either in environment or as driverCapabilities, not both",
+            )
+        if c.driver_capabilities not in allowed_caps:
+            yield Violation(
+                "ecs-gpu-driver-capabilities",
+                (*where, "driverCapabilities"),
+                c.driver_capabilities,
+                f"must be one of {', '.join(allowed_caps)}",
+            )
+    it = types.get(wl.capacity_provider)
+    if it is None:
+        return
+    gpus = sum(c.gpus for c in wl.containers)
+    for rule, reason, field in (
+        ("ecs-gpus-fit-instance", predicates.gpus_fit(it, gpus), "gpus"),
+        ("ecs-memory-fits-instance", predicates.memory_fits(it, sum(c.memory for c in wl.containers)), "memory"),
+        ("ecs-cpu-fits-instance", predicates.cpu_fits(it, sum(c.cpu for c in wl.containers)), "cpu"),
+    ):
+        if reason:
+            # Point at the container that tips the total over, the one a reader edits.
+            j = _tipping_container(wl, field)
+            yield Violation(rule, ("containers", j, field), getattr(wl.containers[j], field), f"task total: {reason}")
+
+
+def _tipping_container(wl: WorkloadArgs, field: str) -> int:
+    values = [getattr(c, field) for c in wl.containers]
+    return max(range(len(values)), key=lambda k: values[k])

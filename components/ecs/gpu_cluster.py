@@ -1,0 +1,141 @@
+"""An ECS cluster of GPU instances: network, cluster, capacity providers, task definitions, services."""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_aws as aws
+
+from components.catalog import catalog, predicates
+from components.ecs.args import EcsFleetArgs, WorkloadArgs
+from components.ecs.capacity_provider import GpuCapacityProvider
+from components.ecs.checks import capacity_provider_name
+from components.ecs.container_definitions import container_definitions, placement_expression
+from components.ecs.instance_role import InstanceRole
+from components.network.vpc import Vpc
+
+
+class GpuCluster(pulumi.ComponentResource):
+    """Everything one ECS GPU fleet needs, built in preview order by the builders below."""
+
+    def __init__(self, name: str, args: EcsFleetArgs, region: str, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpufleet:ecs:GpuCluster", name, None, opts)
+        self._name = name
+        self._args = args
+        self._region = region
+        self._vpc_id, self._subnet_ids = self._network()
+        self.security_group = self._security_group()
+        self.cluster = self._cluster()
+        self.instance_role = InstanceRole(f"{name}-instance", args.session_manager, opts=self._child())
+        amis = self._ami_ids()
+        self.capacity_providers = {
+            cp.name: GpuCapacityProvider(
+                f"{name}-{cp.name}",
+                cp,
+                cluster_name=args.cluster_name,
+                provider_name=capacity_provider_name(args.cluster_name, cp.name),
+                ami_id=amis[cp.ami_variant],
+                instance_profile_arn=self.instance_role.profile.arn,
+                subnet_ids=self._subnet_ids,
+                security_group_id=self.security_group.id,
+                # Instances must find their cluster when they boot.
+                opts=self._child(self.cluster),
+            )
+            for cp in args.capacity_providers
+        }
+        self.cluster_capacity_providers = self._cluster_capacity_providers()
+        self.task_definitions = {wl.name: self._task_definition(wl) for wl in args.workloads}
+        self.services = {wl.name: self._service(wl) for wl in args.workloads if wl.service is not None}
+        self.register_outputs(
+            {
+                "clusterArn": self.cluster.arn,
+                "capacityProviders": [cp.capacity_provider.name for cp in self.capacity_providers.values()],
+                "taskDefinitionArns": {n: td.arn for n, td in self.task_definitions.items()},
+            }
+        )
+
+    def _child(self, *depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self, depends_on=list(depends_on))
+
+    def _network(self) -> tuple[pulumi.Input[str], pulumi.Input[list[str]]]:
+        net = self._args.network
+        if net.create is None:
+            return net.vpc_id, list(net.subnet_ids)
+        cat = catalog.load()
+        offering = set(predicates.zones_offering([cat.get(cp.instance_type) for cp in self._args.capacity_providers], self._region))
+        available = aws.get_availability_zones(state="available", opts=pulumi.InvokeOptions(parent=self)).names
+        zones = [z for z in available if z in offering][: net.create.az_count]
+        if len(zones) < net.create.az_count:
+            raise ValueError(
+                f"gpufleet:ecs.network.create.azCount = {net.create.az_count}: only {len(zones)} available zone(s) "
+                f"of {self._region} offer every capacity provider's instance type ({', '.join(zones) or 'none'})"
+            )
+        vpc = Vpc(self._name, net.create.cidr, zones, opts=self._child())
+        return vpc.vpc_id, vpc.private_subnet_ids
+
+    def _security_group(self) -> aws.ec2.SecurityGroup:
+        # No ingress: the agent and tasks only dial out (ECS endpoints, ECR, the workload's peers).
+        return aws.ec2.SecurityGroup(
+            f"{self._name}-instances",
+            vpc_id=self._vpc_id,
+            description=f"ECS GPU instances of {self._args.cluster_name}: egress only",
+            egress=[
+                {"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"], "ipv6_cidr_blocks": ["::/0"]}
+            ],
+            tags={"Name": f"{self._args.cluster_name}-instances"},
+            opts=self._child(),
+        )
+
+    def _cluster(self) -> aws.ecs.Cluster:
+        return aws.ecs.Cluster(
+            self._name,
+            name=self._args.cluster_name,
+            settings=[{"name": "containerInsights", "value": self._args.container_insights}],
+            opts=self._child(),
+        )
+
+    def _ami_ids(self) -> dict[str, pulumi.Input[str]]:
+        """One SSM look-up per AMI variant in use, in the provider's region."""
+        variants = catalog.load().ecs()["gpuAmiVariants"]
+        return {
+            variant: aws.ssm.get_parameter(
+                name=f"{variants[variant]['ssmParameter']}/image_id", opts=pulumi.InvokeOptions(parent=self)
+            ).value
+            for variant in sorted({cp.ami_variant for cp in self._args.capacity_providers})
+        }
+
+    def _cluster_capacity_providers(self) -> aws.ecs.ClusterCapacityProviders:
+        return aws.ecs.ClusterCapacityProviders(
+            self._name,
+            cluster_name=self.cluster.name,
+            capacity_providers=[cp.capacity_provider.name for cp in self.capacity_providers.values()],
+            opts=self._child(),
+        )
+
+    def _task_definition(self, wl: WorkloadArgs) -> aws.ecs.TaskDefinition:
+        instance_type = next(cp.instance_type for cp in self._args.capacity_providers if cp.name == wl.capacity_provider)
+        return aws.ecs.TaskDefinition(
+            f"{self._name}-{wl.name}",
+            family=wl.name,
+            requires_compatibilities=["EC2"],
+            container_definitions=json.dumps(container_definitions(wl)),
+            placement_constraints=[{"type": "memberOf", "expression": placement_expression(instance_type)}],
+            opts=self._child(),
+        )
+
+    def _service(self, wl: WorkloadArgs) -> aws.ecs.Service:
+        provider = self.capacity_providers[wl.capacity_provider]
+        return aws.ecs.Service(
+            f"{self._name}-{wl.name}",
+            name=wl.name,
+            cluster=self.cluster.arn,
+            task_definition=self.task_definitions[wl.name].arn,
+            desired_count=wl.service.desired_count,
+            # A capacity provider strategy and a launch type are mutually exclusive: no launch type here.
+            capacity_provider_strategies=[
+                {"capacity_provider": provider.capacity_provider.name, "weight": 1, "base": 0}
+            ],
+            # The strategy's provider must be associated with the cluster before the service exists.
+            opts=self._child(self.cluster_capacity_providers),
+        )

@@ -1,0 +1,96 @@
+"""A VPC for GPU instances: private subnets for the instances, public subnets only for NAT egress."""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+
+import pulumi
+import pulumi_aws as aws
+
+
+def subnet_cidrs(cidr: str, zones: int) -> tuple[list[str], list[str]]:
+    """Split the VPC CIDR evenly into one private and one public subnet per zone."""
+    network = ipaddress.IPv4Network(cidr)
+    parts = list(network.subnets(prefixlen_diff=math.ceil(math.log2(2 * zones))))
+    return [str(p) for p in parts[:zones]], [str(p) for p in parts[zones : 2 * zones]]
+
+
+class Vpc(pulumi.ComponentResource):
+    """VPC with private subnets (no public IPs) and one NAT gateway, so instances reach ECR and the
+    ECS endpoints without being reachable from the internet."""
+
+    def __init__(self, name: str, cidr: str, zones: list[str], opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpufleet:network:Vpc", name, None, opts)
+        self._name = name
+        self._zones = zones
+        self._private_cidrs, self._public_cidrs = subnet_cidrs(cidr, len(zones))
+        self.vpc = aws.ec2.Vpc(
+            name,
+            cidr_block=cidr,
+            enable_dns_hostnames=True,
+            enable_dns_support=True,
+            tags={"Name": name},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self._internet_gateway()
+        self.public_subnets = [self._subnet("public", i) for i in range(len(zones))]
+        self.private_subnets = [self._subnet("private", i) for i in range(len(zones))]
+        self._public_routes()
+        self._nat_and_private_routes()
+        self.vpc_id = self.vpc.id
+        self.private_subnet_ids = [s.id for s in self.private_subnets]
+        self.register_outputs({"vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids})
+
+    def _child(self, *depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self, depends_on=list(depends_on))
+
+    def _internet_gateway(self) -> None:
+        self.igw = aws.ec2.InternetGateway(self._name, vpc_id=self.vpc.id, tags={"Name": self._name}, opts=self._child())
+
+    def _subnet(self, tier: str, i: int) -> aws.ec2.Subnet:
+        zone = self._zones[i]
+        cidrs = self._public_cidrs if tier == "public" else self._private_cidrs
+        return aws.ec2.Subnet(
+            f"{self._name}-{tier}-{zone}",
+            vpc_id=self.vpc.id,
+            cidr_block=cidrs[i],
+            availability_zone=zone,
+            map_public_ip_on_launch=False,
+            tags={"Name": f"{self._name}-{tier}-{zone}", "gpufleet-tier": tier},
+            opts=self._child(),
+        )
+
+    def _public_routes(self) -> None:
+        table = aws.ec2.RouteTable(
+            f"{self._name}-public",
+            vpc_id=self.vpc.id,
+            routes=[{"cidr_block": "0.0.0.0/0", "gateway_id": self.igw.id}],
+            tags={"Name": f"{self._name}-public"},
+            opts=self._child(),
+        )
+        for subnet, zone in zip(self.public_subnets, self._zones):
+            aws.ec2.RouteTableAssociation(
+                f"{self._name}-public-{zone}", subnet_id=subnet.id, route_table_id=table.id, opts=self._child()
+            )
+
+    def _nat_and_private_routes(self) -> None:
+        eip = aws.ec2.Eip(f"{self._name}-nat", domain="vpc", tags={"Name": f"{self._name}-nat"}, opts=self._child(self.igw))
+        nat = aws.ec2.NatGateway(
+            f"{self._name}-nat",
+            allocation_id=eip.id,
+            subnet_id=self.public_subnets[0].id,
+            tags={"Name": f"{self._name}-nat"},
+            opts=self._child(self.igw),
+        )
+        table = aws.ec2.RouteTable(
+            f"{self._name}-private",
+            vpc_id=self.vpc.id,
+            routes=[{"cidr_block": "0.0.0.0/0", "nat_gateway_id": nat.id}],
+            tags={"Name": f"{self._name}-private"},
+            opts=self._child(),
+        )
+        for subnet, zone in zip(self.private_subnets, self._zones):
+            aws.ec2.RouteTableAssociation(
+                f"{self._name}-private-{zone}", subnet_id=subnet.id, route_table_id=table.id, opts=self._child()
+            )

@@ -1,0 +1,38 @@
+"""The base of every typed input model, and the violation record that checks return.
+
+Models are frozen, reject unknown keys, do not coerce types ("2" is not 2), and read the camelCase
+keys of Pulumi stack config while exposing snake_case attributes. Field-level rules (ranges,
+patterns) live on the fields; rules that need the catalog or several fields are small check
+functions returning `Violation`s, so every error of a stack is reported at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+
+class SpecModel(BaseModel):
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        use_attribute_docstrings=False,
+    )
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A broken rule: where (the field path, as config keys), the offending value, and why."""
+
+    rule: str
+    field: tuple[str | int, ...]
+    value: object
+    reason: str
+
+    def under(self, *prefix: str | int) -> "Violation":
+        return Violation(self.rule, (*prefix, *self.field), self.value, self.reason)

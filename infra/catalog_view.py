@@ -1,0 +1,73 @@
+"""`gpufleet catalog`: the facts the catalog holds for instance types, and the verdicts of its rules."""
+
+from __future__ import annotations
+
+from components.catalog import predicates
+from components.catalog.catalog import Catalog, InstanceType
+
+
+def describe(cat: Catalog, it: InstanceType) -> dict:
+    ecs = cat.ecs()
+    notes = ecs.get("notes", {}).get(it.family)
+    return {
+        "instanceType": it.name,
+        "architectures": list(it.architectures),
+        "vcpus": it.vcpus,
+        "memoryMiB": it.memory_mib,
+        "gpu": None
+        if it.gpu is None
+        else {
+            "manufacturer": it.gpu.manufacturer,
+            "model": it.gpu.model,
+            "count": it.gpu.count,
+            "wholeGpus": predicates.whole_gpus(it),
+            "fractional": it.gpu.fractional,
+            "partitionSize": it.gpu.partition_size,
+            "memoryMiB": it.gpu.memory_mib,
+            "summary": predicates.describe_gpus(it),
+        },
+        "neuron": None
+        if it.neuron is None
+        else {
+            "model": it.neuron.model,
+            "devices": it.neuron.count,
+            "coresPerDevice": it.neuron.cores_per_device,
+            "memoryMiBPerDevice": it.neuron.memory_mib,
+        },
+        "acceleratorFactsUnknown": it.incomplete,
+        "efa": {
+            "supported": it.efa_supported,
+            "maximumEfaInterfaces": it.max_efa_interfaces,
+            "maximumNetworkCards": it.max_network_cards,
+        },
+        "spot": predicates.spot_supported(it) is None,
+        "regions": sorted(it.offerings),
+        # None means supported; otherwise the reason it is not.
+        "ecsGpuAmi": {v: predicates.ecs_gpu_ami_support(it, v, ecs) for v in ecs["gpuAmiVariants"]},
+        "notes": [notes["note"]] if notes else [],
+    }
+
+
+def overview(cat: Catalog) -> list[dict]:
+    """Every type with GPUs or Neuron devices, or whose accelerator facts are unknown."""
+    return [describe(cat, it) for name, it in sorted(cat.types.items()) if it.gpu or it.neuron or it.incomplete]
+
+
+def render(records: list[dict], source: str, console) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"Catalog ({source})", title_justify="left")
+    for col in ("type", "accelerators", "vCPU", "memory GiB", "EFA", "regions", "ECS GPU AMI (al2023)"):
+        table.add_column(col)
+    for r in records:
+        if r["gpu"]:
+            acc = r["gpu"]["summary"]
+        elif r["neuron"]:
+            n = r["neuron"]
+            acc = f"{n['devices']} x {n['model']} ({n['coresPerDevice']} NeuronCores each)"
+        else:
+            acc = f"unknown: {r['acceleratorFactsUnknown']}"
+        efa = f"{r['efa']['maximumEfaInterfaces']} if / {r['efa']['maximumNetworkCards']} cards" if r["efa"]["supported"] else "-"
+        verdict = r["ecsGpuAmi"].get("al2023")
+        table.add_row(r["instanceType"], acc, str(r["vcpus"]), f"{r['memoryMiB'] / 1024:g}", efa, str(len(r["regions"])), "yes" if verdict is None else verdict)
+    console.print(table)

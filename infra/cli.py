@@ -1,0 +1,129 @@
+"""The `gpufleet` command (contract: design.md). Exit codes: 0 done, 1 mandatory policy violation,
+2 invalid input (one message naming the field, the value and the rule; never a traceback)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_VIOLATION, EXIT_INVALID = 0, 1, 2
+
+
+class InputError(Exception):
+    """Bad input: printed as one message, exit 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpufleet", description="Accelerated ML compute as typed Pulumi components.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    preview = sub.add_parser("preview", help="preview a stack offline: resource tree and accelerator summary")
+    preview.add_argument("stack", nargs="?", help="stack name: stacks/Pulumi.<STACK>.yaml")
+    preview.add_argument("--config-file", type=Path, help="any Pulumi stack config file (instead of STACK)")
+    preview.add_argument("--json", action="store_true", help="print only the JSON plan on stdout")
+
+    cat = sub.add_parser("catalog", help="what gpufleet knows of instance types (EC2 data + curated facts)")
+    cat.add_argument("instance_types", nargs="*", metavar="INSTANCE_TYPE")
+    cat.add_argument("--json", action="store_true", help="print JSON on stdout")
+
+    sub.add_parser("schema", help="JSON Schema of the stack file, for editors")
+    return parser
+
+
+def _load_stack(args):
+    from infra import stackfile
+
+    if (args.stack is None) == (args.config_file is None):
+        raise InputError("give exactly one of STACK or --config-file PATH")
+    path = stackfile.stack_path(args.stack) if args.stack else args.config_file
+    return stackfile.load(path, args.stack)
+
+
+def _spec_error_message(sf, err) -> str:
+    lines = [f"{sf.path}: invalid stack config ({len(err.issues)} problem{'s' if len(err.issues) > 1 else ''}):"]
+    for issue in err.issues:
+        line = sf.line_of(issue.field)
+        lines.append(f"  {sf.path}{':' + str(line) if line else ''}: {issue.render()}")
+    return "\n".join(lines)
+
+
+def cmd_preview(args) -> int:
+    from infra.engine import EngineError, run_program
+    from infra.plan import build_plan
+    from infra.spec import SpecError, decode_config, load_spec
+
+    sf = _load_stack(args)
+    config = sf.pulumi_config()
+    try:
+        # The program validates too; doing it here first gives errors their YAML line numbers.
+        load_spec(decode_config(config))
+    except SpecError as err:
+        raise InputError(_spec_error_message(sf, err)) from None
+    try:
+        run = run_program(config, sf.stack)
+    except EngineError as err:
+        raise InputError(f"{sf.path}: offline preview failed: {err}") from None
+    plan = build_plan(run)
+    if args.json:
+        json.dump(plan, sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        from rich.console import Console
+
+        from infra.report import render_preview
+
+        render_preview(plan, Console())
+    return EXIT_OK
+
+
+def cmd_catalog(args) -> int:
+    from components.catalog import catalog
+    from components.catalog.catalog import UnknownInstanceType
+    from infra.catalog_view import describe, overview
+
+    cat = catalog.load()
+    if args.instance_types:
+        records = []
+        for name in args.instance_types:
+            try:
+                records.append(describe(cat, cat.get(name)))
+            except UnknownInstanceType as err:
+                raise InputError(f"INSTANCE_TYPE = {name!r}: {err} [rule: instance-type-known]") from None
+    else:
+        records = overview(cat)
+    if args.json:
+        json.dump(records, sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        from rich.console import Console
+
+        from infra.catalog_view import render
+
+        render(records, cat.source, Console())
+    return EXIT_OK
+
+
+def cmd_schema(args) -> int:
+    from infra.schema import stack_file_schema
+
+    json.dump(stack_file_schema(), sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    from infra.stackfile import StackFileError
+
+    args = _parser().parse_args(argv)
+    handler = {"preview": cmd_preview, "catalog": cmd_catalog, "schema": cmd_schema}[args.command]
+    try:
+        return handler(args)
+    except (InputError, StackFileError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_INVALID
+
+
+if __name__ == "__main__":
+    sys.exit(main())

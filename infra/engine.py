@@ -1,0 +1,148 @@
+"""The offline engine: runs `infra/__main__.py` in-process under the Pulumi SDK's mock runtime, as
+`pulumi preview` would (dry run), and records every registered resource with its inputs as the
+engine receives them (camelCase, JSON-string properties left as strings, unknowns as the engine's
+unknown sentinel).
+"""
+
+from __future__ import annotations
+
+import runpy
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pulumi
+from google.protobuf import empty_pb2
+from pulumi.output import Unknown
+from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime.stack import run_in_stack
+from pulumi.runtime.sync_await import _sync_await
+
+from components.catalog.sources import FactSource, MotoSnapshot
+from infra.answers import OfflineAnswers, UnansweredCall
+
+PROGRAM = Path(__file__).parent / "__main__.py"
+PROJECT = "gpufleet"
+UNKNOWN = rpc.UNKNOWN  # how the engine marks a value known only after apply
+
+
+class EngineError(RuntimeError):
+    """The program could not be previewed offline; the message says why."""
+
+
+@dataclass
+class RecordedResource:
+    urn: str
+    type: str
+    name: str
+    parent: str
+    custom: bool
+    inputs: dict
+
+
+@dataclass
+class ProgramRun:
+    stack: str
+    resources: list[RecordedResource] = field(default_factory=list)
+    outputs: dict = field(default_factory=dict)
+
+
+def _plain(value):
+    """Engine values as JSON: integral floats back to ints (the wire has only doubles), unknowns as
+    the sentinel, secrets unwrapped."""
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return _plain(value.get("value"))
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Unknown) or value == UNKNOWN:
+        return UNKNOWN
+    return value
+
+
+class _Recorder(mocks.MockMonitor):
+    def __init__(self, answers: OfflineAnswers, default_region: str, run: ProgramRun):
+        self.run = run
+        self.answers = answers
+        self.default_region = default_region
+        self.provider_regions: dict[str, str] = {}
+        super().__init__(_MockAnswers(self))
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        inputs = _plain(rpc.deserialize_properties(request.object, keep_unknowns=True))
+        if request.type.startswith("pulumi:providers:aws") and "region" in inputs:
+            self.provider_regions[response.urn] = inputs["region"]
+        self.run.resources.append(
+            RecordedResource(response.urn, request.type, request.name, request.parent, bool(request.custom), inputs)
+        )
+        return response
+
+    def RegisterResourceOutputs(self, request):
+        if request.urn.split("::")[2] == "pulumi:pulumi:Stack":
+            self.run.outputs = _plain(rpc.deserialize_properties(request.outputs, keep_unknowns=True))
+        return super().RegisterResourceOutputs(request)
+
+    def region_of(self, provider_ref: str) -> str:
+        for known_urn, region in self.provider_regions.items():
+            if provider_ref.startswith(known_urn):
+                return region
+        return self.default_region
+
+
+class _MockAnswers(mocks.Mocks):
+    def __init__(self, monitor: _Recorder):
+        self.monitor = monitor
+
+    def call(self, args: mocks.MockCallArgs):
+        return self.monitor.answers.answer(args.token, args.args, self.monitor.region_of(args.provider or ""))
+
+    def new_resource(self, args: mocks.MockResourceArgs):
+        # A create in preview: the engine echoes the inputs; everything else is unknown until apply.
+        return None, dict(args.inputs)
+
+
+def run_program(config: dict[str, str], stack: str, source: FactSource | None = None) -> ProgramRun:
+    """Preview the program offline with the given Pulumi config (values as the CLI passes them)."""
+    run = ProgramRun(stack=stack)
+    region = str(config.get(f"{PROJECT}:region") or config.get("aws:region") or "")
+    monitor = _Recorder(OfflineAnswers(source or MotoSnapshot()), region, run)
+    settings.set_root_resource(None)
+    features = set(monitor.GetDeploymentInfo(empty_pb2.Empty()).supportedFeatures)
+    settings.configure(
+        mocks.MockSettings(
+            monitor=monitor,
+            monitor_features=features,
+            engine=mocks.MockEngine(None),
+            project=PROJECT,
+            stack=stack,
+            dry_run=True,
+            organization="organization",
+            callbacks=None,
+        )
+    )
+    pulumi.runtime.set_all_config(dict(config))
+    try:
+        _sync_await(run_in_stack(lambda: runpy.run_path(str(PROGRAM), run_name="__main__")))
+    except UnansweredCall as err:
+        raise EngineError(str(err)) from None
+    except pulumi.RunError as err:
+        raise EngineError(str(err)) from None
+    except Exception as err:
+        cause = _root_cause(err)
+        if isinstance(cause, UnansweredCall):
+            raise EngineError(str(cause)) from None
+        raise
+    finally:
+        settings.set_root_resource(None)
+    return run
+
+
+def _root_cause(err: BaseException) -> BaseException:
+    seen = set()
+    while (err.__cause__ or err.__context__) is not None and id(err) not in seen:
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return err

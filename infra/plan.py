@@ -1,0 +1,46 @@
+"""The JSON plan (design.md contract): the resources of a preview, its outputs, policy and summary."""
+
+from __future__ import annotations
+
+from infra.engine import ProgramRun, RecordedResource
+
+PLAN_VERSION = 1
+
+
+def tree_order(resources: list[RecordedResource]) -> list[RecordedResource]:
+    """Parents before children, siblings by URN: the same order on every run, whatever order the
+    asynchronous registrations arrived in."""
+    children: dict[str, list[RecordedResource]] = {}
+    for r in resources:
+        children.setdefault(r.parent, []).append(r)
+    ordered: list[RecordedResource] = []
+
+    def visit(parent: str) -> None:
+        for r in sorted(children.get(parent, []), key=lambda r: r.urn):
+            ordered.append(r)
+            visit(r.urn)
+
+    visit("")
+    return ordered
+
+
+def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
+    resources = tree_order(run.resources)
+    summary = dict(run.outputs.get("accelerators") or {})
+    return {
+        "version": PLAN_VERSION,
+        "project": project,
+        "stack": run.stack,
+        "resources": [
+            {"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent or None, "custom": r.custom, "inputs": r.inputs}
+            for r in resources
+        ],
+        "outputs": run.outputs,
+        # Filled by the policy pack; the pack is not part of this release yet.
+        "policy": {"pack": None, "violations": []},
+        "summary": {
+            "resourceCount": len(resources),
+            "customResourceCount": sum(1 for r in resources if r.custom),
+            **summary,
+        },
+    }

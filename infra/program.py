@@ -1,0 +1,45 @@
+"""The gpufleet Pulumi program: stack config -> FleetSpec -> components.
+
+Runs unchanged under the Pulumi CLI (`pulumi up` / `pulumi preview`) and under the offline engine,
+which only swaps the resource monitor. Nothing here knows which one is driving it.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+from pulumi.runtime import config as runtime_config
+
+from components.ecs.gpu_cluster import GpuCluster
+from infra.spec import FleetSpec, SpecError, decode_config, load_spec
+from infra.summary import accelerator_summary
+
+
+def stack_config() -> dict[str, object]:
+    """All config the runtime was handed: the CLI passes it in PULUMI_CONFIG, mocks set it in-process."""
+    merged = dict(runtime_config.get_config_env())
+    merged.update(runtime_config.CONFIG.get())
+    return merged
+
+
+def build(spec: FleetSpec) -> None:
+    # One explicit provider per stack region: every resource and look-up goes through it.
+    provider = aws.Provider(
+        f"aws-{spec.region}",
+        region=spec.region,
+        default_tags={"tags": {"managed-by": "gpufleet", "gpufleet-stack": pulumi.get_stack()}},
+    )
+    opts = pulumi.ResourceOptions(providers={"aws": provider})
+    if spec.ecs is not None:
+        cluster = GpuCluster(spec.ecs.cluster_name, spec.ecs, spec.region, opts=opts)
+        pulumi.export("ecsClusterArn", cluster.cluster.arn)
+    pulumi.export("accelerators", accelerator_summary(spec))
+
+
+def main() -> None:
+    try:
+        spec = load_spec(decode_config(stack_config()))
+    except SpecError as err:
+        # RunError: the CLI prints the message without a Python traceback.
+        raise pulumi.RunError(str(err)) from None
+    build(spec)

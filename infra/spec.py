@@ -1,0 +1,120 @@
+"""The stack spec: the typed, validated form of a stack's `gpufleet:*` Pulumi config.
+
+`load_spec` is the one door in: pydantic checks each field, then the platform checks (which call the
+catalog predicates) run over the whole spec. Every problem is collected and raised at once as a
+`SpecError` whose issues name the field path, the value and the rule.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from pydantic import Field, ValidationError
+
+from components.catalog import catalog
+from components.ecs.args import EcsFleetArgs
+from components.ecs.checks import check_fleet
+from components.spec_model import SpecModel, Violation
+
+NAMESPACE = "gpufleet"
+
+
+class FleetSpec(SpecModel):
+    """Everything one stack provisions. Config keys are `gpufleet:<field>`."""
+
+    region: str = Field(description="AWS region of every resource of the stack, e.g. us-east-1.")
+    ecs: EcsFleetArgs | None = Field(None, description="An ECS cluster of GPU instances; absent provisions none.")
+
+
+@dataclass(frozen=True)
+class SpecIssue:
+    """One problem with the stack config, as shown to the user."""
+
+    field: tuple[str | int, ...]  # config path; the first element is the config key without namespace
+    value: object
+    rule: str
+    reason: str
+
+    @property
+    def path(self) -> str:
+        head, *rest = self.field or ("",)
+        text = f"{NAMESPACE}:{head}"
+        for part in rest:
+            text += f"[{part}]" if isinstance(part, int) else f".{part}"
+        return text
+
+    def render(self) -> str:
+        return f"{self.path} = {_show(self.value)}: {self.reason} [rule: {self.rule}]"
+
+
+class SpecError(ValueError):
+    """The stack config is invalid; `issues` lists every problem found."""
+
+    def __init__(self, issues: list[SpecIssue]):
+        self.issues = issues
+        super().__init__("invalid stack config:\n" + "\n".join(f"  {i.render()}" for i in issues))
+
+
+_MISSING = object()
+
+
+def _show(value: object) -> str:
+    if value is _MISSING:
+        return "(missing)"
+    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _from_pydantic(err: ValidationError) -> list[SpecIssue]:
+    issues = []
+    for e in err.errors(include_url=False):
+        value = _MISSING if e["type"] == "missing" else e.get("input")
+        reason = "unknown key" if e["type"] == "extra_forbidden" else e["msg"]
+        issues.append(SpecIssue(tuple(e["loc"]), value, e["type"], reason))
+    return issues
+
+
+def _from_violation(v: Violation, *prefix: str) -> SpecIssue:
+    return SpecIssue((*prefix, *v.field), v.value, v.rule, v.reason)
+
+
+def load_spec(config: dict[str, object]) -> FleetSpec:
+    """Validate the `gpufleet:*` config (keys without the namespace, structured values decoded)."""
+    try:
+        spec = FleetSpec.model_validate(config)
+    except ValidationError as err:
+        raise SpecError(_from_pydantic(err)) from None
+    cat = catalog.load()
+    issues: list[SpecIssue] = []
+    if spec.region not in cat.regions:
+        issues.append(
+            SpecIssue(("region",), spec.region, "region-known", f"not a region of the EC2 data (known: {', '.join(cat.regions)})")
+        )
+    elif spec.ecs is not None:
+        issues += [_from_violation(v, "ecs") for v in check_fleet(spec.ecs, spec.region, cat)]
+    if spec.ecs is None:
+        issues.append(SpecIssue(("ecs",), _MISSING, "fleet-not-empty", "the stack provisions nothing: add gpufleet:ecs"))
+    if issues:
+        raise SpecError(issues)
+    return spec
+
+
+def decode_config(raw: dict[str, object]) -> dict[str, object]:
+    """Pulumi config as the runtime hands it over (`gpufleet:key` -> string or JSON text) to spec input.
+
+    Structured values arrive as JSON text; plain values as strings. Keys of other namespaces (such as
+    `aws:`) are not the spec's business and are left out.
+    """
+    decoded: dict[str, object] = {}
+    prefix = f"{NAMESPACE}:"
+    for key, value in raw.items():
+        if not key.startswith(prefix):
+            continue
+        if isinstance(value, str) and value[:1] in ("{", "["):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                pass
+        decoded[key[len(prefix):]] = value
+    return decoded

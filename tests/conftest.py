@@ -1,0 +1,47 @@
+"""Shared helpers: run the CLI in-process, load shipped stacks, write variants of them."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from infra.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def preview_plan(*argv: str) -> dict:
+    code, out, err = run_cli("preview", *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.fixture
+def stack_variant(tmp_path):
+    """Write a copy of a shipped stack with `edit(config)` applied; returns the file path."""
+
+    def make(edit, stack: str = "ecs-gpu", text: str | None = None) -> Path:
+        yaml = YAML(typ="rt")
+        doc = yaml.load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+        edit(doc["config"])
+        path = tmp_path / f"Pulumi.{stack}-variant.yaml"
+        with path.open("w") as fh:
+            yaml.dump(doc, fh)
+        return path
+
+    return make

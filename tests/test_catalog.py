@@ -1,0 +1,123 @@
+"""The catalog's facts come from EC2 records (moto's snapshot) and its predicates decide the rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.catalog import catalog, generate, predicates
+from components.catalog.catalog import UnknownInstanceType
+from components.catalog.sources import MotoSnapshot
+
+CAT = catalog.load()
+
+
+def test_committed_catalog_is_what_the_generator_writes_from_the_moto_snapshot():
+    assert generate.render(generate.build(MotoSnapshot())) == generate.DATA_FILE.read_text()
+
+
+@pytest.mark.parametrize(
+    "name, count, model, memory_mib",
+    [
+        ("p4d.24xlarge", 8, "A100", 40960),
+        ("g5.12xlarge", 4, "A10G", 22888),  # the 000 table says 24 GiB; EC2 says 22,888 MiB
+        ("g5.xlarge", 1, "A10G", 22888),
+        ("g4dn.12xlarge", 4, "T4", 16384),
+        ("p5.48xlarge", 8, "H100", 81920),
+    ],
+)
+def test_gpu_facts_come_from_ec2_records(name, count, model, memory_mib):
+    it = CAT.get(name)
+    assert (it.gpu.count, it.gpu.model, it.gpu.memory_mib) == (count, model, memory_mib)
+    assert it.gpu.manufacturer == "NVIDIA"
+    assert predicates.whole_gpus(it) == count
+
+
+def test_fractional_gpu_is_fractional_not_gpu_less():
+    it = CAT.get("g6f.large")
+    assert it.gpu is not None and it.gpu.fractional
+    assert it.gpu.partition_size == 0.125
+    assert predicates.whole_gpus(it) is None
+    assert "fractional" in predicates.gpus_fit(it, 1)
+    assert predicates.gpus_fit(it, 0) is None
+    assert "1/8 of an NVIDIA L4" in predicates.describe_gpus(it)
+
+
+def test_non_gpu_type_has_zero_gpus():
+    it = CAT.get("m5.large")
+    assert predicates.whole_gpus(it) == 0
+    assert predicates.gpus_fit(it, 1) == "1 GPUs requested but m5.large has 0 (no GPU)"
+
+
+@pytest.mark.parametrize("name, fits, does_not_fit", [("g5.xlarge", 1, 2), ("g5.12xlarge", 4, 5), ("p4d.24xlarge", 8, 9)])
+def test_gpus_fit_boundary(name, fits, does_not_fit):
+    it = CAT.get(name)
+    assert predicates.gpus_fit(it, fits) is None
+    assert f"{does_not_fit} GPUs requested but {name} has {fits}" in predicates.gpus_fit(it, does_not_fit)
+
+
+def test_retired_family_is_unknown_with_the_reason():
+    with pytest.raises(UnknownInstanceType) as err:
+        CAT.get("p2.xlarge")
+    assert "retired" in err.value.reason
+
+
+def test_typo_is_unknown_with_the_nearest_real_names():
+    with pytest.raises(UnknownInstanceType) as err:
+        CAT.get("g5.12xlarg")
+    assert "g5.12xlarge" in err.value.suggestions
+    assert "python -m components.catalog.generate" in err.value.reason
+
+
+def test_incomplete_neuron_record_is_unknown_not_accelerator_less():
+    it = CAT.get("trn2u.48xlarge")
+    assert it.neuron is None and it.incomplete
+    assert predicates.whole_gpus(it) is None
+    assert "unknown" in predicates.gpus_fit(it, 1)
+
+
+def test_efa_interfaces_and_network_cards_are_both_recorded_where_they_differ():
+    it = CAT.get("p6-b300.48xlarge")
+    assert (it.max_efa_interfaces, it.max_network_cards) == (16, 17)
+    assert it.network_cards[0].interface_types == ("interface",)
+
+
+ECS = CAT.ecs()
+
+
+@pytest.mark.parametrize(
+    "name, variant, expected",
+    [
+        ("g5.12xlarge", "al2023", None),
+        ("p4d.24xlarge", "al2", None),
+        ("g5g.xlarge", "al2023", "no ECS GPU-optimized AMI"),
+        ("m5.large", "al2023", "has no GPU"),
+        ("g6f.large", "al2023", "fractional"),
+        ("g5.12xlarge", "al2099", "unknown ECS GPU AMI variant"),
+    ],
+)
+def test_ecs_gpu_ami_support(name, variant, expected):
+    reason = predicates.ecs_gpu_ami_support(CAT.get(name), variant, ECS)
+    assert reason is None if expected is None else expected in reason
+
+
+@pytest.mark.parametrize(
+    "family_type, version, ok",
+    [
+        ("g4dn.xlarge", "2.0.20190913", True),
+        ("g4dn.xlarge", "2.0.20190912", False),
+        ("p5.48xlarge", "2023.0.20230929", True),
+        ("p5.48xlarge", "2.0.20230928", False),
+    ],
+)
+def test_ami_release_bounds(family_type, version, ok):
+    reason = predicates.ecs_gpu_ami_support(CAT.get(family_type), "al2", ECS, image_version=version)
+    assert (reason is None) == ok, reason
+
+
+def test_offerings_by_region_and_zone():
+    it = CAT.get("p4d.24xlarge")
+    assert predicates.offered_in(it, "us-east-1") is None
+    assert predicates.offered_in(it, "af-south-1") == "p4d.24xlarge is not offered in af-south-1"
+    assert "not offered in us-east-1e" in predicates.offered_in(it, "us-east-1", "us-east-1e")
+    zones = predicates.zones_offering([it, CAT.get("g5.12xlarge")], "us-east-1")
+    assert zones and all(z in it.offerings["us-east-1"] for z in zones)
