@@ -1,0 +1,97 @@
+"""What AWS would accept: the plan's task definitions, launch templates and capacity providers as
+API requests, validated against botocore's service models and sent to moto and read back."""
+
+from __future__ import annotations
+
+import copy
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from tests.aws_api import CHECKED_TYPES, to_request
+from tests.conftest import preview_plan
+
+
+@pytest.fixture(scope="module")
+def resources() -> list[dict]:
+    plan = preview_plan("ecs-gpu")
+    found = [r for r in plan["resources"] if r["type"] in CHECKED_TYPES]
+    assert len(found) == 3 + 2 + 2
+    return found
+
+
+@pytest.fixture
+def aws(monkeypatch):
+    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(key, value)
+    with mock_aws():
+        yield
+
+
+def test_every_request_passes_botocore_validation(resources):
+    for r in resources:
+        request = to_request(r)
+        assert request.problems == [], (r["urn"], request.problems)
+
+
+@pytest.mark.parametrize(
+    "type_token, mutate, expected",
+    [
+        ("aws:ecs/taskDefinition:TaskDefinition", lambda i: i.__setitem__("containerDefinitions", i["containerDefinitions"].replace('"GPU"', '"Gpu"')), "not one of GPU, InferenceAccelerator, NeuronDevice"),
+        ("aws:ecs/taskDefinition:TaskDefinition", lambda i: i.pop("family"), "Missing required parameter"),
+        ("aws:ec2/launchTemplate:LaunchTemplate", lambda i: i["metadataOptions"].__setitem__("httpTokens", "requird"), "not one of optional, required"),
+        ("aws:ec2/launchTemplate:LaunchTemplate", lambda i: i["blockDeviceMappings"][0]["ebs"].__setitem__("volumeSize", "200"), "Invalid type"),
+        ("aws:ecs/capacityProvider:CapacityProvider", lambda i: i["autoScalingGroupProvider"].__setitem__("managedTerminationProtection", "ON"), "not one of ENABLED, DISABLED"),
+        ("aws:ecs/capacityProvider:CapacityProvider", lambda i: i["autoScalingGroupProvider"].__setitem__("warmPool", {}), "no such member"),
+    ],
+)
+def test_a_wrong_enum_type_or_missing_field_fails(resources, type_token, mutate, expected):
+    broken = copy.deepcopy(next(r for r in resources if r["type"] == type_token))
+    mutate(broken["inputs"])
+    problems = "\n".join(to_request(broken).problems)
+    assert expected in problems
+
+
+def test_task_definitions_round_trip_through_moto(resources, aws):
+    ecs = boto3.client("ecs")
+    for r in resources:
+        if r["type"] != "aws:ecs/taskDefinition:TaskDefinition":
+            continue
+        params = to_request(r).params
+        ecs.register_task_definition(**params)
+        got = ecs.describe_task_definition(taskDefinition=params["family"])["taskDefinition"]
+        assert got["placementConstraints"] == params["placementConstraints"]
+        assert got["requiresCompatibilities"] == ["EC2"]
+        assert [c.get("resourceRequirements") for c in got["containerDefinitions"]] == [
+            c.get("resourceRequirements") for c in params["containerDefinitions"]
+        ]
+
+
+def test_launch_templates_round_trip_through_moto(resources, aws):
+    ec2 = boto3.client("ec2")
+    for r in resources:
+        if r["type"] != "aws:ec2/launchTemplate:LaunchTemplate":
+            continue
+        params = to_request(r).params
+        ec2.create_launch_template(**params)
+        version = ec2.describe_launch_template_versions(LaunchTemplateName=params["LaunchTemplateName"])[
+            "LaunchTemplateVersions"
+        ][0]["LaunchTemplateData"]
+        assert version["MetadataOptions"]["HttpTokens"] == "required"
+        assert version["BlockDeviceMappings"][0]["Ebs"]["Encrypted"] is True
+        assert version["NetworkInterfaces"][0]["AssociatePublicIpAddress"] is False
+        assert version["ImageId"] == params["LaunchTemplateData"]["ImageId"]
+
+
+def test_capacity_providers_round_trip_through_moto(resources, aws):
+    ecs = boto3.client("ecs")
+    for r in resources:
+        if r["type"] != "aws:ecs/capacityProvider:CapacityProvider":
+            continue
+        params = to_request(r).params
+        ecs.create_capacity_provider(**params)
+        [got] = ecs.describe_capacity_providers(capacityProviders=[params["name"]])["capacityProviders"]
+        asg = got["autoScalingGroupProvider"]
+        assert asg["managedTerminationProtection"] == "ENABLED"
+        assert asg["managedScaling"]["status"] == "ENABLED"
