@@ -1,0 +1,65 @@
+"""The offline engine answers provider functions from moto's snapshots, explicitly or not at all."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from components.catalog.sources import MotoSnapshot
+from infra.answers import OfflineAnswers, UnansweredCall
+from infra.engine import EngineError, run_program
+from tests.conftest import ROOT
+
+ANSWERS = OfflineAnswers(MotoSnapshot())
+
+
+def test_ssm_parameter_comes_from_the_regions_snapshot():
+    path = "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended"
+    east = ANSWERS.answer("aws:ssm/getParameter:getParameter", {"name": f"{path}/image_id"}, "us-east-1")["value"]
+    west = ANSWERS.answer("aws:ssm/getParameter:getParameter", {"name": f"{path}/image_id"}, "us-west-2")["value"]
+    assert east.startswith("ami-") and west.startswith("ami-") and east != west
+    # Without /image_id the parameter is the JSON document, as in SSM.
+    doc = json.loads(ANSWERS.answer("aws:ssm/getParameter:getParameter", {"name": path}, "us-east-1")["value"])
+    assert doc["image_id"] == east and "gpu" in doc["image_name"]
+
+
+def test_missing_parameter_is_an_error_naming_the_function_and_region():
+    with pytest.raises(UnansweredCall) as err:
+        ANSWERS.answer("aws:ssm/getParameter:getParameter", {"name": "/aws/service/ecs/optimized-ami/nope/image_id"}, "us-east-1")
+    assert "aws:ssm/getParameter" in str(err.value) and "us-east-1" in str(err.value)
+
+
+def test_unanswered_function_is_an_error_not_an_empty_value():
+    with pytest.raises(UnansweredCall) as err:
+        ANSWERS.answer("aws:ec2/getVpc:getVpc", {}, "us-east-1")
+    assert "aws:ec2/getVpc:getVpc has no offline answer" in str(err.value)
+
+
+def test_partition_comes_from_botocore():
+    assert ANSWERS.answer("aws:index/getPartition:getPartition", {}, "us-east-1")["partition"] == "aws"
+
+
+def test_availability_zones_of_the_region():
+    names = ANSWERS.answer("aws:index/getAvailabilityZones:getAvailabilityZones", {"state": "available"}, "eu-west-1")["names"]
+    assert names and all(n.startswith("eu-west-1") for n in names)
+
+
+def test_engine_error_when_the_program_calls_an_unanswerable_parameter(monkeypatch):
+    monkeypatch.setattr(MotoSnapshot, "ssm_parameter", lambda self, region, name: None)
+    ecs = {
+        "clusterName": "c",
+        "network": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]},
+        "capacityProviders": [{"name": "a", "instanceType": "g5.xlarge", "minSize": 0, "desiredSize": 0, "maxSize": 1}],
+    }
+    with pytest.raises(EngineError) as err:
+        run_program({"gpufleet:region": "us-east-1", "gpufleet:ecs": json.dumps(ecs)}, "t")
+    assert "aws:ssm/getParameter" in str(err.value) and "does not exist in us-east-1" in str(err.value)
+
+
+def test_the_program_does_not_depend_on_the_offline_engine():
+    code = "import sys, infra.program; print(sorted(m for m in sys.modules if m.startswith(('infra.engine', 'infra.answers', 'moto'))))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
