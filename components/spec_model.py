@@ -21,7 +21,6 @@ class SpecModel(BaseModel):
         strict=True,
         alias_generator=to_camel,
         populate_by_name=True,
-        use_attribute_docstrings=False,
     )
 
 

@@ -130,3 +130,9 @@ def test_the_program_itself_rejects_bad_config_as_a_run_error():
     with pytest.raises(EngineError) as err:
         run_program({"gpufleet:region": "us-east-1", "gpufleet:ecs": '{"clusterName": "x"}'}, "bad")
     assert "gpufleet:ecs.network = (missing): Field required [rule: missing]" in str(err.value)
+
+
+def test_capacity_provider_name_may_not_start_with_ecs(stack_variant):
+    err = _errors(stack_variant(lambda c: c["gpufleet:ecs"].__setitem__("clusterName", "ecs-prod")))
+    assert "gpufleet:ecs.capacityProviders[0].name = 'inference'" in err
+    assert "'ecs-prod-inference'" in err and "[rule: ecs-capacity-provider-name]" in err

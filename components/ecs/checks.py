@@ -73,13 +73,14 @@ def _unique_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
 def _capacity_provider_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
     for i, cp in enumerate(fleet.capacity_providers):
         full = capacity_provider_name(fleet.cluster_name, cp.name)
-        if full.lower().startswith(RESERVED_CAPACITY_PROVIDER_PREFIXES) or len(full) > 255:
+        # The same name is the launch template's (at most 128 characters) and the group's.
+        if full.lower().startswith(RESERVED_CAPACITY_PROVIDER_PREFIXES) or len(full) > 128:
             yield Violation(
                 "ecs-capacity-provider-name",
                 ("capacityProviders", i, "name"),
                 cp.name,
                 f"the capacity provider would be named {full!r}: ECS names may not start with aws, ecs or fargate "
-                f"and have at most 255 characters (rename clusterName or the provider)",
+                f"and, as the launch template's name too, have at most 128 characters (rename clusterName or the provider)",
             )
 
 

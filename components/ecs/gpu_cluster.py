@@ -67,7 +67,7 @@ class GpuCluster(pulumi.ComponentResource):
         available = aws.get_availability_zones(state="available", opts=pulumi.InvokeOptions(parent=self)).names
         zones = [z for z in available if z in offering][: net.create.az_count]
         if len(zones) < net.create.az_count:
-            raise ValueError(
+            raise pulumi.RunError(
                 f"gpufleet:ecs.network.create.azCount = {net.create.az_count}: only {len(zones)} available zone(s) "
                 f"of {self._region} offer every capacity provider's instance type ({', '.join(zones) or 'none'})"
             )
