@@ -6,6 +6,7 @@ unknown sentinel).
 
 from __future__ import annotations
 
+import functools
 import runpy
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,11 +105,16 @@ class _MockAnswers(mocks.Mocks):
         return None, dict(args.inputs)
 
 
+@functools.cache
+def _moto() -> MotoSnapshot:
+    return MotoSnapshot()  # one per process: its snapshots are read once
+
+
 def run_program(config: dict[str, str], stack: str, source: FactSource | None = None) -> ProgramRun:
     """Preview the program offline with the given Pulumi config (values as the CLI passes them)."""
     run = ProgramRun(stack=stack)
     region = str(config.get(f"{PROJECT}:region") or config.get("aws:region") or "")
-    monitor = _Recorder(OfflineAnswers(source or MotoSnapshot()), region, run)
+    monitor = _Recorder(OfflineAnswers(source or _moto()), region, run)
     settings.set_root_resource(None)
     features = set(monitor.GetDeploymentInfo(empty_pb2.Empty()).supportedFeatures)
     settings.configure(

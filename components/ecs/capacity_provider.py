@@ -77,7 +77,7 @@ class GpuCapacityProvider(pulumi.ComponentResource):
             },
             block_device_mappings=[
                 {
-                    "device_name": "/dev/xvda",
+                    "device_name": catalog.load().ecs()["rootDeviceName"]["value"],
                     "ebs": {
                         "volume_size": a.root_volume_gib,
                         "volume_type": "gp3",
