@@ -151,13 +151,10 @@ def run_program(config: dict[str, str], stack: str, source: FactSource | None = 
     try:
         with _no_cyclic_gc():
             _sync_await(run_in_stack(lambda: runpy.run_path(str(PROGRAM), run_name="__main__")))
-    except UnansweredCall as err:
-        raise EngineError(str(err)) from None
-    except pulumi.RunError as err:
-        raise EngineError(str(err)) from None
     except Exception as err:
+        # The SDK re-raises an invoke's failure wrapped in its own exceptions: judge the root cause.
         cause = _root_cause(err)
-        if isinstance(cause, UnansweredCall):
+        if isinstance(cause, (UnansweredCall, pulumi.RunError)):
             raise EngineError(str(cause)) from None
         raise
     finally:
@@ -166,8 +163,12 @@ def run_program(config: dict[str, str], stack: str, source: FactSource | None = 
 
 
 def _root_cause(err: BaseException) -> BaseException:
+    """Follow the chain Python would print: `raise ... from None` ends it."""
     seen = set()
-    while (err.__cause__ or err.__context__) is not None and id(err) not in seen:
+    while id(err) not in seen:
         seen.add(id(err))
-        err = err.__cause__ or err.__context__
+        nxt = err.__cause__ or (None if err.__suppress_context__ else err.__context__)
+        if nxt is None:
+            break
+        err = nxt
     return err

@@ -53,12 +53,15 @@ def test_a_wrong_enum_type_or_missing_field_fails(resources, type_token, mutate,
     assert expected in problems
 
 
+def _params(resources: list[dict], type_token: str) -> list[dict]:
+    found = [to_request(r).params for r in resources if r["type"] == type_token]
+    assert found, f"the plan has no {type_token}: the round trip would check nothing"
+    return found
+
+
 def test_task_definitions_round_trip_through_moto(resources, aws):
     ecs = boto3.client("ecs")
-    for r in resources:
-        if r["type"] != "aws:ecs/taskDefinition:TaskDefinition":
-            continue
-        params = to_request(r).params
+    for params in _params(resources, "aws:ecs/taskDefinition:TaskDefinition"):
         ecs.register_task_definition(**params)
         got = ecs.describe_task_definition(taskDefinition=params["family"])["taskDefinition"]
         assert got["placementConstraints"] == params["placementConstraints"]
@@ -70,14 +73,11 @@ def test_task_definitions_round_trip_through_moto(resources, aws):
 
 def test_launch_templates_round_trip_through_moto(resources, aws):
     ec2 = boto3.client("ec2")
-    for r in resources:
-        if r["type"] != "aws:ec2/launchTemplate:LaunchTemplate":
-            continue
-        params = to_request(r).params
+    for params in _params(resources, "aws:ec2/launchTemplate:LaunchTemplate"):
         ec2.create_launch_template(**params)
-        version = ec2.describe_launch_template_versions(LaunchTemplateName=params["LaunchTemplateName"])[
-            "LaunchTemplateVersions"
-        ][0]["LaunchTemplateData"]
+        name = params["LaunchTemplateName"]
+        data = ec2.describe_launch_template_versions(LaunchTemplateName=name)["LaunchTemplateVersions"][0]
+        version = data["LaunchTemplateData"]
         assert version["MetadataOptions"]["HttpTokens"] == "required"
         assert version["BlockDeviceMappings"][0]["Ebs"]["Encrypted"] is True
         assert version["NetworkInterfaces"][0]["AssociatePublicIpAddress"] is False
@@ -86,10 +86,7 @@ def test_launch_templates_round_trip_through_moto(resources, aws):
 
 def test_capacity_providers_round_trip_through_moto(resources, aws):
     ecs = boto3.client("ecs")
-    for r in resources:
-        if r["type"] != "aws:ecs/capacityProvider:CapacityProvider":
-            continue
-        params = to_request(r).params
+    for params in _params(resources, "aws:ecs/capacityProvider:CapacityProvider"):
         ecs.create_capacity_provider(**params)
         [got] = ecs.describe_capacity_providers(capacityProviders=[params["name"]])["capacityProviders"]
         asg = got["autoScalingGroupProvider"]
