@@ -1,5 +1,6 @@
 """The `gpufleet` command (contract: design.md). Exit codes: 0 done, 1 mandatory policy violation,
-2 invalid input (one message naming the field, the value and the rule; never a traceback)."""
+2 invalid input (one message naming the field, the value and the rule; never a traceback) or a
+policy pack that could not run (fail closed)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ def _parser() -> argparse.ArgumentParser:
     preview.add_argument("stack", nargs="?", help="stack name: stacks/Pulumi.<STACK>.yaml")
     preview.add_argument("--config-file", type=Path, help="any Pulumi stack config file (instead of STACK)")
     preview.add_argument("--json", action="store_true", help="print only the JSON plan on stdout")
+    _policy_flags(preview)
+    preview.add_argument("--no-policy", action="store_true", help="skip the policy pack")
+
+    check = sub.add_parser("check", help="judge a saved plan (gpufleet's or `pulumi preview --json`) with the policy pack")
+    check.add_argument("plan", type=Path, metavar="PLAN.json")
+    _policy_flags(check)
+    check.add_argument("--json", action="store_true", help="print only the plan's policy block on stdout")
 
     cat = sub.add_parser("catalog", help="what gpufleet knows of instance types (EC2 data + curated facts)")
     cat.add_argument("instance_types", nargs="*", metavar="INSTANCE_TYPE")
@@ -30,6 +38,35 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="JSON Schema of the stack file, for editors")
     return parser
+
+
+def _policy_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policy-pack", type=Path, metavar="DIR", help="CrossGuard pack to run (default: the repo's policies/)")
+    parser.add_argument(
+        "--policy-config", type=Path, metavar="FILE", help="policy config JSON, as `pulumi preview --policy-pack-config` takes"
+    )
+
+
+def _policy_inputs(args):
+    """The pack directory and the parsed config file, checked before anything slow starts."""
+    from infra.analyzer import DEFAULT_PACK, read_pack_manifest
+    from infra.policy_config import load_file
+
+    pack_dir = args.policy_pack or DEFAULT_PACK
+    if not pack_dir.is_dir():
+        raise InputError(f"--policy-pack {pack_dir}: no such directory")
+    read_pack_manifest(pack_dir)
+    given = load_file(args.policy_config) if args.policy_config else {}
+    return pack_dir, given
+
+
+def _judge(pack, given, resources: list[dict], project: str, stack: str, config: dict) -> dict:
+    pack.configure(given, project=project, stack=stack, config=config)
+    return pack.analyze(resources).as_plan_block()
+
+
+def _exit_for(policy: dict) -> int:
+    return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in policy["violations"]) else EXIT_OK
 
 
 def _load_stack(args):
@@ -50,10 +87,13 @@ def _spec_error_message(sf, err) -> str:
 
 
 def cmd_preview(args) -> int:
-    from infra.engine import EngineError, run_program
+    from infra.analyzer import PolicyPack
+    from infra.engine import PROJECT, EngineError, run_program
     from infra.plan import build_plan
     from infra.spec import SpecError, decode_config, load_spec
 
+    if args.no_policy and (args.policy_pack or args.policy_config):
+        raise InputError("--no-policy skips the pack: it cannot be combined with --policy-pack or --policy-config")
     sf = _load_stack(args)
     config = sf.pulumi_config()
     try:
@@ -61,11 +101,22 @@ def cmd_preview(args) -> int:
         load_spec(decode_config(config))
     except SpecError as err:
         raise InputError(_spec_error_message(sf, err)) from None
+    pack = None
+    if not args.no_policy:
+        pack_dir, given = _policy_inputs(args)
+        # Started before the program runs, as the CLI does: its start-up overlaps the preview.
+        pack = PolicyPack(pack_dir, project=PROJECT, stack=sf.stack, config=config)
     try:
-        run = run_program(config, sf.stack)
-    except EngineError as err:
-        raise InputError(f"{sf.path}: offline preview failed: {err}") from None
-    plan = build_plan(run)
+        try:
+            run = run_program(config, sf.stack)
+        except EngineError as err:
+            raise InputError(f"{sf.path}: offline preview failed: {err}") from None
+        plan = build_plan(run)
+        if pack is not None:
+            plan["policy"] = _judge(pack, given, plan["resources"], PROJECT, sf.stack, config)
+    finally:
+        if pack is not None:
+            pack.close()
     if args.json:
         json.dump(plan, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")
@@ -75,7 +126,29 @@ def cmd_preview(args) -> int:
         from infra.report import render_preview
 
         render_preview(plan, Console())
-    return EXIT_OK
+    return _exit_for(plan["policy"])
+
+
+def cmd_check(args) -> int:
+    from infra import plan_file
+    from infra.analyzer import PolicyPack
+
+    pack_dir, given = _policy_inputs(args)
+    saved = plan_file.load(args.plan)
+    with PolicyPack(pack_dir, project=saved.project, stack=saved.stack) as pack:
+        policy = _judge(pack, given, saved.resources, saved.project, saved.stack, {})
+    if args.json:
+        json.dump(policy, sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        from rich.console import Console
+
+        from infra.report import render_findings
+
+        console = Console()
+        console.print(f"[bold]{args.plan}[/bold] ({saved.kind}, {len(saved.resources)} resources)")
+        render_findings(policy, console)
+    return _exit_for(policy)
 
 
 def cmd_catalog(args) -> int:
@@ -114,13 +187,17 @@ def cmd_schema(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from infra.analyzer import PolicyPackError, PolicyPackInvalid
+    from infra.plan_file import PlanFileError
+    from infra.policy_config import PolicyConfigError
     from infra.stackfile import StackFileError
 
     args = _parser().parse_args(argv)
-    handler = {"preview": cmd_preview, "catalog": cmd_catalog, "schema": cmd_schema}[args.command]
+    handler = {"preview": cmd_preview, "check": cmd_check, "catalog": cmd_catalog, "schema": cmd_schema}[args.command]
     try:
         return handler(args)
-    except (InputError, StackFileError) as err:
+    # A pack that could not judge the resources (PolicyPackError) fails closed: exit 2, never "no violations".
+    except (InputError, StackFileError, PlanFileError, PolicyConfigError, PolicyPackInvalid, PolicyPackError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INVALID
 

@@ -40,6 +40,11 @@ class RecordedResource:
     parent: str
     custom: bool
     inputs: dict
+    # What the engine knows of the data flow: the resources each input was computed from. Policies
+    # follow these to join resources whose ids are unknown during preview.
+    dependencies: list[str] = field(default_factory=list)
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    provider: str = ""  # the URN of the provider resource, when one was given
 
 
 @dataclass
@@ -79,7 +84,19 @@ class _Recorder(mocks.MockMonitor):
         if request.type.startswith("pulumi:providers:aws") and "region" in inputs:
             self.provider_regions[response.urn] = inputs["region"]
         self.run.resources.append(
-            RecordedResource(response.urn, request.type, request.name, request.parent, bool(request.custom), inputs)
+            RecordedResource(
+                response.urn,
+                request.type,
+                request.name,
+                request.parent,
+                bool(request.custom),
+                inputs,
+                dependencies=sorted(set(request.dependencies)),
+                property_dependencies={
+                    key: sorted(set(deps.urns)) for key, deps in sorted(request.propertyDependencies.items()) if deps.urns
+                },
+                provider=request.provider.rsplit("::", 1)[0],  # a reference is URN::ID
+            )
         )
         return response
 

@@ -24,6 +24,15 @@ def tree_order(resources: list[RecordedResource]) -> list[RecordedResource]:
     return ordered
 
 
+def _resource(r: RecordedResource) -> dict:
+    entry = {"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent or None, "custom": r.custom, "inputs": r.inputs}
+    # Same keys as the resource states of `pulumi preview --json`, present only when non-empty.
+    for key, value in (("provider", r.provider), ("dependencies", r.dependencies), ("propertyDependencies", r.property_dependencies)):
+        if value:
+            entry[key] = value
+    return entry
+
+
 def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
     resources = tree_order(run.resources)
     summary = dict(run.outputs.get("accelerators") or {})
@@ -31,10 +40,7 @@ def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
         "version": PLAN_VERSION,
         "project": project,
         "stack": run.stack,
-        "resources": [
-            {"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent or None, "custom": r.custom, "inputs": r.inputs}
-            for r in resources
-        ],
+        "resources": [_resource(r) for r in resources],
         "outputs": run.outputs,
         # Filled by the policy pack; the pack is not part of this release yet.
         "policy": {"pack": None, "violations": []},

@@ -23,6 +23,34 @@ def render_preview(plan: dict, console: Console) -> None:
         nodes[r["urn"]] = parent.add(_label(r))
     console.print(root)
     render_summary(plan["summary"], console)
+    render_findings(plan["policy"], console)
+
+
+def render_findings(policy: dict, console: Console) -> None:
+    """Findings grouped by resource: URN and type, then policy, level, message and the fix."""
+    if policy.get("pack") is None:
+        console.print("Policy pack: skipped (--no-policy)")
+        return
+    violations = policy["violations"]
+    mandatory = sum(1 for v in violations if v["level"] == "mandatory")
+    head = f"Policy pack {policy['pack']} {policy.get('version', '')}".rstrip()
+    if not violations:
+        console.print(f"{head}: no violations")
+        return
+    console.print(f"{head}: {mandatory} mandatory, {len(violations) - mandatory} advisory", style="bold")
+    by_urn: dict[str, list[dict]] = {}
+    for v in violations:
+        by_urn.setdefault(v["urn"], []).append(v)
+    for urn, found in by_urn.items():
+        kind = found[0].get("type", "")
+        console.print(f"\n[bold]{urn or '(stack)'}[/bold]" + (f"  {kind}" if kind else ""), highlight=False)
+        for v in found:
+            colour = "red" if v["level"] == "mandatory" else "yellow"
+            console.print(f"  [{colour}]{v['level']}[/{colour}]  {v['policy']}", highlight=False)
+            for line in v["message"].splitlines():
+                console.print(f"      {line}", highlight=False, markup=False)
+            if v.get("fix"):
+                console.print(f"      fix: {v['fix']}", highlight=False, markup=False)
 
 
 def render_summary(summary: dict, console: Console) -> None:

@@ -166,11 +166,38 @@ class Catalog:
         return self.curated["ecs"]
 
 
+@dataclass(frozen=True)
+class EcsGpuAmi:
+    """An AMI id published under an ECS GPU AMI variant's SSM path."""
+
+    ami_id: str
+    variant: str
+    image_version: str
+    region: str
+
+
+@functools.cache
+def ecs_gpu_amis() -> dict[str, EcsGpuAmi]:
+    """Every ECS GPU AMI id the generated data knows, whatever its region (AMI ids are unique)."""
+    document = json.loads((DATA / "ecs_amis.json").read_text())
+    return {
+        ami_id: EcsGpuAmi(ami_id, variant, version, region)
+        for region, amis in document["amis"].items()
+        for ami_id, (variant, version) in amis.items()
+    }
+
+
+@functools.cache
+def curated_facts() -> dict:
+    """The curated facts file (what EC2 does not publish), each entry with its source."""
+    return YAML(typ="safe", pure=True).load((DATA / "curated.yaml").read_text())
+
+
 @functools.cache
 def load() -> Catalog:
     """The catalog from the committed data files (cached per process)."""
     document = json.loads((DATA / "instance_types.json").read_text())
-    curated = YAML(typ="safe", pure=True).load((DATA / "curated.yaml").read_text())
+    curated = curated_facts()
     per_type: dict[str, dict[str, tuple[str, ...]]] = {}
     for region, offered in document["offerings"].items():
         for name, azs in offered.items():

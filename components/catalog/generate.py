@@ -1,4 +1,4 @@
-"""Regenerate `components/catalog/data/instance_types.json` from EC2 data.
+"""Regenerate the catalog's data files from EC2 and SSM data.
 
     python -m components.catalog.generate            # from the moto snapshot (offline, the default)
     python -m components.catalog.generate --live     # from live AWS (boto3 credentials)
@@ -7,6 +7,9 @@
 The file keeps, per instance type, the subset of the DescribeInstanceTypes record that gpufleet
 reasons about, in the API's own shape, and the availability-zone offerings of every accelerated or
 EFA-capable type per region. One line per instance type, so a regeneration reads as a small diff.
+
+`ecs_amis.json` maps every AMI id published under the ECS GPU AMI variants' SSM paths to its variant
+and version, per region: the policy pack judges a launch template's `imageId` with it.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import json
 import sys
 from pathlib import Path
 
+from components.catalog.catalog import curated_facts
 from components.catalog.sources import FactSource, LiveAws, MotoSnapshot
 
 DATA_FILE = Path(__file__).parent / "data" / "instance_types.json"
+AMI_FILE = Path(__file__).parent / "data" / "ecs_amis.json"
 REGENERATE = "python -m components.catalog.generate"
 
 # Top-level record fields kept as they are, and the NetworkInfo fields kept.
@@ -79,6 +84,32 @@ def build(source: FactSource) -> dict:
     }
 
 
+def build_amis(source: FactSource) -> dict:
+    """Per region, AMI id -> [variant, image version] of every ECS GPU AMI its SSM tree lists."""
+    variants = curated_facts()["ecs"]["gpuAmiVariants"]
+    per_region: dict[str, dict[str, list[str]]] = {}
+    for region in source.regions():
+        found: dict[str, list[str]] = {}
+        for variant, facts in variants.items():
+            parent = facts["ssmParameter"].rsplit("/", 1)[0]
+            for value in source.ssm_children(region, parent):
+                record = json.loads(value)
+                if isinstance(record, dict) and "image_id" in record and "image_version" in record:
+                    found[record["image_id"]] = [variant, record["image_version"]]
+        if found:
+            per_region[region] = dict(sorted(found.items()))
+    return {
+        "generated": {"by": REGENERATE, "source": source.label, "paths": "children of each ECS GPU AMI variant's SSM path"},
+        "amis": per_region,
+    }
+
+
+def render_amis(document: dict) -> str:
+    lines = [f'"{region}":{json.dumps(amis, separators=(",", ":"))}' for region, amis in document["amis"].items()]
+    body = ",\n".join(lines)
+    return f'{{\n"generated":{json.dumps(document["generated"], sort_keys=True)},\n"amis":{{\n{body}\n}}\n}}\n'
+
+
 def render(document: dict) -> str:
     """One instance type (and one region's offerings) per line, keys sorted, stable across runs."""
 
@@ -102,15 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the committed file differs")
     args = parser.parse_args(argv)
     source: FactSource = LiveAws(args.region) if args.live else MotoSnapshot()
-    text = render(build(source))
+    files = {DATA_FILE: render(build(source)), AMI_FILE: render_amis(build_amis(source))}
     if args.check:
-        current = DATA_FILE.read_text() if DATA_FILE.exists() else ""
-        if current != text:
-            print(f"{DATA_FILE} is stale against the {source.label}: run `{REGENERATE}`", file=sys.stderr)
-            return 1
-        return 0
-    DATA_FILE.write_text(text)
-    print(f"wrote {DATA_FILE} from the {source.label}", file=sys.stderr)
+        stale = [path for path, text in files.items() if (path.read_text() if path.exists() else "") != text]
+        for path in stale:
+            print(f"{path} is stale against the {source.label}: run `{REGENERATE}`", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in files.items():
+        path.write_text(text)
+        print(f"wrote {path} from the {source.label}", file=sys.stderr)
     return 0
 
 

@@ -51,6 +51,41 @@ def gpus_fit(it: InstanceType, requested: int) -> str | None:
     return None
 
 
+def accelerated(it: InstanceType) -> bool:
+    """Does the type carry GPUs or Neuron chips (the nodes the GPU rules protect)?"""
+    return it.gpu is not None or it.neuron is not None
+
+
+def gpus_fit_any(types: list[InstanceType], requested: int) -> str | None:
+    """Do `requested` GPUs fit at least one of the types a placement constraint admits? (ECS places the
+    task only where they fit, so one fitting type is enough.)"""
+    if requested <= 0:
+        return None
+    reasons = [gpus_fit(it, requested) for it in types]
+    if types and not all(reasons):
+        return None
+    return "; ".join(r for r in reasons if r) or "no instance type is admitted"
+
+
+def gpu_capable(it: InstanceType) -> str | None:
+    """Can ECS pin whole GPUs to tasks on the type?"""
+    if whole_gpus(it):
+        return None
+    if it.gpu is not None and it.gpu.fractional:
+        return f"{it.name} has a fractional GPU ({describe_gpus(it)}); ECS pins whole GPUs"
+    if it.incomplete:
+        return f"{it.name}: accelerator facts unknown ({it.incomplete})"
+    return f"{it.name} has no GPU"
+
+
+def driver_capabilities(value: str, ecs_facts: dict) -> str | None:
+    """Is `value` a NVIDIA_DRIVER_CAPABILITIES setting the ECS GPU AMIs' images need?"""
+    allowed = ecs_facts["driverCapabilities"]["values"]
+    if value not in allowed:
+        return f"NVIDIA_DRIVER_CAPABILITIES {value!r} is not one of {', '.join(allowed)}"
+    return None
+
+
 def ami_release(image_version: str) -> str:
     """The release date of an ECS AMI version: '2.0.20230929' or '2023.0.20230929' -> '20230929'."""
     match = re.search(r"(\d{8})", image_version)

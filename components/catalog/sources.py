@@ -32,6 +32,9 @@ class FactSource(Protocol):
     def ssm_parameter(self, region: str, name: str) -> str | None:
         """The value of an SSM parameter, or None when the region has no such parameter."""
 
+    def ssm_children(self, region: str, path: str) -> list[str]:
+        """The values of the parameters directly under `path` (GetParametersByPath, not recursive)."""
+
 
 def _moto_file(*parts: str):
     return resources.files("moto").joinpath(*parts)
@@ -81,8 +84,21 @@ class MotoSnapshot:
             node = node[segment]
         if not isinstance(node, dict) or "Value" not in node:
             return None
-        value = node["Value"]
-        return value if isinstance(value, str) else json.dumps(value)
+        return _as_text(node["Value"])
+
+    def ssm_children(self, region: str, path: str) -> list[str]:
+        node: object = self._ssm_tree(region)
+        for segment in path.strip("/").split("/"):
+            if not isinstance(node, dict) or segment not in node:
+                return []
+            node = node[segment]
+        if not isinstance(node, dict):
+            return []
+        return [_as_text(child["Value"]) for child in node.values() if isinstance(child, dict) and "Value" in child]
+
+
+def _as_text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 class LiveAws:
@@ -126,3 +142,7 @@ class LiveAws:
             return client.get_parameter(Name=name)["Parameter"]["Value"]
         except client.exceptions.ParameterNotFound:
             return None
+
+    def ssm_children(self, region: str, path: str) -> list[str]:
+        pages = self._client("ssm", region).get_paginator("get_parameters_by_path").paginate(Path=path, Recursive=False)
+        return [p["Value"] for page in pages for p in page["Parameters"]]

@@ -106,7 +106,6 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, types: dict, cat: Catalog) 
             wl.capacity_provider,
             f"no capacity provider of that name (have: {', '.join(names)})",
         )
-    allowed_caps = cat.ecs()["driverCapabilities"]["values"]
     for j, c in enumerate(wl.containers):
         where = ("containers", j)
         if "NVIDIA_VISIBLE_DEVICES" in c.environment:
@@ -123,13 +122,9 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, types: dict, cat: Catalog) 
                 c.driver_capabilities,
                 "set NVIDIA_DRIVER_CAPABILITIES either in environment or as driverCapabilities, not both",
             )
-        if c.driver_capabilities not in allowed_caps:
-            yield Violation(
-                "ecs-gpu-driver-capabilities",
-                (*where, "driverCapabilities"),
-                c.driver_capabilities,
-                f"must be one of {', '.join(allowed_caps)}",
-            )
+        reason = predicates.driver_capabilities(c.driver_capabilities, cat.ecs())
+        if reason:
+            yield Violation("ecs-gpu-driver-capabilities", (*where, "driverCapabilities"), c.driver_capabilities, reason)
     it = types.get(wl.capacity_provider)
     if it is None:
         return

@@ -5,11 +5,6 @@ from __future__ import annotations
 from components.ecs.args import ContainerArgs, WorkloadArgs
 
 
-def placement_expression(instance_type: str) -> str:
-    """The cluster query language expression that pins a task to one instance type."""
-    return f"attribute:ecs.instance-type == {instance_type}"
-
-
 def container_definition(c: ContainerArgs) -> dict:
     env = dict(c.environment)
     definition: dict = {

@@ -11,7 +11,8 @@ from components.catalog import catalog, predicates
 from components.ecs.args import EcsFleetArgs, WorkloadArgs
 from components.ecs.capacity_provider import GpuCapacityProvider
 from components.ecs.checks import capacity_provider_name
-from components.ecs.container_definitions import container_definitions, placement_expression
+from components.catalog.ecs_placement import member_of
+from components.ecs.container_definitions import container_definitions
 from components.ecs.instance_role import InstanceRole
 from components.network.vpc import Vpc
 
@@ -120,7 +121,7 @@ class GpuCluster(pulumi.ComponentResource):
             family=wl.name,
             requires_compatibilities=["EC2"],
             container_definitions=json.dumps(container_definitions(wl)),
-            placement_constraints=[{"type": "memberOf", "expression": placement_expression(instance_type)}],
+            placement_constraints=[{"type": "memberOf", "expression": member_of(instance_type)}],
             opts=self._child(),
         )
 

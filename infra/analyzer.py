@@ -1,0 +1,346 @@
+"""Run a CrossGuard policy pack as the Pulumi CLI does: its own process, spoken to over the analyzer
+gRPC protocol with the stubs the Pulumi SDK ships.
+
+The pack prints its port on stdout; we call GetPluginInfo and GetAnalyzerInfo, reconcile the policy
+config (`policy_config.py`), call Configure (and ConfigureStack, which packs may not implement),
+then Analyze for every resource, concurrently over one channel, and AnalyzeStack once.
+
+Fail closed: a pack that does not start, dies, answers garbage or times out raises PolicyPackError;
+no caller may read that as "no violations".
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from google.protobuf import empty_pb2, json_format, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
+from ruamel.yaml import YAML
+
+from infra.policy_config import PolicyConfig, PolicyMeta, reconcile
+
+DEFAULT_PACK = Path(__file__).resolve().parent.parent / "policies"
+_LEVELS = {
+    analyzer_pb2.ADVISORY: "advisory",
+    analyzer_pb2.MANDATORY: "mandatory",
+    analyzer_pb2.DISABLED: "disabled",
+    analyzer_pb2.REMEDIATE: "remediate",
+}
+_LEVEL_CODES = {name: code for code, name in _LEVELS.items()}
+
+
+def _seconds(variable: str, default: float) -> float:
+    try:
+        return float(os.environ.get(variable, default))
+    except ValueError:
+        return default
+
+
+class PolicyPackError(RuntimeError):
+    """The pack could not judge the resources (did not start, crashed, timed out): fail closed."""
+
+
+class PolicyPackInvalid(ValueError):
+    """The pack directory is not a Python policy pack (a bad --policy-pack)."""
+
+
+@dataclass
+class Finding:
+    policy: str
+    level: str  # mandatory | advisory
+    urn: str
+    message: str
+    type: str = ""
+    fix: str = ""
+
+
+@dataclass
+class PolicyResult:
+    pack: str
+    version: str
+    findings: list[Finding] = field(default_factory=list)
+    not_applicable: dict[str, int] = field(default_factory=dict)  # policy -> resources it skipped
+
+    @property
+    def mandatory(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == "mandatory"]
+
+    def as_plan_block(self) -> dict:
+        return {
+            "pack": self.pack,
+            "version": self.version,
+            "violations": [
+                {k: v for k, v in vars(f).items() if v != ""}
+                for f in sorted(self.findings, key=lambda f: (f.urn, f.policy, f.message))
+            ],
+        }
+
+
+def read_pack_manifest(pack_dir: Path) -> dict:
+    manifest = pack_dir / "PulumiPolicy.yaml"
+    if not manifest.is_file():
+        raise PolicyPackInvalid(f"--policy-pack {pack_dir}: no PulumiPolicy.yaml there (not a policy pack)")
+    document = YAML(typ="safe", pure=True).load(manifest.read_text()) or {}
+    runtime = document.get("runtime")
+    name = runtime.get("name") if isinstance(runtime, dict) else runtime
+    if name != "python":
+        raise PolicyPackInvalid(
+            f"--policy-pack {pack_dir}: runtime {name!r} in PulumiPolicy.yaml; offline, gpufleet runs Python packs only"
+        )
+    return document
+
+
+def _interpreter(pack_dir: Path, manifest: dict) -> str:
+    """The pack's virtualenv as PulumiPolicy.yaml names it, as the CLI would use; else this Python."""
+    runtime = manifest.get("runtime")
+    venv = (runtime.get("options") or {}).get("virtualenv") if isinstance(runtime, dict) else None
+    if venv:
+        # Not resolved: the venv's python is a symlink to the base interpreter, which lacks the venv.
+        python = Path(os.path.abspath(pack_dir / venv / "bin" / "python"))
+        if python.is_file():
+            return str(python)
+    return sys.executable
+
+
+class PolicyPack:
+    """One running pack process and a channel to it. Use as a context manager."""
+
+    def __init__(self, pack_dir: Path, *, project: str, stack: str, config: dict[str, str] | None = None):
+        self.pack_dir = pack_dir.resolve()
+        if not self.pack_dir.is_dir():
+            raise PolicyPackInvalid(f"--policy-pack {pack_dir}: no such directory")
+        self.manifest = read_pack_manifest(self.pack_dir)
+        self.start_timeout = _seconds("GPUFLEET_POLICY_START_TIMEOUT", 60)
+        self.call_timeout = _seconds("GPUFLEET_POLICY_TIMEOUT", 120)
+        env = dict(os.environ)
+        env.update(
+            PULUMI_PROJECT=project,
+            PULUMI_STACK=stack,
+            PULUMI_DRY_RUN="true",
+            PULUMI_CONFIG=json.dumps(config or {}),
+            PYTHONUNBUFFERED="1",
+        )
+        self._stderr: collections.deque[str] = collections.deque(maxlen=40)
+        self._port_line: list[str] = []
+        self._port_ready = threading.Event()
+        self.process = subprocess.Popen(
+            [_interpreter(self.pack_dir, self.manifest), "-u", str(self.pack_dir)],
+            cwd=self.pack_dir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        threading.Thread(target=self._read_port, daemon=True).start()
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self.channel: grpc.Channel | None = None
+        self.stub: analyzer_pb2_grpc.AnalyzerStub | None = None
+        self.policies: list[PolicyMeta] = []
+        self.name = ""
+        self.version = str(self.manifest.get("version", ""))
+
+    # -- process ---------------------------------------------------------------------------------
+    def _read_port(self) -> None:
+        line = self.process.stdout.readline()
+        self._port_line.append(line)
+        self._port_ready.set()
+        for _ in self.process.stdout:  # keep the pipe drained; a pack may print
+            pass
+
+    def _drain_stderr(self) -> None:
+        for line in self.process.stderr:
+            self._stderr.append(line.rstrip())
+
+    def _failure(self, what: str) -> PolicyPackError:
+        code = self.process.poll()
+        state = f"the pack process exited with code {code}" if code is not None else "the pack process is still running"
+        tail = "\n".join(list(self._stderr)[-12:])
+        detail = f"\n--- pack stderr (last lines) ---\n{tail}" if tail else ""
+        return PolicyPackError(
+            f"policy pack {self.pack_dir}: {what}; {state}. No policy results: the preview is not judged.{detail}"
+        )
+
+    def wait_ready(self) -> None:
+        """Wait for the port, connect, and read the pack's policies."""
+        if self.stub is not None:
+            return
+        if not self._port_ready.wait(self.start_timeout):
+            raise self._failure(f"did not print its port within {self.start_timeout:.0f} s")
+        line = self._port_line[0].strip()
+        if not line.isdigit():
+            raise self._failure(f"printed {line!r} instead of its gRPC port")
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{line}")
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=self.start_timeout)
+        except grpc.FutureTimeoutError:
+            raise self._failure("did not accept a connection") from None
+        self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+        self._call("GetPluginInfo", empty_pb2.Empty())
+        info = self._call("GetAnalyzerInfo", empty_pb2.Empty())
+        self.name = info.name
+        self.version = self.version or info.version
+        # As the CLI reads it: an initial config entry always carries a level (advisory when unset).
+        self.initial_config = {
+            name: PolicyConfig(_LEVELS[c.enforcementLevel], json_format.MessageToDict(c.properties))
+            for name, c in info.initialConfig.items()
+        }
+        self.policies = [
+            PolicyMeta(
+                name=p.name,
+                enforcement_level=_LEVELS[p.enforcementLevel],
+                config_schema=_schema(p),
+                description=p.description,
+                remediation=p.remediation_steps,
+            )
+            for p in info.policies
+        ]
+
+    def _call(self, method: str, request, optional: bool = False):
+        try:
+            return getattr(self.stub, method)(request, timeout=self.call_timeout)
+        except grpc.RpcError as err:
+            if optional and err.code() == grpc.StatusCode.UNIMPLEMENTED:
+                return None
+            raise self._rpc_failure(method, err) from None
+
+    def _rpc_failure(self, method: str, err: grpc.RpcError) -> PolicyPackError:
+        if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return self._failure(f"{method} timed out after {self.call_timeout:.0f} s")
+        return self._failure(f"{method} failed ({err.code().name}: {err.details()})")
+
+    def close(self) -> None:
+        if self.channel is not None:
+            self.channel.close()
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def __enter__(self) -> PolicyPack:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- protocol --------------------------------------------------------------------------------
+    def configure(self, given: dict[str, PolicyConfig], *, project: str, stack: str, config: dict[str, str]) -> None:
+        self.wait_ready()
+        resolved = reconcile(self.policies, self.initial_config, given, self.name)
+        request = analyzer_pb2.ConfigureAnalyzerRequest()
+        for name, c in resolved.items():
+            entry = request.policyConfig[name]
+            entry.enforcementLevel = _LEVEL_CODES[c.enforcement_level or "advisory"]
+            entry.properties.update(c.properties)
+        self._call("Configure", request)
+        stack_request = analyzer_pb2.AnalyzerStackConfigureRequest(stack=stack, project=project, dry_run=True)
+        stack_request.config.update(config)
+        self._call("ConfigureStack", stack_request, optional=True)
+
+    def analyze(self, resources: list[dict]) -> PolicyResult:
+        """Analyze each resource (concurrently), then the stack; findings with their fix."""
+        self.wait_ready()
+        by_urn = {r["urn"]: r for r in resources}
+        result = PolicyResult(self.name, self.version)
+        fixes = {p.name: p.remediation for p in self.policies}
+        calls = [(r, self.stub.Analyze.future(_analyze_request(r, by_urn), timeout=self.call_timeout)) for r in resources]
+        for resource, call in calls:
+            try:
+                response = call.result()
+            except grpc.RpcError as err:
+                for _, other in calls:
+                    other.cancel()
+                raise self._rpc_failure("Analyze", err) from None
+            # As the CLI does: a resource's diagnostics belong to the resource analysed.
+            self._collect(result, response, fixes, by_urn, resource["urn"])
+        stack_request = analyzer_pb2.AnalyzeStackRequest(resources=[_analyzer_resource(r, by_urn) for r in resources])
+        self._collect(result, self._call("AnalyzeStack", stack_request), fixes, by_urn, None)
+        return result
+
+    @staticmethod
+    def _collect(result: PolicyResult, response, fixes: dict, by_urn: dict, urn: str | None) -> None:
+        for d in response.diagnostics:
+            level = _LEVELS.get(d.enforcementLevel, "advisory")
+            if level == "remediate":
+                level = "mandatory"  # a remediation that still violates is mandatory, as under the CLI
+            target = urn or d.urn
+            result.findings.append(
+                Finding(
+                    policy=d.policyName,
+                    level=level,
+                    urn=target,
+                    message=d.message,
+                    type=by_urn.get(target, {}).get("type", ""),
+                    fix=fixes.get(d.policyName, ""),
+                )
+            )
+        for na in response.not_applicable:
+            result.not_applicable[na.policy_name] = result.not_applicable.get(na.policy_name, 0) + 1
+
+
+def _schema(policy) -> dict:
+    schema = policy.configSchema
+    if not schema.properties and not schema.required:
+        return {}
+    out: dict = {"properties": json_format.MessageToDict(schema.properties)}
+    if schema.required:
+        out["required"] = list(schema.required)
+    return out
+
+
+def _struct(value: dict) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    s.update(value)
+    return s
+
+
+def _options(resource: dict) -> analyzer_pb2.AnalyzerResourceOptions:
+    return analyzer_pb2.AnalyzerResourceOptions(parent=resource.get("parent") or "")
+
+
+def _provider(resource: dict, by_urn: dict) -> analyzer_pb2.AnalyzerProviderResource | None:
+    provider = by_urn.get(resource.get("provider") or "")
+    if provider is None:
+        return None
+    return analyzer_pb2.AnalyzerProviderResource(
+        type=provider["type"], urn=provider["urn"], name=provider["name"], properties=_struct(provider.get("inputs") or {})
+    )
+
+
+def _analyze_request(resource: dict, by_urn: dict) -> analyzer_pb2.AnalyzeRequest:
+    return analyzer_pb2.AnalyzeRequest(
+        type=resource["type"],
+        urn=resource["urn"],
+        name=resource["name"],
+        properties=_struct(resource.get("inputs") or {}),
+        options=_options(resource),
+        provider=_provider(resource, by_urn),
+    )
+
+
+def _analyzer_resource(resource: dict, by_urn: dict) -> analyzer_pb2.AnalyzerResource:
+    message = analyzer_pb2.AnalyzerResource(
+        type=resource["type"],
+        urn=resource["urn"],
+        name=resource["name"],
+        properties=_struct(resource.get("inputs") or {}),
+        options=_options(resource),
+        provider=_provider(resource, by_urn),
+        parent=resource.get("parent") or "",
+        dependencies=resource.get("dependencies") or [],
+    )
+    for key, urns in (resource.get("propertyDependencies") or {}).items():
+        message.propertyDependencies[key].urns.extend(urns)
+    return message
+

@@ -1,0 +1,25 @@
+"""The gpufleet-guard policy pack: `pulumi preview --policy-pack policies` runs this file.
+
+The Pulumi CLI starts it with the pack directory as the script's path, so the repository root is
+added when the `policies` package is not installed (a pack copied out of a checkout still needs
+gpufleet installed for the catalog).
+"""
+
+import sys
+from pathlib import Path
+
+try:
+    import policies  # noqa: F401  (installed with gpufleet)
+except ImportError:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pulumi_policy import EnforcementLevel, PolicyPack
+
+from policies import ecs, security
+
+PolicyPack(
+    name="gpufleet-guard",
+    description="GPU and Neuron infrastructure rules (ECS, security) over the gpufleet catalog of EC2 facts.",
+    enforcement_level=EnforcementLevel.ADVISORY,
+    policies=[*ecs.POLICIES, *security.POLICIES],
+)

@@ -1,0 +1,255 @@
+"""ECS GPU rules: task definitions that request GPUs, the launch templates of GPU container
+instances, and the Auto Scaling groups behind capacity providers.
+
+Each rule reads resource types and inputs only (any Pulumi program's, not only gpufleet's) and
+decides with the catalog predicates, the same functions the stack spec calls.
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from components.catalog import catalog, predicates
+from components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
+from components.catalog.catalog import UnknownInstanceType
+from policies.inputs import depended_on, get, instance_type, items, json_document, truthy, user_data_text
+
+TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+CAPACITY_PROVIDER = "aws:ecs/capacityProvider:CapacityProvider"
+AUTO_SCALING_GROUP = "aws:autoscaling/group:Group"
+
+
+class _GpuTask:
+    """What the GPU rules need of a task definition's inputs."""
+
+    def __init__(self, props):
+        self.containers = [c for c in items(json_document(get(props, "containerDefinitions"))) if isinstance(c, dict)]
+        self.gpus_by_container = {c.get("name", f"#{i}"): _gpus(c) for i, c in enumerate(self.containers)}
+        self.gpus = sum(self.gpus_by_container.values())
+        self.expressions = [
+            get(pc, "expression")
+            for pc in items(get(props, "placementConstraints"))
+            if get(pc, "type") == "memberOf" and isinstance(get(pc, "expression"), str)
+        ]
+        self.fargate = "FARGATE" in [c for c in items(get(props, "requiresCompatibilities")) if isinstance(c, str)]
+
+    def admitted(self) -> frozenset[str] | None:
+        """Instance types all `memberOf` constraints admit (None: the type is left open)."""
+        names = catalog.load().types
+        admitted = None
+        for expression in self.expressions:
+            types = admitted_instance_types(expression, names)
+            if types is not None:
+                admitted = types if admitted is None else admitted & types
+        return admitted
+
+
+def _gpus(container: dict) -> int:
+    total = 0
+    for req in container.get("resourceRequirements") or []:
+        if isinstance(req, dict) and req.get("type") == "GPU":
+            try:
+                total += int(req.get("value", 0))
+            except (TypeError, ValueError):
+                continue
+    return total
+
+
+def _gpu_task(args: ResourceValidationArgs) -> _GpuTask | None:
+    if args.resource_type != TASK_DEFINITION:
+        return None
+    task = _GpuTask(args.props)
+    if task.gpus == 0:
+        args.not_applicable("the task definition requests no GPUs")
+    return task
+
+
+def _admitted_or_report(task: _GpuTask, report: ReportViolation) -> frozenset[str] | None:
+    try:
+        return task.admitted()
+    except PlacementSyntaxError as err:
+        report(f"the memberOf expression cannot be read: {err}")
+        return None
+
+
+def _known_types(names: frozenset[str], report: ReportViolation) -> list:
+    cat = catalog.load()
+    known = []
+    for name in sorted(names):
+        try:
+            known.append(cat.get(name))
+        except UnknownInstanceType as err:
+            report(f"memberOf pins {err}")
+    return known
+
+
+def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = _gpu_task(args)
+    if task is None:
+        return
+    limit = (args.get_config() or {}).get("maxGpusPerTask")
+    if limit is not None and task.gpus > limit:
+        report(f"the task requests {task.gpus} GPUs; this pack allows at most {limit} per task (maxGpusPerTask)")
+    admitted = _admitted_or_report(task, report)
+    if admitted is None:
+        return  # ecs-gpu-task-placement reports a task that pins no instance type
+    reason = predicates.gpus_fit_any(_known_types(admitted, report), task.gpus)
+    if reason:
+        per_container = ", ".join(f"{name}: {n}" for name, n in task.gpus_by_container.items() if n)
+        report(f"the containers request {task.gpus} GPUs in all ({per_container}): {reason}")
+
+
+def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = _gpu_task(args)
+    if task is None:
+        return
+    if task.fargate:
+        report("the task requests GPUs but is FARGATE-compatible: Fargate has no GPUs; use the EC2 launch type")
+    admitted = _admitted_or_report(task, report)
+    if admitted is None:
+        report(
+            f"the task requests {task.gpus} GPUs but no memberOf placement constraint pins a GPU instance type "
+            "(attribute:ecs.instance-type == TYPE, in [...] or =~ FAMILY.*)"
+        )
+        return
+    allowed = (args.get_config() or {}).get("allowedInstanceFamilies")
+    for it in _known_types(admitted, report):
+        reason = predicates.gpu_capable(it)
+        if reason:
+            report(f"memberOf admits {it.name}: {reason}")
+        if allowed and it.family not in allowed:
+            report(f"memberOf admits {it.name}; allowed families are {', '.join(allowed)} (allowedInstanceFamilies)")
+
+
+def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = _gpu_task(args)
+    if task is None:
+        return
+    ecs_facts = catalog.load().ecs()
+    for container in task.containers:
+        if not _gpus(container):
+            continue
+        env = {
+            e.get("name"): e.get("value") for e in container.get("environment") or [] if isinstance(e, dict)
+        }
+        value = env.get("NVIDIA_DRIVER_CAPABILITIES")
+        name = container.get("name", "?")
+        if value is None:
+            report(
+                f"container {name!r} requests GPUs but sets no NVIDIA_DRIVER_CAPABILITIES: ECS does not set it, "
+                "and images not built on the NVIDIA CUDA images then see no driver libraries"
+            )
+            continue
+        reason = predicates.driver_capabilities(value, ecs_facts)
+        if reason:
+            report(f"container {name!r}: {reason}")
+
+
+def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != LAUNCH_TEMPLATE:
+        return
+    props = args.props
+    ami = catalog.ecs_gpu_amis().get(get(props, "imageId"))
+    joins_ecs = "ECS_CLUSTER" in user_data_text(get(props, "userData"))
+    if ami is None and not joins_ecs:
+        args.not_applicable("neither an ECS GPU AMI nor user data that joins an ECS cluster")
+        return
+    name = get(props, "instanceType")
+    it = instance_type(catalog.load(), name)
+    if it is None:
+        if isinstance(name, str):
+            report(f"instance type {name!r} is unknown to the catalog")
+        return
+    ecs_facts = catalog.load().ecs()
+    if ami is not None:
+        reason = predicates.ecs_gpu_ami_support(it, ami.variant, ecs_facts, ami.image_version)
+        if reason:
+            report(f"{ami.ami_id} is the ECS GPU AMI {ami.variant} {ami.image_version}: {reason}")
+        return
+    if it.gpu is None:
+        return  # a container instance without GPUs: nothing GPU-specific to judge
+    reasons = {v: predicates.ecs_gpu_ami_support(it, v, ecs_facts) for v in ecs_facts["gpuAmiVariants"]}
+    if all(reasons.values()):
+        report(f"{it.name} joins an ECS cluster but no ECS GPU AMI supports it: {next(iter(reasons.values()))}")
+
+
+def _validate_capacity_provider_managed(args: StackValidationArgs, report: ReportViolation) -> None:
+    for cp in args.resources:
+        if cp.resource_type != CAPACITY_PROVIDER:
+            continue
+        if get(cp.props, "autoScalingGroupProvider", "managedTerminationProtection") != "ENABLED":
+            continue
+        for group in depended_on(cp, AUTO_SCALING_GROUP):
+            if not truthy(get(group.props, "protectFromScaleIn")):
+                report(
+                    f"capacity provider {cp.name!r} has managed termination protection but its Auto Scaling group "
+                    "does not protect instances from scale-in (protectFromScaleIn: true); ECS cannot keep tasks running",
+                    group.urn,
+                )
+            keys = {get(tag, "key") for tag in items(get(group.props, "tags"))}
+            if "AmazonECSManaged" not in keys:
+                report(
+                    f"the Auto Scaling group behind capacity provider {cp.name!r} lacks the AmazonECSManaged tag: ECS "
+                    "adds it itself, so the next update of this program removes it again (permanent drift)",
+                    group.urn,
+                )
+
+
+POLICIES = [
+    ResourceValidationPolicy(
+        name="ecs-gpus-fit-instance",
+        description="The GPUs all containers of an ECS task definition request fit an instance type its memberOf constraint admits.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_gpus_fit,
+        config_schema=PolicyConfigSchema(
+            properties={"maxGpusPerTask": {"type": "integer", "minimum": 1, "description": "Most GPUs one task may request."}}
+        ),
+        remediation_steps="Lower the containers' GPU resourceRequirements or pin an instance type with more GPUs.",
+    ),
+    ResourceValidationPolicy(
+        name="ecs-gpu-task-placement",
+        description="An ECS task definition that requests GPUs pins GPU instance types with a memberOf placement constraint.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_task_placement,
+        config_schema=PolicyConfigSchema(
+            properties={
+                "allowedInstanceFamilies": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Instance families GPU tasks may run on (all when absent).",
+                }
+            }
+        ),
+        remediation_steps="Add placementConstraints: [{type: memberOf, expression: 'attribute:ecs.instance-type == g5.xlarge'}].",
+    ),
+    ResourceValidationPolicy(
+        name="ecs-gpu-driver-capabilities",
+        description="GPU containers set NVIDIA_DRIVER_CAPABILITIES, which ECS does not set for them.",
+        enforcement_level=EnforcementLevel.ADVISORY,
+        validate=_validate_driver_capabilities,
+        remediation_steps="Set NVIDIA_DRIVER_CAPABILITIES to utility,compute (or all) in the container's environment.",
+    ),
+    ResourceValidationPolicy(
+        name="ecs-gpu-ami-supported",
+        description="An ECS container instance's launch template uses an ECS GPU AMI that supports its instance type.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_ami_supported,
+        remediation_steps="Pick another instance type or AMI variant (for example AL2023 GPU), or a newer AMI release.",
+    ),
+    StackValidationPolicy(
+        name="ecs-capacity-provider-managed",
+        description="The Auto Scaling group behind a capacity provider with managed termination protection is scale-in protected and tagged AmazonECSManaged.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_capacity_provider_managed,
+        remediation_steps="Set protectFromScaleIn: true and the tag AmazonECSManaged (propagateAtLaunch) on the group.",
+    ),
+]

@@ -1,0 +1,90 @@
+"""Reading a resource's inputs as the engine sends them to a policy pack: camelCase keys, JSON-string
+properties, unknown values during preview, booleans that pulumi-aws types as strings ("true").
+
+Every policy reads inputs through these helpers so that an unknown value makes a check skip that
+value (it cannot be judged before apply) instead of failing the whole policy.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pulumi_policy.proxy import UnknownValueError
+
+from components.catalog.catalog import Catalog, InstanceType, UnknownInstanceType
+
+
+def get(value: Any, *path: str | int) -> Any:
+    """`value[path[0]][path[1]]...`, or None where a key is missing or a value is unknown."""
+    try:
+        for key in path:
+            if isinstance(key, int):
+                if not is_list(value) or key >= len(value):
+                    return None
+            elif not isinstance(value, Mapping) or key not in value:
+                return None
+            value = value[key]
+    except UnknownValueError:
+        return None
+    return value
+
+
+def items(value: Any) -> list[Any]:
+    """The known elements of a list input (unknown elements are left out)."""
+    if not is_list(value):
+        return []
+    return [element for i in range(len(value)) if (element := get(value, i)) is not None]
+
+
+def is_list(value: Any) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+
+
+def truthy(value: Any) -> bool:
+    """pulumi-aws types some booleans as strings ("true"/"false")."""
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def json_document(value: Any) -> Any:
+    """A JSON-string property (such as `containerDefinitions`) decoded, or as is when already decoded."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def user_data_text(value: Any) -> str:
+    """A launch template's user data (base64) as text; '' when absent, unknown or not base64."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        return base64.b64decode(value, validate=True).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return value
+
+
+def instance_type(cat: Catalog, name: Any) -> InstanceType | None:
+    """The catalog's record of a type named in an input; None when the name is unknown or absent."""
+    if not isinstance(name, str):
+        return None
+    try:
+        return cat.get(name)
+    except UnknownInstanceType:
+        return None
+
+
+def depended_on(resource: Any, *types: str) -> list[Any]:
+    """The resources of the given types that any input of `resource` depends on (stack policies)."""
+    found, seen = [], set()
+    for deps in resource.property_dependencies.values():
+        for dep in deps:
+            if dep.resource_type in types and dep.urn not in seen:
+                seen.add(dep.urn)
+                found.append(dep)
+    return found

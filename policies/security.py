@@ -1,0 +1,152 @@
+"""Security rules for the instances that run accelerated workloads: instance metadata, root volume
+encryption, public addresses and open ingress.
+
+IMDSv2 and root volume encryption apply to every launch template and instance (a credential leak
+or an unencrypted volume is no safer on a CPU node); public addresses and open ingress are judged on
+GPU and Neuron types only, which the catalog recognises.
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from components.catalog import catalog, predicates
+from policies.inputs import depended_on, get, instance_type, items, truthy
+
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+INSTANCE = "aws:ec2/instance:Instance"
+SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
+INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+LEGACY_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
+OPEN_CIDRS = ("0.0.0.0/0", "::/0")
+
+
+def _validate_imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type not in (LAUNCH_TEMPLATE, INSTANCE):
+        return
+    tokens = get(args.props, "metadataOptions", "httpTokens")
+    if tokens != "required":
+        report(
+            f"metadataOptions.httpTokens is {tokens or 'not set'}: without IMDSv2 any process (or SSRF) on the node "
+            "can read the instance role's credentials; set httpTokens: required"
+        )
+
+
+def _validate_root_encrypted(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    props = args.props
+    allow_default = (args.get_config() or {}).get("allowAccountDefaultEncryption", False)
+    if args.resource_type == INSTANCE:
+        if not truthy(get(props, "rootBlockDevice", "encrypted")) and not allow_default:
+            report("rootBlockDevice.encrypted is not true: the root volume inherits the AMI snapshot's encryption")
+        return
+    if args.resource_type != LAUNCH_TEMPLATE:
+        return
+    volumes = [m for m in items(get(props, "blockDeviceMappings")) if get(m, "ebs") is not None]
+    for mapping in volumes:
+        if not truthy(get(mapping, "ebs", "encrypted")):
+            report(f"the EBS volume {get(mapping, 'deviceName') or '?'} is not encrypted (ebs.encrypted: true)")
+    if not volumes and not allow_default:
+        report(
+            "no block device mapping encrypts the root volume: it inherits the AMI snapshot's encryption "
+            "(set allowAccountDefaultEncryption when the account encrypts EBS by default)"
+        )
+
+
+def _accelerated_type(props) -> str | None:
+    it = instance_type(catalog.load(), get(props, "instanceType"))
+    return it.name if it is not None and predicates.accelerated(it) else None
+
+
+def _validate_no_public_ip(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type not in (LAUNCH_TEMPLATE, INSTANCE):
+        return
+    name = _accelerated_type(args.props)
+    if name is None:
+        args.not_applicable("not a GPU or Neuron instance type")
+        return
+    if args.resource_type == INSTANCE:
+        public = truthy(get(args.props, "associatePublicIpAddress"))
+    else:
+        public = any(truthy(get(ni, "associatePublicIpAddress")) for ni in items(get(args.props, "networkInterfaces")))
+    if public:
+        report(f"{name} instances get a public IP address; keep accelerated nodes in private subnets behind NAT")
+
+
+def _open_ingress(group, resources) -> list[str]:
+    """Why the security group admits the whole internet, one line per rule that does."""
+    found = []
+    for rule in items(get(group.props, "ingress")):
+        cidrs = [c for key in ("cidrBlocks", "ipv6CidrBlocks") for c in items(get(rule, key))]
+        if any(c in OPEN_CIDRS for c in cidrs):
+            found.append(f"inline ingress {get(rule, 'protocol')} {get(rule, 'fromPort')}-{get(rule, 'toPort')} from {', '.join(cidrs)}")
+    for r in resources:
+        if r.resource_type == INGRESS_RULE:
+            cidrs = [get(r.props, "cidrIpv4"), get(r.props, "cidrIpv6")]
+        elif r.resource_type == LEGACY_RULE and get(r.props, "type") == "ingress":
+            cidrs = [c for key in ("cidrBlocks", "ipv6CidrBlocks") for c in items(get(r.props, key))]
+        else:
+            continue
+        if any(c in OPEN_CIDRS for c in cidrs) and group.urn in {d.urn for d in depended_on(r, SECURITY_GROUP)}:
+            found.append(f"rule {r.name!r} from {', '.join(c for c in cidrs if c)}")
+    return found
+
+
+def _validate_no_open_ingress(args: StackValidationArgs, report: ReportViolation) -> None:
+    for node in args.resources:
+        if node.resource_type not in (LAUNCH_TEMPLATE, INSTANCE):
+            continue
+        name = _accelerated_type(node.props)
+        if name is None:
+            continue
+        for group in depended_on(node, SECURITY_GROUP):
+            for why in _open_ingress(group, args.resources):
+                report(f"{node.name!r} ({name}) uses security group {group.name!r}, which admits the internet: {why}", group.urn)
+
+
+POLICIES = [
+    ResourceValidationPolicy(
+        name="ec2-imdsv2-required",
+        description="Launch templates and instances require IMDSv2 (metadataOptions.httpTokens: required).",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_imdsv2,
+        remediation_steps="Set metadataOptions: {httpTokens: required, httpPutResponseHopLimit: 1}.",
+    ),
+    ResourceValidationPolicy(
+        name="ec2-root-volume-encrypted",
+        description="Launch templates and instances encrypt their EBS volumes, the root volume included.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_root_encrypted,
+        config_schema=PolicyConfigSchema(
+            properties={
+                "allowAccountDefaultEncryption": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Accept templates without block device mappings (the account encrypts EBS by default).",
+                }
+            }
+        ),
+        remediation_steps="Map the root device with ebs.encrypted: true (and a KMS key if policy requires one).",
+    ),
+    ResourceValidationPolicy(
+        name="gpu-instance-no-public-ip",
+        description="GPU and Neuron instances get no public IP address.",
+        enforcement_level=EnforcementLevel.ADVISORY,
+        validate=_validate_no_public_ip,
+        remediation_steps="Set associatePublicIpAddress: false and use private subnets with a NAT gateway.",
+    ),
+    StackValidationPolicy(
+        name="gpu-node-no-open-ingress",
+        description="No security group of a GPU or Neuron node admits ingress from 0.0.0.0/0 or ::/0.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_no_open_ingress,
+        remediation_steps="Restrict the ingress rule to the VPC CIDR, a load balancer's security group or a bastion.",
+    ),
+]
