@@ -20,7 +20,7 @@ from pulumi_policy import (
 from components.catalog import catalog, predicates
 from components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
 from components.catalog.catalog import UnknownInstanceType
-from policies.inputs import depended_on, get, instance_type, items, json_document, truthy, user_data_text
+from policies.inputs import depended_on, get, instance_type, items, json_document, text, truthy, user_data_text
 
 TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -98,7 +98,7 @@ def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation) ->
         return
     limit = (args.get_config() or {}).get("maxGpusPerTask")
     if limit is not None and task.gpus > limit:
-        report(f"the task requests {task.gpus} GPUs; this pack allows at most {limit} per task (maxGpusPerTask)")
+        report(f"the task requests {task.gpus} GPUs; this pack allows at most {text(limit)} per task (maxGpusPerTask)")
     admitted = _admitted_or_report(task, report)
     if admitted is None:
         return  # ecs-gpu-task-placement reports a task that pins no instance type

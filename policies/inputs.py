@@ -49,6 +49,13 @@ def truthy(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.lower() == "true")
 
 
+def text(value: Any) -> str:
+    """A value for a message: the wire carries every number as a double, so 22.0 reads as 22."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def json_document(value: Any) -> Any:
     """A JSON-string property (such as `containerDefinitions`) decoded, or as is when already decoded."""
     if isinstance(value, str):

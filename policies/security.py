@@ -19,7 +19,7 @@ from pulumi_policy import (
 )
 
 from components.catalog import catalog, predicates
-from policies.inputs import depended_on, get, instance_type, items, truthy
+from policies.inputs import depended_on, get, instance_type, items, text, truthy
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE = "aws:ec2/instance:Instance"
@@ -86,7 +86,8 @@ def _open_ingress(group, resources) -> list[str]:
     for rule in items(get(group.props, "ingress")):
         cidrs = [c for key in ("cidrBlocks", "ipv6CidrBlocks") for c in items(get(rule, key))]
         if any(c in OPEN_CIDRS for c in cidrs):
-            found.append(f"inline ingress {get(rule, 'protocol')} {get(rule, 'fromPort')}-{get(rule, 'toPort')} from {', '.join(cidrs)}")
+            ports = f"{text(get(rule, 'fromPort'))}-{text(get(rule, 'toPort'))}"
+            found.append(f"inline ingress {get(rule, 'protocol')} {ports} from {', '.join(cidrs)}")
     for r in resources:
         if r.resource_type == INGRESS_RULE:
             cidrs = [get(r.props, "cidrIpv4"), get(r.props, "cidrIpv6")]

@@ -1,0 +1,97 @@
+"""policies/security.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
+
+from __future__ import annotations
+
+from tests.policy_helpers import findings, launch_template, resource
+
+
+def test_imdsv2_required(judge):
+    result = judge(
+        [
+            launch_template("v2", "g5.xlarge"),
+            launch_template("v1", "g5.xlarge", metadataOptions={"httpTokens": "optional"}),
+            launch_template("unset", "m5.large", metadataOptions={}),
+            resource("aws:ec2/instance:Instance", "box", {"instanceType": "m5.large", "metadataOptions": {"httpTokens": "required"}}),
+        ]
+    )
+    assert findings(result, "ec2-imdsv2-required", "v2") == [] and findings(result, "ec2-imdsv2-required", "box") == []
+    assert "httpTokens is optional" in findings(result, "ec2-imdsv2-required", "v1")[0]
+    # CPU nodes too: a leaked instance role is no safer there.
+    assert "httpTokens is not set" in findings(result, "ec2-imdsv2-required", "unset")[0]
+
+
+def test_root_volume_encrypted(judge):
+    plain = [{"deviceName": "/dev/xvda", "ebs": {"encrypted": "false", "volumeSize": 100}}]
+    resources = [
+        launch_template("encrypted", "g5.xlarge"),
+        launch_template("plain", "g5.xlarge", blockDeviceMappings=plain),
+        launch_template("no-mapping", "g5.xlarge", blockDeviceMappings=[]),
+        resource("aws:ec2/instance:Instance", "box", {"instanceType": "g5.xlarge", "rootBlockDevice": {"encrypted": True}}),
+    ]
+    result = judge(resources)
+    assert findings(result, "ec2-root-volume-encrypted", "encrypted") == []
+    assert findings(result, "ec2-root-volume-encrypted", "box") == []
+    assert "/dev/xvda is not encrypted" in findings(result, "ec2-root-volume-encrypted", "plain")[0]
+    assert "no block device mapping" in findings(result, "ec2-root-volume-encrypted", "no-mapping")[0]
+    # The config schema's option accepts the account's EBS encryption by default, not an explicit "false".
+    relaxed = judge(resources, {"ec2-root-volume-encrypted": {"allowAccountDefaultEncryption": True}})
+    assert findings(relaxed, "ec2-root-volume-encrypted", "no-mapping") == []
+    assert findings(relaxed, "ec2-root-volume-encrypted", "plain") != []
+
+
+def test_no_public_ip_on_gpu_instances_is_advisory(judge):
+    public = [{"deviceIndex": 0, "associatePublicIpAddress": "true"}]
+    result = judge(
+        [
+            launch_template("private", "p4d.24xlarge"),
+            launch_template("public", "p4d.24xlarge", networkInterfaces=public),
+            launch_template("public-neuron", "inf2.xlarge", networkInterfaces=public),
+            launch_template("public-cpu", "m5.large", networkInterfaces=public),
+        ]
+    )
+    policy = "gpu-instance-no-public-ip"
+    assert findings(result, policy, "private") == [] and findings(result, policy, "public-cpu") == []
+    assert "p4d.24xlarge instances get a public IP" in findings(result, policy, "public")[0]
+    assert "inf2.xlarge" in findings(result, policy, "public-neuron")[0]
+    assert {f.level for f in result.findings if f.policy == policy} == {"advisory"}
+
+
+def _group(name: str, ingress: list[dict] | None = None) -> dict:
+    return resource("aws:ec2/securityGroup:SecurityGroup", name, {"ingress": ingress or [], "egress": []})
+
+
+def test_no_open_ingress_to_gpu_nodes(judge):
+    inline_open = _group("inline-open", [{"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}])
+    closed = _group("closed", [{"protocol": "tcp", "fromPort": 443, "toPort": 443, "cidrBlocks": ["10.0.0.0/16"]}])
+    rule_open = _group("rule-open")
+    cpu_open = _group("cpu-open", [{"protocol": "-1", "fromPort": 0, "toPort": 0, "cidrBlocks": ["0.0.0.0/0"]}])
+    rule = resource(
+        "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+        "ssh-v6",
+        {"cidrIpv6": "::/0", "ipProtocol": "tcp", "fromPort": 22, "toPort": 22},
+        securityGroupId=[rule_open],
+    )
+    result = judge(
+        [
+            inline_open, closed, rule_open, cpu_open, rule,
+            *[
+                resource(
+                    "aws:ec2/launchTemplate:LaunchTemplate",
+                    name,
+                    launch_template(name, itype)["inputs"],
+                    networkInterfaces=[group],
+                )
+                for name, itype, group in (
+                    ("gpu-open", "g5.xlarge", inline_open),
+                    ("gpu-closed", "g5.xlarge", closed),
+                    ("gpu-rule", "g6.xlarge", rule_open),
+                    ("cpu", "m5.large", cpu_open),
+                )
+            ],
+        ]
+    )
+    policy = "gpu-node-no-open-ingress"
+    assert "inline ingress tcp 22-22 from 0.0.0.0/0" in " ".join(findings(result, policy))
+    assert any("rule 'ssh-v6' from ::/0" in m for m in findings(result, policy))
+    by_group = {f.urn.rsplit("::", 1)[-1] for f in result.findings if f.policy == policy}
+    assert by_group == {"inline-open", "rule-open"}  # not the closed group, not the CPU node's group
