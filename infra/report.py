@@ -43,14 +43,15 @@ def render_findings(policy: dict, console: Console) -> None:
         by_urn.setdefault(v["urn"], []).append(v)
     for urn, found in by_urn.items():
         kind = found[0].get("type", "")
-        console.print(f"\n[bold]{urn or '(stack)'}[/bold]" + (f"  {kind}" if kind else ""), highlight=False)
+        # soft_wrap: a URN is copied into other tools, so it is never broken across lines.
+        console.print(f"\n[bold]{urn or '(stack)'}[/bold]" + (f"  {kind}" if kind else ""), highlight=False, soft_wrap=True)
         for v in found:
             colour = "red" if v["level"] == "mandatory" else "yellow"
             console.print(f"  [{colour}]{v['level']}[/{colour}]  {v['policy']}", highlight=False)
             for line in v["message"].splitlines():
-                console.print(f"      {line}", highlight=False, markup=False)
+                console.print(f"      {line}", highlight=False, markup=False, soft_wrap=True)
             if v.get("fix"):
-                console.print(f"      fix: {v['fix']}", highlight=False, markup=False)
+                console.print(f"      fix: {v['fix']}", highlight=False, markup=False, soft_wrap=True)
 
 
 def render_summary(summary: dict, console: Console) -> None:

@@ -1,0 +1,3 @@
+"""Not a policy pack at all: it prints a greeting where the gRPC port belongs."""
+
+print("hello from a script")

@@ -1,0 +1,132 @@
+"""The pack inside `gpufleet preview`: enforcement levels, policy config, another pack, and failing
+closed when the pack cannot judge."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+import pytest
+
+from infra.analyzer import DEFAULT_PACK, PolicyPack, PolicyPackError
+from tests.conftest import ROOT, run_cli
+from tests.policy_helpers import task_definition, gpu_container
+
+PACKS = ROOT / "tests" / "packs"
+
+
+def _preview(*flags: str, stack: str = "ecs-gpu") -> tuple[int, dict | None, str]:
+    code, out, err = run_cli("preview", stack, "--json", *flags)
+    return code, (json.loads(out) if out else None), err
+
+
+def _config(tmp_path, document) -> str:
+    path = tmp_path / "policy-config.json"
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+def test_shipped_stack_passes_the_pack():
+    code, plan, _ = _preview()
+    assert code == 0
+    assert plan["policy"] == {"pack": "gpufleet-guard", "version": "0.1.0", "violations": []}
+
+
+def test_policy_config_makes_a_mandatory_violation_exit_1(tmp_path):
+    code, plan, err = _preview("--policy-config", _config(tmp_path, {"ecs-gpus-fit-instance": {"maxGpusPerTask": 4}}))
+    assert code == 1, err
+    [v] = plan["policy"]["violations"]
+    assert v["policy"] == "ecs-gpus-fit-instance" and v["level"] == "mandatory"
+    assert v["urn"].endswith("aws:ecs/taskDefinition:TaskDefinition::ml-gpu-train")
+    assert "8 GPUs; this pack allows at most 4" in v["message"] and v["fix"]
+
+
+def test_enforcement_levels_from_the_config_file(tmp_path):
+    advisory = {"ecs-gpus-fit-instance": {"enforcementLevel": "advisory", "maxGpusPerTask": 4}}
+    code, plan, _ = _preview("--policy-config", _config(tmp_path, advisory))
+    assert code == 0 and [v["level"] for v in plan["policy"]["violations"]] == ["advisory"]
+    disabled = {"all": "disabled", "ecs-gpus-fit-instance": {"maxGpusPerTask": 4}}
+    code, plan, _ = _preview("--policy-config", _config(tmp_path, disabled))
+    assert code == 0 and plan["policy"]["violations"] == []
+
+
+def test_human_output_groups_findings_by_resource(tmp_path):
+    code, out, _ = run_cli("preview", "ecs-gpu", "--policy-config", _config(tmp_path, {"ecs-gpus-fit-instance": {"maxGpusPerTask": 2}}))
+    assert code == 1
+    report = out[out.index("Policy pack gpufleet-guard"):]
+    assert "2 mandatory, 0 advisory" in report
+    for name in ("ml-gpu-train", "ml-gpu-embed-rerank"):
+        assert f"aws:ecs/taskDefinition:TaskDefinition::{name}" in report
+    assert report.count("fix: Lower the containers' GPU resourceRequirements") == 2
+
+
+@pytest.mark.parametrize(
+    "document,expected",
+    [
+        ({"ecs-gpus-fit-instanse": "mandatory"}, "'ecs-gpus-fit-instanse' is not a policy of pack gpufleet-guard"),
+        ({"ecs-gpus-fit-instance": "blocking"}, 'enforcementLevel "blocking" is not one of advisory, mandatory'),
+        ({"ecs-gpus-fit-instance": {"maxGpusPerTask": "four"}}, "ecs-gpus-fit-instance: maxGpusPerTask: 'four' is not of type 'integer'"),
+        ({"ecs-gpus-fit-instance": 3}, "ecs-gpus-fit-instance: 3 is not a valid value"),
+        (["mandatory"], "must be a JSON object keyed by policy name"),
+    ],
+)
+def test_bad_policy_config_is_exit_2(tmp_path, document, expected):
+    code, plan, err = _preview("--policy-config", _config(tmp_path, document))
+    assert code == 2 and plan is None
+    assert expected in err and "Traceback" not in err
+
+
+def test_no_policy_skips_the_pack():
+    code, plan, _ = _preview("--no-policy")
+    assert code == 0 and plan["policy"] == {"pack": None, "violations": []}
+    code, _, err = _preview("--no-policy", "--policy-pack", str(PACKS / "other"))
+    assert code == 2 and "cannot be combined" in err
+
+
+def test_another_pack_runs_over_the_same_protocol():
+    code, plan, _ = _preview("--policy-pack", str(PACKS / "other"))
+    assert code == 1
+    assert plan["policy"]["pack"] == "naming"
+    [v] = plan["policy"]["violations"]
+    assert v["policy"] == "ecs-cluster-name-prefix" and "'ml-gpu' does not start with prod-" in v["message"]
+
+
+def test_a_pack_that_crashes_mid_run_fails_closed():
+    code, plan, err = _preview("--policy-pack", str(PACKS / "crashing"))
+    assert code == 2 and plan is None
+    assert "Analyze failed" in err and "exited with code 7" in err
+    assert "crashing on purpose at urn:pulumi:ecs-gpu::gpufleet::" in err  # the pack's own stderr
+    assert "No policy results" in err and "Traceback" not in err.split("--- pack stderr")[0]
+
+
+def test_a_pack_that_hangs_times_out(monkeypatch):
+    monkeypatch.setenv("GPUFLEET_POLICY_TIMEOUT", "1")
+    code, plan, err = _preview("--policy-pack", str(PACKS / "slow"))
+    assert code == 2 and plan is None and "Analyze timed out after 1 s" in err
+
+
+@pytest.mark.parametrize(
+    "pack,expected",
+    [
+        ("noport", "printed 'hello from a script' instead of its gRPC port"),
+        ("missing", "no such directory"),
+    ],
+)
+def test_a_pack_that_cannot_start_fails_closed(pack, expected):
+    code, plan, err = _preview("--policy-pack", str(PACKS / pack))
+    assert code == 2 and plan is None and expected in err
+
+
+def test_a_directory_without_a_manifest_is_not_a_pack(tmp_path):
+    code, _, err = _preview("--policy-pack", str(tmp_path))
+    assert code == 2 and "no PulumiPolicy.yaml there" in err
+
+
+def test_killing_the_pack_between_calls_fails_closed():
+    with PolicyPack(DEFAULT_PACK, project="gpufleet", stack="kill") as pack:
+        pack.configure({}, project="gpufleet", stack="kill", config={})
+        os.kill(pack.process.pid, signal.SIGKILL)
+        pack.process.wait(10)
+        with pytest.raises(PolicyPackError, match="exited with code -9"):
+            pack.analyze([task_definition("t", [gpu_container("a", 1)])])

@@ -1,0 +1,75 @@
+"""One rule, two doors: the stack spec (exit 2 before any resource exists) and the policy pack (over
+gRPC, on the task definition the components render) give the same verdict for the same request."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from components.catalog.ecs_placement import member_of
+from components.ecs.args import WorkloadArgs
+from components.ecs.container_definitions import container_definitions
+from infra.spec import SpecError, load_spec
+from tests.conftest import run_cli
+from tests.policy_helpers import resource
+
+RULE = "ecs-gpus-fit-instance"
+# Whole GPUs per type, from the EC2 data the catalog is generated from (m5.xlarge: none).
+TYPES = {"g5.xlarge": 1, "g5.12xlarge": 4, "p4d.24xlarge": 8, "m5.xlarge": 0}
+CASES = list(itertools.product(range(10), TYPES))
+
+
+def _fleet(gpus: int, instance_type: str) -> dict:
+    return {
+        "clusterName": "parity",
+        "network": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]},
+        "capacityProviders": [{"name": "gpu", "instanceType": instance_type, "minSize": 0, "maxSize": 1, "desiredSize": 0}],
+        "workloads": [
+            {
+                "name": "job",
+                "capacityProvider": "gpu",
+                "containers": [{"name": "main", "image": "example:1", "memory": 512, "gpus": gpus}],
+            }
+        ],
+    }
+
+
+def _spec_door(gpus: int, instance_type: str) -> bool:
+    try:
+        load_spec({"region": "us-east-1", "ecs": _fleet(gpus, instance_type)})
+    except SpecError as err:
+        return any(issue.rule == RULE for issue in err.issues)
+    return False
+
+
+@pytest.fixture(scope="module")
+def pack_verdicts(judge) -> dict[tuple[int, str], bool]:
+    resources = []
+    for gpus, instance_type in CASES:
+        workload = WorkloadArgs.model_validate(_fleet(gpus, instance_type)["workloads"][0])
+        inputs = {
+            "family": "job",
+            "containerDefinitions": json.dumps(container_definitions(workload)),
+            "placementConstraints": [{"type": "memberOf", "expression": member_of(instance_type)}],
+        }
+        resources.append(resource("aws:ecs/taskDefinition:TaskDefinition", f"job-{gpus}-{instance_type}", inputs))
+    result = judge(resources)
+    flagged = {f.urn.rsplit("::", 1)[-1] for f in result.findings if f.policy == RULE}
+    return {(gpus, t): f"job-{gpus}-{t}" in flagged for gpus, t in CASES}
+
+
+@pytest.mark.parametrize("gpus,instance_type", CASES)
+def test_spec_and_pack_agree(gpus, instance_type, pack_verdicts):
+    expected = gpus > TYPES[instance_type]
+    assert _spec_door(gpus, instance_type) == expected
+    assert pack_verdicts[(gpus, instance_type)] == expected
+
+
+def test_the_spec_door_is_exit_2_naming_the_field(stack_variant):
+    path = stack_variant(lambda c: c["gpufleet:ecs"]["workloads"][2]["containers"][0].__setitem__("gpus", 9))
+    code, out, err = run_cli("preview", "--config-file", str(path))
+    assert code == 2 and out == ""
+    assert f"gpufleet:ecs.workloads[2].containers[0].gpus = 9: task total: 9 GPUs requested but p4d.24xlarge has 8" in err
+    assert f"[rule: {RULE}]" in err
