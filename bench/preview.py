@@ -3,7 +3,9 @@
     python bench/preview.py
 
 Prints resources, seconds and per-resource cost per size, the per-resource cost ratios (200 vs 1,
-200 vs 10: growth should stay linear), and the cold-process time of `gpufleet preview ecs-gpu`.
+200 vs 10: growth should stay linear), the policy column (the same preview judged by the policy
+pack over gRPC, the pack started once before the program runs, as `gpufleet preview` does) with its
+overhead, and the cold-process time of `gpufleet preview ecs-gpu`.
 Ratios, not absolute seconds, are the claim: these machines are noisy.
 """
 
@@ -18,8 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from infra.engine import run_program  # noqa: E402
-from infra.plan import build_plan  # noqa: E402
+from infra.analyzer import DEFAULT_PACK, PolicyPack  # noqa: E402
+from infra.engine import PROJECT, run_program  # noqa: E402
+from infra.plan import build_plan, plan_resource  # noqa: E402
 from infra.spec import decode_config, load_spec  # noqa: E402
 
 # GPU types offered in us-east-1 (checked by load_spec against the catalog on every run).
@@ -47,11 +50,22 @@ def fleet_config(providers: int) -> dict[str, str]:
     return {"gpufleet:region": "us-east-1", "gpufleet:ecs": json.dumps(ecs)}
 
 
-def preview(providers: int) -> tuple[int, float]:
+def preview(providers: int, policy: bool = False) -> tuple[int, float]:
     config = fleet_config(providers)
+    stack = f"bench-{providers}"
     start = time.perf_counter()
     load_spec(decode_config(config))
-    plan = build_plan(run_program(config, f"bench-{providers}"))
+    pack = PolicyPack(DEFAULT_PACK, project=PROJECT, stack=stack, config=config) if policy else None
+    try:
+        if pack is not None:
+            pack.begin({}, project=PROJECT, stack=stack, config=config)
+        plan = build_plan(run_program(config, stack, on_resource=pack and (lambda r: pack.submit(plan_resource(r)))))
+        if pack is not None:
+            result = pack.finish(plan["resources"])
+            assert not result.findings, result.findings  # the bench fleet is clean: every rule ran to the end
+    finally:
+        if pack is not None:
+            pack.close()
     return plan["summary"]["resourceCount"], time.perf_counter() - start
 
 
@@ -63,17 +77,22 @@ def cold_cli() -> float:
 
 def main() -> None:
     preview(1)  # warm-up: imports and the catalog load are a per-process cost, measured by cold_cli
-    rows = {}
-    print(f"{'providers':>9} {'resources':>9} {'seconds':>8} {'ms/resource':>11}")
+    rows, judged = {}, {}
+    print(f"{'providers':>9} {'resources':>9} {'seconds':>8} {'ms/resource':>11} {'+policy s':>9} {'overhead':>8}")
     for n in (1, 10, 50, 200):
         resources, seconds = preview(n)
-        rows[n] = (resources, seconds)
-        print(f"{n:>9} {resources:>9} {seconds:>8.3f} {1000 * seconds / resources:>11.3f}")
+        _, with_policy = preview(n, policy=True)
+        rows[n], judged[n] = (resources, seconds), with_policy
+        print(
+            f"{n:>9} {resources:>9} {seconds:>8.3f} {1000 * seconds / resources:>11.3f} "
+            f"{with_policy:>9.3f} {with_policy / seconds - 1:>8.0%}"
+        )
     per = {n: s / r for n, (r, s) in rows.items()}
     print(f"per-resource cost ratio 200 vs 1:  {per[200] / per[1]:.2f}")
     print(f"per-resource cost ratio 200 vs 10: {per[200] / per[10]:.2f}  (target <= 1.3)")
     print(f"200 providers: {rows[200][1]:.2f} s for {rows[200][0]} resources; AWS CDK synth measured here: ~6.5 s "
           f"for 200 GPU groups (2,480 CloudFormation resources) -> ratio {rows[200][1] / 6.5:.2f}")
+    print(f"policy pack overhead at 200 providers: {judged[200] / rows[200][1] - 1:.0%} (target < 25%)")
     print(f"cold process `gpufleet preview ecs-gpu --json`: {cold_cli():.2f} s (target < 2 s)")
 
 

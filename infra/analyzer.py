@@ -3,7 +3,8 @@ gRPC protocol with the stubs the Pulumi SDK ships.
 
 The pack prints its port on stdout; we call GetPluginInfo and GetAnalyzerInfo, reconcile the policy
 config (`policy_config.py`), call Configure (and ConfigureStack, which packs may not implement),
-then Analyze for every resource, concurrently over one channel, and AnalyzeStack once.
+then Analyze for every resource as it registers (concurrently over one channel, so the pack's work
+overlaps the program's), and AnalyzeStack once at the end.
 
 Fail closed: a pack that does not start, dies, answers garbage or times out raises PolicyPackError;
 no caller may read that as "no violations".
@@ -248,18 +249,57 @@ class PolicyPack:
         stack_request.config.update(config)
         self._call("ConfigureStack", stack_request, optional=True)
 
-    def analyze(self, resources: list[dict]) -> PolicyResult:
-        """Analyze each resource (concurrently), then the stack; findings with their fix."""
-        self.wait_ready()
+    def begin(self, given: dict[str, PolicyConfig], *, project: str, stack: str, config: dict[str, str]) -> None:
+        """Start a session: once the pack is up and configured, every `submit`ted resource goes to
+        Analyze at once, as the CLI does when a resource registers, so the pack works while the
+        program still runs."""
+        self._lock = threading.Lock()
+        self._backlog: list[dict] = []
+        self._configured = False
+        self._pending: list[tuple[dict, grpc.Future]] = []
+        self._by_urn: dict[str, dict] = {}
+        self._error: BaseException | None = None
+        self._worker = threading.Thread(target=self._configure_then_flush, args=(given, project, stack, config), daemon=True)
+        self._worker.start()
+
+    def submit(self, resource: dict) -> None:
+        # Sent from the caller's thread: a sender thread would wait for the GIL behind the program.
+        with self._lock:
+            if self._configured:
+                self._send(resource)
+            else:
+                self._backlog.append(resource)
+
+    def _send(self, resource: dict) -> None:
+        self._by_urn[resource["urn"]] = resource
+        call = self.stub.Analyze.future(_analyze_request(resource, self._by_urn), timeout=self.call_timeout)
+        self._pending.append((resource, call))
+
+    def _configure_then_flush(self, given, project, stack, config) -> None:
+        try:
+            self.configure(given, project=project, stack=stack, config=config)
+        except BaseException as err:  # re-raised by finish() in the caller's thread
+            self._error = err
+            return
+        with self._lock:
+            for resource in self._backlog:
+                self._send(resource)
+            self._backlog.clear()
+            self._configured = True
+
+    def finish(self, resources: list[dict]) -> PolicyResult:
+        """Collect every Analyze answer, then AnalyzeStack over `resources`; findings with their fix."""
+        self._worker.join()
+        if self._error is not None:
+            raise self._error
         by_urn = {r["urn"]: r for r in resources}
         result = PolicyResult(self.name, self.version)
         fixes = {p.name: p.remediation for p in self.policies}
-        calls = [(r, self.stub.Analyze.future(_analyze_request(r, by_urn), timeout=self.call_timeout)) for r in resources]
-        for resource, call in calls:
+        for resource, call in self._pending:
             try:
                 response = call.result()
             except grpc.RpcError as err:
-                for _, other in calls:
+                for _, other in self._pending:
                     other.cancel()
                 raise self._rpc_failure("Analyze", err) from None
             # As the CLI does: a resource's diagnostics belong to the resource analysed.
@@ -267,6 +307,13 @@ class PolicyPack:
         stack_request = analyzer_pb2.AnalyzeStackRequest(resources=[_analyzer_resource(r, by_urn) for r in resources])
         self._collect(result, self._call("AnalyzeStack", stack_request), fixes, by_urn, None)
         return result
+
+    def judge(self, given: dict[str, PolicyConfig], resources: list[dict], *, project: str, stack: str, config: dict[str, str]) -> PolicyResult:
+        """A whole session over resources already known (a saved plan)."""
+        self.begin(given, project=project, stack=stack, config=config)
+        for resource in resources:
+            self.submit(resource)
+        return self.finish(resources)
 
     @staticmethod
     def _collect(result: PolicyResult, response, fixes: dict, by_urn: dict, urn: str | None) -> None:

@@ -60,11 +60,6 @@ def _policy_inputs(args):
     return pack_dir, given
 
 
-def _judge(pack, given, resources: list[dict], project: str, stack: str, config: dict) -> dict:
-    pack.configure(given, project=project, stack=stack, config=config)
-    return pack.analyze(resources).as_plan_block()
-
-
 def _exit_for(policy: dict) -> int:
     return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in policy["violations"]) else EXIT_OK
 
@@ -89,7 +84,7 @@ def _spec_error_message(sf, err) -> str:
 def cmd_preview(args) -> int:
     from infra.analyzer import PolicyPack
     from infra.engine import PROJECT, EngineError, run_program
-    from infra.plan import build_plan
+    from infra.plan import build_plan, plan_resource
     from infra.spec import SpecError, decode_config, load_spec
 
     if args.no_policy and (args.policy_pack or args.policy_config):
@@ -104,16 +99,17 @@ def cmd_preview(args) -> int:
     pack = None
     if not args.no_policy:
         pack_dir, given = _policy_inputs(args)
-        # Started before the program runs, as the CLI does: its start-up overlaps the preview.
+        # As under the CLI: the pack starts with the program and judges each resource as it registers.
         pack = PolicyPack(pack_dir, project=PROJECT, stack=sf.stack, config=config)
+        pack.begin(given, project=PROJECT, stack=sf.stack, config=config)
     try:
         try:
-            run = run_program(config, sf.stack)
+            run = run_program(config, sf.stack, on_resource=pack and (lambda r: pack.submit(plan_resource(r))))
         except EngineError as err:
             raise InputError(f"{sf.path}: offline preview failed: {err}") from None
         plan = build_plan(run)
         if pack is not None:
-            plan["policy"] = _judge(pack, given, plan["resources"], PROJECT, sf.stack, config)
+            plan["policy"] = pack.finish(plan["resources"]).as_plan_block()
     finally:
         if pack is not None:
             pack.close()
@@ -136,7 +132,7 @@ def cmd_check(args) -> int:
     pack_dir, given = _policy_inputs(args)
     saved = plan_file.load(args.plan)
     with PolicyPack(pack_dir, project=saved.project, stack=saved.stack) as pack:
-        policy = _judge(pack, given, saved.resources, saved.project, saved.stack, {})
+        policy = pack.judge(given, saved.resources, project=saved.project, stack=saved.stack, config={}).as_plan_block()
     if args.json:
         json.dump(policy, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import gc
 import runpy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,8 +72,9 @@ def _plain(value):
 
 
 class _Recorder(mocks.MockMonitor):
-    def __init__(self, answers: OfflineAnswers, default_region: str, run: ProgramRun):
+    def __init__(self, answers: OfflineAnswers, default_region: str, run: ProgramRun, on_resource=None):
         self.run = run
+        self.on_resource = on_resource
         self.answers = answers
         self.default_region = default_region
         self.provider_regions: dict[str, str] = {}
@@ -83,21 +85,22 @@ class _Recorder(mocks.MockMonitor):
         inputs = _plain(rpc.deserialize_properties(request.object, keep_unknowns=True))
         if request.type.startswith("pulumi:providers:aws") and "region" in inputs:
             self.provider_regions[response.urn] = inputs["region"]
-        self.run.resources.append(
-            RecordedResource(
-                response.urn,
-                request.type,
-                request.name,
-                request.parent,
-                bool(request.custom),
-                inputs,
-                dependencies=sorted(set(request.dependencies)),
-                property_dependencies={
-                    key: sorted(set(deps.urns)) for key, deps in sorted(request.propertyDependencies.items()) if deps.urns
-                },
-                provider=request.provider.rsplit("::", 1)[0],  # a reference is URN::ID
-            )
+        recorded = RecordedResource(
+            response.urn,
+            request.type,
+            request.name,
+            request.parent,
+            bool(request.custom),
+            inputs,
+            dependencies=sorted(set(request.dependencies)),
+            property_dependencies={
+                key: sorted(set(deps.urns)) for key, deps in sorted(request.propertyDependencies.items()) if deps.urns
+            },
+            provider=request.provider.rsplit("::", 1)[0],  # a reference is URN::ID
         )
+        self.run.resources.append(recorded)
+        if self.on_resource is not None:
+            self.on_resource(recorded)
         return response
 
     def RegisterResourceOutputs(self, request):
@@ -145,11 +148,17 @@ def _moto() -> MotoSnapshot:
     return MotoSnapshot()  # one per process: its snapshots are read once
 
 
-def run_program(config: dict[str, str], stack: str, source: FactSource | None = None) -> ProgramRun:
-    """Preview the program offline with the given Pulumi config (values as the CLI passes them)."""
+def run_program(
+    config: dict[str, str],
+    stack: str,
+    source: FactSource | None = None,
+    on_resource: Callable[[RecordedResource], None] | None = None,
+) -> ProgramRun:
+    """Preview the program offline with the given Pulumi config (values as the CLI passes them);
+    `on_resource` sees each resource as it registers (the policy pack analyses it then)."""
     run = ProgramRun(stack=stack)
     region = str(config.get(f"{PROJECT}:region") or config.get("aws:region") or "")
-    monitor = _Recorder(OfflineAnswers(source or _moto()), region, run)
+    monitor = _Recorder(OfflineAnswers(source or _moto()), region, run, on_resource)
     settings.set_root_resource(None)
     features = set(monitor.GetDeploymentInfo(empty_pb2.Empty()).supportedFeatures)
     settings.configure(

@@ -24,7 +24,7 @@ def tree_order(resources: list[RecordedResource]) -> list[RecordedResource]:
     return ordered
 
 
-def _resource(r: RecordedResource) -> dict:
+def plan_resource(r: RecordedResource) -> dict:
     entry = {"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent or None, "custom": r.custom, "inputs": r.inputs}
     # Same keys as the resource states of `pulumi preview --json`, present only when non-empty.
     for key, value in (("provider", r.provider), ("dependencies", r.dependencies), ("propertyDependencies", r.property_dependencies)):
@@ -40,7 +40,7 @@ def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
         "version": PLAN_VERSION,
         "project": project,
         "stack": run.stack,
-        "resources": [_resource(r) for r in resources],
+        "resources": [plan_resource(r) for r in resources],
         "outputs": run.outputs,
         # Filled by the policy pack; the pack is not part of this release yet.
         "policy": {"pack": None, "violations": []},

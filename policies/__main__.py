@@ -5,6 +5,7 @@ added when the `policies` package is not installed (a pack copied out of a check
 gpufleet installed for the catalog).
 """
 
+import gc
 import sys
 from pathlib import Path
 
@@ -15,7 +16,14 @@ except ImportError:
 
 from pulumi_policy import EnforcementLevel, PolicyPack
 
+from components.catalog import catalog
 from policies import ecs, security
+
+# The catalog (every instance type, every ECS GPU AMI id) is loaded once and never freed: keep it
+# out of the collector's full passes, which otherwise walk it again for every batch of resources.
+catalog.load()
+catalog.ecs_gpu_amis()
+gc.freeze()
 
 PolicyPack(
     name="gpufleet-guard",

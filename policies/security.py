@@ -101,6 +101,8 @@ def _open_ingress(group, resources) -> list[str]:
 
 
 def _validate_no_open_ingress(args: StackValidationArgs, report: ReportViolation) -> None:
+    rules = [r for r in args.resources if r.resource_type in (INGRESS_RULE, LEGACY_RULE)]
+    open_by_group: dict[str, list[str]] = {}  # one verdict per group, however many nodes share it
     for node in args.resources:
         if node.resource_type not in (LAUNCH_TEMPLATE, INSTANCE):
             continue
@@ -108,7 +110,9 @@ def _validate_no_open_ingress(args: StackValidationArgs, report: ReportViolation
         if name is None:
             continue
         for group in depended_on(node, SECURITY_GROUP):
-            for why in _open_ingress(group, args.resources):
+            if group.urn not in open_by_group:
+                open_by_group[group.urn] = _open_ingress(group, rules)
+            for why in open_by_group[group.urn]:
                 report(f"{node.name!r} ({name}) uses security group {group.name!r}, which admits the internet: {why}", group.urn)
 
 

@@ -66,8 +66,7 @@ class Judge:
         self.pack = pack
 
     def __call__(self, resources: list[dict], config: dict | None = None) -> PolicyResult:
-        self.pack.configure(parse(config or {}), project="gpufleet", stack=STACK, config={})
-        return self.pack.analyze(resources)
+        return self.pack.judge(parse(config or {}), resources, project="gpufleet", stack=STACK, config={})
 
 
 def findings(result: PolicyResult, policy: str, name: str | None = None) -> list[str]:

@@ -129,4 +129,4 @@ def test_killing_the_pack_between_calls_fails_closed():
         os.kill(pack.process.pid, signal.SIGKILL)
         pack.process.wait(10)
         with pytest.raises(PolicyPackError, match="exited with code -9"):
-            pack.analyze([task_definition("t", [gpu_container("a", 1)])])
+            pack.judge({}, [task_definition("t", [gpu_container("a", 1)])], project="gpufleet", stack="kill", config={})
