@@ -15,6 +15,15 @@ def test_committed_catalog_is_what_the_generator_writes_from_the_moto_snapshot()
     assert generate.render(generate.build(MotoSnapshot())) == generate.DATA_FILE.read_text()
 
 
+def test_committed_ami_index_is_what_the_generator_writes_and_knows_the_recommended_amis():
+    source = MotoSnapshot()
+    assert generate.render_amis(generate.build_amis(source)) == generate.AMI_FILE.read_text()
+    amis = catalog.ecs_gpu_amis()
+    for variant, facts in catalog.load().ecs()["gpuAmiVariants"].items():
+        recommended = source.ssm_parameter("us-east-1", facts["ssmParameter"] + "/image_id")
+        assert amis[recommended].variant == variant and amis[recommended].region == "us-east-1"
+
+
 @pytest.mark.parametrize(
     "name, count, model, memory_mib",
     [
