@@ -142,7 +142,7 @@ def cmd_check(args) -> int:
         from infra.report import render_findings
 
         console = Console()
-        console.print(f"[bold]{args.plan}[/bold] ({saved.kind}, {len(saved.resources)} resources)")
+        console.print(f"[bold]{args.plan}[/bold] ({saved.kind}, {len(saved.resources)} resources)", soft_wrap=True)
         render_findings(policy, console)
     return _exit_for(policy)
 
