@@ -142,7 +142,8 @@ class PolicyPack:
             text=True,
         )
         threading.Thread(target=self._read_port, daemon=True).start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
         self.channel: grpc.Channel | None = None
         self.stub: analyzer_pb2_grpc.AnalyzerStub | None = None
         self.policies: list[PolicyMeta] = []
@@ -162,12 +163,17 @@ class PolicyPack:
             self._stderr.append(line.rstrip())
 
     def _failure(self, what: str) -> PolicyPackError:
+        try:  # a pack that is going down gets a moment, so its exit code and last words are reported
+            self.process.wait(2)
+            self._stderr_reader.join(2)
+        except subprocess.TimeoutExpired:
+            pass
         code = self.process.poll()
         state = f"the pack process exited with code {code}" if code is not None else "the pack process is still running"
         tail = "\n".join(list(self._stderr)[-12:])
         detail = f"\n--- pack stderr (last lines) ---\n{tail}" if tail else ""
         return PolicyPackError(
-            f"policy pack {self.pack_dir}: {what}; {state}. No policy results: the preview is not judged.{detail}"
+            f"policy pack {self.pack_dir}: {what}; {state}. No policy results: nothing was judged.{detail}"
         )
 
     def wait_ready(self) -> None:
@@ -177,6 +183,8 @@ class PolicyPack:
         if not self._port_ready.wait(self.start_timeout):
             raise self._failure(f"did not print its port within {self.start_timeout:.0f} s")
         line = self._port_line[0].strip()
+        if not self._port_line[0]:
+            raise self._failure("ended its output before printing its gRPC port")
         if not line.isdigit():
             raise self._failure(f"printed {line!r} instead of its gRPC port")
         self.channel = grpc.insecure_channel(f"127.0.0.1:{line}")

@@ -97,7 +97,7 @@ def test_a_pack_that_crashes_mid_run_fails_closed():
     assert code == 2 and plan is None
     assert "Analyze failed" in err and "exited with code 7" in err
     assert "crashing on purpose at urn:pulumi:ecs-gpu::gpufleet::" in err  # the pack's own stderr
-    assert "No policy results" in err and "Traceback" not in err.split("--- pack stderr")[0]
+    assert "No policy results: nothing was judged" in err and "Traceback" not in err.split("--- pack stderr")[0]
 
 
 def test_a_pack_that_hangs_times_out(monkeypatch):
@@ -116,6 +116,15 @@ def test_a_pack_that_hangs_times_out(monkeypatch):
 def test_a_pack_that_cannot_start_fails_closed(pack, expected):
     code, plan, err = _preview("--policy-pack", str(PACKS / pack))
     assert code == 2 and plan is None and expected in err
+
+
+def test_a_pack_that_fails_to_import_reports_its_error(tmp_path):
+    (tmp_path / "PulumiPolicy.yaml").write_text("runtime: python\n")
+    (tmp_path / "__main__.py").write_text("import no_such_module_for_gpufleet\n")
+    code, plan, err = _preview("--policy-pack", str(tmp_path))
+    assert code == 2 and plan is None
+    assert "ended its output before printing its gRPC port; the pack process exited with code 1" in err
+    assert "ModuleNotFoundError: No module named 'no_such_module_for_gpufleet'" in err
 
 
 def test_a_directory_without_a_manifest_is_not_a_pack(tmp_path):

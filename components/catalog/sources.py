@@ -74,24 +74,24 @@ class MotoSnapshot:
             return {}
         return _load_gz_json(path)
 
-    def ssm_parameter(self, region: str, name: str) -> str | None:
+    def _ssm_node(self, region: str, path: str) -> object:
         # moto stores the ECS optimized AMI parameters as a tree keyed by path segment; a node's
         # "Value" is the parameter value (a dict for the JSON-valued `.../recommended` parameters).
         node: object = self._ssm_tree(region)
-        for segment in name.strip("/").split("/"):
+        for segment in path.strip("/").split("/"):
             if not isinstance(node, dict) or segment not in node:
                 return None
             node = node[segment]
+        return node
+
+    def ssm_parameter(self, region: str, name: str) -> str | None:
+        node = self._ssm_node(region, name)
         if not isinstance(node, dict) or "Value" not in node:
             return None
         return _as_text(node["Value"])
 
     def ssm_children(self, region: str, path: str) -> list[str]:
-        node: object = self._ssm_tree(region)
-        for segment in path.strip("/").split("/"):
-            if not isinstance(node, dict) or segment not in node:
-                return []
-            node = node[segment]
+        node = self._ssm_node(region, path)
         if not isinstance(node, dict):
             return []
         return [_as_text(child["Value"]) for child in node.values() if isinstance(child, dict) and "Value" in child]
