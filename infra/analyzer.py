@@ -86,6 +86,8 @@ class PolicyResult:
 
 
 def read_pack_manifest(pack_dir: Path) -> dict:
+    if not pack_dir.is_dir():
+        raise PolicyPackInvalid(f"--policy-pack {pack_dir}: no such directory")
     manifest = pack_dir / "PulumiPolicy.yaml"
     if not manifest.is_file():
         raise PolicyPackInvalid(f"--policy-pack {pack_dir}: no PulumiPolicy.yaml there (not a policy pack)")
@@ -116,8 +118,6 @@ class PolicyPack:
 
     def __init__(self, pack_dir: Path, *, project: str, stack: str, config: dict[str, str] | None = None):
         self.pack_dir = pack_dir.resolve()
-        if not self.pack_dir.is_dir():
-            raise PolicyPackInvalid(f"--policy-pack {pack_dir}: no such directory")
         self.manifest = read_pack_manifest(self.pack_dir)
         self.start_timeout = _seconds("GPUFLEET_POLICY_START_TIMEOUT", 60)
         self.call_timeout = _seconds("GPUFLEET_POLICY_TIMEOUT", 120)

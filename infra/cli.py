@@ -53,8 +53,6 @@ def _policy_inputs(args):
     from infra.policy_config import load_file
 
     pack_dir = args.policy_pack or DEFAULT_PACK
-    if not pack_dir.is_dir():
-        raise InputError(f"--policy-pack {pack_dir}: no such directory")
     read_pack_manifest(pack_dir)
     given = load_file(args.policy_config) if args.policy_config else {}
     return pack_dir, given
