@@ -5,7 +5,7 @@
 Prints resources, seconds and per-resource cost per size, the per-resource cost ratios (200 vs 1,
 200 vs 10: growth should stay linear), the policy column (the same preview judged by the policy
 pack over gRPC, the pack started once before the program runs, as `gpufleet preview` does) with its
-overhead (best of three interleaved runs per size), and the cold-process time of
+overhead (best of five interleaved runs per size), and the cold-process time of
 `gpufleet preview ecs-gpu`.
 Ratios, not absolute seconds, are the claim: these machines are noisy.
 """
@@ -81,8 +81,8 @@ def main() -> None:
     rows, judged = {}, {}
     print(f"{'providers':>9} {'resources':>9} {'seconds':>8} {'ms/resource':>11} {'+policy s':>9} {'overhead':>8}")
     for n in (1, 10, 50, 200):
-        # Interleaved, best of three: the machine's noise hits both columns alike.
-        runs = [(preview(n), preview(n, policy=True)) for _ in range(3)]
+        # Interleaved, best of five: the machine's noise hits both columns alike.
+        runs = [(preview(n), preview(n, policy=True)) for _ in range(5)]
         resources, seconds = min(plain for plain, _ in runs)
         with_policy = min(judged for _, (_, judged) in runs)
         rows[n], judged[n] = (resources, seconds), with_policy
