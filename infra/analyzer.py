@@ -26,6 +26,7 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from ruamel.yaml import YAML
 
+from infra.engine import plain
 from infra.policy_config import PolicyConfig, PolicyMeta, reconcile
 
 DEFAULT_PACK = Path(__file__).resolve().parent.parent / "policies"
@@ -69,13 +70,14 @@ class PolicyResult:
     version: str
     findings: list[Finding] = field(default_factory=list)
     not_applicable: dict[str, int] = field(default_factory=dict)  # policy -> resources it skipped
+    remediations: list[dict] = field(default_factory=list)  # {policy, urn}: inputs a policy rewrote
 
     @property
     def mandatory(self) -> list[Finding]:
         return [f for f in self.findings if f.level == "mandatory"]
 
     def as_plan_block(self) -> dict:
-        return {
+        block = {
             "pack": self.pack,
             "version": self.version,
             "violations": [
@@ -83,6 +85,9 @@ class PolicyResult:
                 for f in sorted(self.findings, key=lambda f: (f.urn, f.policy, f.message))
             ],
         }
+        if self.remediations:
+            block["remediations"] = self.remediations
+        return block
 
 
 def read_pack_manifest(pack_dir: Path) -> dict:
@@ -253,6 +258,9 @@ class PolicyPack:
             entry.enforcementLevel = _LEVEL_CODES[c.enforcement_level or "advisory"]
             entry.properties.update(c.properties)
         self._call("Configure", request)
+        # Python packs remediate only with policies at the remediate level; without one, the CLI's
+        # Remediate pass changes nothing, so it is skipped (one RPC per resource saved).
+        self._remediate = any(c.enforcement_level == "remediate" for c in resolved.values())
         stack_request = analyzer_pb2.AnalyzerStackConfigureRequest(stack=stack, project=project, dry_run=True)
         stack_request.config.update(config)
         self._call("ConfigureStack", stack_request, optional=True)
@@ -280,6 +288,9 @@ class PolicyPack:
 
     def _send(self, resource: dict) -> None:
         self._by_urn[resource["urn"]] = resource
+        if self._remediate:
+            self._pending.append((resource, None))  # remediated first, then analysed, in finish()
+            return
         call = self.stub.Analyze.future(_analyze_request(resource, self._by_urn), timeout=self.call_timeout)
         self._pending.append((resource, call))
 
@@ -303,6 +314,11 @@ class PolicyPack:
         by_urn = {r["urn"]: r for r in resources}
         result = PolicyResult(self.name, self.version)
         fixes = {p.name: p.remediation for p in self.policies}
+        for i, (resource, call) in enumerate(self._pending):
+            if call is None:
+                self._remediate_one(resource, by_urn, result)
+                call = self.stub.Analyze.future(_analyze_request(resource, self._by_urn), timeout=self.call_timeout)
+                self._pending[i] = (resource, call)
         for resource, call in self._pending:
             try:
                 response = call.result()
@@ -322,6 +338,21 @@ class PolicyPack:
         for resource in resources:
             self.submit(resource)
         return self.finish(resources)
+
+    def _remediate_one(self, resource: dict, by_urn: dict, result: PolicyResult) -> None:
+        """The CLI's first pass: remediations rewrite the inputs that analysis (and the plan) then see."""
+        response = self._call("Remediate", _analyze_request(resource, self._by_urn))
+        for r in response.remediations:
+            if r.diagnostic:
+                result.findings.append(Finding(r.policyName, "advisory", resource["urn"], r.diagnostic, resource["type"]))
+            elif r.HasField("properties"):
+                inputs = plain(json_format.MessageToDict(r.properties))
+                resource["inputs"] = inputs
+                if resource["urn"] in by_urn:
+                    by_urn[resource["urn"]]["inputs"] = inputs  # the plan shows what will be created
+                result.remediations.append({"policy": r.policyName, "urn": resource["urn"]})
+        for na in response.not_applicable:
+            result.not_applicable[na.policy_name] = result.not_applicable.get(na.policy_name, 0) + 1
 
     @staticmethod
     def _collect(result: PolicyResult, response, fixes: dict, by_urn: dict, urn: str | None) -> None:

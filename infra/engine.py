@@ -55,15 +55,15 @@ class ProgramRun:
     outputs: dict = field(default_factory=dict)
 
 
-def _plain(value):
+def plain(value):
     """Engine values as JSON: integral floats back to ints (the wire has only doubles), unknowns as
     the sentinel, secrets unwrapped."""
     if isinstance(value, dict):
         if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
-            return _plain(value.get("value"))
-        return {k: _plain(v) for k, v in value.items()}
+            return plain(value.get("value"))
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, Unknown) or value == UNKNOWN:
@@ -82,7 +82,7 @@ class _Recorder(mocks.MockMonitor):
 
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
-        inputs = _plain(rpc.deserialize_properties(request.object, keep_unknowns=True))
+        inputs = plain(rpc.deserialize_properties(request.object, keep_unknowns=True))
         if request.type.startswith("pulumi:providers:aws") and "region" in inputs:
             self.provider_regions[response.urn] = inputs["region"]
         recorded = RecordedResource(
@@ -105,7 +105,7 @@ class _Recorder(mocks.MockMonitor):
 
     def RegisterResourceOutputs(self, request):
         if request.urn.split("::")[2] == "pulumi:pulumi:Stack":
-            self.run.outputs = _plain(rpc.deserialize_properties(request.outputs, keep_unknowns=True))
+            self.run.outputs = plain(rpc.deserialize_properties(request.outputs, keep_unknowns=True))
         return super().RegisterResourceOutputs(request)
 
     def region_of(self, provider_ref: str) -> str:

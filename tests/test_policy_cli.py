@@ -139,3 +139,30 @@ def test_killing_the_pack_between_calls_fails_closed():
         pack.process.wait(10)
         with pytest.raises(PolicyPackError, match="exited with code -9"):
             pack.judge({}, [task_definition("t", [gpu_container("a", 1)])], project="gpufleet", stack="kill", config={})
+
+
+def test_remediate_level_rewrites_inputs_before_analysis(tmp_path):
+    """As under the CLI: a Remediate pass first, then Analyze sees (and the plan shows) the result."""
+    pack = str(PACKS / "remediating")
+    fixture = str(ROOT / "tests" / "fixtures" / "pulumi-preview.json")
+    code, out, _ = run_cli("check", fixture, "--json", "--policy-pack", pack)
+    assert code == 1
+    assert {v["policy"] for v in json.loads(out)["violations"]} == {"set-imdsv2", "imdsv2-checked"}
+    code, out, err = run_cli("check", fixture, "--json", "--policy-pack", pack, "--policy-config", _config(tmp_path, {"set-imdsv2": "remediate"}))
+    assert code == 0, err
+    block = json.loads(out)
+    assert block["violations"] == []
+    assert block["remediations"] == [{"policy": "set-imdsv2", "urn": "urn:pulumi:dev::gpu-app::aws:ec2/launchTemplate:LaunchTemplate::gpu-nodes"}]
+
+
+def test_remediated_inputs_replace_the_resource_inputs():
+    from infra.policy_config import parse
+    from tests.policy_helpers import launch_template
+
+    template = launch_template("lt", "g5.xlarge", metadataOptions={"httpTokens": "optional"})
+    with PolicyPack(PACKS / "remediating", project="gpufleet", stack="remediate") as pack:
+        result = pack.judge(parse({"set-imdsv2": "remediate"}), [template], project="gpufleet", stack="remediate", config={})
+    assert result.findings == []
+    assert template["inputs"]["metadataOptions"]["httpTokens"] == "required"
+    volume_size = template["inputs"]["blockDeviceMappings"][0]["ebs"]["volumeSize"]
+    assert volume_size == 100 and isinstance(volume_size, int)  # integral doubles back to ints, as in the plan
