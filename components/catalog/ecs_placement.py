@@ -9,7 +9,7 @@ what the components emit (a test round-trips them).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection
 
 ATTRIBUTE = "attribute:ecs.instance-type"
 
@@ -30,14 +30,14 @@ def member_of(instance_type: str) -> str:
     return f"{ATTRIBUTE} == {instance_type}"
 
 
-def admitted_instance_types(expression: str, known: Iterable[str]) -> frozenset[str] | None:
+def admitted_instance_types(expression: str, known: Collection[str]) -> frozenset[str] | None:
     """The instance types a `memberOf` expression admits, or None when it leaves the type open.
 
     `known` expands `=~` patterns (regular expressions, matched in full) into type names. Conservative:
     a negation, or a clause about another attribute, admits every type.
     """
     tokens = _tokens(expression)
-    parser = _Parser(tokens, tuple(known))
+    parser = _Parser(tokens, known)
     result = parser.expression()
     if parser.pos != len(tokens):
         raise PlacementSyntaxError(f"unexpected {tokens[parser.pos]!r} in {expression!r}")
@@ -60,7 +60,7 @@ def _tokens(expression: str) -> list[str]:
 class _Parser:
     """or < and < not < term; a term is `attribute op value`, `attribute in [v, ...]` or `(expr)`."""
 
-    def __init__(self, tokens: list[str], known: tuple[str, ...]):
+    def __init__(self, tokens: list[str], known: Collection[str]):
         self.tokens = tokens
         self.known = known
         self.pos = 0

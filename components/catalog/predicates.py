@@ -68,14 +68,10 @@ def gpus_fit_any(types: list[InstanceType], requested: int) -> str | None:
 
 
 def gpu_capable(it: InstanceType) -> str | None:
-    """Can ECS pin whole GPUs to tasks on the type?"""
-    if whole_gpus(it):
-        return None
-    if it.gpu is not None and it.gpu.fractional:
-        return f"{it.name} has a fractional GPU ({describe_gpus(it)}); ECS pins whole GPUs"
-    if it.incomplete:
-        return f"{it.name}: accelerator facts unknown ({it.incomplete})"
-    return f"{it.name} has no GPU"
+    """Can ECS pin whole GPUs to tasks on the type? (At least one whole GPU fits.)"""
+    if it.gpu is None and not it.incomplete:
+        return f"{it.name} has no GPU"
+    return gpus_fit(it, 1)
 
 
 def driver_capabilities(value: str, ecs_facts: dict) -> str | None:
