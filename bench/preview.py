@@ -59,7 +59,7 @@ def preview(providers: int, policy: bool = False) -> tuple[int, float]:
     pack = PolicyPack(DEFAULT_PACK, project=PROJECT, stack=stack, config=config) if policy else None
     try:
         if pack is not None:
-            pack.begin({}, project=PROJECT, stack=stack, config=config)
+            pack.begin({})
         plan = build_plan(run_program(config, stack, on_resource=pack and (lambda r: pack.submit(plan_resource(r)))))
         if pack is not None:
             result = pack.finish(plan["resources"])

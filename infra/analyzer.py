@@ -72,10 +72,6 @@ class PolicyResult:
     not_applicable: dict[str, int] = field(default_factory=dict)  # policy -> resources it skipped
     remediations: list[dict] = field(default_factory=list)  # {policy, urn}: inputs a policy rewrote
 
-    @property
-    def mandatory(self) -> list[Finding]:
-        return [f for f in self.findings if f.level == "mandatory"]
-
     def as_plan_block(self) -> dict:
         block = {
             "pack": self.pack,
@@ -124,6 +120,7 @@ class PolicyPack:
     def __init__(self, pack_dir: Path, *, project: str, stack: str, config: dict[str, str] | None = None):
         self.pack_dir = pack_dir.resolve()
         self.manifest = read_pack_manifest(self.pack_dir)
+        self.project, self.stack, self.stack_config = project, stack, dict(config or {})
         self.start_timeout = _seconds("GPUFLEET_POLICY_START_TIMEOUT", 60)
         self.call_timeout = _seconds("GPUFLEET_POLICY_TIMEOUT", 120)
         env = dict(os.environ)
@@ -131,7 +128,7 @@ class PolicyPack:
             PULUMI_PROJECT=project,
             PULUMI_STACK=stack,
             PULUMI_DRY_RUN="true",
-            PULUMI_CONFIG=json.dumps(config or {}),
+            PULUMI_CONFIG=json.dumps(self.stack_config),
             PYTHONUNBUFFERED="1",
         )
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
@@ -212,7 +209,6 @@ class PolicyPack:
                 name=p.name,
                 enforcement_level=_LEVELS[p.enforcementLevel],
                 config_schema=_schema(p),
-                description=p.description,
                 remediation=p.remediation_steps,
             )
             for p in info.policies
@@ -249,7 +245,7 @@ class PolicyPack:
         self.close()
 
     # -- protocol --------------------------------------------------------------------------------
-    def configure(self, given: dict[str, PolicyConfig], *, project: str, stack: str, config: dict[str, str]) -> None:
+    def configure(self, given: dict[str, PolicyConfig]) -> None:
         self.wait_ready()
         resolved = reconcile(self.policies, self.initial_config, given, self.name)
         request = analyzer_pb2.ConfigureAnalyzerRequest()
@@ -261,11 +257,11 @@ class PolicyPack:
         # Python packs remediate only with policies at the remediate level; without one, the CLI's
         # Remediate pass changes nothing, so it is skipped (one RPC per resource saved).
         self._remediate = any(c.enforcement_level == "remediate" for c in resolved.values())
-        stack_request = analyzer_pb2.AnalyzerStackConfigureRequest(stack=stack, project=project, dry_run=True)
-        stack_request.config.update(config)
+        stack_request = analyzer_pb2.AnalyzerStackConfigureRequest(stack=self.stack, project=self.project, dry_run=True)
+        stack_request.config.update(self.stack_config)
         self._call("ConfigureStack", stack_request, optional=True)
 
-    def begin(self, given: dict[str, PolicyConfig], *, project: str, stack: str, config: dict[str, str]) -> None:
+    def begin(self, given: dict[str, PolicyConfig]) -> None:
         """Start a session: once the pack is up and configured, every `submit`ted resource goes to
         Analyze at once, as the CLI does when a resource registers, so the pack works while the
         program still runs."""
@@ -275,7 +271,7 @@ class PolicyPack:
         self._pending: list[tuple[dict, grpc.Future]] = []
         self._by_urn: dict[str, dict] = {}
         self._error: BaseException | None = None
-        self._worker = threading.Thread(target=self._configure_then_flush, args=(given, project, stack, config), daemon=True)
+        self._worker = threading.Thread(target=self._configure_then_flush, args=(given,), daemon=True)
         self._worker.start()
 
     def submit(self, resource: dict) -> None:
@@ -294,9 +290,9 @@ class PolicyPack:
         call = self.stub.Analyze.future(_analyze_request(resource, self._by_urn), timeout=self.call_timeout)
         self._pending.append((resource, call))
 
-    def _configure_then_flush(self, given, project, stack, config) -> None:
+    def _configure_then_flush(self, given: dict[str, PolicyConfig]) -> None:
         try:
-            self.configure(given, project=project, stack=stack, config=config)
+            self.configure(given)
         except BaseException as err:  # re-raised by finish() in the caller's thread
             self._error = err
             return
@@ -332,9 +328,9 @@ class PolicyPack:
         self._collect(result, self._call("AnalyzeStack", stack_request), fixes, by_urn, None)
         return result
 
-    def judge(self, given: dict[str, PolicyConfig], resources: list[dict], *, project: str, stack: str, config: dict[str, str]) -> PolicyResult:
+    def judge(self, given: dict[str, PolicyConfig], resources: list[dict]) -> PolicyResult:
         """A whole session over resources already known (a saved plan)."""
-        self.begin(given, project=project, stack=stack, config=config)
+        self.begin(given)
         for resource in resources:
             self.submit(resource)
         return self.finish(resources)
@@ -404,29 +400,28 @@ def _provider(resource: dict, by_urn: dict) -> analyzer_pb2.AnalyzerProviderReso
     )
 
 
+def _fields(resource: dict, by_urn: dict) -> dict:
+    """What Analyze and AnalyzeStack both carry of a resource."""
+    return {
+        "type": resource["type"],
+        "urn": resource["urn"],
+        "name": resource["name"],
+        "properties": _struct(resource.get("inputs") or {}),
+        "options": _options(resource),
+        "provider": _provider(resource, by_urn),
+    }
+
+
 def _analyze_request(resource: dict, by_urn: dict) -> analyzer_pb2.AnalyzeRequest:
-    return analyzer_pb2.AnalyzeRequest(
-        type=resource["type"],
-        urn=resource["urn"],
-        name=resource["name"],
-        properties=_struct(resource.get("inputs") or {}),
-        options=_options(resource),
-        provider=_provider(resource, by_urn),
-    )
+    return analyzer_pb2.AnalyzeRequest(**_fields(resource, by_urn))
 
 
 def _analyzer_resource(resource: dict, by_urn: dict) -> analyzer_pb2.AnalyzerResource:
     message = analyzer_pb2.AnalyzerResource(
-        type=resource["type"],
-        urn=resource["urn"],
-        name=resource["name"],
-        properties=_struct(resource.get("inputs") or {}),
-        options=_options(resource),
-        provider=_provider(resource, by_urn),
+        **_fields(resource, by_urn),
         parent=resource.get("parent") or "",
         dependencies=resource.get("dependencies") or [],
     )
     for key, urns in (resource.get("propertyDependencies") or {}).items():
         message.propertyDependencies[key].urns.extend(urns)
     return message
-

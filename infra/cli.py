@@ -99,7 +99,7 @@ def cmd_preview(args) -> int:
         pack_dir, given = _policy_inputs(args)
         # As under the CLI: the pack starts with the program and judges each resource as it registers.
         pack = PolicyPack(pack_dir, project=PROJECT, stack=sf.stack, config=config)
-        pack.begin(given, project=PROJECT, stack=sf.stack, config=config)
+        pack.begin(given)
     try:
         try:
             run = run_program(config, sf.stack, on_resource=pack and (lambda r: pack.submit(plan_resource(r))))
@@ -130,7 +130,7 @@ def cmd_check(args) -> int:
     pack_dir, given = _policy_inputs(args)
     saved = plan_file.load(args.plan)
     with PolicyPack(pack_dir, project=saved.project, stack=saved.stack) as pack:
-        policy = pack.judge(given, saved.resources, project=saved.project, stack=saved.stack, config={}).as_plan_block()
+        policy = pack.judge(given, saved.resources).as_plan_block()
     if args.json:
         json.dump(policy, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")

@@ -37,7 +37,6 @@ class PolicyMeta:
     name: str
     enforcement_level: str
     config_schema: dict  # {"properties": ..., "required": [...]} or {}
-    description: str = ""
     remediation: str = ""
 
 

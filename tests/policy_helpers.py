@@ -66,7 +66,7 @@ class Judge:
         self.pack = pack
 
     def __call__(self, resources: list[dict], config: dict | None = None) -> PolicyResult:
-        return self.pack.judge(parse(config or {}), resources, project="gpufleet", stack=STACK, config={})
+        return self.pack.judge(parse(config or {}), resources)
 
 
 def findings(result: PolicyResult, policy: str, name: str | None = None) -> list[str]:

@@ -134,11 +134,11 @@ def test_a_directory_without_a_manifest_is_not_a_pack(tmp_path):
 
 def test_killing_the_pack_between_calls_fails_closed():
     with PolicyPack(DEFAULT_PACK, project="gpufleet", stack="kill") as pack:
-        pack.configure({}, project="gpufleet", stack="kill", config={})
+        pack.configure({})
         os.kill(pack.process.pid, signal.SIGKILL)
         pack.process.wait(10)
         with pytest.raises(PolicyPackError, match="exited with code -9"):
-            pack.judge({}, [task_definition("t", [gpu_container("a", 1)])], project="gpufleet", stack="kill", config={})
+            pack.judge({}, [task_definition("t", [gpu_container("a", 1)])])
 
 
 def test_remediate_level_rewrites_inputs_before_analysis(tmp_path):
@@ -161,7 +161,7 @@ def test_remediated_inputs_replace_the_resource_inputs():
 
     template = launch_template("lt", "g5.xlarge", metadataOptions={"httpTokens": "optional"})
     with PolicyPack(PACKS / "remediating", project="gpufleet", stack="remediate") as pack:
-        result = pack.judge(parse({"set-imdsv2": "remediate"}), [template], project="gpufleet", stack="remediate", config={})
+        result = pack.judge(parse({"set-imdsv2": "remediate"}), [template])
     assert result.findings == []
     assert template["inputs"]["metadataOptions"]["httpTokens"] == "required"
     volume_size = template["inputs"]["blockDeviceMappings"][0]["ebs"]["volumeSize"]
