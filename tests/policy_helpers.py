@@ -51,7 +51,7 @@ def launch_template(name: str, instance_type: str, **overrides) -> dict:
     """A launch template as a careful author writes it (IMDSv2, encrypted root, no public IP)."""
     inputs = {
         "instanceType": instance_type,
-        "imageId": "ami-0123456789abcdef0",
+        "imageId": "ami-0123456789abcdef0",  # a custom AMI: not in the ECS GPU AMI index
         "userData": base64.b64encode(b"#!/bin/bash\necho ECS_CLUSTER=ml >> /etc/ecs/ecs.config\n").decode(),
         "metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1},
         "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"encrypted": "true", "volumeSize": 100}}],

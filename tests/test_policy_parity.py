@@ -9,6 +9,7 @@ import json
 import pytest
 
 from components.catalog.ecs_placement import member_of
+from components.catalog.sources import MotoSnapshot
 from components.ecs.args import WorkloadArgs
 from components.ecs.container_definitions import container_definitions
 from infra.spec import SpecError, load_spec
@@ -16,8 +17,13 @@ from tests.conftest import run_cli
 from tests.policy_helpers import resource
 
 RULE = "ecs-gpus-fit-instance"
-# Whole GPUs per type, from the EC2 data the catalog is generated from (m5.xlarge: none).
-TYPES = {"g5.xlarge": 1, "g5.12xlarge": 4, "p4d.24xlarge": 8, "m5.xlarge": 0}
+# Whole GPUs per type, read from moto's raw DescribeInstanceTypes records (not through the catalog
+# whose predicate is under test); m5.xlarge has no GpuInfo.
+_EC2 = MotoSnapshot().instance_types()
+TYPES = {
+    name: sum(g["Count"] for g in (_EC2[name].get("GpuInfo") or {}).get("Gpus", []))
+    for name in ("g5.xlarge", "g5.12xlarge", "p4d.24xlarge", "m5.xlarge")
+}
 CASES = list(itertools.product(range(10), TYPES))
 
 
@@ -58,6 +64,11 @@ def pack_verdicts(judge) -> dict[tuple[int, str], bool]:
     result = judge(resources)
     flagged = {f.urn.rsplit("::", 1)[-1] for f in result.findings if f.policy == RULE}
     return {(gpus, t): f"job-{gpus}-{t}" in flagged for gpus, t in CASES}
+
+
+def test_the_table_crosses_every_boundary():
+    """0..9 GPUs must cross each type's count, the GPU-less type included, or the table proves little."""
+    assert min(TYPES.values()) == 0 and max(TYPES.values()) < 9
 
 
 @pytest.mark.parametrize("gpus,instance_type", CASES)
