@@ -102,7 +102,8 @@ def cmd_preview(args) -> int:
         pack.begin(given)
     try:
         try:
-            run = run_program(config, sf.stack, on_resource=pack and (lambda r: pack.submit(plan_resource(r))))
+            submit = (lambda r: pack.submit(plan_resource(r))) if pack is not None else None
+            run = run_program(config, sf.stack, on_resource=submit)
         except EngineError as err:
             raise InputError(f"{sf.path}: offline preview failed: {err}") from None
         plan = build_plan(run)

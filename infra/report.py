@@ -34,6 +34,8 @@ def render_findings(policy: dict, console: Console) -> None:
     violations = policy["violations"]
     mandatory = sum(1 for v in violations if v["level"] == "mandatory")
     head = f"Policy pack {policy['pack']} {policy.get('version', '')}".rstrip()
+    for r in policy.get("remediations", []):
+        console.print(f"{head}: {r['policy']} remediated {r['urn']}", highlight=False, soft_wrap=True)
     if not violations:
         console.print(f"{head}: no violations")
         return

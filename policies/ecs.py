@@ -20,7 +20,7 @@ from pulumi_policy import (
 from components.catalog import catalog, predicates
 from components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
 from components.catalog.catalog import UnknownInstanceType
-from policies.inputs import depended_on, get, instance_type, items, json_document, text, truthy, user_data_text
+from policies.inputs import depended_on, get, items, json_document, text, truthy, user_data_text
 
 TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -164,10 +164,12 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
         args.not_applicable("neither an ECS GPU AMI nor user data that joins an ECS cluster")
         return
     name = get(props, "instanceType")
-    it = instance_type(catalog.load(), name)
-    if it is None:
-        if isinstance(name, str):
-            report(f"instance type {name!r} is unknown to the catalog")
+    if not isinstance(name, str):
+        return  # unknown during preview, or set by the group's overrides
+    try:
+        it = catalog.load().get(name)
+    except UnknownInstanceType as err:
+        report(str(err))  # the reason and the nearest real names, as the spec door says them
         return
     ecs_facts = catalog.load().ecs()
     if ami is not None:
@@ -177,9 +179,9 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
         return
     if it.gpu is None:
         return  # a container instance without GPUs: nothing GPU-specific to judge
-    reasons = {v: predicates.ecs_gpu_ami_support(it, v, ecs_facts) for v in ecs_facts["gpuAmiVariants"]}
-    if all(reasons.values()):
-        report(f"{it.name} joins an ECS cluster but no ECS GPU AMI supports it: {next(iter(reasons.values()))}")
+    reasons = [predicates.ecs_gpu_ami_support(it, v, ecs_facts) for v in ecs_facts["gpuAmiVariants"]]
+    if all(reasons):
+        report(f"{it.name} joins an ECS cluster but no ECS GPU AMI supports it: {reasons[0]}")
 
 
 def _validate_capacity_provider_managed(args: StackValidationArgs, report: ReportViolation) -> None:

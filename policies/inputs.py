@@ -67,7 +67,7 @@ def json_document(value: Any) -> Any:
 
 
 def user_data_text(value: Any) -> str:
-    """A launch template's user data (base64) as text; '' when absent, unknown or not base64."""
+    """A launch template's user data (base64) as text; '' when absent or unknown, as given when not base64."""
     if not isinstance(value, str):
         return ""
     try:

@@ -90,6 +90,7 @@ def test_ami_supported(judge):
             launch_template("cpu-on-gpu-ami", "m5.xlarge", imageId=ami),
             launch_template("g5g-joins-ecs", "g5g.xlarge"),  # custom AMI, user data joins a cluster
             launch_template("g5g-not-ecs", "g5g.xlarge", userData=not_ecs),
+            launch_template("typo", "g5.xlarg", imageId=ami),
         ]
     )
     assert findings(result, "ecs-gpu-ami-supported", "g5") == []
@@ -98,6 +99,7 @@ def test_ami_supported(judge):
     assert "m5.xlarge has no GPU" in findings(result, "ecs-gpu-ami-supported", "cpu-on-gpu-ami")[0]
     assert "no ECS GPU AMI supports it" in findings(result, "ecs-gpu-ami-supported", "g5g-joins-ecs")[0]
     assert findings(result, "ecs-gpu-ami-supported", "g5g-not-ecs") == []
+    assert "did you mean g5.xlarge" in findings(result, "ecs-gpu-ami-supported", "typo")[0]
 
 
 def test_ami_release_bounds_use_the_image_version():

@@ -153,6 +153,8 @@ def test_remediate_level_rewrites_inputs_before_analysis(tmp_path):
     block = json.loads(out)
     assert block["violations"] == []
     assert block["remediations"] == [{"policy": "set-imdsv2", "urn": "urn:pulumi:dev::gpu-app::aws:ec2/launchTemplate:LaunchTemplate::gpu-nodes"}]
+    code, out, _ = run_cli("check", fixture, "--policy-pack", pack, "--policy-config", _config(tmp_path, {"set-imdsv2": "remediate"}))
+    assert code == 0 and "set-imdsv2 remediated urn:pulumi:dev::gpu-app::aws:ec2/launchTemplate:LaunchTemplate::gpu-nodes" in out
 
 
 def test_remediated_inputs_replace_the_resource_inputs():
