@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from components.catalog import catalog
 from components.catalog.sources import MotoSnapshot
 from infra.answers import OfflineAnswers, UnansweredCall
 from infra.engine import EngineError, run_program
@@ -17,7 +18,7 @@ ANSWERS = OfflineAnswers(MotoSnapshot())
 
 
 def test_ssm_parameter_comes_from_the_regions_snapshot():
-    path = "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended"
+    path = catalog.load().ecs()["gpuAmiVariants"]["al2023"]["ssmParameter"]  # from the curated facts
     east = ANSWERS.answer("aws:ssm/getParameter:getParameter", {"name": f"{path}/image_id"}, "us-east-1")["value"]
     west = ANSWERS.answer("aws:ssm/getParameter:getParameter", {"name": f"{path}/image_id"}, "us-west-2")["value"]
     assert east.startswith("ami-") and west.startswith("ami-") and east != west
