@@ -12,6 +12,7 @@ no caller may read that as "no violations".
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import json
 import os
@@ -146,7 +147,14 @@ class PolicyPack:
         threading.Thread(target=self._read_port, daemon=True).start()
         self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_reader.start()
-        self.channel: grpc.Channel | None = None
+        # One channel, driven by an event loop on its own thread: the program's thread only hands a
+        # resource over (call_soon_threadsafe), and the loop sends and collects calls in batches
+        # whenever it holds the GIL. Futures of the blocking API cost about half as much again in
+        # GIL time per call; sender threads doing blocking calls wait for the GIL once per call.
+        self._loop = asyncio.new_event_loop()
+        self._loop_thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._loop_thread.start()
+        self.channel: grpc.aio.Channel | None = None
         self.stub: analyzer_pb2_grpc.AnalyzerStub | None = None
         self.policies: list[PolicyMeta] = []
         self.name = ""
@@ -189,11 +197,9 @@ class PolicyPack:
             raise self._failure("ended its output before printing its gRPC port")
         if not line.isdigit():
             raise self._failure(f"printed {line!r} instead of its gRPC port")
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{line}")
-        try:
-            grpc.channel_ready_future(self.channel).result(timeout=self.start_timeout)
-        except grpc.FutureTimeoutError:
-            raise self._failure("did not accept a connection") from None
+        self.channel = self._run(self._connect(f"127.0.0.1:{line}"), None)
+        if self.channel is None:
+            raise self._failure("did not accept a connection")
         self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
         self._call("GetPluginInfo", empty_pb2.Empty())
         info = self._call("GetAnalyzerInfo", empty_pb2.Empty())
@@ -214,9 +220,25 @@ class PolicyPack:
             for p in info.policies
         ]
 
+    async def _connect(self, target: str) -> grpc.aio.Channel | None:
+        channel = grpc.aio.insecure_channel(target)
+        try:
+            await asyncio.wait_for(channel.channel_ready(), self.start_timeout)
+        except asyncio.TimeoutError:
+            await channel.close()
+            return None
+        return channel
+
+    def _run(self, coroutine, timeout: float | None):
+        """Run a coroutine on the channel's loop and wait for it (from any other thread)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+
+    async def _unary(self, method: str, request):
+        return await getattr(self.stub, method)(request, timeout=self.call_timeout)
+
     def _call(self, method: str, request, optional: bool = False):
         try:
-            return getattr(self.stub, method)(request, timeout=self.call_timeout)
+            return self._run(self._unary(method, request), None)
         except grpc.RpcError as err:
             if optional and err.code() == grpc.StatusCode.UNIMPLEMENTED:
                 return None
@@ -229,7 +251,15 @@ class PolicyPack:
 
     def close(self) -> None:
         if self.channel is not None:
-            self.channel.close()
+            try:
+                self._run(self.channel.close(), 5)
+            except Exception:  # noqa: BLE001 - the process is terminated below either way
+                pass
+            self.channel = None
+        if not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._loop_thread.join(5)
+            self._loop.close()
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -263,70 +293,112 @@ class PolicyPack:
 
     def begin(self, given: dict[str, PolicyConfig]) -> None:
         """Start a session: once the pack is up and configured, every `submit`ted resource goes to
-        Analyze at once, as the CLI does when a resource registers, so the pack works while the
-        program still runs."""
-        self._lock = threading.Lock()
-        self._backlog: list[dict] = []
-        self._configured = False
-        self._pending: list[tuple[dict, grpc.Future]] = []
+        Analyze, as the CLI does when a resource registers, so the pack works while the program
+        still runs."""
         self._by_urn: dict[str, dict] = {}
+        self._requests: dict[str, analyzer_pb2.AnalyzeRequest] = {}
+        self._providers: dict[str, analyzer_pb2.AnalyzerProviderResource] = {}
+        self._backlog: list[dict] | None = []  # None once configured (touched on the loop only)
+        self._pending: list[tuple[dict, asyncio.Future | None]] = []
         self._error: BaseException | None = None
-        self._worker = threading.Thread(target=self._configure_then_flush, args=(given,), daemon=True)
+        self._worker = threading.Thread(target=self._configure, args=(given,), daemon=True)
         self._worker.start()
 
     def submit(self, resource: dict) -> None:
-        # Sent from the caller's thread: a sender thread would wait for the GIL behind the program.
-        with self._lock:
-            if self._configured:
-                self._send(resource)
-            else:
-                self._backlog.append(resource)
-
-    def _send(self, resource: dict) -> None:
+        # Recorded here, in registration order, so a provider is known before any resource using it.
         self._by_urn[resource["urn"]] = resource
-        if self._remediate:
-            self._pending.append((resource, None))  # remediated first, then analysed, in finish()
-            return
-        call = self.stub.Analyze.future(_analyze_request(resource, self._by_urn), timeout=self.call_timeout)
-        self._pending.append((resource, call))
+        self._loop.call_soon_threadsafe(self._start, resource)
 
-    def _configure_then_flush(self, given: dict[str, PolicyConfig]) -> None:
+    def _configure(self, given: dict[str, PolicyConfig]) -> None:
         try:
             self.configure(given)
         except BaseException as err:  # re-raised by finish() in the caller's thread
             self._error = err
             return
-        with self._lock:
-            for resource in self._backlog:
-                self._send(resource)
-            self._backlog.clear()
-            self._configured = True
+        self._loop.call_soon_threadsafe(self._flush)
+
+    def _start(self, resource: dict) -> None:
+        """On the loop: send Analyze now, or hold the resource until the pack is configured."""
+        if self._backlog is not None:
+            self._backlog.append(resource)
+        elif self._remediate:
+            self._pending.append((resource, None))  # remediated first, then analysed, in finish()
+        else:
+            try:
+                call = asyncio.ensure_future(self.stub.Analyze(self._request(resource), timeout=self.call_timeout))
+            except Exception as err:  # noqa: BLE001 - kept for finish(): a resource never sent is never "clean"
+                call = self._loop.create_future()
+                call.set_exception(err)
+            self._pending.append((resource, call))
+
+    def _flush(self) -> None:
+        backlog, self._backlog = self._backlog, None
+        for resource in backlog:
+            self._start(resource)
+
+    def _request(self, resource: dict) -> analyzer_pb2.AnalyzeRequest:
+        """The Analyze request of a resource, kept: AnalyzeStack sends the same fields again."""
+        request = analyzer_pb2.AnalyzeRequest(**_fields(resource, self._provider(resource)))
+        self._requests[resource["urn"]] = request
+        return request
+
+    def _provider(self, resource: dict) -> analyzer_pb2.AnalyzerProviderResource | None:
+        urn = resource.get("provider") or ""
+        if urn not in self._providers:
+            provider = self._by_urn.get(urn)
+            self._providers[urn] = provider and analyzer_pb2.AnalyzerProviderResource(
+                type=provider["type"], urn=urn, name=provider["name"], properties=_struct(provider.get("inputs") or {})
+            )
+        return self._providers[urn]
 
     def finish(self, resources: list[dict]) -> PolicyResult:
         """Collect every Analyze answer, then AnalyzeStack over `resources`; findings with their fix."""
         self._worker.join()
         if self._error is not None:
             raise self._error
+        try:
+            # Queued after every _start: by the time this runs on the loop, all calls are out.
+            answers = self._run(self._answers(), None)
+        except grpc.RpcError as err:
+            raise self._rpc_failure("Analyze", err) from None
+        except Exception as err:  # noqa: BLE001
+            raise self._failure(f"a resource could not be sent to Analyze ({err!r})") from err
         by_urn = {r["urn"]: r for r in resources}
         result = PolicyResult(self.name, self.version)
         fixes = {p.name: p.remediation for p in self.policies}
-        for i, (resource, call) in enumerate(self._pending):
-            if call is None:
+        for resource, response in answers:
+            if response is None:
                 self._remediate_one(resource, by_urn, result)
-                call = self.stub.Analyze.future(_analyze_request(resource, self._by_urn), timeout=self.call_timeout)
-                self._pending[i] = (resource, call)
-        for resource, call in self._pending:
-            try:
-                response = call.result()
-            except grpc.RpcError as err:
-                for _, other in self._pending:
-                    other.cancel()
-                raise self._rpc_failure("Analyze", err) from None
+                response = self._call("Analyze", self._request(resource))
             # As the CLI does: a resource's diagnostics belong to the resource analysed.
             self._collect(result, response, fixes, by_urn, resource["urn"])
-        stack_request = analyzer_pb2.AnalyzeStackRequest(resources=[_analyzer_resource(r, by_urn) for r in resources])
+        stack_request = analyzer_pb2.AnalyzeStackRequest(resources=[self._stack_resource(r) for r in resources])
         self._collect(result, self._call("AnalyzeStack", stack_request), fixes, by_urn, None)
         return result
+
+    async def _answers(self) -> list[tuple[dict, analyzer_pb2.AnalyzeResponse | None]]:
+        try:
+            responses = await asyncio.gather(*(call for _, call in self._pending if call is not None))
+        except BaseException:
+            for _, call in self._pending:
+                if call is not None:
+                    call.cancel()
+            raise
+        answered = iter(responses)
+        return [(resource, call and next(answered)) for resource, call in self._pending]
+
+    def _stack_resource(self, resource: dict) -> analyzer_pb2.AnalyzerResource:
+        # AnalyzerResource begins with AnalyzeRequest's fields under the same numbers: the analysed
+        # request is reused as it was sent (after any remediation), not built a second time.
+        request = self._requests.get(resource["urn"])
+        if request is None:
+            request = self._request(resource)
+        message = analyzer_pb2.AnalyzerResource.FromString(request.SerializeToString())
+        message.parent = resource.get("parent") or ""
+        message.dependencies.extend(resource.get("dependencies") or [])
+        for key, urns in (resource.get("propertyDependencies") or {}).items():
+            message.propertyDependencies[key].urns.extend(urns)
+        return message
 
     def judge(self, given: dict[str, PolicyConfig], resources: list[dict]) -> PolicyResult:
         """A whole session over resources already known (a saved plan)."""
@@ -337,7 +409,7 @@ class PolicyPack:
 
     def _remediate_one(self, resource: dict, by_urn: dict, result: PolicyResult) -> None:
         """The CLI's first pass: remediations rewrite the inputs that analysis (and the plan) then see."""
-        response = self._call("Remediate", _analyze_request(resource, self._by_urn))
+        response = self._call("Remediate", self._request(resource))
         for r in response.remediations:
             if r.diagnostic:
                 result.findings.append(Finding(r.policyName, "advisory", resource["urn"], r.diagnostic, resource["type"]))
@@ -391,16 +463,7 @@ def _options(resource: dict) -> analyzer_pb2.AnalyzerResourceOptions:
     return analyzer_pb2.AnalyzerResourceOptions(parent=resource.get("parent") or "")
 
 
-def _provider(resource: dict, by_urn: dict) -> analyzer_pb2.AnalyzerProviderResource | None:
-    provider = by_urn.get(resource.get("provider") or "")
-    if provider is None:
-        return None
-    return analyzer_pb2.AnalyzerProviderResource(
-        type=provider["type"], urn=provider["urn"], name=provider["name"], properties=_struct(provider.get("inputs") or {})
-    )
-
-
-def _fields(resource: dict, by_urn: dict) -> dict:
+def _fields(resource: dict, provider: analyzer_pb2.AnalyzerProviderResource | None) -> dict:
     """What Analyze and AnalyzeStack both carry of a resource."""
     return {
         "type": resource["type"],
@@ -408,20 +471,5 @@ def _fields(resource: dict, by_urn: dict) -> dict:
         "name": resource["name"],
         "properties": _struct(resource.get("inputs") or {}),
         "options": _options(resource),
-        "provider": _provider(resource, by_urn),
+        "provider": provider,
     }
-
-
-def _analyze_request(resource: dict, by_urn: dict) -> analyzer_pb2.AnalyzeRequest:
-    return analyzer_pb2.AnalyzeRequest(**_fields(resource, by_urn))
-
-
-def _analyzer_resource(resource: dict, by_urn: dict) -> analyzer_pb2.AnalyzerResource:
-    message = analyzer_pb2.AnalyzerResource(
-        **_fields(resource, by_urn),
-        parent=resource.get("parent") or "",
-        dependencies=resource.get("dependencies") or [],
-    )
-    for key, urns in (resource.get("propertyDependencies") or {}).items():
-        message.propertyDependencies[key].urns.extend(urns)
-    return message

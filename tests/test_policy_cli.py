@@ -141,6 +141,16 @@ def test_killing_the_pack_between_calls_fails_closed():
             pack.judge({}, [task_definition("t", [gpu_container("a", 1)])])
 
 
+def test_a_resource_that_cannot_be_sent_fails_the_session():
+    """Inputs that are not JSON (a caller's bug) must not vanish from the judgement."""
+    clean = task_definition("clean", [gpu_container("a", 1)], 'attribute:ecs.instance-type == "g5.xlarge"')
+    broken = task_definition("broken", [gpu_container("a", 1)])
+    broken["inputs"]["family"] = {1, 2}
+    with PolicyPack(DEFAULT_PACK, project="gpufleet", stack="unsendable") as pack:
+        with pytest.raises(PolicyPackError, match="could not be sent to Analyze"):
+            pack.judge({}, [clean, broken])
+
+
 def test_remediate_level_rewrites_inputs_before_analysis(tmp_path):
     """As under the CLI: a Remediate pass first, then Analyze sees (and the plan shows) the result."""
     pack = str(PACKS / "remediating")
