@@ -24,7 +24,7 @@ class FleetSpec(SpecModel):
     """Everything one stack provisions. Config keys are `gpufleet:<field>`."""
 
     region: str = Field(description="AWS region of every resource of the stack, e.g. us-east-1.")
-    ecs: EcsFleetArgs | None = Field(None, description="An ECS cluster of GPU instances; absent provisions none.")
+    ecs: EcsFleetArgs | None = Field(None, description="An ECS cluster of GPU or Neuron instances; absent provisions none.")
 
 
 @dataclass(frozen=True)

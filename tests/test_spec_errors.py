@@ -71,7 +71,7 @@ def test_wrong_key_and_wrong_type_are_all_reported_at_once(stack_variant):
     "instance_type, rule, words",
     [
         ("g5g.xlarge", "ecs-gpu-ami-supported", "no ECS GPU-optimized AMI"),
-        ("m5.large", "ecs-gpu-ami-supported", "has no GPU"),
+        ("m5.large", "ecs-gpu-ami-supported", "has neither a GPU nor a Neuron chip"),
         ("p2.xlarge", "instance-type-known", "retired"),
     ],
 )

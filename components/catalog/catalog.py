@@ -165,6 +165,13 @@ class Catalog:
     def ecs(self) -> dict:
         return self.curated["ecs"]
 
+    def ecs_ami_variants(self, it: InstanceType) -> tuple[str, dict]:
+        """The ECS-optimized AMI family of the type's accelerator and its variants: ("neuron", ...)
+        for Inferentia and Trainium, else ("gpu", ...)."""
+        if it.neuron is not None:
+            return "neuron", self.ecs()["neuronAmiVariants"]
+        return "gpu", self.ecs()["gpuAmiVariants"]
+
 
 @dataclass(frozen=True)
 class EcsGpuAmi:

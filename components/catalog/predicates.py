@@ -120,6 +120,111 @@ def ecs_gpu_ami_support(it: InstanceType, variant: str, ecs_facts: dict, image_v
     return None
 
 
+def describe_neuron(it: InstanceType) -> str:
+    """'12 x AWS Inferentia2 (2 NeuronCores, 32768 MiB each)'."""
+    if it.neuron is None:
+        return "no Neuron chip"
+    n = it.neuron
+    return f"{n.count} x AWS {n.model} ({n.cores_per_device} NeuronCores, {n.memory_mib} MiB each)"
+
+
+def neuron_chips(it: InstanceType) -> int | None:
+    """Neuron chips (devices) of the type; None when unknown (incomplete record)."""
+    if it.incomplete:
+        return None
+    return it.neuron.count if it.neuron else 0
+
+
+def neuron_device_range(count: int) -> str:
+    return f"/dev/neuron0../dev/neuron{count - 1}" if count > 1 else "/dev/neuron0"
+
+
+def neuron_devices_fit(it: InstanceType, requested: int) -> str | None:
+    """Do `requested` Neuron devices (all containers of one task) exist on one instance of the type?"""
+    if requested <= 0:
+        return None
+    if it.incomplete:
+        return f"{it.name}: accelerator facts unknown ({it.incomplete})"
+    if it.neuron is None:
+        return f"{requested} Neuron devices mapped but {it.name} has no Neuron chip"
+    if requested > it.neuron.count:
+        return (
+            f"{requested} Neuron devices mapped but {it.name} has {it.neuron.count} "
+            f"({describe_neuron(it)}; {neuron_device_range(it.neuron.count)})"
+        )
+    return None
+
+
+def neuron_device_index(path: object, ecs_facts: dict) -> int | None:
+    """K of a `/dev/neuronK` path; None for any other path."""
+    prefix = ecs_facts["neuronDevices"]["pathPrefix"]
+    if not isinstance(path, str) or not path.startswith(prefix):
+        return None
+    digits = path[len(prefix):]
+    return int(digits) if digits.isdigit() and (digits == "0" or not digits.startswith("0")) else None
+
+
+def neuron_device_paths(first: int, count: int, ecs_facts: dict) -> list[str]:
+    """`/dev/neuron{first}` .. `/dev/neuron{first+count-1}`: the paths a container maps."""
+    prefix = ecs_facts["neuronDevices"]["pathPrefix"]
+    return [f"{prefix}{k}" for k in range(first, first + count)]
+
+
+def neuron_device_exists(it: InstanceType, path: str, ecs_facts: dict) -> str | None:
+    """Does the Neuron device at `path` exist on the type (one /dev/neuronK per chip, K from 0)?"""
+    index = neuron_device_index(path, ecs_facts)
+    if index is None:
+        return f"{path!r} is not a Neuron device path"
+    if neuron_devices_fit(it, index + 1) is None:
+        return None
+    if it.incomplete:
+        return f"{path} cannot be checked on {it.name}: accelerator facts unknown ({it.incomplete})"
+    if it.neuron is None:
+        return f"{path} does not exist on {it.name}: it has no Neuron chip"
+    return f"{path} does not exist on {it.name}: it has {describe_neuron(it)}, {neuron_device_range(it.neuron.count)}"
+
+
+def neuron_capabilities(added: list[str], ecs_facts: dict) -> str | None:
+    """Does a container that maps Neuron devices add the Linux capabilities the Neuron runtime needs?"""
+    missing = [c for c in ecs_facts["neuronDevices"]["capabilities"] if c not in added]
+    if missing:
+        return f"maps Neuron devices but does not add the {', '.join(missing)} capability (linuxParameters.capabilities.add)"
+    return None
+
+
+def neuron_ami_region(region: str, ecs_facts: dict) -> str | None:
+    """Is the ECS Neuron AMI supported in the region?"""
+    regions = ecs_facts["neuronAmiRegions"]["values"]
+    if region not in regions:
+        return f"the ECS Neuron AMIs are not supported in {region} (supported: {', '.join(sorted(regions))})"
+    return None
+
+
+def ecs_neuron_ami_support(it: InstanceType, variant: str, ecs_facts: dict) -> str | None:
+    """Can the ECS Neuron AMI `variant` run Neuron tasks on the type?"""
+    variants = ecs_facts["neuronAmiVariants"]
+    if variant not in variants:
+        return f"no ECS Neuron AMI variant {variant!r} (known: {', '.join(variants)})"
+    if it.incomplete:
+        return f"{it.name}: accelerator facts unknown ({it.incomplete})"
+    if it.neuron is None:
+        return f"{it.name} has no Neuron chip"
+    arches = variants[variant]["architectures"]
+    if not set(it.architectures) & set(arches):
+        return f"{it.name} is {'/'.join(it.architectures)}; the {variant} Neuron AMI is {'/'.join(arches)}"
+    return None
+
+
+def ecs_ami_support(it: InstanceType, variant: str, ecs_facts: dict) -> str | None:
+    """The ECS accelerated AMI of the type's accelerator (Neuron for Inferentia and Trainium, GPU
+    otherwise) in `variant`: can it run the type's accelerated tasks?"""
+    if it.neuron is not None:
+        return ecs_neuron_ami_support(it, variant, ecs_facts)
+    if it.gpu is None and not it.incomplete:
+        return f"{it.name} has neither a GPU nor a Neuron chip"
+    return ecs_gpu_ami_support(it, variant, ecs_facts)
+
+
 def offered_in(it: InstanceType, region: str, zone: str | None = None) -> str | None:
     """Is the type offered in the region (and availability zone, when given)?"""
     zones = it.offerings.get(region)

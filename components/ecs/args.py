@@ -15,8 +15,10 @@ from pydantic import Field, field_validator, model_validator
 from components.catalog import catalog
 from components.spec_model import SpecModel
 
-# The variants come from the curated facts file, so the schema's enum and the rules cannot drift.
-AmiVariant = Literal.__getitem__(tuple(catalog.load().ecs()["gpuAmiVariants"]))
+# The variants come from the curated facts file, so the schema's enum and the rules cannot drift:
+# the GPU AMI's variants, then the Neuron AMI's that the GPU AMI does not have.
+_ECS = catalog.load().ecs()
+AmiVariant = Literal.__getitem__(tuple(dict.fromkeys([*_ECS["gpuAmiVariants"], *_ECS["neuronAmiVariants"]])))
 
 ECS_NAME = r"^[a-zA-Z0-9_-]{1,255}$"
 LOCAL_NAME = r"^[a-z][a-z0-9-]{0,39}$"
@@ -35,6 +37,13 @@ class ContainerArgs(SpecModel):
         description="Whole GPUs pinned to this container (ECS `resourceRequirements` of type GPU). "
         "The GPUs of all containers of a workload must fit one instance of its capacity provider.",
     )
+    neuron_devices: int | None = Field(
+        None,
+        ge=0,
+        description="Neuron chips mapped into this container as /dev/neuron0.. (`linuxParameters.devices`, "
+        "with IPC_LOCK), on a Neuron capacity provider. Unset: every chip of the instance type when this is "
+        "the workload's only container, none otherwise. The chips of all containers must exist on one instance.",
+    )
     driver_capabilities: str = Field(
         "utility,compute",
         description="NVIDIA_DRIVER_CAPABILITIES for GPU containers: ECS does not set it, and images not built "
@@ -48,7 +57,19 @@ class ContainerArgs(SpecModel):
 class ServiceArgs(SpecModel):
     """A long-running ECS service for a workload, placed through its capacity provider."""
 
-    desired_count: int = Field(ge=0, description="Number of tasks to keep running.")
+    desired_count: int | None = Field(None, ge=0, description="Number of tasks to keep running (or `perChip`).")
+    per_chip: bool = Field(
+        False,
+        description="One task on every Neuron chip of every instance (the task maps one chip): a task "
+        "definition and a service per chip index, each running one task per instance (distinctInstance), "
+        "so chips x instances tasks in all. Instead of `desiredCount`.",
+    )
+
+    @model_validator(mode="after")
+    def _one_size(self) -> "ServiceArgs":
+        if (self.desired_count is None) == (not self.per_chip):
+            raise ValueError("give either desiredCount or perChip: true")
+        return self
 
 
 class WorkloadArgs(SpecModel):
@@ -116,12 +137,17 @@ class NetworkArgs(SpecModel):
 
 
 class CapacityProviderArgs(SpecModel):
-    """An Auto Scaling group of one GPU instance type behind an ECS capacity provider."""
+    """An Auto Scaling group of one GPU or Neuron instance type behind an ECS capacity provider."""
 
     name: str = Field(pattern=LOCAL_NAME, description="Short name, unique within the fleet (lowercase, digits, '-').")
-    instance_type: str = Field(description="EC2 instance type, e.g. g5.12xlarge; must have NVIDIA GPUs.")
+    instance_type: str = Field(
+        description="EC2 instance type with NVIDIA GPUs (e.g. g5.12xlarge) or AWS Neuron chips (inf1, inf2, trn1, trn2)."
+    )
     ami_variant: AmiVariant = Field(  # type: ignore[valid-type]
-        "al2023", description="ECS GPU-optimized AMI variant, resolved from its SSM parameter in the stack's region."
+        "al2023",
+        description="ECS-optimized AMI variant of the type's accelerator (the GPU AMI for NVIDIA types, the Neuron "
+        "AMI for Inferentia and Trainium; the Neuron AMI has al2023 and al2), resolved from its SSM parameter in "
+        "the stack's region.",
     )
     min_size: int = Field(ge=0, description="Minimum number of instances.")
     max_size: int = Field(ge=1, description="Maximum number of instances.")
@@ -153,7 +179,7 @@ class CapacityProviderArgs(SpecModel):
 
 
 class EcsFleetArgs(SpecModel):
-    """An ECS cluster of GPU instances: capacity providers and the workloads they run."""
+    """An ECS cluster of GPU or Neuron instances: capacity providers and the workloads they run."""
 
     cluster_name: str = Field(pattern=ECS_NAME, description="ECS cluster name.")
     container_insights: Literal["enabled", "disabled", "enhanced"] = Field(
@@ -161,7 +187,7 @@ class EcsFleetArgs(SpecModel):
     )
     network: NetworkArgs = Field(description="Subnets for the instances, or a VPC to create.")
     capacity_providers: list[CapacityProviderArgs] = Field(
-        min_length=1, description="Groups of GPU instances, one instance type each."
+        min_length=1, description="Groups of GPU or Neuron instances, one instance type each."
     )
     workloads: list[WorkloadArgs] = Field(default_factory=list, description="Task definitions, optionally run as services.")
     session_manager: bool = Field(

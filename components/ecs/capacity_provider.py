@@ -1,4 +1,4 @@
-"""One GPU instance type as ECS capacity: launch template, Auto Scaling group, capacity provider."""
+"""One GPU or Neuron instance type as ECS capacity: launch template, Auto Scaling group, capacity provider."""
 
 from __future__ import annotations
 
@@ -11,23 +11,29 @@ from components.catalog import catalog
 from components.ecs.args import CapacityProviderArgs
 
 
-def user_data(cluster_name: str, ami_variant: str) -> str:
-    """Join the cluster with GPU support on. The GPU AMI already enables GPU support in
-    /var/lib/ecs/ecs.config; writing it again protects custom AMIs built from it."""
+# The agent flag of each accelerated AMI family.
+_AGENT_FLAG = {"gpu": "ECS_ENABLE_GPU_SUPPORT=true", "neuron": "ECS_ENABLE_INF_SUPPORT=true"}
+
+
+def user_data(cluster_name: str, instance_type: str, ami_variant: str) -> str:
+    """Join the cluster with the accelerator's support on. The GPU and Neuron AMIs already enable it
+    in /var/lib/ecs/ecs.config; writing it again protects custom AMIs built from them."""
+    cat = catalog.load()
+    accelerator, variants = cat.ecs_ami_variants(cat.get(instance_type))
     lines = ["#!/bin/bash", "set -euo pipefail"]
-    if catalog.load().ecs()["gpuAmiVariants"][ami_variant]["yumIpv4Fix"]:
+    if variants[ami_variant].get("yumIpv4Fix"):
         lines.append('echo "ip_resolve=4" >> /etc/yum.conf')
     lines += [
         "cat >> /etc/ecs/ecs.config <<'EOF'",
         f"ECS_CLUSTER={cluster_name}",
-        "ECS_ENABLE_GPU_SUPPORT=true",
+        _AGENT_FLAG[accelerator],
         "EOF",
     ]
     return "\n".join(lines) + "\n"
 
 
 class GpuCapacityProvider(pulumi.ComponentResource):
-    """Launch template on the ECS GPU AMI (IMDSv2 only, encrypted gp3 root, no public IP unless
+    """Launch template on the ECS GPU or Neuron AMI (IMDSv2 only, encrypted gp3 root, no public IP unless
     asked), an Auto Scaling group ECS manages (scale-in protected, `AmazonECSManaged`), and the
     capacity provider with managed scaling and managed termination protection."""
 
@@ -69,7 +75,7 @@ class GpuCapacityProvider(pulumi.ComponentResource):
             image_id=ami_id,
             instance_type=a.instance_type,
             iam_instance_profile={"arn": instance_profile_arn},
-            user_data=base64.b64encode(user_data(self._cluster_name, a.ami_variant).encode()).decode(),
+            user_data=base64.b64encode(user_data(self._cluster_name, a.instance_type, a.ami_variant).encode()).decode(),
             metadata_options={
                 "http_endpoint": "enabled",
                 "http_tokens": "required",

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from components.catalog import predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
+from components.ecs.neuron import device_counts
 from components.spec_model import Violation
 
 RESERVED_CAPACITY_PROVIDER_PREFIXES = ("aws", "ecs", "fargate")  # CreateCapacityProvider `name` rule
@@ -85,9 +86,23 @@ def _capacity_provider_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
 
 
 def _capacity_provider(cp: CapacityProviderArgs, it, region: str, cat: Catalog) -> Iterator[Violation]:
-    reason = predicates.ecs_gpu_ami_support(it, cp.ami_variant, cat.ecs())
+    reason = predicates.ecs_ami_support(it, cp.ami_variant, cat.ecs())
     if reason:
-        yield Violation("ecs-gpu-ami-supported", ("instanceType",), cp.instance_type, reason)
+        neuron = it.neuron is not None
+        # al2-kernel-5.10 exists for the GPU AMI only: then the variant is what to change.
+        variant = neuron and cp.ami_variant not in cat.ecs()["neuronAmiVariants"]
+        yield Violation(
+            "ecs-neuron-ami-supported" if neuron else "ecs-gpu-ami-supported",
+            ("amiVariant",) if variant else ("instanceType",),
+            cp.ami_variant if variant else cp.instance_type,
+            reason,
+        )
+    if it.neuron is not None:
+        reason = predicates.neuron_ami_region(region, cat.ecs())
+        if reason:
+            yield Violation(
+                "ecs-neuron-region", ("instanceType",), cp.instance_type, f"{cp.instance_type} needs the ECS Neuron AMI: {reason} (gpufleet:region)"
+            )
     reason = predicates.offered_in(it, region)
     if reason:
         yield Violation("instance-type-offered", ("instanceType",), cp.instance_type, reason)
@@ -128,6 +143,7 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, types: dict, cat: Catalog) 
     it = types.get(wl.capacity_provider)
     if it is None:
         return
+    yield from _neuron_workload(wl, it)
     gpus = sum(c.gpus for c in wl.containers)
     for rule, reason, field in (
         ("ecs-gpus-fit-instance", predicates.gpus_fit(it, gpus), "gpus"),
@@ -138,6 +154,33 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, types: dict, cat: Catalog) 
             # Point at the container that tips the total over, the one a reader edits.
             j = _tipping_container(wl, field)
             yield Violation(rule, ("containers", j, field), getattr(wl.containers[j], field), f"task total: {reason}")
+
+
+def _neuron_workload(wl: WorkloadArgs, it) -> Iterator[Violation]:
+    counts = device_counts(wl, it)
+    total = sum(counts)
+    if it.neuron is not None and total == 0:
+        yield Violation(
+            "ecs-neuron-devices-mapped",
+            ("containers", 0, "neuronDevices"),
+            wl.containers[0].neuron_devices,
+            f"the workload runs on {it.name} ({predicates.describe_neuron(it)}) but maps no Neuron chip; "
+            "set neuronDevices on the container that runs the model",
+        )
+    reason = predicates.neuron_devices_fit(it, total)
+    if reason:
+        j = max(range(len(counts)), key=lambda k: counts[k])
+        yield Violation("ecs-neuron-devices-exist", ("containers", j, "neuronDevices"), counts[j], f"task total: {reason}")
+    if wl.service is not None and wl.service.per_chip:
+        if it.neuron is None:
+            yield Violation("ecs-neuron-per-chip", ("service", "perChip"), True, f"{it.name} has no Neuron chip to run a task on each of")
+        elif total != 1:
+            yield Violation(
+                "ecs-neuron-per-chip",
+                ("service", "perChip"),
+                True,
+                f"a task per chip maps exactly one chip, but the task maps {total}; set neuronDevices: 1 on one container",
+            )
 
 
 def _tipping_container(wl: WorkloadArgs, field: str) -> int:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from components.catalog import catalog, predicates
 from components.ecs.args import ContainerArgs, WorkloadArgs
+from components.ecs.neuron import chip_offsets
 
 
-def container_definition(c: ContainerArgs) -> dict:
+def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: int = 0) -> dict:
     env = dict(c.environment)
     definition: dict = {
         "name": c.name,
@@ -21,9 +23,24 @@ def container_definition(c: ContainerArgs) -> dict:
         # driver capabilities the NVIDIA runtime needs for images not built on CUDA base images.
         definition["resourceRequirements"] = [{"type": "GPU", "value": str(c.gpus)}]
         env.setdefault("NVIDIA_DRIVER_CAPABILITIES", c.driver_capabilities)
+    if neuron_devices:
+        # On the EC2 launch type ECS accepts no NeuronDevice requirement: the chips are mapped as
+        # devices, at the same path inside, and the Neuron runtime needs IPC_LOCK.
+        facts = catalog.load().ecs()["neuronDevices"]
+        definition["linuxParameters"] = {
+            "devices": [
+                {"hostPath": path, "containerPath": path, "permissions": list(facts["permissions"])}
+                for path in predicates.neuron_device_paths(first_chip, neuron_devices, catalog.load().ecs())
+            ],
+            "capabilities": {"add": list(facts["capabilities"])},
+        }
     definition["environment"] = [{"name": k, "value": env[k]} for k in sorted(env)]
     return definition
 
 
-def container_definitions(workload: WorkloadArgs) -> list[dict]:
-    return [container_definition(c) for c in workload.containers]
+def container_definitions(workload: WorkloadArgs, neuron_devices: list[int] | None = None, first_chip: int = 0) -> list[dict]:
+    """The task's containers; `neuron_devices` per container (see `neuron.device_counts`) take
+    consecutive chips from `first_chip` on."""
+    counts = neuron_devices or [0] * len(workload.containers)
+    offsets = chip_offsets(counts, first_chip)
+    return [container_definition(c, n, k) for c, n, k in zip(workload.containers, counts, offsets)]

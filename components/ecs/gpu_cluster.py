@@ -1,4 +1,5 @@
-"""An ECS cluster of GPU instances: network, cluster, capacity providers, task definitions, services."""
+"""An ECS cluster of GPU or Neuron instances: network, cluster, capacity providers, task definitions,
+services."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from components.ecs.capacity_provider import GpuCapacityProvider
 from components.ecs.checks import capacity_provider_name
 from components.catalog.ecs_placement import member_of
 from components.ecs.container_definitions import container_definitions
+from components.ecs.neuron import device_counts
 from components.ecs.instance_role import InstanceRole
 from components.network.vpc import Vpc
 
@@ -36,7 +38,7 @@ class GpuCluster(pulumi.ComponentResource):
                 cp,
                 cluster_name=args.cluster_name,
                 provider_name=capacity_provider_name(args.cluster_name, cp.name),
-                ami_id=amis[cp.ami_variant],
+                ami_id=amis[self._ami_key(cp.instance_type, cp.ami_variant)],
                 instance_profile_arn=self.instance_role.profile.arn,
                 subnet_ids=self._subnet_ids,
                 security_group_id=self.security_group.id,
@@ -46,8 +48,10 @@ class GpuCluster(pulumi.ComponentResource):
             for cp in args.capacity_providers
         }
         self.cluster_capacity_providers = self._cluster_capacity_providers()
-        self.task_definitions = {wl.name: self._task_definition(wl) for wl in args.workloads}
-        self.services = {wl.name: self._service(wl) for wl in args.workloads if wl.service is not None}
+        self.task_definitions: dict[str, aws.ecs.TaskDefinition] = {}
+        self.services: dict[str, aws.ecs.Service] = {}
+        for wl in args.workloads:
+            self._workload(wl)
         self.register_outputs(
             {
                 "clusterArn": self.cluster.arn,
@@ -96,14 +100,22 @@ class GpuCluster(pulumi.ComponentResource):
             opts=self._child(),
         )
 
-    def _ami_ids(self) -> dict[str, pulumi.Input[str]]:
-        """One SSM look-up per AMI variant in use, in the provider's region."""
-        variants = catalog.load().ecs()["gpuAmiVariants"]
+    @staticmethod
+    def _ami_key(instance_type: str, variant: str) -> tuple[str, str]:
+        cat = catalog.load()
+        accelerator, _ = cat.ecs_ami_variants(cat.get(instance_type))
+        return accelerator, variant
+
+    def _ami_ids(self) -> dict[tuple[str, str], pulumi.Input[str]]:
+        """One SSM look-up per AMI (GPU or Neuron, variant) in use, in the provider's region."""
+        ecs = catalog.load().ecs()
+        families = {"gpu": ecs["gpuAmiVariants"], "neuron": ecs["neuronAmiVariants"]}
+        keys = sorted({self._ami_key(cp.instance_type, cp.ami_variant) for cp in self._args.capacity_providers})
         return {
-            variant: aws.ssm.get_parameter(
-                name=f"{variants[variant]['ssmParameter']}/image_id", opts=pulumi.InvokeOptions(parent=self)
+            (accelerator, variant): aws.ssm.get_parameter(
+                name=f"{families[accelerator][variant]['ssmParameter']}/image_id", opts=pulumi.InvokeOptions(parent=self)
             ).value
-            for variant in sorted({cp.ami_variant for cp in self._args.capacity_providers})
+            for accelerator, variant in keys
         }
 
     def _cluster_capacity_providers(self) -> aws.ecs.ClusterCapacityProviders:
@@ -114,29 +126,45 @@ class GpuCluster(pulumi.ComponentResource):
             opts=self._child(),
         )
 
-    def _task_definition(self, wl: WorkloadArgs) -> aws.ecs.TaskDefinition:
-        instance_type = next(cp.instance_type for cp in self._args.capacity_providers if cp.name == wl.capacity_provider)
+    def _workload(self, wl: WorkloadArgs) -> None:
+        """One task definition (and service), or for a task per Neuron chip one of each per chip index:
+        ECS maps devices statically, so tasks sharing one definition would share its chip."""
+        cp = next(cp for cp in self._args.capacity_providers if cp.name == wl.capacity_provider)
+        it = catalog.load().get(cp.instance_type)
+        counts = device_counts(wl, it)
+        if wl.service is not None and wl.service.per_chip:
+            for chip in range(predicates.neuron_chips(it) or 0):
+                family = f"{wl.name}-chip{chip}"
+                self.task_definitions[family] = self._task_definition(family, wl, cp.instance_type, counts, chip)
+                self.services[family] = self._service(family, wl.capacity_provider, self.task_definitions[family], cp.desired_size, one_per_instance=True)
+            return
+        self.task_definitions[wl.name] = self._task_definition(wl.name, wl, cp.instance_type, counts, 0)
+        if wl.service is not None:
+            self.services[wl.name] = self._service(wl.name, wl.capacity_provider, self.task_definitions[wl.name], wl.service.desired_count)
+
+    def _task_definition(self, family: str, wl: WorkloadArgs, instance_type: str, neuron_devices: list[int], first_chip: int) -> aws.ecs.TaskDefinition:
         return aws.ecs.TaskDefinition(
-            f"{self._name}-{wl.name}",
-            family=wl.name,
+            f"{self._name}-{family}",
+            family=family,
             requires_compatibilities=["EC2"],
-            container_definitions=json.dumps(container_definitions(wl)),
+            container_definitions=json.dumps(container_definitions(wl, neuron_devices, first_chip)),
             placement_constraints=[{"type": "memberOf", "expression": member_of(instance_type)}],
             opts=self._child(),
         )
 
-    def _service(self, wl: WorkloadArgs) -> aws.ecs.Service:
-        provider = self.capacity_providers[wl.capacity_provider]
+    def _service(self, name: str, capacity_provider: str, task_definition: aws.ecs.TaskDefinition, desired_count: int, one_per_instance: bool = False) -> aws.ecs.Service:
+        provider = self.capacity_providers[capacity_provider]
         return aws.ecs.Service(
-            f"{self._name}-{wl.name}",
-            name=wl.name,
+            f"{self._name}-{name}",
+            name=name,
             cluster=self.cluster.arn,
-            task_definition=self.task_definitions[wl.name].arn,
-            desired_count=wl.service.desired_count,
+            task_definition=task_definition.arn,
+            desired_count=desired_count,
             # A capacity provider strategy and a launch type are mutually exclusive: no launch type here.
             capacity_provider_strategies=[
                 {"capacity_provider": provider.capacity_provider.name, "weight": 1, "base": 0}
             ],
+            placement_constraints=[{"type": "distinctInstance"}] if one_per_instance else None,
             # The strategy's provider must be associated with the cluster before the service exists.
             opts=self._child(self.cluster_capacity_providers),
         )

@@ -1,0 +1,30 @@
+"""Which Neuron chips each container of a workload maps (pure, no Pulumi).
+
+The spec checks, the container definitions and the summary all read the counts from here, so the
+default ("a lone container takes every chip", "a per-chip task maps one") is stated once.
+"""
+
+from __future__ import annotations
+
+from components.catalog import predicates
+from components.catalog.catalog import InstanceType
+from components.ecs.args import WorkloadArgs
+
+
+def device_counts(wl: WorkloadArgs, it: InstanceType | None) -> list[int]:
+    """Neuron chips mapped per container: explicit counts; an unset count is every chip of the type
+    for a workload's only container (one chip when its service runs a task per chip), else none."""
+    if len(wl.containers) == 1 and wl.containers[0].neuron_devices is None:
+        if wl.service is not None and wl.service.per_chip:
+            return [1]
+        return [(predicates.neuron_chips(it) or 0) if it is not None else 0]
+    return [c.neuron_devices or 0 for c in wl.containers]
+
+
+def chip_offsets(counts: list[int], first: int = 0) -> list[int]:
+    """The first chip index of each container: containers get consecutive, disjoint chips."""
+    offsets, next_chip = [], first
+    for count in counts:
+        offsets.append(next_chip)
+        next_chip += count
+    return offsets
