@@ -56,35 +56,50 @@ def render_findings(policy: dict, console: Console) -> None:
                 console.print(f"      fix: {v['fix']}", highlight=False, markup=False, soft_wrap=True)
 
 
+def _per_instance(g: dict) -> str:
+    if g["kind"] == "neuron":
+        return f"{g['perInstance']} x {g['manufacturer']} {g['model']}\n{g['neuronCoresPerChip']} NeuronCores, {g['memoryMiBPerAccelerator']} MiB each"
+    return f"{g['perInstance']} x {g.get('manufacturer')} {g.get('model')}\n{g['memoryMiBPerAccelerator']} MiB each"
+
+
+def _sizes(counts: dict | None) -> str:
+    return f"{counts['min']}/{counts['desired']}/{counts['max']}" if counts else "-"
+
+
 def render_summary(summary: dict, console: Console) -> None:
     groups = summary.get("groups") or []
+    neuron = any(g["kind"] == "neuron" for g in groups)
     if groups:
         table = Table(title="Accelerators", title_justify="left")
-        for col in ("group", "instance type", "per instance", "instances\nmin/des/max", "GPUs\nmin/des/max"):
+        columns = ["group", "instance type", "per instance", "instances\nmin/des/max", "GPUs or chips\nmin/des/max"]
+        for col in columns + (["NeuronCores\nmin/des/max"] if neuron else []):
             table.add_column(col)
         for g in groups:
-            inst, acc = g["instances"], g["accelerators"]
-            table.add_row(
+            row = [
                 f"{g['group']}\n{g['platform']}, {g['purchase']}, {g['amiVariant']}",
                 g["instanceType"],
-                f"{g['perInstance']} x {g['manufacturer']} {g['model']}\n{g['memoryMiBPerAccelerator']} MiB each",
-                f"{inst['min']}/{inst['desired']}/{inst['max']}",
-                f"{acc['min']}/{acc['desired']}/{acc['max']}",
-            )
+                _per_instance(g),
+                _sizes(g["instances"]),
+                _sizes(g["accelerators"]),
+            ]
+            table.add_row(*row, *([_sizes(g.get("neuronCores"))] if neuron else []))
         for t in summary.get("totals") or []:
-            table.add_row("total", "", t["model"], "", f"{t['min']}/{t['desired']}/{t['max']}", style="bold")
+            row = ["total", "", f"{t['model']} ({'chips' if t['kind'] == 'neuron' else 'GPUs'})", "", _sizes(t)]
+            table.add_row(*row, *([_sizes(t.get("neuronCores"))] if neuron else []), style="bold")
         console.print(table)
     workloads = summary.get("workloads") or []
     if workloads:
         table = Table(title="Workloads", title_justify="left")
-        for col in ("workload", "capacity provider", "GPUs/task", "tasks/instance\n(by GPU)", "service\ntasks"):
+        for col in ("workload", "capacity provider", "per task", "tasks/instance", "service\ntasks"):
             table.add_column(col)
         for w in workloads:
-            table.add_row(
-                w["name"],
-                w["capacityProvider"],
-                str(w["gpusPerTask"]),
-                str(w.get("tasksPerInstanceByGpu", "-")),
-                str(w.get("serviceDesiredCount", "-")),
-            )
+            if "neuronDevicesPerTask" in w:
+                per_task = f"{w['neuronDevicesPerTask']} chips ({w['neuronCoresPerTask']} NeuronCores)"
+                fit = w.get("tasksPerInstanceByChip", "-")
+            else:
+                per_task, fit = f"{w['gpusPerTask']} GPUs", w.get("tasksPerInstanceByGpu", "-")
+            service = str(w.get("serviceDesiredCount", "-"))
+            if "perChip" in w:
+                service += f"\n{w['perChip']['note']}"
+            table.add_row(w["name"], w["capacityProvider"], per_task, str(fit), service)
         console.print(table)

@@ -2,59 +2,99 @@
 
 Computed from the validated spec and the catalog, exported as the stack output `accelerators` (so
 `pulumi stack output accelerators` shows it under the real CLI) and shown by `gpufleet preview`.
+GPU groups count GPUs; Neuron groups count chips and NeuronCores (cores per chip from the catalog).
 """
 
 from __future__ import annotations
 
 from components.catalog import catalog, predicates
+from components.ecs.neuron import device_counts
 from infra.spec import FleetSpec
 
 SIZES = ("min", "desired", "max")
 
 
+def _accelerator(it) -> dict:
+    """What one instance of the type carries, in the summary's words."""
+    if it.neuron is not None:
+        n = it.neuron
+        return {
+            "kind": "neuron",
+            "manufacturer": "AWS",
+            "model": n.model,
+            "perInstance": n.count,
+            "memoryMiBPerAccelerator": n.memory_mib,
+            "neuronCoresPerChip": n.cores_per_device,
+        }
+    return {
+        "kind": "gpu",
+        "manufacturer": it.gpu.manufacturer if it.gpu else None,
+        "model": it.gpu.model if it.gpu else None,
+        "perInstance": predicates.whole_gpus(it) or 0,
+        "memoryMiBPerAccelerator": it.gpu.memory_mib if it.gpu else 0,
+    }
+
+
 def accelerator_summary(spec: FleetSpec) -> dict:
     cat = catalog.load()
     groups, workloads = [], []
-    totals: dict[str, dict[str, int]] = {}
+    totals: dict[tuple[str, str], dict] = {}
     if spec.ecs is not None:
-        per_instance: dict[str, int] = {}
+        providers = {cp.name: cp for cp in spec.ecs.capacity_providers}
         for cp in spec.ecs.capacity_providers:
-            it = cat.get(cp.instance_type)
-            gpus = predicates.whole_gpus(it) or 0
-            per_instance[cp.name] = gpus
+            acc = _accelerator(cat.get(cp.instance_type))
             instances = {"min": cp.min_size, "desired": cp.desired_size, "max": cp.max_size}
-            groups.append(
-                {
-                    "platform": "ecs",
-                    "group": cp.name,
-                    "instanceType": cp.instance_type,
-                    "purchase": cp.purchase,
-                    "amiVariant": cp.ami_variant,
-                    "kind": "gpu",
-                    "manufacturer": it.gpu.manufacturer if it.gpu else None,
-                    "model": it.gpu.model if it.gpu else None,
-                    "perInstance": gpus,
-                    "memoryMiBPerAccelerator": it.gpu.memory_mib if it.gpu else 0,
-                    "instances": instances,
-                    "accelerators": {k: gpus * n for k, n in instances.items()},
-                }
-            )
-            model = f"{it.gpu.manufacturer} {it.gpu.model}" if it.gpu else "none"
-            bucket = totals.setdefault(model, {k: 0 for k in SIZES})
+            group = {
+                "platform": "ecs",
+                "group": cp.name,
+                "instanceType": cp.instance_type,
+                "purchase": cp.purchase,
+                "amiVariant": cp.ami_variant,
+                **acc,
+                "instances": instances,
+                "accelerators": {k: acc["perInstance"] * n for k, n in instances.items()},
+            }
+            key = (acc["kind"], f"{acc['manufacturer']} {acc['model']}" if acc["model"] else "none")
+            bucket = totals.setdefault(key, {"kind": key[0], "model": key[1], **{k: 0 for k in SIZES}})
             for k in SIZES:
-                bucket[k] += gpus * instances[k]
+                bucket[k] += group["accelerators"][k]
+            if acc["kind"] == "neuron":
+                cores = acc["perInstance"] * acc["neuronCoresPerChip"]
+                group["neuronCoresPerInstance"] = cores
+                group["neuronCores"] = {k: cores * n for k, n in instances.items()}
+                bucket.setdefault("neuronCores", {k: 0 for k in SIZES})
+                for k in SIZES:
+                    bucket["neuronCores"][k] += group["neuronCores"][k]
+            groups.append(group)
         for wl in spec.ecs.workloads:
-            gpus = sum(c.gpus for c in wl.containers)
-            available = per_instance.get(wl.capacity_provider, 0)
-            row = {"name": wl.name, "capacityProvider": wl.capacity_provider, "gpusPerTask": gpus}
-            if gpus:
-                # GPUs are the binding limit on these fleets; CPU and memory may bind earlier.
-                row["tasksPerInstanceByGpu"] = available // gpus
-            if wl.service:
-                row["serviceDesiredCount"] = wl.service.desired_count
-            workloads.append(row)
-    return {
-        "groups": groups,
-        "totals": [{"kind": "gpu", "model": m, **counts} for m, counts in sorted(totals.items())],
-        "workloads": workloads,
-    }
+            cp = providers[wl.capacity_provider]
+            workloads.append(_workload_row(wl, cp, cat.get(cp.instance_type)))
+    return {"groups": groups, "totals": [totals[k] for k in sorted(totals)], "workloads": workloads}
+
+
+def _workload_row(wl, cp, it) -> dict:
+    gpus = sum(c.gpus for c in wl.containers)
+    row = {"name": wl.name, "capacityProvider": wl.capacity_provider, "gpusPerTask": gpus}
+    if gpus:
+        # GPUs are the binding limit on these fleets; CPU and memory may bind earlier.
+        row["tasksPerInstanceByGpu"] = (predicates.whole_gpus(it) or 0) // gpus
+    chips = predicates.neuron_chips(it) or 0
+    devices = sum(device_counts(wl, it))
+    if it.neuron is not None:
+        row["neuronDevicesPerTask"] = devices
+        row["neuronCoresPerTask"] = devices * it.neuron.cores_per_device
+        if devices:
+            row["tasksPerInstanceByChip"] = chips // devices
+    if wl.service is None:
+        return row
+    if wl.service.per_chip:
+        # One service per chip index, each with a task on every instance.
+        row["serviceDesiredCount"] = chips * cp.desired_size
+        row["perChip"] = {
+            "services": chips,
+            "tasksPerService": cp.desired_size,
+            "note": f"one task per chip: {chips} chips x {cp.desired_size} instances = {chips * cp.desired_size} tasks",
+        }
+    else:
+        row["serviceDesiredCount"] = wl.service.desired_count
+    return row
