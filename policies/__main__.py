@@ -17,17 +17,17 @@ except ImportError:
 from pulumi_policy import EnforcementLevel, PolicyPack
 
 from components.catalog import catalog
-from policies import ecs, security
+from policies import ecs, neuron, security
 
 # The catalog (every instance type, every ECS GPU AMI id) is loaded once and never freed: keep it
 # out of the collector's full passes, which otherwise walk it again for every batch of resources.
 catalog.load()
-catalog.ecs_gpu_amis()
+catalog.ecs_amis()
 gc.freeze()
 
 PolicyPack(
     name="gpufleet-guard",
-    description="GPU and Neuron infrastructure rules (ECS, security) over the gpufleet catalog of EC2 facts.",
+    description="GPU and Neuron infrastructure rules (ECS GPU, ECS Neuron, security) over the gpufleet catalog of EC2 facts.",
     enforcement_level=EnforcementLevel.ADVISORY,
-    policies=[*ecs.POLICIES, *security.POLICIES],
+    policies=[*ecs.POLICIES, *neuron.POLICIES, *security.POLICIES],
 )

@@ -18,78 +18,22 @@ from pulumi_policy import (
 )
 
 from components.catalog import catalog, predicates
-from components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
 from components.catalog.catalog import UnknownInstanceType
-from policies.inputs import depended_on, get, items, json_document, text, truthy, user_data_text
+from policies.ecs_task import TASK_DEFINITION, EcsTask, known_types, requirement_total
+from policies.inputs import depended_on, get, items, text, truthy, user_data_text
 
-TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 CAPACITY_PROVIDER = "aws:ecs/capacityProvider:CapacityProvider"
 AUTO_SCALING_GROUP = "aws:autoscaling/group:Group"
 
 
-class _GpuTask:
-    """What the GPU rules need of a task definition's inputs."""
-
-    def __init__(self, props):
-        self.containers = [c for c in items(json_document(get(props, "containerDefinitions"))) if isinstance(c, dict)]
-        self.gpus_by_container = {c.get("name", f"#{i}"): _gpus(c) for i, c in enumerate(self.containers)}
-        self.gpus = sum(self.gpus_by_container.values())
-        self.expressions = [
-            get(pc, "expression")
-            for pc in items(get(props, "placementConstraints"))
-            if get(pc, "type") == "memberOf" and isinstance(get(pc, "expression"), str)
-        ]
-        self.fargate = "FARGATE" in [c for c in items(get(props, "requiresCompatibilities")) if isinstance(c, str)]
-
-    def admitted(self) -> frozenset[str] | None:
-        """Instance types all `memberOf` constraints admit (None: the type is left open)."""
-        names = catalog.load().types
-        admitted = None
-        for expression in self.expressions:
-            types = admitted_instance_types(expression, names)
-            if types is not None:
-                admitted = types if admitted is None else admitted & types
-        return admitted
-
-
-def _gpus(container: dict) -> int:
-    total = 0
-    for req in container.get("resourceRequirements") or []:
-        if isinstance(req, dict) and req.get("type") == "GPU":
-            try:
-                total += int(req.get("value", 0))
-            except (TypeError, ValueError):
-                continue
-    return total
-
-
-def _gpu_task(args: ResourceValidationArgs) -> _GpuTask | None:
+def _gpu_task(args: ResourceValidationArgs) -> EcsTask | None:
     if args.resource_type != TASK_DEFINITION:
         return None
-    task = _GpuTask(args.props)
+    task = EcsTask(args.props)
     if task.gpus == 0:
         args.not_applicable("the task definition requests no GPUs")
     return task
-
-
-def _admitted_or_report(task: _GpuTask, report: ReportViolation) -> frozenset[str] | None:
-    try:
-        return task.admitted()
-    except PlacementSyntaxError as err:
-        report(f"the memberOf expression cannot be read: {err}")
-        return None
-
-
-def _known_types(names: frozenset[str], report: ReportViolation) -> list:
-    cat = catalog.load()
-    known = []
-    for name in sorted(names):
-        try:
-            known.append(cat.get(name))
-        except UnknownInstanceType as err:
-            report(f"memberOf pins {err}")
-    return known
 
 
 def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -99,10 +43,10 @@ def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation) ->
     limit = (args.get_config() or {}).get("maxGpusPerTask")
     if limit is not None and task.gpus > limit:
         report(f"the task requests {task.gpus} GPUs; this pack allows at most {text(limit)} per task (maxGpusPerTask)")
-    admitted = _admitted_or_report(task, report)
+    admitted = task.admitted_or_report(report)
     if admitted is None:
         return  # ecs-gpu-task-placement reports a task that pins no instance type
-    reason = predicates.gpus_fit_any(_known_types(admitted, report), task.gpus)
+    reason = predicates.gpus_fit_any(known_types(admitted, report), task.gpus)
     if reason:
         per_container = ", ".join(f"{name}: {n}" for name, n in task.gpus_by_container.items() if n)
         report(f"the containers request {task.gpus} GPUs in all ({per_container}): {reason}")
@@ -114,7 +58,7 @@ def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolati
         return
     if task.fargate:
         report("the task requests GPUs but is FARGATE-compatible: Fargate has no GPUs; use the EC2 launch type")
-    admitted = _admitted_or_report(task, report)
+    admitted = task.admitted_or_report(report)
     if admitted is None:
         report(
             f"the task requests {task.gpus} GPUs but no memberOf placement constraint pins a GPU instance type "
@@ -122,7 +66,7 @@ def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolati
         )
         return
     allowed = (args.get_config() or {}).get("allowedInstanceFamilies")
-    for it in _known_types(admitted, report):
+    for it in known_types(admitted, report):
         reason = predicates.gpu_capable(it)
         if reason:
             report(f"memberOf admits {it.name}: {reason}")
@@ -136,7 +80,7 @@ def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportVi
         return
     ecs_facts = catalog.load().ecs()
     for container in task.containers:
-        if not _gpus(container):
+        if not requirement_total(container, "GPU"):
             continue
         env = {
             e.get("name"): e.get("value") for e in container.get("environment") or [] if isinstance(e, dict)
@@ -158,7 +102,10 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
     if args.resource_type != LAUNCH_TEMPLATE:
         return
     props = args.props
-    ami = catalog.ecs_gpu_amis().get(get(props, "imageId"))
+    ami = catalog.ecs_amis().get(get(props, "imageId"))
+    if ami is not None and ami.accelerator != "gpu":
+        args.not_applicable("an ECS Neuron AMI (ecs-neuron-ami-supported judges it)")
+        return
     joins_ecs = "ECS_CLUSTER" in user_data_text(get(props, "userData"))
     if ami is None and not joins_ecs:
         args.not_applicable("neither an ECS GPU AMI nor user data that joins an ECS cluster")

@@ -13,11 +13,16 @@ from tests.aws_api import CHECKED_TYPES, to_request
 from tests.conftest import preview_plan
 
 
-@pytest.fixture(scope="module")
-def resources() -> list[dict]:
-    plan = preview_plan("ecs-gpu")
+# Each shipped stack: its checked resources (task definitions + launch templates + capacity providers).
+# ecs-neuron has 6 per-chip task definitions (inf2.24xlarge) besides its 2 whole-task ones.
+STACKS = {"ecs-gpu": 3 + 2 + 2, "ecs-neuron": 8 + 2 + 2}
+
+
+@pytest.fixture(scope="module", params=sorted(STACKS))
+def resources(request) -> list[dict]:
+    plan = preview_plan(request.param)
     found = [r for r in plan["resources"] if r["type"] in CHECKED_TYPES]
-    assert len(found) == 3 + 2 + 2
+    assert len(found) == STACKS[request.param]
     return found
 
 
@@ -46,11 +51,22 @@ def test_every_request_passes_botocore_validation(resources):
         ("aws:ecs/capacityProvider:CapacityProvider", lambda i: i["autoScalingGroupProvider"].__setitem__("warmPool", {}), "no such member"),
     ],
 )
-def test_a_wrong_enum_type_or_missing_field_fails(resources, type_token, mutate, expected):
-    broken = copy.deepcopy(next(r for r in resources if r["type"] == type_token))
+def test_a_wrong_enum_type_or_missing_field_fails(type_token, mutate, expected):
+    broken = copy.deepcopy(next(r for r in preview_plan("ecs-gpu")["resources"] if r["type"] == type_token))
     mutate(broken["inputs"])
     problems = "\n".join(to_request(broken).problems)
     assert expected in problems
+
+
+def test_a_wrong_neuron_device_mapping_fails():
+    neuron = [r for r in preview_plan("ecs-neuron")["resources"] if r["type"] == "aws:ecs/taskDefinition:TaskDefinition"]
+    broken = copy.deepcopy(neuron[0])
+    broken["inputs"]["containerDefinitions"] = broken["inputs"]["containerDefinitions"].replace('"write"', '"rw"')
+    assert "not one of read, write, mknod" in "\n".join(to_request(broken).problems)
+    broken = copy.deepcopy(neuron[0])
+    broken["inputs"]["containerDefinitions"] = broken["inputs"]["containerDefinitions"].replace('"hostPath"', '"host"')
+    problems = "\n".join(to_request(broken).problems)
+    assert "hostPath" in problems and ("Missing required parameter" in problems or "no such member" in problems)
 
 
 def _params(resources: list[dict], type_token: str) -> list[dict]:
@@ -66,9 +82,8 @@ def test_task_definitions_round_trip_through_moto(resources, aws):
         got = ecs.describe_task_definition(taskDefinition=params["family"])["taskDefinition"]
         assert got["placementConstraints"] == params["placementConstraints"]
         assert got["requiresCompatibilities"] == ["EC2"]
-        assert [c.get("resourceRequirements") for c in got["containerDefinitions"]] == [
-            c.get("resourceRequirements") for c in params["containerDefinitions"]
-        ]
+        for key in ("resourceRequirements", "linuxParameters"):
+            assert [c.get(key) for c in got["containerDefinitions"]] == [c.get(key) for c in params["containerDefinitions"]]
 
 
 def test_launch_templates_round_trip_through_moto(resources, aws):

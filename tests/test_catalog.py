@@ -18,10 +18,13 @@ def test_committed_catalog_is_what_the_generator_writes_from_the_moto_snapshot()
 def test_committed_ami_index_is_what_the_generator_writes_and_knows_the_recommended_amis():
     source = MotoSnapshot()
     assert generate.render_amis(generate.build_amis(source)) == generate.AMI_FILE.read_text()
-    amis = catalog.ecs_gpu_amis()
-    for variant, facts in catalog.load().ecs()["gpuAmiVariants"].items():
-        recommended = source.ssm_parameter("us-east-1", facts["ssmParameter"] + "/image_id")
-        assert amis[recommended].variant == variant and amis[recommended].region == "us-east-1"
+    amis = catalog.ecs_amis()
+    ecs = catalog.load().ecs()
+    for accelerator, variants in (("gpu", ecs["gpuAmiVariants"]), ("neuron", ecs["neuronAmiVariants"])):
+        for variant, facts in variants.items():
+            recommended = source.ssm_parameter("us-west-2", facts["ssmParameter"] + "/image_id")
+            ami = amis[recommended]
+            assert (ami.accelerator, ami.variant, ami.region) == (accelerator, variant, "us-west-2")
 
 
 def ec2_gpus(name: str) -> dict:

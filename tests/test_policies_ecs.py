@@ -10,7 +10,7 @@ from tests.policy_helpers import findings, gpu_container, launch_template, resou
 
 
 def _ecs_gpu_ami(variant: str) -> str:
-    return next(a.ami_id for a in catalog.ecs_gpu_amis().values() if a.variant == variant and a.region == "us-east-1")
+    return next(a.ami_id for a in catalog.ecs_amis().values() if a.accelerator == "gpu" and a.variant == variant and a.region == "us-east-1")
 
 
 def test_gpus_fit_instance(judge):

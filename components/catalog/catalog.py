@@ -174,23 +174,24 @@ class Catalog:
 
 
 @dataclass(frozen=True)
-class EcsGpuAmi:
-    """An AMI id published under an ECS GPU AMI variant's SSM path."""
+class EcsAmi:
+    """An AMI id published under an ECS GPU or Neuron AMI variant's SSM path."""
 
     ami_id: str
+    accelerator: str  # gpu | neuron
     variant: str
     image_version: str
     region: str
 
 
 @functools.cache
-def ecs_gpu_amis() -> dict[str, EcsGpuAmi]:
-    """Every ECS GPU AMI id the generated data knows, whatever its region (AMI ids are unique)."""
+def ecs_amis() -> dict[str, EcsAmi]:
+    """Every ECS GPU and Neuron AMI id the generated data knows, whatever its region (AMI ids are unique)."""
     document = json.loads((DATA / "ecs_amis.json").read_text())
     return {
-        ami_id: EcsGpuAmi(ami_id, variant, version, region)
+        ami_id: EcsAmi(ami_id, accelerator, variant, version, region)
         for region, amis in document["amis"].items()
-        for ami_id, (variant, version) in amis.items()
+        for ami_id, (accelerator, variant, version) in amis.items()
     }
 
 

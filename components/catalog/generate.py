@@ -8,8 +8,9 @@ The file keeps, per instance type, the subset of the DescribeInstanceTypes recor
 reasons about, in the API's own shape, and the availability-zone offerings of every accelerated or
 EFA-capable type per region. One line per instance type, so a regeneration reads as a small diff.
 
-`ecs_amis.json` maps every AMI id published under the ECS GPU AMI variants' SSM paths to its variant
-and version, per region: the policy pack judges a launch template's `imageId` with it.
+`ecs_amis.json` maps every AMI id published under the ECS GPU and Neuron AMI variants' SSM paths to
+its accelerator, variant and version, per region: the policy pack judges a launch template's
+`imageId` with it.
 """
 
 from __future__ import annotations
@@ -85,21 +86,24 @@ def build(source: FactSource) -> dict:
 
 
 def build_amis(source: FactSource) -> dict:
-    """Per region, AMI id -> [variant, image version] of every ECS GPU AMI its SSM tree lists."""
-    variants = curated_facts()["ecs"]["gpuAmiVariants"]
+    """Per region, AMI id -> [accelerator, variant, image version] of every ECS GPU and Neuron AMI
+    its SSM tree lists."""
+    ecs = curated_facts()["ecs"]
+    families = {"gpu": ecs["gpuAmiVariants"], "neuron": ecs["neuronAmiVariants"]}
     per_region: dict[str, dict[str, list[str]]] = {}
     for region in source.regions():
         found: dict[str, list[str]] = {}
-        for variant, facts in variants.items():
-            parent = facts["ssmParameter"].rsplit("/", 1)[0]
-            for value in source.ssm_children(region, parent):
-                record = json.loads(value)
-                if isinstance(record, dict) and "image_id" in record and "image_version" in record:
-                    found[record["image_id"]] = [variant, record["image_version"]]
+        for accelerator, variants in families.items():
+            for variant, facts in variants.items():
+                parent = facts["ssmParameter"].rsplit("/", 1)[0]
+                for value in source.ssm_children(region, parent):
+                    record = json.loads(value)
+                    if isinstance(record, dict) and "image_id" in record and "image_version" in record:
+                        found[record["image_id"]] = [accelerator, variant, record["image_version"]]
         if found:
             per_region[region] = dict(sorted(found.items()))
     return {
-        "generated": {"by": REGENERATE, "source": source.label, "paths": "children of each ECS GPU AMI variant's SSM path"},
+        "generated": {"by": REGENERATE, "source": source.label, "paths": "children of each ECS GPU and Neuron AMI variant's SSM path"},
         "amis": per_region,
     }
 

@@ -1,0 +1,84 @@
+"""An ECS task definition as the ECS rules read it from its inputs: containers, the GPUs and Neuron
+devices they ask for, and the instance types its memberOf constraints admit."""
+
+from __future__ import annotations
+
+from pulumi_policy import ReportViolation
+
+from components.catalog import catalog, predicates
+from components.catalog.catalog import UnknownInstanceType
+from components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
+from policies.inputs import get, items, json_document
+
+TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
+
+
+def requirement_total(container: dict, kind: str) -> int:
+    """The sum of a container's `resourceRequirements` of one type (GPU, NeuronDevice)."""
+    total = 0
+    for req in container.get("resourceRequirements") or []:
+        if isinstance(req, dict) and req.get("type") == kind:
+            try:
+                total += int(req.get("value", 0))
+            except (TypeError, ValueError):
+                continue
+    return total
+
+
+def neuron_paths(container: dict) -> list[str]:
+    """The `/dev/neuronK` host paths a container maps (linuxParameters.devices)."""
+    ecs_facts = catalog.load().ecs()
+    devices = (container.get("linuxParameters") or {}).get("devices") or []
+    paths = [d.get("hostPath") for d in devices if isinstance(d, dict)]
+    return [p for p in paths if predicates.neuron_device_index(p, ecs_facts) is not None]
+
+
+class EcsTask:
+    """What the ECS rules need of a task definition's inputs."""
+
+    def __init__(self, props):
+        self.containers = [c for c in items(json_document(get(props, "containerDefinitions"))) if isinstance(c, dict)]
+        self.gpus_by_container = {c.get("name", f"#{i}"): requirement_total(c, "GPU") for i, c in enumerate(self.containers)}
+        self.gpus = sum(self.gpus_by_container.values())
+        self.neuron_paths = {c.get("name", f"#{i}"): neuron_paths(c) for i, c in enumerate(self.containers)}
+        self.expressions = [
+            get(pc, "expression")
+            for pc in items(get(props, "placementConstraints"))
+            if get(pc, "type") == "memberOf" and isinstance(get(pc, "expression"), str)
+        ]
+        compatibilities = [c for c in items(get(props, "requiresCompatibilities")) if isinstance(c, str)]
+        self.fargate = "FARGATE" in compatibilities
+        self.ec2 = not compatibilities or "EC2" in compatibilities  # EC2 is the API's default
+
+    @property
+    def maps_neuron(self) -> bool:
+        return any(self.neuron_paths.values())
+
+    def admitted(self) -> frozenset[str] | None:
+        """Instance types all `memberOf` constraints admit (None: the type is left open)."""
+        names = catalog.load().types
+        admitted = None
+        for expression in self.expressions:
+            types = admitted_instance_types(expression, names)
+            if types is not None:
+                admitted = types if admitted is None else admitted & types
+        return admitted
+
+    def admitted_or_report(self, report: ReportViolation) -> frozenset[str] | None:
+        try:
+            return self.admitted()
+        except PlacementSyntaxError as err:
+            report(f"the memberOf expression cannot be read: {err}")
+            return None
+
+
+def known_types(names: frozenset[str], report: ReportViolation) -> list:
+    """The catalog's records of the admitted names; an unknown name is reported with its reason."""
+    cat = catalog.load()
+    known = []
+    for name in sorted(names):
+        try:
+            known.append(cat.get(name))
+        except UnknownInstanceType as err:
+            report(f"memberOf pins {err}")
+    return known

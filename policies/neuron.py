@@ -1,0 +1,175 @@
+"""ECS Neuron rules: task definitions that map Inferentia or Trainium chips as devices, and the
+launch templates of Neuron container instances.
+
+Each rule reads resource types and inputs only and decides with the catalog predicates, the same
+functions the stack spec calls.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pulumi
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
+
+from components.catalog import catalog, predicates
+from policies.ecs_task import TASK_DEFINITION, EcsTask, known_types, requirement_total
+from policies.inputs import get, instance_type, user_data_text
+
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+
+
+def _neuron_task(args: ResourceValidationArgs) -> EcsTask | None:
+    if args.resource_type != TASK_DEFINITION:
+        return None
+    task = EcsTask(args.props)
+    if not task.maps_neuron and not any(requirement_total(c, "NeuronDevice") for c in task.containers):
+        args.not_applicable("the task definition maps no Neuron device")
+    return task
+
+
+def _validate_devices_exist(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = _neuron_task(args)
+    if task is None:
+        return
+    if task.ec2:
+        for container in task.containers:
+            if requirement_total(container, "NeuronDevice"):
+                report(
+                    f"container {container.get('name', '?')!r} declares a NeuronDevice resource requirement, which ECS "
+                    "rejects on the EC2 launch type: map the chips with linuxParameters.devices (/dev/neuronK) instead"
+                )
+    admitted = task.admitted_or_report(report)
+    if not admitted or not task.maps_neuron:
+        return  # ecs-neuron-task-pinned reports a task that pins no instance type
+    mapped = [p for paths in task.neuron_paths.values() for p in paths]
+    duplicates = sorted({p for p in mapped if mapped.count(p) > 1})
+    if duplicates:
+        report(f"{', '.join(duplicates)} mapped more than once in the task: one Neuron runtime owns a chip")
+    ecs_facts = catalog.load().ecs()
+    for it in known_types(admitted, report):
+        for name, paths in task.neuron_paths.items():
+            for path in paths:
+                reason = predicates.neuron_device_exists(it, path, ecs_facts)
+                if reason:
+                    report(f"container {name!r} maps {reason}")
+
+
+def _validate_task_pinned(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = _neuron_task(args)
+    if task is None or not task.maps_neuron:
+        return
+    admitted = task.admitted_or_report(report)
+    if admitted is None or len(admitted) != 1:
+        count = "no" if admitted is None else f"{len(admitted)} ({', '.join(sorted(admitted)) or 'none'})"
+        report(
+            f"the task maps Neuron devices, so it must be specific to one instance type; its memberOf constraints "
+            f"admit {count} instance types (use attribute:ecs.instance-type == TYPE)"
+        )
+        return
+    for it in known_types(admitted, report):
+        if it.neuron is None and not it.incomplete:
+            report(f"the task maps Neuron devices but memberOf pins {it.name}, which has no Neuron chip")
+
+
+def _validate_ipc_lock(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = _neuron_task(args)
+    if task is None:
+        return
+    ecs_facts = catalog.load().ecs()
+    for container in task.containers:
+        name = container.get("name", "?")
+        if not task.neuron_paths.get(name):
+            continue
+        capabilities = (container.get("linuxParameters") or {}).get("capabilities") or {}
+        added = [c for c in capabilities.get("add") or [] if isinstance(c, str)]
+        reason = predicates.neuron_capabilities(added, ecs_facts)
+        if reason:
+            report(f"container {name!r} {reason}")
+
+
+def _region(args: ResourceValidationArgs) -> str | None:
+    """The region the resource is created in: its provider's, else the stack's `aws:region`."""
+    if args.provider is not None:
+        region = get(args.provider.props, "region")
+        if isinstance(region, str):
+            return region
+    return pulumi.Config("aws").get("region") or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+
+
+def _neuron_launch_template(args: ResourceValidationArgs):
+    """(the ECS Neuron AMI or None, the Neuron instance type or None) of a launch template that starts
+    ECS Neuron container instances; not applicable otherwise."""
+    if args.resource_type != LAUNCH_TEMPLATE:
+        return None, None
+    ami = catalog.ecs_amis().get(get(args.props, "imageId"))
+    it = instance_type(catalog.load(), get(args.props, "instanceType"))
+    joins_ecs = "ECS_CLUSTER" in user_data_text(get(args.props, "userData"))
+    neuron_ami = ami if ami is not None and ami.accelerator == "neuron" else None
+    if neuron_ami is None and not (joins_ecs and it is not None and it.neuron is not None):
+        args.not_applicable("neither an ECS Neuron AMI nor a Neuron instance that joins an ECS cluster")
+    return neuron_ami, it
+
+
+def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    ami, it = _neuron_launch_template(args)
+    if ami is None and it is None:
+        return
+    region = _region(args)
+    if region is None:
+        return  # no region known before apply: nothing to judge
+    reason = predicates.neuron_ami_region(region, catalog.load().ecs())
+    if reason:
+        what = f"{ami.ami_id} is the ECS Neuron AMI {ami.variant}" if ami else f"{it.name} runs ECS on the Neuron AMI"
+        report(f"{what}: {reason}")
+
+
+def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    ami, it = _neuron_launch_template(args)
+    if ami is None or it is None:
+        return  # a custom AMI, or the type is unknown or set by the group's overrides
+    reason = predicates.ecs_neuron_ami_support(it, ami.variant, catalog.load().ecs())
+    if reason:
+        report(f"{ami.ami_id} is the ECS Neuron AMI {ami.variant} {ami.image_version}: {reason}")
+
+
+POLICIES = [
+    ResourceValidationPolicy(
+        name="ecs-neuron-devices-exist",
+        description="Every /dev/neuronK an ECS task definition maps exists on the instance type it pins, once; "
+        "no NeuronDevice resource requirement on the EC2 launch type.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_devices_exist,
+        remediation_steps="Map /dev/neuron0 .. /dev/neuron{chips-1} of the pinned type only, each into one container, "
+        "with linuxParameters.devices (hostPath and containerPath, permissions read, write).",
+    ),
+    ResourceValidationPolicy(
+        name="ecs-neuron-task-pinned",
+        description="An ECS task definition that maps Neuron devices pins exactly one Neuron instance type with memberOf.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_task_pinned,
+        remediation_steps="Add placementConstraints: [{type: memberOf, expression: 'attribute:ecs.instance-type == inf2.xlarge'}].",
+    ),
+    ResourceValidationPolicy(
+        name="ecs-neuron-ipc-lock",
+        description="Containers that map Neuron devices add the IPC_LOCK capability the Neuron runtime needs.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_ipc_lock,
+        remediation_steps="Set linuxParameters.capabilities.add: [IPC_LOCK] on the container.",
+    ),
+    ResourceValidationPolicy(
+        name="ecs-neuron-region",
+        description="ECS Neuron container instances are launched only in regions where the ECS Neuron AMIs are supported.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_region,
+        remediation_steps="Deploy the Neuron fleet to one of the supported regions (see the message), or run Neuron "
+        "workloads on another platform there.",
+    ),
+    ResourceValidationPolicy(
+        name="ecs-neuron-ami-supported",
+        description="A launch template on an ECS Neuron AMI runs an instance type with Neuron chips on a supported architecture.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_ami_supported,
+        remediation_steps="Use the ECS GPU AMI for GPU types and the ECS Neuron AMI for inf1, inf2, trn1 and trn2 types.",
+    ),
+]
