@@ -61,10 +61,10 @@ def _validate_task_pinned(args: ResourceValidationArgs, report: ReportViolation)
         return
     admitted = task.admitted_or_report(report)
     if admitted is None or len(admitted) != 1:
-        count = "no" if admitted is None else f"{len(admitted)} ({', '.join(sorted(admitted)) or 'none'})"
+        count = "no instance types" if admitted is None else f"{len(admitted)} instance types ({', '.join(sorted(admitted)) or 'none'})"
         report(
             f"the task maps Neuron devices, so it must be specific to one instance type; its memberOf constraints "
-            f"admit {count} instance types (use attribute:ecs.instance-type == TYPE)"
+            f"admit {count} (use attribute:ecs.instance-type == TYPE)"
         )
         return
     for it in known_types(admitted, report):

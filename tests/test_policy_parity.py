@@ -84,3 +84,55 @@ def test_the_spec_door_is_exit_2_naming_the_field(stack_variant):
     assert code == 2 and out == ""
     assert f"gpufleet:ecs.workloads[2].containers[0].gpus = 9: task total: 9 GPUs requested but p4d.24xlarge has 8" in err
     assert f"[rule: {RULE}]" in err
+
+
+# The same two doors for Neuron devices: `neuronDevices` N maps /dev/neuron0..N-1; the spec rejects
+# N above the type's chips and the pack flags the /dev/neuronK that do not exist. Chips per type are
+# read from moto's raw NeuronInfo (g5.xlarge has none).
+NEURON_RULE = "ecs-neuron-devices-exist"
+NEURON_TYPES = {
+    name: sum(d["Count"] for d in (_EC2[name].get("NeuronInfo") or {}).get("NeuronDevices", []))
+    for name in ("inf2.xlarge", "inf2.24xlarge", "inf2.48xlarge", "trn1.32xlarge", "g5.xlarge")
+}
+NEURON_CASES = list(itertools.product(range(1, 18), NEURON_TYPES))
+
+
+def _neuron_fleet(devices: int, instance_type: str) -> dict:
+    fleet = _fleet(0, instance_type)
+    fleet["workloads"][0]["containers"][0]["neuronDevices"] = devices
+    return fleet
+
+
+def _neuron_spec_door(devices: int, instance_type: str) -> bool:
+    try:
+        load_spec({"region": "us-east-1", "ecs": _neuron_fleet(devices, instance_type)})
+    except SpecError as err:
+        return any(issue.rule == NEURON_RULE for issue in err.issues)
+    return False
+
+
+@pytest.fixture(scope="module")
+def neuron_pack_verdicts(judge) -> dict[tuple[int, str], bool]:
+    resources = []
+    for devices, instance_type in NEURON_CASES:
+        workload = WorkloadArgs.model_validate(_neuron_fleet(devices, instance_type)["workloads"][0])
+        inputs = {
+            "family": "job",
+            "containerDefinitions": json.dumps(container_definitions(workload, [devices])),
+            "placementConstraints": [{"type": "memberOf", "expression": member_of(instance_type)}],
+        }
+        resources.append(resource("aws:ecs/taskDefinition:TaskDefinition", f"job-{devices}-{instance_type}", inputs))
+    result = judge(resources)
+    flagged = {f.urn.rsplit("::", 1)[-1] for f in result.findings if f.policy == NEURON_RULE}
+    return {(n, t): f"job-{n}-{t}" in flagged for n, t in NEURON_CASES}
+
+
+def test_the_neuron_table_crosses_every_boundary():
+    assert min(NEURON_TYPES.values()) == 0 and max(NEURON_TYPES.values()) < 17
+
+
+@pytest.mark.parametrize("devices,instance_type", NEURON_CASES)
+def test_spec_and_pack_agree_on_neuron_devices(devices, instance_type, neuron_pack_verdicts):
+    expected = devices > NEURON_TYPES[instance_type]
+    assert _neuron_spec_door(devices, instance_type) == expected
+    assert neuron_pack_verdicts[(devices, instance_type)] == expected
