@@ -9,6 +9,7 @@ from components.catalog.catalog import Catalog, InstanceType
 def describe(cat: Catalog, it: InstanceType) -> dict:
     ecs = cat.ecs()
     notes = ecs.get("notes", {}).get(it.family)
+    accelerator, variants = cat.ecs_ami_variants(it)
     return {
         "instanceType": it.name,
         "architectures": list(it.architectures),
@@ -42,8 +43,13 @@ def describe(cat: Catalog, it: InstanceType) -> dict:
         },
         "spot": predicates.spot_supported(it) is None,
         "regions": sorted(it.offerings),
-        # None means supported; otherwise the reason it is not.
-        "ecsGpuAmi": {v: predicates.ecs_gpu_ami_support(it, v, ecs) for v in ecs["gpuAmiVariants"]},
+        # The ECS AMI of the type's accelerator (GPU or Neuron); per variant, None means supported,
+        # otherwise the reason it is not.
+        "ecsAmi": {
+            "accelerator": accelerator,
+            "variants": {v: predicates.ecs_ami_support(it, v, ecs) for v in variants},
+            **({"regions": [r for r in sorted(it.offerings) if predicates.neuron_ami_region(r, ecs) is None]} if accelerator == "neuron" else {}),
+        },
         "notes": [notes["note"]] if notes else [],
     }
 
@@ -57,7 +63,7 @@ def render(records: list[dict], source: str, console) -> None:
     from rich.table import Table
 
     table = Table(title=f"Catalog ({source})", title_justify="left")
-    for col in ("type", "accelerators", "vCPU", "memory GiB", "EFA", "regions", "ECS GPU AMI (al2023)"):
+    for col in ("type", "accelerators", "vCPU", "memory GiB", "EFA", "regions", "ECS AMI (al2023)"):
         table.add_column(col)
     for r in records:
         if r["gpu"]:
@@ -68,6 +74,9 @@ def render(records: list[dict], source: str, console) -> None:
         else:
             acc = f"unknown: {r['acceleratorFactsUnknown']}"
         efa = f"{r['efa']['maximumEfaInterfaces']} if / {r['efa']['maximumNetworkCards']} cards" if r["efa"]["supported"] else "-"
-        verdict = r["ecsGpuAmi"].get("al2023")
-        table.add_row(r["instanceType"], acc, str(r["vcpus"]), f"{r['memoryMiB'] / 1024:g}", efa, str(len(r["regions"])), "yes" if verdict is None else verdict)
+        verdict = r["ecsAmi"]["variants"].get("al2023")
+        ami = f"{r['ecsAmi']['accelerator']}: yes" if verdict is None else verdict
+        if "regions" in r["ecsAmi"]:
+            ami += f" ({len(r['ecsAmi']['regions'])} regions)"
+        table.add_row(r["instanceType"], acc, str(r["vcpus"]), f"{r['memoryMiB'] / 1024:g}", efa, str(len(r["regions"])), ami)
     console.print(table)

@@ -161,7 +161,7 @@ def test_catalog_command(capsys):
     assert code == 0
     [record] = json.loads(out)
     assert record["gpu"]["count"] == 8 and record["gpu"]["model"] == "A100"
-    assert record["ecsGpuAmi"]["al2023"] is None
+    assert record["ecsAmi"]["accelerator"] == "gpu" and record["ecsAmi"]["variants"]["al2023"] is None
     assert record["notes"] == ["works only with CUDA 11 or later"]
     code, out, err = run_cli("catalog", "p4d.24xlarg")
     assert code == 2 and "did you mean p4d.24xlarge" in err

@@ -10,7 +10,10 @@ import os
 
 import pytest
 
+from components.catalog import catalog, predicates
 from components.catalog.sources import MotoSnapshot
+from components.ecs.neuron import device_counts
+from infra.spec import load_spec
 from tests.conftest import ROOT, preview_plan, run_cli
 
 GOLDEN = ROOT / "tests" / "golden" / "ecs-neuron.plan.json"
@@ -115,3 +118,41 @@ def test_human_preview_says_how_per_chip_services_are_sized(monkeypatch):
     count, cores = chips("inf2.24xlarge")
     assert f"{count} x AWS Inferentia2" in out and f"{cores} NeuronCores" in out
     assert f"one task per chip: {count} chips x 2 instances = {count * 2} tasks" in out
+
+
+def test_catalog_command_gives_the_neuron_ami_verdict_and_regions():
+    code, out, err = run_cli("catalog", "trn1.32xlarge", "--json")
+    assert code == 0, err
+    [record] = json.loads(out)
+    ami = record["ecsAmi"]
+    assert ami["accelerator"] == "neuron" and ami["variants"] == {"al2023": None, "al2": None}
+    # Offered in ap-southeast-4 (EC2 data) but the Neuron AMI is not supported there (001).
+    assert "ap-southeast-4" in record["regions"] and "ap-southeast-4" not in ami["regions"]
+    assert set(ami["regions"]) < set(record["regions"])
+
+
+NEURON_TYPES = sorted(name for name, record in MotoSnapshot().instance_types().items() if "NeuronInfo" in record)
+
+
+def test_the_neuron_families_of_the_issue_are_all_there():
+    assert {name.split(".")[0] for name in NEURON_TYPES} >= {"inf1", "inf2", "trn1", "trn2"}
+
+
+@pytest.mark.parametrize("instance_type", NEURON_TYPES)
+def test_every_neuron_size_is_accepted_with_all_its_chips(instance_type):
+    it = catalog.load().get(instance_type)
+    ecs = catalog.load().ecs()
+    region = next(r for r in sorted(it.offerings) if predicates.neuron_ami_region(r, ecs) is None)
+    spec = load_spec(
+        {
+            "region": region,
+            "ecs": {
+                "clusterName": "neuron",
+                "network": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]},
+                "capacityProviders": [{"name": "n", "instanceType": instance_type, "minSize": 0, "maxSize": 1, "desiredSize": 0}],
+                "workloads": [{"name": "job", "capacityProvider": "n", "containers": [{"name": "m", "image": "x:1", "memory": 512}]}],
+            },
+        }
+    )
+    [workload] = spec.ecs.workloads
+    assert device_counts(workload, it) == [MotoSnapshot().instance_types()[instance_type]["NeuronInfo"]["NeuronDevices"][0]["Count"]]
