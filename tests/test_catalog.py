@@ -139,3 +139,24 @@ def test_offerings_by_region_and_zone():
     assert "not offered in us-east-1e" in predicates.offered_in(it, "us-east-1", "us-east-1e")
     zones = predicates.zones_offering([it, CAT.get("g5.12xlarge")], "us-east-1")
     assert zones and all(z in it.offerings["us-east-1"] for z in zones)
+
+
+@pytest.mark.parametrize(
+    "path, index",
+    [("/dev/neuron0", 0), ("/dev/neuron12", 12), ("/dev/neuron01", None), ("/dev/neuron", None), ("/dev/nvidia0", None), (None, None)],
+)
+def test_neuron_device_paths_are_read_strictly(path, index):
+    assert predicates.neuron_device_index(path, CAT.ecs()) == index
+
+
+def test_neuron_predicates_read_the_chip_count_from_ec2():
+    ecs = CAT.ecs()
+    [device] = MotoSnapshot().instance_types()["inf2.48xlarge"]["NeuronInfo"]["NeuronDevices"]
+    it = CAT.get("inf2.48xlarge")
+    last = f"/dev/neuron{device['Count'] - 1}"
+    assert predicates.neuron_device_exists(it, last, ecs) is None
+    assert "does not exist" in predicates.neuron_device_exists(it, f"/dev/neuron{device['Count']}", ecs)
+    assert predicates.neuron_device_paths(2, 3, ecs) == ["/dev/neuron2", "/dev/neuron3", "/dev/neuron4"]
+    assert predicates.neuron_capabilities(["SYS_PTRACE", "IPC_LOCK"], ecs) is None
+    assert "IPC_LOCK" in predicates.neuron_capabilities([], ecs)
+    assert "unknown" in predicates.neuron_devices_fit(CAT.get("trn2u.48xlarge"), 1)

@@ -59,7 +59,7 @@ def test_trn1_in_a_region_without_the_neuron_ami(stack_variant):
 def test_gpu_only_ami_variant_on_a_neuron_type(stack_variant):
     err = _errors(stack_variant(lambda c: c["gpufleet:ecs"]["capacityProviders"][1].__setitem__("amiVariant", "al2-kernel-5.10"), "ecs-neuron"))
     assert "gpufleet:ecs.capacityProviders[1].amiVariant = 'al2-kernel-5.10'" in err
-    assert "no ECS Neuron AMI variant 'al2-kernel-5.10' (known: al2023, al2) [rule: ecs-neuron-ami-supported]" in err
+    assert "unknown ECS Neuron AMI variant 'al2-kernel-5.10' (known: al2023, al2) [rule: ecs-neuron-ami-supported]" in err
 
 
 def test_a_task_per_chip_maps_exactly_one_chip(stack_variant):

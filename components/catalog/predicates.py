@@ -90,13 +90,28 @@ def ami_release(image_version: str) -> str:
     return match.group(1)
 
 
+def _ami_variant(it: InstanceType, variant: str, variants: dict, family: str) -> str | None:
+    """What every ECS accelerated AMI asks first: a variant it has, and known accelerator facts."""
+    if variant not in variants:
+        return f"unknown ECS {family} AMI variant {variant!r} (known: {', '.join(variants)})"
+    if it.incomplete:
+        return f"{it.name}: accelerator facts unknown ({it.incomplete})"
+    return None
+
+
+def _ami_architecture(it: InstanceType, variant: str, variants: dict, family: str) -> str | None:
+    arches = variants[variant]["architectures"]
+    if not set(it.architectures) & set(arches):
+        return f"{it.name} is {'/'.join(it.architectures)}; the {variant} {family} AMI is {'/'.join(arches)}"
+    return None
+
+
 def ecs_gpu_ami_support(it: InstanceType, variant: str, ecs_facts: dict, image_version: str | None = None) -> str | None:
     """Can the ECS GPU-optimized AMI `variant` run GPU tasks on the type (at `image_version`, if known)?"""
     variants = ecs_facts["gpuAmiVariants"]
-    if variant not in variants:
-        return f"unknown ECS GPU AMI variant {variant!r} (known: {', '.join(variants)})"
-    if it.incomplete:
-        return f"{it.name}: accelerator facts unknown ({it.incomplete})"
+    reason = _ami_variant(it, variant, variants, "GPU")
+    if reason:
+        return reason
     if it.gpu is None:
         return f"{it.name} has no GPU"
     no_ami = ecs_facts["familiesWithoutGpuAmi"].get(it.family)
@@ -107,9 +122,9 @@ def ecs_gpu_ami_support(it: InstanceType, variant: str, ecs_facts: dict, image_v
         return f"{it.name} has {it.gpu.manufacturer} GPUs; the ECS GPU AMI supports {', '.join(makers)} only"
     if it.gpu.fractional:
         return f"{it.name} has a fractional GPU ({describe_gpus(it)}); ECS schedules whole GPUs"
-    arches = variants[variant]["architectures"]
-    if not set(it.architectures) & set(arches):
-        return f"{it.name} is {'/'.join(it.architectures)}; the {variant} GPU AMI is {'/'.join(arches)}"
+    reason = _ami_architecture(it, variant, variants, "GPU")
+    if reason:
+        return reason
     bounds = ecs_facts["amiReleaseBounds"].get(it.family)
     if bounds and image_version:
         release = ami_release(image_version)
@@ -203,16 +218,12 @@ def neuron_ami_region(region: str, ecs_facts: dict) -> str | None:
 def ecs_neuron_ami_support(it: InstanceType, variant: str, ecs_facts: dict) -> str | None:
     """Can the ECS Neuron AMI `variant` run Neuron tasks on the type?"""
     variants = ecs_facts["neuronAmiVariants"]
-    if variant not in variants:
-        return f"no ECS Neuron AMI variant {variant!r} (known: {', '.join(variants)})"
-    if it.incomplete:
-        return f"{it.name}: accelerator facts unknown ({it.incomplete})"
+    reason = _ami_variant(it, variant, variants, "Neuron")
+    if reason:
+        return reason
     if it.neuron is None:
         return f"{it.name} has no Neuron chip"
-    arches = variants[variant]["architectures"]
-    if not set(it.architectures) & set(arches):
-        return f"{it.name} is {'/'.join(it.architectures)}; the {variant} Neuron AMI is {'/'.join(arches)}"
-    return None
+    return _ami_architecture(it, variant, variants, "Neuron")
 
 
 def ecs_ami_support(it: InstanceType, variant: str, ecs_facts: dict) -> str | None:
