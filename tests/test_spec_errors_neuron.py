@@ -85,3 +85,8 @@ def test_a_neuron_workload_that_maps_no_chip(stack_variant):
 
     err = _errors(stack_variant(edit, "ecs-neuron"))
     assert "gpufleet:ecs.workloads[2].containers[0].neuronDevices = null" in err and "[rule: ecs-neuron-devices-mapped]" in err
+
+
+def test_per_chip_names_may_not_take_another_workloads_name(stack_variant):
+    err = _errors(stack_variant(lambda c: c["gpufleet:ecs"]["workloads"][1].__setitem__("name", "llm-serve-chip3"), "ecs-neuron"))
+    assert "gpufleet:ecs.workloads[0].name = 'llm-serve'" in err and "workload llm-serve-chip3 [rule: names-unique]" in err

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from components.catalog import predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
-from components.ecs.neuron import device_counts
+from components.ecs.neuron import device_counts, per_chip_families
 from components.spec_model import Violation
 
 RESERVED_CAPACITY_PROVIDER_PREFIXES = ("aws", "ecs", "fargate")  # CreateCapacityProvider `name` rule
@@ -39,8 +39,27 @@ def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violatio
         found += [v.under(*where) for v in _capacity_provider(cp, it, region, cat)]
     for i, wl in enumerate(fleet.workloads):
         found += [v.under("workloads", i) for v in _workload(wl, fleet, types, cat)]
+    found += _family_names(fleet, types)
     found += _vpc_zones(fleet, list(types.values()), region)
     return found
+
+
+def _family_names(fleet: EcsFleetArgs, types: dict) -> Iterator[Violation]:
+    """A task per chip adds families `<name>-chipK`: they may not take another workload's name."""
+    names = {wl.name for wl in fleet.workloads}
+    for i, wl in enumerate(fleet.workloads):
+        it = types.get(wl.capacity_provider)
+        if wl.service is None or not wl.service.per_chip or it is None:
+            continue
+        taken = sorted(names & set(per_chip_families(wl.name, it)))
+        if taken:
+            yield Violation(
+                "names-unique",
+                ("workloads", i, "name"),
+                wl.name,
+                f"a task per chip names its task definitions and services {wl.name}-chip0.., which takes the name of "
+                f"workload {', '.join(taken)}",
+            )
 
 
 def _vpc_zones(fleet: EcsFleetArgs, types: list, region: str) -> Iterator[Violation]:

@@ -26,11 +26,12 @@ def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: 
     if neuron_devices:
         # On the EC2 launch type ECS accepts no NeuronDevice requirement: the chips are mapped as
         # devices, at the same path inside, and the Neuron runtime needs IPC_LOCK.
-        facts = catalog.load().ecs()["neuronDevices"]
+        ecs = catalog.load().ecs()
+        facts = ecs["neuronDevices"]
         definition["linuxParameters"] = {
             "devices": [
                 {"hostPath": path, "containerPath": path, "permissions": list(facts["permissions"])}
-                for path in predicates.neuron_device_paths(first_chip, neuron_devices, catalog.load().ecs())
+                for path in predicates.neuron_device_paths(first_chip, neuron_devices, ecs)
             ],
             "capabilities": {"add": list(facts["capabilities"])},
         }

@@ -14,7 +14,7 @@ from components.ecs.capacity_provider import GpuCapacityProvider
 from components.ecs.checks import capacity_provider_name
 from components.catalog.ecs_placement import member_of
 from components.ecs.container_definitions import container_definitions
-from components.ecs.neuron import device_counts
+from components.ecs.neuron import device_counts, per_chip_families
 from components.ecs.instance_role import InstanceRole
 from components.network.vpc import Vpc
 
@@ -38,7 +38,7 @@ class GpuCluster(pulumi.ComponentResource):
                 cp,
                 cluster_name=args.cluster_name,
                 provider_name=capacity_provider_name(args.cluster_name, cp.name),
-                ami_id=amis[self._ami_key(cp.instance_type, cp.ami_variant)],
+                ami_id=amis[self._ami_parameter(cp.instance_type, cp.ami_variant)],
                 instance_profile_arn=self.instance_role.profile.arn,
                 subnet_ids=self._subnet_ids,
                 security_group_id=self.security_group.id,
@@ -101,21 +101,17 @@ class GpuCluster(pulumi.ComponentResource):
         )
 
     @staticmethod
-    def _ami_key(instance_type: str, variant: str) -> tuple[str, str]:
+    def _ami_parameter(instance_type: str, variant: str) -> str:
+        """The SSM parameter of the type's accelerated AMI (GPU or Neuron) in `variant`."""
         cat = catalog.load()
-        accelerator, _ = cat.ecs_ami_variants(cat.get(instance_type))
-        return accelerator, variant
+        _, variants = cat.ecs_ami_variants(cat.get(instance_type))
+        return f"{variants[variant]['ssmParameter']}/image_id"
 
-    def _ami_ids(self) -> dict[tuple[str, str], pulumi.Input[str]]:
-        """One SSM look-up per AMI (GPU or Neuron, variant) in use, in the provider's region."""
-        ecs = catalog.load().ecs()
-        families = {"gpu": ecs["gpuAmiVariants"], "neuron": ecs["neuronAmiVariants"]}
-        keys = sorted({self._ami_key(cp.instance_type, cp.ami_variant) for cp in self._args.capacity_providers})
+    def _ami_ids(self) -> dict[str, pulumi.Input[str]]:
+        """One SSM look-up per AMI in use, in the provider's region, keyed by its parameter."""
+        parameters = sorted({self._ami_parameter(cp.instance_type, cp.ami_variant) for cp in self._args.capacity_providers})
         return {
-            (accelerator, variant): aws.ssm.get_parameter(
-                name=f"{families[accelerator][variant]['ssmParameter']}/image_id", opts=pulumi.InvokeOptions(parent=self)
-            ).value
-            for accelerator, variant in keys
+            name: aws.ssm.get_parameter(name=name, opts=pulumi.InvokeOptions(parent=self)).value for name in parameters
         }
 
     def _cluster_capacity_providers(self) -> aws.ecs.ClusterCapacityProviders:
@@ -133,8 +129,7 @@ class GpuCluster(pulumi.ComponentResource):
         it = catalog.load().get(cp.instance_type)
         counts = device_counts(wl, it)
         if wl.service is not None and wl.service.per_chip:
-            for chip in range(predicates.neuron_chips(it) or 0):
-                family = f"{wl.name}-chip{chip}"
+            for chip, family in enumerate(per_chip_families(wl.name, it)):
                 self.task_definitions[family] = self._task_definition(family, wl, cp.instance_type, counts, chip)
                 self.services[family] = self._service(family, wl.capacity_provider, self.task_definitions[family], cp.desired_size, one_per_instance=True)
             return

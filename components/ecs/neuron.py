@@ -28,3 +28,8 @@ def chip_offsets(counts: list[int], first: int = 0) -> list[int]:
         offsets.append(next_chip)
         next_chip += count
     return offsets
+
+
+def per_chip_families(workload: str, it: InstanceType) -> list[str]:
+    """The task definition families (and service names) of a workload that runs a task per chip."""
+    return [f"{workload}-chip{chip}" for chip in range(predicates.neuron_chips(it) or 0)]
