@@ -17,13 +17,14 @@ except ImportError:
 from pulumi_policy import EnforcementLevel, PolicyPack
 
 from components.catalog import catalog
-from policies import ecs, neuron, security
+from policies import conversion, ecs, neuron, security
 
 # The catalog (every instance type, every ECS GPU AMI id) is loaded once and never freed: keep it
 # out of the collector's full passes, which otherwise walk it again for every batch of resources.
 catalog.load()
 catalog.ecs_amis()
 gc.freeze()
+conversion.install()
 
 PolicyPack(
     name="gpufleet-guard",
