@@ -1,12 +1,12 @@
-"""Convert each resource's properties once, not once per policy.
+"""Convert each distinct properties message once, not once per policy and resource.
 
-pulumi_policy's Analyze converts the request's properties (and its provider's) from protobuf to a
-dict inside its loop over policies: with a dozen resource policies, each resource is converted a
-dozen times, the largest share of the pack's time per resource (AnalyzeStack converts every
-resource once per stack policy). `install()` gives pulumi_policy a `json_format` whose MessageToDict
-remembers its recent conversions per thread, by message identity: the cache holds the message
-itself, so its id cannot be reused while cached and an identity match is the same message; the
-dicts it returns are only read (pulumi_policy's deserialize copies them).
+pulumi_policy converts a request's properties (and its provider's) from protobuf to a dict inside
+its loop over policies: with a dozen resource policies each resource is converted a dozen times,
+every resource's provider as often, and AnalyzeStack converts every resource again per stack
+policy. That conversion is the largest share of the pack's time. `install()` gives pulumi_policy a
+`json_format` whose MessageToDict remembers its conversions by the message's deterministic wire
+bytes: equal bytes are equal content, so the remembered dict is the right answer whichever message
+object carries it, and the dicts it returns are only read (pulumi_policy's deserialize copies them).
 
 If pulumi_policy stops reading `json_format` this way, `install()` leaves it alone: the pack is then
 as fast as pulumi_policy makes it, never wrong.
@@ -20,25 +20,28 @@ from collections import OrderedDict
 import pulumi_policy.policy as _policy
 from google.protobuf import json_format
 
-_KEPT = 8192  # every resource of a large stack, for AnalyzeStack's second and later stack policies
+_KEPT = 16384  # distinct property sets: every resource of a large stack, for AnalyzeStack
 
 
 class _ConvertOnce:
     def __init__(self) -> None:
-        self._local = threading.local()
+        self._lock = threading.Lock()  # Analyze runs on the pack server's worker threads
+        self._kept: OrderedDict[bytes, dict] = OrderedDict()
 
     def MessageToDict(self, message, *args, **kwargs):  # noqa: N802 - json_format's name
         if args or kwargs:
             return json_format.MessageToDict(message, *args, **kwargs)
-        kept: OrderedDict = self._local.__dict__.setdefault("kept", OrderedDict())
-        entry = kept.get(id(message))
-        if entry is not None and entry[0] is message:
-            kept.move_to_end(id(message))
-            return entry[1]
+        key = message.DESCRIPTOR.full_name.encode() + b"\0" + message.SerializeToString(deterministic=True)
+        with self._lock:
+            converted = self._kept.get(key)
+            if converted is not None:
+                self._kept.move_to_end(key)
+                return converted
         converted = json_format.MessageToDict(message)
-        kept[id(message)] = (message, converted)
-        if len(kept) > _KEPT:
-            kept.popitem(last=False)
+        with self._lock:
+            self._kept[key] = converted
+            if len(self._kept) > _KEPT:
+                self._kept.popitem(last=False)
         return converted
 
     def __getattr__(self, name: str):
