@@ -28,6 +28,12 @@ PROGRAM = Path(__file__).parent / "__main__.py"
 PROJECT = "gpufleet"
 UNKNOWN = rpc.UNKNOWN  # how the engine marks a value known only after apply
 
+# Outputs the provider computes inside an input object, which the program reads: echoing the inputs
+# would make them None (a missing key) where `pulumi preview` shows them unknown.
+COMPUTED_NESTED_OUTPUTS = {
+    "aws:eks/cluster:Cluster": {"vpcConfig": ["clusterSecurityGroupId", "vpcId"]},
+}
+
 
 class EngineError(RuntimeError):
     """The program could not be previewed offline; the message says why."""
@@ -124,7 +130,10 @@ class _MockAnswers(mocks.Mocks):
 
     def new_resource(self, args: mocks.MockResourceArgs):
         # A create in preview: the engine echoes the inputs; everything else is unknown until apply.
-        return None, dict(args.inputs)
+        outputs = dict(args.inputs)
+        for key, computed in COMPUTED_NESTED_OUTPUTS.get(args.typ, {}).items():
+            outputs[key] = {**(outputs.get(key) or {}), **{name: UNKNOWN for name in computed}}
+        return None, outputs
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
 from components.ecs.gpu_cluster import GpuCluster
+from components.eks.eks_fleet import EksFleet
 from infra.spec import FleetSpec, SpecError, decode_config, load_spec
 from infra.summary import accelerator_summary
 
@@ -33,6 +34,9 @@ def build(spec: FleetSpec) -> None:
     if spec.ecs is not None:
         cluster = GpuCluster(spec.ecs.cluster_name, spec.ecs, spec.region, opts=opts)
         pulumi.export("ecsClusterArn", cluster.cluster.arn)
+    if spec.eks is not None:
+        fleet = EksFleet(spec.eks.cluster.name, spec.eks, spec.region, opts=opts)
+        pulumi.export("eksClusterName", fleet.cluster_name)
     pulumi.export("accelerators", accelerator_summary(spec))
 
 

@@ -15,6 +15,8 @@ from pydantic import Field, ValidationError
 from components.catalog import catalog
 from components.ecs.args import EcsFleetArgs
 from components.ecs.checks import check_fleet
+from components.eks import checks as eks_checks
+from components.eks.args import EksFleetArgs
 from components.spec_model import SpecModel, Violation
 
 NAMESPACE = "gpufleet"
@@ -25,6 +27,9 @@ class FleetSpec(SpecModel):
 
     region: str = Field(description="AWS region of every resource of the stack, e.g. us-east-1.")
     ecs: EcsFleetArgs | None = Field(None, description="An ECS cluster of GPU or Neuron instances; absent provisions none.")
+    eks: EksFleetArgs | None = Field(
+        None, description="An EKS cluster with accelerated managed node groups (EFA); absent provisions none."
+    )
 
 
 @dataclass(frozen=True)
@@ -91,10 +96,13 @@ def load_spec(config: dict[str, object]) -> FleetSpec:
         issues.append(
             SpecIssue(("region",), spec.region, "region-known", f"not a region of the EC2 data (known: {', '.join(cat.regions)})")
         )
-    elif spec.ecs is not None:
-        issues += [_from_violation(v, "ecs") for v in check_fleet(spec.ecs, spec.region, cat)]
-    if spec.ecs is None:
-        issues.append(SpecIssue(("ecs",), _MISSING, "fleet-not-empty", "the stack provisions nothing: add gpufleet:ecs"))
+    else:
+        if spec.ecs is not None:
+            issues += [_from_violation(v, "ecs") for v in check_fleet(spec.ecs, spec.region, cat)]
+        if spec.eks is not None:
+            issues += [_from_violation(v, "eks") for v in eks_checks.check_fleet(spec.eks, spec.region, cat)]
+    if spec.ecs is None and spec.eks is None:
+        issues.append(SpecIssue(("ecs",), _MISSING, "fleet-not-empty", "the stack provisions nothing: add gpufleet:ecs or gpufleet:eks"))
     if issues:
         raise SpecError(issues)
     return spec

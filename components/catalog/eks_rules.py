@@ -1,0 +1,80 @@
+"""EKS rule predicates over the catalog: accelerated AMI types, taint effects, EFA placement.
+
+Plain functions returning None when the rule holds, else a reason; the stack spec and the policy
+pack both call them.
+"""
+
+from __future__ import annotations
+
+from components.catalog.catalog import InstanceType
+
+
+def accelerator(it: InstanceType) -> str | None:
+    """'nvidia', 'neuron', or None (no accelerator, or an accelerator EKS has no AMI for)."""
+    if it.neuron is not None:
+        return "neuron"
+    if it.gpu is not None and it.gpu.manufacturer == "NVIDIA" and not it.gpu.fractional:
+        return "nvidia"
+    return None
+
+
+def default_ami_type(it: InstanceType, eks_facts: dict) -> str | None:
+    """The accelerated AMI type EKS runs the type on, when not named: AL2023 for the accelerator and
+    architecture."""
+    kind = accelerator(it)
+    for name, facts in eks_facts["acceleratedAmiTypes"].items():
+        if facts["default"] and facts["accelerator"] == kind and set(facts["architectures"]) & set(it.architectures):
+            return name
+    return None
+
+
+def ami_type_support(it: InstanceType, ami_type: str, eks_facts: dict) -> str | None:
+    """Can EKS's accelerated AMI type run the type's accelerator?"""
+    types = eks_facts["acceleratedAmiTypes"]
+    if ami_type not in types:
+        return f"{ami_type} is not an accelerated EKS AMI type (known: {', '.join(types)})"
+    if it.incomplete:
+        return f"{it.name}: accelerator facts unknown ({it.incomplete})"
+    kind = accelerator(it)
+    if kind is None:
+        what = "a fractional GPU" if it.gpu is not None and it.gpu.fractional else "no NVIDIA GPU or Neuron chip"
+        return f"{it.name} has {what}; the accelerated EKS AMIs drive whole NVIDIA GPUs or Neuron chips"
+    facts = types[ami_type]
+    if facts["accelerator"] != kind:
+        return f"{ami_type} is for {facts['accelerator']} nodes; {it.name} is a {kind} type"
+    if not set(facts["architectures"]) & set(it.architectures):
+        return f"{it.name} is {'/'.join(it.architectures)}; {ami_type} is {'/'.join(facts['architectures'])}"
+    return None
+
+
+def taint_effect_enum(effect: str, eks_facts: dict) -> str:
+    """The EKS API spelling of a taint effect given in either spelling."""
+    effects = {k: v for k, v in eks_facts["taintEffects"].items() if k != "source"}
+    return effects.get(effect, effect)
+
+
+def taint_effect_valid(effect: object, eks_facts: dict) -> str | None:
+    """Is `effect` in the EKS API's enum (NO_SCHEDULE ...), as an aws.eks.NodeGroup taint must be?"""
+    effects = {k: v for k, v in eks_facts["taintEffects"].items() if k != "source"}
+    if effect in effects.values():
+        return None
+    if effect in effects:
+        return f"taint effect {effect!r} is the Kubernetes spelling; the EKS API takes {effects[effect]!r}"
+    return f"taint effect {effect!r} is not one of {', '.join(effects.values())}"
+
+
+def efa_placement(capacity_reserved: bool, placement_group: bool) -> str | None:
+    """An EFA group launches into a cluster placement group, except into a capacity reservation or
+    block, which carries its own placement (forcing one breaks it)."""
+    if capacity_reserved and placement_group:
+        return "a capacity reservation or block carries its own placement; a placement group breaks the launch"
+    if not capacity_reserved and not placement_group:
+        return "EFA nodes need a cluster placement group (none, and no capacity reservation or block)"
+    return None
+
+
+def efa_single_zone(zones: list[str]) -> str | None:
+    """EFA traffic stays in one availability zone: the group's subnets must be in exactly one."""
+    if len(set(zones)) != 1:
+        return f"EFA node groups must be in one availability zone; the subnets span {', '.join(sorted(set(zones))) or 'none'}"
+    return None

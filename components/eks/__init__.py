@@ -1,0 +1,1 @@
+"""Amazon EKS: a cluster (new or existing) and accelerated managed node groups with EFA."""

@@ -1,0 +1,148 @@
+"""Typed inputs of an EKS fleet: one model serves the stack spec, the components and the schema.
+
+Rules that need the catalog or several fields are in `checks.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from components.catalog import catalog
+from components.ecs.args import NetworkArgs
+from components.spec_model import SpecModel
+
+_EKS = catalog.load().curated["eks"]
+AmiType = Literal.__getitem__(tuple(_EKS["acceleratedAmiTypes"]))
+# Both spellings are accepted and converted to the EKS API's enum; the Kubernetes one is never passed through.
+_EFFECTS = {k: v for k, v in _EKS["taintEffects"].items() if k != "source"}
+TaintEffect = Literal.__getitem__(tuple([*_EFFECTS, *_EFFECTS.values()]))
+
+EKS_NAME = r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$"  # CreateCluster / CreateNodegroup name rule
+
+
+class NewClusterArgs(SpecModel):
+    """An EKS cluster to create: its IAM role, API authentication and a pinned Kubernetes version."""
+
+    version: str = Field(pattern=r"^1\.\d{2}$", description="Kubernetes version, pinned (e.g. 1.33); upgrades are explicit.")
+    authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = Field(
+        "API", description="How the cluster authenticates IAM principals: access entries only (API), or also the aws-auth ConfigMap."
+    )
+    endpoint_public_access: bool = Field(
+        False,
+        description="Expose the Kubernetes API endpoint publicly (the private endpoint is always on); the "
+        "machine that runs `pulumi up` must reach the endpoint for the Kubernetes resources.",
+    )
+
+
+class ClusterArgs(SpecModel):
+    """The EKS cluster the node groups join: an existing one (by name) or one to create."""
+
+    name: str = Field(pattern=EKS_NAME, description="Cluster name.")
+    create: NewClusterArgs | None = Field(None, description="Create the cluster; absent joins an existing cluster of that name.")
+    security_group_id: str | None = Field(
+        None,
+        pattern=r"^sg-[0-9a-f]{8,17}$",
+        description="The existing cluster's security group (nodes with their own interfaces must carry it to "
+        "reach the control plane); only with an existing cluster.",
+    )
+
+    @model_validator(mode="after")
+    def _existing_needs_its_group(self) -> "ClusterArgs":
+        if self.create is None and self.security_group_id is None:
+            raise ValueError("an existing cluster needs securityGroupId (its cluster security group)")
+        if self.create is not None and self.security_group_id is not None:
+            raise ValueError("securityGroupId is for an existing cluster; a new cluster has its own")
+        return self
+
+
+class TaintArgs(SpecModel):
+    """A Kubernetes taint on every node of the group."""
+
+    key: str = Field(min_length=1, max_length=63, description="Taint key, e.g. nvidia.com/gpu.")
+    value: str | None = Field(None, max_length=63, description="Taint value; absent for key-only taints.")
+    effect: TaintEffect = Field(  # type: ignore[valid-type]
+        description="NoSchedule, NoExecute or PreferNoSchedule (or the EKS API spelling NO_SCHEDULE ...); "
+        "written in the EKS API's spelling."
+    )
+
+
+class EfaArgs(SpecModel):
+    """Elastic Fabric Adapter interfaces, laid out from the instance type's network cards."""
+
+    secondary_interface_type: Literal["efa", "efa-only"] = Field(
+        "efa",
+        description="Type of the interfaces after the primary: efa, or efa-only (no IP address used; needs VPC "
+        "CNI 1.18.5+). The primary is never efa-only.",
+    )
+    availability_zone: str | None = Field(
+        None,
+        description="The one zone of the group (EFA traffic stays in one AZ): with existing subnets, the zone "
+        "of `subnetIds`; with a created VPC, the first VPC zone that offers the type when absent.",
+    )
+    placement_group: bool = Field(
+        True,
+        description="Launch into a new cluster placement group; ignored with a capacity reservation or block, "
+        "which carries its own placement.",
+    )
+
+
+class NodeGroupArgs(SpecModel):
+    """An EKS managed node group of one GPU or Neuron instance type."""
+
+    name: str = Field(pattern=EKS_NAME, description="Node group name, unique within the cluster.")
+    instance_type: str = Field(description="EC2 instance type with NVIDIA GPUs or Neuron chips, e.g. p5.48xlarge.")
+    ami_type: AmiType | None = Field(  # type: ignore[valid-type]
+        None,
+        description="EKS AMI type; absent chooses from the accelerator and architecture (AL2023_x86_64_NVIDIA, "
+        "AL2023_ARM_64_NVIDIA, AL2023_x86_64_NEURON). AL2 and Bottlerocket only when named here.",
+    )
+    capacity_type: Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"] = Field("ON_DEMAND", description="EKS capacity type.")
+    capacity_reservation_id: str | None = Field(
+        None,
+        pattern=r"^cr-[0-9a-f]{8,17}$",
+        description="On-Demand capacity reservation or capacity block to launch into (required with CAPACITY_BLOCK).",
+    )
+    min_size: int = Field(ge=0, description="Minimum number of nodes.")
+    desired_size: int = Field(ge=0, description="Nodes at creation.")
+    max_size: int = Field(ge=1, description="Maximum number of nodes.")
+    subnet_ids: list[str] = Field(
+        default_factory=list,
+        description="Subnets of the group with an existing network (one subnet for EFA); with a created VPC, "
+        "its private subnets (the EFA zone's only).",
+    )
+    labels: dict[str, str] = Field(default_factory=dict, description="Kubernetes labels on every node, added to the accelerator's.")
+    taints: list[TaintArgs] | None = Field(
+        None,
+        description="Taints on every node; absent taints the accelerator's convention (nvidia.com/gpu or "
+        "aws.amazon.com/neuron, NoSchedule); an empty list taints nothing.",
+    )
+    efa: EfaArgs | None = Field(None, description="EFA interfaces, one zone and a placement group; absent uses one plain interface.")
+    root_volume_gib: int = Field(200, alias="rootVolumeGiB", ge=30, le=16384, description="Size of the encrypted gp3 root volume in GiB.")
+    metadata_hop_limit: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="IMDSv2 response hop limit; 1 keeps pods from the node role's credentials (they use IRSA or Pod Identity).",
+    )
+
+    @model_validator(mode="after")
+    def _sizes_and_capacity(self) -> "NodeGroupArgs":
+        if not self.min_size <= self.desired_size <= self.max_size:
+            raise ValueError(
+                f"sizes must satisfy minSize <= desiredSize <= maxSize (got {self.min_size}, {self.desired_size}, {self.max_size})"
+            )
+        if self.capacity_type == "CAPACITY_BLOCK" and self.capacity_reservation_id is None:
+            raise ValueError("capacityType CAPACITY_BLOCK needs capacityReservationId (the capacity block)")
+        if self.capacity_type == "SPOT" and self.capacity_reservation_id is not None:
+            raise ValueError("a capacity reservation is On-Demand or a capacity block, not Spot")
+        return self
+
+
+class EksFleetArgs(SpecModel):
+    """An EKS cluster with accelerated managed node groups."""
+
+    cluster: ClusterArgs = Field(description="The cluster: existing, or one to create.")
+    network: NetworkArgs = Field(description="The cluster's subnets (at least two zones), or a VPC to create.")
+    node_groups: list[NodeGroupArgs] = Field(min_length=1, description="Accelerated node groups, one instance type each.")

@@ -1,0 +1,123 @@
+"""Rules over a whole EKS fleet spec: each check calls a catalog predicate and returns Violations.
+
+Field paths use the stack file's keys (camelCase) so an error points at the line to fix.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from components.catalog import eks_rules, predicates
+from components.catalog.catalog import Catalog, UnknownInstanceType
+from components.catalog.efa import efa_supported
+from components.eks.args import EksFleetArgs, NodeGroupArgs
+from components.spec_model import Violation
+
+
+def ami_type(ng: NodeGroupArgs, cat: Catalog) -> str | None:
+    """The node group's AMI type: the one named, else the accelerator's AL2023 type."""
+    return ng.ami_type or eks_rules.default_ami_type(cat.get(ng.instance_type), cat.curated["eks"])
+
+
+def vpc_zones(fleet: EksFleetArgs, cat: Catalog, region: str) -> tuple[str, ...]:
+    """Zones of a created VPC: those that offer every node group's type, in order."""
+    return predicates.zones_offering([cat.get(ng.instance_type) for ng in fleet.node_groups], region)
+
+
+def efa_zone(ng: NodeGroupArgs, fleet: EksFleetArgs, cat: Catalog, region: str) -> str | None:
+    """The one zone of an EFA group: the one named, else (created VPC) the first VPC zone."""
+    if ng.efa is None:
+        return None
+    if ng.efa.availability_zone is not None or fleet.network.create is None:
+        return ng.efa.availability_zone
+    zones = vpc_zones(fleet, cat, region)[: fleet.network.create.az_count]
+    return zones[0] if zones else None
+
+
+def check_fleet(fleet: EksFleetArgs, region: str, cat: Catalog) -> list[Violation]:
+    found: list[Violation] = []
+    counts = Counter(ng.name for ng in fleet.node_groups)
+    found += [
+        Violation("names-unique", ("nodeGroups", i, "name"), ng.name, "node group names must be unique")
+        for i, ng in enumerate(fleet.node_groups)
+        if counts[ng.name] > 1
+    ]
+    known = True
+    for i, ng in enumerate(fleet.node_groups):
+        try:
+            it = cat.get(ng.instance_type)
+        except UnknownInstanceType as err:
+            found.append(Violation("instance-type-known", ("nodeGroups", i, "instanceType"), ng.instance_type, str(err)))
+            known = False
+            continue
+        found += [v.under("nodeGroups", i) for v in _node_group(ng, it, fleet, region, cat)]
+    if known:
+        found += list(_network(fleet, region, cat))
+    return found
+
+
+def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
+    create = fleet.network.create
+    if create is None:
+        if len(fleet.network.subnet_ids) < 2:
+            yield Violation(
+                "eks-cluster-zones", ("network", "subnetIds"), fleet.network.subnet_ids,
+                "an EKS cluster needs subnets in at least two availability zones",
+            )
+        return
+    if create.az_count < 2:
+        yield Violation("eks-cluster-zones", ("network", "create", "azCount"), create.az_count, "an EKS cluster needs at least two availability zones")
+    zones = vpc_zones(fleet, cat, region)
+    if len(zones) < create.az_count:
+        yield Violation(
+            "vpc-zones-offered", ("network", "create", "azCount"), create.az_count,
+            f"only {len(zones)} zone(s) of {region} offer every node group's instance type ({', '.join(zones) or 'none'})",
+        )
+
+
+def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
+    eks = cat.curated["eks"]
+    chosen = ami_type(ng, cat)
+    if chosen is None:
+        reason = eks_rules.ami_type_support(it, next(iter(eks["acceleratedAmiTypes"])), eks)
+        yield Violation("eks-ami-type-supported", ("instanceType",), ng.instance_type, reason or f"no accelerated EKS AMI type runs {it.name}")
+    else:
+        reason = eks_rules.ami_type_support(it, chosen, eks)
+        if reason:
+            yield Violation("eks-ami-type-supported", ("amiType",) if ng.ami_type else ("instanceType",), ng.ami_type or ng.instance_type, reason)
+        elif "rootDeviceName" not in eks["acceleratedAmiTypes"][chosen]:
+            yield Violation(
+                "eks-ami-type-supported", ("amiType",), chosen,
+                f"gpufleet does not yet build launch templates for {chosen}: its volume layout is not in the reference facts",
+            )
+    reason = predicates.offered_in(it, region)
+    if reason:
+        yield Violation("instance-type-offered", ("instanceType",), ng.instance_type, reason)
+    if ng.capacity_type == "SPOT":
+        reason = predicates.spot_supported(it)
+        if reason:
+            yield Violation("spot-supported", ("capacityType",), ng.capacity_type, reason)
+    if ng.efa is None:
+        return  # the cluster's subnets (or the created VPC's private subnets)
+    reason = efa_supported(it)
+    if reason:
+        yield Violation("eks-efa-supported", ("efa",), ng.efa.model_dump(by_alias=True), reason)
+        return
+    if fleet.network.create is None:
+        if ng.efa.availability_zone is None:
+            yield Violation("eks-efa-single-az", ("efa", "availabilityZone"), None, "an EFA group on existing subnets names the zone of its subnet")
+        if len(ng.subnet_ids) != 1:
+            yield Violation(
+                "eks-efa-single-az", ("subnetIds",), ng.subnet_ids,
+                "an EFA group on existing subnets gives exactly one subnet, in its availabilityZone",
+            )
+    elif ng.subnet_ids:
+        yield Violation("eks-efa-single-az", ("subnetIds",), ng.subnet_ids, "with a created VPC, the group uses the VPC's subnet of its zone")
+    zone = efa_zone(ng, fleet, cat, region)
+    if zone is not None:
+        reason = predicates.offered_in(it, region, zone)
+        if reason:
+            yield Violation("eks-efa-single-az", ("efa", "availabilityZone"), zone, reason)
+        elif fleet.network.create is not None and zone not in vpc_zones(fleet, cat, region)[: fleet.network.create.az_count]:
+            yield Violation("eks-efa-single-az", ("efa", "availabilityZone"), zone, "not one of the created VPC's zones")

@@ -1,0 +1,44 @@
+"""IAM roles of an EKS fleet: the cluster's (new clusters) and the nodes'."""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_aws as aws
+
+from components.catalog import catalog
+
+
+class ServiceRole(pulumi.ComponentResource):
+    """A role a service assumes, with exactly the AWS managed policies named in the curated facts."""
+
+    def __init__(self, name: str, service: str, policies: list[str], description: str, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpufleet:eks:ServiceRole", name, None, opts)
+        # The partition (aws, aws-cn, aws-us-gov) comes from the provider, never from a hand rule.
+        partition = aws.get_partition(opts=pulumi.InvokeOptions(parent=self)).partition
+        trust = {
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}],
+        }
+        self.role = aws.iam.Role(name, assume_role_policy=json.dumps(trust), description=description, opts=pulumi.ResourceOptions(parent=self))
+        self.attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-{policy}",
+                role=self.role.name,
+                policy_arn=f"arn:{partition}:iam::aws:policy/{policy}",
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for policy in policies
+        ]
+        self.register_outputs({"roleArn": self.role.arn})
+
+
+def cluster_role(name: str, opts: pulumi.ResourceOptions) -> ServiceRole:
+    policies = catalog.load().curated["eks"]["clusterPolicies"]["values"]
+    return ServiceRole(f"{name}-cluster", "eks.amazonaws.com", policies, "EKS cluster (gpufleet)", opts)
+
+
+def node_role(name: str, opts: pulumi.ResourceOptions) -> ServiceRole:
+    policies = catalog.load().curated["eks"]["nodePolicies"]["values"]
+    return ServiceRole(f"{name}-nodes", "ec2.amazonaws.com", policies, "EKS accelerated nodes (gpufleet)", opts)

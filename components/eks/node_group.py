@@ -1,0 +1,125 @@
+"""One accelerated EKS managed node group: its launch template (IMDSv2, encrypted root, EFA
+interfaces card by card), EFA security group and placement group, and the node group."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from components.catalog import catalog, eks_rules
+from components.catalog.efa import efa_layout
+from components.eks.args import NodeGroupArgs
+
+
+def node_labels(ng: NodeGroupArgs) -> dict[str, str]:
+    """The accelerator's labels (the NVIDIA device plugin's affinity needs one), then the spec's."""
+    cat = catalog.load()
+    kind = eks_rules.accelerator(cat.get(ng.instance_type))
+    return {**cat.curated["eks"]["acceleratorLabels"].get(kind, {}), **ng.labels}
+
+
+def node_taints(ng: NodeGroupArgs) -> list[dict]:
+    """Taints in the EKS API's spelling: the spec's, else the accelerator's convention."""
+    cat = catalog.load()
+    eks = cat.curated["eks"]
+    if ng.taints is None:
+        kind = eks_rules.accelerator(cat.get(ng.instance_type))
+        convention = eks["acceleratorTaints"].get(kind)
+        taints = [convention] if convention else []
+    else:
+        taints = [t.model_dump(exclude_none=True) for t in ng.taints]
+    return [{**t, "effect": eks_rules.taint_effect_enum(t["effect"], eks)} for t in taints]
+
+
+class AcceleratedNodeGroup(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        args: NodeGroupArgs,
+        *,
+        cluster_name: pulumi.Input[str],
+        cluster_security_group_id: pulumi.Input[str],
+        node_role_arn: pulumi.Input[str],
+        subnet_ids: pulumi.Input[list[str]],
+        vpc_id: pulumi.Input[str],
+        ami_type: str,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gpufleet:eks:AcceleratedNodeGroup", name, None, opts)
+        self._name, self._args = name, args
+        reserved = args.capacity_reservation_id is not None
+        self.security_group = self._efa_security_group(vpc_id) if args.efa else None
+        self.placement_group = (
+            aws.ec2.PlacementGroup(name, strategy="cluster", opts=self._child())
+            if args.efa and args.efa.placement_group and not reserved
+            else None
+        )
+        self.launch_template = self._launch_template(cluster_security_group_id, ami_type)
+        self.node_group = aws.eks.NodeGroup(
+            name,
+            cluster_name=cluster_name,
+            node_group_name=args.name,
+            node_role_arn=node_role_arn,
+            subnet_ids=subnet_ids,
+            instance_types=[args.instance_type],
+            ami_type=ami_type,
+            capacity_type=args.capacity_type,
+            scaling_config={"min_size": args.min_size, "desired_size": args.desired_size, "max_size": args.max_size},
+            labels=node_labels(args),
+            taints=node_taints(args),
+            launch_template={"id": self.launch_template.id, "version": self.launch_template.latest_version.apply(str)},
+            # The cluster autoscaler owns the node count once the group exists.
+            opts=self._child(ignore_changes=["scalingConfig.desiredSize"]),
+        )
+        self.register_outputs({"nodeGroupArn": self.node_group.arn, "launchTemplateId": self.launch_template.id})
+
+    def _child(self, **kwargs) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self, **kwargs)
+
+    def _efa_security_group(self, vpc_id) -> aws.ec2.SecurityGroup:
+        # EFA traffic matches only security-group-id rules: an egress to 0.0.0.0/0 does not cover it.
+        return aws.ec2.SecurityGroup(
+            f"{self._name}-efa",
+            vpc_id=vpc_id,
+            description=f"EFA between the nodes of {self._args.name}: all traffic to and from itself",
+            ingress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True, "description": "EFA from the group"}],
+            egress=[
+                {"protocol": "-1", "from_port": 0, "to_port": 0, "self": True, "description": "EFA to the group"},
+                {"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"], "description": "other egress"},
+            ],
+            opts=self._child(),
+        )
+
+    def _launch_template(self, cluster_security_group_id, ami_type: str) -> aws.ec2.LaunchTemplate:
+        a = self._args
+        eks = catalog.load().curated["eks"]
+        template: dict = {
+            "metadata_options": {"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": a.metadata_hop_limit},
+            "block_device_mappings": [
+                {
+                    "device_name": eks["acceleratedAmiTypes"][ami_type]["rootDeviceName"],
+                    "ebs": {"volume_size": a.root_volume_gib, "volume_type": "gp3", "encrypted": "true", "delete_on_termination": "true"},
+                }
+            ],
+            "tag_specifications": [{"resource_type": "instance", "tags": {"Name": a.name, "gpufleet-node-group": a.name}}],
+        }
+        if a.efa is not None:
+            # Security groups go on the interfaces: a template with interfaces may not also set them.
+            groups = [self.security_group.id, cluster_security_group_id]
+            template["network_interfaces"] = [
+                {
+                    "device_index": i.device_index,
+                    "network_card_index": i.network_card_index,
+                    "interface_type": i.interface_type if i.interface_type != "interface" else None,
+                    "security_groups": groups,
+                    "delete_on_termination": "true",
+                }
+                for i in efa_layout(catalog.load().get(a.instance_type), a.efa.secondary_interface_type)
+            ]
+        if self.placement_group is not None:
+            template["placement"] = {"group_name": self.placement_group.name}
+        if a.capacity_reservation_id is not None:
+            template["capacity_reservation_specification"] = {"capacity_reservation_target": {"capacity_reservation_id": a.capacity_reservation_id}}
+            if a.capacity_type == "CAPACITY_BLOCK":
+                template["instance_market_options"] = {"market_type": "capacity-block"}
+        return aws.ec2.LaunchTemplate(self._name, name=self._name, update_default_version=True, opts=self._child(), **template)
