@@ -76,7 +76,8 @@ def render_summary(summary: dict, console: Console) -> None:
             table.add_column(col)
         for g in groups:
             row = [
-                f"{g['group']}\n{g['platform']}, {g['purchase']}, {g['amiVariant']}",
+                f"{g['group']}\n{g['platform']}, {g['purchase']}, {g.get('amiVariant') or g.get('amiType')}"
+                + (f"\n{g['efaInterfacesPerInstance']} EFA interfaces" if g.get("efaInterfacesPerInstance") else ""),
                 g["instanceType"],
                 _per_instance(g),
                 _sizes(g["instances"]),

@@ -8,7 +8,9 @@ GPU groups count GPUs; Neuron groups count chips and NeuronCores (cores per chip
 from __future__ import annotations
 
 from components.catalog import catalog, predicates
+from components.catalog.efa import EFA_TYPES, efa_layout
 from components.ecs.neuron import device_counts
+from components.eks import checks as eks_checks
 from infra.spec import FleetSpec
 
 SIZES = ("min", "desired", "max")
@@ -35,41 +37,61 @@ def _accelerator(it) -> dict:
     }
 
 
+def _group(it, platform: str, name: str, sizes: tuple[int, int, int], details: dict, efa_interfaces: int = 0) -> dict:
+    acc = _accelerator(it)
+    instances = dict(zip(SIZES, sizes))
+    group = {
+        "platform": platform,
+        "group": name,
+        "instanceType": it.name,
+        **details,
+        **acc,
+        "instances": instances,
+        "accelerators": {k: acc["perInstance"] * n for k, n in instances.items()},
+    }
+    if acc["kind"] == "neuron":
+        cores = acc["perInstance"] * acc["neuronCoresPerChip"]
+        group["neuronCoresPerInstance"] = cores
+        group["neuronCores"] = {k: cores * n for k, n in instances.items()}
+    if efa_interfaces:
+        group["efaInterfacesPerInstance"] = efa_interfaces
+        group["efaInterfaces"] = {k: efa_interfaces * n for k, n in instances.items()}
+    return group
+
+
+def _totals(groups: list[dict]) -> list[dict]:
+    totals: dict[tuple[str, str], dict] = {}
+    for group in groups:
+        key = (group["kind"], f"{group['manufacturer']} {group['model']}" if group["model"] else "none")
+        bucket = totals.setdefault(key, {"kind": key[0], "model": key[1], **{k: 0 for k in SIZES}})
+        for counted in ("neuronCores", "efaInterfaces"):
+            if counted in group:
+                bucket.setdefault(counted, {k: 0 for k in SIZES})
+                for k in SIZES:
+                    bucket[counted][k] += group[counted][k]
+        for k in SIZES:
+            bucket[k] += group["accelerators"][k]
+    return [totals[k] for k in sorted(totals)]
+
+
 def accelerator_summary(spec: FleetSpec) -> dict:
     cat = catalog.load()
     groups, workloads = [], []
-    totals: dict[tuple[str, str], dict] = {}
     if spec.ecs is not None:
         providers = {cp.name: cp for cp in spec.ecs.capacity_providers}
         for cp in spec.ecs.capacity_providers:
-            acc = _accelerator(cat.get(cp.instance_type))
-            instances = {"min": cp.min_size, "desired": cp.desired_size, "max": cp.max_size}
-            group = {
-                "platform": "ecs",
-                "group": cp.name,
-                "instanceType": cp.instance_type,
-                "purchase": cp.purchase,
-                "amiVariant": cp.ami_variant,
-                **acc,
-                "instances": instances,
-                "accelerators": {k: acc["perInstance"] * n for k, n in instances.items()},
-            }
-            key = (acc["kind"], f"{acc['manufacturer']} {acc['model']}" if acc["model"] else "none")
-            bucket = totals.setdefault(key, {"kind": key[0], "model": key[1], **{k: 0 for k in SIZES}})
-            for k in SIZES:
-                bucket[k] += group["accelerators"][k]
-            if acc["kind"] == "neuron":
-                cores = acc["perInstance"] * acc["neuronCoresPerChip"]
-                group["neuronCoresPerInstance"] = cores
-                group["neuronCores"] = {k: cores * n for k, n in instances.items()}
-                bucket.setdefault("neuronCores", {k: 0 for k in SIZES})
-                for k in SIZES:
-                    bucket["neuronCores"][k] += group["neuronCores"][k]
-            groups.append(group)
+            details = {"purchase": cp.purchase, "amiVariant": cp.ami_variant}
+            groups.append(_group(cat.get(cp.instance_type), "ecs", cp.name, (cp.min_size, cp.desired_size, cp.max_size), details))
         for wl in spec.ecs.workloads:
             cp = providers[wl.capacity_provider]
             workloads.append(_workload_row(wl, cp, cat.get(cp.instance_type)))
-    return {"groups": groups, "totals": [totals[k] for k in sorted(totals)], "workloads": workloads}
+    if spec.eks is not None:
+        for ng in spec.eks.node_groups:
+            it = cat.get(ng.instance_type)
+            details = {"purchase": ng.capacity_type, "amiType": eks_checks.ami_type(ng, cat)}
+            efa = sum(1 for i in efa_layout(it, ng.efa.secondary_interface_type) if i.interface_type in EFA_TYPES) if ng.efa else 0
+            groups.append(_group(it, "eks", ng.name, (ng.min_size, ng.desired_size, ng.max_size), details, efa))
+    return {"groups": groups, "totals": _totals(groups), "workloads": workloads}
 
 
 def _workload_row(wl, cp, it) -> dict:
