@@ -33,6 +33,21 @@ def get(value: Any, *path: str | int) -> Any:
     return value
 
 
+def present(value: Any, *path: str | int) -> bool:
+    """Is `value[path...]` set, known or not? (A value known only after apply is present.)"""
+    try:
+        for key in path:
+            if isinstance(key, int):
+                if not is_list(value) or key >= len(value):
+                    return False
+            elif not isinstance(value, Mapping) or key not in value:
+                return False
+            value = value[key]
+    except UnknownValueError:
+        return True
+    return value is not None
+
+
 def items(value: Any) -> list[Any]:
     """The known elements of a list input (unknown elements are left out)."""
     if not is_list(value):

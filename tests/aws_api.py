@@ -28,6 +28,8 @@ class Request:
 
 def _placeholder(member: str) -> str:
     """Stand-in for a value known only after apply, in the format AWS expects for that member."""
+    if member in ("roleArn", "nodeRole"):
+        return "arn:aws:iam::123456789012:role/placeholder"
     if member.lower().endswith("arn"):
         return "arn:aws:autoscaling:us-east-1:123456789012:autoScalingGroup:uuid:autoScalingGroupName/placeholder"
     if member in ("Groups", "SecurityGroupIds"):
@@ -93,6 +95,12 @@ def to_request(resource: dict) -> Request:
         return _request("ec2", "CreateLaunchTemplate", {"LaunchTemplateName": name, "LaunchTemplateData": data})
     if kind == "aws:ecs/capacityProvider:CapacityProvider":
         return _request("ecs", "CreateCapacityProvider", inputs)
+    if kind == "aws:eks/nodeGroup:NodeGroup":
+        renamed = {"nodeGroupName": "nodegroupName", "subnetIds": "subnets", "nodeRoleArn": "nodeRole"}
+        return _request("eks", "CreateNodegroup", {renamed.get(k, k): v for k, v in inputs.items()})
+    if kind == "aws:eks/cluster:Cluster":
+        renamed = {"vpcConfig": "resourcesVpcConfig"}
+        return _request("eks", "CreateCluster", {renamed.get(k, k): v for k, v in inputs.items()})
     raise KeyError(kind)
 
 
@@ -100,4 +108,6 @@ CHECKED_TYPES = (
     "aws:ecs/taskDefinition:TaskDefinition",
     "aws:ec2/launchTemplate:LaunchTemplate",
     "aws:ecs/capacityProvider:CapacityProvider",
+    "aws:eks/nodeGroup:NodeGroup",
+    "aws:eks/cluster:Cluster",
 )

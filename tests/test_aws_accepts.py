@@ -15,7 +15,7 @@ from tests.conftest import preview_plan
 
 # Each shipped stack: its checked resources (task definitions + launch templates + capacity providers).
 # ecs-neuron has 6 per-chip task definitions (inf2.24xlarge) besides its 2 whole-task ones.
-STACKS = {"ecs-gpu": 3 + 2 + 2, "ecs-neuron": 8 + 2 + 2}
+STACKS = {"ecs-gpu": 3 + 2 + 2, "ecs-neuron": 8 + 2 + 2, "eks-efa": 3 + 3 + 1}
 
 
 @pytest.fixture(scope="module", params=sorted(STACKS))
@@ -75,9 +75,16 @@ def _params(resources: list[dict], type_token: str) -> list[dict]:
     return found
 
 
+def _of_platform(resources: list[dict], token: str):
+    """The stack's requests of one type, or a skip: not every stack has every platform."""
+    if not any(r["type"] == token for r in resources):
+        pytest.skip(f"this stack has no {token}")
+    return _params(resources, token)
+
+
 def test_task_definitions_round_trip_through_moto(resources, aws):
     ecs = boto3.client("ecs")
-    for params in _params(resources, "aws:ecs/taskDefinition:TaskDefinition"):
+    for params in _of_platform(resources, "aws:ecs/taskDefinition:TaskDefinition"):
         ecs.register_task_definition(**params)
         got = ecs.describe_task_definition(taskDefinition=params["family"])["taskDefinition"]
         assert got["placementConstraints"] == params["placementConstraints"]
@@ -93,17 +100,32 @@ def test_launch_templates_round_trip_through_moto(resources, aws):
         name = params["LaunchTemplateName"]
         data = ec2.describe_launch_template_versions(LaunchTemplateName=name)["LaunchTemplateVersions"][0]
         version = data["LaunchTemplateData"]
+        sent = params["LaunchTemplateData"]
         assert version["MetadataOptions"]["HttpTokens"] == "required"
         assert version["BlockDeviceMappings"][0]["Ebs"]["Encrypted"] is True
-        assert version["NetworkInterfaces"][0]["AssociatePublicIpAddress"] is False
-        assert version["ImageId"] == params["LaunchTemplateData"]["ImageId"]
+        assert version.get("ImageId") == sent.get("ImageId")
+        keep = ("DeviceIndex", "NetworkCardIndex", "InterfaceType", "AssociatePublicIpAddress")
+        assert [{k: ni.get(k) for k in keep} for ni in version.get("NetworkInterfaces", [])] == [
+            {k: ni.get(k) for k in keep} for ni in sent.get("NetworkInterfaces", [])
+        ]
 
 
 def test_capacity_providers_round_trip_through_moto(resources, aws):
     ecs = boto3.client("ecs")
-    for params in _params(resources, "aws:ecs/capacityProvider:CapacityProvider"):
+    for params in _of_platform(resources, "aws:ecs/capacityProvider:CapacityProvider"):
         ecs.create_capacity_provider(**params)
         [got] = ecs.describe_capacity_providers(capacityProviders=[params["name"]])["capacityProviders"]
         asg = got["autoScalingGroupProvider"]
         assert asg["managedTerminationProtection"] == "ENABLED"
         assert asg["managedScaling"]["status"] == "ENABLED"
+
+
+def test_eks_cluster_and_node_groups_round_trip_through_moto(resources, aws):
+    eks = boto3.client("eks")
+    [cluster] = _of_platform(resources, "aws:eks/cluster:Cluster")
+    eks.create_cluster(**cluster)
+    for params in _params(resources, "aws:eks/nodeGroup:NodeGroup"):
+        eks.create_nodegroup(**params)
+        got = eks.describe_nodegroup(clusterName=params["clusterName"], nodegroupName=params["nodegroupName"])["nodegroup"]
+        assert got["amiType"] == params["amiType"] and got["capacityType"] == params["capacityType"]
+        assert got["taints"] == params["taints"] and all(t["effect"] in ("NO_SCHEDULE", "NO_EXECUTE", "PREFER_NO_SCHEDULE") for t in got["taints"])

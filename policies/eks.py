@@ -1,0 +1,161 @@
+"""EKS rules: accelerated managed node groups and the EFA launch templates behind them.
+
+An EKS node group names its instance type; its launch template (found through the node group's
+property dependencies) carries the interfaces, placement and security groups. Each rule decides
+with the catalog predicates the stack spec calls.
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import (
+    EnforcementLevel,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from components.catalog import catalog, eks_rules
+from components.catalog.efa import EFA_TYPES, EfaInterface, efa_layout_problems
+from policies.inputs import depended_on, get, instance_type, items, present, truthy
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
+SUBNET = "aws:ec2/subnet:Subnet"
+
+
+def _interfaces(template) -> list[EfaInterface]:
+    found = []
+    for ni in items(get(template.props, "networkInterfaces")):
+        device, card = get(ni, "deviceIndex"), get(ni, "networkCardIndex")
+        found.append(EfaInterface(int(card or 0), int(device or 0), get(ni, "interfaceType") or "interface"))
+    return found
+
+
+def _is_efa(template) -> bool:
+    return any(i.interface_type in EFA_TYPES for i in _interfaces(template))
+
+
+def _efa_templates(args: StackValidationArgs):
+    """(template, instance type, node group or None) of every launch template with EFA interfaces:
+    the type is the template's own, else that of the node group that uses the template."""
+    cat = catalog.load()
+    by_template: dict[str, tuple] = {}
+    for r in args.resources:
+        if r.resource_type == LAUNCH_TEMPLATE and _is_efa(r):
+            by_template[r.urn] = (r, instance_type(cat, get(r.props, "instanceType")), None)
+    for group in args.resources:
+        if group.resource_type != NODE_GROUP:
+            continue
+        for template in depended_on(group, LAUNCH_TEMPLATE):
+            if template.urn in by_template:
+                types = [t for t in items(get(group.props, "instanceTypes")) if isinstance(t, str)]
+                it = instance_type(cat, types[0]) if len(types) == 1 else by_template[template.urn][1]
+                by_template[template.urn] = (template, it, group)
+    return list(by_template.values())
+
+
+def _validate_efa_interfaces(args: StackValidationArgs, report: ReportViolation) -> None:
+    for template, it, group in _efa_templates(args):
+        if it is None:
+            continue  # no single known type to lay the cards out against
+        for problem in efa_layout_problems(it, _interfaces(template)):
+            where = f"node group {group.name!r}'s " if group is not None else ""
+            report(f"{where}launch template {template.name!r} ({it.name}): {problem}", template.urn)
+
+
+def _self_referencing(group) -> tuple[bool, bool]:
+    """(ingress, egress): does the security group allow all traffic from and to itself?"""
+
+    def all_self(rules) -> bool:
+        return any(truthy(get(r, "self")) and str(get(r, "protocol")) in ("-1", "all") for r in items(rules))
+
+    return all_self(get(group.props, "ingress")), all_self(get(group.props, "egress"))
+
+
+def _validate_efa_security_group(args: StackValidationArgs, report: ReportViolation) -> None:
+    for template, it, _ in _efa_templates(args):
+        groups = depended_on(template, SECURITY_GROUP)
+        verdicts = {g.name: _self_referencing(g) for g in groups}
+        if not any(ingress and egress for ingress, egress in verdicts.values()):
+            seen = ", ".join(f"{n} (ingress {'yes' if i else 'no'}, egress {'yes' if e else 'no'})" for n, (i, e) in verdicts.items())
+            report(
+                f"launch template {template.name!r} has EFA interfaces but none of its security groups allows all "
+                f"traffic from and to itself ({seen or 'no security group of this stack'}): EFA traffic matches only "
+                "security-group rules, so NCCL stalls",
+                template.urn,
+            )
+
+
+def _validate_efa_single_az(args: StackValidationArgs, report: ReportViolation) -> None:
+    for template, _, group in _efa_templates(args):
+        if group is None:
+            continue
+        subnets = depended_on(group, SUBNET)
+        zones = [get(s.props, "availabilityZone") for s in subnets]
+        if not subnets or not all(isinstance(z, str) for z in zones):
+            continue  # subnets outside this stack: their zones are not known here
+        reason = eks_rules.efa_single_zone(zones)
+        if reason:
+            report(f"node group {group.name!r}: {reason}", group.urn)
+
+
+def _validate_efa_placement(args: StackValidationArgs, report: ReportViolation) -> None:
+    for template, _, _ in _efa_templates(args):
+        reserved = present(template.props, "capacityReservationSpecification", "capacityReservationTarget")
+        placed = present(template.props, "placement", "groupName")
+        reason = eks_rules.efa_placement(reserved, placed)
+        if reason:
+            report(f"launch template {template.name!r}: {reason}", template.urn)
+
+
+def _validate_taint_effects(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != NODE_GROUP:
+        return
+    eks_facts = catalog.load().curated["eks"]
+    for taint in items(get(args.props, "taints")):
+        reason = eks_rules.taint_effect_valid(get(taint, "effect"), eks_facts)
+        if reason:
+            report(f"taint {get(taint, 'key')!r}: {reason}")
+
+
+POLICIES = [
+    StackValidationPolicy(
+        name="eks-efa-interfaces",
+        description="A launch template with EFA interfaces has MaximumEfaInterfaces of them, the primary on card 0 at "
+        "DeviceIndex 0 (never efa-only), the others at DeviceIndex 1 on distinct cards the type has.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_efa_interfaces,
+        remediation_steps="Lay the interfaces out from the type's NetworkCards: see `gpufleet catalog TYPE` for its EFA count.",
+    ),
+    StackValidationPolicy(
+        name="eks-efa-security-group",
+        description="EFA interfaces carry a security group that allows all traffic from and to itself (ingress and egress).",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_efa_security_group,
+        remediation_steps="Add ingress and egress rules {protocol: -1, self: true} to a security group on every EFA interface.",
+    ),
+    StackValidationPolicy(
+        name="eks-efa-single-az",
+        description="An EFA node group's subnets are in one availability zone.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_efa_single_az,
+        remediation_steps="Give the node group the subnet of one zone where its instance type is offered.",
+    ),
+    StackValidationPolicy(
+        name="eks-efa-placement",
+        description="EFA launch templates use a cluster placement group, except with a capacity reservation or block.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_efa_placement,
+        remediation_steps="Add placement.groupName (a cluster placement group), or drop it when launching into a reservation.",
+    ),
+    ResourceValidationPolicy(
+        name="eks-taint-effect-enum",
+        description="EKS node group taints use the EKS API's effect enum (NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE).",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_taint_effects,
+        remediation_steps="Write NoSchedule as NO_SCHEDULE (and NoExecute, PreferNoSchedule likewise) in aws.eks.NodeGroup taints.",
+    ),
+]
