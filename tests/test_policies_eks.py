@@ -1,0 +1,112 @@
+"""policies/eks.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from components.catalog import catalog
+from components.catalog.efa import efa_layout
+from tests.policy_helpers import findings, resource
+
+SG = "aws:ec2/securityGroup:SecurityGroup"
+LT = "aws:ec2/launchTemplate:LaunchTemplate"
+NG = "aws:eks/nodeGroup:NodeGroup"
+SUBNET = "aws:ec2/subnet:Subnet"
+SELF_ALL = {"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}
+
+
+def _group(name: str, ingress=(SELF_ALL,), egress=(SELF_ALL,)) -> dict:
+    return resource(SG, name, {"ingress": list(ingress), "egress": list(egress)})
+
+
+def _template(name: str, instance_type: str, sg: dict, layout=None, **extra) -> dict:
+    layout = layout if layout is not None else efa_layout(catalog.load().get(instance_type))
+    interfaces = [
+        {"deviceIndex": i.device_index, "networkCardIndex": i.network_card_index, "interfaceType": i.interface_type, "securityGroups": ["sg"]}
+        for i in layout
+    ]
+    inputs = {"networkInterfaces": interfaces, "placement": {"groupName": "pg"}, **extra}
+    return resource(LT, name, inputs, networkInterfaces=[sg])
+
+
+def _node_group(name: str, instance_type: str, template: dict, subnets: list[dict], taints=None) -> dict:
+    inputs = {"instanceTypes": [instance_type], "subnetIds": ["x"] * len(subnets), "taints": taints or []}
+    return resource(NG, name, inputs, launchTemplate=[template], subnetIds=subnets)
+
+
+def _subnet(name: str, zone: str) -> dict:
+    return resource(SUBNET, name, {"availabilityZone": zone, "cidrBlock": "10.0.0.0/24"})
+
+
+def test_efa_interfaces(judge):
+    sg, a = _group("sg"), _subnet("a", "us-east-1b")
+    it = catalog.load().get("p5.48xlarge")
+    good = _template("good", "p5.48xlarge", sg)
+    # eksctl issue 7520: device indexes 0, 1, 2, ...
+    counted = _template("counted", "p5.48xlarge", sg, [dataclasses.replace(i, device_index=k) for k, i in enumerate(efa_layout(it))])
+    result = judge([sg, a, good, counted, _node_group("ng-good", "p5.48xlarge", good, [a]), _node_group("ng-counted", "p5.48xlarge", counted, [a])])
+    assert findings(result, "eks-efa-interfaces", "good") == []
+    messages = findings(result, "eks-efa-interfaces", "counted")
+    assert len(messages) == it.max_efa_interfaces - 2
+    assert "node group 'ng-counted''s launch template 'counted' (p5.48xlarge): the interface on network card 2 has device index 2" in messages[0]
+
+
+def test_efa_interfaces_use_the_templates_own_type_without_a_node_group(judge):
+    sg = _group("sg")
+    b300 = catalog.load().get("p6-b300.48xlarge")
+    per_card = [dataclasses.replace(i, interface_type="efa") for i in efa_layout(b300)]  # efa on card 0 too
+    result = judge([sg, _template("b300", "p6-b300.48xlarge", sg, per_card, instanceType="p6-b300.48xlarge")])
+    messages = findings(result, "eks-efa-interfaces", "b300")
+    assert any("17 EFA interfaces but p6-b300.48xlarge takes 16" in m for m in messages)
+    assert any("the primary interface must be a plain interface" in m for m in messages)
+
+
+def test_efa_security_group(judge):
+    good_sg, open_egress = _group("self"), _group("cidr-egress", egress=({"protocol": "-1", "fromPort": 0, "toPort": 0, "cidrBlocks": ["0.0.0.0/0"]},))
+    result = judge([good_sg, open_egress, _template("good", "trn1.32xlarge", good_sg), _template("bad", "trn1.32xlarge", open_egress)])
+    assert findings(result, "eks-efa-security-group", "good") == []
+    [message] = findings(result, "eks-efa-security-group", "bad")
+    assert "cidr-egress (ingress yes, egress no)" in message
+
+
+def test_efa_single_az(judge):
+    sg, b, c = _group("sg"), _subnet("b", "us-east-1b"), _subnet("c", "us-east-1c")
+    t1, t2 = _template("t1", "trn1.32xlarge", sg), _template("t2", "trn1.32xlarge", sg)
+    result = judge([sg, b, c, t1, t2, _node_group("one-zone", "trn1.32xlarge", t1, [b]), _node_group("two-zones", "trn1.32xlarge", t2, [b, c])])
+    assert findings(result, "eks-efa-single-az", "one-zone") == []
+    [message] = findings(result, "eks-efa-single-az", "two-zones")
+    assert "the subnets span us-east-1b, us-east-1c" in message
+
+
+def test_efa_placement(judge):
+    sg = _group("sg")
+    reservation = {"capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}}
+    result = judge(
+        [
+            sg,
+            _template("placed", "trn1.32xlarge", sg),
+            _template("reserved", "trn1.32xlarge", sg, placement=None, capacityReservationSpecification=reservation),
+            _template("nowhere", "trn1.32xlarge", sg, placement=None),
+            _template("both", "trn1.32xlarge", sg, capacityReservationSpecification=reservation),
+        ]
+    )
+    assert findings(result, "eks-efa-placement", "placed") == [] and findings(result, "eks-efa-placement", "reserved") == []
+    [message] = findings(result, "eks-efa-placement", "nowhere")
+    assert "need a cluster placement group" in message
+    [message] = findings(result, "eks-efa-placement", "both")
+    assert "carries its own placement" in message
+
+
+def test_taint_effect_enum(judge):
+    sg, a = _group("sg"), _subnet("a", "us-east-1b")
+    t = _template("t", "trn1.32xlarge", sg)
+    result = judge(
+        [
+            sg, a, t,
+            _node_group("api", "trn1.32xlarge", t, [a], [{"key": "aws.amazon.com/neuron", "effect": "NO_SCHEDULE"}]),
+            _node_group("k8s", "trn1.32xlarge", t, [a], [{"key": "aws.amazon.com/neuron", "effect": "NoSchedule"}]),
+        ]
+    )
+    assert findings(result, "eks-taint-effect-enum", "api") == []
+    [message] = findings(result, "eks-taint-effect-enum", "k8s")
+    assert "'NoSchedule' is the Kubernetes spelling; the EKS API takes 'NO_SCHEDULE'" in message
