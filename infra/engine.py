@@ -28,10 +28,14 @@ PROGRAM = Path(__file__).parent / "__main__.py"
 PROJECT = "gpufleet"
 UNKNOWN = rpc.UNKNOWN  # how the engine marks a value known only after apply
 
-# Outputs the provider computes inside an input object, which the program reads: echoing the inputs
-# would make them None (a missing key) where `pulumi preview` shows them unknown.
-COMPUTED_NESTED_OUTPUTS = {
-    "aws:eks/cluster:Cluster": {"vpcConfig": ["clusterSecurityGroupId", "vpcId"]},
+# Outputs the provider computes, which the program reads (a kubeconfig, a security group id): echoing
+# the inputs would make them None (a missing key) where `pulumi preview` shows them unknown.
+COMPUTED_OUTPUTS = {
+    "aws:eks/cluster:Cluster": {
+        "endpoint": UNKNOWN,
+        "certificateAuthority": {"data": UNKNOWN},
+        "vpcConfig": {"clusterSecurityGroupId": UNKNOWN, "vpcId": UNKNOWN},
+    },
 }
 
 
@@ -131,8 +135,8 @@ class _MockAnswers(mocks.Mocks):
     def new_resource(self, args: mocks.MockResourceArgs):
         # A create in preview: the engine echoes the inputs; everything else is unknown until apply.
         outputs = dict(args.inputs)
-        for key, computed in COMPUTED_NESTED_OUTPUTS.get(args.typ, {}).items():
-            outputs[key] = {**(outputs.get(key) or {}), **{name: UNKNOWN for name in computed}}
+        for key, computed in COMPUTED_OUTPUTS.get(args.typ, {}).items():
+            outputs[key] = {**(outputs.get(key) or {}), **computed} if isinstance(computed, dict) else computed
         return None, outputs
 
 

@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 
 from components.catalog import catalog
 from components.ecs.args import NetworkArgs
+from components.k8s.args import KubernetesArgs
 from components.spec_model import SpecModel
 
 _EKS = catalog.load().curated["eks"]
@@ -146,3 +147,8 @@ class EksFleetArgs(SpecModel):
     cluster: ClusterArgs = Field(description="The cluster: existing, or one to create.")
     network: NetworkArgs = Field(description="The cluster's subnets (at least two zones), or a VPC to create.")
     node_groups: list[NodeGroupArgs] = Field(min_length=1, description="Accelerated node groups, one instance type each.")
+    kubernetes: KubernetesArgs | None = Field(
+        None,
+        description="Device plugins (NVIDIA, EFA, Neuron, as the node groups need them), and optionally the MPI "
+        "operator with an NCCL test; absent installs nothing in the cluster.",
+    )

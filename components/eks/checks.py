@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from components.catalog import eks_rules, predicates
+from components.catalog import eks_rules, k8s_rules, predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.catalog.efa import efa_supported
 from components.eks.args import EksFleetArgs, NodeGroupArgs
@@ -54,7 +54,36 @@ def check_fleet(fleet: EksFleetArgs, region: str, cat: Catalog) -> list[Violatio
         found += [v.under("nodeGroups", i) for v in _node_group(ng, it, fleet, region, cat)]
     if known:
         found += list(_network(fleet, region, cat))
+        found += list(_kubernetes(fleet, cat))
     return found
+
+
+def _kubernetes(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
+    k8s = fleet.kubernetes
+    if k8s is None:
+        return
+    if fleet.cluster.create is None:
+        yield Violation(
+            "eks-kubernetes-new-cluster", ("kubernetes",), "(set)",
+            "gpufleet installs the in-cluster pieces only in a cluster it creates (it builds the kubeconfig "
+            "from the cluster's outputs); install them in an existing cluster yourself, or drop kubernetes",
+        )
+    if k8s.nvidia_device_plugin.mig_strategy != "none":
+        models = cat.curated["migCapableGpuModels"]["values"]
+        for i, ng in enumerate(fleet.node_groups):
+            it = cat.get(ng.instance_type)
+            if eks_rules.accelerator(it) == "nvidia":
+                reason = k8s_rules.mig_supported(it, models)
+                if reason:
+                    yield Violation("eks-mig-supported", ("kubernetes", "nvidiaDevicePlugin", "migStrategy"), k8s.nvidia_device_plugin.mig_strategy, f"node group {ng.name}: {reason}")
+    if k8s.nccl_test is not None:
+        groups = {ng.name: ng for ng in fleet.node_groups}
+        ng = groups.get(k8s.nccl_test.node_group)
+        where = ("kubernetes", "ncclTest", "nodeGroup")
+        if ng is None:
+            yield Violation("nccl-test-node-group", where, k8s.nccl_test.node_group, f"no node group of that name (have: {', '.join(groups)})")
+        elif ng.efa is None or eks_rules.accelerator(cat.get(ng.instance_type)) != "nvidia":
+            yield Violation("nccl-test-node-group", where, ng.name, "the NCCL test runs on a node group with NVIDIA GPUs and EFA")
 
 
 def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_kubernetes as k8s
 
-from components.catalog import catalog
+from components.catalog import catalog, eks_rules
 from components.eks import checks
 from components.eks.args import EksFleetArgs
 from components.eks.iam import cluster_role, node_role
-from components.eks.node_group import AcceleratedNodeGroup
+from components.eks.node_group import AcceleratedNodeGroup, node_taints
+from components.k8s.device_plugins import DevicePlugins, ServedGroups
+from components.k8s.kubeconfig import kubeconfig
+from components.k8s.nccl_test import NcclTest
 from components.network.vpc import Vpc
 
 
@@ -35,7 +39,35 @@ class EksFleet(pulumi.ComponentResource):
             )
             for ng in args.node_groups
         }
+        if args.kubernetes is not None and args.cluster.create is not None:
+            self._kubernetes()
         self.register_outputs({"clusterName": self.cluster_name, "nodeGroups": [g.node_group.arn for g in self.node_groups.values()]})
+
+    def _kubernetes(self) -> None:
+        """Device plugins for the groups' accelerators, and the NCCL test, through the cluster's provider."""
+        cat = catalog.load()
+        k8s_args = self._args.kubernetes
+        self.k8s_provider = k8s.Provider(
+            f"{self._name}-k8s",
+            kubeconfig=kubeconfig(self.cluster.name, self.cluster.endpoint, self.cluster.certificate_authority.data, self._region),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        groups = self._args.node_groups
+        kinds = {ng.name: eks_rules.accelerator(cat.get(ng.instance_type)) for ng in groups}
+        served = ServedGroups(
+            nvidia=[t for ng in groups if kinds[ng.name] == "nvidia" for t in node_taints(ng)],
+            efa=[t for ng in groups if ng.efa is not None for t in node_taints(ng)],
+            neuron=[t for ng in groups if kinds[ng.name] == "neuron" for t in node_taints(ng)],
+        )
+        # Plugins schedule onto nodes: create them after the node groups exist.
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=[g.node_group for g in self.node_groups.values()])
+        self.device_plugins = DevicePlugins(f"{self._name}-device-plugins", served, k8s_args.nvidia_device_plugin, opts=k8s_opts)
+        if k8s_args.nccl_test is not None:
+            ng = next(ng for ng in groups if ng.name == k8s_args.nccl_test.node_group)
+            self.nccl_test = NcclTest(
+                f"{self._name}-{ng.name}", ng, k8s_args.nccl_test.image,
+                opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=[self.device_plugins]),
+            )
 
     def _child(self, *depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions(parent=self, depends_on=list(depends_on))

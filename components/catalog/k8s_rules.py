@@ -1,0 +1,69 @@
+"""Kubernetes rule predicates: taints and tolerations, extended resources, MIG.
+
+Plain functions returning None when the rule holds, else a reason; the stack spec, the components
+and the policy pack call them.
+"""
+
+from __future__ import annotations
+
+from components.catalog.catalog import InstanceType
+
+# Integer resources a device plugin advertises: requests, when given, must equal limits.
+EXTENDED_RESOURCES = ("nvidia.com/gpu", "vpc.amazonaws.com/efa")
+EXTENDED_PREFIXES = ("aws.amazon.com/neuron",)
+
+
+def extended(resource: str) -> bool:
+    return resource in EXTENDED_RESOURCES or resource.startswith(EXTENDED_PREFIXES)
+
+
+def k8s_effect(effect: str | None, eks_facts: dict) -> str | None:
+    """A taint effect in Kubernetes' spelling (NO_SCHEDULE -> NoSchedule)."""
+    back = {v: k for k, v in eks_facts["taintEffects"].items() if k != "source"}
+    return back.get(effect, effect)
+
+
+def tolerates(tolerations: list[dict], taint: dict, eks_facts: dict) -> bool:
+    """Does any toleration match the taint (Kubernetes semantics; effects in either spelling)?"""
+    effect = k8s_effect(taint.get("effect"), eks_facts)
+    for t in tolerations:
+        operator = t.get("operator") or "Equal"
+        key_ok = t.get("key") == taint.get("key") or (not t.get("key") and operator == "Exists")
+        value_ok = operator == "Exists" or (t.get("value") or "") == (taint.get("value") or "")
+        effect_ok = not t.get("effect") or k8s_effect(t.get("effect"), eks_facts) == effect
+        if key_ok and value_ok and effect_ok:
+            return True
+    return False
+
+
+def untolerated(tolerations: list[dict], taints: list[dict], eks_facts: dict) -> list[dict]:
+    """The taints no toleration matches."""
+    return [t for t in taints if not tolerates(tolerations, t, eks_facts)]
+
+
+def describe_taint(taint: dict) -> str:
+    value = f"={taint['value']}" if taint.get("value") else ""
+    return f"{taint.get('key')}{value}:{taint.get('effect')}"
+
+
+def requests_equal_limits(container: str, resources: dict) -> list[str]:
+    """Extended resources whose request differs from the limit (they cannot be overcommitted)."""
+    requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+    problems = []
+    for name in sorted(set(requests) | set(limits)):
+        if not extended(name):
+            continue
+        if name not in limits:
+            problems.append(f"container {container!r} requests {name} {requests[name]} without a limit; extended resources need limits")
+        elif name in requests and str(requests[name]) != str(limits[name]):
+            problems.append(f"container {container!r}: {name} request {requests[name]} != limit {limits[name]} (no overcommit)")
+    return problems
+
+
+def mig_supported(it: InstanceType, mig_models: list[str]) -> str | None:
+    """Can the type's GPUs be partitioned with MIG?"""
+    if it.gpu is None:
+        return f"{it.name} has no GPU"
+    if it.gpu.model not in mig_models:
+        return f"{it.name} has {it.gpu.manufacturer} {it.gpu.model} GPUs, which do not support MIG (MIG: {', '.join(mig_models)})"
+    return None

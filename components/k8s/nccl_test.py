@@ -1,0 +1,88 @@
+"""The Kubeflow MPI operator and an NCCL all-reduce MPIJob that proves a node group's EFA fabric.
+
+The job is sized from the node group: workers = its nodes, slotsPerWorker = GPUs per node, -np =
+workers x GPUs; each worker requests (requests = limits) its GPUs, EFA interfaces, 2 MiB hugepages
+and memory, tolerates the group's taints and mounts /dev/shm (charts.md "NCCL tests on EKS").
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.catalog import catalog, k8s_rules, predicates
+from components.catalog.efa import EFA_TYPES, efa_layout
+from components.eks.args import NodeGroupArgs
+from components.eks.node_group import node_taints
+
+
+def nccl_job(ng: NodeGroupArgs, image: str) -> dict:
+    """The MPIJob's spec for the node group."""
+    cat = catalog.load()
+    it = cat.get(ng.instance_type)
+    charts, eks = cat.curated["charts"]["ncclTests"], cat.curated["eks"]
+    gpus = predicates.whole_gpus(it) or 0
+    efa = sum(1 for i in efa_layout(it, ng.efa.secondary_interface_type) if i.interface_type in EFA_TYPES)
+    workers = max(ng.desired_size, 2)  # all-reduce across nodes needs two at least
+    resources = {"nvidia.com/gpu": gpus, "vpc.amazonaws.com/efa": efa, "hugepages-2Mi": charts["hugepages2Mi"], "memory": charts["memory"]}
+    tolerations = [
+        {"key": t["key"], "operator": "Exists", "effect": k8s_rules.k8s_effect(t["effect"], eks)} for t in node_taints(ng)
+    ]
+    mpirun = [
+        "/opt/amazon/openmpi/bin/mpirun", "--allow-run-as-root", "--tag-output",
+        "-np", str(workers * gpus), "-N", str(gpus), "--bind-to", "none",
+        "-x", "PATH", "-x", "LD_LIBRARY_PATH", "-x", "FI_PROVIDER=efa", "-x", "FI_EFA_FORK_SAFE=1", "-x", "NCCL_DEBUG=INFO",
+        "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "16G", "-f", "2", "-g", "1", "-c", "1", "-n", "100",
+    ]
+    launcher = {
+        "name": "launcher",
+        "image": image,
+        "command": mpirun,
+        "env": [
+            {"name": "PATH", "value": f"$(PATH):{charts['path']}"},
+            {"name": "LD_LIBRARY_PATH", "value": f"{charts['ldLibraryPath']}:$(LD_LIBRARY_PATH)"},
+        ],
+    }
+    worker = {
+        "name": "worker",
+        "image": image,
+        "resources": {"requests": dict(resources), "limits": dict(resources)},
+        "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+    }
+    return {
+        "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 20},
+        "slotsPerWorker": gpus,
+        "mpiReplicaSpecs": {
+            "Launcher": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": {"containers": [launcher]}}},
+            "Worker": {
+                "replicas": workers,
+                "restartPolicy": "Never",
+                "template": {
+                    "spec": {
+                        "nodeSelector": {"node.kubernetes.io/instance-type": ng.instance_type},
+                        "tolerations": tolerations,
+                        "containers": [worker],
+                        "volumes": [{"name": "shm", "hostPath": {"path": "/dev/shm"}}],
+                    }
+                },
+            },
+        },
+    }
+
+
+class NcclTest(pulumi.ComponentResource):
+    def __init__(self, name: str, ng: NodeGroupArgs, image: str, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpufleet:k8s:NcclTest", name, None, opts)
+        operator = catalog.load().curated["charts"]["mpiOperator"]
+        # No Helm chart exists for the operator: its release manifest, server-side applied by the provider.
+        self.mpi_operator = k8s.yaml.v2.ConfigFile(f"{name}-mpi-operator", file=operator["manifest"], opts=pulumi.ResourceOptions(parent=self))
+        self.job = k8s.apiextensions.CustomResource(
+            f"{name}-nccl-tests",
+            api_version="kubeflow.org/v2beta1",
+            kind="MPIJob",
+            metadata={"name": f"nccl-tests-{ng.name}", "namespace": "default"},
+            spec=nccl_job(ng, image),
+            # The MPIJob kind exists once the operator's CRD does.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.mpi_operator]),
+        )
+        self.register_outputs({"job": self.job.metadata["name"]})

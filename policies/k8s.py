@@ -1,0 +1,194 @@
+"""Kubernetes rules: extended resources, GPU pods and their taints, device plugins on tainted nodes,
+MIG. Pod specs are read from any workload kind (Pod, Deployment, Job, DaemonSet, StatefulSet,
+CronJob, Kubeflow MPIJob); taints come from the stack's EKS node groups.
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import (
+    EnforcementLevel,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from components.catalog import catalog, eks_rules, k8s_rules
+from policies.inputs import depended_on, get, instance_type, items
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+RESOURCE_OF = {"nvidia": "nvidia.com/gpu", "neuron": "aws.amazon.com/neuron"}
+
+
+def pod_specs(resource_type: str, props) -> list[tuple[str, dict]]:
+    """(where, pod spec) of every pod template of a Kubernetes workload."""
+    if not resource_type.startswith("kubernetes:"):
+        return []
+    kind = resource_type.rsplit(":", 1)[-1]
+    spec = get(props, "spec")
+    if kind == "Pod":
+        return [("spec", spec)] if isinstance(spec, dict) else []
+    if kind == "CronJob":
+        template = get(spec, "jobTemplate", "spec", "template", "spec")
+        return [("spec.jobTemplate.spec.template.spec", template)] if isinstance(template, dict) else []
+    if kind == "MPIJob":
+        found = []
+        for role in ("Launcher", "Worker"):
+            template = get(spec, "mpiReplicaSpecs", role, "template", "spec")
+            if isinstance(template, dict):
+                found.append((f"spec.mpiReplicaSpecs.{role}.template.spec", template))
+        return found
+    template = get(spec, "template", "spec")
+    return [("spec.template.spec", template)] if isinstance(template, dict) else []
+
+
+def _containers(pod: dict) -> list[dict]:
+    return [c for key in ("containers", "initContainers") for c in items(pod.get(key)) if isinstance(c, dict)]
+
+
+def _wants(pod: dict, resource: str) -> bool:
+    for c in _containers(pod):
+        for part in ("requests", "limits"):
+            if any(name == resource or name.startswith(resource) for name in (get(c, "resources", part) or {})):
+                return True
+    return False
+
+
+def _validate_requests_equal_limits(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    specs = pod_specs(args.resource_type, args.props)
+    if not specs:
+        args.not_applicable("no pod template")
+        return
+    for where, pod in specs:
+        for c in _containers(pod):
+            for problem in k8s_rules.requests_equal_limits(c.get("name", "?"), get(c, "resources") or {}):
+                report(f"{where}: {problem}")
+
+
+def _node_groups(args: StackValidationArgs):
+    """(node group, accelerator, taints, EFA?) of every EKS node group of the stack."""
+    cat = catalog.load()
+    found = []
+    for group in args.resources:
+        if group.resource_type != NODE_GROUP:
+            continue
+        types = [t for t in items(get(group.props, "instanceTypes")) if isinstance(t, str)]
+        it = instance_type(cat, types[0]) if types else None
+        kind = eks_rules.accelerator(it) if it is not None else None
+        taints = [t for t in items(get(group.props, "taints")) if isinstance(t, dict)]
+        efa = any(
+            get(ni, "interfaceType") in ("efa", "efa-only")
+            for template in depended_on(group, LAUNCH_TEMPLATE)
+            for ni in items(get(template.props, "networkInterfaces"))
+        )
+        found.append((group, kind, taints, efa, it))
+    return found
+
+
+def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
+    eks = catalog.load().curated["eks"]
+    groups = _node_groups(args)
+    for r in args.resources:
+        for where, pod in pod_specs(r.resource_type, r.props):
+            tolerations = [t for t in items(pod.get("tolerations")) if isinstance(t, dict)]
+            for kind, resource in RESOURCE_OF.items():
+                if not _wants(pod, resource):
+                    continue
+                candidates = [taints for _, k, taints, _, _ in groups if k == kind]
+                if not candidates:  # no node group in this stack: the convention's taint
+                    candidates = [[eks["acceleratorTaints"][kind]]]
+                if all(k8s_rules.untolerated(tolerations, taints, eks) for taints in candidates):
+                    missing = k8s_rules.untolerated(tolerations, candidates[0], eks)
+                    report(
+                        f"{where} requests {resource} but tolerates no {kind} node group's taints "
+                        f"(e.g. {', '.join(map(k8s_rules.describe_taint, missing))}): it never schedules",
+                        r.urn,
+                    )
+
+
+def _plugin_tolerations(chart_key: str, values) -> list[dict]:
+    chart = catalog.load().curated["charts"][chart_key]
+    path = ("devicePlugin", "tolerations") if chart_key == "neuronHelmChart" else ("tolerations",)
+    given = get(values, *path)
+    listed = [t for t in items(given) if isinstance(t, dict)] if given is not None else list(chart["defaultTolerations"])
+    if chart_key == "efaDevicePlugin":
+        listed.append({"key": "CriticalAddonsOnly", "operator": "Exists"})  # the daemonset template adds it
+    return listed
+
+
+def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
+    eks = catalog.load().curated["eks"]
+    charts = {c["chart"]: key for key, c in catalog.load().curated["charts"].items() if "chart" in c}
+    groups = _node_groups(args)
+    served_by = {
+        "nvidiaDevicePlugin": [(g, t) for g, k, t, _, _ in groups if k == "nvidia"],
+        "efaDevicePlugin": [(g, t) for g, _, t, efa, _ in groups if efa],
+        "neuronHelmChart": [(g, t) for g, k, t, _, _ in groups if k == "neuron"],
+    }
+    for release in args.resources:
+        key = charts.get(get(release.props, "chart")) if release.resource_type == RELEASE else None
+        if key is None or key not in served_by:
+            continue
+        tolerations = _plugin_tolerations(key, get(release.props, "values"))
+        for group, taints in served_by[key]:
+            missing = k8s_rules.untolerated(tolerations, taints, eks)
+            if missing:
+                report(
+                    f"release {release.name!r} ({get(release.props, 'chart')}) does not tolerate "
+                    f"{', '.join(map(k8s_rules.describe_taint, missing))} of node group {group.name!r}: the plugin never "
+                    "runs there and its resources are never advertised",
+                    release.urn,
+                )
+
+
+def _validate_mig(args: StackValidationArgs, report: ReportViolation) -> None:
+    cat = catalog.load()
+    nvidia_chart = cat.curated["charts"]["nvidiaDevicePlugin"]["chart"]
+    models = cat.curated["migCapableGpuModels"]["values"]
+    for release in args.resources:
+        if release.resource_type != RELEASE or get(release.props, "chart") != nvidia_chart:
+            continue
+        strategy = get(release.props, "values", "migStrategy")
+        if strategy in (None, "none"):
+            continue
+        for group, kind, _, _, it in _node_groups(args):
+            if kind == "nvidia":
+                reason = k8s_rules.mig_supported(it, models)
+                if reason:
+                    report(f"release {release.name!r} sets migStrategy {strategy}; node group {group.name!r}: {reason}", release.urn)
+
+
+POLICIES = [
+    ResourceValidationPolicy(
+        name="k8s-extended-resources-requests-equal-limits",
+        description="Containers requesting nvidia.com/gpu, aws.amazon.com/neuron* or vpc.amazonaws.com/efa set limits, "
+        "and requests equal to them (extended resources cannot be overcommitted).",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_requests_equal_limits,
+        remediation_steps="Set resources.limits for the extended resource, and requests equal to limits (or no requests).",
+    ),
+    StackValidationPolicy(
+        name="k8s-gpu-pod-tolerates-taint",
+        description="A pod requesting GPUs or Neuron devices tolerates the taints of a node group that has them.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_pod_tolerates,
+        remediation_steps="Add tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}] (aws.amazon.com/neuron for Neuron).",
+    ),
+    StackValidationPolicy(
+        name="k8s-device-plugin-tolerates-taints",
+        description="A device-plugin Helm release (NVIDIA, EFA, Neuron) tolerates the taints of every node group it serves.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_device_plugin_tolerates,
+        remediation_steps="List the chart's default tolerations plus the node groups' taints in the release's tolerations value.",
+    ),
+    StackValidationPolicy(
+        name="eks-mig-supported",
+        description="The NVIDIA device plugin enables MIG only where every NVIDIA node group's GPU supports it (A100/H100 class).",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_mig,
+        remediation_steps="Set migStrategy none, or run only MIG-capable GPU types (A100, H100, H200) in the cluster.",
+    ),
+]
