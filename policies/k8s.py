@@ -5,6 +5,8 @@ CronJob, Kubeflow MPIJob); taints come from the stack's EKS node groups.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pulumi_policy import (
     EnforcementLevel,
     ReportViolation,
@@ -23,30 +25,30 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 RESOURCE_OF = {"nvidia": "nvidia.com/gpu", "neuron": "aws.amazon.com/neuron"}
 
 
-def pod_specs(resource_type: str, props) -> list[tuple[str, dict]]:
+def pod_specs(resource_type: str, props) -> list[tuple[str, Mapping]]:
     """(where, pod spec) of every pod template of a Kubernetes workload."""
     if not resource_type.startswith("kubernetes:"):
         return []
     kind = resource_type.rsplit(":", 1)[-1]
     spec = get(props, "spec")
     if kind == "Pod":
-        return [("spec", spec)] if isinstance(spec, dict) else []
+        return [("spec", spec)] if isinstance(spec, Mapping) else []
     if kind == "CronJob":
         template = get(spec, "jobTemplate", "spec", "template", "spec")
-        return [("spec.jobTemplate.spec.template.spec", template)] if isinstance(template, dict) else []
+        return [("spec.jobTemplate.spec.template.spec", template)] if isinstance(template, Mapping) else []
     if kind == "MPIJob":
         found = []
         for role in ("Launcher", "Worker"):
             template = get(spec, "mpiReplicaSpecs", role, "template", "spec")
-            if isinstance(template, dict):
+            if isinstance(template, Mapping):
                 found.append((f"spec.mpiReplicaSpecs.{role}.template.spec", template))
         return found
     template = get(spec, "template", "spec")
-    return [("spec.template.spec", template)] if isinstance(template, dict) else []
+    return [("spec.template.spec", template)] if isinstance(template, Mapping) else []
 
 
 def _containers(pod: dict) -> list[dict]:
-    return [c for key in ("containers", "initContainers") for c in items(pod.get(key)) if isinstance(c, dict)]
+    return [c for key in ("containers", "initContainers") for c in items(pod.get(key)) if isinstance(c, Mapping)]
 
 
 def _wants(pod: dict, resource: str) -> bool:
@@ -78,7 +80,7 @@ def _node_groups(args: StackValidationArgs):
         types = [t for t in items(get(group.props, "instanceTypes")) if isinstance(t, str)]
         it = instance_type(cat, types[0]) if types else None
         kind = eks_rules.accelerator(it) if it is not None else None
-        taints = [t for t in items(get(group.props, "taints")) if isinstance(t, dict)]
+        taints = [t for t in items(get(group.props, "taints")) if isinstance(t, Mapping)]
         efa = any(
             get(ni, "interfaceType") in ("efa", "efa-only")
             for template in depended_on(group, LAUNCH_TEMPLATE)
@@ -93,7 +95,7 @@ def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) 
     groups = _node_groups(args)
     for r in args.resources:
         for where, pod in pod_specs(r.resource_type, r.props):
-            tolerations = [t for t in items(pod.get("tolerations")) if isinstance(t, dict)]
+            tolerations = [t for t in items(pod.get("tolerations")) if isinstance(t, Mapping)]
             for kind, resource in RESOURCE_OF.items():
                 if not _wants(pod, resource):
                     continue
@@ -113,7 +115,7 @@ def _plugin_tolerations(chart_key: str, values) -> list[dict]:
     chart = catalog.load().curated["charts"][chart_key]
     path = ("devicePlugin", "tolerations") if chart_key == "neuronHelmChart" else ("tolerations",)
     given = get(values, *path)
-    listed = [t for t in items(given) if isinstance(t, dict)] if given is not None else list(chart["defaultTolerations"])
+    listed = [t for t in items(given) if isinstance(t, Mapping)] if given is not None else list(chart["defaultTolerations"])
     if chart_key == "efaDevicePlugin":
         listed.append({"key": "CriticalAddonsOnly", "operator": "Exists"})  # the daemonset template adds it
     return listed

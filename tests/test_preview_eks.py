@@ -96,3 +96,55 @@ def test_summary_counts_gpus_chips_and_efa_interfaces(plan):
     assert trn1["efaInterfacesPerInstance"] == RAW["trn1.32xlarge"]["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"]
     assert "efaInterfaces" not in groups["l40s-infer"]
     assert plan["policy"]["violations"] == []
+
+
+def _release(plan: dict, suffix: str) -> dict:
+    return by_type(plan, "kubernetes:helm.sh/v3:Release")[f"ml-train-device-plugins-{suffix}"]["inputs"]
+
+
+def test_device_plugins_are_pinned_and_tolerate_the_groups_they_serve(plan):
+    nvidia, efa, neuron = _release(plan, "nvidia"), _release(plan, "efa"), _release(plan, "neuron")
+    assert (nvidia["chart"], nvidia["version"], nvidia["repositoryOpts"]["repo"]) == ("nvidia-device-plugin", "0.20.0", "https://nvidia.github.io/k8s-device-plugin")
+    assert nvidia["namespace"] != "default"  # the chart refuses the default namespace
+    assert (efa["chart"], efa["version"]) == ("aws-efa-k8s-device-plugin", "v0.5.30")
+    assert (neuron["chart"], neuron["version"]) == ("oci://public.ecr.aws/neuron/neuron-helm-chart", "1.9.0")
+    # The EFA chart tolerates nothing by default: the GPU and the Neuron EFA groups' taints are added.
+    assert {(t["key"], t["effect"]) for t in efa["values"]["tolerations"]} == {("nvidia.com/gpu", "NoSchedule"), ("aws.amazon.com/neuron", "NoSchedule")}
+    # Helm replaces lists: the NVIDIA chart's defaults are kept.
+    assert {"key": "CriticalAddonsOnly", "operator": "Exists"} in nvidia["values"]["tolerations"]
+    assert neuron["values"]["npd"] == {"enabled": False}
+    assert "config" not in nvidia["values"] and "migStrategy" not in nvidia["values"]
+
+
+def test_nccl_job_is_sized_from_the_node_group(plan):
+    [job] = [r["inputs"] for r in plan["resources"] if r["type"] == "kubernetes:kubeflow.org/v2beta1:MPIJob"]
+    gpus = RAW["p5.48xlarge"]["GpuInfo"]["Gpus"][0]["Count"]
+    efa = RAW["p5.48xlarge"]["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"]
+    spec = job["spec"]
+    worker = spec["mpiReplicaSpecs"]["Worker"]
+    assert spec["slotsPerWorker"] == gpus and worker["replicas"] == 2  # the group's desired nodes
+    [container] = worker["template"]["spec"]["containers"]
+    assert container["resources"]["requests"] == container["resources"]["limits"]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == gpus and container["resources"]["limits"]["vpc.amazonaws.com/efa"] == efa
+    assert container["resources"]["limits"]["hugepages-2Mi"] == "5120Mi"
+    assert {"name": "shm", "mountPath": "/dev/shm"} in container["volumeMounts"]
+    assert worker["template"]["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    command = spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
+    assert command[command.index("-np") + 1] == str(2 * gpus) and command[command.index("-N") + 1] == str(gpus)
+    [operator] = [r["inputs"] for r in plan["resources"] if r["type"] == "kubernetes:yaml/v2:ConfigFile"]
+    assert operator["file"].endswith("/kubeflow/mpi-operator/v0.8.2/deploy/v2beta1/mpi-operator.yaml")
+
+
+def test_time_slicing_writes_the_plugin_config(stack_variant):
+    from ruamel.yaml import YAML
+
+    from tests.conftest import run_cli
+
+    path = stack_variant(lambda c: c["gpufleet:eks"]["kubernetes"].__setitem__("nvidiaDevicePlugin", {"timeSlicingReplicas": 4}), "eks-efa")
+    code, out, err = run_cli("preview", "--config-file", str(path), "--json")
+    assert code == 0, err
+    values = _release(json.loads(out), "nvidia")["values"]
+    assert values["config"]["default"] == "default"
+    config = YAML(typ="safe").load(values["config"]["map"]["default"])
+    assert config["sharing"]["timeSlicing"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
+    assert config["version"] == "v1"

@@ -62,3 +62,29 @@ def test_an_existing_cluster_needs_its_security_group(stack_variant):
 def test_one_zone_is_not_enough_for_a_cluster(stack_variant):
     err = _errors(stack_variant(lambda c: c["gpufleet:eks"]["network"]["create"].__setitem__("azCount", 1), "eks-efa"))
     assert "gpufleet:eks.network.create.azCount = 1: an EKS cluster needs at least two availability zones [rule: eks-cluster-zones]" in err
+
+
+def test_mig_on_gpus_without_mig(stack_variant):
+    err = _errors(stack_variant(lambda c: c["gpufleet:eks"]["kubernetes"].__setitem__("nvidiaDevicePlugin", {"migStrategy": "single"}), "eks-efa"))
+    assert "gpufleet:eks.kubernetes.nvidiaDevicePlugin.migStrategy = 'single': node group l40s-infer: g6e.xlarge has NVIDIA L40S GPUs" in err
+    assert "[rule: eks-mig-supported]" in err and "p5-train" not in err  # H100 partitions
+
+
+def test_time_slicing_and_mig_are_exclusive(stack_variant):
+    plugin = {"migStrategy": "mixed", "timeSlicingReplicas": 4}
+    err = _errors(stack_variant(lambda c: c["gpufleet:eks"]["kubernetes"].__setitem__("nvidiaDevicePlugin", plugin), "eks-efa"))
+    assert "choose time-slicing or a MIG strategy, not both" in err
+
+
+def test_nccl_test_needs_an_nvidia_efa_group(stack_variant):
+    err = _errors(stack_variant(lambda c: c["gpufleet:eks"]["kubernetes"]["ncclTest"].__setitem__("nodeGroup", "l40s-infer"), "eks-efa"))
+    assert "gpufleet:eks.kubernetes.ncclTest.nodeGroup = 'l40s-infer'" in err and "[rule: nccl-test-node-group]" in err
+
+
+def test_kubernetes_pieces_need_a_cluster_gpufleet_creates(stack_variant):
+    def edit(c):
+        c["gpufleet:eks"]["cluster"].pop("create")
+        c["gpufleet:eks"]["cluster"]["securityGroupId"] = "sg-0123456789abcdef0"
+
+    err = _errors(stack_variant(edit, "eks-efa"))
+    assert "[rule: eks-kubernetes-new-cluster]" in err

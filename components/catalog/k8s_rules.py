@@ -46,6 +46,13 @@ def describe_taint(taint: dict) -> str:
     return f"{taint.get('key')}{value}:{taint.get('effect')}"
 
 
+def quantity(value: object) -> str:
+    """A resource quantity as text: 1, 1.0 (the wire's doubles) and "1" are the same count."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
+
+
 def requests_equal_limits(container: str, resources: dict) -> list[str]:
     """Extended resources whose request differs from the limit (they cannot be overcommitted)."""
     requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
@@ -54,9 +61,13 @@ def requests_equal_limits(container: str, resources: dict) -> list[str]:
         if not extended(name):
             continue
         if name not in limits:
-            problems.append(f"container {container!r} requests {name} {requests[name]} without a limit; extended resources need limits")
-        elif name in requests and str(requests[name]) != str(limits[name]):
-            problems.append(f"container {container!r}: {name} request {requests[name]} != limit {limits[name]} (no overcommit)")
+            problems.append(
+                f"container {container!r} requests {name} {quantity(requests[name])} without a limit; extended resources need limits"
+            )
+        elif name in requests and quantity(requests[name]) != quantity(limits[name]):
+            problems.append(
+                f"container {container!r}: {name} request {quantity(requests[name])} != limit {quantity(limits[name])} (no overcommit)"
+            )
     return problems
 
 
