@@ -88,6 +88,13 @@ def render_summary(summary: dict, console: Console) -> None:
             row = ["total", "", f"{t['model']} ({'chips' if t['kind'] == 'neuron' else 'GPUs'})", "", _sizes(t)]
             table.add_row(*row, *([_sizes(t.get("neuronCores"))] if neuron else []), style="bold")
         console.print(table)
+    nccl = summary.get("ncclTest")
+    if nccl:
+        console.print(
+            f"NCCL test on {nccl['nodeGroup']}: {nccl['workers']} workers x {nccl['slotsPerWorker']} GPUs = world size "
+            f"{nccl['worldSize']}, {nccl['efaInterfacesPerWorker']} EFA interfaces per worker",
+            highlight=False,
+        )
     workloads = summary.get("workloads") or []
     if workloads:
         table = Table(title="Workloads", title_justify="left")

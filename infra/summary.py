@@ -11,6 +11,7 @@ from components.catalog import catalog, predicates
 from components.catalog.efa import EFA_TYPES, efa_layout
 from components.ecs.neuron import device_counts
 from components.eks import checks as eks_checks
+from components.k8s.nccl_test import nccl_size
 from infra.spec import FleetSpec
 
 SIZES = ("min", "desired", "max")
@@ -91,7 +92,11 @@ def accelerator_summary(spec: FleetSpec) -> dict:
             details = {"purchase": ng.capacity_type, "amiType": eks_checks.ami_type(ng, cat)}
             efa = sum(1 for i in efa_layout(it, ng.efa.secondary_interface_type) if i.interface_type in EFA_TYPES) if ng.efa else 0
             groups.append(_group(it, "eks", ng.name, (ng.min_size, ng.desired_size, ng.max_size), details, efa))
-    return {"groups": groups, "totals": _totals(groups), "workloads": workloads}
+    summary = {"groups": groups, "totals": _totals(groups), "workloads": workloads}
+    if spec.eks is not None and spec.eks.kubernetes is not None and spec.eks.kubernetes.nccl_test is not None:
+        name = spec.eks.kubernetes.nccl_test.node_group
+        summary["ncclTest"] = nccl_size(next(ng for ng in spec.eks.node_groups if ng.name == name))
+    return summary
 
 
 def _workload_row(wl, cp, it) -> dict:

@@ -15,7 +15,7 @@ from tests.conftest import preview_plan
 
 # Each shipped stack: its checked resources (task definitions + launch templates + capacity providers).
 # ecs-neuron has 6 per-chip task definitions (inf2.24xlarge) besides its 2 whole-task ones.
-STACKS = {"ecs-gpu": 3 + 2 + 2, "ecs-neuron": 8 + 2 + 2, "eks-efa": 3 + 3 + 1}
+STACKS = {"ecs-gpu": 3 + 2 + 2, "ecs-neuron": 8 + 2 + 2, "eks-p5-efa": 3, "eks-trn1": 3, "eks-g5-timeslice": 3}
 
 
 @pytest.fixture(scope="module", params=sorted(STACKS))

@@ -82,6 +82,12 @@ class EfaArgs(SpecModel):
         description="The one zone of the group (EFA traffic stays in one AZ): with existing subnets, the zone "
         "of `subnetIds`; with a created VPC, the first VPC zone that offers the type when absent.",
     )
+    interfaces: int | None = Field(
+        None,
+        ge=1,
+        description="The EFA interface count you expect, checked against the type's MaximumEfaInterfaces "
+        "(the layout always uses all of them); absent checks nothing.",
+    )
     placement_group: bool = Field(
         True,
         description="Launch into a new cluster placement group; ignored with a capacity reservation or block, "

@@ -131,8 +131,13 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
         return  # the cluster's subnets (or the created VPC's private subnets)
     reason = efa_supported(it)
     if reason:
-        yield Violation("eks-efa-supported", ("efa",), ng.efa.model_dump(by_alias=True), reason)
+        yield Violation("eks-efa-supported", ("efa",), ng.efa.model_dump(by_alias=True, exclude_defaults=True), reason)
         return
+    if ng.efa.interfaces is not None and ng.efa.interfaces != it.max_efa_interfaces:
+        yield Violation(
+            "eks-efa-interfaces", ("efa", "interfaces"), ng.efa.interfaces,
+            f"{it.name} takes {it.max_efa_interfaces} EFA interfaces (MaximumEfaInterfaces; {it.max_network_cards} network cards)",
+        )
     if fleet.network.create is None:
         if ng.efa.availability_zone is None:
             yield Violation("eks-efa-single-az", ("efa", "availabilityZone"), None, "an EFA group on existing subnets names the zone of its subnet")

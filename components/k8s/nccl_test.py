@@ -16,21 +16,28 @@ from components.eks.args import NodeGroupArgs
 from components.eks.node_group import node_taints
 
 
+def nccl_size(ng: NodeGroupArgs) -> dict:
+    """Workers (one per node), slots (GPUs per node), world size (-np) and EFA interfaces per worker."""
+    it = catalog.load().get(ng.instance_type)
+    gpus = predicates.whole_gpus(it) or 0
+    workers = max(ng.desired_size, 2)  # an all-reduce across nodes needs two at least
+    efa = sum(1 for i in efa_layout(it, ng.efa.secondary_interface_type) if i.interface_type in EFA_TYPES)
+    return {"nodeGroup": ng.name, "workers": workers, "slotsPerWorker": gpus, "worldSize": workers * gpus, "efaInterfacesPerWorker": efa}
+
+
 def nccl_job(ng: NodeGroupArgs, image: str) -> dict:
     """The MPIJob's spec for the node group."""
     cat = catalog.load()
-    it = cat.get(ng.instance_type)
     charts, eks = cat.curated["charts"]["ncclTests"], cat.curated["eks"]
-    gpus = predicates.whole_gpus(it) or 0
-    efa = sum(1 for i in efa_layout(it, ng.efa.secondary_interface_type) if i.interface_type in EFA_TYPES)
-    workers = max(ng.desired_size, 2)  # all-reduce across nodes needs two at least
+    size = nccl_size(ng)
+    gpus, efa, workers = size["slotsPerWorker"], size["efaInterfacesPerWorker"], size["workers"]
     resources = {"nvidia.com/gpu": gpus, "vpc.amazonaws.com/efa": efa, "hugepages-2Mi": charts["hugepages2Mi"], "memory": charts["memory"]}
     tolerations = [
         {"key": t["key"], "operator": "Exists", "effect": k8s_rules.k8s_effect(t["effect"], eks)} for t in node_taints(ng)
     ]
     mpirun = [
         "/opt/amazon/openmpi/bin/mpirun", "--allow-run-as-root", "--tag-output",
-        "-np", str(workers * gpus), "-N", str(gpus), "--bind-to", "none",
+        "-np", str(size["worldSize"]), "-N", str(gpus), "--bind-to", "none",
         "-x", "PATH", "-x", "LD_LIBRARY_PATH", "-x", "FI_PROVIDER=efa", "-x", "FI_EFA_FORK_SAFE=1", "-x", "NCCL_DEBUG=INFO",
         "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "16G", "-f", "2", "-g", "1", "-c", "1", "-n", "100",
     ]
