@@ -35,3 +35,10 @@ class Violation:
 
     def under(self, *prefix: str | int) -> "Violation":
         return Violation(self.rule, (*prefix, *self.field), self.value, self.reason)
+
+
+def size_order_error(min_size: int, desired_size: int, max_size: int) -> str | None:
+    """The one statement of a group's size rule, for every model with min/desired/max sizes."""
+    if not min_size <= desired_size <= max_size:
+        return f"sizes must satisfy minSize <= desiredSize <= maxSize (got {min_size}, {desired_size}, {max_size})"
+    return None

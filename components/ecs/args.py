@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from components.catalog import catalog
-from components.spec_model import SpecModel
+from components.spec_model import SpecModel, size_order_error
 
 # The variants come from the curated facts file, so the schema's enum and the rules cannot drift:
 # the GPU AMI's variants, then the Neuron AMI's that the GPU AMI does not have.
@@ -170,11 +170,9 @@ class CapacityProviderArgs(SpecModel):
 
     @model_validator(mode="after")
     def _sizes(self) -> "CapacityProviderArgs":
-        if not self.min_size <= self.desired_size <= self.max_size:
-            raise ValueError(
-                f"sizes must satisfy minSize <= desiredSize <= maxSize (got {self.min_size}, "
-                f"{self.desired_size}, {self.max_size})"
-            )
+        error = size_order_error(self.min_size, self.desired_size, self.max_size)
+        if error:
+            raise ValueError(error)
         return self
 
 

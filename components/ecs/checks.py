@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from components.capacity_checks import offered_and_purchasable
 from components.catalog import predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
@@ -122,13 +123,7 @@ def _capacity_provider(cp: CapacityProviderArgs, it, region: str, cat: Catalog) 
             yield Violation(
                 "ecs-neuron-region", ("instanceType",), cp.instance_type, f"{cp.instance_type} needs the ECS Neuron AMI: {reason} (gpufleet:region)"
             )
-    reason = predicates.offered_in(it, region)
-    if reason:
-        yield Violation("instance-type-offered", ("instanceType",), cp.instance_type, reason)
-    if cp.purchase == "spot":
-        reason = predicates.spot_supported(it)
-        if reason:
-            yield Violation("spot-supported", ("purchase",), cp.purchase, reason)
+    yield from offered_and_purchasable(it, region, cp.purchase == "spot", ("purchase", cp.purchase))
 
 
 def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, types: dict, cat: Catalog) -> Iterator[Violation]:

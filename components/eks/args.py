@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 from components.catalog import catalog
 from components.ecs.args import NetworkArgs
 from components.k8s.args import KubernetesArgs
-from components.spec_model import SpecModel
+from components.spec_model import SpecModel, size_order_error
 
 _EKS = catalog.load().curated["eks"]
 AmiType = Literal.__getitem__(tuple(_EKS["acceleratedAmiTypes"]))
@@ -136,10 +136,9 @@ class NodeGroupArgs(SpecModel):
 
     @model_validator(mode="after")
     def _sizes_and_capacity(self) -> "NodeGroupArgs":
-        if not self.min_size <= self.desired_size <= self.max_size:
-            raise ValueError(
-                f"sizes must satisfy minSize <= desiredSize <= maxSize (got {self.min_size}, {self.desired_size}, {self.max_size})"
-            )
+        error = size_order_error(self.min_size, self.desired_size, self.max_size)
+        if error:
+            raise ValueError(error)
         if self.capacity_type == "CAPACITY_BLOCK" and self.capacity_reservation_id is None:
             raise ValueError("capacityType CAPACITY_BLOCK needs capacityReservationId (the capacity block)")
         if self.capacity_type == "SPOT" and self.capacity_reservation_id is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from components.capacity_checks import offered_and_purchasable
 from components.catalog import eks_rules, k8s_rules, predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.catalog.efa import efa_supported
@@ -120,13 +121,7 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
                 "eks-ami-type-supported", ("amiType",), chosen,
                 f"gpufleet does not yet build launch templates for {chosen}: its volume layout is not in the reference facts",
             )
-    reason = predicates.offered_in(it, region)
-    if reason:
-        yield Violation("instance-type-offered", ("instanceType",), ng.instance_type, reason)
-    if ng.capacity_type == "SPOT":
-        reason = predicates.spot_supported(it)
-        if reason:
-            yield Violation("spot-supported", ("capacityType",), ng.capacity_type, reason)
+    yield from offered_and_purchasable(it, region, ng.capacity_type == "SPOT", ("capacityType", ng.capacity_type))
     if ng.efa is None:
         return  # the cluster's subnets (or the created VPC's private subnets)
     reason = efa_supported(it)
