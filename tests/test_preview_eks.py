@@ -187,3 +187,20 @@ def test_human_preview_states_the_nccl_world_size(monkeypatch):
     code, out, err = run_cli("preview", "eks-p5-efa")
     assert code == 0, err
     assert "NCCL test on p5: 2 workers x 8 GPUs = world size 16, 32 EFA interfaces per worker" in out
+
+
+def test_nccl_pod_templates_fit_the_kubernetes_schema_of_the_cluster_version(plans):
+    """The MPIJob's pod templates against the Kubernetes OpenAPI schema (kubernetes-validate, strict:
+    unknown fields fail) of the pinned cluster version."""
+    import kubernetes_validate
+
+    plan = plans["eks-p5-efa"]
+    version = one(plan, "aws:eks/cluster:Cluster")["version"]
+    job = one(plan, "kubernetes:kubeflow.org/v2beta1:MPIJob")
+    for role, replica in job["spec"]["mpiReplicaSpecs"].items():
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"nccl-{role.lower()}"}, "spec": replica["template"]["spec"]}
+        kubernetes_validate.validate(pod, version, strict=True)
+    broken = json.loads(json.dumps(job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]))
+    broken["containers"][0]["volumeMount"] = broken["containers"][0].pop("volumeMounts")
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": broken}, version, strict=True)
