@@ -204,3 +204,16 @@ def test_nccl_pod_templates_fit_the_kubernetes_schema_of_the_cluster_version(pla
     broken["containers"][0]["volumeMount"] = broken["containers"][0].pop("volumeMounts")
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": broken}, version, strict=True)
+
+
+def test_bottlerocket_encrypts_both_of_its_volumes_and_sizes_the_data_one(stack_variant):
+    path = stack_variant(lambda c: c["gpufleet:eks"]["nodeGroups"][0].__setitem__("amiType", "BOTTLEROCKET_x86_64_NVIDIA"), "eks-g5-timeslice")
+    code, out, err = run_cli("preview", "--config-file", str(path), "--json")
+    assert code == 0, err
+    plan = json.loads(out)
+    assert one(plan, "aws:eks/nodeGroup:NodeGroup")["amiType"] == "BOTTLEROCKET_x86_64_NVIDIA"
+    mappings = {m["deviceName"]: m["ebs"] for m in one(plan, "aws:ec2/launchTemplate:LaunchTemplate")["blockDeviceMappings"]}
+    assert set(mappings) == {"/dev/xvda", "/dev/xvdb"}
+    assert all(ebs["encrypted"] == "true" for ebs in mappings.values())
+    assert "volumeSize" not in mappings["/dev/xvda"] and mappings["/dev/xvdb"]["volumeSize"] == 200
+    assert plan["policy"]["violations"] == []

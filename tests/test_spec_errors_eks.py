@@ -85,9 +85,9 @@ def test_neuron_ami_type_on_a_gpu_type(stack_variant):
     assert "AL2023_x86_64_NEURON is for neuron nodes; p5.48xlarge is a nvidia type [rule: eks-ami-type-supported]" in err
 
 
-def test_bottlerocket_is_refused_until_its_volumes_are_known(stack_variant):
-    err = _errors(stack_variant(lambda c: _group(c).__setitem__("amiType", "BOTTLEROCKET_x86_64_NVIDIA"), "eks-g5-timeslice"))
-    assert "its volume layout is not in the reference facts [rule: eks-ami-type-supported]" in err
+def test_bottlerocket_only_for_nvidia_x86(stack_variant):
+    err = _errors(stack_variant(lambda c: _group(c).__setitem__("amiType", "BOTTLEROCKET_x86_64_NVIDIA"), "eks-trn1"))
+    assert "BOTTLEROCKET_x86_64_NVIDIA is for nvidia nodes; trn1.32xlarge is a neuron type [rule: eks-ami-type-supported]" in err
 
 
 def test_unknown_taint_effect_spelling(stack_variant):

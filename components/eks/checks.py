@@ -116,11 +116,6 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
         reason = eks_rules.ami_type_support(it, chosen, eks)
         if reason:
             yield Violation("eks-ami-type-supported", ("amiType",) if ng.ami_type else ("instanceType",), ng.ami_type or ng.instance_type, reason)
-        elif "rootDeviceName" not in eks["acceleratedAmiTypes"][chosen]:
-            yield Violation(
-                "eks-ami-type-supported", ("amiType",), chosen,
-                f"gpufleet does not yet build launch templates for {chosen}: its volume layout is not in the reference facts",
-            )
     yield from offered_and_purchasable(it, region, ng.capacity_type == "SPOT", ("capacityType", ng.capacity_type))
     if ng.efa is None:
         return  # the cluster's subnets (or the created VPC's private subnets)

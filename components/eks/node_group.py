@@ -31,6 +31,18 @@ def node_taints(ng: NodeGroupArgs) -> list[dict]:
     return [{**t, "effect": eks_rules.taint_effect_enum(t["effect"], eks)} for t in taints]
 
 
+def volumes(ami: dict, size_gib: int) -> list[dict]:
+    """Encrypted gp3 volumes of the AMI's layout; the size goes where images and pods live (the data
+    volume where the AMI has one, else the root volume, which then keeps its snapshot's size)."""
+
+    def ebs(size: int | None) -> dict:
+        return {"volume_type": "gp3", "encrypted": "true", "delete_on_termination": "true", **({"volume_size": size} if size else {})}
+
+    if "dataDeviceName" in ami:
+        return [{"device_name": ami["rootDeviceName"], "ebs": ebs(None)}, {"device_name": ami["dataDeviceName"], "ebs": ebs(size_gib)}]
+    return [{"device_name": ami["rootDeviceName"], "ebs": ebs(size_gib)}]
+
+
 class AcceleratedNodeGroup(pulumi.ComponentResource):
     def __init__(
         self,
@@ -95,12 +107,7 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
         eks = catalog.load().curated["eks"]
         template: dict = {
             "metadata_options": {"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": a.metadata_hop_limit},
-            "block_device_mappings": [
-                {
-                    "device_name": eks["acceleratedAmiTypes"][ami_type]["rootDeviceName"],
-                    "ebs": {"volume_size": a.root_volume_gib, "volume_type": "gp3", "encrypted": "true", "delete_on_termination": "true"},
-                }
-            ],
+            "block_device_mappings": volumes(eks["acceleratedAmiTypes"][ami_type], a.root_volume_gib),
             "tag_specifications": [{"resource_type": "instance", "tags": {"Name": a.name, "gpufleet-node-group": a.name}}],
         }
         if a.efa is not None:
