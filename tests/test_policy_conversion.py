@@ -8,7 +8,7 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy.policy import EnforcementLevel, _PolicyAnalyzerServicer
 
 import pulumi_policy.policy as pulumi_policy_module
-from policies import conversion, ecs, neuron, security
+from policies import conversion, ecs, eks, k8s, neuron, security
 from tests.conftest import preview_plan
 
 
@@ -21,7 +21,7 @@ def _struct(value: dict) -> struct_pb2.Struct:
 @pytest.fixture(scope="module")
 def requests() -> list:
     found = []
-    for stack in ("ecs-gpu", "ecs-neuron"):
+    for stack in ("ecs-gpu", "ecs-neuron", "eks-p5-efa", "eks-trn1", "eks-g5-timeslice"):
         for r in preview_plan(stack)["resources"]:
             found.append(analyzer_pb2.AnalyzeRequest(type=r["type"], urn=r["urn"], name=r["name"], properties=_struct(r["inputs"])))
     return found
@@ -37,11 +37,12 @@ def _answers(servicer, requests) -> tuple[list[bytes], bytes]:
 
 def test_same_answers_with_each_resource_converted_once(requests, monkeypatch):
     servicer = _PolicyAnalyzerServicer(
-        "gpufleet-guard", "0.1.0", [*ecs.POLICIES, *neuron.POLICIES, *security.POLICIES], EnforcementLevel.ADVISORY,
+        "gpufleet-guard", "0.1.0", [*ecs.POLICIES, *neuron.POLICIES, *eks.POLICIES, *k8s.POLICIES, *security.POLICIES], EnforcementLevel.ADVISORY,
         None, "", None, None, None, None, None,
     )
     before = _answers(servicer, requests)
-    monkeypatch.setattr(pulumi_policy_module, "json_format", json_format)  # undone after the test
+    for name in ("json_format", "deserialize_properties", "unknown_checking_proxy"):  # undone after the test
+        monkeypatch.setattr(pulumi_policy_module, name, getattr(pulumi_policy_module, name))
     assert conversion.install() is True
     calls = []
     real = json_format.MessageToDict
