@@ -95,3 +95,15 @@ def test_no_open_ingress_to_gpu_nodes(judge):
     assert any("rule 'ssh-v6' from ::/0" in m for m in findings(result, policy))
     by_group = {f.urn.rsplit("::", 1)[-1] for f in result.findings if f.policy == policy}
     assert by_group == {"inline-open", "rule-open"}  # not the closed group, not the CPU node's group
+
+
+def test_no_open_ingress_reaches_eks_nodes_through_their_node_group(judge):
+    """A managed node group's launch template names no instance type: the node group does."""
+    open_sg = resource("aws:ec2/securityGroup:SecurityGroup", "open", {"ingress": [{"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}]})
+    template = resource("aws:ec2/launchTemplate:LaunchTemplate", "nodes", {"networkInterfaces": [{"deviceIndex": 0}]}, networkInterfaces=[open_sg])
+    gpu = resource("aws:eks/nodeGroup:NodeGroup", "gpu", {"instanceTypes": ["p5.48xlarge"]}, launchTemplate=[template])
+    result = judge([open_sg, template, gpu])
+    [message] = findings(result, "gpu-node-no-open-ingress")
+    assert "'nodes' (p5.48xlarge) uses security group 'open', which admits the internet" in message
+    cpu = resource("aws:eks/nodeGroup:NodeGroup", "cpu", {"instanceTypes": ["m5.large"]}, launchTemplate=[template])
+    assert findings(judge([open_sg, template, cpu]), "gpu-node-no-open-ingress") == []
