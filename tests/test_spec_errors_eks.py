@@ -100,13 +100,16 @@ def test_an_existing_cluster_needs_its_security_group(stack_variant):
     assert "an existing cluster needs securityGroupId" in err
 
 
-def test_kubernetes_pieces_need_a_cluster_gpufleet_creates(stack_variant):
+def test_an_existing_clusters_endpoint_is_an_explicit_unanswered_call_offline(stack_variant):
+    """The kubeconfig of an existing cluster comes from the EKS API: offline there is no such data,
+    and the preview says so (exit 2) instead of inventing an endpoint."""
+
     def edit(c):
         c["gpufleet:eks"]["cluster"].pop("create")
         c["gpufleet:eks"]["cluster"]["securityGroupId"] = "sg-0123456789abcdef0"
 
     err = _errors(stack_variant(edit, "eks-trn1"))
-    assert "[rule: eks-kubernetes-new-cluster]" in err
+    assert "aws:eks/getCluster:getCluster has no offline answer" in err
 
 
 def test_one_zone_is_not_enough_for_a_cluster(stack_variant):
@@ -120,3 +123,20 @@ def test_nccl_test_needs_an_nvidia_efa_group(stack_variant):
 
     err = _errors(stack_variant(edit, "eks-g5-timeslice"))
     assert "gpufleet:eks.kubernetes.ncclTest.nodeGroup = 'g5'" in err and "[rule: nccl-test-node-group]" in err
+
+
+def test_an_existing_cluster_without_kubernetes_previews_offline(stack_variant):
+    from tests.conftest import run_cli
+
+    def edit(c):
+        c["gpufleet:eks"]["cluster"] = {"name": "shared", "securityGroupId": "sg-0123456789abcdef0"}
+        c["gpufleet:eks"].pop("kubernetes")
+
+    code, out, err = run_cli("preview", "--config-file", str(stack_variant(edit, "eks-trn1")), "--json")
+    assert code == 0, err
+    plan = __import__("json").loads(out)
+    assert not [r for r in plan["resources"] if r["type"] == "aws:eks/cluster:Cluster"]
+    [group] = [r["inputs"] for r in plan["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup"]
+    assert group["clusterName"] == "shared"
+    [template] = [r["inputs"] for r in plan["resources"] if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate"]
+    assert all("sg-0123456789abcdef0" in i["securityGroups"] for i in template["networkInterfaces"])

@@ -63,12 +63,6 @@ def _kubernetes(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
     k8s = fleet.kubernetes
     if k8s is None:
         return
-    if fleet.cluster.create is None:
-        yield Violation(
-            "eks-kubernetes-new-cluster", ("kubernetes",), "(set)",
-            "gpufleet installs the in-cluster pieces only in a cluster it creates (it builds the kubeconfig "
-            "from the cluster's outputs); install them in an existing cluster yourself, or drop kubernetes",
-        )
     if k8s.nvidia_device_plugin.mig_strategy != "none":
         models = cat.curated["migCapableGpuModels"]["values"]
         for i, ng in enumerate(fleet.node_groups):

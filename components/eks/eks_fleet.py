@@ -39,7 +39,7 @@ class EksFleet(pulumi.ComponentResource):
             )
             for ng in args.node_groups
         }
-        if args.kubernetes is not None and args.cluster.create is not None:
+        if args.kubernetes is not None:
             self._kubernetes()
         self.register_outputs({"clusterName": self.cluster_name, "nodeGroups": [g.node_group.arn for g in self.node_groups.values()]})
 
@@ -47,9 +47,15 @@ class EksFleet(pulumi.ComponentResource):
         """Device plugins for the groups' accelerators, and the NCCL test, through the cluster's provider."""
         cat = catalog.load()
         k8s_args = self._args.kubernetes
+        if self._args.cluster.create is not None:
+            endpoint, ca = self.cluster.endpoint, self.cluster.certificate_authority.data
+        else:
+            # An existing cluster's endpoint and CA from the EKS API (offline, an explicit unanswered call).
+            found = aws.eks.get_cluster_output(name=self._args.cluster.name, opts=pulumi.InvokeOptions(parent=self))
+            endpoint, ca = found.endpoint, found.certificate_authorities[0].data
         self.k8s_provider = k8s.Provider(
             f"{self._name}-k8s",
-            kubeconfig=kubeconfig(self.cluster.name, self.cluster.endpoint, self.cluster.certificate_authority.data, self._region),
+            kubeconfig=kubeconfig(self.cluster_name, endpoint, ca, self._region),
             opts=pulumi.ResourceOptions(parent=self),
         )
         groups = self._args.node_groups

@@ -42,7 +42,9 @@ class NcclTestArgs(SpecModel):
 
 
 class KubernetesArgs(SpecModel):
-    """What gpufleet installs in the cluster (only for a cluster it creates)."""
+    """What gpufleet installs in the cluster, through a provider whose kubeconfig comes from the
+    cluster's outputs (a new cluster) or the EKS API (an existing one, which the offline preview
+    cannot look up)."""
 
     nvidia_device_plugin: NvidiaDevicePluginArgs = Field(
         default_factory=NvidiaDevicePluginArgs, description="NVIDIA device plugin settings."
