@@ -18,6 +18,9 @@ from components.network.vpc import Vpc
 
 
 class EksFleet(pulumi.ComponentResource):
+    """The cluster (created, or an existing one joined by name), the nodes' role, one accelerated
+    node group per spec entry, and, when asked, the in-cluster pieces through the cluster's provider."""
+
     def __init__(self, name: str, args: EksFleetArgs, region: str, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:eks:EksFleet", name, None, opts)
         self._name, self._args, self._region = name, args, region

@@ -44,6 +44,9 @@ def volumes(ami: dict, size_gib: int) -> list[dict]:
 
 
 class AcceleratedNodeGroup(pulumi.ComponentResource):
+    """A managed node group on an accelerated AMI type with its own launch template; with EFA, the
+    template's interfaces, the self-referencing security group and the placement (group or reservation)."""
+
     def __init__(
         self,
         name: str,

@@ -53,6 +53,8 @@ def time_slicing_config(replicas: int) -> str:
 
 
 class DevicePlugins(pulumi.ComponentResource):
+    """One Helm release per accelerator the node groups have (NVIDIA, EFA, Neuron)."""
+
     def __init__(self, name: str, served: ServedGroups, nvidia_args, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:k8s:DevicePlugins", name, None, opts)
         charts = catalog.load().curated["charts"]

@@ -78,6 +78,8 @@ def nccl_job(ng: NodeGroupArgs, image: str) -> dict:
 
 
 class NcclTest(pulumi.ComponentResource):
+    """The MPI operator's release manifest and the NCCL all-reduce MPIJob that depends on its CRD."""
+
     def __init__(self, name: str, ng: NodeGroupArgs, image: str, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:k8s:NcclTest", name, None, opts)
         operator = catalog.load().curated["charts"]["mpiOperator"]
