@@ -18,34 +18,33 @@ from pulumi_policy.proxy import UnknownValueError
 from components.catalog.catalog import Catalog, InstanceType, UnknownInstanceType
 
 
+def _walk(value: Any, path: tuple[str | int, ...]) -> tuple[bool, Any]:
+    """(found, `value[path...]`); an unknown value on the way raises UnknownValueError."""
+    for key in path:
+        if isinstance(key, int):
+            if not is_list(value) or key >= len(value):
+                return False, None
+        elif not isinstance(value, Mapping) or key not in value:
+            return False, None
+        value = value[key]
+    return True, value
+
+
 def get(value: Any, *path: str | int) -> Any:
     """`value[path[0]][path[1]]...`, or None where a key is missing or a value is unknown."""
     try:
-        for key in path:
-            if isinstance(key, int):
-                if not is_list(value) or key >= len(value):
-                    return None
-            elif not isinstance(value, Mapping) or key not in value:
-                return None
-            value = value[key]
+        return _walk(value, path)[1]
     except UnknownValueError:
         return None
-    return value
 
 
 def present(value: Any, *path: str | int) -> bool:
     """Is `value[path...]` set, known or not? (A value known only after apply is present.)"""
     try:
-        for key in path:
-            if isinstance(key, int):
-                if not is_list(value) or key >= len(value):
-                    return False
-            elif not isinstance(value, Mapping) or key not in value:
-                return False
-            value = value[key]
+        found, value = _walk(value, path)
     except UnknownValueError:
         return True
-    return value is not None
+    return found and value is not None
 
 
 def items(value: Any) -> list[Any]:

@@ -26,6 +26,18 @@ def run_cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def check_golden(plan: dict, stack: str) -> None:
+    """The plan equals tests/golden/<stack>.plan.json; GPUFLEET_UPDATE_GOLDEN=1 rewrites it after an
+    intended change (then read the diff)."""
+    import os
+
+    golden = ROOT / "tests" / "golden" / f"{stack}.plan.json"
+    text = json.dumps(plan, indent=2, sort_keys=True) + "\n"
+    if os.environ.get("GPUFLEET_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text()
+
+
 def preview_plan(*argv: str) -> dict:
     code, out, err = run_cli("preview", *argv, "--json")
     assert code == 0, err

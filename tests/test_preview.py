@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 
 import pytest
 
 from infra.engine import UNKNOWN
-from tests.conftest import ROOT, preview_plan, run_cli
+from tests.conftest import check_golden, preview_plan, run_cli
 
-GOLDEN = ROOT / "tests" / "golden" / "ecs-gpu.plan.json"
 
 
 @pytest.fixture(scope="module")
@@ -24,11 +22,7 @@ def by_type(plan: dict, type_token: str) -> dict[str, dict]:
 
 
 def test_plan_matches_golden(plan):
-    """Regenerate with GPUFLEET_UPDATE_GOLDEN=1 after an intended change, then read the diff."""
-    text = json.dumps(plan, indent=2, sort_keys=True) + "\n"
-    if os.environ.get("GPUFLEET_UPDATE_GOLDEN"):
-        GOLDEN.write_text(text)
-    assert text == GOLDEN.read_text()
+    check_golden(plan, "ecs-gpu")
 
 
 def test_preview_is_deterministic(plan):

@@ -5,7 +5,6 @@ NCCL job (validated against the MPIJob CRD's schema) and the summary."""
 from __future__ import annotations
 
 import json
-import os
 
 import jsonschema
 import pytest
@@ -13,7 +12,7 @@ from ruamel.yaml import YAML
 
 from components.catalog.sources import MotoSnapshot
 from infra.engine import UNKNOWN
-from tests.conftest import ROOT, preview_plan, run_cli
+from tests.conftest import ROOT, check_golden, preview_plan, run_cli
 
 STACKS = ("eks-p5-efa", "eks-trn1", "eks-g5-timeslice")
 RAW = MotoSnapshot().instance_types()
@@ -37,11 +36,7 @@ def one(plan: dict, type_token: str) -> dict:
 @pytest.mark.parametrize("stack", STACKS)
 def test_plan_matches_golden(plans, stack):
     """Regenerate with GPUFLEET_UPDATE_GOLDEN=1 after an intended change, then read the diff."""
-    golden = ROOT / "tests" / "golden" / f"{stack}.plan.json"
-    text = json.dumps(plans[stack], indent=2, sort_keys=True) + "\n"
-    if os.environ.get("GPUFLEET_UPDATE_GOLDEN"):
-        golden.write_text(text)
-    assert text == golden.read_text()
+    check_golden(plans[stack], stack)
     assert plans[stack]["policy"]["violations"] == []
 
 

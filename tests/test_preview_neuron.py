@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 
 import pytest
 
@@ -14,9 +13,8 @@ from components.catalog import catalog, predicates
 from components.catalog.sources import MotoSnapshot
 from components.ecs.neuron import device_counts
 from infra.spec import load_spec
-from tests.conftest import ROOT, preview_plan, run_cli
+from tests.conftest import check_golden, preview_plan, run_cli
 
-GOLDEN = ROOT / "tests" / "golden" / "ecs-neuron.plan.json"
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +33,7 @@ def chips(instance_type: str) -> tuple[int, int]:
 
 
 def test_plan_matches_golden(plan):
-    """Regenerate with GPUFLEET_UPDATE_GOLDEN=1 after an intended change, then read the diff."""
-    text = json.dumps(plan, indent=2, sort_keys=True) + "\n"
-    if os.environ.get("GPUFLEET_UPDATE_GOLDEN"):
-        GOLDEN.write_text(text)
-    assert text == GOLDEN.read_text()
+    check_golden(plan, "ecs-neuron")
 
 
 def test_launch_templates_use_the_neuron_ami_from_ssm_and_join_the_cluster(plan):
