@@ -8,7 +8,7 @@ GPU groups count GPUs; Neuron groups count chips and NeuronCores (cores per chip
 from __future__ import annotations
 
 from components.catalog import catalog, predicates
-from components.catalog.efa import EFA_TYPES, efa_layout
+from components.catalog.efa import efa_count, efa_layout
 from components.ecs.neuron import device_counts
 from components.eks import checks as eks_checks
 from components.k8s.nccl_test import nccl_size
@@ -90,7 +90,7 @@ def accelerator_summary(spec: FleetSpec) -> dict:
         for ng in spec.eks.node_groups:
             it = cat.get(ng.instance_type)
             details = {"purchase": ng.capacity_type, "amiType": eks_checks.ami_type(ng, cat)}
-            efa = sum(1 for i in efa_layout(it, ng.efa.secondary_interface_type) if i.interface_type in EFA_TYPES) if ng.efa else 0
+            efa = efa_count(efa_layout(it, ng.efa.secondary_interface_type)) if ng.efa else 0
             groups.append(_group(it, "eks", ng.name, (ng.min_size, ng.desired_size, ng.max_size), details, efa))
     summary = {"groups": groups, "totals": _totals(groups), "workloads": workloads}
     if spec.eks is not None and spec.eks.kubernetes is not None and spec.eks.kubernetes.nccl_test is not None:

@@ -25,7 +25,7 @@ def test_efa_on_g6_xlarge(stack_variant):
 def test_33_interfaces_on_p5(stack_variant):
     maximum = RAW["p5.48xlarge"]["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"]
     err = _errors(stack_variant(lambda c: _group(c)["efa"].__setitem__("interfaces", maximum + 1), "eks-p5-efa"))
-    assert f"gpufleet:eks.nodeGroups[0].efa.interfaces = {maximum + 1}: p5.48xlarge takes {maximum} EFA interfaces" in err
+    assert f"gpufleet:eks.nodeGroups[0].efa.interfaces = {maximum + 1}: {maximum + 1} EFA interfaces but p5.48xlarge takes {maximum}" in err
     assert "[rule: eks-efa-interfaces]" in err
 
 
@@ -149,3 +149,10 @@ def test_an_existing_cluster_without_kubernetes_previews_offline(stack_variant):
     assert group["clusterName"] == "shared"
     [template] = [r["inputs"] for r in plan["resources"] if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate"]
     assert all("sg-0123456789abcdef0" in i["securityGroups"] for i in template["networkInterfaces"])
+
+
+def test_an_efa_group_without_placement_group_or_reservation(stack_variant):
+    """The same predicate as the pack's eks-efa-placement: the spec door refuses it first."""
+    err = _errors(stack_variant(lambda c: _group(c)["efa"].__setitem__("placementGroup", False), "eks-trn1"))
+    assert "gpufleet:eks.nodeGroups[0].efa.placementGroup = false: EFA nodes need a cluster placement group" in err
+    assert "[rule: eks-efa-placement]" in err

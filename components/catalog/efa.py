@@ -55,6 +55,21 @@ def efa_layout(it: InstanceType, secondary: str = "efa") -> list[EfaInterface]:
     return layout
 
 
+def efa_count(interfaces: list[EfaInterface]) -> int:
+    """The EFA interfaces (efa or efa-only) of a layout."""
+    return sum(1 for i in interfaces if i.interface_type in EFA_TYPES)
+
+
+def efa_count_problem(it: InstanceType, count: int) -> str | None:
+    """Is `count` the type's EFA interface count (MaximumEfaInterfaces, not the network cards)?"""
+    if count != it.max_efa_interfaces:
+        return (
+            f"{count} EFA interfaces but {it.name} takes {it.max_efa_interfaces} (MaximumEfaInterfaces; it has "
+            f"{it.max_network_cards} network cards)"
+        )
+    return None
+
+
 def efa_layout_problems(it: InstanceType, interfaces: list[EfaInterface]) -> list[str]:
     """What is wrong with `interfaces` as the EFA layout of the type (empty when nothing is)."""
     reason = efa_supported(it)
@@ -62,12 +77,9 @@ def efa_layout_problems(it: InstanceType, interfaces: list[EfaInterface]) -> lis
         return [reason]
     problems = []
     cards = {c.index: c for c in it.network_cards}
-    efa = [i for i in interfaces if i.interface_type in EFA_TYPES]
-    if len(efa) != it.max_efa_interfaces:
-        problems.append(
-            f"{len(efa)} EFA interfaces but {it.name} takes {it.max_efa_interfaces} (MaximumEfaInterfaces; it has "
-            f"{it.max_network_cards} network cards)"
-        )
+    count = efa_count_problem(it, efa_count(interfaces))
+    if count:
+        problems.append(count)
     primary = [i for i in interfaces if i.device_index == 0 and i.network_card_index == 0]
     card0_efa = 0 in cards and "efa" in cards[0].interface_types
     if len(primary) != 1:

@@ -28,10 +28,10 @@ def default_ami_type(it: InstanceType, eks_facts: dict) -> str | None:
     return None
 
 
-def ami_type_support(it: InstanceType, ami_type: str, eks_facts: dict) -> str | None:
-    """Can EKS's accelerated AMI type run the type's accelerator?"""
+def ami_type_support(it: InstanceType, ami_type: str | None, eks_facts: dict) -> str | None:
+    """Can EKS's accelerated AMI type (None: the type's default) run the type's accelerator?"""
     types = eks_facts["acceleratedAmiTypes"]
-    if ami_type not in types:
+    if ami_type is not None and ami_type not in types:
         return f"{ami_type} is not an accelerated EKS AMI type (known: {', '.join(types)})"
     if it.incomplete:
         return f"{it.name}: accelerator facts unknown ({it.incomplete})"
@@ -39,11 +39,14 @@ def ami_type_support(it: InstanceType, ami_type: str, eks_facts: dict) -> str | 
     if kind is None:
         what = "a fractional GPU" if it.gpu is not None and it.gpu.fractional else "no NVIDIA GPU or Neuron chip"
         return f"{it.name} has {what}; the accelerated EKS AMIs drive whole NVIDIA GPUs or Neuron chips"
-    facts = types[ami_type]
+    chosen = ami_type or default_ami_type(it, eks_facts)
+    if chosen is None:
+        return f"no AL2023 accelerated EKS AMI type runs {it.name} ({'/'.join(it.architectures)})"
+    facts = types[chosen]
     if facts["accelerator"] != kind:
-        return f"{ami_type} is for {facts['accelerator']} nodes; {it.name} is a {kind} type"
+        return f"{chosen} is for {facts['accelerator']} nodes; {it.name} is a {kind} type"
     if not set(facts["architectures"]) & set(it.architectures):
-        return f"{it.name} is {'/'.join(it.architectures)}; {ami_type} is {'/'.join(facts['architectures'])}"
+        return f"{it.name} is {'/'.join(it.architectures)}; {chosen} is {'/'.join(facts['architectures'])}"
     return None
 
 

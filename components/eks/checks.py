@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from components.capacity_checks import offered_and_purchasable
 from components.catalog import eks_rules, k8s_rules, predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
-from components.catalog.efa import efa_supported
+from components.catalog.efa import efa_count_problem, efa_supported
 from components.eks.args import EksFleetArgs, NodeGroupArgs
 from components.spec_model import Violation
 
@@ -19,6 +19,12 @@ from components.spec_model import Violation
 def ami_type(ng: NodeGroupArgs, cat: Catalog) -> str | None:
     """The node group's AMI type: the one named, else the accelerator's AL2023 type."""
     return ng.ami_type or eks_rules.default_ami_type(cat.get(ng.instance_type), cat.curated["eks"])
+
+
+def places_in_group(ng: NodeGroupArgs) -> bool:
+    """Does the EFA group launch into a placement group of its own? Not into a reservation, which
+    carries its own placement."""
+    return ng.efa is not None and ng.efa.placement_group and ng.capacity_reservation_id is None
 
 
 def vpc_zones(fleet: EksFleetArgs, cat: Catalog, region: str) -> tuple[str, ...]:
@@ -101,15 +107,9 @@ def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violati
 
 
 def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
-    eks = cat.curated["eks"]
-    chosen = ami_type(ng, cat)
-    if chosen is None:
-        reason = eks_rules.ami_type_support(it, next(iter(eks["acceleratedAmiTypes"])), eks)
-        yield Violation("eks-ami-type-supported", ("instanceType",), ng.instance_type, reason or f"no accelerated EKS AMI type runs {it.name}")
-    else:
-        reason = eks_rules.ami_type_support(it, chosen, eks)
-        if reason:
-            yield Violation("eks-ami-type-supported", ("amiType",) if ng.ami_type else ("instanceType",), ng.ami_type or ng.instance_type, reason)
+    reason = eks_rules.ami_type_support(it, ng.ami_type, cat.curated["eks"])
+    if reason:
+        yield Violation("eks-ami-type-supported", ("amiType",) if ng.ami_type else ("instanceType",), ng.ami_type or ng.instance_type, reason)
     yield from offered_and_purchasable(it, region, ng.capacity_type == "SPOT", ("capacityType", ng.capacity_type))
     if ng.efa is None:
         return  # the cluster's subnets (or the created VPC's private subnets)
@@ -117,11 +117,12 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
     if reason:
         yield Violation("eks-efa-supported", ("efa",), ng.efa.model_dump(by_alias=True, exclude_defaults=True), reason)
         return
-    if ng.efa.interfaces is not None and ng.efa.interfaces != it.max_efa_interfaces:
-        yield Violation(
-            "eks-efa-interfaces", ("efa", "interfaces"), ng.efa.interfaces,
-            f"{it.name} takes {it.max_efa_interfaces} EFA interfaces (MaximumEfaInterfaces; {it.max_network_cards} network cards)",
-        )
+    reason = efa_count_problem(it, ng.efa.interfaces) if ng.efa.interfaces is not None else None
+    if reason:
+        yield Violation("eks-efa-interfaces", ("efa", "interfaces"), ng.efa.interfaces, reason)
+    reason = eks_rules.efa_placement(ng.capacity_reservation_id is not None, places_in_group(ng))
+    if reason:
+        yield Violation("eks-efa-placement", ("efa", "placementGroup"), ng.efa.placement_group, reason)
     if fleet.network.create is None:
         if ng.efa.availability_zone is None:
             yield Violation("eks-efa-single-az", ("efa", "availabilityZone"), None, "an EFA group on existing subnets names the zone of its subnet")

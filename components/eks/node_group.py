@@ -9,6 +9,7 @@ import pulumi_aws as aws
 from components.catalog import catalog, eks_rules
 from components.catalog.efa import efa_layout
 from components.eks.args import NodeGroupArgs
+from components.eks.checks import places_in_group
 
 
 def node_labels(ng: NodeGroupArgs) -> dict[str, str]:
@@ -62,13 +63,8 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
     ):
         super().__init__("gpufleet:eks:AcceleratedNodeGroup", name, None, opts)
         self._name, self._args = name, args
-        reserved = args.capacity_reservation_id is not None
         self.security_group = self._efa_security_group(vpc_id) if args.efa else None
-        self.placement_group = (
-            aws.ec2.PlacementGroup(name, strategy="cluster", opts=self._child())
-            if args.efa and args.efa.placement_group and not reserved
-            else None
-        )
+        self.placement_group = aws.ec2.PlacementGroup(name, strategy="cluster", opts=self._child()) if places_in_group(args) else None
         self.launch_template = self._launch_template(cluster_security_group_id, ami_type)
         self.node_group = aws.eks.NodeGroup(
             name,

@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog import catalog, k8s_rules, predicates
-from components.catalog.efa import EFA_TYPES, efa_layout
+from components.catalog.efa import efa_count, efa_layout
 from components.eks.args import NodeGroupArgs
 from components.eks.node_group import node_taints
 
@@ -21,7 +21,7 @@ def nccl_size(ng: NodeGroupArgs) -> dict:
     it = catalog.load().get(ng.instance_type)
     gpus = predicates.whole_gpus(it) or 0
     workers = max(ng.desired_size, 2)  # an all-reduce across nodes needs two at least
-    efa = sum(1 for i in efa_layout(it, ng.efa.secondary_interface_type) if i.interface_type in EFA_TYPES)
+    efa = efa_count(efa_layout(it, ng.efa.secondary_interface_type))
     return {"nodeGroup": ng.name, "workers": workers, "slotsPerWorker": gpus, "worldSize": workers * gpus, "efaInterfacesPerWorker": efa}
 
 
