@@ -17,51 +17,32 @@ from pulumi_policy import (
 )
 
 from components.catalog import catalog, eks_rules
-from components.catalog.efa import EFA_TYPES, EfaInterface, efa_layout_problems
+from components.catalog.efa import efa_layout_problems
+from policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP, has_efa, interfaces, template_types
 from policies.inputs import depended_on, get, instance_type, items, present, truthy
 
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
 SUBNET = "aws:ec2/subnet:Subnet"
-
-
-def _interfaces(template) -> list[EfaInterface]:
-    found = []
-    for ni in items(get(template.props, "networkInterfaces")):
-        device, card = get(ni, "deviceIndex"), get(ni, "networkCardIndex")
-        found.append(EfaInterface(int(card or 0), int(device or 0), get(ni, "interfaceType") or "interface"))
-    return found
-
-
-def _is_efa(template) -> bool:
-    return any(i.interface_type in EFA_TYPES for i in _interfaces(template))
 
 
 def _efa_templates(args: StackValidationArgs):
     """(template, instance type, node group or None) of every launch template with EFA interfaces:
     the type is the template's own, else that of the node group that uses the template."""
-    cat = catalog.load()
-    by_template: dict[str, tuple] = {}
-    for r in args.resources:
-        if r.resource_type == LAUNCH_TEMPLATE and _is_efa(r):
-            by_template[r.urn] = (r, instance_type(cat, get(r.props, "instanceType")), None)
-    for group in args.resources:
-        if group.resource_type != NODE_GROUP:
-            continue
-        for template in depended_on(group, LAUNCH_TEMPLATE):
-            if template.urn in by_template:
-                types = [t for t in items(get(group.props, "instanceTypes")) if isinstance(t, str)]
-                it = instance_type(cat, types[0]) if len(types) == 1 else by_template[template.urn][1]
-                by_template[template.urn] = (template, it, group)
-    return list(by_template.values())
+    used_by = template_types(args.resources)
+    found = []
+    for template in args.resources:
+        if template.resource_type == LAUNCH_TEMPLATE and has_efa(template):
+            group, group_type = used_by.get(template.urn, (None, None))
+            own = instance_type(catalog.load(), get(template.props, "instanceType"))
+            found.append((template, group_type or own, group))
+    return found
 
 
 def _validate_efa_interfaces(args: StackValidationArgs, report: ReportViolation) -> None:
     for template, it, group in _efa_templates(args):
         if it is None:
             continue  # no single known type to lay the cards out against
-        for problem in efa_layout_problems(it, _interfaces(template)):
+        for problem in efa_layout_problems(it, interfaces(template)):
             where = f"node group {group.name!r}'s " if group is not None else ""
             report(f"{where}launch template {template.name!r} ({it.name}): {problem}", template.urn)
 

@@ -17,12 +17,10 @@ from pulumi_policy import (
 )
 
 from components.catalog import catalog, eks_rules, k8s_rules
-from policies.inputs import depended_on, get, instance_type, items
+from policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP, has_efa, node_group_type
+from policies.inputs import depended_on, get, items
 
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 RELEASE = "kubernetes:helm.sh/v3:Release"
-RESOURCE_OF = {"nvidia": "nvidia.com/gpu", "neuron": "aws.amazon.com/neuron"}
 
 
 def pod_specs(resource_type: str, props) -> list[tuple[str, Mapping]]:
@@ -64,28 +62,23 @@ def _validate_requests_equal_limits(args: ResourceValidationArgs, report: Report
     if not specs:
         args.not_applicable("no pod template")
         return
+    eks = catalog.load().curated["eks"]
     for where, pod in specs:
         for c in _containers(pod):
-            for problem in k8s_rules.requests_equal_limits(c.get("name", "?"), get(c, "resources") or {}):
+            for problem in k8s_rules.requests_equal_limits(c.get("name", "?"), get(c, "resources") or {}, eks):
                 report(f"{where}: {problem}")
 
 
 def _node_groups(args: StackValidationArgs):
     """(node group, accelerator, taints, EFA?) of every EKS node group of the stack."""
-    cat = catalog.load()
     found = []
     for group in args.resources:
         if group.resource_type != NODE_GROUP:
             continue
-        types = [t for t in items(get(group.props, "instanceTypes")) if isinstance(t, str)]
-        it = instance_type(cat, types[0]) if types else None
+        it = node_group_type(group)
         kind = eks_rules.accelerator(it) if it is not None else None
         taints = [t for t in items(get(group.props, "taints")) if isinstance(t, Mapping)]
-        efa = any(
-            get(ni, "interfaceType") in ("efa", "efa-only")
-            for template in depended_on(group, LAUNCH_TEMPLATE)
-            for ni in items(get(template.props, "networkInterfaces"))
-        )
+        efa = any(has_efa(template) for template in depended_on(group, LAUNCH_TEMPLATE))
         found.append((group, kind, taints, efa, it))
     return found
 
@@ -96,7 +89,7 @@ def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) 
     for r in args.resources:
         for where, pod in pod_specs(r.resource_type, r.props):
             tolerations = [t for t in items(pod.get("tolerations")) if isinstance(t, Mapping)]
-            for kind, resource in RESOURCE_OF.items():
+            for kind, resource in eks["acceleratorResources"].items():
                 if not _wants(pod, resource):
                     continue
                 candidates = [taints for _, k, taints, _, _ in groups if k == kind]
@@ -111,52 +104,42 @@ def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) 
                     )
 
 
-def _plugin_tolerations(chart_key: str, values) -> list[dict]:
-    chart = catalog.load().curated["charts"][chart_key]
-    path = ("devicePlugin", "tolerations") if chart_key == "neuronHelmChart" else ("tolerations",)
-    given = get(values, *path)
-    listed = [t for t in items(given) if isinstance(t, Mapping)] if given is not None else list(chart["defaultTolerations"])
-    if chart_key == "efaDevicePlugin":
-        listed.append({"key": "CriticalAddonsOnly", "operator": "Exists"})  # the daemonset template adds it
-    return listed
-
-
 def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
     eks = catalog.load().curated["eks"]
-    charts = {c["chart"]: key for key, c in catalog.load().curated["charts"].items() if "chart" in c}
+    charts = {c["chart"]: c for c in catalog.load().curated["charts"].values() if "serves" in c}
     groups = _node_groups(args)
-    served_by = {
-        "nvidiaDevicePlugin": [(g, t) for g, k, t, _, _ in groups if k == "nvidia"],
-        "efaDevicePlugin": [(g, t) for g, _, t, efa, _ in groups if efa],
-        "neuronHelmChart": [(g, t) for g, k, t, _, _ in groups if k == "neuron"],
-    }
     for release in args.resources:
-        key = charts.get(get(release.props, "chart")) if release.resource_type == RELEASE else None
-        if key is None or key not in served_by:
+        chart = charts.get(get(release.props, "chart")) if release.resource_type == RELEASE else None
+        if chart is None:
             continue
-        tolerations = _plugin_tolerations(key, get(release.props, "values"))
-        for group, taints in served_by[key]:
-            missing = k8s_rules.untolerated(tolerations, taints, eks)
-            if missing:
-                report(
-                    f"release {release.name!r} ({get(release.props, 'chart')}) does not tolerate "
-                    f"{', '.join(map(k8s_rules.describe_taint, missing))} of node group {group.name!r}: the plugin never "
-                    "runs there and its resources are never advertised",
-                    release.urn,
-                )
+        given = get(release.props, "values", *chart["tolerationsPath"])
+        tolerations = k8s_rules.release_tolerations(
+            chart, [t for t in items(given) if isinstance(t, Mapping)] if given is not None else None
+        )
+        for group, kind, taints, efa, _ in groups:
+            if (efa if chart["serves"] == "efa" else kind == chart["serves"]):
+                missing = k8s_rules.untolerated(tolerations, taints, eks)
+                if missing:
+                    report(
+                        f"release {release.name!r} ({chart['chart']}) does not tolerate "
+                        f"{', '.join(map(k8s_rules.describe_taint, missing))} of node group {group.name!r}: the plugin "
+                        "never runs there and its resources are never advertised",
+                        release.urn,
+                    )
 
 
 def _validate_mig(args: StackValidationArgs, report: ReportViolation) -> None:
     cat = catalog.load()
     nvidia_chart = cat.curated["charts"]["nvidiaDevicePlugin"]["chart"]
     models = cat.curated["migCapableGpuModels"]["values"]
+    groups = _node_groups(args)
     for release in args.resources:
         if release.resource_type != RELEASE or get(release.props, "chart") != nvidia_chart:
             continue
         strategy = get(release.props, "values", "migStrategy")
         if strategy in (None, "none"):
             continue
-        for group, kind, _, _, it in _node_groups(args):
+        for group, kind, _, _, it in groups:
             if kind == "nvidia":
                 reason = k8s_rules.mig_supported(it, models)
                 if reason:

@@ -19,12 +19,12 @@ from pulumi_policy import (
 )
 
 from components.catalog import catalog, predicates
+from policies.eks_nodes import template_types
 from policies.inputs import depended_on, get, instance_type, items, text, truthy
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE = "aws:ec2/instance:Instance"
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 LEGACY_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
 OPEN_CIDRS = ("0.0.0.0/0", "::/0")
@@ -61,9 +61,12 @@ def _validate_root_encrypted(args: ResourceValidationArgs, report: ReportViolati
         )
 
 
-def _accelerated_type(props) -> str | None:
-    it = instance_type(catalog.load(), get(props, "instanceType"))
+def _accelerated(it) -> str | None:
     return it.name if it is not None and predicates.accelerated(it) else None
+
+
+def _accelerated_type(props) -> str | None:
+    return _accelerated(instance_type(catalog.load(), get(props, "instanceType")))
 
 
 def _validate_no_public_ip(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -101,28 +104,14 @@ def _open_ingress(group, resources) -> list[str]:
     return found
 
 
-def _node_group_types(resources) -> dict[str, str]:
-    """Launch template URN -> the instance type of the EKS node group that uses it (the template of
-    a managed node group names no type)."""
-    found = {}
-    for group in resources:
-        if group.resource_type != NODE_GROUP:
-            continue
-        types = [t for t in items(get(group.props, "instanceTypes")) if isinstance(t, str)]
-        for template in depended_on(group, LAUNCH_TEMPLATE):
-            if types:
-                found[template.urn] = types[0]
-    return found
-
-
 def _validate_no_open_ingress(args: StackValidationArgs, report: ReportViolation) -> None:
     rules = [r for r in args.resources if r.resource_type in (INGRESS_RULE, LEGACY_RULE)]
     open_by_group: dict[str, list[str]] = {}  # one verdict per group, however many nodes share it
-    group_types = _node_group_types(args.resources)
+    used_by = template_types(args.resources)
     for node in args.resources:
         if node.resource_type not in (LAUNCH_TEMPLATE, INSTANCE):
             continue
-        name = _accelerated_type(node.props) or _accelerated_type({"instanceType": group_types.get(node.urn)})
+        name = _accelerated_type(node.props) or _accelerated(used_by.get(node.urn, (None, None))[1])
         if name is None:
             continue
         for group in depended_on(node, SECURITY_GROUP):

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from components.catalog.catalog import InstanceType
 
-# Integer resources a device plugin advertises: requests, when given, must equal limits.
-EXTENDED_RESOURCES = ("nvidia.com/gpu", "vpc.amazonaws.com/efa")
-EXTENDED_PREFIXES = ("aws.amazon.com/neuron",)
-
-
-def extended(resource: str) -> bool:
-    return resource in EXTENDED_RESOURCES or resource.startswith(EXTENDED_PREFIXES)
+def extended(resource: str, eks_facts: dict) -> bool:
+    """Is `resource` one a device plugin advertises (nvidia.com/gpu[.shared], aws.amazon.com/neuron*,
+    vpc.amazonaws.com/efa)? Such integer resources cannot be overcommitted."""
+    names = (*eks_facts["acceleratorResources"].values(), eks_facts["efaResource"])
+    return resource.startswith(names)
 
 
 def k8s_effect(effect: str | None, eks_facts: dict) -> str | None:
@@ -36,6 +34,18 @@ def tolerates(tolerations: list[dict], taint: dict, eks_facts: dict) -> bool:
     return False
 
 
+def toleration_for(taint: dict, eks_facts: dict) -> dict:
+    """The toleration of a taint (any value), in Kubernetes' spelling."""
+    return {"key": taint["key"], "operator": "Exists", "effect": k8s_effect(taint["effect"], eks_facts)}
+
+
+def release_tolerations(chart: dict, given: list[dict] | None) -> list[dict]:
+    """What a device-plugin release tolerates: its tolerations value, else the chart's defaults (Helm
+    replaces lists), plus what the chart's template always adds."""
+    listed = list(given) if given is not None else list(chart["defaultTolerations"])
+    return listed + list(chart.get("alwaysTolerations", []))
+
+
 def untolerated(tolerations: list[dict], taints: list[dict], eks_facts: dict) -> list[dict]:
     """The taints no toleration matches."""
     return [t for t in taints if not tolerates(tolerations, t, eks_facts)]
@@ -53,12 +63,12 @@ def quantity(value: object) -> str:
     return str(value)
 
 
-def requests_equal_limits(container: str, resources: dict) -> list[str]:
+def requests_equal_limits(container: str, resources: dict, eks_facts: dict) -> list[str]:
     """Extended resources whose request differs from the limit (they cannot be overcommitted)."""
     requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
     problems = []
     for name in sorted(set(requests) | set(limits)):
-        if not extended(name):
+        if not extended(name, eks_facts):
             continue
         if name not in limits:
             problems.append(

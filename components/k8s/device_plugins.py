@@ -18,22 +18,30 @@ from components.catalog import catalog, k8s_rules
 
 @dataclass(frozen=True)
 class ServedGroups:
-    """The taints (EKS spelling) of the node groups each plugin must run on."""
+    """The taints (EKS spelling) of the node groups each plugin must run on, by the charts' `serves`
+    (nvidia, neuron: the groups' accelerator; efa: the groups with EFA)."""
 
     nvidia: list[dict]
     efa: list[dict]
     neuron: list[dict]
 
 
-def tolerations(defaults: list[dict], taints: list[dict]) -> list[dict]:
-    """The chart's default tolerations plus one for every taint they do not already tolerate."""
+def tolerations(chart: dict, taints: list[dict]) -> list[dict]:
+    """The chart's default tolerations plus one for every taint the release would not tolerate."""
     eks = catalog.load().curated["eks"]
     added = []
-    for taint in k8s_rules.untolerated(defaults, taints, eks):
-        toleration = {"key": taint["key"], "operator": "Exists", "effect": k8s_rules.k8s_effect(taint["effect"], eks)}
+    for taint in k8s_rules.untolerated(k8s_rules.release_tolerations(chart, None), taints, eks):
+        toleration = k8s_rules.toleration_for(taint, eks)
         if toleration not in added:
             added.append(toleration)
-    return [*defaults, *added]
+    return [*chart["defaultTolerations"], *added]
+
+
+def _at(path: list[str], value) -> dict:
+    """`value` nested under the chart's values path ([devicePlugin, tolerations] -> {devicePlugin: {tolerations: value}})."""
+    for key in reversed(path):
+        value = {key: value}
+    return value
 
 
 def time_slicing_config(replicas: int) -> str:
@@ -46,7 +54,7 @@ def time_slicing_config(replicas: int) -> str:
             "    renameByDefault: false",
             "    failRequestsGreaterThanOne: true",
             "    resources:",
-            "    - name: nvidia.com/gpu",
+            f"    - name: {catalog.load().curated['eks']['acceleratorResources']['nvidia']}",
             f"      replicas: {replicas}",
         ]
     )
@@ -61,7 +69,7 @@ class DevicePlugins(pulumi.ComponentResource):
         self.releases: dict[str, k8s.helm.v3.Release] = {}
         if served.nvidia:
             chart = charts["nvidiaDevicePlugin"]
-            values: dict = {"tolerations": tolerations(chart["defaultTolerations"], served.nvidia)}
+            values: dict = _at(chart["tolerationsPath"], tolerations(chart, served.nvidia))
             if nvidia_args.time_slicing_replicas is not None:
                 values["config"] = {"default": "default", "map": {"default": time_slicing_config(nvidia_args.time_slicing_replicas)}}
             if nvidia_args.mig_strategy != "none":
@@ -69,10 +77,10 @@ class DevicePlugins(pulumi.ComponentResource):
             self.releases["nvidia"] = self._release(f"{name}-nvidia", chart, values)
         if served.efa:
             chart = charts["efaDevicePlugin"]
-            self.releases["efa"] = self._release(f"{name}-efa", chart, {"tolerations": tolerations(chart["defaultTolerations"], served.efa)})
+            self.releases["efa"] = self._release(f"{name}-efa", chart, _at(chart["tolerationsPath"], tolerations(chart, served.efa)))
         if served.neuron:
             chart = charts["neuronHelmChart"]
-            values = {**chart["values"], "devicePlugin": {"tolerations": tolerations(chart["defaultTolerations"], served.neuron)}}
+            values = {**chart["values"], **_at(chart["tolerationsPath"], tolerations(chart, served.neuron))}
             self.releases["neuron"] = self._release(f"{name}-neuron", chart, values)
         self.register_outputs({"releases": {k: r.name for k, r in self.releases.items()}})
 

@@ -31,10 +31,13 @@ def nccl_job(ng: NodeGroupArgs, image: str) -> dict:
     charts, eks = cat.curated["charts"]["ncclTests"], cat.curated["eks"]
     size = nccl_size(ng)
     gpus, efa, workers = size["slotsPerWorker"], size["efaInterfacesPerWorker"], size["workers"]
-    resources = {"nvidia.com/gpu": gpus, "vpc.amazonaws.com/efa": efa, "hugepages-2Mi": charts["hugepages2Mi"], "memory": charts["memory"]}
-    tolerations = [
-        {"key": t["key"], "operator": "Exists", "effect": k8s_rules.k8s_effect(t["effect"], eks)} for t in node_taints(ng)
-    ]
+    resources = {
+        eks["acceleratorResources"]["nvidia"]: gpus,
+        eks["efaResource"]: efa,
+        "hugepages-2Mi": charts["hugepages2Mi"],
+        "memory": charts["memory"],
+    }
+    tolerations = [k8s_rules.toleration_for(t, eks) for t in node_taints(ng)]
     mpirun = [
         "/opt/amazon/openmpi/bin/mpirun", "--allow-run-as-root", "--tag-output",
         "-np", str(size["worldSize"]), "-N", str(gpus), "--bind-to", "none",
