@@ -11,10 +11,6 @@ from components.catalog import catalog
 from components.ecs.args import CapacityProviderArgs
 
 
-# The agent flag of each accelerated AMI family.
-_AGENT_FLAG = {"gpu": "ECS_ENABLE_GPU_SUPPORT=true", "neuron": "ECS_ENABLE_INF_SUPPORT=true"}
-
-
 def user_data(cluster_name: str, instance_type: str, ami_variant: str) -> str:
     """Join the cluster with the accelerator's support on. The GPU and Neuron AMIs already enable it
     in /var/lib/ecs/ecs.config; writing it again protects custom AMIs built from them."""
@@ -26,7 +22,7 @@ def user_data(cluster_name: str, instance_type: str, ami_variant: str) -> str:
     lines += [
         "cat >> /etc/ecs/ecs.config <<'EOF'",
         f"ECS_CLUSTER={cluster_name}",
-        _AGENT_FLAG[accelerator],
+        cat.ecs()["agentFlags"][accelerator],
         "EOF",
     ]
     return "\n".join(lines) + "\n"

@@ -38,12 +38,7 @@ def nccl_job(ng: NodeGroupArgs, image: str) -> dict:
         "memory": charts["memory"],
     }
     tolerations = [k8s_rules.toleration_for(t, eks) for t in node_taints(ng)]
-    mpirun = [
-        "/opt/amazon/openmpi/bin/mpirun", "--allow-run-as-root", "--tag-output",
-        "-np", str(size["worldSize"]), "-N", str(gpus), "--bind-to", "none",
-        "-x", "PATH", "-x", "LD_LIBRARY_PATH", "-x", "FI_PROVIDER=efa", "-x", "FI_EFA_FORK_SAFE=1", "-x", "NCCL_DEBUG=INFO",
-        "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "16G", "-f", "2", "-g", "1", "-c", "1", "-n", "100",
-    ]
+    mpirun = [*charts["mpirun"], "-np", str(size["worldSize"]), "-N", str(gpus), *charts["mpirunTail"]]
     launcher = {
         "name": "launcher",
         "image": image,
@@ -60,7 +55,7 @@ def nccl_job(ng: NodeGroupArgs, image: str) -> dict:
         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
     }
     return {
-        "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 20},
+        "runPolicy": dict(charts["runPolicy"]),
         "slotsPerWorker": gpus,
         "mpiReplicaSpecs": {
             "Launcher": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": {"containers": [launcher]}}},
