@@ -42,7 +42,7 @@ def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
         "stack": run.stack,
         "resources": [plan_resource(r) for r in resources],
         "outputs": run.outputs,
-        # Filled by the policy pack; the pack is not part of this release yet.
+        # Filled by the policy pack's verdict when one runs (`--no-policy` leaves it empty).
         "policy": {"pack": None, "violations": []},
         "summary": {
             "resourceCount": len(resources),

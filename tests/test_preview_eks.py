@@ -24,6 +24,12 @@ def plans() -> dict[str, dict]:
     return {stack: preview_plan(stack) for stack in STACKS}
 
 
+def _p5() -> tuple[int, int]:
+    """(GPUs, EFA interfaces) of p5.48xlarge, from moto's raw record."""
+    record = RAW["p5.48xlarge"]
+    return record["GpuInfo"]["Gpus"][0]["Count"], record["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"]
+
+
 def by_type(plan: dict, type_token: str) -> dict[str, dict]:
     return {r["name"]: r for r in plan["resources"] if r["type"] == type_token}
 
@@ -168,11 +174,14 @@ def test_summary_counts_gpus_chips_efa_and_the_nccl_world_size(plans):
     [p5] = plans["eks-p5-efa"]["summary"]["groups"]
     assert p5["efaInterfacesPerInstance"] == RAW["p5.48xlarge"]["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"]
     assert p5["efaInterfaces"] == {"min": 0, "desired": 2 * p5["efaInterfacesPerInstance"], "max": 2 * p5["efaInterfacesPerInstance"]}
+    gpus, efa = _p5()
     assert plans["eks-p5-efa"]["summary"]["ncclTest"] == {
-        "nodeGroup": "p5", "workers": 2, "slotsPerWorker": 8, "worldSize": 16, "efaInterfacesPerWorker": 32,
+        "nodeGroup": "p5", "workers": 2, "slotsPerWorker": gpus, "worldSize": 2 * gpus, "efaInterfacesPerWorker": efa,
     }
     [trn1] = plans["eks-trn1"]["summary"]["groups"]
-    assert (trn1["kind"], trn1["perInstance"], trn1["neuronCoresPerInstance"]) == ("neuron", 16, 32)
+    [device] = RAW["trn1.32xlarge"]["NeuronInfo"]["NeuronDevices"]
+    expected = ("neuron", device["Count"], device["Count"] * device["CoreInfo"]["Count"])
+    assert (trn1["kind"], trn1["perInstance"], trn1["neuronCoresPerInstance"]) == expected
     [g5] = plans["eks-g5-timeslice"]["summary"]["groups"]
     assert "efaInterfaces" not in g5 and "ncclTest" not in plans["eks-g5-timeslice"]["summary"]
 
@@ -181,7 +190,8 @@ def test_human_preview_states_the_nccl_world_size(monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     code, out, err = run_cli("preview", "eks-p5-efa")
     assert code == 0, err
-    assert "NCCL test on p5: 2 workers x 8 GPUs = world size 16, 32 EFA interfaces per worker" in out
+    gpus, efa = _p5()
+    assert f"NCCL test on p5: 2 workers x {gpus} GPUs = world size {2 * gpus}, {efa} EFA interfaces per worker" in out
 
 
 def test_nccl_pod_templates_fit_the_kubernetes_schema_of_the_cluster_version(plans):

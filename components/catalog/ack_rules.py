@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from components.catalog.predicates import region_listed
+
 
 def core_percentage(value: object, ack_facts: dict) -> str | None:
     """Is `value` a valid aliyun.com/gpu-core.percentage (5..100, a multiple of 5)?"""
@@ -43,10 +45,7 @@ def sharing_mode_allows(mode: str | None, wants_compute: bool, ack_facts: dict) 
 
 
 def sharing_region(region: str, ack_facts: dict) -> str | None:
-    regions = ack_facts["sharingRegions"]["values"]
-    if region not in regions:
-        return f"GPU memory and computing power allocation is not supported in {region} (supported: {', '.join(regions)})"
-    return None
+    return region_listed(region, ack_facts["sharingRegions"]["values"], "GPU memory and computing power allocation is")
 
 
 def _version(text: str) -> tuple[int, ...]:

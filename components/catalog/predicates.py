@@ -207,12 +207,16 @@ def neuron_capabilities(added: list[str], ecs_facts: dict) -> str | None:
     return None
 
 
+def region_listed(region: str, regions: list[str], what: str) -> str | None:
+    """Is the region among those a source document lists for a feature (`what ... supported`)?"""
+    if region not in regions:
+        return f"{what} not supported in {region} (supported: {', '.join(sorted(regions))})"
+    return None
+
+
 def neuron_ami_region(region: str, ecs_facts: dict) -> str | None:
     """Is the ECS Neuron AMI supported in the region?"""
-    regions = ecs_facts["neuronAmiRegions"]["values"]
-    if region not in regions:
-        return f"the ECS Neuron AMIs are not supported in {region} (supported: {', '.join(sorted(regions))})"
-    return None
+    return region_listed(region, ecs_facts["neuronAmiRegions"]["values"], "the ECS Neuron AMIs are")
 
 
 def ecs_neuron_ami_support(it: InstanceType, variant: str, ecs_facts: dict) -> str | None:
