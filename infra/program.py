@@ -10,6 +10,7 @@ import pulumi
 import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
+from components.ack.ack_fleet import AckFleet
 from components.ecs.gpu_cluster import GpuCluster
 from components.eks.eks_fleet import EksFleet
 from infra.spec import FleetSpec, SpecError, decode_config, load_spec
@@ -24,6 +25,15 @@ def stack_config() -> dict[str, object]:
 
 
 def build(spec: FleetSpec) -> None:
+    if spec.ecs is not None or spec.eks is not None:
+        _build_aws(spec)
+    if spec.ack is not None:
+        fleet = AckFleet("ack", spec.ack)
+        pulumi.export("ackNodePools", {name: pool.node_pool.node_pool_id for name, pool in fleet.node_pools.items()})
+    pulumi.export("accelerators", accelerator_summary(spec))
+
+
+def _build_aws(spec: FleetSpec) -> None:
     # One explicit provider per stack region: every resource and look-up goes through it.
     provider = aws.Provider(
         f"aws-{spec.region}",
@@ -37,7 +47,6 @@ def build(spec: FleetSpec) -> None:
     if spec.eks is not None:
         fleet = EksFleet(spec.eks.cluster.name, spec.eks, spec.region, opts=opts)
         pulumi.export("eksClusterName", fleet.cluster_name)
-    pulumi.export("accelerators", accelerator_summary(spec))
 
 
 def main() -> None:

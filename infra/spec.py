@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pydantic import Field, ValidationError
 
 from components.catalog import catalog
+from components.ack import checks as ack_checks
+from components.ack.args import AckFleetArgs
 from components.ecs.args import EcsFleetArgs
 from components.ecs.checks import check_fleet
 from components.eks import checks as eks_checks
@@ -25,10 +27,15 @@ NAMESPACE = "gpufleet"
 class FleetSpec(SpecModel):
     """Everything one stack provisions. Config keys are `gpufleet:<field>`."""
 
-    region: str = Field(description="AWS region of every resource of the stack, e.g. us-east-1.")
+    region: str | None = Field(
+        None, description="AWS region of every AWS resource of the stack, e.g. us-east-1 (required with ecs or eks; ACK has its own)."
+    )
     ecs: EcsFleetArgs | None = Field(None, description="An ECS cluster of GPU or Neuron instances; absent provisions none.")
     eks: EksFleetArgs | None = Field(
         None, description="An EKS cluster with accelerated managed node groups (EFA); absent provisions none."
+    )
+    ack: AckFleetArgs | None = Field(
+        None, description="GPU node pools for shared GPU scheduling on an existing Alibaba ACK Pro cluster; absent provisions none."
     )
 
 
@@ -92,17 +99,24 @@ def load_spec(config: dict[str, object]) -> FleetSpec:
         raise SpecError(_from_pydantic(err)) from None
     cat = catalog.load()
     issues: list[SpecIssue] = []
-    if spec.region not in cat.regions:
+    aws = spec.ecs is not None or spec.eks is not None
+    if aws and spec.region is None:
+        issues.append(SpecIssue(("region",), _MISSING, "region-required", "ecs and eks need the AWS region of the stack"))
+    elif aws and spec.region not in cat.regions:
         issues.append(
             SpecIssue(("region",), spec.region, "region-known", f"not a region of the EC2 data (known: {', '.join(cat.regions)})")
         )
-    else:
+    elif aws:
         if spec.ecs is not None:
             issues += [_from_violation(v, "ecs") for v in check_fleet(spec.ecs, spec.region, cat)]
         if spec.eks is not None:
             issues += [_from_violation(v, "eks") for v in eks_checks.check_fleet(spec.eks, spec.region, cat)]
-    if spec.ecs is None and spec.eks is None:
-        issues.append(SpecIssue(("ecs",), _MISSING, "fleet-not-empty", "the stack provisions nothing: add gpufleet:ecs or gpufleet:eks"))
+    if spec.ack is not None:
+        issues += [_from_violation(v, "ack") for v in ack_checks.check_fleet(spec.ack, cat.curated["ack"])]
+    if not aws and spec.ack is None:
+        issues.append(
+            SpecIssue(("ecs",), _MISSING, "fleet-not-empty", "the stack provisions nothing: add gpufleet:ecs, gpufleet:eks or gpufleet:ack")
+        )
     if issues:
         raise SpecError(issues)
     return spec

@@ -43,7 +43,7 @@ def test_regions_of_004():
 
 
 def test_prerequisites_judge_only_known_versions():
-    assert ack_rules.cluster_prerequisites("1.28", "1.2.0", "1.0.5", ACK) == []
-    assert ack_rules.cluster_prerequisites(None, None, None, ACK) == []
+    assert ack_rules.cluster_prerequisites("1.28", "1.2.0", "1.0.5", ACK) == {}
+    assert ack_rules.cluster_prerequisites(None, None, None, ACK) == {}
     problems = ack_rules.cluster_prerequisites("1.18", "1.1.9", "1.0.4", ACK)
-    assert len(problems) == 3 and "Kubernetes 1.18 is older than 1.20" in problems[0]
+    assert sorted(problems) == ["cgpu", "chart", "kubernetes"] and "Kubernetes 1.18 is older than 1.20" in problems["kubernetes"]

@@ -5,8 +5,57 @@ holds, else a reason; the stack spec and the policy pack both call them."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from components.catalog.predicates import region_listed
+
+
+@dataclass(frozen=True)
+class AckGpuType:
+    """An ECS GPU instance type as ACK's GPU sharing sees it (curated `ack.gpuInstanceTypes`)."""
+
+    name: str
+    gpus: int
+    model: str
+    memory_mib: int  # per GPU, as NVML reports it
+
+    @property
+    def shared_gib(self) -> int:
+        """GiB of aliyun.com/gpu-mem the sharing plugin advertises per GPU (it divides MiB by 1024)."""
+        return self.memory_mib // 1024
+
+
+def gpu_type(instance_type: str, ack_facts: dict) -> AckGpuType | None:
+    """The curated facts of an ECS GPU type (`ecs.gn6v-c8g1.8xlarge`), or None when not curated."""
+    gpus = ack_facts["gpuInstanceTypes"].get(instance_type)
+    family = instance_type.split(".")[1].split("-")[0] if instance_type.count(".") >= 2 else ""
+    facts = ack_facts["gpuFamilies"].get(family)
+    if gpus is None or facts is None:
+        return None
+    return AckGpuType(instance_type, gpus, facts["model"], facts["memoryMiB"])
+
+
+def gpu_type_known(instance_type: str, ack_facts: dict) -> str | None:
+    if gpu_type(instance_type, ack_facts) is not None:
+        return None
+    return (
+        f"{instance_type} is not an ECS GPU type gpufleet has sourced facts for (GPUs, GPU memory); "
+        f"known: {', '.join(ack_facts['gpuInstanceTypes'])}"
+    )
+
+
+def shares_per_gpu(gpu_gib: int, mem_gib: int, core_percentage: int | None, ack_facts: dict) -> int:
+    """How many pods asking `mem_gib` (and `core_percentage`) one GPU holds: memory and compute both bind."""
+    fit = gpu_gib // mem_gib if mem_gib > 0 else 0
+    if core_percentage:
+        fit = min(fit, ack_facts["computePercentage"]["maximum"] // core_percentage)
+    return fit
+
+
+def pool_mode(labels: dict, ack_facts: dict) -> str | None:
+    """The sharing mode a pool's (or a pod's node selector's) labels name, or None."""
+    mode = labels.get(ack_facts["scheduleLabel"])
+    return mode if isinstance(mode, str) else None
 
 
 def core_percentage(value: object, ack_facts: dict) -> str | None:
@@ -52,15 +101,16 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", text)[:3])
 
 
-def cluster_prerequisites(kubernetes: str | None, chart: str | None, cgpu: str | None, ack_facts: dict) -> list[str]:
-    """What the known versions miss of the prerequisites (unknown versions are not judged)."""
+def cluster_prerequisites(kubernetes: str | None, chart: str | None, cgpu: str | None, ack_facts: dict) -> dict[str, str]:
+    """What the known versions miss of the prerequisites, by which one ("kubernetes", "chart",
+    "cgpu"); unknown versions are not judged."""
     need = ack_facts["prerequisites"]
-    problems = []
-    for what, have, minimum in (
-        ("Kubernetes", kubernetes, need["minimumKubernetes"]),
-        ("the GPU sharing chart (ack-ai-installer)", chart, need["minimumSharingChart"]),
-        ("cGPU", cgpu, need["minimumCgpu"]),
+    problems = {}
+    for key, what, have, minimum in (
+        ("kubernetes", "Kubernetes", kubernetes, need["minimumKubernetes"]),
+        ("chart", f"the GPU sharing chart ({ack_facts['sharingChart']})", chart, need["minimumSharingChart"]),
+        ("cgpu", "cGPU", cgpu, need["minimumCgpu"]),
     ):
         if have is not None and _version(have) < _version(minimum):
-            problems.append(f"{what} {have} is older than {minimum}, which computing power allocation needs")
+            problems[key] = f"{what} {have} is older than {minimum}, which computing power allocation needs"
     return problems

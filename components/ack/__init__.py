@@ -1,0 +1,1 @@
+"""Alibaba ACK: GPU node pools for shared GPU scheduling (GPU memory and computing power isolation)."""

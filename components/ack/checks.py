@@ -1,0 +1,75 @@
+"""Rules over a whole ACK fleet spec: each check calls an `ack_rules` predicate (the ones the policy
+pack calls) and returns Violations with the stack file's field paths."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from components.ack.args import AckFleetArgs, AckNodePoolArgs
+from components.catalog import ack_rules
+from components.spec_model import Violation
+
+
+def pool_gpu(pool: AckNodePoolArgs, ack: dict) -> tuple[int, int] | None:
+    """(GPUs per node, shared GiB per GPU) the pool guarantees: the least over its instance types."""
+    types = [ack_rules.gpu_type(t, ack) for t in pool.instance_types]
+    if not types or None in types:
+        return None
+    return min(t.gpus for t in types), min(t.shared_gib for t in types)
+
+
+def _unique(names: list[str], field: str, what: str) -> list[Violation]:
+    counts = Counter(names)
+    return [Violation("names-unique", (field, i, "name"), n, f"{what} names must be unique") for i, n in enumerate(names) if counts[n] > 1]
+
+
+def check_fleet(fleet: AckFleetArgs, ack: dict) -> list[Violation]:
+    found = _unique([p.name for p in fleet.node_pools], "nodePools", "node pool")
+    found += _unique([w.name for w in fleet.workloads], "workloads", "workload")
+    for i, pool in enumerate(fleet.node_pools):
+        for j, instance_type in enumerate(pool.instance_types):
+            reason = ack_rules.gpu_type_known(instance_type, ack)
+            if reason:
+                found.append(Violation("ack-gpu-type-known", ("nodePools", i, "instanceTypes", j), instance_type, reason))
+        if pool.sharing_mode == "core_mem":
+            reason = ack_rules.sharing_region(fleet.region, ack)
+            if reason:
+                found.append(Violation("ack-region", ("region",), fleet.region, f"node pool {pool.name} (core_mem): {reason}"))
+    versions = {
+        "kubernetes": (("kubernetesVersion",), fleet.kubernetes_version),
+        "chart": (("sharingComponent", "version"), fleet.sharing_component.version if fleet.sharing_component else None),
+        "cgpu": (("cgpuVersion",), fleet.cgpu_version),
+    }
+    problems = ack_rules.cluster_prerequisites(*(value for _, value in versions.values()), ack)
+    for key, problem in problems.items():
+        field, value = versions[key]
+        found.append(Violation("ack-cluster-prerequisites", field, value, problem))
+    if (fleet.workloads or fleet.sharing_component) and fleet.kubernetes is None:
+        found.append(
+            Violation("kubernetes-access", ("kubernetes",), None, "workloads and the sharing component are installed through the cluster: give kubernetes.context")
+        )
+    pools = {p.name: p for p in fleet.node_pools}
+    for i, wl in enumerate(fleet.workloads):
+        found += [v.under("workloads", i) for v in _check_workload(wl, pools, ack)]
+    return found
+
+
+def _check_workload(wl, pools: dict[str, AckNodePoolArgs], ack: dict) -> list[Violation]:
+    found = []
+    if wl.gpu_core_percentage is not None:
+        reason = ack_rules.core_percentage(wl.gpu_core_percentage, ack)
+        if reason:
+            found.append(Violation("ack-gpu-core-percentage", ("gpuCorePercentage",), wl.gpu_core_percentage, reason))
+    pool = pools.get(wl.node_pool)
+    if pool is None:
+        return [*found, Violation("node-pool-exists", ("nodePool",), wl.node_pool, f"no node pool of that name (pools: {', '.join(pools)})")]
+    reason = ack_rules.sharing_mode_allows(pool.sharing_mode, wl.gpu_core_percentage is not None, ack)
+    if reason:
+        found.append(Violation("ack-pool-sharing-mode", ("nodePool",), wl.node_pool, reason))
+    gpu = pool_gpu(pool, ack)
+    if gpu is not None:
+        smallest = min(pool.instance_types, key=lambda t: ack_rules.gpu_type(t, ack).shared_gib)
+        reason = ack_rules.gpu_mem_fits(wl.gpu_mem_gib, gpu[1], smallest)
+        if reason:
+            found.append(Violation("ack-gpu-mem-fits", ("gpuMemGib",), wl.gpu_mem_gib, reason))
+    return found
