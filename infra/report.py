@@ -95,6 +95,8 @@ def render_summary(summary: dict, console: Console) -> None:
             f"{nccl['worldSize']}, {nccl['efaInterfacesPerWorker']} EFA interfaces per worker",
             highlight=False,
         )
+    if summary.get("ackPools"):
+        render_ack_pools(summary["ackPools"], console)
     workloads = summary.get("workloads") or []
     if workloads:
         table = Table(title="Workloads", title_justify="left")
@@ -111,3 +113,26 @@ def render_summary(summary: dict, console: Console) -> None:
                 service += f"\n{w['perChip']['note']}"
             table.add_row(w["name"], w["capacityProvider"], per_task, str(fit), service)
         console.print(table)
+
+
+def render_ack_pools(pools: list[dict], console: Console) -> None:
+    table = Table(title="ACK shared-GPU pools", title_justify="left")
+    for col in ("pool", "instance types", "per node", "nodes\nmin/des/max", "pod size", "pods per\nGPU / node"):
+        table.add_column(col)
+    for p in pools:
+        head = [
+            f"{p['pool']}\n{p['sharingMode']}" + (f", {p['placement']}" if p.get("placement") else ""),
+            "\n".join(p["instanceTypes"]),
+            f"{p['gpusPerNode']} x {p['model']}\n{p['gpuMemGiBPerGpu']} GiB gpu-mem each",
+            "/".join(str(p["nodes"].get(k, "-")) for k in ("min", "desired", "max")),
+        ]
+        for i, size in enumerate(p["sizes"] or [None]):
+            if size is None:
+                table.add_row(*head, "-", "-")
+                continue
+            pct = f", {size['gpuCorePercentage']} %" if size.get("gpuCorePercentage") else ""
+            what = f"{size['gpuMemGiB']} GiB{pct}\n({', '.join(size['workloads'])})"
+            table.add_row(*(head if i == 0 else [""] * 4), what, f"{size['podsPerGpu']} / {size['podsPerNode']}")
+    console.print(table)
+    for p in pools:
+        console.print(f"{p['pool']}: {p['replacement']}", highlight=False)

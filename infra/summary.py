@@ -7,7 +7,8 @@ GPU groups count GPUs; Neuron groups count chips and NeuronCores (cores per chip
 
 from __future__ import annotations
 
-from components.catalog import catalog, predicates
+from components.ack.checks import pool_gpu
+from components.catalog import ack_rules, catalog, predicates
 from components.catalog.efa import efa_count, efa_layout
 from components.ecs.neuron import device_counts
 from components.eks import checks as eks_checks
@@ -93,6 +94,8 @@ def accelerator_summary(spec: FleetSpec) -> dict:
             efa = efa_count(efa_layout(it, ng.efa.secondary_interface_type)) if ng.efa else 0
             groups.append(_group(it, "eks", ng.name, (ng.min_size, ng.desired_size, ng.max_size), details, efa))
     summary = {"groups": groups, "totals": _totals(groups), "workloads": workloads}
+    if spec.ack is not None:
+        summary["ackPools"] = [_ack_pool(pool, spec.ack, cat.curated["ack"]) for pool in spec.ack.node_pools]
     if spec.eks is not None and spec.eks.kubernetes is not None and spec.eks.kubernetes.nccl_test is not None:
         name = spec.eks.kubernetes.nccl_test.node_group
         summary["ncclTest"] = nccl_size(next(ng for ng in spec.eks.node_groups if ng.name == name))
@@ -125,3 +128,38 @@ def _workload_row(wl, cp, it) -> dict:
     else:
         row["serviceDesiredCount"] = wl.service.desired_count
     return row
+
+
+def _ack_pool(pool, fleet, ack: dict) -> dict:
+    """A shared-GPU pool: its GPUs, and how many pods of each declared size fit one GPU and one node."""
+    gpus_per_node, gib_per_gpu = pool_gpu(pool, ack)
+    models = sorted({ack_rules.gpu_type(t, ack).model for t in pool.instance_types})
+    if pool.autoscaling is not None:
+        nodes = {"min": pool.autoscaling.min_size, "max": pool.autoscaling.max_size}
+    else:
+        nodes = {"min": pool.desired_size, "desired": pool.desired_size, "max": pool.desired_size}
+    sizes: dict[tuple, dict] = {}
+    for wl in fleet.workloads:
+        if wl.node_pool != pool.name:
+            continue
+        key = (wl.gpu_mem_gib, wl.gpu_core_percentage)
+        per_gpu = ack_rules.shares_per_gpu(gib_per_gpu, *key, ack)
+        size = sizes.setdefault(
+            key,
+            {"gpuMemGiB": key[0], "gpuCorePercentage": key[1], "podsPerGpu": per_gpu, "podsPerNode": per_gpu * gpus_per_node, "workloads": []},
+        )
+        size["workloads"].append(wl.name)
+    return {
+        "pool": pool.name,
+        "sharingMode": pool.sharing_mode,
+        "placement": pool.placement,
+        "instanceTypes": list(pool.instance_types),
+        "model": ", ".join(models),
+        "gpusPerNode": gpus_per_node,
+        "gpuMemGiBPerGpu": gib_per_gpu,
+        "nodes": nodes,
+        "gpus": {k: n * gpus_per_node for k, n in nodes.items()},
+        "sizes": list(sizes.values()),
+        "replacement": "a change of sharingMode, placement or labels replaces this pool: ACK labels a node only when it "
+        "joins, so the old pool is deleted (its pods are evicted) before the new one is created",
+    }
