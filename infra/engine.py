@@ -56,6 +56,9 @@ class RecordedResource:
     dependencies: list[str] = field(default_factory=list)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     provider: str = ""  # the URN of the provider resource, when one was given
+    # Options that decide whether an update becomes a replacement (the reviewer's diff reads them).
+    replace_on_changes: list[str] = field(default_factory=list)
+    delete_before_replace: bool = False
 
 
 @dataclass
@@ -107,6 +110,8 @@ class _Recorder(mocks.MockMonitor):
                 key: sorted(set(deps.urns)) for key, deps in sorted(request.propertyDependencies.items()) if deps.urns
             },
             provider=request.provider.rsplit("::", 1)[0],  # a reference is URN::ID
+            replace_on_changes=list(request.replaceOnChanges),
+            delete_before_replace=bool(request.deleteBeforeReplace),
         )
         self.run.resources.append(recorded)
         if self.on_resource is not None:

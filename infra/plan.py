@@ -27,7 +27,13 @@ def tree_order(resources: list[RecordedResource]) -> list[RecordedResource]:
 def plan_resource(r: RecordedResource) -> dict:
     entry = {"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent or None, "custom": r.custom, "inputs": r.inputs}
     # Same keys as the resource states of `pulumi preview --json`, present only when non-empty.
-    for key, value in (("provider", r.provider), ("dependencies", r.dependencies), ("propertyDependencies", r.property_dependencies)):
+    for key, value in (
+        ("provider", r.provider),
+        ("dependencies", r.dependencies),
+        ("propertyDependencies", r.property_dependencies),
+        ("replaceOnChanges", r.replace_on_changes),
+        ("deleteBeforeReplace", r.delete_before_replace),
+    ):
         if value:
             entry[key] = value
     return entry

@@ -17,7 +17,7 @@ except ImportError:
 from pulumi_policy import EnforcementLevel, PolicyPack
 
 from components.catalog import catalog
-from policies import conversion, ecs, eks, k8s, neuron, security
+from policies import ack, conversion, ecs, eks, k8s, neuron, security
 
 # The catalog (every instance type, every ECS GPU AMI id) is loaded once and never freed: keep it
 # out of the collector's full passes, which otherwise walk it again for every batch of resources.
@@ -28,7 +28,7 @@ conversion.install()
 
 PolicyPack(
     name="gpufleet-guard",
-    description="GPU and Neuron infrastructure rules (ECS GPU, ECS Neuron, EKS, Kubernetes, security) over the gpufleet catalog of EC2 facts.",
+    description="GPU and Neuron infrastructure rules (ECS GPU, ECS Neuron, EKS, Kubernetes, Alibaba ACK GPU sharing, security) over the gpufleet catalog of EC2 facts.",
     enforcement_level=EnforcementLevel.ADVISORY,
-    policies=[*ecs.POLICIES, *neuron.POLICIES, *eks.POLICIES, *k8s.POLICIES, *security.POLICIES],
+    policies=[*ecs.POLICIES, *neuron.POLICIES, *eks.POLICIES, *k8s.POLICIES, *ack.POLICIES, *security.POLICIES],
 )

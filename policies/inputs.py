@@ -8,11 +8,13 @@ value (it cannot be judged before apply) instead of failing the whole policy.
 from __future__ import annotations
 
 import base64
+import os
 import binascii
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pulumi
 from pulumi_policy.proxy import UnknownValueError
 
 from components.catalog.catalog import Catalog, InstanceType, UnknownInstanceType
@@ -109,3 +111,13 @@ def depended_on(resource: Any, *types: str) -> list[Any]:
                 seen.add(dep.urn)
                 found.append(dep)
     return found
+
+
+def provider_region(args: Any, namespace: str, *env: str) -> str | None:
+    """The region a resource is created in: its provider's `region`, else the stack's
+    `<namespace>:region`, else the provider's environment variables."""
+    if args.provider is not None:
+        region = get(args.provider.props, "region")
+        if isinstance(region, str):
+            return region
+    return pulumi.Config(namespace).get("region") or next((os.environ[e] for e in env if os.environ.get(e)), None)

@@ -45,12 +45,12 @@ def pod_specs(resource_type: str, props) -> list[tuple[str, Mapping]]:
     return [("spec.template.spec", template)] if isinstance(template, Mapping) else []
 
 
-def _containers(pod: dict) -> list[dict]:
+def containers(pod: dict) -> list[dict]:
     return [c for key in ("containers", "initContainers") for c in items(pod.get(key)) if isinstance(c, Mapping)]
 
 
 def _wants(pod: dict, resource: str) -> bool:
-    for c in _containers(pod):
+    for c in containers(pod):
         for part in ("requests", "limits"):
             if any(name == resource or name.startswith(resource) for name in (get(c, "resources", part) or {})):
                 return True
@@ -64,7 +64,7 @@ def _validate_requests_equal_limits(args: ResourceValidationArgs, report: Report
         return
     eks = catalog.load().curated["eks"]
     for where, pod in specs:
-        for c in _containers(pod):
+        for c in containers(pod):
             for problem in k8s_rules.requests_equal_limits(c.get("name", "?"), get(c, "resources") or {}, eks):
                 report(f"{where}: {problem}")
 

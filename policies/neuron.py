@@ -7,14 +7,11 @@ functions the stack spec calls.
 
 from __future__ import annotations
 
-import os
-
-import pulumi
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
 from components.catalog import catalog, predicates
 from policies.ecs_task import TASK_DEFINITION, EcsTask, known_types, requirement_total
-from policies.inputs import get, instance_type, user_data_text
+from policies.inputs import get, instance_type, provider_region, user_data_text
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 
@@ -88,15 +85,6 @@ def _validate_ipc_lock(args: ResourceValidationArgs, report: ReportViolation) ->
             report(f"container {name!r} {reason}")
 
 
-def _region(args: ResourceValidationArgs) -> str | None:
-    """The region the resource is created in: its provider's, else the stack's `aws:region`."""
-    if args.provider is not None:
-        region = get(args.provider.props, "region")
-        if isinstance(region, str):
-            return region
-    return pulumi.Config("aws").get("region") or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-
-
 def _neuron_launch_template(args: ResourceValidationArgs):
     """(the ECS Neuron AMI or None, the Neuron instance type or None) of a launch template that starts
     ECS Neuron container instances; not applicable otherwise."""
@@ -115,7 +103,7 @@ def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> N
     ami, it = _neuron_launch_template(args)
     if ami is None and it is None:
         return
-    region = _region(args)
+    region = provider_region(args, "aws", "AWS_REGION", "AWS_DEFAULT_REGION")
     if region is None:
         return  # no region known before apply: nothing to judge
     reason = predicates.neuron_ami_region(region, catalog.load().ecs())

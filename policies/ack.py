@@ -1,0 +1,190 @@
+"""Alibaba ACK shared GPU scheduling rules (reference 004): compute percentages, GPU memory that fits
+one GPU of the pool, one sharing mode per node, the regions of computing power allocation, and the
+prerequisites' versions.
+
+Pods are matched to the stack's `alicloud.cs.NodePool`s by their nodeSelector: a pool is a pod's
+target when the pool's labels include every selector entry. Pods that choose nodes otherwise
+(affinity only) are judged by what their selector says, if anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pulumi_policy import (
+    EnforcementLevel,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from components.catalog import ack_rules, catalog, k8s_rules
+from policies.inputs import get, items, provider_region
+from policies.k8s import RELEASE, containers, pod_specs
+
+NODE_POOL = "alicloud:cs/nodePool:NodePool"
+MANAGED_CLUSTER = "alicloud:cs/managedKubernetes:ManagedKubernetes"
+
+
+def _ack() -> dict:
+    return catalog.load().curated["ack"]
+
+
+def _labels(pool) -> dict[str, str]:
+    return {get(l, "key"): get(l, "value") for l in items(get(pool.props, "labels")) if isinstance(get(l, "key"), str)}
+
+
+def _asks(pod: Mapping, resource: str) -> list[tuple[str, int | None]]:
+    """(container, amount) of every container that asks for the resource (limits, else requests)."""
+    found = []
+    for c in containers(pod):
+        for part in ("limits", "requests"):
+            value = get(c, "resources", part, resource)
+            if value is not None:
+                text = k8s_rules.quantity(value)
+                found.append((c.get("name", "?"), int(text) if text.isdigit() else None))
+                break
+    return found
+
+
+def _shared_gpu_pods(args: StackValidationArgs):
+    """(resource, where, pod spec, node selector) of every pod asking for aliyun.com/gpu-mem or gpu-core.percentage."""
+    ack = _ack()
+    for r in args.resources:
+        for where, pod in pod_specs(r.resource_type, r.props):
+            if _asks(pod, ack["memoryResource"]) or _asks(pod, ack["computeResource"]):
+                selector = get(pod, "nodeSelector")
+                yield r, where, pod, dict(selector) if isinstance(selector, Mapping) else {}
+
+
+def _targets(selector: dict, pools: list) -> list:
+    """The stack's pools whose labels include every entry of the pod's node selector."""
+    if not selector:
+        return []
+    return [p for p in pools if selector.items() <= _labels(p).items()]
+
+
+def _validate_core_percentage(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    specs = pod_specs(args.resource_type, args.props)
+    if not specs:
+        args.not_applicable("no pod template")
+        return
+    ack = _ack()
+    for where, pod in specs:
+        for c in containers(pod):
+            for part in ("limits", "requests"):
+                value = get(c, "resources", part, ack["computeResource"])
+                if value is None:
+                    continue
+                text = k8s_rules.quantity(value)
+                reason = ack_rules.core_percentage(int(text) if text.isdigit() else text, ack)
+                if reason:
+                    report(f"{where}: container {c.get('name', '?')!r} {part}: {reason}")
+
+
+def _validate_gpu_mem_fits(args: StackValidationArgs, report: ReportViolation) -> None:
+    ack = _ack()
+    pools = [r for r in args.resources if r.resource_type == NODE_POOL]
+    for r, where, pod, selector in _shared_gpu_pods(args):
+        for pool in _targets(selector, pools):
+            types = [t for t in items(get(pool.props, "instanceTypes")) if isinstance(t, str)]
+            known = [it for it in (ack_rules.gpu_type(t, ack) for t in types) if it is not None]
+            if not known:
+                continue  # no sourced GPU facts for the pool's types: nothing to judge against
+            smallest = min(known, key=lambda t: t.shared_gib)
+            for name, gib in _asks(pod, ack["memoryResource"]):
+                if gib is None:
+                    continue
+                reason = ack_rules.gpu_mem_fits(gib, smallest.shared_gib, smallest.name)
+                if reason:
+                    report(f"{where}: container {name!r} on pool {pool.name!r}: {reason}; the pod never schedules", r.urn)
+
+
+def _validate_sharing_mode(args: StackValidationArgs, report: ReportViolation) -> None:
+    ack = _ack()
+    pools = [r for r in args.resources if r.resource_type == NODE_POOL]
+    for r, where, pod, selector in _shared_gpu_pods(args):
+        wants_compute = bool(_asks(pod, ack["computeResource"]))
+        targets = _targets(selector, pools)
+        # The mode the selector names decides; else the targeted pools' labels.
+        named = ack_rules.pool_mode(selector, ack)
+        modes = {named} if named else {ack_rules.pool_mode(_labels(p), ack) for p in targets}
+        for mode in sorted(modes, key=str):
+            reason = ack_rules.sharing_mode_allows(mode, wants_compute, ack)
+            if reason:
+                report(f"{where}: {reason}", r.urn)
+
+
+def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != NODE_POOL:
+        args.not_applicable("not an ACK node pool")
+        return
+    ack = _ack()
+    mode = ack_rules.pool_mode(_labels(args), ack)
+    if mode not in ack["sharingModes"] or not ack["sharingModes"][mode]["computePercentage"]:
+        args.not_applicable("the pool does not allocate computing power (no core_mem label)")
+        return
+    region = provider_region(args, "alicloud", "ALICLOUD_REGION")
+    if region is None:
+        return  # no region known before apply: nothing to judge
+    reason = ack_rules.sharing_region(region, ack)
+    if reason:
+        report(f"node pool {args.name!r} ({ack['scheduleLabel']}={mode}): {reason}")
+
+
+def _validate_prerequisites(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    ack = _ack()
+    if args.resource_type == RELEASE and get(args.props, "chart") == ack["sharingChart"]:
+        version = get(args.props, "version")
+        problems = ack_rules.cluster_prerequisites(None, version if isinstance(version, str) else None, None, ack)
+    elif args.resource_type == MANAGED_CLUSTER:
+        version = get(args.props, "version")
+        problems = ack_rules.cluster_prerequisites(version if isinstance(version, str) else None, None, None, ack)
+    else:
+        args.not_applicable("neither the GPU sharing chart nor an ACK managed cluster")
+        return
+    for problem in problems.values():
+        report(problem)
+
+
+POLICIES = [
+    ResourceValidationPolicy(
+        name="ack-gpu-core-percentage",
+        description="aliyun.com/gpu-core.percentage is 5..100 and a multiple of 5 (004).",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_core_percentage,
+        remediation_steps="Ask for a percentage from 5 to 100 in steps of 5 (e.g. 30, not 33).",
+    ),
+    StackValidationPolicy(
+        name="ack-gpu-mem-fits",
+        description="The aliyun.com/gpu-mem a container asks for fits one GPU of every type of the pool it selects "
+        "(a pod's share lives on one GPU; the plugin advertises whole GiB per GPU).",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_gpu_mem_fits,
+        remediation_steps="Ask for at most the pool's GiB per GPU, or move the workload to a pool of larger GPUs.",
+    ),
+    StackValidationPolicy(
+        name="ack-pool-sharing-mode",
+        description="A pod asking for gpu-core.percentage targets a core_mem pool; a memory-only pod targets a memory-only "
+        "(cgpu) pool: a node runs one kind, never both (004).",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_sharing_mode,
+        remediation_steps="Select a pool labelled ack.node.gpu.schedule=core_mem for compute shares, or cgpu for memory-only pods.",
+    ),
+    ResourceValidationPolicy(
+        name="ack-region",
+        description="A core_mem node pool is in a region that supports computing power allocation (004's region table).",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_region,
+        remediation_steps="Run the cluster in a listed region (e.g. cn-hangzhou, ap-southeast-1), or use memory-only (cgpu) pools.",
+    ),
+    ResourceValidationPolicy(
+        name="ack-cluster-prerequisites",
+        description="The GPU sharing chart (ack-ai-installer) is 1.2.0 or later and an ACK cluster runs Kubernetes 1.20 or later (004).",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_prerequisites,
+        remediation_steps="Upgrade ack-ai-installer to 1.2.0+ and the cluster to Kubernetes 1.20+ before enabling computing power allocation.",
+    ),
+]
