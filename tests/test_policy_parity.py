@@ -136,3 +136,62 @@ def test_spec_and_pack_agree_on_neuron_devices(devices, instance_type, neuron_pa
     expected = devices > NEURON_TYPES[instance_type]
     assert _neuron_spec_door(devices, instance_type) == expected
     assert neuron_pack_verdicts[(devices, instance_type)] == expected
+
+
+# The same two doors for ACK GPU shares: the spec's workload against the pool it names, and the pack
+# over the Job and NodePool the components render. GiB per GPU as the sharing plugin advertises it
+# (NVML MiB // 1024; MiB from ACK's Karpenter provider, typed here as the oracle).
+ACK_TYPES = {"ecs.gn6i-c4g1.xlarge": 15109 // 1024, "ecs.gn6v-c8g1.2xlarge": 16160 // 1024, "ecs.gn6e-c12g1.3xlarge": 32510 // 1024}
+ACK_CASES = list(itertools.product((1, 14, 15, 16, 31, 32), (None, 0, 5, 33, 100, 105), ACK_TYPES))
+ACK_RULES = ("ack-gpu-mem-fits", "ack-gpu-core-percentage")
+
+
+def _ack_fleet(gib: int, pct: int | None, instance_type: str) -> dict:
+    workload = {"name": "job", "kind": "Job", "nodePool": "gpu", "image": "x:1", "gpuMemGib": gib}
+    if pct is not None:
+        workload["gpuCorePercentage"] = pct
+    pool = {"name": "gpu", "sharingMode": "core_mem", "instanceTypes": [instance_type], "vswitchIds": ["vsw-1"], "desiredSize": 1}
+    return {"region": "cn-hangzhou", "clusterId": "c1", "nodePools": [pool], "workloads": [workload], "kubernetes": {"context": "x"}}
+
+
+def _ack_spec_door(gib, pct, instance_type) -> set[str]:
+    try:
+        load_spec({"ack": _ack_fleet(gib, pct, instance_type)})
+    except SpecError as err:
+        return {issue.rule for issue in err.issues} & set(ACK_RULES)
+    return set()
+
+
+@pytest.fixture(scope="module")
+def ack_pack_verdicts(judge) -> dict[tuple, set[str]]:
+    from components.ack.args import AckFleetArgs
+    from components.ack.node_pool import pool_labels, workload_selector
+    from components.k8s.shared_gpu_workload import pod_template
+
+    resources = []
+    for gib, pct, instance_type in ACK_CASES:
+        name = f"{gib}-{pct}-{instance_type}"
+        fleet = AckFleetArgs.model_validate(_ack_fleet(gib, pct, instance_type))
+        pool = fleet.node_pools[0].model_copy(update={"name": name.replace(".", "-")})
+        labels = [{"key": k, "value": v} for k, v in pool_labels(pool).items()]
+        resources.append(resource("alicloud:cs/nodePool:NodePool", name, {"instanceTypes": [instance_type], "labels": labels}))
+        template = pod_template(fleet.workloads[0], workload_selector(pool), [], "Never")
+        resources.append(resource("kubernetes:batch/v1:Job", name, {"spec": {"template": template}}))
+    result = judge(resources)
+    verdicts: dict[tuple, set[str]] = {case: set() for case in ACK_CASES}
+    for f in result.findings:
+        if f.policy in ACK_RULES and ":Job::" in f.urn:
+            gib, pct, instance_type = f.urn.rsplit("::", 1)[-1].split("-", 2)
+            verdicts[(int(gib), None if pct == "None" else int(pct), instance_type)].add(f.policy)
+    return verdicts
+
+
+@pytest.mark.parametrize("gib,pct,instance_type", ACK_CASES)
+def test_spec_and_pack_agree_on_gpu_shares(gib, pct, instance_type, ack_pack_verdicts):
+    expected = set()
+    if gib > ACK_TYPES[instance_type]:
+        expected.add("ack-gpu-mem-fits")
+    if pct is not None and (pct < 5 or pct > 100 or pct % 5):
+        expected.add("ack-gpu-core-percentage")
+    assert _ack_spec_door(gib, pct, instance_type) == expected
+    assert ack_pack_verdicts[(gib, pct, instance_type)] == expected

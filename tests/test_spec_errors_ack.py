@@ -1,0 +1,95 @@
+"""Bad ACK input: exit 2 naming the field, the value and the rule, before any resource exists. The
+same predicates judge the pack's ACK rules (tests/test_policies_ack.py)."""
+
+from __future__ import annotations
+
+from tests.test_spec_errors import _errors
+
+STACK = "ack-shared-gpu"
+
+
+def _ack(c) -> dict:
+    return c["gpufleet:ack"]
+
+
+def _workload(c, i: int = 0) -> dict:
+    return _ack(c)["workloads"][i]
+
+
+def test_percentage_33(stack_variant):
+    err = _errors(stack_variant(lambda c: _workload(c).__setitem__("gpuCorePercentage", 33), STACK))
+    assert "gpufleet:ack.workloads[0].gpuCorePercentage = 33: gpu-core.percentage 33 is not one of 5..100 in steps of 5" in err
+    assert "[rule: ack-gpu-core-percentage]" in err
+
+
+def test_gpu_mem_larger_than_the_gpu(stack_variant):
+    # ecs.gn6v-c8g1.8xlarge: 16,160 MiB per V100, advertised as 15 GiB.
+    err = _errors(stack_variant(lambda c: _workload(c).__setitem__("gpuMemGib", 16), STACK))
+    assert "gpufleet:ack.workloads[0].gpuMemGib = 16: gpu-mem 16 GiB does not fit one GPU of ecs.gn6v-c8g1.8xlarge (15 GiB)" in err
+    assert "[rule: ack-gpu-mem-fits]" in err
+
+
+def test_a_pool_of_mixed_types_fits_its_smallest_gpu(stack_variant):
+    def edit(c):
+        _ack(c)["nodePools"][1]["instanceTypes"] = ["ecs.gn6e-c12g1.12xlarge", "ecs.gn6i-c24g1.24xlarge"]
+        _workload(c, 1)["gpuMemGib"] = 20
+
+    err = _errors(stack_variant(edit, STACK))
+    assert "gpufleet:ack.workloads[1].gpuMemGib = 20: gpu-mem 20 GiB does not fit one GPU of ecs.gn6i-c24g1.24xlarge (14 GiB)" in err
+
+
+def test_unsupported_region(stack_variant):
+    err = _errors(stack_variant(lambda c: _ack(c).__setitem__("region", "eu-central-1"), STACK))
+    assert "gpufleet:ack.region = 'eu-central-1': node pool v100-core-mem (core_mem): GPU memory and computing power allocation is not supported in eu-central-1" in err
+    assert "[rule: ack-region]" in err
+    # The memory-only pool is not judged by the computing power allocation table.
+    assert "t4-mem" not in err
+
+
+def test_compute_share_on_a_memory_only_pool(stack_variant):
+    err = _errors(stack_variant(lambda c: _workload(c, 1).__setitem__("gpuCorePercentage", 50), STACK))
+    assert "gpufleet:ack.workloads[1].nodePool = 't4-mem': a pod requesting aliyun.com/gpu-core.percentage needs a core_mem pool; this pool is cgpu" in err
+    assert "[rule: ack-pool-sharing-mode]" in err
+
+
+def test_unknown_gpu_type_is_refused_not_guessed(stack_variant):
+    err = _errors(stack_variant(lambda c: _ack(c)["nodePools"][0].__setitem__("instanceTypes", ["ecs.gn9x-c8g1.2xlarge"]), STACK))
+    assert "gpufleet:ack.nodePools[0].instanceTypes[0] = 'ecs.gn9x-c8g1.2xlarge': ecs.gn9x-c8g1.2xlarge is not an ECS GPU type" in err
+    assert "[rule: ack-gpu-type-known]" in err
+
+
+def test_prerequisite_versions(stack_variant):
+    def edit(c):
+        _ack(c).update(kubernetesVersion="1.18", cgpuVersion="1.0.4")
+        _ack(c)["sharingComponent"]["version"] = "1.1.9"
+
+    err = _errors(stack_variant(edit, STACK))
+    assert "gpufleet:ack.kubernetesVersion = '1.18': Kubernetes 1.18 is older than 1.20" in err
+    assert "gpufleet:ack.cgpuVersion = '1.0.4': cGPU 1.0.4 is older than 1.0.5" in err
+    assert "gpufleet:ack.sharingComponent.version = '1.1.9': the GPU sharing chart (ack-ai-installer) 1.1.9 is older than 1.2.0" in err
+    assert err.count("[rule: ack-cluster-prerequisites]") == 3
+
+
+def test_one_size_per_pool(stack_variant):
+    err = _errors(stack_variant(lambda c: _ack(c)["nodePools"][1].__setitem__("autoscaling", {"minSize": 1, "maxSize": 3}), STACK))
+    assert "gpufleet:ack.nodePools[1]" in err and "give exactly one of desiredSize (a fixed pool) and autoscaling" in err
+
+
+def test_a_workload_names_a_pool_of_the_stack(stack_variant):
+    err = _errors(stack_variant(lambda c: _workload(c).__setitem__("nodePool", "nope"), STACK))
+    assert "gpufleet:ack.workloads[0].nodePool = 'nope': no node pool of that name (pools: v100-core-mem, t4-mem)" in err
+
+
+def test_in_cluster_pieces_need_a_context(stack_variant):
+    err = _errors(stack_variant(lambda c: _ack(c).pop("kubernetes"), STACK))
+    assert "gpufleet:ack.kubernetes = null: workloads and the sharing component are installed through the cluster: give kubernetes.context" in err
+
+
+def test_an_empty_stack_names_all_three_platforms(stack_variant):
+    err = _errors(stack_variant(lambda c: c.pop("gpufleet:ack"), STACK))
+    assert "add gpufleet:ecs, gpufleet:eks or gpufleet:ack" in err
+
+
+def test_ecs_without_a_region(stack_variant):
+    err = _errors(stack_variant(lambda c: c.pop("gpufleet:region"), "ecs-gpu"))
+    assert "gpufleet:region = (missing): ecs and eks need the AWS region of the stack [rule: region-required]" in err
