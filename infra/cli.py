@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_VIOLATION, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_VIOLATION, EXIT_INVALID, EXIT_CHANGED = 0, 1, 2, 3
 
 
 class InputError(Exception):
@@ -37,6 +37,13 @@ def _parser() -> argparse.ArgumentParser:
     cat.add_argument("--json", action="store_true", help="print JSON on stdout")
 
     sub.add_parser("schema", help="JSON Schema of the stack file, for editors")
+
+    diff = sub.add_parser("diff", help="what changes between two plans (gpufleet's or `pulumi preview --json`), for reviewers")
+    diff.add_argument("base", type=Path, metavar="BASE.json")
+    diff.add_argument("head", type=Path, metavar="HEAD.json")
+    diff.add_argument("--json", action="store_true", help="print the diff as JSON on stdout")
+    diff.add_argument("--format", choices=("text", "markdown"), default="text", help="text for a terminal, markdown for a pull-request comment")
+    _policy_flags(diff)
     return parser
 
 
@@ -173,6 +180,29 @@ def cmd_catalog(args) -> int:
     return EXIT_OK
 
 
+def cmd_diff(args) -> int:
+    from infra import plan_file
+    from infra.analyzer import PolicyPack
+    from infra.diff import diff_plans, render
+
+    pack_dir, given = _policy_inputs(args)
+    base, head = plan_file.load(args.base), plan_file.load(args.head)
+    findings = []
+    # Both plans are judged by the same pack and config, so findings compare like for like.
+    for saved in (base, head):
+        with PolicyPack(pack_dir, project=saved.project, stack=saved.stack) as pack:
+            findings.append(pack.judge(given, saved.resources).as_plan_block()["violations"])
+    result = diff_plans(base.resources, head.resources, *findings)
+    if args.json:
+        json.dump(result.as_json(), sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render(result, str(args.base), str(args.head), markdown=args.format == "markdown"))
+    if any(f["level"] == "mandatory" for f in result.new_findings):
+        return EXIT_VIOLATION
+    return EXIT_CHANGED if result.changed else EXIT_OK
+
+
 def cmd_schema(args) -> int:
     from infra.schema import stack_file_schema
 
@@ -188,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     from infra.stackfile import StackFileError
 
     args = _parser().parse_args(argv)
-    handler = {"preview": cmd_preview, "check": cmd_check, "catalog": cmd_catalog, "schema": cmd_schema}[args.command]
+    handler = {"preview": cmd_preview, "check": cmd_check, "catalog": cmd_catalog, "schema": cmd_schema, "diff": cmd_diff}[args.command]
     try:
         return handler(args)
     # A pack that could not judge the resources (PolicyPackError) fails closed: exit 2, never "no violations".

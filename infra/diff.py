@@ -1,0 +1,248 @@
+"""`gpufleet diff BASE HEAD`: what changes between two plans, in a reviewer's words.
+
+Resources are matched by URN: added, removed, replaced or updated, with property-level changes
+(JSON-string properties such as containerDefinitions are compared inside). Above them, the
+accelerated groups (fleet_view) before and after: GPUs, Neuron chips and cores, EFA interfaces,
+AMI, purchase option, taints; which changes replace instances and so drain running jobs; and the
+policy findings new in HEAD or fixed since BASE (both plans judged by the same pack).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from components.catalog import catalog
+from infra.engine import UNKNOWN
+from infra.fleet_view import NODE_GROUP, Group, accelerated_groups
+
+COUNTS = (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("neuronCores", "NeuronCores"), ("efaInterfaces", "EFA interfaces"))
+
+
+def flatten(value, path: str = "") -> dict[str, object]:
+    """Leaf values by path (`a.b[0].c`); JSON text that holds an object or a list is read as JSON."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+    if isinstance(value, dict) and value:
+        out = {}
+        for key in sorted(value):
+            out.update(flatten(value[key], f"{path}.{key}" if path else key))
+        return out
+    if isinstance(value, list) and value:
+        out = {}
+        for i, item in enumerate(value):
+            out.update(flatten(item, f"{path}[{i}]"))
+        return out
+    return {path: value}
+
+
+def property_changes(before: dict, after: dict) -> list[dict]:
+    a, b = flatten(before), flatten(after)
+    return [
+        {"path": path, "before": a.get(path), "after": b.get(path)}
+        for path in sorted(set(a) | set(b))
+        if a.get(path) != b.get(path)
+    ]
+
+
+def _matches(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith((f"{prefix}.", f"{prefix}["))
+
+
+def replacement_reason(resource: dict, changes: list[dict]) -> str | None:
+    """Why the change creates a new resource, or None for an in-place update."""
+    keys = resource.get("replaceOnChanges") or []
+    hit = [c["path"] for c in changes if any(_matches(c["path"], k) for k in keys)]
+    if hit:
+        return f"replaceOnChanges {', '.join(keys)}: {', '.join(hit)} changed"
+    facts = catalog.load().curated["replacement"].get(resource["type"], {})
+    hit = [c["path"] for c in changes if any(_matches(c["path"], k) for k in facts.get("replaces", []))]
+    if hit:
+        return f"{', '.join(hit)} cannot change in place"
+    return None
+
+
+@dataclass
+class PlanDiff:
+    added: list[dict] = field(default_factory=list)
+    removed: list[dict] = field(default_factory=list)
+    replaced: list[dict] = field(default_factory=list)
+    updated: list[dict] = field(default_factory=list)
+    groups: list[dict] = field(default_factory=list)
+    totals: dict = field(default_factory=dict)
+    drains: list[dict] = field(default_factory=list)
+    new_findings: list[dict] = field(default_factory=list)
+    fixed_findings: list[dict] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.removed or self.replaced or self.updated)
+
+    def as_json(self) -> dict:
+        return {
+            "changed": self.changed,
+            "accelerators": {"groups": self.groups, "totals": self.totals},
+            "drains": self.drains,
+            "resources": {"added": self.added, "removed": self.removed, "replaced": self.replaced, "updated": self.updated},
+            "policy": {"new": self.new_findings, "fixed": self.fixed_findings},
+        }
+
+
+def _key(urn: str) -> str:
+    """A URN without its stack: plans of one stack previewed under two stack names still match."""
+    return urn.split("::", 1)[1] if urn.startswith("urn:pulumi:") and "::" in urn else urn
+
+
+def _brief(r: dict) -> dict:
+    return {"urn": r["urn"], "type": r["type"], "name": r["name"]}
+
+
+def diff_plans(base: list[dict], head: list[dict], base_findings: list[dict], head_findings: list[dict]) -> PlanDiff:
+    result = PlanDiff()
+    # The stack resource has no inputs and carries the stack's name: not a change.
+    old = {_key(r["urn"]): r for r in base if r["type"] != "pulumi:pulumi:Stack"}
+    new = {_key(r["urn"]): r for r in head if r["type"] != "pulumi:pulumi:Stack"}
+    result.added = [_brief(new[u]) for u in new if u not in old]
+    result.removed = [_brief(old[u]) for u in old if u not in new]
+    for urn in (u for u in new if u in old):
+        changes = property_changes(old[urn].get("inputs") or {}, new[urn].get("inputs") or {})
+        if not changes:
+            continue
+        entry = {**_brief(new[urn]), "properties": changes}
+        reason = replacement_reason(new[urn], changes)
+        if reason:
+            result.replaced.append({**entry, "reason": reason})
+        else:
+            result.updated.append(entry)
+    _groups(
+        result,
+        {_key(u): g for u, g in accelerated_groups(base).items()},
+        {_key(u): g for u, g in accelerated_groups(head).items()},
+    )
+    key = lambda f: (f["policy"], _key(f["urn"]), f["message"])  # noqa: E731
+    before, after = {key(f) for f in base_findings}, {key(f) for f in head_findings}
+    result.new_findings = [f for f in head_findings if key(f) not in before]
+    result.fixed_findings = [f for f in base_findings if key(f) not in after]
+    return result
+
+
+def _groups(result: PlanDiff, base: dict[str, Group], head: dict[str, Group]) -> None:
+    changed_urns = {_key(r["urn"]): r for r in result.replaced + result.updated}
+    replaced = {_key(r["urn"]): r for r in result.replaced}
+    for urn in list(head) + [u for u in base if u not in head]:
+        before, after = base.get(urn), head.get(urn)
+        notes = _group_notes(before, after)
+        if after is not None and urn in replaced:
+            _drain(result, after, f"the {_kind(after)} is replaced ({replaced[urn]['reason']})")
+        elif before is not None and after is None:
+            _drain(result, before, f"the {_kind(before)} is removed")
+        elif after is not None and after.template_urn and _key(after.template_urn) in changed_urns:
+            if after.platform == "eks":
+                _drain(result, after, "its launch template changed: the node group rolls its nodes to the new version")
+            else:
+                notes.append("launch template changed: new instances use it; running instances are not replaced by this change")
+        if urn in changed_urns and urn not in replaced and after is not None and after.platform == "eks":
+            rolls = catalog.load().curated["replacement"][NODE_GROUP]["rolls"]
+            if any(_matches(c["path"], k) for c in changed_urns[urn]["properties"] for k in rolls):
+                _drain(result, after, "its AMI release or Kubernetes version changed: the node group rolls its nodes")
+        if notes or before is None or after is None:
+            result.groups.append(
+                {
+                    "group": (after or before).name,
+                    "platform": (after or before).platform,
+                    "urn": urn,
+                    "status": "added" if before is None else "removed" if after is None else "changed",
+                    "before": before.as_dict() if before else None,
+                    "after": after.as_dict() if after else None,
+                    "notes": notes,
+                }
+            )
+    result.totals = {
+        side: {k: sum(g.totals()[k] for g in groups.values()) for k, _ in COUNTS} for side, groups in (("before", base), ("after", head))
+    }
+
+
+def _kind(group: Group) -> str:
+    return {"eks": "node group", "ecs": "capacity provider's group", "ack": "ACK node pool"}[group.platform]
+
+
+def _drain(result: PlanDiff, group: Group, why: str) -> None:
+    result.drains.append({"group": group.name, "platform": group.platform, "urn": group.urn, "reason": why})
+
+
+def _group_notes(before: Group | None, after: Group | None) -> list[str]:
+    if before is None or after is None:
+        return []
+    notes = []
+    if before.instance_type != after.instance_type:
+        notes.append(f"instance type {before.instance_type} -> {after.instance_type}")
+    for size in ("min", "desired", "max"):
+        if before.sizes.get(size) != after.sizes.get(size):
+            notes.append(f"{size} instances {before.sizes.get(size)} -> {after.sizes.get(size)}")
+    b, a = before.totals(), after.totals()
+    for key, words in COUNTS:
+        if b[key] != a[key]:
+            notes.append(f"{words} (desired) {b[key]} -> {a[key]}")
+    if before.efa_interfaces != after.efa_interfaces:
+        notes.append(f"EFA interfaces per instance {before.efa_interfaces} -> {after.efa_interfaces}")
+    what = {"eks": "AMI type", "ecs": "AMI", "ack": "sharing mode"}[after.platform]
+    if before.ami != after.ami:
+        notes.append(f"{what} {before.ami} -> {after.ami}")
+    if before.purchase != after.purchase:
+        notes.append(f"purchase {before.purchase} -> {after.purchase}")
+    gone, added = sorted(set(before.taints) - set(after.taints)), sorted(set(after.taints) - set(before.taints))
+    if gone:
+        notes.append(f"taints removed: {', '.join(gone)}")
+    if added:
+        notes.append(f"taints added: {', '.join(added)}")
+    return notes
+
+
+def _value(v) -> str:
+    if v is None:
+        return "(none)"
+    if v == UNKNOWN:
+        return "(known after apply)"
+    return json.dumps(v) if not isinstance(v, str) else v
+
+
+def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
+    h = (lambda level, text: f"{'#' * level} {text}") if markdown else (lambda level, text: text.upper() if level <= 2 else text)
+    bullet = "- " if markdown else "  - "
+    code = (lambda t: f"`{t}`") if markdown else (lambda t: t)
+    lines = [h(2, f"gpufleet diff: {base_name} -> {head_name}"), ""]
+    if not d.changed:
+        return "\n".join([*lines, "No changes."]) + "\n"
+    lines += [h(3, "Accelerators"), ""]
+    if markdown:
+        lines += ["| | before | after |", "|---|---|---|"]
+        lines += [f"| {words} (desired) | {d.totals['before'][k]} | {d.totals['after'][k]} |" for k, words in COUNTS]
+    else:
+        lines += [f"{bullet}{words} (desired): {d.totals['before'][k]} -> {d.totals['after'][k]}" for k, words in COUNTS]
+    lines.append("")
+    for g in d.groups:
+        side = g["after"] or g["before"]
+        title = f"{g['platform']} {g['group']} ({side['instanceType']})"
+        if g["status"] != "changed":
+            t = side["total"]
+            lines.append(f"{bullet}{title}: {g['status']}, {side['instances']['desired']} instances, {t['gpus']} GPUs, "
+                         f"{t['neuronChips']} Neuron chips, {t['efaInterfaces']} EFA interfaces")
+        else:
+            lines.append(f"{bullet}{title}: " + "; ".join(g["notes"]))
+    if d.drains:
+        lines += ["", h(3, "Replaces instances (running jobs are drained)"), ""]
+        lines += [f"{bullet}{x['platform']} {x['group']}: {x['reason']}" for x in d.drains]
+    if d.new_findings or d.fixed_findings:
+        lines += ["", h(3, "Policy"), ""]
+        lines += [f"{bullet}new ({f['level']}) {code(f['policy'])} on {f['urn'].rsplit('::', 1)[-1]}: {f['message']}" for f in d.new_findings]
+        lines += [f"{bullet}fixed {code(f['policy'])} on {f['urn'].rsplit('::', 1)[-1]}" for f in d.fixed_findings]
+    lines += ["", h(3, "Resources"), ""]
+    for verb, entries in (("added", d.added), ("removed", d.removed), ("replaced", d.replaced), ("updated", d.updated)):
+        for e in entries:
+            lines.append(f"{bullet}{verb} {code(e['type'])} {e['name']}" + (f" ({e['reason']})" if e.get("reason") else ""))
+            for c in e.get("properties", []):
+                lines.append(f"{'  ' if markdown else '      '}{bullet if markdown else ''}{code(c['path'])}: {_value(c['before'])} -> {_value(c['after'])}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,159 @@
+"""The accelerated groups of a plan, read from its resources alone (so `pulumi preview --json` output
+reads the same as gpufleet's plans): EKS node groups, ECS capacity providers (through their Auto
+Scaling group and launch template) and ACK node pools, each with its instance type, sizes, AMI,
+purchase option, taints and what one instance carries (GPUs, Neuron chips and cores, EFA interfaces).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from components.catalog import ack_rules, catalog, predicates
+from components.catalog.catalog import UnknownInstanceType
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+ASG = "aws:autoscaling/group:Group"
+CAPACITY_PROVIDER = "aws:ecs/capacityProvider:CapacityProvider"
+ACK_POOL = "alicloud:cs/nodePool:NodePool"
+EFA_TYPES = ("efa", "efa-only")
+
+
+@dataclass
+class Group:
+    platform: str  # eks | ecs | ack
+    name: str
+    urn: str
+    instance_type: str
+    sizes: dict[str, int | None]  # min, desired, max
+    ami: str | None  # EKS AMI type, ECS AMI variant, ACK sharing mode
+    purchase: str | None
+    taints: list[str] = field(default_factory=list)
+    gpus: int = 0  # per instance
+    neuron_chips: int = 0
+    neuron_cores: int = 0
+    efa_interfaces: int = 0
+    template_urn: str | None = None  # the launch template whose change rolls the group's instances
+
+    def totals(self) -> dict[str, int]:
+        n = self.sizes.get("desired") or 0
+        return {
+            "gpus": self.gpus * n,
+            "neuronChips": self.neuron_chips * n,
+            "neuronCores": self.neuron_cores * n,
+            "efaInterfaces": self.efa_interfaces * n,
+        }
+
+    def as_dict(self) -> dict:
+        return {
+            "platform": self.platform,
+            "group": self.name,
+            "urn": self.urn,
+            "instanceType": self.instance_type,
+            "instances": self.sizes,
+            "ami": self.ami,
+            "purchase": self.purchase,
+            "taints": self.taints,
+            "perInstance": {"gpus": self.gpus, "neuronChips": self.neuron_chips, "neuronCores": self.neuron_cores, "efaInterfaces": self.efa_interfaces},
+            "total": self.totals(),
+        }
+
+
+def _linked(resource: dict, key: str, by_urn: dict[str, dict], type_: str) -> dict | None:
+    for urn in (resource.get("propertyDependencies") or {}).get(key, []):
+        if by_urn.get(urn, {}).get("type") == type_:
+            return by_urn[urn]
+    return None
+
+
+def _accelerators(group: Group) -> None:
+    try:
+        it = catalog.load().get(group.instance_type)
+    except UnknownInstanceType:
+        return
+    group.gpus = predicates.whole_gpus(it) or 0
+    if it.neuron is not None:
+        group.neuron_chips = it.neuron.count
+        group.neuron_cores = it.neuron.count * it.neuron.cores_per_device
+
+
+def _taint_text(t: dict) -> str:
+    value = f"={t['value']}" if t.get("value") else ""
+    return f"{t.get('key')}{value}:{t.get('effect')}"
+
+
+def _efa(template: dict | None) -> int:
+    interfaces = (template or {}).get("inputs", {}).get("networkInterfaces") or []
+    return sum(1 for i in interfaces if isinstance(i, dict) and i.get("interfaceType") in EFA_TYPES)
+
+
+def _eks(r: dict, by_urn: dict[str, dict]) -> Group:
+    inputs = r["inputs"]
+    template = _linked(r, "launchTemplate", by_urn, LAUNCH_TEMPLATE)
+    types = inputs.get("instanceTypes") or [(template or {}).get("inputs", {}).get("instanceType", "?")]
+    scaling = inputs.get("scalingConfig") or {}
+    group = Group(
+        "eks", inputs.get("nodeGroupName") or r["name"], r["urn"], types[0],
+        {"min": scaling.get("minSize"), "desired": scaling.get("desiredSize"), "max": scaling.get("maxSize")},
+        inputs.get("amiType"), inputs.get("capacityType") or "ON_DEMAND",
+        sorted(_taint_text(t) for t in inputs.get("taints") or [] if isinstance(t, dict)),
+        efa_interfaces=_efa(template), template_urn=template["urn"] if template else None,
+    )
+    _accelerators(group)
+    return group
+
+
+def _ecs(r: dict, by_urn: dict[str, dict]) -> Group | None:
+    asg = _linked(r, "autoScalingGroupProvider", by_urn, ASG)
+    template = _linked(asg, "launchTemplate", by_urn, LAUNCH_TEMPLATE) if asg else None
+    if template is None:
+        return None
+    lt, sizes = template["inputs"], asg["inputs"]
+    ami = catalog.ecs_amis().get(lt.get("imageId") or "")
+    market = (lt.get("instanceMarketOptions") or {}).get("marketType")
+    group = Group(
+        "ecs", r["inputs"].get("name") or r["name"], r["urn"], lt.get("instanceType", "?"),
+        {"min": sizes.get("minSize"), "desired": sizes.get("desiredCapacity"), "max": sizes.get("maxSize")},
+        f"{ami.accelerator} {ami.variant}" if ami else lt.get("imageId"), "SPOT" if market == "spot" else "ON_DEMAND",
+        efa_interfaces=_efa(template), template_urn=template["urn"],
+    )
+    _accelerators(group)
+    return group
+
+
+def _ack(r: dict) -> Group:
+    inputs, ack = r["inputs"], catalog.load().curated["ack"]
+    types = inputs.get("instanceTypes") or ["?"]
+    scaling = inputs.get("scalingConfig") or {}
+    if scaling.get("enable"):
+        sizes = {"min": scaling.get("minSize"), "desired": None, "max": scaling.get("maxSize")}
+    else:
+        desired = int(inputs["desiredSize"]) if str(inputs.get("desiredSize", "")).isdigit() else None
+        sizes = {"min": desired, "desired": desired, "max": desired}
+    labels = {l.get("key"): l.get("value") for l in inputs.get("labels") or [] if isinstance(l, dict)}
+    group = Group(
+        "ack", inputs.get("nodePoolName") or r["name"], r["urn"], ", ".join(types), sizes,
+        ack_rules.pool_mode(labels, ack), inputs.get("instanceChargeType") or "PostPaid",
+        sorted(_taint_text(t) for t in inputs.get("taints") or [] if isinstance(t, dict)),
+    )
+    known = [t for t in (ack_rules.gpu_type(name, ack) for name in types) if t is not None]
+    group.gpus = min((t.gpus for t in known), default=0)
+    return group
+
+
+def accelerated_groups(resources: list[dict]) -> dict[str, Group]:
+    """The plan's groups by URN."""
+    by_urn = {r["urn"]: r for r in resources}
+    groups: dict[str, Group] = {}
+    for r in resources:
+        if r["type"] == NODE_GROUP:
+            group = _eks(r, by_urn)
+        elif r["type"] == CAPACITY_PROVIDER:
+            group = _ecs(r, by_urn)
+        elif r["type"] == ACK_POOL:
+            group = _ack(r)
+        else:
+            continue
+        if group is not None:
+            groups[r["urn"]] = group
+    return groups
