@@ -1,0 +1,198 @@
+"""`gpufleet diff BASE HEAD`: pairs of real plans from the shipped stacks (scale a node group, switch
+an AMI variant, drop EFA, relabel an ACK pool, add a violating workload), both plan formats, the exit
+codes, and a golden Markdown diff a reviewer reads."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from infra.diff import diff_plans, render
+from tests.conftest import ROOT, preview_plan, run_cli
+from tests.test_check import _as_pulumi_preview
+
+GOLDEN = ROOT / "tests" / "golden" / "diff-eks-p5-efa.md"
+
+
+def _plan_of(tmp_path: Path, stack: str, edit=None) -> dict:
+    """The plan of a shipped stack, or of a copy edited by `edit(config)` under the same stack name
+    (so URNs and the stack's tags stay those of the stack)."""
+    if edit is None:
+        return preview_plan(stack)
+    yaml = YAML(typ="rt")
+    doc = yaml.load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    edit(doc["config"])
+    folder = tmp_path / "head"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"Pulumi.{stack}.yaml"
+    with path.open("w") as fh:
+        yaml.dump(doc, fh)
+    return preview_plan("--config-file", str(path))
+
+
+def _diff(tmp_path: Path, base: dict, head: dict, *flags: str) -> tuple[int, str, str]:
+    paths = []
+    for name, plan in (("base", base), ("head", head)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(plan))
+        paths.append(str(path))
+    return run_cli("diff", *paths, *flags)
+
+
+def _json_diff(tmp_path, base, head) -> tuple[int, dict]:
+    code, out, err = _diff(tmp_path, base, head, "--json")
+    assert "Traceback" not in err
+    return code, json.loads(out)
+
+
+def _p5_head(c):
+    group = c["gpufleet:eks"]["nodeGroups"][0]
+    group["desiredSize"] = 1
+    group["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
+
+
+@pytest.fixture(scope="module")
+def p5_pair(tmp_path_factory) -> tuple[dict, dict]:
+    return preview_plan("eks-p5-efa"), _plan_of(tmp_path_factory.mktemp("p5"), "eks-p5-efa", _p5_head)
+
+
+def test_identical_plans_are_exit_0(tmp_path):
+    plan = preview_plan("eks-g5-timeslice")
+    code, out, _ = _diff(tmp_path, plan, plan)
+    assert code == 0 and "No changes." in out
+
+
+def test_scaling_a_node_group_changes_counts_in_place(tmp_path):
+    base = preview_plan("eks-trn1")
+    head = _plan_of(tmp_path, "eks-trn1", lambda c: c["gpufleet:eks"]["nodeGroups"][0].update(desiredSize=4, maxSize=4))
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 3
+    [group] = d["accelerators"]["groups"]
+    assert "desired instances 2 -> 4" in group["notes"]
+    # trn1.32xlarge: 16 chips, 32 NeuronCores, 8 EFA interfaces per node.
+    assert d["accelerators"]["totals"]["before"] == {"gpus": 0, "neuronChips": 32, "neuronCores": 64, "efaInterfaces": 16}
+    assert d["accelerators"]["totals"]["after"] == {"gpus": 0, "neuronChips": 64, "neuronCores": 128, "efaInterfaces": 32}
+    assert d["drains"] == [] and d["resources"]["replaced"] == []
+    [updated] = [u for u in d["resources"]["updated"] if u["type"] == "aws:eks/nodeGroup:NodeGroup"]
+    assert {"path": "scalingConfig.desiredSize", "before": 2, "after": 4} in updated["properties"]
+
+
+def test_switching_the_ecs_ami_variant_says_running_instances_stay(tmp_path):
+    base = preview_plan("ecs-gpu")
+    head = _plan_of(tmp_path, "ecs-gpu", lambda c: c["gpufleet:ecs"]["capacityProviders"][0].__setitem__("amiVariant", "al2"))
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 3
+    [group] = d["accelerators"]["groups"]
+    assert group["group"] == "ml-gpu-inference"
+    assert "AMI gpu al2023 -> gpu al2" in group["notes"]
+    assert any("running instances are not replaced" in n for n in group["notes"])
+    [template] = [u for u in d["resources"]["updated"] if u["type"] == "aws:ec2/launchTemplate:LaunchTemplate"]
+    assert any(p["path"] == "imageId" for p in template["properties"])
+
+
+def test_dropping_efa_replaces_the_node_group(tmp_path):
+    """Without EFA the group spans every zone: its subnets change, which EKS cannot do in place."""
+    base = preview_plan("eks-trn1")
+    head = _plan_of(tmp_path, "eks-trn1", lambda c: c["gpufleet:eks"]["nodeGroups"][0].pop("efa"))
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 3
+    [group] = d["accelerators"]["groups"]
+    assert "EFA interfaces per instance 8 -> 0" in group["notes"] and "EFA interfaces (desired) 16 -> 0" in group["notes"]
+    assert [x["reason"] for x in d["drains"]] == ["the node group is replaced (subnetIds[1] cannot change in place)"]
+    removed = {r["type"] for r in d["resources"]["removed"]}
+    assert "aws:ec2/placementGroup:PlacementGroup" in removed
+
+
+def test_changing_the_ami_type_replaces_the_node_group(tmp_path, p5_pair):
+    code, d = _json_diff(tmp_path, *p5_pair)
+    assert code == 3
+    [replaced] = d["resources"]["replaced"]
+    assert replaced["type"] == "aws:eks/nodeGroup:NodeGroup" and replaced["reason"] == "amiType cannot change in place"
+    assert d["drains"][0]["reason"] == "the node group is replaced (amiType cannot change in place)"
+    assert "AMI type AL2023_x86_64_NVIDIA -> BOTTLEROCKET_x86_64_NVIDIA" in d["accelerators"]["groups"][0]["notes"]
+
+
+def test_relabelling_an_ack_pool_replaces_it(tmp_path):
+    base = preview_plan("ack-shared-gpu")
+    head = _plan_of(tmp_path, "ack-shared-gpu", lambda c: c["gpufleet:ack"]["nodePools"][0].__setitem__("placement", "spread"))
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 3
+    [replaced] = d["resources"]["replaced"]
+    assert replaced["type"] == "alicloud:cs/nodePool:NodePool" and replaced["reason"].startswith("replaceOnChanges labels")
+    assert d["drains"] == [
+        {"group": "v100-core-mem", "platform": "ack", "urn": replaced["urn"], "reason": f"the ACK node pool is replaced ({replaced['reason']})"}
+    ]
+
+
+def _with_violating_task(plan: dict) -> dict:
+    """A task definition added outside the stack spec (which would refuse it): 9 GPUs pinned to p4d."""
+    head = copy.deepcopy(plan)
+    [train] = [r for r in head["resources"] if r["type"] == "aws:ecs/taskDefinition:TaskDefinition" and r["name"].endswith("train")]
+    extra = copy.deepcopy(train)
+    containers = json.loads(extra["inputs"]["containerDefinitions"])
+    containers[0]["resourceRequirements"] = [{"type": "GPU", "value": "9"}]
+    extra["inputs"]["containerDefinitions"] = json.dumps(containers)
+    extra["urn"], extra["name"] = train["urn"] + "-big", train["name"] + "-big"
+    head["resources"].append(extra)
+    return head
+
+
+def test_a_new_mandatory_violation_is_exit_1_and_its_removal_is_a_fix(tmp_path):
+    base = preview_plan("ecs-gpu")
+    head = _with_violating_task(base)
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 1
+    [new] = d["policy"]["new"]
+    assert new["policy"] == "ecs-gpus-fit-instance" and new["level"] == "mandatory" and "9 GPUs" in new["message"]
+    assert [a["name"] for a in d["resources"]["added"]] == [head["resources"][-1]["name"]]
+    code, d = _json_diff(tmp_path, head, base)
+    assert code == 3 and [f["policy"] for f in d["policy"]["fixed"]] == ["ecs-gpus-fit-instance"] and d["policy"]["new"] == []
+
+
+def test_pulumi_preview_documents_diff_like_gpufleet_plans(tmp_path, p5_pair):
+    base, head = p5_pair
+    _, ours = _json_diff(tmp_path, base, head)
+    _, theirs = _json_diff(tmp_path, _as_pulumi_preview(base), _as_pulumi_preview(head))
+    assert theirs["accelerators"] == ours["accelerators"] and theirs["drains"] == ours["drains"]
+    assert theirs["resources"]["replaced"] == ours["resources"]["replaced"]
+
+
+def test_bad_input_is_exit_2(tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(preview_plan("eks-g5-timeslice")))
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    code, out, err = run_cli("diff", str(good), str(bad))
+    assert code == 2 and out == "" and "bad.json: not JSON" in err and "Traceback" not in err
+    code, _, err = run_cli("diff", str(good), str(tmp_path / "missing.json"))
+    assert code == 2 and "cannot read it" in err
+
+
+def test_golden_markdown(p5_pair):
+    """The pull-request comment for the p5 pair; GPUFLEET_UPDATE_GOLDEN=1 rewrites it after a reviewed change."""
+    import os
+
+    base, head = p5_pair
+    text = render(diff_plans(base["resources"], head["resources"], [], []), "main", "scale-down-bottlerocket", markdown=True)
+    if os.environ.get("GPUFLEET_UPDATE_GOLDEN"):
+        GOLDEN.write_text(text)
+    assert text == GOLDEN.read_text()
+    assert "### Replaces instances (running jobs are drained)" in text and "| GPUs (desired) | 16 | 8 |" in text
+
+
+def test_terminal_output_reads_the_same_facts(tmp_path, p5_pair):
+    code, out, _ = _diff(tmp_path, *p5_pair)
+    assert code == 3
+    assert "GPUs (desired): 16 -> 8" in out and "eks p5: the node group is replaced (amiType cannot change in place)" in out
+
+
+def test_a_launch_template_change_rolls_the_node_groups_nodes(tmp_path):
+    base = preview_plan("eks-g5-timeslice")
+    head = _plan_of(tmp_path, "eks-g5-timeslice", lambda c: c["gpufleet:eks"]["nodeGroups"][0].__setitem__("rootVolumeGiB", 400))
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 3 and d["resources"]["replaced"] == []
+    assert [x["reason"] for x in d["drains"]] == ["its launch template changed: the node group rolls its nodes to the new version"]
