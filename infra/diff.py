@@ -74,6 +74,7 @@ class PlanDiff:
     groups: list[dict] = field(default_factory=list)
     totals: dict = field(default_factory=dict)
     drains: list[dict] = field(default_factory=list)
+    tolerations: list[dict] = field(default_factory=list)
     new_findings: list[dict] = field(default_factory=list)
     fixed_findings: list[dict] = field(default_factory=list)
 
@@ -86,6 +87,7 @@ class PlanDiff:
             "changed": self.changed,
             "accelerators": {"groups": self.groups, "totals": self.totals},
             "drains": self.drains,
+            "tolerations": self.tolerations,
             "resources": {"added": self.added, "removed": self.removed, "replaced": self.replaced, "updated": self.updated},
             "policy": {"new": self.new_findings, "fixed": self.fixed_findings},
         }
@@ -117,6 +119,11 @@ def diff_plans(base: list[dict], head: list[dict], base_findings: list[dict], he
             result.replaced.append({**entry, "reason": reason})
         else:
             result.updated.append(entry)
+    # Workloads and device plugins whose tolerations change schedule onto other (tainted) nodes.
+    for entry in result.replaced + result.updated:
+        paths = [c for c in entry["properties"] if ".tolerations" in c["path"] or c["path"].startswith("tolerations")]
+        if paths:
+            result.tolerations.append({**_brief(entry), "properties": paths})
     _groups(
         result,
         {_key(u): g for u, g in accelerated_groups(base).items()},
@@ -235,6 +242,9 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
     if d.drains:
         lines += ["", h(3, "Replaces instances (running jobs are drained)"), ""]
         lines += [f"{bullet}{x['platform']} {x['group']}: {x['reason']}" for x in d.drains]
+    if d.tolerations:
+        lines += ["", h(3, "Tolerations changed"), ""]
+        lines += [f"{bullet}{code(t['type'])} {t['name']}: {', '.join(code(c['path']) for c in t['properties'])}" for t in d.tolerations]
     if d.new_findings or d.fixed_findings:
         lines += ["", h(3, "Policy"), ""]
         lines += [f"{bullet}new ({f['level']}) {code(f['policy'])} on {f['urn'].rsplit('::', 1)[-1]}: {f['message']}" for f in d.new_findings]

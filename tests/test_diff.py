@@ -196,3 +196,14 @@ def test_a_launch_template_change_rolls_the_node_groups_nodes(tmp_path):
     code, d = _json_diff(tmp_path, base, head)
     assert code == 3 and d["resources"]["replaced"] == []
     assert [x["reason"] for x in d["drains"]] == ["its launch template changed: the node group rolls its nodes to the new version"]
+
+
+def test_toleration_changes_are_listed(tmp_path):
+    base = preview_plan("ack-shared-gpu")
+    head = _plan_of(tmp_path, "ack-shared-gpu", lambda c: c["gpufleet:ack"]["nodePools"][0].pop("taint"))
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 3
+    [changed] = d["tolerations"]
+    assert changed["name"] == "ack-cuda-sample" and changed["properties"][0]["path"].startswith("spec.template.spec.tolerations")
+    [pool] = [g for g in d["accelerators"]["groups"] if g["group"] == "v100-core-mem"]
+    assert "taints removed: gpufleet.io/shared-gpu=core-mem:NoSchedule" in pool["notes"]
