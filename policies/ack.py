@@ -90,10 +90,9 @@ def _validate_gpu_mem_fits(args: StackValidationArgs, report: ReportViolation) -
     for r, where, pod, selector in _shared_gpu_pods(args):
         for pool in _targets(selector, pools):
             types = [t for t in items(get(pool.props, "instanceTypes")) if isinstance(t, str)]
-            known = [it for it in (ack_rules.gpu_type(t, ack) for t in types) if it is not None]
-            if not known:
+            smallest = ack_rules.smallest_gpu(types, ack)
+            if smallest is None:
                 continue  # no sourced GPU facts for the pool's types: nothing to judge against
-            smallest = min(known, key=lambda t: t.shared_gib)
             for name, gib in _asks(pod, ack["memoryResource"]):
                 if gib is None:
                     continue

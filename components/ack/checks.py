@@ -15,7 +15,7 @@ def pool_gpu(pool: AckNodePoolArgs, ack: dict) -> tuple[int, int] | None:
     types = [ack_rules.gpu_type(t, ack) for t in pool.instance_types]
     if not types or None in types:
         return None
-    return min(t.gpus for t in types), min(t.shared_gib for t in types)
+    return min(t.gpus for t in types), ack_rules.smallest_gpu(pool.instance_types, ack).shared_gib
 
 
 def _unique(names: list[str], field: str, what: str) -> list[Violation]:
@@ -66,10 +66,9 @@ def _check_workload(wl, pools: dict[str, AckNodePoolArgs], ack: dict) -> list[Vi
     reason = ack_rules.sharing_mode_allows(pool.sharing_mode, wl.gpu_core_percentage is not None, ack)
     if reason:
         found.append(Violation("ack-pool-sharing-mode", ("nodePool",), wl.node_pool, reason))
-    gpu = pool_gpu(pool, ack)
-    if gpu is not None:
-        smallest = min(pool.instance_types, key=lambda t: ack_rules.gpu_type(t, ack).shared_gib)
-        reason = ack_rules.gpu_mem_fits(wl.gpu_mem_gib, gpu[1], smallest)
+    smallest = ack_rules.smallest_gpu(pool.instance_types, ack)
+    if smallest is not None:
+        reason = ack_rules.gpu_mem_fits(wl.gpu_mem_gib, smallest.shared_gib, smallest.name)
         if reason:
             found.append(Violation("ack-gpu-mem-fits", ("gpuMemGib",), wl.gpu_mem_gib, reason))
     return found

@@ -44,6 +44,13 @@ def gpu_type_known(instance_type: str, ack_facts: dict) -> str | None:
     )
 
 
+def smallest_gpu(instance_types: list[str], ack_facts: dict) -> AckGpuType | None:
+    """The type whose GPU holds the least shared memory: what a pool of these types guarantees a pod
+    (None when no type has sourced facts)."""
+    known = [t for t in (gpu_type(name, ack_facts) for name in instance_types) if t is not None]
+    return min(known, key=lambda t: t.shared_gib, default=None)
+
+
 def shares_per_gpu(gpu_gib: int, mem_gib: int, core_percentage: int | None, ack_facts: dict) -> int:
     """How many pods asking `mem_gib` (and `core_percentage`) one GPU holds: memory and compute both bind."""
     fit = gpu_gib // mem_gib if mem_gib > 0 else 0
