@@ -217,7 +217,11 @@ def _value(v) -> str:
 
 
 def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
-    h = (lambda level, text: f"{'#' * level} {text}") if markdown else (lambda level, text: text.upper() if level <= 2 else text)
+    def h(level: int, text: str) -> str:
+        if markdown:
+            return f"{'#' * level} {text}"
+        return f"{text}\n{('=' if level <= 2 else '-') * len(text)}"
+
     bullet = "- " if markdown else "  - "
     code = (lambda t: f"`{t}`") if markdown else (lambda t: t)
     lines = [h(2, f"gpufleet diff: {base_name} -> {head_name}"), ""]
