@@ -8,6 +8,7 @@ functions returning `Violation`s, so every error of a stack is reported at once.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
@@ -35,6 +36,16 @@ class Violation:
 
     def under(self, *prefix: str | int) -> "Violation":
         return Violation(self.rule, (*prefix, *self.field), self.value, self.reason)
+
+
+def duplicate_names(names: list[str], where: tuple[str | int, ...], what: str) -> list[Violation]:
+    """The one statement of "names are unique": a violation at `where[i].name` for every repeated name."""
+    counts = Counter(names)
+    return [
+        Violation("names-unique", (*where, i, "name"), name, f"{what} names must be unique")
+        for i, name in enumerate(names)
+        if counts[name] > 1
+    ]
 
 
 def size_order_error(min_size: int, desired_size: int, max_size: int) -> str | None:

@@ -93,3 +93,8 @@ def test_an_empty_stack_names_all_three_platforms(stack_variant):
 def test_ecs_without_a_region(stack_variant):
     err = _errors(stack_variant(lambda c: c.pop("gpufleet:region"), "ecs-gpu"))
     assert "gpufleet:region = (missing): ecs and eks need the AWS region of the stack [rule: region-required]" in err
+
+
+def test_pool_names_are_unique(stack_variant):
+    err = _errors(stack_variant(lambda c: _ack(c)["nodePools"][1].__setitem__("name", "v100-core-mem"), STACK))
+    assert "gpufleet:ack.nodePools[1].name = 'v100-core-mem': node pool names must be unique [rule: names-unique]" in err

@@ -3,11 +3,9 @@ pack calls) and returns Violations with the stack file's field paths."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 from components.ack.args import AckFleetArgs, AckNodePoolArgs
 from components.catalog import ack_rules
-from components.spec_model import Violation
+from components.spec_model import Violation, duplicate_names
 
 
 def pool_gpu(pool: AckNodePoolArgs, ack: dict) -> tuple[int, int] | None:
@@ -18,14 +16,9 @@ def pool_gpu(pool: AckNodePoolArgs, ack: dict) -> tuple[int, int] | None:
     return min(t.gpus for t in types), ack_rules.smallest_gpu(pool.instance_types, ack).shared_gib
 
 
-def _unique(names: list[str], field: str, what: str) -> list[Violation]:
-    counts = Counter(names)
-    return [Violation("names-unique", (field, i, "name"), n, f"{what} names must be unique") for i, n in enumerate(names) if counts[n] > 1]
-
-
 def check_fleet(fleet: AckFleetArgs, ack: dict) -> list[Violation]:
-    found = _unique([p.name for p in fleet.node_pools], "nodePools", "node pool")
-    found += _unique([w.name for w in fleet.workloads], "workloads", "workload")
+    found = duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool")
+    found += duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
     for i, pool in enumerate(fleet.node_pools):
         for j, instance_type in enumerate(pool.instance_types):
             reason = ack_rules.gpu_type_known(instance_type, ack)

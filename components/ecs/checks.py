@@ -5,7 +5,6 @@ Field paths use the stack file's keys (camelCase) so an error points at the line
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 
 from components.capacity_checks import offered_and_purchasable
@@ -13,7 +12,7 @@ from components.catalog import predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
 from components.ecs.neuron import device_counts, per_chip_families
-from components.spec_model import Violation
+from components.spec_model import Violation, duplicate_names
 
 RESERVED_CAPACITY_PROVIDER_PREFIXES = ("aws", "ecs", "fargate")  # CreateCapacityProvider `name` rule
 
@@ -80,15 +79,9 @@ def _vpc_zones(fleet: EcsFleetArgs, types: list, region: str) -> Iterator[Violat
 
 def _unique_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
     for key, items in (("capacityProviders", fleet.capacity_providers), ("workloads", fleet.workloads)):
-        counts = Counter(item.name for item in items)
-        for i, item in enumerate(items):
-            if counts[item.name] > 1:
-                yield Violation("names-unique", (key, i, "name"), item.name, f"{key} names must be unique")
+        yield from duplicate_names([item.name for item in items], (key,), key)
     for i, wl in enumerate(fleet.workloads):
-        counts = Counter(c.name for c in wl.containers)
-        for j, c in enumerate(wl.containers):
-            if counts[c.name] > 1:
-                yield Violation("names-unique", ("workloads", i, "containers", j, "name"), c.name, "container names must be unique in a workload")
+        yield from duplicate_names([c.name for c in wl.containers], ("workloads", i, "containers"), "a workload's container")
 
 
 def _capacity_provider_names(fleet: EcsFleetArgs) -> Iterator[Violation]:

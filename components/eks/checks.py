@@ -5,7 +5,6 @@ Field paths use the stack file's keys (camelCase) so an error points at the line
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 
 from components.capacity_checks import offered_and_purchasable
@@ -13,7 +12,7 @@ from components.catalog import eks_rules, k8s_rules, predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.catalog.efa import efa_count_problem, efa_supported
 from components.eks.args import EksFleetArgs, NodeGroupArgs
-from components.spec_model import Violation
+from components.spec_model import Violation, duplicate_names
 
 
 def ami_type(ng: NodeGroupArgs, cat: Catalog) -> str | None:
@@ -44,12 +43,7 @@ def efa_zone(ng: NodeGroupArgs, fleet: EksFleetArgs, cat: Catalog, region: str) 
 
 def check_fleet(fleet: EksFleetArgs, region: str, cat: Catalog) -> list[Violation]:
     found: list[Violation] = []
-    counts = Counter(ng.name for ng in fleet.node_groups)
-    found += [
-        Violation("names-unique", ("nodeGroups", i, "name"), ng.name, "node group names must be unique")
-        for i, ng in enumerate(fleet.node_groups)
-        if counts[ng.name] > 1
-    ]
+    found += duplicate_names([ng.name for ng in fleet.node_groups], ("nodeGroups",), "node group")
     known = True
     for i, ng in enumerate(fleet.node_groups):
         try:
