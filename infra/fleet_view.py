@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 
 from components.catalog import ack_rules, catalog, predicates
 from components.catalog.catalog import UnknownInstanceType
+from components.catalog.efa import EFA_TYPES
+from components.catalog.k8s_rules import describe_taint
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG = "aws:autoscaling/group:Group"
 CAPACITY_PROVIDER = "aws:ecs/capacityProvider:CapacityProvider"
 ACK_POOL = "alicloud:cs/nodePool:NodePool"
-EFA_TYPES = ("efa", "efa-only")
 
 
 @dataclass
@@ -77,11 +78,6 @@ def _accelerators(group: Group) -> None:
         group.neuron_cores = it.neuron.count * it.neuron.cores_per_device
 
 
-def _taint_text(t: dict) -> str:
-    value = f"={t['value']}" if t.get("value") else ""
-    return f"{t.get('key')}{value}:{t.get('effect')}"
-
-
 def _efa(template: dict | None) -> int:
     interfaces = (template or {}).get("inputs", {}).get("networkInterfaces") or []
     return sum(1 for i in interfaces if isinstance(i, dict) and i.get("interfaceType") in EFA_TYPES)
@@ -96,7 +92,7 @@ def _eks(r: dict, by_urn: dict[str, dict]) -> Group:
         "eks", inputs.get("nodeGroupName") or r["name"], r["urn"], types[0],
         {"min": scaling.get("minSize"), "desired": scaling.get("desiredSize"), "max": scaling.get("maxSize")},
         inputs.get("amiType"), inputs.get("capacityType") or "ON_DEMAND",
-        sorted(_taint_text(t) for t in inputs.get("taints") or [] if isinstance(t, dict)),
+        sorted(describe_taint(t) for t in inputs.get("taints") or [] if isinstance(t, dict)),
         efa_interfaces=_efa(template), template_urn=template["urn"] if template else None,
     )
     _accelerators(group)
@@ -134,10 +130,9 @@ def _ack(r: dict) -> Group:
     group = Group(
         "ack", inputs.get("nodePoolName") or r["name"], r["urn"], ", ".join(types), sizes,
         ack_rules.pool_mode(labels, ack), inputs.get("instanceChargeType") or "PostPaid",
-        sorted(_taint_text(t) for t in inputs.get("taints") or [] if isinstance(t, dict)),
+        sorted(describe_taint(t) for t in inputs.get("taints") or [] if isinstance(t, dict)),
     )
-    known = [t for t in (ack_rules.gpu_type(name, ack) for name in types) if t is not None]
-    group.gpus = min((t.gpus for t in known), default=0)
+    group.gpus = ack_rules.pool_gpus(types, ack)
     return group
 
 

@@ -7,7 +7,6 @@ GPU groups count GPUs; Neuron groups count chips and NeuronCores (cores per chip
 
 from __future__ import annotations
 
-from components.ack.checks import pool_gpu
 from components.catalog import ack_rules, catalog, predicates
 from components.catalog.efa import efa_count, efa_layout
 from components.ecs.neuron import device_counts
@@ -132,7 +131,8 @@ def _workload_row(wl, cp, it) -> dict:
 
 def _ack_pool(pool, fleet, ack: dict) -> dict:
     """A shared-GPU pool: its GPUs, and how many pods of each declared size fit one GPU and one node."""
-    gpus_per_node, gib_per_gpu = pool_gpu(pool, ack)
+    gpus_per_node = ack_rules.pool_gpus(pool.instance_types, ack)
+    gib_per_gpu = ack_rules.smallest_gpu(pool.instance_types, ack).shared_gib
     models = sorted({ack_rules.gpu_type(t, ack).model for t in pool.instance_types})
     if pool.autoscaling is not None:
         nodes = {"min": pool.autoscaling.min_size, "max": pool.autoscaling.max_size}

@@ -122,13 +122,10 @@ def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> N
         return
     ack = _ack()
     mode = ack_rules.pool_mode(_labels(args), ack)
-    if mode not in ack["sharingModes"] or not ack["sharingModes"][mode]["computePercentage"]:
-        args.not_applicable("the pool does not allocate computing power (no core_mem label)")
-        return
     region = provider_region(args, "alicloud", "ALICLOUD_REGION")
     if region is None:
         return  # no region known before apply: nothing to judge
-    reason = ack_rules.sharing_region(region, ack)
+    reason = ack_rules.sharing_region(region, mode, ack)
     if reason:
         report(f"node pool {args.name!r} ({ack['scheduleLabel']}={mode}): {reason}")
 

@@ -38,8 +38,10 @@ def test_one_sharing_mode_per_node():
 
 
 def test_regions_of_004():
-    assert ack_rules.sharing_region("cn-hangzhou", ACK) is None and ack_rules.sharing_region("ap-northeast-1", ACK) is None
-    assert "not supported in eu-central-1" in ack_rules.sharing_region("eu-central-1", ACK)
+    assert ack_rules.sharing_region("cn-hangzhou", "core_mem", ACK) is None and ack_rules.sharing_region("ap-northeast-1", "core_mem", ACK) is None
+    assert "not supported in eu-central-1" in ack_rules.sharing_region("eu-central-1", "core_mem", ACK)
+    # The table is of computing power allocation: a memory-only pool is not judged by it.
+    assert ack_rules.sharing_region("eu-central-1", "cgpu", ACK) is None
 
 
 def test_prerequisites_judge_only_known_versions():

@@ -8,14 +8,6 @@ from components.catalog import ack_rules
 from components.spec_model import Violation, duplicate_names
 
 
-def pool_gpu(pool: AckNodePoolArgs, ack: dict) -> tuple[int, int] | None:
-    """(GPUs per node, shared GiB per GPU) the pool guarantees: the least over its instance types."""
-    types = [ack_rules.gpu_type(t, ack) for t in pool.instance_types]
-    if not types or None in types:
-        return None
-    return min(t.gpus for t in types), ack_rules.smallest_gpu(pool.instance_types, ack).shared_gib
-
-
 def check_fleet(fleet: AckFleetArgs, ack: dict) -> list[Violation]:
     found = duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool")
     found += duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
@@ -24,10 +16,9 @@ def check_fleet(fleet: AckFleetArgs, ack: dict) -> list[Violation]:
             reason = ack_rules.gpu_type_known(instance_type, ack)
             if reason:
                 found.append(Violation("ack-gpu-type-known", ("nodePools", i, "instanceTypes", j), instance_type, reason))
-        if pool.sharing_mode == "core_mem":
-            reason = ack_rules.sharing_region(fleet.region, ack)
-            if reason:
-                found.append(Violation("ack-region", ("region",), fleet.region, f"node pool {pool.name} (core_mem): {reason}"))
+        reason = ack_rules.sharing_region(fleet.region, pool.sharing_mode, ack)
+        if reason:
+            found.append(Violation("ack-region", ("region",), fleet.region, f"node pool {pool.name} ({pool.sharing_mode}): {reason}"))
     versions = {
         "kubernetes": (("kubernetesVersion",), fleet.kubernetes_version),
         "chart": (("sharingComponent", "version"), fleet.sharing_component.version if fleet.sharing_component else None),

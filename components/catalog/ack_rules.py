@@ -51,6 +51,11 @@ def smallest_gpu(instance_types: list[str], ack_facts: dict) -> AckGpuType | Non
     return min(known, key=lambda t: t.shared_gib, default=None)
 
 
+def pool_gpus(instance_types: list[str], ack_facts: dict) -> int:
+    """GPUs per node a pool of these types guarantees: the fewest of its sourced types (0 if none is)."""
+    return min((t.gpus for t in (gpu_type(name, ack_facts) for name in instance_types) if t is not None), default=0)
+
+
 def shares_per_gpu(gpu_gib: int, mem_gib: int, core_percentage: int | None, ack_facts: dict) -> int:
     """How many pods asking `mem_gib` (and `core_percentage`) one GPU holds: memory and compute both bind."""
     fit = gpu_gib // mem_gib if mem_gib > 0 else 0
@@ -100,7 +105,11 @@ def sharing_mode_allows(mode: str | None, wants_compute: bool, ack_facts: dict) 
     return None
 
 
-def sharing_region(region: str, ack_facts: dict) -> str | None:
+def sharing_region(region: str, mode: str | None, ack_facts: dict) -> str | None:
+    """Is a pool of sharing `mode` in a region that supports it? 004's table lists the regions of
+    computing power allocation, so it judges only modes that allocate compute (core_mem)."""
+    if mode not in ack_facts["sharingModes"] or not ack_facts["sharingModes"][mode]["computePercentage"]:
+        return None
     return region_listed(region, ack_facts["sharingRegions"]["values"], "GPU memory and computing power allocation is")
 
 
