@@ -187,11 +187,14 @@ def cmd_diff(args) -> int:
 
     pack_dir, given = _policy_inputs(args)
     base, head = plan_file.load(args.base), plan_file.load(args.head)
-    findings = []
-    # Both plans are judged by the same pack and config, so findings compare like for like.
-    for saved in (base, head):
-        with PolicyPack(pack_dir, project=saved.project, stack=saved.stack) as pack:
-            findings.append(pack.judge(given, saved.resources).as_plan_block()["violations"])
+    def judged(plans) -> list[list[dict]]:
+        with PolicyPack(pack_dir, project=plans[0].project, stack=plans[0].stack) as pack:
+            return [pack.judge(given, p.resources).as_plan_block()["violations"] for p in plans]
+
+    # Both plans are judged by the same pack and config, so findings compare like for like; plans of
+    # one stack share one pack process (a pack reads its stack's config, so others get their own).
+    same_stack = (base.project, base.stack) == (head.project, head.stack)
+    findings = judged([base, head]) if same_stack else judged([base]) + judged([head])
     result = diff_plans(base.resources, head.resources, *findings)
     if args.json:
         json.dump(result.as_json(), sys.stdout, indent=2, sort_keys=True)
