@@ -17,14 +17,14 @@ except ImportError:
 from pulumi_policy import EnforcementLevel, PolicyPack
 
 from components.catalog import catalog
-from policies import ack, conversion, ecs, eks, k8s, neuron, security
+from policies import ack, ecs, eks, k8s, neuron, security, servicer_memo
 
 # The catalog (every instance type, every ECS GPU AMI id) is loaded once and never freed: keep it
 # out of the collector's full passes, which otherwise walk it again for every batch of resources.
 catalog.load()
 catalog.ecs_amis()
 gc.freeze()
-conversion.install()
+servicer_memo.install()
 
 PolicyPack(
     name="gpufleet-guard",

@@ -1,0 +1,126 @@
+"""policies/servicer_memo.py: doing once what pulumi_policy repeats per policy gives the same answers."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+from google.protobuf import json_format, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2
+from pulumi_policy.policy import EnforcementLevel, _PolicyAnalyzerServicer
+
+import pulumi_policy.policy as pulumi_policy_module
+from policies import ack, ecs, eks, k8s, neuron, security, servicer_memo
+from components.catalog.ecs_placement import member_of
+from tests.conftest import preview_plan
+from tests.policy_helpers import gpu_container, launch_template, task_definition
+
+
+def _struct(value: dict) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    s.update(value)
+    return s
+
+
+@pytest.fixture(scope="module")
+def requests() -> list:
+    found = []
+    for stack in ("ecs-gpu", "ecs-neuron", "eks-p5-efa", "eks-trn1", "eks-g5-timeslice", "ack-shared-gpu"):
+        resources = preview_plan(stack)["resources"]
+        by_urn = {r["urn"]: r for r in resources}
+        for r in resources:
+            request = analyzer_pb2.AnalyzeRequest(type=r["type"], urn=r["urn"], name=r["name"], properties=_struct(r["inputs"]))
+            provider = by_urn.get(r.get("provider") or "")
+            if provider is not None:  # the ACK fleet's resources name their own provider
+                request.provider.CopyFrom(analyzer_pb2.AnalyzerProviderResource(
+                    type=provider["type"], urn=provider["urn"], name=provider["name"], properties=_struct(provider["inputs"])
+                ))
+            found.append(request)
+    # Violations too, so equal answers compare diagnostics and not only silence.
+    violating = [
+        task_definition("too-many", [gpu_container("a", 3), gpu_container("b", 2)], member_of("g5.12xlarge")),
+        task_definition("unpinned", [gpu_container("a", 1, env={})]),
+        launch_template("open", "g5.xlarge", metadataOptions={"httpTokens": "optional"}),
+    ]
+    for r in violating:
+        found.append(analyzer_pb2.AnalyzeRequest(type=r["type"], urn=r["urn"], name=r["name"], properties=_struct(r["inputs"])))
+    assert any(q.HasField("provider") for q in found)
+    return found
+
+
+def _answers(servicer, requests) -> tuple[list[bytes], bytes]:
+    each = [servicer.Analyze(q, None).SerializeToString() for q in requests]
+    stack = analyzer_pb2.AnalyzeStackRequest(
+        resources=[analyzer_pb2.AnalyzerResource.FromString(q.SerializeToString()) for q in requests]
+    )
+    return each, servicer.AnalyzeStack(stack, None).SerializeToString()
+
+
+def _undo_install(monkeypatch) -> None:
+    """install() rewrites pulumi_policy's module and servicer class: restored after the test."""
+    for name in ("json_format", "deserialize_properties", "unknown_checking_proxy"):
+        monkeypatch.setattr(pulumi_policy_module, name, getattr(pulumi_policy_module, name))
+    for name in ("_get_resource_options", "_get_provider_resource", "_configure_runtime_settings"):
+        monkeypatch.setattr(_PolicyAnalyzerServicer, name, getattr(_PolicyAnalyzerServicer, name))
+
+
+def test_same_answers_with_each_resource_converted_once(requests, monkeypatch):
+    servicer = _PolicyAnalyzerServicer(
+        "gpufleet-guard", "0.1.0", [*ecs.POLICIES, *neuron.POLICIES, *eks.POLICIES, *k8s.POLICIES, *ack.POLICIES, *security.POLICIES], EnforcementLevel.ADVISORY,
+        None, "", None, None, None, None, None,
+    )
+    before = _answers(servicer, requests)
+    _undo_install(monkeypatch)
+    assert servicer_memo.install() is True
+    calls = []
+    real = json_format.MessageToDict
+    monkeypatch.setattr(json_format, "MessageToDict", lambda m, *a, **k: calls.append(id(m)) or real(m, *a, **k))
+    after = _answers(servicer, requests)
+    assert after == before
+    assert sum(len(analyzer_pb2.AnalyzeResponse.FromString(a).diagnostics) for a in before[0]) >= 4
+    # One real conversion per distinct property set (a resource's or its provider's): none again per
+    # policy, none in AnalyzeStack.
+    distinct = {q.properties.SerializeToString(deterministic=True) for q in requests}
+    distinct |= {q.provider.properties.SerializeToString(deterministic=True) for q in requests if q.HasField("provider")}
+    assert len(calls) == len(distinct)
+    assert servicer_memo.install() is False  # already installed: pulumi_policy's json_format is ours
+
+
+def test_conversions_are_shared_by_content_only():
+    once = servicer_memo._ConvertOnce()
+    a, same, other = _struct({"x": 1, "y": [1, 2]}), _struct({"y": [1, 2], "x": 1}), _struct({"x": 2})
+    assert once.MessageToDict(a) == {"x": 1.0, "y": [1.0, 2.0]}
+    assert once.MessageToDict(same) is once.MessageToDict(a)  # equal content, another message
+    assert once.MessageToDict(other) == {"x": 2.0}
+    empty_struct, empty_list = struct_pb2.Struct(), struct_pb2.ListValue()  # same bytes, other types
+    assert once.MessageToDict(empty_struct) == {} and once.MessageToDict(empty_list) == []
+
+
+def test_runtime_settings_are_applied_once_per_thread_and_environment(monkeypatch):
+    applied = []
+    monkeypatch.setattr(_PolicyAnalyzerServicer, "_configure_runtime_settings", lambda self: applied.append(os.environ.get("PULUMI_CONFIG")))
+    _undo_install(monkeypatch)
+    assert servicer_memo.install() is True
+    configure = _PolicyAnalyzerServicer._configure_runtime_settings
+    monkeypatch.setenv("PULUMI_CONFIG", '{"aws:region": "us-east-1"}')
+    configure(None)
+    configure(None)
+    assert applied == ['{"aws:region": "us-east-1"}']
+    monkeypatch.setenv("PULUMI_CONFIG", '{"aws:region": "us-west-2"}')  # another environment: applied again
+    configure(None)
+    assert applied[-1] == '{"aws:region": "us-west-2"}' and len(applied) == 2
+    # The settings are context variables: another worker thread applies them for itself.
+    worker = threading.Thread(target=configure, args=(None,))
+    worker.start()
+    worker.join()
+    assert len(applied) == 3
+
+
+def test_per_request_results_are_kept_by_the_request_object_only():
+    made = []
+    once = servicer_memo._per_request(lambda self, request: made.append(request) or len(made))
+    first = analyzer_pb2.AnalyzeRequest(urn="a")
+    assert once("servicer", first) == once("servicer", first) == 1
+    assert once("servicer", analyzer_pb2.AnalyzeRequest(urn="a")) == 2  # equal content, another request
+    assert once("other servicer", first) == 3
