@@ -69,20 +69,21 @@ class _SameInputSameResult:
 
 class _ConvertOnce:
     def __init__(self) -> None:
+        self._by_object = _Kept()
         self._by_content = _Kept()
-        self._by_object = _SameInputSameResult(self._convert)
 
     def MessageToDict(self, message, *args, **kwargs):  # noqa: N802 - json_format's name
         if args or kwargs:
             return json_format.MessageToDict(message, *args, **kwargs)
-        return self._by_object(message)
-
-    def _convert(self, message) -> dict:
+        entry = self._by_object.get(id(message))
+        if entry is not None and entry[0] is message:
+            return entry[1]
         key = message.DESCRIPTOR.full_name.encode() + b"\0" + message.SerializeToString(deterministic=True)
         converted = self._by_content.get(key)
         if converted is None:
             converted = json_format.MessageToDict(message)
             self._by_content.put(key, converted)
+        self._by_object.put(id(message), (message, converted))
         return converted
 
     def __getattr__(self, name: str):
