@@ -24,6 +24,11 @@ from policies import ack, ecs, eks, k8s, neuron, security, servicer_memo
 catalog.load()
 catalog.ecs_amis()
 gc.freeze()
+# A preview's requests leave almost no cyclic garbage, but every resource adds long-lived objects
+# (the servicer memo keeps each one's converted properties for AnalyzeStack), so the default
+# thresholds collect hundreds of times a preview, walking all of them: collect a hundred times
+# less often. The pack lives for one preview.
+gc.set_threshold(100_000, 20, 100)
 servicer_memo.install()
 
 PolicyPack(
