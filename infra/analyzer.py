@@ -307,19 +307,25 @@ class PolicyPack:
         self._pending: list[tuple[dict, asyncio.Future | None]] = []
         self._error: BaseException | None = None
         self._batch: list[dict] = []
+        self._batch_lock = threading.Lock()
         self._worker = threading.Thread(target=self._configure, args=(given,), daemon=True)
         self._worker.start()
 
     def submit(self, resource: dict) -> None:
-        """Queue a resource for Analyze (sent with the next full batch, or by `finish`)."""
-        # Recorded here, in registration order, so a provider is known before any resource using it.
-        self._by_urn[resource["urn"]] = resource
-        self._batch.append(resource)
-        if len(self._batch) >= _BATCH:
-            self._send_batch()
+        """Queue a resource for Analyze (sent with the next full batch, or by `finish`). Thread-safe:
+        the SDK's mock monitor registers resources on its executor's threads."""
+        with self._batch_lock:
+            # Recorded here, in registration order, so a provider is known before any resource using it.
+            self._by_urn[resource["urn"]] = resource
+            self._batch.append(resource)
+            if len(self._batch) < _BATCH:
+                return
+            batch, self._batch = self._batch, []
+        self._loop.call_soon_threadsafe(self._start_all, batch)
 
     def _send_batch(self) -> None:
-        batch, self._batch = self._batch, []
+        with self._batch_lock:
+            batch, self._batch = self._batch, []
         if batch:
             self._loop.call_soon_threadsafe(self._start_all, batch)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 
 import pytest
 
@@ -139,6 +140,23 @@ def test_killing_the_pack_between_calls_fails_closed():
         pack.process.wait(10)
         with pytest.raises(PolicyPackError, match="exited with code -9"):
             pack.judge({}, [task_definition("t", [gpu_container("a", 1)])])
+
+
+def test_resources_submitted_from_many_threads_are_all_judged():
+    """The SDK's mock monitor registers resources on executor threads: batching them must lose none,
+    the last partial batch included (37 per thread is not a multiple of the batch)."""
+    threads, each = 8, 37
+    with PolicyPack(DEFAULT_PACK, project="gpufleet", stack="threads") as pack:
+        pack.begin({})
+        made = [[task_definition(f"t{t}-{i}", [gpu_container("a", 1)]) for i in range(each)] for t in range(threads)]
+        workers = [threading.Thread(target=lambda rs: [pack.submit(r) for r in rs], args=(rs,)) for rs in made]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        result = pack.finish([r for rs in made for r in rs])
+    unpinned = {f.urn for f in result.findings if f.policy == "ecs-gpu-task-placement"}
+    assert unpinned == {r["urn"] for rs in made for r in rs}
 
 
 def test_a_resource_that_cannot_be_sent_fails_the_session():
