@@ -26,9 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from infra.analyzer import DEFAULT_PACK, PolicyPack  # noqa: E402
-from infra.engine import PROJECT, run_program  # noqa: E402
-from infra.plan import build_plan, plan_resource  # noqa: E402
+from infra.analyzer import DEFAULT_PACK  # noqa: E402
+from infra.preview import preview_plan  # noqa: E402
 from infra.spec import decode_config, load_spec  # noqa: E402
 
 # GPU types offered in us-east-1 (checked by load_spec against the catalog on every run).
@@ -57,21 +56,12 @@ def fleet_config(providers: int) -> dict[str, str]:
 
 
 def preview(providers: int, policy: bool = False) -> tuple[int, float]:
+    """`gpufleet preview`'s work on a generated fleet (the spec check, the program, the pack if asked)."""
     config = fleet_config(providers)
-    stack = f"bench-{providers}"
     start = time.perf_counter()
     load_spec(decode_config(config))
-    pack = PolicyPack(DEFAULT_PACK, project=PROJECT, stack=stack, config=config) if policy else None
-    try:
-        if pack is not None:
-            pack.begin({})
-        plan = build_plan(run_program(config, stack, on_resource=pack and (lambda r: pack.submit(plan_resource(r)))))
-        if pack is not None:
-            result = pack.finish(plan["resources"])
-            assert not result.findings, result.findings  # the bench fleet is clean: every rule ran to the end
-    finally:
-        if pack is not None:
-            pack.close()
+    plan = preview_plan(config, f"bench-{providers}", DEFAULT_PACK if policy else None, {})
+    assert not plan["policy"]["violations"], plan["policy"]  # the bench fleet is clean: every rule ran to the end
     return plan["summary"]["resourceCount"], time.perf_counter() - start
 
 

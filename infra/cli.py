@@ -87,9 +87,8 @@ def _spec_error_message(sf, err) -> str:
 
 
 def cmd_preview(args) -> int:
-    from infra.analyzer import PolicyPack
-    from infra.engine import PROJECT, EngineError, run_program
-    from infra.plan import build_plan, plan_resource
+    from infra.engine import EngineError
+    from infra.preview import preview_plan
     from infra.spec import SpecError, decode_config, load_spec
 
     if args.no_policy and (args.policy_pack or args.policy_config):
@@ -101,24 +100,11 @@ def cmd_preview(args) -> int:
         load_spec(decode_config(config))
     except SpecError as err:
         raise InputError(_spec_error_message(sf, err)) from None
-    pack = None
-    if not args.no_policy:
-        pack_dir, given = _policy_inputs(args)
-        # As under the CLI: the pack starts with the program and judges each resource as it registers.
-        pack = PolicyPack(pack_dir, project=PROJECT, stack=sf.stack, config=config)
-        pack.begin(given)
+    pack_dir, given = (None, {}) if args.no_policy else _policy_inputs(args)
     try:
-        try:
-            submit = (lambda r: pack.submit(plan_resource(r))) if pack is not None else None
-            run = run_program(config, sf.stack, on_resource=submit)
-        except EngineError as err:
-            raise InputError(f"{sf.path}: offline preview failed: {err}") from None
-        plan = build_plan(run)
-        if pack is not None:
-            plan["policy"] = pack.finish(plan["resources"]).as_plan_block()
-    finally:
-        if pack is not None:
-            pack.close()
+        plan = preview_plan(config, sf.stack, pack_dir, given)
+    except EngineError as err:
+        raise InputError(f"{sf.path}: offline preview failed: {err}") from None
     if args.json:
         json.dump(plan, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")
