@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from components.catalog import plan_placement
 from infra.engine import ProgramRun, RecordedResource
 
 PLAN_VERSION = 1
@@ -42,11 +43,12 @@ def plan_resource(r: RecordedResource) -> dict:
 def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
     resources = tree_order(run.resources)
     summary = dict(run.outputs.get("accelerators") or {})
+    entries = [plan_resource(r) for r in resources]
     return {
         "version": PLAN_VERSION,
         "project": project,
         "stack": run.stack,
-        "resources": [plan_resource(r) for r in resources],
+        "resources": entries,
         "outputs": run.outputs,
         # Filled by the policy pack's verdict when one runs (`--no-policy` leaves it empty).
         "policy": {"pack": None, "violations": []},
@@ -55,4 +57,6 @@ def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
             "customResourceCount": sum(1 for r in resources if r.custom),
             **summary,
         },
+        # Where every pod and task lands, read from the resources as the policy pack reads them.
+        "placement": plan_placement.placement(plan_placement.from_plan({"resources": entries})).as_dict(),
     }

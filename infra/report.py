@@ -23,6 +23,7 @@ def render_preview(plan: dict, console: Console) -> None:
         nodes[r["urn"]] = parent.add(_label(r))
     console.print(root)
     render_summary(plan["summary"], console)
+    render_placement(plan.get("placement") or {}, console)
     render_findings(plan["policy"], console)
 
 
@@ -136,3 +137,43 @@ def render_ack_pools(pools: list[dict], console: Console) -> None:
     console.print(table)
     for p in pools:
         console.print(f"{p['pool']}: {p['replacement']}", highlight=False)
+
+
+def _landing(p: dict) -> str:
+    groups = p.get("nodeGroups") or {}
+    if p["status"] == "daemon":
+        lines = [f"{g}: on {v['placed']} node(s)" for g, v in groups.items()]
+    else:
+        lines = [f"{g}: {v['perNode']} per node, {v['placed']} placed" for g, v in groups.items()]
+    for g, n in (p.get("scaleUp") or {}).items():
+        lines.append(f"{g}: +{n} node(s) after scale-up")
+    return "\n".join(lines) or "-"
+
+
+def render_placement(placement: dict, console: Console) -> None:
+    """Where every pod template and task lands, or why it stays Pending (the plan's placement block)."""
+    pods, tasks = placement.get("pods") or [], placement.get("tasks") or []
+    if not pods and not tasks:
+        return
+    table = Table(title="Placement", title_justify="left")
+    for col in ("pod or task", "replicas", "lands on", "status"):
+        table.add_column(col)
+    for p in pods:
+        status = p["status"]
+        if p.get("pending"):
+            status += f" ({p['pending']})\n{p['message']}"
+        for note in p.get("notes") or []:
+            status += f"\nnote: {note}"
+        table.add_row(p["pod"], str(p["replicas"]), _landing(p), status)
+    for t in tasks:
+        lands = f"{t['capacityProvider']}: {t['perInstance']} per instance" if t.get("capacityProvider") else "-"
+        if "instancesNeeded" in t:
+            lands += f", {t['instancesNeeded']} instance(s) needed"
+        status = t["status"] + (f"\n{t['reason']}" if t.get("reason") else "")
+        for note in t.get("notes") or []:
+            status += f"\nnote: {note}"
+        replicas = str(t["desiredCount"]) if "desiredCount" in t else "task"
+        table.add_row(f"task {t['task']}", replicas, lands, status)
+    console.print(table)
+    for gap in placement.get("gaps") or []:
+        console.print(f"placement: {gap} (verdicts that depend on it are advisory)", highlight=False)

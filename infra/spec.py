@@ -18,6 +18,7 @@ from components.ack.args import AckFleetArgs
 from components.ecs.args import EcsFleetArgs
 from components.ecs.checks import check_fleet
 from components.eks import checks as eks_checks
+from components.eks import placement as eks_placement
 from components.eks.args import EksFleetArgs
 from components.spec_model import SpecModel, Violation
 
@@ -110,7 +111,10 @@ def load_spec(config: dict[str, object]) -> FleetSpec:
         if spec.ecs is not None:
             issues += [_from_violation(v, "ecs") for v in check_fleet(spec.ecs, spec.region, cat)]
         if spec.eks is not None:
-            issues += [_from_violation(v, "eks") for v in eks_checks.check_fleet(spec.eks, spec.region, cat)]
+            found = eks_checks.check_fleet(spec.eks, spec.region, cat)
+            # Placement needs a fleet whose every other rule holds (known types, one zone per EFA group).
+            found = found or list(eks_placement.check_placement(spec.eks, spec.region, cat))
+            issues += [_from_violation(v, "eks") for v in found]
     if spec.ack is not None:
         issues += [_from_violation(v, "ack") for v in ack_checks.check_fleet(spec.ack, cat.curated["ack"])]
     if not aws and spec.ack is None:

@@ -13,8 +13,11 @@ LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 
 
 def node_group_type(group) -> InstanceType | None:
-    """The one instance type a node group names; None when it names none, several or an unknown one."""
+    """The one instance type a node group runs: its instanceTypes, else its launch template's (a
+    capacity block names the type there only); None when none, several or an unknown one."""
     types = [t for t in items(get(group.props, "instanceTypes")) if isinstance(t, str)]
+    if not types:
+        types = [t for template in depended_on(group, LAUNCH_TEMPLATE) if isinstance(t := get(template.props, "instanceType"), str)]
     return instance_type(catalog.load(), types[0]) if len(types) == 1 else None
 
 

@@ -56,6 +56,23 @@ def items(value: Any) -> list[Any]:
     return [element for i in range(len(value)) if (element := get(value, i)) is not None]
 
 
+def plain(value: Any) -> Any:
+    """A property as plain dicts and lists (unknown values left out), for the rule functions that
+    read Kubernetes objects and chart values in their API shape."""
+    if isinstance(value, Mapping):
+        found = {}
+        for key in list(value.keys()):
+            try:
+                element = value[key]
+            except UnknownValueError:
+                continue
+            found[key] = plain(element)
+        return found
+    if is_list(value):
+        return [plain(element) for element in items(value)]
+    return value
+
+
 def is_list(value: Any) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
 

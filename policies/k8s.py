@@ -16,9 +16,9 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components.catalog import catalog, eks_rules, k8s_rules
+from components.catalog import catalog, charts, eks_rules, k8s_rules
 from policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP, has_efa, node_group_type
-from policies.inputs import depended_on, get, items
+from policies.inputs import depended_on, get, items, plain
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
@@ -106,16 +106,13 @@ def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) 
 
 def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
     eks = catalog.load().curated["eks"]
-    charts = {c["chart"]: c for c in catalog.load().curated["charts"].values() if "serves" in c}
+    plugins = {c["chart"]: (key, c) for key, c in catalog.load().curated["charts"].items() if "serves" in c}
     groups = _node_groups(args)
     for release in args.resources:
-        chart = charts.get(get(release.props, "chart")) if release.resource_type == RELEASE else None
+        key, chart = plugins.get(get(release.props, "chart"), (None, None)) if release.resource_type == RELEASE else (None, None)
         if chart is None:
             continue
-        given = get(release.props, "values", *chart["tolerationsPath"])
-        tolerations = k8s_rules.release_tolerations(
-            chart, [t for t in items(given) if isinstance(t, Mapping)] if given is not None else None
-        )
+        tolerations = charts.release_tolerations(key, chart, plain(get(release.props, "values")))
         for group, kind, taints, efa, _ in groups:
             if (efa if chart["serves"] == "efa" else kind == chart["serves"]):
                 missing = k8s_rules.untolerated(tolerations, taints, eks)

@@ -146,11 +146,13 @@ def test_a_new_mandatory_violation_is_exit_1_and_its_removal_is_a_fix(tmp_path):
     head = _with_violating_task(base)
     code, d = _json_diff(tmp_path, base, head)
     assert code == 1
-    [new] = d["policy"]["new"]
-    assert new["policy"] == "ecs-gpus-fit-instance" and new["level"] == "mandatory" and "9 GPUs" in new["message"]
+    # The type rule and the placement rule both see it: 9 GPUs fit no p4d.24xlarge.
+    assert sorted(n["policy"] for n in d["policy"]["new"]) == ["ecs-gpus-fit-instance", "ecs-tasks-placeable"]
+    assert all(n["level"] == "mandatory" and "9 GPUs" in n["message"] for n in d["policy"]["new"])
     assert [a["name"] for a in d["resources"]["added"]] == [head["resources"][-1]["name"]]
     code, d = _json_diff(tmp_path, head, base)
-    assert code == 3 and [f["policy"] for f in d["policy"]["fixed"]] == ["ecs-gpus-fit-instance"] and d["policy"]["new"] == []
+    assert code == 3 and sorted(f["policy"] for f in d["policy"]["fixed"]) == ["ecs-gpus-fit-instance", "ecs-tasks-placeable"]
+    assert d["policy"]["new"] == []
 
 
 def test_pulumi_preview_documents_diff_like_gpufleet_plans(tmp_path, p5_pair):

@@ -35,7 +35,8 @@ def by_type(plan: dict, type_token: str) -> dict[str, dict]:
 
 
 def one(plan: dict, type_token: str) -> dict:
-    [found] = [r["inputs"] for r in plan["resources"] if r["type"] == type_token]
+    """The one resource of the type that belongs to an accelerated group (the system group's aside)."""
+    [found] = [r["inputs"] for r in plan["resources"] if r["type"] == type_token and not r["name"].endswith("-system")]
     return found
 
 
@@ -69,6 +70,13 @@ def test_a_capacity_block_gets_no_placement_group_and_its_market(plans):
     assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
     group = one(plan, "aws:eks/nodeGroup:NodeGroup")
     assert group["capacityType"] == "CAPACITY_BLOCK" and len(group["subnetIds"]) == 1
+    # EKS takes a capacity block's type from the launch template, and rejects it in instanceTypes.
+    assert template["instanceType"] == "p5.48xlarge" and "instanceTypes" not in group
+
+
+def test_an_on_demand_group_names_its_type_on_the_group_only(plans):
+    assert "instanceType" not in one(plans["eks-trn1"], "aws:ec2/launchTemplate:LaunchTemplate")
+    assert one(plans["eks-trn1"], "aws:eks/nodeGroup:NodeGroup")["instanceTypes"] == ["trn1.32xlarge"]
 
 
 def test_on_demand_efa_gets_a_cluster_placement_group_in_one_zone(plans):

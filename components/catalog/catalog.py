@@ -65,6 +65,8 @@ class InstanceType:
     max_efa_interfaces: int
     max_network_cards: int
     network_cards: tuple[NetworkCard, ...]
+    ipv4_per_interface: int  # NetworkInfo.Ipv4AddressesPerInterface (0 when the record lacks it)
+    default_card_interfaces: int  # MaximumNetworkInterfaces of the default network card (the VPC CNI's ENIs)
     usage_classes: tuple[str, ...]
     placement_strategies: tuple[str, ...]
     offerings: dict[str, tuple[str, ...]] = field(hash=False, compare=False)
@@ -118,6 +120,14 @@ def _neuron(record: dict) -> NeuronDevices | None:
     )
 
 
+def _default_card_interfaces(net: dict) -> int:
+    default = int(net.get("DefaultNetworkCardIndex", 0))
+    for card in net.get("NetworkCards", []):
+        if int(card["NetworkCardIndex"]) == default:
+            return int(card.get("MaximumNetworkInterfaces", 0))
+    return int(net.get("MaximumNetworkInterfaces", 0))
+
+
 def _instance_type(name: str, record: dict, offerings: dict, incomplete: str | None) -> InstanceType:
     net = record.get("NetworkInfo") or {}
     return InstanceType(
@@ -134,6 +144,8 @@ def _instance_type(name: str, record: dict, offerings: dict, incomplete: str | N
             NetworkCard(int(c["NetworkCardIndex"]), int(c.get("MaximumNetworkInterfaces", 0)), tuple(c.get("InterfaceTypes", ())))
             for c in net.get("NetworkCards", [])
         ),
+        ipv4_per_interface=int(net.get("Ipv4AddressesPerInterface", 0)),
+        default_card_interfaces=_default_card_interfaces(net),
         usage_classes=tuple(record.get("SupportedUsageClasses", ())),
         placement_strategies=tuple((record.get("PlacementGroupInfo") or {}).get("SupportedStrategies", ())),
         offerings=offerings,

@@ -6,7 +6,7 @@
 
 The file keeps, per instance type, the subset of the DescribeInstanceTypes record that gpufleet
 reasons about, in the API's own shape, and the availability-zone offerings of every accelerated or
-EFA-capable type per region. One line per instance type, so a regeneration reads as a small diff.
+EFA-capable type, and of the families a system node group may use, per region. One line per instance type, so a regeneration reads as a small diff.
 
 `ecs_amis.json` maps every AMI id published under the ECS GPU and Neuron AMI variants' SSM paths to
 its accelerator, variant and version, per region: the policy pack judges a launch template's
@@ -36,7 +36,14 @@ _RECORD_FIELDS = (
     "PlacementGroupInfo",
     "SupportedUsageClasses",
 )
-_NETWORK_FIELDS = ("EfaSupported", "EfaInfo", "MaximumNetworkCards", "MaximumNetworkInterfaces")
+_NETWORK_FIELDS = (
+    "DefaultNetworkCardIndex",
+    "EfaSupported",
+    "EfaInfo",
+    "Ipv4AddressesPerInterface",
+    "MaximumNetworkCards",
+    "MaximumNetworkInterfaces",
+)
 _CARD_FIELDS = ("NetworkCardIndex", "MaximumNetworkInterfaces", "InterfaceTypes")
 
 
@@ -62,23 +69,29 @@ def _accelerated(record: dict) -> bool:
     )
 
 
+def _system_families() -> set[str]:
+    """Families a system node group may use: their offerings are kept too (curated, with the reason)."""
+    return set(curated_facts()["eks"]["systemNodeFamilies"]["values"])
+
+
 def build(source: FactSource) -> dict:
     """The catalog document, built from one source."""
     records = source.instance_types()
     types = {name: _slim(records[name]) for name in sorted(records)}
-    accelerated = {name for name, rec in records.items() if _accelerated(rec)}
+    families = _system_families()
+    with_offerings = {name for name, rec in records.items() if _accelerated(rec) or name.split(".", 1)[0] in families}
     offerings: dict[str, dict[str, list[str]]] = {}
     for region in source.regions():
         per_type: dict[str, list[str]] = {}
         for row in source.az_offerings(region):
-            if row["InstanceType"] in accelerated:
+            if row["InstanceType"] in with_offerings:
                 per_type.setdefault(row["InstanceType"], []).append(row["Location"])
         offerings[region] = {name: sorted(azs) for name, azs in sorted(per_type.items())}
     return {
         "generated": {
             "by": REGENERATE,
             "source": source.label,
-            "offerings": "availability-zone offerings of GPU, Neuron, inference-accelerator and EFA-capable types",
+            "offerings": "availability-zone offerings of GPU, Neuron, inference-accelerator and EFA-capable types, and of the system node families",
         },
         "instanceTypes": types,
         "offerings": offerings,

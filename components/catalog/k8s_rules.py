@@ -39,13 +39,6 @@ def toleration_for(taint: dict, eks_facts: dict) -> dict:
     return {"key": taint["key"], "operator": "Exists", "effect": k8s_effect(taint["effect"], eks_facts)}
 
 
-def release_tolerations(chart: dict, given: list[dict] | None) -> list[dict]:
-    """What a device-plugin release tolerates: its tolerations value, else the chart's defaults (Helm
-    replaces lists), plus what the chart's template always adds."""
-    listed = list(given) if given is not None else list(chart["defaultTolerations"])
-    return listed + list(chart.get("alwaysTolerations", []))
-
-
 def untolerated(tolerations: list[dict], taints: list[dict], eks_facts: dict) -> list[dict]:
     """The taints no toleration matches."""
     return [t for t in taints if not tolerates(tolerations, t, eks_facts)]

@@ -250,20 +250,6 @@ def offered_in(it: InstanceType, region: str, zone: str | None = None) -> str | 
     return None
 
 
-def memory_fits(it: InstanceType, requested_mib: int) -> str | None:
-    """Does a task's memory fit the instance's memory at all? (ECS registers a little less than this.)"""
-    if requested_mib > it.memory_mib:
-        return f"{requested_mib} MiB of memory requested but {it.name} has {it.memory_mib} MiB"
-    return None
-
-
-def cpu_fits(it: InstanceType, cpu_units: int) -> str | None:
-    """Do a task's CPU units (1024 per vCPU) fit the instance's vCPUs?"""
-    if cpu_units > it.vcpus * 1024:
-        return f"{cpu_units} CPU units requested but {it.name} has {it.vcpus} vCPUs ({it.vcpus * 1024} units)"
-    return None
-
-
 def spot_supported(it: InstanceType) -> str | None:
     if "spot" not in it.usage_classes:
         return f"{it.name} is not offered as Spot (usage classes: {', '.join(it.usage_classes) or 'none'})"

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from components.capacity_checks import offered_and_purchasable
-from components.catalog import predicates
+from components.catalog import ecs_scheduler, node_capacity, predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
-from components.ecs.neuron import device_counts, per_chip_families
+from components.ecs.neuron import chip_offsets, device_counts, per_chip_families
 from components.spec_model import Violation, duplicate_names
 
 RESERVED_CAPACITY_PROVIDER_PREFIXES = ("aws", "ecs", "fargate")  # CreateCapacityProvider `name` rule
@@ -41,6 +41,8 @@ def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violatio
         found += [v.under("workloads", i) for v in _workload(wl, fleet, types, cat)]
     found += _family_names(fleet, types)
     found += _vpc_zones(fleet, list(types.values()), region)
+    if not found:
+        found += _placement(fleet, cat)
     return found
 
 
@@ -152,15 +154,70 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, types: dict, cat: Catalog) 
         return
     yield from _neuron_workload(wl, it)
     gpus = sum(c.gpus for c in wl.containers)
+    _, short = ecs_scheduler.per_instance(task_shape(wl, it), instance_shape(_provider(fleet, wl), it, cat))
     for rule, reason, field in (
         ("ecs-gpus-fit-instance", predicates.gpus_fit(it, gpus), "gpus"),
-        ("ecs-memory-fits-instance", predicates.memory_fits(it, sum(c.memory for c in wl.containers)), "memory"),
-        ("ecs-cpu-fits-instance", predicates.cpu_fits(it, sum(c.cpu for c in wl.containers)), "cpu"),
+        ("ecs-memory-fits-instance", short.get("memory"), "memory"),
+        ("ecs-cpu-fits-instance", short.get("cpu"), "cpu"),
     ):
         if reason:
             # Point at the container that tips the total over, the one a reader edits.
             j = _tipping_container(wl, field)
             yield Violation(rule, ("containers", j, field), getattr(wl.containers[j], field), f"task total: {reason}")
+
+
+def _provider(fleet: EcsFleetArgs, wl: WorkloadArgs) -> CapacityProviderArgs:
+    return next(cp for cp in fleet.capacity_providers if cp.name == wl.capacity_provider)
+
+
+def task_shape(wl: WorkloadArgs, it, first_chip: int = 0) -> ecs_scheduler.TaskShape:
+    """What one task of the workload reserves: the containers' CPU units, memory, GPUs and chips."""
+    counts = device_counts(wl, it)
+    chips = {k for count, start in zip(counts, chip_offsets(counts, first_chip)) for k in range(start, start + count)}
+    return ecs_scheduler.TaskShape(
+        wl.name, sum(c.cpu for c in wl.containers), sum(c.memory for c in wl.containers), sum(c.gpus for c in wl.containers), frozenset(chips)
+    )
+
+
+def instance_shape(cp: CapacityProviderArgs, it, cat: Catalog) -> ecs_scheduler.InstanceShape:
+    """The provider's container instances as ECS registers them (managed scaling up to maxSize)."""
+    registered = node_capacity.ecs_registered(it, cat.curated["memoryOverhead"])
+    return ecs_scheduler.InstanceShape(
+        cp.name, it.name, registered["cpu"], registered["memory"], registered["memoryEstimate"],
+        predicates.whole_gpus(it) or 0, predicates.neuron_chips(it) or 0, cp.desired_size, cp.max_size,
+    )
+
+
+def workload_placements(fleet: EcsFleetArgs, cat: Catalog) -> list[tuple[int, ecs_scheduler.TaskPlacement]]:
+    """(workload index, placement) of every task definition the fleet registers: one per workload,
+    one per chip for a task per chip (each a service of one task per instance)."""
+    found = []
+    for i, wl in enumerate(fleet.workloads):
+        cp = _provider(fleet, wl)
+        it = cat.get(cp.instance_type)
+        inst = instance_shape(cp, it, cat)
+        if wl.service is not None and wl.service.per_chip:
+            for chip, family in enumerate(per_chip_families(wl.name, it)):
+                task = task_shape(wl, it, chip)
+                found.append((i, ecs_scheduler.place_task(ecs_scheduler.TaskShape(family, task.cpu, task.memory, task.gpus, task.neuron_chips), inst, cp.desired_size, True)))
+        else:
+            desired = wl.service.desired_count if wl.service is not None else None
+            found.append((i, ecs_scheduler.place_task(task_shape(wl, it), inst, desired)))
+    return found
+
+
+def _placement(fleet: EcsFleetArgs, cat: Catalog) -> Iterator[Violation]:
+    """A service whose desired count its provider's instances cannot hold (alone or with the others)."""
+    placed = workload_placements(fleet, cat)
+    index = {id(p): i for i, p in placed}
+    for i, p in placed:
+        if p.status == ecs_scheduler.PENDING and p.desired is not None and p.per_instance > 0:
+            yield Violation("ecs-tasks-placeable", ("workloads", i, "service", "desiredCount"), p.desired, p.reason)
+    instances = {}
+    for cp in fleet.capacity_providers:
+        instances[cp.name] = instance_shape(cp, cat.get(cp.instance_type), cat)
+    for p, why in ecs_scheduler.shared_capacity([p for _, p in placed], instances):
+        yield Violation("ecs-tasks-placeable", ("workloads", index[id(p)], "service"), p.desired, why)
 
 
 def _neuron_workload(wl: WorkloadArgs, it) -> Iterator[Violation]:

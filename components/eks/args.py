@@ -146,12 +146,43 @@ class NodeGroupArgs(SpecModel):
         return self
 
 
+class SystemNodeGroupArgs(SpecModel):
+    """The untainted node group of a cluster gpufleet creates: CoreDNS (an EKS default add-on that
+    tolerates no accelerator taint), the MPI operator and the NCCL test's launcher run here."""
+
+    enabled: bool = Field(
+        True,
+        description="Create the group. Turn it off only when another node group of the stack is untainted "
+        "(taints: []): without one, CoreDNS stays Pending and cluster DNS never works.",
+    )
+    instance_type: str = Field(
+        "m6i.large",
+        description="A general-purpose type of the families the catalog keeps offerings for (m5, m6i, m6a, "
+        "m7i, m7a, m6g, m7g, c6i, c7i, t3).",
+    )
+    min_size: int = Field(2, ge=0, description="Minimum number of nodes; two keeps both CoreDNS replicas up through a node's loss.")
+    desired_size: int = Field(2, ge=0, description="Nodes at creation.")
+    max_size: int = Field(3, ge=1, description="Maximum number of nodes.")
+    root_volume_gib: int = Field(50, alias="rootVolumeGiB", ge=20, le=16384, description="Size of the encrypted gp3 root volume in GiB.")
+
+    @model_validator(mode="after")
+    def _sizes(self) -> "SystemNodeGroupArgs":
+        error = size_order_error(self.min_size, self.desired_size, self.max_size)
+        if error:
+            raise ValueError(error)
+        return self
+
+
 class EksFleetArgs(SpecModel):
     """An EKS cluster with accelerated managed node groups."""
 
     cluster: ClusterArgs = Field(description="The cluster: existing, or one to create.")
     network: NetworkArgs = Field(description="The cluster's subnets (at least two zones), or a VPC to create.")
     node_groups: list[NodeGroupArgs] = Field(min_length=1, description="Accelerated node groups, one instance type each.")
+    system_node_group: SystemNodeGroupArgs = Field(
+        default_factory=SystemNodeGroupArgs,
+        description="The untainted, on-demand node group for cluster add-ons and controllers (a created cluster only).",
+    )
     kubernetes: KubernetesArgs | None = Field(
         None,
         description="Device plugins (NVIDIA, EFA, Neuron, as the node groups need them), and optionally the MPI "

@@ -26,9 +26,25 @@ def places_in_group(ng: NodeGroupArgs) -> bool:
     return ng.efa is not None and ng.efa.placement_group and ng.capacity_reservation_id is None
 
 
+def system_group_created(fleet: EksFleetArgs) -> bool:
+    """gpufleet adds the system node group to a cluster it creates, unless the stack turns it off."""
+    return fleet.cluster.create is not None and fleet.system_node_group.enabled
+
+
+def system_ami_type(it, eks_facts: dict) -> str | None:
+    """The AL2023 standard AMI type of the system group's architecture."""
+    for name, facts in eks_facts["standardAmiTypes"].items():
+        if set(facts["architectures"]) & set(it.architectures):
+            return name
+    return None
+
+
 def vpc_zones(fleet: EksFleetArgs, cat: Catalog, region: str) -> tuple[str, ...]:
-    """Zones of a created VPC: those that offer every node group's type, in order."""
-    return predicates.zones_offering([cat.get(ng.instance_type) for ng in fleet.node_groups], region)
+    """Zones of a created VPC: those that offer every node group's type (the system group's too), in order."""
+    names = [ng.instance_type for ng in fleet.node_groups]
+    if system_group_created(fleet):
+        names.append(fleet.system_node_group.instance_type)
+    return predicates.zones_offering([cat.get(name) for name in names], region)
 
 
 def efa_zone(ng: NodeGroupArgs, fleet: EksFleetArgs, cat: Catalog, region: str) -> str | None:
@@ -53,10 +69,45 @@ def check_fleet(fleet: EksFleetArgs, region: str, cat: Catalog) -> list[Violatio
             known = False
             continue
         found += [v.under("nodeGroups", i) for v in _node_group(ng, it, fleet, region, cat)]
-    if known:
+    system = list(_system_node_group(fleet, region, cat))
+    found += system
+    # The VPC's zones and the placement need the system group's type too.
+    if known and not any(v.field[-1] == "instanceType" for v in system):
         found += list(_network(fleet, region, cat))
         found += list(_kubernetes(fleet, cat))
     return found
+
+
+def _system_node_group(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
+    sys = fleet.system_node_group
+    where = ("systemNodeGroup",)
+    if fleet.cluster.create is None:
+        if "system_node_group" in fleet.model_fields_set:
+            yield Violation(
+                "eks-system-node-group", where, sys.model_dump(by_alias=True, exclude_defaults=True),
+                "gpufleet adds a system node group only to a cluster it creates; an existing cluster keeps its own",
+            )
+        return
+    if not sys.enabled:
+        return  # the placement rules judge whether CoreDNS still has an untainted node
+    families = cat.curated["eks"]["systemNodeFamilies"]["values"]
+    try:
+        it = cat.get(sys.instance_type)
+    except UnknownInstanceType as err:
+        yield Violation("instance-type-known", (*where, "instanceType"), sys.instance_type, str(err))
+        return
+    if it.family not in families or predicates.accelerated(it):
+        yield Violation(
+            "eks-system-node-group", (*where, "instanceType"), sys.instance_type,
+            f"a system node group uses a general-purpose type of {', '.join(families)} (the families whose zones the catalog keeps)",
+        )
+        return
+    if system_ami_type(it, cat.curated["eks"]) is None:
+        yield Violation("eks-system-node-group", (*where, "instanceType"), sys.instance_type, f"no AL2023 standard AMI type runs {'/'.join(it.architectures)}")
+    yield from (v.under(*where) for v in offered_and_purchasable(it, region, False, ("instanceType", sys.instance_type)))
+    if "system" in {ng.name for ng in fleet.node_groups}:
+        i = [ng.name for ng in fleet.node_groups].index("system")
+        yield Violation("names-unique", ("nodeGroups", i, "name"), "system", "the system node group is named system; rename this group")
 
 
 def _kubernetes(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:

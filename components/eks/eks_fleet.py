@@ -6,12 +6,13 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.catalog import catalog, eks_rules
+from components.catalog import catalog
 from components.eks import checks
 from components.eks.args import EksFleetArgs
 from components.eks.iam import cluster_role, node_role
-from components.eks.node_group import AcceleratedNodeGroup, node_taints
-from components.k8s.device_plugins import DevicePlugins, ServedGroups
+from components.eks.node_group import AcceleratedNodeGroup, served_groups
+from components.eks.system_node_group import SystemNodeGroup
+from components.k8s.device_plugins import DevicePlugins
 from components.k8s.kubeconfig import kubeconfig
 from components.k8s.nccl_test import NcclTest
 from components.network.vpc import Vpc
@@ -42,13 +43,24 @@ class EksFleet(pulumi.ComponentResource):
             )
             for ng in args.node_groups
         }
+        self.system_node_group = (
+            SystemNodeGroup(
+                f"{name}-system",
+                args.system_node_group,
+                cluster_name=self.cluster_name,
+                node_role_arn=self.node_role.role.arn,
+                subnet_ids=self._subnet_ids,
+                opts=self._child(*self.node_role.attachments),
+            )
+            if checks.system_group_created(args)
+            else None
+        )
         if args.kubernetes is not None:
             self._kubernetes()
         self.register_outputs({"clusterName": self.cluster_name, "nodeGroups": [g.node_group.arn for g in self.node_groups.values()]})
 
     def _kubernetes(self) -> None:
         """Device plugins for the groups' accelerators, and the NCCL test, through the cluster's provider."""
-        cat = catalog.load()
         k8s_args = self._args.kubernetes
         if self._args.cluster.create is not None:
             endpoint, ca = self.cluster.endpoint, self.cluster.certificate_authority.data
@@ -62,14 +74,12 @@ class EksFleet(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         groups = self._args.node_groups
-        kinds = {ng.name: eks_rules.accelerator(cat.get(ng.instance_type)) for ng in groups}
-        served = ServedGroups(
-            nvidia=[t for ng in groups if kinds[ng.name] == "nvidia" for t in node_taints(ng)],
-            efa=[t for ng in groups if ng.efa is not None for t in node_taints(ng)],
-            neuron=[t for ng in groups if kinds[ng.name] == "neuron" for t in node_taints(ng)],
-        )
+        served = served_groups(groups)
         # Plugins schedule onto nodes: create them after the node groups exist.
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=[g.node_group for g in self.node_groups.values()])
+        groups_created = [g.node_group for g in self.node_groups.values()]
+        if self.system_node_group is not None:
+            groups_created.append(self.system_node_group.node_group)
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=groups_created)
         self.device_plugins = DevicePlugins(f"{self._name}-device-plugins", served, k8s_args.nvidia_device_plugin, opts=k8s_opts)
         if k8s_args.nccl_test is not None:
             ng = next(ng for ng in groups if ng.name == k8s_args.nccl_test.node_group)

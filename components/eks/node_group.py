@@ -10,6 +10,7 @@ from components.catalog import catalog, eks_rules
 from components.catalog.efa import efa_layout
 from components.eks.args import NodeGroupArgs
 from components.eks.checks import places_in_group
+from components.k8s.device_plugins import ServedGroups
 
 
 def node_labels(ng: NodeGroupArgs) -> dict[str, str]:
@@ -32,6 +33,17 @@ def node_taints(ng: NodeGroupArgs) -> list[dict]:
     return [{**t, "effect": eks_rules.taint_effect_enum(t["effect"], eks)} for t in taints]
 
 
+def served_groups(groups: list[NodeGroupArgs]) -> ServedGroups:
+    """The taints of the node groups each device plugin serves (by accelerator; EFA by interfaces)."""
+    cat = catalog.load()
+    kinds = {ng.name: eks_rules.accelerator(cat.get(ng.instance_type)) for ng in groups}
+    return ServedGroups(
+        nvidia=[t for ng in groups if kinds[ng.name] == "nvidia" for t in node_taints(ng)],
+        efa=[t for ng in groups if ng.efa is not None for t in node_taints(ng)],
+        neuron=[t for ng in groups if kinds[ng.name] == "neuron" for t in node_taints(ng)],
+    )
+
+
 def volumes(ami: dict, size_gib: int) -> list[dict]:
     """Encrypted gp3 volumes of the AMI's layout; the size goes where images and pods live (the data
     volume where the AMI has one, else the root volume, which then keeps its snapshot's size)."""
@@ -42,6 +54,15 @@ def volumes(ami: dict, size_gib: int) -> list[dict]:
     if "dataDeviceName" in ami:
         return [{"device_name": ami["rootDeviceName"], "ebs": ebs(None)}, {"device_name": ami["dataDeviceName"], "ebs": ebs(size_gib)}]
     return [{"device_name": ami["rootDeviceName"], "ebs": ebs(size_gib)}]
+
+
+def base_template(ami: dict, size_gib: int, hop_limit: int, name: str) -> dict:
+    """What every gpufleet node's launch template sets: IMDSv2 only, encrypted gp3 volumes, a Name tag."""
+    return {
+        "metadata_options": {"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": hop_limit},
+        "block_device_mappings": volumes(ami, size_gib),
+        "tag_specifications": [{"resource_type": "instance", "tags": {"Name": name, "gpufleet-node-group": name}}],
+    }
 
 
 class AcceleratedNodeGroup(pulumi.ComponentResource):
@@ -72,7 +93,7 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
             node_group_name=args.name,
             node_role_arn=node_role_arn,
             subnet_ids=subnet_ids,
-            instance_types=[args.instance_type],
+            instance_types=None if args.capacity_type == "CAPACITY_BLOCK" else [args.instance_type],
             ami_type=ami_type,
             capacity_type=args.capacity_type,
             scaling_config={"min_size": args.min_size, "desired_size": args.desired_size, "max_size": args.max_size},
@@ -104,11 +125,11 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
     def _launch_template(self, cluster_security_group_id, ami_type: str) -> aws.ec2.LaunchTemplate:
         a = self._args
         eks = catalog.load().curated["eks"]
-        template: dict = {
-            "metadata_options": {"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": a.metadata_hop_limit},
-            "block_device_mappings": volumes(eks["acceleratedAmiTypes"][ami_type], a.root_volume_gib),
-            "tag_specifications": [{"resource_type": "instance", "tags": {"Name": a.name, "gpufleet-node-group": a.name}}],
-        }
+        template = base_template(eks["acceleratedAmiTypes"][ami_type], a.root_volume_gib, a.metadata_hop_limit, a.name)
+        if a.capacity_type == "CAPACITY_BLOCK":
+            # EKS takes a capacity block's instance type from the launch template only (EKS user
+            # guide, capacity blocks for managed node groups; eksctl and terraform-aws-eks do the same).
+            template["instance_type"] = a.instance_type
         if a.efa is not None:
             # Security groups go on the interfaces: a template with interfaces may not also set them.
             groups = [self.security_group.id, cluster_security_group_id]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.catalog import catalog, k8s_rules
+from components.catalog import catalog, charts, k8s_rules
 
 
 @dataclass(frozen=True)
@@ -26,15 +26,16 @@ class ServedGroups:
     neuron: list[dict]
 
 
-def tolerations(chart: dict, taints: list[dict]) -> list[dict]:
-    """The chart's default tolerations plus one for every taint the release would not tolerate."""
+def tolerations(key: str, taints: list[dict]) -> list[dict]:
+    """The chart's default tolerations plus one for every taint its pod would not tolerate."""
     eks = catalog.load().curated["eks"]
+    chart = catalog.load().curated["charts"][key]
     added = []
-    for taint in k8s_rules.untolerated(k8s_rules.release_tolerations(chart, None), taints, eks):
+    for taint in k8s_rules.untolerated(charts.release_tolerations(key, chart, None), taints, eks):
         toleration = k8s_rules.toleration_for(taint, eks)
         if toleration not in added:
             added.append(toleration)
-    return [*chart["defaultTolerations"], *added]
+    return [*charts.default_tolerations(chart), *added]
 
 
 def _at(path: list[str], value) -> dict:
@@ -60,28 +61,38 @@ def time_slicing_config(replicas: int) -> str:
     )
 
 
+def release_values(served: ServedGroups, nvidia_args) -> dict[str, dict]:
+    """The values of each device-plugin release the served groups need, by chart key."""
+    charts_facts = catalog.load().curated["charts"]
+    found: dict[str, dict] = {}
+    if served.nvidia:
+        values: dict = _at(charts_facts["nvidiaDevicePlugin"]["tolerationsPath"], tolerations("nvidiaDevicePlugin", served.nvidia))
+        if nvidia_args.time_slicing_replicas is not None:
+            values["config"] = {"default": "default", "map": {"default": time_slicing_config(nvidia_args.time_slicing_replicas)}}
+        if nvidia_args.mig_strategy != "none":
+            values["migStrategy"] = nvidia_args.mig_strategy
+        found["nvidiaDevicePlugin"] = values
+    if served.efa:
+        found["efaDevicePlugin"] = _at(charts_facts["efaDevicePlugin"]["tolerationsPath"], tolerations("efaDevicePlugin", served.efa))
+    if served.neuron:
+        chart = charts_facts["neuronHelmChart"]
+        found["neuronHelmChart"] = {**chart["values"], **_at(chart["tolerationsPath"], tolerations("neuronHelmChart", served.neuron))}
+    return found
+
+
+RELEASE_SUFFIX = {"nvidiaDevicePlugin": "nvidia", "efaDevicePlugin": "efa", "neuronHelmChart": "neuron"}
+
+
 class DevicePlugins(pulumi.ComponentResource):
     """One Helm release per accelerator the node groups have (NVIDIA, EFA, Neuron)."""
 
     def __init__(self, name: str, served: ServedGroups, nvidia_args, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:k8s:DevicePlugins", name, None, opts)
-        charts = catalog.load().curated["charts"]
+        charts_facts = catalog.load().curated["charts"]
         self.releases: dict[str, k8s.helm.v3.Release] = {}
-        if served.nvidia:
-            chart = charts["nvidiaDevicePlugin"]
-            values: dict = _at(chart["tolerationsPath"], tolerations(chart, served.nvidia))
-            if nvidia_args.time_slicing_replicas is not None:
-                values["config"] = {"default": "default", "map": {"default": time_slicing_config(nvidia_args.time_slicing_replicas)}}
-            if nvidia_args.mig_strategy != "none":
-                values["migStrategy"] = nvidia_args.mig_strategy
-            self.releases["nvidia"] = self._release(f"{name}-nvidia", chart, values)
-        if served.efa:
-            chart = charts["efaDevicePlugin"]
-            self.releases["efa"] = self._release(f"{name}-efa", chart, _at(chart["tolerationsPath"], tolerations(chart, served.efa)))
-        if served.neuron:
-            chart = charts["neuronHelmChart"]
-            values = {**chart["values"], **_at(chart["tolerationsPath"], tolerations(chart, served.neuron))}
-            self.releases["neuron"] = self._release(f"{name}-neuron", chart, values)
+        for key, values in release_values(served, nvidia_args).items():
+            suffix = RELEASE_SUFFIX[key]
+            self.releases[suffix] = self._release(f"{name}-{suffix}", charts_facts[key], values)
         self.register_outputs({"releases": {k: r.name for k, r in self.releases.items()}})
 
     def _release(self, name: str, chart: dict, values: dict) -> k8s.helm.v3.Release:

@@ -16,6 +16,13 @@ from components.eks.args import NodeGroupArgs
 from components.eks.node_group import node_taints
 
 
+MPIJOB = "kubernetes:kubeflow.org/v2beta1:MPIJob"
+
+
+def nccl_job_name(ng: NodeGroupArgs) -> str:
+    return f"nccl-tests-{ng.name}"
+
+
 def nccl_size(ng: NodeGroupArgs) -> dict:
     """Workers (one per node), slots (GPUs per node), world size (-np) and EFA interfaces per worker."""
     it = catalog.load().get(ng.instance_type)
@@ -87,7 +94,7 @@ class NcclTest(pulumi.ComponentResource):
             f"{name}-nccl-tests",
             api_version="kubeflow.org/v2beta1",
             kind="MPIJob",
-            metadata={"name": f"nccl-tests-{ng.name}", "namespace": "default"},
+            metadata={"name": nccl_job_name(ng), "namespace": "default"},
             spec=nccl_job(ng, image),
             # The MPIJob kind exists once the operator's CRD does.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.mpi_operator]),

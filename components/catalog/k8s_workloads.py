@@ -1,0 +1,154 @@
+"""Pod templates read from Kubernetes objects in their API shape (camelCase, as the engine and the
+policy pack see them): every workload kind, the Kubeflow MPIJob, and the pods EKS and the pinned
+charts run. The placement simulator takes the PodTemplates these functions return."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from components.catalog import charts
+from components.catalog.k8s_scheduler import PodTemplate, QuantityError, quantity
+
+# Pulumi type tokens of the workload kinds: kubernetes:<group>/<version>:<Kind>.
+KINDS_WITH_TEMPLATE = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "DaemonSet", "Job")
+
+
+def kind_of(type_token: str) -> str | None:
+    """The Kubernetes kind of a pulumi-kubernetes type token; None for other providers."""
+    if not type_token.startswith("kubernetes:"):
+        return None
+    return type_token.rsplit(":", 1)[-1]
+
+
+def _count(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def pod_specs(type_token: str, obj: Mapping) -> list[tuple[str, int | None, Mapping]]:
+    """(where, replicas or None for a DaemonSet, pod spec) of every pod template of an object."""
+    kind = kind_of(type_token)
+    spec = obj.get("spec") if isinstance(obj, Mapping) else None
+    if kind is None or not isinstance(spec, Mapping):
+        return []
+    if kind == "Pod":
+        return [("spec", 1, spec)]
+    if kind == "CronJob":
+        job = (spec.get("jobTemplate") or {}).get("spec") or {}
+        template = (job.get("template") or {}).get("spec")
+        return [("spec.jobTemplate.spec.template.spec", _count(job.get("parallelism"), 1), template)] if isinstance(template, Mapping) else []
+    if kind == "MPIJob":
+        found = []
+        for role, default in (("Launcher", 1), ("Worker", 0)):
+            replica = (spec.get("mpiReplicaSpecs") or {}).get(role) or {}
+            template = (replica.get("template") or {}).get("spec")
+            if isinstance(template, Mapping):
+                found.append((f"spec.mpiReplicaSpecs.{role}.template.spec", _count(replica.get("replicas"), default), template))
+        return found
+    if kind not in KINDS_WITH_TEMPLATE:
+        return []
+    template = (spec.get("template") or {}).get("spec")
+    if not isinstance(template, Mapping):
+        return []
+    if kind == "DaemonSet":
+        replicas = None
+    elif kind == "Job":
+        replicas = _count(spec.get("parallelism"), 1)
+    else:
+        replicas = _count(spec.get("replicas"), 1)
+    return [("spec.template.spec", replicas, template)]
+
+
+def _container_requests(container: Mapping, notes: list[str]) -> dict[str, int]:
+    """A container's requests; a resource with a limit and no request requests its limit (API defaulting)."""
+    resources = container.get("resources") or {}
+    given = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+    found = {}
+    for name, value in given.items():
+        try:
+            found[name] = quantity(name, value)
+        except QuantityError as err:
+            notes.append(f"container {container.get('name', '?')!r}: {err}")
+    return found
+
+
+def pod_requests(spec: Mapping, notes: list[str] | None = None) -> dict[str, int]:
+    """The pod's effective request: the sum over containers, at least each init container's."""
+    notes = notes if notes is not None else []
+    total: dict[str, int] = {}
+    for c in spec.get("containers") or []:
+        if isinstance(c, Mapping):
+            for name, amount in _container_requests(c, notes).items():
+                total[name] = total.get(name, 0) + amount
+    for c in spec.get("initContainers") or []:
+        if isinstance(c, Mapping):
+            for name, amount in _container_requests(c, notes).items():
+                total[name] = max(total.get(name, 0), amount)
+    return total
+
+
+def pod_template(owner: str, replicas: int | None, spec: Mapping, *, urn: str | None = None, source: str = "", advertises=()) -> PodTemplate:
+    notes: list[str] = []
+    requests = pod_requests(spec, notes)
+    affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    terms = None
+    if isinstance(affinity, Mapping):
+        terms = tuple(t for t in affinity.get("nodeSelectorTerms") or [] if isinstance(t, Mapping))
+    selector = spec.get("nodeSelector") or {}
+    return PodTemplate(
+        owner=owner,
+        replicas=replicas,
+        node_selector={str(k): str(v) for k, v in selector.items()} if isinstance(selector, Mapping) else {},
+        affinity_terms=terms,
+        tolerations=tuple(t for t in spec.get("tolerations") or [] if isinstance(t, Mapping)),
+        requests=requests,
+        advertises=tuple(advertises),
+        urn=urn,
+        source=source,
+        notes=tuple(notes),
+    )
+
+
+def object_pods(type_token: str, name: str, obj: Mapping, urn: str | None = None) -> list[PodTemplate]:
+    """The pod templates of a Kubernetes object (none for kinds that run no pods)."""
+    kind = kind_of(type_token)
+    metadata = obj.get("metadata") or {}
+    namespace = metadata.get("namespace") or "default"
+    label = f"{kind} {namespace}/{metadata.get('name') or name}"
+    found = []
+    for where, replicas, spec in pod_specs(type_token, obj):
+        role = where.split(".")[2] if kind == "MPIJob" else None
+        found.append(pod_template(f"{label} ({role})" if role else label, replicas, spec, urn=urn))
+    return found
+
+
+def addon_pods(addons: Mapping[str, Mapping], overrides: Mapping[str, Mapping] | None = None, urn: str | None = None) -> list[PodTemplate]:
+    """The pods of EKS's default add-ons (curated), with an EKS Addon resource's configurationValues
+    (replicaCount, tolerations, nodeSelector, affinity, resources) where one configures them."""
+    found = []
+    for name, addon in addons.items():
+        spec = dict(addon["spec"])
+        replicas = addon.get("replicas") if addon["kind"] != "DaemonSet" else None
+        given = (overrides or {}).get(name) or {}
+        if replicas is not None and isinstance(given.get("replicaCount"), int):
+            replicas = given["replicaCount"]
+        for key in ("tolerations", "nodeSelector", "affinity"):
+            if key in given:
+                spec[key] = given[key]
+        if isinstance(given.get("resources"), Mapping):
+            spec["containers"] = [{**spec["containers"][0], "resources": given["resources"]}]
+        found.append(pod_template(f"{addon['kind']} {addon['namespace']}/{name}", replicas, spec, urn=urn, source=f"EKS add-on {name}: {addon['source']}"))
+    return found
+
+
+def device_plugin_pods(key: str, chart: dict, given: Mapping | None, release: str, urn: str | None, resources: tuple[str, ...]) -> list[PodTemplate]:
+    """The DaemonSet pod of a device-plugin release (none when its values switch the plugin off)."""
+    spec = charts.device_plugin_pod(key, chart, given)
+    if spec is None:
+        return []
+    owner = f"DaemonSet {chart['namespace']}/{release} ({chart['chart'].rsplit('/', 1)[-1]} {chart['version']})"
+    return [pod_template(owner, None, spec, urn=urn, source=f"chart {chart['chart']} {chart['version']} values", advertises=resources)]
+
+
+def manifest_pods(entry: Mapping, urn: str | None) -> list[PodTemplate]:
+    """The pods of a pinned manifest's Deployment (curated: the MPI operator)."""
+    return [pod_template(f"{entry['kind']} {entry['namespace']}/{entry['name']}", entry["replicas"], entry["spec"], urn=urn, source=entry["source"])]

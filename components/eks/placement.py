@@ -1,0 +1,135 @@
+"""The spec door of the placement rules for EKS: the node groups and pods the fleet would create,
+built by the same functions the components call, simulated with the same scheduler the policy pack
+runs over the plan (components/catalog/k8s_scheduler.py). A pod left Pending is a spec error
+naming the field to change."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from components.catalog import charts, k8s_scheduler, k8s_workloads, node_capacity
+from components.catalog.catalog import Catalog
+from components.catalog.efa import efa_count, efa_layout
+from components.eks import checks
+from components.eks.args import EksFleetArgs
+from components.eks.node_group import node_labels, node_taints, served_groups
+from components.eks.system_node_group import SYSTEM_GROUP, system_labels
+from components.k8s.device_plugins import release_values
+from components.k8s.nccl_test import MPIJOB, nccl_job, nccl_job_name
+from components.spec_model import Violation
+
+# Where a Pending pod of each kind is fixed in the stack file.
+_SYSTEM = ("systemNodeGroup",)
+
+
+def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: dict[str, dict]) -> list[k8s_scheduler.NodeShape]:
+    eks = cat.curated["eks"]
+    sharing = charts.nvidia_sharing(plugin_values.get("nvidiaDevicePlugin"), eks["acceleratorResources"]["nvidia"])
+    zones = list(checks.vpc_zones(fleet, cat, region)[: fleet.network.create.az_count]) if fleet.network.create else []
+    shapes = []
+    for ng in fleet.node_groups:
+        it = cat.get(ng.instance_type)
+        zone = checks.efa_zone(ng, fleet, cat, region)
+        shapes.append(
+            node_capacity.eks_node_shape(
+                it,
+                group=ng.name,
+                ami_type=checks.ami_type(ng, cat),
+                labels=node_labels(ng),
+                taints=[{**t, "effect": k8s_scheduler._effect(t["effect"])} for t in node_taints(ng)],
+                sizes=(ng.min_size, ng.desired_size, ng.max_size),
+                capacity_type=ng.capacity_type,
+                zones=[zone] if zone else zones,
+                efa_interfaces=efa_count(efa_layout(it, ng.efa.secondary_interface_type)) if ng.efa else 0,
+                gpu_sharing=sharing,
+                facts=cat.curated,
+            )
+        )
+    if checks.system_group_created(fleet):
+        sys = fleet.system_node_group
+        it = cat.get(sys.instance_type)
+        shapes.append(
+            node_capacity.eks_node_shape(
+                it,
+                group=SYSTEM_GROUP,
+                ami_type=checks.system_ami_type(it, eks),
+                labels=system_labels(),
+                taints=[],
+                sizes=(sys.min_size, sys.desired_size, sys.max_size),
+                capacity_type="ON_DEMAND",
+                zones=zones,
+                efa_interfaces=0,
+                gpu_sharing=None,
+                facts=cat.curated,
+            )
+        )
+    return shapes
+
+
+def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> list[tuple[tuple, k8s_scheduler.PodTemplate]]:
+    """(field to fix, pod) of every pod template the fleet creates, in the order the plan reads them."""
+    eks, charts_facts = cat.curated["eks"], cat.curated["charts"]
+    found: list[tuple[tuple, k8s_scheduler.PodTemplate]] = []
+    for key, values in plugin_values.items():
+        chart = charts_facts[key]
+        advertised = {
+            "efa": (eks["efaResource"],),
+            "neuron": (eks["acceleratorResources"]["neuron"], eks["neuronCoreResource"]),
+        }.get(chart["serves"]) or (charts.nvidia_sharing(values, eks["acceleratorResources"]["nvidia"]).get("resource", eks["acceleratorResources"]["nvidia"]),)
+        for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, advertised):
+            found.append((("kubernetes",), pod))
+    if fleet.cluster.create is not None:
+        found += [(_SYSTEM, pod) for pod in k8s_workloads.addon_pods(eks["defaultAddons"])]
+    nccl = fleet.kubernetes.nccl_test if fleet.kubernetes is not None else None
+    if nccl is not None:
+        ng = next(ng for ng in fleet.node_groups if ng.name == nccl.node_group)
+        found += [(_SYSTEM, pod) for pod in k8s_workloads.manifest_pods(charts_facts["mpiOperator"]["operator"], None)]
+        job = {"metadata": {"name": nccl_job_name(ng), "namespace": "default"}, "spec": nccl_job(ng, nccl.image)}
+        for pod in k8s_workloads.object_pods(MPIJOB, nccl_job_name(ng), job):
+            where = _SYSTEM if pod.owner.endswith("(Launcher)") else ("kubernetes", "ncclTest", "nodeGroup")
+            found.append((where, pod))
+    return found
+
+
+def check_placement(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
+    """Every pod the fleet creates has a node (the cluster's add-ons only when gpufleet creates it)."""
+    values = release_values(served_groups(fleet.node_groups), fleet.kubernetes.nvidia_device_plugin) if fleet.kubernetes is not None else {}
+    shapes = node_shapes(fleet, region, cat, values)
+    found = pods(fleet, cat, values)
+    placed = k8s_scheduler.simulate(shapes, [pod for _, pod in found])
+    for (where, pod), result in zip(found, placed):
+        if result.status != k8s_scheduler.PENDING:
+            continue
+        where, value, hint = _fix(fleet, where)
+        yield Violation("k8s-pods-schedulable", where, value, f"{pod.owner}: {result.pending} of {pod.replicas} Pending: {result.message}{hint}")
+    yield from _plugins_run(fleet, shapes, found, placed)
+
+
+def _fix(fleet: EksFleetArgs, where: tuple) -> tuple[tuple, object, str]:
+    """The field a reader changes for a Pending pod, its value, and a hint."""
+    if where[-1] == "nodeGroup":
+        return where, fleet.kubernetes.nccl_test.node_group, ""
+    if where == _SYSTEM and not checks.system_group_created(fleet):
+        return (*_SYSTEM, "enabled"), False, " (keep the system node group, or give one node group taints: [])"
+    if where == _SYSTEM:
+        return (*_SYSTEM, "instanceType"), fleet.system_node_group.instance_type, " (a larger type or more nodes)"
+    return where, None, ""
+
+
+def _plugins_run(fleet: EksFleetArgs, shapes, found, placed) -> Iterator[Violation]:
+    """A device plugin that runs on no node of a group it serves: the group's accelerators or EFA
+    interfaces are never advertised (the EFA chart's instance list lacks the type, say)."""
+    for (_, pod), result in zip(found, placed):
+        if pod.replicas is not None or not pod.advertises:
+            continue
+        for i, ng in enumerate(fleet.node_groups):
+            shape = next(s for s in shapes if s.group == ng.name)
+            wanted = [r for r in pod.advertises if r in shape.allocatable]
+            if wanted and ng.name not in result.placed and shape.nodes:
+                yield Violation(
+                    "k8s-device-plugin-runs",
+                    ("nodeGroups", i, "instanceType"),
+                    ng.instance_type,
+                    f"{pod.owner} does not run on node group {ng.name} (its taints, node selector or affinity exclude "
+                    f"{ng.instance_type}): {', '.join(wanted)} is never advertised there",
+                )

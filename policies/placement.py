@@ -1,0 +1,101 @@
+"""Placement rules: every pod template has a node and every task an instance to run on, as the
+placement simulator (components/catalog/plan_placement.py, the functions the stack spec calls)
+finds them in the plan. A verdict the plan cannot decide (an existing cluster's other node groups, a
+fact assumed, memory that may be tight) goes to the advisory policy with what is missing."""
+
+from __future__ import annotations
+
+from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
+
+from components.catalog import k8s_scheduler, plan_placement
+from policies.inputs import plain
+
+_LAST: list = []  # (the resources list, its placement): the three policies judge one list in turn
+
+
+def _placement(args: StackValidationArgs) -> plan_placement.PlanPlacement:
+    if _LAST and _LAST[0] is args.resources:
+        return _LAST[1]
+    resources = [
+        plan_placement.Resource(
+            r.urn,
+            r.resource_type,
+            r.name,
+            plain(r.props),
+            {prop: tuple(d.urn for d in deps) for prop, deps in r.property_dependencies.items()},
+        )
+        for r in args.resources
+    ]
+    found = plan_placement.placement(resources)
+    _LAST[:] = [args.resources, found]
+    return found
+
+
+def _pod_message(p: k8s_scheduler.Placement) -> str:
+    replicas = f"{p.pending} of {p.pod.replicas} replicas" if p.pod.replicas and p.pod.replicas > 1 else "the pod"
+    return f"{p.pod.owner}: {replicas} stay Pending: {p.message}"
+
+
+def _validate_pods(args: StackValidationArgs, report: ReportViolation) -> None:
+    found = _placement(args)
+    for p in found.pending_pods():
+        if found.certain(p):
+            report(_pod_message(p), p.pod.urn)
+
+
+def _validate_tasks(args: StackValidationArgs, report: ReportViolation) -> None:
+    found = _placement(args)
+    for t in found.pending_tasks():
+        if found.certain(t):
+            what = f"service of {t.desired} tasks" if t.desired is not None else "task"
+            report(f"{t.task.family} ({what}) is never placed: {t.reason}", t.task.urn)
+
+
+def _validate_unverified(args: StackValidationArgs, report: ReportViolation) -> None:
+    found = _placement(args)
+    gaps = f" ({'; '.join(found.gaps)})" if found.gaps else ""
+    for p in found.pods:
+        if p.status == k8s_scheduler.PENDING and not found.certain(p):
+            report(f"{_pod_message(p)}; not certain{gaps}: {'; '.join(p.notes) or 'the plan is incomplete'}", p.pod.urn)
+        elif p.status == k8s_scheduler.AFTER_SCALE_UP:
+            groups = ", ".join(f"{n} new node(s) of {g}" for g, n in p.scaled_up.items())
+            report(f"{p.pod.owner} is placeable only after scale-up ({groups}): a cluster autoscaler or a larger desiredSize adds them", p.pod.urn)
+        elif p.notes:
+            report(f"{p.pod.owner}: {'; '.join(p.notes)}", p.pod.urn)
+    for t in found.tasks:
+        if t.status == "pending" and not found.certain(t):
+            report(f"{t.task.family} may never be placed{gaps}: {t.reason}; {'; '.join(t.notes)}", t.task.urn)
+        elif t.notes:
+            report(f"{t.task.family}: {'; '.join(t.notes)}", t.task.urn)
+
+
+POLICIES = [
+    StackValidationPolicy(
+        name="k8s-pods-schedulable",
+        description="Every pod template of the plan (workloads, MPIJob launcher and workers, device-plugin DaemonSets, the "
+        "MPI operator, EKS's CoreDNS) passes kube-scheduler's filters (taints, node selector and affinity, requests "
+        "against allocatable) on a node group of the plan, for all its replicas.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_pods,
+        remediation_steps="Add an untainted node group (gpufleet: the system node group), tolerate the group's taint, "
+        "or lower the requests to what a node's allocatable holds (see the plan's placement block).",
+    ),
+    StackValidationPolicy(
+        name="ecs-tasks-placeable",
+        description="Every ECS task definition fits one container instance of a capacity provider that runs it (CPU units, "
+        "registered memory, GPUs, Neuron chips, host ports), and each service's desired count fits what its provider's "
+        "maxSize instances hold.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_tasks,
+        remediation_steps="Lower the task's CPU or memory below what the type registers, raise the provider's maxSize, or "
+        "choose a larger instance type.",
+    ),
+    StackValidationPolicy(
+        name="placement-unverified",
+        description="Placements the plan cannot decide (an existing cluster's other capacity, assumed facts), pods placeable "
+        "only after scale-up, and memory that may be tight on a real instance.",
+        enforcement_level=EnforcementLevel.ADVISORY,
+        validate=_validate_unverified,
+        remediation_steps="Read the placement block of the plan; give the missing capacity or lower the requests.",
+    ),
+]
