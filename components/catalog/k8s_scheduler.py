@@ -136,6 +136,14 @@ def _effect(effect: object) -> str:
     return {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}.get(str(effect), str(effect))
 
 
+def taint(given: Mapping) -> dict:
+    """A taint in Kubernetes' spelling (an EKS API effect converted), with a value only where it has one."""
+    found = {"key": given.get("key"), "effect": _effect(given.get("effect"))}
+    if given.get("value"):
+        found["value"] = given["value"]
+    return found
+
+
 def toleration_matches(toleration: Mapping, taint: Mapping) -> bool:
     """Kubernetes' ToleratesTaint: key (empty key with Exists matches all), value (Equal), effect
     (empty matches all)."""
@@ -272,10 +280,11 @@ def fit_count(pod: PodTemplate, free: Mapping[str, int], node: NodeShape, device
 
 
 def unavailable_message(total: int, reasons: Counter) -> str:
-    """FitError's message: '0/N nodes are available: <count> <reason>, ...' sorted by reason."""
+    """FitError's message: '0/N nodes are available: <count> <reason>, ...', the '<count> <reason>'
+    strings sorted (pkg/scheduler/framework FitError.Error); ErrNoNodesAvailable without nodes."""
     if total == 0:
-        return "0/0 nodes are available: no nodes available to schedule pods."
-    parts = [f"{count} {reason}" for reason, count in sorted(reasons.items())]
+        return "no nodes available to schedule pods"
+    parts = sorted(f"{count} {reason}" for reason, count in reasons.items())
     return f"0/{total} nodes are available: {', '.join(parts)}."
 
 

@@ -21,7 +21,10 @@ def kind_of(type_token: str) -> str | None:
 
 
 def _count(value: object, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
+    """A replica count; the engine's wire carries every number as a double (2.0)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        return default
+    return int(value)
 
 
 def pod_specs(type_token: str, obj: Mapping) -> list[tuple[str, int | None, Mapping]]:
@@ -129,8 +132,8 @@ def addon_pods(addons: Mapping[str, Mapping], overrides: Mapping[str, Mapping] |
         spec = dict(addon["spec"])
         replicas = addon.get("replicas") if addon["kind"] != "DaemonSet" else None
         given = (overrides or {}).get(name) or {}
-        if replicas is not None and isinstance(given.get("replicaCount"), int):
-            replicas = given["replicaCount"]
+        if replicas is not None and "replicaCount" in given:
+            replicas = _count(given["replicaCount"], replicas)
         for key in ("tolerations", "nodeSelector", "affinity"):
             if key in given:
                 spec[key] = given[key]

@@ -186,11 +186,7 @@ def node_shapes(index: _Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8
             continue
         scaling = group.props.get("scalingConfig") or {}
         sizes = (_int(scaling.get("minSize")), _int(scaling.get("desiredSize")), _int(scaling.get("maxSize"), 1))
-        taints = [
-            {"key": t.get("key"), "value": t.get("value"), "effect": k8s_scheduler._effect(t.get("effect"))}
-            for t in group.props.get("taints") or []
-            if isinstance(t, Mapping)
-        ]
+        taints = [k8s_scheduler.taint(t) for t in group.props.get("taints") or [] if isinstance(t, Mapping)]
         ami_type = group.props.get("amiType") if isinstance(group.props.get("amiType"), str) else "AL2023_x86_64_STANDARD"
         labels = {str(k): str(v) for k, v in (group.props.get("labels") or {}).items()}
         name = group.props.get("nodeGroupName") if isinstance(group.props.get("nodeGroupName"), str) else group.name
@@ -223,11 +219,7 @@ def node_shapes(index: _Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8
 def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | None:
     props = pool.props
     labels = {str(l.get("key")): str(l.get("value")) for l in props.get("labels") or [] if isinstance(l, Mapping)}
-    taints = [
-        {"key": t.get("key"), "value": t.get("value"), "effect": k8s_scheduler._effect(t.get("effect"))}
-        for t in props.get("taints") or []
-        if isinstance(t, Mapping)
-    ]
+    taints = [k8s_scheduler.taint(t) for t in props.get("taints") or [] if isinstance(t, Mapping)]
     scaling = props.get("scalingConfig") or {}
     if scaling.get("enable"):
         sizes = (_int(scaling.get("minSize")), _int(scaling.get("minSize")), _int(scaling.get("maxSize"), 1))

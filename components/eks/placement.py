@@ -36,7 +36,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
                 group=ng.name,
                 ami_type=checks.ami_type(ng, cat),
                 labels=node_labels(ng),
-                taints=[{**t, "effect": k8s_scheduler._effect(t["effect"])} for t in node_taints(ng)],
+                taints=[k8s_scheduler.taint(t) for t in node_taints(ng)],
                 sizes=(ng.min_size, ng.desired_size, ng.max_size),
                 capacity_type=ng.capacity_type,
                 zones=[zone] if zone else zones,

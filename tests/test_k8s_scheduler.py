@@ -1,0 +1,220 @@
+"""kube-scheduler's filters as the placement simulator applies them: one case per cause of Pending,
+each of which passes when the rule is dropped, plus the scheduler's own wording."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.catalog import k8s_scheduler as ks
+from components.catalog.k8s_scheduler import NodeShape, PodTemplate, quantity, simulate
+
+GIB = 2**30
+
+
+def node(group="gpu", nodes=2, *, taints=(), labels=None, max_nodes=None, min_nodes=None, **allocatable) -> NodeShape:
+    base = {"cpu": 8000, "memory": 32 * GIB, "pods": 30}
+    base.update({k.replace("_", "-") if k.startswith("hugepages") else k: v for k, v in allocatable.items()})
+    return NodeShape(
+        group=group,
+        instance_type="test.large",
+        labels=labels if labels is not None else {"kubernetes.io/os": "linux"},
+        taints=tuple(taints),
+        allocatable=base,
+        nodes=nodes,
+        min_nodes=nodes if min_nodes is None else min_nodes,
+        max_nodes=nodes if max_nodes is None else max_nodes,
+    )
+
+
+def pod(replicas=1, *, tolerations=(), selector=None, terms=None, **requests) -> PodTemplate:
+    return PodTemplate(
+        owner="Deployment default/app",
+        replicas=replicas,
+        node_selector=selector or {},
+        affinity_terms=terms,
+        tolerations=tuple(tolerations),
+        requests={k: quantity(k, v) for k, v in requests.items()},
+    )
+
+
+GPU_TAINT = {"key": "nvidia.com/gpu", "effect": "NoSchedule"}
+TOLERATE_GPU = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+@pytest.mark.parametrize(
+    "text, resource, expected",
+    [("100m", "cpu", 100), ("2", "cpu", 2000), ("1.5", "cpu", 1500), ("70Mi", "memory", 70 * 2**20), ("1Gi", "memory", GIB),
+     ("1e3", "memory", 1000), ("5120Mi", "hugepages-2Mi", 5120 * 2**20), (8, "nvidia.com/gpu", 8), (8.0, "nvidia.com/gpu", 8), ("1k", "pods", 1000)],
+)
+def test_quantities_in_the_schedulers_units(text, resource, expected):
+    assert quantity(resource, text) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "12x", "Mi", True, "1.2.3"])
+def test_a_malformed_quantity_is_an_error(bad):
+    with pytest.raises(ks.QuantityError):
+        quantity("memory", bad)
+
+
+def test_untolerated_taint_is_pending_in_the_schedulers_words():
+    [placed] = simulate([node(taints=[GPU_TAINT])], [pod(2)])
+    assert placed.status == ks.PENDING and placed.pending == 2
+    assert placed.message == "0/2 nodes are available: 2 node(s) had untolerated taint {nvidia.com/gpu: }."
+    [placed] = simulate([node(taints=[GPU_TAINT])], [pod(2, tolerations=[TOLERATE_GPU])])
+    assert placed.status == ks.SCHEDULED and placed.placed == {"gpu": 2}
+
+
+def test_a_toleration_for_another_effect_does_not_match():
+    no_execute = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}
+    assert simulate([node(taints=[GPU_TAINT])], [pod(tolerations=[no_execute])])[0].status == ks.PENDING
+    any_effect = {"key": "nvidia.com/gpu", "operator": "Exists"}
+    assert simulate([node(taints=[GPU_TAINT])], [pod(tolerations=[any_effect])])[0].status == ks.SCHEDULED
+
+
+def test_equal_tolerations_compare_values_and_an_empty_key_exists_matches_all():
+    tainted = node(taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
+    wrong = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+    right = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}  # Equal by default
+    assert simulate([tainted], [pod(tolerations=[wrong])])[0].message.endswith("untolerated taint {nvidia.com/gpu: true}.")
+    assert simulate([tainted], [pod(tolerations=[right])])[0].status == ks.SCHEDULED
+    assert simulate([tainted], [pod(tolerations=[{"operator": "Exists"}])])[0].status == ks.SCHEDULED
+
+
+def test_prefer_no_schedule_does_not_filter():
+    soft = node(taints=[{"key": "spot", "effect": "PreferNoSchedule"}])
+    assert simulate([soft], [pod()])[0].status == ks.SCHEDULED
+
+
+def test_missing_label_is_pending():
+    [placed] = simulate([node(labels={"workload": "training"})], [pod(selector={"workload": "inference"})])
+    assert placed.message == "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."
+    assert simulate([node(labels={"workload": "inference"})], [pod(selector={"workload": "inference"})])[0].status == ks.SCHEDULED
+
+
+@pytest.mark.parametrize(
+    "operator, values, labels, matches",
+    [
+        ("In", ["a", "b"], {"k": "b"}, True),
+        ("In", ["a"], {}, False),
+        ("NotIn", ["a"], {"k": "b"}, True),
+        ("NotIn", ["a"], {}, True),
+        ("NotIn", ["a"], {"k": "a"}, False),
+        ("Exists", [], {"k": ""}, True),
+        ("DoesNotExist", [], {"k": "x"}, False),
+        ("Gt", ["4"], {"k": "5"}, True),
+        ("Gt", ["5"], {"k": "5"}, False),
+        ("Lt", ["5"], {"k": "4"}, True),
+    ],
+)
+def test_required_node_affinity_operators(operator, values, labels, matches):
+    terms = ({"matchExpressions": [{"key": "k", "operator": operator, "values": values}]},)
+    status = simulate([node(labels=labels)], [pod(terms=terms)])[0].status
+    assert status == (ks.SCHEDULED if matches else ks.PENDING)
+
+
+def test_affinity_terms_are_ored_and_expressions_anded():
+    terms = (
+        {"matchExpressions": [{"key": "a", "operator": "Exists"}, {"key": "b", "operator": "Exists"}]},
+        {"matchExpressions": [{"key": "c", "operator": "Exists"}]},
+    )
+    assert simulate([node(labels={"a": "1"})], [pod(terms=terms)])[0].status == ks.PENDING
+    assert simulate([node(labels={"a": "1", "b": "1"})], [pod(terms=terms)])[0].status == ks.SCHEDULED
+    assert simulate([node(labels={"c": "1"})], [pod(terms=terms)])[0].status == ks.SCHEDULED
+
+
+@pytest.mark.parametrize(
+    "resource, have, ask",
+    [
+        ("cpu", 8000, "8500m"),
+        ("memory", 32 * GIB, "33Gi"),
+        ("nvidia.com/gpu", 8, 9),
+        ("vpc.amazonaws.com/efa", 32, 33),
+        ("hugepages-2Mi", 5128 * 2 * 2**20, "10258Mi"),
+        ("aws.amazon.com/neuron", 16, 17),
+    ],
+)
+def test_a_request_larger_than_allocatable_is_insufficient(resource, have, ask):
+    shape = node(**{resource: have})
+    fits = simulate([shape], [pod(**{resource: have if resource != "cpu" else "8"})])[0]
+    assert fits.status == ks.SCHEDULED and fits.per_node == {"gpu": 1}
+    [placed] = simulate([shape], [pod(**{resource: ask})])
+    assert placed.status == ks.PENDING and placed.message == f"0/2 nodes are available: 2 Insufficient {resource}."
+
+
+def test_every_short_resource_is_counted_and_reasons_are_sorted():
+    [placed] = simulate([node(), node("other", 1, taints=[GPU_TAINT])], [pod(cpu="9", memory="40Gi")])
+    assert placed.message == (
+        "0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: }, 2 Insufficient cpu, 2 Insufficient memory."
+    )
+
+
+def test_replicas_fill_nodes_and_the_rest_stay_pending():
+    [placed] = simulate([node(nodes=2)], [pod(5, cpu="3")])  # 2 per node
+    assert placed.per_node == {"gpu": 2} and placed.placed == {"gpu": 4} and placed.pending == 1
+    assert placed.message == "0/2 nodes are available: 2 Insufficient cpu."
+
+
+def test_the_pod_count_binds():
+    [placed] = simulate([node(nodes=1, pods=3)], [pod(4)])
+    assert placed.placed == {"gpu": 3} and placed.message == "0/1 nodes are available: 1 Too many pods."
+
+
+def test_a_group_that_may_grow_is_placeable_after_scale_up():
+    [placed] = simulate([node(nodes=0, min_nodes=0, max_nodes=3)], [pod(2, cpu="5")])
+    assert placed.status == ks.AFTER_SCALE_UP and placed.scaled_up == {"gpu": 2} and placed.pending == 0
+    [placed] = simulate([node(nodes=0, min_nodes=0, max_nodes=1)], [pod(2, cpu="5")])
+    assert placed.status == ks.PENDING and placed.pending == 1 and placed.scaled_up == {"gpu": 1}
+
+
+def test_no_nodes_at_all():
+    assert simulate([], [pod()])[0].message == "no nodes available to schedule pods"
+
+
+def test_daemonsets_run_on_every_matching_node_and_take_their_requests():
+    agent = PodTemplate(owner="DaemonSet kube-system/agent", replicas=None, tolerations=({"operator": "Exists"},), requests={"cpu": 1000})
+    shapes = [node(), node("tainted", 3, taints=[GPU_TAINT])]
+    daemon, app = simulate(shapes, [agent, pod(tolerations=[TOLERATE_GPU], cpu="7500m")])
+    assert daemon.status == ks.DAEMON and daemon.placed == {"gpu": 2, "tainted": 3}
+    assert app.status == ks.PENDING and app.message == "0/5 nodes are available: 5 Insufficient cpu."
+
+
+def test_an_extended_resource_exists_only_where_its_device_plugin_runs():
+    plugin = PodTemplate(owner="DaemonSet plugin", replicas=None, node_selector={"gpu": "yes"}, advertises=("nvidia.com/gpu",))
+    shapes = [node("labelled", 1, labels={"gpu": "yes"}, **{"nvidia.com/gpu": 4}), node("bare", 1, **{"nvidia.com/gpu": 4})]
+    _, app = simulate(shapes, [plugin, pod(2, **{"nvidia.com/gpu": 4})])
+    assert app.placed == {"labelled": 1} and app.pending == 1
+    assert app.message == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+
+
+def test_a_plugin_resource_no_daemonset_advertises_is_taken_on_trust():
+    shape = NodeShape("gpu", "t", {}, (), {"cpu": 1000, "memory": GIB, "pods": 10, "nvidia.com/gpu": 1}, 1, 1, 1,
+                      plugin_resources=frozenset({"nvidia.com/gpu"}))
+    [placed] = simulate([shape], [pod(**{"nvidia.com/gpu": 1})])
+    assert placed.status == ks.SCHEDULED and placed.unverified
+    assert "no device plugin in the plan advertises it" in placed.notes[0]
+
+
+def test_time_slicing_multiplies_gpus_and_refuses_requests_above_one():
+    sliced = NodeShape("g5", "g5.2xlarge", {}, (), {"cpu": 8000, "memory": 8 * GIB, "pods": 30, "nvidia.com/gpu": 4}, 1, 1, 1,
+                       single_unit_resources=frozenset({"nvidia.com/gpu"}))
+    [one] = simulate([sliced], [pod(4, **{"nvidia.com/gpu": 1})])
+    assert one.status == ks.SCHEDULED and one.per_node == {"g5": 4}
+    [two] = simulate([sliced], [pod(**{"nvidia.com/gpu": 2})])
+    assert two.status == ks.PENDING and "failRequestsGreaterThanOne" in two.message
+
+
+def test_device_bound_shares_must_fit_one_device():
+    # Two GPUs of 15 GiB: a 10 GiB share fits each once; the 10 GiB left over (5 + 5) is on two devices.
+    shared = NodeShape("pool", "t", {}, (), {"aliyun.com/gpu-mem": 30}, 1, 1, 1,
+                       unknown_resources=frozenset({"cpu", "memory", "pods"}), devices=({"aliyun.com/gpu-mem": 15}, {"aliyun.com/gpu-mem": 15}))
+    [placed] = simulate([shared], [pod(3, **{"aliyun.com/gpu-mem": 10})])
+    assert placed.per_node == {"pool": 2} and placed.placed == {"pool": 2} and placed.pending == 1
+    assert "Insufficient aliyun.com/gpu-mem on any one device" in placed.message
+
+
+def test_tight_memory_is_noted_not_pending():
+    shape = NodeShape("n", "t", {}, (), {"cpu": 4000, "memory": 10 * GIB, "pods": 10}, 1, 1, 1, memory_estimate=9 * GIB)
+    [placed] = simulate([shape], [pod(memory="9.5Gi")])
+    assert placed.status == ks.SCHEDULED and placed.unverified and "memory is tight" in placed.notes[0]
+    [roomy] = simulate([shape], [pod(memory="8Gi")])
+    assert not roomy.notes
