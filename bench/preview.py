@@ -5,7 +5,9 @@
 Prints resources, seconds and per-resource cost per size, the per-resource cost ratios (200 vs 1,
 200 vs 10: growth should stay linear), the policy column (the same preview judged by the policy
 pack over gRPC, the pack started once before the program runs, as `gpufleet preview` does) with its
-overhead, and the cold-process time of `gpufleet preview ecs-gpu`.
+overhead, the placement simulation's overhead (the judged preview with it against the same with
+GPUFLEET_PLACEMENT=off, which skips it in the spec, the plan and the pack), and the cold-process
+time of `gpufleet preview ecs-gpu`.
 
 The overhead is the median, over pairs of back-to-back runs (their order alternating), of each
 pair's ratio: these machines' speed drifts over seconds, which a ratio of two minimums taken minutes
@@ -17,6 +19,7 @@ Ratios, not absolute seconds, are the claim: these machines are noisy.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -65,6 +68,20 @@ def preview(providers: int, policy: bool = False) -> tuple[int, float]:
     return plan["summary"]["resourceCount"], time.perf_counter() - start
 
 
+def simulation_overhead(providers: int, pairs: int) -> float:
+    """The placement simulation's share of a judged preview: median over back-to-back pairs of (with
+    the simulation in the spec, the plan and the pack) / (with GPUFLEET_PLACEMENT=off) - 1."""
+    ratios = []
+    for i in range(pairs):
+        runs = {}
+        for mode in (("on", "off") if i % 2 else ("off", "on")):
+            os.environ["GPUFLEET_PLACEMENT"] = mode
+            runs[mode] = preview(providers, policy=True)[1]
+        ratios.append(runs["on"] / runs["off"])
+    os.environ.pop("GPUFLEET_PLACEMENT", None)
+    return statistics.median(ratios) - 1
+
+
 def cold_cli() -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "infra.cli", "preview", "ecs-gpu", "--json"], cwd=ROOT, check=True, capture_output=True)
@@ -99,6 +116,8 @@ def main() -> None:
     print(f"200 providers: {rows[200][1]:.2f} s for {rows[200][0]} resources; AWS CDK synth measured here: ~6.5 s "
           f"for 200 GPU groups (2,480 CloudFormation resources) -> ratio {rows[200][1] / 6.5:.2f}")
     print(f"policy pack overhead at 200 providers: {judged[200]:.0%} (median of paired ratios; target < 25%)")
+    print(f"placement simulation overhead at 200 providers: {simulation_overhead(200, 15):.0%} "
+          "(judged preview with the simulation vs GPUFLEET_PLACEMENT=off, median of paired ratios; target < 10%)")
     print(f"cold process `gpufleet preview ecs-gpu --json`: {cold_cli():.2f} s (target < 2 s)")
 
 

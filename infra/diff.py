@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from components.catalog import catalog
+from components.catalog import catalog, plan_placement
 from infra.engine import UNKNOWN
 from infra.fleet_view import NODE_GROUP, Group, accelerated_groups
 
@@ -77,6 +77,9 @@ class PlanDiff:
     tolerations: list[dict] = field(default_factory=list)
     new_findings: list[dict] = field(default_factory=list)
     fixed_findings: list[dict] = field(default_factory=list)
+    # Pods and tasks whose placement the change makes worse (newly Pending, or only after scale-up) or better.
+    placement_worse: list[dict] = field(default_factory=list)
+    placement_better: list[dict] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -90,6 +93,7 @@ class PlanDiff:
             "tolerations": self.tolerations,
             "resources": {"added": self.added, "removed": self.removed, "replaced": self.replaced, "updated": self.updated},
             "policy": {"new": self.new_findings, "fixed": self.fixed_findings},
+            "placement": {"worse": self.placement_worse, "better": self.placement_better},
         }
 
 
@@ -129,11 +133,40 @@ def diff_plans(base: list[dict], head: list[dict], base_findings: list[dict], he
         {_key(u): g for u, g in accelerated_groups(base).items()},
         {_key(u): g for u, g in accelerated_groups(head).items()},
     )
+    _placement(result, base, head)
     key = lambda f: (f["policy"], _key(f["urn"]), f["message"])  # noqa: E731
     before, after = {key(f) for f in base_findings}, {key(f) for f in head_findings}
     result.new_findings = [f for f in head_findings if key(f) not in before]
     result.fixed_findings = [f for f in base_findings if key(f) not in after]
     return result
+
+
+_RANK = {"scheduled": 0, "daemon": 0, "placed": 0, "after-scale-up": 1, "pending": 2}
+
+
+def _placements(resources: list[dict]) -> dict[str, dict]:
+    """Pod templates and task definitions by name, with their placement verdict."""
+    found = plan_placement.placement(plan_placement.from_plan({"resources": resources})).as_dict()
+    def why(p: dict) -> str:
+        grown = ", ".join(f"{n} new node(s) of {g}" for g, n in (p.get("scaleUp") or {}).items())
+        return p.get("message") or (f"needs {grown} (a cluster autoscaler or a larger desiredSize)" if grown else "")
+
+    out = {f"pod {p['pod']}": {"status": p["status"], "why": why(p)} for p in found["pods"]}
+    out.update({f"task {t['task']}": {"status": t["status"], "why": t.get("reason", "")} for t in found["tasks"]})
+    return out
+
+
+def _placement(result: PlanDiff, base: list[dict], head: list[dict]) -> None:
+    """A change that leaves a pod or task Pending (or placeable only after scale-up) is named, with
+    the scheduler's reason; one that places what was Pending too."""
+    before, after = _placements(base), _placements(head)
+    for name, now in after.items():
+        was = before.get(name, {"status": "scheduled" if name.startswith("pod ") else "placed", "why": ""})
+        entry = {"name": name, "before": was["status"], "after": now["status"], "why": now["why"] or was["why"]}
+        if _RANK[now["status"]] > _RANK[was["status"]]:
+            result.placement_worse.append(entry)
+        elif _RANK[now["status"]] < _RANK[was["status"]]:
+            result.placement_better.append(entry)
 
 
 def _groups(result: PlanDiff, base: dict[str, Group], head: dict[str, Group]) -> None:
@@ -249,6 +282,11 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
     if d.tolerations:
         lines += ["", h(3, "Tolerations changed"), ""]
         lines += [f"{bullet}{code(t['type'])} {t['name']}: {', '.join(code(c['path']) for c in t['properties'])}" for t in d.tolerations]
+    if d.placement_worse or d.placement_better:
+        lines += ["", h(3, "Placement"), ""]
+        for e in d.placement_worse + d.placement_better:
+            why = f": {e['why']}" if e["why"] and _RANK[e["after"]] else ""
+            lines.append(f"{bullet}{e['name']}: {e['before']} -> {e['after']}{why}")
     if d.new_findings or d.fixed_findings:
         lines += ["", h(3, "Policy"), ""]
         lines += [f"{bullet}new ({f['level']}) {code(f['policy'])} on {f['urn'].rsplit('::', 1)[-1]}: {f['message']}" for f in d.new_findings]

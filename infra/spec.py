@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from pydantic import Field, ValidationError
 
-from components.catalog import catalog
+from components.catalog import catalog, plan_placement
 from components.ack import checks as ack_checks
 from components.ack.args import AckFleetArgs
 from components.ecs.args import EcsFleetArgs
@@ -113,7 +113,8 @@ def load_spec(config: dict[str, object]) -> FleetSpec:
         if spec.eks is not None:
             found = eks_checks.check_fleet(spec.eks, spec.region, cat)
             # Placement needs a fleet whose every other rule holds (known types, one zone per EFA group).
-            found = found or list(eks_placement.check_placement(spec.eks, spec.region, cat))
+            if not found and plan_placement.enabled():
+                found = list(eks_placement.check_placement(spec.eks, spec.region, cat))
             issues += [_from_violation(v, "eks") for v in found]
     if spec.ack is not None:
         issues += [_from_violation(v, "ack") for v in ack_checks.check_fleet(spec.ack, cat.curated["ack"])]

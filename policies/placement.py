@@ -32,8 +32,9 @@ def _placement(args: StackValidationArgs) -> plan_placement.PlanPlacement:
 
 
 def _pod_message(p: k8s_scheduler.Placement) -> str:
-    replicas = f"{p.pending} of {p.pod.replicas} replicas" if p.pod.replicas and p.pod.replicas > 1 else "the pod"
-    return f"{p.pod.owner}: {replicas} stay Pending: {p.message}"
+    if p.pod.replicas and p.pod.replicas > 1:
+        return f"{p.pod.owner}: {p.pending} of {p.pod.replicas} replicas stay Pending: {p.message}"
+    return f"{p.pod.owner}: the pod stays Pending: {p.message}"
 
 
 def _validate_pods(args: StackValidationArgs, report: ReportViolation) -> None:

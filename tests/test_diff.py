@@ -209,3 +209,19 @@ def test_toleration_changes_are_listed(tmp_path):
     assert changed["name"] == "ack-cuda-sample" and changed["properties"][0]["path"].startswith("spec.template.spec.tolerations")
     [pool] = [g for g in d["accelerators"]["groups"] if g["group"] == "v100-core-mem"]
     assert "taints removed: gpufleet.io/shared-gpu=core-mem:NoSchedule" in pool["notes"]
+
+
+def test_a_change_that_leaves_pods_pending_is_named(tmp_path):
+    base = preview_plan("eks-p5-efa")
+    head = copy.deepcopy(base)
+    head["resources"] = [r for r in head["resources"] if not r["name"].endswith("-system")]  # the system node group dropped
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 1  # new mandatory findings: k8s-pods-schedulable
+    worse = {e["name"]: e for e in d["placement"]["worse"]}
+    assert set(worse) == {"pod Deployment kube-system/coredns", "pod Deployment mpi-operator/mpi-operator", "pod MPIJob default/nccl-tests-p5 (Launcher)"}
+    assert worse["pod Deployment kube-system/coredns"]["before"] == "scheduled" and worse["pod Deployment kube-system/coredns"]["after"] == "pending"
+    assert worse["pod Deployment kube-system/coredns"]["why"] == "0/2 nodes are available: 2 node(s) had untolerated taint {nvidia.com/gpu: }."
+    code, d = _json_diff(tmp_path, head, base)
+    assert len(d["placement"]["better"]) == 3 and d["placement"]["worse"] == []
+    _, text, _ = _diff(tmp_path, base, head, "--format", "markdown")
+    assert "### Placement" in text and "- pod Deployment kube-system/coredns: scheduled -> pending: 0/2 nodes are available" in text

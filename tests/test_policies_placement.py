@@ -56,7 +56,7 @@ def test_a_plan_without_its_cluster_is_judged_advisory(judge):
     result = judge([*_group("gpu", "g5.xlarge", [GPU_TAINT]), gpu_pod])
     assert findings(result, "k8s-pods-schedulable") == []
     [message] = findings(result, "placement-unverified", "infer")
-    assert "stay Pending" in message and "existing cluster" in message
+    assert "the pod stays Pending" in message and "existing cluster" in message
 
 
 def test_requests_beyond_allocatable_are_pending(judge):

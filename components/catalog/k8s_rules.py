@@ -7,6 +7,7 @@ and the policy pack call them.
 from __future__ import annotations
 
 from components.catalog.catalog import InstanceType
+from components.catalog.k8s_scheduler import toleration_matches
 
 def extended(resource: str, eks_facts: dict) -> bool:
     """Is `resource` one a device plugin advertises (nvidia.com/gpu[.shared], aws.amazon.com/neuron*,
@@ -23,15 +24,7 @@ def k8s_effect(effect: str | None, eks_facts: dict) -> str | None:
 
 def tolerates(tolerations: list[dict], taint: dict, eks_facts: dict) -> bool:
     """Does any toleration match the taint (Kubernetes semantics; effects in either spelling)?"""
-    effect = k8s_effect(taint.get("effect"), eks_facts)
-    for t in tolerations:
-        operator = t.get("operator") or "Equal"
-        key_ok = t.get("key") == taint.get("key") or (not t.get("key") and operator == "Exists")
-        value_ok = operator == "Exists" or (t.get("value") or "") == (taint.get("value") or "")
-        effect_ok = not t.get("effect") or k8s_effect(t.get("effect"), eks_facts) == effect
-        if key_ok and value_ok and effect_ok:
-            return True
-    return False
+    return any(toleration_matches(t, taint) for t in tolerations)
 
 
 def toleration_for(taint: dict, eks_facts: dict) -> dict:

@@ -9,6 +9,7 @@ same `placement()`, which calls the same simulators the stack spec calls.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -387,8 +388,15 @@ def _admitted_instances(td: Resource, by_type: dict, cat: Catalog) -> list[ecs_s
 # --- the plan -----------------------------------------------------------------------------------
 
 
+def enabled() -> bool:
+    """GPUFLEET_PLACEMENT=off skips the simulation everywhere (spec, plan, pack): the bench's baseline."""
+    return os.environ.get("GPUFLEET_PLACEMENT") != "off"
+
+
 def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> PlanPlacement:
     """Every pod template and task definition of the plan, placed."""
+    if not enabled():
+        return PlanPlacement([], [], [], ["the placement simulation is off (GPUFLEET_PLACEMENT=off)"])
     cat = cat or catalog.load()
     index = _Index(resources)
     eks = cat.curated["eks"]

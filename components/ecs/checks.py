@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from components.capacity_checks import offered_and_purchasable
-from components.catalog import ecs_scheduler, node_capacity, predicates
+from components.catalog import ecs_scheduler, node_capacity, plan_placement, predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
 from components.ecs.neuron import chip_offsets, device_counts, per_chip_families
@@ -41,7 +41,7 @@ def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violatio
         found += [v.under("workloads", i) for v in _workload(wl, fleet, types, cat)]
     found += _family_names(fleet, types)
     found += _vpc_zones(fleet, list(types.values()), region)
-    if not found:
+    if not found and plan_placement.enabled():
         found += _placement(fleet, cat)
     return found
 
