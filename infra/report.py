@@ -106,9 +106,9 @@ def render_summary(summary: dict, console: Console) -> None:
         for w in workloads:
             if "neuronDevicesPerTask" in w:
                 per_task = f"{w['neuronDevicesPerTask']} chips ({w['neuronCoresPerTask']} NeuronCores)"
-                fit = w.get("tasksPerInstanceByChip", "-")
             else:
-                per_task, fit = f"{w['gpusPerTask']} GPUs", w.get("tasksPerInstanceByGpu", "-")
+                per_task = f"{w['gpusPerTask']} GPUs"
+            fit = w.get("tasksPerInstance", "-")
             service = str(w.get("serviceDesiredCount", "-"))
             if "perChip" in w:
                 service += f"\n{w['perChip']['note']}"

@@ -7,7 +7,10 @@ GPU groups count GPUs; Neuron groups count chips and NeuronCores (cores per chip
 
 from __future__ import annotations
 
-from components.catalog import ack_rules, catalog, predicates
+from dataclasses import replace
+
+from components.catalog import ack_rules, catalog, ecs_scheduler, predicates
+from components.ecs import checks as ecs_checks
 from components.catalog.efa import efa_count, efa_layout
 from components.ecs.neuron import device_counts
 from components.eks import checks as eks_checks
@@ -104,16 +107,12 @@ def accelerator_summary(spec: FleetSpec) -> dict:
 def _workload_row(wl, cp, it) -> dict:
     gpus = sum(c.gpus for c in wl.containers)
     row = {"name": wl.name, "capacityProvider": wl.capacity_provider, "gpusPerTask": gpus}
-    if gpus:
-        # GPUs are the binding limit on these fleets; CPU and memory may bind earlier.
-        row["tasksPerInstanceByGpu"] = (predicates.whole_gpus(it) or 0) // gpus
     chips = predicates.neuron_chips(it) or 0
     devices = sum(device_counts(wl, it))
     if it.neuron is not None:
         row["neuronDevicesPerTask"] = devices
         row["neuronCoresPerTask"] = devices * it.neuron.cores_per_device
-        if devices:
-            row["tasksPerInstanceByChip"] = chips // devices
+    row["tasksPerInstance"] = _tasks_per_instance(wl, cp, it, chips)
     if wl.service is None:
         return row
     if wl.service.per_chip:
@@ -127,6 +126,16 @@ def _workload_row(wl, cp, it) -> dict:
     else:
         row["serviceDesiredCount"] = wl.service.desired_count
     return row
+
+
+def _tasks_per_instance(wl, cp, it, chips: int) -> int:
+    """How many of the workload's tasks one instance holds (CPU, registered memory, GPUs, chips: the
+    placement rule); a task per chip counts its chip-index definitions together on one instance."""
+    cat = catalog.load()
+    task, inst = ecs_checks.task_shape(wl, it), ecs_checks.instance_shape(cp, it, cat)
+    if wl.service is not None and wl.service.per_chip:
+        return min(ecs_scheduler.per_instance(replace(task, neuron_chips=frozenset()), inst)[0], chips)
+    return ecs_scheduler.per_instance(task, inst)[0]
 
 
 def _ack_pool(pool, fleet, ack: dict) -> dict:

@@ -17,7 +17,7 @@ from typing import Any
 import pulumi
 from pulumi_policy.proxy import UnknownValueError
 
-from components.catalog.catalog import Catalog, InstanceType, UnknownInstanceType
+from components.catalog.catalog import Catalog, InstanceType
 
 
 def _walk(value: Any, path: tuple[str | int, ...]) -> tuple[bool, Any]:
@@ -111,12 +111,7 @@ def user_data_text(value: Any) -> str:
 
 def instance_type(cat: Catalog, name: Any) -> InstanceType | None:
     """The catalog's record of a type named in an input; None when the name is unknown or absent."""
-    if not isinstance(name, str):
-        return None
-    try:
-        return cat.get(name)
-    except UnknownInstanceType:
-        return None
+    return cat.find(name)
 
 
 def depended_on(resource: Any, *types: str) -> list[Any]:

@@ -25,6 +25,7 @@ def _placement(args: StackValidationArgs) -> plan_placement.PlanPlacement:
             {prop: tuple(d.urn for d in deps) for prop, deps in r.property_dependencies.items()},
         )
         for r in args.resources
+        if plan_placement.reads(r.resource_type)  # converting the others' inputs would be wasted
     ]
     found = plan_placement.placement(resources)
     _LAST[:] = [args.resources, found]

@@ -110,3 +110,49 @@ def test_the_table_has_both_verdicts(pack_verdicts):
 @pytest.mark.parametrize("case", SYSTEM_CASES)
 def test_spec_and_pack_agree_on_system_node_groups(case, pack_verdicts):
     assert _spec_verdict(case) == pack_verdicts[case]
+
+
+# --- ECS: a table of task memory around what each type registers ---------------------------------
+
+from components.catalog import node_capacity  # noqa: E402
+from tests.test_policies_placement import _ecs  # noqa: E402
+
+ECS_TYPES = ("g5.xlarge", "g5.12xlarge")
+ECS_CASES = []
+for _type in ECS_TYPES:
+    _at_most, _estimate = node_capacity.os_memory_mib(CAT.get(_type), CAT.curated["memoryOverhead"])
+    ECS_CASES += [(_type, m) for m in (_estimate, _at_most, _at_most + 1, CAT.get(_type).memory_mib)]
+
+
+def _ecs_spec_verdict(instance_type: str, memory: int) -> bool:
+    fleet = {
+        "clusterName": "parity",
+        "network": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]},
+        "capacityProviders": [{"name": "gpu", "instanceType": instance_type, "minSize": 1, "desiredSize": 1, "maxSize": 4}],
+        "workloads": [{"name": "serve", "capacityProvider": "gpu", "containers": [{"name": "m", "image": "x:1", "memory": memory, "gpus": 1}],
+                       "service": {"desiredCount": 1}}],
+    }
+    try:
+        load_spec({"region": "us-east-1", "ecs": fleet})
+    except SpecError as err:
+        assert {i.rule for i in err.issues} == {"ecs-memory-fits-instance"}, err
+        return True
+    return False
+
+
+@pytest.fixture(scope="module")
+def ecs_pack_verdicts(judge) -> dict:
+    verdicts = {}
+    for instance_type, memory in ECS_CASES:
+        resources = _ecs(1, memory=memory)
+        resources[0]["inputs"]["instanceType"] = instance_type
+        result = judge(resources)
+        verdicts[(instance_type, memory)] = any(f.policy == "ecs-tasks-placeable" for f in result.findings)
+    return verdicts
+
+
+@pytest.mark.parametrize("case", ECS_CASES)
+def test_spec_and_pack_agree_on_registered_memory(case, ecs_pack_verdicts):
+    instance_type, memory = case
+    at_most, _ = node_capacity.os_memory_mib(CAT.get(instance_type), CAT.curated["memoryOverhead"])
+    assert _ecs_spec_verdict(*case) == ecs_pack_verdicts[case] == (memory > at_most)

@@ -101,7 +101,7 @@ def test_summary_counts_chips_and_neuron_cores(plan):
     serve = workloads["llm-serve"]
     assert serve["serviceDesiredCount"] == count * 2 and serve["perChip"]["services"] == count
     assert serve["perChip"]["note"] == f"one task per chip: {count} chips x 2 instances = {count * 2} tasks"
-    assert (serve["neuronDevicesPerTask"], serve["neuronCoresPerTask"], serve["tasksPerInstanceByChip"]) == (1, cores, count)
+    assert (serve["neuronDevicesPerTask"], serve["neuronCoresPerTask"], serve["tasksPerInstance"]) == (1, cores, count)
     assert workloads["train"]["neuronCoresPerTask"] == chips("trn1.32xlarge")[0] * chips("trn1.32xlarge")[1]
 
 

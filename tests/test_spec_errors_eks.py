@@ -156,3 +156,63 @@ def test_an_efa_group_without_placement_group_or_reservation(stack_variant):
     err = _errors(stack_variant(lambda c: _group(c)["efa"].__setitem__("placementGroup", False), "eks-trn1"))
     assert "gpufleet:eks.nodeGroups[0].efa.placementGroup = false: EFA nodes need a cluster placement group" in err
     assert "[rule: eks-efa-placement]" in err
+
+
+def _system(c) -> dict:
+    return c["gpufleet:eks"].setdefault("systemNodeGroup", {})
+
+
+def test_turning_the_system_group_off_with_only_tainted_groups(stack_variant):
+    path = stack_variant(lambda c: _system(c).__setitem__("enabled", False), "eks-p5-efa")
+    err = _errors(path)
+    line = 1 + next(i for i, text in enumerate(path.read_text().splitlines()) if "enabled: false" in text)
+    assert (
+        f"{path}:{line}: gpufleet:eks.systemNodeGroup.enabled = false: Deployment kube-system/coredns: 2 of 2 Pending: "
+        "0/2 nodes are available: 2 node(s) had untolerated taint {nvidia.com/gpu: }. (keep the system node group, or give "
+        "one node group taints: []) [rule: k8s-pods-schedulable]"
+    ) in err
+    assert "MPIJob default/nccl-tests-p5 (Launcher): 1 of 1 Pending" in err and "Deployment mpi-operator/mpi-operator" in err
+
+
+def test_an_untainted_group_may_replace_the_system_group(stack_variant):
+    from tests.conftest import preview_plan
+
+    def edit(c):
+        _system(c)["enabled"] = False
+        _group(c)["taints"] = []
+
+    plan = preview_plan("--config-file", str(stack_variant(edit, "eks-g5-timeslice")))
+    assert not any(r["name"].endswith("-system") for r in plan["resources"])
+    [coredns] = [p for p in plan["placement"]["pods"] if p["pod"] == "Deployment kube-system/coredns"]
+    assert coredns["status"] == "scheduled" and set(coredns["nodeGroups"]) == {"g5"}
+
+
+def test_a_system_group_too_small_for_coredns(stack_variant):
+    # t3.nano: 512 MiB, 4 pods; after kube-reserved and eviction one CoreDNS (70Mi) fits a node.
+    path = stack_variant(lambda c: _system(c).update(instanceType="t3.nano", minSize=1, desiredSize=1, maxSize=1), "eks-p5-efa")
+    err = _errors(path)
+    assert "gpufleet:eks.systemNodeGroup.instanceType = 't3.nano': Deployment kube-system/coredns: 1 of 2 Pending: 0/3 nodes are available:" in err
+    assert "1 Insufficient memory" in err and "(a larger type or more nodes) [rule: k8s-pods-schedulable]" in err
+
+
+def test_the_system_group_takes_general_purpose_types_only(stack_variant):
+    err = _errors(stack_variant(lambda c: _system(c).__setitem__("instanceType", "g5.xlarge"), "eks-p5-efa"))
+    assert "gpufleet:eks.systemNodeGroup.instanceType = 'g5.xlarge': a system node group uses a general-purpose type of" in err
+    assert "[rule: eks-system-node-group]" in err
+    err = _errors(stack_variant(lambda c: _system(c).__setitem__("instanceType", "m6i.larg"), "eks-p5-efa"))
+    assert "gpufleet:eks.systemNodeGroup.instanceType = 'm6i.larg': unknown instance type" in err and "did you mean m6i.large" in err
+
+
+def test_system_group_sizes_and_names(stack_variant):
+    err = _errors(stack_variant(lambda c: _system(c).update(minSize=3, desiredSize=2), "eks-p5-efa"))
+    assert "gpufleet:eks.systemNodeGroup" in err and "minSize <= desiredSize <= maxSize" in err
+    err = _errors(stack_variant(lambda c: _group(c).__setitem__("name", "system"), "eks-g5-timeslice"))
+    assert "gpufleet:eks.nodeGroups[0].name = 'system': the system node group is named system" in err
+
+
+def test_a_capacity_block_group_names_no_instance_types(stack_variant):
+    from tests.conftest import preview_plan
+
+    plan = preview_plan("eks-p5-efa")
+    [group] = [r for r in plan["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup" and r["name"] == "p5-train-p5"]
+    assert "instanceTypes" not in group["inputs"]

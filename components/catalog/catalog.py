@@ -174,6 +174,10 @@ class Catalog:
             reason = f"not in the EC2 data of the catalog ({self.source}); if it is new, run `{REGENERATE}`"
         raise UnknownInstanceType(name, reason, difflib.get_close_matches(name, self.types, n=3, cutoff=0.6))
 
+    def find(self, name: object) -> InstanceType | None:
+        """The record of a type named in some input; None when the name is absent or unknown."""
+        return self.types.get(name) if isinstance(name, str) else None
+
     def ecs(self) -> dict:
         return self.curated["ecs"]
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from components.catalog import catalog, charts, ecs_scheduler, k8s_scheduler, k8s_workloads, node_capacity, predicates
-from components.catalog.catalog import Catalog, UnknownInstanceType
+from components.catalog.catalog import Catalog
 from components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
 from components.catalog.efa import EFA_TYPES
 
@@ -31,6 +31,16 @@ CAPACITY_PROVIDER = "aws:ecs/capacityProvider:CapacityProvider"
 AUTO_SCALING_GROUP = "aws:autoscaling/group:Group"
 ACK_NODE_POOL = "alicloud:cs/nodePool:NodePool"
 ACK_CLUSTER = "alicloud:cs/managedKubernetes:ManagedKubernetes"
+
+
+# The resource types the placement reads (and every Kubernetes object): callers may hand in only these.
+READS = frozenset(
+    {NODE_GROUP, CLUSTER, ADDON, LAUNCH_TEMPLATE, SUBNET, TASK_DEFINITION, SERVICE, CAPACITY_PROVIDER, AUTO_SCALING_GROUP, ACK_NODE_POOL, ACK_CLUSTER}
+)
+
+
+def reads(type_token: str) -> bool:
+    return type_token in READS or type_token.startswith("kubernetes:")
 
 
 @dataclass(frozen=True)
@@ -128,15 +138,6 @@ def _int(value: object, default: int = 0) -> int:
         return default
 
 
-def _type(cat: Catalog, name: object):
-    if not isinstance(name, str):
-        return None
-    try:
-        return cat.get(name)
-    except UnknownInstanceType:
-        return None
-
-
 # --- EKS ----------------------------------------------------------------------------------------
 
 
@@ -145,7 +146,7 @@ def node_group_instance_type(index: _Index, group: Resource, cat: Catalog):
     names = [t for t in group.props.get("instanceTypes") or [] if isinstance(t, str)]
     if not names:
         names = [t.props.get("instanceType") for t in index.deps(group, LAUNCH_TEMPLATE) if isinstance(t.props.get("instanceType"), str)]
-    return _type(cat, names[0]) if len(names) == 1 else None
+    return cat.find(names[0]) if len(names) == 1 else None
 
 
 def _efa_interfaces(index: _Index, group: Resource) -> int:
@@ -310,7 +311,7 @@ def _instance_shapes(index: _Index, cat: Catalog) -> dict[str, tuple[ecs_schedul
         for group in index.deps(cp, AUTO_SCALING_GROUP):
             templates = index.deps(group, LAUNCH_TEMPLATE)
             names = {t.props.get("instanceType") for t in templates}
-            it = _type(cat, next(iter(names))) if len(names) == 1 else None
+            it = cat.find(next(iter(names))) if len(names) == 1 else None
             if it is None:
                 continue
             registered = node_capacity.ecs_registered(it, cat.curated["memoryOverhead"])

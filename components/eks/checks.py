@@ -41,10 +41,10 @@ def system_ami_type(it, eks_facts: dict) -> str | None:
 
 def vpc_zones(fleet: EksFleetArgs, cat: Catalog, region: str) -> tuple[str, ...]:
     """Zones of a created VPC: those that offer every node group's type (the system group's too), in order."""
-    names = [ng.instance_type for ng in fleet.node_groups]
-    if system_group_created(fleet):
-        names.append(fleet.system_node_group.instance_type)
-    return predicates.zones_offering([cat.get(name) for name in names], region)
+    types = [cat.get(ng.instance_type) for ng in fleet.node_groups]
+    if system_group_created(fleet) and fleet.system_node_group.instance_type in cat.types:
+        types.append(cat.get(fleet.system_node_group.instance_type))  # an unknown one is reported by its own check
+    return predicates.zones_offering(types, region)
 
 
 def efa_zone(ng: NodeGroupArgs, fleet: EksFleetArgs, cat: Catalog, region: str) -> str | None:
