@@ -43,6 +43,9 @@ def _validate_pods(args: StackValidationArgs, report: ReportViolation) -> None:
     for p in found.pending_pods():
         if found.certain(p):
             report(_pod_message(p), p.pod.urn)
+    if not found.gaps:
+        for p, shape, wanted in found.unserved():
+            report(k8s_scheduler.unserved_message(p, shape, wanted), p.pod.urn)
 
 
 def _validate_tasks(args: StackValidationArgs, report: ReportViolation) -> None:

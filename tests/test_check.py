@@ -38,6 +38,8 @@ def test_a_pulumi_preview_document_is_judged():
         ("ec2-imdsv2-required", "mandatory", "gpu-nodes"),
         ("gpu-instance-no-public-ip", "advisory", "gpu-nodes"),
         ("gpu-node-no-open-ingress", "mandatory", "gpu-nodes"),
+        # No capacity provider in this program: where the task runs is not in the plan, said, not passed.
+        ("placement-unverified", "advisory", "trainer"),
     }
     # The deleted task definition has no new state: nothing of it is judged.
     assert not any("old-job" in v["urn"] for v in policy["violations"])
@@ -65,7 +67,7 @@ def test_human_output_names_the_format_and_the_fix():
     code, out, _ = run_cli("check", str(PREVIEW_JSON))
     assert code == 1
     assert "(pulumi-preview, 5 resources)" in out
-    assert "3 mandatory, 1 advisory" in out
+    assert "3 mandatory, 2 advisory" in out
     assert "fix: Set metadataOptions: {httpTokens: required" in out
 
 

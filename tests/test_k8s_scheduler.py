@@ -218,3 +218,13 @@ def test_tight_memory_is_noted_not_pending():
     assert placed.status == ks.SCHEDULED and placed.unverified and "memory is tight" in placed.notes[0]
     [roomy] = simulate([shape], [pod(memory="8Gi")])
     assert not roomy.notes
+
+
+def test_a_plugin_that_runs_on_no_node_of_a_group_it_serves_is_named():
+    plugin = PodTemplate(owner="DaemonSet plugin", replicas=None, node_selector={"gpu": "yes"}, advertises=("nvidia.com/gpu",))
+    served = node("labelled", 1, labels={"gpu": "yes"}, **{"nvidia.com/gpu": 4})
+    missed = node("bare", 2, **{"nvidia.com/gpu": 4})
+    empty = node("empty", 0, max_nodes=2, **{"nvidia.com/gpu": 4})  # no node yet: nothing to serve
+    cpu_only = node("cpu", 2)
+    [result] = simulate([served, missed, empty, cpu_only], [plugin])
+    assert [(shape.group, wanted) for shape, wanted in ks.unserved(result, [served, missed, empty, cpu_only])] == [("bare", ["nvidia.com/gpu"])]

@@ -107,6 +107,12 @@ def test_efa_is_advertised_only_where_the_efa_plugin_runs(judge):
     missing = judge([cluster, *_group("system", "m6i.large", []), *group, efa_release(elsewhere), workers])
     [message] = findings(missing, "k8s-pods-schedulable", "nccl")
     assert "MPIJob default/nccl (Worker): 2 of 2 replicas stay Pending" in message and "4 Insufficient vpc.amazonaws.com/efa" in message
+    # The plugin itself is named: it serves the p5 group but runs on none of its nodes.
+    [message] = findings(missing, "k8s-pods-schedulable", "efa")
+    assert message.splitlines()[-1] == (
+        "DaemonSet kube-system/efa (aws-efa-k8s-device-plugin v0.5.30) runs on no node of group p5 (its taints, node "
+        "selector or affinity exclude p5.48xlarge): vpc.amazonaws.com/efa is never advertised there"
+    )
 
 
 def _ecs(desired: int, memory: int = 1024) -> list[dict]:

@@ -389,6 +389,26 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate]) -> list[P
     return results
 
 
+def unserved(result: Placement, shapes: Sequence[NodeShape]) -> list[tuple[NodeShape, list[str]]]:
+    """The groups a device-plugin DaemonSet should serve (their nodes have what it advertises) but
+    runs on no node of: there those resources are never advertised."""
+    if result.pod.replicas is not None or not result.pod.advertises:
+        return []
+    found = []
+    for shape in shapes:
+        wanted = [r for r in result.pod.advertises if r in shape.allocatable]
+        if wanted and shape.nodes and shape.group not in result.placed:
+            found.append((shape, wanted))
+    return found
+
+
+def unserved_message(result: Placement, shape: NodeShape, wanted: list[str]) -> str:
+    return (
+        f"{result.pod.owner} runs on no node of group {shape.group} (its taints, node selector or affinity exclude "
+        f"{shape.instance_type}): {', '.join(wanted)} is never advertised there"
+    )
+
+
 def _place_replicas(pod, result: Placement, nodes: list[_Node], shapes, empty, grown: Counter) -> None:
     for _ in range(pod.replicas):
         node = next((n for n in nodes if not n.reasons(pod)), None)

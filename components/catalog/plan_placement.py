@@ -69,6 +69,10 @@ class PlanPlacement:
     def pending_pods(self) -> list[k8s_scheduler.Placement]:
         return [p for p in self.pods if p.status == k8s_scheduler.PENDING]
 
+    def unserved(self) -> list[tuple[k8s_scheduler.Placement, k8s_scheduler.NodeShape, list[str]]]:
+        """(device plugin, group, resources) where a plugin runs on no node of a group it serves."""
+        return [(p, shape, wanted) for p in self.pods for shape, wanted in k8s_scheduler.unserved(p, self.shapes)]
+
     def pending_tasks(self) -> list[ecs_scheduler.TaskPlacement]:
         return [t for t in self.tasks if t.status == ecs_scheduler.PENDING]
 
@@ -169,7 +173,8 @@ def _plugins(index: _Index, cat: Catalog) -> list[tuple[str, dict, Resource]]:
     return [(*by_chart[r.props["chart"]], r) for r in index.of(RELEASE) if r.props.get("chart") in by_chart]
 
 
-def _advertised(key: str, chart: dict, values: Mapping, eks: dict) -> tuple[str, ...]:
+def advertised(chart: dict, values: Mapping | None, eks: dict) -> tuple[str, ...]:
+    """The extended resources a device-plugin release advertises on the nodes it runs on."""
     if chart["serves"] == "efa":
         return (eks["efaResource"],)
     if chart["serves"] == "neuron":
@@ -254,13 +259,15 @@ def pod_templates(index: _Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTe
     for key, chart, release in _plugins(index, cat):
         values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
         name = release.props.get("name") if isinstance(release.props.get("name"), str) else release.name
-        pods += k8s_workloads.device_plugin_pods(key, chart, values, name, release.urn, _advertised(key, chart, values, eks))
+        pods += k8s_workloads.device_plugin_pods(key, chart, values, name, release.urn, advertised(chart, values, eks))
     clusters = index.of(CLUSTER)
     if clusters:
         if any(c.props.get("bootstrapSelfManagedAddons") is not False for c in clusters):
             pods += k8s_workloads.addon_pods(eks["defaultAddons"], _addon_overrides(index), clusters[0].urn)
     elif index.of(NODE_GROUP):
         gaps.append("the plan joins an existing cluster: its other node groups and running pods are not in the plan")
+    elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not index.of(ACK_NODE_POOL):
+        gaps.append("the plan creates no cluster and no node group: the nodes its pods run on are not in the plan")
     if len(clusters) > 1:
         gaps.append("the plan has several clusters: pods are judged against every node group")
     operator = charts_facts["mpiOperator"]
@@ -337,9 +344,6 @@ def _instance_shapes(index: _Index, cat: Catalog) -> dict[str, tuple[ecs_schedul
 
 def task_placements(index: _Index, cat: Catalog) -> tuple[list[ecs_scheduler.TaskPlacement], list[str]]:
     instances = _instance_shapes(index, cat)
-    if not instances:
-        judged = index.of(TASK_DEFINITION)
-        return [], ["the plan has no ECS capacity provider whose instance type is known: its tasks' placement is not judged"] if judged else []
     by_type: dict[str, list[ecs_scheduler.InstanceShape]] = {}
     for shape, _ in instances.values():
         by_type.setdefault(shape.instance_type, []).append(shape)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.catalog import charts, k8s_scheduler, k8s_workloads, node_capacity
+from components.catalog import charts, k8s_scheduler, k8s_workloads, node_capacity, plan_placement
 from components.catalog.catalog import Catalog
 from components.catalog.efa import efa_count, efa_layout
 from components.eks import checks
@@ -72,11 +72,7 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
     found: list[tuple[tuple, k8s_scheduler.PodTemplate]] = []
     for key, values in plugin_values.items():
         chart = charts_facts[key]
-        advertised = {
-            "efa": (eks["efaResource"],),
-            "neuron": (eks["acceleratorResources"]["neuron"], eks["neuronCoreResource"]),
-        }.get(chart["serves"]) or (charts.nvidia_sharing(values, eks["acceleratorResources"]["nvidia"]).get("resource", eks["acceleratorResources"]["nvidia"]),)
-        for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, advertised):
+        for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, plan_placement.advertised(chart, values, eks)):
             found.append((("kubernetes",), pod))
     if fleet.cluster.create is not None:
         found += [(_SYSTEM, pod) for pod in k8s_workloads.addon_pods(eks["defaultAddons"])]
@@ -123,17 +119,9 @@ def _fix(fleet: EksFleetArgs, where: tuple) -> tuple[tuple, object, str]:
 def _plugins_run(fleet: EksFleetArgs, shapes, found, placed) -> Iterator[Violation]:
     """A device plugin that runs on no node of a group it serves: the group's accelerators or EFA
     interfaces are never advertised (the EFA chart's instance list lacks the type, say)."""
-    for (_, pod), result in zip(found, placed):
-        if pod.replicas is not None or not pod.advertises:
-            continue
-        for i, ng in enumerate(fleet.node_groups):
-            shape = next(s for s in shapes if s.group == ng.name)
-            wanted = [r for r in pod.advertises if r in shape.allocatable]
-            if wanted and ng.name not in result.placed and shape.nodes:
-                yield Violation(
-                    "k8s-device-plugin-runs",
-                    ("nodeGroups", i, "instanceType"),
-                    ng.instance_type,
-                    f"{pod.owner} does not run on node group {ng.name} (its taints, node selector or affinity exclude "
-                    f"{ng.instance_type}): {', '.join(wanted)} is never advertised there",
-                )
+    names = [ng.name for ng in fleet.node_groups]
+    for result in placed:
+        for shape, wanted in k8s_scheduler.unserved(result, shapes):
+            i = names.index(shape.group)
+            message = k8s_scheduler.unserved_message(result, shape, wanted)
+            yield Violation("k8s-pods-schedulable", ("nodeGroups", i, "instanceType"), shape.instance_type, message)
