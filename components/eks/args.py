@@ -157,10 +157,10 @@ class SystemNodeGroupArgs(SpecModel):
     )
     instance_type: str = Field(
         "m6i.large",
-        description="A general-purpose type of the families the catalog keeps offerings for (m5, m6i, m6a, "
-        "m7i, m7a, m6g, m7g, c6i, c7i, t3).",
+        description="A general-purpose type of a family the catalog keeps zone offerings for "
+        "(`eks.systemNodeFamilies` in the curated facts; an error lists them).",
     )
-    min_size: int = Field(2, ge=0, description="Minimum number of nodes; two keeps both CoreDNS replicas up through a node's loss.")
+    min_size: int = Field(2, ge=0, description="Minimum number of nodes; two or more keep a CoreDNS replica up through a node's loss.")
     desired_size: int = Field(2, ge=0, description="Nodes at creation.")
     max_size: int = Field(3, ge=1, description="Maximum number of nodes.")
     root_volume_gib: int = Field(50, alias="rootVolumeGiB", ge=20, le=16384, description="Size of the encrypted gp3 root volume in GiB.")
