@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from components.catalog import ack_rules, catalog, ecs_scheduler, predicates
 from components.ecs import checks as ecs_checks
-from components.catalog.efa import efa_count, efa_layout
+from components.catalog.efa import efa_count
 from components.ecs.neuron import device_counts
 from components.eks import checks as eks_checks
 from components.k8s.nccl_test import nccl_size
@@ -93,7 +93,7 @@ def accelerator_summary(spec: FleetSpec) -> dict:
         for ng in spec.eks.node_groups:
             it = cat.get(ng.instance_type)
             details = {"purchase": ng.capacity_type, "amiType": eks_checks.ami_type(ng, cat)}
-            efa = efa_count(efa_layout(it, ng.efa.secondary_interface_type)) if ng.efa else 0
+            efa = efa_count(eks_checks.efa_interfaces(ng, cat)) if ng.efa else 0
             groups.append(_group(it, "eks", ng.name, (ng.min_size, ng.desired_size, ng.max_size), details, efa))
     summary = {"groups": groups, "totals": _totals(groups), "workloads": workloads}
     if spec.ack is not None:

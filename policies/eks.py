@@ -17,7 +17,7 @@ from pulumi_policy import (
 )
 
 from components.catalog import catalog, eks_rules
-from components.catalog.efa import efa_layout_problems
+from components.catalog.efa import efa_bandwidth_note, efa_layout_problems
 from policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP, has_efa, interfaces, template_types
 from policies.inputs import depended_on, get, instance_type, items, present, truthy
 
@@ -45,6 +45,14 @@ def _validate_efa_interfaces(args: StackValidationArgs, report: ReportViolation)
         for problem in efa_layout_problems(it, interfaces(template)):
             where = f"node group {group.name!r}'s " if group is not None else ""
             report(f"{where}launch template {template.name!r} ({it.name}): {problem}", template.urn)
+
+
+def _validate_efa_bandwidth(args: StackValidationArgs, report: ReportViolation) -> None:
+    for template, it, group in _efa_templates(args):
+        note = efa_bandwidth_note(it, interfaces(template)) if it is not None else None
+        if note:
+            where = f"node group {group.name!r}'s " if group is not None else ""
+            report(f"{where}launch template {template.name!r}: {note}", template.urn)
 
 
 def _self_referencing(group) -> tuple[bool, bool]:
@@ -105,11 +113,21 @@ def _validate_taint_effects(args: ResourceValidationArgs, report: ReportViolatio
 POLICIES = [
     StackValidationPolicy(
         name="eks-efa-interfaces",
-        description="A launch template with EFA interfaces has MaximumEfaInterfaces of them, the primary on card 0 at "
-        "DeviceIndex 0 (never efa-only), the others at DeviceIndex 1 on distinct cards the type has.",
+        description="A launch template with EFA interfaces lays them out as EC2 accepts for its type: a primary on card 0 "
+        "at device index 0 that is not efa-only, cards the type has, device indexes below each card's "
+        "MaximumNetworkInterfaces, interface types the card supports, no card and device index twice, at most "
+        "MaximumEfaInterfaces EFA interfaces.",
         enforcement_level=EnforcementLevel.MANDATORY,
         validate=_validate_efa_interfaces,
-        remediation_steps="Lay the interfaces out from the type's NetworkCards: see `gpufleet catalog TYPE` for its EFA count.",
+        remediation_steps="Lay the interfaces out from the type's NetworkCards (`gpufleet catalog TYPE`): AWS recommends an "
+        "ENA primary, efa-only on card 0 at device index 1 and at device index 0 on every further card.",
+    ),
+    StackValidationPolicy(
+        name="eks-efa-bandwidth",
+        description="A launch template with EFA interfaces uses all MaximumEfaInterfaces of its type (fewer leave EFA bandwidth unused).",
+        enforcement_level=EnforcementLevel.ADVISORY,
+        validate=_validate_efa_bandwidth,
+        remediation_steps="Add an efa-only interface on each further network card that supports EFA.",
     ),
     StackValidationPolicy(
         name="eks-efa-security-group",

@@ -42,13 +42,27 @@ def test_efa_interfaces(judge):
     sg, a = _group("sg"), _subnet("a", "us-east-1b")
     it = catalog.load().get("p5.48xlarge")
     good = _template("good", "p5.48xlarge", sg)
-    # eksctl issue 7520: device indexes 0, 1, 2, ...
-    counted = _template("counted", "p5.48xlarge", sg, [dataclasses.replace(i, device_index=k) for k, i in enumerate(efa_layout(it))])
+    # eksctl issue 7520: device indexes 0, 1, 2, ... past each p5 card's two interfaces
+    counted = _template("counted", "p5.48xlarge", sg, [dataclasses.replace(i, device_index=k) for k, i in enumerate(efa_layout(it, "efa-primary"))])
     result = judge([sg, a, good, counted, _node_group("ng-good", "p5.48xlarge", good, [a]), _node_group("ng-counted", "p5.48xlarge", counted, [a])])
     assert findings(result, "eks-efa-interfaces", "good") == []
     messages = findings(result, "eks-efa-interfaces", "counted")
     assert len(messages) == it.max_efa_interfaces - 2
-    assert "node group 'ng-counted''s launch template 'counted' (p5.48xlarge): the interface on network card 2 has device index 2" in messages[0]
+    assert (
+        "node group 'ng-counted''s launch template 'counted' (p5.48xlarge): device index 2 on network card 2: the card of "
+        "p5.48xlarge takes 2 interface(s), device indexes 0..1"
+    ) in messages[0]
+
+
+def test_fewer_efa_interfaces_are_advisory(judge):
+    sg = _group("sg")
+    it = catalog.load().get("p5.48xlarge")
+    half = _template("half", "p5.48xlarge", sg, efa_layout(it, count=16), instanceType="p5.48xlarge")
+    result = judge([sg, half, _template("all", "p5.48xlarge", sg, instanceType="p5.48xlarge")])
+    assert findings(result, "eks-efa-interfaces", "half") == [] and findings(result, "eks-efa-bandwidth", "all") == []
+    [message] = findings(result, "eks-efa-bandwidth", "half")
+    assert "16 of the 32 EFA interfaces p5.48xlarge takes" in message
+    assert {f.level for f in result.findings if f.policy == "eks-efa-bandwidth"} == {"advisory"}
 
 
 def test_efa_interfaces_use_the_templates_own_type_without_a_node_group(judge):
@@ -57,8 +71,8 @@ def test_efa_interfaces_use_the_templates_own_type_without_a_node_group(judge):
     per_card = [dataclasses.replace(i, interface_type="efa") for i in efa_layout(b300)]  # efa on card 0 too
     result = judge([sg, _template("b300", "p6-b300.48xlarge", sg, per_card, instanceType="p6-b300.48xlarge")])
     messages = findings(result, "eks-efa-interfaces", "b300")
-    assert any("17 EFA interfaces but p6-b300.48xlarge takes 16" in m for m in messages)
-    assert any("the primary interface must be a plain interface" in m for m in messages)
+    assert any("17 EFA interfaces but p6-b300.48xlarge takes at most 16" in m for m in messages)
+    assert any("network card 0 of p6-b300.48xlarge does not support efa" in m for m in messages)
 
 
 def test_efa_security_group(judge):

@@ -47,14 +47,17 @@ def test_plan_matches_golden(plans, stack):
     assert plans[stack]["policy"]["violations"] == []
 
 
-@pytest.mark.parametrize("stack, instance_type, secondary", [("eks-p5-efa", "p5.48xlarge", "efa-only"), ("eks-trn1", "trn1.32xlarge", "efa")])
-def test_efa_interfaces_come_card_by_card_from_ec2(plans, stack, instance_type, secondary):
+@pytest.mark.parametrize("stack, instance_type", [("eks-p5-efa", "p5.48xlarge"), ("eks-trn1", "trn1.32xlarge")])
+def test_efa_interfaces_come_card_by_card_from_ec2(plans, stack, instance_type):
+    """AWS's recommended layout: an ENA primary (no interfaceType), efa-only on card 0 at device index
+    1, then efa-only at device index 0 on each further card, MaximumEfaInterfaces of them."""
     template = one(plans[stack], "aws:ec2/launchTemplate:LaunchTemplate")
     interfaces = template["networkInterfaces"]
-    assert len(interfaces) == RAW[instance_type]["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"]
-    assert (interfaces[0]["deviceIndex"], interfaces[0]["networkCardIndex"], interfaces[0]["interfaceType"]) == (0, 0, "efa")
-    assert [i["networkCardIndex"] for i in interfaces[1:]] == list(range(1, len(interfaces)))
-    assert {(i["deviceIndex"], i["interfaceType"]) for i in interfaces[1:]} == {(1, secondary)}
+    assert len(interfaces) == RAW[instance_type]["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"] + 1
+    assert (interfaces[0]["deviceIndex"], interfaces[0]["networkCardIndex"], interfaces[0].get("interfaceType")) == (0, 0, None)
+    assert (interfaces[1]["deviceIndex"], interfaces[1]["networkCardIndex"], interfaces[1]["interfaceType"]) == (1, 0, "efa-only")
+    assert [i["networkCardIndex"] for i in interfaces[2:]] == list(range(1, len(interfaces) - 1))
+    assert {(i["deviceIndex"], i["interfaceType"]) for i in interfaces[2:]} == {(0, "efa-only")}
     # Security groups on every interface (the EFA group and the cluster's), none on the template.
     assert all(len(i["securityGroups"]) == 2 for i in interfaces) and "vpcSecurityGroupIds" not in template
     assert template["metadataOptions"]["httpTokens"] == "required" and template["metadataOptions"]["httpPutResponseHopLimit"] == 1

@@ -25,7 +25,7 @@ def test_efa_on_g6_xlarge(stack_variant):
 def test_33_interfaces_on_p5(stack_variant):
     maximum = RAW["p5.48xlarge"]["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"]
     err = _errors(stack_variant(lambda c: _group(c)["efa"].__setitem__("interfaces", maximum + 1), "eks-p5-efa"))
-    assert f"gpufleet:eks.nodeGroups[0].efa.interfaces = {maximum + 1}: {maximum + 1} EFA interfaces but p5.48xlarge takes {maximum}" in err
+    assert f"gpufleet:eks.nodeGroups[0].efa.interfaces = {maximum + 1}: {maximum + 1} EFA interfaces but p5.48xlarge takes at most {maximum}" in err
     assert "[rule: eks-efa-interfaces]" in err
 
 
@@ -216,3 +216,26 @@ def test_a_capacity_block_group_names_no_instance_types(stack_variant):
     plan = preview_plan("eks-p5-efa")
     [group] = [r for r in plan["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup" and r["name"] == "p5-train-p5"]
     assert "instanceTypes" not in group["inputs"]
+
+
+def test_the_secondary_type_belongs_to_the_efa_primary_layout(stack_variant):
+    err = _errors(stack_variant(lambda c: _group(c)["efa"].__setitem__("secondaryInterfaceType", "efa-only"), "eks-p5-efa"))
+    assert "gpufleet:eks.nodeGroups[0].efa.secondaryInterfaceType = 'efa-only': the recommended layout makes every EFA interface efa-only" in err
+    assert "[rule: eks-efa-layout]" in err
+
+
+def test_the_efa_primary_layout_and_fewer_interfaces_are_laid_out(stack_variant):
+    from tests.conftest import preview_plan
+
+    def edit(c):
+        _group(c)["efa"].update(layout="efa-primary", secondaryInterfaceType="efa-only", interfaces=16)
+
+    plan = preview_plan("--config-file", str(stack_variant(edit, "eks-p5-efa")))
+    [template] = [r["inputs"] for r in plan["resources"] if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate" and r["name"] == "p5-train-p5"]
+    interfaces = template["networkInterfaces"]
+    assert (interfaces[0]["deviceIndex"], interfaces[0]["interfaceType"]) == (0, "efa") and len(interfaces) == 16
+    assert {(i["deviceIndex"], i["interfaceType"]) for i in interfaces[1:]} == {(1, "efa-only")}
+    # The NCCL workers ask for what the group has, and the pack notes the unused bandwidth.
+    [job] = [r["inputs"] for r in plan["resources"] if r["type"].endswith(":MPIJob")]
+    assert job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]["vpc.amazonaws.com/efa"] == 16
+    assert [v["policy"] for v in plan["policy"]["violations"]] == ["eks-efa-bandwidth"]

@@ -72,10 +72,17 @@ class TaintArgs(SpecModel):
 class EfaArgs(SpecModel):
     """Elastic Fabric Adapter interfaces, laid out from the instance type's network cards."""
 
+    layout: Literal["recommended", "efa-primary"] | None = Field(
+        None,
+        description="recommended (AWS's current guidance: an ENA primary, efa-only on card 0 at device index 1 "
+        "and at device index 0 on every further card; efa-only needs VPC CNI 1.18.5+), or efa-primary (efa on "
+        "card 0, one interface per further card at device index 1). Absent: recommended, unless the type's "
+        "card 0 takes one interface only and the layout cannot reach the count.",
+    )
     secondary_interface_type: Literal["efa", "efa-only"] = Field(
         "efa",
-        description="Type of the interfaces after the primary: efa, or efa-only (no IP address used; needs VPC "
-        "CNI 1.18.5+). The primary is never efa-only.",
+        description="With the efa-primary layout, the type of the interfaces after the primary: efa, or "
+        "efa-only (no IP address used). The primary is never efa-only.",
     )
     availability_zone: str | None = Field(
         None,
@@ -85,8 +92,8 @@ class EfaArgs(SpecModel):
     interfaces: int | None = Field(
         None,
         ge=1,
-        description="The EFA interface count you expect, checked against the type's MaximumEfaInterfaces "
-        "(the layout always uses all of them); absent checks nothing.",
+        description="EFA interfaces to lay out, at most the type's MaximumEfaInterfaces (fewer leave bandwidth "
+        "unused); absent takes them all.",
     )
     placement_group: bool = Field(
         True,

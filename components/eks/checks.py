@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from components.capacity_checks import offered_and_purchasable
 from components.catalog import eks_rules, k8s_rules, predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
-from components.catalog.efa import efa_count_problem, efa_supported
+from components.catalog.efa import default_layout, efa_count_problem, efa_layout, efa_supported
 from components.eks.args import EksFleetArgs, NodeGroupArgs
 from components.spec_model import Violation, duplicate_names
 
@@ -18,6 +18,12 @@ from components.spec_model import Violation, duplicate_names
 def ami_type(ng: NodeGroupArgs, cat: Catalog) -> str | None:
     """The node group's AMI type: the one named, else the accelerator's AL2023 type."""
     return ng.ami_type or eks_rules.default_ami_type(cat.get(ng.instance_type), cat.curated["eks"])
+
+
+def efa_interfaces(ng: NodeGroupArgs, cat: Catalog):
+    """The EFA group's launch template interfaces: its layout and count, from the type's network cards."""
+    efa = ng.efa
+    return efa_layout(cat.get(ng.instance_type), efa.layout, efa.secondary_interface_type, efa.interfaces)
 
 
 def places_in_group(ng: NodeGroupArgs) -> bool:
@@ -165,6 +171,17 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
     reason = efa_count_problem(it, ng.efa.interfaces) if ng.efa.interfaces is not None else None
     if reason:
         yield Violation("eks-efa-interfaces", ("efa", "interfaces"), ng.efa.interfaces, reason)
+        return
+    layout = ng.efa.layout or default_layout(it, ng.efa.interfaces)
+    if layout == "recommended" and "secondary_interface_type" in ng.efa.model_fields_set:
+        yield Violation(
+            "eks-efa-layout", ("efa", "secondaryInterfaceType"), ng.efa.secondary_interface_type,
+            "the recommended layout makes every EFA interface efa-only; secondaryInterfaceType is for layout: efa-primary",
+        )
+    try:
+        efa_interfaces(ng, cat)
+    except ValueError as err:
+        yield Violation("eks-efa-layout", ("efa", "layout"), layout, str(err))
     reason = eks_rules.efa_placement(ng.capacity_reservation_id is not None, places_in_group(ng))
     if reason:
         yield Violation("eks-efa-placement", ("efa", "placementGroup"), ng.efa.placement_group, reason)

@@ -7,9 +7,9 @@ import pulumi
 import pulumi_aws as aws
 
 from components.catalog import catalog, eks_rules
-from components.catalog.efa import efa_layout
+
 from components.eks.args import NodeGroupArgs
-from components.eks.checks import places_in_group
+from components.eks.checks import efa_interfaces, places_in_group
 from components.k8s.device_plugins import ServedGroups
 
 
@@ -141,7 +141,7 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
                     "security_groups": groups,
                     "delete_on_termination": "true",
                 }
-                for i in efa_layout(catalog.load().get(a.instance_type), a.efa.secondary_interface_type)
+                for i in efa_interfaces(a, catalog.load())
             ]
         if self.placement_group is not None:
             template["placement"] = {"group_name": self.placement_group.name}

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from components.catalog import charts, k8s_scheduler, k8s_workloads, node_capacity, plan_placement
 from components.catalog.catalog import Catalog
-from components.catalog.efa import efa_count, efa_layout
+from components.catalog.efa import efa_count
 from components.eks import checks
 from components.eks.args import EksFleetArgs
 from components.eks.node_group import node_labels, node_taints, served_groups
@@ -40,7 +40,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
                 sizes=(ng.min_size, ng.desired_size, ng.max_size),
                 capacity_type=ng.capacity_type,
                 zones=[zone] if zone else zones,
-                efa_interfaces=efa_count(efa_layout(it, ng.efa.secondary_interface_type)) if ng.efa else 0,
+                efa_interfaces=efa_count(checks.efa_interfaces(ng, cat)) if ng.efa else 0,
                 gpu_sharing=sharing,
                 facts=cat.curated,
             )

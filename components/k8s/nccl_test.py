@@ -11,8 +11,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog import catalog, k8s_rules, predicates
-from components.catalog.efa import efa_count, efa_layout
+from components.catalog.efa import efa_count
 from components.eks.args import NodeGroupArgs
+from components.eks.checks import efa_interfaces
 from components.eks.node_group import node_taints
 
 
@@ -28,7 +29,7 @@ def nccl_size(ng: NodeGroupArgs) -> dict:
     it = catalog.load().get(ng.instance_type)
     gpus = predicates.whole_gpus(it) or 0
     workers = max(ng.desired_size, 2)  # an all-reduce across nodes needs two at least
-    efa = efa_count(efa_layout(it, ng.efa.secondary_interface_type))
+    efa = efa_count(efa_interfaces(ng, catalog.load()))
     return {"nodeGroup": ng.name, "workers": workers, "slotsPerWorker": gpus, "worldSize": workers * gpus, "efaInterfacesPerWorker": efa}
 
 
