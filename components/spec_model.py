@@ -11,8 +11,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic_core import PydanticCustomError
 from pydantic.alias_generators import to_camel
+
+
+INT32_MAX = 2**31 - 1  # AWS API `integer` members are 32-bit (botocore shapes of type integer)
 
 
 class SpecModel(BaseModel):
@@ -23,6 +27,16 @@ class SpecModel(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
     )
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _fits_the_api(cls, value):
+        """Every count and size of the spec reaches an AWS API integer: past 2**31 - 1 the request is
+        refused (and the engine's doubles would change it on the way)."""
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, int) and not isinstance(item, bool) and not -INT32_MAX - 1 <= item <= INT32_MAX:
+                raise rule_error("int32", f"{item} is past what an AWS API integer holds (at most {INT32_MAX})")
+        return value
 
 
 @dataclass(frozen=True)
@@ -53,3 +67,8 @@ def size_order_error(min_size: int, desired_size: int, max_size: int) -> str | N
     if not min_size <= desired_size <= max_size:
         return f"sizes must satisfy minSize <= desiredSize <= maxSize (got {min_size}, {desired_size}, {max_size})"
     return None
+
+
+def rule_error(rule: str, message: str) -> PydanticCustomError:
+    """A model validator's error with a stable kebab-case rule id (pydantic's own is `value_error`)."""
+    return PydanticCustomError(rule, message.replace("{", "{{").replace("}", "}}"))

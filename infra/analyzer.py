@@ -26,6 +26,7 @@ import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError
 
 from infra.engine import plain
 from infra.policy_config import PolicyConfig, PolicyMeta, reconcile
@@ -98,8 +99,15 @@ def read_pack_manifest(pack_dir: Path) -> dict:
     manifest = pack_dir / "PulumiPolicy.yaml"
     if not manifest.is_file():
         raise PolicyPackInvalid(f"--policy-pack {pack_dir}: no PulumiPolicy.yaml there (not a policy pack)")
-    document = YAML(typ="safe", pure=True).load(manifest.read_text()) or {}
+    try:
+        document = YAML(typ="safe", pure=True).load(manifest.read_bytes().decode("utf-8")) or {}
+    except (MarkedYAMLError, UnicodeDecodeError) as err:
+        raise PolicyPackInvalid(f"{manifest}: not a valid PulumiPolicy.yaml ({str(err).splitlines()[0]})") from None
+    if not isinstance(document, dict):
+        raise PolicyPackInvalid(f"{manifest}: PulumiPolicy.yaml must be a mapping (runtime: python, ...), not {type(document).__name__}")
     runtime = document.get("runtime")
+    if isinstance(runtime, dict) and not isinstance(runtime.get("options") or {}, dict):
+        raise PolicyPackInvalid(f"{manifest}: runtime.options = {runtime.get('options')!r}: must be a mapping (virtualenv: ...)")
     name = runtime.get("name") if isinstance(runtime, dict) else runtime
     if name != "python":
         raise PolicyPackInvalid(

@@ -6,14 +6,50 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import traceback
 from pathlib import Path
 
-EXIT_OK, EXIT_VIOLATION, EXIT_INVALID, EXIT_CHANGED = 0, 1, 2, 3
+EXIT_OK, EXIT_VIOLATION, EXIT_INVALID, EXIT_CHANGED, EXIT_INTERNAL = 0, 1, 2, 3, 4
+REPORT_TO = "the gpufleet issue tracker, with the command you ran"
 
 
 class InputError(Exception):
     """Bad input: printed as one message, exit 2."""
+
+
+def _write(text: str) -> None:
+    """Write to stdout; a reader that went away (`gpufleet preview --json | head`) is not an error:
+    the rest of the output goes nowhere and the command still ends with its verdict's exit code."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout again at exit: point it at /dev/null so that flush cannot fail either.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def _console():
+    """A rich Console that, when stdout's reader goes away, goes quiet instead of exiting with 1
+    (rich's default, and the code CI reads as a mandatory violation)."""
+    from rich.console import Console
+
+    class QuietOnBrokenPipe(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            _silence_stdout()
+
+    return QuietOnBrokenPipe()
+
+
+def _print_json(document, sort_keys: bool = True) -> None:
+    _write(json.dumps(document, indent=2, sort_keys=sort_keys) + "\n")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -106,14 +142,11 @@ def cmd_preview(args) -> int:
     except EngineError as err:
         raise InputError(f"{sf.path}: offline preview failed: {err}") from None
     if args.json:
-        json.dump(plan, sys.stdout, indent=2, sort_keys=True)
-        sys.stdout.write("\n")
+        _print_json(plan)
     else:
-        from rich.console import Console
-
         from infra.report import render_preview
 
-        render_preview(plan, Console())
+        render_preview(plan, _console())
     return _exit_for(plan["policy"])
 
 
@@ -126,14 +159,11 @@ def cmd_check(args) -> int:
     with PolicyPack(pack_dir, project=saved.project, stack=saved.stack) as pack:
         policy = pack.judge(given, saved.resources).as_plan_block()
     if args.json:
-        json.dump(policy, sys.stdout, indent=2, sort_keys=True)
-        sys.stdout.write("\n")
+        _print_json(policy)
     else:
-        from rich.console import Console
-
         from infra.report import render_findings
 
-        console = Console()
+        console = _console()
         console.print(f"[bold]{args.plan}[/bold] ({saved.kind}, {len(saved.resources)} resources)", soft_wrap=True)
         render_findings(policy, console)
     return _exit_for(policy)
@@ -155,14 +185,11 @@ def cmd_catalog(args) -> int:
     else:
         records = overview(cat)
     if args.json:
-        json.dump(records, sys.stdout, indent=2, sort_keys=True)
-        sys.stdout.write("\n")
+        _print_json(records)
     else:
-        from rich.console import Console
-
         from infra.catalog_view import render
 
-        render(records, cat.source, Console())
+        render(records, cat.source, _console())
     return EXIT_OK
 
 
@@ -183,10 +210,9 @@ def cmd_diff(args) -> int:
     findings = judged([base, head]) if same_stack else judged([base]) + judged([head])
     result = diff_plans(base.resources, head.resources, *findings)
     if args.json:
-        json.dump(result.as_json(), sys.stdout, indent=2, sort_keys=True)
-        sys.stdout.write("\n")
+        _print_json(result.as_json())
     else:
-        sys.stdout.write(render(result, str(args.base), str(args.head), markdown=args.format == "markdown"))
+        _write(render(result, str(args.base), str(args.head), markdown=args.format == "markdown"))
     if any(f["level"] == "mandatory" for f in result.new_findings):
         return EXIT_VIOLATION
     return EXIT_CHANGED if result.changed else EXIT_OK
@@ -195,8 +221,7 @@ def cmd_diff(args) -> int:
 def cmd_schema(args) -> int:
     from infra.schema import stack_file_schema
 
-    json.dump(stack_file_schema(), sys.stdout, indent=2)
-    sys.stdout.write("\n")
+    _print_json(stack_file_schema(), sort_keys=False)
     return EXIT_OK
 
 
@@ -214,6 +239,24 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, StackFileError, PlanFileError, PolicyConfigError, PolicyPackInvalid, PolicyPackError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INVALID
+    except BrokenPipeError:  # stdout closed while a table was printed: quiet
+        _silence_stdout()
+        return EXIT_OK
+    except Exception as err:  # noqa: BLE001 - a bug: one line and exit 4, never 1 (a policy verdict to CI)
+        return _internal_error(err)
+
+
+def _internal_error(err: BaseException) -> int:
+    frame = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
+    where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+    if os.environ.get("GPUFLEET_DEBUG"):
+        traceback.print_exception(err, file=sys.stderr)
+    print(
+        f"error: internal error in gpufleet ({type(err).__name__}{where}: {err}); please report it to {REPORT_TO} "
+        "(GPUFLEET_DEBUG=1 prints the traceback)",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra import plan_shapes
 from infra.plan import PLAN_VERSION
 
 
@@ -24,13 +25,24 @@ class SavedPlan:
     resources: list[dict]
 
 
+def _finite_only(constant: str):
+    raise ValueError(f"{constant} is not a JSON number")
+
+
 def load(path: Path) -> SavedPlan:
+    from infra.stackfile import StackFileError, decode
+
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as err:
         raise PlanFileError(f"{path}: cannot read it ({err.strerror})") from None
     try:
-        document = json.loads(text)
+        text = decode(path, data)
+        document = json.loads(text, parse_constant=_finite_only)
+    except StackFileError as err:
+        raise PlanFileError(str(err)) from None
+    except RecursionError:
+        raise PlanFileError(f"{path}: JSON nested too deeply to be a plan") from None
     except ValueError as err:
         raise PlanFileError(f"{path}: not JSON ({err})") from None
     if not isinstance(document, dict):
@@ -52,7 +64,7 @@ def _from_gpufleet(path: Path, document: dict) -> SavedPlan:
         raise PlanFileError(f"{path}: resources must be a list")
     for i, r in enumerate(resources):
         _check_resource(path, f"resources[{i}]", r)
-    resources = [{**r, "name": r.get("name") or r["urn"].rsplit("::", 1)[-1]} for r in resources]
+    resources = [{**r, "name": r.get("name") or r["urn"].rsplit("::", 1)[-1], "inputs": r.get("inputs") or {}} for r in resources]
     return SavedPlan("gpufleet", str(document.get("project", "")), str(document.get("stack", "")), resources)
 
 
@@ -90,11 +102,40 @@ def _from_pulumi_preview(path: Path, document: dict) -> SavedPlan:
     return SavedPlan("pulumi-preview", project, stack, list(by_urn.values()))
 
 
+def _is_strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+# What each field of a resource must be, where the plan has it: the shape every reader relies on.
+_FIELDS = {
+    "name": (lambda v: isinstance(v, str), "a string"),
+    "parent": (lambda v: v is None or isinstance(v, str), "a URN string or null"),
+    "custom": (lambda v: isinstance(v, bool), "true or false"),
+    "inputs": (lambda v: isinstance(v, dict), "an object"),
+    "provider": (lambda v: isinstance(v, str), "a provider reference string"),
+    "dependencies": (_is_strings, "a list of URN strings"),
+    "propertyDependencies": (lambda v: isinstance(v, dict) and all(_is_strings(x) for x in v.values()), "an object of URN string lists"),
+    "replaceOnChanges": (_is_strings, "a list of property paths"),
+    "deleteBeforeReplace": (lambda v: isinstance(v, bool), "true or false"),
+}
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _check_resource(path: Path, where: str, r: object) -> None:
+    """The resource's shape, before anything reads it: exit 2 names the field."""
     if not isinstance(r, dict):
         raise PlanFileError(f"{path}: {where} must be an object")
     for key in ("urn", "type"):
         if not isinstance(r.get(key), str) or not r[key]:
-            raise PlanFileError(f"{path}: {where}.{key} = {json.dumps(r.get(key))}: a non-empty string is required")
-    if not isinstance(r.get("inputs", {}), dict):
-        raise PlanFileError(f"{path}: {where}.inputs must be an object")
+            raise PlanFileError(f"{path}: {where}.{key} = {_short(r.get(key))}: a non-empty string is required")
+    for key, (valid, what) in _FIELDS.items():
+        if key in r and r[key] is not None and not valid(r[key]) or (key == "inputs" and key in r and not valid(r[key])):
+            raise PlanFileError(f"{path}: {where}.{key} = {_short(r[key])}: must be {what} [rule: plan-shape]")
+    found = plan_shapes.resource_problems(r["type"], r.get("inputs") or {})
+    if found:
+        lines = [f"{path}: {where} ({r['type']}): {problem} [rule: plan-shape]" for problem in found[:5]]
+        raise PlanFileError("\n".join(lines + ([f"... and {len(found) - 5} more"] if len(found) > 5 else [])))

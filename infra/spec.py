@@ -73,10 +73,26 @@ _MISSING = object()
 
 
 def _show(value: object) -> str:
+    """A value in one short line: an object or a list too long to show is named by its keys or length."""
     if value is _MISSING:
         return "(missing)"
-    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    text = json.dumps(value, default=str, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    if len(text) <= 80:
+        return text
+    if isinstance(value, dict):
+        keys: list[str] = []
+        for key in map(str, value):
+            if sum(len(k) + 2 for k in keys) + len(key) > 60:
+                return "{" + ", ".join(keys) + ", ...}"
+            keys.append(key)
+        return "{" + ", ".join(keys) + "}"
+    if isinstance(value, list):
+        return f"[{len(value)} items]"
+    return text[:77] + "..."
+
+
+# pydantic's error types, in the kebab-case rule ids every other check uses.
+_PYDANTIC_RULES = {"extra_forbidden": "unknown-key", "missing": "required"}
 
 
 def _from_pydantic(err: ValidationError) -> list[SpecIssue]:
@@ -84,7 +100,11 @@ def _from_pydantic(err: ValidationError) -> list[SpecIssue]:
     for e in err.errors(include_url=False):
         value = _MISSING if e["type"] == "missing" else e.get("input")
         reason = "unknown key" if e["type"] == "extra_forbidden" else e["msg"]
-        issues.append(SpecIssue(tuple(e["loc"]), value, e["type"], reason))
+        if e["type"] == "string_type" and isinstance(value, float):
+            # `version: 1.30` reaches the spec as the number 1.3: YAML reads unquoted digits as numbers.
+            reason += f' (YAML read an unquoted {value!r} as a number; quote version-like values: "1.30")'
+        rule = _PYDANTIC_RULES.get(e["type"], e["type"].replace("_", "-"))
+        issues.append(SpecIssue(tuple(e["loc"]), value, rule, reason))
     return issues
 
 
@@ -134,14 +154,19 @@ def decode_config(raw: dict[str, object]) -> dict[str, object]:
     `aws:`) are not the spec's business and are left out.
     """
     decoded: dict[str, object] = {}
+    issues: list[SpecIssue] = []
     prefix = f"{NAMESPACE}:"
     for key, value in raw.items():
         if not key.startswith(prefix):
             continue
-        if isinstance(value, str) and value[:1] in ("{", "["):
+        name = key[len(prefix):]
+        if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
             try:
                 value = json.loads(value)
-            except json.JSONDecodeError:
-                pass
-        decoded[key[len(prefix):]] = value
+            except json.JSONDecodeError as err:
+                issues.append(SpecIssue((name,), value, "config-json", f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}"))
+                continue
+        decoded[name] = value
+    if issues:
+        raise SpecError(issues)
     return decoded

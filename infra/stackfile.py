@@ -3,6 +3,8 @@ Pulumi CLI would (plain values as strings, structured values as JSON text)."""
 
 from __future__ import annotations
 
+import codecs
+
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,17 +84,45 @@ def stack_path(stack: str, root: Path = REPO_ROOT) -> Path:
     return path
 
 
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def decode(path: Path, data: bytes) -> str:
+    """A file's text: UTF-8 (with or without a BOM), or UTF-16/32 with a BOM; anything else is refused
+    with the first byte that is not UTF-8 (Latin-1 cannot be told from other 8-bit encodings)."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError as err:
+                raise StackFileError(f"{path}: not valid {codec.upper()} after its byte order mark: {err.reason} at byte {err.start}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise StackFileError(
+            f"{path}:{line}: not UTF-8: byte 0x{data[err.start]:02x} at offset {err.start} ({err.reason}); save the file as "
+            "UTF-8 (UTF-16 and UTF-32 are read when they start with a byte order mark)"
+        ) from None
+
+
 def load(path: Path, stack: str | None = None) -> StackFile:
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as err:
         raise StackFileError(f"{path}: cannot read the stack file: {err.strerror}") from None
+    text = decode(path, data)
     try:
         document = YAML(typ="rt").load(text)
     except MarkedYAMLError as err:
-        mark = err.problem_mark
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise StackFileError(f"{where}: not valid YAML: {err.problem}") from None
+        # Point at the line where the construct that failed starts (an unclosed bracket's line), and
+        # say where the parser gave up.
+        start, stop = err.context_mark or err.problem_mark, err.problem_mark
+        where = f"{path}:{start.line + 1}" if start else str(path)
+        what = "; ".join(x for x in (err.context, err.problem) if x)
+        found = f" (the parser stopped at line {stop.line + 1}, column {stop.column + 1})" if stop and start and stop.line != start.line else ""
+        raise StackFileError(f"{where}: not valid YAML: {what}{found}") from None
     if not isinstance(document, CommentedMap) or not isinstance(document.get("config"), CommentedMap):
         raise StackFileError(f"{path}: a Pulumi stack config file needs a top-level `config:` mapping")
     if stack is None:

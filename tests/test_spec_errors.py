@@ -63,8 +63,8 @@ def test_wrong_key_and_wrong_type_are_all_reported_at_once(stack_variant):
 
     err = _errors(stack_variant(edit))
     assert "2 problems" in err
-    assert "gpufleet:ecs.capacityProviders[0].minSise = 1: unknown key [rule: extra_forbidden]" in err
-    assert "gpufleet:ecs.capacityProviders[1].maxSize = '2': Input should be a valid integer [rule: int_type]" in err
+    assert "gpufleet:ecs.capacityProviders[0].minSise = 1: unknown key [rule: unknown-key]" in err
+    assert "gpufleet:ecs.capacityProviders[1].maxSize = '2': Input should be a valid integer [rule: int-type]" in err
 
 
 @pytest.mark.parametrize(
@@ -129,10 +129,88 @@ def test_the_program_itself_rejects_bad_config_as_a_run_error():
 
     with pytest.raises(EngineError) as err:
         run_program({"gpufleet:region": "us-east-1", "gpufleet:ecs": '{"clusterName": "x"}'}, "bad")
-    assert "gpufleet:ecs.network = (missing): Field required [rule: missing]" in str(err.value)
+    assert "gpufleet:ecs.network = (missing): Field required [rule: required]" in str(err.value)
 
 
 def test_capacity_provider_name_may_not_start_with_ecs(stack_variant):
     err = _errors(stack_variant(lambda c: c["gpufleet:ecs"].__setitem__("clusterName", "ecs-prod")))
     assert "gpufleet:ecs.capacityProviders[0].name = 'inference'" in err
     assert "'ecs-prod-inference'" in err and "[rule: ecs-capacity-provider-name]" in err
+
+
+# --- input that cannot break the tool -----------------------------------------------------------
+
+
+def test_every_rule_id_is_kebab_case_and_no_object_is_dumped(stack_variant):
+    def edit(c):
+        group = c["gpufleet:ecs"]["capacityProviders"][0]
+        group.update(minSize=3, desiredSize=2)  # a model validator's rule
+
+    err = _errors(stack_variant(edit))
+    [line] = [l for l in err.splitlines() if "[rule:" in l]
+    assert "[rule: size-order]" in line and "minSize <= desiredSize <= maxSize" in line
+    assert "gpufleet:ecs.capacityProviders[0] = {name, instanceType, amiVariant, minSize, desiredSize, ...}: sizes" in line
+
+
+def test_a_json_string_that_does_not_parse_says_where(tmp_path):
+    path = tmp_path / "Pulumi.json.yaml"
+    path.write_text('config:\n  gpufleet:region: us-east-1\n  gpufleet:ecs: \'{"clusterName": "x",}\'\n')
+    err = _errors(path)
+    assert f"{path}:3: gpufleet:ecs = " in err
+    assert "not valid JSON: Expecting property name enclosed in double quotes at line 1, column 21 [rule: config-json]" in err
+
+
+def test_an_unquoted_version_gets_a_hint(stack_variant):
+    def edit(c):
+        c["gpufleet:eks"]["cluster"]["create"]["version"] = 1.30
+
+    err = _errors(stack_variant(edit, "eks-trn1"))
+    assert "gpufleet:eks.cluster.create.version = 1.3: Input should be a valid string" in err
+    assert 'quote version-like values: "1.30"' in err and "[rule: string-type]" in err
+
+
+@pytest.mark.parametrize("codec", ["utf-8-sig", "utf-16", "utf-32"])
+def test_unicode_with_a_byte_order_mark_is_read(tmp_path, codec):
+    from tests.conftest import preview_plan
+
+    path = tmp_path / "Pulumi.ecs-gpu.yaml"
+    path.write_bytes((ROOT / "stacks" / "Pulumi.ecs-gpu.yaml").read_text().encode(codec))
+    assert preview_plan("--config-file", str(path), "--no-policy")["summary"]["resourceCount"] > 0
+
+
+def test_a_latin_1_file_is_refused_with_the_byte_and_line(tmp_path):
+    path = tmp_path / "Pulumi.latin.yaml"
+    path.write_bytes(b"config:\n  gpufleet:region: us-east-1\n  # caf\xe9\n")
+    err = _errors(path)
+    assert f"{path}:3: not UTF-8: byte 0xe9 at offset" in err and "save the file as UTF-8" in err
+
+
+def test_a_yaml_error_points_at_where_the_construct_starts(tmp_path):
+    path = tmp_path / "Pulumi.bad.yaml"
+    path.write_text("config:\n  gpufleet:region: us-east-1\n  gpufleet:ecs:\n    clusterName: x\n   network: {}\n")
+    err = _errors(path)
+    assert f"{path}:" in err and "not valid YAML" in err and "line" in err
+
+
+def test_a_closed_stdout_is_quiet():
+    command = f"{sys.executable} -m infra.cli preview ecs-gpu --json | head -1; exit ${{PIPESTATUS[0]}}"
+    done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == "{\n" and done.stderr == ""
+    command = f"{sys.executable} -m infra.cli preview ecs-gpu | head -1; exit ${{PIPESTATUS[0]}}"
+    done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == ""
+
+
+def test_an_internal_error_is_exit_4_in_one_line(monkeypatch):
+    import infra.catalog_view
+
+    def broken(*_):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(infra.catalog_view, "overview", broken)
+    code, out, err = run_cli("catalog")
+    assert code == 4 and out == ""
+    assert err.startswith("error: internal error in gpufleet (KeyError at test_spec_errors.py:") and err.count("\n") == 1
+    assert "GPUFLEET_DEBUG=1" in err and "Traceback" not in err
+    monkeypatch.setenv("GPUFLEET_DEBUG", "1")
+    assert "Traceback" in run_cli("catalog")[2]

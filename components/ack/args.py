@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from components.catalog import catalog
-from components.spec_model import SpecModel
+from components.spec_model import SpecModel, rule_error
 
 _ACK = catalog.load().curated["ack"]
 SharingMode = Literal.__getitem__(tuple(_ACK["sharingModes"]))
@@ -37,7 +37,7 @@ class AutoscalingArgs(SpecModel):
     @model_validator(mode="after")
     def _ordered(self) -> "AutoscalingArgs":
         if self.min_size > self.max_size:
-            raise ValueError(f"minSize {self.min_size} is larger than maxSize {self.max_size}")
+            raise rule_error("size-order", f"minSize {self.min_size} is larger than maxSize {self.max_size}")
         return self
 
 
@@ -63,7 +63,7 @@ class AckNodePoolArgs(SpecModel):
     @model_validator(mode="after")
     def _one_size(self) -> "AckNodePoolArgs":
         if (self.desired_size is None) == (self.autoscaling is None):
-            raise ValueError("give exactly one of desiredSize (a fixed pool) and autoscaling (minSize, maxSize)")
+            raise rule_error("ack-pool-size", "give exactly one of desiredSize (a fixed pool) and autoscaling (minSize, maxSize)")
         return self
 
 

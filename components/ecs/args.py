@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from components.catalog import catalog
-from components.spec_model import SpecModel, size_order_error
+from components.spec_model import SpecModel, rule_error, size_order_error
 
 # The variants come from the curated facts file, so the schema's enum and the rules cannot drift:
 # the GPU AMI's variants, then the Neuron AMI's that the GPU AMI does not have.
@@ -68,7 +68,7 @@ class ServiceArgs(SpecModel):
     @model_validator(mode="after")
     def _one_size(self) -> "ServiceArgs":
         if (self.desired_count is None) == (not self.per_chip):
-            raise ValueError("give either desiredCount or perChip: true")
+            raise rule_error("ecs-service-size", "give either desiredCount or perChip: true")
         return self
 
 
@@ -101,7 +101,7 @@ class NewVpcArgs(SpecModel):
     def _cidr(cls, value: str) -> str:
         network = ipaddress.IPv4Network(value, strict=True)
         if not 16 <= network.prefixlen <= 24:
-            raise ValueError(f"prefix /{network.prefixlen} is outside /16../24")
+            raise rule_error("vpc-cidr-prefix", f"prefix /{network.prefixlen} is outside /16../24")
         return value
 
 
@@ -121,18 +121,18 @@ class NetworkArgs(SpecModel):
 
         bad = [s for s in value if not re.fullmatch(r"subnet-[0-9a-f]{8,17}", s)]
         if bad:
-            raise ValueError(f"not subnet IDs (subnet-<hex>): {', '.join(bad)}")
+            raise rule_error("subnet-id", f"not subnet IDs (subnet-<hex>): {', '.join(bad)}")
         return value
 
     @model_validator(mode="after")
     def _exactly_one(self) -> "NetworkArgs":
         existing = self.vpc_id is not None or bool(self.subnet_ids)
         if existing and self.create is not None:
-            raise ValueError("give either vpcId with subnetIds, or create; not both")
+            raise rule_error("network-one-of", "give either vpcId with subnetIds, or create; not both")
         if not existing and self.create is None:
-            raise ValueError("give either vpcId with subnetIds, or create")
+            raise rule_error("network-one-of", "give either vpcId with subnetIds, or create")
         if existing and (self.vpc_id is None or not self.subnet_ids):
-            raise ValueError("vpcId and subnetIds go together")
+            raise rule_error("network-one-of", "vpcId and subnetIds go together")
         return self
 
 
@@ -172,7 +172,7 @@ class CapacityProviderArgs(SpecModel):
     def _sizes(self) -> "CapacityProviderArgs":
         error = size_order_error(self.min_size, self.desired_size, self.max_size)
         if error:
-            raise ValueError(error)
+            raise rule_error("size-order", error)
         return self
 
 

@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 from components.catalog import catalog
 from components.ecs.args import NetworkArgs
 from components.k8s.args import KubernetesArgs
-from components.spec_model import SpecModel, size_order_error
+from components.spec_model import SpecModel, rule_error, size_order_error
 
 _EKS = catalog.load().curated["eks"]
 AmiType = Literal.__getitem__(tuple(_EKS["acceleratedAmiTypes"]))
@@ -52,9 +52,9 @@ class ClusterArgs(SpecModel):
     @model_validator(mode="after")
     def _existing_needs_its_group(self) -> "ClusterArgs":
         if self.create is None and self.security_group_id is None:
-            raise ValueError("an existing cluster needs securityGroupId (its cluster security group)")
+            raise rule_error("eks-cluster-security-group", "an existing cluster needs securityGroupId (its cluster security group)")
         if self.create is not None and self.security_group_id is not None:
-            raise ValueError("securityGroupId is for an existing cluster; a new cluster has its own")
+            raise rule_error("eks-cluster-security-group", "securityGroupId is for an existing cluster; a new cluster has its own")
         return self
 
 
@@ -145,11 +145,11 @@ class NodeGroupArgs(SpecModel):
     def _sizes_and_capacity(self) -> "NodeGroupArgs":
         error = size_order_error(self.min_size, self.desired_size, self.max_size)
         if error:
-            raise ValueError(error)
+            raise rule_error("size-order", error)
         if self.capacity_type == "CAPACITY_BLOCK" and self.capacity_reservation_id is None:
-            raise ValueError("capacityType CAPACITY_BLOCK needs capacityReservationId (the capacity block)")
+            raise rule_error("eks-capacity-block-reservation", "capacityType CAPACITY_BLOCK needs capacityReservationId (the capacity block)")
         if self.capacity_type == "SPOT" and self.capacity_reservation_id is not None:
-            raise ValueError("a capacity reservation is On-Demand or a capacity block, not Spot")
+            raise rule_error("eks-reservation-purchase", "a capacity reservation is On-Demand or a capacity block, not Spot")
         return self
 
 
@@ -176,7 +176,7 @@ class SystemNodeGroupArgs(SpecModel):
     def _sizes(self) -> "SystemNodeGroupArgs":
         error = size_order_error(self.min_size, self.desired_size, self.max_size)
         if error:
-            raise ValueError(error)
+            raise rule_error("size-order", error)
         return self
 
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from components.spec_model import SpecModel
+from components.spec_model import SpecModel, rule_error
 
 
 class NvidiaDevicePluginArgs(SpecModel):
@@ -26,7 +26,7 @@ class NvidiaDevicePluginArgs(SpecModel):
     @model_validator(mode="after")
     def _one_sharing(self) -> "NvidiaDevicePluginArgs":
         if self.time_slicing_replicas is not None and self.mig_strategy != "none":
-            raise ValueError("choose time-slicing or a MIG strategy, not both")
+            raise rule_error("nvidia-one-sharing", "choose time-slicing or a MIG strategy, not both")
         return self
 
 
