@@ -4,14 +4,17 @@ pack calls) and returns Violations with the stack file's field paths."""
 from __future__ import annotations
 
 from components.ack.args import AckFleetArgs, AckNodePoolArgs
-from components.catalog import ack_rules
+from components.catalog import ack_rules, k8s_rules
 from components.spec_model import Violation, duplicate_names
 
 
-def check_fleet(fleet: AckFleetArgs, ack: dict) -> list[Violation]:
+def check_fleet(fleet: AckFleetArgs, ack: dict, kubernetes: dict) -> list[Violation]:
     found = duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool")
     found += duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
     for i, pool in enumerate(fleet.node_pools):
+        if pool.taint is not None:
+            for where, value, reason in k8s_rules.node_label_problems({}, [pool.taint.model_dump()], kubernetes):
+                found.append(Violation("k8s-node-labels", ("nodePools", i, "taint", where[-1]), value, reason))
         for j, instance_type in enumerate(pool.instance_types):
             reason = ack_rules.gpu_type_known(instance_type, ack)
             if reason:

@@ -6,6 +6,8 @@ and the policy pack call them.
 
 from __future__ import annotations
 
+import re
+
 from components.catalog.catalog import InstanceType
 from components.catalog.k8s_scheduler import toleration_matches
 
@@ -74,3 +76,69 @@ def mig_supported(it: InstanceType, mig_models: list[str]) -> str | None:
     if it.gpu.model not in mig_models:
         return f"{it.name} has {it.gpu.manufacturer} {it.gpu.model} GPUs, which do not support MIG (MIG: {', '.join(mig_models)})"
     return None
+
+
+def qualified_name_problem(key: object, facts: dict) -> str | None:
+    """Is `key` a Kubernetes qualified name (a label or taint key): [prefix/]name?"""
+    rule = facts["qualifiedName"]
+    if not isinstance(key, str) or not key:
+        return f"{key!r} is not a label key: it must be a non-empty string"
+    prefix, _, name = key.rpartition("/")
+    if "/" in prefix:
+        return f"{key!r} has more than one '/': a key is [prefix/]name"
+    if len(name) > rule["nameMax"] or not re.match(rule["namePattern"], name):
+        return (
+            f"{key!r}: the name part must be at most {rule['nameMax']} characters of letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit"
+        )
+    if prefix and (len(prefix) > rule["prefixMax"] or not re.match(rule["prefixPattern"], prefix)):
+        return f"{key!r}: the prefix must be a DNS subdomain (lowercase letters, digits, '-' and '.', at most {rule['prefixMax']})"
+    return None
+
+
+def label_value_problem(value: object, facts: dict) -> str | None:
+    """Is `value` a Kubernetes label (or taint) value: empty, or a name of at most 63 characters?"""
+    if not isinstance(value, str):
+        return f"{value!r} is not a label value: it must be a string"
+    if value and (len(value) > facts["labelValueMax"] or not re.match(facts["qualifiedName"]["namePattern"], value)):
+        return (
+            f"{value!r} is not a label value: at most {facts['labelValueMax']} letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit"
+        )
+    return None
+
+
+def kubelet_label_problem(key: str, facts: dict) -> str | None:
+    """Would the kubelet refuse to set `key` on its own Node (a managed node group's labels reach it
+    as --node-labels, and the node then never registers)?"""
+    rules = facts["kubeletLabels"]
+    namespace = key.split("/", 1)[0] if "/" in key else ""
+    restricted = any(namespace == ns or namespace.endswith("." + ns) for ns in rules["restrictedNamespaces"])
+    allowed = key in rules["allowedKeys"] or any(namespace == ns or namespace.endswith("." + ns) for ns in rules["allowedNamespaces"])
+    if restricted and not allowed:
+        return (
+            f"{key!r} is in the {namespace} namespace, which the kubelet may not set on its Node (only "
+            f"{', '.join(rules['allowedNamespaces'])} and its own well-known keys): the node would not register"
+        )
+    return None
+
+
+def node_label_problems(labels: dict, taints: list[dict], facts: dict) -> list[tuple[tuple, object, str]]:
+    """(field path, value, reason) for every node label and taint the kubelet or the API refuses."""
+    found = []
+    for key, value in labels.items():
+        reason = qualified_name_problem(key, facts) or kubelet_label_problem(key, facts)
+        if reason:
+            found.append((("labels", key), key, reason))
+        reason = label_value_problem(value, facts)
+        if reason:
+            found.append((("labels", key), value, reason))
+    for i, taint in enumerate(taints):
+        reason = qualified_name_problem(taint.get("key"), facts)
+        if reason:
+            found.append((("taints", i, "key"), taint.get("key"), reason))
+        if taint.get("value") is not None:
+            reason = label_value_problem(taint.get("value"), facts)
+            if reason:
+                found.append((("taints", i, "value"), taint.get("value"), reason))
+    return found

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from components.capacity_checks import offered_and_purchasable
-from components.catalog import ecs_scheduler, node_capacity, plan_placement, predicates
+from components.catalog import api_rules, ecs_scheduler, node_capacity, plan_placement, predicates
+from components.catalog.quotas import quota_problem
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
 from components.ecs.neuron import chip_offsets, device_counts, per_chip_families
@@ -41,9 +42,27 @@ def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violatio
         found += [v.under("workloads", i) for v in _workload(wl, fleet, types, cat)]
     found += _family_names(fleet, types)
     found += _vpc_zones(fleet, list(types.values()), region)
+    found += _quotas(fleet, cat)
     if not found and plan_placement.enabled():
         found += _placement(fleet, cat)
     return found
+
+
+def _quotas(fleet: EcsFleetArgs, cat: Catalog) -> Iterator[Violation]:
+    """The ECS quotas AWS does not raise: capacity providers per cluster, container instances per
+    cluster (maxSize summed), containers per task definition."""
+    quotas = cat.curated["quotas"]
+    for field, quota, count in (
+        (("capacityProviders",), "ecsCapacityProvidersPerCluster", len(fleet.capacity_providers)),
+        (("capacityProviders",), "ecsContainerInstancesPerCluster", sum(cp.max_size for cp in fleet.capacity_providers)),
+    ):
+        problem = quota_problem(quota, count, quotas)
+        if problem:
+            yield Violation("aws-service-quotas", field, f"{len(fleet.capacity_providers)} capacity providers", problem.message)
+    for i, wl in enumerate(fleet.workloads):
+        problem = quota_problem("ecsContainersPerTaskDefinition", len(wl.containers), quotas)
+        if problem:
+            yield Violation("aws-service-quotas", ("workloads", i, "containers"), f"{len(wl.containers)} containers", problem.message)
 
 
 def _family_names(fleet: EcsFleetArgs, types: dict) -> Iterator[Violation]:
@@ -130,6 +149,9 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, types: dict, cat: Catalog) 
             wl.capacity_provider,
             f"no capacity provider of that name (have: {', '.join(names)})",
         )
+    reason = api_rules.essential_container_problem([{"essential": c.essential} for c in wl.containers])
+    if reason:
+        yield Violation("ecs-essential-container", ("containers", 0, "essential"), False, reason)
     for j, c in enumerate(wl.containers):
         where = ("containers", j)
         if "NVIDIA_VISIBLE_DEVICES" in c.environment:

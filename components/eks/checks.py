@@ -158,6 +158,9 @@ def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violati
 
 
 def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
+    taints = [t.model_dump(exclude_none=True) for t in ng.taints or []]
+    for where, value, reason in k8s_rules.node_label_problems(dict(ng.labels), taints, cat.curated["kubernetes"]):
+        yield Violation("k8s-node-labels", where, value, reason)
     reason = eks_rules.ami_type_support(it, ng.ami_type, cat.curated["eks"])
     if reason:
         yield Violation("eks-ami-type-supported", ("amiType",) if ng.ami_type else ("instanceType",), ng.ami_type or ng.instance_type, reason)

@@ -1,0 +1,181 @@
+"""What AWS and Kubernetes refuse beyond the API shapes, door by door: the spec rejects a stack with
+exit 2 naming the field; the pack flags a plan written by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.catalog import catalog
+from tests.policy_helpers import findings, resource
+from tests.test_spec_errors import _errors
+
+QUOTAS = catalog.load().curated["quotas"]
+LT = "aws:ec2/launchTemplate:LaunchTemplate"
+NG = "aws:eks/nodeGroup:NodeGroup"
+
+
+def _ecs(c) -> dict:
+    return c["gpufleet:ecs"]
+
+
+# --- the spec door ------------------------------------------------------------------------------
+
+
+def test_a_task_without_an_essential_container(stack_variant):
+    def edit(c):
+        for container in _ecs(c)["workloads"][1]["containers"]:
+            container["essential"] = False
+
+    err = _errors(stack_variant(edit))
+    assert "gpufleet:ecs.workloads[1].containers[0].essential = false: no container is essential" in err
+    assert "[rule: ecs-essential-container]" in err
+
+
+def test_more_capacity_providers_than_ecs_allows(stack_variant):
+    limit = QUOTAS["ecsCapacityProvidersPerCluster"]["value"]
+
+    def edit(c):
+        base = _ecs(c)["capacityProviders"][0]
+        _ecs(c)["capacityProviders"] = [{**base, "name": f"cp{i}"} for i in range(limit + 1)]
+        _ecs(c)["workloads"] = []
+
+    err = _errors(stack_variant(edit))
+    assert f"{limit + 1} capacity providers in one ECS cluster; AWS allows {limit}, a quota that cannot be raised" in err
+    assert "[rule: aws-service-quotas]" in err
+
+
+def test_more_container_instances_than_a_cluster_takes(stack_variant):
+    limit = QUOTAS["ecsContainerInstancesPerCluster"]["value"]
+    err = _errors(stack_variant(lambda c: _ecs(c)["capacityProviders"][0].__setitem__("maxSize", limit)))
+    assert f"{limit + 2} container instances one ECS cluster may reach" in err and "[rule: aws-service-quotas]" in err
+
+
+def test_more_containers_than_a_task_definition_takes(stack_variant):
+    limit = QUOTAS["ecsContainersPerTaskDefinition"]["value"]
+
+    def edit(c):
+        base = {"image": "public.ecr.aws/example/sidecar:1", "memory": 64}
+        _ecs(c)["workloads"][0]["containers"] += [{**base, "name": f"side{i}"} for i in range(limit)]
+
+    err = _errors(stack_variant(edit))
+    assert f"gpufleet:ecs.workloads[0].containers = '{limit + 1} containers': {limit + 1} containers in one task definition" in err
+
+
+@pytest.mark.parametrize(
+    "labels, taints, field, words",
+    [
+        ({"node-role.kubernetes.io/gpu": "true"}, None, "labels.node-role.kubernetes.io/gpu", "which the kubelet may not set on its Node"),
+        ({"team": "ml platform"}, None, "labels.team = 'ml platform'", "is not a label value"),
+        ({"a/b/c": "x"}, None, "labels.a/b/c", "has more than one '/'"),
+        ({}, [{"key": "Example.COM/gpu", "effect": "NoSchedule"}], "taints[0].key = 'Example.COM/gpu'", "the prefix must be a DNS subdomain"),
+        ({}, [{"key": "gpu", "value": "-x", "effect": "NoSchedule"}], "taints[0].value = '-x'", "is not a label value"),
+    ],
+)
+def test_node_labels_and_taints_kubernetes_refuses(stack_variant, labels, taints, field, words):
+    def edit(c):
+        group = c["gpufleet:eks"]["nodeGroups"][0]
+        group["labels"] = labels
+        if taints is not None:
+            group["taints"] = taints
+
+    err = _errors(stack_variant(edit, "eks-g5-timeslice"))
+    assert f"gpufleet:eks.nodeGroups[0].{field}" in err and words in err and "[rule: k8s-node-labels]" in err
+
+
+def test_allowed_kubelet_namespaces_pass(stack_variant):
+    from tests.conftest import preview_plan
+
+    path = stack_variant(lambda c: c["gpufleet:eks"]["nodeGroups"][0].__setitem__("labels", {"node.kubernetes.io/lifecycle": "spot", "example.com/team": "ml"}), "eks-g5-timeslice")
+    assert preview_plan("--config-file", str(path), "--no-policy")
+
+
+def test_an_ack_taint_kubernetes_refuses(stack_variant):
+    def edit(c):
+        c["gpufleet:ack"]["nodePools"][0]["taint"] = {"key": "gpu share", "effect": "NoSchedule"}
+
+    err = _errors(stack_variant(edit, "ack-shared-gpu"))
+    assert "gpufleet:ack.nodePools[0].taint.key = 'gpu share'" in err and "[rule: k8s-node-labels]" in err
+
+
+def test_integers_past_32_bits(stack_variant):
+    err = _errors(stack_variant(lambda c: _ecs(c)["workloads"][0]["service"].__setitem__("desiredCount", 10**30)))
+    assert "gpufleet:ecs.workloads[0].service.desiredCount = 1000000000000000000000000000000" in err and "[rule: int32]" in err
+
+
+# --- the pack door ------------------------------------------------------------------------------
+
+
+def _task(name: str, essential: list[bool]) -> dict:
+    containers = [{"name": f"c{i}", "image": "x:1", "memory": 64, "essential": e} for i, e in enumerate(essential)]
+    return resource("aws:ecs/taskDefinition:TaskDefinition", name, {"family": name, "containerDefinitions": json.dumps(containers)})
+
+
+def test_pack_essential_container_and_launch_type(judge):
+    strategies = [{"capacityProvider": "gpu", "weight": 1}]
+    result = judge(
+        [
+            _task("none", [False, False]),
+            _task("one", [False, True]),
+            resource("aws:ecs/service:Service", "both", {"launchType": "EC2", "capacityProviderStrategies": strategies}),
+            resource("aws:ecs/service:Service", "strategy", {"capacityProviderStrategies": strategies}),
+        ]
+    )
+    assert findings(result, "ecs-essential-container", "one") == []
+    [message] = findings(result, "ecs-essential-container", "none")
+    assert "no container is essential" in message
+    assert findings(result, "ecs-service-launch-type", "strategy") == []
+    [message] = findings(result, "ecs-service-launch-type", "both")
+    assert "launchType EC2 and a capacity provider strategy" in message
+
+
+def test_pack_launch_template_and_node_group_combinations(judge):
+    interfaces = [{"deviceIndex": 0, "securityGroups": ["sg-1"]}]
+    both = resource(LT, "both", {"networkInterfaces": interfaces, "vpcSecurityGroupIds": ["sg-1"]})
+    ok = resource(LT, "ok", {"networkInterfaces": interfaces})
+    sized = resource(NG, "sized", {"instanceTypes": ["g5.xlarge"], "diskSize": 100, "launchTemplate": {"id": "lt-1", "version": "1"}})
+    result = judge([both, ok, sized])
+    assert findings(result, "ec2-launch-template-security-groups", "ok") == []
+    assert "put the groups on the interfaces" in findings(result, "ec2-launch-template-security-groups", "both")[0]
+    assert "sets diskSize and a launch template" in findings(result, "eks-node-group-launch-template", "sized")[0]
+
+
+def test_pack_capacity_blocks(judge):
+    good_lt = resource(LT, "good-lt", {
+        "instanceType": "p5.48xlarge",
+        "instanceMarketOptions": {"marketType": "capacity-block"},
+        "capacityReservationSpecification": {"capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}},
+    })
+    bad_lt = resource(LT, "bad-lt", {})
+    good = resource(NG, "good", {"capacityType": "CAPACITY_BLOCK"}, launchTemplate=[good_lt])
+    bad = resource(NG, "bad", {"capacityType": "CAPACITY_BLOCK", "instanceTypes": ["p5.48xlarge"]}, launchTemplate=[bad_lt])
+    result = judge([good_lt, bad_lt, good, bad])
+    assert findings(result, "eks-capacity-block", "good") == []
+    messages = findings(result, "eks-capacity-block", "bad")
+    assert len(messages) == 4 and "names instanceTypes" in messages[0]
+
+
+def test_pack_quotas(judge):
+    limit = QUOTAS["ecsCapacityProvidersPerCluster"]["value"]
+    association = resource("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders", "cps", {"capacityProviders": [f"cp{i}" for i in range(limit + 1)]})
+    big_group = resource(NG, "big", {"clusterName": "c", "scalingConfig": {"minSize": 0, "desiredSize": 1, "maxSize": 451}})
+    many = [resource(NG, f"g{i}", {"clusterName": "many", "scalingConfig": {"maxSize": 1}}) for i in range(31)]
+    result = judge([association, big_group, *many])
+    [message] = findings(result, "aws-service-quotas", "cps")
+    assert f"{limit + 1} capacity providers in one ECS cluster" in message
+    adjustable = [f for f in result.findings if f.policy == "aws-service-quotas-adjustable"]
+    assert {f.level for f in adjustable} == {"advisory"}
+    assert any("451 nodes one managed node group may reach" in f.message for f in adjustable)
+    assert any("31 managed node groups in one EKS cluster" in f.message for f in adjustable)
+
+
+def test_pack_node_labels(judge):
+    bad = resource(NG, "bad", {"labels": {"kubernetes.io/role": "gpu"}, "taints": [{"key": "gpu", "value": "a b", "effect": "NO_SCHEDULE"}]})
+    good = resource(NG, "good", {"labels": {"example.com/role": "gpu", "node.kubernetes.io/lifecycle": "spot"}})
+    pool = resource("alicloud:cs/nodePool:NodePool", "pool", {"labels": [{"key": "k8s.io/x", "value": "y"}]})
+    result = judge([bad, good, pool])
+    assert findings(result, "k8s-node-labels", "good") == []
+    messages = findings(result, "k8s-node-labels", "bad")
+    assert len(messages) == 2 and "labels.kubernetes.io/role" in messages[0] and "taints.0.value" in messages[1]
+    assert "the k8s.io namespace" in findings(result, "k8s-node-labels", "pool")[0]
