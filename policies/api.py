@@ -15,7 +15,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components.catalog import api_rules, catalog, k8s_rules
+from components.catalog import api_rules, aws_api, catalog, k8s_rules
 from components.catalog.quotas import quota_problem
 from policies.ecs_task import TASK_DEFINITION, EcsTask
 from policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP
@@ -26,6 +26,14 @@ CLUSTER_CAPACITY_PROVIDERS = "aws:ecs/clusterCapacityProviders:ClusterCapacityPr
 CAPACITY_PROVIDER = "aws:ecs/capacityProvider:CapacityProvider"
 AUTO_SCALING_GROUP = "aws:autoscaling/group:Group"
 ACK_NODE_POOL = "alicloud:cs/nodePool:NodePool"
+
+
+def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type not in aws_api.CHECKED_TYPES:
+        return
+    request = aws_api.to_request({"type": args.resource_type, "inputs": plain(args.props, aws_api.UNKNOWN)})
+    for problem in request.problems:
+        report(f"{request.service} {problem}")
 
 
 def _validate_essential(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -120,6 +128,14 @@ def _validate_node_labels(args: ResourceValidationArgs, report: ReportViolation)
 
 
 POLICIES = [
+    ResourceValidationPolicy(
+        name="aws-api-model",
+        description="ECS task definitions and capacity providers, launch templates, EKS clusters and node groups are requests "
+        "the API's model (botocore) accepts: members, types, required members, enums, lengths, ranges and patterns.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_api_model,
+        remediation_steps="Fix the named member as the AWS API reference for the request describes it.",
+    ),
     ResourceValidationPolicy(
         name="ecs-essential-container",
         description="An ECS task definition has at least one essential container.",

@@ -56,20 +56,34 @@ def items(value: Any) -> list[Any]:
     return [element for i in range(len(value)) if (element := get(value, i)) is not None]
 
 
-def plain(value: Any) -> Any:
-    """A property as plain dicts and lists (unknown values left out), for the rule functions that
-    read Kubernetes objects and chart values in their API shape."""
+_LEAVE_OUT = object()
+
+
+def plain(value: Any, unknown: Any = _LEAVE_OUT) -> Any:
+    """A property as plain dicts and lists, for the rule functions that read Kubernetes objects,
+    chart values and API requests in their API shape; unknown values are left out, or replaced by
+    `unknown` when given (the engine's marker, for the API model walk)."""
     if isinstance(value, Mapping):
         found = {}
         for key in list(value.keys()):
             try:
                 element = value[key]
             except UnknownValueError:
+                if unknown is not _LEAVE_OUT:
+                    found[key] = unknown
                 continue
-            found[key] = plain(element)
+            found[key] = plain(element, unknown)
         return found
     if is_list(value):
-        return [plain(element) for element in items(value)]
+        if unknown is _LEAVE_OUT:
+            return [plain(element) for element in items(value)]
+        found = []
+        for i in range(len(value)):
+            try:
+                found.append(plain(value[i], unknown))
+            except UnknownValueError:
+                found.append(unknown)
+        return found
     return value
 
 

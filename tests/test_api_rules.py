@@ -179,3 +179,30 @@ def test_pack_node_labels(judge):
     messages = findings(result, "k8s-node-labels", "bad")
     assert len(messages) == 2 and "labels.kubernetes.io/role" in messages[0] and "taints.0.value" in messages[1]
     assert "the k8s.io namespace" in findings(result, "k8s-node-labels", "pool")[0]
+
+
+# --- the API's own model, from botocore --------------------------------------------------------
+
+
+def test_the_spec_takes_eks_label_lengths_from_the_api_model(stack_variant):
+    def edit(c):
+        c["gpufleet:eks"]["nodeGroups"][0]["labels"] = {"team": ""}  # Kubernetes takes it; CreateNodegroup does not
+
+    err = _errors(stack_variant(edit, "eks-g5-timeslice"))
+    assert "gpufleet:eks.nodeGroups[0].labels.team = '': label value: at least 1 character(s) (eks API, CreateNodegroupRequest.labels value)" in err
+    assert "[rule: aws-api-model]" in err
+
+
+def test_the_pack_walks_the_api_model(judge):
+    from components.catalog.aws_api import UNKNOWN
+
+    good = resource(LT, "good", {"name": "good-template", "metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1.0}})
+    typo = resource(LT, "typo", {"name": "typo-template", "metadataOptions": {"httpTokens": "requird"}})
+    labelled = resource(NG, "labelled", {"clusterName": "c", "nodeGroupName": "g", "nodeRoleArn": UNKNOWN, "subnetIds": [UNKNOWN], "labels": {"team": ""}})
+    cluster = resource("aws:eks/cluster:Cluster", "named", {"name": "x" * 101, "roleArn": UNKNOWN, "vpcConfig": {"subnetIds": [UNKNOWN]}})
+    result = judge([good, typo, labelled, cluster])
+    assert findings(result, "aws-api-model", "good") == []  # 1.0 is the integer 1 on the wire
+    assert "MetadataOptions.HttpTokens = 'requird': not one of optional, required" in findings(result, "aws-api-model", "typo")[0]
+    assert "Invalid length for parameter labels.team" in findings(result, "aws-api-model", "labelled")[0]
+    assert "CreateCluster.name = " in findings(result, "aws-api-model", "named")[0] and "at most 100 characters" in findings(result, "aws-api-model", "named")[0]
+    assert {f.level for f in result.findings if f.policy == "aws-api-model"} == {"mandatory"}

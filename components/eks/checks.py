@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from components.capacity_checks import offered_and_purchasable
-from components.catalog import eks_rules, k8s_rules, predicates
+from components.catalog import aws_api, eks_rules, k8s_rules, predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.catalog.efa import default_layout, efa_count_problem, efa_layout, efa_supported
 from components.eks.args import EksFleetArgs, NodeGroupArgs
@@ -116,6 +116,22 @@ def _system_node_group(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterat
         yield Violation("names-unique", ("nodeGroups", i, "name"), "system", "the system node group is named system; rename this group")
 
 
+def _api_model(ng: NodeGroupArgs, taints: list[dict]) -> Iterator[Violation]:
+    """The node group's labels and taints as CreateNodegroup's model takes them (it is stricter than
+    Kubernetes: keys and values of 1..63 characters)."""
+    for key, value in ng.labels.items():
+        for part, given in (("key", key), ("value", value)):
+            reason = aws_api.field_problem(given, "eks", "CreateNodegroupRequest", "labels", part)
+            if reason:
+                yield Violation("aws-api-model", ("labels", key), given, f"label {part}: {reason}")
+    for i, taint in enumerate(taints):
+        for part in ("key", "value"):
+            if part in taint:
+                reason = aws_api.field_problem(taint[part], "eks", "Taint", part)
+                if reason:
+                    yield Violation("aws-api-model", ("taints", i, part), taint[part], reason)
+
+
 def _kubernetes(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
     k8s = fleet.kubernetes
     if k8s is None:
@@ -161,6 +177,7 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
     taints = [t.model_dump(exclude_none=True) for t in ng.taints or []]
     for where, value, reason in k8s_rules.node_label_problems(dict(ng.labels), taints, cat.curated["kubernetes"]):
         yield Violation("k8s-node-labels", where, value, reason)
+    yield from _api_model(ng, taints)
     reason = eks_rules.ami_type_support(it, ng.ami_type, cat.curated["eks"])
     if reason:
         yield Violation("eks-ami-type-supported", ("amiType",) if ng.ami_type else ("instanceType",), ng.ami_type or ng.instance_type, reason)
