@@ -13,10 +13,11 @@ from tests.aws_api import CHECKED_TYPES, to_request
 from tests.conftest import preview_plan
 
 
-# Each shipped stack: its checked resources (task definitions + launch templates + capacity providers;
-# EKS: cluster, node groups and launch templates, the system node group's included).
-# ecs-neuron has 6 per-chip task definitions (inf2.24xlarge) besides its 2 whole-task ones.
-STACKS = {"ecs-gpu": 3 + 2 + 2, "ecs-neuron": 8 + 2 + 2, "eks-p5-efa": 3 + 2, "eks-trn1": 3 + 2, "eks-g5-timeslice": 3 + 2}
+# Each shipped stack: its requests of the checked types (tasks, services, launch templates, Auto
+# Scaling groups, capacity providers, IAM roles, the VPC and its 4 subnets, security groups; EKS:
+# the cluster, node groups and launch templates, the system node group's included).
+# ecs-neuron: 6 per-chip task definitions and services (inf2.24xlarge) besides its 2 whole-task ones.
+STACKS = {"ecs-gpu": 17, "ecs-neuron": 27, "eks-p5-efa": 13, "eks-trn1": 13, "eks-g5-timeslice": 12}
 
 
 @pytest.fixture(scope="module", params=sorted(STACKS))
@@ -50,6 +51,11 @@ def test_every_request_passes_botocore_validation(resources):
         ("aws:ec2/launchTemplate:LaunchTemplate", lambda i: i["blockDeviceMappings"][0]["ebs"].__setitem__("volumeSize", "200"), "Invalid type"),
         ("aws:ecs/capacityProvider:CapacityProvider", lambda i: i["autoScalingGroupProvider"].__setitem__("managedTerminationProtection", "ON"), "not one of ENABLED, DISABLED"),
         ("aws:ecs/capacityProvider:CapacityProvider", lambda i: i["autoScalingGroupProvider"].__setitem__("warmPool", {}), "no such member"),
+        ("aws:autoscaling/group:Group", lambda i: i.__setitem__("maxSize", "4"), "Invalid type for parameter MaxSize"),
+        ("aws:autoscaling/group:Group", lambda i: i.__setitem__("name", "x" * 256), "at most 255 characters"),
+        ("aws:ecs/service:Service", lambda i: i.__setitem__("launchType", "EC3"), "not one of EC2, FARGATE"),
+        ("aws:iam/role:Role", lambda i: i.__setitem__("name", "n" * 65), "at most 64 characters"),
+        ("aws:ec2/subnet:Subnet", lambda i: i.pop("vpcId"), 'Missing required parameter in input: "VpcId"'),
     ],
 )
 def test_a_wrong_enum_type_or_missing_field_fails(type_token, mutate, expected):
