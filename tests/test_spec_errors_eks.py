@@ -8,6 +8,11 @@ from tests.test_spec_errors import _errors
 RAW = MotoSnapshot().instance_types()
 
 
+def RAW_OFFERED(region: str, instance_type: str) -> set[str]:
+    """The zones moto's offerings list for a type (read raw, not through the catalog)."""
+    return {row["Location"] for row in MotoSnapshot().az_offerings(region) if row["InstanceType"] == instance_type}
+
+
 def _group(c) -> dict:
     return c["gpufleet:eks"]["nodeGroups"][0]
 
@@ -122,8 +127,52 @@ def test_an_existing_clusters_endpoint_is_an_explicit_unanswered_call_offline(st
 
 
 def test_one_zone_is_not_enough_for_a_cluster(stack_variant):
-    err = _errors(stack_variant(lambda c: c["gpufleet:eks"]["network"]["create"].__setitem__("azCount", 1), "eks-trn1"))
-    assert "gpufleet:eks.network.create.azCount = 1: an EKS cluster needs at least two availability zones [rule: eks-cluster-zones]" in err
+    err = _errors(stack_variant(lambda c: c["gpufleet:eks"]["network"]["create"].__setitem__("zones", ["us-west-2b"]), "eks-trn1"))
+    assert "gpufleet:eks.network.create.zones = [\"us-west-2b\"]: an EKS cluster needs at least two availability zones [rule: eks-cluster-zones]" in err
+
+
+def _zones(c) -> dict:
+    return c["gpufleet:eks"]["network"]["create"]
+
+
+def test_zones_are_named_never_chosen(stack_variant):
+    err = _errors(stack_variant(lambda c: _zones(c).pop("zones"), "eks-p5-efa"))
+    assert "gpufleet:eks.network.create.zones = null: name the VPC's zones (for example [us-east-1a, us-east-1b]" in err
+    assert "[rule: vpc-zones-required]" in err
+
+
+def test_a_type_the_vpcs_zones_do_not_offer_names_the_additive_fix(stack_variant):
+    # p6-b200.48xlarge is not offered in us-east-1a or us-east-1b (EC2 data): the VPC must grow, not move.
+    offered = sorted(RAW_OFFERED("us-east-1", "p6-b200.48xlarge"))
+    assert offered and not {"us-east-1a", "us-east-1b"} & set(offered)
+
+    def edit(c):
+        group = _group(c)
+        group["instanceType"] = "p6-b200.48xlarge"
+        group["efa"].pop("availabilityZone")
+        group["efa"].pop("interfaces")
+
+    err = _errors(stack_variant(edit, "eks-p5-efa"))
+    assert "gpufleet:eks.nodeGroups[0].instanceType = 'p6-b200.48xlarge': p6-b200.48xlarge is offered in none of the VPC's zones" in err
+    assert f"it is offered in {', '.join(offered)}. Add one of those to network.create.zones (a new subnet: additive" in err
+    assert "[rule: vpc-zones-offered]" in err
+
+
+def test_appending_a_zone_is_additive(stack_variant):
+    from tests.conftest import preview_plan
+
+    def subnets(plan):
+        return {r["name"]: r["inputs"]["cidrBlock"] for r in plan["resources"] if r["type"] == "aws:ec2/subnet:Subnet"}
+
+    base = subnets(preview_plan("eks-g5-timeslice"))
+    grown = subnets(preview_plan("--config-file", str(stack_variant(lambda c: _zones(c)["zones"].append("us-east-1c"), "eks-g5-timeslice"))))
+    assert set(base) < set(grown) and all(grown[name] == cidr for name, cidr in base.items())
+    assert set(grown) - set(base) == {"inference-private-us-east-1c", "inference-public-us-east-1c"}
+
+
+def test_an_unknown_zone(stack_variant):
+    err = _errors(stack_variant(lambda c: _zones(c)["zones"].append("us-east-1z"), "eks-g5-timeslice"))
+    assert "gpufleet:eks.network.create.zones[2] = 'us-east-1z': not an availability zone of us-east-1" in err
 
 
 def test_nccl_test_needs_an_nvidia_efa_group(stack_variant):
@@ -239,3 +288,24 @@ def test_the_efa_primary_layout_and_fewer_interfaces_are_laid_out(stack_variant)
     [job] = [r["inputs"] for r in plan["resources"] if r["type"].endswith(":MPIJob")]
     assert job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]["vpc.amazonaws.com/efa"] == 16
     assert [v["policy"] for v in plan["policy"]["violations"]] == ["eks-efa-bandwidth"]
+
+
+def test_a_type_offered_in_one_of_the_vpcs_zones_stays_in_it(stack_variant):
+    """p5 -> p5en: p5en is offered in us-east-1a (one of the VPC's zones): the EFA group moves to no
+    new zone and the VPC's subnets do not change."""
+    from tests.conftest import preview_plan
+
+    assert "us-east-1a" in RAW_OFFERED("us-east-1", "p5en.48xlarge")
+
+    def edit(c):
+        group = _group(c)
+        group["instanceType"] = "p5en.48xlarge"
+        group["efa"].pop("interfaces")
+
+    plan = preview_plan("--config-file", str(stack_variant(edit, "eks-p5-efa")))
+    base = preview_plan("eks-p5-efa")
+
+    def subnets(p):
+        return {r["name"]: r["inputs"] for r in p["resources"] if r["type"] == "aws:ec2/subnet:Subnet"}
+
+    assert subnets(plan) == subnets(base)

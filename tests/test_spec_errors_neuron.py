@@ -42,13 +42,13 @@ def test_every_chip_fits(stack_variant):
 
 def test_trn1_in_a_region_without_the_neuron_ami(stack_variant):
     # ap-southeast-4 offers trn1.32xlarge (EC2 data) but is not among the 001 document's Neuron AMI regions.
-    assert any(row["InstanceType"] == "trn1.32xlarge" for row in MotoSnapshot().az_offerings("ap-southeast-4"))
+    [zone, *_] = [row["Location"] for row in MotoSnapshot().az_offerings("ap-southeast-4") if row["InstanceType"] == "trn1.32xlarge"]
 
     def edit(c):
         c["gpufleet:region"] = "ap-southeast-4"
         c["gpufleet:ecs"]["capacityProviders"].pop(0)  # inf2 is not offered there either
         c["gpufleet:ecs"]["workloads"] = [c["gpufleet:ecs"]["workloads"][2]]
-        c["gpufleet:ecs"]["network"]["create"]["azCount"] = 1
+        c["gpufleet:ecs"]["network"]["create"]["zones"] = [zone]
 
     err = _errors(stack_variant(edit, "ecs-neuron"))
     assert "gpufleet:ecs.capacityProviders[0].instanceType = 'trn1.32xlarge'" in err

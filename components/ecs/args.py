@@ -7,12 +7,12 @@ one field are in `checks.py`.
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from components.catalog import catalog
+from components.network.args import NetworkArgs, NewVpcArgs  # noqa: F401  (the ECS fleet's network)
 from components.spec_model import SpecModel, rule_error, size_order_error
 
 # The variants come from the curated facts file, so the schema's enum and the rules cannot drift:
@@ -82,58 +82,6 @@ class WorkloadArgs(SpecModel):
     )
     containers: list[ContainerArgs] = Field(min_length=1, description="The task's containers.")
     service: ServiceArgs | None = Field(None, description="Run the workload as a service; absent runs no service.")
-
-
-class NewVpcArgs(SpecModel):
-    """A VPC created for the fleet: private subnets for the instances, one NAT gateway for egress."""
-
-    cidr: str = Field("10.0.0.0/16", description="IPv4 CIDR of the VPC (a /16 to /24).")
-    az_count: int = Field(
-        2,
-        ge=1,
-        le=6,
-        description="Number of availability zones, chosen among those where every capacity provider's "
-        "instance type is offered.",
-    )
-
-    @field_validator("cidr")
-    @classmethod
-    def _cidr(cls, value: str) -> str:
-        network = ipaddress.IPv4Network(value, strict=True)
-        if not 16 <= network.prefixlen <= 24:
-            raise rule_error("vpc-cidr-prefix", f"prefix /{network.prefixlen} is outside /16../24")
-        return value
-
-
-class NetworkArgs(SpecModel):
-    """Where the instances run: existing subnets of a VPC, or a VPC to create. Exactly one."""
-
-    vpc_id: str | None = Field(None, pattern=r"^vpc-[0-9a-f]{8,17}$", description="Existing VPC (with `subnetIds`).")
-    subnet_ids: list[str] = Field(
-        default_factory=list, description="Existing private subnets of `vpcId` for the instances (with `vpcId`)."
-    )
-    create: NewVpcArgs | None = Field(None, description="Create a VPC instead of using existing subnets.")
-
-    @field_validator("subnet_ids")
-    @classmethod
-    def _subnets(cls, value: list[str]) -> list[str]:
-        import re
-
-        bad = [s for s in value if not re.fullmatch(r"subnet-[0-9a-f]{8,17}", s)]
-        if bad:
-            raise rule_error("subnet-id", f"not subnet IDs (subnet-<hex>): {', '.join(bad)}")
-        return value
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> "NetworkArgs":
-        existing = self.vpc_id is not None or bool(self.subnet_ids)
-        if existing and self.create is not None:
-            raise rule_error("network-one-of", "give either vpcId with subnetIds, or create; not both")
-        if not existing and self.create is None:
-            raise rule_error("network-one-of", "give either vpcId with subnetIds, or create")
-        if existing and (self.vpc_id is None or not self.subnet_ids):
-            raise rule_error("network-one-of", "vpcId and subnetIds go together")
-        return self
 
 
 class CapacityProviderArgs(SpecModel):

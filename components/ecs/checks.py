@@ -13,6 +13,7 @@ from components.catalog.quotas import quota_problem
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
 from components.ecs.neuron import chip_offsets, device_counts, per_chip_families
+from components.network import zones
 from components.spec_model import Violation, duplicate_names
 
 RESERVED_CAPACITY_PROVIDER_PREFIXES = ("aws", "ecs", "fargate")  # CreateCapacityProvider `name` rule
@@ -41,7 +42,7 @@ def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violatio
     for i, wl in enumerate(fleet.workloads):
         found += [v.under("workloads", i) for v in _workload(wl, fleet, types, cat)]
     found += _family_names(fleet, types)
-    found += _vpc_zones(fleet, list(types.values()), region)
+    found += _vpc_zones(fleet, types, region, cat)
     found += _quotas(fleet, cat)
     if not found and plan_placement.enabled():
         found += _placement(fleet, cat)
@@ -83,19 +84,21 @@ def _family_names(fleet: EcsFleetArgs, types: dict) -> Iterator[Violation]:
             )
 
 
-def _vpc_zones(fleet: EcsFleetArgs, types: list, region: str) -> Iterator[Violation]:
+def _vpc_zones(fleet: EcsFleetArgs, types: dict, region: str, cat: Catalog) -> Iterator[Violation]:
     create = fleet.network.create
     if create is None or len(types) != len(fleet.capacity_providers):
         return
-    zones = predicates.zones_offering(types, region)
-    if len(zones) < create.az_count:
+    field = ("network", "create", "zones")
+    if create.zones is None:
+        suggestion = zones.suggested_zones(list(types.values()), region, 2)
         yield Violation(
-            "vpc-zones-offered",
-            ("network", "create", "azCount"),
-            create.az_count,
-            f"only {len(zones)} zone(s) of {region} offer every capacity provider's instance type "
-            f"({', '.join(zones) or 'none'})",
+            "vpc-zones-required", field, None,
+            f"name the VPC's zones (for example [{', '.join(suggestion)}], which offer every capacity provider's type): "
+            "gpufleet does not choose them, so a later change cannot move them",
         )
+        return
+    groups = [(("capacityProviders", i, "instanceType"), types[cp.name]) for i, cp in enumerate(fleet.capacity_providers)]
+    yield from zones.zone_problems(list(create.zones), region, groups, cat, field)
 
 
 def _unique_names(fleet: EcsFleetArgs) -> Iterator[Violation]:

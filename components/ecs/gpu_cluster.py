@@ -8,7 +8,7 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from components.catalog import catalog, predicates
+from components.catalog import catalog
 from components.ecs.args import EcsFleetArgs, WorkloadArgs
 from components.ecs.capacity_provider import GpuCapacityProvider
 from components.ecs.checks import capacity_provider_name
@@ -16,6 +16,7 @@ from components.catalog.ecs_placement import member_of
 from components.ecs.container_definitions import container_definitions
 from components.ecs.neuron import device_counts, per_chip_families
 from components.ecs.instance_role import InstanceRole
+from components.network import zones
 from components.network.vpc import Vpc
 
 
@@ -40,7 +41,7 @@ class GpuCluster(pulumi.ComponentResource):
                 provider_name=capacity_provider_name(args.cluster_name, cp.name),
                 ami_id=amis[self._ami_parameter(cp.instance_type, cp.ami_variant)],
                 instance_profile_arn=self.instance_role.profile.arn,
-                subnet_ids=self._subnet_ids,
+                subnet_ids=self._subnet_ids[cp.name],
                 security_group_id=self.security_group.id,
                 # Instances must find their cluster when they boot.
                 opts=self._child(self.cluster),
@@ -63,21 +64,19 @@ class GpuCluster(pulumi.ComponentResource):
     def _child(self, *depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions(parent=self, depends_on=list(depends_on))
 
-    def _network(self) -> tuple[pulumi.Input[str], pulumi.Input[list[str]]]:
+    def _network(self) -> tuple[pulumi.Input[str], dict[str, pulumi.Input[list[str]]]]:
+        """The VPC and, per capacity provider, its subnets: existing ones, or the created VPC's
+        private subnets in the zones that offer the provider's type."""
         net = self._args.network
         if net.create is None:
-            return net.vpc_id, list(net.subnet_ids)
+            return net.vpc_id, {cp.name: list(net.subnet_ids) for cp in self._args.capacity_providers}
         cat = catalog.load()
-        offering = set(predicates.zones_offering([cat.get(cp.instance_type) for cp in self._args.capacity_providers], self._region))
-        available = aws.get_availability_zones(state="available", opts=pulumi.InvokeOptions(parent=self)).names
-        zones = [z for z in available if z in offering][: net.create.az_count]
-        if len(zones) < net.create.az_count:
-            raise pulumi.RunError(
-                f"gpufleet:ecs.network.create.azCount = {net.create.az_count}: only {len(zones)} available zone(s) "
-                f"of {self._region} offer every capacity provider's instance type ({', '.join(zones) or 'none'})"
-            )
-        vpc = Vpc(self._name, net.create.cidr, zones, opts=self._child())
-        return vpc.vpc_id, vpc.private_subnet_ids
+        vpc = Vpc(self._name, net.create.cidr, list(net.create.zones), opts=self._child())
+        subnets = {
+            cp.name: [vpc.private_subnet_by_zone[z].id for z in zones.group_zones(cat.get(cp.instance_type), list(net.create.zones), self._region)]
+            for cp in self._args.capacity_providers
+        }
+        return vpc.vpc_id, subnets
 
     def _security_group(self) -> aws.ec2.SecurityGroup:
         # No ingress: the agent and tasks only dial out (ECS endpoints, ECR, the workload's peers).

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from components.catalog import catalog
-from components.ecs.args import NetworkArgs
+from components.network.args import NetworkArgs
 from components.k8s.args import KubernetesArgs
 from components.spec_model import SpecModel, rule_error, size_order_error
 

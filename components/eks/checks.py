@@ -12,6 +12,7 @@ from components.catalog import aws_api, eks_rules, k8s_rules, predicates
 from components.catalog.catalog import Catalog, UnknownInstanceType
 from components.catalog.efa import default_layout, efa_count_problem, efa_layout, efa_supported
 from components.eks.args import EksFleetArgs, NodeGroupArgs
+from components.network import zones
 from components.spec_model import Violation, duplicate_names
 
 
@@ -45,22 +46,29 @@ def system_ami_type(it, eks_facts: dict) -> str | None:
     return None
 
 
-def vpc_zones(fleet: EksFleetArgs, cat: Catalog, region: str) -> tuple[str, ...]:
-    """Zones of a created VPC: those that offer every node group's type (the system group's too), in order."""
-    types = [cat.get(ng.instance_type) for ng in fleet.node_groups]
-    if system_group_created(fleet) and fleet.system_node_group.instance_type in cat.types:
-        types.append(cat.get(fleet.system_node_group.instance_type))  # an unknown one is reported by its own check
-    return predicates.zones_offering(types, region)
+def vpc_zones(fleet: EksFleetArgs) -> list[str]:
+    """The created VPC's zones, as the stack names them (none for existing subnets)."""
+    create = fleet.network.create
+    return list(create.zones or []) if create is not None else []
+
+
+def group_zones(ng: NodeGroupArgs, fleet: EksFleetArgs, cat: Catalog, region: str) -> list[str]:
+    """The zones a group of a created VPC runs in: its EFA zone, else the VPC's zones that offer its type."""
+    zone = efa_zone(ng, fleet, cat, region)
+    if zone is not None:
+        return [zone]
+    return zones.group_zones(cat.get(ng.instance_type), vpc_zones(fleet), region)
 
 
 def efa_zone(ng: NodeGroupArgs, fleet: EksFleetArgs, cat: Catalog, region: str) -> str | None:
-    """The one zone of an EFA group: the one named, else (created VPC) the first VPC zone."""
+    """The one zone of an EFA group: the one named, else (created VPC) the first VPC zone that offers
+    its type (the stack's zone order decides, so the choice does not move while the zones stay)."""
     if ng.efa is None:
         return None
     if ng.efa.availability_zone is not None or fleet.network.create is None:
         return ng.efa.availability_zone
-    zones = vpc_zones(fleet, cat, region)[: fleet.network.create.az_count]
-    return zones[0] if zones else None
+    offering = zones.group_zones(cat.get(ng.instance_type), vpc_zones(fleet), region)
+    return offering[0] if offering else None
 
 
 def check_fleet(fleet: EksFleetArgs, region: str, cat: Catalog) -> list[Violation]:
@@ -163,14 +171,22 @@ def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violati
                 "an EKS cluster needs subnets in at least two availability zones",
             )
         return
-    if create.az_count < 2:
-        yield Violation("eks-cluster-zones", ("network", "create", "azCount"), create.az_count, "an EKS cluster needs at least two availability zones")
-    zones = vpc_zones(fleet, cat, region)
-    if len(zones) < create.az_count:
+    field = ("network", "create", "zones")
+    names = [ng.instance_type for ng in fleet.node_groups] + ([fleet.system_node_group.instance_type] if system_group_created(fleet) else [])
+    if create.zones is None:
+        suggestion = zones.suggested_zones([cat.get(n) for n in names], region, 2)
         yield Violation(
-            "vpc-zones-offered", ("network", "create", "azCount"), create.az_count,
-            f"only {len(zones)} zone(s) of {region} offer every node group's instance type ({', '.join(zones) or 'none'})",
+            "vpc-zones-required", field, None,
+            f"name the VPC's zones (for example [{', '.join(suggestion)}], which offer every node group's type): "
+            "gpufleet does not choose them, so a later change cannot move them",
         )
+        return
+    if len(create.zones) < 2:
+        yield Violation("eks-cluster-zones", field, list(create.zones), "an EKS cluster needs at least two availability zones")
+    groups = [(("nodeGroups", i, "instanceType"), cat.get(ng.instance_type)) for i, ng in enumerate(fleet.node_groups)]
+    if system_group_created(fleet):
+        groups.append((("systemNodeGroup", "instanceType"), cat.get(fleet.system_node_group.instance_type)))
+    yield from zones.zone_problems(list(create.zones), region, groups, cat, field)
 
 
 def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
@@ -220,5 +236,8 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
         reason = predicates.offered_in(it, region, zone)
         if reason:
             yield Violation("eks-efa-single-az", ("efa", "availabilityZone"), zone, reason)
-        elif fleet.network.create is not None and zone not in vpc_zones(fleet, cat, region)[: fleet.network.create.az_count]:
-            yield Violation("eks-efa-single-az", ("efa", "availabilityZone"), zone, "not one of the created VPC's zones")
+        elif fleet.network.create is not None and zone not in vpc_zones(fleet):
+            yield Violation(
+                "eks-efa-single-az", ("efa", "availabilityZone"), zone,
+                "not one of the created VPC's zones: append it to network.create.zones (a new subnet, additive)",
+            )

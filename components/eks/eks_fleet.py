@@ -15,6 +15,7 @@ from components.eks.system_node_group import SystemNodeGroup
 from components.k8s.device_plugins import DevicePlugins
 from components.k8s.kubeconfig import kubeconfig
 from components.k8s.nccl_test import NcclTest
+from components.network import zones
 from components.network.vpc import Vpc
 
 
@@ -49,7 +50,7 @@ class EksFleet(pulumi.ComponentResource):
                 args.system_node_group,
                 cluster_name=self.cluster_name,
                 node_role_arn=self.node_role.role.arn,
-                subnet_ids=self._subnet_ids,
+                subnet_ids=self._system_subnets(),
                 opts=self._child(*self.node_role.attachments),
             )
             if checks.system_group_created(args)
@@ -95,9 +96,8 @@ class EksFleet(pulumi.ComponentResource):
         net = self._args.network
         if net.create is None:
             return net.vpc_id, list(net.subnet_ids), {}
-        zones = list(checks.vpc_zones(self._args, catalog.load(), self._region)[: net.create.az_count])
-        vpc = Vpc(self._name, net.create.cidr, zones, opts=self._child())
-        return vpc.vpc_id, vpc.private_subnet_ids, dict(zip(zones, vpc.private_subnets))
+        vpc = Vpc(self._name, net.create.cidr, checks.vpc_zones(self._args), opts=self._child())
+        return vpc.vpc_id, vpc.private_subnet_ids, vpc.private_subnet_by_zone
 
     def _cluster(self) -> tuple[pulumi.Input[str], pulumi.Input[str]]:
         c = self._args.cluster
@@ -120,10 +120,17 @@ class EksFleet(pulumi.ComponentResource):
         self.cluster = cluster
         return cluster.name, cluster.vpc_config.cluster_security_group_id
 
+    def _system_subnets(self) -> pulumi.Input[list[str]]:
+        if not self._zone_subnets:
+            return self._subnet_ids
+        it = catalog.load().get(self._args.system_node_group.instance_type)
+        return [self._zone_subnets[z].id for z in zones.group_zones(it, checks.vpc_zones(self._args), self._region)]
+
     def _node_subnets(self, ng) -> pulumi.Input[list[str]]:
+        """Existing subnets as given; in a created VPC, the private subnets of the group's zones (its
+        EFA zone, else the zones that offer its type)."""
         if ng.subnet_ids:
             return list(ng.subnet_ids)
-        zone = checks.efa_zone(ng, self._args, catalog.load(), self._region)
-        if zone is not None and zone in self._zone_subnets:
-            return [self._zone_subnets[zone].id]  # EFA: the one zone's subnet
-        return self._subnet_ids
+        if not self._zone_subnets:
+            return self._subnet_ids
+        return [self._zone_subnets[z].id for z in checks.group_zones(ng, self._args, catalog.load(), self._region)]

@@ -14,6 +14,7 @@ from components.eks import checks
 from components.eks.args import EksFleetArgs
 from components.eks.node_group import node_labels, node_taints, served_groups
 from components.eks.system_node_group import SYSTEM_GROUP, system_labels
+from components.network import zones
 from components.k8s.device_plugins import release_values
 from components.k8s.nccl_test import MPIJOB, nccl_job, nccl_job_name
 from components.spec_model import Violation
@@ -25,11 +26,9 @@ _SYSTEM = ("systemNodeGroup",)
 def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: dict[str, dict]) -> list[k8s_scheduler.NodeShape]:
     eks = cat.curated["eks"]
     sharing = charts.nvidia_sharing(plugin_values.get("nvidiaDevicePlugin"), eks["acceleratorResources"]["nvidia"])
-    zones = list(checks.vpc_zones(fleet, cat, region)[: fleet.network.create.az_count]) if fleet.network.create else []
     shapes = []
     for ng in fleet.node_groups:
         it = cat.get(ng.instance_type)
-        zone = checks.efa_zone(ng, fleet, cat, region)
         shapes.append(
             node_capacity.eks_node_shape(
                 it,
@@ -39,7 +38,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
                 taints=[k8s_scheduler.taint(t) for t in node_taints(ng)],
                 sizes=(ng.min_size, ng.desired_size, ng.max_size),
                 capacity_type=ng.capacity_type,
-                zones=[zone] if zone else zones,
+                zones=checks.group_zones(ng, fleet, cat, region) if fleet.network.create else [],
                 efa_interfaces=efa_count(checks.efa_interfaces(ng, cat)) if ng.efa else 0,
                 gpu_sharing=sharing,
                 facts=cat.curated,
@@ -57,7 +56,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
                 taints=[],
                 sizes=(sys.min_size, sys.desired_size, sys.max_size),
                 capacity_type="ON_DEMAND",
-                zones=zones,
+                zones=zones.group_zones(it, checks.vpc_zones(fleet), region),
                 efa_interfaces=0,
                 gpu_sharing=None,
                 facts=cat.curated,

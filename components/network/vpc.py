@@ -8,12 +8,16 @@ import math
 import pulumi
 import pulumi_aws as aws
 
+from components.network.args import MAX_ZONES
+
 
 def subnet_cidrs(cidr: str, zones: int) -> tuple[list[str], list[str]]:
-    """Split the VPC CIDR evenly into one private and one public subnet per zone."""
+    """The VPC CIDR in 2 x MAX_ZONES equal slots: the private subnet of the zone at position i takes
+    slot i, its public subnet slot MAX_ZONES + i. A zone appended later gets new slots; no subnet of
+    an existing zone changes (a changed CIDR would replace the subnet and everything in it)."""
     network = ipaddress.IPv4Network(cidr)
-    parts = list(network.subnets(prefixlen_diff=math.ceil(math.log2(2 * zones))))
-    return [str(p) for p in parts[:zones]], [str(p) for p in parts[zones : 2 * zones]]
+    parts = list(network.subnets(prefixlen_diff=int(math.log2(2 * MAX_ZONES))))
+    return [str(p) for p in parts[:zones]], [str(p) for p in parts[MAX_ZONES : MAX_ZONES + zones]]
 
 
 class Vpc(pulumi.ComponentResource):
@@ -40,6 +44,7 @@ class Vpc(pulumi.ComponentResource):
         self._nat_and_private_routes()
         self.vpc_id = self.vpc.id
         self.private_subnet_ids = [s.id for s in self.private_subnets]
+        self.private_subnet_by_zone = dict(zip(zones, self.private_subnets))
         self.register_outputs({"vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids})
 
     def _child(self, *depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
