@@ -80,6 +80,9 @@ class PlanDiff:
     # Pods and tasks whose placement the change makes worse (newly Pending, or only after scale-up) or better.
     placement_worse: list[dict] = field(default_factory=list)
     placement_better: list[dict] = field(default_factory=list)
+    # Resources whose inputs come from a replaced or removed resource, and deletes the cloud refuses.
+    affected: list[dict] = field(default_factory=list)
+    refused: list[dict] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -94,6 +97,8 @@ class PlanDiff:
             "resources": {"added": self.added, "removed": self.removed, "replaced": self.replaced, "updated": self.updated},
             "policy": {"new": self.new_findings, "fixed": self.fixed_findings},
             "placement": {"worse": self.placement_worse, "better": self.placement_better},
+            "affected": self.affected,
+            "refusedDeletes": self.refused,
         }
 
 
@@ -120,9 +125,10 @@ def diff_plans(base: list[dict], head: list[dict], base_findings: list[dict], he
         entry = {**_brief(new[urn]), "properties": changes}
         reason = replacement_reason(new[urn], changes)
         if reason:
-            result.replaced.append({**entry, "reason": reason})
+            result.replaced.append({**entry, "reason": reason, "deleteFirst": bool(new[urn].get("deleteBeforeReplace"))})
         else:
             result.updated.append(entry)
+    _cascade(result, old, new)
     # Workloads and device plugins whose tolerations change schedule onto other (tainted) nodes.
     for entry in result.replaced + result.updated:
         paths = [c for c in entry["properties"] if ".tolerations" in c["path"] or c["path"].startswith("tolerations")]
@@ -139,6 +145,99 @@ def diff_plans(base: list[dict], head: list[dict], base_findings: list[dict], he
     result.new_findings = [f for f in head_findings if key(f) not in before]
     result.fixed_findings = [f for f in base_findings if key(f) not in after]
     return result
+
+
+# A resource whose delete the cloud refuses while something that stays still holds it, and the
+# types that hold it through the resources they launch. The provider retries DependencyViolation
+# until its delete timeout (terraform-provider-aws: 20 minutes for a subnet, 15 for a security
+# group), then the update fails half-applied.
+HELD_BY_INSTANCES = {
+    "aws:ec2/subnet:Subnet": "EC2 refuses to delete a subnet while network interfaces are in it (DependencyViolation)",
+    "aws:ec2/securityGroup:SecurityGroup": "EC2 refuses to delete a security group that network interfaces use (DependencyViolation)",
+}
+# Types whose running instances stay when their inputs change in place: an Auto Scaling group
+# launches new instances from a new template or subnet list but keeps the ones it has.
+INSTANCE_HOLDERS = {"aws:autoscaling/group:Group"}
+
+
+def _users(plan: dict[str, dict], target: str) -> list[tuple[str, str]]:
+    """(URN key, input) of every resource of the plan whose input depends on `target` (a URN key)."""
+    return [
+        (_key(r["urn"]), prop)
+        for r in plan.values()
+        for prop, urns in (r.get("propertyDependencies") or {}).items()
+        if target in {_key(u) for u in urns}
+    ]
+
+
+def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict]) -> None:
+    """What a replacement or removal does to the resources that read it. A replaced resource's
+    outputs are unknown until it exists, so every resource with an input from it gets a new value:
+    replaced where that input cannot change in place (and so on down the graph, as `pulumi preview`
+    shows it against a real stack), updated in place otherwise. The plan's inputs cannot show this
+    (the mock's ids never change), the dependency graph does."""
+    facts = catalog.load().curated["replacement"]
+    going = {_key(e["urn"]): "replaced" for e in result.replaced} | {_key(e["urn"]): "removed" for e in result.removed}
+    queue = list(going)
+    affected: dict[str, dict] = {}
+    while queue:
+        target = queue.pop(0)
+        how = going[target]
+        source = new.get(target) or old[target]
+        for urn, prop in _users(new if how == "replaced" else old, target):
+            if urn not in new or urn in going and urn not in affected:
+                continue  # goes too, or is replaced by its own change
+            entry = affected.setdefault(urn, {**_brief(new[urn]), "effect": "updated", "because": []})
+            entry["because"].append(f"{prop} <- {source['type'].rsplit(':', 1)[-1]} {source['name']} ({how})")
+            if entry["effect"] == "updated" and any(_matches(prop, k) for k in facts.get(new[urn]["type"], {}).get("replaces", [])):
+                entry["effect"], entry["forcedBy"] = "replaced", entry["because"][-1]
+                going[urn] = "replaced"
+                queue.append(urn)
+    changed = {_key(e["urn"]) for e in result.updated}
+    for urn, entry in affected.items():
+        prop, _, source = entry.get("forcedBy", "").partition(" <- ")
+        why = f"{prop} comes from {source}, and cannot change in place"
+        if entry["effect"] == "replaced":
+            own = [c for u in result.updated if _key(u["urn"]) == urn for c in u["properties"]]
+            result.updated = [u for u in result.updated if _key(u["urn"]) != urn]
+            result.replaced.append(
+                {**_brief(new[urn]), "properties": own, "reason": why, "deleteFirst": bool(new[urn].get("deleteBeforeReplace"))}
+            )
+        elif urn not in changed:
+            result.updated.append({**_brief(new[urn]), "properties": []})
+        result.affected.append({k: v for k, v in entry.items() if k != "forcedBy"})
+    _refused_deletes(result, old, new, going)
+
+
+def _refused_deletes(result: PlanDiff, old: dict[str, dict], new: dict[str, dict], going: dict[str, str]) -> None:
+    """A subnet or security group that goes while a kept Auto Scaling group's running instances
+    still use it (through its subnet list or its launch template): the delete is refused until
+    those instances are replaced, which nothing in the update does."""
+    for target, how in going.items():
+        source = old.get(target) or new[target]
+        reason = HELD_BY_INSTANCES.get(source["type"])
+        if not reason:
+            continue
+        holders, seen, queue = [], {target}, [target]
+        while queue:
+            for urn, _ in _users(old, queue.pop(0)):
+                if urn in seen or urn not in new or going.get(urn) == "replaced":
+                    continue  # a replaced holder's old instances go with it, before this delete
+                seen.add(urn)
+                if new[urn]["type"] in INSTANCE_HOLDERS:
+                    holders.append(new[urn]["name"])
+                else:
+                    queue.append(urn)
+        if holders:
+            result.refused.append(
+                {
+                    **_brief(source),
+                    "how": how,
+                    "heldBy": sorted(holders),
+                    "reason": f"{reason}; the running instances of {', '.join(sorted(holders))} keep using it until they are replaced",
+                    "fix": "replace those instances first (an instance refresh, or scale the group to 0 and back), then apply",
+                }
+            )
 
 
 _RANK = {"scheduled": 0, "daemon": 0, "placed": 0, "after-scale-up": 1, "pending": 2}
@@ -176,7 +275,8 @@ def _groups(result: PlanDiff, base: dict[str, Group], head: dict[str, Group]) ->
         before, after = base.get(urn), head.get(urn)
         notes = _group_notes(before, after)
         if after is not None and urn in replaced:
-            _drain(result, after, f"the {_kind(after)} is replaced ({replaced[urn]['reason']})")
+            first = "; the old one is deleted first, so the group has no capacity until the new one is up" if replaced[urn]["deleteFirst"] else ""
+            _drain(result, after, f"the {_kind(after)} is replaced ({replaced[urn]['reason']}){first}")
         elif before is not None and after is None:
             _drain(result, before, f"the {_kind(before)} is removed")
         elif after is not None and after.template_urn and _key(after.template_urn) in changed_urns:
@@ -287,6 +387,12 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
         for e in d.placement_worse + d.placement_better:
             why = f": {e['why']}" if e["why"] and _RANK[e["after"]] else ""
             lines.append(f"{bullet}{e['name']}: {e['before']} -> {e['after']}{why}")
+    if d.affected:
+        lines += ["", h(3, "Replaced or updated because what they read is replaced or removed"), ""]
+        lines += [f"{bullet}{a['effect']} {code(a['type'])} {a['name']}: {'; '.join(a['because'])}" for a in d.affected]
+    if d.refused:
+        lines += ["", h(3, "Deletes the cloud will refuse"), ""]
+        lines += [f"{bullet}{code(r['type'])} {r['name']} ({r['how']}): {r['reason']}. Fix: {r['fix']}" for r in d.refused]
     if d.new_findings or d.fixed_findings:
         lines += ["", h(3, "Policy"), ""]
         lines += [f"{bullet}new ({f['level']}) {code(f['policy'])} on {f['urn'].rsplit('::', 1)[-1]}: {f['message']}" for f in d.new_findings]

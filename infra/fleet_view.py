@@ -12,6 +12,7 @@ from components.catalog import ack_rules, catalog, predicates
 from components.catalog.catalog import UnknownInstanceType
 from components.catalog.efa import EFA_TYPES
 from components.catalog.k8s_rules import describe_taint
+from components.catalog.plan_placement import node_group_name
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -89,7 +90,7 @@ def _eks(r: dict, by_urn: dict[str, dict]) -> Group:
     types = inputs.get("instanceTypes") or [(template or {}).get("inputs", {}).get("instanceType", "?")]
     scaling = inputs.get("scalingConfig") or {}
     group = Group(
-        "eks", inputs.get("nodeGroupName") or r["name"], r["urn"], types[0],
+        "eks", node_group_name(inputs, r["name"]), r["urn"], types[0],
         {"min": scaling.get("minSize"), "desired": scaling.get("desiredSize"), "max": scaling.get("maxSize")},
         inputs.get("amiType"), inputs.get("capacityType") or "ON_DEMAND",
         sorted(describe_taint(t) for t in inputs.get("taints") or [] if isinstance(t, dict)),

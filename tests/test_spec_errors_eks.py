@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from infra.diff import diff_plans
+
 from components.catalog.sources import MotoSnapshot
 from tests.test_spec_errors import _errors
 
@@ -164,10 +166,47 @@ def test_appending_a_zone_is_additive(stack_variant):
     def subnets(plan):
         return {r["name"]: r["inputs"]["cidrBlock"] for r in plan["resources"] if r["type"] == "aws:ec2/subnet:Subnet"}
 
-    base = subnets(preview_plan("eks-g5-timeslice"))
-    grown = subnets(preview_plan("--config-file", str(stack_variant(lambda c: _zones(c)["zones"].append("us-east-1c"), "eks-g5-timeslice"))))
+    before = preview_plan("--config-file", str(stack_variant(lambda c: None, "eks-g5-timeslice")))
+    after = preview_plan("--config-file", str(stack_variant(lambda c: _zones(c)["zones"].append("us-east-1c"), "eks-g5-timeslice")))
+    base, grown = subnets(before), subnets(after)
     assert set(base) < set(grown) and all(grown[name] == cidr for name, cidr in base.items())
     assert set(grown) - set(base) == {"inference-private-us-east-1c", "inference-public-us-east-1c"}
+    # Nothing replaced or touched but route tables: the g5 group names its zones, the system group
+    # keeps its first two, and the cluster's control plane stays in the zones it was created with
+    # (EKS accepts later control-plane subnets only there).
+    d = diff_plans(before["resources"], after["resources"], [], [])
+    assert d.replaced == [] and d.removed == [] and d.affected == [] and d.drains == []
+    assert {u["type"] for u in d.updated} <= {"aws:ec2/routeTable:RouteTable"}
+
+
+def test_appending_a_zone_spreads_a_group_that_names_no_zones(stack_variant):
+    from tests.conftest import preview_plan
+
+    def unpinned(c):
+        _group(c).pop("zones")
+
+    def grown(c):
+        unpinned(c)
+        _zones(c)["zones"].append("us-east-1c")
+
+    before = preview_plan("--config-file", str(stack_variant(unpinned, "eks-g5-timeslice")))
+    after = preview_plan("--config-file", str(stack_variant(grown, "eks-g5-timeslice")))
+    d = diff_plans(before["resources"], after["resources"], [], [])
+    assert [(x["group"], x["reason"]) for x in d.drains] == [
+        (
+            "g5",
+            "the node group is replaced (subnetIds[2] cannot change in place); the old one is deleted first, so the group has "
+            "no capacity until the new one is up",
+        )
+    ]
+
+
+def test_a_group_names_zones_of_the_vpc_that_offer_its_type(stack_variant):
+    err = _errors(stack_variant(lambda c: _group(c).__setitem__("zones", ["us-east-1a", "us-east-1c", "us-east-1a"]), "eks-g5-timeslice"))
+    assert "gpufleet:eks.nodeGroups[0].zones[1] = 'us-east-1c': not one of the created VPC's zones" in err
+    assert "gpufleet:eks.nodeGroups[0].zones[2] = 'us-east-1a': each zone is named once" in err
+    err = _errors(stack_variant(lambda c: _group(c).__setitem__("zones", ["us-east-1a"]), "eks-p5-efa"))
+    assert 'gpufleet:eks.nodeGroups[0].zones = ["us-east-1a"]: an EFA group runs in one zone: efa.availabilityZone' in err
 
 
 def test_an_unknown_zone(stack_variant):

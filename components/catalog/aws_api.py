@@ -189,6 +189,9 @@ def to_request(resource: dict, strict: bool = True) -> Request:
     if kind == "aws:ecs/capacityProvider:CapacityProvider":
         return _request("ecs", "CreateCapacityProvider", inputs, strict)
     if kind == "aws:eks/nodeGroup:NodeGroup":
+        prefix = inputs.pop("nodeGroupNamePrefix", None)
+        if prefix is not None:
+            inputs["nodeGroupName"] = f"{prefix}{'0' * 26}"  # the provider's unique suffix: 26 characters
         renamed = {"nodeGroupName": "nodegroupName", "subnetIds": "subnets", "nodeRoleArn": "nodeRole"}
         return _request("eks", "CreateNodegroup", _renamed(inputs, renamed), strict)
     if kind == "aws:eks/cluster:Cluster":

@@ -196,7 +196,7 @@ def node_shapes(index: _Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8
         taints = [k8s_scheduler.taint(t) for t in group.props.get("taints") or [] if isinstance(t, Mapping)]
         ami_type = group.props.get("amiType") if isinstance(group.props.get("amiType"), str) else "AL2023_x86_64_STANDARD"
         labels = {str(k): str(v) for k, v in (group.props.get("labels") or {}).items()}
-        name = group.props.get("nodeGroupName") if isinstance(group.props.get("nodeGroupName"), str) else group.name
+        name = node_group_name(group.props, group.name)
         shapes.append(
             node_capacity.eks_node_shape(
                 it,
@@ -427,3 +427,12 @@ def from_plan(plan: Mapping) -> list[Resource]:
         )
         for r in plan.get("resources", [])
     ]
+
+
+def node_group_name(props: Mapping, fallback: str) -> str:
+    """A node group's EKS name as a plan knows it: the name, or `prefix*` for a group the provider
+    names from a prefix (the suffix exists only once the group does)."""
+    name, prefix = props.get("nodeGroupName"), props.get("nodeGroupNamePrefix")
+    if isinstance(name, str):
+        return name
+    return f"{prefix}*" if isinstance(prefix, str) else fallback

@@ -126,6 +126,14 @@ class NodeGroupArgs(SpecModel):
         description="Subnets of the group with an existing network (one subnet for EFA); with a created VPC, "
         "its private subnets (the EFA zone's only).",
     )
+    zones: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="With a created VPC, the zones of the group (each a VPC zone that offers the type); absent "
+        "runs in every VPC zone that offers it, so a zone appended to the VPC that offers it spreads the group "
+        "there, which replaces the group. Name them to keep the group where it is. Not with efa (one zone: "
+        "efa.availabilityZone).",
+    )
     labels: dict[str, str] = Field(default_factory=dict, description="Kubernetes labels on every node, added to the accelerator's.")
     taints: list[TaintArgs] | None = Field(
         None,

@@ -53,11 +53,43 @@ def vpc_zones(fleet: EksFleetArgs) -> list[str]:
 
 
 def group_zones(ng: NodeGroupArgs, fleet: EksFleetArgs, cat: Catalog, region: str) -> list[str]:
-    """The zones a group of a created VPC runs in: its EFA zone, else the VPC's zones that offer its type."""
+    """The zones a group of a created VPC runs in: its EFA zone, else the zones it names, else the
+    VPC's zones that offer its type."""
     zone = efa_zone(ng, fleet, cat, region)
     if zone is not None:
         return [zone]
+    if ng.zones is not None:
+        return list(ng.zones)
     return zones.group_zones(cat.get(ng.instance_type), vpc_zones(fleet), region)
+
+
+def system_zones(fleet: EksFleetArgs, cat: Catalog, region: str) -> list[str]:
+    """The system group's zones in a created VPC: the first two VPC zones that offer its type. Two
+    keep CoreDNS in two zones; a zone appended later leaves them (and so the group) as they are."""
+    return zones.group_zones(cat.get(fleet.system_node_group.instance_type), vpc_zones(fleet), region)[:2]
+
+
+def _group_zones(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str) -> Iterator[Violation]:
+    """A group's named zones: with a created VPC, without EFA, each a VPC zone that offers the type."""
+    if ng.zones is None:
+        return
+    if fleet.network.create is None:
+        yield Violation("node-group-zones", ("zones",), list(ng.zones), "zones place a group in a created VPC; with existing subnets give subnetIds")
+        return
+    if ng.efa is not None:
+        yield Violation("node-group-zones", ("zones",), list(ng.zones), "an EFA group runs in one zone: efa.availabilityZone")
+        return
+    for i, zone in enumerate(ng.zones):
+        reason = predicates.offered_in(it, region, zone)
+        if zone in ng.zones[:i]:
+            yield Violation("names-unique", ("zones", i), zone, "each zone is named once")
+        elif zone not in vpc_zones(fleet):
+            yield Violation(
+                "node-group-zones", ("zones", i), zone,
+                "not one of the created VPC's zones: append it to network.create.zones (new subnets, additive)",
+            )
+        elif reason:
+            yield Violation("vpc-zones-offered", ("zones", i), zone, reason)
 
 
 def efa_zone(ng: NodeGroupArgs, fleet: EksFleetArgs, cat: Catalog, region: str) -> str | None:
@@ -186,7 +218,8 @@ def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violati
     groups = [(("nodeGroups", i, "instanceType"), cat.get(ng.instance_type)) for i, ng in enumerate(fleet.node_groups)]
     if system_group_created(fleet):
         groups.append((("systemNodeGroup", "instanceType"), cat.get(fleet.system_node_group.instance_type)))
-    yield from zones.zone_problems(list(create.zones), region, groups, cat, field)
+    followers = [(ng.name, cat.get(ng.instance_type)) for ng in fleet.node_groups if ng.efa is None and ng.zones is None]
+    yield from zones.zone_problems(list(create.zones), region, groups, cat, field, followers)
 
 
 def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
@@ -198,6 +231,7 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
     if reason:
         yield Violation("eks-ami-type-supported", ("amiType",) if ng.ami_type else ("instanceType",), ng.ami_type or ng.instance_type, reason)
     yield from offered_and_purchasable(it, region, ng.capacity_type == "SPOT", ("capacityType", ng.capacity_type))
+    yield from _group_zones(ng, it, fleet, region)
     if ng.efa is None:
         return  # the cluster's subnets (or the created VPC's private subnets)
     reason = efa_supported(it)

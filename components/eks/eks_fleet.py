@@ -15,7 +15,6 @@ from components.eks.system_node_group import SystemNodeGroup
 from components.k8s.device_plugins import DevicePlugins
 from components.k8s.kubeconfig import kubeconfig
 from components.k8s.nccl_test import NcclTest
-from components.network import zones
 from components.network.vpc import Vpc
 
 
@@ -96,8 +95,13 @@ class EksFleet(pulumi.ComponentResource):
         net = self._args.network
         if net.create is None:
             return net.vpc_id, list(net.subnet_ids), {}
-        vpc = Vpc(self._name, net.create.cidr, checks.vpc_zones(self._args), opts=self._child())
-        return vpc.vpc_id, vpc.private_subnet_ids, vpc.private_subnet_by_zone
+        named = checks.vpc_zones(self._args)
+        vpc = Vpc(self._name, net.create.cidr, named, opts=self._child())
+        # The control plane's network interfaces go in the first two named zones only: EKS needs two
+        # zones and accepts later subnets only in the zones the cluster was created with (EKS user
+        # guide, VPC and subnet requirements), so a zone appended to the list must not reach it.
+        # Nodes may use any subnet of the VPC.
+        return vpc.vpc_id, [vpc.private_subnet_by_zone[z].id for z in named[:2]], vpc.private_subnet_by_zone
 
     def _cluster(self) -> tuple[pulumi.Input[str], pulumi.Input[str]]:
         c = self._args.cluster
@@ -123,8 +127,7 @@ class EksFleet(pulumi.ComponentResource):
     def _system_subnets(self) -> pulumi.Input[list[str]]:
         if not self._zone_subnets:
             return self._subnet_ids
-        it = catalog.load().get(self._args.system_node_group.instance_type)
-        return [self._zone_subnets[z].id for z in zones.group_zones(it, checks.vpc_zones(self._args), self._region)]
+        return [self._zone_subnets[z].id for z in checks.system_zones(self._args, catalog.load(), self._region)]
 
     def _node_subnets(self, ng) -> pulumi.Input[list[str]]:
         """Existing subnets as given; in a created VPC, the private subnets of the group's zones (its

@@ -100,8 +100,11 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
             labels=node_labels(args),
             taints=node_taints(args),
             launch_template={"id": self.launch_template.id, "version": self.launch_template.latest_version.apply(str)},
-            # The cluster autoscaler owns the node count once the group exists.
-            opts=self._child(ignore_changes=["scalingConfig.desiredSize"]),
+            # The cluster autoscaler owns the node count once the group exists. The group keeps the
+            # stack's name (taints, selectors and dashboards name it), and EKS refuses a second group
+            # of that name: a replacement deletes the old group first (its nodes drain, its capacity
+            # is 0 until the new group is up; accelerated capacity rarely exists twice anyway).
+            opts=self._child(ignore_changes=["scalingConfig.desiredSize"], delete_before_replace=True),
         )
         self.register_outputs({"nodeGroupArn": self.node_group.arn, "launchTemplateId": self.launch_template.id})
 

@@ -13,8 +13,7 @@ from components.catalog.efa import efa_count
 from components.eks import checks
 from components.eks.args import EksFleetArgs
 from components.eks.node_group import node_labels, node_taints, served_groups
-from components.eks.system_node_group import SYSTEM_GROUP, system_labels
-from components.network import zones
+from components.eks.system_node_group import SYSTEM_NAME_PREFIX, system_labels
 from components.k8s.device_plugins import release_values
 from components.k8s.nccl_test import MPIJOB, nccl_job, nccl_job_name
 from components.spec_model import Violation
@@ -50,13 +49,13 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
         shapes.append(
             node_capacity.eks_node_shape(
                 it,
-                group=SYSTEM_GROUP,
+                group=plan_placement.node_group_name({"nodeGroupNamePrefix": SYSTEM_NAME_PREFIX}, ""),
                 ami_type=checks.system_ami_type(it, eks),
                 labels=system_labels(),
                 taints=[],
                 sizes=(sys.min_size, sys.desired_size, sys.max_size),
                 capacity_type="ON_DEMAND",
-                zones=zones.group_zones(it, checks.vpc_zones(fleet), region),
+                zones=checks.system_zones(fleet, cat, region),
                 efa_interfaces=0,
                 gpu_sharing=None,
                 facts=cat.curated,

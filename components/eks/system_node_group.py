@@ -12,6 +12,8 @@ from components.eks.checks import system_ami_type
 from components.eks.node_group import base_template
 
 SYSTEM_GROUP = "system"
+# The EKS name of the group is this prefix and a suffix the provider picks (see SystemNodeGroup).
+SYSTEM_NAME_PREFIX = f"{SYSTEM_GROUP}-"
 
 
 def system_labels() -> dict[str, str]:
@@ -46,7 +48,9 @@ class SystemNodeGroup(pulumi.ComponentResource):
         self.node_group = aws.eks.NodeGroup(
             name,
             cluster_name=cluster_name,
-            node_group_name=SYSTEM_GROUP,
+            # A prefix, not a name: a replacement creates the new group before the old one goes,
+            # so CoreDNS and the controllers always have a node.
+            node_group_name_prefix=SYSTEM_NAME_PREFIX,
             node_role_arn=node_role_arn,
             subnet_ids=subnet_ids,
             instance_types=[args.instance_type],

@@ -27,8 +27,17 @@ def suggested_zones(types: list[InstanceType], region: str, count: int) -> list[
     return list(predicates.zones_offering(types, region)[:count])
 
 
-def zone_problems(zones: list[str], region: str, groups: list[tuple[tuple, InstanceType]], cat: Catalog, field: tuple) -> list[Violation]:
-    """What is wrong with the stack's VPC zones for its groups ((field of the group's type, type))."""
+def zone_problems(
+    zones: list[str],
+    region: str,
+    groups: list[tuple[tuple, InstanceType]],
+    cat: Catalog,
+    field: tuple,
+    followers: list[tuple[str, InstanceType]] = (),
+) -> list[Violation]:
+    """What is wrong with the stack's VPC zones for its groups ((field of the group's type, type)).
+    `followers` are the groups (name, type) that run in every VPC zone offering their type and are
+    replaced when that set grows (EKS node groups that name no zones): the additive fix names them."""
     found = []
     known = region_zones(cat, region)
     for i, zone in enumerate(zones):
@@ -41,6 +50,13 @@ def zone_problems(zones: list[str], region: str, groups: list[tuple[tuple, Insta
     for where, it in groups:
         if not group_zones(it, zones, region):
             offered = sorted(it.offerings.get(region, ()))
+            spread = sorted(name for name, other in followers if other is not it and set(other.offerings.get(region, ())) & set(offered))
+            caveat = (
+                f"; node groups {', '.join(spread)} name no zones and are offered there too: a new zone that offers them "
+                "spreads them to it, which replaces them (give them zones first)"
+                if spread
+                else ""
+            )
             found.append(
                 Violation(
                     "vpc-zones-offered",
@@ -48,7 +64,7 @@ def zone_problems(zones: list[str], region: str, groups: list[tuple[tuple, Insta
                     it.name,
                     f"{it.name} is offered in none of the VPC's zones ({', '.join(zones)}); it is offered in "
                     f"{', '.join(offered) or 'no zone of ' + region}. Add one of those to {'.'.join(map(str, field))} "
-                    "(a new subnet: additive, nothing is replaced), or choose a type the VPC's zones offer",
+                    f"(a new subnet: additive, nothing is replaced{caveat}), or choose a type the VPC's zones offer",
                 )
             )
     return found
