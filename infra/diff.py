@@ -10,6 +10,7 @@ policy findings new in HEAD or fixed since BASE (both plans judged by the same p
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from components.catalog import catalog, plan_placement
@@ -46,6 +47,63 @@ def property_changes(before: dict, after: dict) -> list[dict]:
         for path in sorted(set(a) | set(b))
         if a.get(path) != b.get(path)
     ]
+
+
+_ENTRY = re.compile(r"^([^\[]+)\[(\d+)\](.*)$")
+
+
+def _runs(numbers: list[int]) -> str:
+    """1, 2, 3, 7 -> '1-3, 7'."""
+    out, start = [], None
+    for i, n in enumerate(numbers):
+        start = n if start is None else start
+        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
+            out.append(f"{start}-{n}" if n != start else str(n))
+            start = None
+    return ", ".join(out)
+
+
+def _entries(inputs: dict) -> set[tuple[str, int]]:
+    """The (list, index) entries that exist in a resource's inputs."""
+    return {(m.group(1), int(m.group(2))) for path in flatten(inputs) if (m := _ENTRY.match(path))}
+
+
+def summarize(changes: list[dict], before: dict, after: dict) -> list[str]:
+    """Property changes as lines a person reads: the entries a list gains or loses whole become one
+    line ("networkInterfaces: 16 entries removed ([17]-[32]; networkCardIndex 16-31)"); every other
+    change stays a line of its own."""
+    entries: dict[tuple[str, int], list[dict]] = {}
+    for c in changes:
+        m = _ENTRY.match(c["path"])
+        if m:
+            entries.setdefault((m.group(1), int(m.group(2))), []).append(c)
+    had, has = _entries(before), _entries(after)
+    whole: dict[tuple[str, str], list[int]] = {}
+    for prop, i in entries:
+        if (prop, i) in had and (prop, i) not in has:
+            whole.setdefault((prop, "removed"), []).append(i)
+        elif (prop, i) in has and (prop, i) not in had:
+            whole.setdefault((prop, "added"), []).append(i)
+    grouped = {(prop, i) for (prop, _), idx in whole.items() for i in idx}
+    lines = []
+    for (prop, how), idx in sorted(whole.items()):
+        idx.sort()
+        cards = sorted(
+            {c["before" if how == "removed" else "after"] for i in idx for c in entries[(prop, i)] if c["path"].endswith(".networkCardIndex")}
+        )
+        detail = f"; networkCardIndex {_runs(cards)}" if cards and all(isinstance(x, int) for x in cards) else ""
+        side = "before" if how == "removed" else "after"
+        fields = [c for i in idx for c in entries[(prop, i)]]
+        if len(idx) == 1 and len(fields) <= 6:  # one small entry reads best whole
+            prefix = f"{prop}[{idx[0]}]."
+            detail = ": " + ", ".join(f"{c['path'].removeprefix(prefix)}={_value(c[side])}" for c in fields)
+        count = "1 entry" if len(idx) == 1 else f"{len(idx)} entries"
+        lines.append(f"{prop}: {count} {how} ([{_runs(idx).replace('-', ']-[').replace(', ', '], [')}]{detail})")
+    for c in changes:
+        m = _ENTRY.match(c["path"])
+        if not (m and (m.group(1), int(m.group(2))) in grouped):
+            lines.append(f"{c['path']}: {_value(c['before'])} -> {_value(c['after'])}")
+    return lines
 
 
 def _matches(path: str, prefix: str) -> bool:
@@ -122,7 +180,7 @@ def diff_plans(base: list[dict], head: list[dict], base_findings: list[dict], he
         changes = property_changes(old[urn].get("inputs") or {}, new[urn].get("inputs") or {})
         if not changes:
             continue
-        entry = {**_brief(new[urn]), "properties": changes}
+        entry = {**_brief(new[urn]), "properties": changes, "summary": summarize(changes, old[urn].get("inputs") or {}, new[urn].get("inputs") or {})}
         reason = replacement_reason(new[urn], changes)
         if reason:
             result.replaced.append({**entry, "reason": reason, "deleteFirst": bool(new[urn].get("deleteBeforeReplace"))})
@@ -145,19 +203,6 @@ def diff_plans(base: list[dict], head: list[dict], base_findings: list[dict], he
     result.new_findings = [f for f in head_findings if key(f) not in before]
     result.fixed_findings = [f for f in base_findings if key(f) not in after]
     return result
-
-
-# A resource whose delete the cloud refuses while something that stays still holds it, and the
-# types that hold it through the resources they launch. The provider retries DependencyViolation
-# until its delete timeout (terraform-provider-aws: 20 minutes for a subnet, 15 for a security
-# group), then the update fails half-applied.
-HELD_BY_INSTANCES = {
-    "aws:ec2/subnet:Subnet": "EC2 refuses to delete a subnet while network interfaces are in it (DependencyViolation)",
-    "aws:ec2/securityGroup:SecurityGroup": "EC2 refuses to delete a security group that network interfaces use (DependencyViolation)",
-}
-# Types whose running instances stay when their inputs change in place: an Auto Scaling group
-# launches new instances from a new template or subnet list but keeps the ones it has.
-INSTANCE_HOLDERS = {"aws:autoscaling/group:Group"}
 
 
 def _users(plan: dict[str, dict], target: str) -> list[tuple[str, str]]:
@@ -201,10 +246,11 @@ def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict]) -> No
             own = [c for u in result.updated if _key(u["urn"]) == urn for c in u["properties"]]
             result.updated = [u for u in result.updated if _key(u["urn"]) != urn]
             result.replaced.append(
-                {**_brief(new[urn]), "properties": own, "reason": why, "deleteFirst": bool(new[urn].get("deleteBeforeReplace"))}
+                {**_brief(new[urn]), "properties": own, "summary": summarize(own, old[urn].get("inputs") or {}, new[urn].get("inputs") or {}),
+                 "reason": why, "deleteFirst": bool(new[urn].get("deleteBeforeReplace"))}
             )
         elif urn not in changed:
-            result.updated.append({**_brief(new[urn]), "properties": []})
+            result.updated.append({**_brief(new[urn]), "properties": [], "summary": []})
         result.affected.append({k: v for k, v in entry.items() if k != "forcedBy"})
     _refused_deletes(result, old, new, going)
 
@@ -213,10 +259,11 @@ def _refused_deletes(result: PlanDiff, old: dict[str, dict], new: dict[str, dict
     """A subnet or security group that goes while a kept Auto Scaling group's running instances
     still use it (through its subnet list or its launch template): the delete is refused until
     those instances are replaced, which nothing in the update does."""
+    facts = catalog.load().curated["refusedDeletes"]
     for target, how in going.items():
         source = old.get(target) or new[target]
-        reason = HELD_BY_INSTANCES.get(source["type"])
-        if not reason:
+        fact = facts.get(source["type"])
+        if not fact:
             continue
         holders, seen, queue = [], {target}, [target]
         while queue:
@@ -224,7 +271,7 @@ def _refused_deletes(result: PlanDiff, old: dict[str, dict], new: dict[str, dict
                 if urn in seen or urn not in new or going.get(urn) == "replaced":
                     continue  # a replaced holder's old instances go with it, before this delete
                 seen.add(urn)
-                if new[urn]["type"] in INSTANCE_HOLDERS:
+                if new[urn]["type"] in fact["heldBy"]:
                     holders.append(new[urn]["name"])
                 else:
                     queue.append(urn)
@@ -234,8 +281,9 @@ def _refused_deletes(result: PlanDiff, old: dict[str, dict], new: dict[str, dict
                     **_brief(source),
                     "how": how,
                     "heldBy": sorted(holders),
-                    "reason": f"{reason}; the running instances of {', '.join(sorted(holders))} keep using it until they are replaced",
-                    "fix": "replace those instances first (an instance refresh, or scale the group to 0 and back), then apply",
+                    "reason": f"{fact['rule']} ({fact['source']}); the running instances of {', '.join(sorted(holders))} "
+                    "keep using it until they are replaced",
+                    "fix": "move those instances out first (an instance refresh of the group once its subnets no longer include it), then remove it",
                 }
             )
 
@@ -401,6 +449,7 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
     for verb, entries in (("added", d.added), ("removed", d.removed), ("replaced", d.replaced), ("updated", d.updated)):
         for e in entries:
             lines.append(f"{bullet}{verb} {code(e['type'])} {e['name']}" + (f" ({e['reason']})" if e.get("reason") else ""))
-            for c in e.get("properties", []):
-                lines.append(f"{'  ' if markdown else '      '}{bullet if markdown else ''}{code(c['path'])}: {_value(c['before'])} -> {_value(c['after'])}")
+            for line in e.get("summary", []):
+                path, _, rest = line.partition(": ")
+                lines.append(f"{'  ' if markdown else '      '}{bullet if markdown else ''}{code(path)}: {rest}")
     return "\n".join(lines) + "\n"

@@ -80,6 +80,7 @@ def test_scaling_a_node_group_changes_counts_in_place(tmp_path):
     assert d["drains"] == [] and d["resources"]["replaced"] == []
     [updated] = [u for u in d["resources"]["updated"] if u["type"] == "aws:eks/nodeGroup:NodeGroup"]
     assert {"path": "scalingConfig.desiredSize", "before": 2, "after": 4} in updated["properties"]
+    assert d["affected"] == [] and d["refusedDeletes"] == []
 
 
 def test_switching_the_ecs_ami_variant_says_running_instances_stay(tmp_path):
@@ -241,3 +242,72 @@ def test_a_change_that_leaves_pods_pending_is_named(tmp_path):
     assert len(d["placement"]["better"]) == 3 and d["placement"]["worse"] == []
     _, text, _ = _diff(tmp_path, base, head, "--format", "markdown")
     assert "### Placement" in text and "- pod Deployment kube-system/coredns: scheduled -> pending: 0/2 nodes are available" in text
+
+
+def test_a_type_change_rolls_the_group_and_reads_in_one_line_per_list(tmp_path):
+    """The reviewer's change on eks-p5-efa: p5 -> p5en, maxSize 2 -> 4, EFA interfaces 32 -> 16. A
+    capacity-block group names its type in the launch template: a new template version, a roll."""
+
+    def edit(c):
+        group = c["gpufleet:eks"]["nodeGroups"][0]
+        group.update(instanceType="p5en.48xlarge", maxSize=4)
+        group["efa"]["interfaces"] = 16
+
+    base, head = preview_plan("eks-p5-efa"), _plan_of(tmp_path, "eks-p5-efa", edit)
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 3
+    assert d["accelerators"]["totals"]["after"]["efaInterfaces"] == 32
+    assert [x["reason"] for x in d["drains"]] == ["its launch template changed: the node group rolls its nodes to the new version"]
+    assert d["affected"] == [] and d["refusedDeletes"] == [] and d["resources"]["replaced"] == []
+    _, out, _ = _diff(tmp_path, base, head)
+    # 96 property changes of the 16 interfaces that go read as one line.
+    assert "networkInterfaces: 16 entries removed ([17]-[32]; networkCardIndex 16-31)" in out
+    assert "networkInterfaces[17]" not in out and len(out.splitlines()) < 40
+
+
+def test_a_new_vpc_cidr_replaces_what_reads_the_subnets(tmp_path):
+    """A replaced VPC's and subnets' ids are unknown until they exist: what reads them is replaced
+    where the input cannot change in place (the node groups' subnetIds), updated elsewhere."""
+    base = preview_plan("eks-p5-efa")
+    head = _plan_of(tmp_path, "eks-p5-efa", lambda c: c["gpufleet:eks"]["network"]["create"].__setitem__("cidr", "10.61.0.0/16"))
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 3
+    affected = {(a["type"].rsplit(":", 1)[-1], a["name"]): a for a in d["affected"]}
+    assert affected[("NodeGroup", "p5-train-p5")]["effect"] == "replaced"
+    assert affected[("NodeGroup", "p5-train-p5")]["because"] == ["subnetIds <- Subnet p5-train-private-us-east-1a (replaced)"]
+    assert affected[("SecurityGroup", "p5-train-p5-efa")]["effect"] == "replaced"  # vpcId
+    assert affected[("LaunchTemplate", "p5-train-p5")]["effect"] == "updated"  # its security group is new
+    assert affected[("Cluster", "p5-train")]["effect"] == "updated"
+    drains = {x["group"]: x["reason"] for x in d["drains"]}
+    assert drains["p5"].startswith("the node group is replaced (subnetIds comes from Subnet p5-train-private-us-east-1a (replaced)")
+    assert drains["system-*"].startswith("the node group is replaced (subnetIds comes from Subnet")
+    replaced = {r["name"] for r in d["resources"]["replaced"]}
+    assert {"p5-train", "p5-train-p5", "p5-train-system", "p5-train-nat", "p5-train-p5-efa"} <= replaced
+
+
+def test_removing_a_zone_under_running_ecs_instances_is_a_refused_delete(tmp_path):
+    base = preview_plan("ecs-gpu")
+    head = _plan_of(tmp_path, "ecs-gpu", lambda c: c["gpufleet:ecs"]["network"]["create"].__setitem__("zones", ["us-east-1a"]))
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 3
+    assert {(a["name"], a["effect"]) for a in d["affected"]} == {("ml-gpu-inference", "updated"), ("ml-gpu-training", "updated")}
+    [refused] = d["refusedDeletes"]
+    assert (refused["name"], refused["how"], refused["heldBy"]) == ("ml-gpu-private-us-east-1b", "removed", ["ml-gpu-inference", "ml-gpu-training"])
+    assert refused["reason"].startswith("You must terminate all running instances in the subnet before you can delete the subnet")
+
+
+def test_renaming_an_ecs_capacity_provider_moves_the_cluster_and_services(tmp_path):
+    def rename(c):
+        ecs = c["gpufleet:ecs"]
+        ecs["capacityProviders"][0]["name"] = "serving"
+        for workload in ecs["workloads"]:
+            if workload.get("capacityProvider") == "inference":
+                workload["capacityProvider"] = "serving"
+
+    base, head = preview_plan("ecs-gpu"), _plan_of(tmp_path, "ecs-gpu", rename)
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 3
+    assert {(a["name"], a["effect"]) for a in d["affected"]} == {("ml-gpu", "updated"), ("ml-gpu-llm-serve", "updated")}
+    assert all(b.endswith("CapacityProvider ml-gpu-inference (removed)") for a in d["affected"] for b in a["because"])
+    assert [(x["group"], x["reason"]) for x in d["drains"]] == [("ml-gpu-inference", "the capacity provider's group is removed")]
+    assert d["refusedDeletes"] == []
