@@ -76,7 +76,10 @@ def _parser() -> argparse.ArgumentParser:
 
     diff = sub.add_parser("diff", help="what changes between two plans (gpufleet's or `pulumi preview --json`), for reviewers")
     diff.add_argument("base", type=Path, metavar="BASE.json")
-    diff.add_argument("head", type=Path, metavar="HEAD.json")
+    diff.add_argument(
+        "head", type=Path, metavar="HEAD.json", nargs="?",
+        help="absent: BASE.json is one `pulumi preview --json` of a deployed stack, read with the engine's verdict per step",
+    )
     diff.add_argument("--json", action="store_true", help="print the diff as JSON on stdout")
     diff.add_argument("--format", choices=("text", "markdown"), default="text", help="text for a terminal, markdown for a pull-request comment")
     _policy_flags(diff)
@@ -199,6 +202,8 @@ def cmd_diff(args) -> int:
     from infra.diff import diff_plans, render
 
     pack_dir, given = _policy_inputs(args)
+    if args.head is None:
+        return _diff_one_preview(args, pack_dir, given)
     base, head = plan_file.load(args.base), plan_file.load(args.head)
     def judged(plans) -> list[list[dict]]:
         with PolicyPack(pack_dir, project=plans[0].project, stack=plans[0].stack) as pack:
@@ -213,6 +218,32 @@ def cmd_diff(args) -> int:
         _print_json(result.as_json())
     else:
         _write(render(result, str(args.base), str(args.head), markdown=args.format == "markdown"))
+    if any(f["level"] == "mandatory" for f in result.new_findings):
+        return EXIT_VIOLATION
+    return EXIT_CHANGED if result.changed else EXIT_OK
+
+
+def _diff_one_preview(args, pack_dir, given) -> int:
+    """One `pulumi preview --json` against a deployed stack: its old states are BASE, its new
+    states HEAD, and each step's op is the verdict (the pack judges what will exist)."""
+    from infra import plan_file
+    from infra.analyzer import PolicyPack
+    from infra.diff import diff_plans, render
+
+    preview = plan_file.load(args.base)
+    if preview.kind != "pulumi-preview" or not preview.before:
+        raise plan_file.PlanFileError(
+            f"{args.base}: one plan alone is read only as `pulumi preview --json` of a deployed stack "
+            "(steps with oldState); give BASE.json and HEAD.json to compare two plans"
+        )
+    with PolicyPack(pack_dir, project=preview.project, stack=preview.stack) as pack:
+        before, after = (pack.judge(given, r).as_plan_block()["violations"] for r in (preview.before, preview.resources))
+    result = diff_plans(preview.before, preview.resources, before, after, preview.verdicts)
+    if args.json:
+        _print_json(result.as_json())
+    else:
+        name = str(args.base)
+        _write(render(result, f"{name} (deployed)", f"{name} (previewed)", markdown=args.format == "markdown"))
     if any(f["level"] == "mandatory" for f in result.new_findings):
         return EXIT_VIOLATION
     return EXIT_CHANGED if result.changed else EXIT_OK

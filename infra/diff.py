@@ -40,12 +40,27 @@ def flatten(value, path: str = "") -> dict[str, object]:
     return {path: value}
 
 
+# Pulumi's auto-name: the logical name, a dash and 7 random hex digits, new on every create.
+_AUTONAME = re.compile(r"^(.+)-[0-9a-f]{7}$")
+
+
+def _noise(before, after) -> bool:
+    """Differences two previews show that are not changes: a value unknown before that is known
+    now (the earlier preview ran before the resource existed), and an auto-name's random suffix."""
+    if before == UNKNOWN and after is not None:
+        return True
+    if isinstance(before, str) and isinstance(after, str):
+        a, b = _AUTONAME.match(before), _AUTONAME.match(after)
+        return bool(a and b and a.group(1) == b.group(1))
+    return False
+
+
 def property_changes(before: dict, after: dict) -> list[dict]:
     a, b = flatten(before), flatten(after)
     return [
         {"path": path, "before": a.get(path), "after": b.get(path)}
         for path in sorted(set(a) | set(b))
-        if a.get(path) != b.get(path)
+        if a.get(path) != b.get(path) and not _noise(a.get(path), b.get(path))
     ]
 
 
@@ -104,6 +119,11 @@ def summarize(changes: list[dict], before: dict, after: dict) -> list[str]:
         if not (m and (m.group(1), int(m.group(2))) in grouped):
             lines.append(f"{c['path']}: {_value(c['before'])} -> {_value(c['after'])}")
     return lines
+
+
+def _root(path: str) -> str:
+    """The top-level property of a path (`a.b[0]` -> `a`), as diffReasons name them."""
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
 
 
 def _matches(path: str, prefix: str) -> bool:
@@ -169,24 +189,46 @@ def _brief(r: dict) -> dict:
     return {"urn": r["urn"], "type": r["type"], "name": r["name"]}
 
 
-def diff_plans(base: list[dict], head: list[dict], base_findings: list[dict], head_findings: list[dict]) -> PlanDiff:
+# The engine's step ops that replace a resource (create first, or delete first).
+REPLACE_OPS = {"replace", "create-replacement", "delete-replaced"}
+
+
+def diff_plans(
+    base: list[dict], head: list[dict], base_findings: list[dict], head_findings: list[dict], verdicts: dict[str, dict] | None = None
+) -> PlanDiff:
+    """Two plans compared; or, with `verdicts` (one `pulumi preview --json` of a deployed stack:
+    BASE its old states, HEAD its new ones), the engine's own verdict per resource, explained."""
     result = PlanDiff()
     # The stack resource has no inputs and carries the stack's name: not a change.
     old = {_key(r["urn"]): r for r in base if r["type"] != "pulumi:pulumi:Stack"}
     new = {_key(r["urn"]): r for r in head if r["type"] != "pulumi:pulumi:Stack"}
     result.added = [_brief(new[u]) for u in new if u not in old]
     result.removed = [_brief(old[u]) for u in old if u not in new]
+    engine = {_key(u): v for u, v in (verdicts or {}).items()}
     for urn in (u for u in new if u in old):
         changes = property_changes(old[urn].get("inputs") or {}, new[urn].get("inputs") or {})
-        if not changes:
+        verdict = engine.get(urn)
+        if verdict is not None:
+            ops = set(verdict["ops"])
+            if not ops & (REPLACE_OPS | {"update"}):
+                continue  # the engine says same (or read): whatever the inputs show is not a change
+            roots = {*verdict["diffReasons"], *(_root(p) for p in verdict["detailedDiff"])}
+            changes = [c for c in changes if _root(c["path"]) in roots] or [
+                {"path": p, "before": None, "after": None} for p in verdict["detailedDiff"] or verdict["diffReasons"]
+            ]
+        elif not changes:
             continue
         entry = {**_brief(new[urn]), "properties": changes, "summary": summarize(changes, old[urn].get("inputs") or {}, new[urn].get("inputs") or {})}
-        reason = replacement_reason(new[urn], changes)
+        if verdict is not None:
+            reason = f"the engine: replaceReasons {', '.join(verdict['replaceReasons'])}" if verdict["replaceReasons"] else "the engine replaces it"
+            reason = reason if set(verdict["ops"]) & REPLACE_OPS else None
+        else:
+            reason = replacement_reason(new[urn], changes)
         if reason:
             result.replaced.append({**entry, "reason": reason, "deleteFirst": bool(new[urn].get("deleteBeforeReplace"))})
         else:
             result.updated.append(entry)
-    _cascade(result, old, new)
+    _cascade(result, old, new, follow=verdicts is None)
     # Workloads and device plugins whose tolerations change schedule onto other (tainted) nodes.
     for entry in result.replaced + result.updated:
         paths = [c for c in entry["properties"] if ".tolerations" in c["path"] or c["path"].startswith("tolerations")]
@@ -215,12 +257,13 @@ def _users(plan: dict[str, dict], target: str) -> list[tuple[str, str]]:
     ]
 
 
-def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict]) -> None:
+def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict], follow: bool = True) -> None:
     """What a replacement or removal does to the resources that read it. A replaced resource's
     outputs are unknown until it exists, so every resource with an input from it gets a new value:
     replaced where that input cannot change in place (and so on down the graph, as `pulumi preview`
     shows it against a real stack), updated in place otherwise. The plan's inputs cannot show this
-    (the mock's ids never change), the dependency graph does."""
+    (the mock's ids never change), the dependency graph does. With the engine's verdict
+    (`follow=False`) the verdict stands; the walk only says why."""
     facts = catalog.load().curated["replacement"]
     going = {_key(e["urn"]): "replaced" for e in result.replaced} | {_key(e["urn"]): "removed" for e in result.removed}
     queue = list(going)
@@ -230,15 +273,22 @@ def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict]) -> No
         how = going[target]
         source = new.get(target) or old[target]
         for urn, prop in _users(new if how == "replaced" else old, target):
-            if urn not in new or urn in going and urn not in affected:
+            if urn not in new or urn in going and urn not in affected and follow:
                 continue  # goes too, or is replaced by its own change
             entry = affected.setdefault(urn, {**_brief(new[urn]), "effect": "updated", "because": []})
             entry["because"].append(f"{prop} <- {source['type'].rsplit(':', 1)[-1]} {source['name']} ({how})")
-            if entry["effect"] == "updated" and any(_matches(prop, k) for k in facts.get(new[urn]["type"], {}).get("replaces", [])):
+            if not follow:
+                entry["effect"] = "replaced" if urn in going else "updated"
+            elif entry["effect"] == "updated" and any(_matches(prop, k) for k in facts.get(new[urn]["type"], {}).get("replaces", [])):
                 entry["effect"], entry["forcedBy"] = "replaced", entry["because"][-1]
                 going[urn] = "replaced"
                 queue.append(urn)
     changed = {_key(e["urn"]) for e in result.updated}
+    if not follow:
+        # The engine's verdict stands: only what it changes is explained.
+        result.affected = [e for u, e in affected.items() if u in changed or u in going]
+        _refused_deletes(result, old, new, going)
+        return
     for urn, entry in affected.items():
         prop, _, source = entry.get("forcedBy", "").partition(" <- ")
         why = f"{prop} comes from {source}, and cannot change in place"

@@ -23,6 +23,10 @@ class SavedPlan:
     project: str
     stack: str
     resources: list[dict]
+    # A preview against a deployed stack: the resources as they are (steps[].oldState) and the
+    # engine's verdict per URN (ops in step order, diffReasons, replaceReasons, detailedDiff paths).
+    before: list[dict] | None = None
+    verdicts: dict[str, dict] | None = None
 
 
 def _finite_only(constant: str):
@@ -73,33 +77,62 @@ def _from_pulumi_preview(path: Path, document: dict) -> SavedPlan:
     if not isinstance(steps, list):
         raise PlanFileError(f"{path}: steps must be a list")
     by_urn: dict[str, dict] = {}
+    before: dict[str, dict] = {}
+    verdicts: dict[str, dict] = {}
+    olds: list[tuple[int, dict]] = []
     for i, step in enumerate(steps):
         if not isinstance(step, dict):
             raise PlanFileError(f"{path}: steps[{i}] must be an object")
-        state = step.get("newState")
-        if state is None:
-            continue  # a delete: nothing of it remains to judge
-        where = f"steps[{i}].newState"
-        _check_resource(path, where, state)
-        urn = state["urn"]
-        # A replacement lists the URN more than once; the last new state is what will exist.
-        by_urn[urn] = {
-            "urn": urn,
-            "type": state["type"],
-            "name": urn.rsplit("::", 1)[-1],
-            "parent": state.get("parent") or None,
-            "custom": bool(state.get("custom", True)),
-            "inputs": state.get("inputs") or {},
-            "provider": (state.get("provider") or "").rsplit("::", 1)[0],
-            "dependencies": state.get("dependencies") or [],
-            "propertyDependencies": state.get("propertyDependencies") or {},
-        }
+        for side in ("oldState", "newState"):
+            state = step.get(side)
+            if state is None:
+                continue  # a create has no old state, a delete no new one
+            if isinstance(state, dict) and "urn" not in state and isinstance(step.get("urn"), str):
+                state = {**state, "urn": step["urn"]}
+            if side == "oldState":
+                olds.append((i, state))  # read once there is something to judge
+                continue
+            _check_resource(path, f"steps[{i}].newState", state)
+            # A replacement lists the URN more than once; the last new state is what will exist.
+            by_urn[state["urn"]] = _resource(state)
+        urn = step.get("urn") or (step.get("newState") or step.get("oldState") or {}).get("urn")
+        op = step.get("op")
+        if isinstance(urn, str) and isinstance(op, str):
+            verdict = verdicts.setdefault(urn, {"ops": [], "diffReasons": [], "replaceReasons": [], "detailedDiff": []})
+            verdict["ops"].append(op)
+            for key in ("diffReasons", "replaceReasons"):
+                verdict[key] += [k for k in step.get(key) or [] if isinstance(k, str) and k not in verdict[key]]
+            verdict["detailedDiff"] += [k for k in step.get("detailedDiff") or {} if k not in verdict["detailedDiff"]]
     if not by_urn:
         raise PlanFileError(f"{path}: steps[] carry no newState: nothing to judge")
+    for i, state in olds:
+        _check_resource(path, f"steps[{i}].oldState", state)
+        before[state["urn"]] = _resource(state)
+    for urn, verdict in verdicts.items():
+        ops = verdict["ops"]
+        # The engine deletes first only when the provider or the program says so; the step order shows it.
+        if "delete-replaced" in ops and "create-replacement" in ops and ops.index("delete-replaced") < ops.index("create-replacement"):
+            if urn in by_urn:
+                by_urn[urn]["deleteBeforeReplace"] = True
     first = next(iter(by_urn))
     parts = first.split("::")
     stack, project = (parts[0].removeprefix("urn:pulumi:"), parts[1]) if len(parts) > 2 else ("", "")
-    return SavedPlan("pulumi-preview", project, stack, list(by_urn.values()))
+    return SavedPlan("pulumi-preview", project, stack, list(by_urn.values()), list(before.values()), verdicts)
+
+
+def _resource(state: dict) -> dict:
+    urn = state["urn"]
+    return {
+        "urn": urn,
+        "type": state["type"],
+        "name": urn.rsplit("::", 1)[-1],
+        "parent": state.get("parent") or None,
+        "custom": bool(state.get("custom", True)),
+        "inputs": state.get("inputs") or {},
+        "provider": (state.get("provider") or "").rsplit("::", 1)[0],
+        "dependencies": state.get("dependencies") or [],
+        "propertyDependencies": state.get("propertyDependencies") or {},
+    }
 
 
 def _is_strings(value: object) -> bool:

@@ -311,3 +311,94 @@ def test_renaming_an_ecs_capacity_provider_moves_the_cluster_and_services(tmp_pa
     assert all(b.endswith("CapacityProvider ml-gpu-inference (removed)") for a in d["affected"] for b in a["because"])
     assert [(x["group"], x["reason"]) for x in d["drains"]] == [("ml-gpu-inference", "the capacity provider's group is removed")]
     assert d["refusedDeletes"] == []
+
+
+def _state(r: dict) -> dict:
+    """A plan resource as `pulumi preview --json` writes a step's state (apitype.ResourceV3 fields)."""
+    state = {k: r[k] for k in ("urn", "type", "custom", "inputs", "dependencies", "propertyDependencies") if k in r}
+    return {**state, "parent": r["parent"] or ""}
+
+
+def _deployed_preview(base: dict, head: dict, verdicts: dict[str, dict]) -> dict:
+    """`pulumi preview --json` against a stack where BASE is deployed and HEAD is the program, laid
+    out as the CLI does (pulumi pkg/display/json.go previewStep: op, urn, oldState, newState,
+    diffReasons, replaceReasons, detailedDiff). `verdicts` gives the engine's op for the resources
+    that change, by "Kind name"; the others are `same`. A delete-before-replace writes delete-replaced
+    before create-replacement (pulumi tests/integration/steps/step4)."""
+    old = {r["urn"]: r for r in base["resources"]}
+    steps = []
+    for r in head["resources"]:
+        v = verdicts.get(f"{r['type'].rsplit(':', 1)[-1]} {r['name']}", {"op": "same"})
+        detail = {p: {"kind": "update-replace" if p in v.get("replaceReasons", []) else "update", "inputDiff": True} for p in v.get("diffReasons", [])}
+        reasons = {k: v[k] for k in ("diffReasons", "replaceReasons") if k in v}
+        if v["op"] == "replace":
+            order = ["delete-replaced", "replace", "create-replacement"] if v.get("deleteFirst") else ["create-replacement", "replace", "delete-replaced"]
+            for op in order:
+                step = {"op": op, "urn": r["urn"], **reasons, "detailedDiff": detail}
+                if op != "create-replacement":
+                    step["oldState"] = _state(old[r["urn"]])
+                if op != "delete-replaced":
+                    step["newState"] = _state(r)
+                steps.append(step)
+            continue
+        step = {"op": v["op"], "urn": r["urn"], "oldState": _state(old[r["urn"]]), "newState": _state(r), **reasons, "detailedDiff": detail or None}
+        if v["op"] == "same":
+            # What the engine still shows for an unchanged resource: an output it has not read yet.
+            step["newState"]["inputs"] = {**step["newState"]["inputs"], "tagsAll": "04da6b54-80e4-46f7-96ec-b56ff0331ba9"}
+        steps.append(step)
+    return {"steps": steps, "changeSummary": {"same": len(head["resources"]) - len(verdicts), "replace": 1, "update": len(verdicts) - 1}}
+
+
+def test_one_real_preview_is_read_with_the_engines_verdict(tmp_path, p5_pair):
+    base, head = p5_pair
+    preview = _deployed_preview(
+        base,
+        head,
+        {
+            "NodeGroup p5-train-p5": {"op": "replace", "diffReasons": ["amiType", "scalingConfig"], "replaceReasons": ["amiType"], "deleteFirst": True},
+            "LaunchTemplate p5-train-p5": {"op": "update", "diffReasons": ["blockDeviceMappings"]},
+        },
+    )
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(preview))
+    code, out, err = run_cli("diff", str(path), "--json")
+    assert code == 3, err
+    d = json.loads(out)
+    [replaced] = d["resources"]["replaced"]
+    assert (replaced["name"], replaced["reason"], replaced["deleteFirst"]) == ("p5-train-p5", "the engine: replaceReasons amiType", True)
+    # The engine said same for everything else: the unknown tagsAll it shows is not a change.
+    assert [(u["type"], u["name"]) for u in d["resources"]["updated"]] == [("aws:ec2/launchTemplate:LaunchTemplate", "p5-train-p5")]
+    assert {p["path"].split("[")[0] for p in d["resources"]["updated"][0]["properties"]} == {"blockDeviceMappings"}
+    assert [x["reason"] for x in d["drains"]] == ["the node group is replaced (the engine: replaceReasons amiType)" + FIRST]
+    assert "AMI type AL2023_x86_64_NVIDIA -> BOTTLEROCKET_x86_64_NVIDIA" in d["accelerators"]["groups"][0]["notes"]
+
+
+def test_one_plan_alone_must_be_a_deployed_preview(tmp_path):
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(preview_plan("ecs-gpu")))
+    code, _, err = run_cli("diff", str(plan))
+    assert code == 2 and "one plan alone is read only as `pulumi preview --json` of a deployed stack" in err
+
+
+def test_two_previews_do_not_report_autoname_suffixes_or_values_that_became_known(tmp_path):
+    """Two previews of one program: the first ran before anything existed (ids unknown), the second
+    after; every auto-named resource got a new random suffix. Neither is a change."""
+    plan = preview_plan("ecs-gpu")
+    first, second = copy.deepcopy(plan), copy.deepcopy(plan)
+    for r in first["resources"]:
+        if r["type"] == "aws:iam/role:Role":
+            r["inputs"]["name"] = f"{r['name']}-32c8f2c"
+    for r in second["resources"]:
+        if r["type"] == "aws:iam/role:Role":
+            r["inputs"]["name"] = f"{r['name']}-4936161"
+        for key, value in list(r["inputs"].items()):
+            if value == "04da6b54-80e4-46f7-96ec-b56ff0331ba9":
+                r["inputs"][key] = "arn:aws:iam::123456789012:role/known-now"
+    code, d = _json_diff(tmp_path, _as_pulumi_preview(first), _as_pulumi_preview(second))
+    assert code == 0 and d["resources"]["updated"] == [] and d["resources"]["replaced"] == []
+    # A real rename still is one.
+    for r in second["resources"]:
+        if r["type"] == "aws:iam/role:Role":
+            r["inputs"]["name"] = "renamed-role"
+    code, d = _json_diff(tmp_path, _as_pulumi_preview(first), _as_pulumi_preview(second))
+    assert code == 3 and any(p["path"] == "name" for u in d["resources"]["updated"] for p in u["properties"])
