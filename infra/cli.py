@@ -60,6 +60,10 @@ def _parser() -> argparse.ArgumentParser:
     preview.add_argument("stack", nargs="?", help="stack name: stacks/Pulumi.<STACK>.yaml")
     preview.add_argument("--config-file", type=Path, help="any Pulumi stack config file (instead of STACK)")
     preview.add_argument("--json", action="store_true", help="print only the JSON plan on stdout")
+    preview.add_argument(
+        "--format", choices=("text", "mermaid"), default="text",
+        help="mermaid: the fleet as a Mermaid flowchart (clusters, groups, the workloads placed on them)",
+    )
     _policy_flags(preview)
     preview.add_argument("--no-policy", action="store_true", help="skip the policy pack")
 
@@ -146,6 +150,10 @@ def cmd_preview(args) -> int:
         raise InputError(f"{sf.path}: offline preview failed: {err}") from None
     if args.json:
         _print_json(plan)
+    elif args.format == "mermaid":
+        from infra.diagram import fleet
+
+        _write(fleet(plan))
     else:
         from infra.report import render_preview
 

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from components.catalog import catalog, plan_placement
+from infra import diagram
 from infra.engine import UNKNOWN
 from infra.fleet_view import NODE_GROUP, Group, accelerated_groups
 
@@ -161,6 +162,8 @@ class PlanDiff:
     # Resources whose inputs come from a replaced or removed resource, and deletes the cloud refuses.
     affected: list[dict] = field(default_factory=list)
     refused: list[dict] = field(default_factory=list)
+    # The groups before and after as a Mermaid flowchart (Markdown output only).
+    picture: str = ""
 
     @property
     def changed(self) -> bool:
@@ -240,6 +243,7 @@ def diff_plans(
         {_key(u): g for u, g in accelerated_groups(head).items()},
     )
     _placement(result, base, head)
+    result.picture = diagram.changes(result, base, head)
     key = lambda f: (f["policy"], _key(f["urn"]), f["message"])  # noqa: E731
     before, after = {key(f) for f in base_findings}, {key(f) for f in head_findings}
     result.new_findings = [f for f in head_findings if key(f) not in before]
@@ -474,6 +478,8 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
                          f"{t['neuronChips']} Neuron chips, {t['efaInterfaces']} EFA interfaces")
         else:
             lines.append(f"{bullet}{title}: " + "; ".join(g["notes"]))
+    if markdown and d.picture:
+        lines += ["", "```mermaid", d.picture.rstrip("\n"), "```"]
     if d.drains:
         lines += ["", h(3, "Replaces instances (running jobs are drained)"), ""]
         lines += [f"{bullet}{x['platform']} {x['group']}: {x['reason']}" for x in d.drains]

@@ -6,6 +6,8 @@ unknown sentinel).
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import contextlib
 import functools
 import gc
@@ -196,6 +198,7 @@ def run_program(
         with _no_cyclic_gc():
             _sync_await(run_in_stack(lambda: runpy.run_path(str(PROGRAM), run_name="__main__")))
     except Exception as err:
+        _settle_pending_tasks()
         # The SDK re-raises an invoke's failure wrapped in its own exceptions: judge the root cause.
         cause = _root_cause(err)
         if isinstance(cause, (UnansweredCall, pulumi.RunError)):
@@ -204,6 +207,29 @@ def run_program(
     finally:
         settings.set_root_resource(None)
     return run
+
+
+def _settle_pending_tasks() -> None:
+    """A program that fails mid-run leaves the SDK's registrations pending on its event loop. They
+    are cancelled and awaited now: left to interpreter shutdown, the loop is collected after its
+    self-pipe and prints a traceback (asyncio base_events __del__) after gpufleet's own message."""
+    loop = asyncio.get_event_loop_policy().get_event_loop()
+    if loop.is_running() or loop.is_closed():
+        return
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+
+@atexit.register
+def _close_event_loop() -> None:
+    """Close the SDK's loop while the interpreter is whole (see _settle_pending_tasks)."""
+    with contextlib.suppress(RuntimeError):
+        loop = asyncio.get_event_loop_policy().get_event_loop()
+        if not loop.is_running() and not loop.is_closed():
+            _settle_pending_tasks()
+            loop.close()
 
 
 def _root_cause(err: BaseException) -> BaseException:

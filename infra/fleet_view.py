@@ -102,12 +102,16 @@ def _eks(r: dict, by_urn: dict[str, dict]) -> Group:
 
 def _ecs(r: dict, by_urn: dict[str, dict]) -> Group | None:
     asg = _linked(r, "autoScalingGroupProvider", by_urn, ASG)
-    template = _linked(asg, "launchTemplate", by_urn, LAUNCH_TEMPLATE) if asg else None
+    # A Spot group names its template inside its mixed instances policy.
+    template = (_linked(asg, "launchTemplate", by_urn, LAUNCH_TEMPLATE) or _linked(asg, "mixedInstancesPolicy", by_urn, LAUNCH_TEMPLATE)) if asg else None
     if template is None:
         return None
     lt, sizes = template["inputs"], asg["inputs"]
     ami = catalog.ecs_amis().get(lt.get("imageId") or "")
     market = (lt.get("instanceMarketOptions") or {}).get("marketType")
+    distribution = (sizes.get("mixedInstancesPolicy") or {}).get("instancesDistribution") or {}
+    if distribution and distribution.get("onDemandPercentageAboveBaseCapacity", 100) == 0 and not distribution.get("onDemandBaseCapacity"):
+        market = "spot"
     group = Group(
         "ecs", r["inputs"].get("name") or r["name"], r["urn"], lt.get("instanceType", "?"),
         {"min": sizes.get("minSize"), "desired": sizes.get("desiredCapacity"), "max": sizes.get("maxSize")},
