@@ -198,7 +198,6 @@ def run_program(
         with _no_cyclic_gc():
             _sync_await(run_in_stack(lambda: runpy.run_path(str(PROGRAM), run_name="__main__")))
     except Exception as err:
-        _settle_pending_tasks()
         # The SDK re-raises an invoke's failure wrapped in its own exceptions: judge the root cause.
         cause = _root_cause(err)
         if isinstance(cause, (UnansweredCall, pulumi.RunError)):
@@ -210,9 +209,11 @@ def run_program(
 
 
 def _settle_pending_tasks() -> None:
-    """A program that fails mid-run leaves the SDK's registrations pending on its event loop. They
-    are cancelled and awaited now: left to interpreter shutdown, the loop is collected after its
-    self-pipe and prints a traceback (asyncio base_events __del__) after gpufleet's own message."""
+    """A program that fails mid-run leaves the SDK's registrations pending on its event loop. Left
+    to interpreter shutdown, the loop is collected after its self-pipe and prints a traceback
+    (asyncio base_events __del__) after gpufleet's own message; so they are cancelled at exit.
+    Not earlier: the SDK's invokes run on executor threads that outlive a cancelled task and report
+    into its process-wide RPC state, which the next program run in the process would inherit."""
     loop = asyncio.get_event_loop_policy().get_event_loop()
     if loop.is_running() or loop.is_closed():
         return
@@ -224,7 +225,7 @@ def _settle_pending_tasks() -> None:
 
 @atexit.register
 def _close_event_loop() -> None:
-    """Close the SDK's loop while the interpreter is whole (see _settle_pending_tasks)."""
+    """Close the SDK's loop while the interpreter is still whole (see _settle_pending_tasks)."""
     with contextlib.suppress(RuntimeError):
         loop = asyncio.get_event_loop_policy().get_event_loop()
         if not loop.is_running() and not loop.is_closed():
