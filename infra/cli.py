@@ -215,7 +215,8 @@ def cmd_diff(args) -> int:
     base, head = plan_file.load(args.base), plan_file.load(args.head)
     def judged(plans) -> list[list[dict]]:
         with PolicyPack(pack_dir, project=plans[0].project, stack=plans[0].stack) as pack:
-            return [pack.judge(given, p.resources).as_plan_block()["violations"] for p in plans]
+            # HEAD is judged as an update of BASE: the pack's update policy gets BASE as deployed.
+            return [pack.judge(_with_deployed(pack, given, base.resources) if p is head else given, p.resources).as_plan_block()["violations"] for p in plans]
 
     # Both plans are judged by the same pack and config, so findings compare like for like; plans of
     # one stack share one pack process (a pack reads its stack's config, so others get their own).
@@ -229,6 +230,21 @@ def cmd_diff(args) -> int:
     if any(f["level"] == "mandatory" for f in result.new_findings):
         return EXIT_VIOLATION
     return EXIT_CHANGED if result.changed else EXIT_OK
+
+
+UPDATE_POLICY = "update-drains-capacity"
+
+
+def _with_deployed(pack, given: dict, deployed: list[dict]) -> dict:
+    """The config with the deployed stack for the pack's update policy, when the pack has it (a
+    pack of one's own may not: it gets the config as given)."""
+    from infra.policy_config import PolicyConfig
+
+    pack.wait_ready()
+    if UPDATE_POLICY not in {p.name for p in pack.policies}:
+        return given
+    current = given.get(UPDATE_POLICY) or PolicyConfig()
+    return {**given, UPDATE_POLICY: PolicyConfig(current.enforcement_level, {**current.properties, "deployed": deployed})}
 
 
 def _diff_one_preview(args, pack_dir, given) -> int:
@@ -245,7 +261,8 @@ def _diff_one_preview(args, pack_dir, given) -> int:
             "(steps with oldState); give BASE.json and HEAD.json to compare two plans"
         )
     with PolicyPack(pack_dir, project=preview.project, stack=preview.stack) as pack:
-        before, after = (pack.judge(given, r).as_plan_block()["violations"] for r in (preview.before, preview.resources))
+        before = pack.judge(given, preview.before).as_plan_block()["violations"]
+        after = pack.judge(_with_deployed(pack, given, preview.before), preview.resources).as_plan_block()["violations"]
     result = diff_plans(preview.before, preview.resources, before, after, preview.verdicts)
     if args.json:
         _print_json(result.as_json())

@@ -13,56 +13,12 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from components.catalog import catalog, plan_placement
+from components.catalog import catalog, plan_placement, replacement
 from infra import diagram
 from infra.engine import UNKNOWN
-from infra.fleet_view import NODE_GROUP, Group, accelerated_groups
+from components.catalog.fleet_view import NODE_GROUP, Group, accelerated_groups
 
 COUNTS = (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("neuronCores", "NeuronCores"), ("efaInterfaces", "EFA interfaces"))
-
-
-def flatten(value, path: str = "") -> dict[str, object]:
-    """Leaf values by path (`a.b[0].c`); JSON text that holds an object or a list is read as JSON."""
-    if isinstance(value, str) and value[:1] in ("{", "["):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            pass
-    if isinstance(value, dict) and value:
-        out = {}
-        for key in sorted(value):
-            out.update(flatten(value[key], f"{path}.{key}" if path else key))
-        return out
-    if isinstance(value, list) and value:
-        out = {}
-        for i, item in enumerate(value):
-            out.update(flatten(item, f"{path}[{i}]"))
-        return out
-    return {path: value}
-
-
-# Pulumi's auto-name: the logical name, a dash and 7 random hex digits, new on every create.
-_AUTONAME = re.compile(r"^(.+)-[0-9a-f]{7}$")
-
-
-def _noise(before, after) -> bool:
-    """Differences two previews show that are not changes: a value unknown before that is known
-    now (the earlier preview ran before the resource existed), and an auto-name's random suffix."""
-    if before == UNKNOWN and after is not None:
-        return True
-    if isinstance(before, str) and isinstance(after, str):
-        a, b = _AUTONAME.match(before), _AUTONAME.match(after)
-        return bool(a and b and a.group(1) == b.group(1))
-    return False
-
-
-def property_changes(before: dict, after: dict) -> list[dict]:
-    a, b = flatten(before), flatten(after)
-    return [
-        {"path": path, "before": a.get(path), "after": b.get(path)}
-        for path in sorted(set(a) | set(b))
-        if a.get(path) != b.get(path) and not _noise(a.get(path), b.get(path))
-    ]
 
 
 _ENTRY = re.compile(r"^([^\[]+)\[(\d+)\](.*)$")
@@ -81,7 +37,7 @@ def _runs(numbers: list[int]) -> str:
 
 def _entries(inputs: dict) -> set[tuple[str, int]]:
     """The (list, index) entries that exist in a resource's inputs."""
-    return {(m.group(1), int(m.group(2))) for path in flatten(inputs) if (m := _ENTRY.match(path))}
+    return {(m.group(1), int(m.group(2))) for path in replacement.flatten(inputs) if (m := _ENTRY.match(path))}
 
 
 def summarize(changes: list[dict], before: dict, after: dict) -> list[str]:
@@ -127,23 +83,6 @@ def _root(path: str) -> str:
     return re.split(r"[.\[]", path, maxsplit=1)[0]
 
 
-def _matches(path: str, prefix: str) -> bool:
-    return path == prefix or path.startswith((f"{prefix}.", f"{prefix}["))
-
-
-def replacement_reason(resource: dict, changes: list[dict]) -> str | None:
-    """Why the change creates a new resource, or None for an in-place update."""
-    keys = resource.get("replaceOnChanges") or []
-    hit = [c["path"] for c in changes if any(_matches(c["path"], k) for k in keys)]
-    if hit:
-        return f"replaceOnChanges {', '.join(keys)}: {', '.join(hit)} changed"
-    facts = catalog.load().curated["replacement"].get(resource["type"], {})
-    hit = [c["path"] for c in changes if any(_matches(c["path"], k) for k in facts.get("replaces", []))]
-    if hit:
-        return f"{', '.join(hit)} cannot change in place"
-    return None
-
-
 @dataclass
 class PlanDiff:
     added: list[dict] = field(default_factory=list)
@@ -183,9 +122,7 @@ class PlanDiff:
         }
 
 
-def _key(urn: str) -> str:
-    """A URN without its stack: plans of one stack previewed under two stack names still match."""
-    return urn.split("::", 1)[1] if urn.startswith("urn:pulumi:") and "::" in urn else urn
+_key = replacement.key
 
 
 def _brief(r: dict) -> dict:
@@ -209,7 +146,7 @@ def diff_plans(
     result.removed = [_brief(old[u]) for u in old if u not in new]
     engine = {_key(u): v for u, v in (verdicts or {}).items()}
     for urn in (u for u in new if u in old):
-        changes = property_changes(old[urn].get("inputs") or {}, new[urn].get("inputs") or {})
+        changes = replacement.property_changes(old[urn].get("inputs") or {}, new[urn].get("inputs") or {})
         verdict = engine.get(urn)
         if verdict is not None:
             ops = set(verdict["ops"])
@@ -226,7 +163,7 @@ def diff_plans(
             reason = f"the engine: replaceReasons {', '.join(verdict['replaceReasons'])}" if verdict["replaceReasons"] else "the engine replaces it"
             reason = reason if set(verdict["ops"]) & REPLACE_OPS else None
         else:
-            reason = replacement_reason(new[urn], changes)
+            reason = replacement.replacement_reason(new[urn], changes)
         if reason:
             result.replaced.append({**entry, "reason": reason, "deleteFirst": bool(new[urn].get("deleteBeforeReplace"))})
         else:
@@ -244,21 +181,11 @@ def diff_plans(
     )
     _placement(result, base, head)
     result.picture = diagram.changes(result, base, head)
-    key = lambda f: (f["policy"], _key(f["urn"]), f["message"])  # noqa: E731
+    key = lambda f: (f["policy"], _key(f.get("urn") or ""), f["message"])  # noqa: E731
     before, after = {key(f) for f in base_findings}, {key(f) for f in head_findings}
     result.new_findings = [f for f in head_findings if key(f) not in before]
     result.fixed_findings = [f for f in base_findings if key(f) not in after]
     return result
-
-
-def _users(plan: dict[str, dict], target: str) -> list[tuple[str, str]]:
-    """(URN key, input) of every resource of the plan whose input depends on `target` (a URN key)."""
-    return [
-        (_key(r["urn"]), prop)
-        for r in plan.values()
-        for prop, urns in (r.get("propertyDependencies") or {}).items()
-        if target in {_key(u) for u in urns}
-    ]
 
 
 def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict], follow: bool = True) -> None:
@@ -268,25 +195,8 @@ def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict], follo
     shows it against a real stack), updated in place otherwise. The plan's inputs cannot show this
     (the mock's ids never change), the dependency graph does. With the engine's verdict
     (`follow=False`) the verdict stands; the walk only says why."""
-    facts = catalog.load().curated["replacement"]
     going = {_key(e["urn"]): "replaced" for e in result.replaced} | {_key(e["urn"]): "removed" for e in result.removed}
-    queue = list(going)
-    affected: dict[str, dict] = {}
-    while queue:
-        target = queue.pop(0)
-        how = going[target]
-        source = new.get(target) or old[target]
-        for urn, prop in _users(new if how == "replaced" else old, target):
-            if urn not in new or urn in going and urn not in affected and follow:
-                continue  # goes too, or is replaced by its own change
-            entry = affected.setdefault(urn, {**_brief(new[urn]), "effect": "updated", "because": []})
-            entry["because"].append(f"{prop} <- {source['type'].rsplit(':', 1)[-1]} {source['name']} ({how})")
-            if not follow:
-                entry["effect"] = "replaced" if urn in going else "updated"
-            elif entry["effect"] == "updated" and any(_matches(prop, k) for k in facts.get(new[urn]["type"], {}).get("replaces", [])):
-                entry["effect"], entry["forcedBy"] = "replaced", entry["because"][-1]
-                going[urn] = "replaced"
-                queue.append(urn)
+    affected = {u: {**_brief(new[u]), **e} for u, e in replacement.cascade(going, old, new, follow).items()}
     changed = {_key(e["urn"]) for e in result.updated}
     if not follow:
         # The engine's verdict stands: only what it changes is explained.
@@ -321,7 +231,7 @@ def _refused_deletes(result: PlanDiff, old: dict[str, dict], new: dict[str, dict
             continue
         holders, seen, queue = [], {target}, [target]
         while queue:
-            for urn, _ in _users(old, queue.pop(0)):
+            for urn, _ in replacement.users(old, queue.pop(0)):
                 if urn in seen or urn not in new or going.get(urn) == "replaced":
                     continue  # a replaced holder's old instances go with it, before this delete
                 seen.add(urn)
@@ -388,7 +298,7 @@ def _groups(result: PlanDiff, base: dict[str, Group], head: dict[str, Group]) ->
                 notes.append("launch template changed: new instances use it; running instances are not replaced by this change")
         if urn in changed_urns and urn not in replaced and after is not None and after.platform == "eks":
             rolls = catalog.load().curated["replacement"][NODE_GROUP]["rolls"]
-            if any(_matches(c["path"], k) for c in changed_urns[urn]["properties"] for k in rolls):
+            if any(replacement.matches(c["path"], k) for c in changed_urns[urn]["properties"] for k in rolls):
                 _drain(result, after, "its AMI release or Kubernetes version changed: the node group rolls its nodes")
         if notes or before is None or after is None:
             result.groups.append(
@@ -441,6 +351,11 @@ def _group_notes(before: Group | None, after: Group | None) -> list[str]:
     if added:
         notes.append(f"taints added: {', '.join(added)}")
     return notes
+
+
+def _where(finding: dict) -> str:
+    """What a finding is on: a resource's name, or the stack for a stack policy's finding on no resource."""
+    return (finding.get("urn") or "the stack").rsplit("::", 1)[-1]
 
 
 def _value(v) -> str:
@@ -499,8 +414,8 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
         lines += [f"{bullet}{code(r['type'])} {r['name']} ({r['how']}): {r['reason']}. Fix: {r['fix']}" for r in d.refused]
     if d.new_findings or d.fixed_findings:
         lines += ["", h(3, "Policy"), ""]
-        lines += [f"{bullet}new ({f['level']}) {code(f['policy'])} on {f['urn'].rsplit('::', 1)[-1]}: {f['message']}" for f in d.new_findings]
-        lines += [f"{bullet}fixed {code(f['policy'])} on {f['urn'].rsplit('::', 1)[-1]}" for f in d.fixed_findings]
+        lines += [f"{bullet}new ({f['level']}) {code(f['policy'])} on {_where(f)}: {f['message']}" for f in d.new_findings]
+        lines += [f"{bullet}fixed {code(f['policy'])} on {_where(f)}" for f in d.fixed_findings]
     lines += ["", h(3, "Resources"), ""]
     for verb, entries in (("added", d.added), ("removed", d.removed), ("replaced", d.replaced), ("updated", d.updated)):
         for e in entries:

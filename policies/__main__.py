@@ -17,7 +17,7 @@ except ImportError:
 from pulumi_policy import EnforcementLevel, PolicyPack
 
 from components.catalog import catalog
-from policies import ack, api, ecs, eks, k8s, neuron, placement, security, servicer_memo
+from policies import ack, api, ecs, eks, k8s, neuron, placement, security, servicer_memo, updates
 
 # The catalog (every instance type, every ECS GPU AMI id) is loaded once and never freed: keep it
 # out of the collector's full passes, which otherwise walk it again for every batch of resources.
@@ -35,5 +35,5 @@ PolicyPack(
     name="gpufleet-guard",
     description="GPU and Neuron infrastructure rules (ECS GPU, ECS Neuron, EKS, Kubernetes, Alibaba ACK GPU sharing, security) over the gpufleet catalog of EC2 facts.",
     enforcement_level=EnforcementLevel.ADVISORY,
-    policies=[*ecs.POLICIES, *neuron.POLICIES, *eks.POLICIES, *k8s.POLICIES, *ack.POLICIES, *placement.POLICIES, *api.POLICIES, *security.POLICIES],
+    policies=[*ecs.POLICIES, *neuron.POLICIES, *eks.POLICIES, *k8s.POLICIES, *ack.POLICIES, *placement.POLICIES, *api.POLICIES, *security.POLICIES, *updates.POLICIES],
 )

@@ -80,7 +80,7 @@ def test_scaling_a_node_group_changes_counts_in_place(tmp_path):
     assert d["drains"] == [] and d["resources"]["replaced"] == []
     [updated] = [u for u in d["resources"]["updated"] if u["type"] == "aws:eks/nodeGroup:NodeGroup"]
     assert {"path": "scalingConfig.desiredSize", "before": 2, "after": 4} in updated["properties"]
-    assert d["affected"] == [] and d["refusedDeletes"] == []
+    assert d["affected"] == [] and d["refusedDeletes"] == [] and d["policy"]["new"] == []
 
 
 def test_switching_the_ecs_ami_variant_says_running_instances_stay(tmp_path):
@@ -259,6 +259,7 @@ def test_a_type_change_rolls_the_group_and_reads_in_one_line_per_list(tmp_path):
     assert d["accelerators"]["totals"]["after"]["efaInterfaces"] == 32
     assert [x["reason"] for x in d["drains"]] == ["its launch template changed: the node group rolls its nodes to the new version"]
     assert d["affected"] == [] and d["refusedDeletes"] == [] and d["resources"]["replaced"] == []
+    assert [f for f in d["policy"]["new"] if f["policy"] == "update-drains-capacity"] == []  # a roll, not a replacement
     _, out, _ = _diff(tmp_path, base, head)
     # 96 property changes of the 16 interfaces that go read as one line.
     assert "networkInterfaces: 16 entries removed ([17]-[32]; networkCardIndex 16-31)" in out
@@ -283,6 +284,13 @@ def test_a_new_vpc_cidr_replaces_what_reads_the_subnets(tmp_path):
     assert drains["system-*"].startswith("the node group is replaced (subnetIds comes from Subnet")
     replaced = {r["name"] for r in d["resources"]["replaced"]}
     assert {"p5-train", "p5-train-p5", "p5-train-system", "p5-train-nat", "p5-train-p5-efa"} <= replaced
+    # The pack's update policy, given BASE as the deployed stack, names what drains (the system
+    # group carries no accelerators: not named).
+    [drain] = [f for f in d["policy"]["new"] if f["policy"] == "update-drains-capacity"]
+    assert drain["level"] == "advisory" and drain["urn"].endswith("NodeGroup::p5-train-p5")
+    assert drain["message"].endswith(
+        "eks p5 is replaced by this update: its 2 running p5.48xlarge instances with 16 GPUs, 64 EFA interfaces drain and their jobs stop"
+    )
 
 
 def test_removing_a_zone_under_running_ecs_instances_is_a_refused_delete(tmp_path):
@@ -311,6 +319,11 @@ def test_renaming_an_ecs_capacity_provider_moves_the_cluster_and_services(tmp_pa
     assert all(b.endswith("CapacityProvider ml-gpu-inference (removed)") for a in d["affected"] for b in a["because"])
     assert [(x["group"], x["reason"]) for x in d["drains"]] == [("ml-gpu-inference", "the capacity provider's group is removed")]
     assert d["refusedDeletes"] == []
+    # The removed group is no resource of HEAD: the finding is on the stack.
+    [drain] = [f for f in d["policy"]["new"] if f["policy"] == "update-drains-capacity"]
+    assert drain.get("urn") is None and drain["message"].endswith(
+        "ecs ml-gpu-inference is removed by this update: its 1 running g5.12xlarge instances with 4 GPUs drain and their jobs stop"
+    )
 
 
 def _state(r: dict) -> dict:

@@ -1,0 +1,112 @@
+"""Update rules: a plan that replaces or removes a group carrying running capacity (directly, or
+through the subnet, security group or cluster it reads) drains it, and says what drains.
+
+CrossGuard's analyzer sees the stack as it will be, never the operation that gets it there, so the
+policy needs the deployed stack as its config: `deployed`, the resources of the plan that is live
+(a gpufleet plan's `resources`, as `gpufleet diff` passes them). Without it there is nothing to
+compare, and the policy says nothing. The replacement rules are the diff's
+(components/catalog/replacement.py), the capacity the deployed plan's groups
+(components/catalog/fleet_view.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs, StackValidationPolicy
+
+from components.catalog import replacement
+from components.catalog.aws_api import UNKNOWN
+from components.catalog.fleet_view import accelerated_groups
+from policies.inputs import plain
+
+# The types whose replacement or removal drains a group: the group itself, and what holds its instances.
+_GROUP_HOLDERS = {"aws:autoscaling/group:Group", "aws:ec2/launchTemplate:LaunchTemplate"}
+
+
+def _whole(value):
+    """Config arrives as protobuf Struct, whose numbers are doubles: integral ones back to ints."""
+    if isinstance(value, Mapping):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _deployed(config: Mapping) -> dict[str, dict]:
+    rows = _whole(config.get("deployed") or [])
+    return {
+        replacement.key(r["urn"]): {**r, "name": r.get("name") or r["urn"].rsplit("::", 1)[-1], "inputs": r.get("inputs") or {}}
+        for r in rows
+        if isinstance(r, Mapping) and isinstance(r.get("urn"), str) and isinstance(r.get("type"), str)
+    }
+
+
+def _validate_drains(args: StackValidationArgs, report: ReportViolation) -> None:
+    old = _deployed(args.get_config())
+    if not old:
+        return  # no deployed stack given: an update cannot be told from a first create
+    new = {
+        replacement.key(r.urn): {
+            "urn": r.urn,
+            "type": r.resource_type,
+            "name": r.name,
+            # Unknown values as the plan writes them, so a deployed plan's markers compare equal.
+            "inputs": _whole(plain(r.props, UNKNOWN)),
+            "propertyDependencies": {p: [d.urn for d in deps] for p, deps in r.property_dependencies.items()},
+        }
+        for r in args.resources
+    }
+    going = replacement.direct(old, new)
+    replacement.cascade(going, old, new)
+    for group in accelerated_groups(list(old.values())).values():
+        total = group.totals()
+        if not any(total.values()):
+            continue  # no accelerators (or no instances) to drain
+        gkey = replacement.key(group.urn)
+        held = [u for u in (gkey, *_holders(old, gkey)) if u in going]
+        if not held:
+            continue
+        what = ", ".join(f"{total[k]} {words}" for k, words in (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("efaInterfaces", "EFA interfaces")) if total[k])
+        cause = old[held[0]]
+        via = "" if held[0] == gkey else f" (its {cause['type'].rsplit(':', 1)[-1]} {cause['name']} is {going[held[0]]})"
+        report(
+            f"{group.platform} {group.name} is {going.get(gkey, 'replaced')} by this update{via}: its "
+            f"{group.sizes.get('desired')} running {group.instance_type} instances with {what} drain and their jobs stop",
+            new[gkey]["urn"] if gkey in new else None,
+        )
+
+
+def _holders(old: Mapping[str, Mapping], gkey: str) -> list[str]:
+    """The resources a group reads that hold its instances (an ECS provider's Auto Scaling group and template)."""
+    out, queue = [], [gkey]
+    while queue:
+        for urns in (old.get(queue.pop(0), {}).get("propertyDependencies") or {}).values():
+            for u in map(replacement.key, urns):
+                if u in old and old[u]["type"] in _GROUP_HOLDERS and u not in out:
+                    out.append(u)
+                    queue.append(u)
+    return out
+
+
+POLICIES = [
+    StackValidationPolicy(
+        name="update-drains-capacity",
+        description="An update that replaces or removes a node group, capacity provider or node pool carrying GPUs, Neuron "
+        "chips or EFA (itself, or through a subnet, security group or cluster it reads) drains it: the finding names the "
+        "capacity. Needs the deployed stack as config (`deployed`); `gpufleet diff` passes it.",
+        enforcement_level=EnforcementLevel.ADVISORY,
+        validate=_validate_drains,
+        config_schema=PolicyConfigSchema(
+            properties={
+                "deployed": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "description": "The deployed stack's resources (urn, type, inputs, propertyDependencies), e.g. a gpufleet plan's `resources`.",
+                }
+            }
+        ),
+        remediation_steps="Schedule the update for a drain window, or keep the group: name its zones, keep its subnets and "
+        "the fields its provider cannot change in place.",
+    ),
+]
