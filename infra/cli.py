@@ -255,10 +255,12 @@ def _diff_one_preview(args, pack_dir, given) -> int:
     from infra.diff import diff_plans, render
 
     preview = plan_file.load(args.base)
-    if preview.kind != "pulumi-preview" or not preview.before:
+    # A preview of a stack not yet deployed creates every resource: its deployed side is empty.
+    first_up = preview.kind == "pulumi-preview" and bool(preview.verdicts) and all(v["ops"] == ["create"] for v in (preview.verdicts or {}).values())
+    if preview.kind != "pulumi-preview" or not (preview.before or first_up):
         raise plan_file.PlanFileError(
             f"{args.base}: one plan alone is read only as `pulumi preview --json` of a deployed stack "
-            "(steps with oldState); give BASE.json and HEAD.json to compare two plans"
+            "(steps with oldState) or of a stack not yet deployed (every op create); give BASE.json and HEAD.json to compare two plans"
         )
     with PolicyPack(pack_dir, project=preview.project, stack=preview.stack) as pack:
         before = pack.judge(given, preview.before).as_plan_block()["violations"]
@@ -268,7 +270,8 @@ def _diff_one_preview(args, pack_dir, given) -> int:
         _print_json(result.as_json())
     else:
         name = str(args.base)
-        _write(render(result, f"{name} (deployed)", f"{name} (previewed)", markdown=args.format == "markdown"))
+        deployed = f"{name} (deployed)" if preview.before else "nothing deployed"
+        _write(render(result, deployed, f"{name} (previewed)", markdown=args.format == "markdown"))
     if any(f["level"] == "mandatory" for f in result.new_findings):
         return EXIT_VIOLATION
     return EXIT_CHANGED if result.changed else EXIT_OK

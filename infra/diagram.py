@@ -110,6 +110,8 @@ def changes(d, base: list[dict], head: list[dict]) -> str:
     key = lambda urn: urn.split("::", 1)[1] if "::" in urn else urn  # noqa: E731  (stack-free, as diff matches)
     b = {key(u): g for u, g in before.items()}
     a = {key(u): g for u, g in after.items()}
+    if not (a or b):
+        return ""  # no accelerated group on either side: nothing to draw
     drains = {key(x["urn"]): x["reason"] for x in d.drains}
     replaced = {key(x["urn"]) for x in d.replaced}
     lines = ["flowchart LR", "  subgraph before[before]"]

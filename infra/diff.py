@@ -9,6 +9,7 @@ policy findings new in HEAD or fixed since BASE (both plans judged by the same p
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -74,8 +75,28 @@ def summarize(changes: list[dict], before: dict, after: dict) -> list[str]:
     for c in changes:
         m = _ENTRY.match(c["path"])
         if not (m and (m.group(1), int(m.group(2))) in grouped):
-            lines.append(f"{c['path']}: {_value(c['before'])} -> {_value(c['after'])}")
+            lines.append(f"{c['path']}: {_change(c['before'], c['after'])}")
     return lines
+
+
+def _change(before, after) -> str:
+    """One property's change; a text of many lines (a function's source, a user-data script) reads
+    as its line counts and the lines that differ, not as two whole texts."""
+    if not any(isinstance(v, str) and "\n" in v for v in (before, after)):
+        return f"{_value(before)} -> {_value(after)}"
+    old = before.splitlines() if isinstance(before, str) else []
+    new = after.splitlines() if isinstance(after, str) else []
+    changed = [
+        line[0] + " " + line[1:].strip()
+        for line in difflib.unified_diff(old, new, lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
+    ]
+    shown = changed[:_LINES_SHOWN] + ([f"... {len(changed) - _LINES_SHOWN} more"] if len(changed) > _LINES_SHOWN else [])
+    detail = f" ({' | '.join(shown)})" if shown else " (whitespace only)"
+    return f"text of {len(old)} lines -> {len(new)} lines{detail}"
+
+
+_LINES_SHOWN = 4
 
 
 def _root(path: str) -> str:
@@ -378,7 +399,9 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
     if not d.changed:
         return "\n".join([*lines, "No changes."]) + "\n"
     lines += [h(3, "Accelerators"), ""]
-    if markdown:
+    if not d.groups and not any(d.totals[side][k] for side in ("before", "after") for k, _ in COUNTS):
+        lines.append("No accelerated groups on either side.")
+    elif markdown:
         lines += ["| | before | after |", "|---|---|---|"]
         lines += [f"| {words} (desired) | {d.totals['before'][k]} | {d.totals['after'][k]} |" for k, words in COUNTS]
     else:

@@ -264,6 +264,12 @@ def test_a_type_change_rolls_the_group_and_reads_in_one_line_per_list(tmp_path):
     # 96 property changes of the 16 interfaces that go read as one line.
     assert "networkInterfaces: 16 entries removed ([17]-[32]; networkCardIndex 16-31)" in out
     assert "networkInterfaces[17]" not in out and len(out.splitlines()) < 40
+    # The README shows this output: its lines are lines of it, in order.
+    readme = (ROOT / "README.md").read_text().split("<!-- diff-p5en:", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    shown = readme.splitlines()
+    assert len(shown) >= 6
+    positions = [out.splitlines().index(line) for line in shown]
+    assert positions == sorted(positions)
 
 
 def test_a_new_vpc_cidr_replaces_what_reads_the_subnets(tmp_path):
