@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.catalog import predicates
-from components.catalog.catalog import InstanceType
-from components.spec_model import Violation
+from gpufleet.components.catalog import predicates
+from gpufleet.components.catalog.catalog import InstanceType
+from gpufleet.components.spec_model import Violation
 
 
 def offered_and_purchasable(it: InstanceType, region: str, spot: bool, purchase: tuple[str, str]) -> Iterator[Violation]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import importlib.util
 import json
 import os
 import subprocess
@@ -28,10 +29,12 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
-from infra.engine import plain
-from infra.policy_config import PolicyConfig, PolicyMeta, reconcile
+from gpufleet.engine import plain
+from gpufleet.policy_config import PolicyConfig, PolicyMeta, reconcile
 
-DEFAULT_PACK = Path(__file__).resolve().parent.parent / "policies"
+# The pack directory ships inside the package (gpufleet.policies): the repository's policies/
+# folder, or its copy in an installed gpufleet.
+DEFAULT_PACK = Path(importlib.util.find_spec("gpufleet.policies").submodule_search_locations[0])
 _LEVELS = {
     analyzer_pb2.ADVISORY: "advisory",
     analyzer_pb2.MANDATORY: "mandatory",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from components.catalog.sources import FactSource
+from gpufleet.components.catalog.sources import FactSource
 
 
 class UnansweredCall(LookupError):

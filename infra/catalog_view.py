@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.catalog import predicates
-from components.catalog.catalog import Catalog, InstanceType
+from gpufleet.components.catalog import predicates
+from gpufleet.components.catalog.catalog import Catalog, InstanceType
 
 
 def describe(cat: Catalog, it: InstanceType) -> dict:

@@ -99,8 +99,8 @@ def _policy_flags(parser: argparse.ArgumentParser) -> None:
 
 def _policy_inputs(args):
     """The pack directory and the parsed config file, checked before anything slow starts."""
-    from infra.analyzer import DEFAULT_PACK, read_pack_manifest
-    from infra.policy_config import load_file
+    from gpufleet.analyzer import DEFAULT_PACK, read_pack_manifest
+    from gpufleet.policy_config import load_file
 
     pack_dir = args.policy_pack or DEFAULT_PACK
     read_pack_manifest(pack_dir)
@@ -113,7 +113,7 @@ def _exit_for(policy: dict) -> int:
 
 
 def _load_stack(args):
-    from infra import stackfile
+    from gpufleet import stackfile
 
     if (args.stack is None) == (args.config_file is None):
         raise InputError("give exactly one of STACK or --config-file PATH")
@@ -130,9 +130,9 @@ def _spec_error_message(sf, err) -> str:
 
 
 def cmd_preview(args) -> int:
-    from infra.engine import EngineError
-    from infra.preview import preview_plan
-    from infra.spec import SpecError, decode_config, load_spec
+    from gpufleet.engine import EngineError
+    from gpufleet.preview import preview_plan
+    from gpufleet.spec import SpecError, decode_config, load_spec
 
     if args.no_policy and (args.policy_pack or args.policy_config):
         raise InputError("--no-policy skips the pack: it cannot be combined with --policy-pack or --policy-config")
@@ -151,19 +151,19 @@ def cmd_preview(args) -> int:
     if args.json:
         _print_json(plan)
     elif args.format == "mermaid":
-        from infra.diagram import fleet
+        from gpufleet.diagram import fleet
 
         _write(fleet(plan))
     else:
-        from infra.report import render_preview
+        from gpufleet.report import render_preview
 
         render_preview(plan, _console())
     return _exit_for(plan["policy"])
 
 
 def cmd_check(args) -> int:
-    from infra import plan_file
-    from infra.analyzer import PolicyPack
+    from gpufleet import plan_file
+    from gpufleet.analyzer import PolicyPack
 
     pack_dir, given = _policy_inputs(args)
     saved = plan_file.load(args.plan)
@@ -172,7 +172,7 @@ def cmd_check(args) -> int:
     if args.json:
         _print_json(policy)
     else:
-        from infra.report import render_findings
+        from gpufleet.report import render_findings
 
         console = _console()
         console.print(f"[bold]{args.plan}[/bold] ({saved.kind}, {len(saved.resources)} resources)", soft_wrap=True)
@@ -181,9 +181,9 @@ def cmd_check(args) -> int:
 
 
 def cmd_catalog(args) -> int:
-    from components.catalog import catalog
-    from components.catalog.catalog import UnknownInstanceType
-    from infra.catalog_view import describe, overview
+    from gpufleet.components.catalog import catalog
+    from gpufleet.components.catalog.catalog import UnknownInstanceType
+    from gpufleet.catalog_view import describe, overview
 
     cat = catalog.load()
     if args.instance_types:
@@ -198,16 +198,16 @@ def cmd_catalog(args) -> int:
     if args.json:
         _print_json(records)
     else:
-        from infra.catalog_view import render
+        from gpufleet.catalog_view import render
 
         render(records, cat.source, _console())
     return EXIT_OK
 
 
 def cmd_diff(args) -> int:
-    from infra import plan_file
-    from infra.analyzer import PolicyPack
-    from infra.diff import diff_plans, render
+    from gpufleet import plan_file
+    from gpufleet.analyzer import PolicyPack
+    from gpufleet.diff import diff_plans, render
 
     pack_dir, given = _policy_inputs(args)
     if args.head is None:
@@ -238,7 +238,7 @@ UPDATE_POLICY = "update-drains-capacity"
 def _with_deployed(pack, given: dict, deployed: list[dict]) -> dict:
     """The config with the deployed stack for the pack's update policy, when the pack has it (a
     pack of one's own may not: it gets the config as given)."""
-    from infra.policy_config import PolicyConfig
+    from gpufleet.policy_config import PolicyConfig
 
     pack.wait_ready()
     if UPDATE_POLICY not in {p.name for p in pack.policies}:
@@ -250,9 +250,9 @@ def _with_deployed(pack, given: dict, deployed: list[dict]) -> dict:
 def _diff_one_preview(args, pack_dir, given) -> int:
     """One `pulumi preview --json` against a deployed stack: its old states are BASE, its new
     states HEAD, and each step's op is the verdict (the pack judges what will exist)."""
-    from infra import plan_file
-    from infra.analyzer import PolicyPack
-    from infra.diff import diff_plans, render
+    from gpufleet import plan_file
+    from gpufleet.analyzer import PolicyPack
+    from gpufleet.diff import diff_plans, render
 
     preview = plan_file.load(args.base)
     # A preview of a stack not yet deployed creates every resource: its deployed side is empty.
@@ -278,17 +278,17 @@ def _diff_one_preview(args, pack_dir, given) -> int:
 
 
 def cmd_schema(args) -> int:
-    from infra.schema import stack_file_schema
+    from gpufleet.schema import stack_file_schema
 
     _print_json(stack_file_schema(), sort_keys=False)
     return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
-    from infra.analyzer import PolicyPackError, PolicyPackInvalid
-    from infra.plan_file import PlanFileError
-    from infra.policy_config import PolicyConfigError
-    from infra.stackfile import StackFileError
+    from gpufleet.analyzer import PolicyPackError, PolicyPackInvalid
+    from gpufleet.plan_file import PlanFileError
+    from gpufleet.policy_config import PolicyConfigError
+    from gpufleet.stackfile import StackFileError
 
     args = _parser().parse_args(argv)
     handler = {"preview": cmd_preview, "check": cmd_check, "catalog": cmd_catalog, "schema": cmd_schema, "diff": cmd_diff}[args.command]

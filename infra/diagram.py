@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from components.catalog.fleet_view import Group, accelerated_groups
+from gpufleet.components.catalog.fleet_view import Group, accelerated_groups
 
 CLUSTERS = {
     "aws:eks/cluster:Cluster": "EKS cluster",

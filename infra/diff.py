@@ -14,10 +14,10 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from components.catalog import catalog, plan_placement, replacement
-from infra import diagram
-from infra.engine import UNKNOWN
-from components.catalog.fleet_view import NODE_GROUP, Group, accelerated_groups
+from gpufleet.components.catalog import catalog, plan_placement, replacement
+from gpufleet import diagram
+from gpufleet.engine import UNKNOWN
+from gpufleet.components.catalog.fleet_view import NODE_GROUP, Group, accelerated_groups
 
 COUNTS = (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("neuronCores", "NeuronCores"), ("efaInterfaces", "EFA interfaces"))
 

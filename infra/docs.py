@@ -1,7 +1,8 @@
-"""Generate docs/stack-file.md from the spec models: `python -m infra.docs` (`--check` to verify)."""
+"""Generate docs/stack-file.md from the spec models: `python -m gpufleet.docs` (`--check` to verify)."""
 
 from __future__ import annotations
 
+import re
 import sys
 import typing
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from infra.spec import NAMESPACE, FleetSpec
+from gpufleet.spec import NAMESPACE, FleetSpec
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "stack-file.md"
 
@@ -21,8 +22,8 @@ def _models(annotation) -> list[type[BaseModel]]:
 
 
 def _type_name(annotation) -> str:
-    text = repr(annotation).replace("typing.", "").replace("components.ecs.args.", "")
-    return text.replace("<class '", "").replace("'>", "").replace(" | ", " or ")
+    text = repr(annotation).replace("<class '", "").replace("'>", "").replace(" | ", " or ")
+    return re.sub(r"\b(?:[a-z_]\w*\.)+(?=[A-Za-z_]\w*)", "", text)  # a model's name, not its module
 
 
 def _constraints(info) -> str:
@@ -47,7 +48,7 @@ def render() -> str:
     lines = [
         "# Stack file reference",
         "",
-        "Generated from the spec models by `python -m infra.docs`; do not edit by hand.",
+        "Generated from the spec models by `python -m gpufleet.docs`; do not edit by hand.",
         "",
         f"A stack file is a Pulumi stack config file (`stacks/Pulumi.<stack>.yaml`). gpufleet reads the "
         f"`{NAMESPACE}:*` keys under `config:`; structured values are YAML mappings.",
@@ -78,7 +79,7 @@ def main() -> int:
     text = render()
     if "--check" in sys.argv:
         if not DOC.exists() or DOC.read_text() != text:
-            print(f"{DOC} is stale: run `python -m infra.docs`", file=sys.stderr)
+            print(f"{DOC} is stale: run `python -m gpufleet.docs`", file=sys.stderr)
             return 1
         return 0
     DOC.write_text(text)

@@ -23,8 +23,8 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
-from components.catalog.sources import FactSource, MotoSnapshot
-from infra.answers import OfflineAnswers, UnansweredCall
+from gpufleet.components.catalog.sources import FactSource, MotoSnapshot
+from gpufleet.answers import OfflineAnswers, UnansweredCall
 
 PROGRAM = Path(__file__).parent / "__main__.py"
 PROJECT = "gpufleet"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.catalog import plan_placement
-from infra.engine import ProgramRun, RecordedResource
+from gpufleet.components.catalog import plan_placement
+from gpufleet.engine import ProgramRun, RecordedResource
 
 PLAN_VERSION = 1
 

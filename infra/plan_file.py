@@ -9,8 +9,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra import plan_shapes
-from infra.plan import PLAN_VERSION
+from gpufleet import plan_shapes
+from gpufleet.plan import PLAN_VERSION
 
 
 class PlanFileError(ValueError):
@@ -34,7 +34,7 @@ def _finite_only(constant: str):
 
 
 def load(path: Path) -> SavedPlan:
-    from infra.stackfile import StackFileError, decode
+    from gpufleet.stackfile import StackFileError, decode
 
     try:
         data = path.read_bytes()

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from infra.analyzer import PolicyPack
-from infra.engine import PROJECT, run_program
-from infra.plan import build_plan, plan_resource
-from infra.policy_config import PolicyConfig
+from gpufleet.analyzer import PolicyPack
+from gpufleet.engine import PROJECT, run_program
+from gpufleet.plan import build_plan, plan_resource
+from gpufleet.policy_config import PolicyConfig
 
 
 def preview_plan(config: dict[str, str], stack: str, pack_dir: Path | None, given: dict[str, PolicyConfig]) -> dict:

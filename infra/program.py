@@ -10,11 +10,11 @@ import pulumi
 import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
-from components.ack.ack_fleet import AckFleet
-from components.ecs.gpu_cluster import GpuCluster
-from components.eks.eks_fleet import EksFleet
-from infra.spec import FleetSpec, SpecError, decode_config, load_spec
-from infra.summary import accelerator_summary
+from gpufleet.components.ack.ack_fleet import AckFleet
+from gpufleet.components.ecs.gpu_cluster import GpuCluster
+from gpufleet.components.eks.eks_fleet import EksFleet
+from gpufleet.spec import FleetSpec, SpecError, decode_config, load_spec
+from gpufleet.summary import accelerator_summary
 
 
 def stack_config() -> dict[str, object]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from infra.spec import NAMESPACE, FleetSpec
+from gpufleet.spec import NAMESPACE, FleetSpec
 
 
 def stack_file_schema() -> dict:

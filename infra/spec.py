@@ -12,15 +12,15 @@ from dataclasses import dataclass
 
 from pydantic import Field, ValidationError
 
-from components.catalog import catalog, plan_placement
-from components.ack import checks as ack_checks
-from components.ack.args import AckFleetArgs
-from components.ecs.args import EcsFleetArgs
-from components.ecs.checks import check_fleet
-from components.eks import checks as eks_checks
-from components.eks import placement as eks_placement
-from components.eks.args import EksFleetArgs
-from components.spec_model import SpecModel, Violation
+from gpufleet.components.catalog import catalog, plan_placement
+from gpufleet.components.ack import checks as ack_checks
+from gpufleet.components.ack.args import AckFleetArgs
+from gpufleet.components.ecs.args import EcsFleetArgs
+from gpufleet.components.ecs.checks import check_fleet
+from gpufleet.components.eks import checks as eks_checks
+from gpufleet.components.eks import placement as eks_placement
+from gpufleet.components.eks.args import EksFleetArgs
+from gpufleet.components.spec_model import SpecModel, Violation
 
 NAMESPACE = "gpufleet"
 

@@ -4,6 +4,7 @@ Pulumi CLI would (plain values as strings, structured values as JSON text)."""
 from __future__ import annotations
 
 import codecs
+import importlib.util
 
 import json
 from dataclasses import dataclass
@@ -13,9 +14,10 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
 
-from infra.spec import NAMESPACE
+from gpufleet.spec import NAMESPACE
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+# The shipped stacks: the repository's stacks/ folder, or its copy in an installed gpufleet.
+STACKS = Path(importlib.util.find_spec("gpufleet.stacks").submodule_search_locations[0])
 
 
 class StackFileError(ValueError):
@@ -76,10 +78,10 @@ def _plain(value):
     return value
 
 
-def stack_path(stack: str, root: Path = REPO_ROOT) -> Path:
-    path = root / "stacks" / f"Pulumi.{stack}.yaml"
+def stack_path(stack: str, folder: Path = STACKS) -> Path:
+    path = folder / f"Pulumi.{stack}.yaml"
     if not path.is_file():
-        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml"))
+        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml"))
         raise StackFileError(f"unknown stack {stack!r}: no {path} (stacks: {', '.join(known) or 'none'})")
     return path
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from components.catalog import ack_rules, catalog, ecs_scheduler, predicates
-from components.ecs import checks as ecs_checks
-from components.catalog.efa import efa_count
-from components.ecs.neuron import device_counts
-from components.eks import checks as eks_checks
-from components.k8s.nccl_test import nccl_size
-from infra.spec import FleetSpec
+from gpufleet.components.catalog import ack_rules, catalog, ecs_scheduler, predicates
+from gpufleet.components.ecs import checks as ecs_checks
+from gpufleet.components.catalog.efa import efa_count
+from gpufleet.components.ecs.neuron import device_counts
+from gpufleet.components.eks import checks as eks_checks
+from gpufleet.components.k8s.nccl_test import nccl_size
+from gpufleet.spec import FleetSpec
 
 SIZES = ("min", "desired", "max")
 

@@ -1,23 +1,15 @@
 """The gpufleet-guard policy pack: `pulumi preview --policy-pack policies` runs this file.
 
-The Pulumi CLI starts it with the pack directory as the script's path, so the repository root is
-added when the `policies` package is not installed (a pack copied out of a checkout still needs
-gpufleet installed for the catalog).
+The pack imports only the `gpufleet` namespace: installed in the pack's virtualenv from
+requirements.txt when the pack is published alone, the repository's own when run from a checkout.
 """
 
 import gc
-import sys
-from pathlib import Path
-
-try:
-    import policies  # noqa: F401  (installed with gpufleet)
-except ImportError:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pulumi_policy import EnforcementLevel, PolicyPack
 
-from components.catalog import catalog
-from policies import ack, api, ecs, eks, k8s, neuron, placement, security, servicer_memo, updates
+from gpufleet.components.catalog import catalog
+from gpufleet.policies import ack, api, ecs, eks, k8s, neuron, placement, security, servicer_memo, updates
 
 # The catalog (every instance type, every ECS GPU AMI id) is loaded once and never freed: keep it
 # out of the collector's full passes, which otherwise walk it again for every batch of resources.

@@ -20,9 +20,9 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components.catalog import ack_rules, catalog, k8s_rules
-from policies.inputs import get, items, provider_region
-from policies.k8s import RELEASE, containers, pod_specs
+from gpufleet.components.catalog import ack_rules, catalog, k8s_rules
+from gpufleet.policies.inputs import get, items, provider_region
+from gpufleet.policies.k8s import RELEASE, containers, pod_specs
 
 NODE_POOL = "alicloud:cs/nodePool:NodePool"
 MANAGED_CLUSTER = "alicloud:cs/managedKubernetes:ManagedKubernetes"

@@ -15,11 +15,11 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components.catalog import api_rules, aws_api, catalog, k8s_rules
-from components.catalog.quotas import quota_problem
-from policies.ecs_task import TASK_DEFINITION, EcsTask
-from policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP
-from policies.inputs import depended_on, get, items, plain
+from gpufleet.components.catalog import api_rules, aws_api, catalog, k8s_rules
+from gpufleet.components.catalog.quotas import quota_problem
+from gpufleet.policies.ecs_task import TASK_DEFINITION, EcsTask
+from gpufleet.policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP
+from gpufleet.policies.inputs import depended_on, get, items, plain
 
 SERVICE = "aws:ecs/service:Service"
 CLUSTER_CAPACITY_PROVIDERS = "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders"

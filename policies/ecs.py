@@ -17,10 +17,10 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components.catalog import catalog, predicates
-from components.catalog.catalog import UnknownInstanceType
-from policies.ecs_task import TASK_DEFINITION, EcsTask, known_types, requirement_total
-from policies.inputs import depended_on, get, items, text, truthy, user_data_text
+from gpufleet.components.catalog import catalog, predicates
+from gpufleet.components.catalog.catalog import UnknownInstanceType
+from gpufleet.policies.ecs_task import TASK_DEFINITION, EcsTask, known_types, requirement_total
+from gpufleet.policies.inputs import depended_on, get, items, text, truthy, user_data_text
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 CAPACITY_PROVIDER = "aws:ecs/capacityProvider:CapacityProvider"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pulumi_policy import ReportViolation
 
-from components.catalog import catalog, predicates
-from components.catalog.catalog import UnknownInstanceType
-from components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
-from policies.inputs import get, items, json_document
+from gpufleet.components.catalog import catalog, predicates
+from gpufleet.components.catalog.catalog import UnknownInstanceType
+from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
+from gpufleet.policies.inputs import get, items, json_document
 
 TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
 

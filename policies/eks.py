@@ -16,10 +16,10 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components.catalog import catalog, eks_rules
-from components.catalog.efa import efa_bandwidth_note, efa_layout_problems
-from policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP, has_efa, interfaces, template_types
-from policies.inputs import depended_on, get, instance_type, items, present, truthy
+from gpufleet.components.catalog import catalog, eks_rules
+from gpufleet.components.catalog.efa import efa_bandwidth_note, efa_layout_problems
+from gpufleet.policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP, has_efa, interfaces, template_types
+from gpufleet.policies.inputs import depended_on, get, instance_type, items, present, truthy
 
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
 SUBNET = "aws:ec2/subnet:Subnet"

@@ -3,10 +3,10 @@ template names no instance type (the group does), and its EFA interfaces sit on 
 
 from __future__ import annotations
 
-from components.catalog import catalog
-from components.catalog.catalog import InstanceType
-from components.catalog.efa import EFA_TYPES, EfaInterface
-from policies.inputs import depended_on, get, instance_type, items
+from gpufleet.components.catalog import catalog
+from gpufleet.components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.efa import EFA_TYPES, EfaInterface
+from gpufleet.policies.inputs import depended_on, get, instance_type, items
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"

@@ -17,7 +17,7 @@ from typing import Any
 import pulumi
 from pulumi_policy.proxy import UnknownValueError
 
-from components.catalog.catalog import Catalog, InstanceType
+from gpufleet.components.catalog.catalog import Catalog, InstanceType
 
 
 def _walk(value: Any, path: tuple[str | int, ...]) -> tuple[bool, Any]:

@@ -16,9 +16,9 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components.catalog import catalog, charts, eks_rules, k8s_rules
-from policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP, has_efa, node_group_type
-from policies.inputs import depended_on, get, items, plain
+from gpufleet.components.catalog import catalog, charts, eks_rules, k8s_rules
+from gpufleet.policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP, has_efa, node_group_type
+from gpufleet.policies.inputs import depended_on, get, items, plain
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 

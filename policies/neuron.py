@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from components.catalog import catalog, predicates
-from policies.ecs_task import TASK_DEFINITION, EcsTask, known_types, requirement_total
-from policies.inputs import get, instance_type, provider_region, user_data_text
+from gpufleet.components.catalog import catalog, predicates
+from gpufleet.policies.ecs_task import TASK_DEFINITION, EcsTask, known_types, requirement_total
+from gpufleet.policies.inputs import get, instance_type, provider_region, user_data_text
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 

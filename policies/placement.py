@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
 
-from components.catalog import k8s_scheduler, plan_placement
-from policies.inputs import plain
+from gpufleet.components.catalog import k8s_scheduler, plan_placement
+from gpufleet.policies.inputs import plain
 
 _LAST: list = []  # (the resources list, its placement): the three policies judge one list in turn
 

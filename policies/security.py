@@ -18,9 +18,9 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components.catalog import catalog, predicates
-from policies.eks_nodes import template_types
-from policies.inputs import depended_on, get, instance_type, items, text, truthy
+from gpufleet.components.catalog import catalog, predicates
+from gpufleet.policies.eks_nodes import template_types
+from gpufleet.policies.inputs import depended_on, get, instance_type, items, text, truthy
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE = "aws:ec2/instance:Instance"

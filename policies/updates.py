@@ -15,10 +15,10 @@ from collections.abc import Mapping
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs, StackValidationPolicy
 
-from components.catalog import replacement
-from components.catalog.aws_api import UNKNOWN
-from components.catalog.fleet_view import accelerated_groups
-from policies.inputs import plain
+from gpufleet.components.catalog import replacement
+from gpufleet.components.catalog.aws_api import UNKNOWN
+from gpufleet.components.catalog.fleet_view import accelerated_groups
+from gpufleet.policies.inputs import plain
 
 # The types whose replacement or removal drains a group: the group itself, and what holds its instances.
 _GROUP_HOLDERS = {"aws:autoscaling/group:Group", "aws:ec2/launchTemplate:LaunchTemplate"}

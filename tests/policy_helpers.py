@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from infra.analyzer import DEFAULT_PACK, PolicyPack, PolicyResult
-from infra.policy_config import parse
+from gpufleet.analyzer import DEFAULT_PACK, PolicyPack, PolicyResult
+from gpufleet.policy_config import parse
 
 STACK = "policy-tests"
 

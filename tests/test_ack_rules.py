@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import ack_rules, catalog
+from gpufleet.components.catalog import ack_rules, catalog
 
 ACK = catalog.load().curated["ack"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import catalog, generate, predicates
-from components.catalog.catalog import UnknownInstanceType
-from components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog import catalog, generate, predicates
+from gpufleet.components.catalog.catalog import UnknownInstanceType
+from gpufleet.components.catalog.sources import MotoSnapshot
 
 CAT = catalog.load()
 
@@ -83,7 +83,7 @@ def test_typo_is_unknown_with_the_nearest_real_names():
     with pytest.raises(UnknownInstanceType) as err:
         CAT.get("g5.12xlarg")
     assert "g5.12xlarge" in err.value.suggestions
-    assert "python -m components.catalog.generate" in err.value.reason
+    assert "python -m gpufleet.components.catalog.generate" in err.value.reason
 
 
 def test_incomplete_neuron_record_is_unknown_not_accelerator_less():

@@ -6,8 +6,8 @@ import re
 
 from pydantic import BaseModel
 
-from infra import docs
-from infra.spec import FleetSpec
+from gpufleet import docs
+from gpufleet.spec import FleetSpec
 
 
 def _fields(model: type[BaseModel], seen=None):
@@ -30,11 +30,11 @@ def test_every_field_has_a_description_that_does_not_restate_its_default():
 
 
 def test_stack_file_reference_is_generated_from_the_models():
-    assert docs.DOC.read_text() == docs.render(), "run `python -m infra.docs`"
+    assert docs.DOC.read_text() == docs.render(), "run `python -m gpufleet.docs`"
 
 
 def test_schema_accepts_config_keys_of_the_models():
-    from infra.schema import stack_file_schema
+    from gpufleet.schema import stack_file_schema
 
     schema = stack_file_schema()
     props = schema["properties"]["config"]["properties"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import catalog, ecs_scheduler as es, node_capacity
-from components.catalog.ecs_scheduler import InstanceShape, TaskShape
+from gpufleet.components.catalog import catalog, ecs_scheduler as es, node_capacity
+from gpufleet.components.catalog.ecs_scheduler import InstanceShape, TaskShape
 from tests.conftest import run_cli
 
 CAT = catalog.load()

@@ -8,9 +8,9 @@ import dataclasses
 
 import pytest
 
-from components.catalog import catalog
-from components.catalog.efa import EfaInterface, default_layout, efa_bandwidth_note, efa_count, efa_layout, efa_layout_problems
-from components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog import catalog
+from gpufleet.components.catalog.efa import EfaInterface, default_layout, efa_bandwidth_note, efa_count, efa_layout, efa_layout_problems
+from gpufleet.components.catalog.sources import MotoSnapshot
 
 RAW = MotoSnapshot().instance_types()
 EFA_TYPES = sorted(n for n, r in RAW.items() if (r.get("NetworkInfo") or {}).get("EfaSupported"))

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from components.catalog import catalog
-from components.catalog.sources import MotoSnapshot
-from infra.answers import OfflineAnswers, UnansweredCall
-from infra.engine import EngineError, run_program
+from gpufleet.components.catalog import catalog
+from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.answers import OfflineAnswers, UnansweredCall
+from gpufleet.engine import EngineError, run_program
 from tests.conftest import ROOT
 
 ANSWERS = OfflineAnswers(MotoSnapshot())
@@ -61,6 +61,6 @@ def test_engine_error_when_the_program_calls_an_unanswerable_parameter(monkeypat
 
 
 def test_the_program_does_not_depend_on_the_offline_engine():
-    code = "import sys, infra.program; print(sorted(m for m in sys.modules if m.startswith(('infra.engine', 'infra.answers', 'moto'))))"
+    code = "import sys, gpufleet.program; print(sorted(m for m in sys.modules if m.startswith(('gpufleet.engine', 'gpufleet.answers', 'moto'))))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

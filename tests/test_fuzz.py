@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from components.catalog import plan_placement
-from infra import plan_file
-from infra.diff import diff_plans, render
+from gpufleet.components.catalog import plan_placement
+from gpufleet import plan_file
+from gpufleet.diff import diff_plans, render
 from tests.aws_api import CHECKED_TYPES, to_request
 from tests.conftest import ROOT, run_cli
 

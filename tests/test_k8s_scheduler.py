@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import k8s_scheduler as ks
-from components.catalog.k8s_scheduler import NodeShape, PodTemplate, quantity, simulate
+from gpufleet.components.catalog import k8s_scheduler as ks
+from gpufleet.components.catalog.k8s_scheduler import NodeShape, PodTemplate, quantity, simulate
 
 GIB = 2**30
 

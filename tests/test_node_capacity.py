@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import catalog, node_capacity
-from components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog import catalog, node_capacity
+from gpufleet.components.catalog.sources import MotoSnapshot
 
 CAT = catalog.load()
 FACTS = CAT.curated

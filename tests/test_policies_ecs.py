@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import base64
 
-from components.catalog import catalog, predicates
-from components.catalog.ecs_placement import member_of
+from gpufleet.components.catalog import catalog, predicates
+from gpufleet.components.catalog.ecs_placement import member_of
 from tests.policy_helpers import findings, gpu_container, launch_template, resource, task_definition
 
 

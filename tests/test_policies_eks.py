@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from components.catalog import catalog
-from components.catalog.efa import efa_layout
+from gpufleet.components.catalog import catalog
+from gpufleet.components.catalog.efa import efa_layout
 from tests.policy_helpers import findings, resource
 
 SG = "aws:ec2/securityGroup:SecurityGroup"

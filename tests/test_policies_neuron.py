@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from components.catalog import catalog
-from components.catalog.ecs_placement import member_of
-from components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog import catalog
+from gpufleet.components.catalog.ecs_placement import member_of
+from gpufleet.components.catalog.sources import MotoSnapshot
 from tests.conftest import preview_plan
 from tests.policy_helpers import findings, launch_template, resource, task_definition
 

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from infra.analyzer import DEFAULT_PACK, PolicyPack, PolicyPackError
+from gpufleet.analyzer import DEFAULT_PACK, PolicyPack, PolicyPackError
 from tests.conftest import ROOT, run_cli
 from tests.policy_helpers import task_definition, gpu_container
 
@@ -186,7 +186,7 @@ def test_remediate_level_rewrites_inputs_before_analysis(tmp_path):
 
 
 def test_remediated_inputs_replace_the_resource_inputs():
-    from infra.policy_config import parse
+    from gpufleet.policy_config import parse
     from tests.policy_helpers import launch_template
 
     template = launch_template("lt", "g5.xlarge", metadataOptions={"httpTokens": "optional"})

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from infra.engine import UNKNOWN
+from gpufleet.engine import UNKNOWN
 from tests.conftest import check_golden, preview_plan, run_cli
 
 
@@ -60,7 +60,7 @@ def test_launch_templates_use_the_gpu_ami_from_ssm_and_secure_defaults(plan):
     lts = by_type(plan, "aws:ec2/launchTemplate:LaunchTemplate")
     inference, training = lts["ml-gpu-inference"]["inputs"], lts["ml-gpu-training"]["inputs"]
     # moto's us-east-1 snapshot of /aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id
-    from components.catalog.sources import MotoSnapshot
+    from gpufleet.components.catalog.sources import MotoSnapshot
 
     moto = MotoSnapshot()
     assert inference["imageId"] == moto.ssm_parameter("us-east-1", "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id")
@@ -121,7 +121,7 @@ def test_instance_role_has_the_ecs_managed_policy(plan):
 
 
 def test_vpc_zones_offer_both_instance_types(plan):
-    from components.catalog import catalog
+    from gpufleet.components.catalog import catalog
 
     cat = catalog.load()
     subnets = by_type(plan, "aws:ec2/subnet:Subnet")

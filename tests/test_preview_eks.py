@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 from ruamel.yaml import YAML
 
-from components.catalog.sources import MotoSnapshot
-from infra.engine import UNKNOWN
+from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.engine import UNKNOWN
 from tests.conftest import ROOT, check_golden, preview_plan, run_cli
 
 STACKS = ("eks-p5-efa", "eks-trn1", "eks-g5-timeslice")

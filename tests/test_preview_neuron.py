@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from components.catalog import catalog, predicates
-from components.catalog.sources import MotoSnapshot
-from components.ecs.neuron import device_counts
-from infra.spec import load_spec
+from gpufleet.components.catalog import catalog, predicates
+from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.components.ecs.neuron import device_counts
+from gpufleet.spec import load_spec
 from tests.conftest import check_golden, preview_plan, run_cli
 
 

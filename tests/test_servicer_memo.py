@@ -11,8 +11,8 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy.policy import EnforcementLevel, _PolicyAnalyzerServicer
 
 import pulumi_policy.policy as pulumi_policy_module
-from policies import ack, ecs, eks, k8s, neuron, security, servicer_memo
-from components.catalog.ecs_placement import member_of
+from gpufleet.policies import ack, ecs, eks, k8s, neuron, security, servicer_memo
+from gpufleet.components.catalog.ecs_placement import member_of
 from tests.conftest import preview_plan
 from tests.policy_helpers import gpu_container, launch_template, task_definition
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog.sources import MotoSnapshot
 from tests.conftest import run_cli
 from tests.test_spec_errors import _errors
 

@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from components.catalog import catalog
-from components.spec_model import SpecModel, rule_error
+from gpufleet.components.catalog import catalog
+from gpufleet.components.spec_model import SpecModel, rule_error
 
 _ACK = catalog.load().curated["ack"]
 SharingMode = Literal.__getitem__(tuple(_ACK["sharingModes"]))

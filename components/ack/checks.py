@@ -3,9 +3,9 @@ pack calls) and returns Violations with the stack file's field paths."""
 
 from __future__ import annotations
 
-from components.ack.args import AckFleetArgs, AckNodePoolArgs
-from components.catalog import ack_rules, k8s_rules
-from components.spec_model import Violation, duplicate_names
+from gpufleet.components.ack.args import AckFleetArgs, AckNodePoolArgs
+from gpufleet.components.catalog import ack_rules, k8s_rules
+from gpufleet.components.spec_model import Violation, duplicate_names
 
 
 def check_fleet(fleet: AckFleetArgs, ack: dict, kubernetes: dict) -> list[Violation]:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.ack.args import SharingComponentArgs
-from components.catalog import catalog
+from gpufleet.components.ack.args import SharingComponentArgs
+from gpufleet.components.catalog import catalog
 
 
 class GpuSharing(pulumi.ComponentResource):

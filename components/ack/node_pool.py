@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_alicloud as alicloud
 
-from components.ack.args import AckNodePoolArgs
-from components.catalog import catalog
+from gpufleet.components.ack.args import AckNodePoolArgs
+from gpufleet.components.catalog import catalog
 
 # gpufleet's own label: the pool's workloads select it, next to the sharing mode label.
 POOL_LABEL = "gpufleet.io/node-pool"

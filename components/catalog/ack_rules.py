@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from components.catalog.predicates import region_listed
+from gpufleet.components.catalog.predicates import region_listed
 
 
 @dataclass(frozen=True)

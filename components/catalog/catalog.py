@@ -15,7 +15,7 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 DATA = Path(__file__).parent / "data"
-REGENERATE = "python -m components.catalog.generate"
+REGENERATE = "python -m gpufleet.components.catalog.generate"
 
 
 @dataclass(frozen=True)

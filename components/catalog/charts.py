@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from ruamel.yaml import YAML
 
-from components.catalog.catalog import DATA
+from gpufleet.components.catalog.catalog import DATA
 
 
 @functools.cache

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.catalog import InstanceType
 
 EFA_TYPES = ("efa", "efa-only")
 

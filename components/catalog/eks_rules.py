@@ -6,7 +6,7 @@ pack both call them.
 
 from __future__ import annotations
 
-from components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.catalog import InstanceType
 
 
 def accelerator(it: InstanceType) -> str | None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from components.catalog import ack_rules, catalog, predicates
-from components.catalog.catalog import UnknownInstanceType
-from components.catalog.efa import EFA_TYPES
-from components.catalog.k8s_rules import describe_taint
-from components.catalog.plan_placement import node_group_name
+from gpufleet.components.catalog import ack_rules, catalog, predicates
+from gpufleet.components.catalog.catalog import UnknownInstanceType
+from gpufleet.components.catalog.efa import EFA_TYPES
+from gpufleet.components.catalog.k8s_rules import describe_taint
+from gpufleet.components.catalog.plan_placement import node_group_name
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"

@@ -1,8 +1,8 @@
 """Regenerate the catalog's data files from EC2 and SSM data.
 
-    python -m components.catalog.generate            # from the moto snapshot (offline, the default)
-    python -m components.catalog.generate --live     # from live AWS (boto3 credentials)
-    python -m components.catalog.generate --check    # exit 1 if the committed file is stale
+    python -m gpufleet.components.catalog.generate            # from the moto snapshot (offline, the default)
+    python -m gpufleet.components.catalog.generate --live     # from live AWS (boto3 credentials)
+    python -m gpufleet.components.catalog.generate --check    # exit 1 if the committed file is stale
 
 The file keeps, per instance type, the subset of the DescribeInstanceTypes record that gpufleet
 reasons about, in the API's own shape, and the availability-zone offerings of every accelerated or
@@ -20,12 +20,12 @@ import json
 import sys
 from pathlib import Path
 
-from components.catalog.catalog import curated_facts
-from components.catalog.sources import FactSource, LiveAws, MotoSnapshot
+from gpufleet.components.catalog.catalog import curated_facts
+from gpufleet.components.catalog.sources import FactSource, LiveAws, MotoSnapshot
 
 DATA_FILE = Path(__file__).parent / "data" / "instance_types.json"
 AMI_FILE = Path(__file__).parent / "data" / "ecs_amis.json"
-REGENERATE = "python -m components.catalog.generate"
+REGENERATE = "python -m gpufleet.components.catalog.generate"
 
 # Top-level record fields kept as they are, and the NetworkInfo fields kept.
 _RECORD_FIELDS = (

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from components.catalog import ack_rules
-from components.catalog.catalog import InstanceType
-from components.catalog.k8s_scheduler import NodeShape
+from gpufleet.components.catalog import ack_rules
+from gpufleet.components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.k8s_scheduler import NodeShape
 
 MIB = 2**20
 

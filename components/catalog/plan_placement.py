@@ -13,10 +13,10 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from components.catalog import catalog, charts, ecs_scheduler, k8s_scheduler, k8s_workloads, node_capacity, predicates
-from components.catalog.catalog import Catalog
-from components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
-from components.catalog.efa import EFA_TYPES
+from gpufleet.components.catalog import catalog, charts, ecs_scheduler, k8s_scheduler, k8s_workloads, node_capacity, predicates
+from gpufleet.components.catalog.catalog import Catalog
+from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
+from gpufleet.components.catalog.efa import EFA_TYPES
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 CLUSTER = "aws:eks/cluster:Cluster"

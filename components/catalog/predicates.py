@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.catalog import InstanceType
 
 
 def describe_gpus(it: InstanceType) -> str:

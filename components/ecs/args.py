@@ -11,9 +11,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from components.catalog import catalog
-from components.network.args import NetworkArgs, NewVpcArgs  # noqa: F401  (the ECS fleet's network)
-from components.spec_model import SpecModel, rule_error, size_order_error
+from gpufleet.components.catalog import catalog
+from gpufleet.components.network.args import NetworkArgs, NewVpcArgs  # noqa: F401  (the ECS fleet's network)
+from gpufleet.components.spec_model import SpecModel, rule_error, size_order_error
 
 # The variants come from the curated facts file, so the schema's enum and the rules cannot drift:
 # the GPU AMI's variants, then the Neuron AMI's that the GPU AMI does not have.

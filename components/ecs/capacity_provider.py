@@ -7,8 +7,8 @@ import base64
 import pulumi
 import pulumi_aws as aws
 
-from components.catalog import catalog
-from components.ecs.args import CapacityProviderArgs
+from gpufleet.components.catalog import catalog
+from gpufleet.components.ecs.args import CapacityProviderArgs
 
 
 def user_data(cluster_name: str, instance_type: str, ami_variant: str) -> str:

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.capacity_checks import offered_and_purchasable
-from components.catalog import api_rules, ecs_scheduler, node_capacity, plan_placement, predicates
-from components.catalog.quotas import quota_problem
-from components.catalog.catalog import Catalog, UnknownInstanceType
-from components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
-from components.ecs.neuron import chip_offsets, device_counts, per_chip_families
-from components.network import zones
-from components.spec_model import Violation, duplicate_names
+from gpufleet.components.capacity_checks import offered_and_purchasable
+from gpufleet.components.catalog import api_rules, ecs_scheduler, node_capacity, plan_placement, predicates
+from gpufleet.components.catalog.quotas import quota_problem
+from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
+from gpufleet.components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
+from gpufleet.components.ecs.neuron import chip_offsets, device_counts, per_chip_families
+from gpufleet.components.network import zones
+from gpufleet.components.spec_model import Violation, duplicate_names
 
 RESERVED_CAPACITY_PROVIDER_PREFIXES = ("aws", "ecs", "fargate")  # CreateCapacityProvider `name` rule
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from components.catalog import catalog, predicates
-from components.ecs.args import ContainerArgs, WorkloadArgs
-from components.ecs.neuron import chip_offsets
+from gpufleet.components.catalog import catalog, predicates
+from gpufleet.components.ecs.args import ContainerArgs, WorkloadArgs
+from gpufleet.components.ecs.neuron import chip_offsets
 
 
 def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: int = 0) -> dict:

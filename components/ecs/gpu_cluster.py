@@ -8,16 +8,16 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from components.catalog import catalog
-from components.ecs.args import EcsFleetArgs, WorkloadArgs
-from components.ecs.capacity_provider import GpuCapacityProvider
-from components.ecs.checks import capacity_provider_name
-from components.catalog.ecs_placement import member_of
-from components.ecs.container_definitions import container_definitions
-from components.ecs.neuron import device_counts, per_chip_families
-from components.ecs.instance_role import InstanceRole
-from components.network import zones
-from components.network.vpc import Vpc
+from gpufleet.components.catalog import catalog
+from gpufleet.components.ecs.args import EcsFleetArgs, WorkloadArgs
+from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
+from gpufleet.components.ecs.checks import capacity_provider_name
+from gpufleet.components.catalog.ecs_placement import member_of
+from gpufleet.components.ecs.container_definitions import container_definitions
+from gpufleet.components.ecs.neuron import device_counts, per_chip_families
+from gpufleet.components.ecs.instance_role import InstanceRole
+from gpufleet.components.network import zones
+from gpufleet.components.network.vpc import Vpc
 
 
 class GpuCluster(pulumi.ComponentResource):

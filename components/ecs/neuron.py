@@ -6,9 +6,9 @@ default ("a lone container takes every chip", "a per-chip task maps one") is sta
 
 from __future__ import annotations
 
-from components.catalog import predicates
-from components.catalog.catalog import InstanceType
-from components.ecs.args import WorkloadArgs
+from gpufleet.components.catalog import predicates
+from gpufleet.components.catalog.catalog import InstanceType
+from gpufleet.components.ecs.args import WorkloadArgs
 
 
 def device_counts(wl: WorkloadArgs, it: InstanceType | None) -> list[int]:

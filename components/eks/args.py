@@ -9,10 +9,10 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from components.catalog import catalog
-from components.network.args import NetworkArgs
-from components.k8s.args import KubernetesArgs
-from components.spec_model import SpecModel, rule_error, size_order_error
+from gpufleet.components.catalog import catalog
+from gpufleet.components.network.args import NetworkArgs
+from gpufleet.components.k8s.args import KubernetesArgs
+from gpufleet.components.spec_model import SpecModel, rule_error, size_order_error
 
 _EKS = catalog.load().curated["eks"]
 AmiType = Literal.__getitem__(tuple(_EKS["acceleratedAmiTypes"]))

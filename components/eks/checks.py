@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.capacity_checks import offered_and_purchasable
-from components.catalog import aws_api, eks_rules, k8s_rules, predicates
-from components.catalog.catalog import Catalog, UnknownInstanceType
-from components.catalog.efa import default_layout, efa_count_problem, efa_layout, efa_supported
-from components.eks.args import EksFleetArgs, NodeGroupArgs
-from components.network import zones
-from components.spec_model import Violation, duplicate_names
+from gpufleet.components.capacity_checks import offered_and_purchasable
+from gpufleet.components.catalog import aws_api, eks_rules, k8s_rules, predicates
+from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
+from gpufleet.components.catalog.efa import default_layout, efa_count_problem, efa_layout, efa_supported
+from gpufleet.components.eks.args import EksFleetArgs, NodeGroupArgs
+from gpufleet.components.network import zones
+from gpufleet.components.spec_model import Violation, duplicate_names
 
 
 def ami_type(ng: NodeGroupArgs, cat: Catalog) -> str | None:

@@ -6,16 +6,16 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.catalog import catalog
-from components.eks import checks
-from components.eks.args import EksFleetArgs
-from components.eks.iam import cluster_role, node_role
-from components.eks.node_group import AcceleratedNodeGroup, served_groups
-from components.eks.system_node_group import SystemNodeGroup
-from components.k8s.device_plugins import DevicePlugins
-from components.k8s.kubeconfig import kubeconfig
-from components.k8s.nccl_test import NcclTest
-from components.network.vpc import Vpc
+from gpufleet.components.catalog import catalog
+from gpufleet.components.eks import checks
+from gpufleet.components.eks.args import EksFleetArgs
+from gpufleet.components.eks.iam import cluster_role, node_role
+from gpufleet.components.eks.node_group import AcceleratedNodeGroup, served_groups
+from gpufleet.components.eks.system_node_group import SystemNodeGroup
+from gpufleet.components.k8s.device_plugins import DevicePlugins
+from gpufleet.components.k8s.kubeconfig import kubeconfig
+from gpufleet.components.k8s.nccl_test import NcclTest
+from gpufleet.components.network.vpc import Vpc
 
 
 class EksFleet(pulumi.ComponentResource):

@@ -7,7 +7,7 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from components.catalog import catalog
+from gpufleet.components.catalog import catalog
 
 
 class ServiceRole(pulumi.ComponentResource):

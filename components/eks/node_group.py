@@ -6,11 +6,11 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from components.catalog import catalog, eks_rules
+from gpufleet.components.catalog import catalog, eks_rules
 
-from components.eks.args import NodeGroupArgs
-from components.eks.checks import efa_interfaces, places_in_group
-from components.k8s.device_plugins import ServedGroups
+from gpufleet.components.eks.args import NodeGroupArgs
+from gpufleet.components.eks.checks import efa_interfaces, places_in_group
+from gpufleet.components.k8s.device_plugins import ServedGroups
 
 
 def node_labels(ng: NodeGroupArgs) -> dict[str, str]:

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.catalog import charts, k8s_scheduler, k8s_workloads, node_capacity, plan_placement
-from components.catalog.catalog import Catalog
-from components.catalog.efa import efa_count
-from components.eks import checks
-from components.eks.args import EksFleetArgs
-from components.eks.node_group import node_labels, node_taints, served_groups
-from components.eks.system_node_group import SYSTEM_NAME_PREFIX, system_labels
-from components.k8s.device_plugins import release_values
-from components.k8s.nccl_test import MPIJOB, nccl_job, nccl_job_name
-from components.spec_model import Violation
+from gpufleet.components.catalog import charts, k8s_scheduler, k8s_workloads, node_capacity, plan_placement
+from gpufleet.components.catalog.catalog import Catalog
+from gpufleet.components.catalog.efa import efa_count
+from gpufleet.components.eks import checks
+from gpufleet.components.eks.args import EksFleetArgs
+from gpufleet.components.eks.node_group import node_labels, node_taints, served_groups
+from gpufleet.components.eks.system_node_group import SYSTEM_NAME_PREFIX, system_labels
+from gpufleet.components.k8s.device_plugins import release_values
+from gpufleet.components.k8s.nccl_test import MPIJOB, nccl_job, nccl_job_name
+from gpufleet.components.spec_model import Violation
 
 # Where a Pending pod of each kind is fixed in the stack file.
 _SYSTEM = ("systemNodeGroup",)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from components.catalog import catalog
-from components.eks.args import SystemNodeGroupArgs
-from components.eks.checks import system_ami_type
-from components.eks.node_group import base_template
+from gpufleet.components.catalog import catalog
+from gpufleet.components.eks.args import SystemNodeGroupArgs
+from gpufleet.components.eks.checks import system_ami_type
+from gpufleet.components.eks.node_group import base_template
 
 SYSTEM_GROUP = "system"
 # The EKS name of the group is this prefix and a suffix the provider picks (see SystemNodeGroup).

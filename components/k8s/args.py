@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from components.spec_model import SpecModel, rule_error
+from gpufleet.components.spec_model import SpecModel, rule_error
 
 
 class NvidiaDevicePluginArgs(SpecModel):

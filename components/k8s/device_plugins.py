@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.catalog import catalog, charts, k8s_rules
+from gpufleet.components.catalog import catalog, charts, k8s_rules
 
 
 @dataclass(frozen=True)

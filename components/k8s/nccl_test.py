@@ -10,11 +10,11 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.catalog import catalog, k8s_rules, predicates
-from components.catalog.efa import efa_count
-from components.eks.args import NodeGroupArgs
-from components.eks.checks import efa_interfaces
-from components.eks.node_group import node_taints
+from gpufleet.components.catalog import catalog, k8s_rules, predicates
+from gpufleet.components.catalog.efa import efa_count
+from gpufleet.components.eks.args import NodeGroupArgs
+from gpufleet.components.eks.checks import efa_interfaces
+from gpufleet.components.eks.node_group import node_taints
 
 
 MPIJOB = "kubernetes:kubeflow.org/v2beta1:MPIJob"

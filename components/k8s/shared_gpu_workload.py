@@ -6,8 +6,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.ack.args import AckWorkloadArgs
-from components.catalog import catalog
+from gpufleet.components.ack.args import AckWorkloadArgs
+from gpufleet.components.catalog import catalog
 
 
 def gpu_share_limits(wl: AckWorkloadArgs) -> dict[str, str]:

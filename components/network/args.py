@@ -7,7 +7,7 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from components.spec_model import SpecModel, rule_error
+from gpufleet.components.spec_model import SpecModel, rule_error
 
 # Subnet slots of a created VPC: private subnets take slots 0..7, public 8..15, by zone position, so
 # a zone appended later adds subnets without renumbering the others.

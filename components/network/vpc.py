@@ -8,7 +8,7 @@ import math
 import pulumi
 import pulumi_aws as aws
 
-from components.network.args import MAX_ZONES
+from gpufleet.components.network.args import MAX_ZONES
 
 
 def subnet_cidrs(cidr: str, zones: int) -> tuple[list[str], list[str]]:

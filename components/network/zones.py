@@ -8,9 +8,9 @@ with the fix that is additive: a new zone (a new subnet) that offers it.
 
 from __future__ import annotations
 
-from components.catalog import predicates
-from components.catalog.catalog import Catalog, InstanceType
-from components.spec_model import Violation
+from gpufleet.components.catalog import predicates
+from gpufleet.components.catalog.catalog import Catalog, InstanceType
+from gpufleet.components.spec_model import Violation
 
 
 def region_zones(cat: Catalog, region: str) -> set[str]:
