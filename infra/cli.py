@@ -59,6 +59,10 @@ def _parser() -> argparse.ArgumentParser:
     preview = sub.add_parser("preview", help="preview a stack offline: resource tree and accelerator summary")
     preview.add_argument("stack", nargs="?", help="stack name: stacks/Pulumi.<STACK>.yaml")
     preview.add_argument("--config-file", type=Path, help="any Pulumi stack config file (instead of STACK)")
+    preview.add_argument(
+        "--program", type=Path, metavar="DIR",
+        help="a Pulumi Python program of your own (its Pulumi.yaml and, as STACK or the only one there, a stack's config)",
+    )
     preview.add_argument("--json", action="store_true", help="print only the JSON plan on stdout")
     preview.add_argument(
         "--format", choices=("text", "mermaid"), default="text",
@@ -136,6 +140,8 @@ def cmd_preview(args) -> int:
 
     if args.no_policy and (args.policy_pack or args.policy_config):
         raise InputError("--no-policy skips the pack: it cannot be combined with --policy-pack or --policy-config")
+    if args.program is not None:
+        return _preview_program(args)
     sf = _load_stack(args)
     config = sf.pulumi_config()
     try:
@@ -148,6 +154,10 @@ def cmd_preview(args) -> int:
         plan = preview_plan(config, sf.stack, pack_dir, given)
     except EngineError as err:
         raise InputError(f"{sf.path}: offline preview failed: {err}") from None
+    return _show_plan(args, plan)
+
+
+def _show_plan(args, plan: dict) -> int:
     if args.json:
         _print_json(plan)
     elif args.format == "mermaid":
@@ -159,6 +169,24 @@ def cmd_preview(args) -> int:
 
         render_preview(plan, _console())
     return _exit_for(plan["policy"])
+
+
+def _preview_program(args) -> int:
+    """A program of one's own under the same engine and pack: its resources are judged as they
+    register, as with gpufleet's own program."""
+    from gpufleet import user_program
+    from gpufleet.engine import EngineError
+    from gpufleet.preview import preview_plan
+
+    if args.config_file is not None:
+        raise InputError("--program reads the program's own stack config: name the stack as STACK, not --config-file")
+    loaded = user_program.load(args.program, args.stack)
+    pack_dir, given = (None, {}) if args.no_policy else _policy_inputs(args)
+    try:
+        plan = preview_plan(loaded.config, loaded.stack, pack_dir, given, loaded.program)
+    except EngineError as err:
+        raise InputError(f"{args.program} (stack {loaded.stack}): offline preview failed: {err}") from None
+    return _show_plan(args, plan)
 
 
 def cmd_check(args) -> int:
@@ -289,13 +317,14 @@ def main(argv: list[str] | None = None) -> int:
     from gpufleet.plan_file import PlanFileError
     from gpufleet.policy_config import PolicyConfigError
     from gpufleet.stackfile import StackFileError
+    from gpufleet.user_program import ProgramError
 
     args = _parser().parse_args(argv)
     handler = {"preview": cmd_preview, "check": cmd_check, "catalog": cmd_catalog, "schema": cmd_schema, "diff": cmd_diff}[args.command]
     try:
         return handler(args)
     # A pack that could not judge the resources (PolicyPackError) fails closed: exit 2, never "no violations".
-    except (InputError, StackFileError, PlanFileError, PolicyConfigError, PolicyPackInvalid, PolicyPackError) as err:
+    except (InputError, StackFileError, PlanFileError, PolicyConfigError, PolicyPackInvalid, PolicyPackError, ProgramError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:  # stdout closed while a table was printed: quiet

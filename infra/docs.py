@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 import typing
 from pathlib import Path
 
+import pulumi
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from gpufleet.spec import NAMESPACE, FleetSpec
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "stack-file.md"
+LIBRARY_DOC = DOC.with_name("library.md")
 
 
 def _models(annotation) -> list[type[BaseModel]]:
@@ -75,15 +78,74 @@ def render() -> str:
     return "\n".join(lines)
 
 
+def _model_table(model: type[BaseModel]) -> list[str]:
+    """A model's fields as Python sees them (snake_case keywords); the stack file's key beside."""
+    lines = ["| argument | stack-file key | type | default | constraints | description |", "|---|---|---|---|---|---|"]
+    for name, info in model.model_fields.items():
+        lines.append(
+            f"| `{name}` | `{info.alias or name}` | {_type_name(info.annotation)} | {_default(info)} | {_constraints(info)} | {info.description or ''} |"
+        )
+    return lines
+
+
+def _signature(obj) -> str:
+    target = obj.__init__ if inspect.isclass(obj) else obj
+    parts = []
+    for name, p in inspect.signature(target).parameters.items():
+        if name == "self":
+            continue
+        # Annotations are strings here (postponed evaluation): shown as written.
+        text = name if p.annotation is inspect.Parameter.empty else f"{name}: {p.annotation}"
+        if p.default is not inspect.Parameter.empty:
+            text += f" = {p.default!r}"
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and not any(x.startswith("*") for x in parts):
+            parts.append("*")
+        parts.append(text)
+    return f"{obj.__name__}({', '.join(parts)})"
+
+
+def render_library() -> str:
+    """docs/library.md: every name gpufleet.library exports, in its order, with its docstrings."""
+    from gpufleet import library
+
+    lines = [
+        "# gpufleet.library reference",
+        "",
+        "Generated from `gpufleet.library` by `python -m gpufleet.docs`; do not edit by hand.",
+        "",
+        inspect.cleandoc(library.__doc__ or ""),
+        "",
+    ]
+    for name in library.__all__:
+        obj = getattr(library, name)
+        doc = inspect.cleandoc(obj.__doc__ or "")
+        if inspect.isclass(obj) and issubclass(obj, BaseModel):
+            lines += [f"## `{name}` (args)", "", doc, "", *_model_table(obj), ""]
+            continue
+        kind = "component" if inspect.isclass(obj) and issubclass(obj, pulumi.ComponentResource) else "class" if inspect.isclass(obj) else "function"
+        lines += [f"## `{name}` ({kind})", "", "```python", _signature(obj), "```", "", doc, ""]
+        init_doc = inspect.cleandoc(obj.__init__.__doc__ or "") if inspect.isclass(obj) and "__init__" in vars(obj) else ""
+        if init_doc:
+            lines += [init_doc, ""]
+    return "\n".join(lines)
+
+
+# Each generated document, and what writes it.
+DOCS = {DOC: render, LIBRARY_DOC: render_library}
+
+
 def main() -> int:
-    text = render()
-    if "--check" in sys.argv:
-        if not DOC.exists() or DOC.read_text() != text:
-            print(f"{DOC} is stale: run `python -m gpufleet.docs`", file=sys.stderr)
-            return 1
-        return 0
-    DOC.write_text(text)
-    return 0
+    stale = []
+    for path, make in DOCS.items():
+        text = make()
+        if "--check" in sys.argv:
+            if not path.exists() or path.read_text() != text:
+                stale.append(path)
+        else:
+            path.write_text(text)
+    for path in stale:
+        print(f"{path} is stale: run `python -m gpufleet.docs`", file=sys.stderr)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ import atexit
 import contextlib
 import functools
 import gc
+import os
 import runpy
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,11 +175,14 @@ def run_program(
     stack: str,
     source: FactSource | None = None,
     on_resource: Callable[[RecordedResource], None] | None = None,
+    program: Program | None = None,
 ) -> ProgramRun:
-    """Preview the program offline with the given Pulumi config (values as the CLI passes them);
-    `on_resource` sees each resource as it registers (the policy pack analyses it then)."""
+    """Preview a program offline (gpufleet's stack-file program unless `program` names another)
+    with the given Pulumi config (values as the CLI passes them); `on_resource` sees each resource
+    as it registers (the policy pack analyses it then)."""
+    program = program or Program(PROGRAM, PROJECT)
     run = ProgramRun(stack=stack)
-    region = str(config.get(f"{PROJECT}:region") or config.get("aws:region") or "")
+    region = str(config.get(f"{program.project}:region") or config.get("aws:region") or "")
     monitor = _Recorder(OfflineAnswers(source or _moto()), region, run, on_resource)
     settings.set_root_resource(None)
     features = set(monitor.GetDeploymentInfo(empty_pb2.Empty()).supportedFeatures)
@@ -186,7 +191,7 @@ def run_program(
             monitor=monitor,
             monitor_features=features,
             engine=mocks.MockEngine(None),
-            project=PROJECT,
+            project=program.project,
             stack=stack,
             dry_run=True,
             organization="organization",
@@ -195,17 +200,50 @@ def run_program(
     )
     pulumi.runtime.set_all_config(dict(config))
     try:
-        with _no_cyclic_gc():
-            _sync_await(run_in_stack(lambda: runpy.run_path(str(PROGRAM), run_name="__main__")))
+        with _no_cyclic_gc(), _working_directory(program.workdir):
+            _sync_await(run_in_stack(lambda: runpy.run_path(str(program.main), run_name="__main__")))
     except Exception as err:
         # The SDK re-raises an invoke's failure wrapped in its own exceptions: judge the root cause.
         cause = _root_cause(err)
         if isinstance(cause, (UnansweredCall, pulumi.RunError)):
             raise EngineError(str(cause)) from None
+        if program.main != PROGRAM:
+            # Someone else's program failing is their input, not gpufleet's bug: say where it raised.
+            raise EngineError(f"the program raised {type(cause).__name__}: {cause}{_where_raised(cause, program)}") from None
         raise
     finally:
         settings.set_root_resource(None)
     return run
+
+
+@dataclass(frozen=True)
+class Program:
+    """A Pulumi Python program: its entry (a `__main__.py`, or a folder holding one) and project name.
+    The CLI runs a program in its project folder; so does the engine."""
+
+    main: Path
+    project: str
+    workdir: Path | None = None
+
+
+@contextlib.contextmanager
+def _working_directory(folder: Path | None):
+    if folder is None:
+        yield
+        return
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def _where_raised(err: BaseException, program: Program) -> str:
+    """The innermost line of the program's own files in the traceback, if any."""
+    root = (program.workdir or program.main).resolve()
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if Path(f.filename).resolve().is_relative_to(root)]
+    return f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
 
 
 def _settle_pending_tasks() -> None:

@@ -40,3 +40,12 @@ def test_schema_accepts_config_keys_of_the_models():
     props = schema["properties"]["config"]["properties"]
     assert set(props) == {"gpufleet:region", "gpufleet:ecs", "gpufleet:eks", "gpufleet:ack"}
     assert "rootVolumeGiB" in schema["$defs"]["CapacityProviderArgs"]["properties"]
+
+
+def test_library_reference_is_generated_and_every_export_is_documented():
+    from gpufleet import library
+
+    assert docs.LIBRARY_DOC.read_text() == docs.render_library(), "run `python -m gpufleet.docs`"
+    for name in library.__all__:
+        assert (getattr(library, name).__doc__ or "").strip(), f"gpufleet.library.{name} has no docstring"
+        assert f"## `{name}` (" in docs.LIBRARY_DOC.read_text()

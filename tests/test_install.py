@@ -142,3 +142,11 @@ def test_the_pack_published_alone_answers_over_grpc(wheel, tmp_path):
         # Analyze: the same verdict on a task definition that asks a g5.xlarge (1 GPU) for 16.
         verdicts = [[(f.policy, f.message) for f in p.judge(parse({}), [bad]).findings] for p in (standalone, shipped)]
     assert verdicts[0] == verdicts[1] and any("16" in message for _, message in verdicts[0])
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in (ROOT / "examples").iterdir() if p.is_dir()))
+def test_the_installed_cli_previews_each_example_program(installed, example):
+    done = _run([str(installed / "gpufleet"), "preview", "--program", str(ROOT / "examples" / example), "--json"], cwd=installed)
+    plan = json.loads(done.stdout)
+    assert plan["project"] == example and plan["policy"]["pack"] == "gpufleet-guard"
+    assert not [v for v in plan["policy"]["violations"] if v["level"] == "mandatory"]

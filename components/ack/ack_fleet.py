@@ -15,6 +15,9 @@ from gpufleet.components.k8s.shared_gpu_workload import SharedGpuWorkload
 
 
 class AckFleet(pulumi.ComponentResource):
+    """Shared-GPU node pools on an existing ACK Pro cluster (one Alibaba Cloud provider in the
+    fleet's region), and, with a Kubernetes context, the sharing component and the workloads."""
+
     def __init__(self, name: str, args: AckFleetArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:ack:AckFleet", name, None, opts)
         # One explicit provider in the fleet's region: every pool goes through it.

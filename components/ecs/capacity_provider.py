@@ -9,6 +9,7 @@ import pulumi_aws as aws
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.ecs.args import CapacityProviderArgs
+from gpufleet.components.ecs.checks import ami_parameter, capacity_provider_name
 
 
 def user_data(cluster_name: str, instance_type: str, ami_variant: str) -> str:
@@ -39,18 +40,23 @@ class GpuCapacityProvider(pulumi.ComponentResource):
         args: CapacityProviderArgs,
         *,
         cluster_name: str,
-        provider_name: str,
-        ami_id: pulumi.Input[str],
         instance_profile_arn: pulumi.Input[str],
         subnet_ids: pulumi.Input[list[str]],
         security_group_id: pulumi.Input[str],
+        provider_name: str | None = None,
+        ami_id: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """`provider_name` defaults to `<cluster_name>-<args.name>` (capacity provider names are
+        unique per account and region); `ami_id` to the type's ECS GPU or Neuron AMI in
+        `args.ami_variant`, read from SSM through the resource's provider."""
         super().__init__("gpufleet:ecs:GpuCapacityProvider", name, None, opts)
         self._name = name
         self._args = args
         self._cluster_name = cluster_name
-        self.provider_name = provider_name
+        self.provider_name = provider_name or capacity_provider_name(cluster_name, args.name)
+        if ami_id is None:
+            ami_id = aws.ssm.get_parameter_output(name=ami_parameter(args.instance_type, args.ami_variant), opts=pulumi.InvokeOptions(parent=self)).value
         self.launch_template = self._launch_template(ami_id, instance_profile_arn, security_group_id)
         self.group = self._auto_scaling_group(subnet_ids)
         self.capacity_provider = self._capacity_provider()

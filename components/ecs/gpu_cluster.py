@@ -11,7 +11,7 @@ import pulumi_aws as aws
 from gpufleet.components.catalog import catalog
 from gpufleet.components.ecs.args import EcsFleetArgs, WorkloadArgs
 from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
-from gpufleet.components.ecs.checks import capacity_provider_name
+from gpufleet.components.ecs.checks import ami_parameter, capacity_provider_name
 from gpufleet.components.catalog.ecs_placement import member_of
 from gpufleet.components.ecs.container_definitions import container_definitions
 from gpufleet.components.ecs.neuron import device_counts, per_chip_families
@@ -39,7 +39,7 @@ class GpuCluster(pulumi.ComponentResource):
                 cp,
                 cluster_name=args.cluster_name,
                 provider_name=capacity_provider_name(args.cluster_name, cp.name),
-                ami_id=amis[self._ami_parameter(cp.instance_type, cp.ami_variant)],
+                ami_id=amis[ami_parameter(cp.instance_type, cp.ami_variant)],
                 instance_profile_arn=self.instance_role.profile.arn,
                 subnet_ids=self._subnet_ids[cp.name],
                 security_group_id=self.security_group.id,
@@ -99,16 +99,9 @@ class GpuCluster(pulumi.ComponentResource):
             opts=self._child(),
         )
 
-    @staticmethod
-    def _ami_parameter(instance_type: str, variant: str) -> str:
-        """The SSM parameter of the type's accelerated AMI (GPU or Neuron) in `variant`."""
-        cat = catalog.load()
-        _, variants = cat.ecs_ami_variants(cat.get(instance_type))
-        return f"{variants[variant]['ssmParameter']}/image_id"
-
     def _ami_ids(self) -> dict[str, pulumi.Input[str]]:
         """One SSM look-up per AMI in use, in the provider's region, keyed by its parameter."""
-        parameters = sorted({self._ami_parameter(cp.instance_type, cp.ami_variant) for cp in self._args.capacity_providers})
+        parameters = sorted({ami_parameter(cp.instance_type, cp.ami_variant) for cp in self._args.capacity_providers})
         return {
             name: aws.ssm.get_parameter(name=name, opts=pulumi.InvokeOptions(parent=self)).value for name in parameters
         }

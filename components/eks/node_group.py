@@ -9,7 +9,7 @@ import pulumi_aws as aws
 from gpufleet.components.catalog import catalog, eks_rules
 
 from gpufleet.components.eks.args import NodeGroupArgs
-from gpufleet.components.eks.checks import efa_interfaces, places_in_group
+from gpufleet.components.eks.checks import ami_type as default_ami_type, efa_interfaces, places_in_group
 from gpufleet.components.k8s.device_plugins import ServedGroups
 
 
@@ -79,11 +79,13 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
         node_role_arn: pulumi.Input[str],
         subnet_ids: pulumi.Input[list[str]],
         vpc_id: pulumi.Input[str],
-        ami_type: str,
+        ami_type: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("gpufleet:eks:AcceleratedNodeGroup", name, None, opts)
         self._name, self._args = name, args
+        # The AMI type the args name, else the accelerator's AL2023 type (EksFleet passes its own).
+        ami_type = ami_type or default_ami_type(args, catalog.load())
         self.security_group = self._efa_security_group(vpc_id) if args.efa else None
         self.placement_group = aws.ec2.PlacementGroup(name, strategy="cluster", opts=self._child()) if places_in_group(args) else None
         self.launch_template = self._launch_template(cluster_security_group_id, ami_type)

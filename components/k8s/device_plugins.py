@@ -14,6 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpufleet.components.catalog import catalog, charts, k8s_rules
+from gpufleet.components.k8s.args import NvidiaDevicePluginArgs
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,11 @@ RELEASE_SUFFIX = {"nvidiaDevicePlugin": "nvidia", "efaDevicePlugin": "efa", "neu
 class DevicePlugins(pulumi.ComponentResource):
     """One Helm release per accelerator the node groups have (NVIDIA, EFA, Neuron)."""
 
-    def __init__(self, name: str, served: ServedGroups, nvidia_args, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, served: ServedGroups, nvidia_args: NvidiaDevicePluginArgs | None = None, opts: pulumi.ResourceOptions | None = None):
+        """`served`: the taints of the groups each plugin runs on (`served_groups(node_group_args)`);
+        `nvidia_args`: time-slicing and MIG of the NVIDIA plugin (none by default)."""
         super().__init__("gpufleet:k8s:DevicePlugins", name, None, opts)
+        nvidia_args = nvidia_args or NvidiaDevicePluginArgs()
         charts_facts = catalog.load().curated["charts"]
         self.releases: dict[str, k8s.helm.v3.Release] = {}
         for key, values in release_values(served, nvidia_args).items():

@@ -30,6 +30,10 @@ def pod_template(wl: AckWorkloadArgs, node_selector: dict[str, str], tolerations
 
 
 class SharedGpuWorkload(pulumi.ComponentResource):
+    """A Deployment or Job whose pods share a GPU by memory (and compute percentage on core_mem
+    pools): limits from the args, the pool's selector (`workload_selector(pool)`) and tolerations
+    of its taint. Give it the cluster's Kubernetes provider."""
+
     def __init__(
         self,
         name: str,

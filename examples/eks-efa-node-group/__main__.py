@@ -1,0 +1,39 @@
+"""Add an EFA node group to an EKS cluster you already run, with the device plugins its nodes need and
+an NCCL all-reduce job that proves the fabric. Everything of your account comes from config."""
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpufleet.library import AcceleratedNodeGroup, DevicePlugins, EfaArgs, NcclTest, NodeGroupArgs, served_groups
+
+config = pulumi.Config()
+
+p5 = NodeGroupArgs(
+    name="p5-train",
+    instance_type="p5.48xlarge",
+    min_size=0,
+    desired_size=2,
+    max_size=2,
+    # Interfaces laid out from the type's network cards; one zone; a cluster placement group.
+    efa=EfaArgs(availability_zone=config.require("zone")),
+)
+nodes = AcceleratedNodeGroup(
+    "p5-train",
+    p5,
+    cluster_name=config.require("clusterName"),
+    cluster_security_group_id=config.require("clusterSecurityGroupId"),
+    node_role_arn=config.require("nodeRoleArn"),
+    subnet_ids=[config.require("subnetId")],
+    vpc_id=config.require("vpcId"),
+)
+
+cluster = k8s.Provider("ml-prod", context=config.require("kubeContext"))
+# The NVIDIA and EFA plugins, tolerating the group's taints; they schedule once the nodes exist.
+plugins = DevicePlugins(
+    "accelerators",
+    served_groups([p5]),
+    opts=pulumi.ResourceOptions(provider=cluster, depends_on=[nodes.node_group]),
+)
+NcclTest("p5-train", p5, config.require("ncclImage"), opts=pulumi.ResourceOptions(provider=cluster, depends_on=[plugins]))
+
+pulumi.export("nodeGroupArn", nodes.node_group.arn)

@@ -1,0 +1,74 @@
+"""The components a Pulumi program of your own composes, and their typed args: one import,
+`from gpufleet.library import ...`. Each is a `pulumi.ComponentResource` whose children are the
+plain pulumi-aws, pulumi-kubernetes and pulumi-alicloud resources a preview and a policy pack see.
+
+They take your VPC, subnets, cluster, roles and providers as Pulumi inputs (pass
+`opts=pulumi.ResourceOptions(provider=...)` for your own provider); the args are the same frozen,
+validated models the stack file is read into (snake_case in Python). The stack-file program
+(`gpufleet/program.py`) is one user of this module: the whole-fleet components at the end compose
+the others. `examples/` holds two programs written against it, and `gpufleet preview --program DIR`
+previews such a program offline with the policy pack.
+
+What a component resolves itself, from EC2 data and the curated facts: an EKS group's AMI type, the
+EFA interface layout from the type's network cards, the ECS AMI's SSM parameter, the device
+plugins' chart values and tolerations. What it leaves to you: anything of your account it cannot
+know (the cluster, its security group, the node role, the subnets). Rules that span several
+resources (a GPU count that fits the type, a task pinned to GPU instances) are the policy pack's:
+run it on your program's preview.
+"""
+
+from __future__ import annotations
+
+from gpufleet.components.ack.ack_fleet import AckFleet
+from gpufleet.components.ack.args import AckFleetArgs, AckNodePoolArgs, AckTaintArgs, AckWorkloadArgs, AutoscalingArgs
+from gpufleet.components.ack.node_pool import SharedGpuNodePool, workload_selector
+from gpufleet.components.ecs.args import CapacityProviderArgs, ContainerArgs, EcsFleetArgs, ServiceArgs, WorkloadArgs
+from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
+from gpufleet.components.ecs.gpu_cluster import GpuCluster
+from gpufleet.components.ecs.instance_role import InstanceRole
+from gpufleet.components.eks.args import EfaArgs, EksFleetArgs, NodeGroupArgs, TaintArgs
+from gpufleet.components.eks.eks_fleet import EksFleet
+from gpufleet.components.eks.node_group import AcceleratedNodeGroup, served_groups
+from gpufleet.components.k8s.args import NcclTestArgs, NvidiaDevicePluginArgs
+from gpufleet.components.k8s.device_plugins import DevicePlugins, ServedGroups
+from gpufleet.components.k8s.nccl_test import NcclTest
+from gpufleet.components.k8s.shared_gpu_workload import SharedGpuWorkload
+from gpufleet.components.network.args import NetworkArgs, NewVpcArgs
+
+__all__ = [
+    # ECS: GPU or Neuron capacity for a cluster, and the whole cluster.
+    "GpuCapacityProvider",
+    "CapacityProviderArgs",
+    "InstanceRole",
+    "GpuCluster",
+    "EcsFleetArgs",
+    "WorkloadArgs",
+    "ContainerArgs",
+    "ServiceArgs",
+    # EKS: an accelerated managed node group with EFA, and the whole fleet.
+    "AcceleratedNodeGroup",
+    "NodeGroupArgs",
+    "EfaArgs",
+    "TaintArgs",
+    "EksFleet",
+    "EksFleetArgs",
+    "NetworkArgs",
+    "NewVpcArgs",
+    # In the cluster: device plugins and the NCCL test.
+    "DevicePlugins",
+    "ServedGroups",
+    "served_groups",
+    "NvidiaDevicePluginArgs",
+    "NcclTest",
+    "NcclTestArgs",
+    # Alibaba ACK: shared-GPU node pools and the workloads that share a GPU.
+    "SharedGpuNodePool",
+    "AckNodePoolArgs",
+    "AckTaintArgs",
+    "AutoscalingArgs",
+    "workload_selector",
+    "SharedGpuWorkload",
+    "AckWorkloadArgs",
+    "AckFleet",
+    "AckFleetArgs",
+]

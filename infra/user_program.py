@@ -1,0 +1,59 @@
+"""A Pulumi Python program of one's own, as `gpufleet preview --program DIR` previews it: its project
+file (`Pulumi.yaml`: name, runtime, main, stackConfigDir) and one stack's config file, read as the
+Pulumi CLI reads them (a key without a namespace belongs to the project)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError
+
+from gpufleet import stackfile
+from gpufleet.engine import Program
+
+
+class ProgramError(ValueError):
+    """The folder is not a Pulumi Python program gpufleet can run; the message names the field."""
+
+
+@dataclass(frozen=True)
+class LoadedProgram:
+    program: Program
+    stack: str
+    config_file: Path
+    config: dict[str, str]
+
+
+def load(folder: Path, stack: str | None) -> LoadedProgram:
+    project_file = folder / "Pulumi.yaml"
+    if not project_file.is_file():
+        raise ProgramError(f"--program {folder}: no Pulumi.yaml there (not a Pulumi project)")
+    try:
+        project = YAML(typ="safe", pure=True).load(stackfile.decode(project_file, project_file.read_bytes()))
+    except MarkedYAMLError as err:
+        raise ProgramError(f"{project_file}: not valid YAML ({str(err).splitlines()[0]})") from None
+    if not isinstance(project, dict) or not isinstance(project.get("name"), str) or not project["name"]:
+        raise ProgramError(f"{project_file}: name = {project.get('name') if isinstance(project, dict) else None!r}: a project name is required")
+    runtime = project.get("runtime")
+    runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
+    if runtime_name != "python":
+        raise ProgramError(f"{project_file}: runtime = {runtime_name!r}: offline, gpufleet runs Python programs only")
+    main = folder / str(project.get("main") or ".")
+    if not (main.is_dir() and (main / "__main__.py").is_file()):
+        raise ProgramError(f"{project_file}: main = {project.get('main') or '.'!r}: must be a folder with a __main__.py (the Python runtime's entry)")
+    config_dir = folder / str(project.get("stackConfigDir") or ".")
+    found = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in config_dir.glob("Pulumi.*.yaml"))
+    if stack is None:
+        if len(found) != 1:
+            raise ProgramError(f"--program {folder}: {len(found)} stack config files in {config_dir} ({', '.join(found) or 'none'}): name one with --stack")
+        stack = found[0]
+    path = config_dir / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        raise ProgramError(f"--stack {stack}: no {path} (stacks: {', '.join(found) or 'none'})")
+    config = stackfile.load(path, stack).pulumi_config()
+    name = project["name"]
+    # The CLI's rule: a key without a namespace is the project's.
+    config = {key if ":" in key else f"{name}:{key}": value for key, value in config.items()}
+    return LoadedProgram(Program(main.resolve(), name, folder.resolve()), stack, path, config)
