@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gpufleet.analyzer import DEFAULT_PACK  # noqa: E402
-from gpufleet.preview import preview_plan  # noqa: E402
+from gpufleet.analyzer.pack_dir import DEFAULT_PACK  # noqa: E402
+from gpufleet.engine.preview import preview_plan  # noqa: E402
 from gpufleet.spec import decode_config, load_spec  # noqa: E402
 
 # GPU types offered in us-east-1 (checked by load_spec against the catalog on every run).
@@ -88,7 +88,7 @@ def simulation_overhead(providers: int, pairs: int) -> float:
 
 def cold_cli() -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "gpufleet.cli", "preview", "ecs-gpu", "--json"], cwd=ROOT, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "gpufleet.cli.main", "preview", "ecs-gpu", "--json"], cwd=ROOT, check=True, capture_output=True)
     return time.perf_counter() - start
 
 

@@ -32,7 +32,7 @@ from gpufleet.components.eks.node_group import AcceleratedNodeGroup, served_grou
 from gpufleet.components.k8s.args import NcclTestArgs, NvidiaDevicePluginArgs
 from gpufleet.components.k8s.device_plugins import DevicePlugins, ServedGroups
 from gpufleet.components.k8s.nccl_test import NcclTest
-from gpufleet.components.k8s.shared_gpu_workload import SharedGpuWorkload
+from gpufleet.components.ack.shared_gpu_workload import SharedGpuWorkload
 from gpufleet.components.network.args import NetworkArgs, NewVpcArgs
 
 __all__ = [

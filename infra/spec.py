@@ -112,8 +112,30 @@ def _from_violation(v: Violation, *prefix: str) -> SpecIssue:
     return SpecIssue((*prefix, *v.field), v.value, v.rule, v.reason)
 
 
+# Specs already validated, by their config's canonical JSON: the CLI validates first (for its line
+# numbers) and the program it then runs in-process validates the same config again. A FleetSpec is
+# frozen, so handing the same one out is safe.
+_VALIDATED: dict[str, FleetSpec] = {}
+
+
 def load_spec(config: dict[str, object]) -> FleetSpec:
-    """Validate the `gpufleet:*` config (keys without the namespace, structured values decoded)."""
+    """Validate the `gpufleet:*` config (keys without the namespace, structured values decoded);
+    a config validated before in this process is not validated again."""
+    try:
+        key = json.dumps([config, plan_placement.enabled()], sort_keys=True)
+    except (TypeError, ValueError):
+        key = None
+    if key is not None and key in _VALIDATED:
+        return _VALIDATED[key]
+    spec = _validate(config)
+    if key is not None:
+        if len(_VALIDATED) >= 16:
+            _VALIDATED.pop(next(iter(_VALIDATED)))
+        _VALIDATED[key] = spec
+    return spec
+
+
+def _validate(config: dict[str, object]) -> FleetSpec:
     try:
         spec = FleetSpec.model_validate(config)
     except ValidationError as err:

@@ -14,6 +14,7 @@ from gpufleet.components.ecs import checks as ecs_checks
 from gpufleet.components.catalog.efa import efa_count
 from gpufleet.components.ecs.neuron import device_counts
 from gpufleet.components.eks import checks as eks_checks
+from gpufleet.components.eks.node_group import nccl_target
 from gpufleet.components.k8s.nccl_test import nccl_size
 from gpufleet.spec import FleetSpec
 
@@ -100,7 +101,7 @@ def accelerator_summary(spec: FleetSpec) -> dict:
         summary["ackPools"] = [_ack_pool(pool, spec.ack, cat.curated["ack"]) for pool in spec.ack.node_pools]
     if spec.eks is not None and spec.eks.kubernetes is not None and spec.eks.kubernetes.nccl_test is not None:
         name = spec.eks.kubernetes.nccl_test.node_group
-        summary["ncclTest"] = nccl_size(next(ng for ng in spec.eks.node_groups if ng.name == name))
+        summary["ncclTest"] = nccl_size(nccl_target(next(ng for ng in spec.eks.node_groups if ng.name == name)))
     return summary
 
 

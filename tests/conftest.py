@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from gpufleet.cli import main
+from gpufleet.cli.main import main
 from tests.policy_helpers import judge  # noqa: F401  (session fixture: the shipped pack over gRPC)
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,8 +7,12 @@ import json
 
 import pytest
 
-from gpufleet.analyzer import DEFAULT_PACK, PolicyPack, PolicyResult
-from gpufleet.policy_config import parse
+from gpufleet.analyzer.client import PolicyPack
+
+from gpufleet.analyzer.pack_dir import DEFAULT_PACK
+
+from gpufleet.analyzer.results import PolicyResult
+from gpufleet.analyzer.policy_config import parse
 
 STACK = "policy-tests"
 

@@ -6,7 +6,7 @@ import re
 
 from pydantic import BaseModel
 
-from gpufleet import docs
+from gpufleet.cli import docs
 from gpufleet.spec import FleetSpec
 
 
@@ -30,7 +30,7 @@ def test_every_field_has_a_description_that_does_not_restate_its_default():
 
 
 def test_stack_file_reference_is_generated_from_the_models():
-    assert docs.DOC.read_text() == docs.render(), "run `python -m gpufleet.docs`"
+    assert docs.DOC.read_text() == docs.render(), "run `python -m gpufleet.cli.docs`"
 
 
 def test_schema_accepts_config_keys_of_the_models():
@@ -45,7 +45,7 @@ def test_schema_accepts_config_keys_of_the_models():
 def test_library_reference_is_generated_and_every_export_is_documented():
     from gpufleet import library
 
-    assert docs.LIBRARY_DOC.read_text() == docs.render_library(), "run `python -m gpufleet.docs`"
+    assert docs.LIBRARY_DOC.read_text() == docs.render_library(), "run `python -m gpufleet.cli.docs`"
     for name in library.__all__:
         assert (getattr(library, name).__doc__ or "").strip(), f"gpufleet.library.{name} has no docstring"
         assert f"## `{name}` (" in docs.LIBRARY_DOC.read_text()

@@ -10,8 +10,8 @@ import pytest
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.sources import MotoSnapshot
-from gpufleet.answers import OfflineAnswers, UnansweredCall
-from gpufleet.engine import EngineError, run_program
+from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
+from gpufleet.engine.runtime import EngineError, run_program
 from tests.conftest import ROOT
 
 ANSWERS = OfflineAnswers(MotoSnapshot())
@@ -61,6 +61,21 @@ def test_engine_error_when_the_program_calls_an_unanswerable_parameter(monkeypat
 
 
 def test_the_program_does_not_depend_on_the_offline_engine():
-    code = "import sys, gpufleet.program; print(sorted(m for m in sys.modules if m.startswith(('gpufleet.engine', 'gpufleet.answers', 'moto'))))"
+    code = "import sys, gpufleet.program; print(sorted(m for m in sys.modules if m.startswith(('gpufleet.engine.runtime', 'gpufleet.engine.answers', 'moto'))))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_preview_validates_the_spec_once(monkeypatch):
+    """The CLI validates the stack first (for line numbers); the program it runs then gets the same
+    spec instead of validating the same config again."""
+    from gpufleet import spec
+    from tests.conftest import run_cli
+
+    calls = []
+    original = spec._validate
+    monkeypatch.setattr(spec, "_VALIDATED", {})
+    monkeypatch.setattr(spec, "_validate", lambda config: calls.append(1) or original(config))
+    code, _, err = run_cli("preview", "eks-trn1", "--no-policy", "--json")
+    assert code == 0, err
+    assert len(calls) == 1

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from gpufleet.components.catalog import plan_placement
-from gpufleet import plan_file
-from gpufleet.diff import diff_plans, render
+from gpufleet.cli import plan_file
+from gpufleet.cli.diff import diff_plans, render
 from tests.aws_api import CHECKED_TYPES, to_request
 from tests.conftest import ROOT, run_cli
 

@@ -25,8 +25,10 @@ try:
 except ImportError:  # Python 3.10
     from pip._vendor import tomli as tomllib
 
-from gpufleet.analyzer import DEFAULT_PACK, PolicyPack
-from gpufleet.policy_config import parse
+from gpufleet.analyzer.client import PolicyPack
+
+from gpufleet.analyzer.pack_dir import DEFAULT_PACK
+from gpufleet.analyzer.policy_config import parse
 from tests.conftest import ROOT
 from tests.policy_helpers import gpu_container, task_definition
 
@@ -112,7 +114,7 @@ def test_only_gpufleet_lands_in_site_packages(installed):
     for name in ("components", "infra", "policies", "stacks"):
         done = _run([python, "-c", f"import {name}"], cwd=installed, check=False)
         assert done.returncode == 1 and f"No module named '{name}'" in done.stderr
-    where = _run([python, "-c", "import gpufleet.components.catalog as c, gpufleet.analyzer as a; print(c.__file__); print(a.DEFAULT_PACK)"], cwd=installed).stdout
+    where = _run([python, "-c", "import gpufleet.components.catalog as c, gpufleet.analyzer.pack_dir as a; print(c.__file__); print(a.DEFAULT_PACK)"], cwd=installed).stdout
     assert all(line.startswith(str(site)) for line in where.split())
 
 

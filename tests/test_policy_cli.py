@@ -10,7 +10,9 @@ import threading
 
 import pytest
 
-from gpufleet.analyzer import DEFAULT_PACK, PolicyPack, PolicyPackError
+from gpufleet.analyzer.client import PolicyPack, PolicyPackError
+
+from gpufleet.analyzer.pack_dir import DEFAULT_PACK
 from tests.conftest import ROOT, run_cli
 from tests.policy_helpers import task_definition, gpu_container
 
@@ -186,7 +188,7 @@ def test_remediate_level_rewrites_inputs_before_analysis(tmp_path):
 
 
 def test_remediated_inputs_replace_the_resource_inputs():
-    from gpufleet.policy_config import parse
+    from gpufleet.analyzer.policy_config import parse
     from tests.policy_helpers import launch_template
 
     template = launch_template("lt", "g5.xlarge", metadataOptions={"httpTokens": "optional"})

@@ -166,7 +166,7 @@ def _ack_spec_door(gib, pct, instance_type) -> set[str]:
 def ack_pack_verdicts(judge) -> dict[tuple, set[str]]:
     from gpufleet.components.ack.args import AckFleetArgs
     from gpufleet.components.ack.node_pool import pool_labels, workload_selector
-    from gpufleet.components.k8s.shared_gpu_workload import pod_template
+    from gpufleet.components.ack.shared_gpu_workload import pod_template
 
     resources = []
     for gib, pct, instance_type in ACK_CASES:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gpufleet.engine import UNKNOWN
+from gpufleet.engine.runtime import UNKNOWN
 from tests.conftest import check_golden, preview_plan, run_cli
 
 

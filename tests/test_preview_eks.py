@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from gpufleet.components.catalog.sources import MotoSnapshot
-from gpufleet.engine import UNKNOWN
+from gpufleet.engine.runtime import UNKNOWN
 from tests.conftest import ROOT, check_golden, preview_plan, run_cli
 
 STACKS = ("eks-p5-efa", "eks-trn1", "eks-g5-timeslice")

@@ -117,7 +117,7 @@ def test_unknown_top_level_key(stack_variant):
 
 def test_console_script_exit_code_without_traceback():
     result = subprocess.run(
-        [sys.executable, "-m", "gpufleet.cli", "preview", "missing-stack"], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-m", "gpufleet.cli.main", "preview", "missing-stack"], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 2
     assert result.stderr.startswith("error: unknown stack 'missing-stack'") and "Traceback" not in result.stderr
@@ -125,7 +125,7 @@ def test_console_script_exit_code_without_traceback():
 
 def test_the_program_itself_rejects_bad_config_as_a_run_error():
     """Under the real CLI there is no pre-validation: the program must fail with the same issues."""
-    from gpufleet.engine import EngineError, run_program
+    from gpufleet.engine.runtime import EngineError, run_program
 
     with pytest.raises(EngineError) as err:
         run_program({"gpufleet:region": "us-east-1", "gpufleet:ecs": '{"clusterName": "x"}'}, "bad")
@@ -193,21 +193,21 @@ def test_a_yaml_error_points_at_where_the_construct_starts(tmp_path):
 
 
 def test_a_closed_stdout_is_quiet():
-    command = f"{sys.executable} -m gpufleet.cli preview ecs-gpu --json | head -1; exit ${{PIPESTATUS[0]}}"
+    command = f"{sys.executable} -m gpufleet.cli.main preview ecs-gpu --json | head -1; exit ${{PIPESTATUS[0]}}"
     done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout == "{\n" and done.stderr == ""
-    command = f"{sys.executable} -m gpufleet.cli preview ecs-gpu | head -1; exit ${{PIPESTATUS[0]}}"
+    command = f"{sys.executable} -m gpufleet.cli.main preview ecs-gpu | head -1; exit ${{PIPESTATUS[0]}}"
     done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0 and done.stderr == ""
 
 
 def test_an_internal_error_is_exit_4_in_one_line(monkeypatch):
-    import gpufleet.catalog_view
+    import gpufleet.cli.catalog_view
 
     def broken(*_):
         raise KeyError("boom")
 
-    monkeypatch.setattr(gpufleet.catalog_view, "overview", broken)
+    monkeypatch.setattr(gpufleet.cli.catalog_view, "overview", broken)
     code, out, err = run_cli("catalog")
     assert code == 4 and out == ""
     assert err.startswith("error: internal error in gpufleet (KeyError at test_spec_errors.py:") and err.count("\n") == 1

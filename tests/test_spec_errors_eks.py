@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpufleet.diff import diff_plans
+from gpufleet.cli.diff import diff_plans
 
 from gpufleet.components.catalog.sources import MotoSnapshot
 from tests.test_spec_errors import _errors
@@ -122,7 +122,7 @@ def test_an_existing_clusters_endpoint_is_an_explicit_unanswered_call_offline(st
 
     path = stack_variant(edit, "eks-trn1")
     result = subprocess.run(
-        [sys.executable, "-m", "gpufleet.cli", "preview", "--config-file", str(path)], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-m", "gpufleet.cli.main", "preview", "--config-file", str(path)], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "aws:eks/getCluster:getCluster has no offline answer" in result.stderr

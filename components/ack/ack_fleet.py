@@ -11,7 +11,7 @@ from gpufleet.components.ack.args import AckFleetArgs
 from gpufleet.components.ack.gpu_sharing import GpuSharing
 from gpufleet.components.ack.node_pool import SharedGpuNodePool, workload_selector
 from gpufleet.components.catalog import catalog, k8s_rules
-from gpufleet.components.k8s.shared_gpu_workload import SharedGpuWorkload
+from gpufleet.components.ack.shared_gpu_workload import SharedGpuWorkload
 
 
 class AckFleet(pulumi.ComponentResource):

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.network.args import NetworkArgs, NewVpcArgs  # noqa: F401  (the ECS fleet's network)
+from gpufleet.components.network.args import NetworkArgs
 from gpufleet.components.spec_model import SpecModel, rule_error, size_order_error
 
 # The variants come from the curated facts file, so the schema's enum and the rules cannot drift:

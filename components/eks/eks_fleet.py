@@ -84,7 +84,7 @@ class EksFleet(pulumi.ComponentResource):
         if k8s_args.nccl_test is not None:
             ng = next(ng for ng in groups if ng.name == k8s_args.nccl_test.node_group)
             self.nccl_test = NcclTest(
-                f"{self._name}-{ng.name}", ng, k8s_args.nccl_test.image,
+                f"{self._name}-{ng.name}", self.node_groups[ng.name].nccl_target, k8s_args.nccl_test.image,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=[self.device_plugins]),
             )
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from gpufleet.components.catalog import catalog, eks_rules
+from gpufleet.components.catalog import catalog, eks_rules, predicates
+from gpufleet.components.catalog.efa import efa_count
 
 from gpufleet.components.eks.args import NodeGroupArgs
 from gpufleet.components.eks.checks import ami_type as default_ami_type, efa_interfaces, places_in_group
 from gpufleet.components.k8s.device_plugins import ServedGroups
+from gpufleet.components.k8s.nccl_test import NcclTarget
 
 
 def node_labels(ng: NodeGroupArgs) -> dict[str, str]:
@@ -31,6 +33,15 @@ def node_taints(ng: NodeGroupArgs) -> list[dict]:
     else:
         taints = [t.model_dump(exclude_none=True) for t in ng.taints]
     return [{**t, "effect": eks_rules.taint_effect_enum(t["effect"], eks)} for t in taints]
+
+
+def nccl_target(ng: NodeGroupArgs) -> NcclTarget:
+    """What an NCCL test across the group's nodes needs: its nodes, and each node's GPUs, EFA
+    interfaces (the launch template's layout) and taints."""
+    cat = catalog.load()
+    efa = efa_count(efa_interfaces(ng, cat)) if ng.efa is not None else 0
+    gpus = predicates.whole_gpus(cat.get(ng.instance_type)) or 0
+    return NcclTarget(ng.name, ng.instance_type, ng.desired_size, gpus, efa, tuple(node_taints(ng)))
 
 
 def served_groups(groups: list[NodeGroupArgs]) -> ServedGroups:
@@ -86,6 +97,8 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
         self._name, self._args = name, args
         # The AMI type the args name, else the accelerator's AL2023 type (EksFleet passes its own).
         ami_type = ami_type or default_ami_type(args, catalog.load())
+        # What an NcclTest across these nodes needs (NcclTest(name, group.nccl_target, image)).
+        self.nccl_target = nccl_target(args)
         self.security_group = self._efa_security_group(vpc_id) if args.efa else None
         self.placement_group = aws.ec2.PlacementGroup(name, strategy="cluster", opts=self._child()) if places_in_group(args) else None
         self.launch_template = self._launch_template(cluster_security_group_id, ami_type)

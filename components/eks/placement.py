@@ -12,7 +12,7 @@ from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.efa import efa_count
 from gpufleet.components.eks import checks
 from gpufleet.components.eks.args import EksFleetArgs
-from gpufleet.components.eks.node_group import node_labels, node_taints, served_groups
+from gpufleet.components.eks.node_group import nccl_target, node_labels, node_taints, served_groups
 from gpufleet.components.eks.system_node_group import SYSTEM_NAME_PREFIX, system_labels
 from gpufleet.components.k8s.device_plugins import release_values
 from gpufleet.components.k8s.nccl_test import MPIJOB, nccl_job, nccl_job_name
@@ -78,8 +78,9 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
     if nccl is not None:
         ng = next(ng for ng in fleet.node_groups if ng.name == nccl.node_group)
         found += [(_SYSTEM, pod) for pod in k8s_workloads.manifest_pods(charts_facts["mpiOperator"]["operator"], None)]
-        job = {"metadata": {"name": nccl_job_name(ng), "namespace": "default"}, "spec": nccl_job(ng, nccl.image)}
-        for pod in k8s_workloads.object_pods(MPIJOB, nccl_job_name(ng), job):
+        target = nccl_target(ng)
+        job = {"metadata": {"name": nccl_job_name(target), "namespace": "default"}, "spec": nccl_job(target, nccl.image)}
+        for pod in k8s_workloads.object_pods(MPIJOB, nccl_job_name(target), job):
             where = _SYSTEM if pod.owner.endswith("(Launcher)") else ("kubernetes", "ncclTest", "nodeGroup")
             found.append((where, pod))
     return found

@@ -7,37 +7,47 @@ and memory, tolerates the group's taints and mounts /dev/shm (charts.md "NCCL te
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpufleet.components.catalog import catalog, k8s_rules, predicates
-from gpufleet.components.catalog.efa import efa_count
-from gpufleet.components.eks.args import NodeGroupArgs
-from gpufleet.components.eks.checks import efa_interfaces
-from gpufleet.components.eks.node_group import node_taints
+from gpufleet.components.catalog import catalog, k8s_rules
 
 
 MPIJOB = "kubernetes:kubeflow.org/v2beta1:MPIJob"
 
 
-def nccl_job_name(ng: NodeGroupArgs) -> str:
-    return f"nccl-tests-{ng.name}"
+@dataclass(frozen=True)
+class NcclTarget:
+    """The nodes an NCCL test runs across: one node group's name, instance type and nodes, and per
+    node its GPUs, EFA interfaces and taints (EKS spelling). `AcceleratedNodeGroup.nccl_target`
+    gives a group's."""
+
+    node_group: str
+    instance_type: str
+    nodes: int
+    gpus_per_node: int
+    efa_per_node: int
+    taints: tuple[dict, ...] = ()
 
 
-def nccl_size(ng: NodeGroupArgs) -> dict:
+def nccl_job_name(target: NcclTarget) -> str:
+    return f"nccl-tests-{target.node_group}"
+
+
+def nccl_size(target: NcclTarget) -> dict:
     """Workers (one per node), slots (GPUs per node), world size (-np) and EFA interfaces per worker."""
-    it = catalog.load().get(ng.instance_type)
-    gpus = predicates.whole_gpus(it) or 0
-    workers = max(ng.desired_size, 2)  # an all-reduce across nodes needs two at least
-    efa = efa_count(efa_interfaces(ng, catalog.load()))
-    return {"nodeGroup": ng.name, "workers": workers, "slotsPerWorker": gpus, "worldSize": workers * gpus, "efaInterfacesPerWorker": efa}
+    gpus = target.gpus_per_node
+    workers = max(target.nodes, 2)  # an all-reduce across nodes needs two at least
+    return {"nodeGroup": target.node_group, "workers": workers, "slotsPerWorker": gpus, "worldSize": workers * gpus, "efaInterfacesPerWorker": target.efa_per_node}
 
 
-def nccl_job(ng: NodeGroupArgs, image: str) -> dict:
+def nccl_job(target: NcclTarget, image: str) -> dict:
     """The MPIJob's spec for the node group."""
     cat = catalog.load()
     charts, eks = cat.curated["charts"]["ncclTests"], cat.curated["eks"]
-    size = nccl_size(ng)
+    size = nccl_size(target)
     gpus, efa, workers = size["slotsPerWorker"], size["efaInterfacesPerWorker"], size["workers"]
     resources = {
         eks["acceleratorResources"]["nvidia"]: gpus,
@@ -45,7 +55,7 @@ def nccl_job(ng: NodeGroupArgs, image: str) -> dict:
         "hugepages-2Mi": charts["hugepages2Mi"],
         "memory": charts["memory"],
     }
-    tolerations = [k8s_rules.toleration_for(t, eks) for t in node_taints(ng)]
+    tolerations = [k8s_rules.toleration_for(t, eks) for t in target.taints]
     mpirun = [*charts["mpirun"], "-np", str(size["worldSize"]), "-N", str(gpus), *charts["mpirunTail"]]
     launcher = {
         "name": "launcher",
@@ -72,7 +82,7 @@ def nccl_job(ng: NodeGroupArgs, image: str) -> dict:
                 "restartPolicy": "Never",
                 "template": {
                     "spec": {
-                        "nodeSelector": {"node.kubernetes.io/instance-type": ng.instance_type},
+                        "nodeSelector": {"node.kubernetes.io/instance-type": target.instance_type},
                         "tolerations": tolerations,
                         "containers": [worker],
                         "volumes": [{"name": "shm", "hostPath": {"path": "/dev/shm"}}],
@@ -86,7 +96,7 @@ def nccl_job(ng: NodeGroupArgs, image: str) -> dict:
 class NcclTest(pulumi.ComponentResource):
     """The MPI operator's release manifest and the NCCL all-reduce MPIJob that depends on its CRD."""
 
-    def __init__(self, name: str, ng: NodeGroupArgs, image: str, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, target: NcclTarget, image: str, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:k8s:NcclTest", name, None, opts)
         operator = catalog.load().curated["charts"]["mpiOperator"]
         # No Helm chart exists for the operator: its release manifest, server-side applied by the provider.
@@ -95,8 +105,8 @@ class NcclTest(pulumi.ComponentResource):
             f"{name}-nccl-tests",
             api_version="kubeflow.org/v2beta1",
             kind="MPIJob",
-            metadata={"name": nccl_job_name(ng), "namespace": "default"},
-            spec=nccl_job(ng, image),
+            metadata={"name": nccl_job_name(target), "namespace": "default"},
+            spec=nccl_job(target, image),
             # The MPIJob kind exists once the operator's CRD does.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.mpi_operator]),
         )

@@ -34,6 +34,6 @@ plugins = DevicePlugins(
     served_groups([p5]),
     opts=pulumi.ResourceOptions(provider=cluster, depends_on=[nodes.node_group]),
 )
-NcclTest("p5-train", p5, config.require("ncclImage"), opts=pulumi.ResourceOptions(provider=cluster, depends_on=[plugins]))
+NcclTest("p5-train", nodes.nccl_target, config.require("ncclImage"), opts=pulumi.ResourceOptions(provider=cluster, depends_on=[plugins]))
 
 pulumi.export("nodeGroupArn", nodes.node_group.arn)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpufleet.components.catalog import plan_placement
-from gpufleet.engine import ProgramRun, RecordedResource
+from gpufleet.engine.runtime import ProgramRun, RecordedResource
 
 PLAN_VERSION = 1
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpufleet.analyzer import PolicyPack
-from gpufleet.engine import PROJECT, Program, run_program
-from gpufleet.plan import build_plan, plan_resource
-from gpufleet.policy_config import PolicyConfig
+from gpufleet.analyzer.client import PolicyPack
+from gpufleet.engine.runtime import PROJECT, Program, run_program
+from gpufleet.engine.plan import build_plan, plan_resource
+from gpufleet.analyzer.policy_config import PolicyConfig
 
 
 def preview_plan(

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, field
 
 from gpufleet.components.catalog import catalog, plan_placement, replacement
-from gpufleet import diagram
-from gpufleet.engine import UNKNOWN
+from gpufleet.cli import diagram
+from gpufleet.engine.runtime import UNKNOWN
 from gpufleet.components.catalog.fleet_view import NODE_GROUP, Group, accelerated_groups
 
 COUNTS = (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("neuronCores", "NeuronCores"), ("efaInterfaces", "EFA interfaces"))

@@ -26,9 +26,9 @@ from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
 from gpufleet.components.catalog.sources import FactSource, MotoSnapshot
-from gpufleet.answers import OfflineAnswers, UnansweredCall
+from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
 
-PROGRAM = Path(__file__).parent / "__main__.py"
+PROGRAM = Path(__file__).parent.parent / "__main__.py"
 PROJECT = "gpufleet"
 UNKNOWN = rpc.UNKNOWN  # how the engine marks a value known only after apply
 

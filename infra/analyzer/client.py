@@ -14,34 +14,22 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import importlib.util
 import json
 import os
 import subprocess
-import sys
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-from google.protobuf import empty_pb2, json_format, struct_pb2
+from google.protobuf import empty_pb2, json_format
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError
 
-from gpufleet.engine import plain
-from gpufleet.policy_config import PolicyConfig, PolicyMeta, reconcile
+from gpufleet.engine.runtime import plain
+from gpufleet.analyzer import wire
+from gpufleet.analyzer.pack_dir import interpreter, read_pack_manifest
+from gpufleet.analyzer.policy_config import PolicyConfig, PolicyMeta, reconcile
+from gpufleet.analyzer.results import LEVEL_CODES, LEVELS, Finding, PolicyResult
 
-# The pack directory ships inside the package (gpufleet.policies): the repository's policies/
-# folder, or its copy in an installed gpufleet.
-DEFAULT_PACK = Path(importlib.util.find_spec("gpufleet.policies").submodule_search_locations[0])
-_LEVELS = {
-    analyzer_pb2.ADVISORY: "advisory",
-    analyzer_pb2.MANDATORY: "mandatory",
-    analyzer_pb2.DISABLED: "disabled",
-    analyzer_pb2.REMEDIATE: "remediate",
-}
-_LEVEL_CODES = {name: code for code, name in _LEVELS.items()}
 # Resources are handed to the channel's loop sixteen at a time: each hand-over wakes the loop thread,
 # which then takes the GIL from the program. Waking it once per resource measured about 5 points
 # more policy overhead on the 200-provider preview (paired runs, bench/preview.py). A partial batch
@@ -58,77 +46,6 @@ def _seconds(variable: str, default: float) -> float:
 
 class PolicyPackError(RuntimeError):
     """The pack could not judge the resources (did not start, crashed, timed out): fail closed."""
-
-
-class PolicyPackInvalid(ValueError):
-    """The pack directory is not a Python policy pack (a bad --policy-pack)."""
-
-
-@dataclass
-class Finding:
-    policy: str
-    level: str  # mandatory | advisory
-    urn: str
-    message: str
-    type: str = ""
-    fix: str = ""
-
-
-@dataclass
-class PolicyResult:
-    pack: str
-    version: str
-    findings: list[Finding] = field(default_factory=list)
-    not_applicable: dict[str, int] = field(default_factory=dict)  # policy -> resources it skipped
-    remediations: list[dict] = field(default_factory=list)  # {policy, urn}: inputs a policy rewrote
-
-    def as_plan_block(self) -> dict:
-        block = {
-            "pack": self.pack,
-            "version": self.version,
-            "violations": [
-                {k: v for k, v in vars(f).items() if v != ""}
-                for f in sorted(self.findings, key=lambda f: (f.urn, f.policy, f.message))
-            ],
-        }
-        if self.remediations:
-            block["remediations"] = self.remediations
-        return block
-
-
-def read_pack_manifest(pack_dir: Path) -> dict:
-    if not pack_dir.is_dir():
-        raise PolicyPackInvalid(f"--policy-pack {pack_dir}: no such directory")
-    manifest = pack_dir / "PulumiPolicy.yaml"
-    if not manifest.is_file():
-        raise PolicyPackInvalid(f"--policy-pack {pack_dir}: no PulumiPolicy.yaml there (not a policy pack)")
-    try:
-        document = YAML(typ="safe", pure=True).load(manifest.read_bytes().decode("utf-8")) or {}
-    except (MarkedYAMLError, UnicodeDecodeError) as err:
-        raise PolicyPackInvalid(f"{manifest}: not a valid PulumiPolicy.yaml ({str(err).splitlines()[0]})") from None
-    if not isinstance(document, dict):
-        raise PolicyPackInvalid(f"{manifest}: PulumiPolicy.yaml must be a mapping (runtime: python, ...), not {type(document).__name__}")
-    runtime = document.get("runtime")
-    if isinstance(runtime, dict) and not isinstance(runtime.get("options") or {}, dict):
-        raise PolicyPackInvalid(f"{manifest}: runtime.options = {runtime.get('options')!r}: must be a mapping (virtualenv: ...)")
-    name = runtime.get("name") if isinstance(runtime, dict) else runtime
-    if name != "python":
-        raise PolicyPackInvalid(
-            f"--policy-pack {pack_dir}: runtime {name!r} in PulumiPolicy.yaml; offline, gpufleet runs Python packs only"
-        )
-    return document
-
-
-def _interpreter(pack_dir: Path, manifest: dict) -> str:
-    """The pack's virtualenv as PulumiPolicy.yaml names it, as the CLI would use; else this Python."""
-    runtime = manifest.get("runtime")
-    venv = (runtime.get("options") or {}).get("virtualenv") if isinstance(runtime, dict) else None
-    if venv:
-        # Not resolved: the venv's python is a symlink to the base interpreter, which lacks the venv.
-        python = Path(os.path.abspath(pack_dir / venv / "bin" / "python"))
-        if python.is_file():
-            return str(python)
-    return sys.executable
 
 
 class PolicyPack:
@@ -152,7 +69,7 @@ class PolicyPack:
         self._port_line: list[str] = []
         self._port_ready = threading.Event()
         self.process = subprocess.Popen(
-            [_interpreter(self.pack_dir, self.manifest), "-u", str(self.pack_dir)],
+            [interpreter(self.pack_dir, self.manifest), "-u", str(self.pack_dir)],
             cwd=self.pack_dir,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -223,14 +140,14 @@ class PolicyPack:
         self.version = self.version or info.version
         # As the CLI reads it: an initial config entry always carries a level (advisory when unset).
         self.initial_config = {
-            name: PolicyConfig(_LEVELS[c.enforcementLevel], json_format.MessageToDict(c.properties))
+            name: PolicyConfig(LEVELS[c.enforcementLevel], json_format.MessageToDict(c.properties))
             for name, c in info.initialConfig.items()
         }
         self.policies = [
             PolicyMeta(
                 name=p.name,
-                enforcement_level=_LEVELS[p.enforcementLevel],
-                config_schema=_schema(p),
+                enforcement_level=LEVELS[p.enforcementLevel],
+                config_schema=wire.schema(p),
                 remediation=p.remediation_steps,
             )
             for p in info.policies
@@ -297,7 +214,7 @@ class PolicyPack:
         request = analyzer_pb2.ConfigureAnalyzerRequest()
         for name, c in resolved.items():
             entry = request.policyConfig[name]
-            entry.enforcementLevel = _LEVEL_CODES[c.enforcement_level or "advisory"]
+            entry.enforcementLevel = LEVEL_CODES[c.enforcement_level or "advisory"]
             entry.properties.update(c.properties)
         self._call("Configure", request)
         # Python packs remediate only with policies at the remediate level; without one, the CLI's
@@ -373,7 +290,7 @@ class PolicyPack:
 
     def _request(self, resource: dict) -> analyzer_pb2.AnalyzeRequest:
         """The Analyze request of a resource, kept: AnalyzeStack sends the same fields again."""
-        request = analyzer_pb2.AnalyzeRequest(**_fields(resource, self._provider(resource)))
+        request = analyzer_pb2.AnalyzeRequest(**wire.fields(resource, self._provider(resource)))
         self._requests[resource["urn"]] = request
         return request
 
@@ -382,7 +299,7 @@ class PolicyPack:
         if urn not in self._providers:
             provider = self._by_urn.get(urn)
             self._providers[urn] = provider and analyzer_pb2.AnalyzerProviderResource(
-                type=provider["type"], urn=urn, name=provider["name"], properties=_struct(provider.get("inputs") or {})
+                type=provider["type"], urn=urn, name=provider["name"], properties=wire.struct(provider.get("inputs") or {})
             )
         return self._providers[urn]
 
@@ -461,7 +378,7 @@ class PolicyPack:
     @staticmethod
     def _collect(result: PolicyResult, response, fixes: dict, by_urn: dict, urn: str | None) -> None:
         for d in response.diagnostics:
-            level = _LEVELS.get(d.enforcementLevel, "advisory")
+            level = LEVELS.get(d.enforcementLevel, "advisory")
             if level == "remediate":
                 level = "mandatory"  # a remediation that still violates is mandatory, as under the CLI
             target = urn or d.urn
@@ -479,33 +396,3 @@ class PolicyPack:
             result.not_applicable[na.policy_name] = result.not_applicable.get(na.policy_name, 0) + 1
 
 
-def _schema(policy) -> dict:
-    schema = policy.configSchema
-    if not schema.properties and not schema.required:
-        return {}
-    out: dict = {"properties": json_format.MessageToDict(schema.properties)}
-    if schema.required:
-        out["required"] = list(schema.required)
-    return out
-
-
-def _struct(value: dict) -> struct_pb2.Struct:
-    s = struct_pb2.Struct()
-    s.update(value)
-    return s
-
-
-def _options(resource: dict) -> analyzer_pb2.AnalyzerResourceOptions:
-    return analyzer_pb2.AnalyzerResourceOptions(parent=resource.get("parent") or "")
-
-
-def _fields(resource: dict, provider: analyzer_pb2.AnalyzerProviderResource | None) -> dict:
-    """What Analyze and AnalyzeStack both carry of a resource."""
-    return {
-        "type": resource["type"],
-        "urn": resource["urn"],
-        "name": resource["name"],
-        "properties": _struct(resource.get("inputs") or {}),
-        "options": _options(resource),
-        "provider": provider,
-    }

@@ -11,7 +11,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
 from gpufleet import stackfile
-from gpufleet.engine import Program
+from gpufleet.engine.runtime import Program
 
 
 class ProgramError(ValueError):

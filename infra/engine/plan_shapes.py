@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from gpufleet.engine import UNKNOWN
+from gpufleet.engine.runtime import UNKNOWN
 
 NUM, BOOL, QTY, ANY = "number", "boolean", "quantity", "any"
 

@@ -103,8 +103,8 @@ def _policy_flags(parser: argparse.ArgumentParser) -> None:
 
 def _policy_inputs(args):
     """The pack directory and the parsed config file, checked before anything slow starts."""
-    from gpufleet.analyzer import DEFAULT_PACK, read_pack_manifest
-    from gpufleet.policy_config import load_file
+    from gpufleet.analyzer.pack_dir import DEFAULT_PACK, read_pack_manifest
+    from gpufleet.analyzer.policy_config import load_file
 
     pack_dir = args.policy_pack or DEFAULT_PACK
     read_pack_manifest(pack_dir)
@@ -134,8 +134,8 @@ def _spec_error_message(sf, err) -> str:
 
 
 def cmd_preview(args) -> int:
-    from gpufleet.engine import EngineError
-    from gpufleet.preview import preview_plan
+    from gpufleet.engine.runtime import EngineError
+    from gpufleet.engine.preview import preview_plan
     from gpufleet.spec import SpecError, decode_config, load_spec
 
     if args.no_policy and (args.policy_pack or args.policy_config):
@@ -161,11 +161,11 @@ def _show_plan(args, plan: dict) -> int:
     if args.json:
         _print_json(plan)
     elif args.format == "mermaid":
-        from gpufleet.diagram import fleet
+        from gpufleet.cli.diagram import fleet
 
         _write(fleet(plan))
     else:
-        from gpufleet.report import render_preview
+        from gpufleet.cli.report import render_preview
 
         render_preview(plan, _console())
     return _exit_for(plan["policy"])
@@ -174,9 +174,9 @@ def _show_plan(args, plan: dict) -> int:
 def _preview_program(args) -> int:
     """A program of one's own under the same engine and pack: its resources are judged as they
     register, as with gpufleet's own program."""
-    from gpufleet import user_program
-    from gpufleet.engine import EngineError
-    from gpufleet.preview import preview_plan
+    from gpufleet.engine import user_program
+    from gpufleet.engine.runtime import EngineError
+    from gpufleet.engine.preview import preview_plan
 
     if args.config_file is not None:
         raise InputError("--program reads the program's own stack config: name the stack as STACK, not --config-file")
@@ -190,8 +190,8 @@ def _preview_program(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from gpufleet import plan_file
-    from gpufleet.analyzer import PolicyPack
+    from gpufleet.cli import plan_file
+    from gpufleet.analyzer.client import PolicyPack
 
     pack_dir, given = _policy_inputs(args)
     saved = plan_file.load(args.plan)
@@ -200,7 +200,7 @@ def cmd_check(args) -> int:
     if args.json:
         _print_json(policy)
     else:
-        from gpufleet.report import render_findings
+        from gpufleet.cli.report import render_findings
 
         console = _console()
         console.print(f"[bold]{args.plan}[/bold] ({saved.kind}, {len(saved.resources)} resources)", soft_wrap=True)
@@ -211,7 +211,7 @@ def cmd_check(args) -> int:
 def cmd_catalog(args) -> int:
     from gpufleet.components.catalog import catalog
     from gpufleet.components.catalog.catalog import UnknownInstanceType
-    from gpufleet.catalog_view import describe, overview
+    from gpufleet.cli.catalog_view import describe, overview
 
     cat = catalog.load()
     if args.instance_types:
@@ -226,16 +226,16 @@ def cmd_catalog(args) -> int:
     if args.json:
         _print_json(records)
     else:
-        from gpufleet.catalog_view import render
+        from gpufleet.cli.catalog_view import render
 
         render(records, cat.source, _console())
     return EXIT_OK
 
 
 def cmd_diff(args) -> int:
-    from gpufleet import plan_file
-    from gpufleet.analyzer import PolicyPack
-    from gpufleet.diff import diff_plans, render
+    from gpufleet.cli import plan_file
+    from gpufleet.analyzer.client import PolicyPack
+    from gpufleet.cli.diff import diff_plans, render
 
     pack_dir, given = _policy_inputs(args)
     if args.head is None:
@@ -266,7 +266,7 @@ UPDATE_POLICY = "update-drains-capacity"
 def _with_deployed(pack, given: dict, deployed: list[dict]) -> dict:
     """The config with the deployed stack for the pack's update policy, when the pack has it (a
     pack of one's own may not: it gets the config as given)."""
-    from gpufleet.policy_config import PolicyConfig
+    from gpufleet.analyzer.policy_config import PolicyConfig
 
     pack.wait_ready()
     if UPDATE_POLICY not in {p.name for p in pack.policies}:
@@ -278,9 +278,9 @@ def _with_deployed(pack, given: dict, deployed: list[dict]) -> dict:
 def _diff_one_preview(args, pack_dir, given) -> int:
     """One `pulumi preview --json` against a deployed stack: its old states are BASE, its new
     states HEAD, and each step's op is the verdict (the pack judges what will exist)."""
-    from gpufleet import plan_file
-    from gpufleet.analyzer import PolicyPack
-    from gpufleet.diff import diff_plans, render
+    from gpufleet.cli import plan_file
+    from gpufleet.analyzer.client import PolicyPack
+    from gpufleet.cli.diff import diff_plans, render
 
     preview = plan_file.load(args.base)
     # A preview of a stack not yet deployed creates every resource: its deployed side is empty.
@@ -313,11 +313,12 @@ def cmd_schema(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from gpufleet.analyzer import PolicyPackError, PolicyPackInvalid
-    from gpufleet.plan_file import PlanFileError
-    from gpufleet.policy_config import PolicyConfigError
+    from gpufleet.analyzer.client import PolicyPackError
+    from gpufleet.analyzer.pack_dir import PolicyPackInvalid
+    from gpufleet.cli.plan_file import PlanFileError
+    from gpufleet.analyzer.policy_config import PolicyConfigError
     from gpufleet.stackfile import StackFileError
-    from gpufleet.user_program import ProgramError
+    from gpufleet.engine.user_program import ProgramError
 
     args = _parser().parse_args(argv)
     handler = {"preview": cmd_preview, "check": cmd_check, "catalog": cmd_catalog, "schema": cmd_schema, "diff": cmd_diff}[args.command]

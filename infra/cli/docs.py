@@ -1,4 +1,4 @@
-"""Generate docs/stack-file.md from the spec models: `python -m gpufleet.docs` (`--check` to verify)."""
+"""Generate docs/stack-file.md from the spec models: `python -m gpufleet.cli.docs` (`--check` to verify)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pydantic_core import PydanticUndefined
 
 from gpufleet.spec import NAMESPACE, FleetSpec
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "stack-file.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "stack-file.md"
 LIBRARY_DOC = DOC.with_name("library.md")
 
 
@@ -51,7 +51,7 @@ def render() -> str:
     lines = [
         "# Stack file reference",
         "",
-        "Generated from the spec models by `python -m gpufleet.docs`; do not edit by hand.",
+        "Generated from the spec models by `python -m gpufleet.cli.docs`; do not edit by hand.",
         "",
         f"A stack file is a Pulumi stack config file (`stacks/Pulumi.<stack>.yaml`). gpufleet reads the "
         f"`{NAMESPACE}:*` keys under `config:`; structured values are YAML mappings.",
@@ -111,7 +111,7 @@ def render_library() -> str:
     lines = [
         "# gpufleet.library reference",
         "",
-        "Generated from `gpufleet.library` by `python -m gpufleet.docs`; do not edit by hand.",
+        "Generated from `gpufleet.library` by `python -m gpufleet.cli.docs`; do not edit by hand.",
         "",
         inspect.cleandoc(library.__doc__ or ""),
         "",
@@ -144,7 +144,7 @@ def main() -> int:
         else:
             path.write_text(text)
     for path in stale:
-        print(f"{path} is stale: run `python -m gpufleet.docs`", file=sys.stderr)
+        print(f"{path} is stale: run `python -m gpufleet.cli.docs`", file=sys.stderr)
     return 1 if stale else 0
 
 

@@ -9,8 +9,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpufleet import plan_shapes
-from gpufleet.plan import PLAN_VERSION
+from gpufleet.engine import plan_shapes
+from gpufleet.engine.plan import PLAN_VERSION
 
 
 class PlanFileError(ValueError):

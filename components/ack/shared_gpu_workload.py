@@ -42,6 +42,8 @@ class SharedGpuWorkload(pulumi.ComponentResource):
         tolerations: list[dict],
         opts: pulumi.ResourceOptions | None = None,
     ):
+        # The type token keeps its first spelling: it is part of every child URN, so renaming it would
+        # replace the running workloads of deployed stacks.
         super().__init__("gpufleet:k8s:SharedGpuWorkload", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         metadata = {"name": wl.name, "labels": {"app": wl.name}}

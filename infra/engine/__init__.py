@@ -1,0 +1,3 @@
+"""The offline engine: runs a Pulumi Python program under the SDK's mock runtime as `pulumi preview`
+would (runtime), answers its provider functions from the offline fact source (answers), and turns
+what it registered into the JSON plan (plan, plan_shapes); preview runs it with the policy pack."""
