@@ -23,9 +23,10 @@ from pulumi_policy import (
 from gpufleet.components.catalog import ack_rules, catalog, k8s_rules
 from gpufleet.policies.inputs import get, items, provider_region
 from gpufleet.policies.k8s import RELEASE, containers, pod_specs
+from gpufleet.components.catalog import tokens
 
-NODE_POOL = "alicloud:cs/nodePool:NodePool"
-MANAGED_CLUSTER = "alicloud:cs/managedKubernetes:ManagedKubernetes"
+NODE_POOL = tokens.ACK_NODE_POOL
+MANAGED_CLUSTER = tokens.ACK_CLUSTER
 
 
 def _ack() -> dict:

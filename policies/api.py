@@ -20,12 +20,13 @@ from gpufleet.components.catalog.quotas import quota_problem
 from gpufleet.policies.ecs_task import TASK_DEFINITION, EcsTask
 from gpufleet.policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP
 from gpufleet.policies.inputs import depended_on, get, items, plain
+from gpufleet.components.catalog import tokens
 
-SERVICE = "aws:ecs/service:Service"
-CLUSTER_CAPACITY_PROVIDERS = "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders"
-CAPACITY_PROVIDER = "aws:ecs/capacityProvider:CapacityProvider"
-AUTO_SCALING_GROUP = "aws:autoscaling/group:Group"
-ACK_NODE_POOL = "alicloud:cs/nodePool:NodePool"
+SERVICE = tokens.ECS_SERVICE
+CLUSTER_CAPACITY_PROVIDERS = tokens.ECS_CLUSTER_CAPACITY_PROVIDERS
+CAPACITY_PROVIDER = tokens.ECS_CAPACITY_PROVIDER
+AUTO_SCALING_GROUP = tokens.ASG
+ACK_NODE_POOL = tokens.ACK_NODE_POOL
 
 
 def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:

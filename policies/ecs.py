@@ -21,10 +21,11 @@ from gpufleet.components.catalog import catalog, predicates
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.policies.ecs_task import TASK_DEFINITION, EcsTask, known_types, requirement_total
 from gpufleet.policies.inputs import depended_on, get, items, text, truthy, user_data_text
+from gpufleet.components.catalog import tokens
 
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-CAPACITY_PROVIDER = "aws:ecs/capacityProvider:CapacityProvider"
-AUTO_SCALING_GROUP = "aws:autoscaling/group:Group"
+LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
+CAPACITY_PROVIDER = tokens.ECS_CAPACITY_PROVIDER
+AUTO_SCALING_GROUP = tokens.ASG
 
 
 def _gpu_task(args: ResourceValidationArgs) -> EcsTask | None:

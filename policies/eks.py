@@ -20,9 +20,10 @@ from gpufleet.components.catalog import catalog, eks_rules
 from gpufleet.components.catalog.efa import efa_bandwidth_note, efa_layout_problems
 from gpufleet.policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP, has_efa, interfaces, template_types
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, present, truthy
+from gpufleet.components.catalog import tokens
 
-SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
-SUBNET = "aws:ec2/subnet:Subnet"
+SECURITY_GROUP = tokens.SECURITY_GROUP
+SUBNET = tokens.SUBNET
 
 
 def _efa_templates(args: StackValidationArgs):

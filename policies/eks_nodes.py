@@ -7,9 +7,10 @@ from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.catalog.efa import EFA_TYPES, EfaInterface
 from gpufleet.policies.inputs import depended_on, get, instance_type, items
+from gpufleet.components.catalog import tokens
 
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+NODE_GROUP = tokens.EKS_NODE_GROUP
+LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
 
 
 def node_group_type(group) -> InstanceType | None:

@@ -19,8 +19,9 @@ from pulumi_policy import (
 from gpufleet.components.catalog import catalog, charts, eks_rules, k8s_rules
 from gpufleet.policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP, has_efa, node_group_type
 from gpufleet.policies.inputs import depended_on, get, items, plain
+from gpufleet.components.catalog import tokens
 
-RELEASE = "kubernetes:helm.sh/v3:Release"
+RELEASE = tokens.HELM_RELEASE
 
 
 def pod_specs(resource_type: str, props) -> list[tuple[str, Mapping]]:

@@ -12,8 +12,9 @@ from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationA
 from gpufleet.components.catalog import catalog, predicates
 from gpufleet.policies.ecs_task import TASK_DEFINITION, EcsTask, known_types, requirement_total
 from gpufleet.policies.inputs import get, instance_type, provider_region, user_data_text
+from gpufleet.components.catalog import tokens
 
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
 
 
 def _neuron_task(args: ResourceValidationArgs) -> EcsTask | None:

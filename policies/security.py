@@ -21,12 +21,13 @@ from pulumi_policy import (
 from gpufleet.components.catalog import catalog, predicates
 from gpufleet.policies.eks_nodes import template_types
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, text, truthy
+from gpufleet.components.catalog import tokens
 
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-INSTANCE = "aws:ec2/instance:Instance"
-SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
-INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
-LEGACY_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
+LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
+INSTANCE = tokens.EC2_INSTANCE
+SECURITY_GROUP = tokens.SECURITY_GROUP
+INGRESS_RULE = tokens.SECURITY_GROUP_INGRESS_RULE
+LEGACY_RULE = tokens.SECURITY_GROUP_RULE
 OPEN_CIDRS = ("0.0.0.0/0", "::/0")
 
 

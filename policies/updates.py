@@ -19,9 +19,10 @@ from gpufleet.components.catalog import replacement
 from gpufleet.components.catalog.aws_api import UNKNOWN
 from gpufleet.components.catalog.fleet_view import accelerated_groups
 from gpufleet.policies.inputs import plain
+from gpufleet.components.catalog import tokens
 
 # The types whose replacement or removal drains a group: the group itself, and what holds its instances.
-_GROUP_HOLDERS = {"aws:autoscaling/group:Group", "aws:ec2/launchTemplate:LaunchTemplate"}
+_GROUP_HOLDERS = {tokens.ASG, tokens.LAUNCH_TEMPLATE}
 
 
 def _whole(value):

@@ -41,3 +41,18 @@ def test_the_engine_and_the_analyzer_do_not_import_the_cli():
     for room in ("engine", "analyzer"):
         for path in sorted((ROOT / "infra" / room).glob("*.py")):
             assert not [n for n in _imports(path) if n.startswith("gpufleet.cli")], path
+
+
+def test_type_tokens_are_declared_once():
+    """Resource and function type tokens are spelled in components/catalog/tokens.py only; the rules,
+    the plan's shapes, the diff and the engine refer to its names."""
+    import re
+
+    token = re.compile(r"[\"'](?:aws|kubernetes|alicloud|pulumi):[\w/.-]+:\w+[\"']")
+    for folder in ("components", "infra", "policies"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path.name == "tokens.py" and path.parent.name == "catalog":
+                continue
+            found = token.findall(path.read_text())
+            # A component's own type token (gpufleet:...) is its declaration, in its one file.
+            assert not found, f"{path.relative_to(ROOT)} spells {found[0]}: use gpufleet.components.catalog.tokens"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import botocore.session
 from botocore.validate import ParamValidator
+from gpufleet.components.catalog import tokens
 
 # How the engine marks a value known only after apply (pulumi.runtime.rpc.UNKNOWN).
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
@@ -171,7 +172,7 @@ def to_request(resource: dict, strict: bool = True) -> Request:
     """The API request a Pulumi resource's inputs become (its create call)."""
     inputs = dict(resource["inputs"])
     kind = resource["type"]
-    if kind == "aws:ecs/taskDefinition:TaskDefinition":
+    if kind == tokens.ECS_TASK_DEFINITION:
         text = inputs.get("containerDefinitions")
         if isinstance(text, str) and text != UNKNOWN:
             try:
@@ -181,41 +182,41 @@ def to_request(resource: dict, strict: bool = True) -> Request:
         elif text == UNKNOWN:
             inputs["containerDefinitions"] = []
         return _request("ecs", "RegisterTaskDefinition", inputs, strict)
-    if kind == "aws:ec2/launchTemplate:LaunchTemplate":
+    if kind == tokens.LAUNCH_TEMPLATE:
         # Without a name the provider names the template itself.
         name = inputs.pop("name", None) or inputs.pop("namePrefix", None) or "generated-by-the-provider"
         data = {k: v for k, v in inputs.items() if k not in PROVIDER_ONLY}
         return _request("ec2", "CreateLaunchTemplate", {"LaunchTemplateName": name, "LaunchTemplateData": data}, strict)
-    if kind == "aws:ecs/capacityProvider:CapacityProvider":
+    if kind == tokens.ECS_CAPACITY_PROVIDER:
         return _request("ecs", "CreateCapacityProvider", inputs, strict)
-    if kind == "aws:eks/nodeGroup:NodeGroup":
+    if kind == tokens.EKS_NODE_GROUP:
         prefix = inputs.pop("nodeGroupNamePrefix", None)
         if prefix is not None:
             inputs["nodeGroupName"] = f"{prefix}{'0' * 26}"  # the provider's unique suffix: 26 characters
         renamed = {"nodeGroupName": "nodegroupName", "subnetIds": "subnets", "nodeRoleArn": "nodeRole"}
         return _request("eks", "CreateNodegroup", _renamed(inputs, renamed), strict)
-    if kind == "aws:eks/cluster:Cluster":
+    if kind == tokens.EKS_CLUSTER:
         return _request("eks", "CreateCluster", _renamed(inputs, {"vpcConfig": "resourcesVpcConfig"}), strict)
-    if kind == "aws:ecs/service:Service":
+    if kind == tokens.ECS_SERVICE:
         renamed = {"name": "serviceName", "capacityProviderStrategies": "capacityProviderStrategy"}
         return _request("ecs", "CreateService", _renamed(inputs, renamed), strict)
-    if kind == "aws:autoscaling/group:Group":
+    if kind == tokens.ASG:
         renamed = {"name": "AutoScalingGroupName", "protectFromScaleIn": "NewInstancesProtectedFromScaleIn"}
         zones = inputs.pop("vpcZoneIdentifiers", None)
         if isinstance(zones, list):  # the API takes the subnets as one comma-separated string
             inputs["VPCZoneIdentifier"] = ",".join(z if z != UNKNOWN else "subnet-0123456789abcdef0" for z in zones)
         return _request("autoscaling", "CreateAutoScalingGroup", _renamed(inputs, renamed), strict)
-    if kind == "aws:iam/role:Role":
+    if kind == tokens.IAM_ROLE:
         renamed = {"name": "RoleName", "assumeRolePolicy": "AssumeRolePolicyDocument"}
         inputs.setdefault("name", inputs.pop("namePrefix", None) or "generated-by-the-provider")  # Pulumi autonames
         # Attached and inline policies are calls of their own (AttachRolePolicy, PutRolePolicy).
         return _request("iam", "CreateRole", _renamed(inputs, renamed, ("managedPolicyArns", "inlinePolicies", "tags")), strict)
-    if kind == "aws:ec2/vpc:Vpc":
+    if kind == tokens.VPC:
         # DNS attributes are ModifyVpcAttribute calls; tags are TagSpecifications the provider writes.
         return _request("ec2", "CreateVpc", _renamed(inputs, {}, ("enableDnsHostnames", "enableDnsSupport", "tags")), strict)
-    if kind == "aws:ec2/subnet:Subnet":
+    if kind == tokens.SUBNET:
         return _request("ec2", "CreateSubnet", _renamed(inputs, {}, ("mapPublicIpOnLaunch", "tags")), strict)
-    if kind == "aws:ec2/securityGroup:SecurityGroup":
+    if kind == tokens.SECURITY_GROUP:
         # Inline rules become AuthorizeSecurityGroupIngress/Egress calls.
         renamed = {"name": "GroupName"}
         inputs.setdefault("name", inputs.pop("namePrefix", None) or "generated-by-the-provider")
@@ -225,15 +226,15 @@ def to_request(resource: dict, strict: bool = True) -> Request:
 
 
 CHECKED_TYPES = (
-    "aws:ecs/taskDefinition:TaskDefinition",
-    "aws:ec2/launchTemplate:LaunchTemplate",
-    "aws:ecs/capacityProvider:CapacityProvider",
-    "aws:eks/nodeGroup:NodeGroup",
-    "aws:eks/cluster:Cluster",
-    "aws:ecs/service:Service",
-    "aws:autoscaling/group:Group",
-    "aws:iam/role:Role",
-    "aws:ec2/vpc:Vpc",
-    "aws:ec2/subnet:Subnet",
-    "aws:ec2/securityGroup:SecurityGroup",
+    tokens.ECS_TASK_DEFINITION,
+    tokens.LAUNCH_TEMPLATE,
+    tokens.ECS_CAPACITY_PROVIDER,
+    tokens.EKS_NODE_GROUP,
+    tokens.EKS_CLUSTER,
+    tokens.ECS_SERVICE,
+    tokens.ASG,
+    tokens.IAM_ROLE,
+    tokens.VPC,
+    tokens.SUBNET,
+    tokens.SECURITY_GROUP,
 )

@@ -13,12 +13,13 @@ from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.components.catalog.efa import EFA_TYPES
 from gpufleet.components.catalog.k8s_rules import describe_taint
 from gpufleet.components.catalog.plan_placement import node_group_name
+from gpufleet.components.catalog import tokens
 
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-ASG = "aws:autoscaling/group:Group"
-CAPACITY_PROVIDER = "aws:ecs/capacityProvider:CapacityProvider"
-ACK_POOL = "alicloud:cs/nodePool:NodePool"
+NODE_GROUP = tokens.EKS_NODE_GROUP
+LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
+ASG = tokens.ASG
+CAPACITY_PROVIDER = tokens.ECS_CAPACITY_PROVIDER
+ACK_POOL = tokens.ACK_NODE_POOL
 
 
 @dataclass

@@ -17,20 +17,21 @@ from gpufleet.components.catalog import catalog, charts, ecs_scheduler, k8s_sche
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
 from gpufleet.components.catalog.efa import EFA_TYPES
+from gpufleet.components.catalog import tokens
 
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-CLUSTER = "aws:eks/cluster:Cluster"
-ADDON = "aws:eks/addon:Addon"
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-SUBNET = "aws:ec2/subnet:Subnet"
-RELEASE = "kubernetes:helm.sh/v3:Release"
-CONFIG_FILES = ("kubernetes:yaml/v2:ConfigFile", "kubernetes:yaml:ConfigFile")
-TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
-SERVICE = "aws:ecs/service:Service"
-CAPACITY_PROVIDER = "aws:ecs/capacityProvider:CapacityProvider"
-AUTO_SCALING_GROUP = "aws:autoscaling/group:Group"
-ACK_NODE_POOL = "alicloud:cs/nodePool:NodePool"
-ACK_CLUSTER = "alicloud:cs/managedKubernetes:ManagedKubernetes"
+NODE_GROUP = tokens.EKS_NODE_GROUP
+CLUSTER = tokens.EKS_CLUSTER
+ADDON = tokens.EKS_ADDON
+LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
+SUBNET = tokens.SUBNET
+RELEASE = tokens.HELM_RELEASE
+CONFIG_FILES = (tokens.K8S_CONFIG_FILE, tokens.K8S_CONFIG_FILE_V1)
+TASK_DEFINITION = tokens.ECS_TASK_DEFINITION
+SERVICE = tokens.ECS_SERVICE
+CAPACITY_PROVIDER = tokens.ECS_CAPACITY_PROVIDER
+AUTO_SCALING_GROUP = tokens.ASG
+ACK_NODE_POOL = tokens.ACK_NODE_POOL
+ACK_CLUSTER = tokens.ACK_CLUSTER
 
 
 # The resource types the placement reads (and every Kubernetes object): callers may hand in only these.

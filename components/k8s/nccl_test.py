@@ -13,9 +13,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpufleet.components.catalog import catalog, k8s_rules
+from gpufleet.components.catalog import tokens
 
 
-MPIJOB = "kubernetes:kubeflow.org/v2beta1:MPIJob"
+MPIJOB = tokens.MPIJOB
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,11 @@ import hashlib
 import re
 
 from gpufleet.components.catalog.fleet_view import Group, accelerated_groups
+from gpufleet.components.catalog import tokens
 
 CLUSTERS = {
-    "aws:eks/cluster:Cluster": "EKS cluster",
-    "aws:ecs/cluster:Cluster": "ECS cluster",
+    tokens.EKS_CLUSTER: "EKS cluster",
+    tokens.ECS_CLUSTER: "ECS cluster",
 }
 STYLES = [
     "classDef replaced stroke:#d73a49,stroke-width:3px",

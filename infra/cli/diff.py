@@ -18,6 +18,7 @@ from gpufleet.components.catalog import catalog, plan_placement, replacement
 from gpufleet.cli import diagram
 from gpufleet.engine.runtime import UNKNOWN
 from gpufleet.components.catalog.fleet_view import NODE_GROUP, Group, accelerated_groups
+from gpufleet.components.catalog import tokens
 
 COUNTS = (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("neuronCores", "NeuronCores"), ("efaInterfaces", "EFA interfaces"))
 
@@ -161,8 +162,8 @@ def diff_plans(
     BASE its old states, HEAD its new ones), the engine's own verdict per resource, explained."""
     result = PlanDiff()
     # The stack resource has no inputs and carries the stack's name: not a change.
-    old = {_key(r["urn"]): r for r in base if r["type"] != "pulumi:pulumi:Stack"}
-    new = {_key(r["urn"]): r for r in head if r["type"] != "pulumi:pulumi:Stack"}
+    old = {_key(r["urn"]): r for r in base if r["type"] != tokens.STACK}
+    new = {_key(r["urn"]): r for r in head if r["type"] != tokens.STACK}
     result.added = [_brief(new[u]) for u in new if u not in old]
     result.removed = [_brief(old[u]) for u in old if u not in new]
     engine = {_key(u): v for u, v in (verdicts or {}).items()}

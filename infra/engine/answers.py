@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 
 from gpufleet.components.catalog.sources import FactSource
+from gpufleet.components.catalog import tokens
 
 
 class UnansweredCall(LookupError):
@@ -36,10 +37,10 @@ class OfflineAnswers:
     def __init__(self, source: FactSource):
         self.source = source
         self._handlers = {
-            "aws:ssm/getParameter:getParameter": self._ssm_parameter,
-            "aws:index/getAvailabilityZones:getAvailabilityZones": self._availability_zones,
-            "aws:index/getPartition:getPartition": self._partition,
-            "aws:index/getRegion:getRegion": self._region,
+            tokens.GET_SSM_PARAMETER: self._ssm_parameter,
+            tokens.GET_AVAILABILITY_ZONES: self._availability_zones,
+            tokens.GET_PARTITION: self._partition,
+            tokens.GET_REGION: self._region,
         }
 
     def answer(self, token: str, args: dict, region: str) -> dict:

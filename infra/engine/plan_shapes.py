@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 from gpufleet.engine.runtime import UNKNOWN
+from gpufleet.components.catalog import tokens
 
 NUM, BOOL, QTY, ANY = "number", "boolean", "quantity", "any"
 
@@ -62,7 +63,7 @@ _ECS_CONTAINER = {
 _CONSTRAINTS = [{"type": str, "expression": str}]
 
 SHAPES: dict[str, dict] = {
-    "aws:eks/nodeGroup:NodeGroup": {
+    tokens.EKS_NODE_GROUP: {
         "nodeGroupName": str,
         "instanceTypes": [str],
         "amiType": str,
@@ -72,9 +73,9 @@ SHAPES: dict[str, dict] = {
         "taints": [_TAINT],
         "subnetIds": [str],
     },
-    "aws:eks/cluster:Cluster": {"name": str, "version": str, "bootstrapSelfManagedAddons": BOOL},
-    "aws:eks/addon:Addon": {"addonName": str, "configurationValues": str},
-    "aws:ec2/launchTemplate:LaunchTemplate": {
+    tokens.EKS_CLUSTER: {"name": str, "version": str, "bootstrapSelfManagedAddons": BOOL},
+    tokens.EKS_ADDON: {"addonName": str, "configurationValues": str},
+    tokens.LAUNCH_TEMPLATE: {
         "instanceType": str,
         "imageId": str,
         "userData": str,
@@ -84,32 +85,32 @@ SHAPES: dict[str, dict] = {
         "blockDeviceMappings": [{"deviceName": str, "ebs": {"encrypted": BOOL, "volumeSize": NUM}}],
         "placement": {"groupName": str},
     },
-    "aws:ec2/subnet:Subnet": {"availabilityZone": str},
-    "aws:autoscaling/group:Group": {
+    tokens.SUBNET: {"availabilityZone": str},
+    tokens.ASG: {
         "minSize": NUM,
         "maxSize": NUM,
         "desiredCapacity": NUM,
         "protectFromScaleIn": BOOL,
         "tags": [{"key": str, "value": str}],
     },
-    "aws:ecs/capacityProvider:CapacityProvider": {
+    tokens.ECS_CAPACITY_PROVIDER: {
         "name": str,
         "autoScalingGroupProvider": {"managedTerminationProtection": str, "managedScaling": {"status": str, "targetCapacity": NUM}},
     },
-    "aws:ecs/taskDefinition:TaskDefinition": {
+    tokens.ECS_TASK_DEFINITION: {
         "family": str,
         "containerDefinitions": ("json", [_ECS_CONTAINER]),
         "placementConstraints": _CONSTRAINTS,
         "requiresCompatibilities": [str],
         "networkMode": str,
     },
-    "aws:ecs/service:Service": {
+    tokens.ECS_SERVICE: {
         "desiredCount": NUM,
         "launchType": str,
         "capacityProviderStrategies": [{"capacityProvider": str}],
         "placementConstraints": _CONSTRAINTS,
     },
-    "kubernetes:helm.sh/v3:Release": {
+    tokens.HELM_RELEASE: {
         "chart": str,
         "version": str,
         "name": str,
@@ -125,7 +126,7 @@ SHAPES: dict[str, dict] = {
             "neuronInstances": [str],
         },
     },
-    "alicloud:cs/nodePool:NodePool": {
+    tokens.ACK_NODE_POOL: {
         "nodePoolName": str,
         "instanceTypes": [str],
         "labels": [{"key": str, "value": str}],
@@ -199,6 +200,6 @@ def problems(value, spec, path: str, member: bool = True) -> list[str]:
 def resource_problems(type_token: str, inputs: dict) -> list[str]:
     """The input shape problems of one resource (paths start at `inputs`)."""
     spec = SHAPES.get(type_token)
-    if spec is None and type_token.startswith("kubernetes:") and type_token != "kubernetes:helm.sh/v3:Release":
+    if spec is None and type_token.startswith("kubernetes:") and type_token != tokens.HELM_RELEASE:
         spec = _WORKLOAD
     return problems(inputs, spec, "inputs") if spec is not None else []

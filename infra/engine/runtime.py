@@ -27,6 +27,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from gpufleet.components.catalog.sources import FactSource, MotoSnapshot
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
+from gpufleet.components.catalog import tokens
 
 PROGRAM = Path(__file__).parent.parent / "__main__.py"
 PROJECT = "gpufleet"
@@ -35,7 +36,7 @@ UNKNOWN = rpc.UNKNOWN  # how the engine marks a value known only after apply
 # Outputs the provider computes, which the program reads (a kubeconfig, a security group id): echoing
 # the inputs would make them None (a missing key) where `pulumi preview` shows them unknown.
 COMPUTED_OUTPUTS = {
-    "aws:eks/cluster:Cluster": {
+    tokens.EKS_CLUSTER: {
         "endpoint": UNKNOWN,
         "certificateAuthority": {"data": UNKNOWN},
         "vpcConfig": {"clusterSecurityGroupId": UNKNOWN, "vpcId": UNKNOWN},
@@ -100,7 +101,7 @@ class _Recorder(mocks.MockMonitor):
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
         inputs = plain(rpc.deserialize_properties(request.object, keep_unknowns=True))
-        if request.type.startswith("pulumi:providers:aws") and "region" in inputs:
+        if request.type.startswith(tokens.AWS_PROVIDER) and "region" in inputs:
             self.provider_regions[response.urn] = inputs["region"]
         recorded = RecordedResource(
             response.urn,
@@ -123,7 +124,7 @@ class _Recorder(mocks.MockMonitor):
         return response
 
     def RegisterResourceOutputs(self, request):
-        if request.urn.split("::")[2] == "pulumi:pulumi:Stack":
+        if request.urn.split("::")[2] == tokens.STACK:
             self.run.outputs = plain(rpc.deserialize_properties(request.outputs, keep_unknowns=True))
         return super().RegisterResourceOutputs(request)
 
