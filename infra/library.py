@@ -28,7 +28,8 @@ from gpufleet.components.ecs.gpu_cluster import GpuCluster
 from gpufleet.components.ecs.instance_role import InstanceRole
 from gpufleet.components.eks.args import EfaArgs, EksFleetArgs, NodeGroupArgs, TaintArgs
 from gpufleet.components.eks.eks_fleet import EksFleet
-from gpufleet.components.eks.node_group import AcceleratedNodeGroup, served_groups
+from gpufleet.components.eks.node_group import AcceleratedNodeGroup
+from gpufleet.components.eks.resolved import ResolvedNodeGroup, resolve, served_groups
 from gpufleet.components.k8s.args import NcclTestArgs, NvidiaDevicePluginArgs
 from gpufleet.components.k8s.device_plugins import DevicePlugins, ServedGroups
 from gpufleet.components.k8s.nccl_test import NcclTest
@@ -48,6 +49,8 @@ __all__ = [
     # EKS: an accelerated managed node group with EFA, and the whole fleet.
     "AcceleratedNodeGroup",
     "NodeGroupArgs",
+    "ResolvedNodeGroup",
+    "resolve",
     "EfaArgs",
     "TaintArgs",
     "EksFleet",

@@ -11,10 +11,8 @@ from dataclasses import replace
 
 from gpufleet.components.catalog import ack_rules, catalog, ecs_scheduler, predicates
 from gpufleet.components.ecs import checks as ecs_checks
-from gpufleet.components.catalog.efa import efa_count
 from gpufleet.components.ecs.neuron import device_counts
-from gpufleet.components.eks import checks as eks_checks
-from gpufleet.components.eks.node_group import nccl_target
+from gpufleet.components.eks.resolved import resolve
 from gpufleet.components.k8s.nccl_test import nccl_size
 from gpufleet.spec import FleetSpec
 
@@ -92,16 +90,15 @@ def accelerator_summary(spec: FleetSpec) -> dict:
             workloads.append(_workload_row(wl, cp, cat.get(cp.instance_type)))
     if spec.eks is not None:
         for ng in spec.eks.node_groups:
-            it = cat.get(ng.instance_type)
-            details = {"purchase": ng.capacity_type, "amiType": eks_checks.ami_type(ng, cat)}
-            efa = efa_count(eks_checks.efa_interfaces(ng, cat)) if ng.efa else 0
-            groups.append(_group(it, "eks", ng.name, (ng.min_size, ng.desired_size, ng.max_size), details, efa))
+            group = resolve(ng, cat)
+            details = {"purchase": ng.capacity_type, "amiType": group.ami_type}
+            groups.append(_group(group.instance, "eks", ng.name, (ng.min_size, ng.desired_size, ng.max_size), details, group.efa_count))
     summary = {"groups": groups, "totals": _totals(groups), "workloads": workloads}
     if spec.ack is not None:
         summary["ackPools"] = [_ack_pool(pool, spec.ack, cat.curated["ack"]) for pool in spec.ack.node_pools]
     if spec.eks is not None and spec.eks.kubernetes is not None and spec.eks.kubernetes.nccl_test is not None:
         name = spec.eks.kubernetes.nccl_test.node_group
-        summary["ncclTest"] = nccl_size(nccl_target(next(ng for ng in spec.eks.node_groups if ng.name == name)))
+        summary["ncclTest"] = nccl_size(resolve(next(ng for ng in spec.eks.node_groups if ng.name == name), cat).nccl_target)
     return summary
 
 

@@ -79,3 +79,21 @@ def test_a_preview_validates_the_spec_once(monkeypatch):
     code, _, err = run_cli("preview", "eks-trn1", "--no-policy", "--json")
     assert code == 0, err
     assert len(calls) == 1
+
+
+def test_a_preview_lays_out_each_efa_group_once(monkeypatch):
+    """The spec check, the launch template, the NCCL job, the placement and the summary all read one
+    resolution of the group: the type's EFA layout is computed once per group per preview."""
+    from gpufleet import spec
+    from gpufleet.components.eks import resolved
+    from tests.conftest import run_cli
+
+    calls = []
+    original = resolved.efa_layout
+    monkeypatch.setattr(spec, "_VALIDATED", {})
+    monkeypatch.setattr(resolved, "_RESOLVED", {})
+    monkeypatch.setattr(resolved, "efa_layout", lambda *a: calls.append(a[0].name) or original(*a))
+    code, out, err = run_cli("preview", "eks-p5-efa", "--no-policy", "--json")
+    assert code == 0, err
+    assert calls == ["p5.48xlarge"]
+    assert '"ncclTest"' in out and '"efaInterfacesPerInstance": 32' in out

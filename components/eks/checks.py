@@ -10,21 +10,11 @@ from collections.abc import Iterator
 from gpufleet.components.capacity_checks import offered_and_purchasable
 from gpufleet.components.catalog import aws_api, eks_rules, k8s_rules, predicates
 from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
-from gpufleet.components.catalog.efa import default_layout, efa_count_problem, efa_layout, efa_supported
+from gpufleet.components.catalog.efa import default_layout, efa_count_problem, efa_supported
 from gpufleet.components.eks.args import EksFleetArgs, NodeGroupArgs
+from gpufleet.components.eks.resolved import resolve
 from gpufleet.components.network import zones
 from gpufleet.components.spec_model import Violation, duplicate_names
-
-
-def ami_type(ng: NodeGroupArgs, cat: Catalog) -> str | None:
-    """The node group's AMI type: the one named, else the accelerator's AL2023 type."""
-    return ng.ami_type or eks_rules.default_ami_type(cat.get(ng.instance_type), cat.curated["eks"])
-
-
-def efa_interfaces(ng: NodeGroupArgs, cat: Catalog):
-    """The EFA group's launch template interfaces: its layout and count, from the type's network cards."""
-    efa = ng.efa
-    return efa_layout(cat.get(ng.instance_type), efa.layout, efa.secondary_interface_type, efa.interfaces)
 
 
 def places_in_group(ng: NodeGroupArgs) -> bool:
@@ -249,7 +239,7 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
             "the recommended layout makes every EFA interface efa-only; secondaryInterfaceType is for layout: efa-primary",
         )
     try:
-        efa_interfaces(ng, cat)
+        resolve(ng, cat)  # lays out the interfaces, once for everything that reads them later
     except ValueError as err:
         yield Violation("eks-efa-layout", ("efa", "layout"), layout, str(err))
     reason = eks_rules.efa_placement(ng.capacity_reservation_id is not None, places_in_group(ng))

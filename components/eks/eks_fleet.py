@@ -10,7 +10,8 @@ from gpufleet.components.catalog import catalog
 from gpufleet.components.eks import checks
 from gpufleet.components.eks.args import EksFleetArgs
 from gpufleet.components.eks.iam import cluster_role, node_role
-from gpufleet.components.eks.node_group import AcceleratedNodeGroup, served_groups
+from gpufleet.components.eks.node_group import AcceleratedNodeGroup
+from gpufleet.components.eks.resolved import served_groups
 from gpufleet.components.eks.system_node_group import SystemNodeGroup
 from gpufleet.components.k8s.device_plugins import DevicePlugins
 from gpufleet.components.k8s.kubeconfig import kubeconfig
@@ -37,7 +38,6 @@ class EksFleet(pulumi.ComponentResource):
                 node_role_arn=self.node_role.role.arn,
                 subnet_ids=self._node_subnets(ng),
                 vpc_id=self._vpc_id,
-                ami_type=checks.ami_type(ng, catalog.load()),
                 # Nodes register with the cluster under the role's policies: attach them first.
                 opts=self._child(*self.node_role.attachments),
             )
@@ -74,7 +74,7 @@ class EksFleet(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         groups = self._args.node_groups
-        served = served_groups(groups)
+        served = served_groups(g.resolved for g in self.node_groups.values())
         # Plugins schedule onto nodes: create them after the node groups exist.
         groups_created = [g.node_group for g in self.node_groups.values()]
         if self.system_node_group is not None:

@@ -6,53 +6,10 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from gpufleet.components.catalog import catalog, eks_rules, predicates
-from gpufleet.components.catalog.efa import efa_count
-
+from gpufleet.components.catalog import catalog
 from gpufleet.components.eks.args import NodeGroupArgs
-from gpufleet.components.eks.checks import ami_type as default_ami_type, efa_interfaces, places_in_group
-from gpufleet.components.k8s.device_plugins import ServedGroups
-from gpufleet.components.k8s.nccl_test import NcclTarget
-
-
-def node_labels(ng: NodeGroupArgs) -> dict[str, str]:
-    """The accelerator's labels (the NVIDIA device plugin's affinity needs one), then the spec's."""
-    cat = catalog.load()
-    kind = eks_rules.accelerator(cat.get(ng.instance_type))
-    return {**cat.curated["eks"]["acceleratorLabels"].get(kind, {}), **ng.labels}
-
-
-def node_taints(ng: NodeGroupArgs) -> list[dict]:
-    """Taints in the EKS API's spelling: the spec's, else the accelerator's convention."""
-    cat = catalog.load()
-    eks = cat.curated["eks"]
-    if ng.taints is None:
-        kind = eks_rules.accelerator(cat.get(ng.instance_type))
-        convention = eks["acceleratorTaints"].get(kind)
-        taints = [convention] if convention else []
-    else:
-        taints = [t.model_dump(exclude_none=True) for t in ng.taints]
-    return [{**t, "effect": eks_rules.taint_effect_enum(t["effect"], eks)} for t in taints]
-
-
-def nccl_target(ng: NodeGroupArgs) -> NcclTarget:
-    """What an NCCL test across the group's nodes needs: its nodes, and each node's GPUs, EFA
-    interfaces (the launch template's layout) and taints."""
-    cat = catalog.load()
-    efa = efa_count(efa_interfaces(ng, cat)) if ng.efa is not None else 0
-    gpus = predicates.whole_gpus(cat.get(ng.instance_type)) or 0
-    return NcclTarget(ng.name, ng.instance_type, ng.desired_size, gpus, efa, tuple(node_taints(ng)))
-
-
-def served_groups(groups: list[NodeGroupArgs]) -> ServedGroups:
-    """The taints of the node groups each device plugin serves (by accelerator; EFA by interfaces)."""
-    cat = catalog.load()
-    kinds = {ng.name: eks_rules.accelerator(cat.get(ng.instance_type)) for ng in groups}
-    return ServedGroups(
-        nvidia=[t for ng in groups if kinds[ng.name] == "nvidia" for t in node_taints(ng)],
-        efa=[t for ng in groups if ng.efa is not None for t in node_taints(ng)],
-        neuron=[t for ng in groups if kinds[ng.name] == "neuron" for t in node_taints(ng)],
-    )
+from gpufleet.components.eks.checks import places_in_group
+from gpufleet.components.eks.resolved import ResolvedNodeGroup, resolve
 
 
 def volumes(ami: dict, size_gib: int) -> list[dict]:
@@ -83,25 +40,26 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        args: NodeGroupArgs,
+        args: NodeGroupArgs | ResolvedNodeGroup,
         *,
         cluster_name: pulumi.Input[str],
         cluster_security_group_id: pulumi.Input[str],
         node_role_arn: pulumi.Input[str],
         subnet_ids: pulumi.Input[list[str]],
         vpc_id: pulumi.Input[str],
-        ami_type: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """`args`: the group's args (resolved here: AMI type, labels, taints, EFA interfaces from the
+        catalog), or the ResolvedNodeGroup the fleet resolved once."""
         super().__init__("gpufleet:eks:AcceleratedNodeGroup", name, None, opts)
+        self.resolved = group = resolve(args)
+        args = group.args
         self._name, self._args = name, args
-        # The AMI type the args name, else the accelerator's AL2023 type (EksFleet passes its own).
-        ami_type = ami_type or default_ami_type(args, catalog.load())
         # What an NcclTest across these nodes needs (NcclTest(name, group.nccl_target, image)).
-        self.nccl_target = nccl_target(args)
+        self.nccl_target = group.nccl_target
         self.security_group = self._efa_security_group(vpc_id) if args.efa else None
         self.placement_group = aws.ec2.PlacementGroup(name, strategy="cluster", opts=self._child()) if places_in_group(args) else None
-        self.launch_template = self._launch_template(cluster_security_group_id, ami_type)
+        self.launch_template = self._launch_template(cluster_security_group_id, group.ami_type)
         self.node_group = aws.eks.NodeGroup(
             name,
             cluster_name=cluster_name,
@@ -109,11 +67,11 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
             node_role_arn=node_role_arn,
             subnet_ids=subnet_ids,
             instance_types=None if args.capacity_type == "CAPACITY_BLOCK" else [args.instance_type],
-            ami_type=ami_type,
+            ami_type=group.ami_type,
             capacity_type=args.capacity_type,
             scaling_config={"min_size": args.min_size, "desired_size": args.desired_size, "max_size": args.max_size},
-            labels=node_labels(args),
-            taints=node_taints(args),
+            labels=group.labels,
+            taints=list(group.taints),
             launch_template={"id": self.launch_template.id, "version": self.launch_template.latest_version.apply(str)},
             # The cluster autoscaler owns the node count once the group exists. The group keeps the
             # stack's name (taints, selectors and dashboards name it), and EKS refuses a second group
@@ -159,7 +117,7 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
                     "security_groups": groups,
                     "delete_on_termination": "true",
                 }
-                for i in efa_interfaces(a, catalog.load())
+                for i in self.resolved.efa_interfaces
             ]
         if self.placement_group is not None:
             template["placement"] = {"group_name": self.placement_group.name}

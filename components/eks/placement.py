@@ -9,10 +9,9 @@ from collections.abc import Iterator
 
 from gpufleet.components.catalog import charts, k8s_scheduler, k8s_workloads, node_capacity, plan_placement
 from gpufleet.components.catalog.catalog import Catalog
-from gpufleet.components.catalog.efa import efa_count
 from gpufleet.components.eks import checks
 from gpufleet.components.eks.args import EksFleetArgs
-from gpufleet.components.eks.node_group import nccl_target, node_labels, node_taints, served_groups
+from gpufleet.components.eks.resolved import resolve, served_groups
 from gpufleet.components.eks.system_node_group import SYSTEM_NAME_PREFIX, system_labels
 from gpufleet.components.k8s.device_plugins import release_values
 from gpufleet.components.k8s.nccl_test import MPIJOB, nccl_job, nccl_job_name
@@ -27,18 +26,18 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
     sharing = charts.nvidia_sharing(plugin_values.get("nvidiaDevicePlugin"), eks["acceleratorResources"]["nvidia"])
     shapes = []
     for ng in fleet.node_groups:
-        it = cat.get(ng.instance_type)
+        group = resolve(ng, cat)
         shapes.append(
             node_capacity.eks_node_shape(
-                it,
+                group.instance,
                 group=ng.name,
-                ami_type=checks.ami_type(ng, cat),
-                labels=node_labels(ng),
-                taints=[k8s_scheduler.taint(t) for t in node_taints(ng)],
+                ami_type=group.ami_type,
+                labels=group.labels,
+                taints=[k8s_scheduler.taint(t) for t in group.taints],
                 sizes=(ng.min_size, ng.desired_size, ng.max_size),
                 capacity_type=ng.capacity_type,
                 zones=checks.group_zones(ng, fleet, cat, region) if fleet.network.create else [],
-                efa_interfaces=efa_count(checks.efa_interfaces(ng, cat)) if ng.efa else 0,
+                efa_interfaces=group.efa_count,
                 gpu_sharing=sharing,
                 facts=cat.curated,
             )
@@ -78,7 +77,7 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
     if nccl is not None:
         ng = next(ng for ng in fleet.node_groups if ng.name == nccl.node_group)
         found += [(_SYSTEM, pod) for pod in k8s_workloads.manifest_pods(charts_facts["mpiOperator"]["operator"], None)]
-        target = nccl_target(ng)
+        target = resolve(ng, cat).nccl_target
         job = {"metadata": {"name": nccl_job_name(target), "namespace": "default"}, "spec": nccl_job(target, nccl.image)}
         for pod in k8s_workloads.object_pods(MPIJOB, nccl_job_name(target), job):
             where = _SYSTEM if pod.owner.endswith("(Launcher)") else ("kubernetes", "ncclTest", "nodeGroup")
