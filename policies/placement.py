@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
 
-from gpufleet.components.catalog import k8s_scheduler, plan_placement
+from gpufleet.components.catalog import k8s_scheduler, plan_index, plan_placement
 from gpufleet.policies.inputs import plain
 
 _LAST: list = []  # (the resources list, its placement): the three policies judge one list in turn
@@ -17,7 +17,7 @@ def _placement(args: StackValidationArgs) -> plan_placement.PlanPlacement:
     if _LAST and _LAST[0] is args.resources:
         return _LAST[1]
     resources = [
-        plan_placement.Resource(
+        plan_index.Resource(
             r.urn,
             r.resource_type,
             r.name,
@@ -25,7 +25,7 @@ def _placement(args: StackValidationArgs) -> plan_placement.PlanPlacement:
             {prop: tuple(d.urn for d in deps) for prop, deps in r.property_dependencies.items()},
         )
         for r in args.resources
-        if plan_placement.reads(r.resource_type)  # converting the others' inputs would be wasted
+        if plan_index.reads(r.resource_type)  # converting the others' inputs would be wasted
     ]
     found = plan_placement.placement(resources)
     _LAST[:] = [args.resources, found]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from gpufleet.cli.diff import diff_plans, render
+from gpufleet.cli.diff import diff_plans
+from gpufleet.cli.diff_render import render
 from tests.conftest import ROOT, preview_plan, run_cli
 from tests.test_check import _as_pulumi_preview
 

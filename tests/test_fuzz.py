@@ -17,7 +17,8 @@ from ruamel.yaml import YAML
 
 from gpufleet.components.catalog import plan_placement
 from gpufleet.cli import plan_file
-from gpufleet.cli.diff import diff_plans, render
+from gpufleet.cli.diff import diff_plans
+from gpufleet.cli.diff_render import render
 from tests.aws_api import CHECKED_TYPES, to_request
 from tests.conftest import ROOT, run_cli
 

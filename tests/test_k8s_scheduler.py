@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gpufleet.components.catalog import k8s_scheduler as ks
-from gpufleet.components.catalog.k8s_scheduler import NodeShape, PodTemplate, quantity, simulate
+from gpufleet.components.catalog.k8s_scheduler import simulate
+from gpufleet.components.catalog.k8s_shapes import NodeShape, PodTemplate, QuantityError, quantity
 
 GIB = 2**30
 
@@ -52,7 +53,7 @@ def test_quantities_in_the_schedulers_units(text, resource, expected):
 
 @pytest.mark.parametrize("bad", ["", "12x", "Mi", True, "1.2.3"])
 def test_a_malformed_quantity_is_an_error(bad):
-    with pytest.raises(ks.QuantityError):
+    with pytest.raises(QuantityError):
         quantity("memory", bad)
 
 

@@ -12,7 +12,7 @@ from gpufleet.components.catalog import ack_rules, catalog, predicates
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.components.catalog.efa import EFA_TYPES
 from gpufleet.components.catalog.k8s_rules import describe_taint
-from gpufleet.components.catalog.plan_placement import node_group_name
+from gpufleet.components.catalog.plan_index import node_group_name
 from gpufleet.components.catalog import tokens
 
 NODE_GROUP = tokens.EKS_NODE_GROUP

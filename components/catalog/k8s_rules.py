@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from gpufleet.components.catalog.catalog import InstanceType
-from gpufleet.components.catalog.k8s_scheduler import toleration_matches
+from gpufleet.components.catalog.k8s_filters import toleration_matches
 
 def extended(resource: str, eks_facts: dict) -> bool:
     """Is `resource` one a device plugin advertises (nvidia.com/gpu[.shared], aws.amazon.com/neuron*,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpufleet.components.catalog import charts
-from gpufleet.components.catalog.k8s_scheduler import PodTemplate, QuantityError, quantity
+from gpufleet.components.catalog.k8s_shapes import PodTemplate, QuantityError, quantity
 
 # Pulumi type tokens of the workload kinds: kubernetes:<group>/<version>:<Kind>.
 KINDS_WITH_TEMPLATE = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "DaemonSet", "Job")

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from gpufleet.components.catalog import ack_rules
 from gpufleet.components.catalog.catalog import InstanceType
-from gpufleet.components.catalog.k8s_scheduler import NodeShape
+from gpufleet.components.catalog.k8s_shapes import NodeShape
 
 MIB = 2**20
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpufleet.components.catalog import charts, k8s_scheduler, k8s_workloads, node_capacity, plan_placement
+from gpufleet.components.catalog import charts, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity, plan_index, plan_placement, plan_pods
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.eks import checks
 from gpufleet.components.eks.args import EksFleetArgs
@@ -33,7 +33,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
                 group=ng.name,
                 ami_type=group.ami_type,
                 labels=group.labels,
-                taints=[k8s_scheduler.taint(t) for t in group.taints],
+                taints=[k8s_filters.taint(t) for t in group.taints],
                 sizes=(ng.min_size, ng.desired_size, ng.max_size),
                 capacity_type=ng.capacity_type,
                 zones=checks.group_zones(ng, fleet, cat, region) if fleet.network.create else [],
@@ -48,7 +48,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
         shapes.append(
             node_capacity.eks_node_shape(
                 it,
-                group=plan_placement.node_group_name({"nodeGroupNamePrefix": SYSTEM_NAME_PREFIX}, ""),
+                group=plan_index.node_group_name({"nodeGroupNamePrefix": SYSTEM_NAME_PREFIX}, ""),
                 ami_type=checks.system_ami_type(it, eks),
                 labels=system_labels(),
                 taints=[],
@@ -69,7 +69,7 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
     found: list[tuple[tuple, k8s_scheduler.PodTemplate]] = []
     for key, values in plugin_values.items():
         chart = charts_facts[key]
-        for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, plan_placement.advertised(chart, values, eks)):
+        for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, plan_pods.advertised(chart, values, eks)):
             found.append((("kubernetes",), pod))
     if fleet.cluster.create is not None:
         found += [(_SYSTEM, pod) for pod in k8s_workloads.addon_pods(eks["defaultAddons"])]

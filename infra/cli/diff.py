@@ -9,95 +9,16 @@ policy findings new in HEAD or fixed since BASE (both plans judged by the same p
 
 from __future__ import annotations
 
-import difflib
-import json
 import re
 from dataclasses import dataclass, field
 
 from gpufleet.components.catalog import catalog, plan_placement, replacement
 from gpufleet.cli import diagram
-from gpufleet.engine.runtime import UNKNOWN
+from gpufleet.cli.property_changes import summarize
 from gpufleet.components.catalog.fleet_view import NODE_GROUP, Group, accelerated_groups
 from gpufleet.components.catalog import tokens
 
 COUNTS = (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("neuronCores", "NeuronCores"), ("efaInterfaces", "EFA interfaces"))
-
-
-_ENTRY = re.compile(r"^([^\[]+)\[(\d+)\](.*)$")
-
-
-def _runs(numbers: list[int]) -> str:
-    """1, 2, 3, 7 -> '1-3, 7'."""
-    out, start = [], None
-    for i, n in enumerate(numbers):
-        start = n if start is None else start
-        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
-            out.append(f"{start}-{n}" if n != start else str(n))
-            start = None
-    return ", ".join(out)
-
-
-def _entries(inputs: dict) -> set[tuple[str, int]]:
-    """The (list, index) entries that exist in a resource's inputs."""
-    return {(m.group(1), int(m.group(2))) for path in replacement.flatten(inputs) if (m := _ENTRY.match(path))}
-
-
-def summarize(changes: list[dict], before: dict, after: dict) -> list[str]:
-    """Property changes as lines a person reads: the entries a list gains or loses whole become one
-    line ("networkInterfaces: 16 entries removed ([17]-[32]; networkCardIndex 16-31)"); every other
-    change stays a line of its own."""
-    entries: dict[tuple[str, int], list[dict]] = {}
-    for c in changes:
-        m = _ENTRY.match(c["path"])
-        if m:
-            entries.setdefault((m.group(1), int(m.group(2))), []).append(c)
-    had, has = _entries(before), _entries(after)
-    whole: dict[tuple[str, str], list[int]] = {}
-    for prop, i in entries:
-        if (prop, i) in had and (prop, i) not in has:
-            whole.setdefault((prop, "removed"), []).append(i)
-        elif (prop, i) in has and (prop, i) not in had:
-            whole.setdefault((prop, "added"), []).append(i)
-    grouped = {(prop, i) for (prop, _), idx in whole.items() for i in idx}
-    lines = []
-    for (prop, how), idx in sorted(whole.items()):
-        idx.sort()
-        cards = sorted(
-            {c["before" if how == "removed" else "after"] for i in idx for c in entries[(prop, i)] if c["path"].endswith(".networkCardIndex")}
-        )
-        detail = f"; networkCardIndex {_runs(cards)}" if cards and all(isinstance(x, int) for x in cards) else ""
-        side = "before" if how == "removed" else "after"
-        fields = [c for i in idx for c in entries[(prop, i)]]
-        if len(idx) == 1 and len(fields) <= 6:  # one small entry reads best whole
-            prefix = f"{prop}[{idx[0]}]."
-            detail = ": " + ", ".join(f"{c['path'].removeprefix(prefix)}={_value(c[side])}" for c in fields)
-        count = "1 entry" if len(idx) == 1 else f"{len(idx)} entries"
-        lines.append(f"{prop}: {count} {how} ([{_runs(idx).replace('-', ']-[').replace(', ', '], [')}]{detail})")
-    for c in changes:
-        m = _ENTRY.match(c["path"])
-        if not (m and (m.group(1), int(m.group(2))) in grouped):
-            lines.append(f"{c['path']}: {_change(c['before'], c['after'])}")
-    return lines
-
-
-def _change(before, after) -> str:
-    """One property's change; a text of many lines (a function's source, a user-data script) reads
-    as its line counts and the lines that differ, not as two whole texts."""
-    if not any(isinstance(v, str) and "\n" in v for v in (before, after)):
-        return f"{_value(before)} -> {_value(after)}"
-    old = before.splitlines() if isinstance(before, str) else []
-    new = after.splitlines() if isinstance(after, str) else []
-    changed = [
-        line[0] + " " + line[1:].strip()
-        for line in difflib.unified_diff(old, new, lineterm="", n=0)
-        if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
-    ]
-    shown = changed[:_LINES_SHOWN] + ([f"... {len(changed) - _LINES_SHOWN} more"] if len(changed) > _LINES_SHOWN else [])
-    detail = f" ({' | '.join(shown)})" if shown else " (whitespace only)"
-    return f"text of {len(old)} lines -> {len(new)} lines{detail}"
-
-
-_LINES_SHOWN = 4
 
 
 def _root(path: str) -> str:
@@ -274,7 +195,7 @@ def _refused_deletes(result: PlanDiff, old: dict[str, dict], new: dict[str, dict
             )
 
 
-_RANK = {"scheduled": 0, "daemon": 0, "placed": 0, "after-scale-up": 1, "pending": 2}
+RANK = {"scheduled": 0, "daemon": 0, "placed": 0, "after-scale-up": 1, "pending": 2}
 
 
 def _placements(resources: list[dict]) -> dict[str, dict]:
@@ -296,9 +217,9 @@ def _placement(result: PlanDiff, base: list[dict], head: list[dict]) -> None:
     for name, now in after.items():
         was = before.get(name, {"status": "scheduled" if name.startswith("pod ") else "placed", "why": ""})
         entry = {"name": name, "before": was["status"], "after": now["status"], "why": now["why"] or was["why"]}
-        if _RANK[now["status"]] > _RANK[was["status"]]:
+        if RANK[now["status"]] > RANK[was["status"]]:
             result.placement_worse.append(entry)
-        elif _RANK[now["status"]] < _RANK[was["status"]]:
+        elif RANK[now["status"]] < RANK[was["status"]]:
             result.placement_better.append(entry)
 
 
@@ -373,78 +294,3 @@ def _group_notes(before: Group | None, after: Group | None) -> list[str]:
     if added:
         notes.append(f"taints added: {', '.join(added)}")
     return notes
-
-
-def _where(finding: dict) -> str:
-    """What a finding is on: a resource's name, or the stack for a stack policy's finding on no resource."""
-    return (finding.get("urn") or "the stack").rsplit("::", 1)[-1]
-
-
-def _value(v) -> str:
-    if v is None:
-        return "(none)"
-    if v == UNKNOWN:
-        return "(known after apply)"
-    return json.dumps(v) if not isinstance(v, str) else v
-
-
-def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
-    def h(level: int, text: str) -> str:
-        if markdown:
-            return f"{'#' * level} {text}"
-        return f"{text}\n{('=' if level <= 2 else '-') * len(text)}"
-
-    bullet = "- " if markdown else "  - "
-    code = (lambda t: f"`{t}`") if markdown else (lambda t: t)
-    lines = [h(2, f"gpufleet diff: {base_name} -> {head_name}"), ""]
-    if not d.changed:
-        return "\n".join([*lines, "No changes."]) + "\n"
-    lines += [h(3, "Accelerators"), ""]
-    if not d.groups and not any(d.totals[side][k] for side in ("before", "after") for k, _ in COUNTS):
-        lines.append("No accelerated groups on either side.")
-    elif markdown:
-        lines += ["| | before | after |", "|---|---|---|"]
-        lines += [f"| {words} (desired) | {d.totals['before'][k]} | {d.totals['after'][k]} |" for k, words in COUNTS]
-    else:
-        lines += [f"{bullet}{words} (desired): {d.totals['before'][k]} -> {d.totals['after'][k]}" for k, words in COUNTS]
-    lines.append("")
-    for g in d.groups:
-        side = g["after"] or g["before"]
-        title = f"{g['platform']} {g['group']} ({side['instanceType']})"
-        if g["status"] != "changed":
-            t = side["total"]
-            lines.append(f"{bullet}{title}: {g['status']}, {side['instances']['desired']} instances, {t['gpus']} GPUs, "
-                         f"{t['neuronChips']} Neuron chips, {t['efaInterfaces']} EFA interfaces")
-        else:
-            lines.append(f"{bullet}{title}: " + "; ".join(g["notes"]))
-    if markdown and d.picture:
-        lines += ["", "```mermaid", d.picture.rstrip("\n"), "```"]
-    if d.drains:
-        lines += ["", h(3, "Replaces instances (running jobs are drained)"), ""]
-        lines += [f"{bullet}{x['platform']} {x['group']}: {x['reason']}" for x in d.drains]
-    if d.tolerations:
-        lines += ["", h(3, "Tolerations changed"), ""]
-        lines += [f"{bullet}{code(t['type'])} {t['name']}: {', '.join(code(c['path']) for c in t['properties'])}" for t in d.tolerations]
-    if d.placement_worse or d.placement_better:
-        lines += ["", h(3, "Placement"), ""]
-        for e in d.placement_worse + d.placement_better:
-            why = f": {e['why']}" if e["why"] and _RANK[e["after"]] else ""
-            lines.append(f"{bullet}{e['name']}: {e['before']} -> {e['after']}{why}")
-    if d.affected:
-        lines += ["", h(3, "Replaced or updated because what they read is replaced or removed"), ""]
-        lines += [f"{bullet}{a['effect']} {code(a['type'])} {a['name']}: {'; '.join(a['because'])}" for a in d.affected]
-    if d.refused:
-        lines += ["", h(3, "Deletes the cloud will refuse"), ""]
-        lines += [f"{bullet}{code(r['type'])} {r['name']} ({r['how']}): {r['reason']}. Fix: {r['fix']}" for r in d.refused]
-    if d.new_findings or d.fixed_findings:
-        lines += ["", h(3, "Policy"), ""]
-        lines += [f"{bullet}new ({f['level']}) {code(f['policy'])} on {_where(f)}: {f['message']}" for f in d.new_findings]
-        lines += [f"{bullet}fixed {code(f['policy'])} on {_where(f)}" for f in d.fixed_findings]
-    lines += ["", h(3, "Resources"), ""]
-    for verb, entries in (("added", d.added), ("removed", d.removed), ("replaced", d.replaced), ("updated", d.updated)):
-        for e in entries:
-            lines.append(f"{bullet}{verb} {code(e['type'])} {e['name']}" + (f" ({e['reason']})" if e.get("reason") else ""))
-            for line in e.get("summary", []):
-                path, _, rest = line.partition(": ")
-                lines.append(f"{'  ' if markdown else '      '}{bullet if markdown else ''}{code(path)}: {rest}")
-    return "\n".join(lines) + "\n"

@@ -5,51 +5,24 @@ policy pack that could not run (fail closed)."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import traceback
 from pathlib import Path
 
-EXIT_OK, EXIT_VIOLATION, EXIT_INVALID, EXIT_CHANGED, EXIT_INTERNAL = 0, 1, 2, 3, 4
-REPORT_TO = "the gpufleet issue tracker, with the command you ran"
-
-
-class InputError(Exception):
-    """Bad input: printed as one message, exit 2."""
-
-
-def _write(text: str) -> None:
-    """Write to stdout; a reader that went away (`gpufleet preview --json | head`) is not an error:
-    the rest of the output goes nowhere and the command still ends with its verdict's exit code."""
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _silence_stdout()
-
-
-def _silence_stdout() -> None:
-    # Python flushes stdout again at exit: point it at /dev/null so that flush cannot fail either.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-
-
-def _console():
-    """A rich Console that, when stdout's reader goes away, goes quiet instead of exiting with 1
-    (rich's default, and the code CI reads as a mandatory violation)."""
-    from rich.console import Console
-
-    class QuietOnBrokenPipe(Console):
-        def on_broken_pipe(self) -> None:
-            self.quiet = True
-            _silence_stdout()
-
-    return QuietOnBrokenPipe()
-
-
-def _print_json(document, sort_keys: bool = True) -> None:
-    _write(json.dumps(document, indent=2, sort_keys=sort_keys) + "\n")
+from gpufleet.cli.output import (
+    EXIT_INTERNAL,
+    EXIT_INVALID,
+    EXIT_OK,
+    REPORT_TO,
+    InputError,
+    console,
+    exit_for,
+    policy_inputs,
+    print_json,
+    silence_stdout,
+    write,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -101,21 +74,6 @@ def _policy_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _policy_inputs(args):
-    """The pack directory and the parsed config file, checked before anything slow starts."""
-    from gpufleet.analyzer.pack_dir import DEFAULT_PACK, read_pack_manifest
-    from gpufleet.analyzer.policy_config import load_file
-
-    pack_dir = args.policy_pack or DEFAULT_PACK
-    read_pack_manifest(pack_dir)
-    given = load_file(args.policy_config) if args.policy_config else {}
-    return pack_dir, given
-
-
-def _exit_for(policy: dict) -> int:
-    return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in policy["violations"]) else EXIT_OK
-
-
 def _load_stack(args):
     from gpufleet import stackfile
 
@@ -149,7 +107,7 @@ def cmd_preview(args) -> int:
         load_spec(decode_config(config))
     except SpecError as err:
         raise InputError(_spec_error_message(sf, err)) from None
-    pack_dir, given = (None, {}) if args.no_policy else _policy_inputs(args)
+    pack_dir, given = (None, {}) if args.no_policy else policy_inputs(args)
     try:
         plan = preview_plan(config, sf.stack, pack_dir, given)
     except EngineError as err:
@@ -159,16 +117,16 @@ def cmd_preview(args) -> int:
 
 def _show_plan(args, plan: dict) -> int:
     if args.json:
-        _print_json(plan)
+        print_json(plan)
     elif args.format == "mermaid":
         from gpufleet.cli.diagram import fleet
 
-        _write(fleet(plan))
+        write(fleet(plan))
     else:
         from gpufleet.cli.report import render_preview
 
-        render_preview(plan, _console())
-    return _exit_for(plan["policy"])
+        render_preview(plan, console())
+    return exit_for(plan["policy"])
 
 
 def _preview_program(args) -> int:
@@ -181,7 +139,7 @@ def _preview_program(args) -> int:
     if args.config_file is not None:
         raise InputError("--program reads the program's own stack config: name the stack as STACK, not --config-file")
     loaded = user_program.load(args.program, args.stack)
-    pack_dir, given = (None, {}) if args.no_policy else _policy_inputs(args)
+    pack_dir, given = (None, {}) if args.no_policy else policy_inputs(args)
     try:
         plan = preview_plan(loaded.config, loaded.stack, pack_dir, given, loaded.program)
     except EngineError as err:
@@ -193,19 +151,19 @@ def cmd_check(args) -> int:
     from gpufleet.cli import plan_file
     from gpufleet.analyzer.client import PolicyPack
 
-    pack_dir, given = _policy_inputs(args)
+    pack_dir, given = policy_inputs(args)
     saved = plan_file.load(args.plan)
     with PolicyPack(pack_dir, project=saved.project, stack=saved.stack) as pack:
         policy = pack.judge(given, saved.resources).as_plan_block()
     if args.json:
-        _print_json(policy)
+        print_json(policy)
     else:
         from gpufleet.cli.report import render_findings
 
-        console = _console()
-        console.print(f"[bold]{args.plan}[/bold] ({saved.kind}, {len(saved.resources)} resources)", soft_wrap=True)
-        render_findings(policy, console)
-    return _exit_for(policy)
+        out = console()
+        out.print(f"[bold]{args.plan}[/bold] ({saved.kind}, {len(saved.resources)} resources)", soft_wrap=True)
+        render_findings(policy, out)
+    return exit_for(policy)
 
 
 def cmd_catalog(args) -> int:
@@ -224,91 +182,18 @@ def cmd_catalog(args) -> int:
     else:
         records = overview(cat)
     if args.json:
-        _print_json(records)
+        print_json(records)
     else:
         from gpufleet.cli.catalog_view import render
 
-        render(records, cat.source, _console())
+        render(records, cat.source, console())
     return EXIT_OK
-
-
-def cmd_diff(args) -> int:
-    from gpufleet.cli import plan_file
-    from gpufleet.analyzer.client import PolicyPack
-    from gpufleet.cli.diff import diff_plans, render
-
-    pack_dir, given = _policy_inputs(args)
-    if args.head is None:
-        return _diff_one_preview(args, pack_dir, given)
-    base, head = plan_file.load(args.base), plan_file.load(args.head)
-    def judged(plans) -> list[list[dict]]:
-        with PolicyPack(pack_dir, project=plans[0].project, stack=plans[0].stack) as pack:
-            # HEAD is judged as an update of BASE: the pack's update policy gets BASE as deployed.
-            return [pack.judge(_with_deployed(pack, given, base.resources) if p is head else given, p.resources).as_plan_block()["violations"] for p in plans]
-
-    # Both plans are judged by the same pack and config, so findings compare like for like; plans of
-    # one stack share one pack process (a pack reads its stack's config, so others get their own).
-    same_stack = (base.project, base.stack) == (head.project, head.stack)
-    findings = judged([base, head]) if same_stack else judged([base]) + judged([head])
-    result = diff_plans(base.resources, head.resources, *findings)
-    if args.json:
-        _print_json(result.as_json())
-    else:
-        _write(render(result, str(args.base), str(args.head), markdown=args.format == "markdown"))
-    if any(f["level"] == "mandatory" for f in result.new_findings):
-        return EXIT_VIOLATION
-    return EXIT_CHANGED if result.changed else EXIT_OK
-
-
-UPDATE_POLICY = "update-drains-capacity"
-
-
-def _with_deployed(pack, given: dict, deployed: list[dict]) -> dict:
-    """The config with the deployed stack for the pack's update policy, when the pack has it (a
-    pack of one's own may not: it gets the config as given)."""
-    from gpufleet.analyzer.policy_config import PolicyConfig
-
-    pack.wait_ready()
-    if UPDATE_POLICY not in {p.name for p in pack.policies}:
-        return given
-    current = given.get(UPDATE_POLICY) or PolicyConfig()
-    return {**given, UPDATE_POLICY: PolicyConfig(current.enforcement_level, {**current.properties, "deployed": deployed})}
-
-
-def _diff_one_preview(args, pack_dir, given) -> int:
-    """One `pulumi preview --json` against a deployed stack: its old states are BASE, its new
-    states HEAD, and each step's op is the verdict (the pack judges what will exist)."""
-    from gpufleet.cli import plan_file
-    from gpufleet.analyzer.client import PolicyPack
-    from gpufleet.cli.diff import diff_plans, render
-
-    preview = plan_file.load(args.base)
-    # A preview of a stack not yet deployed creates every resource: its deployed side is empty.
-    first_up = preview.kind == "pulumi-preview" and bool(preview.verdicts) and all(v["ops"] == ["create"] for v in (preview.verdicts or {}).values())
-    if preview.kind != "pulumi-preview" or not (preview.before or first_up):
-        raise plan_file.PlanFileError(
-            f"{args.base}: one plan alone is read only as `pulumi preview --json` of a deployed stack "
-            "(steps with oldState) or of a stack not yet deployed (every op create); give BASE.json and HEAD.json to compare two plans"
-        )
-    with PolicyPack(pack_dir, project=preview.project, stack=preview.stack) as pack:
-        before = pack.judge(given, preview.before).as_plan_block()["violations"]
-        after = pack.judge(_with_deployed(pack, given, preview.before), preview.resources).as_plan_block()["violations"]
-    result = diff_plans(preview.before, preview.resources, before, after, preview.verdicts)
-    if args.json:
-        _print_json(result.as_json())
-    else:
-        name = str(args.base)
-        deployed = f"{name} (deployed)" if preview.before else "nothing deployed"
-        _write(render(result, deployed, f"{name} (previewed)", markdown=args.format == "markdown"))
-    if any(f["level"] == "mandatory" for f in result.new_findings):
-        return EXIT_VIOLATION
-    return EXIT_CHANGED if result.changed else EXIT_OK
 
 
 def cmd_schema(args) -> int:
     from gpufleet.schema import stack_file_schema
 
-    _print_json(stack_file_schema(), sort_keys=False)
+    print_json(stack_file_schema(), sort_keys=False)
     return EXIT_OK
 
 
@@ -321,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     from gpufleet.engine.user_program import ProgramError
 
     args = _parser().parse_args(argv)
+    from gpufleet.cli.diff_command import cmd_diff
+
     handler = {"preview": cmd_preview, "check": cmd_check, "catalog": cmd_catalog, "schema": cmd_schema, "diff": cmd_diff}[args.command]
     try:
         return handler(args)
@@ -329,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:  # stdout closed while a table was printed: quiet
-        _silence_stdout()
+        silence_stdout()
         return EXIT_OK
     except Exception as err:  # noqa: BLE001 - a bug: one line and exit 4, never 1 (a policy verdict to CI)
         return _internal_error(err)

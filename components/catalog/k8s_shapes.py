@@ -1,0 +1,115 @@
+"""What the scheduler simulation reasons over: Kubernetes quantities (parsed and shown as kubectl
+does), the nodes of a node group, a pod template, and where one template lands (k8s_scheduler)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+SCHEDULED, AFTER_SCALE_UP, PENDING, DAEMON = "scheduled", "after-scale-up", "pending", "daemon"
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {"n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_QUANTITY = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$")
+
+
+class QuantityError(ValueError):
+    """Not a Kubernetes resource quantity."""
+
+
+def quantity(resource: str, value: object) -> int:
+    """A resource quantity in the scheduler's integer units: millicores for cpu, else base units
+    (bytes for memory, hugepages and storage; a count for pods and extended resources). Rounds up,
+    as the API server does for fractions of the smallest unit."""
+    if isinstance(value, bool):
+        raise QuantityError(f"{resource}: {value!r} is not a quantity")
+    if isinstance(value, (int, float)):
+        number = float(value)
+    else:
+        match = _QUANTITY.match(str(value).strip())
+        if not match:
+            raise QuantityError(f"{resource}: {value!r} is not a quantity")
+        digits, exponent, suffix = match.groups()
+        number = float(digits) * (10 ** int(exponent[1:]) if exponent else _BINARY.get(suffix or "", 0) or _DECIMAL[suffix or ""])
+    if resource == "cpu":
+        number *= 1000
+    return math.ceil(round(number, 6))
+
+
+def show(resource: str, amount: int) -> str:
+    """An amount in the units people write: 1500m, 32000Mi, 8."""
+    if resource == "cpu":
+        return f"{amount}m" if amount % 1000 else str(amount // 1000)
+    if resource == "memory" or resource.startswith(("hugepages-", "ephemeral-storage")):
+        return f"{amount / 2**30:g}Gi" if amount % 2**30 == 0 else f"{math.ceil(amount / 2**20)}Mi"
+    return str(amount)
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    """The nodes of one node group as the scheduler sees them."""
+
+    group: str
+    instance_type: str
+    labels: Mapping[str, str]
+    taints: tuple[Mapping, ...]  # Kubernetes spelling: key, value, effect NoSchedule | NoExecute | PreferNoSchedule
+    allocatable: Mapping[str, int]  # resource -> amount (quantity units); `pods` is the pod count
+    nodes: int  # at creation (desired size)
+    max_nodes: int
+    min_nodes: int
+    # Memory allocatable if the OS keeps the estimated share rather than the documented one: a node
+    # whose pods need more than this may not fit them on a real instance.
+    memory_estimate: int | None = None
+    # Labels whose value differs between the group's nodes or is unknown (the zone of a multi-zone group).
+    uncertain_labels: frozenset[str] = frozenset()
+    # Resources whose amount cannot be known from the plan (MIG partitions): not checked, noted.
+    unknown_resources: frozenset[str] = frozenset()
+    # Extended resources the kubelet rejects requests larger than 1 of (time-slicing's failRequestsGreaterThanOne).
+    single_unit_resources: frozenset[str] = frozenset()
+    # Facts the shape takes on trust (kubelet reservations of an AMI type no source gives).
+    assumptions: tuple[str, ...] = ()
+    # Extended resources a device plugin of the plan should advertise (a request for one that no
+    # DaemonSet of the plan advertises is judged on trust).
+    plugin_resources: frozenset[str] = frozenset()
+    # Resources a pod takes from one device (a shared GPU's memory and compute): per device, what it
+    # holds. A pod's requests of these must fit one device (ACK's GPU sharing binpacks them).
+    devices: tuple[Mapping[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class PodTemplate:
+    """A pod template as the scheduler filters it."""
+
+    owner: str  # "Deployment kube-system/coredns", "MPIJob default/nccl-tests (Worker)"
+    replicas: int | None  # None for a DaemonSet (one per matching node)
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    # required nodeSelectorTerms (ORed; each term's matchExpressions ANDed); None: no node affinity.
+    affinity_terms: tuple[Mapping, ...] | None = None
+    tolerations: tuple[Mapping, ...] = ()
+    requests: Mapping[str, int] = field(default_factory=dict)
+    # Extended resources this DaemonSet's pods advertise on their nodes (device plugins).
+    advertises: tuple[str, ...] = ()
+    urn: str | None = None
+    source: str = ""  # where the pod spec comes from (a chart's values, an EKS add-on, a manifest)
+    notes: tuple[str, ...] = ()  # what could not be read (unknown values)
+
+
+@dataclass
+class Placement:
+    """Where one pod template runs: per group, how many fit one node and how many were placed; or
+    Pending with the scheduler's words."""
+
+    pod: PodTemplate
+    status: str  # scheduled | after-scale-up | pending | daemon
+    per_node: dict[str, int] = field(default_factory=dict)  # group -> pods of this template one empty node holds
+    placed: dict[str, int] = field(default_factory=dict)  # group -> replicas placed (DaemonSet: nodes it runs on)
+    scaled_up: dict[str, int] = field(default_factory=dict)  # group -> new nodes its replicas need
+    pending: int = 0
+    message: str = ""  # the scheduler's message for the replicas left Pending
+    notes: list[str] = field(default_factory=list)  # tight memory, assumed facts, unknown capacities
+
+    @property
+    def unverified(self) -> bool:
+        return bool(self.notes)

@@ -1,0 +1,83 @@
+"""A plan's resources as the placement reads them (types, inputs and property dependencies only),
+indexed by URN and type; the resource types it reads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gpufleet.components.catalog import tokens
+
+NODE_GROUP = tokens.EKS_NODE_GROUP
+CLUSTER = tokens.EKS_CLUSTER
+ADDON = tokens.EKS_ADDON
+LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
+SUBNET = tokens.SUBNET
+RELEASE = tokens.HELM_RELEASE
+CONFIG_FILES = (tokens.K8S_CONFIG_FILE, tokens.K8S_CONFIG_FILE_V1)
+TASK_DEFINITION = tokens.ECS_TASK_DEFINITION
+SERVICE = tokens.ECS_SERVICE
+CAPACITY_PROVIDER = tokens.ECS_CAPACITY_PROVIDER
+AUTO_SCALING_GROUP = tokens.ASG
+ACK_NODE_POOL = tokens.ACK_NODE_POOL
+ACK_CLUSTER = tokens.ACK_CLUSTER
+
+
+# The resource types the placement reads (and every Kubernetes object): callers may hand in only these.
+READS = frozenset(
+    {NODE_GROUP, CLUSTER, ADDON, LAUNCH_TEMPLATE, SUBNET, TASK_DEFINITION, SERVICE, CAPACITY_PROVIDER, AUTO_SCALING_GROUP, ACK_NODE_POOL, ACK_CLUSTER}
+)
+
+
+def reads(type_token: str) -> bool:
+    return type_token in READS or type_token.startswith("kubernetes:")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A resource as the placement reads it: inputs in the engine's camelCase shape, and for each
+    input the URNs of the resources it depends on."""
+
+    urn: str
+    type: str
+    name: str
+    props: Mapping
+    deps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+class Index:
+    def __init__(self, resources: Sequence[Resource]):
+        self.resources = list(resources)
+        self.by_urn = {r.urn: r for r in resources}
+
+    def of(self, type_: str) -> list[Resource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def deps(self, r: Resource, *types: str, prop: str | None = None) -> list[Resource]:
+        urns = r.deps.get(prop, ()) if prop else [u for us in r.deps.values() for u in us]
+        found = []
+        for urn in dict.fromkeys(urns):
+            dep = self.by_urn.get(urn)
+            if dep is not None and dep.type in types:
+                found.append(dep)
+        return found
+
+
+def as_int(value: object, default: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return default
+    try:
+        return int(float(value))
+    except ValueError:
+        return default
+
+
+
+
+def node_group_name(props: Mapping, fallback: str) -> str:
+    """A node group's EKS name as a plan knows it: the name, or `prefix*` for a group the provider
+    names from a prefix (the suffix exists only once the group does)."""
+    name, prefix = props.get("nodeGroupName"), props.get("nodeGroupNamePrefix")
+    if isinstance(name, str):
+        return name
+    return f"{prefix}*" if isinstance(prefix, str) else fallback

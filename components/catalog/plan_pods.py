@@ -1,0 +1,163 @@
+"""The Kubernetes side of a plan's placement: node shapes of its EKS node groups and ACK pools (with
+the device plugins that advertise their resources) and the pod templates of every object, read from
+the resources of any program."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from gpufleet.components.catalog import charts, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity
+from gpufleet.components.catalog.catalog import Catalog
+from gpufleet.components.catalog.efa import EFA_TYPES
+from gpufleet.components.catalog.plan_index import (
+    ACK_CLUSTER,
+    ACK_NODE_POOL,
+    ADDON,
+    CLUSTER,
+    CONFIG_FILES,
+    LAUNCH_TEMPLATE,
+    NODE_GROUP,
+    RELEASE,
+    SUBNET,
+    Index,
+    Resource,
+    as_int,
+    node_group_name,
+)
+
+
+
+def node_group_instance_type(index: Index, group: Resource, cat: Catalog):
+    """The one type a managed group runs: its instanceTypes, else its launch template's (capacity blocks)."""
+    names = [t for t in group.props.get("instanceTypes") or [] if isinstance(t, str)]
+    if not names:
+        names = [t.props.get("instanceType") for t in index.deps(group, LAUNCH_TEMPLATE) if isinstance(t.props.get("instanceType"), str)]
+    return cat.find(names[0]) if len(names) == 1 else None
+
+
+def _efa_interfaces(index: Index, group: Resource) -> int:
+    return sum(
+        1
+        for template in index.deps(group, LAUNCH_TEMPLATE)
+        for ni in template.props.get("networkInterfaces") or []
+        if isinstance(ni, Mapping) and ni.get("interfaceType") in EFA_TYPES
+    )
+
+
+def _zones(index: Index, group: Resource) -> list[str]:
+    subnets = index.deps(group, SUBNET)
+    zones = [s.props.get("availabilityZone") for s in subnets]
+    return [z for z in zones if isinstance(z, str)] if subnets and all(isinstance(z, str) for z in zones) else []
+
+
+def plugins(index: Index, cat: Catalog) -> list[tuple[str, dict, Resource]]:
+    by_chart = {c["chart"]: (key, c) for key, c in cat.curated["charts"].items() if "serves" in c}
+    return [(*by_chart[r.props["chart"]], r) for r in index.of(RELEASE) if r.props.get("chart") in by_chart]
+
+
+def advertised(chart: dict, values: Mapping | None, eks: dict) -> tuple[str, ...]:
+    """The extended resources a device-plugin release advertises on the nodes it runs on."""
+    if chart["serves"] == "efa":
+        return (eks["efaResource"],)
+    if chart["serves"] == "neuron":
+        return (eks["acceleratorResources"]["neuron"], eks["neuronCoreResource"])
+    sharing = charts.nvidia_sharing(values, eks["acceleratorResources"]["nvidia"])
+    return (sharing.get("resource", eks["acceleratorResources"]["nvidia"]),)
+
+
+def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s_scheduler.NodeShape], list[str]]:
+    eks = cat.curated["eks"]
+    shapes, gaps = [], []
+    for group in index.of(NODE_GROUP):
+        it = node_group_instance_type(index, group, cat)
+        if it is None:
+            gaps.append(f"node group {group.name!r}: its instance type is not one known type")
+            continue
+        scaling = group.props.get("scalingConfig") or {}
+        sizes = (as_int(scaling.get("minSize")), as_int(scaling.get("desiredSize")), as_int(scaling.get("maxSize"), 1))
+        taints = [k8s_filters.taint(t) for t in group.props.get("taints") or [] if isinstance(t, Mapping)]
+        ami_type = group.props.get("amiType") if isinstance(group.props.get("amiType"), str) else "AL2023_x86_64_STANDARD"
+        labels = {str(k): str(v) for k, v in (group.props.get("labels") or {}).items()}
+        name = node_group_name(group.props, group.name)
+        shapes.append(
+            node_capacity.eks_node_shape(
+                it,
+                group=name,
+                ami_type=ami_type,
+                labels=labels,
+                taints=taints,
+                sizes=sizes,
+                capacity_type=group.props.get("capacityType") or "ON_DEMAND",
+                zones=_zones(index, group),
+                efa_interfaces=_efa_interfaces(index, group),
+                gpu_sharing=gpu_sharing,
+                facts=cat.curated,
+            )
+        )
+    for pool in index.of(ACK_NODE_POOL):
+        shape = _ack_shape(pool, cat)
+        if shape is None:
+            gaps.append(f"ACK node pool {pool.name!r}: none of its instance types has sourced GPU facts")
+        else:
+            shapes.append(shape)
+    if index.of(ACK_NODE_POOL) and not index.of(ACK_CLUSTER):
+        gaps.append("the ACK node pools join an existing cluster: its other node pools are not in the plan")
+    return shapes, gaps
+
+
+def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | None:
+    props = pool.props
+    labels = {str(l.get("key")): str(l.get("value")) for l in props.get("labels") or [] if isinstance(l, Mapping)}
+    taints = [k8s_filters.taint(t) for t in props.get("taints") or [] if isinstance(t, Mapping)]
+    scaling = props.get("scalingConfig") or {}
+    if scaling.get("enable"):
+        sizes = (as_int(scaling.get("minSize")), as_int(scaling.get("minSize")), as_int(scaling.get("maxSize"), 1))
+    else:
+        desired = as_int(props.get("desiredSize"))
+        sizes = (desired, desired, desired)
+    name = props.get("nodePoolName") if isinstance(props.get("nodePoolName"), str) else pool.name
+    types = [t for t in props.get("instanceTypes") or [] if isinstance(t, str)]
+    return node_capacity.ack_node_shape(name, types, labels, taints, sizes, cat.curated["ack"])
+
+
+def _addon_overrides(index: Index) -> dict[str, Mapping]:
+    found = {}
+    for addon in index.of(ADDON):
+        text = addon.props.get("configurationValues")
+        try:
+            values = json.loads(text) if isinstance(text, str) else {}
+        except ValueError:
+            values = {}
+        if isinstance(values, Mapping) and isinstance(addon.props.get("addonName"), str):
+            found[addon.props["addonName"]] = values
+    return found
+
+
+def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTemplate], list[str]]:
+    """Device-plugin DaemonSets, EKS's default add-ons, pinned manifests, then the plan's workloads."""
+    eks, charts_facts = cat.curated["eks"], cat.curated["charts"]
+    pods: list[k8s_scheduler.PodTemplate] = []
+    gaps: list[str] = []
+    for key, chart, release in plugins(index, cat):
+        values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
+        name = release.props.get("name") if isinstance(release.props.get("name"), str) else release.name
+        pods += k8s_workloads.device_plugin_pods(key, chart, values, name, release.urn, advertised(chart, values, eks))
+    clusters = index.of(CLUSTER)
+    if clusters:
+        if any(c.props.get("bootstrapSelfManagedAddons") is not False for c in clusters):
+            pods += k8s_workloads.addon_pods(eks["defaultAddons"], _addon_overrides(index), clusters[0].urn)
+    elif index.of(NODE_GROUP):
+        gaps.append("the plan joins an existing cluster: its other node groups and running pods are not in the plan")
+    elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not index.of(ACK_NODE_POOL):
+        gaps.append("the plan creates no cluster and no node group: the nodes its pods run on are not in the plan")
+    if len(clusters) > 1:
+        gaps.append("the plan has several clusters: pods are judged against every node group")
+    operator = charts_facts["mpiOperator"]
+    for config in (r for t in CONFIG_FILES for r in index.of(t)):
+        if config.props.get("file") == operator["manifest"]:
+            pods += k8s_workloads.manifest_pods(operator["operator"], config.urn)
+    for r in index.resources:
+        if k8s_workloads.kind_of(r.type) and r.type != RELEASE:
+            pods += k8s_workloads.object_pods(r.type, r.name, r.props, r.urn)
+    return pods, gaps

@@ -1,0 +1,130 @@
+"""The ECS side of a plan's placement: each capacity provider's instances (from its Auto Scaling
+group and launch template) and each task definition's tasks on them, read from the resources of any
+program."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from gpufleet.components.catalog import ecs_scheduler, node_capacity, predicates
+from gpufleet.components.catalog.catalog import Catalog
+from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
+from gpufleet.components.catalog.plan_index import (
+    AUTO_SCALING_GROUP,
+    CAPACITY_PROVIDER,
+    LAUNCH_TEMPLATE,
+    SERVICE,
+    TASK_DEFINITION,
+    Index,
+    Resource,
+    as_int,
+)
+
+
+
+def task_shape(td: Resource, ecs_facts: dict) -> tuple[ecs_scheduler.TaskShape, list[str]]:
+    notes = []
+    text = td.props.get("containerDefinitions")
+    try:
+        containers = json.loads(text) if isinstance(text, str) else list(text or [])
+    except ValueError:
+        containers, _ = [], notes.append("containerDefinitions is not JSON")
+    containers = [c for c in containers if isinstance(c, Mapping)]
+    cpu = as_int(td.props.get("cpu")) or sum(as_int(c.get("cpu")) for c in containers)
+    memory = as_int(td.props.get("memory")) or sum(as_int(c.get("memoryReservation")) or as_int(c.get("memory")) for c in containers)
+    gpus = sum(as_int(r.get("value")) for c in containers for r in c.get("resourceRequirements") or [] if isinstance(r, Mapping) and r.get("type") == "GPU")
+    chips = set()
+    for c in containers:
+        for device in (c.get("linuxParameters") or {}).get("devices") or []:
+            index = predicates.neuron_device_index(device.get("hostPath") if isinstance(device, Mapping) else None, ecs_facts)
+            if index is not None:
+                chips.add(index)
+    network = td.props.get("networkMode") or "bridge"
+    ports = set()
+    if network in ("bridge", "host"):
+        for c in containers:
+            for mapping in c.get("portMappings") or []:
+                port = as_int(mapping.get("hostPort")) or (as_int(mapping.get("containerPort")) if network == "host" else 0)
+                if port:
+                    ports.add((port, str(mapping.get("protocol") or "tcp")))
+    family = td.props.get("family") if isinstance(td.props.get("family"), str) else td.name
+    return ecs_scheduler.TaskShape(family, cpu, memory, gpus, frozenset(chips), frozenset(ports), td.urn), notes
+
+
+def _instance_shapes(index: Index, cat: Catalog) -> dict[str, tuple[ecs_scheduler.InstanceShape, Resource]]:
+    found = {}
+    for cp in index.of(CAPACITY_PROVIDER):
+        for group in index.deps(cp, AUTO_SCALING_GROUP):
+            templates = index.deps(group, LAUNCH_TEMPLATE)
+            names = {t.props.get("instanceType") for t in templates}
+            it = cat.find(next(iter(names))) if len(names) == 1 else None
+            if it is None:
+                continue
+            registered = node_capacity.ecs_registered(it, cat.curated["memoryOverhead"])
+            provider = cp.props.get("name") if isinstance(cp.props.get("name"), str) else cp.name
+            managed = ((cp.props.get("autoScalingGroupProvider") or {}).get("managedScaling") or {}).get("status") == "ENABLED"
+            found[cp.urn] = (
+                ecs_scheduler.InstanceShape(
+                    provider,
+                    it.name,
+                    registered["cpu"],
+                    registered["memory"],
+                    registered["memoryEstimate"],
+                    predicates.whole_gpus(it) or 0,
+                    predicates.neuron_chips(it) or 0,
+                    as_int(group.props.get("desiredCapacity")),
+                    as_int(group.props.get("maxSize"), 1),
+                    managed,
+                ),
+                cp,
+            )
+    return found
+
+
+def task_placements(index: Index, cat: Catalog) -> tuple[list[ecs_scheduler.TaskPlacement], list[str]]:
+    instances = _instance_shapes(index, cat)
+    by_type: dict[str, list[ecs_scheduler.InstanceShape]] = {}
+    for shape, _ in instances.values():
+        by_type.setdefault(shape.instance_type, []).append(shape)
+    results, gaps, served = [], [], set()
+    for service in index.of(SERVICE):
+        tds = index.deps(service, TASK_DEFINITION, prop="taskDefinition")
+        if not tds:
+            continue
+        task, notes = task_shape(tds[0], cat.ecs())
+        served.add(tds[0].urn)
+        cps = [instances[cp.urn][0] for cp in index.deps(service, CAPACITY_PROVIDER) if cp.urn in instances]
+        distinct = any(isinstance(c, Mapping) and c.get("type") == "distinctInstance" for c in service.props.get("placementConstraints") or [])
+        result = ecs_scheduler.place_task(task, cps[0] if cps else None, as_int(service.props.get("desiredCount")), distinct)
+        result.notes += notes
+        if not cps:
+            result.notes.append("its capacity is not in this plan (a launch type or another program's capacity provider)")
+        results.append(result)
+    for td in index.of(TASK_DEFINITION):
+        if td.urn in served:
+            continue
+        task, notes = task_shape(td, cat.ecs())
+        candidates = _admitted_instances(td, by_type, cat)
+        best = max(candidates, key=lambda s: ecs_scheduler.per_instance(task, s)[0], default=None)
+        result = ecs_scheduler.place_task(task, best, None)
+        result.notes += notes
+        if best is None:
+            result.notes.append("no capacity provider of this plan runs a type its memberOf admits")
+        results.append(result)
+    for placement, why in ecs_scheduler.shared_capacity(results, {s.provider: s for s, _ in instances.values()}):
+        placement.status, placement.reason = ecs_scheduler.PENDING, why
+    return results, gaps
+
+
+def _admitted_instances(td: Resource, by_type: dict, cat: Catalog) -> list[ecs_scheduler.InstanceShape]:
+    admitted = None
+    for constraint in td.props.get("placementConstraints") or []:
+        if isinstance(constraint, Mapping) and constraint.get("type") == "memberOf" and isinstance(constraint.get("expression"), str):
+            try:
+                types = admitted_instance_types(constraint["expression"], cat.types)
+            except PlacementSyntaxError:
+                types = None
+            if types is not None:
+                admitted = types if admitted is None else admitted & types
+    return [s for name, shapes in by_type.items() if admitted is None or name in admitted for s in shapes]

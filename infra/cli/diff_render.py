@@ -1,0 +1,73 @@
+"""The reviewer's diff as text for a terminal or Markdown for a pull-request comment (with the Mermaid
+picture of the groups before and after)."""
+
+from __future__ import annotations
+
+from gpufleet.cli.diff import COUNTS, RANK, PlanDiff
+
+
+def _where(finding: dict) -> str:
+    """What a finding is on: a resource's name, or the stack for a stack policy's finding on no resource."""
+    return (finding.get("urn") or "the stack").rsplit("::", 1)[-1]
+
+
+def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
+    def h(level: int, text: str) -> str:
+        if markdown:
+            return f"{'#' * level} {text}"
+        return f"{text}\n{('=' if level <= 2 else '-') * len(text)}"
+
+    bullet = "- " if markdown else "  - "
+    code = (lambda t: f"`{t}`") if markdown else (lambda t: t)
+    lines = [h(2, f"gpufleet diff: {base_name} -> {head_name}"), ""]
+    if not d.changed:
+        return "\n".join([*lines, "No changes."]) + "\n"
+    lines += [h(3, "Accelerators"), ""]
+    if not d.groups and not any(d.totals[side][k] for side in ("before", "after") for k, _ in COUNTS):
+        lines.append("No accelerated groups on either side.")
+    elif markdown:
+        lines += ["| | before | after |", "|---|---|---|"]
+        lines += [f"| {words} (desired) | {d.totals['before'][k]} | {d.totals['after'][k]} |" for k, words in COUNTS]
+    else:
+        lines += [f"{bullet}{words} (desired): {d.totals['before'][k]} -> {d.totals['after'][k]}" for k, words in COUNTS]
+    lines.append("")
+    for g in d.groups:
+        side = g["after"] or g["before"]
+        title = f"{g['platform']} {g['group']} ({side['instanceType']})"
+        if g["status"] != "changed":
+            t = side["total"]
+            lines.append(f"{bullet}{title}: {g['status']}, {side['instances']['desired']} instances, {t['gpus']} GPUs, "
+                         f"{t['neuronChips']} Neuron chips, {t['efaInterfaces']} EFA interfaces")
+        else:
+            lines.append(f"{bullet}{title}: " + "; ".join(g["notes"]))
+    if markdown and d.picture:
+        lines += ["", "```mermaid", d.picture.rstrip("\n"), "```"]
+    if d.drains:
+        lines += ["", h(3, "Replaces instances (running jobs are drained)"), ""]
+        lines += [f"{bullet}{x['platform']} {x['group']}: {x['reason']}" for x in d.drains]
+    if d.tolerations:
+        lines += ["", h(3, "Tolerations changed"), ""]
+        lines += [f"{bullet}{code(t['type'])} {t['name']}: {', '.join(code(c['path']) for c in t['properties'])}" for t in d.tolerations]
+    if d.placement_worse or d.placement_better:
+        lines += ["", h(3, "Placement"), ""]
+        for e in d.placement_worse + d.placement_better:
+            why = f": {e['why']}" if e["why"] and RANK[e["after"]] else ""
+            lines.append(f"{bullet}{e['name']}: {e['before']} -> {e['after']}{why}")
+    if d.affected:
+        lines += ["", h(3, "Replaced or updated because what they read is replaced or removed"), ""]
+        lines += [f"{bullet}{a['effect']} {code(a['type'])} {a['name']}: {'; '.join(a['because'])}" for a in d.affected]
+    if d.refused:
+        lines += ["", h(3, "Deletes the cloud will refuse"), ""]
+        lines += [f"{bullet}{code(r['type'])} {r['name']} ({r['how']}): {r['reason']}. Fix: {r['fix']}" for r in d.refused]
+    if d.new_findings or d.fixed_findings:
+        lines += ["", h(3, "Policy"), ""]
+        lines += [f"{bullet}new ({f['level']}) {code(f['policy'])} on {_where(f)}: {f['message']}" for f in d.new_findings]
+        lines += [f"{bullet}fixed {code(f['policy'])} on {_where(f)}" for f in d.fixed_findings]
+    lines += ["", h(3, "Resources"), ""]
+    for verb, entries in (("added", d.added), ("removed", d.removed), ("replaced", d.replaced), ("updated", d.updated)):
+        for e in entries:
+            lines.append(f"{bullet}{verb} {code(e['type'])} {e['name']}" + (f" ({e['reason']})" if e.get("reason") else ""))
+            for line in e.get("summary", []):
+                path, _, rest = line.partition(": ")
+                lines.append(f"{'  ' if markdown else '      '}{bullet if markdown else ''}{code(path)}: {rest}")
+    return "\n".join(lines) + "\n"
