@@ -72,3 +72,23 @@ def size_order_error(min_size: int, desired_size: int, max_size: int) -> str | N
 def rule_error(rule: str, message: str) -> PydanticCustomError:
     """A model validator's error with a stable kebab-case rule id (pydantic's own is `value_error`)."""
     return PydanticCustomError(rule, message.replace("{", "{{").replace("}", "}}"))
+
+
+def by_identity(resolve_args):
+    """`resolve_args(args, ...)` computed once per args object: remembered by identity, holding the
+    args so that their id is never reused while remembered (bounded). Args models are frozen, so a
+    resolution stays true for as long as its args live."""
+    kept: dict[int, tuple[object, object]] = {}
+
+    def resolve(args, *rest):
+        held = kept.get(id(args))
+        if held is not None and held[0] is args:
+            return held[1]
+        resolved = resolve_args(args, *rest)
+        if len(kept) >= 512:
+            kept.pop(next(iter(kept)))
+        kept[id(args)] = (args, resolved)
+        return resolved
+
+    resolve.kept = kept
+    return resolve

@@ -26,10 +26,11 @@ from gpufleet.components.ecs.args import CapacityProviderArgs, ContainerArgs, Ec
 from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
 from gpufleet.components.ecs.gpu_cluster import GpuCluster
 from gpufleet.components.ecs.instance_role import InstanceRole
+from gpufleet.components.ecs.resolved import ResolvedCapacityProvider
 from gpufleet.components.eks.args import EfaArgs, EksFleetArgs, NodeGroupArgs, TaintArgs
 from gpufleet.components.eks.eks_fleet import EksFleet
 from gpufleet.components.eks.node_group import AcceleratedNodeGroup
-from gpufleet.components.eks.resolved import ResolvedNodeGroup, resolve, served_groups
+from gpufleet.components.eks.resolved import ResolvedNodeGroup, served_groups
 from gpufleet.components.k8s.args import NcclTestArgs, NvidiaDevicePluginArgs
 from gpufleet.components.k8s.device_plugins import DevicePlugins, ServedGroups
 from gpufleet.components.k8s.nccl_test import NcclTest
@@ -40,6 +41,7 @@ __all__ = [
     # ECS: GPU or Neuron capacity for a cluster, and the whole cluster.
     "GpuCapacityProvider",
     "CapacityProviderArgs",
+    "ResolvedCapacityProvider",
     "InstanceRole",
     "GpuCluster",
     "EcsFleetArgs",
@@ -50,7 +52,6 @@ __all__ = [
     "AcceleratedNodeGroup",
     "NodeGroupArgs",
     "ResolvedNodeGroup",
-    "resolve",
     "EfaArgs",
     "TaintArgs",
     "EksFleet",

@@ -12,6 +12,7 @@ from dataclasses import replace
 from gpufleet.components.catalog import ack_rules, catalog, ecs_scheduler, predicates
 from gpufleet.components.ecs import checks as ecs_checks
 from gpufleet.components.ecs.neuron import device_counts
+from gpufleet.components.ecs.resolved import resolve as resolve_provider
 from gpufleet.components.eks.resolved import resolve
 from gpufleet.components.k8s.nccl_test import nccl_size
 from gpufleet.spec import FleetSpec
@@ -84,10 +85,10 @@ def accelerator_summary(spec: FleetSpec) -> dict:
         providers = {cp.name: cp for cp in spec.ecs.capacity_providers}
         for cp in spec.ecs.capacity_providers:
             details = {"purchase": cp.purchase, "amiVariant": cp.ami_variant}
-            groups.append(_group(cat.get(cp.instance_type), "ecs", cp.name, (cp.min_size, cp.desired_size, cp.max_size), details))
+            groups.append(_group(resolve_provider(cp, cat).instance, "ecs", cp.name, (cp.min_size, cp.desired_size, cp.max_size), details))
         for wl in spec.ecs.workloads:
             cp = providers[wl.capacity_provider]
-            workloads.append(_workload_row(wl, cp, cat.get(cp.instance_type)))
+            workloads.append(_workload_row(wl, cp, resolve_provider(cp, cat).instance))
     if spec.eks is not None:
         for ng in spec.eks.node_groups:
             group = resolve(ng, cat)

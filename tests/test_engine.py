@@ -91,7 +91,7 @@ def test_a_preview_lays_out_each_efa_group_once(monkeypatch):
     calls = []
     original = resolved.efa_layout
     monkeypatch.setattr(spec, "_VALIDATED", {})
-    monkeypatch.setattr(resolved, "_RESOLVED", {})
+    monkeypatch.setattr(resolved, "_remembered", resolved.by_identity(resolved._resolve))
     monkeypatch.setattr(resolved, "efa_layout", lambda *a: calls.append(a[0].name) or original(*a))
     code, out, err = run_cli("preview", "eks-p5-efa", "--no-policy", "--json")
     assert code == 0, err

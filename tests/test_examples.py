@@ -140,3 +140,14 @@ def test_the_readme_shows_the_example_as_it_is():
     block = readme.split("```python\n", 1)[1].split("```", 1)[0]
     program = (EXAMPLES / "eks-efa-node-group" / "__main__.py").read_text()
     assert block.strip() and block in program
+
+
+def test_a_library_args_mistake_names_the_field_and_the_rule(tmp_path):
+    """A component made from the library resolves its args itself: an AMI variant the type's
+    accelerator has not is refused with the variants it has (exit 2, not a traceback)."""
+    folder = _copy(tmp_path, "ecs-gpu-capacity-provider")
+    main = folder / "__main__.py"
+    main.write_text(main.read_text().replace('instance_type="g6.12xlarge",', 'instance_type="inf2.xlarge", ami_variant="al2-kernel-5.10",'))
+    code, _, err = run_cli("preview", "--program", str(folder))
+    assert code == 2 and "Traceback" not in err
+    assert "amiVariant = 'al2-kernel-5.10': inf2.xlarge runs on the ECS neuron AMI, whose variants are al2023, al2" in err

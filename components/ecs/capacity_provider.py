@@ -7,26 +7,9 @@ import base64
 import pulumi
 import pulumi_aws as aws
 
-from gpufleet.components.catalog import catalog
 from gpufleet.components.ecs.args import CapacityProviderArgs
-from gpufleet.components.ecs.checks import ami_parameter, capacity_provider_name
-
-
-def user_data(cluster_name: str, instance_type: str, ami_variant: str) -> str:
-    """Join the cluster with the accelerator's support on. The GPU and Neuron AMIs already enable it
-    in /var/lib/ecs/ecs.config; writing it again protects custom AMIs built from them."""
-    cat = catalog.load()
-    accelerator, variants = cat.ecs_ami_variants(cat.get(instance_type))
-    lines = ["#!/bin/bash", "set -euo pipefail"]
-    if variants[ami_variant].get("yumIpv4Fix"):
-        lines.append('echo "ip_resolve=4" >> /etc/yum.conf')
-    lines += [
-        "cat >> /etc/ecs/ecs.config <<'EOF'",
-        f"ECS_CLUSTER={cluster_name}",
-        cat.ecs()["agentFlags"][accelerator],
-        "EOF",
-    ]
-    return "\n".join(lines) + "\n"
+from gpufleet.components.ecs.checks import capacity_provider_name
+from gpufleet.components.ecs.resolved import ResolvedCapacityProvider, resolve
 
 
 class GpuCapacityProvider(pulumi.ComponentResource):
@@ -37,7 +20,7 @@ class GpuCapacityProvider(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        args: CapacityProviderArgs,
+        args: CapacityProviderArgs | ResolvedCapacityProvider,
         *,
         cluster_name: str,
         instance_profile_arn: pulumi.Input[str],
@@ -51,12 +34,14 @@ class GpuCapacityProvider(pulumi.ComponentResource):
         unique per account and region); `ami_id` to the type's ECS GPU or Neuron AMI in
         `args.ami_variant`, read from SSM through the resource's provider."""
         super().__init__("gpufleet:ecs:GpuCapacityProvider", name, None, opts)
+        self.resolved = resolve(args)
+        args = self.resolved.args
         self._name = name
         self._args = args
         self._cluster_name = cluster_name
         self.provider_name = provider_name or capacity_provider_name(cluster_name, args.name)
         if ami_id is None:
-            ami_id = aws.ssm.get_parameter_output(name=ami_parameter(args.instance_type, args.ami_variant), opts=pulumi.InvokeOptions(parent=self)).value
+            ami_id = aws.ssm.get_parameter_output(name=self.resolved.ami_parameter, opts=pulumi.InvokeOptions(parent=self)).value
         self.launch_template = self._launch_template(ami_id, instance_profile_arn, security_group_id)
         self.group = self._auto_scaling_group(subnet_ids)
         self.capacity_provider = self._capacity_provider()
@@ -77,7 +62,7 @@ class GpuCapacityProvider(pulumi.ComponentResource):
             image_id=ami_id,
             instance_type=a.instance_type,
             iam_instance_profile={"arn": instance_profile_arn},
-            user_data=base64.b64encode(user_data(self._cluster_name, a.instance_type, a.ami_variant).encode()).decode(),
+            user_data=base64.b64encode(self.resolved.user_data(self._cluster_name).encode()).decode(),
             metadata_options={
                 "http_endpoint": "enabled",
                 "http_tokens": "required",
@@ -85,7 +70,7 @@ class GpuCapacityProvider(pulumi.ComponentResource):
             },
             block_device_mappings=[
                 {
-                    "device_name": catalog.load().ecs()["rootDeviceName"]["value"],
+                    "device_name": self.resolved.root_device_name,
                     "ebs": {
                         "volume_size": a.root_volume_gib,
                         "volume_type": "gp3",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpufleet.components.capacity_checks import offered_and_purchasable
-from gpufleet.components.catalog import api_rules, catalog, ecs_scheduler, node_capacity, plan_placement, predicates
+from gpufleet.components.catalog import api_rules, ecs_scheduler, node_capacity, plan_placement, predicates
 from gpufleet.components.catalog.quotas import quota_problem
 from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
@@ -22,13 +22,6 @@ RESERVED_CAPACITY_PROVIDER_PREFIXES = ("aws", "ecs", "fargate")  # CreateCapacit
 def capacity_provider_name(cluster_name: str, provider: str) -> str:
     """Capacity provider names are unique per account and region, so the cluster name prefixes them."""
     return f"{cluster_name}-{provider}"
-
-
-def ami_parameter(instance_type: str, variant: str) -> str:
-    """The SSM parameter of the type's accelerated ECS AMI (GPU or Neuron) in `variant`."""
-    cat = catalog.load()
-    _, variants = cat.ecs_ami_variants(cat.get(instance_type))
-    return f"{variants[variant]['ssmParameter']}/image_id"
 
 
 def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violation]:

@@ -8,10 +8,10 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from gpufleet.components.catalog import catalog
 from gpufleet.components.ecs.args import EcsFleetArgs, WorkloadArgs
 from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
-from gpufleet.components.ecs.checks import ami_parameter, capacity_provider_name
+from gpufleet.components.ecs.checks import capacity_provider_name
+from gpufleet.components.ecs.resolved import resolve
 from gpufleet.components.catalog.ecs_placement import member_of
 from gpufleet.components.ecs.container_definitions import container_definitions
 from gpufleet.components.ecs.neuron import device_counts, per_chip_families
@@ -39,7 +39,7 @@ class GpuCluster(pulumi.ComponentResource):
                 cp,
                 cluster_name=args.cluster_name,
                 provider_name=capacity_provider_name(args.cluster_name, cp.name),
-                ami_id=amis[ami_parameter(cp.instance_type, cp.ami_variant)],
+                ami_id=amis[resolve(cp).ami_parameter],
                 instance_profile_arn=self.instance_role.profile.arn,
                 subnet_ids=self._subnet_ids[cp.name],
                 security_group_id=self.security_group.id,
@@ -70,10 +70,9 @@ class GpuCluster(pulumi.ComponentResource):
         net = self._args.network
         if net.create is None:
             return net.vpc_id, {cp.name: list(net.subnet_ids) for cp in self._args.capacity_providers}
-        cat = catalog.load()
         vpc = Vpc(self._name, net.create.cidr, list(net.create.zones), opts=self._child())
         subnets = {
-            cp.name: [vpc.private_subnet_by_zone[z].id for z in zones.group_zones(cat.get(cp.instance_type), list(net.create.zones), self._region)]
+            cp.name: [vpc.private_subnet_by_zone[z].id for z in zones.group_zones(resolve(cp).instance, list(net.create.zones), self._region)]
             for cp in self._args.capacity_providers
         }
         return vpc.vpc_id, subnets
@@ -101,7 +100,7 @@ class GpuCluster(pulumi.ComponentResource):
 
     def _ami_ids(self) -> dict[str, pulumi.Input[str]]:
         """One SSM look-up per AMI in use, in the provider's region, keyed by its parameter."""
-        parameters = sorted({ami_parameter(cp.instance_type, cp.ami_variant) for cp in self._args.capacity_providers})
+        parameters = sorted({resolve(cp).ami_parameter for cp in self._args.capacity_providers})
         return {
             name: aws.ssm.get_parameter(name=name, opts=pulumi.InvokeOptions(parent=self)).value for name in parameters
         }
@@ -118,7 +117,7 @@ class GpuCluster(pulumi.ComponentResource):
         """One task definition (and service), or for a task per Neuron chip one of each per chip index:
         ECS maps devices statically, so tasks sharing one definition would share its chip."""
         cp = next(cp for cp in self._args.capacity_providers if cp.name == wl.capacity_provider)
-        it = catalog.load().get(cp.instance_type)
+        it = resolve(cp).instance
         counts = device_counts(wl, it)
         if wl.service is not None and wl.service.per_chip:
             for chip, family in enumerate(per_chip_families(wl.name, it)):

@@ -18,6 +18,7 @@ from gpufleet.components.catalog.efa import EfaInterface, efa_count, efa_layout
 from gpufleet.components.eks.args import NodeGroupArgs
 from gpufleet.components.k8s.device_plugins import ServedGroups
 from gpufleet.components.k8s.nccl_test import NcclTarget
+from gpufleet.components.spec_model import by_identity
 
 
 @dataclass(frozen=True)
@@ -47,24 +48,12 @@ class ResolvedNodeGroup:
         return NcclTarget(self.name, self.args.instance_type, self.args.desired_size, gpus, self.efa_count, self.taints)
 
 
-# args object id -> (args, resolved): the args are held so that their id is never reused while here.
-_RESOLVED: dict[int, tuple[NodeGroupArgs, ResolvedNodeGroup]] = {}
-_KEEP = 512
-
-
 def resolve(group: NodeGroupArgs | ResolvedNodeGroup, cat: Catalog | None = None) -> ResolvedNodeGroup:
     """The group's resolution (raises UnknownInstanceType for a type the catalog lacks, and
     ValueError for an EFA layout the type cannot take: the spec check reports both first)."""
     if isinstance(group, ResolvedNodeGroup):
         return group
-    held = _RESOLVED.get(id(group))
-    if held is not None and held[0] is group:
-        return held[1]
-    resolved = _resolve(group, cat or catalog.load())
-    if len(_RESOLVED) >= _KEEP:
-        _RESOLVED.pop(next(iter(_RESOLVED)))
-    _RESOLVED[id(group)] = (group, resolved)
-    return resolved
+    return _remembered(group, cat or catalog.load())
 
 
 def _resolve(ng: NodeGroupArgs, cat: Catalog) -> ResolvedNodeGroup:
@@ -87,6 +76,9 @@ def _resolve(ng: NodeGroupArgs, cat: Catalog) -> ResolvedNodeGroup:
         taints=tuple({**t, "effect": eks_rules.taint_effect_enum(t["effect"], eks)} for t in taints),
         efa_interfaces=tuple(efa_layout(it, efa.layout, efa.secondary_interface_type, efa.interfaces)) if efa is not None else (),
     )
+
+
+_remembered = by_identity(_resolve)
 
 
 def served_groups(groups: Iterable[NodeGroupArgs | ResolvedNodeGroup]) -> ServedGroups:
