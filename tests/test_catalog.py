@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpufleet.components.catalog import catalog, generate, predicates
@@ -160,3 +162,25 @@ def test_neuron_predicates_read_the_chip_count_from_ec2():
     assert predicates.neuron_capabilities(["SYS_PTRACE", "IPC_LOCK"], ecs) is None
     assert "IPC_LOCK" in predicates.neuron_capabilities([], ecs)
     assert "unknown" in predicates.neuron_devices_fit(CAT.get("trn2u.48xlarge"), 1)
+
+
+def test_the_curated_facts_are_checked_at_load():
+    """Every key of curated.yaml is one the typed facts know, of the type they say: a misspelt, missing
+    or mistyped fact fails when the catalog loads, naming its path."""
+    import copy
+
+    from gpufleet.components.catalog import facts
+
+    document = catalog.curated_facts()
+    assert catalog.load().facts == facts.checked(document, "curated.yaml")
+    assert catalog.load().facts.quotas["ecsCapacityProvidersPerCluster"].value == 20
+    for mutate, path in (
+        (lambda d: d["eks"].__setitem__("efaResourse", "vpc.amazonaws.com/efa"), "eks.efaResourse"),
+        (lambda d: d["ecs"]["agentFlags"].pop("neuron"), "ecs.agentFlags.neuron"),
+        (lambda d: d["quotas"]["ecsCapacityProvidersPerCluster"].__setitem__("value", "20"), "quotas.ecsCapacityProvidersPerCluster.value"),
+        (lambda d: d["replacement"]["aws:ec2/vpc:Vpc"].pop("source"), "replacement.aws:ec2/vpc:Vpc.source"),
+    ):
+        broken = copy.deepcopy(document)
+        mutate(broken)
+        with pytest.raises(facts.CuratedFactsError, match=re.escape(f"curated.yaml: {path}:")):
+            facts.checked(broken, "curated.yaml")

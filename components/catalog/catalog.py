@@ -14,6 +14,8 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
+from gpufleet.components.catalog.facts import CuratedFacts, checked
+
 DATA = Path(__file__).parent / "data"
 REGENERATE = "python -m gpufleet.components.catalog.generate"
 
@@ -160,6 +162,8 @@ class Catalog:
     types: dict[str, InstanceType]
     regions: tuple[str, ...]
     curated: dict
+    # The same facts, typed and checked at load (facts.py): a misspelt or missing key fails here.
+    facts: CuratedFacts
     source: str
 
     def get(self, name: str) -> InstanceType:
@@ -240,5 +244,6 @@ def load() -> Catalog:
         types=types,
         regions=tuple(sorted(document["offerings"])),
         curated=curated,
+        facts=checked(curated, str(DATA / "curated.yaml")),
         source=document["generated"]["source"],
     )

@@ -1,0 +1,367 @@
+"""The shape of the curated facts file (data/curated.yaml), checked when the catalog loads: a key
+misspelt, missing or of the wrong type fails there, naming it, instead of deep inside a rule. Every
+fact group carries its source.
+
+Free-form parts are what they stand for: a chart's values, a Kubernetes pod spec, an EKS add-on's
+manifest excerpt (mappings passed through to Helm or to the scheduler simulation).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+
+class _Facts(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, alias_generator=to_camel, populate_by_name=True)
+
+
+class Sourced(_Facts):
+    source: str = Field(min_length=1)
+
+
+class Values(Sourced):
+    values: list[str]
+
+
+class Value(Sourced):
+    value: str
+
+
+# --- ECS ------------------------------------------------------------------------------------------
+
+
+class EcsAmiVariant(Sourced):
+    title: str
+    ssm_parameter: str = Field(pattern=r"^/aws/service/ecs/optimized-ami/")
+    architectures: list[str]
+    yum_ipv4_fix: bool = False
+
+
+class NeuronDevices(Sourced):
+    path_prefix: str
+    permissions: list[str]
+    capabilities: list[str]
+
+
+class AgentFlags(Sourced):
+    gpu: str
+    neuron: str
+
+
+class Reasoned(Sourced):
+    reason: str
+
+
+class AmiReleaseBound(Sourced):
+    minimum: str | None = Field(None, pattern=r"^\d{8}$")
+    before: str | None = Field(None, pattern=r"^\d{8}$")
+
+
+class Note(Sourced):
+    note: str
+
+
+class EcsFacts(_Facts):
+    gpu_ami_variants: dict[str, EcsAmiVariant]
+    neuron_ami_variants: dict[str, EcsAmiVariant]
+    neuron_ami_regions: Values
+    neuron_devices: NeuronDevices
+    agent_flags: AgentFlags
+    gpu_manufacturers: Values
+    root_device_name: Value
+    families_without_gpu_ami: dict[str, Reasoned]
+    ami_release_bounds: dict[str, AmiReleaseBound]
+    notes: dict[str, Note]
+    driver_capabilities: Values
+
+
+# --- EKS ------------------------------------------------------------------------------------------
+
+
+class AcceleratedAmiType(_Facts):
+    accelerator: str
+    architectures: list[str]
+    default: bool
+    root_device_name: str
+    data_device_name: str | None = None
+
+
+class StandardAmiType(_Facts):
+    architectures: list[str]
+    root_device_name: str
+
+
+class MaxPods(_Facts):
+    per_eni_addresses_less: int
+    plus: int
+    fallback: int
+
+
+class KubeReservedMemory(_Facts):
+    per_pod: int
+    base: int
+
+
+class CpuReserveBand(_Facts):
+    from_millicores: int
+    to_millicores: int | None = None
+    reserve: int
+
+
+class Kubelet(Sourced):
+    max_pods: MaxPods
+    kube_reserved_memory_mib: KubeReservedMemory = Field(alias="kubeReservedMemoryMiB")
+    kube_reserved_cpu_per10000: list[CpuReserveBand] = Field(alias="kubeReservedCpuPer10000")
+    eviction_hard_memory_mib: int = Field(alias="evictionHardMemoryMiB")
+    ami_types: list[str]
+
+
+class Hugepages(Sourced):
+    pages: int
+
+
+class WellKnownLabels(Sourced):
+    os: str
+    arch: str
+    instance_type: str
+    zone: str
+    node_group: str
+    capacity_type: str
+    architectures: dict[str, str]
+
+
+class Addon(Sourced):
+    kind: str
+    namespace: str
+    replicas: int | None = None
+    spec: dict[str, Any]  # a Kubernetes pod spec
+
+
+class Taint(_Facts):
+    key: str
+    effect: str
+    value: str | None = None
+
+
+class AcceleratorTaints(Sourced):
+    nvidia: Taint
+    neuron: Taint
+
+
+class AcceleratorLabels(Sourced):
+    nvidia: dict[str, str]
+
+
+class AcceleratorResources(_Facts):
+    nvidia: str
+    neuron: str
+
+
+class TaintEffects(Sourced):
+    no_schedule: str = Field(alias="NoSchedule")
+    no_execute: str = Field(alias="NoExecute")
+    prefer_no_schedule: str = Field(alias="PreferNoSchedule")
+
+
+class EksFacts(_Facts):
+    accelerated_ami_types: dict[str, AcceleratedAmiType]
+    ami_types_source: str
+    node_policies: Values
+    cluster_policies: Values
+    standard_ami_types: dict[str, StandardAmiType]
+    system_node_families: Values
+    kubelet: Kubelet
+    hugepages2_mi: Hugepages = Field(alias="hugepages2Mi")
+    well_known_labels: WellKnownLabels
+    default_addons: dict[str, Addon]
+    accelerator_taints: AcceleratorTaints
+    accelerator_labels: AcceleratorLabels
+    accelerator_resources: AcceleratorResources
+    neuron_core_resource: str
+    efa_resource: str
+    resources_source: str
+    taint_effects: TaintEffects
+
+
+# --- charts ---------------------------------------------------------------------------------------
+
+
+class Toleration(_Facts):
+    key: str | None = None
+    operator: str | None = None
+    value: str | None = None
+    effect: str | None = None
+
+
+class Chart(Sourced):
+    chart: str
+    version: str
+    repository: str | None = None
+    namespace: str
+    serves: str
+    tolerations_path: list[str]
+    values_file: str
+    mig_strategies: list[str] | None = None
+    always_tolerations: list[Toleration] | None = None
+    values: dict[str, Any] | None = None  # values gpufleet sets beyond the chart's defaults
+
+
+class ManifestObject(Sourced):
+    kind: str
+    name: str
+    namespace: str
+    replicas: int
+    spec: dict[str, Any]
+
+
+class MpiOperator(Sourced):
+    version: str
+    manifest: str
+    operator: ManifestObject
+
+
+class NcclTests(Sourced):
+    run_policy: dict[str, Any]
+    mpirun: list[str]
+    mpirun_tail: list[str]
+    hugepages2_mi: str = Field(alias="hugepages2Mi")
+    memory: str
+    path: str
+    ld_library_path: str
+
+
+class Charts(_Facts):
+    nvidia_device_plugin: Chart
+    efa_device_plugin: Chart
+    neuron_helm_chart: Chart
+    mpi_operator: MpiOperator
+    nccl_tests: NcclTests
+
+
+# --- the rest -------------------------------------------------------------------------------------
+
+
+class DocumentedMemory(Sourced):
+    installed_mib: int = Field(alias="installedMiB")
+    registered_mib: int = Field(alias="registeredMiB")
+
+
+class EstimatePercent(Sourced):
+    value: float
+
+
+class MemoryOverhead(_Facts):
+    documented: DocumentedMemory
+    estimate_percent: EstimatePercent
+
+
+class SharingMode(_Facts):
+    isolation: str
+    compute_percentage: bool
+
+
+class ComputePercentage(Sourced):
+    minimum: int
+    maximum: int
+    multiple_of: int
+
+
+class AckPrerequisites(Sourced):
+    minimum_kubernetes: str
+    minimum_sharing_chart: str
+    minimum_cgpu: str
+    scheduler_versions: dict[str, str]
+
+
+class AckGpuFamily(_Facts):
+    model: str
+    memory_mib: int = Field(alias="memoryMiB")
+
+
+class AckFacts(_Facts):
+    sharing_regions: Values
+    schedule_label: str
+    placement_label: str
+    sharing_modes: dict[str, SharingMode]
+    placements: list[str]
+    modes_source: str
+    memory_resource: str
+    compute_resource: str
+    compute_percentage: ComputePercentage
+    prerequisites: AckPrerequisites
+    sharing_chart: str
+    gpu_families: dict[str, AckGpuFamily]
+    gpu_instance_types: dict[str, int]
+    gpu_types_source: str
+
+
+class IncompleteRecord(Reasoned):
+    missing: str
+
+
+class Replacement(Sourced):
+    replaces: list[str]
+    rolls: list[str] = []
+
+
+class RefusedDelete(Sourced):
+    held_by: list[str]
+    rule: str
+
+
+class Quota(Sourced):
+    value: int
+    adjustable: bool
+
+
+class QualifiedName(_Facts):
+    name_pattern: str
+    name_max: int
+    prefix_pattern: str
+    prefix_max: int
+
+
+class KubeletLabels(Sourced):
+    restricted_namespaces: list[str]
+    allowed_namespaces: list[str]
+    allowed_keys: list[str]
+
+
+class KubernetesFacts(_Facts):
+    qualified_name: QualifiedName
+    label_value_max: int
+    syntax_source: str
+    kubelet_labels: KubeletLabels
+
+
+class CuratedFacts(_Facts):
+    """Everything the curated facts file holds, by group."""
+
+    ecs: EcsFacts
+    eks: EksFacts
+    charts: Charts
+    memory_overhead: MemoryOverhead
+    mig_capable_gpu_models: Values
+    ack: AckFacts
+    retired_families: dict[str, Reasoned]
+    incomplete_records: dict[str, IncompleteRecord]
+    replacement: dict[str, Replacement]
+    refused_deletes: dict[str, RefusedDelete]
+    quotas: dict[str, Quota]
+    kubernetes: KubernetesFacts
+
+
+class CuratedFactsError(ValueError):
+    """The curated facts file does not have the shape the rules read."""
+
+
+def checked(document: object, where: str) -> CuratedFacts:
+    """The curated facts, checked; a problem names the key path and what is wrong."""
+    try:
+        return CuratedFacts.model_validate(document)
+    except ValidationError as err:
+        lines = [f"{where}: {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors(include_url=False)[:10]]
+        raise CuratedFactsError("\n".join(lines)) from None
