@@ -159,7 +159,7 @@ def _validate(config: dict[str, object]) -> FleetSpec:
                 found = list(eks_placement.check_placement(spec.eks, spec.region, cat))
             issues += [_from_violation(v, "eks") for v in found]
     if spec.ack is not None:
-        issues += [_from_violation(v, "ack") for v in ack_checks.check_fleet(spec.ack, cat.curated["ack"], cat.curated["kubernetes"])]
+        issues += [_from_violation(v, "ack") for v in ack_checks.check_fleet(spec.ack, cat.facts.ack, cat.facts.kubernetes)]
     if not aws and spec.ack is None:
         issues.append(
             SpecIssue(("ecs",), _MISSING, "fleet-not-empty", "the stack provisions nothing: add gpufleet:ecs, gpufleet:eks or gpufleet:ack")

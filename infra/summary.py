@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpufleet.components.catalog import ack_rules, catalog, ecs_scheduler, predicates
+from gpufleet.components.catalog.facts import AckFacts
 from gpufleet.components.ecs import checks as ecs_checks
 from gpufleet.components.ecs.neuron import device_counts
 from gpufleet.components.ecs.resolved import resolve as resolve_provider
@@ -96,7 +97,7 @@ def accelerator_summary(spec: FleetSpec) -> dict:
             groups.append(_group(group.instance, "eks", ng.name, (ng.min_size, ng.desired_size, ng.max_size), details, group.efa_count))
     summary = {"groups": groups, "totals": _totals(groups), "workloads": workloads}
     if spec.ack is not None:
-        summary["ackPools"] = [_ack_pool(pool, spec.ack, cat.curated["ack"]) for pool in spec.ack.node_pools]
+        summary["ackPools"] = [_ack_pool(pool, spec.ack, cat.facts.ack) for pool in spec.ack.node_pools]
     if spec.eks is not None and spec.eks.kubernetes is not None and spec.eks.kubernetes.nccl_test is not None:
         name = spec.eks.kubernetes.nccl_test.node_group
         summary["ncclTest"] = nccl_size(resolve(next(ng for ng in spec.eks.node_groups if ng.name == name), cat).nccl_target)
@@ -137,7 +138,7 @@ def _tasks_per_instance(wl, cp, it, chips: int) -> int:
     return ecs_scheduler.per_instance(task, inst)[0]
 
 
-def _ack_pool(pool, fleet, ack: dict) -> dict:
+def _ack_pool(pool, fleet, ack: AckFacts) -> dict:
     """A shared-GPU pool: its GPUs, and how many pods of each declared size fit one GPU and one node."""
     gpus_per_node = ack_rules.pool_gpus(pool.instance_types, ack)
     gib_per_gpu = ack_rules.smallest_gpu(pool.instance_types, ack).shared_gib

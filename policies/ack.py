@@ -21,6 +21,7 @@ from pulumi_policy import (
 )
 
 from gpufleet.components.catalog import ack_rules, catalog, k8s_rules
+from gpufleet.components.catalog.facts import AckFacts
 from gpufleet.policies.inputs import get, items, provider_region
 from gpufleet.policies.k8s import RELEASE, containers, pod_specs
 from gpufleet.components.catalog import tokens
@@ -29,8 +30,8 @@ NODE_POOL = tokens.ACK_NODE_POOL
 MANAGED_CLUSTER = tokens.ACK_CLUSTER
 
 
-def _ack() -> dict:
-    return catalog.load().curated["ack"]
+def _ack() -> AckFacts:
+    return catalog.load().facts.ack
 
 
 def _labels(pool) -> dict[str, str]:
@@ -55,7 +56,7 @@ def _shared_gpu_pods(args: StackValidationArgs):
     ack = _ack()
     for r in args.resources:
         for where, pod in pod_specs(r.resource_type, r.props):
-            if _asks(pod, ack["memoryResource"]) or _asks(pod, ack["computeResource"]):
+            if _asks(pod, ack.memory_resource) or _asks(pod, ack.compute_resource):
                 selector = get(pod, "nodeSelector")
                 yield r, where, pod, dict(selector) if isinstance(selector, Mapping) else {}
 
@@ -76,7 +77,7 @@ def _validate_core_percentage(args: ResourceValidationArgs, report: ReportViolat
     for where, pod in specs:
         for c in containers(pod):
             for part in ("limits", "requests"):
-                value = get(c, "resources", part, ack["computeResource"])
+                value = get(c, "resources", part, ack.compute_resource)
                 if value is None:
                     continue
                 text = k8s_rules.quantity(value)
@@ -94,7 +95,7 @@ def _validate_gpu_mem_fits(args: StackValidationArgs, report: ReportViolation) -
             smallest = ack_rules.smallest_gpu(types, ack)
             if smallest is None:
                 continue  # no sourced GPU facts for the pool's types: nothing to judge against
-            for name, gib in _asks(pod, ack["memoryResource"]):
+            for name, gib in _asks(pod, ack.memory_resource):
                 if gib is None:
                     continue
                 reason = ack_rules.gpu_mem_fits(gib, smallest.shared_gib, smallest.name)
@@ -106,7 +107,7 @@ def _validate_sharing_mode(args: StackValidationArgs, report: ReportViolation) -
     ack = _ack()
     pools = [r for r in args.resources if r.resource_type == NODE_POOL]
     for r, where, pod, selector in _shared_gpu_pods(args):
-        wants_compute = bool(_asks(pod, ack["computeResource"]))
+        wants_compute = bool(_asks(pod, ack.compute_resource))
         targets = _targets(selector, pools)
         # The mode the selector names decides; else the targeted pools' labels.
         named = ack_rules.pool_mode(selector, ack)
@@ -128,12 +129,12 @@ def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> N
         return  # no region known before apply: nothing to judge
     reason = ack_rules.sharing_region(region, mode, ack)
     if reason:
-        report(f"node pool {args.name!r} ({ack['scheduleLabel']}={mode}): {reason}")
+        report(f"node pool {args.name!r} ({ack.schedule_label}={mode}): {reason}")
 
 
 def _validate_prerequisites(args: ResourceValidationArgs, report: ReportViolation) -> None:
     ack = _ack()
-    if args.resource_type == RELEASE and get(args.props, "chart") == ack["sharingChart"]:
+    if args.resource_type == RELEASE and get(args.props, "chart") == ack.sharing_chart:
         version = get(args.props, "version")
         problems = ack_rules.cluster_prerequisites(None, version if isinstance(version, str) else None, None, ack)
     elif args.resource_type == MANAGED_CLUSTER:

@@ -80,7 +80,7 @@ def _validate_capacity_blocks(args: StackValidationArgs, report: ReportViolation
 
 def _quota_findings(args: StackValidationArgs):
     """(problem, urn) of every quota the plan passes."""
-    quotas = catalog.load().curated["quotas"]
+    quotas = catalog.load().facts.quotas
     found = []
     for r in args.resources:
         if r.resource_type == TASK_DEFINITION:
@@ -116,7 +116,7 @@ def _validate_adjustable_quotas(args: StackValidationArgs, report: ReportViolati
 
 
 def _validate_node_labels(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    facts = catalog.load().curated["kubernetes"]
+    facts = catalog.load().facts.kubernetes
     if args.resource_type == NODE_GROUP:
         labels = plain(get(args.props, "labels")) or {}
         taints = [t for t in plain(get(args.props, "taints")) or [] if isinstance(t, Mapping)]

@@ -129,7 +129,7 @@ def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportV
 def _validate_mig(args: StackValidationArgs, report: ReportViolation) -> None:
     cat = catalog.load()
     nvidia_chart = cat.curated["charts"]["nvidiaDevicePlugin"]["chart"]
-    models = cat.curated["migCapableGpuModels"]["values"]
+    models = cat.facts.mig_capable_gpu_models.values
     groups = _node_groups(args)
     for release in args.resources:
         if release.resource_type != RELEASE or get(release.props, "chart") != nvidia_chart:

@@ -6,7 +6,7 @@ import pytest
 
 from gpufleet.components.catalog import ack_rules, catalog
 
-ACK = catalog.load().curated["ack"]
+ACK = catalog.load().facts.ack
 
 
 @pytest.mark.parametrize("value", [5, 30, 95, 100])

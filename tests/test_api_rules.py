@@ -11,7 +11,7 @@ from gpufleet.components.catalog import catalog
 from tests.policy_helpers import findings, resource
 from tests.test_spec_errors import _errors
 
-QUOTAS = catalog.load().curated["quotas"]
+QUOTAS = catalog.load().facts.quotas
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 NG = "aws:eks/nodeGroup:NodeGroup"
 
@@ -34,7 +34,7 @@ def test_a_task_without_an_essential_container(stack_variant):
 
 
 def test_more_capacity_providers_than_ecs_allows(stack_variant):
-    limit = QUOTAS["ecsCapacityProvidersPerCluster"]["value"]
+    limit = QUOTAS["ecsCapacityProvidersPerCluster"].value
 
     def edit(c):
         base = _ecs(c)["capacityProviders"][0]
@@ -47,13 +47,13 @@ def test_more_capacity_providers_than_ecs_allows(stack_variant):
 
 
 def test_more_container_instances_than_a_cluster_takes(stack_variant):
-    limit = QUOTAS["ecsContainerInstancesPerCluster"]["value"]
+    limit = QUOTAS["ecsContainerInstancesPerCluster"].value
     err = _errors(stack_variant(lambda c: _ecs(c)["capacityProviders"][0].__setitem__("maxSize", limit)))
     assert f"{limit + 2} container instances one ECS cluster may reach" in err and "[rule: aws-service-quotas]" in err
 
 
 def test_more_containers_than_a_task_definition_takes(stack_variant):
-    limit = QUOTAS["ecsContainersPerTaskDefinition"]["value"]
+    limit = QUOTAS["ecsContainersPerTaskDefinition"].value
 
     def edit(c):
         base = {"image": "public.ecr.aws/example/sidecar:1", "memory": 64}
@@ -157,7 +157,7 @@ def test_pack_capacity_blocks(judge):
 
 
 def test_pack_quotas(judge):
-    limit = QUOTAS["ecsCapacityProvidersPerCluster"]["value"]
+    limit = QUOTAS["ecsCapacityProvidersPerCluster"].value
     association = resource("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders", "cps", {"capacityProviders": [f"cp{i}" for i in range(limit + 1)]})
     big_group = resource(NG, "big", {"clusterName": "c", "scalingConfig": {"minSize": 0, "desiredSize": 1, "maxSize": 451}})
     many = [resource(NG, f"g{i}", {"clusterName": "many", "scalingConfig": {"maxSize": 1}}) for i in range(31)]

@@ -80,7 +80,7 @@ def _errors(path) -> str:
 
 def test_the_spec_refuses_a_task_asking_for_all_installed_memory(stack_variant):
     installed = CAT.get("g5.12xlarge").memory_mib
-    at_most, _ = node_capacity.os_memory_mib(CAT.get("g5.12xlarge"), CAT.curated["memoryOverhead"])
+    at_most, _ = node_capacity.os_memory_mib(CAT.get("g5.12xlarge"), CAT.facts.memory_overhead)
 
     def edit(c):
         c["gpufleet:ecs"]["workloads"][0]["containers"][0]["memory"] = installed

@@ -9,8 +9,8 @@ from gpufleet.components.catalog import catalog, node_capacity
 from gpufleet.components.catalog.sources import MotoSnapshot
 
 CAT = catalog.load()
-FACTS = CAT.curated
-KUBELET = FACTS["eks"]["kubelet"]
+FACTS = CAT.facts
+KUBELET = FACTS.eks.kubelet
 MIB = 2**20
 
 
@@ -29,7 +29,7 @@ def test_kube_reserved_matches_nodeadms_e2e_expectation():
     # nodeadm test/e2e/cases/kubelet-config-new-instance-type: a 2-core node with maxPods 110 reserves
     # cpu 70m and memory 1465Mi.
     assert node_capacity.kube_reserved_cpu(2000, KUBELET) == 70
-    assert KUBELET["kubeReservedMemoryMiB"]["perPod"] * 110 + KUBELET["kubeReservedMemoryMiB"]["base"] == 1465
+    assert KUBELET.kube_reserved_memory_mib.per_pod * 110 + KUBELET.kube_reserved_memory_mib.base == 1465
 
 
 @pytest.mark.parametrize("millicores, expected", [(1000, 60), (4000, 80), (96000, 310), (500, 30)])
@@ -40,10 +40,10 @@ def test_kube_reserved_cpu_bands(millicores, expected):
 
 def test_ecs_registers_the_documented_example_and_an_estimate_below_it():
     m4 = CAT.get("m4.large")
-    at_most, estimate = node_capacity.os_memory_mib(m4, FACTS["memoryOverhead"])
+    at_most, estimate = node_capacity.os_memory_mib(m4, FACTS.memory_overhead)
     assert at_most == 7985  # the ECS developer guide's m4.large
     assert estimate == int(8192 * 0.925)
-    registered = node_capacity.ecs_registered(CAT.get("g5.12xlarge"), FACTS["memoryOverhead"])
+    registered = node_capacity.ecs_registered(CAT.get("g5.12xlarge"), FACTS.memory_overhead)
     assert registered["cpu"] == 48 * 1024 and registered["memory"] < CAT.get("g5.12xlarge").memory_mib
 
 
@@ -54,7 +54,7 @@ def test_an_accelerated_node_gives_pods_its_devices_and_keeps_reservations():
         taints=[{"key": "nvidia.com/gpu", "effect": "NoSchedule"}], sizes=(0, 2, 2), capacity_type="CAPACITY_BLOCK",
         zones=["us-east-1a"], efa_interfaces=32, gpu_sharing=None, facts=FACTS,
     )
-    at_most, _ = node_capacity.os_memory_mib(p5, FACTS["memoryOverhead"])
+    at_most, _ = node_capacity.os_memory_mib(p5, FACTS.memory_overhead)
     hugepages = 5128 * 2 * MIB
     assert shape.allocatable["memory"] == at_most * MIB - (11 * 100 + 255 + 100) * MIB - hugepages
     assert shape.allocatable["hugepages-2Mi"] == hugepages

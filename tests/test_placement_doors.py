@@ -120,7 +120,7 @@ from tests.test_policies_placement import _ecs  # noqa: E402
 ECS_TYPES = ("g5.xlarge", "g5.12xlarge")
 ECS_CASES = []
 for _type in ECS_TYPES:
-    _at_most, _estimate = node_capacity.os_memory_mib(CAT.get(_type), CAT.curated["memoryOverhead"])
+    _at_most, _estimate = node_capacity.os_memory_mib(CAT.get(_type), CAT.facts.memory_overhead)
     ECS_CASES += [(_type, m) for m in (_estimate, _at_most, _at_most + 1, CAT.get(_type).memory_mib)]
 
 
@@ -154,5 +154,5 @@ def ecs_pack_verdicts(judge) -> dict:
 @pytest.mark.parametrize("case", ECS_CASES)
 def test_spec_and_pack_agree_on_registered_memory(case, ecs_pack_verdicts):
     instance_type, memory = case
-    at_most, _ = node_capacity.os_memory_mib(CAT.get(instance_type), CAT.curated["memoryOverhead"])
+    at_most, _ = node_capacity.os_memory_mib(CAT.get(instance_type), CAT.facts.memory_overhead)
     assert _ecs_spec_verdict(*case) == ecs_pack_verdicts[case] == (memory > at_most)

@@ -73,7 +73,7 @@ def test_relabelling_replaces_the_pool(plan):
 
 def test_sharing_component_is_the_chart_004_names_at_the_stacks_version(plan):
     [release] = _of(plan, "kubernetes:helm.sh/v3:Release").values()
-    assert release["chart"] == catalog.load().curated["ack"]["sharingChart"] == "ack-ai-installer"
+    assert release["chart"] == catalog.load().facts.ack.sharing_chart == "ack-ai-installer"
     assert release["version"] == "1.2.0" and release["repositoryOpts"] == {"repo": "https://charts.example.internal/ack"}
     [provider] = _of(plan, "pulumi:providers:kubernetes").values()
     assert provider["context"] == "ack-shared-gpu" and "kubeconfig" not in provider

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from gpufleet.components.ack.args import AckFleetArgs, AckNodePoolArgs
 from gpufleet.components.catalog import ack_rules, k8s_rules
+from gpufleet.components.catalog.facts import AckFacts, KubernetesFacts
 from gpufleet.components.spec_model import Violation, duplicate_names
 
 
-def check_fleet(fleet: AckFleetArgs, ack: dict, kubernetes: dict) -> list[Violation]:
+def check_fleet(fleet: AckFleetArgs, ack: AckFacts, kubernetes: KubernetesFacts) -> list[Violation]:
     found = duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool")
     found += duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
     for i, pool in enumerate(fleet.node_pools):
@@ -41,7 +42,7 @@ def check_fleet(fleet: AckFleetArgs, ack: dict, kubernetes: dict) -> list[Violat
     return found
 
 
-def _check_workload(wl, pools: dict[str, AckNodePoolArgs], ack: dict) -> list[Violation]:
+def _check_workload(wl, pools: dict[str, AckNodePoolArgs], ack: AckFacts) -> list[Violation]:
     found = []
     if wl.gpu_core_percentage is not None:
         reason = ack_rules.core_percentage(wl.gpu_core_percentage, ack)

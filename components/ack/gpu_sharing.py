@@ -14,7 +14,7 @@ from gpufleet.components.catalog import catalog
 class GpuSharing(pulumi.ComponentResource):
     def __init__(self, name: str, args: SharingComponentArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:ack:GpuSharing", name, None, opts)
-        chart = catalog.load().curated["ack"]["sharingChart"]
+        chart = catalog.load().facts.ack.sharing_chart
         self.release = k8s.helm.v3.Release(
             name,
             name=chart,

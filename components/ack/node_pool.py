@@ -14,17 +14,17 @@ POOL_LABEL = "gpufleet.io/node-pool"
 
 def pool_labels(pool: AckNodePoolArgs) -> dict[str, str]:
     """The labels every node of the pool carries: its sharing mode, placement, and the pool's name."""
-    ack = catalog.load().curated["ack"]
-    labels = {ack["scheduleLabel"]: pool.sharing_mode, POOL_LABEL: pool.name}
+    ack = catalog.load().facts.ack
+    labels = {ack.schedule_label: pool.sharing_mode, POOL_LABEL: pool.name}
     if pool.placement is not None:
-        labels[ack["placementLabel"]] = pool.placement
+        labels[ack.placement_label] = pool.placement
     return labels
 
 
 def workload_selector(pool: AckNodePoolArgs) -> dict[str, str]:
     """What a workload on the pool selects: the pool, and its sharing mode (so a pod never lands on a
     node of the other mode even if pools are renamed)."""
-    placement = catalog.load().curated["ack"]["placementLabel"]
+    placement = catalog.load().facts.ack.placement_label
     return {k: v for k, v in pool_labels(pool).items() if k != placement}
 
 

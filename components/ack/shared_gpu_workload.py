@@ -12,10 +12,10 @@ from gpufleet.components.catalog import catalog
 
 def gpu_share_limits(wl: AckWorkloadArgs) -> dict[str, str]:
     """Extended resources go in limits (Kubernetes sets the request equal), as 004's examples do."""
-    ack = catalog.load().curated["ack"]
-    limits = {ack["memoryResource"]: str(wl.gpu_mem_gib)}
+    ack = catalog.load().facts.ack
+    limits = {ack.memory_resource: str(wl.gpu_mem_gib)}
     if wl.gpu_core_percentage is not None:
-        limits[ack["computeResource"]] = str(wl.gpu_core_percentage)
+        limits[ack.compute_resource] = str(wl.gpu_core_percentage)
     return limits
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpufleet.components.catalog.facts import AckFacts
 from gpufleet.components.catalog.predicates import region_listed
 
 
@@ -25,60 +26,60 @@ class AckGpuType:
         return self.memory_mib // 1024
 
 
-def gpu_type(instance_type: str, ack_facts: dict) -> AckGpuType | None:
+def gpu_type(instance_type: str, ack_facts: AckFacts) -> AckGpuType | None:
     """The curated facts of an ECS GPU type (`ecs.gn6v-c8g1.8xlarge`), or None when not curated."""
-    gpus = ack_facts["gpuInstanceTypes"].get(instance_type)
+    gpus = ack_facts.gpu_instance_types.get(instance_type)
     family = instance_type.split(".")[1].split("-")[0] if instance_type.count(".") >= 2 else ""
-    facts = ack_facts["gpuFamilies"].get(family)
+    facts = ack_facts.gpu_families.get(family)
     if gpus is None or facts is None:
         return None
-    return AckGpuType(instance_type, gpus, facts["model"], facts["memoryMiB"])
+    return AckGpuType(instance_type, gpus, facts.model, facts.memory_mib)
 
 
-def gpu_type_known(instance_type: str, ack_facts: dict) -> str | None:
+def gpu_type_known(instance_type: str, ack_facts: AckFacts) -> str | None:
     if gpu_type(instance_type, ack_facts) is not None:
         return None
     return (
         f"{instance_type} is not an ECS GPU type gpufleet has sourced facts for (GPUs, GPU memory); "
-        f"known: {', '.join(ack_facts['gpuInstanceTypes'])}"
+        f"known: {', '.join(ack_facts.gpu_instance_types)}"
     )
 
 
-def smallest_gpu(instance_types: list[str], ack_facts: dict) -> AckGpuType | None:
+def smallest_gpu(instance_types: list[str], ack_facts: AckFacts) -> AckGpuType | None:
     """The type whose GPU holds the least shared memory: what a pool of these types guarantees a pod
     (None when no type has sourced facts)."""
     known = [t for t in (gpu_type(name, ack_facts) for name in instance_types) if t is not None]
     return min(known, key=lambda t: t.shared_gib, default=None)
 
 
-def pool_gpus(instance_types: list[str], ack_facts: dict) -> int:
+def pool_gpus(instance_types: list[str], ack_facts: AckFacts) -> int:
     """GPUs per node a pool of these types guarantees: the fewest of its sourced types (0 if none is)."""
     return min((t.gpus for t in (gpu_type(name, ack_facts) for name in instance_types) if t is not None), default=0)
 
 
-def shares_per_gpu(gpu_gib: int, mem_gib: int, core_percentage: int | None, ack_facts: dict) -> int:
+def shares_per_gpu(gpu_gib: int, mem_gib: int, core_percentage: int | None, ack_facts: AckFacts) -> int:
     """How many pods asking `mem_gib` (and `core_percentage`) one GPU holds: memory and compute both bind."""
     fit = gpu_gib // mem_gib if mem_gib > 0 else 0
     if core_percentage:
-        fit = min(fit, ack_facts["computePercentage"]["maximum"] // core_percentage)
+        fit = min(fit, ack_facts.compute_percentage.maximum // core_percentage)
     return fit
 
 
-def pool_mode(labels: dict, ack_facts: dict) -> str | None:
+def pool_mode(labels: dict, ack_facts: AckFacts) -> str | None:
     """The sharing mode a pool's (or a pod's node selector's) labels name, or None."""
-    mode = labels.get(ack_facts["scheduleLabel"])
+    mode = labels.get(ack_facts.schedule_label)
     return mode if isinstance(mode, str) else None
 
 
-def core_percentage(value: object, ack_facts: dict) -> str | None:
+def core_percentage(value: object, ack_facts: AckFacts) -> str | None:
     """Is `value` a valid aliyun.com/gpu-core.percentage (5..100, a multiple of 5)?"""
-    rule = ack_facts["computePercentage"]
+    rule = ack_facts.compute_percentage
     if not isinstance(value, int) or isinstance(value, bool):
         return f"gpu-core.percentage {value!r} is not a whole number"
-    if not rule["minimum"] <= value <= rule["maximum"] or value % rule["multipleOf"]:
+    if not rule.minimum <= value <= rule.maximum or value % rule.multiple_of:
         return (
-            f"gpu-core.percentage {value} is not one of {rule['minimum']}..{rule['maximum']} in steps of "
-            f"{rule['multipleOf']} (a job with such a value cannot be submitted)"
+            f"gpu-core.percentage {value} is not one of {rule.minimum}..{rule.maximum} in steps of "
+            f"{rule.multiple_of} (a job with such a value cannot be submitted)"
         )
     return None
 
@@ -92,40 +93,40 @@ def gpu_mem_fits(requested_gib: int, gpu_memory_gib: int, instance_type: str) ->
     return None
 
 
-def sharing_mode_allows(mode: str | None, wants_compute: bool, ack_facts: dict) -> str | None:
+def sharing_mode_allows(mode: str | None, wants_compute: bool, ack_facts: AckFacts) -> str | None:
     """Can a pod that does (not) request compute percentage run on a pool of `mode`? A node runs
     memory-only jobs or memory+compute jobs, never both."""
-    modes = ack_facts["sharingModes"]
+    modes = ack_facts.sharing_modes
     if mode not in modes:
-        return f"the pool has no GPU sharing mode ({ack_facts['scheduleLabel']} one of {', '.join(modes)})"
-    if wants_compute and not modes[mode]["computePercentage"]:
-        return f"a pod requesting {ack_facts['computeResource']} needs a core_mem pool; this pool is {mode} ({modes[mode]['isolation']} isolation)"
-    if not wants_compute and modes[mode]["computePercentage"]:
+        return f"the pool has no GPU sharing mode ({ack_facts.schedule_label} one of {', '.join(modes)})"
+    if wants_compute and not modes[mode].compute_percentage:
+        return f"a pod requesting {ack_facts.compute_resource} needs a core_mem pool; this pool is {mode} ({modes[mode].isolation} isolation)"
+    if not wants_compute and modes[mode].compute_percentage:
         return f"a memory-only pod on a core_mem pool: a node runs memory-only or memory+compute jobs, never both"
     return None
 
 
-def sharing_region(region: str, mode: str | None, ack_facts: dict) -> str | None:
+def sharing_region(region: str, mode: str | None, ack_facts: AckFacts) -> str | None:
     """Is a pool of sharing `mode` in a region that supports it? 004's table lists the regions of
     computing power allocation, so it judges only modes that allocate compute (core_mem)."""
-    if mode not in ack_facts["sharingModes"] or not ack_facts["sharingModes"][mode]["computePercentage"]:
+    if mode not in ack_facts.sharing_modes or not ack_facts.sharing_modes[mode].compute_percentage:
         return None
-    return region_listed(region, ack_facts["sharingRegions"]["values"], "GPU memory and computing power allocation is")
+    return region_listed(region, ack_facts.sharing_regions.values, "GPU memory and computing power allocation is")
 
 
 def _version(text: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", text)[:3])
 
 
-def cluster_prerequisites(kubernetes: str | None, chart: str | None, cgpu: str | None, ack_facts: dict) -> dict[str, str]:
+def cluster_prerequisites(kubernetes: str | None, chart: str | None, cgpu: str | None, ack_facts: AckFacts) -> dict[str, str]:
     """What the known versions miss of the prerequisites, by which one ("kubernetes", "chart",
     "cgpu"); unknown versions are not judged."""
-    need = ack_facts["prerequisites"]
+    need = ack_facts.prerequisites
     problems = {}
     for key, what, have, minimum in (
-        ("kubernetes", "Kubernetes", kubernetes, need["minimumKubernetes"]),
-        ("chart", f"the GPU sharing chart ({ack_facts['sharingChart']})", chart, need["minimumSharingChart"]),
-        ("cgpu", "cGPU", cgpu, need["minimumCgpu"]),
+        ("kubernetes", "Kubernetes", kubernetes, need.minimum_kubernetes),
+        ("chart", f"the GPU sharing chart ({ack_facts.sharing_chart})", chart, need.minimum_sharing_chart),
+        ("cgpu", "cGPU", cgpu, need.minimum_cgpu),
     ):
         if have is not None and _version(have) < _version(minimum):
             problems[key] = f"{what} {have} is older than {minimum}, which computing power allocation needs"

@@ -171,9 +171,9 @@ class Catalog:
         found = self.types.get(name)
         if found is not None:
             return found
-        retired = self.curated.get("retiredFamilies", {}).get(family_of(name))
+        retired = self.facts.retired_families.get(family_of(name))
         if retired:
-            reason = f"{retired['reason']} ({retired['source']})"
+            reason = f"{retired.reason} ({retired.source})"
         else:
             reason = f"not in the EC2 data of the catalog ({self.source}); if it is new, run `{REGENERATE}`"
         raise UnknownInstanceType(name, reason, difflib.get_close_matches(name, self.types, n=3, cutoff=0.6))
@@ -230,13 +230,14 @@ def load() -> Catalog:
     for region, offered in document["offerings"].items():
         for name, azs in offered.items():
             per_type.setdefault(name, {})[region] = tuple(azs)
-    incomplete = curated.get("incompleteRecords", {})
+    facts = checked(curated, str(DATA / "curated.yaml"))
+    incomplete = facts.incomplete_records
     types = {
         name: _instance_type(
             name,
             record,
             per_type.get(name, {}),
-            incomplete[family_of(name)]["reason"] if family_of(name) in incomplete else None,
+            incomplete[family_of(name)].reason if family_of(name) in incomplete else None,
         )
         for name, record in document["instanceTypes"].items()
     }
@@ -244,6 +245,6 @@ def load() -> Catalog:
         types=types,
         regions=tuple(sorted(document["offerings"])),
         curated=curated,
-        facts=checked(curated, str(DATA / "curated.yaml")),
+        facts=facts,
         source=document["generated"]["source"],
     )

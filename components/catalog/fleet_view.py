@@ -124,7 +124,7 @@ def _ecs(r: dict, by_urn: dict[str, dict]) -> Group | None:
 
 
 def _ack(r: dict) -> Group:
-    inputs, ack = r["inputs"], catalog.load().curated["ack"]
+    inputs, ack = r["inputs"], catalog.load().facts.ack
     types = inputs.get("instanceTypes") or ["?"]
     scaling = inputs.get("scalingConfig") or {}
     if scaling.get("enable"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from gpufleet.components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.facts import KubernetesFacts
 from gpufleet.components.catalog.k8s_filters import toleration_matches
 
 def extended(resource: str, eks_facts: dict) -> bool:
@@ -78,52 +79,52 @@ def mig_supported(it: InstanceType, mig_models: list[str]) -> str | None:
     return None
 
 
-def qualified_name_problem(key: object, facts: dict) -> str | None:
+def qualified_name_problem(key: object, facts: KubernetesFacts) -> str | None:
     """Is `key` a Kubernetes qualified name (a label or taint key): [prefix/]name?"""
-    rule = facts["qualifiedName"]
+    rule = facts.qualified_name
     if not isinstance(key, str) or not key:
         return f"{key!r} is not a label key: it must be a non-empty string"
     prefix, _, name = key.rpartition("/")
     if "/" in prefix:
         return f"{key!r} has more than one '/': a key is [prefix/]name"
-    if len(name) > rule["nameMax"] or not re.match(rule["namePattern"], name):
+    if len(name) > rule.name_max or not re.match(rule.name_pattern, name):
         return (
-            f"{key!r}: the name part must be at most {rule['nameMax']} characters of letters, digits, '-', '_' or '.', "
+            f"{key!r}: the name part must be at most {rule.name_max} characters of letters, digits, '-', '_' or '.', "
             "starting and ending with a letter or digit"
         )
-    if prefix and (len(prefix) > rule["prefixMax"] or not re.match(rule["prefixPattern"], prefix)):
-        return f"{key!r}: the prefix must be a DNS subdomain (lowercase letters, digits, '-' and '.', at most {rule['prefixMax']})"
+    if prefix and (len(prefix) > rule.prefix_max or not re.match(rule.prefix_pattern, prefix)):
+        return f"{key!r}: the prefix must be a DNS subdomain (lowercase letters, digits, '-' and '.', at most {rule.prefix_max})"
     return None
 
 
-def label_value_problem(value: object, facts: dict) -> str | None:
+def label_value_problem(value: object, facts: KubernetesFacts) -> str | None:
     """Is `value` a Kubernetes label (or taint) value: empty, or a name of at most 63 characters?"""
     if not isinstance(value, str):
         return f"{value!r} is not a label value: it must be a string"
-    if value and (len(value) > facts["labelValueMax"] or not re.match(facts["qualifiedName"]["namePattern"], value)):
+    if value and (len(value) > facts.label_value_max or not re.match(facts.qualified_name.name_pattern, value)):
         return (
-            f"{value!r} is not a label value: at most {facts['labelValueMax']} letters, digits, '-', '_' or '.', "
+            f"{value!r} is not a label value: at most {facts.label_value_max} letters, digits, '-', '_' or '.', "
             "starting and ending with a letter or digit"
         )
     return None
 
 
-def kubelet_label_problem(key: str, facts: dict) -> str | None:
+def kubelet_label_problem(key: str, facts: KubernetesFacts) -> str | None:
     """Would the kubelet refuse to set `key` on its own Node (a managed node group's labels reach it
     as --node-labels, and the node then never registers)?"""
-    rules = facts["kubeletLabels"]
+    rules = facts.kubelet_labels
     namespace = key.split("/", 1)[0] if "/" in key else ""
-    restricted = any(namespace == ns or namespace.endswith("." + ns) for ns in rules["restrictedNamespaces"])
-    allowed = key in rules["allowedKeys"] or any(namespace == ns or namespace.endswith("." + ns) for ns in rules["allowedNamespaces"])
+    restricted = any(namespace == ns or namespace.endswith("." + ns) for ns in rules.restricted_namespaces)
+    allowed = key in rules.allowed_keys or any(namespace == ns or namespace.endswith("." + ns) for ns in rules.allowed_namespaces)
     if restricted and not allowed:
         return (
             f"{key!r} is in the {namespace} namespace, which the kubelet may not set on its Node (only "
-            f"{', '.join(rules['allowedNamespaces'])} and its own well-known keys): the node would not register"
+            f"{', '.join(rules.allowed_namespaces)} and its own well-known keys): the node would not register"
         )
     return None
 
 
-def node_label_problems(labels: dict, taints: list[dict], facts: dict) -> list[tuple[tuple, object, str]]:
+def node_label_problems(labels: dict, taints: list[dict], facts: KubernetesFacts) -> list[tuple[tuple, object, str]]:
     """(field path, value, reason) for every node label and taint the kubelet or the API refuses."""
     found = []
     for key, value in labels.items():

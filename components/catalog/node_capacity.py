@@ -12,21 +12,22 @@ from collections.abc import Mapping
 
 from gpufleet.components.catalog import ack_rules
 from gpufleet.components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.facts import AckFacts, CuratedFacts, EksFacts, Kubelet, MemoryOverhead
 from gpufleet.components.catalog.k8s_shapes import NodeShape
 
 MIB = 2**20
 
 
-def os_memory_mib(it: InstanceType, overhead: dict) -> tuple[int, int]:
+def os_memory_mib(it: InstanceType, overhead: MemoryOverhead) -> tuple[int, int]:
     """(at most, estimated) MiB of memory the OS of an instance reports: installed memory less the
     share AWS's documented example loses, and less the share Karpenter assumes."""
-    documented = overhead["documented"]
-    at_most = it.memory_mib * documented["registeredMiB"] // documented["installedMiB"]
-    estimate = int(it.memory_mib * (100 - overhead["estimatePercent"]["value"]) / 100)
+    documented = overhead.documented
+    at_most = it.memory_mib * documented.registered_mib // documented.installed_mib
+    estimate = int(it.memory_mib * (100 - overhead.estimate_percent.value) / 100)
     return at_most, min(at_most, estimate)
 
 
-def ecs_registered(it: InstanceType, overhead: dict) -> dict[str, int]:
+def ecs_registered(it: InstanceType, overhead: MemoryOverhead) -> dict[str, int]:
     """What a container instance of the type registers with ECS: CPU units (1024 per vCPU), memory
     in MiB at most and as estimated (the agent registers what the OS reports, less
     ECS_RESERVED_MEMORY, which gpufleet does not set)."""
@@ -34,39 +35,40 @@ def ecs_registered(it: InstanceType, overhead: dict) -> dict[str, int]:
     return {"cpu": it.vcpus * 1024, "memory": at_most, "memoryEstimate": estimate}
 
 
-def max_pods(it: InstanceType, kubelet: dict) -> int:
+def max_pods(it: InstanceType, kubelet: Kubelet) -> int:
     """nodeadm's default: ENIs of the default network card x (IPv4 addresses per ENI - 1) + 2."""
-    rule = kubelet["maxPods"]
+    rule = kubelet.max_pods
     if not it.default_card_interfaces or not it.ipv4_per_interface:
-        return rule["fallback"]
-    return it.default_card_interfaces * (it.ipv4_per_interface - rule["perEniAddressesLess"]) + rule["plus"]
+        return rule.fallback
+    return it.default_card_interfaces * (it.ipv4_per_interface - rule.per_eni_addresses_less) + rule.plus
 
 
-def kube_reserved_cpu(millicores: int, kubelet: dict) -> int:
+def kube_reserved_cpu(millicores: int, kubelet: Kubelet) -> int:
     """nodeadm's getCPUMillicoresToReserve: a share of each range of the node's millicores."""
     reserved = 0
-    for band in kubelet["kubeReservedCpuPer10000"]:
-        start, end = band["fromMillicores"], band.get("toMillicores", millicores)
+    for band in kubelet.kube_reserved_cpu_per10000:
+        start = band.from_millicores
+        end = band.to_millicores if band.to_millicores is not None else millicores
         if millicores > start:
-            reserved += (min(millicores, end) - start) * band["reserve"] // 10000
+            reserved += (min(millicores, end) - start) * band.reserve // 10000
     return reserved
 
 
-def well_known_labels(it: InstanceType, group: str, capacity_type: str, zones: list[str], eks: dict) -> tuple[dict[str, str], frozenset[str]]:
+def well_known_labels(it: InstanceType, group: str, capacity_type: str, zones: list[str], eks: EksFacts) -> tuple[dict[str, str], frozenset[str]]:
     """The labels the kubelet and EKS put on every node of a managed group, and those whose value
     is not the same on every node (the zone of a group in several zones)."""
-    names = eks["wellKnownLabels"]
+    names = eks.well_known_labels
     labels = {
-        names["os"]: "linux",
-        names["arch"]: names["architectures"].get(it.architectures[0], it.architectures[0]),
-        names["instanceType"]: it.name,
-        names["nodeGroup"]: group,
-        names["capacityType"]: capacity_type,
+        names.os: "linux",
+        names.arch: names.architectures.get(it.architectures[0], it.architectures[0]),
+        names.instance_type: it.name,
+        names.node_group: group,
+        names.capacity_type: capacity_type,
     }
     if len(set(zones)) == 1:
-        labels[names["zone"]] = zones[0]
+        labels[names.zone] = zones[0]
         return labels, frozenset()
-    return labels, frozenset({names["zone"]})
+    return labels, frozenset({names.zone})
 
 
 def eks_node_shape(
@@ -81,17 +83,18 @@ def eks_node_shape(
     zones: list[str],
     efa_interfaces: int,
     gpu_sharing: dict | None,
-    facts: dict,
+    facts: CuratedFacts,
 ) -> NodeShape:
-    """A managed node group's nodes as the scheduler sees them. `facts` is the curated file;
+    """A managed node group's nodes as the scheduler sees them. `facts` are the curated facts;
     `gpu_sharing` what the NVIDIA device plugin's values make of each GPU (charts.nvidia_sharing)."""
-    eks, kubelet = facts["eks"], facts["eks"]["kubelet"]
-    accelerated = ami_type in eks["acceleratedAmiTypes"]
+    eks, kubelet = facts.eks, facts.eks.kubelet
+    accelerated = ami_type in eks.accelerated_ami_types
     pods = max_pods(it, kubelet)
     millicores = it.vcpus * 1000
-    at_most, estimate = os_memory_mib(it, facts["memoryOverhead"])
-    hugepages = eks["hugepages2Mi"]["pages"] * 2 * MIB if accelerated else 0
-    kept = (kubelet["kubeReservedMemoryMiB"]["perPod"] * pods + kubelet["kubeReservedMemoryMiB"]["base"] + kubelet["evictionHardMemoryMiB"]) * MIB
+    at_most, estimate = os_memory_mib(it, facts.memory_overhead)
+    hugepages = eks.hugepages2_mi.pages * 2 * MIB if accelerated else 0
+    reserved = kubelet.kube_reserved_memory_mib
+    kept = (reserved.per_pod * pods + reserved.base + kubelet.eviction_hard_memory_mib) * MIB
     allocatable = {
         "cpu": millicores - kube_reserved_cpu(millicores, kubelet),
         "memory": at_most * MIB - kept - hugepages,
@@ -99,25 +102,25 @@ def eks_node_shape(
     }
     if hugepages:
         allocatable["hugepages-2Mi"] = hugepages
-    resources = eks["acceleratorResources"]
+    resources = eks.accelerator_resources
     unknown, single = set(), set()
     if it.gpu is not None and it.gpu.manufacturer == "NVIDIA" and it.gpu.count and accelerated:
         sharing = gpu_sharing or {}
         if sharing.get("migStrategy") not in (None, "none"):
-            unknown.add(resources["nvidia"])
+            unknown.add(resources.nvidia)
         else:
-            name = sharing.get("resource", resources["nvidia"])
+            name = sharing.get("resource", resources.nvidia)
             allocatable[name] = it.gpu.count * sharing.get("replicas", 1)
             if sharing.get("failRequestsGreaterThanOne"):
                 single.add(name)
     if it.neuron is not None and accelerated:
-        allocatable[resources["neuron"]] = it.neuron.count
-        allocatable[eks["neuronCoreResource"]] = it.neuron.count * it.neuron.cores_per_device
+        allocatable[resources.neuron] = it.neuron.count
+        allocatable[eks.neuron_core_resource] = it.neuron.count * it.neuron.cores_per_device
     if efa_interfaces:
-        allocatable[eks["efaResource"]] = efa_interfaces
+        allocatable[eks.efa_resource] = efa_interfaces
     plugin = {r for r in allocatable if r not in ("cpu", "memory", "pods", "hugepages-2Mi")}
     well_known, uncertain = well_known_labels(it, group, capacity_type, zones, eks)
-    assumptions = () if ami_type in kubelet["amiTypes"] else (
+    assumptions = () if ami_type in kubelet.ami_types else (
         f"node group {group}: the kubelet reservations of {ami_type} are not sourced; the Amazon Linux figures are assumed",
     )
     return NodeShape(
@@ -138,7 +141,7 @@ def eks_node_shape(
     )
 
 
-def ack_node_shape(pool: str, instance_types: list[str], labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int], ack: dict) -> NodeShape | None:
+def ack_node_shape(pool: str, instance_types: list[str], labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int], ack: AckFacts) -> NodeShape | None:
     """An ACK shared-GPU pool's nodes as the GPU-sharing scheduler sees them: per GPU, the GiB of
     aliyun.com/gpu-mem the plugin advertises and (core_mem) 100 % of aliyun.com/gpu-core.percentage,
     a pod's share taken from one GPU; for a pool of several types, what its smallest one guarantees.
@@ -148,9 +151,9 @@ def ack_node_shape(pool: str, instance_types: list[str], labels: Mapping[str, st
     gpus = ack_rules.pool_gpus(instance_types, ack)
     if smallest is None or not gpus:
         return None
-    device = {ack["memoryResource"]: smallest.shared_gib}
+    device = {ack.memory_resource: smallest.shared_gib}
     if ack_rules.pool_mode(dict(labels), ack) == "core_mem":
-        device[ack["computeResource"]] = ack["computePercentage"]["maximum"]
+        device[ack.compute_resource] = ack.compute_percentage.maximum
     return NodeShape(
         group=pool,
         instance_type=", ".join(instance_types),

@@ -92,7 +92,7 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
                 zones=_zones(index, group),
                 efa_interfaces=_efa_interfaces(index, group),
                 gpu_sharing=gpu_sharing,
-                facts=cat.curated,
+                facts=cat.facts,
             )
         )
     for pool in index.of(ACK_NODE_POOL):
@@ -118,7 +118,7 @@ def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | None:
         sizes = (desired, desired, desired)
     name = props.get("nodePoolName") if isinstance(props.get("nodePoolName"), str) else pool.name
     types = [t for t in props.get("instanceTypes") or [] if isinstance(t, str)]
-    return node_capacity.ack_node_shape(name, types, labels, taints, sizes, cat.curated["ack"])
+    return node_capacity.ack_node_shape(name, types, labels, taints, sizes, cat.facts.ack)
 
 
 def _addon_overrides(index: Index) -> dict[str, Mapping]:

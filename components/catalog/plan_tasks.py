@@ -61,7 +61,7 @@ def _instance_shapes(index: Index, cat: Catalog) -> dict[str, tuple[ecs_schedule
             it = cat.find(next(iter(names))) if len(names) == 1 else None
             if it is None:
                 continue
-            registered = node_capacity.ecs_registered(it, cat.curated["memoryOverhead"])
+            registered = node_capacity.ecs_registered(it, cat.facts.memory_overhead)
             provider = cp.props.get("name") if isinstance(cp.props.get("name"), str) else cp.name
             managed = ((cp.props.get("autoScalingGroupProvider") or {}).get("managedScaling") or {}).get("status") == "ENABLED"
             found[cp.urn] = (

@@ -4,7 +4,10 @@ an increase is granted (advisory). The spec and the policy pack call `quota_prob
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from gpufleet.components.catalog.facts import Quota
 
 _WHAT = {
     "ecsCapacityProvidersPerCluster": "capacity providers in one ECS cluster",
@@ -22,9 +25,9 @@ class QuotaProblem:
     message: str
 
 
-def quota_problem(quota: str, count: int, quotas: dict) -> QuotaProblem | None:
+def quota_problem(quota: str, count: int, quotas: Mapping[str, Quota]) -> QuotaProblem | None:
     facts = quotas[quota]
-    if count <= facts["value"]:
+    if count <= facts.value:
         return None
-    kind = "an adjustable quota: request an increase before deploying" if facts["adjustable"] else "a quota that cannot be raised"
-    return QuotaProblem(quota, not facts["adjustable"], f"{count} {_WHAT[quota]}; AWS allows {facts['value']}, {kind} ({facts['source']})")
+    kind = "an adjustable quota: request an increase before deploying" if facts.adjustable else "a quota that cannot be raised"
+    return QuotaProblem(quota, not facts.adjustable, f"{count} {_WHAT[quota]}; AWS allows {facts.value}, {kind} ({facts.source})")

@@ -72,8 +72,8 @@ def matches(path: str, prefix: str) -> bool:
 
 def forces_new(resource_type: str, path: str) -> bool:
     """The provider cannot change this input of the type in place (curated ForceNew fields)."""
-    facts = catalog.load().curated["replacement"].get(resource_type, {})
-    return any(matches(path, k) for k in facts.get("replaces", []))
+    facts = catalog.load().facts.replacement.get(resource_type)
+    return facts is not None and any(matches(path, k) for k in facts.replaces)
 
 
 def replacement_reason(resource: Mapping, changes: list[dict]) -> str | None:

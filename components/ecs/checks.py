@@ -52,7 +52,7 @@ def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violatio
 def _quotas(fleet: EcsFleetArgs, cat: Catalog) -> Iterator[Violation]:
     """The ECS quotas AWS does not raise: capacity providers per cluster, container instances per
     cluster (maxSize summed), containers per task definition."""
-    quotas = cat.curated["quotas"]
+    quotas = cat.facts.quotas
     for field, quota, count in (
         (("capacityProviders",), "ecsCapacityProvidersPerCluster", len(fleet.capacity_providers)),
         (("capacityProviders",), "ecsContainerInstancesPerCluster", sum(cp.max_size for cp in fleet.capacity_providers)),
@@ -206,7 +206,7 @@ def task_shape(wl: WorkloadArgs, it, first_chip: int = 0) -> ecs_scheduler.TaskS
 
 def instance_shape(cp: CapacityProviderArgs, it, cat: Catalog) -> ecs_scheduler.InstanceShape:
     """The provider's container instances as ECS registers them (managed scaling up to maxSize)."""
-    registered = node_capacity.ecs_registered(it, cat.curated["memoryOverhead"])
+    registered = node_capacity.ecs_registered(it, cat.facts.memory_overhead)
     return ecs_scheduler.InstanceShape(
         cp.name, it.name, registered["cpu"], registered["memory"], registered["memoryEstimate"],
         predicates.whole_gpus(it) or 0, predicates.neuron_chips(it) or 0, cp.desired_size, cp.max_size,

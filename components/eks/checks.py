@@ -167,7 +167,7 @@ def _kubernetes(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
     if k8s is None:
         return
     if k8s.nvidia_device_plugin.mig_strategy != "none":
-        models = cat.curated["migCapableGpuModels"]["values"]
+        models = cat.facts.mig_capable_gpu_models.values
         for i, ng in enumerate(fleet.node_groups):
             it = cat.get(ng.instance_type)
             if eks_rules.accelerator(it) == "nvidia":
@@ -214,7 +214,7 @@ def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violati
 
 def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
     taints = [t.model_dump(exclude_none=True) for t in ng.taints or []]
-    for where, value, reason in k8s_rules.node_label_problems(dict(ng.labels), taints, cat.curated["kubernetes"]):
+    for where, value, reason in k8s_rules.node_label_problems(dict(ng.labels), taints, cat.facts.kubernetes):
         yield Violation("k8s-node-labels", where, value, reason)
     yield from _api_model(ng, taints)
     reason = eks_rules.ami_type_support(it, ng.ami_type, cat.curated["eks"])

@@ -39,7 +39,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
                 zones=checks.group_zones(ng, fleet, cat, region) if fleet.network.create else [],
                 efa_interfaces=group.efa_count,
                 gpu_sharing=sharing,
-                facts=cat.curated,
+                facts=cat.facts,
             )
         )
     if checks.system_group_created(fleet):
@@ -57,7 +57,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
                 zones=checks.system_zones(fleet, cat, region),
                 efa_interfaces=0,
                 gpu_sharing=None,
-                facts=cat.curated,
+                facts=cat.facts,
             )
         )
     return shapes

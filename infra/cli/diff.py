@@ -166,7 +166,7 @@ def _refused_deletes(result: PlanDiff, old: dict[str, dict], new: dict[str, dict
     """A subnet or security group that goes while a kept Auto Scaling group's running instances
     still use it (through its subnet list or its launch template): the delete is refused until
     those instances are replaced, which nothing in the update does."""
-    facts = catalog.load().curated["refusedDeletes"]
+    facts = catalog.load().facts.refused_deletes
     for target, how in going.items():
         source = old.get(target) or new[target]
         fact = facts.get(source["type"])
@@ -178,7 +178,7 @@ def _refused_deletes(result: PlanDiff, old: dict[str, dict], new: dict[str, dict
                 if urn in seen or urn not in new or going.get(urn) == "replaced":
                     continue  # a replaced holder's old instances go with it, before this delete
                 seen.add(urn)
-                if new[urn]["type"] in fact["heldBy"]:
+                if new[urn]["type"] in fact.held_by:
                     holders.append(new[urn]["name"])
                 else:
                     queue.append(urn)
@@ -188,7 +188,7 @@ def _refused_deletes(result: PlanDiff, old: dict[str, dict], new: dict[str, dict
                     **_brief(source),
                     "how": how,
                     "heldBy": sorted(holders),
-                    "reason": f"{fact['rule']} ({fact['source']}); the running instances of {', '.join(sorted(holders))} "
+                    "reason": f"{fact.rule} ({fact.source}); the running instances of {', '.join(sorted(holders))} "
                     "keep using it until they are replaced",
                     "fix": "move those instances out first (an instance refresh of the group once its subnets no longer include it), then remove it",
                 }
@@ -240,7 +240,7 @@ def _groups(result: PlanDiff, base: dict[str, Group], head: dict[str, Group]) ->
             else:
                 notes.append("launch template changed: new instances use it; running instances are not replaced by this change")
         if urn in changed_urns and urn not in replaced and after is not None and after.platform == "eks":
-            rolls = catalog.load().curated["replacement"][NODE_GROUP]["rolls"]
+            rolls = catalog.load().facts.replacement[NODE_GROUP].rolls
             if any(replacement.matches(c["path"], k) for c in changed_urns[urn]["properties"] for k in rolls):
                 _drain(result, after, "its AMI release or Kubernetes version changed: the node group rolls its nodes")
         if notes or before is None or after is None:
