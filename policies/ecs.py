@@ -127,7 +127,7 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
         return
     if it.gpu is None:
         return  # a container instance without GPUs: nothing GPU-specific to judge
-    reasons = [predicates.ecs_gpu_ami_support(it, v, ecs_facts) for v in ecs_facts["gpuAmiVariants"]]
+    reasons = [predicates.ecs_gpu_ami_support(it, v, ecs_facts) for v in ecs_facts.gpu_ami_variants]
     if all(reasons):
         report(f"{it.name} joins an ECS cluster but no ECS GPU AMI supports it: {reasons[0]}")
 

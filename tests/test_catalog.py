@@ -22,9 +22,9 @@ def test_committed_ami_index_is_what_the_generator_writes_and_knows_the_recommen
     assert generate.render_amis(generate.build_amis(source)) == generate.AMI_FILE.read_text()
     amis = catalog.ecs_amis()
     ecs = catalog.load().ecs()
-    for accelerator, variants in (("gpu", ecs["gpuAmiVariants"]), ("neuron", ecs["neuronAmiVariants"])):
+    for accelerator, variants in (("gpu", ecs.gpu_ami_variants), ("neuron", ecs.neuron_ami_variants)):
         for variant, facts in variants.items():
-            recommended = source.ssm_parameter("us-west-2", facts["ssmParameter"] + "/image_id")
+            recommended = source.ssm_parameter("us-west-2", facts.ssm_parameter + "/image_id")
             ami = amis[recommended]
             assert (ami.accelerator, ami.variant, ami.region) == (accelerator, variant, "us-west-2")
 

@@ -18,7 +18,7 @@ ANSWERS = OfflineAnswers(MotoSnapshot())
 
 
 def test_ssm_parameter_comes_from_the_regions_snapshot():
-    path = catalog.load().ecs()["gpuAmiVariants"]["al2023"]["ssmParameter"]  # from the curated facts
+    path = catalog.load().ecs().gpu_ami_variants["al2023"].ssm_parameter  # from the curated facts
     east = ANSWERS.answer("aws:ssm/getParameter:getParameter", {"name": f"{path}/image_id"}, "us-east-1")["value"]
     west = ANSWERS.answer("aws:ssm/getParameter:getParameter", {"name": f"{path}/image_id"}, "us-west-2")["value"]
     assert east.startswith("ami-") and west.startswith("ami-") and east != west

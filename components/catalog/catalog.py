@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from gpufleet.components.catalog.facts import CuratedFacts, checked
+from gpufleet.components.catalog.facts import CuratedFacts, EcsAmiVariant, EcsFacts, checked
 
 DATA = Path(__file__).parent / "data"
 REGENERATE = "python -m gpufleet.components.catalog.generate"
@@ -182,15 +182,15 @@ class Catalog:
         """The record of a type named in some input; None when the name is absent or unknown."""
         return self.types.get(name) if isinstance(name, str) else None
 
-    def ecs(self) -> dict:
-        return self.curated["ecs"]
+    def ecs(self) -> EcsFacts:
+        return self.facts.ecs
 
-    def ecs_ami_variants(self, it: InstanceType) -> tuple[str, dict]:
+    def ecs_ami_variants(self, it: InstanceType) -> tuple[str, dict[str, EcsAmiVariant]]:
         """The ECS-optimized AMI family of the type's accelerator and its variants: ("neuron", ...)
         for Inferentia and Trainium, else ("gpu", ...)."""
         if it.neuron is not None:
-            return "neuron", self.ecs()["neuronAmiVariants"]
-        return "gpu", self.ecs()["gpuAmiVariants"]
+            return "neuron", self.facts.ecs.neuron_ami_variants
+        return "gpu", self.facts.ecs.gpu_ami_variants
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from gpufleet.components.catalog import ecs_scheduler, node_capacity, predicates
 from gpufleet.components.catalog.catalog import Catalog
+from gpufleet.components.catalog.facts import EcsFacts
 from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
 from gpufleet.components.catalog.plan_index import (
     AUTO_SCALING_GROUP,
@@ -23,7 +24,7 @@ from gpufleet.components.catalog.plan_index import (
 
 
 
-def task_shape(td: Resource, ecs_facts: dict) -> tuple[ecs_scheduler.TaskShape, list[str]]:
+def task_shape(td: Resource, ecs_facts: EcsFacts) -> tuple[ecs_scheduler.TaskShape, list[str]]:
     notes = []
     text = td.props.get("containerDefinitions")
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from gpufleet.components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.facts import EcsAmiVariant, EcsFacts
 
 
 def describe_gpus(it: InstanceType) -> str:
@@ -74,9 +75,9 @@ def gpu_capable(it: InstanceType) -> str | None:
     return gpus_fit(it, 1)
 
 
-def driver_capabilities(value: str, ecs_facts: dict) -> str | None:
+def driver_capabilities(value: str, ecs_facts: EcsFacts) -> str | None:
     """Is `value` a NVIDIA_DRIVER_CAPABILITIES setting the ECS GPU AMIs' images need?"""
-    allowed = ecs_facts["driverCapabilities"]["values"]
+    allowed = ecs_facts.driver_capabilities.values
     if value not in allowed:
         return f"NVIDIA_DRIVER_CAPABILITIES {value!r} is not one of {', '.join(allowed)}"
     return None
@@ -90,7 +91,7 @@ def ami_release(image_version: str) -> str:
     return match.group(1)
 
 
-def _ami_variant(it: InstanceType, variant: str, variants: dict, family: str) -> str | None:
+def _ami_variant(it: InstanceType, variant: str, variants: dict[str, EcsAmiVariant], family: str) -> str | None:
     """What every ECS accelerated AMI asks first: a variant it has, and known accelerator facts."""
     if variant not in variants:
         return f"unknown ECS {family} AMI variant {variant!r} (known: {', '.join(variants)})"
@@ -99,25 +100,25 @@ def _ami_variant(it: InstanceType, variant: str, variants: dict, family: str) ->
     return None
 
 
-def _ami_architecture(it: InstanceType, variant: str, variants: dict, family: str) -> str | None:
-    arches = variants[variant]["architectures"]
+def _ami_architecture(it: InstanceType, variant: str, variants: dict[str, EcsAmiVariant], family: str) -> str | None:
+    arches = variants[variant].architectures
     if not set(it.architectures) & set(arches):
         return f"{it.name} is {'/'.join(it.architectures)}; the {variant} {family} AMI is {'/'.join(arches)}"
     return None
 
 
-def ecs_gpu_ami_support(it: InstanceType, variant: str, ecs_facts: dict, image_version: str | None = None) -> str | None:
+def ecs_gpu_ami_support(it: InstanceType, variant: str, ecs_facts: EcsFacts, image_version: str | None = None) -> str | None:
     """Can the ECS GPU-optimized AMI `variant` run GPU tasks on the type (at `image_version`, if known)?"""
-    variants = ecs_facts["gpuAmiVariants"]
+    variants = ecs_facts.gpu_ami_variants
     reason = _ami_variant(it, variant, variants, "GPU")
     if reason:
         return reason
     if it.gpu is None:
         return f"{it.name} has no GPU"
-    no_ami = ecs_facts["familiesWithoutGpuAmi"].get(it.family)
+    no_ami = ecs_facts.families_without_gpu_ami.get(it.family)
     if no_ami:
-        return f"{it.name}: {no_ami['reason']}"
-    makers = ecs_facts["gpuManufacturers"]["values"]
+        return f"{it.name}: {no_ami.reason}"
+    makers = ecs_facts.gpu_manufacturers.values
     if it.gpu.manufacturer not in makers:
         return f"{it.name} has {it.gpu.manufacturer} GPUs; the ECS GPU AMI supports {', '.join(makers)} only"
     if it.gpu.fractional:
@@ -125,13 +126,13 @@ def ecs_gpu_ami_support(it: InstanceType, variant: str, ecs_facts: dict, image_v
     reason = _ami_architecture(it, variant, variants, "GPU")
     if reason:
         return reason
-    bounds = ecs_facts["amiReleaseBounds"].get(it.family)
+    bounds = ecs_facts.ami_release_bounds.get(it.family)
     if bounds and image_version:
         release = ami_release(image_version)
-        if "minimum" in bounds and release < bounds["minimum"]:
-            return f"{it.family} needs ECS GPU AMI release {bounds['minimum']} or later; this AMI is {release}"
-        if "before" in bounds and release >= bounds["before"]:
-            return f"{it.family} runs only on ECS GPU AMI releases before {bounds['before']}; this AMI is {release}"
+        if bounds.minimum is not None and release < bounds.minimum:
+            return f"{it.family} needs ECS GPU AMI release {bounds.minimum} or later; this AMI is {release}"
+        if bounds.before is not None and release >= bounds.before:
+            return f"{it.family} runs only on ECS GPU AMI releases before {bounds.before}; this AMI is {release}"
     return None
 
 
@@ -170,22 +171,22 @@ def neuron_devices_fit(it: InstanceType, requested: int) -> str | None:
     return None
 
 
-def neuron_device_index(path: object, ecs_facts: dict) -> int | None:
+def neuron_device_index(path: object, ecs_facts: EcsFacts) -> int | None:
     """K of a `/dev/neuronK` path; None for any other path."""
-    prefix = ecs_facts["neuronDevices"]["pathPrefix"]
+    prefix = ecs_facts.neuron_devices.path_prefix
     if not isinstance(path, str) or not path.startswith(prefix):
         return None
     digits = path[len(prefix):]
     return int(digits) if digits.isdigit() and (digits == "0" or not digits.startswith("0")) else None
 
 
-def neuron_device_paths(first: int, count: int, ecs_facts: dict) -> list[str]:
+def neuron_device_paths(first: int, count: int, ecs_facts: EcsFacts) -> list[str]:
     """`/dev/neuron{first}` .. `/dev/neuron{first+count-1}`: the paths a container maps."""
-    prefix = ecs_facts["neuronDevices"]["pathPrefix"]
+    prefix = ecs_facts.neuron_devices.path_prefix
     return [f"{prefix}{k}" for k in range(first, first + count)]
 
 
-def neuron_device_exists(it: InstanceType, path: str, ecs_facts: dict) -> str | None:
+def neuron_device_exists(it: InstanceType, path: str, ecs_facts: EcsFacts) -> str | None:
     """Does the Neuron device at `path` exist on the type (one /dev/neuronK per chip, K from 0)?"""
     index = neuron_device_index(path, ecs_facts)
     if index is None:
@@ -199,9 +200,9 @@ def neuron_device_exists(it: InstanceType, path: str, ecs_facts: dict) -> str | 
     return f"{path} does not exist on {it.name}: it has {describe_neuron(it)}, {neuron_device_range(it.neuron.count)}"
 
 
-def neuron_capabilities(added: list[str], ecs_facts: dict) -> str | None:
+def neuron_capabilities(added: list[str], ecs_facts: EcsFacts) -> str | None:
     """Does a container that maps Neuron devices add the Linux capabilities the Neuron runtime needs?"""
-    missing = [c for c in ecs_facts["neuronDevices"]["capabilities"] if c not in added]
+    missing = [c for c in ecs_facts.neuron_devices.capabilities if c not in added]
     if missing:
         return f"maps Neuron devices but does not add the {', '.join(missing)} capability (linuxParameters.capabilities.add)"
     return None
@@ -214,14 +215,14 @@ def region_listed(region: str, regions: list[str], what: str) -> str | None:
     return None
 
 
-def neuron_ami_region(region: str, ecs_facts: dict) -> str | None:
+def neuron_ami_region(region: str, ecs_facts: EcsFacts) -> str | None:
     """Is the ECS Neuron AMI supported in the region?"""
-    return region_listed(region, ecs_facts["neuronAmiRegions"]["values"], "the ECS Neuron AMIs are")
+    return region_listed(region, ecs_facts.neuron_ami_regions.values, "the ECS Neuron AMIs are")
 
 
-def ecs_neuron_ami_support(it: InstanceType, variant: str, ecs_facts: dict) -> str | None:
+def ecs_neuron_ami_support(it: InstanceType, variant: str, ecs_facts: EcsFacts) -> str | None:
     """Can the ECS Neuron AMI `variant` run Neuron tasks on the type?"""
-    variants = ecs_facts["neuronAmiVariants"]
+    variants = ecs_facts.neuron_ami_variants
     reason = _ami_variant(it, variant, variants, "Neuron")
     if reason:
         return reason
@@ -230,7 +231,7 @@ def ecs_neuron_ami_support(it: InstanceType, variant: str, ecs_facts: dict) -> s
     return _ami_architecture(it, variant, variants, "Neuron")
 
 
-def ecs_ami_support(it: InstanceType, variant: str, ecs_facts: dict) -> str | None:
+def ecs_ami_support(it: InstanceType, variant: str, ecs_facts: EcsFacts) -> str | None:
     """The ECS accelerated AMI of the type's accelerator (Neuron for Inferentia and Trainium, GPU
     otherwise) in `variant`: can it run the type's accelerated tasks?"""
     if it.neuron is not None:

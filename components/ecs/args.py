@@ -18,7 +18,7 @@ from gpufleet.components.spec_model import SpecModel, rule_error, size_order_err
 # The variants come from the curated facts file, so the schema's enum and the rules cannot drift:
 # the GPU AMI's variants, then the Neuron AMI's that the GPU AMI does not have.
 _ECS = catalog.load().ecs()
-AmiVariant = Literal.__getitem__(tuple(dict.fromkeys([*_ECS["gpuAmiVariants"], *_ECS["neuronAmiVariants"]])))
+AmiVariant = Literal.__getitem__(tuple(dict.fromkeys([*_ECS.gpu_ami_variants, *_ECS.neuron_ami_variants])))
 
 ECS_NAME = r"^[a-zA-Z0-9_-]{1,255}$"
 LOCAL_NAME = r"^[a-z][a-z0-9-]{0,39}$"

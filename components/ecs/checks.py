@@ -127,7 +127,7 @@ def _capacity_provider(cp: CapacityProviderArgs, it, region: str, cat: Catalog) 
     if reason:
         neuron = it.neuron is not None
         # al2-kernel-5.10 exists for the GPU AMI only: then the variant is what to change.
-        variant = neuron and cp.ami_variant not in cat.ecs()["neuronAmiVariants"]
+        variant = neuron and cp.ami_variant not in cat.ecs().neuron_ami_variants
         yield Violation(
             "ecs-neuron-ami-supported" if neuron else "ecs-gpu-ami-supported",
             ("amiVariant",) if variant else ("instanceType",),

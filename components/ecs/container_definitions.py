@@ -27,13 +27,13 @@ def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: 
         # On the EC2 launch type ECS accepts no NeuronDevice requirement: the chips are mapped as
         # devices, at the same path inside, and the Neuron runtime needs IPC_LOCK.
         ecs = catalog.load().ecs()
-        facts = ecs["neuronDevices"]
+        facts = ecs.neuron_devices
         definition["linuxParameters"] = {
             "devices": [
-                {"hostPath": path, "containerPath": path, "permissions": list(facts["permissions"])}
+                {"hostPath": path, "containerPath": path, "permissions": list(facts.permissions)}
                 for path in predicates.neuron_device_paths(first_chip, neuron_devices, ecs)
             ],
-            "capabilities": {"add": list(facts["capabilities"])},
+            "capabilities": {"add": list(facts.capabilities)},
         }
     definition["environment"] = [{"name": k, "value": env[k]} for k in sorted(env)]
     return definition

@@ -62,10 +62,10 @@ def _resolve(cp: CapacityProviderArgs, cat: Catalog) -> ResolvedCapacityProvider
         args=cp,
         instance=it,
         accelerator=accelerator,
-        ami_parameter=f"{variant['ssmParameter']}/image_id",
-        agent_flag=ecs["agentFlags"][accelerator],
-        yum_ipv4_fix=bool(variant.get("yumIpv4Fix")),
-        root_device_name=ecs["rootDeviceName"]["value"],
+        ami_parameter=f"{variant.ssm_parameter}/image_id",
+        agent_flag=getattr(ecs.agent_flags, accelerator),
+        yum_ipv4_fix=variant.yum_ipv4_fix,
+        root_device_name=ecs.root_device_name.value,
     )
 
 

@@ -8,7 +8,7 @@ from gpufleet.components.catalog.catalog import Catalog, InstanceType
 
 def describe(cat: Catalog, it: InstanceType) -> dict:
     ecs = cat.ecs()
-    notes = ecs.get("notes", {}).get(it.family)
+    notes = ecs.notes.get(it.family)
     accelerator, variants = cat.ecs_ami_variants(it)
     return {
         "instanceType": it.name,
@@ -50,7 +50,7 @@ def describe(cat: Catalog, it: InstanceType) -> dict:
             "variants": {v: predicates.ecs_ami_support(it, v, ecs) for v in variants},
             **({"regions": [r for r in sorted(it.offerings) if predicates.neuron_ami_region(r, ecs) is None]} if accelerator == "neuron" else {}),
         },
-        "notes": [notes["note"]] if notes else [],
+        "notes": [notes.note] if notes else [],
     }
 
 
