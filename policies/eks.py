@@ -104,7 +104,7 @@ def _validate_efa_placement(args: StackValidationArgs, report: ReportViolation) 
 def _validate_taint_effects(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != NODE_GROUP:
         return
-    eks_facts = catalog.load().curated["eks"]
+    eks_facts = catalog.load().facts.eks
     for taint in items(get(args.props, "taints")):
         reason = eks_rules.taint_effect_valid(get(taint, "effect"), eks_facts)
         if reason:

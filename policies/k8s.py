@@ -63,7 +63,7 @@ def _validate_requests_equal_limits(args: ResourceValidationArgs, report: Report
     if not specs:
         args.not_applicable("no pod template")
         return
-    eks = catalog.load().curated["eks"]
+    eks = catalog.load().facts.eks
     for where, pod in specs:
         for c in containers(pod):
             for problem in k8s_rules.requests_equal_limits(c.get("name", "?"), get(c, "resources") or {}, eks):
@@ -85,17 +85,17 @@ def _node_groups(args: StackValidationArgs):
 
 
 def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
-    eks = catalog.load().curated["eks"]
+    eks = catalog.load().facts.eks
     groups = _node_groups(args)
     for r in args.resources:
         for where, pod in pod_specs(r.resource_type, r.props):
             tolerations = [t for t in items(pod.get("tolerations")) if isinstance(t, Mapping)]
-            for kind, resource in eks["acceleratorResources"].items():
+            for kind, resource in eks.accelerator_resources.by_kind().items():
                 if not _wants(pod, resource):
                     continue
                 candidates = [taints for _, k, taints, _, _ in groups if k == kind]
                 if not candidates:  # no node group in this stack: the convention's taint
-                    candidates = [[eks["acceleratorTaints"][kind]]]
+                    candidates = [[eks.accelerator_taints.of(kind)]]
                 if all(k8s_rules.untolerated(tolerations, taints, eks) for taints in candidates):
                     missing = k8s_rules.untolerated(tolerations, candidates[0], eks)
                     report(
@@ -106,8 +106,8 @@ def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) 
 
 
 def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
-    eks = catalog.load().curated["eks"]
-    plugins = {c["chart"]: (key, c) for key, c in catalog.load().curated["charts"].items() if "serves" in c}
+    eks = catalog.load().facts.eks
+    plugins = {c.chart: (key, c) for key, c in catalog.load().facts.charts.plugins().items()}
     groups = _node_groups(args)
     for release in args.resources:
         key, chart = plugins.get(get(release.props, "chart"), (None, None)) if release.resource_type == RELEASE else (None, None)
@@ -115,11 +115,11 @@ def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportV
             continue
         tolerations = charts.release_tolerations(key, chart, plain(get(release.props, "values")))
         for group, kind, taints, efa, _ in groups:
-            if (efa if chart["serves"] == "efa" else kind == chart["serves"]):
+            if (efa if chart.serves == "efa" else kind == chart.serves):
                 missing = k8s_rules.untolerated(tolerations, taints, eks)
                 if missing:
                     report(
-                        f"release {release.name!r} ({chart['chart']}) does not tolerate "
+                        f"release {release.name!r} ({chart.chart}) does not tolerate "
                         f"{', '.join(map(k8s_rules.describe_taint, missing))} of node group {group.name!r}: the plugin "
                         "never runs there and its resources are never advertised",
                         release.urn,
@@ -128,7 +128,7 @@ def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportV
 
 def _validate_mig(args: StackValidationArgs, report: ReportViolation) -> None:
     cat = catalog.load()
-    nvidia_chart = cat.curated["charts"]["nvidiaDevicePlugin"]["chart"]
+    nvidia_chart = cat.facts.charts.nvidia_device_plugin.chart
     models = cat.facts.mig_capable_gpu_models.values
     groups = _node_groups(args)
     for release in args.resources:

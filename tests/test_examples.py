@@ -53,7 +53,7 @@ def test_the_efa_node_group_joins_the_existing_cluster_with_the_types_interfaces
     )
     cat = catalog.load()
     p5 = cat.get("p5.48xlarge")
-    assert inputs["amiType"] == eks_rules.default_ami_type(p5, cat.curated["eks"])
+    assert inputs["amiType"] == eks_rules.default_ami_type(p5, cat.facts.eks)
     [template] = _by_type(plan, "aws:ec2/launchTemplate:LaunchTemplate")
     # The interfaces are the type's layout from its network cards: every EFA interface it takes.
     interfaces = template["inputs"]["networkInterfaces"]

@@ -39,7 +39,7 @@ class AckFleet(pulumi.ComponentResource):
             self.sharing = GpuSharing(f"{name}-gpu-sharing", args.sharing_component, opts=k8s_opts)
             after.append(self.sharing)
         pools = {p.name: p for p in args.node_pools}
-        eks = catalog.load().curated["eks"]
+        eks = catalog.load().facts.eks
         self.workloads = []
         for wl in args.workloads:
             pool = pools[wl.node_pool]

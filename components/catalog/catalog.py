@@ -161,8 +161,7 @@ class Catalog:
 
     types: dict[str, InstanceType]
     regions: tuple[str, ...]
-    curated: dict
-    # The same facts, typed and checked at load (facts.py): a misspelt or missing key fails here.
+    # The curated facts, typed and checked at load (facts.py): a misspelt or missing key fails there.
     facts: CuratedFacts
     source: str
 
@@ -244,7 +243,6 @@ def load() -> Catalog:
     return Catalog(
         types=types,
         regions=tuple(sorted(document["offerings"])),
-        curated=curated,
         facts=facts,
         source=document["generated"]["source"],
     )

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from ruamel.yaml import YAML
 
 from gpufleet.components.catalog.catalog import DATA
+from gpufleet.components.catalog.facts import Chart
 
 
 @functools.cache
@@ -22,9 +23,9 @@ def _values_file(name: str) -> dict:
     return YAML(typ="safe", pure=True).load((DATA / "charts" / name).read_text())
 
 
-def defaults(chart: dict) -> dict:
+def defaults(chart: Chart) -> dict:
     """The chart's own values.yaml (a copy: callers may change it)."""
-    return copy.deepcopy(_values_file(chart["valuesFile"]))
+    return copy.deepcopy(_values_file(chart.values_file))
 
 
 def merge(base: dict, given: Mapping | None) -> dict:
@@ -49,9 +50,9 @@ def at(values: Mapping, path: list[str]):
     return values
 
 
-def default_tolerations(chart: dict) -> list[dict]:
+def default_tolerations(chart: Chart) -> list[dict]:
     """The tolerations the chart's values list (what a release replaces when it sets its own)."""
-    return list(at(defaults(chart), chart["tolerationsPath"]) or [])
+    return list(at(defaults(chart), chart.tolerations_path) or [])
 
 
 def _pod(tolerations, node_selector, affinity, resources, name: str) -> dict:
@@ -63,14 +64,14 @@ def _pod(tolerations, node_selector, affinity, resources, name: str) -> dict:
     return spec
 
 
-def _nvidia(chart: dict, v: dict) -> dict | None:
+def _nvidia(chart: Chart, v: dict) -> dict | None:
     # templates/daemonset-device-plugin.yml: the top-level nodeSelector, affinity, tolerations, resources.
     if at(v, ["devicePlugin", "enabled"]) is False:
         return None
     return _pod(v.get("tolerations"), v.get("nodeSelector"), v.get("affinity"), v.get("resources"), "nvidia-device-plugin-ctr")
 
 
-def _efa(chart: dict, v: dict) -> dict | None:
+def _efa(chart: Chart, v: dict) -> dict | None:
     # templates/daemonset.yaml: CriticalAddonsOnly always, then `tolerations`; one required term per
     # supportedInstanceLabels key (In its values), the last one also excluding EKS Auto Mode nodes.
     labels = v.get("supportedInstanceLabels") or {}
@@ -78,11 +79,11 @@ def _efa(chart: dict, v: dict) -> dict | None:
     if terms:
         terms[-1]["matchExpressions"].append({"key": "eks.amazonaws.com/compute-type", "operator": "NotIn", "values": ["auto"]})
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
-    tolerations = [*chart["alwaysTolerations"], *(v.get("tolerations") or [])]
+    tolerations = [*(t.model_dump(exclude_none=True) for t in chart.always_tolerations or []), *(v.get("tolerations") or [])]
     return _pod(tolerations, v.get("nodeSelector"), affinity, v.get("resources"), "aws-efa-k8s-device-plugin")
 
 
-def _neuron(chart: dict, v: dict) -> dict | None:
+def _neuron(chart: Chart, v: dict) -> dict | None:
     # templates/device-plugin/device-plugin-daemonset.yaml and _helpers.tpl: devicePlugin.* values; the
     # affinity's placeholders are the instance-type label and the top-level neuronInstances.
     plugin = v.get("devicePlugin") or {}
@@ -107,13 +108,13 @@ def _neuron(chart: dict, v: dict) -> dict | None:
 _TEMPLATES = {"nvidiaDevicePlugin": _nvidia, "efaDevicePlugin": _efa, "neuronHelmChart": _neuron}
 
 
-def device_plugin_pod(key: str, chart: dict, given: Mapping | None) -> dict | None:
+def device_plugin_pod(key: str, chart: Chart, given: Mapping | None) -> dict | None:
     """The pod spec (API shape) the chart's device-plugin DaemonSet runs with the release values
     `given`; None when those values switch the plugin off."""
     return _TEMPLATES[key](chart, merge(defaults(chart), given))
 
 
-def release_tolerations(key: str, chart: dict, given: Mapping | None) -> list[dict]:
+def release_tolerations(key: str, chart: Chart, given: Mapping | None) -> list[dict]:
     """What a device-plugin release's pod tolerates."""
     pod = device_plugin_pod(key, chart, given)
     return list(pod["tolerations"]) if pod else []

@@ -7,6 +7,7 @@ pack both call them.
 from __future__ import annotations
 
 from gpufleet.components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.facts import EksFacts
 
 
 def accelerator(it: InstanceType) -> str | None:
@@ -18,19 +19,19 @@ def accelerator(it: InstanceType) -> str | None:
     return None
 
 
-def default_ami_type(it: InstanceType, eks_facts: dict) -> str | None:
+def default_ami_type(it: InstanceType, eks_facts: EksFacts) -> str | None:
     """The accelerated AMI type EKS runs the type on, when not named: AL2023 for the accelerator and
     architecture."""
     kind = accelerator(it)
-    for name, facts in eks_facts["acceleratedAmiTypes"].items():
-        if facts["default"] and facts["accelerator"] == kind and set(facts["architectures"]) & set(it.architectures):
+    for name, facts in eks_facts.accelerated_ami_types.items():
+        if facts.default and facts.accelerator == kind and set(facts.architectures) & set(it.architectures):
             return name
     return None
 
 
-def ami_type_support(it: InstanceType, ami_type: str | None, eks_facts: dict) -> str | None:
+def ami_type_support(it: InstanceType, ami_type: str | None, eks_facts: EksFacts) -> str | None:
     """Can EKS's accelerated AMI type (None: the type's default) run the type's accelerator?"""
-    types = eks_facts["acceleratedAmiTypes"]
+    types = eks_facts.accelerated_ami_types
     if ami_type is not None and ami_type not in types:
         return f"{ami_type} is not an accelerated EKS AMI type (known: {', '.join(types)})"
     if it.incomplete:
@@ -43,22 +44,22 @@ def ami_type_support(it: InstanceType, ami_type: str | None, eks_facts: dict) ->
     if chosen is None:
         return f"no AL2023 accelerated EKS AMI type runs {it.name} ({'/'.join(it.architectures)})"
     facts = types[chosen]
-    if facts["accelerator"] != kind:
-        return f"{chosen} is for {facts['accelerator']} nodes; {it.name} is a {kind} type"
-    if not set(facts["architectures"]) & set(it.architectures):
-        return f"{it.name} is {'/'.join(it.architectures)}; {chosen} is {'/'.join(facts['architectures'])}"
+    if facts.accelerator != kind:
+        return f"{chosen} is for {facts.accelerator} nodes; {it.name} is a {kind} type"
+    if not set(facts.architectures) & set(it.architectures):
+        return f"{it.name} is {'/'.join(it.architectures)}; {chosen} is {'/'.join(facts.architectures)}"
     return None
 
 
-def taint_effect_enum(effect: str, eks_facts: dict) -> str:
+def taint_effect_enum(effect: str, eks_facts: EksFacts) -> str:
     """The EKS API spelling of a taint effect given in either spelling."""
-    effects = {k: v for k, v in eks_facts["taintEffects"].items() if k != "source"}
+    effects = eks_facts.taint_effects.by_kubernetes_name()
     return effects.get(effect, effect)
 
 
-def taint_effect_valid(effect: object, eks_facts: dict) -> str | None:
+def taint_effect_valid(effect: object, eks_facts: EksFacts) -> str | None:
     """Is `effect` in the EKS API's enum (NO_SCHEDULE ...), as an aws.eks.NodeGroup taint must be?"""
-    effects = {k: v for k, v in eks_facts["taintEffects"].items() if k != "source"}
+    effects = eks_facts.taint_effects.by_kubernetes_name()
     if effect in effects.values():
         return None
     if effect in effects:

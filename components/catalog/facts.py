@@ -150,20 +150,36 @@ class AcceleratorTaints(Sourced):
     nvidia: Taint
     neuron: Taint
 
+    def of(self, kind: str | None) -> dict | None:
+        """The conventional taint of an accelerator kind (Kubernetes spelling), or None."""
+        taint = getattr(self, kind, None) if kind in ("nvidia", "neuron") else None
+        return taint.model_dump(exclude_none=True) if taint is not None else None
+
 
 class AcceleratorLabels(Sourced):
     nvidia: dict[str, str]
+
+    def of(self, kind: str | None) -> dict[str, str]:
+        """The labels nodes of an accelerator kind carry (none for kinds without any)."""
+        return dict(self.nvidia) if kind == "nvidia" else {}
 
 
 class AcceleratorResources(_Facts):
     nvidia: str
     neuron: str
 
+    def by_kind(self) -> dict[str, str]:
+        return {"nvidia": self.nvidia, "neuron": self.neuron}
+
 
 class TaintEffects(Sourced):
     no_schedule: str = Field(alias="NoSchedule")
     no_execute: str = Field(alias="NoExecute")
     prefer_no_schedule: str = Field(alias="PreferNoSchedule")
+
+    def by_kubernetes_name(self) -> dict[str, str]:
+        """Kubernetes' spelling of each effect -> the EKS API's (NoSchedule -> NO_SCHEDULE)."""
+        return {"NoSchedule": self.no_schedule, "NoExecute": self.no_execute, "PreferNoSchedule": self.prefer_no_schedule}
 
 
 class EksFacts(_Facts):
@@ -239,6 +255,10 @@ class Charts(_Facts):
     neuron_helm_chart: Chart
     mpi_operator: MpiOperator
     nccl_tests: NcclTests
+
+    def plugins(self) -> dict[str, Chart]:
+        """The device-plugin charts by their key in the facts file (nvidiaDevicePlugin, ...)."""
+        return {"nvidiaDevicePlugin": self.nvidia_device_plugin, "efaDevicePlugin": self.efa_device_plugin, "neuronHelmChart": self.neuron_helm_chart}
 
 
 # --- the rest -------------------------------------------------------------------------------------

@@ -9,33 +9,33 @@ from __future__ import annotations
 import re
 
 from gpufleet.components.catalog.catalog import InstanceType
-from gpufleet.components.catalog.facts import KubernetesFacts
+from gpufleet.components.catalog.facts import EksFacts, KubernetesFacts
 from gpufleet.components.catalog.k8s_filters import toleration_matches
 
-def extended(resource: str, eks_facts: dict) -> bool:
+def extended(resource: str, eks_facts: EksFacts) -> bool:
     """Is `resource` one a device plugin advertises (nvidia.com/gpu[.shared], aws.amazon.com/neuron*,
     vpc.amazonaws.com/efa)? Such integer resources cannot be overcommitted."""
-    names = (*eks_facts["acceleratorResources"].values(), eks_facts["efaResource"])
+    names = (*eks_facts.accelerator_resources.by_kind().values(), eks_facts.efa_resource)
     return resource.startswith(names)
 
 
-def k8s_effect(effect: str | None, eks_facts: dict) -> str | None:
+def k8s_effect(effect: str | None, eks_facts: EksFacts) -> str | None:
     """A taint effect in Kubernetes' spelling (NO_SCHEDULE -> NoSchedule)."""
-    back = {v: k for k, v in eks_facts["taintEffects"].items() if k != "source"}
+    back = {v: k for k, v in eks_facts.taint_effects.by_kubernetes_name().items()}
     return back.get(effect, effect)
 
 
-def tolerates(tolerations: list[dict], taint: dict, eks_facts: dict) -> bool:
+def tolerates(tolerations: list[dict], taint: dict, eks_facts: EksFacts) -> bool:
     """Does any toleration match the taint (Kubernetes semantics; effects in either spelling)?"""
     return any(toleration_matches(t, taint) for t in tolerations)
 
 
-def toleration_for(taint: dict, eks_facts: dict) -> dict:
+def toleration_for(taint: dict, eks_facts: EksFacts) -> dict:
     """The toleration of a taint (any value), in Kubernetes' spelling."""
     return {"key": taint["key"], "operator": "Exists", "effect": k8s_effect(taint["effect"], eks_facts)}
 
 
-def untolerated(tolerations: list[dict], taints: list[dict], eks_facts: dict) -> list[dict]:
+def untolerated(tolerations: list[dict], taints: list[dict], eks_facts: EksFacts) -> list[dict]:
     """The taints no toleration matches."""
     return [t for t in taints if not tolerates(tolerations, t, eks_facts)]
 
@@ -52,7 +52,7 @@ def quantity(value: object) -> str:
     return str(value)
 
 
-def requests_equal_limits(container: str, resources: dict, eks_facts: dict) -> list[str]:
+def requests_equal_limits(container: str, resources: dict, eks_facts: EksFacts) -> list[str]:
     """Extended resources whose request differs from the limit (they cannot be overcommitted)."""
     requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
     problems = []

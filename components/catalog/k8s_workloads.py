@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpufleet.components.catalog import charts
+from gpufleet.components.catalog.facts import Addon, Chart, ManifestObject
 from gpufleet.components.catalog.k8s_shapes import PodTemplate, QuantityError, quantity
 
 # Pulumi type tokens of the workload kinds: kubernetes:<group>/<version>:<Kind>.
@@ -124,13 +125,13 @@ def object_pods(type_token: str, name: str, obj: Mapping, urn: str | None = None
     return found
 
 
-def addon_pods(addons: Mapping[str, Mapping], overrides: Mapping[str, Mapping] | None = None, urn: str | None = None) -> list[PodTemplate]:
+def addon_pods(addons: Mapping[str, Addon], overrides: Mapping[str, Mapping] | None = None, urn: str | None = None) -> list[PodTemplate]:
     """The pods of EKS's default add-ons (curated), with an EKS Addon resource's configurationValues
     (replicaCount, tolerations, nodeSelector, affinity, resources) where one configures them."""
     found = []
     for name, addon in addons.items():
-        spec = dict(addon["spec"])
-        replicas = addon.get("replicas") if addon["kind"] != "DaemonSet" else None
+        spec = dict(addon.spec)
+        replicas = addon.replicas if addon.kind != "DaemonSet" else None
         given = (overrides or {}).get(name) or {}
         if replicas is not None and "replicaCount" in given:
             replicas = _count(given["replicaCount"], replicas)
@@ -139,19 +140,19 @@ def addon_pods(addons: Mapping[str, Mapping], overrides: Mapping[str, Mapping] |
                 spec[key] = given[key]
         if isinstance(given.get("resources"), Mapping):
             spec["containers"] = [{**spec["containers"][0], "resources": given["resources"]}]
-        found.append(pod_template(f"{addon['kind']} {addon['namespace']}/{name}", replicas, spec, urn=urn, source=f"EKS add-on {name}: {addon['source']}"))
+        found.append(pod_template(f"{addon.kind} {addon.namespace}/{name}", replicas, spec, urn=urn, source=f"EKS add-on {name}: {addon.source}"))
     return found
 
 
-def device_plugin_pods(key: str, chart: dict, given: Mapping | None, release: str, urn: str | None, resources: tuple[str, ...]) -> list[PodTemplate]:
+def device_plugin_pods(key: str, chart: Chart, given: Mapping | None, release: str, urn: str | None, resources: tuple[str, ...]) -> list[PodTemplate]:
     """The DaemonSet pod of a device-plugin release (none when its values switch the plugin off)."""
     spec = charts.device_plugin_pod(key, chart, given)
     if spec is None:
         return []
-    owner = f"DaemonSet {chart['namespace']}/{release} ({chart['chart'].rsplit('/', 1)[-1]} {chart['version']})"
-    return [pod_template(owner, None, spec, urn=urn, source=f"chart {chart['chart']} {chart['version']} values", advertises=resources)]
+    owner = f"DaemonSet {chart.namespace}/{release} ({chart.chart.rsplit('/', 1)[-1]} {chart.version})"
+    return [pod_template(owner, None, spec, urn=urn, source=f"chart {chart.chart} {chart.version} values", advertises=resources)]
 
 
-def manifest_pods(entry: Mapping, urn: str | None) -> list[PodTemplate]:
+def manifest_pods(entry: ManifestObject, urn: str | None) -> list[PodTemplate]:
     """The pods of a pinned manifest's Deployment (curated: the MPI operator)."""
-    return [pod_template(f"{entry['kind']} {entry['namespace']}/{entry['name']}", entry["replicas"], entry["spec"], urn=urn, source=entry["source"])]
+    return [pod_template(f"{entry.kind} {entry.namespace}/{entry.name}", entry.replicas, entry.spec, urn=urn, source=entry.source)]

@@ -91,10 +91,10 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
         return PlanPlacement([], [], [], ["the placement simulation is off (GPUFLEET_PLACEMENT=off)"])
     cat = cat or catalog.load()
     index = Index(resources)
-    eks = cat.curated["eks"]
+    eks = cat.facts.eks
     nvidia = next((r for key, _, r in plugins(index, cat) if key == "nvidiaDevicePlugin"), None)
     values = nvidia.props.get("values") if nvidia is not None and isinstance(nvidia.props.get("values"), Mapping) else {}
-    shapes, gaps = node_shapes(index, cat, charts.nvidia_sharing(values, eks["acceleratorResources"]["nvidia"]))
+    shapes, gaps = node_shapes(index, cat, charts.nvidia_sharing(values, eks.accelerator_resources.nvidia))
     pods, pod_gaps = pod_templates(index, cat)
     gaps += pod_gaps
     placed = k8s_scheduler.simulate(shapes, pods) if pods else []

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from gpufleet.components.catalog import charts, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.efa import EFA_TYPES
+from gpufleet.components.catalog.facts import Chart, EksFacts
 from gpufleet.components.catalog.plan_index import (
     ACK_CLUSTER,
     ACK_NODE_POOL,
@@ -51,23 +52,23 @@ def _zones(index: Index, group: Resource) -> list[str]:
     return [z for z in zones if isinstance(z, str)] if subnets and all(isinstance(z, str) for z in zones) else []
 
 
-def plugins(index: Index, cat: Catalog) -> list[tuple[str, dict, Resource]]:
-    by_chart = {c["chart"]: (key, c) for key, c in cat.curated["charts"].items() if "serves" in c}
+def plugins(index: Index, cat: Catalog) -> list[tuple[str, Chart, Resource]]:
+    by_chart = {c.chart: (key, c) for key, c in cat.facts.charts.plugins().items()}
     return [(*by_chart[r.props["chart"]], r) for r in index.of(RELEASE) if r.props.get("chart") in by_chart]
 
 
-def advertised(chart: dict, values: Mapping | None, eks: dict) -> tuple[str, ...]:
+def advertised(chart: Chart, values: Mapping | None, eks: EksFacts) -> tuple[str, ...]:
     """The extended resources a device-plugin release advertises on the nodes it runs on."""
-    if chart["serves"] == "efa":
-        return (eks["efaResource"],)
-    if chart["serves"] == "neuron":
-        return (eks["acceleratorResources"]["neuron"], eks["neuronCoreResource"])
-    sharing = charts.nvidia_sharing(values, eks["acceleratorResources"]["nvidia"])
-    return (sharing.get("resource", eks["acceleratorResources"]["nvidia"]),)
+    if chart.serves == "efa":
+        return (eks.efa_resource,)
+    if chart.serves == "neuron":
+        return (eks.accelerator_resources.neuron, eks.neuron_core_resource)
+    sharing = charts.nvidia_sharing(values, eks.accelerator_resources.nvidia)
+    return (sharing.get("resource", eks.accelerator_resources.nvidia),)
 
 
 def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s_scheduler.NodeShape], list[str]]:
-    eks = cat.curated["eks"]
+    eks = cat.facts.eks
     shapes, gaps = [], []
     for group in index.of(NODE_GROUP):
         it = node_group_instance_type(index, group, cat)
@@ -136,7 +137,7 @@ def _addon_overrides(index: Index) -> dict[str, Mapping]:
 
 def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTemplate], list[str]]:
     """Device-plugin DaemonSets, EKS's default add-ons, pinned manifests, then the plan's workloads."""
-    eks, charts_facts = cat.curated["eks"], cat.curated["charts"]
+    eks, charts_facts = cat.facts.eks, cat.facts.charts
     pods: list[k8s_scheduler.PodTemplate] = []
     gaps: list[str] = []
     for key, chart, release in plugins(index, cat):
@@ -146,17 +147,17 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
     clusters = index.of(CLUSTER)
     if clusters:
         if any(c.props.get("bootstrapSelfManagedAddons") is not False for c in clusters):
-            pods += k8s_workloads.addon_pods(eks["defaultAddons"], _addon_overrides(index), clusters[0].urn)
+            pods += k8s_workloads.addon_pods(eks.default_addons, _addon_overrides(index), clusters[0].urn)
     elif index.of(NODE_GROUP):
         gaps.append("the plan joins an existing cluster: its other node groups and running pods are not in the plan")
     elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not index.of(ACK_NODE_POOL):
         gaps.append("the plan creates no cluster and no node group: the nodes its pods run on are not in the plan")
     if len(clusters) > 1:
         gaps.append("the plan has several clusters: pods are judged against every node group")
-    operator = charts_facts["mpiOperator"]
+    operator = charts_facts.mpi_operator
     for config in (r for t in CONFIG_FILES for r in index.of(t)):
-        if config.props.get("file") == operator["manifest"]:
-            pods += k8s_workloads.manifest_pods(operator["operator"], config.urn)
+        if config.props.get("file") == operator.manifest:
+            pods += k8s_workloads.manifest_pods(operator.operator, config.urn)
     for r in index.resources:
         if k8s_workloads.kind_of(r.type) and r.type != RELEASE:
             pods += k8s_workloads.object_pods(r.type, r.name, r.props, r.urn)

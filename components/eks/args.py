@@ -14,10 +14,10 @@ from gpufleet.components.network.args import NetworkArgs
 from gpufleet.components.k8s.args import KubernetesArgs
 from gpufleet.components.spec_model import SpecModel, rule_error, size_order_error
 
-_EKS = catalog.load().curated["eks"]
-AmiType = Literal.__getitem__(tuple(_EKS["acceleratedAmiTypes"]))
+_EKS = catalog.load().facts.eks
+AmiType = Literal.__getitem__(tuple(_EKS.accelerated_ami_types))
 # Both spellings are accepted and converted to the EKS API's enum; the Kubernetes one is never passed through.
-_EFFECTS = {k: v for k, v in _EKS["taintEffects"].items() if k != "source"}
+_EFFECTS = _EKS.taint_effects.by_kubernetes_name()
 TaintEffect = Literal.__getitem__(tuple([*_EFFECTS, *_EFFECTS.values()]))
 
 EKS_NAME = r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$"  # CreateCluster / CreateNodegroup name rule

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from gpufleet.components.capacity_checks import offered_and_purchasable
 from gpufleet.components.catalog import aws_api, eks_rules, k8s_rules, predicates
 from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
+from gpufleet.components.catalog.facts import EksFacts
 from gpufleet.components.catalog.efa import default_layout, efa_count_problem, efa_supported
 from gpufleet.components.eks.args import EksFleetArgs, NodeGroupArgs
 from gpufleet.components.eks.resolved import resolve
@@ -28,10 +29,10 @@ def system_group_created(fleet: EksFleetArgs) -> bool:
     return fleet.cluster.create is not None and fleet.system_node_group.enabled
 
 
-def system_ami_type(it, eks_facts: dict) -> str | None:
+def system_ami_type(it, eks_facts: EksFacts) -> str | None:
     """The AL2023 standard AMI type of the system group's architecture."""
-    for name, facts in eks_facts["standardAmiTypes"].items():
-        if set(facts["architectures"]) & set(it.architectures):
+    for name, facts in eks_facts.standard_ami_types.items():
+        if set(facts.architectures) & set(it.architectures):
             return name
     return None
 
@@ -126,7 +127,7 @@ def _system_node_group(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterat
         return
     if not sys.enabled:
         return  # the placement rules judge whether CoreDNS still has an untainted node
-    families = cat.curated["eks"]["systemNodeFamilies"]["values"]
+    families = cat.facts.eks.system_node_families.values
     try:
         it = cat.get(sys.instance_type)
     except UnknownInstanceType as err:
@@ -138,7 +139,7 @@ def _system_node_group(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterat
             f"a system node group uses a general-purpose type of {', '.join(families)} (the families whose zones the catalog keeps)",
         )
         return
-    if system_ami_type(it, cat.curated["eks"]) is None:
+    if system_ami_type(it, cat.facts.eks) is None:
         yield Violation("eks-system-node-group", (*where, "instanceType"), sys.instance_type, f"no AL2023 standard AMI type runs {'/'.join(it.architectures)}")
     yield from (v.under(*where) for v in offered_and_purchasable(it, region, False, ("instanceType", sys.instance_type)))
     if "system" in {ng.name for ng in fleet.node_groups}:
@@ -217,7 +218,7 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
     for where, value, reason in k8s_rules.node_label_problems(dict(ng.labels), taints, cat.facts.kubernetes):
         yield Violation("k8s-node-labels", where, value, reason)
     yield from _api_model(ng, taints)
-    reason = eks_rules.ami_type_support(it, ng.ami_type, cat.curated["eks"])
+    reason = eks_rules.ami_type_support(it, ng.ami_type, cat.facts.eks)
     if reason:
         yield Violation("eks-ami-type-supported", ("amiType",) if ng.ami_type else ("instanceType",), ng.ami_type or ng.instance_type, reason)
     yield from offered_and_purchasable(it, region, ng.capacity_type == "SPOT", ("capacityType", ng.capacity_type))

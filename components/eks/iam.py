@@ -35,10 +35,10 @@ class ServiceRole(pulumi.ComponentResource):
 
 
 def cluster_role(name: str, opts: pulumi.ResourceOptions) -> ServiceRole:
-    policies = catalog.load().curated["eks"]["clusterPolicies"]["values"]
+    policies = catalog.load().facts.eks.cluster_policies.values
     return ServiceRole(f"{name}-cluster", "eks.amazonaws.com", policies, "EKS cluster (gpufleet)", opts)
 
 
 def node_role(name: str, opts: pulumi.ResourceOptions) -> ServiceRole:
-    policies = catalog.load().curated["eks"]["nodePolicies"]["values"]
+    policies = catalog.load().facts.eks.node_policies.values
     return ServiceRole(f"{name}-nodes", "ec2.amazonaws.com", policies, "EKS accelerated nodes (gpufleet)", opts)

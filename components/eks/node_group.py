@@ -7,24 +7,26 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet.components.catalog import catalog
+from gpufleet.components.catalog.facts import AcceleratedAmiType, StandardAmiType
 from gpufleet.components.eks.args import NodeGroupArgs
 from gpufleet.components.eks.checks import places_in_group
 from gpufleet.components.eks.resolved import ResolvedNodeGroup, resolve
 
 
-def volumes(ami: dict, size_gib: int) -> list[dict]:
+def volumes(ami: AcceleratedAmiType | StandardAmiType, size_gib: int) -> list[dict]:
     """Encrypted gp3 volumes of the AMI's layout; the size goes where images and pods live (the data
     volume where the AMI has one, else the root volume, which then keeps its snapshot's size)."""
 
     def ebs(size: int | None) -> dict:
         return {"volume_type": "gp3", "encrypted": "true", "delete_on_termination": "true", **({"volume_size": size} if size else {})}
 
-    if "dataDeviceName" in ami:
-        return [{"device_name": ami["rootDeviceName"], "ebs": ebs(None)}, {"device_name": ami["dataDeviceName"], "ebs": ebs(size_gib)}]
-    return [{"device_name": ami["rootDeviceName"], "ebs": ebs(size_gib)}]
+    data = getattr(ami, "data_device_name", None)
+    if data is not None:
+        return [{"device_name": ami.root_device_name, "ebs": ebs(None)}, {"device_name": data, "ebs": ebs(size_gib)}]
+    return [{"device_name": ami.root_device_name, "ebs": ebs(size_gib)}]
 
 
-def base_template(ami: dict, size_gib: int, hop_limit: int, name: str) -> dict:
+def base_template(ami: AcceleratedAmiType | StandardAmiType, size_gib: int, hop_limit: int, name: str) -> dict:
     """What every gpufleet node's launch template sets: IMDSv2 only, encrypted gp3 volumes, a Name tag."""
     return {
         "metadata_options": {"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": hop_limit},
@@ -100,8 +102,8 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
 
     def _launch_template(self, cluster_security_group_id, ami_type: str) -> aws.ec2.LaunchTemplate:
         a = self._args
-        eks = catalog.load().curated["eks"]
-        template = base_template(eks["acceleratedAmiTypes"][ami_type], a.root_volume_gib, a.metadata_hop_limit, a.name)
+        eks = catalog.load().facts.eks
+        template = base_template(eks.accelerated_ami_types[ami_type], a.root_volume_gib, a.metadata_hop_limit, a.name)
         if a.capacity_type == "CAPACITY_BLOCK":
             # EKS takes a capacity block's instance type from the launch template only (EKS user
             # guide, capacity blocks for managed node groups; eksctl and terraform-aws-eks do the same).

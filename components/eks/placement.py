@@ -22,8 +22,8 @@ _SYSTEM = ("systemNodeGroup",)
 
 
 def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: dict[str, dict]) -> list[k8s_scheduler.NodeShape]:
-    eks = cat.curated["eks"]
-    sharing = charts.nvidia_sharing(plugin_values.get("nvidiaDevicePlugin"), eks["acceleratorResources"]["nvidia"])
+    eks = cat.facts.eks
+    sharing = charts.nvidia_sharing(plugin_values.get("nvidiaDevicePlugin"), eks.accelerator_resources.nvidia)
     shapes = []
     for ng in fleet.node_groups:
         group = resolve(ng, cat)
@@ -65,18 +65,18 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
 
 def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> list[tuple[tuple, k8s_scheduler.PodTemplate]]:
     """(field to fix, pod) of every pod template the fleet creates, in the order the plan reads them."""
-    eks, charts_facts = cat.curated["eks"], cat.curated["charts"]
+    eks, charts_facts = cat.facts.eks, cat.facts.charts
     found: list[tuple[tuple, k8s_scheduler.PodTemplate]] = []
     for key, values in plugin_values.items():
-        chart = charts_facts[key]
+        chart = charts_facts.plugins()[key]
         for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, plan_pods.advertised(chart, values, eks)):
             found.append((("kubernetes",), pod))
     if fleet.cluster.create is not None:
-        found += [(_SYSTEM, pod) for pod in k8s_workloads.addon_pods(eks["defaultAddons"])]
+        found += [(_SYSTEM, pod) for pod in k8s_workloads.addon_pods(eks.default_addons)]
     nccl = fleet.kubernetes.nccl_test if fleet.kubernetes is not None else None
     if nccl is not None:
         ng = next(ng for ng in fleet.node_groups if ng.name == nccl.node_group)
-        found += [(_SYSTEM, pod) for pod in k8s_workloads.manifest_pods(charts_facts["mpiOperator"]["operator"], None)]
+        found += [(_SYSTEM, pod) for pod in k8s_workloads.manifest_pods(charts_facts.mpi_operator.operator, None)]
         target = resolve(ng, cat).nccl_target
         job = {"metadata": {"name": nccl_job_name(target), "namespace": "default"}, "spec": nccl_job(target, nccl.image)}
         for pod in k8s_workloads.object_pods(MPIJOB, nccl_job_name(target), job):

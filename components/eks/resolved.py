@@ -58,10 +58,10 @@ def resolve(group: NodeGroupArgs | ResolvedNodeGroup, cat: Catalog | None = None
 
 def _resolve(ng: NodeGroupArgs, cat: Catalog) -> ResolvedNodeGroup:
     it = cat.get(ng.instance_type)
-    eks = cat.curated["eks"]
+    eks = cat.facts.eks
     kind = eks_rules.accelerator(it)
     if ng.taints is None:
-        convention = eks["acceleratorTaints"].get(kind)
+        convention = eks.accelerator_taints.of(kind)
         taints = [convention] if convention else []
     else:
         taints = [t.model_dump(exclude_none=True) for t in ng.taints]
@@ -72,7 +72,7 @@ def _resolve(ng: NodeGroupArgs, cat: Catalog) -> ResolvedNodeGroup:
         accelerator=kind,
         ami_type=ng.ami_type or eks_rules.default_ami_type(it, eks),
         # The accelerator's labels (the NVIDIA device plugin's affinity needs one), then the spec's.
-        labels={**eks["acceleratorLabels"].get(kind, {}), **ng.labels},
+        labels={**eks.accelerator_labels.of(kind), **ng.labels},
         taints=tuple({**t, "effect": eks_rules.taint_effect_enum(t["effect"], eks)} for t in taints),
         efa_interfaces=tuple(efa_layout(it, efa.layout, efa.secondary_interface_type, efa.interfaces)) if efa is not None else (),
     )

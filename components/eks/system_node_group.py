@@ -36,14 +36,14 @@ class SystemNodeGroup(pulumi.ComponentResource):
     ):
         super().__init__("gpufleet:eks:SystemNodeGroup", name, None, opts)
         cat = catalog.load()
-        ami_type = system_ami_type(cat.get(args.instance_type), cat.curated["eks"])
+        ami_type = system_ami_type(cat.get(args.instance_type), cat.facts.eks)
         child = pulumi.ResourceOptions(parent=self)
         self.launch_template = aws.ec2.LaunchTemplate(
             name,
             name=name,
             update_default_version=True,
             opts=child,
-            **base_template(cat.curated["eks"]["standardAmiTypes"][ami_type], args.root_volume_gib, 1, SYSTEM_GROUP),
+            **base_template(cat.facts.eks.standard_ami_types[ami_type], args.root_volume_gib, 1, SYSTEM_GROUP),
         )
         self.node_group = aws.eks.NodeGroup(
             name,

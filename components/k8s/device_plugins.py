@@ -14,6 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpufleet.components.catalog import catalog, charts, k8s_rules
+from gpufleet.components.catalog.facts import Chart
 from gpufleet.components.k8s.args import NvidiaDevicePluginArgs
 
 
@@ -29,8 +30,8 @@ class ServedGroups:
 
 def tolerations(key: str, taints: list[dict]) -> list[dict]:
     """The chart's default tolerations plus one for every taint its pod would not tolerate."""
-    eks = catalog.load().curated["eks"]
-    chart = catalog.load().curated["charts"][key]
+    eks = catalog.load().facts.eks
+    chart = catalog.load().facts.charts.plugins()[key]
     added = []
     for taint in k8s_rules.untolerated(charts.release_tolerations(key, chart, None), taints, eks):
         toleration = k8s_rules.toleration_for(taint, eks)
@@ -56,7 +57,7 @@ def time_slicing_config(replicas: int) -> str:
             "    renameByDefault: false",
             "    failRequestsGreaterThanOne: true",
             "    resources:",
-            f"    - name: {catalog.load().curated['eks']['acceleratorResources']['nvidia']}",
+            f"    - name: {catalog.load().facts.eks.accelerator_resources.nvidia}",
             f"      replicas: {replicas}",
         ]
     )
@@ -64,20 +65,20 @@ def time_slicing_config(replicas: int) -> str:
 
 def release_values(served: ServedGroups, nvidia_args) -> dict[str, dict]:
     """The values of each device-plugin release the served groups need, by chart key."""
-    charts_facts = catalog.load().curated["charts"]
+    charts_facts = catalog.load().facts.charts
     found: dict[str, dict] = {}
     if served.nvidia:
-        values: dict = _at(charts_facts["nvidiaDevicePlugin"]["tolerationsPath"], tolerations("nvidiaDevicePlugin", served.nvidia))
+        values: dict = _at(charts_facts.nvidia_device_plugin.tolerations_path, tolerations("nvidiaDevicePlugin", served.nvidia))
         if nvidia_args.time_slicing_replicas is not None:
             values["config"] = {"default": "default", "map": {"default": time_slicing_config(nvidia_args.time_slicing_replicas)}}
         if nvidia_args.mig_strategy != "none":
             values["migStrategy"] = nvidia_args.mig_strategy
         found["nvidiaDevicePlugin"] = values
     if served.efa:
-        found["efaDevicePlugin"] = _at(charts_facts["efaDevicePlugin"]["tolerationsPath"], tolerations("efaDevicePlugin", served.efa))
+        found["efaDevicePlugin"] = _at(charts_facts.efa_device_plugin.tolerations_path, tolerations("efaDevicePlugin", served.efa))
     if served.neuron:
-        chart = charts_facts["neuronHelmChart"]
-        found["neuronHelmChart"] = {**chart["values"], **_at(chart["tolerationsPath"], tolerations("neuronHelmChart", served.neuron))}
+        chart = charts_facts.neuron_helm_chart
+        found["neuronHelmChart"] = {**(chart.values or {}), **_at(chart.tolerations_path, tolerations("neuronHelmChart", served.neuron))}
     return found
 
 
@@ -92,21 +93,21 @@ class DevicePlugins(pulumi.ComponentResource):
         `nvidia_args`: time-slicing and MIG of the NVIDIA plugin (none by default)."""
         super().__init__("gpufleet:k8s:DevicePlugins", name, None, opts)
         nvidia_args = nvidia_args or NvidiaDevicePluginArgs()
-        charts_facts = catalog.load().curated["charts"]
+        charts_facts = catalog.load().facts.charts.plugins()
         self.releases: dict[str, k8s.helm.v3.Release] = {}
         for key, values in release_values(served, nvidia_args).items():
             suffix = RELEASE_SUFFIX[key]
             self.releases[suffix] = self._release(f"{name}-{suffix}", charts_facts[key], values)
         self.register_outputs({"releases": {k: r.name for k, r in self.releases.items()}})
 
-    def _release(self, name: str, chart: dict, values: dict) -> k8s.helm.v3.Release:
+    def _release(self, name: str, chart: Chart, values: dict) -> k8s.helm.v3.Release:
         return k8s.helm.v3.Release(
             name,
-            chart=chart["chart"],
-            version=chart["version"],
-            repository_opts={"repo": chart["repository"]} if "repository" in chart else None,
-            namespace=chart["namespace"],
-            create_namespace=chart["namespace"] != "kube-system",
+            chart=chart.chart,
+            version=chart.version,
+            repository_opts={"repo": chart.repository} if chart.repository is not None else None,
+            namespace=chart.namespace,
+            create_namespace=chart.namespace != "kube-system",
             values=values,
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -47,24 +47,24 @@ def nccl_size(target: NcclTarget) -> dict:
 def nccl_job(target: NcclTarget, image: str) -> dict:
     """The MPIJob's spec for the node group."""
     cat = catalog.load()
-    charts, eks = cat.curated["charts"]["ncclTests"], cat.curated["eks"]
+    charts, eks = cat.facts.charts.nccl_tests, cat.facts.eks
     size = nccl_size(target)
     gpus, efa, workers = size["slotsPerWorker"], size["efaInterfacesPerWorker"], size["workers"]
     resources = {
-        eks["acceleratorResources"]["nvidia"]: gpus,
-        eks["efaResource"]: efa,
-        "hugepages-2Mi": charts["hugepages2Mi"],
-        "memory": charts["memory"],
+        eks.accelerator_resources.nvidia: gpus,
+        eks.efa_resource: efa,
+        "hugepages-2Mi": charts.hugepages2_mi,
+        "memory": charts.memory,
     }
     tolerations = [k8s_rules.toleration_for(t, eks) for t in target.taints]
-    mpirun = [*charts["mpirun"], "-np", str(size["worldSize"]), "-N", str(gpus), *charts["mpirunTail"]]
+    mpirun = [*charts.mpirun, "-np", str(size["worldSize"]), "-N", str(gpus), *charts.mpirun_tail]
     launcher = {
         "name": "launcher",
         "image": image,
         "command": mpirun,
         "env": [
-            {"name": "PATH", "value": f"$(PATH):{charts['path']}"},
-            {"name": "LD_LIBRARY_PATH", "value": f"{charts['ldLibraryPath']}:$(LD_LIBRARY_PATH)"},
+            {"name": "PATH", "value": f"$(PATH):{charts.path}"},
+            {"name": "LD_LIBRARY_PATH", "value": f"{charts.ld_library_path}:$(LD_LIBRARY_PATH)"},
         ],
     }
     worker = {
@@ -74,7 +74,7 @@ def nccl_job(target: NcclTarget, image: str) -> dict:
         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
     }
     return {
-        "runPolicy": dict(charts["runPolicy"]),
+        "runPolicy": dict(charts.run_policy),
         "slotsPerWorker": gpus,
         "mpiReplicaSpecs": {
             "Launcher": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": {"containers": [launcher]}}},
@@ -99,9 +99,9 @@ class NcclTest(pulumi.ComponentResource):
 
     def __init__(self, name: str, target: NcclTarget, image: str, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:k8s:NcclTest", name, None, opts)
-        operator = catalog.load().curated["charts"]["mpiOperator"]
+        operator = catalog.load().facts.charts.mpi_operator
         # No Helm chart exists for the operator: its release manifest, server-side applied by the provider.
-        self.mpi_operator = k8s.yaml.v2.ConfigFile(f"{name}-mpi-operator", file=operator["manifest"], opts=pulumi.ResourceOptions(parent=self))
+        self.mpi_operator = k8s.yaml.v2.ConfigFile(f"{name}-mpi-operator", file=operator.manifest, opts=pulumi.ResourceOptions(parent=self))
         self.job = k8s.apiextensions.CustomResource(
             f"{name}-nccl-tests",
             api_version="kubeflow.org/v2beta1",
