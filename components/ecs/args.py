@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.network.args import NetworkArgs

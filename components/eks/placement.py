@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpufleet.components.catalog import charts, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity, plan_index, plan_placement, plan_pods
+from gpufleet.components.catalog import charts, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity, plan_index, plan_pods
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.eks import checks
 from gpufleet.components.eks.args import EksFleetArgs
