@@ -78,10 +78,15 @@ def _plain(value):
     return value
 
 
+def stack_names(folder: Path = STACKS) -> list[str]:
+    """The stacks whose config files (Pulumi.<stack>.yaml) are in the folder."""
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml"))
+
+
 def stack_path(stack: str, folder: Path = STACKS) -> Path:
     path = folder / f"Pulumi.{stack}.yaml"
     if not path.is_file():
-        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml"))
+        known = stack_names(folder)
         raise StackFileError(f"unknown stack {stack!r}: no {path} (stacks: {', '.join(known) or 'none'})")
     return path
 

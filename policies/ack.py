@@ -23,11 +23,8 @@ from pulumi_policy import (
 from gpufleet.components.catalog import ack_rules, catalog, k8s_rules
 from gpufleet.components.catalog.facts import AckFacts
 from gpufleet.policies.inputs import get, items, provider_region
-from gpufleet.policies.k8s import RELEASE, containers, pod_specs
+from gpufleet.policies.k8s import containers, pod_specs
 from gpufleet.components.catalog import tokens
-
-NODE_POOL = tokens.ACK_NODE_POOL
-MANAGED_CLUSTER = tokens.ACK_CLUSTER
 
 
 def _ack() -> AckFacts:
@@ -88,7 +85,7 @@ def _validate_core_percentage(args: ResourceValidationArgs, report: ReportViolat
 
 def _validate_gpu_mem_fits(args: StackValidationArgs, report: ReportViolation) -> None:
     ack = _ack()
-    pools = [r for r in args.resources if r.resource_type == NODE_POOL]
+    pools = [r for r in args.resources if r.resource_type == tokens.ACK_NODE_POOL]
     for r, where, pod, selector in _shared_gpu_pods(args):
         for pool in _targets(selector, pools):
             types = [t for t in items(get(pool.props, "instanceTypes")) if isinstance(t, str)]
@@ -105,7 +102,7 @@ def _validate_gpu_mem_fits(args: StackValidationArgs, report: ReportViolation) -
 
 def _validate_sharing_mode(args: StackValidationArgs, report: ReportViolation) -> None:
     ack = _ack()
-    pools = [r for r in args.resources if r.resource_type == NODE_POOL]
+    pools = [r for r in args.resources if r.resource_type == tokens.ACK_NODE_POOL]
     for r, where, pod, selector in _shared_gpu_pods(args):
         wants_compute = bool(_asks(pod, ack.compute_resource))
         targets = _targets(selector, pools)
@@ -119,7 +116,7 @@ def _validate_sharing_mode(args: StackValidationArgs, report: ReportViolation) -
 
 
 def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != NODE_POOL:
+    if args.resource_type != tokens.ACK_NODE_POOL:
         args.not_applicable("not an ACK node pool")
         return
     ack = _ack()
@@ -134,10 +131,10 @@ def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> N
 
 def _validate_prerequisites(args: ResourceValidationArgs, report: ReportViolation) -> None:
     ack = _ack()
-    if args.resource_type == RELEASE and get(args.props, "chart") == ack.sharing_chart:
+    if args.resource_type == tokens.HELM_RELEASE and get(args.props, "chart") == ack.sharing_chart:
         version = get(args.props, "version")
         problems = ack_rules.cluster_prerequisites(None, version if isinstance(version, str) else None, None, ack)
-    elif args.resource_type == MANAGED_CLUSTER:
+    elif args.resource_type == tokens.ACK_CLUSTER:
         version = get(args.props, "version")
         problems = ack_rules.cluster_prerequisites(version if isinstance(version, str) else None, None, None, ack)
     else:

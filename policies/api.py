@@ -17,16 +17,10 @@ from pulumi_policy import (
 
 from gpufleet.components.catalog import api_rules, aws_api, catalog, k8s_rules
 from gpufleet.components.catalog.quotas import quota_problem
-from gpufleet.policies.ecs_task import TASK_DEFINITION, EcsTask
-from gpufleet.policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP
+from gpufleet.policies.ecs_task import EcsTask
+
 from gpufleet.policies.inputs import depended_on, get, items, plain
 from gpufleet.components.catalog import tokens
-
-SERVICE = tokens.ECS_SERVICE
-CLUSTER_CAPACITY_PROVIDERS = tokens.ECS_CLUSTER_CAPACITY_PROVIDERS
-CAPACITY_PROVIDER = tokens.ECS_CAPACITY_PROVIDER
-AUTO_SCALING_GROUP = tokens.ASG
-ACK_NODE_POOL = tokens.ACK_NODE_POOL
 
 
 def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -39,7 +33,7 @@ def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -
 
 
 def _validate_essential(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != TASK_DEFINITION:
+    if args.resource_type != tokens.ECS_TASK_DEFINITION:
         return
     reason = api_rules.essential_container_problem(EcsTask(args.props).containers)
     if reason:
@@ -47,7 +41,7 @@ def _validate_essential(args: ResourceValidationArgs, report: ReportViolation) -
 
 
 def _validate_launch_type(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != SERVICE:
+    if args.resource_type != tokens.ECS_SERVICE:
         return
     reason = api_rules.service_launch_type_problem(get(args.props, "launchType"), items(get(args.props, "capacityProviderStrategies")))
     if reason:
@@ -55,7 +49,7 @@ def _validate_launch_type(args: ResourceValidationArgs, report: ReportViolation)
 
 
 def _validate_template_groups(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != LAUNCH_TEMPLATE:
+    if args.resource_type != tokens.LAUNCH_TEMPLATE:
         return
     reason = api_rules.launch_template_security_groups_problem(plain(args.props))
     if reason:
@@ -63,7 +57,7 @@ def _validate_template_groups(args: ResourceValidationArgs, report: ReportViolat
 
 
 def _validate_node_group_template(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != NODE_GROUP:
+    if args.resource_type != tokens.EKS_NODE_GROUP:
         return
     for reason in api_rules.node_group_template_problems(plain(args.props)):
         report(reason)
@@ -71,9 +65,9 @@ def _validate_node_group_template(args: ResourceValidationArgs, report: ReportVi
 
 def _validate_capacity_blocks(args: StackValidationArgs, report: ReportViolation) -> None:
     for group in args.resources:
-        if group.resource_type != NODE_GROUP:
+        if group.resource_type != tokens.EKS_NODE_GROUP:
             continue
-        templates = depended_on(group, LAUNCH_TEMPLATE)
+        templates = depended_on(group, tokens.LAUNCH_TEMPLATE)
         for reason in api_rules.capacity_block_problems(plain(group.props), plain(templates[0].props) if templates else None):
             report(f"capacity block node group {group.name!r}: {reason}", group.urn)
 
@@ -83,19 +77,19 @@ def _quota_findings(args: StackValidationArgs):
     quotas = catalog.load().facts.quotas
     found = []
     for r in args.resources:
-        if r.resource_type == TASK_DEFINITION:
+        if r.resource_type == tokens.ECS_TASK_DEFINITION:
             found.append((quota_problem("ecsContainersPerTaskDefinition", len(EcsTask(r.props).containers), quotas), r.urn))
-        elif r.resource_type == CLUSTER_CAPACITY_PROVIDERS:
+        elif r.resource_type == tokens.ECS_CLUSTER_CAPACITY_PROVIDERS:
             providers = items(get(r.props, "capacityProviders"))
             found.append((quota_problem("ecsCapacityProvidersPerCluster", len(providers), quotas), r.urn))
-            sizes = [get(g.props, "maxSize") for cp in depended_on(r, CAPACITY_PROVIDER) for g in depended_on(cp, AUTO_SCALING_GROUP)]
+            sizes = [get(g.props, "maxSize") for cp in depended_on(r, tokens.ECS_CAPACITY_PROVIDER) for g in depended_on(cp, tokens.ASG)]
             found.append((quota_problem("ecsContainerInstancesPerCluster", int(sum(s for s in sizes if isinstance(s, (int, float)))), quotas), r.urn))
-        elif r.resource_type == NODE_GROUP:
+        elif r.resource_type == tokens.EKS_NODE_GROUP:
             size = get(r.props, "scalingConfig", "maxSize")
             if isinstance(size, (int, float)):
                 found.append((quota_problem("eksNodesPerManagedNodeGroup", int(size), quotas), r.urn))
     per_cluster: dict[str, list] = {}
-    for group in (r for r in args.resources if r.resource_type == NODE_GROUP):
+    for group in (r for r in args.resources if r.resource_type == tokens.EKS_NODE_GROUP):
         cluster = get(group.props, "clusterName")
         per_cluster.setdefault(cluster if isinstance(cluster, str) else "", []).append(group)
     for groups in per_cluster.values():
@@ -117,10 +111,10 @@ def _validate_adjustable_quotas(args: StackValidationArgs, report: ReportViolati
 
 def _validate_node_labels(args: ResourceValidationArgs, report: ReportViolation) -> None:
     facts = catalog.load().facts.kubernetes
-    if args.resource_type == NODE_GROUP:
+    if args.resource_type == tokens.EKS_NODE_GROUP:
         labels = plain(get(args.props, "labels")) or {}
         taints = [t for t in plain(get(args.props, "taints")) or [] if isinstance(t, Mapping)]
-    elif args.resource_type == ACK_NODE_POOL:
+    elif args.resource_type == tokens.ACK_NODE_POOL:
         labels = {l.get("key"): l.get("value") for l in plain(get(args.props, "labels")) or [] if isinstance(l, Mapping) and isinstance(l.get("key"), str)}
         taints = [t for t in plain(get(args.props, "taints")) or [] if isinstance(t, Mapping)]
     else:

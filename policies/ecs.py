@@ -19,17 +19,13 @@ from pulumi_policy import (
 
 from gpufleet.components.catalog import catalog, predicates
 from gpufleet.components.catalog.catalog import UnknownInstanceType
-from gpufleet.policies.ecs_task import TASK_DEFINITION, EcsTask, known_types, requirement_total
+from gpufleet.policies.ecs_task import EcsTask, known_types, requirement_total
 from gpufleet.policies.inputs import depended_on, get, items, text, truthy, user_data_text
 from gpufleet.components.catalog import tokens
 
-LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
-CAPACITY_PROVIDER = tokens.ECS_CAPACITY_PROVIDER
-AUTO_SCALING_GROUP = tokens.ASG
-
 
 def _gpu_task(args: ResourceValidationArgs) -> EcsTask | None:
-    if args.resource_type != TASK_DEFINITION:
+    if args.resource_type != tokens.ECS_TASK_DEFINITION:
         return None
     task = EcsTask(args.props)
     if task.gpus == 0:
@@ -100,7 +96,7 @@ def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportVi
 
 
 def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != LAUNCH_TEMPLATE:
+    if args.resource_type != tokens.LAUNCH_TEMPLATE:
         return
     props = args.props
     ami = catalog.ecs_amis().get(get(props, "imageId"))
@@ -134,11 +130,11 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
 
 def _validate_capacity_provider_managed(args: StackValidationArgs, report: ReportViolation) -> None:
     for cp in args.resources:
-        if cp.resource_type != CAPACITY_PROVIDER:
+        if cp.resource_type != tokens.ECS_CAPACITY_PROVIDER:
             continue
         if get(cp.props, "autoScalingGroupProvider", "managedTerminationProtection") != "ENABLED":
             continue
-        for group in depended_on(cp, AUTO_SCALING_GROUP):
+        for group in depended_on(cp, tokens.ASG):
             if not truthy(get(group.props, "protectFromScaleIn")):
                 report(
                     f"capacity provider {cp.name!r} has managed termination protection but its Auto Scaling group "

@@ -9,9 +9,6 @@ from gpufleet.components.catalog import catalog, predicates
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
 from gpufleet.policies.inputs import get, items, json_document
-from gpufleet.components.catalog import tokens
-
-TASK_DEFINITION = tokens.ECS_TASK_DEFINITION
 
 
 def requirement_total(container: dict, kind: str) -> int:

@@ -18,12 +18,9 @@ from pulumi_policy import (
 
 from gpufleet.components.catalog import catalog, eks_rules
 from gpufleet.components.catalog.efa import efa_bandwidth_note, efa_layout_problems
-from gpufleet.policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP, has_efa, interfaces, template_types
+from gpufleet.policies.eks_nodes import has_efa, interfaces, template_types
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, present, truthy
 from gpufleet.components.catalog import tokens
-
-SECURITY_GROUP = tokens.SECURITY_GROUP
-SUBNET = tokens.SUBNET
 
 
 def _efa_templates(args: StackValidationArgs):
@@ -32,7 +29,7 @@ def _efa_templates(args: StackValidationArgs):
     used_by = template_types(args.resources)
     found = []
     for template in args.resources:
-        if template.resource_type == LAUNCH_TEMPLATE and has_efa(template):
+        if template.resource_type == tokens.LAUNCH_TEMPLATE and has_efa(template):
             group, group_type = used_by.get(template.urn, (None, None))
             own = instance_type(catalog.load(), get(template.props, "instanceType"))
             found.append((template, group_type or own, group))
@@ -67,7 +64,7 @@ def _self_referencing(group) -> tuple[bool, bool]:
 
 def _validate_efa_security_group(args: StackValidationArgs, report: ReportViolation) -> None:
     for template, it, _ in _efa_templates(args):
-        groups = depended_on(template, SECURITY_GROUP)
+        groups = depended_on(template, tokens.SECURITY_GROUP)
         verdicts = {g.name: _self_referencing(g) for g in groups}
         if not any(ingress and egress for ingress, egress in verdicts.values()):
             seen = ", ".join(f"{n} (ingress {'yes' if i else 'no'}, egress {'yes' if e else 'no'})" for n, (i, e) in verdicts.items())
@@ -83,7 +80,7 @@ def _validate_efa_single_az(args: StackValidationArgs, report: ReportViolation) 
     for template, _, group in _efa_templates(args):
         if group is None:
             continue
-        subnets = depended_on(group, SUBNET)
+        subnets = depended_on(group, tokens.SUBNET)
         zones = [get(s.props, "availabilityZone") for s in subnets]
         if not subnets or not all(isinstance(z, str) for z in zones):
             continue  # subnets outside this stack: their zones are not known here
@@ -102,7 +99,7 @@ def _validate_efa_placement(args: StackValidationArgs, report: ReportViolation) 
 
 
 def _validate_taint_effects(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != NODE_GROUP:
+    if args.resource_type != tokens.EKS_NODE_GROUP:
         return
     eks_facts = catalog.load().facts.eks
     for taint in items(get(args.props, "taints")):

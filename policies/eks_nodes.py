@@ -9,16 +9,13 @@ from gpufleet.components.catalog.efa import EFA_TYPES, EfaInterface
 from gpufleet.policies.inputs import depended_on, get, instance_type, items
 from gpufleet.components.catalog import tokens
 
-NODE_GROUP = tokens.EKS_NODE_GROUP
-LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
-
 
 def node_group_type(group) -> InstanceType | None:
     """The one instance type a node group runs: its instanceTypes, else its launch template's (a
     capacity block names the type there only); None when none, several or an unknown one."""
     types = [t for t in items(get(group.props, "instanceTypes")) if isinstance(t, str)]
     if not types:
-        types = [t for template in depended_on(group, LAUNCH_TEMPLATE) if isinstance(t := get(template.props, "instanceType"), str)]
+        types = [t for template in depended_on(group, tokens.LAUNCH_TEMPLATE) if isinstance(t := get(template.props, "instanceType"), str)]
     return instance_type(catalog.load(), types[0]) if len(types) == 1 else None
 
 
@@ -26,8 +23,8 @@ def template_types(resources) -> dict[str, tuple]:
     """Launch template URN -> (the node group that uses it, that group's instance type)."""
     found = {}
     for group in resources:
-        if group.resource_type == NODE_GROUP:
-            for template in depended_on(group, LAUNCH_TEMPLATE):
+        if group.resource_type == tokens.EKS_NODE_GROUP:
+            for template in depended_on(group, tokens.LAUNCH_TEMPLATE):
                 found[template.urn] = (group, node_group_type(group))
     return found
 

@@ -17,11 +17,9 @@ from pulumi_policy import (
 )
 
 from gpufleet.components.catalog import catalog, charts, eks_rules, k8s_rules
-from gpufleet.policies.eks_nodes import LAUNCH_TEMPLATE, NODE_GROUP, has_efa, node_group_type
+from gpufleet.policies.eks_nodes import has_efa, node_group_type
 from gpufleet.policies.inputs import depended_on, get, items, plain
 from gpufleet.components.catalog import tokens
-
-RELEASE = tokens.HELM_RELEASE
 
 
 def pod_specs(resource_type: str, props) -> list[tuple[str, Mapping]]:
@@ -74,12 +72,12 @@ def _node_groups(args: StackValidationArgs):
     """(node group, accelerator, taints, EFA?) of every EKS node group of the stack."""
     found = []
     for group in args.resources:
-        if group.resource_type != NODE_GROUP:
+        if group.resource_type != tokens.EKS_NODE_GROUP:
             continue
         it = node_group_type(group)
         kind = eks_rules.accelerator(it) if it is not None else None
         taints = [t for t in items(get(group.props, "taints")) if isinstance(t, Mapping)]
-        efa = any(has_efa(template) for template in depended_on(group, LAUNCH_TEMPLATE))
+        efa = any(has_efa(template) for template in depended_on(group, tokens.LAUNCH_TEMPLATE))
         found.append((group, kind, taints, efa, it))
     return found
 
@@ -110,7 +108,7 @@ def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportV
     plugins = {c.chart: (key, c) for key, c in catalog.load().facts.charts.plugins().items()}
     groups = _node_groups(args)
     for release in args.resources:
-        key, chart = plugins.get(get(release.props, "chart"), (None, None)) if release.resource_type == RELEASE else (None, None)
+        key, chart = plugins.get(get(release.props, "chart"), (None, None)) if release.resource_type == tokens.HELM_RELEASE else (None, None)
         if chart is None:
             continue
         tolerations = charts.release_tolerations(key, chart, plain(get(release.props, "values")))
@@ -132,7 +130,7 @@ def _validate_mig(args: StackValidationArgs, report: ReportViolation) -> None:
     models = cat.facts.mig_capable_gpu_models.values
     groups = _node_groups(args)
     for release in args.resources:
-        if release.resource_type != RELEASE or get(release.props, "chart") != nvidia_chart:
+        if release.resource_type != tokens.HELM_RELEASE or get(release.props, "chart") != nvidia_chart:
             continue
         strategy = get(release.props, "values", "migStrategy")
         if strategy in (None, "none"):

@@ -10,15 +10,13 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
 from gpufleet.components.catalog import catalog, predicates
-from gpufleet.policies.ecs_task import TASK_DEFINITION, EcsTask, known_types, requirement_total
+from gpufleet.policies.ecs_task import EcsTask, known_types, requirement_total
 from gpufleet.policies.inputs import get, instance_type, provider_region, user_data_text
 from gpufleet.components.catalog import tokens
 
-LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
-
 
 def _neuron_task(args: ResourceValidationArgs) -> EcsTask | None:
-    if args.resource_type != TASK_DEFINITION:
+    if args.resource_type != tokens.ECS_TASK_DEFINITION:
         return None
     task = EcsTask(args.props)
     if not task.maps_neuron and not any(requirement_total(c, "NeuronDevice") for c in task.containers):
@@ -89,7 +87,7 @@ def _validate_ipc_lock(args: ResourceValidationArgs, report: ReportViolation) ->
 def _neuron_launch_template(args: ResourceValidationArgs):
     """(the ECS Neuron AMI or None, the Neuron instance type or None) of a launch template that starts
     ECS Neuron container instances; not applicable otherwise."""
-    if args.resource_type != LAUNCH_TEMPLATE:
+    if args.resource_type != tokens.LAUNCH_TEMPLATE:
         return None, None
     ami = catalog.ecs_amis().get(get(args.props, "imageId"))
     it = instance_type(catalog.load(), get(args.props, "instanceType"))

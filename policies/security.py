@@ -23,21 +23,16 @@ from gpufleet.policies.eks_nodes import template_types
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, text, truthy
 from gpufleet.components.catalog import tokens
 
-LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
-INSTANCE = tokens.EC2_INSTANCE
-SECURITY_GROUP = tokens.SECURITY_GROUP
-INGRESS_RULE = tokens.SECURITY_GROUP_INGRESS_RULE
-LEGACY_RULE = tokens.SECURITY_GROUP_RULE
 OPEN_CIDRS = ("0.0.0.0/0", "::/0")
 
 
 def _validate_imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in (LAUNCH_TEMPLATE, INSTANCE):
+    if args.resource_type not in (tokens.LAUNCH_TEMPLATE, tokens.EC2_INSTANCE):
         return
-    tokens = get(args.props, "metadataOptions", "httpTokens")
-    if tokens != "required":
+    http_tokens = get(args.props, "metadataOptions", "httpTokens")
+    if http_tokens != "required":
         report(
-            f"metadataOptions.httpTokens is {tokens or 'not set'}: without IMDSv2 any process (or SSRF) on the node "
+            f"metadataOptions.httpTokens is {http_tokens or 'not set'}: without IMDSv2 any process (or SSRF) on the node "
             "can read the instance role's credentials; set httpTokens: required"
         )
 
@@ -45,11 +40,11 @@ def _validate_imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> N
 def _validate_root_encrypted(args: ResourceValidationArgs, report: ReportViolation) -> None:
     props = args.props
     allow_default = (args.get_config() or {}).get("allowAccountDefaultEncryption", False)
-    if args.resource_type == INSTANCE:
+    if args.resource_type == tokens.EC2_INSTANCE:
         if not truthy(get(props, "rootBlockDevice", "encrypted")) and not allow_default:
             report("rootBlockDevice.encrypted is not true: the root volume inherits the AMI snapshot's encryption")
         return
-    if args.resource_type != LAUNCH_TEMPLATE:
+    if args.resource_type != tokens.LAUNCH_TEMPLATE:
         return
     volumes = [m for m in items(get(props, "blockDeviceMappings")) if get(m, "ebs") is not None]
     for mapping in volumes:
@@ -71,13 +66,13 @@ def _accelerated_type(props) -> str | None:
 
 
 def _validate_no_public_ip(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in (LAUNCH_TEMPLATE, INSTANCE):
+    if args.resource_type not in (tokens.LAUNCH_TEMPLATE, tokens.EC2_INSTANCE):
         return
     name = _accelerated_type(args.props)
     if name is None:
         args.not_applicable("not a GPU or Neuron instance type")
         return
-    if args.resource_type == INSTANCE:
+    if args.resource_type == tokens.EC2_INSTANCE:
         public = truthy(get(args.props, "associatePublicIpAddress"))
     else:
         public = any(truthy(get(ni, "associatePublicIpAddress")) for ni in items(get(args.props, "networkInterfaces")))
@@ -94,28 +89,28 @@ def _open_ingress(group, resources) -> list[str]:
             ports = f"{text(get(rule, 'fromPort'))}-{text(get(rule, 'toPort'))}"
             found.append(f"inline ingress {get(rule, 'protocol')} {ports} from {', '.join(cidrs)}")
     for r in resources:
-        if r.resource_type == INGRESS_RULE:
+        if r.resource_type == tokens.SECURITY_GROUP_INGRESS_RULE:
             cidrs = [get(r.props, "cidrIpv4"), get(r.props, "cidrIpv6")]
-        elif r.resource_type == LEGACY_RULE and get(r.props, "type") == "ingress":
+        elif r.resource_type == tokens.SECURITY_GROUP_RULE and get(r.props, "type") == "ingress":
             cidrs = [c for key in ("cidrBlocks", "ipv6CidrBlocks") for c in items(get(r.props, key))]
         else:
             continue
-        if any(c in OPEN_CIDRS for c in cidrs) and group.urn in {d.urn for d in depended_on(r, SECURITY_GROUP)}:
+        if any(c in OPEN_CIDRS for c in cidrs) and group.urn in {d.urn for d in depended_on(r, tokens.SECURITY_GROUP)}:
             found.append(f"rule {r.name!r} from {', '.join(c for c in cidrs if c)}")
     return found
 
 
 def _validate_no_open_ingress(args: StackValidationArgs, report: ReportViolation) -> None:
-    rules = [r for r in args.resources if r.resource_type in (INGRESS_RULE, LEGACY_RULE)]
+    rules = [r for r in args.resources if r.resource_type in (tokens.SECURITY_GROUP_INGRESS_RULE, tokens.SECURITY_GROUP_RULE)]
     open_by_group: dict[str, list[str]] = {}  # one verdict per group, however many nodes share it
     used_by = template_types(args.resources)
     for node in args.resources:
-        if node.resource_type not in (LAUNCH_TEMPLATE, INSTANCE):
+        if node.resource_type not in (tokens.LAUNCH_TEMPLATE, tokens.EC2_INSTANCE):
             continue
         name = _accelerated_type(node.props) or _accelerated(used_by.get(node.urn, (None, None))[1])
         if name is None:
             continue
-        for group in depended_on(node, SECURITY_GROUP):
+        for group in depended_on(node, tokens.SECURITY_GROUP):
             if group.urn not in open_by_group:
                 open_by_group[group.urn] = _open_ingress(group, rules)
             for why in open_by_group[group.urn]:

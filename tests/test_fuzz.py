@@ -19,6 +19,7 @@ from gpufleet.components.catalog import plan_placement
 from gpufleet.cli import plan_file
 from gpufleet.cli.diff import diff_plans
 from gpufleet.cli.diff_render import render
+from gpufleet.stackfile import stack_names
 from tests.aws_api import CHECKED_TYPES, to_request
 from tests.conftest import ROOT, run_cli
 
@@ -31,7 +32,7 @@ def _deep(levels: int):
 
 
 ODD = [None, "", "\u202e💥", "a\x07b", -1, 0, 2**31, 10**30, 1.5, math.nan, math.inf, True, [], {}, [0] * 500, _deep(60), "x" * 5000]
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+STACKS = stack_names(ROOT / "stacks")
 
 
 def _paths(value, prefix=()) -> list[tuple]:

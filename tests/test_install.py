@@ -29,12 +29,13 @@ from gpufleet.analyzer.client import PolicyPack
 
 from gpufleet.analyzer.pack_dir import DEFAULT_PACK
 from gpufleet.analyzer.policy_config import parse
+from gpufleet.stackfile import stack_names
 from tests.conftest import ROOT
 from tests.policy_helpers import gpu_container, task_definition
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 VERSION = PYPROJECT["project"]["version"]
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+STACKS = stack_names(ROOT / "stacks")
 
 
 def _clean_env() -> dict[str, str]:

@@ -15,12 +15,6 @@ from gpufleet.components.catalog.k8s_rules import describe_taint
 from gpufleet.components.catalog.plan_index import node_group_name
 from gpufleet.components.catalog import tokens
 
-NODE_GROUP = tokens.EKS_NODE_GROUP
-LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
-ASG = tokens.ASG
-CAPACITY_PROVIDER = tokens.ECS_CAPACITY_PROVIDER
-ACK_POOL = tokens.ACK_NODE_POOL
-
 
 @dataclass
 class Group:
@@ -87,7 +81,7 @@ def _efa(template: dict | None) -> int:
 
 def _eks(r: dict, by_urn: dict[str, dict]) -> Group:
     inputs = r["inputs"]
-    template = _linked(r, "launchTemplate", by_urn, LAUNCH_TEMPLATE)
+    template = _linked(r, "launchTemplate", by_urn, tokens.LAUNCH_TEMPLATE)
     types = inputs.get("instanceTypes") or [(template or {}).get("inputs", {}).get("instanceType", "?")]
     scaling = inputs.get("scalingConfig") or {}
     group = Group(
@@ -102,9 +96,9 @@ def _eks(r: dict, by_urn: dict[str, dict]) -> Group:
 
 
 def _ecs(r: dict, by_urn: dict[str, dict]) -> Group | None:
-    asg = _linked(r, "autoScalingGroupProvider", by_urn, ASG)
+    asg = _linked(r, "autoScalingGroupProvider", by_urn, tokens.ASG)
     # A Spot group names its template inside its mixed instances policy.
-    template = (_linked(asg, "launchTemplate", by_urn, LAUNCH_TEMPLATE) or _linked(asg, "mixedInstancesPolicy", by_urn, LAUNCH_TEMPLATE)) if asg else None
+    template = (_linked(asg, "launchTemplate", by_urn, tokens.LAUNCH_TEMPLATE) or _linked(asg, "mixedInstancesPolicy", by_urn, tokens.LAUNCH_TEMPLATE)) if asg else None
     if template is None:
         return None
     lt, sizes = template["inputs"], asg["inputs"]
@@ -147,11 +141,11 @@ def accelerated_groups(resources: list[dict]) -> dict[str, Group]:
     by_urn = {r["urn"]: r for r in resources}
     groups: dict[str, Group] = {}
     for r in resources:
-        if r["type"] == NODE_GROUP:
+        if r["type"] == tokens.EKS_NODE_GROUP:
             group = _eks(r, by_urn)
-        elif r["type"] == CAPACITY_PROVIDER:
+        elif r["type"] == tokens.ECS_CAPACITY_PROVIDER:
             group = _ecs(r, by_urn)
-        elif r["type"] == ACK_POOL:
+        elif r["type"] == tokens.ACK_NODE_POOL:
             group = _ack(r)
         else:
             continue

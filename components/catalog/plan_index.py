@@ -8,24 +8,12 @@ from dataclasses import dataclass, field
 
 from gpufleet.components.catalog import tokens
 
-NODE_GROUP = tokens.EKS_NODE_GROUP
-CLUSTER = tokens.EKS_CLUSTER
-ADDON = tokens.EKS_ADDON
-LAUNCH_TEMPLATE = tokens.LAUNCH_TEMPLATE
-SUBNET = tokens.SUBNET
-RELEASE = tokens.HELM_RELEASE
 CONFIG_FILES = (tokens.K8S_CONFIG_FILE, tokens.K8S_CONFIG_FILE_V1)
-TASK_DEFINITION = tokens.ECS_TASK_DEFINITION
-SERVICE = tokens.ECS_SERVICE
-CAPACITY_PROVIDER = tokens.ECS_CAPACITY_PROVIDER
-AUTO_SCALING_GROUP = tokens.ASG
-ACK_NODE_POOL = tokens.ACK_NODE_POOL
-ACK_CLUSTER = tokens.ACK_CLUSTER
 
 
 # The resource types the placement reads (and every Kubernetes object): callers may hand in only these.
 READS = frozenset(
-    {NODE_GROUP, CLUSTER, ADDON, LAUNCH_TEMPLATE, SUBNET, TASK_DEFINITION, SERVICE, CAPACITY_PROVIDER, AUTO_SCALING_GROUP, ACK_NODE_POOL, ACK_CLUSTER}
+    {tokens.EKS_NODE_GROUP, tokens.EKS_CLUSTER, tokens.EKS_ADDON, tokens.LAUNCH_TEMPLATE, tokens.SUBNET, tokens.ECS_TASK_DEFINITION, tokens.ECS_SERVICE, tokens.ECS_CAPACITY_PROVIDER, tokens.ASG, tokens.ACK_NODE_POOL, tokens.ACK_CLUSTER}
 )
 
 
@@ -70,8 +58,6 @@ def as_int(value: object, default: int = 0) -> int:
         return int(float(value))
     except ValueError:
         return default
-
-
 
 
 def node_group_name(props: Mapping, fallback: str) -> str:

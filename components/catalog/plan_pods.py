@@ -12,49 +12,41 @@ from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.efa import EFA_TYPES
 from gpufleet.components.catalog.facts import Chart, EksFacts
 from gpufleet.components.catalog.plan_index import (
-    ACK_CLUSTER,
-    ACK_NODE_POOL,
-    ADDON,
-    CLUSTER,
     CONFIG_FILES,
-    LAUNCH_TEMPLATE,
-    NODE_GROUP,
-    RELEASE,
-    SUBNET,
     Index,
     Resource,
     as_int,
     node_group_name,
 )
-
+from gpufleet.components.catalog import tokens
 
 
 def node_group_instance_type(index: Index, group: Resource, cat: Catalog):
     """The one type a managed group runs: its instanceTypes, else its launch template's (capacity blocks)."""
     names = [t for t in group.props.get("instanceTypes") or [] if isinstance(t, str)]
     if not names:
-        names = [t.props.get("instanceType") for t in index.deps(group, LAUNCH_TEMPLATE) if isinstance(t.props.get("instanceType"), str)]
+        names = [t.props.get("instanceType") for t in index.deps(group, tokens.LAUNCH_TEMPLATE) if isinstance(t.props.get("instanceType"), str)]
     return cat.find(names[0]) if len(names) == 1 else None
 
 
 def _efa_interfaces(index: Index, group: Resource) -> int:
     return sum(
         1
-        for template in index.deps(group, LAUNCH_TEMPLATE)
+        for template in index.deps(group, tokens.LAUNCH_TEMPLATE)
         for ni in template.props.get("networkInterfaces") or []
         if isinstance(ni, Mapping) and ni.get("interfaceType") in EFA_TYPES
     )
 
 
 def _zones(index: Index, group: Resource) -> list[str]:
-    subnets = index.deps(group, SUBNET)
+    subnets = index.deps(group, tokens.SUBNET)
     zones = [s.props.get("availabilityZone") for s in subnets]
     return [z for z in zones if isinstance(z, str)] if subnets and all(isinstance(z, str) for z in zones) else []
 
 
 def plugins(index: Index, cat: Catalog) -> list[tuple[str, Chart, Resource]]:
     by_chart = {c.chart: (key, c) for key, c in cat.facts.charts.plugins().items()}
-    return [(*by_chart[r.props["chart"]], r) for r in index.of(RELEASE) if r.props.get("chart") in by_chart]
+    return [(*by_chart[r.props["chart"]], r) for r in index.of(tokens.HELM_RELEASE) if r.props.get("chart") in by_chart]
 
 
 def advertised(chart: Chart, values: Mapping | None, eks: EksFacts) -> tuple[str, ...]:
@@ -70,7 +62,7 @@ def advertised(chart: Chart, values: Mapping | None, eks: EksFacts) -> tuple[str
 def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s_scheduler.NodeShape], list[str]]:
     eks = cat.facts.eks
     shapes, gaps = [], []
-    for group in index.of(NODE_GROUP):
+    for group in index.of(tokens.EKS_NODE_GROUP):
         it = node_group_instance_type(index, group, cat)
         if it is None:
             gaps.append(f"node group {group.name!r}: its instance type is not one known type")
@@ -96,13 +88,13 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
                 facts=cat.facts,
             )
         )
-    for pool in index.of(ACK_NODE_POOL):
+    for pool in index.of(tokens.ACK_NODE_POOL):
         shape = _ack_shape(pool, cat)
         if shape is None:
             gaps.append(f"ACK node pool {pool.name!r}: none of its instance types has sourced GPU facts")
         else:
             shapes.append(shape)
-    if index.of(ACK_NODE_POOL) and not index.of(ACK_CLUSTER):
+    if index.of(tokens.ACK_NODE_POOL) and not index.of(tokens.ACK_CLUSTER):
         gaps.append("the ACK node pools join an existing cluster: its other node pools are not in the plan")
     return shapes, gaps
 
@@ -124,7 +116,7 @@ def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | None:
 
 def _addon_overrides(index: Index) -> dict[str, Mapping]:
     found = {}
-    for addon in index.of(ADDON):
+    for addon in index.of(tokens.EKS_ADDON):
         text = addon.props.get("configurationValues")
         try:
             values = json.loads(text) if isinstance(text, str) else {}
@@ -144,13 +136,13 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
         values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
         name = release.props.get("name") if isinstance(release.props.get("name"), str) else release.name
         pods += k8s_workloads.device_plugin_pods(key, chart, values, name, release.urn, advertised(chart, values, eks))
-    clusters = index.of(CLUSTER)
+    clusters = index.of(tokens.EKS_CLUSTER)
     if clusters:
         if any(c.props.get("bootstrapSelfManagedAddons") is not False for c in clusters):
             pods += k8s_workloads.addon_pods(eks.default_addons, _addon_overrides(index), clusters[0].urn)
-    elif index.of(NODE_GROUP):
+    elif index.of(tokens.EKS_NODE_GROUP):
         gaps.append("the plan joins an existing cluster: its other node groups and running pods are not in the plan")
-    elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not index.of(ACK_NODE_POOL):
+    elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not index.of(tokens.ACK_NODE_POOL):
         gaps.append("the plan creates no cluster and no node group: the nodes its pods run on are not in the plan")
     if len(clusters) > 1:
         gaps.append("the plan has several clusters: pods are judged against every node group")
@@ -159,6 +151,6 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
         if config.props.get("file") == operator.manifest:
             pods += k8s_workloads.manifest_pods(operator.operator, config.urn)
     for r in index.resources:
-        if k8s_workloads.kind_of(r.type) and r.type != RELEASE:
+        if k8s_workloads.kind_of(r.type) and r.type != tokens.HELM_RELEASE:
             pods += k8s_workloads.object_pods(r.type, r.name, r.props, r.urn)
     return pods, gaps

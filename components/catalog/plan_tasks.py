@@ -11,17 +11,8 @@ from gpufleet.components.catalog import ecs_scheduler, node_capacity, predicates
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.facts import EcsFacts
 from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
-from gpufleet.components.catalog.plan_index import (
-    AUTO_SCALING_GROUP,
-    CAPACITY_PROVIDER,
-    LAUNCH_TEMPLATE,
-    SERVICE,
-    TASK_DEFINITION,
-    Index,
-    Resource,
-    as_int,
-)
-
+from gpufleet.components.catalog.plan_index import Index, Resource, as_int
+from gpufleet.components.catalog import tokens
 
 
 def task_shape(td: Resource, ecs_facts: EcsFacts) -> tuple[ecs_scheduler.TaskShape, list[str]]:
@@ -55,9 +46,9 @@ def task_shape(td: Resource, ecs_facts: EcsFacts) -> tuple[ecs_scheduler.TaskSha
 
 def _instance_shapes(index: Index, cat: Catalog) -> dict[str, tuple[ecs_scheduler.InstanceShape, Resource]]:
     found = {}
-    for cp in index.of(CAPACITY_PROVIDER):
-        for group in index.deps(cp, AUTO_SCALING_GROUP):
-            templates = index.deps(group, LAUNCH_TEMPLATE)
+    for cp in index.of(tokens.ECS_CAPACITY_PROVIDER):
+        for group in index.deps(cp, tokens.ASG):
+            templates = index.deps(group, tokens.LAUNCH_TEMPLATE)
             names = {t.props.get("instanceType") for t in templates}
             it = cat.find(next(iter(names))) if len(names) == 1 else None
             if it is None:
@@ -89,20 +80,20 @@ def task_placements(index: Index, cat: Catalog) -> tuple[list[ecs_scheduler.Task
     for shape, _ in instances.values():
         by_type.setdefault(shape.instance_type, []).append(shape)
     results, gaps, served = [], [], set()
-    for service in index.of(SERVICE):
-        tds = index.deps(service, TASK_DEFINITION, prop="taskDefinition")
+    for service in index.of(tokens.ECS_SERVICE):
+        tds = index.deps(service, tokens.ECS_TASK_DEFINITION, prop="taskDefinition")
         if not tds:
             continue
         task, notes = task_shape(tds[0], cat.ecs())
         served.add(tds[0].urn)
-        cps = [instances[cp.urn][0] for cp in index.deps(service, CAPACITY_PROVIDER) if cp.urn in instances]
+        cps = [instances[cp.urn][0] for cp in index.deps(service, tokens.ECS_CAPACITY_PROVIDER) if cp.urn in instances]
         distinct = any(isinstance(c, Mapping) and c.get("type") == "distinctInstance" for c in service.props.get("placementConstraints") or [])
         result = ecs_scheduler.place_task(task, cps[0] if cps else None, as_int(service.props.get("desiredCount")), distinct)
         result.notes += notes
         if not cps:
             result.notes.append("its capacity is not in this plan (a launch type or another program's capacity provider)")
         results.append(result)
-    for td in index.of(TASK_DEFINITION):
+    for td in index.of(tokens.ECS_TASK_DEFINITION):
         if td.urn in served:
             continue
         task, notes = task_shape(td, cat.ecs())

@@ -14,8 +14,9 @@ from gpufleet.components.eks.args import EksFleetArgs
 from gpufleet.components.eks.resolved import resolve, served_groups
 from gpufleet.components.eks.system_node_group import SYSTEM_NAME_PREFIX, system_labels
 from gpufleet.components.k8s.device_plugins import release_values
-from gpufleet.components.k8s.nccl_test import MPIJOB, nccl_job, nccl_job_name
+from gpufleet.components.k8s.nccl_test import nccl_job, nccl_job_name
 from gpufleet.components.spec_model import Violation
+from gpufleet.components.catalog import tokens
 
 # Where a Pending pod of each kind is fixed in the stack file.
 _SYSTEM = ("systemNodeGroup",)
@@ -79,7 +80,7 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
         found += [(_SYSTEM, pod) for pod in k8s_workloads.manifest_pods(charts_facts.mpi_operator.operator, None)]
         target = resolve(ng, cat).nccl_target
         job = {"metadata": {"name": nccl_job_name(target), "namespace": "default"}, "spec": nccl_job(target, nccl.image)}
-        for pod in k8s_workloads.object_pods(MPIJOB, nccl_job_name(target), job):
+        for pod in k8s_workloads.object_pods(tokens.MPIJOB, nccl_job_name(target), job):
             where = _SYSTEM if pod.owner.endswith("(Launcher)") else ("kubernetes", "ncclTest", "nodeGroup")
             found.append((where, pod))
     return found

@@ -13,10 +13,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpufleet.components.catalog import catalog, k8s_rules
-from gpufleet.components.catalog import tokens
-
-
-MPIJOB = tokens.MPIJOB
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from gpufleet.components.catalog import catalog, plan_placement, replacement
 from gpufleet.cli import diagram
 from gpufleet.cli.property_changes import summarize
-from gpufleet.components.catalog.fleet_view import NODE_GROUP, Group, accelerated_groups
+from gpufleet.components.catalog.fleet_view import Group, accelerated_groups
 from gpufleet.components.catalog import tokens
 
 COUNTS = (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("neuronCores", "NeuronCores"), ("efaInterfaces", "EFA interfaces"))
@@ -240,7 +240,7 @@ def _groups(result: PlanDiff, base: dict[str, Group], head: dict[str, Group]) ->
             else:
                 notes.append("launch template changed: new instances use it; running instances are not replaced by this change")
         if urn in changed_urns and urn not in replaced and after is not None and after.platform == "eks":
-            rolls = catalog.load().facts.replacement[NODE_GROUP].rolls
+            rolls = catalog.load().facts.replacement[tokens.EKS_NODE_GROUP].rolls
             if any(replacement.matches(c["path"], k) for c in changed_urns[urn]["properties"] for k in rolls):
                 _drain(result, after, "its AMI release or Kubernetes version changed: the node group rolls its nodes")
         if notes or before is None or after is None:

@@ -44,7 +44,7 @@ def load(folder: Path, stack: str | None) -> LoadedProgram:
     if not (main.is_dir() and (main / "__main__.py").is_file()):
         raise ProgramError(f"{project_file}: main = {project.get('main') or '.'!r}: must be a folder with a __main__.py (the Python runtime's entry)")
     config_dir = folder / str(project.get("stackConfigDir") or ".")
-    found = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in config_dir.glob("Pulumi.*.yaml"))
+    found = stackfile.stack_names(config_dir)
     if stack is None:
         if len(found) != 1:
             raise ProgramError(f"--program {folder}: {len(found)} stack config files in {config_dir} ({', '.join(found) or 'none'}): name one with --stack")
