@@ -14,7 +14,7 @@ from gpufleet.components.ack.ack_fleet import AckFleet
 from gpufleet.components.ecs.gpu_cluster import GpuCluster
 from gpufleet.components.eks.eks_fleet import EksFleet
 from gpufleet.spec import FleetSpec, SpecError, decode_config, load_spec
-from gpufleet.summary import accelerator_summary
+from gpufleet.summary import SUMMARY_OUTPUT, accelerator_summary
 
 
 def stack_config() -> dict[str, object]:
@@ -30,7 +30,7 @@ def build(spec: FleetSpec) -> None:
     if spec.ack is not None:
         fleet = AckFleet("ack", spec.ack)
         pulumi.export("ackNodePools", {name: pool.node_pool.node_pool_id for name, pool in fleet.node_pools.items()})
-    pulumi.export("accelerators", accelerator_summary(spec))
+    pulumi.export(SUMMARY_OUTPUT, accelerator_summary(spec))
 
 
 def _build_aws(spec: FleetSpec) -> None:

@@ -19,6 +19,8 @@ from gpufleet.components.k8s.nccl_test import nccl_size
 from gpufleet.spec import FleetSpec
 
 SIZES = ("min", "desired", "max")
+# The stack output that carries the summary; the plan moves it to its `summary`.
+SUMMARY_OUTPUT = "accelerators"
 
 
 def _accelerator(it) -> dict:

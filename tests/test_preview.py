@@ -144,6 +144,14 @@ def test_summary_counts_gpus_per_provider_and_in_total(plan):
     assert {w["name"]: w.get("tasksPerInstance") for w in s["workloads"]} == {"llm-serve": 4, "embed-rerank": 1, "train": 1}
 
 
+def test_the_summary_is_carried_once(plan):
+    """The program exports the summary as the stack output `accelerators` (for `pulumi stack output`);
+    the plan carries it under `summary` only, beside the outputs that name resources."""
+    assert "accelerators" not in plan["outputs"]
+    assert set(plan["outputs"]) == {"ecsClusterArn"}
+    assert {"groups", "totals", "workloads"} <= set(plan["summary"])
+
+
 def test_human_preview_shows_tree_and_summary():
     code, out, err = run_cli("preview", "ecs-gpu")
     assert code == 0, err

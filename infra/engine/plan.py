@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpufleet.components.catalog import plan_placement
 from gpufleet.engine.runtime import ProgramRun, RecordedResource
+from gpufleet.summary import SUMMARY_OUTPUT
 
 PLAN_VERSION = 1
 
@@ -42,14 +43,17 @@ def plan_resource(r: RecordedResource) -> dict:
 
 def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
     resources = tree_order(run.resources)
-    summary = dict(run.outputs.get("accelerators") or {})
+    # The stack output `accelerators` (what `pulumi stack output accelerators` shows) is the plan's
+    # summary: carried there once, not again under `outputs`.
+    outputs = {k: v for k, v in run.outputs.items() if k != SUMMARY_OUTPUT}
+    summary = dict(run.outputs.get(SUMMARY_OUTPUT) or {})
     entries = [plan_resource(r) for r in resources]
     return {
         "version": PLAN_VERSION,
         "project": project,
         "stack": run.stack,
         "resources": entries,
-        "outputs": run.outputs,
+        "outputs": outputs,
         # Filled by the policy pack's verdict when one runs (`--no-policy` leaves it empty).
         "policy": {"pack": None, "violations": []},
         "summary": {
