@@ -16,6 +16,7 @@ from pydantic_core import PydanticCustomError
 from pydantic.alias_generators import to_camel
 
 
+K8S_NAME = r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$"  # a DNS label, short enough for derived names
 INT32_MAX = 2**31 - 1  # AWS API `integer` members are 32-bit (botocore shapes of type integer)
 
 

@@ -13,6 +13,7 @@ from pulumi.runtime import config as runtime_config
 from gpufleet.components.ack.ack_fleet import AckFleet
 from gpufleet.components.ecs.gpu_cluster import GpuCluster
 from gpufleet.components.eks.eks_fleet import EksFleet
+from gpufleet.components.gke.gke_fleet import GkeFleet
 from gpufleet.spec import FleetSpec, SpecError, decode_config, load_spec
 from gpufleet.summary import SUMMARY_OUTPUT, accelerator_summary
 
@@ -30,6 +31,9 @@ def build(spec: FleetSpec) -> None:
     if spec.ack is not None:
         fleet = AckFleet("ack", spec.ack)
         pulumi.export("ackNodePools", {name: pool.node_pool.node_pool_id for name, pool in fleet.node_pools.items()})
+    if spec.gke is not None:
+        gke = GkeFleet(spec.gke.cluster.name, spec.gke)
+        pulumi.export("gkeNodePools", {name: pool.node_pool.id for name, pool in gke.node_pools.items()})
     pulumi.export(SUMMARY_OUTPUT, accelerator_summary(spec))
 
 

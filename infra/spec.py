@@ -20,6 +20,8 @@ from gpufleet.components.ecs.checks import check_fleet
 from gpufleet.components.eks import checks as eks_checks
 from gpufleet.components.eks import placement as eks_placement
 from gpufleet.components.eks.args import EksFleetArgs
+from gpufleet.components.gke import checks as gke_checks
+from gpufleet.components.gke.args import GkeFleetArgs
 from gpufleet.components.spec_model import SpecModel, Violation
 
 NAMESPACE = "gpufleet"
@@ -37,6 +39,9 @@ class FleetSpec(SpecModel):
     )
     ack: AckFleetArgs | None = Field(
         None, description="GPU node pools for shared GPU scheduling on an existing Alibaba ACK Pro cluster; absent provisions none."
+    )
+    gke: GkeFleetArgs | None = Field(
+        None, description="GPU node pools (MIG partitions, time-sharing or MPS) in a new or existing Google GKE cluster; absent provisions none."
     )
 
 
@@ -160,9 +165,11 @@ def _validate(config: dict[str, object]) -> FleetSpec:
             issues += [_from_violation(v, "eks") for v in found]
     if spec.ack is not None:
         issues += [_from_violation(v, "ack") for v in ack_checks.check_fleet(spec.ack, cat.facts.ack, cat.facts.kubernetes)]
-    if not aws and spec.ack is None:
+    if spec.gke is not None:
+        issues += [_from_violation(v, "gke") for v in gke_checks.check_fleet(spec.gke, cat.facts.gke)]
+    if not aws and spec.ack is None and spec.gke is None:
         issues.append(
-            SpecIssue(("ecs",), _MISSING, "fleet-not-empty", "the stack provisions nothing: add gpufleet:ecs, gpufleet:eks or gpufleet:ack")
+            SpecIssue(("ecs",), _MISSING, "fleet-not-empty", "the stack provisions nothing: add gpufleet:ecs, gpufleet:eks, gpufleet:ack or gpufleet:gke")
         )
     if issues:
         raise SpecError(issues)

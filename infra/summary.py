@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpufleet.components.catalog import ack_rules, catalog, ecs_scheduler, predicates
-from gpufleet.components.catalog.facts import AckFacts
+from gpufleet.components.catalog import ack_rules, catalog, ecs_scheduler, gke_rules, predicates
+from gpufleet.components.catalog.facts import AckFacts, GkeFacts
 from gpufleet.components.ecs import checks as ecs_checks
 from gpufleet.components.ecs.neuron import device_counts
 from gpufleet.components.ecs.resolved import resolve as resolve_provider
 from gpufleet.components.eks.resolved import resolve
+from gpufleet.components.gke.node_pool import resolved_gpus
 from gpufleet.components.k8s.nccl_test import nccl_size
 from gpufleet.spec import FleetSpec
 
@@ -98,12 +99,52 @@ def accelerator_summary(spec: FleetSpec) -> dict:
             details = {"purchase": ng.capacity_type, "amiType": group.ami_type}
             groups.append(_group(group.instance, "eks", ng.name, (ng.min_size, ng.desired_size, ng.max_size), details, group.efa_count))
     summary = {"groups": groups, "totals": _totals(groups), "workloads": workloads}
+    if spec.gke is not None:
+        groups += [_gke_pool(pool, cat.facts.gke) for pool in spec.gke.node_pools]
+        summary["totals"] = _totals(groups)
     if spec.ack is not None:
         summary["ackPools"] = [_ack_pool(pool, spec.ack, cat.facts.ack) for pool in spec.ack.node_pools]
     if spec.eks is not None and spec.eks.kubernetes is not None and spec.eks.kubernetes.nccl_test is not None:
         name = spec.eks.kubernetes.nccl_test.node_group
         summary["ncclTest"] = nccl_size(resolve(next(ng for ng in spec.eks.node_groups if ng.name == name), cat).nccl_target)
     return summary
+
+
+def _gke_pool(pool, gke: GkeFacts) -> dict:
+    """A GKE pool: its GPUs, and the nvidia.com/gpu each node advertises (MIG slices or shares)."""
+    gpus = resolved_gpus(pool)
+    accelerator = gke.accelerators[gpus.accelerator]
+    zones = len(pool.zones)
+    if pool.autoscaling is not None:
+        per_zone = (pool.autoscaling.min_node_count, pool.autoscaling.min_node_count, pool.autoscaling.max_node_count)
+    else:
+        per_zone = (pool.node_count,) * 3
+    instances = dict(zip(SIZES, (n * zones for n in per_zone)))
+    clients = pool.sharing.max_shared_clients_per_gpu if pool.sharing is not None else None
+    resources = gke_rules.gpu_resources_per_node(gpus, pool.partition_size, clients, gke)
+    group = {
+        "platform": "gke",
+        "group": pool.name,
+        "instanceType": pool.machine_type,
+        "purchase": "SPOT" if pool.spot else "ON_DEMAND",
+        "driver": pool.driver,
+        "kind": "gpu",
+        "manufacturer": "NVIDIA",
+        "model": accelerator.model.removeprefix("NVIDIA "),
+        "perInstance": gpus.count,
+        "memoryMiBPerAccelerator": accelerator.memory_gib * 1024,
+        "instances": instances,
+        "accelerators": {k: gpus.count * n for k, n in instances.items()},
+        "zones": list(pool.zones),
+        # What pods ask for: nvidia.com/gpu is a whole GPU, a MIG slice, or a share of either.
+        "gpuResourcesPerInstance": resources,
+        "gpuResources": {k: resources * n for k, n in instances.items()},
+    }
+    if pool.partition_size is not None:
+        group["partitionSize"] = pool.partition_size
+    if pool.sharing is not None:
+        group["sharing"] = {"strategy": pool.sharing.strategy, "maxSharedClientsPerGpu": clients}
+    return group
 
 
 def _workload_row(wl, cp, it) -> dict:

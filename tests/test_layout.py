@@ -16,6 +16,7 @@ ALLOWED = {
     "ecs": {"catalog", "network"},
     "eks": {"catalog", "network", "k8s"},
     "ack": {"catalog", "k8s"},
+    "gke": {"catalog", "k8s"},
 }
 
 
@@ -48,7 +49,7 @@ def test_type_tokens_are_declared_once():
     the plan's shapes, the diff and the engine refer to its names."""
     import re
 
-    token = re.compile(r"[\"'](?:aws|kubernetes|alicloud|pulumi):[\w/.-]+:\w+[\"']")
+    token = re.compile(r"[\"'](?:aws|kubernetes|alicloud|gcp|pulumi):[\w/.-]+:\w+[\"']")
     for folder in ("components", "infra", "policies"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             if path.name == "tokens.py" and path.parent.name == "catalog":

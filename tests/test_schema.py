@@ -34,7 +34,7 @@ def test_every_shipped_stack_validates(schema, path):
 
 def test_there_are_stacks_of_every_platform():
     names = {p.name for p in STACKS}
-    assert {"Pulumi.ecs-gpu.yaml", "Pulumi.eks-p5-efa.yaml", "Pulumi.ack-shared-gpu.yaml"} <= names
+    assert {"Pulumi.ecs-gpu.yaml", "Pulumi.eks-p5-efa.yaml", "Pulumi.ack-shared-gpu.yaml", "Pulumi.gke-a100-mig.yaml"} <= names
 
 
 @pytest.mark.parametrize(

@@ -11,13 +11,12 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.spec_model import SpecModel, rule_error
+from gpufleet.components.spec_model import K8S_NAME, SpecModel, rule_error
 
 _ACK = catalog.load().facts.ack
 SharingMode = Literal.__getitem__(tuple(_ACK.sharing_modes))
 Placement = Literal.__getitem__(tuple(_ACK.placements))
 
-K8S_NAME = r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$"  # a DNS label, short enough for derived names
 
 
 class AckTaintArgs(SpecModel):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -318,6 +318,60 @@ class AckFacts(_Facts):
     gpu_types_source: str
 
 
+# --- GKE ------------------------------------------------------------------------------------------
+
+
+class GkeAccelerator(_Facts):
+    model: str
+    memory_gib: int = Field(alias="memoryGiB")
+
+
+class GkeMachineType(_Facts):
+    accelerator: str
+    count: int
+
+
+class GkeTaint(Sourced):
+    key: str
+    value: str
+    effect: str
+
+
+class GkeLabels(Sourced):
+    accelerator: str
+    partition_size: str
+    sharing_strategy: str
+    max_shared_clients: str
+    node_pool: str
+
+
+class GkeFacts(_Facts):
+    accelerators: dict[str, GkeAccelerator]
+    accelerators_source: str
+    machine_types: dict[str, GkeMachineType]
+    machine_types_source: str
+    n1_attachable: dict[str, list[int]]
+    n1_source: str
+    zones: dict[str, dict[str, list[str]]]  # machine series -> region -> zones
+    zones_source: str
+    mig_partitions: dict[str, dict[str, int]]  # accelerator -> partition size -> partitions per GPU
+    mig_source: str
+    gpu_taint: GkeTaint
+    labels: GkeLabels
+    driver_installed_by: dict[str, str]  # gpuDriverVersion -> gke | none
+    sharing_strategies: dict[str, str]  # gpuSharingStrategy -> node label value
+    shared_request_max: int
+    sharing_source: str
+
+    @model_validator(mode="after")
+    def _accelerators_known(self) -> "GkeFacts":
+        named = [*(m.accelerator for m in self.machine_types.values()), *self.n1_attachable, *self.mig_partitions]
+        unknown = sorted(set(named) - set(self.accelerators))
+        if unknown:
+            raise ValueError(f"accelerators named but not listed under gke.accelerators: {', '.join(unknown)}")
+        return self
+
+
 class IncompleteRecord(Reasoned):
     missing: str
 
@@ -366,6 +420,7 @@ class CuratedFacts(_Facts):
     memory_overhead: MemoryOverhead
     mig_capable_gpu_models: Values
     ack: AckFacts
+    gke: GkeFacts
     retired_families: dict[str, Reasoned]
     incomplete_records: dict[str, IncompleteRecord]
     replacement: dict[str, Replacement]

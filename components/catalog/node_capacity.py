@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpufleet.components.catalog import ack_rules
+from gpufleet.components.catalog import ack_rules, gke_rules
 from gpufleet.components.catalog.catalog import InstanceType
-from gpufleet.components.catalog.facts import AckFacts, CuratedFacts, EksFacts, Kubelet, MemoryOverhead
+from gpufleet.components.catalog.facts import AckFacts, CuratedFacts, EksFacts, GkeFacts, Kubelet, MemoryOverhead
 from gpufleet.components.catalog.k8s_shapes import NodeShape
 
 MIB = 2**20
@@ -165,4 +165,41 @@ def ack_node_shape(pool: str, instance_types: list[str], labels: Mapping[str, st
         max_nodes=sizes[2],
         unknown_resources=frozenset({"cpu", "memory", "pods"}),
         devices=tuple(dict(device) for _ in range(gpus)),
+    )
+
+
+def gke_node_shape(
+    pool: str,
+    gpus: gke_rules.GkeGpus,
+    partition_size: str | None,
+    sharing: tuple[str, int] | None,
+    labels: Mapping[str, str],
+    taints: list[dict],
+    sizes: tuple[int, int, int],
+    resource: str,
+    gke: GkeFacts,
+) -> NodeShape:
+    """A GKE GPU pool's nodes: the labels GKE sets (pool, accelerator, partition size, sharing), its
+    GPU taint, and nvidia.com/gpu per node (a GPU per partition, times the clients sharing each).
+    Machine types' CPU and memory are not in the catalog: not judged."""
+    names = gke.labels
+    node_labels = {**labels, names.node_pool: pool, names.accelerator: gpus.accelerator}
+    if partition_size is not None:
+        node_labels[names.partition_size] = partition_size
+    if sharing is not None:
+        node_labels[names.sharing_strategy] = gke.sharing_strategies.get(sharing[0], sharing[0])
+        node_labels[names.max_shared_clients] = str(sharing[1])
+    taint = gke.gpu_taint
+    return NodeShape(
+        group=pool,
+        instance_type=gpus.machine_type,
+        labels=node_labels,
+        taints=(*taints, {"key": taint.key, "value": taint.value, "effect": taint.effect}),
+        allocatable={resource: gke_rules.gpu_resources_per_node(gpus, partition_size, sharing[1] if sharing else None, gke)},
+        nodes=sizes[1],
+        min_nodes=sizes[0],
+        max_nodes=sizes[2],
+        unknown_resources=frozenset({"cpu", "memory", "pods"}),
+        single_unit_resources=frozenset({resource}) if sharing is not None else frozenset(),
+        assumptions=(f"GKE taints GPU nodes {taint.key}={taint.value}:{taint.effect} (the cluster has non-GPU pools; {taint.source})",),
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from gpufleet.components.catalog import charts, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity
+from gpufleet.components.catalog import charts, gke_rules, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.efa import EFA_TYPES
 from gpufleet.components.catalog.facts import Chart, EksFacts
@@ -96,7 +96,48 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
             shapes.append(shape)
     if index.of(tokens.ACK_NODE_POOL) and not index.of(tokens.ACK_CLUSTER):
         gaps.append("the ACK node pools join an existing cluster: its other node pools are not in the plan")
+    for pool in index.of(tokens.GKE_NODE_POOL):
+        shape = _gke_shape(pool, cat)
+        if isinstance(shape, str):
+            gaps.append(f"GKE node pool {pool.name!r}: {shape}")
+        elif shape is not None:
+            shapes.append(shape)
+    if index.of(tokens.GKE_NODE_POOL) and not index.of(tokens.GKE_CLUSTER):
+        gaps.append("the GKE node pools join an existing cluster: its other node pools are not in the plan")
     return shapes, gaps
+
+
+def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str | None:
+    """A GKE pool with GPUs as the scheduler sees it; None for a pool without GPUs (a system pool,
+    whose CPU and memory the catalog does not hold), the reason when its GPUs are not known."""
+    props, gke = pool.props, cat.facts.gke
+    config = props.get("nodeConfig") if isinstance(props.get("nodeConfig"), Mapping) else {}
+    accelerators = [a for a in config.get("guestAccelerators") or [] if isinstance(a, Mapping)]
+    machine_type = config.get("machineType")
+    if not accelerators and not (isinstance(machine_type, str) and machine_type in gke.machine_types):
+        return None
+    first = accelerators[0] if accelerators else {}
+    count = first.get("count")
+    gpus = gke_rules.gpus(str(machine_type), first.get("type"), int(count) if isinstance(count, (int, float)) else None, gke)
+    if isinstance(gpus, str):
+        return gpus
+    partition = first.get("gpuPartitionSize") if isinstance(first.get("gpuPartitionSize"), str) else None
+    if partition is not None and gke_rules.partition_problem(gpus.accelerator, partition, gke):
+        return f"partition size {partition} is not one of {gpus.accelerator}'s"
+    sharing_config = first.get("gpuSharingConfig") if isinstance(first.get("gpuSharingConfig"), Mapping) else {}
+    sharing = (str(sharing_config.get("gpuSharingStrategy")), as_int(sharing_config.get("maxSharedClientsPerGpu"), 1)) if sharing_config else None
+    zones = len([z for z in props.get("nodeLocations") or [] if isinstance(z, str)]) or 1
+    scaling = props.get("autoscaling") if isinstance(props.get("autoscaling"), Mapping) else None
+    if scaling:
+        low, high = as_int(scaling.get("minNodeCount")), as_int(scaling.get("maxNodeCount"), 1)
+        sizes = (low * zones, low * zones, high * zones)
+    else:
+        count = as_int(props.get("nodeCount"), as_int(props.get("initialNodeCount"), 1))
+        sizes = (count * zones, count * zones, count * zones)
+    labels = {str(k): str(v) for k, v in (config.get("labels") or {}).items()}
+    taints = [k8s_filters.taint(t) for t in config.get("taints") or [] if isinstance(t, Mapping)]
+    name = props.get("name") if isinstance(props.get("name"), str) else pool.name
+    return node_capacity.gke_node_shape(name, gpus, partition, sharing, labels, taints, sizes, cat.facts.eks.accelerator_resources.nvidia, gke)
 
 
 def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | None:
@@ -142,7 +183,7 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
             pods += k8s_workloads.addon_pods(eks.default_addons, _addon_overrides(index), clusters[0].urn)
     elif index.of(tokens.EKS_NODE_GROUP):
         gaps.append("the plan joins an existing cluster: its other node groups and running pods are not in the plan")
-    elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not index.of(tokens.ACK_NODE_POOL):
+    elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not index.of(tokens.ACK_NODE_POOL) and not index.of(tokens.GKE_NODE_POOL):
         gaps.append("the plan creates no cluster and no node group: the nodes its pods run on are not in the plan")
     if len(clusters) > 1:
         gaps.append("the plan has several clusters: pods are judged against every node group")

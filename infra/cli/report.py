@@ -60,7 +60,17 @@ def render_findings(policy: dict, console: Console) -> None:
 def _per_instance(g: dict) -> str:
     if g["kind"] == "neuron":
         return f"{g['perInstance']} x {g['manufacturer']} {g['model']}\n{g['neuronCoresPerChip']} NeuronCores, {g['memoryMiBPerAccelerator']} MiB each"
-    return f"{g['perInstance']} x {g.get('manufacturer')} {g.get('model')}\n{g['memoryMiBPerAccelerator']} MiB each"
+    return f"{g['perInstance']} x {g.get('manufacturer')} {g.get('model')}\n{g['memoryMiBPerAccelerator']} MiB each" + _gpu_resources(g)
+
+
+def _gpu_resources(g: dict) -> str:
+    """A GKE pool's MIG slices or shares: what its nvidia.com/gpu counts."""
+    if "gpuResourcesPerInstance" not in g or g["gpuResourcesPerInstance"] == g["perInstance"]:
+        return ""
+    unit = f"{g['partitionSize']} slices" if g.get("partitionSize") else "shares"
+    if g.get("sharing"):
+        unit += f" ({g['sharing']['strategy']}, {g['sharing']['maxSharedClientsPerGpu']} per GPU)"
+    return f"\n= {g['gpuResourcesPerInstance']} {unit}"
 
 
 def _sizes(counts: dict | None) -> str:
@@ -77,7 +87,7 @@ def render_summary(summary: dict, console: Console) -> None:
             table.add_column(col)
         for g in groups:
             row = [
-                f"{g['group']}\n{g['platform']}, {g['purchase']}, {g.get('amiVariant') or g.get('amiType')}"
+                f"{g['group']}\n{g['platform']}, {g['purchase']}, {g.get('amiVariant') or g.get('amiType') or str(g.get('driver')) + ' driver'}"
                 + (f"\n{g['efaInterfacesPerInstance']} EFA interfaces" if g.get("efaInterfacesPerInstance") else ""),
                 g["instanceType"],
                 _per_instance(g),

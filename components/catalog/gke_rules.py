@@ -1,0 +1,106 @@
+"""GKE GPU node pool rules over the curated GKE facts: which GPUs a machine type carries, the zones
+that offer it, multi-instance GPU partitions, GPU sharing and the driver. The stack spec's checks and
+the policy pack both call these, so a rule is written once.
+
+A rule returns None when the request is fine, else the reason in words a platform engineer acts on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpufleet.components.catalog.facts import GkeFacts
+
+
+@dataclass(frozen=True)
+class GkeGpus:
+    """The GPUs one node of a machine type carries."""
+
+    machine_type: str
+    accelerator: str  # the accelerator type resource name, e.g. nvidia-l4
+    count: int
+    bundled: bool  # A2/A3/A4/G2 come with their GPUs; N1 takes them attached
+
+
+def machine_series(machine_type: str) -> str:
+    """a2-highgpu-8g -> a2-highgpu, g2-standard-24 -> g2-standard, n1-standard-8 -> n1-standard."""
+    return "-".join(machine_type.split("-")[:2])
+
+
+def gpus(machine_type: str, accelerator: str | None, count: int | None, gke: GkeFacts) -> GkeGpus | str:
+    """The node's GPUs, or why the machine type, accelerator and count do not go together."""
+    bundled = gke.machine_types.get(machine_type)
+    if bundled is not None:
+        if accelerator is not None and accelerator != bundled.accelerator:
+            return f"{machine_type} comes with {bundled.accelerator} GPUs, not {accelerator}"
+        if count is not None and count != bundled.count:
+            return f"{machine_type} comes with {bundled.count} GPU(s); accelerator count {count} is not accepted"
+        return GkeGpus(machine_type, bundled.accelerator, bundled.count, True)
+    if machine_type.startswith("n1-"):
+        attachable = ", ".join(gke.n1_attachable)
+        if accelerator is None:
+            return f"an N1 machine type takes attached GPUs: give the accelerator type ({attachable})"
+        if accelerator not in gke.n1_attachable:
+            return f"{accelerator} does not attach to N1 machine types (N1 takes {attachable}; {gke.n1_source})"
+        counts = gke.n1_attachable[accelerator]
+        if count not in counts:
+            return f"{accelerator} attaches to N1 in counts of {', '.join(map(str, counts))}, not {count}"
+        return GkeGpus(machine_type, accelerator, count, False)
+    return (
+        f"not a GPU machine type of the curated table (A2, A3, A4 and G2 types with their GPUs, or N1 with "
+        f"attached GPUs; {gke.machine_types_source}); an unknown type is refused, not guessed"
+    )
+
+
+def zone_problem(machine_type: str, region: str, zone: str, gke: GkeFacts) -> str | None:
+    """Does the zone, of the region, offer the machine type? Only curated regions are judged: any other
+    is refused as unknown, never guessed."""
+    if not zone.startswith(f"{region}-"):
+        return f"{zone} is not a zone of the cluster's region {region}"
+    series = machine_series(machine_type)
+    regions = gke.zones.get(series)
+    if regions is None:
+        return f"the zones that offer {series} are not curated (curated: {', '.join(gke.zones)}; add them from {gke.zones_source})"
+    zones = regions.get(region)
+    if zones is None:
+        return f"the zones of {region} that offer {series} are not curated (curated regions: {', '.join(regions)}; {gke.zones_source})"
+    if zone not in zones:
+        return f"{zone} does not offer {series} (zones of {region} that do: {', '.join(zones)})"
+    return None
+
+
+def partition_problem(accelerator: str, size: str, gke: GkeFacts) -> str | None:
+    """Is the multi-instance GPU partition size one the accelerator supports?"""
+    sizes = gke.mig_partitions.get(accelerator)
+    if sizes is None:
+        return f"{accelerator} does not support multi-instance GPUs (MIG GPUs: {', '.join(gke.mig_partitions)})"
+    if size not in sizes:
+        return f"{size} is not a partition size of {accelerator} (sizes: {', '.join(sizes)}; {gke.mig_source})"
+    return None
+
+
+def driver_problem(driver: str, operator_installs_driver: bool, gke: GkeFacts) -> str | None:
+    """A node gets exactly one GPU driver: GKE's (DEFAULT, LATEST) or the GPU Operator's, never both
+    and never none."""
+    by_gke = gke.driver_installed_by.get(driver) == "gke"
+    if by_gke and operator_installs_driver:
+        return f"GKE installs the driver ({driver}) and so does the GPU Operator: two drivers; set the pool's driver to INSTALLATION_DISABLED or the operator's driver off"
+    if not by_gke and not operator_installs_driver:
+        return f"{driver} leaves the nodes without a GPU driver and no GPU Operator installs one: pods requesting nvidia.com/gpu never run; use DEFAULT or LATEST, or the GPU Operator with its driver on"
+    return None
+
+
+def shared_request_problem(requested: int, strategy: str | None, gke: GkeFacts) -> str | None:
+    """On nodes that share GPUs, a container asks for at most one shared GPU."""
+    if strategy is not None and requested > gke.shared_request_max:
+        return (
+            f"asks for {requested} nvidia.com/gpu on nodes that share GPUs ({strategy}); GKE admits at most "
+            f"{gke.shared_request_max} per container there ({gke.sharing_source})"
+        )
+    return None
+
+
+def gpu_resources_per_node(node: GkeGpus, partition_size: str | None, max_shared_clients: int | None, gke: GkeFacts) -> int:
+    """How many nvidia.com/gpu one node advertises: a GPU per partition, times the clients sharing each."""
+    per_gpu = gke.mig_partitions[node.accelerator][partition_size] if partition_size else 1
+    return node.count * per_gpu * (max_shared_clients or 1)

@@ -1,0 +1,1 @@
+"""Google GKE: GPU node pools (guest accelerators, MIG partitions, GPU sharing, the driver) and GPU workloads."""

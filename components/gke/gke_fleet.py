@@ -1,0 +1,86 @@
+"""A GKE GPU fleet: the cluster (a regional Standard cluster gpufleet creates, or an existing one),
+its system pool, the GPU node pools, and the GPU workloads through the cluster's Kubernetes provider."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from gpufleet.components.gke.args import GkeFleetArgs
+from gpufleet.components.gke.gpu_workload import GpuWorkload
+from gpufleet.components.gke.kubeconfig import kubeconfig
+from gpufleet.components.gke.node_pool import GpuNodePool, workload_selector
+
+
+class GkeFleet(pulumi.ComponentResource):
+    """GPU node pools of a GKE cluster (one Google provider in the fleet's project and region), and,
+    with cluster access, the workloads on them."""
+
+    def __init__(self, name: str, args: GkeFleetArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpufleet:gke:GkeFleet", name, None, opts)
+        self.provider = gcp.Provider(f"gcp-{args.project}-{args.region}", project=args.project, region=args.region, opts=pulumi.ResourceOptions(parent=self))
+        child = pulumi.ResourceOptions(parent=self, provider=self.provider)
+        self.cluster = None
+        self.system_pool = None
+        cluster_name: pulumi.Input[str] = args.cluster.name
+        if args.cluster.create is not None:
+            self._create_cluster(name, args, child)
+            cluster_name = self.cluster.name
+        self.node_pools = {
+            pool.name: GpuNodePool(
+                f"{name}-{pool.name}", pool, cluster=cluster_name, location=args.region, project=args.project,
+                # GKE taints GPU nodes only when the cluster has other pools: the system pool first.
+                opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[self.system_pool] if self.system_pool else None),
+            )
+            for pool in args.node_pools
+        }
+        if args.workloads:
+            self._workloads(name, args)
+        self.register_outputs({"nodePools": {n: p.node_pool.id for n, p in self.node_pools.items()}})
+
+    def _create_cluster(self, name: str, args: GkeFleetArgs, child: pulumi.ResourceOptions) -> None:
+        create = args.cluster.create
+        self.cluster = gcp.container.Cluster(
+            name,
+            name=args.cluster.name,
+            location=args.region,
+            project=args.project,
+            network=create.network,
+            subnetwork=create.subnetwork,
+            release_channel={"channel": create.release_channel},
+            deletion_protection=create.deletion_protection,
+            # The default pool goes: the system pool and the GPU pools are managed as node pools.
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            opts=child,
+        )
+        system = create.system_pool
+        self.system_pool = gcp.container.NodePool(
+            f"{name}-system",
+            name="system",
+            cluster=self.cluster.name,
+            location=args.region,
+            project=args.project,
+            node_count=system.node_count,
+            node_config={"machine_type": system.machine_type},
+            management={"auto_repair": True, "auto_upgrade": True},
+            opts=child,
+        )
+
+    def _workloads(self, name: str, args: GkeFleetArgs) -> None:
+        if self.cluster is not None:
+            config = kubeconfig(self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate)
+            self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=pulumi.ResourceOptions(parent=self))
+        else:
+            # The context of the ambient kubeconfig: nothing secret is stored in the stack.
+            self.k8s_provider = k8s.Provider(f"{name}-k8s", context=args.kubernetes.context, opts=pulumi.ResourceOptions(parent=self))
+        pools = {p.name: p for p in args.node_pools}
+        self.workloads = [
+            GpuWorkload(
+                f"{name}-{wl.name}", wl, workload_selector(pools[wl.node_pool], self.node_pools[wl.node_pool].gpus),
+                # The pods need the pool's nodes.
+                opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=[self.node_pools[wl.node_pool].node_pool]),
+            )
+            for wl in args.workloads
+        ]

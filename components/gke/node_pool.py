@@ -1,0 +1,89 @@
+"""A GPU node pool of a GKE cluster: one `gcp.container.NodePool` whose guest accelerators carry the
+driver choice, the multi-instance GPU partition size and the GPU sharing settings."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+from gpufleet.components.catalog import catalog
+from gpufleet.components.catalog.gke_rules import GkeGpus
+from gpufleet.components.gke.args import GkeNodePoolArgs
+from gpufleet.components.gke.checks import pool_gpus
+
+
+def resolved_gpus(pool: GkeNodePoolArgs) -> GkeGpus:
+    """The pool's GPUs (the spec check has refused a pool without them first)."""
+    resolved = pool_gpus(pool, catalog.load().facts.gke)
+    if isinstance(resolved, str):
+        raise ValueError(f"node pool {pool.name}: {resolved}")
+    return resolved
+
+
+def guest_accelerator(pool: GkeNodePoolArgs, gpus: GkeGpus) -> dict:
+    """The accelerator block, always explicit: without gpuDriverInstallationConfig GKE installs no
+    driver (the API's default), so even a bundled A2 or G2 type names its GPUs and the driver."""
+    accelerator: dict = {"type": gpus.accelerator, "count": gpus.count, "gpu_driver_installation_config": {"gpu_driver_version": pool.driver}}
+    if pool.partition_size is not None:
+        accelerator["gpu_partition_size"] = pool.partition_size
+    if pool.sharing is not None:
+        accelerator["gpu_sharing_config"] = {
+            "gpu_sharing_strategy": pool.sharing.strategy,
+            "max_shared_clients_per_gpu": pool.sharing.max_shared_clients_per_gpu,
+        }
+    return accelerator
+
+
+def workload_selector(pool: GkeNodePoolArgs, gpus: GkeGpus) -> dict[str, str]:
+    """The node labels GKE sets on the pool's nodes that a workload selects: the pool, its accelerator,
+    and the partition size or sharing settings the pod's request is counted in."""
+    labels = catalog.load().facts.gke.labels
+    selector = {labels.node_pool: pool.name, labels.accelerator: gpus.accelerator}
+    if pool.partition_size is not None:
+        selector[labels.partition_size] = pool.partition_size
+    if pool.sharing is not None:
+        selector[labels.sharing_strategy] = catalog.load().facts.gke.sharing_strategies[pool.sharing.strategy]
+        selector[labels.max_shared_clients] = str(pool.sharing.max_shared_clients_per_gpu)
+    return selector
+
+
+class GpuNodePool(pulumi.ComponentResource):
+    """One GPU node pool. A change of machine type, accelerators, partition size or sharing replaces
+    the pool's nodes (GKE recreates them); the pool keeps its name, so its workloads follow."""
+
+    def __init__(
+        self,
+        name: str,
+        pool: GkeNodePoolArgs,
+        *,
+        cluster: pulumi.Input[str],
+        location: str,
+        project: str,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gpufleet:gke:GpuNodePool", name, None, opts)
+        self.gpus = resolved_gpus(pool)
+        sizing: dict = {}
+        if pool.autoscaling is not None:
+            # No initial_node_count: a change of it recreates the pool; the autoscaler's minimum holds.
+            sizing["autoscaling"] = {"min_node_count": pool.autoscaling.min_node_count, "max_node_count": pool.autoscaling.max_node_count}
+        else:
+            sizing["node_count"] = pool.node_count
+        self.node_pool = gcp.container.NodePool(
+            name,
+            name=pool.name,
+            cluster=cluster,
+            location=location,
+            project=project,
+            node_locations=list(pool.zones),
+            node_config={
+                "machine_type": pool.machine_type,
+                "guest_accelerators": [guest_accelerator(pool, self.gpus)],
+                "spot": pool.spot,
+                "labels": dict(pool.labels),
+            },
+            management={"auto_repair": True, "auto_upgrade": True},
+            **sizing,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({"nodePoolId": self.node_pool.id})

@@ -1,0 +1,216 @@
+"""Google GKE GPU node pool rules: the machine type's GPUs, the zones that offer it, multi-instance
+GPU partitions, exactly one driver per node, one shared GPU per container on sharing pools, and the
+request the GKE API receives (the container.v1 discovery document). Each rule is a `gke_rules` or
+`gke_api` function, the ones the stack spec calls.
+
+A pod targets a pool when its nodeSelector names the pool (cloud.google.com/gke-nodepool).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pulumi_policy import (
+    EnforcementLevel,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from gpufleet.components.catalog import catalog, gke_api, gke_rules, k8s_rules, tokens
+from gpufleet.components.catalog.facts import GkeFacts
+from gpufleet.policies.inputs import get, items, plain, truthy
+from gpufleet.policies.k8s import containers, pod_specs
+
+# The NVIDIA GPU Operator's chart: a release of it installs the driver unless its values turn it off.
+GPU_OPERATOR_CHART = "gpu-operator"
+
+
+def _gke() -> GkeFacts:
+    return catalog.load().facts.gke
+
+
+def _accelerator(props) -> Mapping:
+    first = get(props, "nodeConfig", "guestAccelerators", 0)
+    return first if isinstance(first, Mapping) else {}
+
+
+def _gpus(props, gke: GkeFacts) -> gke_rules.GkeGpus | str | None:
+    """The pool's GPUs, the reason they do not go together, or None for a pool without GPUs."""
+    machine_type = get(props, "nodeConfig", "machineType")
+    accelerator = _accelerator(props)
+    if not isinstance(machine_type, str) or (not accelerator and machine_type not in gke.machine_types):
+        return None
+    count = get(accelerator, "count")
+    kind = get(accelerator, "type")
+    return gke_rules.gpus(machine_type, kind if isinstance(kind, str) else None, int(count) if isinstance(count, (int, float)) else None, gke)
+
+
+def _validate_accelerator(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != tokens.GKE_NODE_POOL:
+        args.not_applicable("not a GKE node pool")
+        return
+    resolved = _gpus(args.props, _gke())
+    if isinstance(resolved, str):
+        report(f"node pool {args.name!r} ({get(args.props, 'nodeConfig', 'machineType')}): {resolved}")
+
+
+def _region(props) -> str | None:
+    """A regional pool's location is its region; a zonal cluster's (us-central1-a) names it too."""
+    location = get(props, "location")
+    if not isinstance(location, str):
+        return None
+    parts = location.split("-")
+    return "-".join(parts[:2]) if len(parts) > 2 else location
+
+
+def _validate_zones(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != tokens.GKE_NODE_POOL:
+        args.not_applicable("not a GKE node pool")
+        return
+    gke = _gke()
+    machine_type, region = get(args.props, "nodeConfig", "machineType"), _region(args.props)
+    if not isinstance(_gpus(args.props, gke), gke_rules.GkeGpus) or region is None:
+        return  # no GPUs (or not known ones, reported above), or no location known before apply
+    for zone in items(get(args.props, "nodeLocations")):
+        if isinstance(zone, str):
+            reason = gke_rules.zone_problem(machine_type, region, zone, gke)
+            if reason:
+                report(f"node pool {args.name!r}: {reason}")
+
+
+def _validate_partition(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != tokens.GKE_NODE_POOL:
+        args.not_applicable("not a GKE node pool")
+        return
+    gke = _gke()
+    size = get(_accelerator(args.props), "gpuPartitionSize")
+    resolved = _gpus(args.props, gke)
+    if isinstance(size, str) and isinstance(resolved, gke_rules.GkeGpus):
+        reason = gke_rules.partition_problem(resolved.accelerator, size, gke)
+        if reason:
+            report(f"node pool {args.name!r}: {reason}")
+
+
+def _operator_installs_driver(args: StackValidationArgs) -> bool:
+    for r in args.resources:
+        if r.resource_type == tokens.HELM_RELEASE and get(r.props, "chart") == GPU_OPERATOR_CHART:
+            enabled = get(r.props, "values", "driver", "enabled")
+            # The chart installs the driver unless told not to.
+            return enabled is None or truthy(enabled)
+    return False
+
+
+def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None:
+    gke = _gke()
+    operator = _operator_installs_driver(args)
+    for r in args.resources:
+        if r.resource_type != tokens.GKE_NODE_POOL or _gpus(r.props, gke) is None:
+            continue
+        driver = get(_accelerator(r.props), "gpuDriverInstallationConfig", "gpuDriverVersion")
+        # Without the block the API's default applies: GPU_DRIVER_VERSION_UNSPECIFIED, no driver.
+        reason = gke_rules.driver_problem(driver if isinstance(driver, str) else "GPU_DRIVER_VERSION_UNSPECIFIED", operator, gke)
+        if reason:
+            report(f"node pool {r.name!r}: {reason}", r.urn)
+
+
+def _sharing_pools(args: StackValidationArgs) -> dict[str, str]:
+    """Pool name -> sharing strategy, for the stack's GKE pools that share GPUs."""
+    found = {}
+    for r in args.resources:
+        if r.resource_type == tokens.GKE_NODE_POOL:
+            strategy = get(_accelerator(r.props), "gpuSharingConfig", "gpuSharingStrategy")
+            name = get(r.props, "name")
+            if isinstance(strategy, str) and isinstance(name, str):
+                found[name] = strategy
+    return found
+
+
+def _validate_shared_request(args: StackValidationArgs, report: ReportViolation) -> None:
+    gke = _gke()
+    pools = _sharing_pools(args)
+    resource = catalog.load().facts.eks.accelerator_resources.nvidia
+    for r in args.resources:
+        for where, pod in pod_specs(r.resource_type, r.props):
+            strategy = pools.get(get(pod, "nodeSelector", gke.labels.node_pool))
+            if strategy is None:
+                continue
+            for c in containers(pod):
+                value = get(c, "resources", "limits", resource)
+                text = k8s_rules.quantity(value) if value is not None else ""
+                reason = gke_rules.shared_request_problem(int(text), strategy, gke) if text.isdigit() else None
+                if reason:
+                    report(f"{where}: container {c.get('name', '?')!r} {reason}; the pod fails admission", r.urn)
+
+
+def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != tokens.GKE_NODE_POOL:
+        args.not_applicable("not a GKE node pool")
+        return
+    body, _ = gke_api.to_api(plain(args.props))
+    for problem in gke_api.problems(body):
+        report(f"container.v1 {problem}")
+
+
+def _validate_api_coverage(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != tokens.GKE_NODE_POOL:
+        args.not_applicable("not a GKE node pool")
+        return
+    _, unmapped = gke_api.to_api(plain(args.props))
+    if unmapped:
+        report(f"inputs {', '.join(unmapped)} have no mapping to the GKE API here: the discovery-document check does not see them")
+
+
+POLICIES = [
+    ResourceValidationPolicy(
+        name="gke-accelerator",
+        description="A GKE pool's accelerators are the ones its machine type carries (A2, A3, A4, G2) or attaches (N1 with T4, V100, P4), in a valid count.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_accelerator,
+        remediation_steps="Give the machine type's own accelerator and count (a2-highgpu-2g: 2 x nvidia-tesla-a100), or an N1 type with an attachable GPU.",
+    ),
+    ResourceValidationPolicy(
+        name="gke-zone",
+        description="Every zone of a GKE GPU pool is in its region and offers its machine type (curated zones; others refused as unknown).",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_zones,
+        remediation_steps="Place the pool in zones that offer its machine series (the message lists them).",
+    ),
+    ResourceValidationPolicy(
+        name="gke-mig-partition",
+        description="A GKE pool's gpuPartitionSize is a multi-instance GPU profile of its GPU (A100, H100, H200, B200).",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_partition,
+        remediation_steps="Use a partition size of the GPU (1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb on A100 40GB), or drop it.",
+    ),
+    StackValidationPolicy(
+        name="gke-gpu-driver",
+        description="Each GKE GPU node gets exactly one driver: GKE's (DEFAULT, LATEST) or the GPU Operator's, never both and never none.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_driver,
+        remediation_steps="Set gpuDriverInstallationConfig.gpuDriverVersion to DEFAULT or LATEST, or INSTALLATION_DISABLED with the GPU Operator's driver on.",
+    ),
+    StackValidationPolicy(
+        name="gke-shared-gpu-request",
+        description="A container on a GKE pool that shares GPUs (time-sharing, MPS) asks for at most one nvidia.com/gpu.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_shared_request,
+        remediation_steps="Ask for nvidia.com/gpu: 1 on sharing pools, or run the workload on a pool of whole GPUs.",
+    ),
+    ResourceValidationPolicy(
+        name="gke-api-model",
+        description="A GKE node pool's request has the shape of the container.v1 API (discovery document): known fields, types and enums.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_api_model,
+        remediation_steps="Fix the field the message names; the enums are the API's (e.g. TIME_SHARING, MPS; DEFAULT, LATEST).",
+    ),
+    ResourceValidationPolicy(
+        name="gke-api-unchecked",
+        description="Inputs of a GKE node pool that the discovery-document check does not map are named, not silently passed.",
+        enforcement_level=EnforcementLevel.ADVISORY,
+        validate=_validate_api_coverage,
+        remediation_steps="Review those inputs against the GKE API reference yourself.",
+    ),
+]

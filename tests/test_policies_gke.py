@@ -1,0 +1,120 @@
+"""policies/gke.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
+
+from __future__ import annotations
+
+from gpufleet.components.catalog import tokens
+from tests.policy_helpers import findings, resource
+
+
+def _pool(name: str, machine_type: str, accelerator: dict | None = None, zones=("us-central1-a",), **extra) -> dict:
+    config: dict = {"machineType": machine_type}
+    if accelerator is not None:
+        config["guestAccelerators"] = [accelerator]
+    inputs = {"name": name, "cluster": "c", "location": "us-central1", "nodeLocations": list(zones), "nodeConfig": config, "nodeCount": 1, **extra}
+    return resource(tokens.GKE_NODE_POOL, name, inputs)
+
+
+def _gpu(type_: str, count: int, driver: str | None = "DEFAULT", **extra) -> dict:
+    accelerator = {"type": type_, "count": count, **extra}
+    if driver is not None:
+        accelerator["gpuDriverInstallationConfig"] = {"gpuDriverVersion": driver}
+    return accelerator
+
+
+def _deployment(name: str, pool: str, gpus: int) -> dict:
+    container = {"name": "main", "image": "x:1", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}
+    spec = {"containers": [container], "nodeSelector": {"cloud.google.com/gke-nodepool": pool}}
+    return resource("kubernetes:apps/v1:Deployment", name, {"spec": {"template": {"spec": spec}}})
+
+
+def test_accelerator_of_the_machine_type(judge):
+    result = judge(
+        [
+            _pool("a2", "a2-highgpu-2g", _gpu("nvidia-tesla-a100", 2)),
+            _pool("a2-wrong", "a2-highgpu-2g", _gpu("nvidia-tesla-a100", 4)),
+            _pool("g2-wrong", "g2-standard-8", _gpu("nvidia-tesla-t4", 1)),
+            _pool("n1-t4", "n1-standard-8", _gpu("nvidia-tesla-t4", 2)),
+            _pool("n1-t4-three", "n1-standard-8", _gpu("nvidia-tesla-t4", 3)),
+            _pool("cpu", "e2-standard-4"),
+        ]
+    )
+    assert findings(result, "gke-accelerator", "a2") == [] and findings(result, "gke-accelerator", "n1-t4") == []
+    assert findings(result, "gke-accelerator", "cpu") == []
+    [message] = findings(result, "gke-accelerator", "a2-wrong")
+    assert "a2-highgpu-2g comes with 2 GPU(s); accelerator count 4 is not accepted" in message
+    assert "g2-standard-8 comes with nvidia-l4 GPUs, not nvidia-tesla-t4" in findings(result, "gke-accelerator", "g2-wrong")[0]
+    assert "counts of 1, 2, 4, not 3" in findings(result, "gke-accelerator", "n1-t4-three")[0]
+
+
+def test_zones_offer_the_machine_series(judge):
+    result = judge(
+        [
+            _pool("ok", "g2-standard-8", _gpu("nvidia-l4", 1), zones=("us-central1-a", "us-central1-b")),
+            _pool("no-l4", "g2-standard-8", _gpu("nvidia-l4", 1), zones=("us-central1-f",)),
+            _pool("other-region", "g2-standard-8", _gpu("nvidia-l4", 1), zones=("europe-west4-a",)),
+        ]
+    )
+    assert findings(result, "gke-zone", "ok") == []
+    assert "us-central1-f does not offer g2-standard" in findings(result, "gke-zone", "no-l4")[0]
+    assert "europe-west4-a is not a zone of the cluster's region us-central1" in findings(result, "gke-zone", "other-region")[0]
+
+
+def test_mig_partition_of_the_gpu(judge):
+    result = judge(
+        [
+            _pool("a100-ok", "a2-highgpu-1g", _gpu("nvidia-tesla-a100", 1, gpuPartitionSize="3g.20gb")),
+            _pool("a100-80gb-size", "a2-highgpu-1g", _gpu("nvidia-tesla-a100", 1, gpuPartitionSize="3g.40gb")),
+            _pool("l4-mig", "g2-standard-8", _gpu("nvidia-l4", 1, gpuPartitionSize="1g.5gb")),
+        ]
+    )
+    assert findings(result, "gke-mig-partition", "a100-ok") == []
+    assert "3g.40gb is not a partition size of nvidia-tesla-a100" in findings(result, "gke-mig-partition", "a100-80gb-size")[0]
+    assert "nvidia-l4 does not support multi-instance GPUs" in findings(result, "gke-mig-partition", "l4-mig")[0]
+
+
+def test_exactly_one_driver(judge):
+    pools = [
+        _pool("gke-driver", "g2-standard-8", _gpu("nvidia-l4", 1, "LATEST")),
+        _pool("no-block", "g2-standard-8", _gpu("nvidia-l4", 1, None)),
+        _pool("disabled", "g2-standard-8", _gpu("nvidia-l4", 1, "INSTALLATION_DISABLED")),
+    ]
+    result = judge(pools)
+    assert findings(result, "gke-gpu-driver", "gke-driver") == []
+    assert "GPU_DRIVER_VERSION_UNSPECIFIED leaves the nodes without a GPU driver" in findings(result, "gke-gpu-driver", "no-block")[0]
+    assert "INSTALLATION_DISABLED leaves the nodes without a GPU driver" in findings(result, "gke-gpu-driver", "disabled")[0]
+    # With the GPU Operator installing its driver, the disabled pool is right and GKE's driver is a second one.
+    operator = resource(tokens.HELM_RELEASE, "gpu-operator", {"chart": "gpu-operator", "values": {"driver": {"enabled": True}}})
+    result = judge([*pools, operator])
+    assert findings(result, "gke-gpu-driver", "disabled") == []
+    assert "two drivers" in findings(result, "gke-gpu-driver", "gke-driver")[0]
+
+
+def test_one_shared_gpu_per_container(judge):
+    shared = _gpu("nvidia-l4", 1, gpuSharingConfig={"gpuSharingStrategy": "MPS", "maxSharedClientsPerGpu": 8})
+    result = judge(
+        [
+            _pool("shared", "g2-standard-8", shared),
+            _pool("whole", "g2-standard-24", _gpu("nvidia-l4", 2)),
+            _deployment("one", "shared", 1),
+            _deployment("two", "shared", 2),
+            _deployment("two-whole", "whole", 2),
+        ]
+    )
+    assert findings(result, "gke-shared-gpu-request", "one") == [] and findings(result, "gke-shared-gpu-request", "two-whole") == []
+    [message] = findings(result, "gke-shared-gpu-request", "two")
+    assert "asks for 2 nvidia.com/gpu on nodes that share GPUs (MPS)" in message
+
+
+def test_the_api_model_of_the_discovery_document(judge):
+    result = judge(
+        [
+            _pool("ok", "g2-standard-8", _gpu("nvidia-l4", 1, gpuSharingConfig={"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 2})),
+            _pool("bad-enum", "g2-standard-8", _gpu("nvidia-l4", 1, gpuSharingConfig={"gpuSharingStrategy": "TIME_SLICING", "maxSharedClientsPerGpu": 2})),
+            _pool("bad-driver", "g2-standard-8", _gpu("nvidia-l4", 1, "NEWEST")),
+            _pool("unmapped", "g2-standard-8", _gpu("nvidia-l4", 1), upgradeSettings={"maxSurge": 1}),
+        ]
+    )
+    assert findings(result, "gke-api-model", "ok") == [] and findings(result, "gke-api-unchecked", "ok") == []
+    assert "'TIME_SLICING' is not one of GPU_SHARING_STRATEGY_UNSPECIFIED, TIME_SHARING, MPS" in findings(result, "gke-api-model", "bad-enum")[0]
+    assert "gpuDriverVersion: 'NEWEST' is not one of" in findings(result, "gke-api-model", "bad-driver")[0]
+    assert "inputs upgradeSettings have no mapping" in findings(result, "gke-api-unchecked", "unmapped")[0]

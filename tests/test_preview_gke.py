@@ -1,0 +1,120 @@
+"""The offline previews of the shipped GKE stacks: golden plans, node pools in pulumi-gcp's input
+shape whose requests the container.v1 discovery document accepts, the accelerator block (driver,
+MIG partitions, sharing), the workloads' selectors, tolerations and GPU requests, the placement
+and the summary's slices and shares per node."""
+
+from __future__ import annotations
+
+import inspect
+
+import pulumi_gcp as gcp
+import pytest
+from pydantic.alias_generators import to_snake
+
+from gpufleet.components.catalog import gke_api, tokens
+from tests.conftest import check_golden, preview_plan, run_cli
+
+STACKS = ("gke-a100-mig", "gke-l4-timeshare")
+
+
+@pytest.fixture(scope="module")
+def plans() -> dict[str, dict]:
+    return {stack: preview_plan(stack) for stack in STACKS}
+
+
+def _of(plan: dict, type_token: str) -> dict[str, dict]:
+    return {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == type_token}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_golden_plan(plans, stack):
+    check_golden(plans[stack], stack)
+
+
+def _params(args_class) -> set[str]:
+    return set(inspect.signature(args_class.__init__).parameters) - {"__self__", "self"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_node_pools_use_only_inputs_pulumi_gcp_takes_and_the_api_accepts(plans, stack):
+    for name, inputs in _of(plans[stack], tokens.GKE_NODE_POOL).items():
+        assert {to_snake(k) for k in inputs} <= _params(gcp.container.NodePoolArgs), name
+        assert {to_snake(k) for k in inputs["nodeConfig"]} <= _params(gcp.container.outputs.NodePoolNodeConfig), name
+        for accelerator in inputs["nodeConfig"].get("guestAccelerators", []):
+            assert {to_snake(k) for k in accelerator} <= _params(gcp.container.outputs.NodePoolNodeConfigGuestAccelerator)
+        body, unmapped = gke_api.to_api(inputs)
+        assert unmapped == [] and gke_api.problems(body) == [], (name, body)
+
+
+def test_the_mig_pool_asks_for_partitions_and_gke_s_driver(plans):
+    [pool] = _of(plans["gke-a100-mig"], tokens.GKE_NODE_POOL).values()
+    assert pool["name"] == "a100-mig" and pool["location"] == "us-central1" and pool["cluster"] == "training"
+    assert pool["nodeLocations"] == ["us-central1-a", "us-central1-c"] and pool["nodeCount"] == 1
+    assert pool["nodeConfig"]["guestAccelerators"] == [
+        {"type": "nvidia-tesla-a100", "count": 2, "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"}, "gpuPartitionSize": "1g.5gb"}
+    ]
+
+
+def test_the_timeshare_pool_shares_each_gpu_and_autoscales_per_zone(plans):
+    pools = _of(plans["gke-l4-timeshare"], tokens.GKE_NODE_POOL)
+    gpu = pools["inference-l4-shared"]
+    assert gpu["nodeConfig"]["guestAccelerators"] == [
+        {
+            "type": "nvidia-l4",
+            "count": 1,
+            "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"},
+            "gpuSharingConfig": {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 4},
+        }
+    ]
+    # No initialNodeCount: a change of it recreates a pool; the autoscaler's minimum holds.
+    assert gpu["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 4} and "initialNodeCount" not in gpu
+    # The created cluster has a non-GPU pool: CoreDNS has nodes, and GKE taints the GPU nodes.
+    assert pools["inference-system"]["nodeConfig"] == {"machineType": "e2-standard-4"}
+    [cluster] = _of(plans["gke-l4-timeshare"], tokens.GKE_CLUSTER).values()
+    assert cluster["removeDefaultNodePool"] is True and cluster["deletionProtection"] is True
+
+
+def _pod(plan: dict, name: str) -> dict:
+    [inputs] = [r["inputs"] for r in plan["resources"] if r["type"].startswith("kubernetes:") and r["name"].endswith(name)]
+    return inputs["spec"]["template"]["spec"]
+
+
+def test_workloads_select_the_pool_tolerate_the_gpu_taint_and_request_equal_limits(plans):
+    pod = _pod(plans["gke-a100-mig"], "eval")
+    assert pod["nodeSelector"] == {
+        "cloud.google.com/gke-nodepool": "a100-mig",
+        "cloud.google.com/gke-accelerator": "nvidia-tesla-a100",
+        "cloud.google.com/gke-gpu-partition-size": "1g.5gb",
+    }
+    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    [container] = pod["containers"]
+    assert container["resources"] == {"requests": {"nvidia.com/gpu": "2"}, "limits": {"nvidia.com/gpu": "2"}}
+    shared = _pod(plans["gke-l4-timeshare"], "llm-serve")
+    assert shared["nodeSelector"]["cloud.google.com/gke-gpu-sharing-strategy"] == "time-sharing"
+    assert shared["nodeSelector"]["cloud.google.com/gke-max-shared-clients-per-gpu"] == "4"
+
+
+def test_placement_counts_slices_and_shares_per_node(plans):
+    placement = plans["gke-a100-mig"]["placement"]
+    assert [(g["nodeGroup"], g["allocatable"]) for g in placement["nodeGroups"]] == [("a100-mig", {"nvidia.com/gpu": "14"})]
+    placed = {p["pod"]: p for p in placement["pods"]}
+    # a2-highgpu-2g: 2 A100 x 7 1g.5gb slices = 14 per node; eval asks 2 slices per pod.
+    assert placed["Job default/eval"]["nodeGroups"] == {"a100-mig": {"perNode": 7, "placed": 4}}
+    assert placed["Deployment default/notebooks"]["nodeGroups"] == {"a100-mig": {"perNode": 14, "placed": 10}}
+    shared = {p["pod"]: p for p in plans["gke-l4-timeshare"]["placement"]["pods"]}["Deployment default/llm-serve"]
+    assert shared["status"] == "scheduled" and shared["nodeGroups"] == {"l4-shared": {"perNode": 4, "placed": 8}}
+
+
+def test_summary_gives_gpus_and_slices_per_node_and_pool(plans):
+    [mig] = plans["gke-a100-mig"]["summary"]["groups"]
+    assert (mig["perInstance"], mig["model"], mig["partitionSize"], mig["gpuResourcesPerInstance"]) == (2, "A100 40GB", "1g.5gb", 14)
+    # One node per zone, two zones.
+    assert mig["instances"] == {"min": 2, "desired": 2, "max": 2} and mig["gpuResources"]["desired"] == 28
+    [l4] = plans["gke-l4-timeshare"]["summary"]["groups"]
+    assert l4["sharing"] == {"strategy": "TIME_SHARING", "maxSharedClientsPerGpu": 4} and l4["gpuResources"] == {"min": 8, "desired": 8, "max": 32}
+
+
+def test_human_preview_shows_the_slices():
+    code, out, _ = run_cli("preview", "gke-a100-mig")
+    assert code == 0
+    assert "= 14 1g.5gb" in out and "40960 MiB each" in out and "no violations" in out

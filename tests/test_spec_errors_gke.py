@@ -1,0 +1,100 @@
+"""Bad GKE input: exit 2 naming the field, the value and the rule, before any resource exists. The
+same predicates judge the pack's GKE rules (tests/test_policies_gke.py)."""
+
+from __future__ import annotations
+
+from tests.test_spec_errors import _errors
+
+MIG = "gke-a100-mig"
+SHARED = "gke-l4-timeshare"
+
+
+def _pool(c, i: int = 0) -> dict:
+    return c["gpufleet:gke"]["nodePools"][i]
+
+
+def _workload(c, i: int = 0) -> dict:
+    return c["gpufleet:gke"]["workloads"][i]
+
+
+def test_a_machine_type_that_is_not_a_gpu_type(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("machineType", "n2-standard-8"), MIG))
+    assert "gpufleet:gke.nodePools[0].machineType = 'n2-standard-8': n2-standard-8: not a GPU machine type of the curated table" in err
+    assert "[rule: gke-accelerator]" in err
+
+
+def test_a_bundled_type_with_another_count(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("accelerator", {"count": 4}), MIG))
+    assert 'gpufleet:gke.nodePools[0].accelerator = {"count": 4}: a2-highgpu-2g: a2-highgpu-2g comes with 2 GPU(s); accelerator count 4 is not accepted' in err
+
+
+def test_an_n1_type_with_a_count_the_gpu_does_not_attach_in(stack_variant):
+    def edit(c):
+        pool = _pool(c)
+        pool.update(machineType="n1-standard-8", accelerator={"type": "nvidia-tesla-t4", "count": 3})
+        del pool["partitionSize"]
+
+    err = _errors(stack_variant(edit, MIG))
+    assert "nvidia-tesla-t4 attaches to N1 in counts of 1, 2, 4, not 3 [rule: gke-accelerator]" in err
+
+
+def test_a_zone_that_does_not_offer_the_machine_series(stack_variant):
+    # a2-highgpu in us-central1: a, b, c, f (not d).
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("zones", ["us-central1-a", "us-central1-d"]), MIG))
+    assert "gpufleet:gke.nodePools[0].zones[1] = 'us-central1-d': us-central1-d does not offer a2-highgpu (zones of us-central1 that do: us-central1-a, us-central1-b, us-central1-c, us-central1-f) [rule: gke-zone]" in err
+
+
+def test_a_zone_of_another_region_and_an_uncurated_region(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("zones", ["europe-west4-a"]), MIG))
+    assert "europe-west4-a is not a zone of the cluster's region us-central1 [rule: gke-zone]" in err
+
+    def elsewhere(c):
+        c["gpufleet:gke"]["region"] = "asia-northeast1"
+        _pool(c)["zones"] = ["asia-northeast1-a"]
+
+    err = _errors(stack_variant(elsewhere, MIG))
+    assert "the zones of asia-northeast1 that offer a2-highgpu are not curated" in err
+
+
+def test_a_partition_size_of_another_gpu(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("partitionSize", "1g.10gb"), MIG))
+    assert "gpufleet:gke.nodePools[0].partitionSize = '1g.10gb': 1g.10gb is not a partition size of nvidia-tesla-a100 (sizes: 1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb" in err
+    assert "[rule: gke-mig-partition]" in err
+
+
+def test_mig_on_a_gpu_without_it(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("partitionSize", "1g.5gb"), SHARED))
+    assert "nvidia-l4 does not support multi-instance GPUs" in err and "[rule: gke-mig-partition]" in err
+
+
+def test_no_driver(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("driver", "INSTALLATION_DISABLED"), SHARED))
+    assert "gpufleet:gke.nodePools[0].driver = 'INSTALLATION_DISABLED': INSTALLATION_DISABLED leaves the nodes without a GPU driver" in err
+    assert "[rule: gke-gpu-driver]" in err
+
+
+def test_an_unknown_sharing_strategy_is_refused_by_its_enum(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c)["sharing"].__setitem__("strategy", "TIME_SLICING"), SHARED))
+    assert "gpufleet:gke.nodePools[0].sharing.strategy = 'TIME_SLICING': Input should be 'TIME_SHARING' or 'MPS'" in err
+
+
+def test_two_shared_gpus_per_container(stack_variant):
+    err = _errors(stack_variant(lambda c: _workload(c).__setitem__("gpus", 2), SHARED))
+    assert "gpufleet:gke.workloads[0].gpus = 2: asks for 2 nvidia.com/gpu on nodes that share GPUs (TIME_SHARING)" in err
+    assert "[rule: gke-shared-gpu-request]" in err
+
+
+def test_more_partitions_than_a_node_advertises(stack_variant):
+    err = _errors(stack_variant(lambda c: _workload(c, 1).__setitem__("gpus", 15), MIG))
+    assert "gpufleet:gke.workloads[1].gpus = 15: a node of pool a100-mig advertises 14 nvidia.com/gpu: the pods never schedule [rule: gke-gpus-fit-node]" in err
+
+
+def test_pool_size_and_cluster_access(stack_variant):
+    def edit(c):
+        _pool(c)["autoscaling"] = {"minNodeCount": 0, "maxNodeCount": 2}
+        del c["gpufleet:gke"]["kubernetes"]
+
+    err = _errors(stack_variant(edit, MIG))
+    assert "give exactly one of nodeCount (a fixed pool) and autoscaling" in err and "[rule: gke-pool-size]" in err
+    err = _errors(stack_variant(lambda c: c["gpufleet:gke"].pop("kubernetes"), MIG))
+    assert "gpufleet:gke.kubernetes = null: workloads on an existing cluster are installed through its kubeconfig: give kubernetes.context [rule: kubernetes-access]" in err
