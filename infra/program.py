@@ -11,6 +11,7 @@ import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
 from gpufleet.components.ack.ack_fleet import AckFleet
+from gpufleet.components.aks.aks_fleet import AksFleet
 from gpufleet.components.ecs.gpu_cluster import GpuCluster
 from gpufleet.components.eks.eks_fleet import EksFleet
 from gpufleet.components.gke.gke_fleet import GkeFleet
@@ -34,6 +35,9 @@ def build(spec: FleetSpec) -> None:
     if spec.gke is not None:
         gke = GkeFleet(spec.gke.cluster.name, spec.gke)
         pulumi.export("gkeNodePools", {name: pool.node_pool.id for name, pool in gke.node_pools.items()})
+    if spec.aks is not None:
+        aks = AksFleet("aks", spec.aks)
+        pulumi.export("aksNodePools", {name: pool.node_pool.id for name, pool in aks.node_pools.items()})
     pulumi.export(SUMMARY_OUTPUT, accelerator_summary(spec))
 
 

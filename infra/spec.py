@@ -20,6 +20,8 @@ from gpufleet.components.ecs.checks import check_fleet
 from gpufleet.components.eks import checks as eks_checks
 from gpufleet.components.eks import placement as eks_placement
 from gpufleet.components.eks.args import EksFleetArgs
+from gpufleet.components.aks import checks as aks_checks
+from gpufleet.components.aks.args import AksFleetArgs
 from gpufleet.components.gke import checks as gke_checks
 from gpufleet.components.gke.args import GkeFleetArgs
 from gpufleet.components.spec_model import SpecModel, Violation
@@ -42,6 +44,9 @@ class FleetSpec(SpecModel):
     )
     gke: GkeFleetArgs | None = Field(
         None, description="GPU node pools (MIG partitions, time-sharing or MPS) in a new or existing Google GKE cluster; absent provisions none."
+    )
+    aks: AksFleetArgs | None = Field(
+        None, description="GPU node pools (MIG instance profiles, the GPU driver) in an existing Azure AKS cluster; absent provisions none."
     )
 
 
@@ -167,9 +172,11 @@ def _validate(config: dict[str, object]) -> FleetSpec:
         issues += [_from_violation(v, "ack") for v in ack_checks.check_fleet(spec.ack, cat.facts.ack, cat.facts.kubernetes)]
     if spec.gke is not None:
         issues += [_from_violation(v, "gke") for v in gke_checks.check_fleet(spec.gke, cat.facts.gke)]
-    if not aws and spec.ack is None and spec.gke is None:
+    if spec.aks is not None:
+        issues += [_from_violation(v, "aks") for v in aks_checks.check_fleet(spec.aks, cat.facts.aks)]
+    if not aws and spec.ack is None and spec.gke is None and spec.aks is None:
         issues.append(
-            SpecIssue(("ecs",), _MISSING, "fleet-not-empty", "the stack provisions nothing: add gpufleet:ecs, gpufleet:eks, gpufleet:ack or gpufleet:gke")
+            SpecIssue(("ecs",), _MISSING, "fleet-not-empty", "the stack provisions nothing: add gpufleet:ecs, gpufleet:eks, gpufleet:ack, gpufleet:gke or gpufleet:aks")
         )
     if issues:
         raise SpecError(issues)

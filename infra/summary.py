@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpufleet.components.catalog import ack_rules, catalog, ecs_scheduler, gke_rules, predicates
-from gpufleet.components.catalog.facts import AckFacts, GkeFacts
+from gpufleet.components.aks.node_pool import resolved_gpus as resolved_aks_gpus
+from gpufleet.components.catalog import ack_rules, aks_rules, catalog, ecs_scheduler, gke_rules, predicates
+from gpufleet.components.catalog.facts import AckFacts, AksFacts, GkeFacts
 from gpufleet.components.ecs import checks as ecs_checks
 from gpufleet.components.ecs.neuron import device_counts
 from gpufleet.components.ecs.resolved import resolve as resolve_provider
@@ -101,7 +102,9 @@ def accelerator_summary(spec: FleetSpec) -> dict:
     summary = {"groups": groups, "totals": _totals(groups), "workloads": workloads}
     if spec.gke is not None:
         groups += [_gke_pool(pool, cat.facts.gke) for pool in spec.gke.node_pools]
-        summary["totals"] = _totals(groups)
+    if spec.aks is not None:
+        groups += [_aks_pool(pool, cat.facts.aks) for pool in spec.aks.node_pools]
+    summary["totals"] = _totals(groups)
     if spec.ack is not None:
         summary["ackPools"] = [_ack_pool(pool, spec.ack, cat.facts.ack) for pool in spec.ack.node_pools]
     if spec.eks is not None and spec.eks.kubernetes is not None and spec.eks.kubernetes.nccl_test is not None:
@@ -144,6 +147,37 @@ def _gke_pool(pool, gke: GkeFacts) -> dict:
         group["partitionSize"] = pool.partition_size
     if pool.sharing is not None:
         group["sharing"] = {"strategy": pool.sharing.strategy, "maxSharedClientsPerGpu": clients}
+    return group
+
+
+def _aks_pool(pool, aks: AksFacts) -> dict:
+    """An AKS pool: its GPUs, and the nvidia.com/gpu each node advertises (MIG instances)."""
+    node = resolved_aks_gpus(pool)
+    gpu = aks.gpus[node.gpu]
+    if pool.autoscaling is not None:
+        sizes = (pool.autoscaling.min_count, pool.autoscaling.min_count, pool.autoscaling.max_count)
+    else:
+        sizes = (pool.node_count,) * 3
+    instances = dict(zip(SIZES, sizes))
+    resources = aks_rules.gpu_resources_per_node(node, pool.mig_profile, aks)
+    group = {
+        "platform": "aks",
+        "group": pool.name,
+        "instanceType": pool.vm_size,
+        "purchase": "SPOT" if pool.spot else "ON_DEMAND",
+        "driver": pool.driver,
+        "kind": "gpu",
+        "manufacturer": "NVIDIA",
+        "model": gpu.model.removeprefix("NVIDIA "),
+        "perInstance": node.count,
+        "memoryMiBPerAccelerator": gpu.memory_gib * 1024,
+        "instances": instances,
+        "accelerators": {k: node.count * n for k, n in instances.items()},
+        "gpuResourcesPerInstance": resources,
+        "gpuResources": {k: resources * n for k, n in instances.items()},
+    }
+    if pool.mig_profile is not None:
+        group["partitionSize"] = pool.mig_profile
     return group
 
 

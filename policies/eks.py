@@ -16,9 +16,10 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import catalog, eks_rules
+from gpufleet.components.catalog import catalog, eks_rules, k8s_rules
 from gpufleet.components.catalog.efa import efa_bandwidth_note, efa_layout_problems
-from gpufleet.policies.eks_nodes import has_efa, interfaces, template_types
+from gpufleet.policies.eks_nodes import has_efa, interfaces, node_group_type, template_types
+from gpufleet.policies.k8s import operator_installs_driver
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, present, truthy
 from gpufleet.components.catalog import tokens
 
@@ -108,7 +109,30 @@ def _validate_taint_effects(args: ResourceValidationArgs, report: ReportViolatio
             report(f"taint {get(taint, 'key')!r}: {reason}")
 
 
+def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None:
+    """With a GPU Operator in the stack, each NVIDIA node group gets one driver: its AMI's or the operator's."""
+    if not any(r.resource_type == tokens.HELM_RELEASE and get(r.props, "chart") == catalog.load().facts.charts.gpu_operator.chart for r in args.resources):
+        return
+    operator, eks_facts = operator_installs_driver(args), catalog.load().facts.eks
+    for group in args.resources:
+        it = node_group_type(group) if group.resource_type == tokens.EKS_NODE_GROUP else None
+        if it is None or eks_rules.accelerator(it) != "nvidia":
+            continue
+        ami = get(group.props, "amiType")
+        ami = ami if isinstance(ami, str) else eks_rules.default_ami_type(it, eks_facts)
+        reason = k8s_rules.one_driver_problem(eks_rules.ami_driver(ami, eks_facts), f"amiType {ami}", operator)
+        if reason:
+            report(f"node group {group.name!r}: {reason}", group.urn)
+
+
 POLICIES = [
+    StackValidationPolicy(
+        name="eks-gpu-driver",
+        description="With the NVIDIA GPU Operator in the stack, each NVIDIA node group gets exactly one driver: the accelerated AMI's or the operator's.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_driver,
+        remediation_steps="Turn the operator's driver off (driver.enabled: false): the accelerated NVIDIA AMI types ship the driver.",
+    ),
     StackValidationPolicy(
         name="eks-efa-interfaces",
         description="A launch template with EFA interfaces lays them out as EC2 accepts for its type: a primary on card 0 "

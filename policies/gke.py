@@ -21,12 +21,8 @@ from pulumi_policy import (
 
 from gpufleet.components.catalog import catalog, gke_api, gke_rules, k8s_rules, tokens
 from gpufleet.components.catalog.facts import GkeFacts
-from gpufleet.policies.inputs import get, items, plain, truthy
-from gpufleet.policies.k8s import containers, pod_specs
-
-# The NVIDIA GPU Operator's chart: a release of it installs the driver unless its values turn it off.
-GPU_OPERATOR_CHART = "gpu-operator"
-
+from gpufleet.policies.inputs import get, items, plain
+from gpufleet.policies.k8s import containers, operator_installs_driver, pod_specs
 
 def _gke() -> GkeFacts:
     return catalog.load().facts.gke
@@ -94,18 +90,9 @@ def _validate_partition(args: ResourceValidationArgs, report: ReportViolation) -
             report(f"node pool {args.name!r}: {reason}")
 
 
-def _operator_installs_driver(args: StackValidationArgs) -> bool:
-    for r in args.resources:
-        if r.resource_type == tokens.HELM_RELEASE and get(r.props, "chart") == GPU_OPERATOR_CHART:
-            enabled = get(r.props, "values", "driver", "enabled")
-            # The chart installs the driver unless told not to.
-            return enabled is None or truthy(enabled)
-    return False
-
-
 def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None:
     gke = _gke()
-    operator = _operator_installs_driver(args)
+    operator = operator_installs_driver(args)
     for r in args.resources:
         if r.resource_type != tokens.GKE_NODE_POOL or _gpus(r.props, gke) is None:
             continue

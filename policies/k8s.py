@@ -16,9 +16,9 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import catalog, charts, eks_rules, k8s_rules
+from gpufleet.components.catalog import aks_rules, catalog, charts, eks_rules, k8s_rules
 from gpufleet.policies.eks_nodes import has_efa, node_group_type
-from gpufleet.policies.inputs import depended_on, get, items, plain
+from gpufleet.policies.inputs import depended_on, get, items, plain, truthy
 from gpufleet.components.catalog import tokens
 
 
@@ -82,17 +82,41 @@ def _node_groups(args: StackValidationArgs):
     return found
 
 
+def operator_installs_driver(args: StackValidationArgs) -> bool:
+    """Does a GPU Operator release of the stack install the driver (its chart does unless told not to)?"""
+    for r in args.resources:
+        if r.resource_type == tokens.HELM_RELEASE and get(r.props, "chart") == catalog.load().facts.charts.gpu_operator.chart:
+            enabled = get(r.props, "values", "driver", "enabled")
+            return enabled is None or truthy(enabled)
+    return False
+
+
+def _gpu_pool_taints(args: StackValidationArgs) -> list[list[dict]]:
+    """The taints of the stack's GKE and AKS GPU node pools (GKE adds its own GPU taint)."""
+    facts = catalog.load().facts
+    found = []
+    for r in args.resources:
+        if r.resource_type == tokens.GKE_NODE_POOL and (get(r.props, "nodeConfig", "guestAccelerators") or get(r.props, "nodeConfig", "machineType") in facts.gke.machine_types):
+            own = [t for t in items(get(r.props, "nodeConfig", "taints")) if isinstance(t, Mapping)]
+            taint = facts.gke.gpu_taint
+            found.append([*own, {"key": taint.key, "value": taint.value, "effect": taint.effect}])
+        elif r.resource_type == tokens.AKS_NODE_POOL and get(r.props, "vmSize") in facts.aks.vm_sizes:
+            found.append([t for t in (aks_rules.parse_taint(x) for x in items(get(r.props, "nodeTaints")) if isinstance(x, str)) if t])
+    return found
+
+
 def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
     eks = catalog.load().facts.eks
     groups = _node_groups(args)
+    pools = _gpu_pool_taints(args)
     for r in args.resources:
         for where, pod in pod_specs(r.resource_type, r.props):
             tolerations = [t for t in items(pod.get("tolerations")) if isinstance(t, Mapping)]
             for kind, resource in eks.accelerator_resources.by_kind().items():
                 if not _wants(pod, resource):
                     continue
-                candidates = [taints for _, k, taints, _, _ in groups if k == kind]
-                if not candidates:  # no node group in this stack: the convention's taint
+                candidates = [taints for _, k, taints, _, _ in groups if k == kind] + (pools if kind == "nvidia" else [])
+                if not candidates:  # no node group or GPU pool in this stack: the convention's taint
                     candidates = [[eks.accelerator_taints.of(kind)]]
                 if all(k8s_rules.untolerated(tolerations, taints, eks) for taints in candidates):
                     missing = k8s_rules.untolerated(tolerations, candidates[0], eks)

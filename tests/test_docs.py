@@ -38,7 +38,7 @@ def test_schema_accepts_config_keys_of_the_models():
 
     schema = stack_file_schema()
     props = schema["properties"]["config"]["properties"]
-    assert set(props) == {"gpufleet:region", "gpufleet:ecs", "gpufleet:eks", "gpufleet:ack", "gpufleet:gke"}
+    assert set(props) == {"gpufleet:region", "gpufleet:ecs", "gpufleet:eks", "gpufleet:ack", "gpufleet:gke", "gpufleet:aks"}
     assert "rootVolumeGiB" in schema["$defs"]["CapacityProviderArgs"]["properties"]
 
 

@@ -116,3 +116,34 @@ def test_spec_and_pack_agree_on_the_accelerator(pack_verdicts, machine_type, cou
     # a2-highgpu-2g and g2-standard-24 carry 2; N1 takes T4 in 1, 2 or 4; e2 carries none.
     expected = {"a2-highgpu-2g": count != 2, "g2-standard-24": count != 2, "n1-standard-8": count == 3, "e2-standard-4": True}[machine_type]
     assert pack_verdicts[(machine_type, count)] == expected
+
+
+# One rule, two doors: aks-mig-profile over VM sizes x profiles.
+AKS_CASES = list(itertools.product(("Standard_NC24ads_A100_v4", "Standard_ND96asr_v4", "Standard_NC4as_T4_v3", "Standard_NC6s_v3"), ("MIG1g", "MIG3g", "MIG7g")))
+CLUSTER = "/subscriptions/0/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c"
+
+
+def _aks_spec_door(vm_size: str, profile: str) -> bool:
+    pool = {"name": "p", "vmSize": vm_size, "migProfile": profile, "nodeCount": 1}
+    try:
+        load_spec({"aks": {"clusterId": CLUSTER, "nodePools": [pool], "kubernetes": {"context": "c"}}})
+    except SpecError as err:
+        return any(i.rule == "aks-mig-profile" for i in err.issues)
+    return False
+
+
+@pytest.fixture(scope="module")
+def aks_pack_verdicts(judge) -> dict[tuple[str, str], bool]:
+    resources = [
+        resource(tokens.AKS_NODE_POOL, f"{size}-{profile}", {"name": "p", "kubernetesClusterId": CLUSTER, "vmSize": size, "gpuInstance": profile, "nodeCount": 1})
+        for size, profile in AKS_CASES
+    ]
+    result = judge(resources)
+    return {(s, p): bool(findings(result, "aks-mig-profile", f"{s}-{p}")) for s, p in AKS_CASES}
+
+
+@pytest.mark.parametrize("vm_size,profile", AKS_CASES)
+def test_spec_and_pack_agree_on_the_mig_profile(aks_pack_verdicts, vm_size, profile):
+    assert _aks_spec_door(vm_size, profile) == aks_pack_verdicts[(vm_size, profile)]
+    # A100 and H100 sizes take MIG; T4 and V100 do not.
+    assert aks_pack_verdicts[(vm_size, profile)] == ("T4" in vm_size or vm_size.endswith("s_v3"))

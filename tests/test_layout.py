@@ -17,6 +17,7 @@ ALLOWED = {
     "eks": {"catalog", "network", "k8s"},
     "ack": {"catalog", "k8s"},
     "gke": {"catalog", "k8s"},
+    "aks": {"catalog", "k8s"},
 }
 
 
@@ -49,7 +50,7 @@ def test_type_tokens_are_declared_once():
     the plan's shapes, the diff and the engine refer to its names."""
     import re
 
-    token = re.compile(r"[\"'](?:aws|kubernetes|alicloud|gcp|pulumi):[\w/.-]+:\w+[\"']")
+    token = re.compile(r"[\"'](?:aws|kubernetes|alicloud|gcp|azure|pulumi):[\w/.-]+:\w+[\"']")
     for folder in ("components", "infra", "policies"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             if path.name == "tokens.py" and path.parent.name == "catalog":

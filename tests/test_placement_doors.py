@@ -36,7 +36,7 @@ def _plain(pod):
 def test_the_spec_and_the_plan_build_the_same_nodes_and_pods(stack):
     spec = _spec(stack)
     fleet = spec.eks
-    values = eks_placement.release_values(eks_placement.served_groups(fleet.node_groups), fleet.kubernetes.nvidia_device_plugin)
+    values = eks_placement.plugin_values(fleet)
     spec_shapes = eks_placement.node_shapes(fleet, spec.region, CAT, values)
     spec_pods = [pod for _, pod in eks_placement.pods(fleet, CAT, values)]
     plan = plan_placement.placement(plan_placement.from_plan(preview_plan(stack)))

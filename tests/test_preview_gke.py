@@ -118,3 +118,59 @@ def test_human_preview_shows_the_slices():
     code, out, _ = run_cli("preview", "gke-a100-mig")
     assert code == 0
     assert "= 14 1g.5gb" in out and "40960 MiB each" in out and "no violations" in out
+
+
+def test_the_gpu_operator_replaces_gke_s_gpu_stack(stack_variant):
+    import json
+
+    def edit(c):
+        c["gpufleet:gke"]["gpuOperator"] = {"driver": True}
+        c["gpufleet:gke"]["nodePools"][0]["driver"] = "INSTALLATION_DISABLED"
+
+    code, out, err = run_cli("preview", "--config-file", str(stack_variant(edit, "gke-l4-timeshare")), "--json")
+    assert code == 0, err
+    plan = json.loads(out)
+    pool = _of(plan, tokens.GKE_NODE_POOL)["inference-l4-shared"]
+    # GKE's own device plugin stays off; node feature discovery finds the GPU nodes by label.
+    assert pool["nodeConfig"]["labels"] == {"gke-no-default-nvidia-gpu-device-plugin": "true", "nvidia.com/gpu.present": "true"}
+    assert pool["nodeConfig"]["guestAccelerators"][0]["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "INSTALLATION_DISABLED"}
+    [release] = _of(plan, tokens.HELM_RELEASE).values()
+    assert release["chart"] == "gpu-operator" and release["values"]["driver"] == {"enabled": True}
+    assert release["values"]["daemonsets"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert plan["policy"]["violations"] == []
+
+
+def test_gke_driver_and_operator_driver_are_one_driver(stack_variant):
+    from tests.test_spec_errors import _errors
+
+    err = _errors(stack_variant(lambda c: c["gpufleet:gke"].__setitem__("gpuOperator", {"driver": True}), "gke-l4-timeshare"))
+    assert "GKE installs the driver (LATEST) and so does the GPU Operator: two drivers" in err and "[rule: gke-gpu-driver]" in err
+
+
+def test_a_gpu_pool_is_replaced_delete_first_and_the_system_pool_create_first(plans):
+    resources = {r["name"]: r for r in plans["gke-l4-timeshare"]["resources"]}
+    # The pool's name is unique in the cluster (and GPU quota rarely holds two pools): delete first.
+    assert resources["inference-l4-shared"].get("deleteBeforeReplace") is True
+    system = resources["inference-system"]
+    assert system["inputs"]["namePrefix"] == "system-" and "name" not in system["inputs"] and not system.get("deleteBeforeReplace")
+
+
+def test_diff_names_the_gpu_and_sharing_change_and_the_replacement(tmp_path):
+    import json
+
+    from tests.conftest import ROOT
+
+    before = tmp_path / "before.json"
+    code, out, _ = run_cli("preview", "gke-l4-timeshare", "--json")
+    before.write_text(out)
+    text = (ROOT / "stacks" / "Pulumi.gke-l4-timeshare.yaml").read_text()
+    variant = tmp_path / "Pulumi.gke-l4-timeshare.yaml"
+    variant.write_text(text.replace("maxSharedClientsPerGpu: 4", "maxSharedClientsPerGpu: 2").replace("machineType: g2-standard-8", "machineType: g2-standard-24"))
+    after = tmp_path / "after.json"
+    code, out, err = run_cli("preview", "--config-file", str(variant), "--json")
+    assert code == 0, err
+    after.write_text(out)
+    code, out, err = run_cli("diff", str(before), str(after))
+    assert "gke l4-shared (g2-standard-24): instance type g2-standard-8 -> g2-standard-24; GPUs (desired) 2 -> 4; GPU driver and sharing LATEST, TIME_SHARING x4 -> LATEST, TIME_SHARING x2" in out
+    assert "the GKE node pool is replaced (nodeConfig.guestAccelerators[0].count, nodeConfig.guestAccelerators[0].gpuSharingConfig.maxSharedClientsPerGpu, nodeConfig.machineType cannot change in place)" in out
+    assert json.loads(after.read_text())["summary"]["groups"][0]["gpuResourcesPerInstance"] == 4  # 2 L4 x 2 clients

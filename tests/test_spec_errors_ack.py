@@ -87,7 +87,7 @@ def test_in_cluster_pieces_need_a_context(stack_variant):
 
 def test_an_empty_stack_names_all_three_platforms(stack_variant):
     err = _errors(stack_variant(lambda c: c.pop("gpufleet:ack"), STACK))
-    assert "add gpufleet:ecs, gpufleet:eks, gpufleet:ack or gpufleet:gke" in err
+    assert "add gpufleet:ecs, gpufleet:eks, gpufleet:ack, gpufleet:gke or gpufleet:aks" in err
 
 
 def test_ecs_without_a_region(stack_variant):

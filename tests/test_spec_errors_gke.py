@@ -97,4 +97,4 @@ def test_pool_size_and_cluster_access(stack_variant):
     err = _errors(stack_variant(edit, MIG))
     assert "give exactly one of nodeCount (a fixed pool) and autoscaling" in err and "[rule: gke-pool-size]" in err
     err = _errors(stack_variant(lambda c: c["gpufleet:gke"].pop("kubernetes"), MIG))
-    assert "gpufleet:gke.kubernetes = null: workloads on an existing cluster are installed through its kubeconfig: give kubernetes.context [rule: kubernetes-access]" in err
+    assert "gpufleet:gke.kubernetes = null: workloads and the GPU Operator on an existing cluster are installed through its kubeconfig: give kubernetes.context [rule: kubernetes-access]" in err

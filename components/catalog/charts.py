@@ -145,3 +145,12 @@ def nvidia_sharing(values: Mapping | None, gpu_resource: str) -> dict:
                 "failRequestsGreaterThanOne": bool(slicing.get("failRequestsGreaterThanOne")),
             }
     return {}
+
+
+def operator_plugin_values(values: Mapping | None) -> dict:
+    """The GPU Operator's device-plugin time-slicing in the NVIDIA device plugin chart's shape (its
+    config file under devicePlugin.config.data instead of config.map), for `nvidia_sharing`."""
+    config = at(values or {}, ["devicePlugin", "config"]) or {}
+    if not isinstance(config, Mapping) or not isinstance(config.get("data"), Mapping):
+        return {}
+    return {"config": {"default": config.get("default"), "map": dict(config["data"])}}

@@ -29,6 +29,13 @@ def default_ami_type(it: InstanceType, eks_facts: EksFacts) -> str | None:
     return None
 
 
+def ami_driver(ami_type: str | None, eks_facts: EksFacts) -> str | None:
+    """Who installs the NVIDIA driver on an AMI type's nodes: the accelerated NVIDIA AMI types ship it
+    (facts.md "EKS with EFA": the accelerated AMIs ship the drivers); None for any other type."""
+    facts = eks_facts.accelerated_ami_types.get(ami_type or "")
+    return f"the EKS AMI type {ami_type}" if facts is not None and facts.accelerator == "nvidia" else None
+
+
 def ami_type_support(it: InstanceType, ami_type: str | None, eks_facts: EksFacts) -> str | None:
     """Can EKS's accelerated AMI type (None: the type's default) run the type's accelerator?"""
     types = eks_facts.accelerated_ami_types

@@ -255,6 +255,7 @@ class Charts(_Facts):
     neuron_helm_chart: Chart
     mpi_operator: MpiOperator
     nccl_tests: NcclTests
+    gpu_operator: Chart
 
     def plugins(self) -> dict[str, Chart]:
         """The device-plugin charts by their key in the facts file (nvidiaDevicePlugin, ...)."""
@@ -321,6 +322,10 @@ class AckFacts(_Facts):
 # --- GKE ------------------------------------------------------------------------------------------
 
 
+class Labels(Sourced):
+    values: dict[str, str]
+
+
 class GkeAccelerator(_Facts):
     model: str
     memory_gib: int = Field(alias="memoryGiB")
@@ -331,7 +336,7 @@ class GkeMachineType(_Facts):
     count: int
 
 
-class GkeTaint(Sourced):
+class Taint(Sourced):
     key: str
     value: str
     effect: str
@@ -356,12 +361,13 @@ class GkeFacts(_Facts):
     zones_source: str
     mig_partitions: dict[str, dict[str, int]]  # accelerator -> partition size -> partitions per GPU
     mig_source: str
-    gpu_taint: GkeTaint
+    gpu_taint: Taint
     labels: GkeLabels
     driver_installed_by: dict[str, str]  # gpuDriverVersion -> gke | none
     sharing_strategies: dict[str, str]  # gpuSharingStrategy -> node label value
     shared_request_max: int
     sharing_source: str
+    operator_node_labels: "Labels"
 
     @model_validator(mode="after")
     def _accelerators_known(self) -> "GkeFacts":
@@ -369,6 +375,44 @@ class GkeFacts(_Facts):
         unknown = sorted(set(named) - set(self.accelerators))
         if unknown:
             raise ValueError(f"accelerators named but not listed under gke.accelerators: {', '.join(unknown)}")
+        return self
+
+
+# --- AKS ------------------------------------------------------------------------------------------
+
+
+class AksGpu(_Facts):
+    model: str
+    memory_gib: int = Field(alias="memoryGiB")
+
+
+class AksVmSize(_Facts):
+    gpu: str
+    count: int
+
+
+class Supported(Sourced):
+    supported: bool
+
+
+class AksFacts(_Facts):
+    gpus: dict[str, AksGpu]
+    vm_sizes: dict[str, AksVmSize]
+    vm_sizes_source: str
+    mig_profiles: dict[str, dict[str, int]]  # GPU -> gpuInstanceProfile -> instances per GPU
+    mig_source: str
+    gpu_taint: Taint
+    driver_installed_by: dict[str, str]  # gpuProfile.driver -> aks | none
+    driver_source: str
+    time_sharing: Supported
+    pool_label: str
+    pool_label_source: str
+
+    @model_validator(mode="after")
+    def _gpus_known(self) -> "AksFacts":
+        unknown = sorted({*(s.gpu for s in self.vm_sizes.values()), *self.mig_profiles} - set(self.gpus))
+        if unknown:
+            raise ValueError(f"GPUs named but not listed under aks.gpus: {', '.join(unknown)}")
         return self
 
 
@@ -421,6 +465,7 @@ class CuratedFacts(_Facts):
     mig_capable_gpu_models: Values
     ack: AckFacts
     gke: GkeFacts
+    aks: AksFacts
     retired_families: dict[str, Reasoned]
     incomplete_records: dict[str, IncompleteRecord]
     replacement: dict[str, Replacement]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpufleet.components.catalog import ack_rules, catalog, predicates
+from gpufleet.components.catalog import ack_rules, aks_rules, catalog, gke_rules, predicates
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.components.catalog.efa import EFA_TYPES
 from gpufleet.components.catalog.k8s_rules import describe_taint
@@ -136,6 +136,55 @@ def _ack(r: dict) -> Group:
     return group
 
 
+def _gke(r: dict) -> Group | None:
+    """A GKE pool with GPUs: nvidia.com/gpu per node counts MIG slices and sharing clients."""
+    inputs, gke = r["inputs"], catalog.load().facts.gke
+    config = inputs.get("nodeConfig") or {}
+    first = next(iter(config.get("guestAccelerators") or []), {}) or {}
+    machine_type = config.get("machineType") or "?"
+    count = first.get("count")
+    gpus = gke_rules.gpus(machine_type, first.get("type"), count if isinstance(count, int) else None, gke)
+    if isinstance(gpus, str):
+        return None
+    zones = len(inputs.get("nodeLocations") or []) or 1
+    scaling = inputs.get("autoscaling") or {}
+    if scaling:
+        low, high = scaling.get("minNodeCount"), scaling.get("maxNodeCount")
+        sizes = {"min": _times(low, zones), "desired": _times(low, zones), "max": _times(high, zones)}
+    else:
+        n = _times(inputs.get("nodeCount"), zones)
+        sizes = {"min": n, "desired": n, "max": n}
+    sharing = first.get("gpuSharingConfig") or {}
+    ami = (first.get("gpuDriverInstallationConfig") or {}).get("gpuDriverVersion")
+    if first.get("gpuPartitionSize"):
+        ami = f"{ami}, MIG {first['gpuPartitionSize']}"
+    if sharing:
+        ami = f"{ami}, {sharing.get('gpuSharingStrategy')} x{sharing.get('maxSharedClientsPerGpu')}"
+    group = Group("gke", inputs.get("name") or r["name"], r["urn"], machine_type, sizes, ami, "SPOT" if config.get("spot") else "ON_DEMAND")
+    group.gpus = gpus.count
+    return group
+
+
+def _aks(r: dict) -> Group | None:
+    inputs, aks = r["inputs"], catalog.load().facts.aks
+    node = aks_rules.gpus(str(inputs.get("vmSize")), aks)
+    if isinstance(node, str):
+        return None
+    if inputs.get("autoScalingEnabled"):
+        sizes = {"min": inputs.get("minCount"), "desired": inputs.get("minCount"), "max": inputs.get("maxCount")}
+    else:
+        sizes = {"min": inputs.get("nodeCount"), "desired": inputs.get("nodeCount"), "max": inputs.get("nodeCount")}
+    ami = f"driver {inputs.get('gpuDriver') or 'Install'}" + (f", {inputs['gpuInstance']}" if inputs.get("gpuInstance") else "")
+    taints = sorted(t for t in inputs.get("nodeTaints") or [] if isinstance(t, str))
+    group = Group("aks", inputs.get("name") or r["name"], r["urn"], node.vm_size, sizes, ami, inputs.get("priority") or "Regular", taints)
+    group.gpus = node.count
+    return group
+
+
+def _times(value: object, zones: int) -> int | None:
+    return value * zones if isinstance(value, int) else None
+
+
 def accelerated_groups(resources: list[dict]) -> dict[str, Group]:
     """The plan's groups by URN."""
     by_urn = {r["urn"]: r for r in resources}
@@ -147,6 +196,10 @@ def accelerated_groups(resources: list[dict]) -> dict[str, Group]:
             group = _ecs(r, by_urn)
         elif r["type"] == tokens.ACK_NODE_POOL:
             group = _ack(r)
+        elif r["type"] == tokens.GKE_NODE_POOL:
+            group = _gke(r)
+        elif r["type"] == tokens.AKS_NODE_POOL:
+            group = _aks(r)
         else:
             continue
         if group is not None:

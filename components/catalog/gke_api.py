@@ -16,6 +16,7 @@ from importlib import resources
 # None means the input is provider-side only (no API field): e.g. `location` is in the request URL.
 _NODE_POOL = {
     "name": "name",
+    "namePrefix": "name",  # the provider sends the prefix with a random suffix as the pool's name
     "nodeConfig": ("config", "NodeConfig"),
     "nodeLocations": "locations",
     "initialNodeCount": "initialNodeCount",

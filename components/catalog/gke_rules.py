@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpufleet.components.catalog import k8s_rules
 from gpufleet.components.catalog.facts import GkeFacts
 
 
@@ -80,14 +81,8 @@ def partition_problem(accelerator: str, size: str, gke: GkeFacts) -> str | None:
 
 
 def driver_problem(driver: str, operator_installs_driver: bool, gke: GkeFacts) -> str | None:
-    """A node gets exactly one GPU driver: GKE's (DEFAULT, LATEST) or the GPU Operator's, never both
-    and never none."""
-    by_gke = gke.driver_installed_by.get(driver) == "gke"
-    if by_gke and operator_installs_driver:
-        return f"GKE installs the driver ({driver}) and so does the GPU Operator: two drivers; set the pool's driver to INSTALLATION_DISABLED or the operator's driver off"
-    if not by_gke and not operator_installs_driver:
-        return f"{driver} leaves the nodes without a GPU driver and no GPU Operator installs one: pods requesting nvidia.com/gpu never run; use DEFAULT or LATEST, or the GPU Operator with its driver on"
-    return None
+    """Exactly one driver per node: GKE's (DEFAULT, LATEST) or the GPU Operator's."""
+    return k8s_rules.one_driver_problem("GKE" if gke.driver_installed_by.get(driver) == "gke" else None, driver, operator_installs_driver)
 
 
 def shared_request_problem(requested: int, strategy: str | None, gke: GkeFacts) -> str | None:

@@ -143,3 +143,14 @@ def node_label_problems(labels: dict, taints: list[dict], facts: KubernetesFacts
             if reason:
                 found.append((("taints", i, "value"), taint.get("value"), reason))
     return found
+
+
+def one_driver_problem(image_driver: str | None, setting: str, operator_installs_driver: bool) -> str | None:
+    """A GPU node gets exactly one driver: its image's or cloud's (`image_driver` names who installs
+    it, None for nobody) or the GPU Operator's, never both and never none. `setting` is the pool's
+    driver setting as the user wrote it."""
+    if image_driver is not None and operator_installs_driver:
+        return f"{image_driver} installs the driver ({setting}) and so does the GPU Operator: two drivers; turn one of them off"
+    if image_driver is None and not operator_installs_driver:
+        return f"{setting} leaves the nodes without a GPU driver and no GPU Operator installs one: pods requesting nvidia.com/gpu never run; let the cloud install it, or turn the GPU Operator's driver on"
+    return None

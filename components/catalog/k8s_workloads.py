@@ -153,6 +153,22 @@ def device_plugin_pods(key: str, chart: Chart, given: Mapping | None, release: s
     return [pod_template(owner, None, spec, urn=urn, source=f"chart {chart.chart} {chart.version} values", advertises=resources)]
 
 
+def gpu_operator_pods(chart: Chart, given: Mapping | None, release: str, urn: str | None, resource: str) -> list[PodTemplate]:
+    """The GPU Operator's device plugin as the scheduler sees it: a DaemonSet with the operands'
+    tolerations (daemonsets.tolerations) on the nodes node feature discovery labels (its workers'
+    nodeSelector), advertising nvidia.com/gpu. Off when the release turns the device plugin off."""
+    values = charts.merge(charts.defaults(chart), given)
+    if charts.at(values, ["devicePlugin", "enabled"]) is False:
+        return []
+    spec = {
+        "tolerations": list(charts.at(values, chart.tolerations_path) or []),
+        "nodeSelector": dict(charts.at(values, ["node-feature-discovery", "worker", "nodeSelector"]) or {}),
+        "containers": [{"name": "nvidia-device-plugin"}],
+    }
+    owner = f"DaemonSet {chart.namespace}/nvidia-device-plugin-daemonset ({chart.chart} {chart.version})"
+    return [pod_template(owner, None, spec, urn=urn, source=f"chart {chart.chart} {chart.version} values", advertises=(resource,))]
+
+
 def manifest_pods(entry: ManifestObject, urn: str | None) -> list[PodTemplate]:
     """The pods of a pinned manifest's Deployment (curated: the MPI operator)."""
     return [pod_template(f"{entry.kind} {entry.namespace}/{entry.name}", entry.replicas, entry.spec, urn=urn, source=entry.source)]

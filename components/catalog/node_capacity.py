@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpufleet.components.catalog import ack_rules, gke_rules
+from gpufleet.components.catalog import ack_rules, aks_rules, gke_rules
 from gpufleet.components.catalog.catalog import InstanceType
-from gpufleet.components.catalog.facts import AckFacts, CuratedFacts, EksFacts, GkeFacts, Kubelet, MemoryOverhead
+from gpufleet.components.catalog.facts import AckFacts, AksFacts, CuratedFacts, EksFacts, GkeFacts, Kubelet, MemoryOverhead
 from gpufleet.components.catalog.k8s_shapes import NodeShape
 
 MIB = 2**20
@@ -202,4 +202,24 @@ def gke_node_shape(
         unknown_resources=frozenset({"cpu", "memory", "pods"}),
         single_unit_resources=frozenset({resource}) if sharing is not None else frozenset(),
         assumptions=(f"GKE taints GPU nodes {taint.key}={taint.value}:{taint.effect} (the cluster has non-GPU pools; {taint.source})",),
+    )
+
+
+def aks_node_shape(
+    pool: str, gpus: aks_rules.AksGpus, mig_profile: str | None, labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int], resource: str, aks: AksFacts
+) -> NodeShape:
+    """An AKS GPU pool's nodes: AKS's pool label, the pool's labels and taints, and nvidia.com/gpu
+    per GPU or per MIG instance (the device plugin's single strategy), advertised only where the
+    plugin's DaemonSet lands. VM sizes' CPU and memory are not in the catalog: not judged."""
+    return NodeShape(
+        group=pool,
+        instance_type=gpus.vm_size,
+        labels={**labels, aks.pool_label: pool},
+        taints=tuple(taints),
+        allocatable={resource: aks_rules.gpu_resources_per_node(gpus, mig_profile, aks)},
+        nodes=sizes[1],
+        min_nodes=sizes[0],
+        max_nodes=sizes[2],
+        unknown_resources=frozenset({"cpu", "memory", "pods"}),
+        plugin_resources=frozenset({resource}),
     )

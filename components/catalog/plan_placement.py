@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpufleet.components.catalog import catalog, charts, ecs_scheduler, k8s_scheduler
+from gpufleet.components.catalog import catalog, charts, ecs_scheduler, k8s_scheduler, tokens
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.plan_index import Index, Resource
 from gpufleet.components.catalog.plan_pods import node_shapes, plugins, pod_templates
@@ -94,6 +94,11 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
     eks = cat.facts.eks
     nvidia = next((r for key, _, r in plugins(index, cat) if key == "nvidiaDevicePlugin"), None)
     values = nvidia.props.get("values") if nvidia is not None and isinstance(nvidia.props.get("values"), Mapping) else {}
+    if nvidia is None:
+        # The GPU Operator's device plugin, when the plan installs the operator instead.
+        operator = next((r for r in index.of(tokens.HELM_RELEASE) if r.props.get("chart") == cat.facts.charts.gpu_operator.chart), None)
+        given = operator.props.get("values") if operator is not None and isinstance(operator.props.get("values"), Mapping) else {}
+        values = charts.operator_plugin_values(given)
     shapes, gaps = node_shapes(index, cat, charts.nvidia_sharing(values, eks.accelerator_resources.nvidia))
     pods, pod_gaps = pod_templates(index, cat)
     gaps += pod_gaps

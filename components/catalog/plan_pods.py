@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from gpufleet.components.catalog import charts, gke_rules, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity
+from gpufleet.components.catalog import aks_rules, charts, gke_rules, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.efa import EFA_TYPES
 from gpufleet.components.catalog.facts import Chart, EksFacts
@@ -104,7 +104,34 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
             shapes.append(shape)
     if index.of(tokens.GKE_NODE_POOL) and not index.of(tokens.GKE_CLUSTER):
         gaps.append("the GKE node pools join an existing cluster: its other node pools are not in the plan")
+    for pool in index.of(tokens.AKS_NODE_POOL):
+        shape = _aks_shape(pool, cat)
+        if isinstance(shape, str):
+            gaps.append(f"AKS node pool {pool.name!r}: {shape}")
+        else:
+            shapes.append(shape)
+    if index.of(tokens.AKS_NODE_POOL) and not index.of(tokens.AKS_CLUSTER):
+        gaps.append("the AKS node pools join an existing cluster: its other node pools are not in the plan")
     return shapes, gaps
+
+
+def _aks_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
+    props, aks = pool.props, cat.facts.aks
+    gpus = aks_rules.gpus(str(props.get("vmSize")), aks)
+    if isinstance(gpus, str):
+        return gpus
+    profile = props.get("gpuInstance") if isinstance(props.get("gpuInstance"), str) else None
+    if profile is not None and aks_rules.mig_problem(gpus, profile, aks):
+        return f"{profile} is not a GPU instance profile of {gpus.vm_size}"
+    if props.get("autoScalingEnabled"):
+        sizes = (as_int(props.get("minCount")), as_int(props.get("minCount")), as_int(props.get("maxCount"), 1))
+    else:
+        count = as_int(props.get("nodeCount"), 1)
+        sizes = (count, count, count)
+    taints = [t for t in (aks_rules.parse_taint(x) for x in props.get("nodeTaints") or [] if isinstance(x, str)) if t]
+    labels = {str(k): str(v) for k, v in (props.get("nodeLabels") or {}).items()}
+    name = props.get("name") if isinstance(props.get("name"), str) else pool.name
+    return node_capacity.aks_node_shape(name, gpus, profile, labels, taints, sizes, cat.facts.eks.accelerator_resources.nvidia, aks)
 
 
 def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str | None:
@@ -177,13 +204,18 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
         values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
         name = release.props.get("name") if isinstance(release.props.get("name"), str) else release.name
         pods += k8s_workloads.device_plugin_pods(key, chart, values, name, release.urn, advertised(chart, values, eks))
+    gpu_operator = charts_facts.gpu_operator
+    for release in index.of(tokens.HELM_RELEASE):
+        if release.props.get("chart") == gpu_operator.chart:
+            values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
+            pods += k8s_workloads.gpu_operator_pods(gpu_operator, values, release.name, release.urn, eks.accelerator_resources.nvidia)
     clusters = index.of(tokens.EKS_CLUSTER)
     if clusters:
         if any(c.props.get("bootstrapSelfManagedAddons") is not False for c in clusters):
             pods += k8s_workloads.addon_pods(eks.default_addons, _addon_overrides(index), clusters[0].urn)
     elif index.of(tokens.EKS_NODE_GROUP):
         gaps.append("the plan joins an existing cluster: its other node groups and running pods are not in the plan")
-    elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not index.of(tokens.ACK_NODE_POOL) and not index.of(tokens.GKE_NODE_POOL):
+    elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not any(index.of(t) for t in (tokens.ACK_NODE_POOL, tokens.GKE_NODE_POOL, tokens.AKS_NODE_POOL)):
         gaps.append("the plan creates no cluster and no node group: the nodes its pods run on are not in the plan")
     if len(clusters) > 1:
         gaps.append("the plan has several clusters: pods are judged against every node group")

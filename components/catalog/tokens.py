@@ -28,6 +28,8 @@ ACK_NODE_POOL = "alicloud:cs/nodePool:NodePool"
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 GCP_PROVIDER = "pulumi:providers:gcp"
+AKS_NODE_POOL = "azure:containerservice/kubernetesClusterNodePool:KubernetesClusterNodePool"
+AKS_CLUSTER = "azure:containerservice/kubernetesCluster:KubernetesCluster"
 STACK = "pulumi:pulumi:Stack"
 AWS_PROVIDER = "pulumi:providers:aws"
 

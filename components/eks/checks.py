@@ -175,6 +175,13 @@ def _kubernetes(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
                 reason = k8s_rules.mig_supported(it, models)
                 if reason:
                     yield Violation("eks-mig-supported", ("kubernetes", "nvidiaDevicePlugin", "migStrategy"), k8s.nvidia_device_plugin.mig_strategy, f"node group {ng.name}: {reason}")
+    if k8s.gpu_operator is not None:
+        for i, ng in enumerate(fleet.node_groups):
+            group = resolve(ng, cat)
+            if group.accelerator == "nvidia":
+                reason = k8s_rules.one_driver_problem(eks_rules.ami_driver(group.ami_type, cat.facts.eks), f"amiType {group.ami_type}", k8s.gpu_operator.driver)
+                if reason:
+                    yield Violation("eks-gpu-driver", ("kubernetes", "gpuOperator", "driver"), k8s.gpu_operator.driver, f"node group {ng.name}: {reason}")
     if k8s.nccl_test is not None:
         groups = {ng.name: ng for ng in fleet.node_groups}
         ng = groups.get(k8s.nccl_test.node_group)

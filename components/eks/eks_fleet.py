@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
@@ -14,6 +16,7 @@ from gpufleet.components.eks.node_group import AcceleratedNodeGroup
 from gpufleet.components.eks.resolved import served_groups
 from gpufleet.components.eks.system_node_group import SystemNodeGroup
 from gpufleet.components.k8s.device_plugins import DevicePlugins
+from gpufleet.components.k8s.gpu_operator import GpuOperator
 from gpufleet.components.k8s.kubeconfig import kubeconfig
 from gpufleet.components.k8s.nccl_test import NcclTest
 from gpufleet.components.network.vpc import Vpc
@@ -80,6 +83,12 @@ class EksFleet(pulumi.ComponentResource):
         if self.system_node_group is not None:
             groups_created.append(self.system_node_group.node_group)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=groups_created)
+        if k8s_args.gpu_operator is not None:
+            # The operator's device plugin serves the NVIDIA groups; the EFA and Neuron plugins stay.
+            self.gpu_operator = GpuOperator(
+                f"{self._name}-gpu-operator", k8s_args.gpu_operator, served.nvidia, catalog.load().facts.eks.accelerator_labels.nvidia, opts=k8s_opts
+            )
+            served = replace(served, nvidia=[])
         self.device_plugins = DevicePlugins(f"{self._name}-device-plugins", served, k8s_args.nvidia_device_plugin, opts=k8s_opts)
         if k8s_args.nccl_test is not None:
             ng = next(ng for ng in groups if ng.name == k8s_args.nccl_test.node_group)

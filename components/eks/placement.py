@@ -6,14 +6,19 @@ naming the field to change."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
-from gpufleet.components.catalog import charts, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity, plan_index, plan_pods
+from gpufleet.components.catalog import catalog, charts, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity, plan_index, plan_pods
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.eks import checks
 from gpufleet.components.eks.args import EksFleetArgs
 from gpufleet.components.eks.resolved import resolve, served_groups
 from gpufleet.components.eks.system_node_group import SYSTEM_NAME_PREFIX, system_labels
 from gpufleet.components.k8s.device_plugins import release_values
+from gpufleet.components.k8s.gpu_operator import operator_values
+
+# The GPU Operator's values among the device plugins' (not a device-plugin chart key).
+OPERATOR = "gpuOperator"
 from gpufleet.components.k8s.nccl_test import nccl_job, nccl_job_name
 from gpufleet.components.spec_model import Violation
 from gpufleet.components.catalog import tokens
@@ -24,7 +29,8 @@ _SYSTEM = ("systemNodeGroup",)
 
 def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: dict[str, dict]) -> list[k8s_scheduler.NodeShape]:
     eks = cat.facts.eks
-    sharing = charts.nvidia_sharing(plugin_values.get("nvidiaDevicePlugin"), eks.accelerator_resources.nvidia)
+    nvidia = plugin_values.get("nvidiaDevicePlugin") or charts.operator_plugin_values(plugin_values.get(OPERATOR))
+    sharing = charts.nvidia_sharing(nvidia, eks.accelerator_resources.nvidia)
     shapes = []
     for ng in fleet.node_groups:
         group = resolve(ng, cat)
@@ -69,6 +75,9 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
     eks, charts_facts = cat.facts.eks, cat.facts.charts
     found: list[tuple[tuple, k8s_scheduler.PodTemplate]] = []
     for key, values in plugin_values.items():
+        if key == OPERATOR:
+            found += [(("kubernetes", "gpuOperator"), pod) for pod in k8s_workloads.gpu_operator_pods(charts_facts.gpu_operator, values, key, None, eks.accelerator_resources.nvidia)]
+            continue
         chart = charts_facts.plugins()[key]
         for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, plan_pods.advertised(chart, values, eks)):
             found.append((("kubernetes",), pod))
@@ -86,13 +95,28 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
     return found
 
 
+def plugin_values(fleet: EksFleetArgs) -> dict[str, dict]:
+    """The device-plugin releases' values, by chart key; with the GPU Operator, its values under
+    `gpuOperator` instead of the NVIDIA plugin's."""
+    if fleet.kubernetes is None:
+        return {}
+    served = served_groups(fleet.node_groups)
+    operator = fleet.kubernetes.gpu_operator
+    if operator is None:
+        return release_values(served, fleet.kubernetes.nvidia_device_plugin)
+    values = release_values(replace(served, nvidia=[]), fleet.kubernetes.nvidia_device_plugin)
+    if served.nvidia:
+        values[OPERATOR] = operator_values(operator, served.nvidia, catalog.load().facts.eks.accelerator_labels.nvidia)
+    return values
+
+
 def check_placement(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
     """Every pod the fleet creates has a node. An existing cluster's other node groups are not in the
     stack, so there a Pending pod is not certain: the preview's placement and the pack's advisory
     policy report it, the spec does not refuse it (as the pack does not)."""
     if fleet.cluster.create is None:
         return
-    values = release_values(served_groups(fleet.node_groups), fleet.kubernetes.nvidia_device_plugin) if fleet.kubernetes is not None else {}
+    values = plugin_values(fleet)
     shapes = node_shapes(fleet, region, cat, values)
     found = pods(fleet, cat, values)
     placed = k8s_scheduler.simulate(shapes, [pod for _, pod in found])

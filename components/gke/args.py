@@ -13,7 +13,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.spec_model import K8S_NAME, SpecModel, rule_error
+from gpufleet.components.k8s.args import GpuOperatorArgs, GpuWorkloadArgs
+from gpufleet.components.spec_model import SpecModel, rule_error
 
 _GKE = catalog.load().facts.gke
 Driver = Literal.__getitem__(tuple(_GKE.driver_installed_by))
@@ -114,19 +115,6 @@ class GkeKubernetesArgs(SpecModel):
     context: str | None = Field(None, min_length=1, description="Kubeconfig context of an existing cluster; absent for a created cluster.")
 
 
-class GkeWorkloadArgs(SpecModel):
-    """A Deployment or Job whose one container asks for nvidia.com/gpu on one pool: whole GPUs, MIG
-    partitions of the pool's size, or one shared GPU on a sharing pool."""
-
-    name: str = Field(pattern=K8S_NAME, description="Workload name.")
-    kind: Literal["Deployment", "Job"] = Field("Deployment", description="Deployment (a service) or Job (runs to completion).")
-    node_pool: str = Field(description="The pool it runs on (selected by GKE's node labels).")
-    image: str = Field(min_length=1, description="Container image.")
-    command: list[str] | None = Field(None, description="Container command; absent runs the image's entrypoint.")
-    replicas: int = Field(1, ge=1, description="Pods (Deployment replicas, or Job parallelism and completions).")
-    gpus: int = Field(1, ge=1, description="nvidia.com/gpu per pod, in limits equal to requests: GPUs, partitions, or (sharing pools) one shared GPU.")
-
-
 class GkeFleetArgs(SpecModel):
     """GPU node pools in a new or existing GKE cluster, and the workloads that use them."""
 
@@ -135,4 +123,7 @@ class GkeFleetArgs(SpecModel):
     cluster: GkeClusterArgs = Field(description="The cluster: created, or existing.")
     node_pools: list[GkeNodePoolArgs] = Field(min_length=1, description="GPU node pools.")
     kubernetes: GkeKubernetesArgs | None = Field(None, description="Cluster access for the workloads; absent installs nothing in the cluster.")
-    workloads: list[GkeWorkloadArgs] = Field(default_factory=list, description="GPU workloads.")
+    workloads: list[GpuWorkloadArgs] = Field(default_factory=list, description="GPU workloads.")
+    gpu_operator: GpuOperatorArgs | None = Field(
+        None, description="Install the NVIDIA GPU Operator instead of GKE's device plugin (and driver, when its driver is on); absent uses GKE's GPU stack."
+    )

@@ -19,7 +19,8 @@ def strategy(pool: GkeNodePoolArgs) -> str | None:
     return pool.sharing.strategy if pool.sharing is not None else None
 
 
-def check_fleet(fleet: GkeFleetArgs, gke: GkeFacts, operator_installs_driver: bool = False) -> list[Violation]:
+def check_fleet(fleet: GkeFleetArgs, gke: GkeFacts) -> list[Violation]:
+    operator_installs_driver = fleet.gpu_operator is not None and fleet.gpu_operator.driver
     found = duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool")
     found += duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
     nodes: dict[str, GkeGpus] = {}
@@ -29,9 +30,9 @@ def check_fleet(fleet: GkeFleetArgs, gke: GkeFacts, operator_installs_driver: bo
         # A pool's slices per node are counted only when its GPUs and partition size are valid.
         if isinstance(resolved, GkeGpus) and not (pool.partition_size and gke_rules.partition_problem(resolved.accelerator, pool.partition_size, gke)):
             nodes[pool.name] = resolved
-    if fleet.workloads and fleet.cluster.create is None and (fleet.kubernetes is None or fleet.kubernetes.context is None):
+    if (fleet.workloads or fleet.gpu_operator) and fleet.cluster.create is None and (fleet.kubernetes is None or fleet.kubernetes.context is None):
         found.append(
-            Violation("kubernetes-access", ("kubernetes",), None, "workloads on an existing cluster are installed through its kubeconfig: give kubernetes.context")
+            Violation("kubernetes-access", ("kubernetes",), None, "workloads and the GPU Operator on an existing cluster are installed through its kubeconfig: give kubernetes.context")
         )
     if fleet.cluster.create is not None and fleet.kubernetes is not None and fleet.kubernetes.context is not None:
         found.append(

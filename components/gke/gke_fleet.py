@@ -8,7 +8,9 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from gpufleet.components.gke.args import GkeFleetArgs
-from gpufleet.components.gke.gpu_workload import GpuWorkload
+from gpufleet.components.catalog import catalog
+from gpufleet.components.k8s.gpu_operator import GpuOperator
+from gpufleet.components.k8s.gpu_workload import GpuWorkload
 from gpufleet.components.gke.kubeconfig import kubeconfig
 from gpufleet.components.gke.node_pool import GpuNodePool, workload_selector
 
@@ -27,16 +29,19 @@ class GkeFleet(pulumi.ComponentResource):
         if args.cluster.create is not None:
             self._create_cluster(name, args, child)
             cluster_name = self.cluster.name
+        facts = catalog.load().facts
+        # With the GPU Operator: GKE's device plugin stays off, node feature discovery selects the GPU nodes.
+        operator_labels = {**facts.gke.operator_node_labels.values, **facts.eks.accelerator_labels.nvidia} if args.gpu_operator else None
         self.node_pools = {
             pool.name: GpuNodePool(
-                f"{name}-{pool.name}", pool, cluster=cluster_name, location=args.region, project=args.project,
+                f"{name}-{pool.name}", pool, cluster=cluster_name, location=args.region, project=args.project, extra_labels=operator_labels,
                 # GKE taints GPU nodes only when the cluster has other pools: the system pool first.
                 opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[self.system_pool] if self.system_pool else None),
             )
             for pool in args.node_pools
         }
-        if args.workloads:
-            self._workloads(name, args)
+        if args.workloads or args.gpu_operator:
+            self._kubernetes(name, args)
         self.register_outputs({"nodePools": {n: p.node_pool.id for n, p in self.node_pools.items()}})
 
     def _create_cluster(self, name: str, args: GkeFleetArgs, child: pulumi.ResourceOptions) -> None:
@@ -58,7 +63,9 @@ class GkeFleet(pulumi.ComponentResource):
         system = create.system_pool
         self.system_pool = gcp.container.NodePool(
             f"{name}-system",
-            name="system",
+            # A prefix, not a name: a replacement creates the new pool before the old one goes, so
+            # CoreDNS and the controllers always have a node.
+            name_prefix="system-",
             cluster=self.cluster.name,
             location=args.region,
             project=args.project,
@@ -68,7 +75,7 @@ class GkeFleet(pulumi.ComponentResource):
             opts=child,
         )
 
-    def _workloads(self, name: str, args: GkeFleetArgs) -> None:
+    def _kubernetes(self, name: str, args: GkeFleetArgs) -> None:
         if self.cluster is not None:
             config = kubeconfig(self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate)
             self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=pulumi.ResourceOptions(parent=self))
@@ -76,11 +83,22 @@ class GkeFleet(pulumi.ComponentResource):
             # The context of the ambient kubeconfig: nothing secret is stored in the stack.
             self.k8s_provider = k8s.Provider(f"{name}-k8s", context=args.kubernetes.context, opts=pulumi.ResourceOptions(parent=self))
         pools = {p.name: p for p in args.node_pools}
+        taint = catalog.load().facts.gke.gpu_taint
+        after: list[pulumi.Resource] = [p.node_pool for p in self.node_pools.values()]
+        if args.gpu_operator is not None:
+            labels = {**catalog.load().facts.eks.accelerator_labels.nvidia}
+            self.gpu_operator = GpuOperator(
+                f"{name}-gpu-operator", args.gpu_operator, [{"key": taint.key, "value": taint.value, "effect": taint.effect}], labels,
+                opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=list(after)),
+            )
+            after.append(self.gpu_operator)
+        # GKE's own GPU taint (003: GKE taints GPU nodes when the cluster has other pools).
+        tolerations = [{"key": taint.key, "operator": "Exists", "effect": taint.effect}]
         self.workloads = [
             GpuWorkload(
-                f"{name}-{wl.name}", wl, workload_selector(pools[wl.node_pool], self.node_pools[wl.node_pool].gpus),
-                # The pods need the pool's nodes.
-                opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=[self.node_pools[wl.node_pool].node_pool]),
+                f"{name}-{wl.name}", wl, workload_selector(pools[wl.node_pool], self.node_pools[wl.node_pool].gpus), tolerations,
+                # The pods need the pool's nodes (and the operator's device plugin, when it runs).
+                opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
             )
             for wl in args.workloads
         ]

@@ -48,8 +48,10 @@ def workload_selector(pool: GkeNodePoolArgs, gpus: GkeGpus) -> dict[str, str]:
 
 
 class GpuNodePool(pulumi.ComponentResource):
-    """One GPU node pool. A change of machine type, accelerators, partition size or sharing replaces
-    the pool's nodes (GKE recreates them); the pool keeps its name, so its workloads follow."""
+    """One GPU node pool. A change of machine type or accelerators (partition size, sharing, driver)
+    replaces the pool. It keeps its name, which is unique in the cluster, so the old pool is deleted
+    first (its pods are evicted; `gpufleet diff` says so): creating the new one beside it would fail
+    on the name, and would need twice the GPU quota."""
 
     def __init__(
         self,
@@ -59,8 +61,10 @@ class GpuNodePool(pulumi.ComponentResource):
         cluster: pulumi.Input[str],
         location: str,
         project: str,
+        extra_labels: dict[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """`extra_labels`: labels the fleet adds to the nodes (the GPU Operator's, when it runs)."""
         super().__init__("gpufleet:gke:GpuNodePool", name, None, opts)
         self.gpus = resolved_gpus(pool)
         sizing: dict = {}
@@ -80,10 +84,10 @@ class GpuNodePool(pulumi.ComponentResource):
                 "machine_type": pool.machine_type,
                 "guest_accelerators": [guest_accelerator(pool, self.gpus)],
                 "spot": pool.spot,
-                "labels": dict(pool.labels),
+                "labels": {**(extra_labels or {}), **pool.labels},
             },
             management={"auto_repair": True, "auto_upgrade": True},
             **sizing,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
         )
         self.register_outputs({"nodePoolId": self.node_pool.id})

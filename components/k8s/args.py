@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpufleet.components.spec_model import SpecModel, rule_error
+from gpufleet.components.spec_model import K8S_NAME, SpecModel, rule_error
 
 
 class NvidiaDevicePluginArgs(SpecModel):
@@ -41,6 +41,21 @@ class NcclTestArgs(SpecModel):
     )
 
 
+class GpuOperatorArgs(SpecModel):
+    """The NVIDIA GPU Operator (Helm chart gpu-operator) instead of the cloud's GPU stack. Every GPU
+    pool of the fleet gets exactly one driver: with `driver` on, the pools install none; with it off,
+    the cloud installs it (the rules refuse any other pairing)."""
+
+    driver: bool = Field(False, description="The operator installs the driver (pools with the driver off: GKE INSTALLATION_DISABLED, AKS None).")
+    toolkit: bool = Field(True, description="The operator installs the NVIDIA container toolkit.")
+    mig_strategy: Literal["single", "mixed"] = Field(
+        "single", description="How MIG instances are advertised: single (nvidia.com/gpu) or mixed (nvidia.com/mig-<profile>)."
+    )
+    time_slicing_replicas: int | None = Field(
+        None, ge=2, le=64, description="Advertise each GPU as this many nvidia.com/gpu (the device plugin's time-slicing); absent shares nothing."
+    )
+
+
 class KubernetesArgs(SpecModel):
     """What gpufleet installs in the cluster, through a provider whose kubeconfig comes from the
     cluster's outputs (a new cluster) or the EKS API (an existing one, which the offline preview
@@ -52,3 +67,25 @@ class KubernetesArgs(SpecModel):
     nccl_test: NcclTestArgs | None = Field(
         None, description="Install the Kubeflow MPI operator and an NCCL all-reduce test job; absent installs neither."
     )
+    gpu_operator: GpuOperatorArgs | None = Field(
+        None, description="Install the NVIDIA GPU Operator instead of the NVIDIA device plugin (the EFA and Neuron plugins stay); absent installs the plugin."
+    )
+
+    @model_validator(mode="after")
+    def _one_nvidia_plugin(self) -> "KubernetesArgs":
+        if self.gpu_operator is not None and self.nvidia_device_plugin != NvidiaDevicePluginArgs():
+            raise rule_error("nvidia-one-plugin", "the GPU Operator brings its own device plugin: set time-slicing and MIG on gpuOperator, not nvidiaDevicePlugin")
+        return self
+
+
+class GpuWorkloadArgs(SpecModel):
+    """A Deployment or Job whose one container asks for nvidia.com/gpu on one GPU node pool: whole
+    GPUs, MIG instances of the pool's partition, or (on pools that share GPUs) one shared GPU."""
+
+    name: str = Field(pattern=K8S_NAME, description="Workload name.")
+    kind: Literal["Deployment", "Job"] = Field("Deployment", description="Deployment (a service) or Job (runs to completion).")
+    node_pool: str = Field(description="The pool it runs on (selected by the pool's node labels).")
+    image: str = Field(min_length=1, description="Container image.")
+    command: list[str] | None = Field(None, description="Container command; absent runs the image's entrypoint.")
+    replicas: int = Field(1, ge=1, description="Pods (Deployment replicas, or Job parallelism and completions).")
+    gpus: int = Field(1, ge=1, description="nvidia.com/gpu per pod, in limits equal to requests: GPUs, MIG instances, or one shared GPU on a sharing pool.")

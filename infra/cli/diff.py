@@ -261,7 +261,7 @@ def _groups(result: PlanDiff, base: dict[str, Group], head: dict[str, Group]) ->
 
 
 def _kind(group: Group) -> str:
-    return {"eks": "node group", "ecs": "capacity provider's group", "ack": "ACK node pool"}[group.platform]
+    return {"eks": "node group", "ecs": "capacity provider's group", "ack": "ACK node pool", "gke": "GKE node pool", "aks": "AKS node pool"}[group.platform]
 
 
 def _drain(result: PlanDiff, group: Group, why: str) -> None:
@@ -283,7 +283,7 @@ def _group_notes(before: Group | None, after: Group | None) -> list[str]:
             notes.append(f"{words} (desired) {b[key]} -> {a[key]}")
     if before.efa_interfaces != after.efa_interfaces:
         notes.append(f"EFA interfaces per instance {before.efa_interfaces} -> {after.efa_interfaces}")
-    what = {"eks": "AMI type", "ecs": "AMI", "ack": "sharing mode"}[after.platform]
+    what = {"eks": "AMI type", "ecs": "AMI", "ack": "sharing mode", "gke": "GPU driver and sharing", "aks": "GPU driver and MIG"}[after.platform]
     if before.ami != after.ami:
         notes.append(f"{what} {before.ami} -> {after.ami}")
     if before.purchase != after.purchase:

@@ -1,0 +1,60 @@
+"""Rules over a whole AKS fleet spec: each check calls an `aks_rules` predicate (the ones the policy
+pack calls) and returns Violations with the stack file's field paths."""
+
+from __future__ import annotations
+
+from gpufleet.components.aks.args import AksFleetArgs, AksNodePoolArgs
+from gpufleet.components.catalog import aks_rules
+from gpufleet.components.catalog.aks_rules import AksGpus
+from gpufleet.components.catalog.facts import AksFacts
+from gpufleet.components.spec_model import Violation, duplicate_names
+
+
+def check_fleet(fleet: AksFleetArgs, aks: AksFacts) -> list[Violation]:
+    operator_installs_driver = fleet.gpu_operator is not None and fleet.gpu_operator.driver
+    found = duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool")
+    found += duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
+    per_node: dict[str, int] = {}
+    for i, pool in enumerate(fleet.node_pools):
+        problems, advertised = _check_pool(pool, aks, operator_installs_driver)
+        found += [v.under("nodePools", i) for v in problems]
+        if advertised is not None:
+            per_node[pool.name] = advertised
+    if fleet.kubernetes is None and fleet.gpu_operator is not None:
+        found.append(Violation("kubernetes-access", ("kubernetes",), None, "the GPU Operator is installed through the cluster: give kubernetes.context"))
+    elif fleet.kubernetes is None and any(aks.driver_installed_by.get(p.driver) == "aks" for p in fleet.node_pools):
+        found.append(
+            Violation(
+                "kubernetes-access", ("kubernetes",), None,
+                "AKS installs the driver but not the NVIDIA device plugin (003): give kubernetes.context so gpufleet installs it (or the GPU Operator), or the GPUs are never advertised",
+            )
+        )
+    if fleet.gpu_operator is not None and fleet.gpu_operator.time_slicing_replicas is not None:
+        reason = aks_rules.time_sharing_problem(aks)
+        if reason:
+            found.append(Violation("aks-time-sharing", ("gpuOperator", "timeSlicingReplicas"), fleet.gpu_operator.time_slicing_replicas, reason))
+    pools = {p.name for p in fleet.node_pools}
+    for i, wl in enumerate(fleet.workloads):
+        if wl.node_pool not in pools:
+            found.append(Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"no node pool of that name (pools: {', '.join(sorted(pools))})"))
+        elif wl.node_pool in per_node and wl.gpus > per_node[wl.node_pool]:
+            found.append(
+                Violation("aks-gpus-fit-node", ("workloads", i, "gpus"), wl.gpus, f"a node of pool {wl.node_pool} advertises {per_node[wl.node_pool]} nvidia.com/gpu: the pods never schedule")
+            )
+    return found
+
+
+def _check_pool(pool: AksNodePoolArgs, aks: AksFacts, operator_installs_driver: bool) -> tuple[list[Violation], int | None]:
+    found: list[Violation] = []
+    node = aks_rules.gpus(pool.vm_size, aks)
+    if isinstance(node, str):
+        found.append(Violation("aks-vm-size", ("vmSize",), pool.vm_size, node))
+    elif pool.mig_profile is not None:
+        reason = aks_rules.mig_problem(node, pool.mig_profile, aks)
+        if reason:
+            found.append(Violation("aks-mig-profile", ("migProfile",), pool.mig_profile, reason))
+    reason = aks_rules.driver_problem(pool.driver, operator_installs_driver, aks)
+    if reason:
+        found.append(Violation("aks-gpu-driver", ("driver",), pool.driver, reason))
+    advertised = aks_rules.gpu_resources_per_node(node, pool.mig_profile, aks) if isinstance(node, AksGpus) and not found else None
+    return found, advertised

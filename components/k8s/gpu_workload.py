@@ -1,0 +1,46 @@
+"""A Deployment or Job whose container asks for nvidia.com/gpu on one GPU node pool: requests equal
+limits (GPUs are limits-only extended resources, 003), the pool's labels selected, the pool's GPU
+taint tolerated. GKE and AKS fleets build their workloads with it."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpufleet.components.catalog import catalog
+from gpufleet.components.k8s.args import GpuWorkloadArgs
+
+
+def pod_template(wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], restart: str) -> dict:
+    resource = catalog.load().facts.eks.accelerator_resources.nvidia
+    amount = str(wl.gpus)
+    container: dict = {"name": wl.name, "image": wl.image, "resources": {"requests": {resource: amount}, "limits": {resource: amount}}}
+    if wl.command:
+        container["command"] = list(wl.command)
+    spec = {"containers": [container], "nodeSelector": node_selector, "tolerations": tolerations, "restartPolicy": restart}
+    return {"metadata": {"labels": {"app": wl.name}}, "spec": spec}
+
+
+class GpuWorkload(pulumi.ComponentResource):
+    """A Deployment or Job on one GPU pool: give it the pool's node selector and the tolerations of
+    the pool's taints, and the cluster's Kubernetes provider."""
+
+    def __init__(self, name: str, wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpufleet:k8s:GpuWorkload", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        metadata = {"name": wl.name, "labels": {"app": wl.name}}
+        if wl.kind == "Deployment":
+            self.workload = k8s.apps.v1.Deployment(
+                name,
+                metadata=metadata,
+                spec={"replicas": wl.replicas, "selector": {"matchLabels": {"app": wl.name}}, "template": pod_template(wl, node_selector, tolerations, "Always")},
+                opts=child,
+            )
+        else:
+            self.workload = k8s.batch.v1.Job(
+                name,
+                metadata=metadata,
+                spec={"parallelism": wl.replicas, "completions": wl.replicas, "template": pod_template(wl, node_selector, tolerations, "Never")},
+                opts=child,
+            )
+        self.register_outputs({})

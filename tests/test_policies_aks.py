@@ -1,0 +1,87 @@
+"""policies/aks.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
+
+from __future__ import annotations
+
+from gpufleet.components.catalog import tokens
+from tests.policy_helpers import findings, resource
+
+CLUSTER = "/subscriptions/0/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c"
+
+
+def _pool(name: str, vm_size: str, **extra) -> dict:
+    inputs = {"name": name, "kubernetesClusterId": CLUSTER, "vmSize": vm_size, "nodeCount": 1, "mode": "User", "nodeTaints": ["sku=gpu:NoSchedule"], **extra}
+    return resource(tokens.AKS_NODE_POOL, name, inputs)
+
+
+def _operator(driver: bool, time_slicing: bool = False) -> dict:
+    values: dict = {"driver": {"enabled": driver}}
+    if time_slicing:
+        values["devicePlugin"] = {"config": {"create": True, "name": "c", "default": "t", "data": {"t": "version: v1\nsharing:\n  timeSlicing:\n    resources: []"}}}
+    return resource(tokens.HELM_RELEASE, "gpu-operator", {"chart": "gpu-operator", "values": values})
+
+
+def test_vm_size_and_mig_profile(judge):
+    result = judge(
+        [
+            _pool("a100", "Standard_NC24ads_A100_v4", gpuInstance="MIG3g"),
+            _pool("t4mig", "Standard_NC4as_T4_v3", gpuInstance="MIG1g"),
+            _pool("unknown", "Standard_NC6", gpuDriver="Install"),
+            _pool("cpu", "Standard_D8s_v5", nodeTaints=[]),
+        ]
+    )
+    assert findings(result, "aks-vm-size", "a100") == [] and findings(result, "aks-mig-profile", "a100") == []
+    assert findings(result, "aks-vm-size", "cpu") == []
+    assert "not a GPU VM size of the curated table" in findings(result, "aks-vm-size", "unknown")[0]
+    assert "NVIDIA T4 does not support multi-instance GPUs" in findings(result, "aks-mig-profile", "t4mig")[0]
+
+
+def test_exactly_one_driver(judge):
+    pools = [_pool("aksdriver", "Standard_NC4as_T4_v3"), _pool("nodriver", "Standard_NC4as_T4_v3", gpuDriver="None")]
+    result = judge(pools)
+    # Unset means Install (GPUDriver's default).
+    assert findings(result, "aks-gpu-driver", "aksdriver") == []
+    assert "driver None leaves the nodes without a GPU driver" in findings(result, "aks-gpu-driver", "nodriver")[0]
+    result = judge([*pools, _operator(driver=True)])
+    assert findings(result, "aks-gpu-driver", "nodriver") == []
+    assert "two drivers" in findings(result, "aks-gpu-driver", "aksdriver")[0]
+
+
+def test_gpu_pools_are_tainted(judge):
+    result = judge([_pool("tainted", "Standard_NC4as_T4_v3"), _pool("open", "Standard_NC4as_T4_v3", nodeTaints=["team=ml:PreferNoSchedule"])])
+    assert findings(result, "aks-gpu-pool-tainted", "tainted") == []
+    assert "add sku=gpu:NoSchedule" in findings(result, "aks-gpu-pool-tainted", "open")[0]
+
+
+def test_no_time_sharing_on_aks(judge):
+    result = judge([_pool("t4", "Standard_NC4as_T4_v3", gpuDriver="None"), _operator(driver=True, time_slicing=True)])
+    [message] = findings(result, "aks-time-sharing", "gpu-operator")
+    assert "AKS does not support GPU time-sharing" in message
+    result = judge([_pool("t4", "Standard_NC4as_T4_v3", gpuDriver="None"), _operator(driver=True)])
+    assert findings(result, "aks-time-sharing") == []
+
+
+def test_the_api_model(judge):
+    result = judge(
+        [
+            _pool("ok", "Standard_NC24ads_A100_v4", gpuInstance="MIG1g", gpuDriver="Install", zones=["1"]),
+            _pool("badenum", "Standard_NC24ads_A100_v4", gpuInstance="MIG5g"),
+            _pool("badtype", "Standard_NC24ads_A100_v4", nodeCount="2"),
+            _pool("unmapped", "Standard_NC24ads_A100_v4", kubeletConfig={"cpuManagerPolicy": "static"}),
+        ]
+    )
+    assert findings(result, "aks-api-model", "ok") == []
+    assert "properties.gpuInstanceProfile: 'MIG5g' is not one of MIG1g, MIG2g, MIG3g, MIG4g, MIG7g" in findings(result, "aks-api-model", "badenum")[0]
+    assert "properties.count: an integer, not '2'" in findings(result, "aks-api-model", "badtype")[0]
+    assert "inputs kubeletConfig have no mapping to the AKS API" in findings(result, "aks-api-model", "unmapped")[0]
+
+
+def test_gke_and_aks_pods_tolerate_their_pools(judge):
+    pod = lambda name, tolerations: resource(
+        "kubernetes:apps/v1:Deployment",
+        name,
+        {"spec": {"template": {"spec": {"containers": [{"name": "m", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}], "tolerations": tolerations}}}},
+    )
+    sku = [{"key": "sku", "operator": "Exists", "effect": "NoSchedule"}]
+    result = judge([_pool("t4", "Standard_NC4as_T4_v3"), pod("tolerates", sku), pod("untolerated", [])])
+    assert findings(result, "k8s-gpu-pod-tolerates-taint", "tolerates") == []
+    assert "tolerates no nvidia node group's taints (e.g. sku=gpu:NoSchedule)" in findings(result, "k8s-gpu-pod-tolerates-taint", "untolerated")[0]

@@ -1,0 +1,59 @@
+"""Bad AKS input: exit 2 naming the field, the value and the rule, before any resource exists. The
+same predicates judge the pack's AKS rules (tests/test_policies_aks.py)."""
+
+from __future__ import annotations
+
+from tests.test_spec_errors import _errors
+
+MIG = "aks-a100-mig"
+OPERATOR = "aks-gpu-operator"
+
+
+def _aks(c) -> dict:
+    return c["gpufleet:aks"]
+
+
+def _pool(c, i: int = 0) -> dict:
+    return _aks(c)["nodePools"][i]
+
+
+def test_an_unknown_vm_size(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("vmSize", "Standard_D8s_v5"), MIG))
+    assert "gpufleet:aks.nodePools[0].vmSize = 'Standard_D8s_v5': not a GPU VM size of the curated table" in err and "[rule: aks-vm-size]" in err
+
+
+def test_mig_on_a_gpu_without_it(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("vmSize", "Standard_NC4as_T4_v3"), MIG))
+    assert "gpufleet:aks.nodePools[0].migProfile = 'MIG1g': Standard_NC4as_T4_v3's NVIDIA T4 does not support multi-instance GPUs" in err
+    assert "[rule: aks-mig-profile]" in err
+
+
+def test_a_mig_profile_outside_the_enum(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("migProfile", "MIG5g"), MIG))
+    assert "gpufleet:aks.nodePools[0].migProfile = 'MIG5g': Input should be 'MIG1g', 'MIG2g', 'MIG3g', 'MIG4g' or 'MIG7g'" in err
+
+
+def test_one_driver_per_node(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("driver", "None"), MIG))
+    assert "gpufleet:aks.nodePools[0].driver = 'None': driver None leaves the nodes without a GPU driver and no GPU Operator installs one" in err
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("driver", "Install"), OPERATOR))
+    assert "AKS installs the driver (driver Install) and so does the GPU Operator: two drivers; turn one of them off [rule: aks-gpu-driver]" in err
+    err = _errors(stack_variant(lambda c: _aks(c)["gpuOperator"].__setitem__("driver", False), OPERATOR))
+    assert "driver None leaves the nodes without a GPU driver" in err
+
+
+def test_time_sharing_is_refused_on_aks(stack_variant):
+    err = _errors(stack_variant(lambda c: _aks(c)["gpuOperator"].__setitem__("timeSlicingReplicas", 4), OPERATOR))
+    assert "gpufleet:aks.gpuOperator.timeSlicingReplicas = 4: AKS does not support GPU time-sharing" in err and "[rule: aks-time-sharing]" in err
+
+
+def test_more_mig_instances_than_a_node_advertises(stack_variant):
+    err = _errors(stack_variant(lambda c: _aks(c)["workloads"][0].__setitem__("gpus", 8), MIG))
+    assert "gpufleet:aks.workloads[0].gpus = 8: a node of pool a100mig advertises 7 nvidia.com/gpu: the pods never schedule [rule: aks-gpus-fit-node]" in err
+
+
+def test_names_and_access(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("name", "a100-mig-pool"), MIG))
+    assert "gpufleet:aks.nodePools[0].name = 'a100-mig-pool': String should match pattern" in err
+    err = _errors(stack_variant(lambda c: _aks(c).pop("kubernetes"), MIG))
+    assert "AKS installs the driver but not the NVIDIA device plugin (003): give kubernetes.context" in err
