@@ -1,6 +1,7 @@
 """The components a Pulumi program of your own composes, and their typed args: one import,
 `from gpufleet.library import ...`. Each is a `pulumi.ComponentResource` whose children are the
-plain pulumi-aws, pulumi-kubernetes and pulumi-alicloud resources a preview and a policy pack see.
+plain pulumi-aws, pulumi-kubernetes, pulumi-alicloud, pulumi-gcp and pulumi-azure resources a
+preview and a policy pack see.
 
 They take your VPC, subnets, cluster, roles and providers as Pulumi inputs (pass
 `opts=pulumi.ResourceOptions(provider=...)` for your own provider); the args are the same frozen,
@@ -22,6 +23,9 @@ from __future__ import annotations
 from gpufleet.components.ack.ack_fleet import AckFleet
 from gpufleet.components.ack.args import AckFleetArgs, AckNodePoolArgs, AckTaintArgs, AckWorkloadArgs, AutoscalingArgs
 from gpufleet.components.ack.node_pool import SharedGpuNodePool, workload_selector
+from gpufleet.components.aks.aks_fleet import AksFleet
+from gpufleet.components.aks.args import AksFleetArgs, AksNodePoolArgs
+from gpufleet.components.aks.node_pool import AksGpuNodePool
 from gpufleet.components.ecs.args import CapacityProviderArgs, ContainerArgs, EcsFleetArgs, ServiceArgs, WorkloadArgs
 from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
 from gpufleet.components.ecs.gpu_cluster import GpuCluster
@@ -31,8 +35,13 @@ from gpufleet.components.eks.args import EfaArgs, EksFleetArgs, NodeGroupArgs, T
 from gpufleet.components.eks.eks_fleet import EksFleet
 from gpufleet.components.eks.node_group import AcceleratedNodeGroup
 from gpufleet.components.eks.resolved import ResolvedNodeGroup, served_groups
-from gpufleet.components.k8s.args import NcclTestArgs, NvidiaDevicePluginArgs
+from gpufleet.components.gke.args import GkeAcceleratorArgs, GkeFleetArgs, GkeNodePoolArgs, GpuSharingArgs
+from gpufleet.components.gke.gke_fleet import GkeFleet
+from gpufleet.components.gke.node_pool import GkeGpuNodePool
+from gpufleet.components.k8s.args import GpuOperatorArgs, GpuWorkloadArgs, NcclTestArgs, NvidiaDevicePluginArgs
 from gpufleet.components.k8s.device_plugins import DevicePlugins, ServedGroups
+from gpufleet.components.k8s.gpu_operator import GpuOperator
+from gpufleet.components.k8s.gpu_workload import GpuWorkload
 from gpufleet.components.k8s.nccl_test import NcclTest
 from gpufleet.components.ack.shared_gpu_workload import SharedGpuWorkload
 from gpufleet.components.network.args import NetworkArgs, NewVpcArgs
@@ -65,6 +74,11 @@ __all__ = [
     "NvidiaDevicePluginArgs",
     "NcclTest",
     "NcclTestArgs",
+    # In the cluster: the NVIDIA GPU Operator, and a GPU workload on one pool (GKE, AKS).
+    "GpuOperator",
+    "GpuOperatorArgs",
+    "GpuWorkload",
+    "GpuWorkloadArgs",
     # Alibaba ACK: shared-GPU node pools and the workloads that share a GPU.
     "SharedGpuNodePool",
     "AckNodePoolArgs",
@@ -75,4 +89,16 @@ __all__ = [
     "AckWorkloadArgs",
     "AckFleet",
     "AckFleetArgs",
+    # Google GKE: a GPU node pool (MIG, time-sharing or MPS, the driver), and the whole fleet.
+    "GkeGpuNodePool",
+    "GkeNodePoolArgs",
+    "GkeAcceleratorArgs",
+    "GpuSharingArgs",
+    "GkeFleet",
+    "GkeFleetArgs",
+    # Azure AKS: a GPU node pool (MIG profile, the driver), and the whole fleet.
+    "AksGpuNodePool",
+    "AksNodePoolArgs",
+    "AksFleet",
+    "AksFleetArgs",
 ]

@@ -8,7 +8,7 @@ import pulumi_azure as azure
 import pulumi_kubernetes as k8s
 
 from gpufleet.components.aks.args import AksFleetArgs
-from gpufleet.components.aks.node_pool import GpuNodePool, gpu_taint, workload_selector
+from gpufleet.components.aks.node_pool import AksGpuNodePool, gpu_taint, workload_selector
 from gpufleet.components.catalog import catalog, k8s_rules
 from gpufleet.components.k8s.args import NvidiaDevicePluginArgs
 from gpufleet.components.k8s.device_plugins import DevicePlugins, ServedGroups
@@ -25,7 +25,7 @@ class AksFleet(pulumi.ComponentResource):
         # One explicit provider: the pools' resource ID names the subscription and resource group.
         self.provider = azure.Provider(f"{name}-azure", features={}, opts=pulumi.ResourceOptions(parent=self))
         pool_opts = pulumi.ResourceOptions(parent=self, provider=self.provider)
-        self.node_pools = {pool.name: GpuNodePool(f"{name}-{pool.name}", args.cluster_id, pool, opts=pool_opts) for pool in args.node_pools}
+        self.node_pools = {pool.name: AksGpuNodePool(f"{name}-{pool.name}", args.cluster_id, pool, opts=pool_opts) for pool in args.node_pools}
         if args.kubernetes is not None:
             self._kubernetes(name, args)
         self.register_outputs({"nodePools": {n: p.node_pool.id for n, p in self.node_pools.items()}})
@@ -36,12 +36,12 @@ class AksFleet(pulumi.ComponentResource):
         pools = {p.name: p for p in args.node_pools}
         created = [p.node_pool for p in self.node_pools.values()]
         after: list[pulumi.Resource] = list(created)
-        taint = _eks_spelling(gpu_taint(), eks)
+        taint = gpu_taint()
         served = [p for p in args.node_pools if aks.driver_installed_by.get(p.driver) == "aks"]
         if args.gpu_operator is not None:
             # The operator's device plugin (and driver, when on) instead of the standalone plugin.
             self.gpu_operator = GpuOperator(
-                f"{name}-gpu-operator", args.gpu_operator, [gpu_taint()], eks.accelerator_labels.nvidia,
+                f"{name}-gpu-operator", args.gpu_operator, [taint], eks.accelerator_labels.nvidia,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=created),
             )
             after.append(self.gpu_operator)
@@ -64,8 +64,3 @@ class AksFleet(pulumi.ComponentResource):
             for wl in args.workloads
         ]
 
-
-def _eks_spelling(taint: dict, eks) -> dict:
-    """The device plugins' served taints use the EKS API's effect enum (NO_SCHEDULE)."""
-    by_name = eks.taint_effects.by_kubernetes_name()
-    return {**taint, "effect": by_name.get(taint["effect"], taint["effect"])}

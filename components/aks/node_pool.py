@@ -39,7 +39,7 @@ def workload_selector(pool: AksNodePoolArgs) -> dict[str, str]:
     return {catalog.load().facts.aks.pool_label: pool.name}
 
 
-class GpuNodePool(pulumi.ComponentResource):
+class AksGpuNodePool(pulumi.ComponentResource):
     """One GPU node pool (mode User). A change of the VM size or zones rotates the nodes through a
     temporary pool (AKS needs its name given beforehand); a change of the MIG profile or driver
     replaces the pool, deleting the old one first: the name is unique in the cluster."""

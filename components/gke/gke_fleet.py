@@ -11,8 +11,8 @@ from gpufleet.components.gke.args import GkeFleetArgs
 from gpufleet.components.catalog import catalog
 from gpufleet.components.k8s.gpu_operator import GpuOperator
 from gpufleet.components.k8s.gpu_workload import GpuWorkload
-from gpufleet.components.gke.kubeconfig import kubeconfig
-from gpufleet.components.gke.node_pool import GpuNodePool, workload_selector
+from gpufleet.components.k8s.kubeconfig import exec_kubeconfig
+from gpufleet.components.gke.node_pool import GkeGpuNodePool, workload_selector
 
 
 class GkeFleet(pulumi.ComponentResource):
@@ -33,7 +33,7 @@ class GkeFleet(pulumi.ComponentResource):
         # With the GPU Operator: GKE's device plugin stays off, node feature discovery selects the GPU nodes.
         operator_labels = {**facts.gke.operator_node_labels.values, **facts.eks.accelerator_labels.nvidia} if args.gpu_operator else None
         self.node_pools = {
-            pool.name: GpuNodePool(
+            pool.name: GkeGpuNodePool(
                 f"{name}-{pool.name}", pool, cluster=cluster_name, location=args.region, project=args.project, extra_labels=operator_labels,
                 # GKE taints GPU nodes only when the cluster has other pools: the system pool first.
                 opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[self.system_pool] if self.system_pool else None),
@@ -77,7 +77,12 @@ class GkeFleet(pulumi.ComponentResource):
 
     def _kubernetes(self, name: str, args: GkeFleetArgs) -> None:
         if self.cluster is not None:
-            config = kubeconfig(self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate)
+            # Credentials from gke-gcloud-auth-plugin, as `gcloud container clusters get-credentials` writes them.
+            server = self.cluster.endpoint.apply(lambda endpoint: f"https://{endpoint}")
+            config = exec_kubeconfig(
+                self.cluster.name, server, self.cluster.master_auth.cluster_ca_certificate,
+                lambda _: {"command": "gke-gcloud-auth-plugin", "provideClusterInfo": True},
+            )
             self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=pulumi.ResourceOptions(parent=self))
         else:
             # The context of the ambient kubeconfig: nothing secret is stored in the stack.

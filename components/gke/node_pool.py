@@ -47,7 +47,7 @@ def workload_selector(pool: GkeNodePoolArgs, gpus: GkeGpus) -> dict[str, str]:
     return selector
 
 
-class GpuNodePool(pulumi.ComponentResource):
+class GkeGpuNodePool(pulumi.ComponentResource):
     """One GPU node pool. A change of machine type or accelerators (partition size, sharing, driver)
     replaces the pool. It keeps its name, which is unique in the cluster, so the old pool is deleted
     first (its pods are evicted; `gpufleet diff` says so): creating the new one beside it would fail
