@@ -21,8 +21,10 @@ from gpufleet.components.eks import checks as eks_checks
 from gpufleet.components.eks import placement as eks_placement
 from gpufleet.components.eks.args import EksFleetArgs
 from gpufleet.components.aks import checks as aks_checks
+from gpufleet.components.aks import placement as aks_placement
 from gpufleet.components.aks.args import AksFleetArgs
 from gpufleet.components.gke import checks as gke_checks
+from gpufleet.components.gke import placement as gke_placement
 from gpufleet.components.gke.args import GkeFleetArgs
 from gpufleet.components.spec_model import SpecModel, Violation
 
@@ -171,9 +173,15 @@ def _validate(config: dict[str, object]) -> FleetSpec:
     if spec.ack is not None:
         issues += [_from_violation(v, "ack") for v in ack_checks.check_fleet(spec.ack, cat.facts.ack, cat.facts.kubernetes)]
     if spec.gke is not None:
-        issues += [_from_violation(v, "gke") for v in gke_checks.check_fleet(spec.gke, cat.facts.gke)]
+        found = gke_checks.check_fleet(spec.gke, cat.facts.gke)
+        if not found and plan_placement.enabled():
+            found = list(gke_placement.check_placement(spec.gke, cat))
+        issues += [_from_violation(v, "gke") for v in found]
     if spec.aks is not None:
-        issues += [_from_violation(v, "aks") for v in aks_checks.check_fleet(spec.aks, cat.facts.aks)]
+        found = aks_checks.check_fleet(spec.aks, cat.facts.aks)
+        if not found and plan_placement.enabled():
+            found = list(aks_placement.check_placement(spec.aks, cat))
+        issues += [_from_violation(v, "aks") for v in found]
     if not aws and spec.ack is None and spec.gke is None and spec.aks is None:
         issues.append(
             SpecIssue(("ecs",), _MISSING, "fleet-not-empty", "the stack provisions nothing: add gpufleet:ecs, gpufleet:eks, gpufleet:ack, gpufleet:gke or gpufleet:aks")

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpufleet.components.aks.node_pool import resolved_gpus as resolved_aks_gpus
+from gpufleet.components.aks.node_pool import pool_sizes as aks_pool_sizes, resolved_gpus as resolved_aks_gpus
 from gpufleet.components.catalog import ack_rules, aks_rules, catalog, ecs_scheduler, gke_rules, predicates
 from gpufleet.components.catalog.facts import AckFacts, AksFacts, GkeFacts
 from gpufleet.components.ecs import checks as ecs_checks
 from gpufleet.components.ecs.neuron import device_counts
 from gpufleet.components.ecs.resolved import resolve as resolve_provider
 from gpufleet.components.eks.resolved import resolve
-from gpufleet.components.gke.node_pool import resolved_gpus
+from gpufleet.components.gke.node_pool import pool_sizes, resolved_gpus
 from gpufleet.components.k8s.nccl_test import nccl_size
 from gpufleet.spec import FleetSpec
 
@@ -117,12 +117,7 @@ def _gke_pool(pool, gke: GkeFacts) -> dict:
     """A GKE pool: its GPUs, and the nvidia.com/gpu each node advertises (MIG slices or shares)."""
     gpus = resolved_gpus(pool)
     accelerator = gke.accelerators[gpus.accelerator]
-    zones = len(pool.zones)
-    if pool.autoscaling is not None:
-        per_zone = (pool.autoscaling.min_node_count, pool.autoscaling.min_node_count, pool.autoscaling.max_node_count)
-    else:
-        per_zone = (pool.node_count,) * 3
-    instances = dict(zip(SIZES, (n * zones for n in per_zone)))
+    instances = dict(zip(SIZES, pool_sizes(pool)))
     clients = pool.sharing.max_shared_clients_per_gpu if pool.sharing is not None else None
     resources = gke_rules.gpu_resources_per_node(gpus, pool.partition_size, clients, gke)
     group = {
@@ -154,11 +149,7 @@ def _aks_pool(pool, aks: AksFacts) -> dict:
     """An AKS pool: its GPUs, and the nvidia.com/gpu each node advertises (MIG instances)."""
     node = resolved_aks_gpus(pool)
     gpu = aks.gpus[node.gpu]
-    if pool.autoscaling is not None:
-        sizes = (pool.autoscaling.min_count, pool.autoscaling.min_count, pool.autoscaling.max_count)
-    else:
-        sizes = (pool.node_count,) * 3
-    instances = dict(zip(SIZES, sizes))
+    instances = dict(zip(SIZES, aks_pool_sizes(pool)))
     resources = aks_rules.gpu_resources_per_node(node, pool.mig_profile, aks)
     group = {
         "platform": "aks",

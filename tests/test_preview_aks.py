@@ -91,3 +91,17 @@ def test_summary(plans):
     [group] = plans["aks-a100-mig"]["summary"]["groups"]
     assert (group["platform"], group["model"], group["perInstance"], group["partitionSize"], group["gpuResourcesPerInstance"]) == ("aks", "A100 80GB", 1, "MIG1g", 7)
     assert group["gpuResources"] == {"min": 14, "desired": 14, "max": 42}
+
+
+def test_a_created_cluster_has_an_untainted_system_pool_and_the_subscription_named(plans):
+    plan = plans["aks-gpu-operator"]
+    [cluster] = _of(plan, tokens.AKS_CLUSTER).values()
+    assert (cluster["name"], cluster["location"], cluster["resourceGroupName"], cluster["dnsPrefix"]) == ("inference", "eastus", "ml-prod", "inference")
+    assert cluster["defaultNodePool"] == {"name": "system", "vmSize": "Standard_D4s_v5", "nodeCount": 2, "temporaryNameForRotation": "systemtmp"}
+    assert cluster["identity"] == {"type": "SystemAssigned"}
+    [provider] = [r["inputs"] for r in plan["resources"] if r["type"] == "pulumi:providers:azure"]
+    assert provider["subscriptionId"] == "00000000-0000-0000-0000-000000000000"
+    # The pool joins the new cluster; no existing cluster's pools are missing from the placement.
+    [pool] = [r for r in plan["resources"] if r["type"] == tokens.AKS_NODE_POOL]
+    assert [u for u in pool.get("propertyDependencies", {}).get("kubernetesClusterId", [])][0].endswith("::aks")
+    assert plan["placement"]["gaps"] == []

@@ -57,3 +57,17 @@ def test_names_and_access(stack_variant):
     assert "gpufleet:aks.nodePools[0].name = 'a100-mig-pool': String should match pattern" in err
     err = _errors(stack_variant(lambda c: _aks(c).pop("kubernetes"), MIG))
     assert "AKS installs the driver but not the NVIDIA device plugin (003): give kubernetes.context" in err
+
+
+def test_one_cluster_and_access_through_it(stack_variant):
+    err = _errors(stack_variant(lambda c: _aks(c).pop("createCluster"), OPERATOR))
+    assert "give exactly one of clusterId (an existing cluster) and createCluster [rule: aks-cluster]" in err
+    err = _errors(stack_variant(lambda c: _aks(c).__setitem__("kubernetes", {"context": "inference"}), OPERATOR))
+    assert "gpufleet:aks.kubernetes.context = 'inference': a cluster gpufleet creates is reached through its own kubeconfig: drop kubernetes [rule: kubernetes-access]" in err
+
+
+def test_more_replicas_than_the_pool_holds_at_its_maximum(stack_variant):
+    # Six NC24ads A100 v4 at most, 7 MIG1g instances each: 42; 50 leave 8 Pending.
+    err = _errors(stack_variant(lambda c: _aks(c)["workloads"][0].__setitem__("replicas", 50), MIG))
+    assert "gpufleet:aks.workloads[0].replicas = 50: Deployment default/embeddings: 8 of 50 Pending: 0/6 nodes are available: 6 Insufficient nvidia.com/gpu." in err
+    assert "[rule: k8s-pods-schedulable]" in err

@@ -98,3 +98,19 @@ def test_pool_size_and_cluster_access(stack_variant):
     assert "give exactly one of nodeCount (a fixed pool) and autoscaling" in err and "[rule: gke-pool-size]" in err
     err = _errors(stack_variant(lambda c: c["gpufleet:gke"].pop("kubernetes"), MIG))
     assert "gpufleet:gke.kubernetes = null: workloads and the GPU Operator on an existing cluster are installed through its kubeconfig: give kubernetes.context [rule: kubernetes-access]" in err
+
+
+def test_more_replicas_than_the_pool_holds(stack_variant):
+    # Two a2-highgpu-2g nodes (one per zone) hold 28 1g.5gb slices: 30 notebooks leave 2 Pending,
+    # and the eval job's 2-slice pods find no node with 2 free.
+    err = _errors(stack_variant(lambda c: _workload(c).__setitem__("replicas", 30), MIG))
+    assert "gpufleet:gke.workloads[0].replicas = 30: Deployment default/notebooks: 2 of 30 Pending: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu." in err
+    assert "[rule: k8s-pods-schedulable]" in err
+
+
+def test_a_workload_without_the_pool_s_capacity_fits_after_scale_up(stack_variant):
+    # 8 shares at the minimum (2 nodes x 4); 20 fit the maximum of 8 nodes: no refusal.
+    from tests.conftest import run_cli
+
+    code, _, err = run_cli("preview", "--config-file", str(stack_variant(lambda c: _workload(c).__setitem__("replicas", 20), SHARED)), "--json")
+    assert code == 0, err

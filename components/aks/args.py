@@ -59,22 +59,57 @@ class AksNodePoolArgs(SpecModel):
 
 
 class AksKubernetesArgs(SpecModel):
-    """How gpufleet reaches the cluster for the device plugin and workloads: a kubeconfig context
-    (from `az aks get-credentials`), not a stored secret."""
+    """How gpufleet reaches an existing cluster for the device plugin and workloads: a kubeconfig
+    context (from `az aks get-credentials`), not a stored secret. A cluster gpufleet creates is
+    reached through its own kubeconfig output (a secret)."""
 
     context: str = Field(min_length=1, description="The kubeconfig context of the cluster.")
 
 
-class AksFleetArgs(SpecModel):
-    """GPU node pools in an existing AKS cluster, and what runs on them."""
+class AksSystemPoolArgs(SpecModel):
+    """The default (system) node pool of a cluster gpufleet creates: CoreDNS, the metrics server and
+    operators such as the GPU Operator's run here, off the tainted GPU pools."""
 
-    cluster_id: str = Field(
+    vm_size: str = Field("Standard_D4s_v5", min_length=1, description="VM size of the system nodes.")
+    node_count: int = Field(2, ge=1, description="System nodes (two keep CoreDNS on two nodes).")
+
+
+class AksClusterCreateArgs(SpecModel):
+    """An AKS cluster gpufleet creates, in an existing resource group, with a system-assigned identity."""
+
+    name: str = Field(pattern=r"^[a-zA-Z0-9]([-_a-zA-Z0-9]{0,61}[a-zA-Z0-9])?$", description="Cluster name (also its DNS prefix).")
+    subscription_id: str = Field(pattern=r"^[0-9a-fA-F-]{36}$", description="Azure subscription the cluster goes in.")
+    resource_group_name: str = Field(min_length=1, description="The existing resource group the cluster goes in.")
+    location: str = Field(pattern=r"^[a-z]+[a-z0-9]*$", description="Azure region, e.g. eastus.")
+    kubernetes_version: str | None = Field(None, pattern=r"^1\.\d+(\.\d+)?$", description="Kubernetes version; absent lets AKS choose.")
+    system_pool: AksSystemPoolArgs = Field(default_factory=AksSystemPoolArgs, description="The system node pool.")
+
+
+class AksFleetArgs(SpecModel):
+    """GPU node pools in a new or existing AKS cluster, and what runs on them."""
+
+    cluster_id: str | None = Field(
+        None,
         pattern=r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ContainerService/managedClusters/[^/]+$",
-        description="Azure resource ID of the existing AKS cluster.",
+        description="Azure resource ID of an existing AKS cluster (absent with createCluster).",
     )
+    create_cluster: AksClusterCreateArgs | None = Field(None, description="Create the cluster (absent with clusterId).")
     node_pools: list[AksNodePoolArgs] = Field(min_length=1, description="GPU node pools.")
-    kubernetes: AksKubernetesArgs | None = Field(None, description="Cluster access for the device plugin and workloads; absent installs nothing in the cluster.")
+    kubernetes: AksKubernetesArgs | None = Field(
+        None, description="Access to an existing cluster for the device plugin and workloads; absent installs nothing there (a created cluster needs none)."
+    )
     gpu_operator: GpuOperatorArgs | None = Field(
         None, description="Install the NVIDIA GPU Operator (its device plugin replaces the standalone one); absent uses AKS's driver and gpufleet's device plugin."
     )
+
+    @model_validator(mode="after")
+    def _one_cluster(self) -> "AksFleetArgs":
+        if (self.cluster_id is None) == (self.create_cluster is None):
+            raise rule_error("aks-cluster", "give exactly one of clusterId (an existing cluster) and createCluster")
+        return self
+
+    @property
+    def subscription_id(self) -> str:
+        """The subscription of the cluster: named in its resource ID, or given to create it."""
+        return self.create_cluster.subscription_id if self.create_cluster is not None else self.cluster_id.split("/")[2]
     workloads: list[GpuWorkloadArgs] = Field(default_factory=list, description="GPU workloads.")

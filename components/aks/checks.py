@@ -20,7 +20,10 @@ def check_fleet(fleet: AksFleetArgs, aks: AksFacts) -> list[Violation]:
         found += [v.under("nodePools", i) for v in problems]
         if advertised is not None:
             per_node[pool.name] = advertised
-    if fleet.kubernetes is None and fleet.gpu_operator is not None:
+    if fleet.create_cluster is not None:
+        if fleet.kubernetes is not None:
+            found.append(Violation("kubernetes-access", ("kubernetes", "context"), fleet.kubernetes.context, "a cluster gpufleet creates is reached through its own kubeconfig: drop kubernetes"))
+    elif fleet.kubernetes is None and fleet.gpu_operator is not None:
         found.append(Violation("kubernetes-access", ("kubernetes",), None, "the GPU Operator is installed through the cluster: give kubernetes.context"))
     elif fleet.kubernetes is None and any(aks.driver_installed_by.get(p.driver) == "aks" for p in fleet.node_pools):
         found.append(

@@ -7,7 +7,7 @@ import pulumi
 import pulumi_azure as azure
 
 from gpufleet.components.aks.args import AksNodePoolArgs
-from gpufleet.components.catalog import aks_rules, catalog
+from gpufleet.components.catalog import aks_rules, catalog, k8s_rules
 from gpufleet.components.catalog.aks_rules import AksGpus
 
 
@@ -23,6 +23,18 @@ def gpu_taint() -> dict:
     """AKS's recommended GPU taint, in Kubernetes' spelling."""
     taint = catalog.load().facts.aks.gpu_taint
     return {"key": taint.key, "value": taint.value, "effect": taint.effect}
+
+
+def gpu_tolerations() -> list[dict]:
+    """What a GPU workload tolerates: the pools' GPU taint."""
+    return [k8s_rules.toleration_for(gpu_taint(), catalog.load().facts.eks)]
+
+
+def pool_sizes(pool: AksNodePoolArgs) -> tuple[int, int, int]:
+    """The pool's (min, desired, max) nodes."""
+    if pool.autoscaling is not None:
+        return pool.autoscaling.min_count, pool.autoscaling.min_count, pool.autoscaling.max_count
+    return (pool.node_count,) * 3
 
 
 def node_labels(pool: AksNodePoolArgs) -> dict[str, str]:
@@ -44,7 +56,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
     temporary pool (AKS needs its name given beforehand); a change of the MIG profile or driver
     replaces the pool, deleting the old one first: the name is unique in the cluster."""
 
-    def __init__(self, name: str, cluster_id: str, pool: AksNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, cluster_id: pulumi.Input[str], pool: AksNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:aks:GpuNodePool", name, None, opts)
         self.gpus = resolved_gpus(pool)
         taint = gpu_taint()

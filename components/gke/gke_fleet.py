@@ -12,7 +12,7 @@ from gpufleet.components.catalog import catalog
 from gpufleet.components.k8s.gpu_operator import GpuOperator
 from gpufleet.components.k8s.gpu_workload import GpuWorkload
 from gpufleet.components.k8s.kubeconfig import exec_kubeconfig
-from gpufleet.components.gke.node_pool import GkeGpuNodePool, workload_selector
+from gpufleet.components.gke.node_pool import GkeGpuNodePool, gpu_tolerations, workload_selector
 
 
 class GkeFleet(pulumi.ComponentResource):
@@ -97,8 +97,7 @@ class GkeFleet(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=list(after)),
             )
             after.append(self.gpu_operator)
-        # GKE's own GPU taint (003: GKE taints GPU nodes when the cluster has other pools).
-        tolerations = [{"key": taint.key, "operator": "Exists", "effect": taint.effect}]
+        tolerations = gpu_tolerations()
         self.workloads = [
             GpuWorkload(
                 f"{name}-{wl.name}", wl, workload_selector(pools[wl.node_pool], self.node_pools[wl.node_pool].gpus), tolerations,

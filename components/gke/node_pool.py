@@ -34,6 +34,22 @@ def guest_accelerator(pool: GkeNodePoolArgs, gpus: GkeGpus) -> dict:
     return accelerator
 
 
+def gpu_tolerations() -> list[dict]:
+    """What a GPU workload tolerates: GKE's own GPU taint (003: GKE taints GPU nodes when the cluster
+    has other pools)."""
+    taint = catalog.load().facts.gke.gpu_taint
+    return [{"key": taint.key, "operator": "Exists", "effect": taint.effect}]
+
+
+def pool_sizes(pool: GkeNodePoolArgs) -> tuple[int, int, int]:
+    """The pool's (min, desired, max) nodes in all its zones: GKE counts nodes per zone."""
+    zones = len(pool.zones)
+    if pool.autoscaling is not None:
+        low, high = pool.autoscaling.min_node_count, pool.autoscaling.max_node_count
+        return low * zones, low * zones, high * zones
+    return (pool.node_count * zones,) * 3
+
+
 def workload_selector(pool: GkeNodePoolArgs, gpus: GkeGpus) -> dict[str, str]:
     """The node labels GKE sets on the pool's nodes that a workload selects: the pool, its accelerator,
     and the partition size or sharing settings the pod's request is counted in."""

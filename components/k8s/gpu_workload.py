@@ -7,7 +7,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpufleet.components.catalog import catalog
+from gpufleet.components.catalog import catalog, tokens
 from gpufleet.components.k8s.args import GpuWorkloadArgs
 
 
@@ -21,26 +21,24 @@ def pod_template(wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations
     return {"metadata": {"labels": {"app": wl.name}}, "spec": spec}
 
 
+def workload_object(wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict]) -> tuple[str, dict]:
+    """The Deployment or Job (type token, metadata and spec) the component creates, which the
+    spec's placement check simulates too."""
+    metadata = {"name": wl.name, "labels": {"app": wl.name}}
+    if wl.kind == "Deployment":
+        spec = {"replicas": wl.replicas, "selector": {"matchLabels": {"app": wl.name}}, "template": pod_template(wl, node_selector, tolerations, "Always")}
+        return tokens.K8S_DEPLOYMENT, {"metadata": metadata, "spec": spec}
+    spec = {"parallelism": wl.replicas, "completions": wl.replicas, "template": pod_template(wl, node_selector, tolerations, "Never")}
+    return tokens.K8S_JOB, {"metadata": metadata, "spec": spec}
+
+
 class GpuWorkload(pulumi.ComponentResource):
     """A Deployment or Job on one GPU pool: give it the pool's node selector and the tolerations of
     the pool's taints, and the cluster's Kubernetes provider."""
 
     def __init__(self, name: str, wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:k8s:GpuWorkload", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        metadata = {"name": wl.name, "labels": {"app": wl.name}}
-        if wl.kind == "Deployment":
-            self.workload = k8s.apps.v1.Deployment(
-                name,
-                metadata=metadata,
-                spec={"replicas": wl.replicas, "selector": {"matchLabels": {"app": wl.name}}, "template": pod_template(wl, node_selector, tolerations, "Always")},
-                opts=child,
-            )
-        else:
-            self.workload = k8s.batch.v1.Job(
-                name,
-                metadata=metadata,
-                spec={"parallelism": wl.replicas, "completions": wl.replicas, "template": pod_template(wl, node_selector, tolerations, "Never")},
-                opts=child,
-            )
+        token, obj = workload_object(wl, node_selector, tolerations)
+        kind = k8s.apps.v1.Deployment if token == tokens.K8S_DEPLOYMENT else k8s.batch.v1.Job
+        self.workload = kind(name, metadata=obj["metadata"], spec=obj["spec"], opts=pulumi.ResourceOptions(parent=self))
         self.register_outputs({})
