@@ -113,31 +113,34 @@ def accelerator_summary(spec: FleetSpec) -> dict:
     return summary
 
 
-def _gke_pool(pool, gke: GkeFacts) -> dict:
-    """A GKE pool: its GPUs, and the nvidia.com/gpu each node advertises (MIG slices or shares)."""
-    gpus = resolved_gpus(pool)
-    accelerator = gke.accelerators[gpus.accelerator]
-    instances = dict(zip(SIZES, pool_sizes(pool)))
-    clients = pool.sharing.max_shared_clients_per_gpu if pool.sharing is not None else None
-    resources = gke_rules.gpu_resources_per_node(gpus, pool.partition_size, clients, gke)
-    group = {
-        "platform": "gke",
+def _gpu_pool(platform: str, pool, instance_type: str, model: str, memory_gib: int, gpus: int, resources: int, sizes: tuple[int, int, int]) -> dict:
+    """A Kubernetes GPU pool (GKE, AKS): its GPUs, and the nvidia.com/gpu each node advertises,
+    which is a whole GPU, a MIG slice, or a share of either."""
+    instances = dict(zip(SIZES, sizes))
+    return {
+        "platform": platform,
         "group": pool.name,
-        "instanceType": pool.machine_type,
+        "instanceType": instance_type,
         "purchase": "SPOT" if pool.spot else "ON_DEMAND",
         "driver": pool.driver,
         "kind": "gpu",
         "manufacturer": "NVIDIA",
-        "model": accelerator.model.removeprefix("NVIDIA "),
-        "perInstance": gpus.count,
-        "memoryMiBPerAccelerator": accelerator.memory_gib * 1024,
+        "model": model.removeprefix("NVIDIA "),
+        "perInstance": gpus,
+        "memoryMiBPerAccelerator": memory_gib * 1024,
         "instances": instances,
-        "accelerators": {k: gpus.count * n for k, n in instances.items()},
-        "zones": list(pool.zones),
-        # What pods ask for: nvidia.com/gpu is a whole GPU, a MIG slice, or a share of either.
+        "accelerators": {k: gpus * n for k, n in instances.items()},
         "gpuResourcesPerInstance": resources,
         "gpuResources": {k: resources * n for k, n in instances.items()},
     }
+
+
+def _gke_pool(pool, gke: GkeFacts) -> dict:
+    gpus = resolved_gpus(pool)
+    accelerator = gke.accelerators[gpus.accelerator]
+    clients = pool.sharing.max_shared_clients_per_gpu if pool.sharing is not None else None
+    resources = gke_rules.gpu_resources_per_node(gpus, pool.partition_size, clients, gke)
+    group = {**_gpu_pool("gke", pool, pool.machine_type, accelerator.model, accelerator.memory_gib, gpus.count, resources, pool_sizes(pool)), "zones": list(pool.zones)}
     if pool.partition_size is not None:
         group["partitionSize"] = pool.partition_size
     if pool.sharing is not None:
@@ -146,27 +149,10 @@ def _gke_pool(pool, gke: GkeFacts) -> dict:
 
 
 def _aks_pool(pool, aks: AksFacts) -> dict:
-    """An AKS pool: its GPUs, and the nvidia.com/gpu each node advertises (MIG instances)."""
     node = resolved_aks_gpus(pool)
     gpu = aks.gpus[node.gpu]
-    instances = dict(zip(SIZES, aks_pool_sizes(pool)))
     resources = aks_rules.gpu_resources_per_node(node, pool.mig_profile, aks)
-    group = {
-        "platform": "aks",
-        "group": pool.name,
-        "instanceType": pool.vm_size,
-        "purchase": "SPOT" if pool.spot else "ON_DEMAND",
-        "driver": pool.driver,
-        "kind": "gpu",
-        "manufacturer": "NVIDIA",
-        "model": gpu.model.removeprefix("NVIDIA "),
-        "perInstance": node.count,
-        "memoryMiBPerAccelerator": gpu.memory_gib * 1024,
-        "instances": instances,
-        "accelerators": {k: node.count * n for k, n in instances.items()},
-        "gpuResourcesPerInstance": resources,
-        "gpuResources": {k: resources * n for k, n in instances.items()},
-    }
+    group = _gpu_pool("aks", pool, pool.vm_size, gpu.model, gpu.memory_gib, node.count, resources, aks_pool_sizes(pool))
     if pool.mig_profile is not None:
         group["partitionSize"] = pool.mig_profile
     return group
