@@ -113,3 +113,19 @@ def test_cluster_prerequisites(judge):
     assert "the GPU sharing chart (ack-ai-installer) 1.1.9 is older than 1.2.0" in message
     [message] = findings(result, "ack-cluster-prerequisites", "old-cluster")
     assert "Kubernetes 1.18.8-aliyun.1 is older than 1.20" in message
+
+
+def test_a_stack_config_too_large_for_the_environment_reaches_the_pack():
+    """Linux bounds one environment string at 128 KiB: a 300 KB config used to stop the pack from
+    starting ("Argument list too long"). It now travels in ConfigureStack, and the pack applies it:
+    ack-region reads alicloud:region from the config (no provider in this fixture)."""
+    from gpufleet.analyzer.client import PolicyPack
+    from gpufleet.analyzer.pack_dir import DEFAULT_PACK
+    from tests.policy_helpers import STACK, Judge
+
+    config = {"alicloud:region": "eu-central-1", "gpufleet:padding": "x" * 300_000}
+    pool = _pool("v100", "core_mem")
+    with PolicyPack(DEFAULT_PACK, project="gpufleet", stack=STACK, config=config) as pack:
+        result = Judge(pack)([pool])
+    [message] = findings(result, "ack-region", "v100")
+    assert "eu-central-1" in message

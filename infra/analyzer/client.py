@@ -48,6 +48,11 @@ class PolicyPackError(RuntimeError):
     """The pack could not judge the resources (did not start, crashed, timed out): fail closed."""
 
 
+# Bytes of stack config still handed over in the environment as well (well under Linux's 128 KiB
+# per string, MAX_ARG_STRLEN, and the whole environment's share of ARG_MAX).
+ENV_CONFIG_LIMIT = 32 * 1024
+
+
 class PolicyPack:
     """One running pack process and a channel to it. Use as a context manager."""
 
@@ -58,13 +63,15 @@ class PolicyPack:
         self.start_timeout = _seconds("GPUFLEET_POLICY_START_TIMEOUT", 60)
         self.call_timeout = _seconds("GPUFLEET_POLICY_TIMEOUT", 120)
         env = dict(os.environ)
-        env.update(
-            PULUMI_PROJECT=project,
-            PULUMI_STACK=stack,
-            PULUMI_DRY_RUN="true",
-            PULUMI_CONFIG=json.dumps(self.stack_config),
-            PYTHONUNBUFFERED="1",
-        )
+        env.update(PULUMI_PROJECT=project, PULUMI_STACK=stack, PULUMI_DRY_RUN="true", PYTHONUNBUFFERED="1")
+        # The config travels in ConfigureStack (the pack applies it: policies/stack_config.py); the
+        # environment carries it too while it is small, for packs that read only the variable. A
+        # large stack's would not fit an environment string (Linux: 128 KiB): the pack could not start.
+        text = json.dumps(self.stack_config)
+        if len(text.encode()) <= ENV_CONFIG_LIMIT:
+            env["PULUMI_CONFIG"] = text
+        else:
+            env.pop("PULUMI_CONFIG", None)
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
         self._port_line: list[str] = []
         self._port_ready = threading.Event()
