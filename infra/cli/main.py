@@ -30,7 +30,10 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     preview = sub.add_parser("preview", help="preview a stack offline: resource tree and accelerator summary")
-    preview.add_argument("stack", nargs="?", help="stack name: stacks/Pulumi.<STACK>.yaml")
+    preview.add_argument("stack", nargs="*", help="stack name(s): stacks/Pulumi.<STACK>.yaml; several are previewed in worker processes")
+    preview.add_argument("--all", action="store_true", help="preview every stack of stacks/")
+    preview.add_argument("--shard", metavar="K/N", help="with --all or several stacks: only the K-th of N deterministic shards")
+    preview.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes for several stacks (default: the cores)")
     preview.add_argument("--config-file", type=Path, help="any Pulumi stack config file (instead of STACK)")
     preview.add_argument(
         "--program", type=Path, metavar="DIR",
@@ -98,6 +101,10 @@ def cmd_preview(args) -> int:
 
     if args.no_policy and (args.policy_pack or args.policy_config):
         raise InputError("--no-policy skips the pack: it cannot be combined with --policy-pack or --policy-config")
+    many = args.all or args.shard is not None or len(args.stack) > 1
+    if many:
+        return _preview_many(args)
+    args.stack = args.stack[0] if args.stack else None
     if args.program is not None:
         return _preview_program(args)
     sf = _load_stack(args)
@@ -113,6 +120,27 @@ def cmd_preview(args) -> int:
     except EngineError as err:
         raise InputError(f"{sf.path}: offline preview failed: {err}") from None
     return _show_plan(args, plan)
+
+
+def _preview_many(args) -> int:
+    from gpufleet import stackfile
+    from gpufleet.cli import many
+
+    if args.config_file is not None or args.program is not None:
+        raise InputError("several stacks, --all and --shard preview stacks/ by name: not with --config-file or --program")
+    if args.all and args.stack:
+        raise InputError("give stack names or --all, not both")
+    names = many.select(stackfile.stack_names() if args.all else args.stack, args.shard)
+    for name in names:
+        stackfile.stack_path(name)  # an unknown name is exit 2 before any worker starts
+    flags = ["--json"] if args.json else ["--format", args.format]
+    if args.no_policy:
+        flags.append("--no-policy")
+    if args.policy_pack is not None:
+        flags += ["--policy-pack", str(args.policy_pack)]
+    if args.policy_config is not None:
+        flags += ["--policy-config", str(args.policy_config)]
+    return many.run(names, flags, args.jobs, args.json)
 
 
 def _show_plan(args, plan: dict) -> int:

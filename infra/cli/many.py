@@ -1,0 +1,69 @@
+"""Preview many stacks in one run (`gpufleet preview STACK STACK…`, `--all`, `--shard K/N`): worker
+processes sized to the machine's cores, each importing gpufleet once and previewing many stacks;
+one report per stack in the order given, a summary, and the worst exit code."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import multiprocessing
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+from gpufleet.cli.output import InputError, print_json, write
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """K/N, 1 <= K <= N: the K-th of N shards."""
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise InputError(f"--shard {text!r}: give K/N, e.g. 2/4") from None
+    if not 1 <= k <= n:
+        raise InputError(f"--shard {text!r}: K must be 1..N")
+    return k, n
+
+
+def select(names: list[str], shard: str | None) -> list[str]:
+    """The stacks of the shard: every N-th of the sorted names from the K-th, so the N shards are
+    disjoint and cover every stack, whatever order the names came in."""
+    names = sorted(set(names))
+    if shard is None:
+        return names
+    k, n = parse_shard(shard)
+    return names[k - 1 :: n]
+
+
+def _one(name: str, flags: list[str]) -> tuple[int, str, str]:
+    """One stack's preview in this process, its output captured."""
+    from gpufleet.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["preview", name, *flags])
+    return code, out.getvalue(), err.getvalue()
+
+
+def run(names: list[str], flags: list[str], jobs: int, as_json: bool) -> int:
+    if not names:
+        raise InputError("no stacks to preview (the shard is empty, or stacks/ has none)")
+    workers = max(1, min(jobs, len(names)))
+    if workers == 1:
+        results = [_one(name, flags) for name in names]
+    else:
+        # spawn, not fork: the engine and the pack client run gRPC threads, which fork does not copy.
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            results = list(pool.map(_one, names, [flags] * len(names)))
+    codes = {name: code for name, (code, _, _) in zip(names, results)}
+    if as_json:
+        plans = {name: (json.loads(out) if code in (0, 1) and out.strip() else {"error": err.strip()}) for name, (code, out, err) in zip(names, results)}
+        print_json({"stacks": plans, "exitCodes": codes})
+    else:
+        for name, (code, out, err) in zip(names, results):
+            write(f"==> {name} (exit {code})\n{out}")
+            if err:
+                sys.stderr.write(err)
+        worst = max(codes.values())
+        write(f"==> {len(names)} stacks: " + ", ".join(f"{name} {code}" for name, code in codes.items()) + f"; worst exit {worst}\n")
+    return max(codes.values())

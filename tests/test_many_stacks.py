@@ -1,0 +1,58 @@
+"""Many stacks in one run: `preview STACK STACK…`, `--all`, `--shard K/N` (worker processes), one
+report per stack, a summary, the worst exit code; shards cover every stack exactly once."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpufleet import stackfile
+from gpufleet.cli import many
+from gpufleet.cli.output import InputError
+from tests.conftest import run_cli
+
+STACKS = stackfile.stack_names()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, len(STACKS) + 1])
+def test_shards_cover_every_stack_exactly_once(n):
+    shards = [many.select(STACKS, f"{k}/{n}") for k in range(1, n + 1)]
+    assert sorted(name for shard in shards for name in shard) == sorted(STACKS)
+    assert many.select(STACKS, f"1/{n}") == many.select(list(reversed(STACKS)), f"1/{n}")  # the order given does not matter
+
+
+@pytest.mark.parametrize("shard", ["0/3", "4/3", "2", "a/b"])
+def test_a_bad_shard_is_refused(shard):
+    with pytest.raises(InputError):
+        many.select(STACKS, shard)
+
+
+def test_all_with_a_shard_in_worker_processes_as_json():
+    code, out, err = run_cli("preview", "--all", "--shard", "2/3", "--no-policy", "--json", "--jobs", "2")
+    assert code == 0, err
+    document = json.loads(out)
+    assert sorted(document["stacks"]) == many.select(STACKS, "2/3")
+    assert all(plan["resources"] for plan in document["stacks"].values())
+    assert set(document["exitCodes"].values()) == {0}
+
+
+def test_several_stacks_report_each_and_a_summary():
+    code, out, err = run_cli("preview", "gke-a100-mig", "ecs-gpu", "--jobs", "1")
+    assert code == 0, err
+    assert out.index("==> ecs-gpu (exit 0)") < out.index("==> gke-a100-mig (exit 0)")
+    assert "Policy pack gpufleet-guard 0.1.0: no violations" in out
+    assert out.rstrip().endswith("==> 2 stacks: ecs-gpu 0, gke-a100-mig 0; worst exit 0")
+
+
+def test_the_worst_exit_code_wins(monkeypatch):
+    codes = {"a": 0, "b": 1, "c": 2}
+    monkeypatch.setattr(many, "_one", lambda name, flags: (codes[name], f"{name} report\n", ""))
+    assert many.run(["a", "b", "c"], [], 1, as_json=False) == 2
+
+
+def test_an_unknown_stack_or_a_mixed_door_is_exit_2():
+    code, _, err = run_cli("preview", "ecs-gpu", "no-such-stack", "--no-policy")
+    assert code == 2 and "no-such-stack" in err
+    code, _, err = run_cli("preview", "--all", "ecs-gpu")
+    assert code == 2 and "give stack names or --all, not both" in err
