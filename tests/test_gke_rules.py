@@ -15,8 +15,8 @@ GKE = catalog.load().facts.gke
 
 
 def test_bundled_and_attached_gpus():
-    assert gke_rules.gpus("a2-megagpu-16g", None, None, GKE) == gke_rules.GkeGpus("a2-megagpu-16g", "nvidia-tesla-a100", 16, True)
-    assert gke_rules.gpus("n1-highmem-8", "nvidia-tesla-v100", 8, GKE) == gke_rules.GkeGpus("n1-highmem-8", "nvidia-tesla-v100", 8, False)
+    assert gke_rules.gpus("a2-megagpu-16g", None, None, GKE) == gke_rules.GkeGpus("a2-megagpu-16g", "nvidia-tesla-a100", 16)
+    assert gke_rules.gpus("n1-highmem-8", "nvidia-tesla-v100", 8, GKE) == gke_rules.GkeGpus("n1-highmem-8", "nvidia-tesla-v100", 8)
     assert "give the accelerator type" in gke_rules.gpus("n1-standard-4", None, 1, GKE)
     assert "does not attach to N1" in gke_rules.gpus("n1-standard-4", "nvidia-l4", 1, GKE)
 

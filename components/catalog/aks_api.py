@@ -13,6 +13,8 @@ import sys
 import typing
 from functools import lru_cache
 
+from gpufleet.components.catalog.api_values import kind_problem
+
 # pulumi-azure input (camelCase) -> ARM agent pool property; None: in the request URL, not the body.
 # gpuDriver becomes the nested gpuProfile.driver.
 _NODE_POOL = {
@@ -90,7 +92,7 @@ def problems(body: dict, model: str = ROOT, path: str = "properties") -> list[st
 def _check(value: object, hint: object, path: str, found: list[str]) -> None:
     args = [a for a in typing.get_args(hint) if a is not type(None)] if typing.get_origin(hint) is typing.Union else [hint]
     enums = [a for a in args if isinstance(a, type) and issubclass(a, enum.Enum)]
-    models = [a for a in args if isinstance(a, type) and hasattr(a, "_attr_to_rest_field") or (isinstance(a, type) and getattr(a, "_is_model", False))]
+    models = [a for a in args if isinstance(a, type) and getattr(a, "_is_model", False)]
     if enums:
         known = [e.value for e in enums[0]]
         if not isinstance(value, str) or value.lower() not in {k.lower() for k in known}:
@@ -104,24 +106,14 @@ def _check(value: object, hint: object, path: str, found: list[str]) -> None:
         return
     kind = args[0] if args else None
     origin = typing.get_origin(kind) or kind
-    if origin is list:
-        if not isinstance(value, list):
-            found.append(f"{path}: a list, not {value!r}")
-            return
+    reason = kind_problem(_KINDS.get(origin, ""), value)
+    if reason:
+        found.append(f"{path}: {reason}")
+    elif origin is list:
         (item,) = typing.get_args(kind) or (None,)
         for i, element in enumerate(value):
             _check(element, item, f"{path}[{i}]", found)
-    elif origin is dict:
-        if not isinstance(value, dict):
-            found.append(f"{path}: an object, not {value!r}")
-    elif origin is bool:
-        if not isinstance(value, bool):
-            found.append(f"{path}: true or false, not {value!r}")
-    elif origin is int:
-        if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, float) and value.is_integer())):
-            found.append(f"{path}: an integer, not {value!r}")
-    elif origin is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            found.append(f"{path}: a number, not {value!r}")
-    elif origin is str and not isinstance(value, str):
-        found.append(f"{path}: a string, not {value!r}")
+
+
+# The SDK models' Python types as the JSON kinds they stand for.
+_KINDS = {list: "list", dict: "object", bool: "boolean", int: "integer", float: "number", str: "string"}

@@ -326,7 +326,9 @@ class Labels(Sourced):
     values: dict[str, str]
 
 
-class GkeAccelerator(_Facts):
+class GpuModel(_Facts):
+    """A GPU model as a cloud lists it: name and memory."""
+
     model: str
     memory_gib: int = Field(alias="memoryGiB")
 
@@ -351,7 +353,7 @@ class GkeLabels(Sourced):
 
 
 class GkeFacts(_Facts):
-    accelerators: dict[str, GkeAccelerator]
+    accelerators: dict[str, GpuModel]
     accelerators_source: str
     machine_types: dict[str, GkeMachineType]
     machine_types_source: str
@@ -381,11 +383,6 @@ class GkeFacts(_Facts):
 # --- AKS ------------------------------------------------------------------------------------------
 
 
-class AksGpu(_Facts):
-    model: str
-    memory_gib: int = Field(alias="memoryGiB")
-
-
 class AksVmSize(_Facts):
     gpu: str
     count: int
@@ -396,7 +393,7 @@ class Supported(Sourced):
 
 
 class AksFacts(_Facts):
-    gpus: dict[str, AksGpu]
+    gpus: dict[str, GpuModel]
     vm_sizes: dict[str, AksVmSize]
     vm_sizes_source: str
     mig_profiles: dict[str, dict[str, int]]  # GPU -> gpuInstanceProfile -> instances per GPU

@@ -12,6 +12,8 @@ import json
 from functools import lru_cache
 from importlib import resources
 
+from gpufleet.components.catalog.api_values import kind_problem, whole_number
+
 # pulumi-gcp input (camelCase, as the engine receives it) -> the API's field, per object. A value of
 # None means the input is provider-side only (no API field): e.g. `location` is in the request URL.
 _NODE_POOL = {
@@ -144,32 +146,30 @@ def _check(value: object, prop: dict, path: str, found: list[str]) -> None:
         return
     kind = prop.get("type")
     if kind == "array":
-        if not isinstance(value, list):
-            found.append(f"{path}: a list, not {type(value).__name__}")
+        reason = kind_problem("list", value)
+        if reason:
+            found.append(f"{path}: {reason}")
             return
         for i, item in enumerate(value):
             _check(item, prop["items"], f"{path}[{i}]", found)
     elif kind == "object":
-        if not isinstance(value, dict):
-            found.append(f"{path}: an object, not {type(value).__name__}")
+        reason = kind_problem("object", value)
+        if reason:
+            found.append(f"{path}: {reason}")
             return
         extra = prop.get("additionalProperties")
         for key, item in value.items():
             if extra is not None:
                 _check(item, extra, f"{path}.{key}", found)
-    elif kind == "string":
-        if prop.get("format") == "int64":
-            # int64 travels as a JSON string; a whole number is what it must hold.
-            if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, float) and value.is_integer()) or (isinstance(value, str) and value.lstrip("-").isdigit())):
-                found.append(f"{path}: an int64, not {value!r}")
-        elif not isinstance(value, str):
-            found.append(f"{path}: a string, not {value!r}")
-        elif "enum" in prop and value not in prop["enum"]:
+    elif kind == "string" and prop.get("format") == "int64":
+        # int64 travels as a JSON string; a whole number is what it must hold.
+        if not (whole_number(value) or (isinstance(value, str) and value.lstrip("-").isdigit())):
+            found.append(f"{path}: an int64, not {value!r}")
+    elif kind in ("string", "integer", "boolean"):
+        reason = kind_problem(kind, value)
+        if reason:
+            found.append(f"{path}: {reason}")
+        elif kind == "string" and "enum" in prop and value not in prop["enum"]:
             found.append(f"{path}: {value!r} is not one of {', '.join(prop['enum'])}")
-    elif kind == "integer":
-        if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, float) and value.is_integer())):
-            found.append(f"{path}: an integer, not {value!r}")
-        elif prop.get("format") == "int32" and not -(2**31) <= int(value) < 2**31:
+        elif kind == "integer" and prop.get("format") == "int32" and not -(2**31) <= int(value) < 2**31:
             found.append(f"{path}: {int(value)} is past an int32")
-    elif kind == "boolean" and not isinstance(value, bool):
-        found.append(f"{path}: true or false, not {value!r}")

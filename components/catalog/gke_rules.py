@@ -20,7 +20,6 @@ class GkeGpus:
     machine_type: str
     accelerator: str  # the accelerator type resource name, e.g. nvidia-l4
     count: int
-    bundled: bool  # A2/A3/A4/G2 come with their GPUs; N1 takes them attached
 
 
 def machine_series(machine_type: str) -> str:
@@ -36,7 +35,7 @@ def gpus(machine_type: str, accelerator: str | None, count: int | None, gke: Gke
             return f"{machine_type} comes with {bundled.accelerator} GPUs, not {accelerator}"
         if count is not None and count != bundled.count:
             return f"{machine_type} comes with {bundled.count} GPU(s); accelerator count {count} is not accepted"
-        return GkeGpus(machine_type, bundled.accelerator, bundled.count, True)
+        return GkeGpus(machine_type, bundled.accelerator, bundled.count)
     if machine_type.startswith("n1-"):
         attachable = ", ".join(gke.n1_attachable)
         if accelerator is None:
@@ -46,7 +45,7 @@ def gpus(machine_type: str, accelerator: str | None, count: int | None, gke: Gke
         counts = gke.n1_attachable[accelerator]
         if count not in counts:
             return f"{accelerator} attaches to N1 in counts of {', '.join(map(str, counts))}, not {count}"
-        return GkeGpus(machine_type, accelerator, count, False)
+        return GkeGpus(machine_type, accelerator, count)
     return (
         f"not a GPU machine type of the curated table (A2, A3, A4 and G2 types with their GPUs, or N1 with "
         f"attached GPUs; {gke.machine_types_source}); an unknown type is refused, not guessed"

@@ -1,0 +1,26 @@
+"""The JSON value kinds a cloud API's schema names (GKE's discovery document, AKS's SDK models),
+judged one way for both API checks (`gke_api`, `aks_api`)."""
+
+from __future__ import annotations
+
+
+def whole_number(value: object) -> bool:
+    """An integer, or a float with no fraction (the engine's JSON numbers are doubles); never a boolean."""
+    return not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
+
+
+def kind_problem(kind: str, value: object) -> str | None:
+    """Why the value is not of the kind (string, integer, number, boolean, list, object), or None."""
+    if kind == "string" and not isinstance(value, str):
+        return f"a string, not {value!r}"
+    if kind == "integer" and not whole_number(value):
+        return f"an integer, not {value!r}"
+    if kind == "number" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        return f"a number, not {value!r}"
+    if kind == "boolean" and not isinstance(value, bool):
+        return f"true or false, not {value!r}"
+    if kind == "list" and not isinstance(value, list):
+        return f"a list, not {value!r}"
+    if kind == "object" and not isinstance(value, dict):
+        return f"an object, not {value!r}"
+    return None
