@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpufleet.components.aks.node_pool import pool_sizes as aks_pool_sizes, resolved_gpus as resolved_aks_gpus
-from gpufleet.components.catalog import ack_rules, aks_rules, catalog, ecs_scheduler, gke_rules, predicates
+from gpufleet.components.catalog import ack_rules, aks_rules, catalog, ecs_gpu_sharing, ecs_scheduler, gke_rules, predicates
 from gpufleet.components.catalog.facts import AckFacts, AksFacts, GkeFacts
 from gpufleet.components.ecs import checks as ecs_checks
 from gpufleet.components.ecs.neuron import device_counts
@@ -37,13 +37,18 @@ def _accelerator(it) -> dict:
             "memoryMiBPerAccelerator": n.memory_mib,
             "neuronCoresPerChip": n.cores_per_device,
         }
-    return {
+    found = {
         "kind": "gpu",
         "manufacturer": it.gpu.manufacturer if it.gpu else None,
         "model": it.gpu.model if it.gpu else None,
         "perInstance": predicates.whole_gpus(it) or 0,
         "memoryMiBPerAccelerator": it.gpu.memory_mib if it.gpu else 0,
     }
+    if it.gpu is not None and it.gpu.fractional:
+        # A G6f slice counts as its fraction of a GPU, so totals add up to the GPUs bought.
+        found["perInstance"] = it.gpu.partition_size * it.gpu.logical_count
+        found["gpuFraction"] = it.gpu.partition_size
+    return found
 
 
 def _group(it, platform: str, name: str, sizes: tuple[int, int, int], details: dict, efa_interfaces: int = 0) -> dict:
@@ -159,8 +164,12 @@ def _aks_pool(pool, aks: AksFacts) -> dict:
 
 
 def _workload_row(wl, cp, it) -> dict:
-    gpus = sum(c.gpus for c in wl.containers)
-    row = {"name": wl.name, "capacityProvider": wl.capacity_provider, "gpusPerTask": gpus}
+    task = ecs_checks.task_shape(wl, it)
+    row = {"name": wl.name, "capacityProvider": wl.capacity_provider, "gpusPerTask": task.gpus}
+    if task.gpu_fraction:
+        row["gpuFractionPerTask"] = task.gpu_fraction
+    if task.mps_memory:
+        row["gpuShare"] = _gpu_share(wl, it, task.mps_memory)
     chips = predicates.neuron_chips(it) or 0
     devices = sum(device_counts(wl, it))
     if it.neuron is not None:
@@ -180,6 +189,23 @@ def _workload_row(wl, cp, it) -> dict:
     else:
         row["serviceDesiredCount"] = wl.service.desired_count
     return row
+
+
+def _gpu_share(wl, it, mps_memory: int) -> dict:
+    """How many of the workload's MPS tasks one GPU takes: ECS places by memory; the compute limits
+    of the tasks on one GPU add up past 100% when compute binds first (they then slow each other)."""
+    requests = [r for r in ecs_checks.gpu_requests(wl) if r.option == ecs_gpu_sharing.SHARE]
+    percent = sum(r.max_compute_percent if isinstance(r.max_compute_percent, int) else 100 for r in requests)
+    by_memory = ecs_gpu_sharing.tasks_per_gpu(it, mps_memory)
+    by_compute = 100 // percent if percent else by_memory
+    return {
+        "memoryMiBPerTask": mps_memory,
+        "gpuMemoryMiB": it.gpu.memory_mib if it.gpu else 0,
+        "computePercentPerTask": percent,
+        "tasksPerGpu": by_memory,
+        "tasksPerGpuByCompute": by_compute,
+        "computeBinds": by_compute < by_memory,
+    }
 
 
 def _tasks_per_instance(wl, cp, it, chips: int) -> int:

@@ -17,24 +17,15 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import catalog, predicates
+from gpufleet.components.catalog import catalog, ecs_gpu_sharing, predicates
 from gpufleet.components.catalog.catalog import UnknownInstanceType
-from gpufleet.policies.ecs_task import EcsTask, known_types, requirement_total
+from gpufleet.policies.ecs_task import gpu_task, known_types
 from gpufleet.policies.inputs import depended_on, get, items, text, truthy, user_data_text
 from gpufleet.components.catalog import tokens
 
 
-def _gpu_task(args: ResourceValidationArgs) -> EcsTask | None:
-    if args.resource_type != tokens.ECS_TASK_DEFINITION:
-        return None
-    task = EcsTask(args.props)
-    if task.gpus == 0:
-        args.not_applicable("the task definition requests no GPUs")
-    return task
-
-
 def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    task = _gpu_task(args)
+    task = gpu_task(args)
     if task is None:
         return
     limit = (args.get_config() or {}).get("maxGpusPerTask")
@@ -50,21 +41,26 @@ def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation) ->
 
 
 def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    task = _gpu_task(args)
+    task = gpu_task(args)
     if task is None:
         return
     if task.fargate:
         report("the task requests GPUs but is FARGATE-compatible: Fargate has no GPUs; use the EC2 launch type")
+    reason = ecs_gpu_sharing.compatibility_problem(task.compatibilities, task.gpu_requests, catalog.load().ecs())
+    if reason:
+        report(reason)
     admitted = task.admitted_or_report(report)
     if admitted is None:
         report(
-            f"the task requests {task.gpus} GPUs but no memberOf placement constraint pins a GPU instance type "
-            "(attribute:ecs.instance-type == TYPE, in [...] or =~ FAMILY.*)"
+            f"the task requests GPUs ({', '.join(sorted({r.option for r in task.gpu_requests}))}) but no memberOf placement "
+            "constraint pins a GPU instance type (attribute:ecs.instance-type == TYPE, in [...] or =~ FAMILY.*)"
         )
         return
     allowed = (args.get_config() or {}).get("allowedInstanceFamilies")
+    whole = any(r.option == ecs_gpu_sharing.WHOLE for r in task.gpu_requests)
     for it in known_types(admitted, report):
-        reason = predicates.gpu_capable(it)
+        # Fractions and shares have their own type rule (ecs-gpu-fractional); here, a GPU at all.
+        reason = predicates.gpu_capable(it) if whole else (None if it.gpu is not None or it.incomplete else f"{it.name} has no GPU")
         if reason:
             report(f"memberOf admits {it.name}: {reason}")
         if allowed and it.family not in allowed:
@@ -72,12 +68,13 @@ def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolati
 
 
 def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    task = _gpu_task(args)
+    task = gpu_task(args)
     if task is None:
         return
     ecs_facts = catalog.load().ecs()
-    for container in task.containers:
-        if not requirement_total(container, "GPU"):
+    asking = {r.index for r in task.gpu_requests}
+    for i, container in enumerate(task.containers):
+        if i not in asking:
             continue
         env = {
             e.get("name"): e.get("value") for e in container.get("environment") or [] if isinstance(e, dict)

@@ -3,11 +3,12 @@ devices they ask for, and the instance types its memberOf constraints admit."""
 
 from __future__ import annotations
 
-from pulumi_policy import ReportViolation
+from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from gpufleet.components.catalog import catalog, predicates
+from gpufleet.components.catalog import catalog, ecs_gpu_sharing, predicates
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
+from gpufleet.components.catalog import tokens
 from gpufleet.policies.inputs import get, items, json_document
 
 
@@ -38,6 +39,7 @@ class EcsTask:
         self.containers = [c for c in items(json_document(get(props, "containerDefinitions"))) if isinstance(c, dict)]
         self.gpus_by_container = {c.get("name", f"#{i}"): requirement_total(c, "GPU") for i, c in enumerate(self.containers)}
         self.gpus = sum(self.gpus_by_container.values())
+        self.gpu_requests = ecs_gpu_sharing.gpu_requests(self.containers)
         self.neuron_paths = {c.get("name", f"#{i}"): neuron_paths(c) for i, c in enumerate(self.containers)}
         self.expressions = [
             get(pc, "expression")
@@ -45,6 +47,7 @@ class EcsTask:
             if get(pc, "type") == "memberOf" and isinstance(get(pc, "expression"), str)
         ]
         compatibilities = [c for c in items(get(props, "requiresCompatibilities")) if isinstance(c, str)]
+        self.compatibilities = compatibilities
         self.fargate = "FARGATE" in compatibilities
         self.ec2 = not compatibilities or "EC2" in compatibilities  # EC2 is the API's default
 
@@ -80,3 +83,14 @@ def known_types(names: frozenset[str], report: ReportViolation) -> list:
         except UnknownInstanceType as err:
             report(f"memberOf pins {err}")
     return known
+
+
+def gpu_task(args: ResourceValidationArgs) -> EcsTask | None:
+    """The task definition the ECS GPU rules judge; not applicable when it asks for no GPU (the
+    engine's not_applicable raises, ending the rule)."""
+    if args.resource_type != tokens.ECS_TASK_DEFINITION:
+        return None
+    task = EcsTask(args.props)
+    if not task.gpu_requests:
+        args.not_applicable("the task definition requests no GPUs")
+    return task

@@ -16,8 +16,9 @@ from tests.conftest import preview_plan
 # Each shipped stack: its requests of the checked types (tasks, services, launch templates, Auto
 # Scaling groups, capacity providers, IAM roles, the VPC and its 4 subnets, security groups; EKS:
 # the cluster, node groups and launch templates, the system node group's included).
+# ecs-mps: 4 task definitions and 4 services over 2 capacity providers (MPS shares and a G6f fraction).
 # ecs-neuron: 6 per-chip task definitions and services (inf2.24xlarge) besides its 2 whole-task ones.
-STACKS = {"ecs-gpu": 17, "ecs-neuron": 27, "eks-p5-efa": 13, "eks-trn1": 13, "eks-g5-timeslice": 12}
+STACKS = {"ecs-gpu": 17, "ecs-mps": 21, "ecs-neuron": 27, "eks-p5-efa": 13, "eks-trn1": 13, "eks-g5-timeslice": 12}
 
 
 @pytest.fixture(scope="module", params=sorted(STACKS))
@@ -136,3 +137,19 @@ def test_eks_cluster_and_node_groups_round_trip_through_moto(resources, aws):
         got = eks.describe_nodegroup(clusterName=params["clusterName"], nodegroupName=params["nodegroupName"])["nodegroup"]
         assert got["amiType"] == params["amiType"] and got["capacityType"] == params["capacityType"]
         assert got.get("taints", []) == params.get("taints", []) and all(t["effect"] in ("NO_SCHEDULE", "NO_EXECUTE", "PREFER_NO_SCHEDULE") for t in got.get("taints", []))
+
+
+@pytest.mark.parametrize(
+    "old, new, expected",
+    [
+        ('"maxComputePercent": 50', '"maxComputePercent": 101', "at most 100"),
+        ('"memory": 22000', '"memory": 0', "valid min value: 1"),
+        ('"nvidiaMps"', '"nvidiaMPS"', "no such member in SharingStrategy"),
+    ],
+)
+def test_a_wrong_mps_share_fails(old, new, expected):
+    chat = next(r for r in preview_plan("ecs-mps")["resources"] if r["type"] == "aws:ecs/taskDefinition:TaskDefinition" and r["name"].endswith("-chat"))
+    broken = copy.deepcopy(chat)
+    assert old in broken["inputs"]["containerDefinitions"]
+    broken["inputs"]["containerDefinitions"] = broken["inputs"]["containerDefinitions"].replace(old, new)
+    assert expected in "\n".join(to_request(broken).problems)

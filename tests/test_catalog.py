@@ -62,6 +62,12 @@ def test_fractional_gpu_is_fractional_not_gpu_less():
     assert "1/8 of an NVIDIA L4" in predicates.describe_gpus(it)
 
 
+def test_fractional_values_are_the_g6f_partitions():
+    # The ECS guide's table of fractional values (curated) is exactly the G6f partition sizes EC2 reports.
+    partitions = {f"{it.gpu.partition_size:g}" for it in CAT.types.values() if it.gpu is not None and it.gpu.fractional}
+    assert partitions == set(CAT.ecs().gpu_sharing.fractional_values) == {"0.125", "0.25", "0.5"}
+
+
 def test_non_gpu_type_has_zero_gpus():
     it = CAT.get("m5.large")
     assert predicates.whole_gpus(it) == 0
@@ -111,7 +117,8 @@ ECS = CAT.ecs()
         ("p4d.24xlarge", "al2", None),
         ("g5g.xlarge", "al2023", "no ECS GPU-optimized AMI"),
         ("m5.large", "al2023", "has no GPU"),
-        ("g6f.large", "al2023", "fractional"),
+        # ECS schedules G6f fractions on EC2 too (the GPU value 0.125..0.5): the AMI supports the type.
+        ("g6f.large", "al2023", None),
         ("g5.12xlarge", "al2099", "unknown ECS GPU AMI variant"),
     ],
 )

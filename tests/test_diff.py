@@ -422,3 +422,17 @@ def test_two_previews_do_not_report_autoname_suffixes_or_values_that_became_know
             r["inputs"]["name"] = "renamed-role"
     code, d = _json_diff(tmp_path, _as_pulumi_preview(first), _as_pulumi_preview(second))
     assert code == 3 and any(p["path"] == "name" for u in d["resources"]["updated"] for p in u["properties"])
+
+
+def test_a_share_change_is_listed_at_its_field(tmp_path):
+    """Growing an MPS share changes the chat task definition: the diff names the share's memory with
+    its old and new value."""
+
+    def grow(c):
+        c["gpufleet:ecs"]["workloads"][0]["containers"][0]["gpuShare"]["memoryMiB"] = 30000
+
+    base, head = preview_plan("ecs-mps"), _plan_of(tmp_path, "ecs-mps", grow)
+    code, out, err = _diff(tmp_path, base, head)
+    assert "Traceback" not in err
+    assert "sharingStrategy.nvidiaMps.memory: 22000 -> 30000" in out
+    assert out.count("aws:ecs/taskDefinition:TaskDefinition") == 1 and "ml-shared-gpu-chat" in out

@@ -201,6 +201,7 @@ class EcsAmi:
     variant: str
     image_version: str
     region: str
+    agent_version: str = ""  # the ECS agent the AMI ships ("" when SSM does not say)
 
 
 @functools.cache
@@ -208,9 +209,9 @@ def ecs_amis() -> dict[str, EcsAmi]:
     """Every ECS GPU and Neuron AMI id the generated data knows, whatever its region (AMI ids are unique)."""
     document = json.loads((DATA / "ecs_amis.json").read_text())
     return {
-        ami_id: EcsAmi(ami_id, accelerator, variant, version, region)
+        ami_id: EcsAmi(ami_id, accelerator, variant, version, region, agent)
         for region, amis in document["amis"].items()
-        for ami_id, (accelerator, variant, version) in amis.items()
+        for ami_id, (accelerator, variant, version, agent) in amis.items()
     }
 
 

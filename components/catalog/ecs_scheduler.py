@@ -5,13 +5,18 @@ ECS places a task on an instance whose registered resources not yet reserved cov
 units, memory, GPUs and host ports (ECS developer guide, "Amazon ECS task placement"); registered
 memory is what the OS reports, less than installed (node_capacity.ecs_registered). ECS does not
 track Neuron devices: a task maps fixed chips, so two tasks on one instance must map different ones.
+An MPS share is placed by GPU memory: a GPU in MPS mode takes shares until its memory is reserved,
+and the shares of one task sit on one GPU. A fractional value takes a G6f instance's one GPU slice.
 Plain functions; the spec, the summary and the policy pack call them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from gpufleet.components.catalog import ecs_gpu_sharing
+from gpufleet.components.catalog.catalog import InstanceType
 
 PLACED, PENDING = "placed", "pending"
 
@@ -27,6 +32,8 @@ class TaskShape:
     neuron_chips: frozenset[int] = frozenset()  # /dev/neuronK indices mapped
     host_ports: frozenset[tuple[int, str]] = frozenset()  # (port, protocol) bound on the instance
     urn: str | None = None
+    mps_memory: int = 0  # MiB of one GPU the task's MPS shares reserve together
+    gpu_fraction: float = 0.0  # the fractional GPU value (G6f), 0 for none
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,31 @@ class InstanceShape:
     desired: int
     max_instances: int
     managed_scaling: bool = True  # ECS grows the group to maxSize for tasks that wait
+    gpu_memory: int = 0  # MiB per whole GPU (what MPS shares are placed against)
+    gpu_partition: float = 0.0  # the fraction each GPU slice is, on G6f types; 0 otherwise
+    gpu_slices: int = 0  # fractional GPU slices per instance (G6f)
+
+
+def task_gpus(task: TaskShape, requests: Sequence[ecs_gpu_sharing.GpuRequest]) -> TaskShape:
+    """The task's GPU reservations read from its GPU requirements: whole GPUs, its MPS memory on one
+    GPU, or its fraction."""
+    fractions = [r.fraction for r in requests if r.option == ecs_gpu_sharing.FRACTION]
+    return replace(
+        task,
+        gpus=sum(r.whole for r in requests),
+        mps_memory=sum(r.mps_memory for r in requests if r.option == ecs_gpu_sharing.SHARE),
+        gpu_fraction=max(fractions, default=0.0),
+    )
+
+
+def instance_gpus(it: InstanceType) -> dict:
+    """An instance type's GPU memory and fractional slices, as InstanceShape fields."""
+    g = it.gpu
+    if g is None or it.incomplete:
+        return {}
+    if g.fractional:
+        return {"gpu_partition": g.partition_size, "gpu_slices": g.logical_count}
+    return {"gpu_memory": g.memory_mib}
 
 
 @dataclass
@@ -73,6 +105,18 @@ def per_instance(task: TaskShape, inst: InstanceShape, memory: int | None = None
             if need > have:
                 registers = "registers at most" if key == "memory" else "registers"
                 reasons[key] = f"{need} {what} per task, {inst.instance_type} {registers} {have}"
+    if task.mps_memory:
+        per_gpu = inst.gpu_memory // task.mps_memory if inst.gpus else 0
+        limits.append(per_gpu * inst.gpus)
+        if per_gpu == 0:
+            has = f"{inst.gpu_memory} MiB per GPU" if inst.gpus else "no whole GPU to share"
+            reasons["gpus"] = f"{task.mps_memory} MiB of one GPU's memory per task (MPS), {inst.instance_type} has {has}"
+    if task.gpu_fraction:
+        fits = inst.gpu_partition == task.gpu_fraction
+        limits.append(inst.gpu_slices if fits else 0)
+        if not fits:
+            has = f"{inst.gpu_partition:g} of a GPU" if inst.gpu_partition else "whole GPUs only"
+            reasons["gpus"] = f"{task.gpu_fraction:g} of a GPU per task, {inst.instance_type} provides {has}"
     if task.neuron_chips:
         missing = sorted(k for k in task.neuron_chips if k >= inst.neuron_chips)
         if missing:
@@ -135,6 +179,7 @@ def shared_capacity(placements: Sequence[TaskPlacement], instances: dict[str, In
             ("CPU units", lambda t: t.cpu, inst.cpu),
             ("MiB of memory", lambda t: t.memory, inst.memory),
             ("GPUs", lambda t: t.gpus, inst.gpus),
+            *_gpu_rows(services, inst),
         ):
             total = sum(p.desired * need(p.task) for p in services)
             if total > ceiling * have:
@@ -145,3 +190,14 @@ def shared_capacity(placements: Sequence[TaskPlacement], instances: dict[str, In
             if total > ceiling:
                 found.append((services[-1], f"{total} tasks on {provider} map /dev/neuron{chip}; {ceiling} instances have one each"))
     return found
+
+
+def _gpu_rows(services: Sequence[TaskPlacement], inst: InstanceShape) -> list[tuple]:
+    """The GPU resources shared capacity adds when services share GPUs: GPU memory when any uses MPS
+    (a whole-GPU task takes all of its GPU's), fractional slices when any uses a fraction."""
+    rows = []
+    if any(p.task.mps_memory for p in services):
+        rows.append(("MiB of GPU memory", lambda t: t.gpus * inst.gpu_memory + t.mps_memory, inst.gpus * inst.gpu_memory))
+    if any(p.task.gpu_fraction for p in services):
+        rows.append(("fractional GPU slices", lambda t: 1 if t.gpu_fraction else 0, inst.gpu_slices))
+    return rows

@@ -64,6 +64,15 @@ class Note(Sourced):
     note: str
 
 
+class EcsGpuSharing(Sourced):
+    """GPU sharing on ECS: NVIDIA MPS (`sharingStrategy.nvidiaMps`) and the fractional G6f values."""
+
+    mps_agent_minimum: str = Field(pattern=r"^\d+\.\d+\.\d+$")
+    mps_capability: str
+    mps_unsupported_compatibilities: list[str]
+    fractional_values: list[str]
+
+
 class EcsFacts(_Facts):
     gpu_ami_variants: dict[str, EcsAmiVariant]
     neuron_ami_variants: dict[str, EcsAmiVariant]
@@ -76,6 +85,7 @@ class EcsFacts(_Facts):
     ami_release_bounds: dict[str, AmiReleaseBound]
     notes: dict[str, Note]
     driver_capabilities: Values
+    gpu_sharing: EcsGpuSharing
 
 
 # --- EKS ------------------------------------------------------------------------------------------

@@ -99,8 +99,8 @@ def build(source: FactSource) -> dict:
 
 
 def build_amis(source: FactSource) -> dict:
-    """Per region, AMI id -> [accelerator, variant, image version] of every ECS GPU and Neuron AMI
-    its SSM tree lists."""
+    """Per region, AMI id -> [accelerator, variant, image version, ECS agent version] of every ECS GPU
+    and Neuron AMI its SSM tree lists (the agent version decides agent-gated features such as MPS)."""
     ecs = curated_facts()["ecs"]
     families = {"gpu": ecs["gpuAmiVariants"], "neuron": ecs["neuronAmiVariants"]}
     per_region: dict[str, dict[str, list[str]]] = {}
@@ -112,7 +112,7 @@ def build_amis(source: FactSource) -> dict:
                 for value in source.ssm_children(region, parent):
                     record = json.loads(value)
                     if isinstance(record, dict) and "image_id" in record and "image_version" in record:
-                        found[record["image_id"]] = [accelerator, variant, record["image_version"]]
+                        found[record["image_id"]] = [accelerator, variant, record["image_version"], record.get("ecs_agent_version", "")]
         if found:
             per_region[region] = dict(sorted(found.items()))
     return {

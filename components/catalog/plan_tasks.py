@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from gpufleet.components.catalog import ecs_scheduler, node_capacity, predicates
+from gpufleet.components.catalog import ecs_gpu_sharing, ecs_scheduler, node_capacity, predicates
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.facts import EcsFacts
 from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
@@ -25,7 +25,6 @@ def task_shape(td: Resource, ecs_facts: EcsFacts) -> tuple[ecs_scheduler.TaskSha
     containers = [c for c in containers if isinstance(c, Mapping)]
     cpu = as_int(td.props.get("cpu")) or sum(as_int(c.get("cpu")) for c in containers)
     memory = as_int(td.props.get("memory")) or sum(as_int(c.get("memoryReservation")) or as_int(c.get("memory")) for c in containers)
-    gpus = sum(as_int(r.get("value")) for c in containers for r in c.get("resourceRequirements") or [] if isinstance(r, Mapping) and r.get("type") == "GPU")
     chips = set()
     for c in containers:
         for device in (c.get("linuxParameters") or {}).get("devices") or []:
@@ -41,7 +40,8 @@ def task_shape(td: Resource, ecs_facts: EcsFacts) -> tuple[ecs_scheduler.TaskSha
                 if port:
                     ports.add((port, str(mapping.get("protocol") or "tcp")))
     family = td.props.get("family") if isinstance(td.props.get("family"), str) else td.name
-    return ecs_scheduler.TaskShape(family, cpu, memory, gpus, frozenset(chips), frozenset(ports), td.urn), notes
+    task = ecs_scheduler.TaskShape(family, cpu, memory, 0, frozenset(chips), frozenset(ports), td.urn)
+    return ecs_scheduler.task_gpus(task, ecs_gpu_sharing.gpu_requests(containers)), notes
 
 
 def _instance_shapes(index: Index, cat: Catalog) -> dict[str, tuple[ecs_scheduler.InstanceShape, Resource]]:
@@ -68,6 +68,7 @@ def _instance_shapes(index: Index, cat: Catalog) -> dict[str, tuple[ecs_schedule
                     as_int(group.props.get("desiredCapacity")),
                     as_int(group.props.get("maxSize"), 1),
                     managed,
+                    **ecs_scheduler.instance_gpus(it),
                 ),
                 cp,
             )

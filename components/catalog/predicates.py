@@ -44,7 +44,7 @@ def gpus_fit(it: InstanceType, requested: int) -> str | None:
     if it.gpu is not None and it.gpu.fractional:
         return (
             f"{it.name} has a fractional GPU ({describe_gpus(it)}, GpuPartitionSize {it.gpu.partition_size}); "
-            f"whole-GPU requests cannot be placed on it"
+            f"whole-GPU requests cannot be placed on it (ask for {it.gpu.partition_size:g} as the GPU value)"
         )
     available = whole_gpus(it) or 0
     if requested > available:
@@ -121,8 +121,6 @@ def ecs_gpu_ami_support(it: InstanceType, variant: str, ecs_facts: EcsFacts, ima
     makers = ecs_facts.gpu_manufacturers.values
     if it.gpu.manufacturer not in makers:
         return f"{it.name} has {it.gpu.manufacturer} GPUs; the ECS GPU AMI supports {', '.join(makers)} only"
-    if it.gpu.fractional:
-        return f"{it.name} has a fractional GPU ({describe_gpus(it)}); ECS schedules whole GPUs"
     reason = _ami_architecture(it, variant, variants, "GPU")
     if reason:
         return reason

@@ -24,6 +24,31 @@ ECS_NAME = r"^[a-zA-Z0-9_-]{1,255}$"
 LOCAL_NAME = r"^[a-z][a-z0-9-]{0,39}$"
 
 
+class GpuShareArgs(SpecModel):
+    """A share of one GPU through NVIDIA MPS (ECS `sharingStrategy.nvidiaMps`): ECS places the
+    container on a GPU with this much memory free and limits it to that memory.
+
+    When to share: inference services and small models that leave most of a GPU idle; several
+    tasks then fill one GPU, placed by memory (the summary shows how many per GPU and per
+    instance). Take whole GPUs (`gpus`) instead when a container runs more than one CUDA process,
+    needs per-task GPU metrics, or must not share a failure domain (a fatal GPU error in one MPS
+    client stops the others on that GPU). On G6f types MPS does not work: ask for the type's
+    hardware slice instead (`gpus: 0.125`, `0.25` or `0.5`, one container per task). The capacity
+    provider's AMI must ship ECS agent 1.107.0 or later (the recommended ECS GPU AMI does)."""
+
+    memory_mib: int = Field(
+        alias="memoryMiB",
+        ge=1,
+        description="GPU memory in MiB pinned to the container (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT). The MPS "
+        "containers of one task share one GPU, which must hold all of them.",
+    )
+    max_compute_percent: int | None = Field(
+        None,
+        description="Most of the GPU's compute the container may use, 1..100 (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE): a "
+        "limit, not a reservation. Unset: up to the whole GPU (the MPS server's 100 percent).",
+    )
+
+
 class ContainerArgs(SpecModel):
     """One container of a task definition."""
 
@@ -31,11 +56,17 @@ class ContainerArgs(SpecModel):
     image: str = Field(min_length=1, description="Image reference: registry/repository:tag or @sha256 digest.")
     memory: int = Field(gt=0, description="Hard memory limit in MiB; the container is stopped if it exceeds it.")
     cpu: int = Field(0, ge=0, description="CPU units reserved for the container (1024 units = 1 vCPU).")
-    gpus: int = Field(
+    gpus: int | float = Field(
         0,
         ge=0,
-        description="Whole GPUs pinned to this container (ECS `resourceRequirements` of type GPU). "
-        "The GPUs of all containers of a workload must fit one instance of its capacity provider.",
+        description="Whole GPUs pinned to this container (ECS `resourceRequirements` of type GPU); the GPUs of all "
+        "containers of a workload must fit one instance of its capacity provider. On a G6f type, its fraction "
+        "instead (0.125, 0.25 or 0.5), for one container of the task.",
+    )
+    gpu_share: GpuShareArgs | None = Field(
+        None,
+        description="A share of one GPU through NVIDIA MPS instead of `gpus`. The task's GPU containers all share "
+        "or all take whole GPUs; not on G6f.",
     )
     neuron_devices: int | None = Field(
         None,

@@ -6,12 +6,14 @@ Field paths use the stack file's keys (camelCase) so an error points at the line
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from gpufleet.components.capacity_checks import offered_and_purchasable
-from gpufleet.components.catalog import api_rules, ecs_scheduler, node_capacity, plan_placement, predicates
+from gpufleet.components.catalog import api_rules, ecs_gpu_sharing, ecs_scheduler, node_capacity, plan_placement, predicates
 from gpufleet.components.catalog.quotas import quota_problem
 from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
+from gpufleet.components.ecs.container_definitions import container_definitions
 from gpufleet.components.ecs.neuron import chip_offsets, device_counts, per_chip_families
 from gpufleet.components.network import zones
 from gpufleet.components.spec_model import Violation, duplicate_names
@@ -175,10 +177,11 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, types: dict, cat: Catalog) 
         if reason:
             yield Violation("ecs-gpu-driver-capabilities", (*where, "driverCapabilities"), c.driver_capabilities, reason)
     it = types.get(wl.capacity_provider)
+    yield from _gpu_requests(wl, it, cat)
     if it is None:
         return
     yield from _neuron_workload(wl, it)
-    gpus = sum(c.gpus for c in wl.containers)
+    gpus = task_shape(wl, it).gpus
     _, short = ecs_scheduler.per_instance(task_shape(wl, it), instance_shape(_provider(fleet, wl), it, cat))
     for rule, reason, field in (
         ("ecs-gpus-fit-instance", predicates.gpus_fit(it, gpus), "gpus"),
@@ -191,6 +194,43 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, types: dict, cat: Catalog) 
             yield Violation(rule, ("containers", j, field), getattr(wl.containers[j], field), f"task total: {reason}")
 
 
+def gpu_requests(wl: WorkloadArgs) -> list[ecs_gpu_sharing.GpuRequest]:
+    """The workload's GPU requirements as ECS reads them from the rendered containerDefinitions."""
+    return ecs_gpu_sharing.gpu_requests(container_definitions(wl))
+
+
+def _gpu_requests(wl: WorkloadArgs, it, cat: Catalog) -> Iterator[Violation]:
+    """How the containers ask for GPUs: the sharing rules of ecs_gpu_sharing, at the field to edit."""
+    requests = gpu_requests(wl)
+    for r in requests:
+        c = wl.containers[r.index]
+        reason = ecs_gpu_sharing.value_or_share_problem(r)
+        if reason:
+            yield Violation("ecs-gpu-value-or-share", ("containers", r.index, "gpuShare"), c.gpus, reason)
+        reason = ecs_gpu_sharing.compute_percent_problem(r.max_compute_percent)
+        if reason:
+            yield Violation("ecs-mps-compute-percent", ("containers", r.index, "gpuShare", "maxComputePercent"), r.max_compute_percent, reason)
+    reason = ecs_gpu_sharing.one_option_problem(requests)
+    if reason:
+        last = requests[-1]
+        yield Violation("ecs-gpu-one-option", ("containers", last.index, "gpuShare" if last.option == ecs_gpu_sharing.SHARE else "gpus"), last.value, reason)
+    if it is None:
+        return
+    for r in requests:
+        if r.option == ecs_gpu_sharing.SHARE:
+            reason = ecs_gpu_sharing.mps_type_problem(it)
+            field = "gpuShare"
+        else:
+            reason = ecs_gpu_sharing.fraction_problem(it, r, cat.ecs())
+            field = "gpus"
+        if reason:
+            yield Violation("ecs-gpu-fractional", ("containers", r.index, field), wl.containers[r.index].gpus if field == "gpus" else r.mps_memory, reason)
+    reason = ecs_gpu_sharing.mps_memory_problem(it, requests)
+    if reason:
+        j = max((r for r in requests if r.option == ecs_gpu_sharing.SHARE), key=lambda r: r.mps_memory).index
+        yield Violation("ecs-mps-memory-fits", ("containers", j, "gpuShare", "memoryMiB"), wl.containers[j].gpu_share.memory_mib, reason)
+
+
 def _provider(fleet: EcsFleetArgs, wl: WorkloadArgs) -> CapacityProviderArgs:
     return next(cp for cp in fleet.capacity_providers if cp.name == wl.capacity_provider)
 
@@ -199,8 +239,9 @@ def task_shape(wl: WorkloadArgs, it, first_chip: int = 0) -> ecs_scheduler.TaskS
     """What one task of the workload reserves: the containers' CPU units, memory, GPUs and chips."""
     counts = device_counts(wl, it)
     chips = {k for count, start in zip(counts, chip_offsets(counts, first_chip)) for k in range(start, start + count)}
-    return ecs_scheduler.TaskShape(
-        wl.name, sum(c.cpu for c in wl.containers), sum(c.memory for c in wl.containers), sum(c.gpus for c in wl.containers), frozenset(chips)
+    return ecs_scheduler.task_gpus(
+        ecs_scheduler.TaskShape(wl.name, sum(c.cpu for c in wl.containers), sum(c.memory for c in wl.containers), 0, frozenset(chips)),
+        gpu_requests(wl),
     )
 
 
@@ -210,6 +251,7 @@ def instance_shape(cp: CapacityProviderArgs, it, cat: Catalog) -> ecs_scheduler.
     return ecs_scheduler.InstanceShape(
         cp.name, it.name, registered["cpu"], registered["memory"], registered["memoryEstimate"],
         predicates.whole_gpus(it) or 0, predicates.neuron_chips(it) or 0, cp.desired_size, cp.max_size,
+        **ecs_scheduler.instance_gpus(it),
     )
 
 
@@ -224,7 +266,7 @@ def workload_placements(fleet: EcsFleetArgs, cat: Catalog) -> list[tuple[int, ec
         if wl.service is not None and wl.service.per_chip:
             for chip, family in enumerate(per_chip_families(wl.name, it)):
                 task = task_shape(wl, it, chip)
-                found.append((i, ecs_scheduler.place_task(ecs_scheduler.TaskShape(family, task.cpu, task.memory, task.gpus, task.neuron_chips), inst, cp.desired_size, True)))
+                found.append((i, ecs_scheduler.place_task(replace(task, family=family), inst, cp.desired_size, True)))
         else:
             desired = wl.service.desired_count if wl.service is not None else None
             found.append((i, ecs_scheduler.place_task(task_shape(wl, it), inst, desired)))

@@ -7,6 +7,27 @@ from gpufleet.components.ecs.args import ContainerArgs, WorkloadArgs
 from gpufleet.components.ecs.neuron import chip_offsets
 
 
+def gpu_value(gpus: int | float) -> str:
+    """The requirement's `value`: whole GPUs as an integer, a G6f fraction as ECS writes it (0.25)."""
+    return str(int(gpus)) if float(gpus).is_integer() else f"{gpus:g}"
+
+
+def gpu_requirement(c: ContainerArgs) -> dict | None:
+    """The container's GPU resource requirement: whole or fractional GPUs, or an MPS share (both when
+    the spec gives both, which the spec check and the pack refuse with one rule)."""
+    if not c.gpus and c.gpu_share is None:
+        return None
+    requirement: dict = {"type": "GPU"}
+    if c.gpus:
+        requirement["value"] = gpu_value(c.gpus)
+    if c.gpu_share is not None:
+        mps: dict = {"memory": c.gpu_share.memory_mib}
+        if c.gpu_share.max_compute_percent is not None:
+            mps["maxComputePercent"] = c.gpu_share.max_compute_percent
+        requirement["sharingStrategy"] = {"nvidiaMps": mps}
+    return requirement
+
+
 def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: int = 0) -> dict:
     env = dict(c.environment)
     definition: dict = {
@@ -18,10 +39,11 @@ def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: 
     }
     if c.command:
         definition["command"] = list(c.command)
-    if c.gpus:
-        # ECS pins whole GPUs to the container and sets NVIDIA_VISIBLE_DEVICES, but not the
-        # driver capabilities the NVIDIA runtime needs for images not built on CUDA base images.
-        definition["resourceRequirements"] = [{"type": "GPU", "value": str(c.gpus)}]
+    requirement = gpu_requirement(c)
+    if requirement:
+        # ECS pins the GPUs to the container and sets NVIDIA_VISIBLE_DEVICES, but not the driver
+        # capabilities the NVIDIA runtime needs for images not built on CUDA base images.
+        definition["resourceRequirements"] = [requirement]
         env.setdefault("NVIDIA_DRIVER_CAPABILITIES", c.driver_capabilities)
     if neuron_devices:
         # On the EC2 launch type ECS accepts no NeuronDevice requirement: the chips are mapped as

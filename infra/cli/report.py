@@ -60,6 +60,8 @@ def render_findings(policy: dict, console: Console) -> None:
 def _per_instance(g: dict) -> str:
     if g["kind"] == "neuron":
         return f"{g['perInstance']} x {g['manufacturer']} {g['model']}\n{g['neuronCoresPerChip']} NeuronCores, {g['memoryMiBPerAccelerator']} MiB each"
+    if g.get("gpuFraction"):
+        return f"{g['gpuFraction']:g} of an {g.get('manufacturer')} {g.get('model')}\n{g['memoryMiBPerAccelerator']} MiB"
     return f"{g['perInstance']} x {g.get('manufacturer')} {g.get('model')}\n{g['memoryMiBPerAccelerator']} MiB each" + _gpu_resources(g)
 
 
@@ -74,7 +76,9 @@ def _gpu_resources(g: dict) -> str:
 
 
 def _sizes(counts: dict | None) -> str:
-    return f"{counts['min']}/{counts['desired']}/{counts['max']}" if counts else "-"
+    # G6f slices count as fractions of a GPU: 0.25, not 0.250000.
+    show = lambda n: f"{n:g}" if isinstance(n, float) else str(n)  # noqa: E731
+    return f"{show(counts['min'])}/{show(counts['desired'])}/{show(counts['max'])}" if counts else "-"
 
 
 def render_summary(summary: dict, console: Console) -> None:
@@ -116,6 +120,13 @@ def render_summary(summary: dict, console: Console) -> None:
         for w in workloads:
             if "neuronDevicesPerTask" in w:
                 per_task = f"{w['neuronDevicesPerTask']} chips ({w['neuronCoresPerTask']} NeuronCores)"
+            elif "gpuShare" in w:
+                share = w["gpuShare"]
+                per_task = f"MPS {share['memoryMiBPerTask']} MiB, {share['computePercentPerTask']}% compute\n{share['tasksPerGpu']} per GPU by memory"
+                if share["computeBinds"]:
+                    per_task += f", {share['tasksPerGpuByCompute']} by compute"
+            elif "gpuFractionPerTask" in w:
+                per_task = f"{w['gpuFractionPerTask']:g} of a GPU"
             else:
                 per_task = f"{w['gpusPerTask']} GPUs"
             fit = w.get("tasksPerInstance", "-")

@@ -1,0 +1,158 @@
+"""ECS GPU sharing rules: how a task definition's containers ask for GPUs (whole, a G6f fraction or an
+NVIDIA MPS share), and the container instances MPS tasks need.
+
+Each rule reads resource types and inputs only and decides with catalog/ecs_gpu_sharing.py, the
+functions the stack spec calls on its rendered containers.
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import (
+    EnforcementLevel,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from gpufleet.components.catalog import catalog, ecs_gpu_sharing, tokens
+from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError
+from gpufleet.policies.ecs_task import EcsTask, gpu_task, known_types
+from gpufleet.policies.inputs import get
+
+
+def _validate_value_or_share(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = gpu_task(args)
+    for r in task.gpu_requests if task else []:
+        reason = ecs_gpu_sharing.value_or_share_problem(r)
+        if reason:
+            report(reason)
+
+
+def _validate_one_option(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = gpu_task(args)
+    reason = ecs_gpu_sharing.one_option_problem(task.gpu_requests) if task else None
+    if reason:
+        report(reason)
+
+
+def _validate_compute_percent(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = gpu_task(args)
+    for r in task.gpu_requests if task else []:
+        reason = ecs_gpu_sharing.compute_percent_problem(r.max_compute_percent) if r.option == ecs_gpu_sharing.SHARE else None
+        if reason:
+            report(f"container {r.container!r}: {reason}")
+
+
+def _admitted_types(task: EcsTask, report: ReportViolation) -> list:
+    """The catalog records of the types the task's memberOf admits ([] when it pins none: the
+    placement rule reports that)."""
+    admitted = task.admitted_or_report(report)
+    return known_types(admitted, report) if admitted else []
+
+
+def _validate_memory_fits(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = gpu_task(args)
+    if task is None or not any(r.option == ecs_gpu_sharing.SHARE for r in task.gpu_requests):
+        return
+    types = _admitted_types(task, report)
+    reasons = [ecs_gpu_sharing.mps_memory_problem(it, task.gpu_requests) for it in types]
+    # ECS places the task where it fits: one admitted type with a GPU large enough is enough.
+    if types and all(reasons):
+        report("; ".join(reasons))
+
+
+def _validate_fractional(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = gpu_task(args)
+    if task is None:
+        return
+    ecs_facts = catalog.load().ecs()
+    types = _admitted_types(task, report)
+    for r in task.gpu_requests:
+        if r.option == ecs_gpu_sharing.WHOLE:
+            continue
+        if r.option == ecs_gpu_sharing.SHARE:
+            reasons = [ecs_gpu_sharing.mps_type_problem(it) for it in types]
+        else:
+            reasons = [ecs_gpu_sharing.fraction_problem(it, r, ecs_facts) for it in types] or [
+                ecs_gpu_sharing.fraction_value_problem(r, ecs_facts)
+            ]
+        if reasons and all(reasons):
+            report(f"container {r.container!r}: {'; '.join(dict.fromkeys(reasons))}")
+
+
+def _validate_agent(args: StackValidationArgs, report: ReportViolation) -> None:
+    """Container instances that MPS tasks may land on run an agent that places MPS shares."""
+    cat, ecs_facts = catalog.load(), catalog.load().ecs()
+    admitted: set[str] | None = set()
+    for resource in args.resources:
+        if resource.resource_type != tokens.ECS_TASK_DEFINITION:
+            continue
+        task = EcsTask(resource.props)
+        if not any(r.option == ecs_gpu_sharing.SHARE for r in task.gpu_requests):
+            continue
+        try:
+            types = task.admitted()
+        except PlacementSyntaxError:
+            types = None
+        admitted = None if types is None or admitted is None else admitted | types
+    if admitted is not None and not admitted:
+        return  # no MPS task in the stack
+    amis = catalog.ecs_amis()
+    for template in args.resources:
+        if template.resource_type != tokens.LAUNCH_TEMPLATE:
+            continue
+        ami = amis.get(get(template.props, "imageId"))
+        name = get(template.props, "instanceType")
+        if ami is None or ami.accelerator != "gpu" or (admitted is not None and name not in admitted):
+            continue
+        reason = ecs_gpu_sharing.agent_problem(ami.agent_version, ecs_facts)
+        if reason and (not isinstance(name, str) or cat.find(name) is not None):
+            report(f"MPS tasks run on {name or 'its instances'}, but {reason} (ECS GPU AMI {ami.variant} {ami.image_version})", template.urn)
+
+
+POLICIES = [
+    ResourceValidationPolicy(
+        name="ecs-gpu-value-or-share",
+        description="Each GPU resource requirement of an ECS task gives a value or an MPS sharingStrategy, not both.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_value_or_share,
+        remediation_steps="Keep value (whole GPUs, or a G6f fraction) or sharingStrategy.nvidiaMps, not both.",
+    ),
+    ResourceValidationPolicy(
+        name="ecs-gpu-one-option",
+        description="The GPU containers of an ECS task all take whole GPUs or all share through MPS; a fractional GPU is its task's only GPU request.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_one_option,
+        remediation_steps="Give every GPU container of the task the same option, or split the task.",
+    ),
+    ResourceValidationPolicy(
+        name="ecs-mps-compute-percent",
+        description="An MPS share's maxComputePercent is an integer from 1 to 100.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_compute_percent,
+        remediation_steps="Set maxComputePercent between 1 and 100, or leave it out (the MPS default, 100).",
+    ),
+    ResourceValidationPolicy(
+        name="ecs-mps-memory-fits",
+        description="The MPS shares of an ECS task fit the memory of one GPU of a type its memberOf admits.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_memory_fits,
+        remediation_steps="Lower the shares' memory, pin a type with larger GPUs, or take whole GPUs.",
+    ),
+    ResourceValidationPolicy(
+        name="ecs-gpu-fractional",
+        description="MPS shares run on whole NVIDIA GPUs, not G6f; fractional GPU values are the G6f type's own fraction.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_fractional,
+        remediation_steps="On G6f ask for the type's fraction (0.125, 0.25 or 0.5) as the GPU value; share whole GPUs elsewhere.",
+    ),
+    StackValidationPolicy(
+        name="ecs-mps-agent",
+        description="ECS GPU container instances that MPS tasks may use run an AMI whose ECS agent places MPS shares.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_agent,
+        remediation_steps="Use a newer ECS GPU AMI (the SSM recommended parameter) for the capacity provider's launch template.",
+    ),
+]

@@ -1,0 +1,233 @@
+"""GPU sharing on ECS (MPS shares and G6f fractions): every rule through both doors on one table, the
+pack-only rules, placement by GPU memory, and the ecs-mps stack's plan."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpufleet.components.catalog import catalog, ecs_gpu_sharing, ecs_scheduler
+from gpufleet.components.catalog.ecs_placement import member_of
+from gpufleet.components.ecs.args import WorkloadArgs
+from gpufleet.components.ecs.container_definitions import container_definitions
+from gpufleet.spec import SpecError, load_spec
+from tests.conftest import check_golden, preview_plan, run_cli
+from tests.policy_helpers import findings, gpu_container, launch_template, resource, task_definition
+
+SHARING_RULES = {"ecs-gpu-value-or-share", "ecs-gpu-one-option", "ecs-mps-compute-percent", "ecs-mps-memory-fits", "ecs-gpu-fractional"}
+CAT = catalog.load()
+A10G = CAT.get("g5.xlarge").gpu.memory_mib  # 22,888 MiB in EC2's data
+
+
+def share(memory: int, percent: int | None = None) -> dict:
+    return {"gpuShare": {"memoryMiB": memory, **({"maxComputePercent": percent} if percent is not None else {})}}
+
+
+# (case, the containers' GPU asks, instance type, the sharing rules broken)
+CASES = [
+    ("share-fits", [share(8000, 50)], "g5.xlarge", set()),
+    ("share-fills-the-gpu", [share(A10G)], "g5.xlarge", set()),
+    ("share-past-the-gpu", [share(A10G + 1)], "g5.xlarge", {"ecs-mps-memory-fits"}),
+    ("two-shares-on-one-gpu", [share(12000), share(A10G - 12000 + 1)], "g5.12xlarge", {"ecs-mps-memory-fits"}),
+    ("two-shares-fit", [share(12000), share(A10G - 12000)], "g5.12xlarge", set()),
+    ("value-and-share", [{"gpus": 1, **share(8000)}], "g5.xlarge", {"ecs-gpu-value-or-share"}),
+    ("whole-and-share", [{"gpus": 1}, share(4000)], "g5.12xlarge", {"ecs-gpu-one-option"}),
+    ("whole-and-whole", [{"gpus": 1}, {"gpus": 1}], "g5.12xlarge", set()),
+    ("compute-0", [share(8000, 0)], "g5.xlarge", {"ecs-mps-compute-percent"}),
+    ("compute-1", [share(8000, 1)], "g5.xlarge", set()),
+    ("compute-100", [share(8000, 100)], "g5.xlarge", set()),
+    ("compute-101", [share(8000, 101)], "g5.xlarge", {"ecs-mps-compute-percent"}),
+    ("share-on-g6f", [share(2000)], "g6f.2xlarge", {"ecs-gpu-fractional"}),
+    ("fraction-on-g6f", [{"gpus": 0.25}], "g6f.2xlarge", set()),
+    ("fraction-of-another-g6f", [{"gpus": 0.5}], "g6f.2xlarge", {"ecs-gpu-fractional"}),
+    ("fraction-ecs-lacks", [{"gpus": 0.3}], "g6f.2xlarge", {"ecs-gpu-fractional"}),
+    ("fraction-on-whole-gpus", [{"gpus": 0.25}], "g5.xlarge", {"ecs-gpu-fractional"}),
+    ("two-fractions", [{"gpus": 0.125}, {"gpus": 0.125}], "g6f.large", {"ecs-gpu-one-option"}),
+]
+
+
+def _workload(asks: list[dict]) -> dict:
+    containers = [{"name": f"c{i}", "image": "example:1", "memory": 512, **ask} for i, ask in enumerate(asks)]
+    return {"name": "job", "capacityProvider": "gpu", "containers": containers}
+
+
+def _spec_rules(asks: list[dict], instance_type: str) -> set[str]:
+    fleet = {
+        "clusterName": "sharing",
+        "network": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]},
+        "capacityProviders": [{"name": "gpu", "instanceType": instance_type, "minSize": 0, "maxSize": 1, "desiredSize": 0}],
+        "workloads": [_workload(asks)],
+    }
+    try:
+        load_spec({"region": "us-east-1", "ecs": fleet})
+    except SpecError as err:
+        return {issue.rule for issue in err.issues} & SHARING_RULES
+    return set()
+
+
+@pytest.fixture(scope="module")
+def pack_rules(judge) -> dict[str, set[str]]:
+    resources = []
+    for case, asks, instance_type, _ in CASES:
+        workload = WorkloadArgs.model_validate(_workload(asks))
+        inputs = {
+            "family": case,
+            "containerDefinitions": json.dumps(container_definitions(workload)),
+            "placementConstraints": [{"type": "memberOf", "expression": member_of(instance_type)}],
+        }
+        resources.append(resource("aws:ecs/taskDefinition:TaskDefinition", case, inputs))
+    result = judge(resources)
+    found: dict[str, set[str]] = {case: set() for case, *_ in CASES}
+    for f in result.findings:
+        if f.policy in SHARING_RULES:
+            # Each of these requests ECS refuses or never places: all are mandatory.
+            assert f.level == "mandatory", f
+            found[f.urn.rsplit("::", 1)[-1]].add(f.policy)
+    return found
+
+
+@pytest.mark.parametrize("case, asks, instance_type, expected", CASES, ids=[c[0] for c in CASES])
+def test_spec_and_pack_agree(case, asks, instance_type, expected, pack_rules):
+    assert _spec_rules(asks, instance_type) == expected
+    assert pack_rules[case] == expected
+
+
+def test_every_sharing_rule_is_crossed_both_ways():
+    """Each rule has a case that breaks it and one that keeps it, or the table proves little."""
+    for rule in SHARING_RULES:
+        assert any(rule in expected for *_, expected in CASES), rule
+    assert any(not expected for *_, expected in CASES)
+
+
+def test_the_spec_points_at_the_field_to_edit():
+    with pytest.raises(SpecError) as err:
+        load_spec(
+            {
+                "region": "us-east-1",
+                "ecs": {
+                    "clusterName": "sharing",
+                    "network": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]},
+                    "capacityProviders": [{"name": "gpu", "instanceType": "g5.xlarge", "minSize": 0, "maxSize": 1, "desiredSize": 0}],
+                    "workloads": [_workload([share(4000), share(A10G, 120)])],
+                },
+            }
+        )
+    issues = {issue.rule: issue for issue in err.value.issues}
+    assert issues["ecs-mps-memory-fits"].field == ("ecs", "workloads", 0, "containers", 1, "gpuShare", "memoryMiB")
+    assert "4000" in issues["ecs-mps-memory-fits"].reason and str(A10G) in issues["ecs-mps-memory-fits"].reason
+    assert issues["ecs-mps-compute-percent"].field[-2:] == ("gpuShare", "maxComputePercent")
+
+
+def test_shares_render_as_the_api_takes_them():
+    workload = WorkloadArgs.model_validate(_workload([share(6144, 25), {"gpus": 0.125}, {"gpus": 2.0}]))
+    reqs = [c["resourceRequirements"] for c in container_definitions(workload)]
+    assert reqs[0] == [{"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": 6144, "maxComputePercent": 25}}}]
+    assert reqs[1] == [{"type": "GPU", "value": "0.125"}]
+    assert reqs[2] == [{"type": "GPU", "value": "2"}]
+
+
+def _mps_task(name: str) -> dict:
+    container = gpu_container("server", 0)
+    container["resourceRequirements"] = [{"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": 8000}}}]
+    return task_definition(name, [container], member_of("g5.xlarge"))
+
+
+def _gpu_ami(agent: str, newer: bool) -> str:
+    """An us-east-1 AL2023 ECS GPU AMI whose agent is `agent` or later (newer) / older."""
+    minimum = tuple(int(p) for p in agent.split("."))
+    for ami in sorted(catalog.ecs_amis().values(), key=lambda a: a.image_version):
+        version = tuple(int(p) for p in ami.agent_version.split("."))
+        if ami.region == "us-east-1" and ami.accelerator == "gpu" and ami.variant == "al2023" and (version >= minimum) == newer:
+            return ami.ami_id
+    raise AssertionError("no such AMI in the snapshot")
+
+
+def test_mps_tasks_need_an_agent_that_places_them(judge):
+    minimum = CAT.ecs().gpu_sharing.mps_agent_minimum
+    old, new = _gpu_ami(minimum, newer=False), _gpu_ami(minimum, newer=True)
+    result = judge([_mps_task("mps"), launch_template("old", "g5.xlarge", imageId=old), launch_template("new", "g5.xlarge", imageId=new)])
+    [message] = findings(result, "ecs-mps-agent")
+    assert {f.level for f in result.findings if f.policy == "ecs-mps-agent"} == {"mandatory"}
+    assert minimum in message and "g5.xlarge" in message
+    assert [f.urn for f in result.findings if f.policy == "ecs-mps-agent"] == [f.urn for f in result.findings if f.urn.endswith("::old") and f.policy == "ecs-mps-agent"]
+    # Without an MPS task the old agent is fine: whole GPUs need nothing new.
+    plain = task_definition("whole", [gpu_container("server", 1)], member_of("g5.xlarge"))
+    assert findings(judge([plain, launch_template("old", "g5.xlarge", imageId=old)]), "ecs-mps-agent") == []
+
+
+def test_mps_is_refused_on_external_compatibility(judge):
+    external = _mps_task("external")
+    external["inputs"]["requiresCompatibilities"] = ["EXTERNAL"]
+    result = judge([external, _mps_task("ec2")])
+    assert any("EXTERNAL" in m for m in findings(result, "ecs-gpu-task-placement", "external"))
+    assert findings(result, "ecs-gpu-task-placement", "ec2") == []
+
+
+def test_placement_counts_mps_memory_per_gpu():
+    it = CAT.get("g5.12xlarge")  # 4 A10G
+    inst = ecs_scheduler.InstanceShape("p", it.name, 49152, 190000, 180000, 4, 0, 1, 1, **ecs_scheduler.instance_gpus(it))
+    task = ecs_scheduler.TaskShape("t", 1024, 1024, 0, mps_memory=A10G // 3)
+    assert ecs_scheduler.per_instance(task, inst)[0] == 3 * 4
+    task = ecs_scheduler.TaskShape("t", 1024, 1024, 0, mps_memory=A10G // 2 + 1)
+    assert ecs_scheduler.per_instance(task, inst)[0] == 4  # one per GPU: two do not fit one GPU
+    count, why = ecs_scheduler.per_instance(ecs_scheduler.TaskShape("t", 1024, 1024, 0, mps_memory=A10G + 1), inst)
+    assert count == 0 and str(A10G) in why["gpus"]
+
+
+def test_placement_of_fractions_and_shared_gpu_memory():
+    g6f = CAT.get("g6f.2xlarge")
+    slice_inst = ecs_scheduler.InstanceShape("s", g6f.name, 8192, 30000, 29000, 0, 0, 1, 2, **ecs_scheduler.instance_gpus(g6f))
+    assert ecs_scheduler.per_instance(ecs_scheduler.TaskShape("q", 1024, 1024, 0, gpu_fraction=0.25), slice_inst)[0] == 1
+    count, why = ecs_scheduler.per_instance(ecs_scheduler.TaskShape("h", 1024, 1024, 0, gpu_fraction=0.5), slice_inst)
+    assert count == 0 and "0.25" in why["gpus"]
+    # Two services on one g5.xlarge: a whole-GPU task and an MPS share cannot both have its one GPU.
+    it = CAT.get("g5.xlarge")
+    inst = ecs_scheduler.InstanceShape("p", it.name, 4096, 15000, 14000, 1, 0, 1, 1, **ecs_scheduler.instance_gpus(it))
+    whole = ecs_scheduler.place_task(ecs_scheduler.TaskShape("whole", 512, 512, 1), inst, 1)
+    shared = ecs_scheduler.place_task(ecs_scheduler.TaskShape("mps", 512, 512, 0, mps_memory=4000), inst, 1)
+    [(_, why)] = ecs_scheduler.shared_capacity([whole, shared], {"p": inst})
+    assert "GPU memory" in why
+    assert ecs_scheduler.shared_capacity([shared, ecs_scheduler.place_task(ecs_scheduler.TaskShape("mps2", 512, 512, 0, mps_memory=4000), inst, 1)], {"p": inst}) == []
+
+
+@pytest.fixture(scope="module")
+def plan() -> dict:
+    return preview_plan("ecs-mps")
+
+
+def test_ecs_mps_plan_matches_golden(plan):
+    check_golden(plan, "ecs-mps")
+
+
+def test_the_summary_counts_tasks_per_gpu(plan):
+    rows = {w["name"]: w for w in plan["summary"]["workloads"]}
+    l40s = CAT.get("g6e.12xlarge").gpu.memory_mib
+    assert rows["chat"]["gpuShare"]["tasksPerGpu"] == l40s // 22000 == 2
+    assert rows["chat"]["gpuShare"]["computeBinds"] is False
+    # Two containers of 25% each: 4 tasks fit one GPU's memory, 2 its compute.
+    assert rows["embed-rerank"]["gpuShare"]["memoryMiBPerTask"] == 6144 + 4096
+    assert (rows["embed-rerank"]["gpuShare"]["tasksPerGpu"], rows["embed-rerank"]["gpuShare"]["tasksPerGpuByCompute"]) == (4, 2)
+    assert rows["small-llm"]["gpuFractionPerTask"] == 0.25 and rows["small-llm"]["tasksPerInstance"] == 1
+    slices = next(g for g in plan["summary"]["groups"] if g["group"] == "slices")
+    assert (slices["gpuFraction"], slices["accelerators"]["max"]) == (0.25, 1.0)
+
+
+def test_ecs_mps_previews_clean():
+    code, out, _ = run_cli("preview", "ecs-mps")
+    assert code == 0 and "no violations" in out and "2 per GPU by" in out
+
+
+def test_fraction_messages_say_what_to_change(judge):
+    """A fraction on whole GPUs names G6f; a value ECS lacks is refused even where no type is pinned."""
+    on_whole = ecs_gpu_sharing.GpuRequest(0, "c", "0.25", None)
+    assert "only G6f types provide" in ecs_gpu_sharing.fraction_problem(CAT.get("g5.xlarge"), on_whole, CAT.ecs())
+    unpinned = []
+    for value in ("0.3", "0.25"):
+        container = gpu_container("c", 0)
+        container["resourceRequirements"] = [{"type": "GPU", "value": value}]
+        unpinned.append(task_definition(f"unpinned-{value}", [container]))
+    result = judge(unpinned)
+    [message] = findings(result, "ecs-gpu-fractional", "unpinned-0.3")
+    assert "0.125, 0.25, 0.5" in message
+    assert findings(result, "ecs-gpu-fractional", "unpinned-0.25") == []
