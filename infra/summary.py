@@ -92,19 +92,20 @@ def accelerator_summary(spec: FleetSpec) -> dict:
     cat = catalog.load()
     groups, workloads = [], []
     if spec.ecs is not None:
-        providers = {cp.name: cp for cp in spec.ecs.capacity_providers}
+        providers = {cp.name: cp for cp in [*spec.ecs.capacity_providers, *spec.ecs.managed_instance_providers]}
         for cp in spec.ecs.capacity_providers:
             details = {"purchase": cp.purchase, "amiVariant": cp.ami_variant}
             groups.append(_group(resolve_provider(cp, cat).instance, "ecs", cp.name, (cp.min_size, cp.desired_size, cp.max_size), details))
         for wl in spec.ecs.workloads:
-            cp = providers[wl.capacity_provider]
-            workloads.append(_workload_row(wl, cp, resolve_provider(cp, cat).instance))
+            workloads.append(_workload_row(wl, providers[wl.capacity_provider], ecs_checks.workload_type(wl, spec.ecs, spec.region, cat)))
     if spec.eks is not None:
         for ng in spec.eks.node_groups:
             group = resolve(ng, cat)
             details = {"purchase": ng.capacity_type, "amiType": group.ami_type}
             groups.append(_group(group.instance, "eks", ng.name, (ng.min_size, ng.desired_size, ng.max_size), details, group.efa_count))
     summary = {"groups": groups, "totals": _totals(groups), "workloads": workloads}
+    if spec.ecs is not None and spec.ecs.managed_instance_providers:
+        summary["managedInstances"] = [_managed_row(mp, spec.region) for mp in spec.ecs.managed_instance_providers]
     if spec.gke is not None:
         groups += [_gke_pool(pool, cat.facts.gke) for pool in spec.gke.node_pools]
     if spec.aks is not None:
@@ -163,9 +164,26 @@ def _aks_pool(pool, aks: AksFacts) -> dict:
     return group
 
 
+def _managed_row(mp, region: str) -> dict:
+    """A Managed Instances provider: no size (ECS launches what its tasks need), the types it admits."""
+    types = ecs_checks.managed_candidates(mp, region)
+    return {
+        "group": mp.name,
+        "purchase": mp.purchase,
+        "instanceTypes": [it.name for it in types],
+        "accelerators": sorted({_describe(it) for it in types}),
+    }
+
+
+def _describe(it) -> str:
+    return predicates.describe_neuron(it) if it.neuron is not None else predicates.describe_gpus(it)
+
+
 def _workload_row(wl, cp, it) -> dict:
     task = ecs_checks.task_shape(wl, it)
     row = {"name": wl.name, "capacityProvider": wl.capacity_provider, "gpusPerTask": task.gpus}
+    if not hasattr(cp, "instance_type"):
+        row["landsOn"] = it.name  # Managed Instances: the admitted type that holds the most tasks
     if task.gpu_fraction:
         row["gpuFractionPerTask"] = task.gpu_fraction
     if task.mps_memory:

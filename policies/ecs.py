@@ -17,7 +17,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import catalog, ecs_gpu_sharing, predicates
+from gpufleet.components.catalog import catalog, ecs_gpu_sharing, managed_instances, predicates
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.policies.ecs_task import gpu_task, known_types
 from gpufleet.policies.inputs import depended_on, get, items, text, truthy, user_data_text
@@ -50,6 +50,8 @@ def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolati
     if reason:
         report(reason)
     admitted = task.admitted_or_report(report)
+    if admitted is None and managed_instances.MANAGED_INSTANCES in task.compatibilities:
+        return  # the capacity provider's instance requirements choose the types (ecs-tasks-placeable)
     if admitted is None:
         report(
             f"the task requests GPUs ({', '.join(sorted({r.option for r in task.gpu_requests}))}) but no memberOf placement "

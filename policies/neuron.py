@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from gpufleet.components.catalog import catalog, predicates
-from gpufleet.policies.ecs_task import EcsTask, known_types, requirement_total
+from gpufleet.components.catalog import catalog, managed_instances, predicates
+from gpufleet.policies.ecs_task import EcsTask, known_types
 from gpufleet.policies.inputs import get, instance_type, provider_region, user_data_text
 from gpufleet.components.catalog import tokens
 
@@ -19,7 +19,8 @@ def _neuron_task(args: ResourceValidationArgs) -> EcsTask | None:
     if args.resource_type != tokens.ECS_TASK_DEFINITION:
         return None
     task = EcsTask(args.props)
-    if not task.maps_neuron and not any(requirement_total(c, "NeuronDevice") for c in task.containers):
+    asks = any(isinstance(r, dict) and r.get("type") == "NeuronDevice" for c in task.containers for r in c.get("resourceRequirements") or [])
+    if not task.maps_neuron and not asks:
         args.not_applicable("the task definition maps no Neuron device")
     return task
 
@@ -28,13 +29,6 @@ def _validate_devices_exist(args: ResourceValidationArgs, report: ReportViolatio
     task = _neuron_task(args)
     if task is None:
         return
-    if task.ec2:
-        for container in task.containers:
-            if requirement_total(container, "NeuronDevice"):
-                report(
-                    f"container {container.get('name', '?')!r} declares a NeuronDevice resource requirement, which ECS "
-                    "rejects on the EC2 launch type: map the chips with linuxParameters.devices (/dev/neuronK) instead"
-                )
     admitted = task.admitted_or_report(report)
     if not admitted or not task.maps_neuron:
         return  # ecs-neuron-task-pinned reports a task that pins no instance type
@@ -120,11 +114,23 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
         report(f"{ami.ami_id} is the ECS Neuron AMI {ami.variant} {ami.image_version}: {reason}")
 
 
+def _validate_device_managed(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = _neuron_task(args)
+    for reason in managed_instances.neuron_device_problems(task.containers, task.compatibilities) if task else []:
+        report(reason)
+
+
 POLICIES = [
     ResourceValidationPolicy(
+        name="ecs-neuron-device-managed",
+        description="A NeuronDevice resource requirement is ALL, in one container of the task, on Managed Instances only.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_device_managed,
+        remediation_steps="On EC2 capacity map the chips with linuxParameters.devices; on Managed Instances give one container NeuronDevice ALL.",
+    ),
+    ResourceValidationPolicy(
         name="ecs-neuron-devices-exist",
-        description="Every /dev/neuronK an ECS task definition maps exists on the instance type it pins, once; "
-        "no NeuronDevice resource requirement on the EC2 launch type.",
+        description="Every /dev/neuronK an ECS task definition maps exists on the instance type it pins, once.",
         enforcement_level=EnforcementLevel.MANDATORY,
         validate=_validate_devices_exist,
         remediation_steps="Map /dev/neuron0 .. /dev/neuron{chips-1} of the pinned type only, each into one container, "

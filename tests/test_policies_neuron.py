@@ -51,8 +51,9 @@ def test_devices_exist(judge):
     assert f"/dev/neuron{chips} does not exist on inf2.24xlarge" in message and f"/dev/neuron{chips - 1}" in message
     [message] = findings(result, "ecs-neuron-devices-exist", "twice")
     assert "/dev/neuron0 mapped more than once" in message
-    [message] = findings(result, "ecs-neuron-devices-exist", "requirement")
-    assert "NeuronDevice resource requirement" in message and "EC2 launch type" in message
+    messages = findings(result, "ecs-neuron-device-managed", "requirement")
+    assert any("only Managed Instances support" in m for m in messages) and any("the only value is ALL" in m for m in messages)
+    assert findings(result, "ecs-neuron-device-managed", "clean") == []
 
 
 def test_task_pinned(judge):

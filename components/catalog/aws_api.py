@@ -21,7 +21,14 @@ UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 # Inputs the Pulumi provider keeps for itself; they have no API member.
 PROVIDER_ONLY = {"skipDestroy", "trackLatest", "region", "updateDefaultVersion", "tagsAll"}
 # Pulumi input names that differ from the API member name beyond the first letter's case.
-ALIASES = {"securityGroups": "Groups"}
+ALIASES = {
+    "securityGroups": "Groups",
+    # Pulumi's own spelling of ECS Managed Instances members (the API's vCpuCount, memoryMiB, ...).
+    "vcpuCount": "vCpuCount",
+    "memoryMib": "memoryMiB",
+    "acceleratorTotalMemoryMib": "acceleratorTotalMemoryMiB",
+    "storageSizeGib": "storageSizeGiB",
+}
 # ... and those that differ only inside one API structure.
 SHAPE_ALIASES = {
     ("LaunchTemplateSpecification", "id"): "LaunchTemplateId",
@@ -199,6 +206,12 @@ def to_request(resource: dict, strict: bool = True) -> Request:
         return _request("eks", "CreateCluster", _renamed(inputs, {"vpcConfig": "resourcesVpcConfig"}), strict)
     if kind == tokens.ECS_SERVICE:
         renamed = {"name": "serviceName", "capacityProviderStrategies": "capacityProviderStrategy"}
+        network = inputs.get("networkConfiguration")
+        if isinstance(network, dict):  # the provider flattens awsvpcConfiguration and takes a boolean
+            vpc = dict(network)
+            if isinstance(vpc.get("assignPublicIp"), bool):
+                vpc["assignPublicIp"] = "ENABLED" if vpc["assignPublicIp"] else "DISABLED"
+            inputs["networkConfiguration"] = {"awsvpcConfiguration": vpc}
         return _request("ecs", "CreateService", _renamed(inputs, renamed), strict)
     if kind == tokens.ASG:
         renamed = {"name": "AutoScalingGroupName", "protectFromScaleIn": "NewInstancesProtectedFromScaleIn"}

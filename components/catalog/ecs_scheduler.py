@@ -19,6 +19,7 @@ from gpufleet.components.catalog import ecs_gpu_sharing
 from gpufleet.components.catalog.catalog import InstanceType
 
 PLACED, PENDING = "placed", "pending"
+UNBOUNDED = 1_000_000  # the instances of a Managed Instances provider: ECS launches what tasks need
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,9 @@ def shared_capacity(placements: Sequence[TaskPlacement], instances: dict[str, In
         if p.provider is not None and p.desired and p.status == PLACED:
             by_provider.setdefault(p.provider, []).append(p)
     for provider, services in by_provider.items():
-        inst = instances[provider]
+        inst = instances.get(provider)
+        if inst is None:
+            continue  # a provider without a size (Managed Instances) grows with its tasks
         ceiling = inst.max_instances if inst.managed_scaling else inst.desired
         if len(services) < 2:
             continue

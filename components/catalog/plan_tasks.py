@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from gpufleet.components.catalog import ecs_gpu_sharing, ecs_scheduler, node_capacity, predicates
+from gpufleet.components.catalog import ecs_gpu_sharing, ecs_scheduler, managed_instances, node_capacity, predicates
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.facts import EcsFacts
 from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
@@ -27,6 +27,8 @@ def task_shape(td: Resource, ecs_facts: EcsFacts) -> tuple[ecs_scheduler.TaskSha
     memory = as_int(td.props.get("memory")) or sum(as_int(c.get("memoryReservation")) or as_int(c.get("memory")) for c in containers)
     chips = set()
     for c in containers:
+        if any(isinstance(r, Mapping) and r.get("type") == "NeuronDevice" for r in c.get("resourceRequirements") or []):
+            chips.add(0)  # NeuronDevice ALL: every chip from the first, so one task per instance
         for device in (c.get("linuxParameters") or {}).get("devices") or []:
             index = predicates.neuron_device_index(device.get("hostPath") if isinstance(device, Mapping) else None, ecs_facts)
             if index is not None:
@@ -42,6 +44,27 @@ def task_shape(td: Resource, ecs_facts: EcsFacts) -> tuple[ecs_scheduler.TaskSha
     family = td.props.get("family") if isinstance(td.props.get("family"), str) else td.name
     task = ecs_scheduler.TaskShape(family, cpu, memory, 0, frozenset(chips), frozenset(ports), td.urn)
     return ecs_scheduler.task_gpus(task, ecs_gpu_sharing.gpu_requests(containers)), notes
+
+
+def _managed_shapes(cp: Resource, cat: Catalog) -> list[ecs_scheduler.InstanceShape]:
+    """A Managed Instances provider's candidate types, each as the instances ECS would launch."""
+    provider = cp.props.get("name") if isinstance(cp.props.get("name"), str) else cp.name
+    shapes = []
+    for it in managed_instances.candidates(managed_instances.requirements_of(cp.props), None, cat):
+        registered = node_capacity.ecs_registered(it, cat.facts.memory_overhead)
+        shapes.append(
+            ecs_scheduler.InstanceShape(
+                provider, it.name, registered["cpu"], registered["memory"], registered["memoryEstimate"],
+                predicates.whole_gpus(it) or 0, predicates.neuron_chips(it) or 0, 0, ecs_scheduler.UNBOUNDED,
+                **ecs_scheduler.instance_gpus(it),
+            )
+        )
+    return shapes
+
+
+def _best(task: ecs_scheduler.TaskShape, shapes: list[ecs_scheduler.InstanceShape]) -> ecs_scheduler.InstanceShape | None:
+    """The candidate that holds the most of the task (the smallest among equals): ECS launches one that fits."""
+    return max(shapes, key=lambda s: (ecs_scheduler.per_instance(task, s)[0], -s.cpu, -s.memory), default=None)
 
 
 def _instance_shapes(index: Index, cat: Catalog) -> dict[str, tuple[ecs_scheduler.InstanceShape, Resource]]:
@@ -87,7 +110,9 @@ def task_placements(index: Index, cat: Catalog) -> tuple[list[ecs_scheduler.Task
             continue
         task, notes = task_shape(tds[0], cat.ecs())
         served.add(tds[0].urn)
-        cps = [instances[cp.urn][0] for cp in index.deps(service, tokens.ECS_CAPACITY_PROVIDER) if cp.urn in instances]
+        providers = index.deps(service, tokens.ECS_CAPACITY_PROVIDER)
+        cps = [instances[cp.urn][0] for cp in providers if cp.urn in instances]
+        cps += [best for cp in providers if cp.props.get("managedInstancesProvider") and (best := _best(task, _managed_shapes(cp, cat)))]
         distinct = any(isinstance(c, Mapping) and c.get("type") == "distinctInstance" for c in service.props.get("placementConstraints") or [])
         result = ecs_scheduler.place_task(task, cps[0] if cps else None, as_int(service.props.get("desiredCount")), distinct)
         result.notes += notes

@@ -7,11 +7,11 @@ one field are in `checks.py`.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from gpufleet.components.catalog import catalog
+from gpufleet.components.catalog import catalog, managed_instances
 from gpufleet.components.network.args import NetworkArgs
 from gpufleet.components.spec_model import SpecModel, rule_error, size_order_error
 
@@ -68,12 +68,12 @@ class ContainerArgs(SpecModel):
         description="A share of one GPU through NVIDIA MPS instead of `gpus`. The task's GPU containers all share "
         "or all take whole GPUs; not on G6f.",
     )
-    neuron_devices: int | None = Field(
+    neuron_devices: Annotated[int, Field(ge=0)] | Literal["all"] | None = Field(
         None,
-        ge=0,
         description="Neuron chips mapped into this container as /dev/neuron0.. (`linuxParameters.devices`, "
-        "with IPC_LOCK), on a Neuron capacity provider. Unset: every chip of the instance type when this is "
-        "the workload's only container, none otherwise. The chips of all containers must exist on one instance.",
+        "with IPC_LOCK), on a Neuron capacity provider; `all` for every chip of the instance (on Managed "
+        "Instances the only choice: ECS's NeuronDevice ALL, one container per task). Unset: every chip when this "
+        "is the workload's only container, none otherwise. The chips of all containers must exist on one instance.",
     )
     driver_capabilities: str = Field(
         "utility,compute",
@@ -104,7 +104,8 @@ class ServiceArgs(SpecModel):
 
 
 class WorkloadArgs(SpecModel):
-    """A task definition (EC2 launch type) pinned to one capacity provider's instance type."""
+    """A task definition on one capacity provider: pinned to its instance type (EC2), or on the types
+    its instance requirements admit (Managed Instances)."""
 
     name: str = Field(pattern=ECS_NAME, description="Task definition family; unique within the fleet.")
     capacity_provider: str = Field(
@@ -155,6 +156,54 @@ class CapacityProviderArgs(SpecModel):
         return self
 
 
+class RangeArgs(SpecModel):
+    """An inclusive range; an absent bound is open."""
+
+    min: int | None = Field(None, ge=0, description="Lower bound.")
+    max: int | None = Field(None, ge=0, description="Upper bound.")
+
+
+_MI_ENUMS = {m: Literal.__getitem__(managed_instances.api_enum(m)) for m in ("acceleratorManufacturers", "acceleratorNames")}
+
+
+class ManagedInstanceProviderArgs(SpecModel):
+    """An ECS Managed Instances capacity provider: ECS launches, patches and retires the instances
+    itself (no Auto Scaling group), choosing a type the instance requirements admit. Its tasks use
+    awsvpc networking in the fleet's subnets."""
+
+    name: str = Field(pattern=LOCAL_NAME, description="Short name, unique within the fleet (lowercase, digits, '-').")
+    instance_types: list[str] = Field(
+        default_factory=list,
+        description="The instance types ECS may launch (allowedInstanceTypes); empty admits every type the other "
+        "requirements match.",
+    )
+    accelerator_manufacturers: list[_MI_ENUMS["acceleratorManufacturers"]] = Field(  # type: ignore[valid-type]
+        default_factory=list, description="Accelerator makers admitted: `nvidia` for GPUs, `amazon-web-services` for Neuron."
+    )
+    accelerator_names: list[_MI_ENUMS["acceleratorNames"]] = Field(  # type: ignore[valid-type]
+        default_factory=list,
+        description="Accelerators admitted by the API's name (e.g. `l4`, `a10g`, `l40s`); types whose accelerator the "
+        "API does not name (Inferentia2, Trainium) are admitted through instanceTypes.",
+    )
+    accelerator_count: RangeArgs | None = Field(None, description="Accelerators per instance (GPUs or Neuron chips).")
+    accelerator_total_memory_mib: RangeArgs | None = Field(
+        None, alias="acceleratorTotalMemoryMiB", description="Accelerator memory per instance, MiB."
+    )
+    vcpu_count: RangeArgs | None = Field(None, description="vCPUs per instance; unset: the smallest admitted type's, so none is excluded.")
+    memory_mib: RangeArgs | None = Field(
+        None, alias="memoryMiB", description="Memory per instance, MiB; unset: the smallest admitted type's."
+    )
+    purchase: Literal["on-demand", "spot"] = Field("on-demand", description="On-Demand or Spot capacity (capacityOptionType).")
+    storage_gib: int = Field(100, alias="storageGiB", ge=1, le=16384, description="Data volume size of each instance, GiB.")
+
+    def requirements(self) -> managed_instances.Requirements:
+        bounds = lambda r: (r.min, r.max) if r is not None else (None, None)  # noqa: E731
+        return managed_instances.Requirements(
+            tuple(self.instance_types), tuple(self.accelerator_manufacturers), tuple(self.accelerator_names),
+            bounds(self.accelerator_count), bounds(self.accelerator_total_memory_mib), bounds(self.vcpu_count), bounds(self.memory_mib),
+        )
+
+
 class EcsFleetArgs(SpecModel):
     """An ECS cluster of GPU or Neuron instances: capacity providers and the workloads they run."""
 
@@ -164,9 +213,18 @@ class EcsFleetArgs(SpecModel):
     )
     network: NetworkArgs = Field(description="Subnets for the instances, or a VPC to create.")
     capacity_providers: list[CapacityProviderArgs] = Field(
-        min_length=1, description="Groups of GPU or Neuron instances, one instance type each."
+        default_factory=list, description="Auto Scaling groups of GPU or Neuron instances, one instance type each."
+    )
+    managed_instance_providers: list[ManagedInstanceProviderArgs] = Field(
+        default_factory=list, description="ECS Managed Instances capacity providers, besides or instead of capacityProviders."
     )
     workloads: list[WorkloadArgs] = Field(default_factory=list, description="Task definitions, optionally run as services.")
+    @model_validator(mode="after")
+    def _some_capacity(self) -> "EcsFleetArgs":
+        if not self.capacity_providers and not self.managed_instance_providers:
+            raise rule_error("ecs-capacity", "give capacityProviders, managedInstanceProviders or both: the workloads need instances")
+        return self
+
     session_manager: bool = Field(
         False,
         description="Attach AmazonSSMManagedInstanceCore to the instance role so operators can open "

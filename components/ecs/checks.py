@@ -9,10 +9,12 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpufleet.components.capacity_checks import offered_and_purchasable
-from gpufleet.components.catalog import api_rules, ecs_gpu_sharing, ecs_scheduler, node_capacity, plan_placement, predicates
+import functools
+
+from gpufleet.components.catalog import api_rules, catalog, ecs_gpu_sharing, ecs_scheduler, managed_instances, node_capacity, plan_placement, predicates
 from gpufleet.components.catalog.quotas import quota_problem
 from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
-from gpufleet.components.ecs.args import CapacityProviderArgs, EcsFleetArgs, WorkloadArgs
+from gpufleet.components.ecs.args import CapacityProviderArgs, EcsFleetArgs, ManagedInstanceProviderArgs, WorkloadArgs
 from gpufleet.components.ecs.container_definitions import container_definitions
 from gpufleet.components.ecs.neuron import chip_offsets, device_counts, per_chip_families
 from gpufleet.components.network import zones
@@ -41,14 +43,67 @@ def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violatio
             continue
         types[cp.name] = it
         found += [v.under(*where) for v in _capacity_provider(cp, it, region, cat)]
+    known = set(types)  # providers whose instance types are known
+    for i, mp in enumerate(fleet.managed_instance_providers):
+        problems = list(_managed_provider(mp, region, cat))
+        found += [v.under("managedInstanceProviders", i) for v in problems]
+        if not problems:
+            known.add(mp.name)
     for i, wl in enumerate(fleet.workloads):
-        found += [v.under("workloads", i) for v in _workload(wl, fleet, types, cat)]
+        it = workload_type(wl, fleet, region, cat) if wl.capacity_provider in known else None
+        found += [v.under("workloads", i) for v in _workload(wl, fleet, it, region, cat)]
     found += _family_names(fleet, types)
     found += _vpc_zones(fleet, types, region, cat)
     found += _quotas(fleet, cat)
     if not found and plan_placement.enabled():
-        found += _placement(fleet, cat)
+        found += _placement(fleet, region, cat)
     return found
+
+
+@functools.lru_cache(maxsize=256)
+def _candidates(requirements: managed_instances.Requirements, region: str) -> tuple:
+    return tuple(managed_instances.candidates(requirements, region, catalog.load()))
+
+
+def managed_candidates(mp: ManagedInstanceProviderArgs, region: str) -> tuple:
+    """The types a Managed Instances provider's requirements admit in the region."""
+    return _candidates(mp.requirements(), region)
+
+
+def _managed_provider(mp: ManagedInstanceProviderArgs, region: str, cat: Catalog) -> Iterator[Violation]:
+    for j, name in enumerate(mp.instance_types):
+        if cat.find(name) is None:
+            try:
+                cat.get(name)
+            except UnknownInstanceType as err:
+                yield Violation("instance-type-known", ("instanceTypes", j), name, str(err))
+                return
+    if managed_candidates(mp, region):
+        return
+    req = mp.requirements()
+    named = [cat.get(n) for n in mp.instance_types]
+    why = "; ".join(
+        f"{it.name} {managed_instances.mismatch(it, req) or f'is not offered in {region}'}" for it in named
+    ) or f"no accelerated type offered in {region} matches them"
+    field = ("instanceTypes",) if mp.instance_types else ("acceleratorNames",) if mp.accelerator_names else ("acceleratorManufacturers",)
+    yield Violation("ecs-managed-instances-match", field, list(mp.instance_types) or list(mp.accelerator_names), f"the instance requirements admit no type: {why}")
+
+
+def workload_type(wl: WorkloadArgs, fleet: EcsFleetArgs, region: str, cat: Catalog):
+    """The instance type a workload's tasks land on: its provider's type, or on Managed Instances the
+    admitted type that holds the most of its tasks (ECS launches one that fits; None fits: the first)."""
+    provider = _provider(fleet, wl)
+    if isinstance(provider, CapacityProviderArgs):
+        return cat.get(provider.instance_type)
+    types = managed_candidates(provider, region)
+    if not types:
+        return None
+
+    def held(it) -> tuple[int, int, int]:
+        # Most tasks first; among equals the smallest type, as a reader would pick.
+        return ecs_scheduler.per_instance(task_shape(wl, it), instance_shape(provider, it, cat))[0], -it.vcpus, -it.memory_mib
+
+    return max(types, key=held)
 
 
 def _quotas(fleet: EcsFleetArgs, cat: Catalog) -> Iterator[Violation]:
@@ -56,7 +111,7 @@ def _quotas(fleet: EcsFleetArgs, cat: Catalog) -> Iterator[Violation]:
     cluster (maxSize summed), containers per task definition."""
     quotas = cat.facts.quotas
     for field, quota, count in (
-        (("capacityProviders",), "ecsCapacityProvidersPerCluster", len(fleet.capacity_providers)),
+        (("capacityProviders",), "ecsCapacityProvidersPerCluster", len(fleet.capacity_providers) + len(fleet.managed_instance_providers)),
         (("capacityProviders",), "ecsContainerInstancesPerCluster", sum(cp.max_size for cp in fleet.capacity_providers)),
     ):
         problem = quota_problem(quota, count, quotas)
@@ -104,20 +159,31 @@ def _vpc_zones(fleet: EcsFleetArgs, types: dict, region: str, cat: Catalog) -> I
 
 
 def _unique_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
-    for key, items in (("capacityProviders", fleet.capacity_providers), ("workloads", fleet.workloads)):
+    for key, items in (
+        ("capacityProviders", fleet.capacity_providers),
+        ("managedInstanceProviders", fleet.managed_instance_providers),
+        ("workloads", fleet.workloads),
+    ):
         yield from duplicate_names([item.name for item in items], (key,), key)
+    # One namespace for both kinds of provider: a workload names its provider.
+    taken = {cp.name for cp in fleet.capacity_providers}
+    for i, mp in enumerate(fleet.managed_instance_providers):
+        if mp.name in taken:
+            yield Violation("names-unique", ("managedInstanceProviders", i, "name"), mp.name, "capacity provider names must be unique across capacityProviders and managedInstanceProviders")
     for i, wl in enumerate(fleet.workloads):
         yield from duplicate_names([c.name for c in wl.containers], ("workloads", i, "containers"), "a workload's container")
 
 
 def _capacity_provider_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
-    for i, cp in enumerate(fleet.capacity_providers):
+    providers = [("capacityProviders", i, cp) for i, cp in enumerate(fleet.capacity_providers)]
+    providers += [("managedInstanceProviders", i, mp) for i, mp in enumerate(fleet.managed_instance_providers)]
+    for key, i, cp in providers:
         full = capacity_provider_name(fleet.cluster_name, cp.name)
         # The same name is the launch template's (at most 128 characters) and the group's.
         if full.lower().startswith(RESERVED_CAPACITY_PROVIDER_PREFIXES) or len(full) > 128:
             yield Violation(
                 "ecs-capacity-provider-name",
-                ("capacityProviders", i, "name"),
+                (key, i, "name"),
                 cp.name,
                 f"the capacity provider would be named {full!r}: ECS names may not start with aws, ecs or fargate "
                 f"and, as the launch template's name too, have at most 128 characters (rename clusterName or the provider)",
@@ -145,8 +211,8 @@ def _capacity_provider(cp: CapacityProviderArgs, it, region: str, cat: Catalog) 
     yield from offered_and_purchasable(it, region, cp.purchase == "spot", ("purchase", cp.purchase))
 
 
-def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, types: dict, cat: Catalog) -> Iterator[Violation]:
-    names = [cp.name for cp in fleet.capacity_providers]
+def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, it, region: str, cat: Catalog) -> Iterator[Violation]:
+    names = [cp.name for cp in fleet.capacity_providers] + [mp.name for mp in fleet.managed_instance_providers]
     if wl.capacity_provider not in names:
         yield Violation(
             "workload-capacity-provider",
@@ -176,11 +242,11 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, types: dict, cat: Catalog) 
         reason = predicates.driver_capabilities(c.driver_capabilities, cat.ecs())
         if reason:
             yield Violation("ecs-gpu-driver-capabilities", (*where, "driverCapabilities"), c.driver_capabilities, reason)
-    it = types.get(wl.capacity_provider)
     yield from _gpu_requests(wl, it, cat)
     if it is None:
         return
-    yield from _neuron_workload(wl, it)
+    managed = isinstance(_provider(fleet, wl), ManagedInstanceProviderArgs)
+    yield from _neuron_workload(wl, it, managed)
     gpus = task_shape(wl, it).gpus
     _, short = ecs_scheduler.per_instance(task_shape(wl, it), instance_shape(_provider(fleet, wl), it, cat))
     for rule, reason, field in (
@@ -231,8 +297,8 @@ def _gpu_requests(wl: WorkloadArgs, it, cat: Catalog) -> Iterator[Violation]:
         yield Violation("ecs-mps-memory-fits", ("containers", j, "gpuShare", "memoryMiB"), wl.containers[j].gpu_share.memory_mib, reason)
 
 
-def _provider(fleet: EcsFleetArgs, wl: WorkloadArgs) -> CapacityProviderArgs:
-    return next(cp for cp in fleet.capacity_providers if cp.name == wl.capacity_provider)
+def _provider(fleet: EcsFleetArgs, wl: WorkloadArgs) -> CapacityProviderArgs | ManagedInstanceProviderArgs:
+    return next(cp for cp in [*fleet.capacity_providers, *fleet.managed_instance_providers] if cp.name == wl.capacity_provider)
 
 
 def task_shape(wl: WorkloadArgs, it, first_chip: int = 0) -> ecs_scheduler.TaskShape:
@@ -245,23 +311,25 @@ def task_shape(wl: WorkloadArgs, it, first_chip: int = 0) -> ecs_scheduler.TaskS
     )
 
 
-def instance_shape(cp: CapacityProviderArgs, it, cat: Catalog) -> ecs_scheduler.InstanceShape:
-    """The provider's container instances as ECS registers them (managed scaling up to maxSize)."""
+def instance_shape(cp: CapacityProviderArgs | ManagedInstanceProviderArgs, it, cat: Catalog) -> ecs_scheduler.InstanceShape:
+    """The provider's container instances as ECS registers them (managed scaling up to maxSize; Managed
+    Instances have no size: ECS launches what the tasks need)."""
     registered = node_capacity.ecs_registered(it, cat.facts.memory_overhead)
+    sizes = (cp.desired_size, cp.max_size) if isinstance(cp, CapacityProviderArgs) else (0, ecs_scheduler.UNBOUNDED)
     return ecs_scheduler.InstanceShape(
         cp.name, it.name, registered["cpu"], registered["memory"], registered["memoryEstimate"],
-        predicates.whole_gpus(it) or 0, predicates.neuron_chips(it) or 0, cp.desired_size, cp.max_size,
+        predicates.whole_gpus(it) or 0, predicates.neuron_chips(it) or 0, *sizes,
         **ecs_scheduler.instance_gpus(it),
     )
 
 
-def workload_placements(fleet: EcsFleetArgs, cat: Catalog) -> list[tuple[int, ecs_scheduler.TaskPlacement]]:
+def workload_placements(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[tuple[int, ecs_scheduler.TaskPlacement]]:
     """(workload index, placement) of every task definition the fleet registers: one per workload,
     one per chip for a task per chip (each a service of one task per instance)."""
     found = []
     for i, wl in enumerate(fleet.workloads):
         cp = _provider(fleet, wl)
-        it = cat.get(cp.instance_type)
+        it = workload_type(wl, fleet, region, cat)
         inst = instance_shape(cp, it, cat)
         if wl.service is not None and wl.service.per_chip:
             for chip, family in enumerate(per_chip_families(wl.name, it)):
@@ -273,9 +341,9 @@ def workload_placements(fleet: EcsFleetArgs, cat: Catalog) -> list[tuple[int, ec
     return found
 
 
-def _placement(fleet: EcsFleetArgs, cat: Catalog) -> Iterator[Violation]:
+def _placement(fleet: EcsFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
     """A service whose desired count its provider's instances cannot hold (alone or with the others)."""
-    placed = workload_placements(fleet, cat)
+    placed = workload_placements(fleet, region, cat)
     index = {id(p): i for i, p in placed}
     for i, p in placed:
         if p.status == ecs_scheduler.PENDING and p.desired is not None and p.per_instance > 0:
@@ -283,11 +351,14 @@ def _placement(fleet: EcsFleetArgs, cat: Catalog) -> Iterator[Violation]:
     instances = {}
     for cp in fleet.capacity_providers:
         instances[cp.name] = instance_shape(cp, cat.get(cp.instance_type), cat)
+    # Managed Instances grow with their tasks: only the Auto Scaling groups' sizes are shared ceilings.
     for p, why in ecs_scheduler.shared_capacity([p for _, p in placed], instances):
         yield Violation("ecs-tasks-placeable", ("workloads", index[id(p)], "service"), p.desired, why)
 
 
-def _neuron_workload(wl: WorkloadArgs, it) -> Iterator[Violation]:
+def _neuron_workload(wl: WorkloadArgs, it, managed: bool) -> Iterator[Violation]:
+    if managed:
+        yield from _managed_neuron(wl, it)
     counts = device_counts(wl, it)
     total = sum(counts)
     if it.neuron is not None and total == 0:
@@ -312,6 +383,24 @@ def _neuron_workload(wl: WorkloadArgs, it) -> Iterator[Violation]:
                 True,
                 f"a task per chip maps exactly one chip, but the task maps {total}; set neuronDevices: 1 on one container",
             )
+
+
+def _managed_neuron(wl: WorkloadArgs, it) -> Iterator[Violation]:
+    """On Managed Instances a task gets every chip through NeuronDevice ALL, in one container."""
+    for j, c in enumerate(wl.containers):
+        if isinstance(c.neuron_devices, int) and c.neuron_devices:
+            yield Violation(
+                "ecs-neuron-device-managed", ("containers", j, "neuronDevices"), c.neuron_devices,
+                "on Managed Instances ECS maps every chip of the instance to one container (NeuronDevice ALL): set neuronDevices: all",
+            )
+    definitions = container_definitions(wl, device_counts(wl, it), managed=True)
+    for reason in managed_instances.neuron_device_problems(definitions, [managed_instances.MANAGED_INSTANCES]):
+        yield Violation("ecs-neuron-device-managed", ("containers", 0, "neuronDevices"), "all", reason)
+    if wl.service is not None and wl.service.per_chip:
+        yield Violation(
+            "ecs-neuron-per-chip", ("service", "perChip"), True,
+            "a task per chip maps fixed chips; on Managed Instances a task gets every chip of its instance (NeuronDevice ALL)",
+        )
 
 
 def _tipping_container(wl: WorkloadArgs, field: str) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import catalog, predicates
+from gpufleet.components.catalog import catalog, managed_instances, predicates
 from gpufleet.components.ecs.args import ContainerArgs, WorkloadArgs
 from gpufleet.components.ecs.neuron import chip_offsets
 
@@ -28,7 +28,7 @@ def gpu_requirement(c: ContainerArgs) -> dict | None:
     return requirement
 
 
-def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: int = 0) -> dict:
+def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: int = 0, managed: bool = False) -> dict:
     env = dict(c.environment)
     definition: dict = {
         "name": c.name,
@@ -45,7 +45,10 @@ def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: 
         # capabilities the NVIDIA runtime needs for images not built on CUDA base images.
         definition["resourceRequirements"] = [requirement]
         env.setdefault("NVIDIA_DRIVER_CAPABILITIES", c.driver_capabilities)
-    if neuron_devices:
+    if neuron_devices and managed:
+        # Managed Instances take a NeuronDevice requirement: every chip, to this one container.
+        definition.setdefault("resourceRequirements", []).append({"type": "NeuronDevice", "value": managed_instances.NEURON_DEVICE_ALL})
+    elif neuron_devices:
         # On the EC2 launch type ECS accepts no NeuronDevice requirement: the chips are mapped as
         # devices, at the same path inside, and the Neuron runtime needs IPC_LOCK.
         ecs = catalog.load().ecs()
@@ -61,9 +64,9 @@ def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: 
     return definition
 
 
-def container_definitions(workload: WorkloadArgs, neuron_devices: list[int] | None = None, first_chip: int = 0) -> list[dict]:
+def container_definitions(workload: WorkloadArgs, neuron_devices: list[int] | None = None, first_chip: int = 0, managed: bool = False) -> list[dict]:
     """The task's containers; `neuron_devices` per container (see `neuron.device_counts`) take
-    consecutive chips from `first_chip` on."""
+    consecutive chips from `first_chip` on (as devices on EC2, as NeuronDevice ALL on Managed Instances)."""
     counts = neuron_devices or [0] * len(workload.containers)
     offsets = chip_offsets(counts, first_chip)
-    return [container_definition(c, n, k) for c, n, k in zip(workload.containers, counts, offsets)]
+    return [container_definition(c, n, k, managed) for c, n, k in zip(workload.containers, counts, offsets)]

@@ -10,7 +10,10 @@ import pulumi_aws as aws
 
 from gpufleet.components.ecs.args import EcsFleetArgs, WorkloadArgs
 from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
-from gpufleet.components.ecs.checks import capacity_provider_name
+from gpufleet.components.catalog import catalog
+from gpufleet.components.catalog.managed_instances import MANAGED_INSTANCES
+from gpufleet.components.ecs.checks import capacity_provider_name, managed_candidates, workload_type
+from gpufleet.components.ecs.managed_instances import ManagedInstancesCapacityProvider
 from gpufleet.components.ecs.resolved import resolve
 from gpufleet.components.catalog.ecs_placement import member_of
 from gpufleet.components.ecs.container_definitions import container_definitions
@@ -31,7 +34,8 @@ class GpuCluster(pulumi.ComponentResource):
         self._vpc_id, self._subnet_ids = self._network()
         self.security_group = self._security_group()
         self.cluster = self._cluster()
-        self.instance_role = InstanceRole(f"{name}-instance", args.session_manager, opts=self._child())
+        # Auto Scaling capacity runs with this role; Managed Instances bring their own.
+        self.instance_role = InstanceRole(f"{name}-instance", args.session_manager, opts=self._child()) if args.capacity_providers else None
         amis = self._ami_ids()
         self.capacity_providers = {
             cp.name: GpuCapacityProvider(
@@ -48,6 +52,17 @@ class GpuCluster(pulumi.ComponentResource):
             )
             for cp in args.capacity_providers
         }
+        for mp in args.managed_instance_providers:
+            self.capacity_providers[mp.name] = ManagedInstancesCapacityProvider(
+                f"{name}-{mp.name}",
+                mp,
+                cluster_name=self.cluster.name,
+                provider_name=capacity_provider_name(args.cluster_name, mp.name),
+                candidates=list(managed_candidates(mp, region)),
+                subnet_ids=self._subnet_ids[mp.name],
+                security_group_id=self.security_group.id,
+                opts=self._child(),
+            )
         self.cluster_capacity_providers = self._cluster_capacity_providers()
         self.task_definitions: dict[str, aws.ecs.TaskDefinition] = {}
         self.services: dict[str, aws.ecs.Service] = {}
@@ -68,13 +83,16 @@ class GpuCluster(pulumi.ComponentResource):
         """The VPC and, per capacity provider, its subnets: existing ones, or the created VPC's
         private subnets in the zones that offer the provider's type."""
         net = self._args.network
+        managed = [mp.name for mp in self._args.managed_instance_providers]
         if net.create is None:
-            return net.vpc_id, {cp.name: list(net.subnet_ids) for cp in self._args.capacity_providers}
+            return net.vpc_id, {name: list(net.subnet_ids) for name in [*(cp.name for cp in self._args.capacity_providers), *managed]}
         vpc = Vpc(self._name, net.create.cidr, list(net.create.zones), opts=self._child())
         subnets = {
             cp.name: [vpc.private_subnet_by_zone[z].id for z in zones.group_zones(resolve(cp).instance, list(net.create.zones), self._region)]
             for cp in self._args.capacity_providers
         }
+        # ECS launches Managed Instances in a zone of these subnets that offers the type it picks.
+        subnets.update({name: [vpc.private_subnet_by_zone[z].id for z in net.create.zones] for name in managed})
         return vpc.vpc_id, subnets
 
     def _security_group(self) -> aws.ec2.SecurityGroup:
@@ -116,6 +134,10 @@ class GpuCluster(pulumi.ComponentResource):
     def _workload(self, wl: WorkloadArgs) -> None:
         """One task definition (and service), or for a task per Neuron chip one of each per chip index:
         ECS maps devices statically, so tasks sharing one definition would share its chip."""
+        managed = next((mp for mp in self._args.managed_instance_providers if mp.name == wl.capacity_provider), None)
+        if managed is not None:
+            self._managed_workload(wl)
+            return
         cp = next(cp for cp in self._args.capacity_providers if cp.name == wl.capacity_provider)
         it = resolve(cp).instance
         counts = device_counts(wl, it)
@@ -128,6 +150,28 @@ class GpuCluster(pulumi.ComponentResource):
         if wl.service is not None:
             self.services[wl.name] = self._service(wl.name, wl.capacity_provider, self.task_definitions[wl.name], wl.service.desired_count)
 
+    def _managed_workload(self, wl: WorkloadArgs) -> None:
+        """A task on Managed Instances: awsvpc networking (their only modes are awsvpc and host), task-level
+        CPU and memory, no instance-type constraint (the provider's requirements choose the type), and
+        Neuron chips through NeuronDevice ALL."""
+        it = workload_type(wl, self._args, self._region, catalog.load())
+        definitions = container_definitions(wl, device_counts(wl, it), managed=True)
+        self.task_definitions[wl.name] = aws.ecs.TaskDefinition(
+            f"{self._name}-{wl.name}",
+            family=wl.name,
+            requires_compatibilities=[MANAGED_INSTANCES],
+            network_mode="awsvpc",
+            cpu=str(sum(c.cpu for c in wl.containers) or 1024),
+            memory=str(sum(c.memory for c in wl.containers)),
+            container_definitions=json.dumps(definitions),
+            opts=self._child(),
+        )
+        if wl.service is not None:
+            self.services[wl.name] = self._service(
+                wl.name, wl.capacity_provider, self.task_definitions[wl.name], wl.service.desired_count,
+                network={"subnets": self._subnet_ids[wl.capacity_provider], "security_groups": [self.security_group.id], "assign_public_ip": False},
+            )
+
     def _task_definition(self, family: str, wl: WorkloadArgs, instance_type: str, neuron_devices: list[int], first_chip: int) -> aws.ecs.TaskDefinition:
         return aws.ecs.TaskDefinition(
             f"{self._name}-{family}",
@@ -138,7 +182,10 @@ class GpuCluster(pulumi.ComponentResource):
             opts=self._child(),
         )
 
-    def _service(self, name: str, capacity_provider: str, task_definition: aws.ecs.TaskDefinition, desired_count: int, one_per_instance: bool = False) -> aws.ecs.Service:
+    def _service(
+        self, name: str, capacity_provider: str, task_definition: aws.ecs.TaskDefinition, desired_count: int,
+        one_per_instance: bool = False, network: dict | None = None,
+    ) -> aws.ecs.Service:
         provider = self.capacity_providers[capacity_provider]
         return aws.ecs.Service(
             f"{self._name}-{name}",
@@ -151,6 +198,7 @@ class GpuCluster(pulumi.ComponentResource):
                 {"capacity_provider": provider.capacity_provider.name, "weight": 1, "base": 0}
             ],
             placement_constraints=[{"type": "distinctInstance"}] if one_per_instance else None,
+            network_configuration=network,
             # The strategy's provider must be associated with the cluster before the service exists.
             opts=self._child(self.cluster_capacity_providers),
         )

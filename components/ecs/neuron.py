@@ -14,11 +14,12 @@ from gpufleet.components.ecs.args import WorkloadArgs
 def device_counts(wl: WorkloadArgs, it: InstanceType | None) -> list[int]:
     """Neuron chips mapped per container: explicit counts; an unset count is every chip of the type
     for a workload's only container (one chip when its service runs a task per chip), else none."""
+    chips = (predicates.neuron_chips(it) or 0) if it is not None else 0
     if len(wl.containers) == 1 and wl.containers[0].neuron_devices is None:
         if wl.service is not None and wl.service.per_chip:
             return [1]
-        return [(predicates.neuron_chips(it) or 0) if it is not None else 0]
-    return [c.neuron_devices or 0 for c in wl.containers]
+        return [chips]
+    return [chips if c.neuron_devices == "all" else c.neuron_devices or 0 for c in wl.containers]
 
 
 def chip_offsets(counts: list[int], first: int = 0) -> list[int]:

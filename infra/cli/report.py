@@ -103,6 +103,13 @@ def render_summary(summary: dict, console: Console) -> None:
             row = ["total", "", f"{t['model']} ({'chips' if t['kind'] == 'neuron' else 'GPUs'})", "", _sizes(t)]
             table.add_row(*row, *([_sizes(t.get("neuronCores"))] if neuron else []), style="bold")
         console.print(table)
+    if summary.get("managedInstances"):
+        table = Table(title="ECS Managed Instances (ECS launches what the tasks need)", title_justify="left")
+        for col in ("provider", "admitted types", "accelerators"):
+            table.add_column(col)
+        for m in summary["managedInstances"]:
+            table.add_row(f"{m['group']}\n{m['purchase']}", ", ".join(m["instanceTypes"]), "\n".join(m["accelerators"]))
+        console.print(table)
     nccl = summary.get("ncclTest")
     if nccl:
         console.print(
@@ -129,7 +136,7 @@ def render_summary(summary: dict, console: Console) -> None:
                 per_task = f"{w['gpuFractionPerTask']:g} of a GPU"
             else:
                 per_task = f"{w['gpusPerTask']} GPUs"
-            fit = w.get("tasksPerInstance", "-")
+            fit = str(w.get("tasksPerInstance", "-")) + (f" on {w['landsOn']}" if w.get("landsOn") else "")
             service = str(w.get("serviceDesiredCount", "-"))
             if "perChip" in w:
                 service += f"\n{w['perChip']['note']}"
