@@ -26,10 +26,20 @@ from gpufleet.components.ack.node_pool import SharedGpuNodePool, workload_select
 from gpufleet.components.aks.aks_fleet import AksFleet
 from gpufleet.components.aks.args import AksFleetArgs, AksNodePoolArgs
 from gpufleet.components.aks.node_pool import AksGpuNodePool
-from gpufleet.components.ecs.args import CapacityProviderArgs, ContainerArgs, EcsFleetArgs, ServiceArgs, WorkloadArgs
+from gpufleet.components.ecs.args import (
+    CapacityProviderArgs,
+    ContainerArgs,
+    EcsFleetArgs,
+    GpuShareArgs,
+    ManagedInstanceProviderArgs,
+    RangeArgs,
+    ServiceArgs,
+    WorkloadArgs,
+)
 from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
 from gpufleet.components.ecs.gpu_cluster import GpuCluster
 from gpufleet.components.ecs.instance_role import InstanceRole
+from gpufleet.components.ecs.managed_instances import ManagedInstancesCapacityProvider
 from gpufleet.components.ecs.resolved import ResolvedCapacityProvider
 from gpufleet.components.eks.args import EfaArgs, EksFleetArgs, NodeGroupArgs, TaintArgs
 from gpufleet.components.eks.eks_fleet import EksFleet
@@ -56,7 +66,12 @@ __all__ = [
     "EcsFleetArgs",
     "WorkloadArgs",
     "ContainerArgs",
+    "GpuShareArgs",
     "ServiceArgs",
+    # ECS Managed Instances: a capacity provider ECS fills itself, with the roles it needs.
+    "ManagedInstancesCapacityProvider",
+    "ManagedInstanceProviderArgs",
+    "RangeArgs",
     # EKS: an accelerated managed node group with EFA, and the whole fleet.
     "AcceleratedNodeGroup",
     "NodeGroupArgs",

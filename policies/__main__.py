@@ -9,7 +9,7 @@ import gc
 from pulumi_policy import EnforcementLevel, PolicyPack
 
 from gpufleet.components.catalog import catalog
-from gpufleet.policies import ack, aks, api, ecs, ecs_sharing, eks, gke, k8s, neuron, placement, security, servicer_memo, stack_config, updates
+from gpufleet.policies import ack, aks, api, ecs, ecs_managed, ecs_sharing, eks, gke, k8s, neuron, placement, security, servicer_memo, stack_config, updates
 
 # The catalog (every instance type, every ECS GPU AMI id) is loaded once and never freed: keep it
 # out of the collector's full passes, which otherwise walk it again for every batch of resources.
@@ -28,5 +28,5 @@ PolicyPack(
     name="gpufleet-guard",
     description="GPU and Neuron infrastructure rules (ECS GPU, ECS Neuron, EKS, Kubernetes, Alibaba ACK GPU sharing, Google GKE and Azure AKS GPU pools, security) over the gpufleet catalog of EC2 facts.",
     enforcement_level=EnforcementLevel.ADVISORY,
-    policies=[*ecs.POLICIES, *ecs_sharing.POLICIES, *neuron.POLICIES, *eks.POLICIES, *k8s.POLICIES, *ack.POLICIES, *gke.POLICIES, *aks.POLICIES, *placement.POLICIES, *api.POLICIES, *security.POLICIES, *updates.POLICIES],
+    policies=[*ecs.POLICIES, *ecs_sharing.POLICIES, *ecs_managed.POLICIES, *neuron.POLICIES, *eks.POLICIES, *k8s.POLICIES, *ack.POLICIES, *gke.POLICIES, *aks.POLICIES, *placement.POLICIES, *api.POLICIES, *security.POLICIES, *updates.POLICIES],
 )

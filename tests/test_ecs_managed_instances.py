@@ -154,3 +154,20 @@ def test_provider_names_are_one_namespace():
     fleet["capacityProviders"] = [{"name": "gpu", "instanceType": "g5.xlarge", "minSize": 0, "maxSize": 1, "desiredSize": 0}]
     [issue] = _rules(fleet)["names-unique"]
     assert issue.field[-3:] == ("managedInstanceProviders", 0, "name")
+
+
+def test_the_instance_role_is_one_the_managed_policy_may_pass(judge, plan):
+    resources = plan["resources"]
+    assert findings(judge(resources), "ecs-managed-instances-role-name") == []
+    renamed = json.loads(json.dumps(resources))
+    role = next(r for r in renamed if r["type"] == "aws:iam/role:Role" and r["name"] == "ml-managed-gpu-instance")
+    role["inputs"]["name"] = "ml-managed-gpu-instance-7f3a"  # what an autonaming tool would make
+    result = judge(renamed)
+    [message] = findings(result, "ecs-managed-instances-role-name")
+    assert "ml-managed-gpu-instance-7f3a" in message and "ecsInstanceRole*" in message
+    assert {f.level for f in result.findings if f.policy == "ecs-managed-instances-role-name"} == {"mandatory"}
+    # A custom infrastructure policy may pass any name.
+    for r in renamed:
+        if r["type"] == "aws:iam/rolePolicyAttachment:RolePolicyAttachment" and "InfrastructureRolePolicyForManagedInstances" in str(r["inputs"].get("policyArn")):
+            r["inputs"]["policyArn"] = "arn:aws:iam::123456789012:policy/custom-managed-instances"
+    assert findings(judge(renamed), "ecs-managed-instances-role-name") == []

@@ -20,6 +20,11 @@ from gpufleet.components.catalog.catalog import Catalog, InstanceType
 
 MANAGED_INSTANCES = "MANAGED_INSTANCES"  # the task definition compatibility and launch type
 NEURON_DEVICE_ALL = "ALL"  # the only value ECS takes for a NeuronDevice requirement
+# AWS managed policies (ECS developer guide: "Amazon ECS infrastructure IAM role", "Amazon ECS Managed
+# Instances instance profile"). The infrastructure policy passes only roles named ecsInstanceRole*.
+INFRASTRUCTURE_POLICY = "AmazonECSInfrastructureRolePolicyForManagedInstances"
+INSTANCE_POLICY = "AmazonECSInstanceRolePolicyForManagedInstances"
+INSTANCE_ROLE_PREFIX = "ecsInstanceRole"
 
 
 @functools.cache

@@ -10,13 +10,8 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet.components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.managed_instances import INFRASTRUCTURE_POLICY, INSTANCE_POLICY, INSTANCE_ROLE_PREFIX
 from gpufleet.components.ecs.args import ManagedInstanceProviderArgs, RangeArgs
-
-# AWS managed policies (ECS developer guide: "Amazon ECS infrastructure IAM role", "Amazon ECS Managed
-# Instances instance profile"). The infrastructure policy passes only roles named ecsInstanceRole*.
-INFRASTRUCTURE_POLICY = "AmazonECSInfrastructureRolePolicyForManagedInstances"
-INSTANCE_POLICY = "AmazonECSInstanceRolePolicyForManagedInstances"
-INSTANCE_ROLE_PREFIX = "ecsInstanceRole"
 
 
 def instance_role_name(provider_name: str) -> str:
