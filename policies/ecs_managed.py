@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import (
+    EnforcementLevel,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 
-from gpufleet.components.catalog import managed_instances, tokens
-from gpufleet.policies.inputs import depended_on, get
+from gpufleet.components.catalog import catalog, managed_instances, tokens
+from gpufleet.policies.inputs import depended_on, get, provider_region
 
 
 def _validate_instance_role_name(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -36,7 +43,23 @@ def _validate_instance_role_name(args: StackValidationArgs, report: ReportViolat
                     )
 
 
+def _validate_requirements_match(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != tokens.ECS_CAPACITY_PROVIDER or get(args.props, "managedInstancesProvider") is None:
+        return
+    region = provider_region(args, "aws", "AWS_REGION", "AWS_DEFAULT_REGION")
+    reason = managed_instances.no_match_problem(managed_instances.requirements_of(args.props), region, catalog.load())
+    if reason:
+        report(reason)
+
+
 POLICIES = [
+    ResourceValidationPolicy(
+        name="ecs-managed-instances-match",
+        description="A Managed Instances capacity provider's instance requirements admit an accelerated type offered in its region.",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        validate=_validate_requirements_match,
+        remediation_steps="Widen the requirements (names, counts, ranges) or name types offered in the region.",
+    ),
     StackValidationPolicy(
         name="ecs-managed-instances-role-name",
         description="A Managed Instances provider whose infrastructure role has the AWS managed policy passes an instance role named ecsInstanceRole*.",

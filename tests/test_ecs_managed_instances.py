@@ -171,3 +171,24 @@ def test_the_instance_role_is_one_the_managed_policy_may_pass(judge, plan):
         if r["type"] == "aws:iam/rolePolicyAttachment:RolePolicyAttachment" and "InfrastructureRolePolicyForManagedInstances" in str(r["inputs"].get("policyArn")):
             r["inputs"]["policyArn"] = "arn:aws:iam::123456789012:policy/custom-managed-instances"
     assert findings(judge(renamed), "ecs-managed-instances-role-name") == []
+
+
+@pytest.mark.parametrize(
+    "requirements, admits",
+    [
+        ({"allowedInstanceTypes": ["inf2.xlarge"], "vcpuCount": {"min": 1}, "memoryMib": {"min": 1}}, True),
+        ({"allowedInstanceTypes": ["inf2.xlarge"], "vcpuCount": {"min": 64}, "memoryMib": {"min": 1}}, False),
+        ({"acceleratorNames": ["l4"], "acceleratorCount": {"min": 8, "max": 8}, "vcpuCount": {"min": 1}, "memoryMib": {"min": 1}}, True),
+        ({"acceleratorNames": ["l4"], "acceleratorCount": {"min": 9}, "vcpuCount": {"min": 1}, "memoryMib": {"min": 1}}, False),
+    ],
+)
+def test_requirements_that_admit_nothing_agree_in_both_doors(judge, requirements, admits):
+    inputs = {"name": "mi-gpu", "cluster": "mi", "managedInstancesProvider": {"infrastructureRoleArn": "arn:aws:iam::123456789012:role/infra",
+              "instanceLaunchTemplate": {"ec2InstanceProfileArn": "arn:aws:iam::123456789012:instance-profile/ecsInstanceRole-x",
+                                         "networkConfiguration": {"subnets": ["subnet-0123456789abcdef0"]}, "instanceRequirements": requirements}}}
+    result = judge([resource("aws:ecs/capacityProvider:CapacityProvider", "mi-gpu", inputs)])
+    assert (findings(result, "ecs-managed-instances-match") == []) == admits
+    assert {f.level for f in result.findings if f.policy == "ecs-managed-instances-match"} <= {"mandatory"}
+    spec = {"name": "gpu", "instanceTypes": requirements.get("allowedInstanceTypes", []), "acceleratorNames": requirements.get("acceleratorNames", []),
+            "vcpuCount": requirements["vcpuCount"], **({"acceleratorCount": requirements["acceleratorCount"]} if "acceleratorCount" in requirements else {})}
+    assert ("ecs-managed-instances-match" not in _rules(_fleet([spec]))) == admits

@@ -110,9 +110,20 @@ def candidates(req: Requirements, region: str | None, cat: Catalog) -> list[Inst
     return found
 
 
+def no_match_problem(req: Requirements, region: str | None, cat: Catalog) -> str | None:
+    """Do the requirements admit an accelerated type offered in the region? None admitted, ECS never
+    launches an instance and every task of the provider stays PENDING."""
+    if candidates(req, region, cat):
+        return None
+    named = [it for it in (cat.find(n) for n in req.instance_types) if it is not None]
+    why = "; ".join(f"{it.name} {mismatch(it, req) or f'is not offered in {region}'}" for it in named)
+    return f"the instance requirements admit no accelerated type offered in {region or 'any region'}" + (f": {why}" if why else "")
+
+
 def _bounds(value: object) -> tuple[int | None, int | None]:
     value = value if isinstance(value, Mapping) else {}
-    return tuple(v if isinstance(v, int) else None for v in (value.get("min"), value.get("max")))  # type: ignore[return-value]
+    # The engine sends numbers as floats.
+    return tuple(int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None for v in (value.get("min"), value.get("max")))  # type: ignore[return-value]
 
 
 def requirements_of(props: Mapping) -> Requirements:

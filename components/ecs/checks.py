@@ -78,15 +78,10 @@ def _managed_provider(mp: ManagedInstanceProviderArgs, region: str, cat: Catalog
             except UnknownInstanceType as err:
                 yield Violation("instance-type-known", ("instanceTypes", j), name, str(err))
                 return
-    if managed_candidates(mp, region):
-        return
-    req = mp.requirements()
-    named = [cat.get(n) for n in mp.instance_types]
-    why = "; ".join(
-        f"{it.name} {managed_instances.mismatch(it, req) or f'is not offered in {region}'}" for it in named
-    ) or f"no accelerated type offered in {region} matches them"
-    field = ("instanceTypes",) if mp.instance_types else ("acceleratorNames",) if mp.accelerator_names else ("acceleratorManufacturers",)
-    yield Violation("ecs-managed-instances-match", field, list(mp.instance_types) or list(mp.accelerator_names), f"the instance requirements admit no type: {why}")
+    reason = managed_instances.no_match_problem(mp.requirements(), region, cat)
+    if reason:
+        field = ("instanceTypes",) if mp.instance_types else ("acceleratorNames",) if mp.accelerator_names else ("acceleratorManufacturers",)
+        yield Violation("ecs-managed-instances-match", field, list(mp.instance_types) or list(mp.accelerator_names), reason)
 
 
 def workload_type(wl: WorkloadArgs, fleet: EcsFleetArgs, region: str, cat: Catalog):
