@@ -231,3 +231,18 @@ def test_fraction_messages_say_what_to_change(judge):
     [message] = findings(result, "ecs-gpu-fractional", "unpinned-0.3")
     assert "0.125, 0.25, 0.5" in message
     assert findings(result, "ecs-gpu-fractional", "unpinned-0.25") == []
+
+
+def test_tasks_per_gpu_divides_one_gpus_memory():
+    it = CAT.get("g5.xlarge")
+    assert ecs_gpu_sharing.tasks_per_gpu(it, 1) == A10G
+    assert ecs_gpu_sharing.tasks_per_gpu(it, A10G) == 1 and ecs_gpu_sharing.tasks_per_gpu(it, A10G + 1) == 0
+    assert ecs_gpu_sharing.tasks_per_gpu(it, 0) == 0  # no share asked: no division
+    assert ecs_gpu_sharing.tasks_per_gpu(CAT.get("g6f.2xlarge"), 1000) == 0  # MPS does not run on G6f
+
+
+def test_compute_percent_takes_only_integers_in_range():
+    for bad in (True, "50", 50.5, 0, 101):
+        assert ecs_gpu_sharing.compute_percent_problem(bad), bad
+    for good in (None, 1, 50, 100):
+        assert ecs_gpu_sharing.compute_percent_problem(good) is None, good

@@ -61,6 +61,11 @@ def test_requirements_admit_the_types_ec2_data_matches():
         assert managed_instances.mismatch(it, managed_instances.Requirements(**{field: (value, value)})) is None
         assert managed_instances.mismatch(it, managed_instances.Requirements(**{field: (value + 1, None)})) is not None
         assert managed_instances.mismatch(it, managed_instances.Requirements(**{field: (None, value - 1)})) is not None
+    # A Neuron type's accelerator memory is its chips' memory together (inf2.48xlarge: 12 chips).
+    inf2 = CAT.get("inf2.48xlarge")
+    total = sum(d["Count"] * d["MemoryInfo"]["SizeInMiB"] for d in EC2["inf2.48xlarge"]["NeuronInfo"]["NeuronDevices"])
+    assert managed_instances.mismatch(inf2, managed_instances.Requirements(accelerator_memory_mib=(total, total))) is None
+    assert managed_instances.mismatch(inf2, managed_instances.Requirements(accelerator_memory_mib=(total + 1, None))) is not None
     assert "amazon-web-services" not in (managed_instances.mismatch(CAT.get("inf2.xlarge"), managed_instances.Requirements(manufacturers=("amazon-web-services",))) or "")
     assert managed_instances.mismatch(CAT.get("inf2.xlarge"), managed_instances.Requirements(manufacturers=("nvidia",)))
 

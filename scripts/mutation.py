@@ -1,0 +1,152 @@
+"""Mutation testing over gpufleet's rule modules with cosmic-ray: each module is mutated in place, one
+mutant at a time, and the tests that judge it run against each mutant.
+
+    python scripts/mutation.py                      # every module below, every mutant (long)
+    python scripts/mutation.py --module ecs_gpu_sharing --module managed_instances
+    python scripts/mutation.py --sample 12 --seed 7 # a fixed, seeded sample per module (CI)
+
+Prints the score per module and every survivor (file:line, operator, the line), and exits 1 when a
+survivor is not listed in tests/mutation/equivalent.txt with the reason it cannot change behaviour.
+
+Why cosmic-ray rather than mutmut: cosmic-ray mutates the files where they are and runs any test
+command, so it works with gpufleet's layout (one `gpufleet` namespace mapped over the repository's
+folders), which mutmut 3's copied `mutants/` tree and trampolines do not import. Mutations inside
+type annotations are skipped: with `from __future__ import annotations` they are strings, so
+`str | None` turned into `str & None` cannot change behaviour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import random
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EQUIVALENT = ROOT / "tests" / "mutation" / "equivalent.txt"
+PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider"
+
+# module name -> (file, the tests that judge it). Each module's tests are the ones that state its
+# rules through both doors; a full run over all of them takes about an hour on two cores.
+MODULES: dict[str, tuple[str, list[str]]] = {
+    "ecs_gpu_sharing": ("components/catalog/ecs_gpu_sharing.py", ["tests/test_ecs_gpu_sharing.py"]),
+    "managed_instances": ("components/catalog/managed_instances.py", ["tests/test_ecs_managed_instances.py", "tests/test_policies_neuron.py"]),
+    "gke_rules": ("components/catalog/gke_rules.py", ["tests/test_gke_rules.py", "tests/test_spec_errors_gke.py", "tests/test_policies_gke.py"]),
+    "aks_rules": ("components/catalog/aks_rules.py", ["tests/test_gke_rules.py", "tests/test_spec_errors_aks.py", "tests/test_policies_aks.py"]),
+}
+
+
+@dataclass(frozen=True)
+class Survivor:
+    path: str
+    line: int
+    operator: str
+    source: str
+
+    @property
+    def key(self) -> str:
+        """How equivalent.txt names a survivor: stable while the line's text stays the same."""
+        return f"{self.path} | {self.operator} | {self.source}"
+
+
+def _annotation_spans(path: Path) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    spans = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        annotations = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            annotations += [a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a is not None]
+            annotations.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+        for a in annotations:
+            if a is not None:
+                spans.append(((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)))
+    return spans
+
+
+def _inside(position: tuple[int, int], spans) -> bool:
+    return any(start <= tuple(position) <= end for start, end in spans)
+
+
+def run_module(name: str, sample: int | None, seed: int) -> tuple[int, int, list[Survivor]]:
+    """Mutate one module; returns (killed, run, survivors)."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+
+    relative, tests = MODULES[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        config, session = Path(tmp) / "config.toml", Path(tmp) / "session.sqlite"
+        config.write_text(
+            "[cosmic-ray]\n"
+            f'module-path = "{relative}"\n'
+            "timeout = 300.0\n"
+            "excluded-modules = []\n"
+            f'test-command = "{PYTEST} {" ".join(tests)}"\n'
+            "[cosmic-ray.distributor]\n"
+            'name = "local"\n'
+        )
+        subprocess.run([Path(sys.executable).with_name("cosmic-ray"), "init", str(config), str(session)], cwd=ROOT, check=True)
+        spans = _annotation_spans(ROOT / relative)
+        with use_db(str(session), WorkDB.Mode.open) as db:
+            items = list(db.work_items)
+            keep = [w for w in items if not any(_inside(m.start_pos, spans) for m in w.mutations)]
+            if sample is not None:
+                keep = random.Random(f"{seed}:{name}").sample(keep, min(sample, len(keep)))
+            kept = {w.job_id for w in keep}
+            for w in items:
+                if w.job_id not in kept:
+                    db.set_result(w.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
+        subprocess.run([Path(sys.executable).with_name("cosmic-ray"), "exec", str(config), str(session)], cwd=ROOT, check=True)
+        lines = (ROOT / relative).read_text().splitlines()
+        killed, run, survivors = 0, 0, []
+        with use_db(str(session), WorkDB.Mode.open) as db:
+            for item, result in db.completed_work_items:
+                if result.worker_outcome == WorkerOutcome.SKIPPED:
+                    continue
+                run += 1
+                if result.test_outcome == TestOutcome.SURVIVED:
+                    m = item.mutations[0]
+                    survivors.append(Survivor(relative, m.start_pos[0], m.operator_name, lines[m.start_pos[0] - 1].strip()))
+                else:
+                    killed += 1
+    return killed, run, survivors
+
+
+def equivalent() -> set[str]:
+    """The survivors a reader checked cannot change behaviour: `path | operator | line  # reason`."""
+    if not EQUIVALENT.exists():
+        return set()
+    found = set()
+    for line in EQUIVALENT.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            found.add(line.split("  # ", 1)[0].strip())
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--module", action="append", choices=sorted(MODULES), help="a module to mutate (repeat); all when absent")
+    parser.add_argument("--sample", type=int, help="mutants per module, drawn with --seed (all when absent)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    known = equivalent()
+    unexplained = []
+    for name in args.module or sorted(MODULES):
+        killed, run, survivors = run_module(name, args.sample, args.seed)
+        score = 100.0 * (killed + sum(s.key in known for s in survivors)) / run if run else 100.0
+        print(f"{name}: {killed}/{run} killed, {len(survivors)} survived, score {score:.1f}% (equivalent mutants count as killed)")
+        for s in survivors:
+            listed = s.key in known
+            print(f"  {'equivalent' if listed else 'SURVIVED  '} {s.path}:{s.line} {s.operator}: {s.source}")
+            if not listed:
+                unexplained.append(s)
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
