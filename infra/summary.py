@@ -13,6 +13,7 @@ from gpufleet.components.aks.node_pool import pool_sizes as aks_pool_sizes, reso
 from gpufleet.components.catalog import ack_rules, aks_rules, catalog, ecs_gpu_sharing, ecs_scheduler, gke_rules, predicates
 from gpufleet.components.catalog.facts import AckFacts, AksFacts, GkeFacts
 from gpufleet.components.ecs import checks as ecs_checks
+from gpufleet.components.ecs.args import ManagedInstanceProviderArgs
 from gpufleet.components.ecs.neuron import device_counts
 from gpufleet.components.ecs.resolved import resolve as resolve_provider
 from gpufleet.components.eks.resolved import resolve
@@ -182,7 +183,7 @@ def _describe(it) -> str:
 def _workload_row(wl, cp, it) -> dict:
     task = ecs_checks.task_shape(wl, it)
     row = {"name": wl.name, "capacityProvider": wl.capacity_provider, "gpusPerTask": task.gpus}
-    if not hasattr(cp, "instance_type"):
+    if isinstance(cp, ManagedInstanceProviderArgs):
         row["landsOn"] = it.name  # Managed Instances: the admitted type that holds the most tasks
     if task.gpu_fraction:
         row["gpuFractionPerTask"] = task.gpu_fraction

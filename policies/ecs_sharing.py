@@ -84,7 +84,7 @@ def _validate_fractional(args: ResourceValidationArgs, report: ReportViolation) 
 
 def _validate_agent(args: StackValidationArgs, report: ReportViolation) -> None:
     """Container instances that MPS tasks may land on run an agent that places MPS shares."""
-    cat, ecs_facts = catalog.load(), catalog.load().ecs()
+    ecs_facts = catalog.load().ecs()
     admitted: set[str] | None = set()
     for resource in args.resources:
         if resource.resource_type != tokens.ECS_TASK_DEFINITION:
@@ -108,7 +108,7 @@ def _validate_agent(args: StackValidationArgs, report: ReportViolation) -> None:
         if ami is None or ami.accelerator != "gpu" or (admitted is not None and name not in admitted):
             continue
         reason = ecs_gpu_sharing.agent_problem(ami.agent_version, ecs_facts)
-        if reason and (not isinstance(name, str) or cat.find(name) is not None):
+        if reason:
             report(f"MPS tasks run on {name or 'its instances'}, but {reason} (ECS GPU AMI {ami.variant} {ami.image_version})", template.urn)
 
 

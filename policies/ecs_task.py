@@ -12,18 +12,6 @@ from gpufleet.components.catalog import tokens
 from gpufleet.policies.inputs import get, items, json_document
 
 
-def requirement_total(container: dict, kind: str) -> int:
-    """The sum of a container's `resourceRequirements` of one type (GPU, NeuronDevice)."""
-    total = 0
-    for req in container.get("resourceRequirements") or []:
-        if isinstance(req, dict) and req.get("type") == kind:
-            try:
-                total += int(req.get("value", 0))
-            except (TypeError, ValueError):
-                continue
-    return total
-
-
 def neuron_paths(container: dict) -> list[str]:
     """The `/dev/neuronK` host paths a container maps (linuxParameters.devices)."""
     ecs_facts = catalog.load().ecs()
@@ -37,9 +25,12 @@ class EcsTask:
 
     def __init__(self, props):
         self.containers = [c for c in items(json_document(get(props, "containerDefinitions"))) if isinstance(c, dict)]
-        self.gpus_by_container = {c.get("name", f"#{i}"): requirement_total(c, "GPU") for i, c in enumerate(self.containers)}
-        self.gpus = sum(self.gpus_by_container.values())
         self.gpu_requests = ecs_gpu_sharing.gpu_requests(self.containers)
+        # Whole GPUs per container, as ECS pins them (ALL, fractions and shares pin none here).
+        self.gpus_by_container: dict[str, int] = {}
+        for r in self.gpu_requests:
+            self.gpus_by_container[r.container] = self.gpus_by_container.get(r.container, 0) + r.whole
+        self.gpus = sum(self.gpus_by_container.values())
         self.neuron_paths = {c.get("name", f"#{i}"): neuron_paths(c) for i, c in enumerate(self.containers)}
         self.expressions = [
             get(pc, "expression")

@@ -72,12 +72,11 @@ def managed_candidates(mp: ManagedInstanceProviderArgs, region: str) -> tuple:
 
 def _managed_provider(mp: ManagedInstanceProviderArgs, region: str, cat: Catalog) -> Iterator[Violation]:
     for j, name in enumerate(mp.instance_types):
-        if cat.find(name) is None:
-            try:
-                cat.get(name)
-            except UnknownInstanceType as err:
-                yield Violation("instance-type-known", ("instanceTypes", j), name, str(err))
-                return
+        try:
+            cat.get(name)
+        except UnknownInstanceType as err:
+            yield Violation("instance-type-known", ("instanceTypes", j), name, str(err))
+            return
     reason = managed_instances.no_match_problem(mp.requirements(), region, cat)
     if reason:
         field = ("instanceTypes",) if mp.instance_types else ("acceleratorNames",) if mp.accelerator_names else ("acceleratorManufacturers",)
