@@ -19,7 +19,6 @@ Ratios, not absolute seconds, are the claim: these machines are noisy.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import subprocess
@@ -33,38 +32,11 @@ sys.path.insert(0, str(ROOT))
 from gpufleet.analyzer.pack_dir import DEFAULT_PACK  # noqa: E402
 from gpufleet.engine.preview import preview_plan  # noqa: E402
 from gpufleet.spec import decode_config, load_spec  # noqa: E402
-
-# GPU types offered in us-east-1 (checked by load_spec against the catalog on every run).
-TYPES = ["g5.xlarge", "g5.12xlarge", "g6.xlarge", "g4dn.xlarge", "g6e.xlarge", "p4d.24xlarge"]
-
-
-def fleet_config(services: int) -> dict[str, str]:
-    """A fleet AWS accepts: at most 20 capacity providers (ECS's quota, not adjustable), `services`
-    services spread over them, each provider large enough (maxSize) for its services' GPUs."""
-    providers = min(services, 20)
-    ecs = {
-        "clusterName": "bench",
-        "network": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]},
-        "capacityProviders": [
-            {"name": f"cp{i}", "instanceType": TYPES[i % len(TYPES)], "minSize": 0, "desiredSize": 0, "maxSize": -(-services // providers)}
-            for i in range(providers)
-        ],
-        "workloads": [
-            {
-                "name": f"wl{i}",
-                "capacityProvider": f"cp{i % providers}",
-                "containers": [{"name": "main", "image": "public.ecr.aws/example/app:1", "memory": 4096, "gpus": 1}],
-                "service": {"desiredCount": 1},
-            }
-            for i in range(services)
-        ],
-    }
-    return {"gpufleet:region": "us-east-1", "gpufleet:ecs": json.dumps(ecs)}
-
+from bench.fleets import ecs_fleet  # noqa: E402
 
 def preview(services: int, policy: bool = False) -> tuple[int, float]:
     """`gpufleet preview`'s work on a generated fleet (the spec check, the program, the pack if asked)."""
-    config = fleet_config(services)
+    config = ecs_fleet(services)
     start = time.perf_counter()
     load_spec(decode_config(config))
     plan = preview_plan(config, f"bench-{services}", DEFAULT_PACK if policy else None, {})

@@ -156,3 +156,38 @@ def test_spec_and_pack_agree_on_registered_memory(case, ecs_pack_verdicts):
     instance_type, memory = case
     at_most, _ = node_capacity.os_memory_mib(CAT.get(instance_type), CAT.facts.memory_overhead)
     assert _ecs_spec_verdict(*case) == ecs_pack_verdicts[case] == (memory > at_most)
+
+
+# --- EKS workloads: replicas around what the time-sliced group holds at desired and max size ------
+
+WORKLOAD_REPLICAS = (8, 9, 32, 33)  # eks-g5-timeslice: 2 desired and 8 max nodes of 4 slices each
+
+
+def _workload_spec_verdict(replicas: int) -> bool:
+    try:
+        _spec("eks-g5-timeslice", lambda c: c["eks"]["workloads"][0].__setitem__("replicas", replicas))
+    except SpecError as err:
+        assert {(i.rule, tuple(i.field)[-3:]) for i in err.issues} == {("k8s-pods-schedulable", ("workloads", 0, "replicas"))}, err
+        return True
+    return False
+
+
+@pytest.fixture(scope="module")
+def workload_pack_verdicts(judge) -> dict:
+    base = preview_plan("eks-g5-timeslice")
+    verdicts = {}
+    for replicas in WORKLOAD_REPLICAS:
+        plan = copy.deepcopy(base)
+        [deployment] = [r for r in plan["resources"] if r["type"] == "kubernetes:apps/v1:Deployment"]
+        deployment["inputs"]["spec"]["replicas"] = replicas
+        verdicts[replicas] = any(f.policy == "k8s-pods-schedulable" and f.urn == deployment["urn"] for f in judge(plan["resources"]).findings)
+    return verdicts
+
+
+def test_the_workload_table_has_both_verdicts(workload_pack_verdicts):
+    assert workload_pack_verdicts == {8: False, 9: False, 32: False, 33: True}
+
+
+@pytest.mark.parametrize("replicas", WORKLOAD_REPLICAS)
+def test_spec_and_pack_agree_on_workload_replicas(replicas, workload_pack_verdicts):
+    assert _workload_spec_verdict(replicas) == workload_pack_verdicts[replicas]

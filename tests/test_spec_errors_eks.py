@@ -348,3 +348,41 @@ def test_a_type_offered_in_one_of_the_vpcs_zones_stays_in_it(stack_variant):
         return {r["name"]: r["inputs"] for r in p["resources"] if r["type"] == "aws:ec2/subnet:Subnet"}
 
     assert subnets(plan) == subnets(base)
+
+
+# --- GPU workloads on node groups ----------------------------------------------------------------
+
+def _workloads(c) -> list:
+    return c["gpufleet:eks"]["workloads"]
+
+
+def test_workloads_need_the_kubernetes_block(stack_variant):
+    err = _errors(stack_variant(lambda c: c["gpufleet:eks"].pop("kubernetes"), "eks-g5-timeslice"))
+    assert "gpufleet:eks.kubernetes = null: workloads are installed through the cluster: give kubernetes" in err
+    assert "[rule: kubernetes-access]" in err
+
+
+def test_a_workload_names_a_node_group_that_exists(stack_variant):
+    err = _errors(stack_variant(lambda c: _workloads(c)[0].__setitem__("nodePool", "g6"), "eks-g5-timeslice"))
+    assert "gpufleet:eks.workloads[0].nodePool = 'g6': no node group of that name (groups: g5)" in err
+    assert "[rule: node-pool-exists]" in err
+
+
+def test_a_workload_asks_nvidia_gpus_of_an_nvidia_group(stack_variant):
+    def edit(c):
+        c["gpufleet:eks"]["workloads"] = [{"name": "w", "nodePool": "trn1", "image": "x:1"}]
+
+    err = _errors(stack_variant(edit, "eks-trn1"))
+    assert "gpufleet:eks.workloads[0].nodePool = 'trn1': a workload asks for nvidia.com/gpu: node group trn1 (trn1.32xlarge) has no NVIDIA GPUs" in err
+
+
+def test_workload_names_are_unique(stack_variant):
+    err = _errors(stack_variant(lambda c: _workloads(c).append(dict(_workloads(c)[0])), "eks-g5-timeslice"))
+    assert "gpufleet:eks.workloads[1].name = 'llm-serve'" in err and "[rule: names-unique]" in err
+
+
+def test_replicas_past_the_groups_maximum_stay_pending(stack_variant):
+    # 8 nodes at maxSize, each A10G advertised as 4 time-sliced nvidia.com/gpu: 32 replicas fit, 33 do not.
+    err = _errors(stack_variant(lambda c: _workloads(c)[0].__setitem__("replicas", 33), "eks-g5-timeslice"))
+    assert "gpufleet:eks.workloads[0].replicas = 33: Deployment default/llm-serve: 1 of 33 Pending" in err
+    assert "Insufficient nvidia.com/gpu" in err and "[rule: k8s-pods-schedulable]" in err

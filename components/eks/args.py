@@ -11,7 +11,7 @@ from pydantic import Field, model_validator
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.network.args import NetworkArgs
-from gpufleet.components.k8s.args import KubernetesArgs
+from gpufleet.components.k8s.args import GpuWorkloadArgs, KubernetesArgs
 from gpufleet.components.spec_model import SpecModel, rule_error, size_order_error
 
 _EKS = catalog.load().facts.eks
@@ -202,4 +202,8 @@ class EksFleetArgs(SpecModel):
         None,
         description="Device plugins (NVIDIA, EFA, Neuron, as the node groups need them), and optionally the MPI "
         "operator with an NCCL test; absent installs nothing in the cluster.",
+    )
+    workloads: list[GpuWorkloadArgs] = Field(
+        default_factory=list,
+        description="GPU workloads, each on one NVIDIA node group (nodePool names the group), installed with the device plugins (needs kubernetes).",
     )

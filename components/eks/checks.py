@@ -112,7 +112,35 @@ def check_fleet(fleet: EksFleetArgs, region: str, cat: Catalog) -> list[Violatio
     if known and not any(v.field[-1] == "instanceType" for v in system):
         found += list(_network(fleet, region, cat))
         found += list(_kubernetes(fleet, cat))
+        found += list(_workloads(fleet, cat))
     return found
+
+
+def workload_selector(ng: NodeGroupArgs, eks: EksFacts) -> dict[str, str]:
+    """The label EKS puts on every node of a managed group, which a workload selects: its group."""
+    return {eks.well_known_labels.node_group: ng.name}
+
+
+def workload_tolerations(ng: NodeGroupArgs, cat: Catalog) -> list[dict]:
+    """What a workload on the group tolerates: the group's taints (the accelerator's by default)."""
+    return [k8s_rules.toleration_for(t, cat.facts.eks) for t in resolve(ng, cat).taints]
+
+
+def _workloads(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
+    found = list(duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload"))
+    yield from found
+    if fleet.workloads and fleet.kubernetes is None:
+        yield Violation("kubernetes-access", ("kubernetes",), None, "workloads are installed through the cluster: give kubernetes (the device plugins come with it)")
+    groups = {ng.name: ng for ng in fleet.node_groups}
+    for i, wl in enumerate(fleet.workloads):
+        ng = groups.get(wl.node_pool)
+        if ng is None:
+            yield Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"no node group of that name (groups: {', '.join(groups)})")
+        elif eks_rules.accelerator(cat.get(ng.instance_type)) != "nvidia":
+            yield Violation(
+                "node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool,
+                f"a workload asks for nvidia.com/gpu: node group {ng.name} ({ng.instance_type}) has no NVIDIA GPUs",
+            )
 
 
 def _system_node_group(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:

@@ -17,6 +17,7 @@ from gpufleet.components.eks.resolved import served_groups
 from gpufleet.components.eks.system_node_group import SystemNodeGroup
 from gpufleet.components.k8s.device_plugins import DevicePlugins
 from gpufleet.components.k8s.gpu_operator import GpuOperator
+from gpufleet.components.k8s.gpu_workload import GpuWorkload
 from gpufleet.components.k8s.kubeconfig import kubeconfig
 from gpufleet.components.k8s.nccl_test import NcclTest
 from gpufleet.components.network.vpc import Vpc
@@ -90,6 +91,18 @@ class EksFleet(pulumi.ComponentResource):
             )
             served = replace(served, nvidia=[])
         self.device_plugins = DevicePlugins(f"{self._name}-device-plugins", served, k8s_args.nvidia_device_plugin, opts=k8s_opts)
+        cat = catalog.load()
+        by_name = {ng.name: ng for ng in groups}
+        # The pods need the groups' nodes and the plugins that advertise their GPUs.
+        plugins = [self.device_plugins, *([self.gpu_operator] if k8s_args.gpu_operator is not None else [])]
+        self.workloads = [
+            GpuWorkload(
+                f"{self._name}-{wl.name}", wl,
+                checks.workload_selector(by_name[wl.node_pool], cat.facts.eks), checks.workload_tolerations(by_name[wl.node_pool], cat),
+                opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=plugins),
+            )
+            for wl in self._args.workloads
+        ]
         if k8s_args.nccl_test is not None:
             ng = next(ng for ng in groups if ng.name == k8s_args.nccl_test.node_group)
             self.nccl_test = NcclTest(

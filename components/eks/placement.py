@@ -16,6 +16,7 @@ from gpufleet.components.eks.resolved import resolve, served_groups
 from gpufleet.components.eks.system_node_group import SYSTEM_NAME_PREFIX, system_labels
 from gpufleet.components.k8s.device_plugins import release_values
 from gpufleet.components.k8s.gpu_operator import operator_values
+from gpufleet.components.k8s.gpu_workload import workload_object
 
 # The GPU Operator's values among the device plugins' (not a device-plugin chart key).
 OPERATOR = "gpuOperator"
@@ -92,6 +93,11 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
         for pod in k8s_workloads.object_pods(tokens.MPIJOB, nccl_job_name(target), job):
             where = _SYSTEM if pod.owner.endswith("(Launcher)") else ("kubernetes", "ncclTest", "nodeGroup")
             found.append((where, pod))
+    groups = {ng.name: ng for ng in fleet.node_groups}
+    for i, wl in enumerate(fleet.workloads):
+        ng = groups[wl.node_pool]
+        token, obj = workload_object(wl, checks.workload_selector(ng, eks), checks.workload_tolerations(ng, cat))
+        found += [(("workloads", i, "replicas"), pod) for pod in k8s_workloads.object_pods(token, wl.name, obj)]
     return found
 
 
@@ -132,6 +138,8 @@ def _fix(fleet: EksFleetArgs, where: tuple) -> tuple[tuple, object, str]:
     """The field a reader changes for a Pending pod, its value, and a hint."""
     if where[-1] == "nodeGroup":
         return where, fleet.kubernetes.nccl_test.node_group, ""
+    if where[0] == "workloads":
+        return where, fleet.workloads[where[1]].replicas, " (fewer replicas, or a larger maxSize)"
     if where == _SYSTEM and not checks.system_group_created(fleet):
         return (*_SYSTEM, "enabled"), False, " (keep the system node group, or give one node group taints: [])"
     if where == _SYSTEM:

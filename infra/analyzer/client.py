@@ -3,8 +3,8 @@ gRPC protocol with the stubs the Pulumi SDK ships.
 
 The pack prints its port on stdout; we call GetPluginInfo and GetAnalyzerInfo, reconcile the policy
 config (`policy_config.py`), call Configure (and ConfigureStack, which packs may not implement),
-then Analyze for every resource as it registers (sixteen at a time, concurrently over one channel,
-so the pack's work overlaps the program's), and AnalyzeStack once at the end.
+then Analyze for every resource as it registers (sixteen at a time, at most 64 in flight over one
+channel, so the pack's work overlaps the program's), and AnalyzeStack once at the end.
 
 Fail closed: a pack that does not start, dies, answers garbage or times out raises PolicyPackError;
 no caller may read that as "no violations".
@@ -35,6 +35,11 @@ from gpufleet.analyzer.results import LEVEL_CODES, LEVELS, Finding, PolicyResult
 # more policy overhead on the 200-provider preview (paired runs, bench/preview.py). A partial batch
 # goes out when the session finishes.
 _BATCH = 16
+# Analyze calls in flight at once. Sent all at once (a saved plan), calls past about 1,400 in flight
+# came back CANCELLED from the pack's server (pulumi_policy's synchronous server, four worker
+# threads: a trailers-only answer and RST_STREAM in the HTTP/2 trace), so `check` of a plan of
+# 5,000 resources failed closed. The CLI, too, analyses a resource per step, its steps bounded.
+_WINDOW = 64
 
 
 def _seconds(variable: str, default: float) -> float:
@@ -243,6 +248,7 @@ class PolicyPack:
         self._error: BaseException | None = None
         self._batch: list[dict] = []
         self._batch_lock = threading.Lock()
+        self._window = asyncio.Semaphore(_WINDOW)
         self._worker = threading.Thread(target=self._configure, args=(given,), daemon=True)
         self._worker.start()
 
@@ -283,12 +289,11 @@ class PolicyPack:
         elif self._remediate:
             self._pending.append((resource, None))  # remediated first, then analysed, in finish()
         else:
-            try:
-                call = asyncio.ensure_future(self.stub.Analyze(self._request(resource), timeout=self.call_timeout))
-            except Exception as err:  # noqa: BLE001 - kept for finish(): a resource never sent is never "clean"
-                call = self._loop.create_future()
-                call.set_exception(err)
-            self._pending.append((resource, call))
+            self._pending.append((resource, asyncio.ensure_future(self._analyze(resource))))
+
+    async def _analyze(self, resource: dict) -> analyzer_pb2.AnalyzeResponse:
+        async with self._window:
+            return await self.stub.Analyze(self._request(resource), timeout=self.call_timeout)
 
     def _flush(self) -> None:
         backlog, self._backlog = self._backlog, None
