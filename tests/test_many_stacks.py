@@ -10,7 +10,7 @@ import pytest
 from gpufleet import stackfile
 from gpufleet.cli import many
 from gpufleet.cli.output import InputError
-from tests.conftest import run_cli
+from tests.conftest import ROOT, run_cli
 
 STACKS = stackfile.stack_names()
 
@@ -56,3 +56,21 @@ def test_an_unknown_stack_or_a_mixed_door_is_exit_2():
     assert code == 2 and "no-such-stack" in err
     code, _, err = run_cli("preview", "--all", "ecs-gpu")
     assert code == 2 and "give stack names or --all, not both" in err
+
+
+def test_a_repositorys_own_stacks_folder(tmp_path):
+    """--stacks-dir: --all and --shard over the stacks of another folder (a repository's), each once."""
+    for name, shipped in (("team-a", "ecs-gpu"), ("team-b", "ecs-mps"), ("team-c", "eks-g5-timeslice")):
+        (tmp_path / f"Pulumi.{name}.yaml").write_text((ROOT / "stacks" / f"Pulumi.{shipped}.yaml").read_text())
+    seen = []
+    for k in (1, 2):
+        code, out, err = run_cli("preview", "--all", "--stacks-dir", str(tmp_path), "--shard", f"{k}/2", "--no-policy", "--json", "--jobs", "1")
+        assert code == 0, err
+        seen += list(json.loads(out)["stacks"])
+    assert sorted(seen) == ["team-a", "team-b", "team-c"]
+    code, out, _ = run_cli("preview", "team-b", "--stacks-dir", str(tmp_path), "--no-policy", "--json")
+    assert code == 0 and json.loads(out)["stack"] == "team-b"
+    code, _, err = run_cli("preview", "ecs-gpu", "--stacks-dir", str(tmp_path))
+    assert code == 2 and f"no {tmp_path}/Pulumi.ecs-gpu.yaml (stacks: team-a, team-b, team-c)" in err
+    code, _, err = run_cli("preview", "--all", "--stacks-dir", str(tmp_path / "missing"))
+    assert code == 2 and "not a folder" in err

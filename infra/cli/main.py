@@ -34,6 +34,10 @@ def _parser() -> argparse.ArgumentParser:
     preview.add_argument("--all", action="store_true", help="preview every stack of stacks/")
     preview.add_argument("--shard", metavar="K/N", help="with --all or several stacks: only the K-th of N deterministic shards")
     preview.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes for several stacks (default: the cores)")
+    preview.add_argument(
+        "--stacks-dir", type=Path, metavar="DIR",
+        help="the folder of Pulumi.<STACK>.yaml files that STACK, --all and --shard read (default: gpufleet's shipped stacks/)",
+    )
     preview.add_argument("--config-file", type=Path, help="any Pulumi stack config file (instead of STACK)")
     preview.add_argument(
         "--program", type=Path, metavar="DIR",
@@ -82,8 +86,21 @@ def _load_stack(args):
 
     if (args.stack is None) == (args.config_file is None):
         raise InputError("give exactly one of STACK or --config-file PATH")
-    path = stackfile.stack_path(args.stack) if args.stack else args.config_file
+    if args.config_file is not None and args.stacks_dir is not None:
+        raise InputError("--stacks-dir is where STACK is read from: not with --config-file")
+    path = stackfile.stack_path(args.stack, _stacks_dir(args)) if args.stack else args.config_file
     return stackfile.load(path, args.stack)
+
+
+def _stacks_dir(args) -> Path:
+    from gpufleet import stackfile
+
+    folder = getattr(args, "stacks_dir", None)
+    if folder is None:
+        return stackfile.STACKS
+    if not folder.is_dir():
+        raise InputError(f"--stacks-dir {folder}: not a folder")
+    return folder
 
 
 def _spec_error_message(sf, err) -> str:
@@ -96,6 +113,7 @@ def _spec_error_message(sf, err) -> str:
 
 def cmd_preview(args) -> int:
     from gpufleet.engine.runtime import EngineError
+    from gpufleet.cli import progress
     from gpufleet.engine.preview import preview_plan
     from gpufleet.spec import SpecError, decode_config, load_spec
 
@@ -116,7 +134,8 @@ def cmd_preview(args) -> int:
         raise InputError(_spec_error_message(sf, err)) from None
     pack_dir, given = (None, {}) if args.no_policy else policy_inputs(args)
     try:
-        plan = preview_plan(config, sf.stack, pack_dir, given)
+        with progress.resources(sf.stack) as registered:
+            plan = preview_plan(config, sf.stack, pack_dir, given, progress=registered)
     except EngineError as err:
         raise InputError(f"{sf.path}: offline preview failed: {err}") from None
     return _show_plan(args, plan)
@@ -130,10 +149,13 @@ def _preview_many(args) -> int:
         raise InputError("several stacks, --all and --shard preview stacks/ by name: not with --config-file or --program")
     if args.all and args.stack:
         raise InputError("give stack names or --all, not both")
-    names = many.select(stackfile.stack_names() if args.all else args.stack, args.shard)
+    folder = _stacks_dir(args)
+    names = many.select(stackfile.stack_names(folder) if args.all else args.stack, args.shard)
     for name in names:
-        stackfile.stack_path(name)  # an unknown name is exit 2 before any worker starts
+        stackfile.stack_path(name, folder)  # an unknown name is exit 2 before any worker starts
     flags = ["--json"] if args.json else ["--format", args.format]
+    if args.stacks_dir is not None:
+        flags += ["--stacks-dir", str(folder)]
     if args.no_policy:
         flags.append("--no-policy")
     if args.policy_pack is not None:

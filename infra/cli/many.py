@@ -9,8 +9,9 @@ import io
 import json
 import multiprocessing
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
+from gpufleet.cli import progress
 from gpufleet.cli.output import InputError, print_json, write
 
 
@@ -49,12 +50,19 @@ def run(names: list[str], flags: list[str], jobs: int, as_json: bool) -> int:
     if not names:
         raise InputError("no stacks to preview (the shard is empty, or stacks/ has none)")
     workers = max(1, min(jobs, len(names)))
-    if workers == 1:
-        results = [_one(name, flags) for name in names]
-    else:
-        # spawn, not fork: the engine and the pack client run gRPC threads, which fork does not copy.
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            results = list(pool.map(_one, names, [flags] * len(names)))
+    with progress.stacks(len(names)) as done:
+        if workers == 1:
+            results = []
+            for name in names:
+                results.append(_one(name, flags))
+                done()
+        else:
+            # spawn, not fork: the engine and the pack client run gRPC threads, which fork does not copy.
+            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+                futures = [pool.submit(_one, name, flags) for name in names]
+                for _ in as_completed(futures):
+                    done()
+                results = [f.result() for f in futures]
     codes = {name: code for name, (code, _, _) in zip(names, results)}
     if as_json:
         plans = {name: (json.loads(out) if code in (0, 1) and out.strip() else {"error": err.strip()}) for name, (code, out, err) in zip(names, results)}

@@ -4,6 +4,8 @@ bench both call this, so the bench measures what `gpufleet preview` does."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from gpufleet.analyzer.client import PolicyPack
@@ -13,20 +15,42 @@ from gpufleet.analyzer.policy_config import PolicyConfig
 
 
 def preview_plan(
-    config: dict[str, str], stack: str, pack_dir: Path | None, given: dict[str, PolicyConfig], program: Program | None = None
+    config: dict[str, str],
+    stack: str,
+    pack_dir: Path | None,
+    given: dict[str, PolicyConfig],
+    program: Program | None = None,
+    progress: Callable[[], None] | None = None,
+    stages: dict[str, float] | None = None,
 ) -> dict:
     """The JSON plan of the program (gpufleet's stack-file program, or `program`) under `config`;
     judged by the pack in `pack_dir` (with the policy config `given`) unless it is None. Raises
-    EngineError (the program failed) or PolicyPackError."""
+    EngineError (the program failed) or PolicyPackError. `progress` is called once per registered
+    resource; `stages`, when given, receives the seconds of each stage (program, plan, pack: the
+    pack's answers and stack verdict after the program ends), as the bench reports them."""
     project = program.project if program is not None else PROJECT
     pack = PolicyPack(pack_dir, project=project, stack=stack, config=config) if pack_dir is not None else None
+    stages = {} if stages is None else stages
     try:
         if pack is not None:
             pack.begin(given)
-        submit = (lambda r: pack.submit(plan_resource(r))) if pack is not None else None
-        plan = build_plan(run_program(config, stack, on_resource=submit, program=program), project)
+
+        def registered(resource) -> None:
+            if pack is not None:
+                pack.submit(plan_resource(resource))
+            if progress is not None:
+                progress()
+
+        start = time.perf_counter()
+        run = run_program(config, stack, on_resource=registered, program=program)
+        stages["program"] = time.perf_counter() - start
+        start = time.perf_counter()
+        plan = build_plan(run, project)
+        stages["plan"] = time.perf_counter() - start
         if pack is not None:
+            start = time.perf_counter()
             plan["policy"] = pack.finish(plan["resources"]).as_plan_block()
+            stages["pack"] = time.perf_counter() - start
         return plan
     finally:
         if pack is not None:

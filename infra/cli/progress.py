@@ -1,0 +1,43 @@
+"""Progress a person can see: on a terminal, a preview draws on stderr how many resources have
+registered (one stack) or how many stacks are done (several), with rich's progress display, and
+clears it when done. Without a terminal nothing is drawn; stdout is never touched."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+
+def _terminal() -> Console | None:
+    console = Console(file=sys.stderr)
+    return console if console.is_terminal else None
+
+
+@contextlib.contextmanager
+def resources(stack: str) -> Iterator[Callable[[], None] | None]:
+    """A callback to call once per registered resource (None without a terminal)."""
+    console = _terminal()
+    if console is None:
+        yield None
+        return
+    columns = (SpinnerColumn(), TextColumn(f"preview {stack}:"), TextColumn("{task.completed} resources registered"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task(stack, total=None)
+        yield lambda: progress.advance(task)
+
+
+@contextlib.contextmanager
+def stacks(count: int) -> Iterator[Callable[[], None]]:
+    """A callback to call once per finished stack (a no-op without a terminal)."""
+    console = _terminal()
+    if console is None:
+        yield lambda: None
+        return
+    columns = (SpinnerColumn(), TextColumn("stacks"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("stacks", total=count)
+        yield lambda: progress.advance(task)
