@@ -191,3 +191,12 @@ def test_the_curated_facts_are_checked_at_load():
         mutate(broken)
         with pytest.raises(facts.CuratedFactsError, match=re.escape(f"curated.yaml: {path}:")):
             facts.checked(broken, "curated.yaml")
+
+
+def test_the_curated_facts_read_alike_in_yaml_1_1_and_1_2():
+    """The catalog reads curated.yaml with libyaml (YAML 1.1, fast); the file means what ruamel
+    (YAML 1.2) reads: an unquoted `on`, `no`, `0755` or `1:30` would differ, and fail here."""
+    from ruamel.yaml import YAML
+
+    text = (catalog.DATA / "curated.yaml").read_text()
+    assert catalog.curated_facts() == YAML(typ="safe", pure=True).load(text)

@@ -14,8 +14,7 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import botocore.session
-
+from gpufleet.components.catalog import aws_api
 from gpufleet.components.catalog.catalog import Catalog, InstanceType
 
 MANAGED_INSTANCES = "MANAGED_INSTANCES"  # the task definition compatibility and launch type
@@ -28,10 +27,10 @@ INSTANCE_ROLE_PREFIX = "ecsInstanceRole"
 
 
 @functools.cache
+@functools.cache
 def api_enum(member: str) -> tuple[str, ...]:
     """The values botocore's ECS model allows in an InstanceRequirementsRequest list member."""
-    shape = botocore.session.get_session().get_service_model("ecs").shape_for("InstanceRequirementsRequest")
-    return tuple(shape.members[member].member.enum)
+    return tuple(aws_api.member_shape("ecs", "InstanceRequirementsRequest", member, "member").enum)
 
 
 def manufacturer(it: InstanceType) -> str | None:
