@@ -132,14 +132,19 @@ def _in_child(*argv: str) -> dict:
 
 
 def _timed(argv: list[str]) -> tuple[float, int, int]:
-    """Seconds, exit code and the peak RSS (KB) of the largest process of a command (the pack's too)."""
-    start = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
+    """Seconds, exit code and the peak RSS (KB) of the largest process of a command (the pack's too).
+    A command that fails (exit 2 or more) has its last stderr lines printed."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - start
+        process.returncode = code = os.waitstatus_to_exitcode(status)
+        if code >= 2:
+            err.seek(0)
+            print(f"  ({' '.join(argv[1:3])}… exit {code}: {err.read().decode(errors='replace').strip()[-600:]})")
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return seconds, process.returncode, max(usage.ru_maxrss, children)
+    return seconds, code, max(usage.ru_maxrss, children)
 
 
 # -- the report --------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ import pulumi_policy.policy as _policy
 import pulumi_policy.proxy as _proxy
 from google.protobuf import json_format
 
-_KEPT = 16384  # distinct inputs: every resource of a large stack, for AnalyzeStack
+_KEPT = 1 << 18  # distinct inputs: every resource of the largest plans (50,000 and more), for AnalyzeStack
 # What pulumi_policy's _configure_runtime_settings reads from the environment.
 _SETTINGS_ENV = ("PULUMI_CONFIG", "PULUMI_PROJECT", "PULUMI_STACK", "PULUMI_DRY_RUN", "PULUMI_ORGANIZATION")
 

@@ -198,3 +198,20 @@ def test_remediated_inputs_replace_the_resource_inputs():
     assert template["inputs"]["metadataOptions"]["httpTokens"] == "required"
     volume_size = template["inputs"]["blockDeviceMappings"][0]["ebs"]["volumeSize"]
     assert volume_size == 100 and isinstance(volume_size, int)  # integral doubles back to ints, as in the plan
+
+
+@pytest.mark.parametrize("count, judged", [(100, False), (1500, True)])
+def test_the_stack_deadline_grows_with_the_stack(monkeypatch, count, judged):
+    """AnalyzeStack gets the per-call deadline and 2 ms a resource: a stack policy of three seconds
+    passes the deadline of 1 s over 100 resources (1.2 s) and is judged over 1,500 (4 s)."""
+    monkeypatch.setenv("GPUFLEET_POLICY_TIMEOUT", "1")
+    resources = [
+        {"urn": f"urn:pulumi:s::p::aws:s3/bucket:Bucket::b{i}", "type": "aws:s3/bucket:Bucket", "name": f"b{i}", "inputs": {"bucket": f"b{i}"}}
+        for i in range(count)
+    ]
+    with PolicyPack(PACKS / "slow-stack", project="p", stack="s") as pack:
+        if judged:
+            assert pack.judge({}, resources).findings == []
+        else:
+            with pytest.raises(PolicyPackError, match="AnalyzeStack timed out after 1 s"):
+                pack.judge({}, resources)

@@ -124,3 +124,31 @@ def test_per_request_results_are_kept_by_the_request_object_only():
     assert once("servicer", first) == once("servicer", first) == 1
     assert once("servicer", analyzer_pb2.AnalyzeRequest(urn="a")) == 2  # equal content, another request
     assert once("other servicer", first) == 3
+
+
+def test_a_stack_of_twenty_thousand_resources_is_converted_once(monkeypatch):
+    """The memo holds every resource of the largest plans: bounded at 16,384, a 53,000-resource
+    AnalyzeStack converted the stack again for every stack policy and passed its deadline."""
+    from pulumi_policy import StackValidationPolicy
+
+    seen: list[int] = []
+    policies = [
+        StackValidationPolicy(name=f"count-{i}", description="counts the stack", validate=lambda args, report: seen.append(len(args.resources)))
+        for i in range(3)
+    ]
+    servicer = _PolicyAnalyzerServicer("t", "0.1.0", policies, EnforcementLevel.ADVISORY, None, "", None, None, None, None, None)
+    _undo_install(monkeypatch)
+    assert servicer_memo.install() is True
+    calls = []
+    real = json_format.MessageToDict
+    monkeypatch.setattr(json_format, "MessageToDict", lambda m, *a, **k: calls.append(1) or real(m, *a, **k))
+    n = 20_000
+    stack = analyzer_pb2.AnalyzeStackRequest(
+        resources=[
+            analyzer_pb2.AnalyzerResource(type="aws:s3/bucket:Bucket", urn=f"urn:pulumi:s::p::aws:s3/bucket:Bucket::b{i}", name=f"b{i}", properties=_struct({"bucket": f"b{i}"}))
+            for i in range(n)
+        ]
+    )
+    servicer.AnalyzeStack(stack, None)
+    assert seen == [n, n, n]
+    assert len(calls) == n
