@@ -4,6 +4,7 @@ Pulumi CLI would (plain values as strings, structured values as JSON text)."""
 from __future__ import annotations
 
 import codecs
+import functools
 import importlib.util
 
 import json
@@ -14,6 +15,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
 
+from gpufleet import stack_yaml
 from gpufleet.spec import NAMESPACE
 
 # The shipped stacks: the repository's stacks/ folder, or its copy in an installed gpufleet.
@@ -28,19 +30,20 @@ class StackFileError(ValueError):
 class StackFile:
     path: Path
     stack: str
-    document: CommentedMap  # the round-trip document: keeps line numbers for error messages
-
-    @property
-    def config(self) -> CommentedMap:
-        return self.document.get("config") or CommentedMap()
+    config: dict  # the `config:` mapping's plain values
+    text: str  # the file's text, read again with ruamel for line numbers (errors only)
 
     def pulumi_config(self) -> dict[str, str]:
         """Config as the Pulumi CLI hands it to the program."""
         return {str(k): v if isinstance(v, str) else json.dumps(_plain(v)) for k, v in self.config.items()}
 
+    @functools.cached_property
+    def _round_trip(self) -> CommentedMap:
+        return _read_round_trip(self.path, self.text).get("config") or CommentedMap()
+
     def line_of(self, field: tuple[str | int, ...]) -> int | None:
         """1-based line of a spec field (path without the namespace), or of its nearest present parent."""
-        node: object = self.config
+        node: object = self._round_trip
         key: str | int = f"{NAMESPACE}:{field[0]}" if field else ""
         line = _line(node, key)
         for part in field[1:]:
@@ -120,8 +123,20 @@ def load(path: Path, stack: str | None = None) -> StackFile:
     except OSError as err:
         raise StackFileError(f"{path}: cannot read the stack file: {err.strerror}") from None
     text = decode(path, data)
+    document = stack_yaml.read(text)  # libyaml, when it reads the file as ruamel would
+    if document is None:
+        document = _read_round_trip(path, text)
+    if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
+        raise StackFileError(f"{path}: a Pulumi stack config file needs a top-level `config:` mapping")
+    if stack is None:
+        name = path.name
+        stack = name[len("Pulumi.") : -len(".yaml")] if name.startswith("Pulumi.") and name.endswith(".yaml") else path.stem
+    return StackFile(path, stack, document["config"], text)
+
+
+def _read_round_trip(path: Path, text: str) -> CommentedMap:
     try:
-        document = YAML(typ="rt").load(text)
+        return YAML(typ="rt").load(text)
     except MarkedYAMLError as err:
         # Point at the line where the construct that failed starts (an unclosed bracket's line), and
         # say where the parser gave up.
@@ -130,9 +145,4 @@ def load(path: Path, stack: str | None = None) -> StackFile:
         what = "; ".join(x for x in (err.context, err.problem) if x)
         found = f" (the parser stopped at line {stop.line + 1}, column {stop.column + 1})" if stop and start and stop.line != start.line else ""
         raise StackFileError(f"{where}: not valid YAML: {what}{found}") from None
-    if not isinstance(document, CommentedMap) or not isinstance(document.get("config"), CommentedMap):
-        raise StackFileError(f"{path}: a Pulumi stack config file needs a top-level `config:` mapping")
-    if stack is None:
-        name = path.name
-        stack = name[len("Pulumi.") : -len(".yaml")] if name.startswith("Pulumi.") and name.endswith(".yaml") else path.stem
-    return StackFile(path, stack, document)
+

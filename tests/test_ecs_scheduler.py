@@ -64,7 +64,15 @@ def test_services_sharing_a_provider_are_judged_together():
     assert es.shared_capacity([a, b], {"gpu": shape}) == []
     c = es.place_task(task(family="c", gpus=1), shape, 1)
     [(where, why)] = es.shared_capacity([a, b, c], {"gpu": shape})
-    assert where is c and "reserve 9 GPUs in all" in why
+    assert where is c and "reserve 9 GPUs in all (a 2 x 2, b 2 x 2, c 1 x 1); 2 instances register 8" in why
+
+
+def test_a_provider_of_thousands_of_services_names_ten():
+    shape = instance(max_instances=2)  # 8 GPUs in all
+    services = [es.place_task(task(family=f"s{i}", gpus=1), shape, 1) for i in range(2000)]
+    [why] = [why for _, why in es.shared_capacity(services, {"gpu": shape}) if " GPUs in all" in why]
+    assert "reserve 2000 GPUs in all (s0 1 x 1, s1 1 x 1, " in why and "s9 1 x 1 and 1990 more); 2 instances register 8" in why
+    assert "s10 " not in why
 
 
 def test_tight_memory_is_a_note():

@@ -162,6 +162,9 @@ def place_task(task: TaskShape, inst: InstanceShape | None, desired: int | None,
     return result
 
 
+_NAMED = 10  # services named in a shared-capacity finding
+
+
 def shared_capacity(placements: Sequence[TaskPlacement], instances: dict[str, InstanceShape]) -> list[tuple[TaskPlacement, str]]:
     """Services that share a provider and together ask more than its largest size holds: a necessary
     condition per resource (the sum of their reservations against maxSize instances), so a
@@ -186,7 +189,9 @@ def shared_capacity(placements: Sequence[TaskPlacement], instances: dict[str, In
         ):
             total = sum(p.desired * need(p.task) for p in services)
             if total > ceiling * have:
-                names = ", ".join(f"{p.task.family} {p.desired} x {need(p.task)}" for p in services if need(p.task))
+                asking = [f"{p.task.family} {p.desired} x {need(p.task)}" for p in services if need(p.task)]
+                # A provider of thousands of services: the first few name the shape, the count the rest.
+                names = ", ".join(asking[:_NAMED]) + (f" and {len(asking) - _NAMED} more" if len(asking) > _NAMED else "")
                 found.append((services[-1], f"the services on {provider} reserve {total} {what} in all ({names}); {ceiling} instances register {ceiling * have}"))
         for chip in sorted({k for p in services for k in p.task.neuron_chips}):
             total = sum(p.desired for p in services if chip in p.task.neuron_chips)

@@ -1,0 +1,97 @@
+"""The fast stack-file reader (libyaml's parser, ruamel's YAML 1.2 resolver) reads a file exactly as
+ruamel's round-trip reader does, or declines (None) and the file is read by ruamel."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from gpufleet import stack_yaml, stackfile
+from tests.conftest import ROOT
+
+
+def _ruamel(text: str):
+    return stackfile._plain(YAML(typ="rt").load(text))
+
+
+def _same(text: str) -> bool:
+    """The fast reader declines, or reads what ruamel reads (as the program receives it: JSON)."""
+    fast = stack_yaml.read(text)
+    if fast is None:
+        return True
+    try:
+        slow = _ruamel(text)
+    except YAMLError:
+        return False  # ruamel refuses what the fast reader accepted
+    return json.dumps(fast, sort_keys=True) == json.dumps(slow, sort_keys=True) and type(fast) is type(slow)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "stacks").glob("Pulumi.*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_stack_is_read_fast_and_alike(path):
+    text = path.read_text()
+    assert stack_yaml.read(text) is not None
+    assert _same(text)
+
+
+# Scalars YAML 1.1 (libyaml's own resolver) and 1.2 (ruamel) read differently, and other corners.
+TRICKY = [
+    "on", "off", "yes", "no", "y", "n", "On", "NO", "0755", "017", "0o17", "0x1F", "1_000", "1e3", "1.5e3", "+1", "-1", "-0",
+    ".inf", "-.inf", ".nan", ".5", "1.", "1.50", "~", "null", "Null", "", "True", "TRUE", "false", "2024-01-01",
+    "2024-01-01T10:00:00Z", "1:30", "10.60.0.0/16", "p5.48xlarge", "us-east-1a", "-foo", "'quoted 1'", '"2"', "!!str 5",
+    "!!int '5'", "[1, on, '3']", "{a: 1, b: no}", "|\n  block\n", ">\n  folded\n", "é", "0", "00", "-1.0",
+]
+
+
+@pytest.mark.parametrize("scalar", TRICKY)
+def test_a_tricky_scalar_is_read_as_ruamel_reads_it_or_left_to_ruamel(scalar):
+    assert _same(f"config:\n  gpufleet:x: {scalar}\n")
+
+
+@pytest.mark.parametrize("scalar", ["0755", "1_000", "1e3", ".inf", "2024-01-01", "!!str 5", "017"])
+def test_what_the_fast_reader_cannot_be_sure_of_is_left_to_ruamel(scalar):
+    assert stack_yaml.read(f"a: {scalar}\n") is None
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        "a: 1\na: 2\n",  # a duplicate key: ruamel refuses it with its message
+        "base: &b {x: 1}\nother:\n  <<: *b\n  y: 2\n",  # a merge key
+        "? [a, b]\n: c\n",  # a complex key
+        "1: one\n",  # a key that is a number
+        "a: [unclosed\n",  # a syntax error: ruamel's message and line
+        "!!map {a: 1}\n",  # an explicit tag
+    ],
+)
+def test_documents_the_readers_could_disagree_on_go_to_ruamel(document):
+    assert stack_yaml.read(document) is None
+
+
+def test_yaml_1_1_booleans_are_strings_as_in_1_2():
+    assert stack_yaml.read("a: on\nb: no\n") == {"a": "on", "b": "no"} == _ruamel("a: on\nb: no\n")
+
+
+def test_anchors_and_aliases_read_alike():
+    text = "a: &x {k: [1, two, 3.5]}\nb: *x\n"
+    assert stack_yaml.read(text) == {"a": {"k": [1, "two", 3.5]}, "b": {"k": [1, "two", 3.5]}}
+    assert _same(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]) | st.sampled_from(list("0123456789.-+_:eExo ~")), max_size=12))
+def test_any_plain_scalar_reads_alike(scalar):
+    text = f"config:\n  k: {scalar}\n  l: [{scalar}]\n"
+    assert _same(text)
+
+
+def test_line_numbers_come_from_the_round_trip_reading(tmp_path):
+    path = tmp_path / "Pulumi.x.yaml"
+    path.write_text("config:\n  gpufleet:region: us-east-1\n  gpufleet:ecs:\n    clusterName: x\n    workloads:\n      - name: a\n")
+    sf = stackfile.load(path)
+    assert sf.pulumi_config()["gpufleet:region"] == "us-east-1"
+    assert sf.line_of(("ecs", "workloads", 0, "name")) == 6
