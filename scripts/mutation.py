@@ -36,6 +36,9 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "ecs_gpu_sharing": ("components/catalog/ecs_gpu_sharing.py", ["tests/test_ecs_gpu_sharing.py"]),
     "managed_instances": ("components/catalog/managed_instances.py", ["tests/test_ecs_managed_instances.py", "tests/test_policies_neuron.py"]),
     "gke_rules": ("components/catalog/gke_rules.py", ["tests/test_gke_rules.py", "tests/test_spec_errors_gke.py", "tests/test_policies_gke.py"]),
+    # efa's layouts are judged through every EKS door: the layout table, the spec's errors and the pack.
+    "efa": ("components/catalog/efa.py", ["tests/test_efa.py", "tests/test_spec_errors_eks.py", "tests/test_policies_eks.py"]),
+    "quotas": ("components/catalog/quotas.py", ["tests/test_api_rules.py"]),
     "aks_rules": ("components/catalog/aks_rules.py", ["tests/test_gke_rules.py", "tests/test_spec_errors_aks.py", "tests/test_policies_aks.py"]),
 }
 

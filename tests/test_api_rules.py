@@ -9,6 +9,7 @@ import pytest
 
 from gpufleet.components.catalog import catalog
 from tests.policy_helpers import findings, resource
+from tests.conftest import run_cli
 from tests.test_spec_errors import _errors
 
 QUOTAS = catalog.load().facts.quotas
@@ -44,6 +45,20 @@ def test_more_capacity_providers_than_ecs_allows(stack_variant):
     err = _errors(stack_variant(edit))
     assert f"{limit + 1} capacity providers in one ECS cluster; AWS allows {limit}, a quota that cannot be raised" in err
     assert "[rule: aws-service-quotas]" in err
+
+
+def test_exactly_as_many_capacity_providers_as_ecs_allows(stack_variant):
+    """The quota is a count AWS accepts: the 20th provider is fine, the 21st is not (above)."""
+    limit = QUOTAS["ecsCapacityProvidersPerCluster"].value
+
+    def edit(c):
+        base = _ecs(c)["capacityProviders"][0]
+        _ecs(c)["capacityProviders"] = [{**base, "name": f"cp{i}"} for i in range(limit)]
+        _ecs(c)["workloads"] = []
+
+    code, out, err = run_cli("preview", "--config-file", str(stack_variant(edit)), "--no-policy", "--json")
+    assert code == 0, err
+    assert len([r for r in json.loads(out)["resources"] if r["type"] == "aws:ecs/capacityProvider:CapacityProvider"]) == limit
 
 
 def test_more_container_instances_than_a_cluster_takes(stack_variant):

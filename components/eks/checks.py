@@ -127,8 +127,7 @@ def workload_tolerations(ng: NodeGroupArgs, cat: Catalog) -> list[dict]:
 
 
 def _workloads(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
-    found = list(duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload"))
-    yield from found
+    yield from duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
     if fleet.workloads and fleet.kubernetes is None:
         yield Violation("kubernetes-access", ("kubernetes",), None, "workloads are installed through the cluster: give kubernetes (the device plugins come with it)")
     groups = {ng.name: ng for ng in fleet.node_groups}
