@@ -164,3 +164,42 @@ def test_moving_an_interface_to_a_card_that_lacks_its_type_is_rejected():
     moved = [layout[0], EfaInterface(0, 1, "efa-only"), *layout[2:]]  # card 0 offers plain interfaces only
     assert efa_layout_problems(it, moved) == ["network card 0 of p6-b300.48xlarge does not support efa-only"]
     assert dataclasses.replace(layout[1], network_card_index=0) == EfaInterface(0, 0, "efa-only")
+
+
+# --- the messages a reader sees, at their bounds ---------------------------------------------------
+
+@pytest.mark.parametrize("name", ["g5.48xlarge", "p4d.24xlarge"])
+def test_a_type_with_efa_is_supported_and_one_without_is_not(name):
+    from gpufleet.components.catalog.efa import efa_supported
+
+    assert RAW[name]["NetworkInfo"]["EfaSupported"] and efa_supported(CAT.get(name)) is None
+    assert not RAW["g6.xlarge"]["NetworkInfo"]["EfaSupported"]
+    assert efa_supported(CAT.get("g6.xlarge")) == "g6.xlarge does not support EFA (EC2 NetworkInfo.EfaSupported is false)"
+
+
+def test_the_bandwidth_note_is_for_some_but_not_all_efa_interfaces():
+    it = CAT.get("p4d.24xlarge")
+    most = RAW["p4d.24xlarge"]["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"]
+    assert efa_bandwidth_note(it, efa_layout(it, count=most)) is None
+    assert efa_bandwidth_note(it, efa_layout(it, count=most - 1)) == (
+        f"{most - 1} of the {most} EFA interfaces p4d.24xlarge takes: the rest of its EFA bandwidth goes unused"
+    )
+    assert efa_bandwidth_note(it, [EfaInterface(0, 0, "interface")]) is None  # no EFA at all: not a bandwidth note
+
+
+def test_a_device_index_past_the_card_names_the_cards_range():
+    it = CAT.get("p5en.48xlarge")
+    card0 = _cards("p5en.48xlarge")[0]["MaximumNetworkInterfaces"]
+    layout = [EfaInterface(0, 0, "interface"), EfaInterface(0, card0, "efa-only")]
+    assert (
+        f"device index {card0} on network card 0: the card of p5en.48xlarge takes {card0} interface(s), device indexes 0..{card0 - 1}"
+        in efa_layout_problems(it, layout)
+    )
+
+
+def test_an_efa_only_primary_is_refused_and_an_efa_primary_is_not():
+    it = CAT.get("p5.48xlarge")
+    refused = efa_layout_problems(it, [EfaInterface(0, 0, "efa-only")])
+    assert "the primary interface (card 0, device index 0) is efa-only; it needs an IP address: use an ENA interface or efa" in refused
+    assert efa_layout_problems(it, [EfaInterface(0, 0, "efa")]) == []
+    assert "no primary interface (network card 0, device index 0)" in efa_layout_problems(it, [EfaInterface(1, 0, "efa-only")])
