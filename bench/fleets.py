@@ -8,7 +8,7 @@ import json
 REGION = "us-east-1"
 # GPU types offered in us-east-1 (load_spec checks them against the catalog on every run).
 ECS_TYPES = ["g5.xlarge", "g5.12xlarge", "g6.xlarge", "g4dn.xlarge", "g6e.xlarge", "p4d.24xlarge"]
-# NVIDIA types with EFA offered in us-east-1, with their EFA interfaces (EC2 data): 32, 4, 4, 16, 1.
+# NVIDIA types with EFA offered in us-east-1, from 1 to 32 EFA interfaces each (the catalog's EC2 data).
 EKS_EFA_TYPES = ["p5.48xlarge", "p4d.24xlarge", "g6e.48xlarge", "p5en.48xlarge", "g5.48xlarge"]
 
 # The largest stacks: ECS allows 20 capacity providers per cluster (not adjustable); a platform

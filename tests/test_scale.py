@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from bench.fleets import ECS_LARGEST, EKS_LARGEST, ecs_fleet, eks_fleet
+from bench.fleets import ECS_LARGEST, EKS_EFA_TYPES, EKS_LARGEST, ecs_fleet, eks_fleet
 from gpufleet.analyzer.pack_dir import DEFAULT_PACK
-from gpufleet.components.catalog import tokens
+from gpufleet.components.catalog import catalog, tokens
 from gpufleet.engine.preview import preview_plan
 from tests.conftest import ROOT, run_cli
 
@@ -72,7 +72,10 @@ def test_the_largest_eks_stack_previews_complete_with_one_quota_advisory():
     assert types[tokens.K8S_DEPLOYMENT] == workloads
     assert types["aws:ec2/placementGroup:PlacementGroup"] == types[tokens.LAUNCH_TEMPLATE] - 1 == groups  # the system group's template
     summary = {g["group"]: g for g in plan["summary"]["groups"]}
-    assert [summary[f"ng{i}"]["efaInterfacesPerInstance"] for i in range(5)] == [32, 4, 4, 16, 1]
+    # Each group lays out every EFA interface its type takes (EC2's MaximumEfaInterfaces).
+    expected = [catalog.load().get(EKS_EFA_TYPES[i % len(EKS_EFA_TYPES)]).max_efa_interfaces for i in range(groups)]
+    assert [summary[f"ng{i}"]["efaInterfacesPerInstance"] for i in range(groups)] == expected
+    assert len(set(expected)) > 1
     assert len([g for g in summary if g.startswith("ng")]) == groups
     pods = [p for p in plan["placement"]["pods"] if p["pod"].startswith("Deployment default/wl")]
     assert len(pods) == workloads and {p["status"] for p in pods} == {"scheduled"}
