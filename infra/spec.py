@@ -7,49 +7,65 @@ catalog predicates) run over the whole spec. Every problem is collected and rais
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 from dataclasses import dataclass
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, create_model
 
 from gpufleet.components.catalog import catalog, plan_placement
-from gpufleet.components.ack import checks as ack_checks
-from gpufleet.components.ack.args import AckFleetArgs
-from gpufleet.components.ecs.args import EcsFleetArgs
 from gpufleet.components.ecs.checks import check_fleet
-from gpufleet.components.eks import checks as eks_checks
-from gpufleet.components.eks import placement as eks_placement
-from gpufleet.components.eks.args import EksFleetArgs
-from gpufleet.components.aks import checks as aks_checks
-from gpufleet.components.aks import placement as aks_placement
-from gpufleet.components.aks.args import AksFleetArgs
-from gpufleet.components.gke import checks as gke_checks
-from gpufleet.components.gke import placement as gke_placement
-from gpufleet.components.gke.args import GkeFleetArgs
 from gpufleet.components.spec_model import SpecModel, Violation
 
 NAMESPACE = "gpufleet"
 
 
-class FleetSpec(SpecModel):
-    """Everything one stack provisions. Config keys are `gpufleet:<field>`."""
+@dataclass(frozen=True)
+class _Fleet:
+    """One fleet key of the spec: the args model it holds (module, class) and what it provisions."""
 
-    region: str | None = Field(
-        None, description="AWS region of every AWS resource of the stack, e.g. us-east-1 (required with ecs or eks; ACK has its own)."
-    )
-    ecs: EcsFleetArgs | None = Field(None, description="An ECS cluster of GPU or Neuron instances; absent provisions none.")
-    eks: EksFleetArgs | None = Field(
-        None, description="An EKS cluster with accelerated managed node groups (EFA); absent provisions none."
-    )
-    ack: AckFleetArgs | None = Field(
-        None, description="GPU node pools for shared GPU scheduling on an existing Alibaba ACK Pro cluster; absent provisions none."
-    )
-    gke: GkeFleetArgs | None = Field(
-        None, description="GPU node pools (MIG partitions, time-sharing or MPS) in a new or existing Google GKE cluster; absent provisions none."
-    )
-    aks: AksFleetArgs | None = Field(
-        None, description="GPU node pools (MIG instance profiles, the GPU driver) in an existing Azure AKS cluster; absent provisions none."
-    )
+    module: str
+    model: str
+    description: str
+
+
+_REGION = Field(None, description="AWS region of every AWS resource of the stack, e.g. us-east-1 (required with ecs or eks; ACK has its own).")
+_FLEETS = {
+    "ecs": _Fleet("gpufleet.components.ecs.args", "EcsFleetArgs", "An ECS cluster of GPU or Neuron instances; absent provisions none."),
+    "eks": _Fleet("gpufleet.components.eks.args", "EksFleetArgs", "An EKS cluster with accelerated managed node groups (EFA); absent provisions none."),
+    "ack": _Fleet(
+        "gpufleet.components.ack.args", "AckFleetArgs",
+        "GPU node pools for shared GPU scheduling on an existing Alibaba ACK Pro cluster; absent provisions none.",
+    ),
+    "gke": _Fleet(
+        "gpufleet.components.gke.args", "GkeFleetArgs",
+        "GPU node pools (MIG partitions, time-sharing or MPS) in a new or existing Google GKE cluster; absent provisions none.",
+    ),
+    "aks": _Fleet(
+        "gpufleet.components.aks.args", "AksFleetArgs",
+        "GPU node pools (MIG instance profiles, the GPU driver) in an existing Azure AKS cluster; absent provisions none.",
+    ),
+}
+
+
+@functools.cache
+def spec_model(fleets: frozenset[str]) -> type[SpecModel]:
+    """The stack spec's model with the args models of `fleets`; the other fleet keys may only be
+    absent (they are never present when the spec is validated with this model). A stack imports
+    only its own clouds' models: AKS's alone take 0.1 s, and a cold preview should not pay for
+    clouds it does not use. `FleetSpec` is the model with every fleet (docs, JSON schema)."""
+    fields: dict[str, tuple] = {"region": (str | None, _REGION)}
+    for key, fleet in _FLEETS.items():
+        kind = getattr(importlib.import_module(fleet.module), fleet.model) | None if key in fleets else None
+        fields[key] = (kind, Field(None, description=fleet.description))
+    return create_model("FleetSpec", __base__=SpecModel, __doc__="Everything one stack provisions. Config keys are `gpufleet:<field>`.", **fields)
+
+
+def __getattr__(name: str):
+    if name == "FleetSpec":
+        return spec_model(frozenset(_FLEETS))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -127,10 +143,10 @@ def _from_violation(v: Violation, *prefix: str) -> SpecIssue:
 # Specs already validated, by their config's canonical JSON: the CLI validates first (for its line
 # numbers) and the program it then runs in-process validates the same config again. A FleetSpec is
 # frozen, so handing the same one out is safe.
-_VALIDATED: dict[str, FleetSpec] = {}
+_VALIDATED: dict[str, SpecModel] = {}
 
 
-def load_spec(config: dict[str, object]) -> FleetSpec:
+def load_spec(config: dict[str, object]) -> SpecModel:
     """Validate the `gpufleet:*` config (keys without the namespace, structured values decoded);
     a config validated before in this process is not validated again."""
     try:
@@ -147,9 +163,10 @@ def load_spec(config: dict[str, object]) -> FleetSpec:
     return spec
 
 
-def _validate(config: dict[str, object]) -> FleetSpec:
+def _validate(config: dict[str, object]) -> SpecModel:
+    model = spec_model(frozenset(key for key in config if key in _FLEETS and config[key] is not None))
     try:
-        spec = FleetSpec.model_validate(config)
+        spec = model.model_validate(config)
     except ValidationError as err:
         raise SpecError(_from_pydantic(err)) from None
     cat = catalog.load()
@@ -165,19 +182,27 @@ def _validate(config: dict[str, object]) -> FleetSpec:
         if spec.ecs is not None:
             issues += [_from_violation(v, "ecs") for v in check_fleet(spec.ecs, spec.region, cat)]
         if spec.eks is not None:
+            from gpufleet.components.eks import checks as eks_checks, placement as eks_placement
+
             found = eks_checks.check_fleet(spec.eks, spec.region, cat)
             # Placement needs a fleet whose every other rule holds (known types, one zone per EFA group).
             if not found and plan_placement.enabled():
                 found = list(eks_placement.check_placement(spec.eks, spec.region, cat))
             issues += [_from_violation(v, "eks") for v in found]
     if spec.ack is not None:
+        from gpufleet.components.ack import checks as ack_checks
+
         issues += [_from_violation(v, "ack") for v in ack_checks.check_fleet(spec.ack, cat.facts.ack, cat.facts.kubernetes)]
     if spec.gke is not None:
+        from gpufleet.components.gke import checks as gke_checks, placement as gke_placement
+
         found = gke_checks.check_fleet(spec.gke, cat.facts.gke)
         if not found and plan_placement.enabled():
             found = list(gke_placement.check_placement(spec.gke, cat))
         issues += [_from_violation(v, "gke") for v in found]
     if spec.aks is not None:
+        from gpufleet.components.aks import checks as aks_checks, placement as aks_placement
+
         found = aks_checks.check_fleet(spec.aks, cat.facts.aks)
         if not found and plan_placement.enabled():
             found = list(aks_placement.check_placement(spec.aks, cat))

@@ -16,7 +16,6 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
 
 from gpufleet import stack_yaml
-from gpufleet.spec import NAMESPACE
 
 # The shipped stacks: the repository's stacks/ folder, or its copy in an installed gpufleet.
 STACKS = Path(importlib.util.find_spec("gpufleet.stacks").submodule_search_locations[0])
@@ -43,6 +42,8 @@ class StackFile:
 
     def line_of(self, field: tuple[str | int, ...]) -> int | None:
         """1-based line of a spec field (path without the namespace), or of its nearest present parent."""
+        from gpufleet.spec import NAMESPACE  # only on an error: the spec imports every cloud's models
+
         node: object = self._round_trip
         key: str | int = f"{NAMESPACE}:{field[0]}" if field else ""
         line = _line(node, key)

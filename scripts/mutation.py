@@ -19,16 +19,24 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import random
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+# Every process that imports a mutant reads its source: a cached .pyc of another mutant of the same
+# size, written in the same second, would be taken for it.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+sys.dont_write_bytecode = True
 EQUIVALENT = ROOT / "tests" / "mutation" / "equivalent.txt"
-PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider"
+PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider"]
+PYTEST = f"{sys.executable} -m pytest {' '.join(PYTEST_ARGS)}"
 
 # module name -> (file, the tests that judge it). Each module's tests are the ones that state its
 # rules through both doors; a full run over all of them takes about an hour on two cores.
@@ -76,10 +84,10 @@ def _inside(position: tuple[int, int], spans) -> bool:
     return any(start <= tuple(position) <= end for start, end in spans)
 
 
-def run_module(name: str, sample: int | None, seed: int) -> tuple[int, int, list[Survivor]]:
-    """Mutate one module; returns (killed, run, survivors)."""
+def _mutants(name: str, sample: int | None, seed: int):
+    """cosmic-ray's mutants of a module (its operators, every occurrence), those inside annotations
+    left out, and the seeded sample of them when asked."""
     from cosmic_ray.work_db import WorkDB, use_db
-    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 
     relative, tests = MODULES[name]
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,28 +104,40 @@ def run_module(name: str, sample: int | None, seed: int) -> tuple[int, int, list
         subprocess.run([Path(sys.executable).with_name("cosmic-ray"), "init", str(config), str(session)], cwd=ROOT, check=True)
         spans = _annotation_spans(ROOT / relative)
         with use_db(str(session), WorkDB.Mode.open) as db:
-            items = list(db.work_items)
-            keep = [w for w in items if not any(_inside(m.start_pos, spans) for m in w.mutations)]
-            if sample is not None:
-                keep = random.Random(f"{seed}:{name}").sample(keep, min(sample, len(keep)))
-            kept = {w.job_id for w in keep}
-            for w in items:
-                if w.job_id not in kept:
-                    db.set_result(w.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
-        subprocess.run([Path(sys.executable).with_name("cosmic-ray"), "exec", str(config), str(session)], cwd=ROOT, check=True)
-        lines = (ROOT / relative).read_text().splitlines()
-        killed, run, survivors = 0, 0, []
-        with use_db(str(session), WorkDB.Mode.open) as db:
-            for item, result in db.completed_work_items:
-                if result.worker_outcome == WorkerOutcome.SKIPPED:
-                    continue
-                run += 1
-                if result.test_outcome == TestOutcome.SURVIVED:
-                    m = item.mutations[0]
-                    survivors.append(Survivor(relative, m.start_pos[0], m.operator_name, lines[m.start_pos[0] - 1].strip()))
-                else:
-                    killed += 1
-    return killed, run, survivors
+            keep = [w.mutations[0] for w in db.work_items if not any(_inside(m.start_pos, spans) for m in w.mutations)]
+    if sample is not None:
+        keep = random.Random(f"{seed}:{name}").sample(keep, min(sample, len(keep)))
+    return keep
+
+
+def run_module(name: str, sample: int | None, seed: int, known: set[str]) -> tuple[int, int, list[Survivor], dict[str, int]]:
+    """Mutate one module; returns (killed, run, survivors, how many each way judged)."""
+    from cosmic_ray.mutating import use_mutation
+    from cosmic_ray.plugins import get_operator
+
+    from mutation_runner import KILLED, WarmTests, module_name
+
+    relative, tests = MODULES[name]
+    mutants = _mutants(name, sample, seed)
+    warm = WarmTests(ROOT, module_name(relative), tests, PYTEST_ARGS)
+    lines = (ROOT / relative).read_text().splitlines()
+    killed, run, survivors, ways = 0, 0, [], {"fork": 0, "fresh": 0}
+    for m in mutants:
+        operator = get_operator(m.operator_name)(**(m.operator_args or {}))
+        with use_mutation(ROOT / relative, operator, m.occurrence) as (original, mutated):
+            if mutated is None:
+                continue
+            survivor = Survivor(relative, m.start_pos[0], m.operator_name, lines[m.start_pos[0] - 1].strip())
+            outcome, how = warm.judge(original, mutated, m.start_pos[0])
+            if outcome != KILLED and how == "fork" and survivor.key not in known:
+                outcome, how = warm.fresh(), "fresh"  # confirmed by a process that imported the mutant
+        ways[how] += 1
+        run += 1
+        if outcome == KILLED:
+            killed += 1
+        else:
+            survivors.append(survivor)
+    return killed, run, survivors, ways
 
 
 def equivalent() -> set[str]:
@@ -137,12 +157,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, help="mutants per module, drawn with --seed (all when absent)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    os.chdir(ROOT)  # the tests are named from the repository's root
     known = equivalent()
     unexplained = []
     for name in args.module or sorted(MODULES):
-        killed, run, survivors = run_module(name, args.sample, args.seed)
+        start = time.monotonic()
+        killed, run, survivors, ways = run_module(name, args.sample, args.seed, known)
         score = 100.0 * (killed + sum(s.key in known for s in survivors)) / run if run else 100.0
-        print(f"{name}: {killed}/{run} killed, {len(survivors)} survived, score {score:.1f}% (equivalent mutants count as killed)")
+        print(
+            f"{name}: {killed}/{run} killed, {len(survivors)} survived, score {score:.1f}% (equivalent mutants count as killed); "
+            f"{time.monotonic() - start:.0f} s, {ways['fork']} judged in a forked child, {ways['fresh']} in a fresh process",
+            flush=True,
+        )
         for s in survivors:
             listed = s.key in known
             print(f"  {'equivalent' if listed else 'SURVIVED  '} {s.path}:{s.line} {s.operator}: {s.source}")

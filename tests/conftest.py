@@ -40,7 +40,7 @@ def check_golden(plan: dict, stack: str) -> None:
 
 def preview_plan(*argv: str) -> dict:
     code, out, err = run_cli("preview", *argv, "--json")
-    assert code == 0, err
+    assert code == 0, err + out[-4000:]
     return json.loads(out)
 
 

@@ -8,7 +8,8 @@ import pulumi_azure as azure
 import pulumi_kubernetes as k8s
 
 from gpufleet.components.aks.args import AksFleetArgs
-from gpufleet.components.aks.node_pool import AksGpuNodePool, gpu_taint, gpu_tolerations, rotation_name, workload_selector
+from gpufleet.components.aks.node_pool import AksGpuNodePool
+from gpufleet.components.aks.resolved import gpu_taint, gpu_tolerations, rotation_name, workload_selector
 from gpufleet.components.catalog import catalog
 from gpufleet.components.k8s.args import NvidiaDevicePluginArgs
 from gpufleet.components.k8s.device_plugins import DevicePlugins, ServedGroups

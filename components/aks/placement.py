@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpufleet.components.aks.args import AksFleetArgs
-from gpufleet.components.aks.node_pool import gpu_taint, gpu_tolerations, node_labels, pool_sizes, resolved_gpus, workload_selector
+from gpufleet.components.aks.resolved import gpu_taint, gpu_tolerations, node_labels, pool_sizes, resolved_gpus, workload_selector
 from gpufleet.components.catalog import node_capacity
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.k8s.workload_placement import pending_workloads

@@ -11,8 +11,8 @@ import json
 import re
 from dataclasses import dataclass
 
-import botocore.session
-from botocore.validate import ParamValidator
+from botocore.loaders import create_loader
+from botocore.model import ServiceModel
 from gpufleet.components.catalog import tokens
 
 # How the engine marks a value known only after apply (pulumi.runtime.rpc.UNKNOWN).
@@ -143,8 +143,10 @@ def _pattern(text: str | None) -> re.Pattern | None:
 
 
 @functools.cache
-def _model(service: str):
-    return botocore.session.get_session().get_service_model(service)
+def _model(service: str) -> ServiceModel:
+    # What botocore's session does for get_service_model, without importing the session (its
+    # clients, docs and HTTP stack take a tenth of a second, in the CLI and again in the pack).
+    return ServiceModel(create_loader().load_service_model(service, "service-2"), service_name=service)
 
 
 def member_shape(service: str, shape: str, member: str, part: str = ""):
@@ -161,6 +163,8 @@ def field_problem(value, service: str, shape: str, member: str, part: str = "") 
 
 
 def _request(service: str, operation: str, params: dict, strict: bool = True) -> Request:
+    from botocore.validate import ParamValidator  # imports botocore's HTTP utilities: only when a request is judged
+
     model = _model(service)
     shape = model.operation_model(operation).input_shape
     problems: list[str] = []

@@ -12,7 +12,8 @@ from gpufleet.components.catalog import catalog
 from gpufleet.components.k8s.gpu_operator import GpuOperator
 from gpufleet.components.k8s.gpu_workload import GpuWorkload
 from gpufleet.components.k8s.kubeconfig import exec_kubeconfig
-from gpufleet.components.gke.node_pool import GkeGpuNodePool, gpu_tolerations, workload_selector
+from gpufleet.components.gke.node_pool import GkeGpuNodePool
+from gpufleet.components.gke.resolved import gpu_tolerations, workload_selector
 
 
 class GkeFleet(pulumi.ComponentResource):

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from gpufleet.components.catalog import node_capacity
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.gke.args import GkeFleetArgs
-from gpufleet.components.gke.node_pool import gpu_tolerations, pool_sizes, resolved_gpus, workload_selector
+from gpufleet.components.gke.resolved import gpu_tolerations, pool_sizes, resolved_gpus, workload_selector
 from gpufleet.components.k8s.workload_placement import pending_workloads
 from gpufleet.components.spec_model import Violation
 

@@ -13,10 +13,7 @@ no caller may read that as "no violations".
 from __future__ import annotations
 
 import asyncio
-import collections
-import json
 import os
-import subprocess
 import threading
 from pathlib import Path
 
@@ -26,7 +23,7 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from gpufleet.engine.runtime import plain
 from gpufleet.analyzer import wire
-from gpufleet.analyzer.pack_dir import interpreter, read_pack_manifest
+from gpufleet.analyzer.pack_process import ENV_CONFIG_LIMIT, PackProcess, PolicyPackError  # noqa: F401 - re-exported
 from gpufleet.analyzer.policy_config import PolicyConfig, PolicyMeta, reconcile
 from gpufleet.analyzer.results import LEVEL_CODES, LEVELS, Finding, PolicyResult
 
@@ -49,49 +46,24 @@ def _seconds(variable: str, default: float) -> float:
         return default
 
 
-class PolicyPackError(RuntimeError):
-    """The pack could not judge the resources (did not start, crashed, timed out): fail closed."""
-
-
-# Bytes of stack config still handed over in the environment as well (well under Linux's 128 KiB
-# per string, MAX_ARG_STRLEN, and the whole environment's share of ARG_MAX).
-ENV_CONFIG_LIMIT = 32 * 1024
-
-
 class PolicyPack:
-    """One running pack process and a channel to it. Use as a context manager."""
+    """One running pack process and a channel to it. Use as a context manager. `started` is the
+    pack's process when the caller started it early (the CLI does, before its own imports)."""
 
-    def __init__(self, pack_dir: Path, *, project: str, stack: str, config: dict[str, str] | None = None):
-        self.pack_dir = pack_dir.resolve()
-        self.manifest = read_pack_manifest(self.pack_dir)
+    def __init__(
+        self,
+        pack_dir: Path,
+        *,
+        project: str,
+        stack: str,
+        config: dict[str, str] | None = None,
+        started: PackProcess | None = None,
+    ):
+        self.pack = started or PackProcess(pack_dir, project=project, stack=stack, config=config)
+        self.pack_dir, self.manifest, self.process = self.pack.pack_dir, self.pack.manifest, self.pack.process
         self.project, self.stack, self.stack_config = project, stack, dict(config or {})
         self.start_timeout = _seconds("GPUFLEET_POLICY_START_TIMEOUT", 60)
         self.call_timeout = _seconds("GPUFLEET_POLICY_TIMEOUT", 120)
-        env = dict(os.environ)
-        env.update(PULUMI_PROJECT=project, PULUMI_STACK=stack, PULUMI_DRY_RUN="true", PYTHONUNBUFFERED="1")
-        # The config travels in ConfigureStack (the pack applies it: policies/stack_config.py); the
-        # environment carries it too while it is small, for packs that read only the variable. A
-        # large stack's would not fit an environment string (Linux: 128 KiB): the pack could not start.
-        text = json.dumps(self.stack_config)
-        if len(text.encode()) <= ENV_CONFIG_LIMIT:
-            env["PULUMI_CONFIG"] = text
-        else:
-            env.pop("PULUMI_CONFIG", None)
-        self._stderr: collections.deque[str] = collections.deque(maxlen=40)
-        self._port_line: list[str] = []
-        self._port_ready = threading.Event()
-        self.process = subprocess.Popen(
-            [interpreter(self.pack_dir, self.manifest), "-u", str(self.pack_dir)],
-            cwd=self.pack_dir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        threading.Thread(target=self._read_port, daemon=True).start()
-        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
-        self._stderr_reader.start()
         # One channel, driven by an event loop on its own thread: the program's thread only hands a
         # resource over (call_soon_threadsafe), and the loop sends and collects calls in batches
         # whenever it holds the GIL. Futures of the blocking API cost about half as much again in
@@ -105,43 +77,14 @@ class PolicyPack:
         self.name = ""
         self.version = str(self.manifest.get("version", ""))
 
-    # -- process ---------------------------------------------------------------------------------
-    def _read_port(self) -> None:
-        line = self.process.stdout.readline()
-        self._port_line.append(line)
-        self._port_ready.set()
-        for _ in self.process.stdout:  # keep the pipe drained; a pack may print
-            pass
-
-    def _drain_stderr(self) -> None:
-        for line in self.process.stderr:
-            self._stderr.append(line.rstrip())
-
     def _failure(self, what: str) -> PolicyPackError:
-        try:  # a pack that is going down gets a moment, so its exit code and last words are reported
-            self.process.wait(2)
-            self._stderr_reader.join(2)
-        except subprocess.TimeoutExpired:
-            pass
-        code = self.process.poll()
-        state = f"the pack process exited with code {code}" if code is not None else "the pack process is still running"
-        tail = "\n".join(list(self._stderr)[-12:])
-        detail = f"\n--- pack stderr (last lines) ---\n{tail}" if tail else ""
-        return PolicyPackError(
-            f"policy pack {self.pack_dir}: {what}; {state}. No policy results: nothing was judged.{detail}"
-        )
+        return self.pack.failure(what)
 
     def wait_ready(self) -> None:
         """Wait for the port, connect, and read the pack's policies."""
         if self.stub is not None:
             return
-        if not self._port_ready.wait(self.start_timeout):
-            raise self._failure(f"did not print its port within {self.start_timeout:.0f} s")
-        line = self._port_line[0].strip()
-        if not self._port_line[0]:
-            raise self._failure("ended its output before printing its gRPC port")
-        if not line.isdigit():
-            raise self._failure(f"printed {line!r} instead of its gRPC port")
+        line = self.pack.port(self.start_timeout)
         self.channel = self._run(self._connect(f"127.0.0.1:{line}"), None)
         if self.channel is None:
             raise self._failure("did not accept a connection")
@@ -206,13 +149,7 @@ class PolicyPack:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._loop_thread.join(5)
             self._loop.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        self.pack.stop()
 
     def __enter__(self) -> PolicyPack:
         return self

@@ -112,11 +112,6 @@ def _spec_error_message(sf, err) -> str:
 
 
 def cmd_preview(args) -> int:
-    from gpufleet.engine.runtime import EngineError
-    from gpufleet.cli import progress
-    from gpufleet.engine.preview import preview_plan
-    from gpufleet.spec import SpecError, decode_config, load_spec
-
     if args.no_policy and (args.policy_pack or args.policy_config):
         raise InputError("--no-policy skips the pack: it cannot be combined with --policy-pack or --policy-config")
     many = args.all or args.shard is not None or len(args.stack) > 1
@@ -127,15 +122,38 @@ def cmd_preview(args) -> int:
         return _preview_program(args)
     sf = _load_stack(args)
     config = sf.pulumi_config()
+    pack_dir, given = (None, {}) if args.no_policy else policy_inputs(args)
+    # The pack starts before the engine, spec and program are imported: its own start (about a
+    # second) overlaps theirs. It is stopped on every way out, an invalid spec included.
+    started = None if pack_dir is None else _start_pack(pack_dir, sf.stack, config)
+    try:
+        return _preview_stack(args, sf, config, pack_dir, given, started)
+    finally:
+        if started is not None:
+            started.stop()
+
+
+def _start_pack(pack_dir: Path, stack: str, config: dict[str, str]):
+    from gpufleet.analyzer.pack_process import PackProcess
+    from gpufleet.engine import PROJECT
+
+    return PackProcess(pack_dir, project=PROJECT, stack=stack, config=config)
+
+
+def _preview_stack(args, sf, config: dict[str, str], pack_dir: Path | None, given: dict, started) -> int:
+    from gpufleet.cli import progress
+    from gpufleet.engine.preview import preview_plan
+    from gpufleet.engine.runtime import EngineError
+    from gpufleet.spec import SpecError, decode_config, load_spec
+
     try:
         # The program validates too; doing it here first gives errors their YAML line numbers.
         load_spec(decode_config(config))
     except SpecError as err:
         raise InputError(_spec_error_message(sf, err)) from None
-    pack_dir, given = (None, {}) if args.no_policy else policy_inputs(args)
     try:
         with progress.resources(sf.stack) as registered:
-            plan = preview_plan(config, sf.stack, pack_dir, given, progress=registered)
+            plan = preview_plan(config, sf.stack, pack_dir, given, progress=registered, started=started)
     except EngineError as err:
         raise InputError(f"{sf.path}: offline preview failed: {err}") from None
     return _show_plan(args, plan)

@@ -18,9 +18,9 @@ class UnansweredCall(LookupError):
 
 @functools.cache
 def _partitions() -> list[dict]:
-    import botocore.session
+    from botocore.loaders import create_loader
 
-    return botocore.session.get_session().get_data("endpoints")["partitions"]
+    return create_loader().load_data("endpoints")["partitions"]
 
 
 def partition_of(region: str) -> dict:

