@@ -1,0 +1,70 @@
+"""What a cold preview loads and starts: only the clouds the stack uses, and a policy pack that is
+started early is stopped on every way out."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpufleet.analyzer import pack_process
+from gpufleet import stackfile
+from gpufleet.spec import FleetSpec, SpecError, decode_config, load_spec, spec_model
+from tests.conftest import ROOT, run_cli
+
+# What each fleet key loads that no other needs: its provider SDK and its own components. (pulumi_aws
+# lists every submodule in sys.modules lazily, so EKS is told by its component.)
+_ONLY = {
+    "ecs": ["gpufleet.components.ecs.gpu_cluster"],
+    "eks": ["gpufleet.components.eks.eks_fleet"],
+    "ack": ["pulumi_alicloud", "gpufleet.components.ack"],
+    "gke": ["pulumi_gcp", "gpufleet.components.gke"],
+    "aks": ["pulumi_azure", "gpufleet.components.aks"],
+}
+_STACKS = {"ecs-gpu": "ecs", "eks-g5-timeslice": "eks", "ack-shared-gpu": "ack", "gke-l4-timeshare": "gke", "aks-a100-mig": "aks"}
+
+
+@pytest.mark.parametrize("stack", sorted(_STACKS))
+def test_a_preview_imports_only_the_clouds_of_its_stack(stack):
+    script = (
+        "import json, sys\n"
+        "from gpufleet.cli.main import main\n"
+        f"code = main(['preview', {stack!r}, '--no-policy', '--json'])\n"
+        "sys.stderr.write(json.dumps([code, sorted(sys.modules)]))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    code, modules = json.loads(run.stderr.strip().splitlines()[-1])
+    assert code == 0
+    loaded = {key for key, names in _ONLY.items() if any(m == n or m.startswith(n + ".") for m in modules for n in names)}
+    assert loaded == {_STACKS[stack]}
+
+
+def test_the_spec_of_one_fleet_validates_as_the_whole_model_does():
+    config = decode_config(stackfile.load(stackfile.stack_path("ecs-gpu")).pulumi_config())
+    narrow = spec_model(frozenset({"ecs"}))
+    assert narrow.model_json_schema()["properties"]["aks"]["type"] == "null"
+    assert "AksFleetArgs" in str(FleetSpec.model_json_schema()["properties"]["aks"])
+    assert narrow.model_validate(config).model_dump() == FleetSpec.model_validate(config).model_dump()
+    # A key of another fleet is validated by that fleet's own model, not refused as absent-only.
+    with pytest.raises(SpecError) as err:
+        load_spec({**config, "aks": {"cluster": 1}})
+    assert {issue.field[:2] for issue in err.value.issues} >= {("aks", "cluster")}
+    assert all(issue.rule != "none-required" for issue in err.value.issues)
+
+
+def test_a_pack_started_before_an_invalid_spec_is_stopped(tmp_path, monkeypatch):
+    started: list[pack_process.PackProcess] = []
+    real = pack_process.PackProcess.__init__
+
+    def record(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        started.append(self)
+
+    monkeypatch.setattr(pack_process.PackProcess, "__init__", record)
+    stack = tmp_path / "Pulumi.bad.yaml"
+    stack.write_text("config:\n  gpufleet:region: us-east-1\n  gpufleet:ecs:\n    clusterName: ml\n    capacityProviders: 3\n")
+    code, _, err = run_cli("preview", "--config-file", str(stack))
+    assert code == 2 and "capacityProviders" in err
+    assert len(started) == 1 and started[0].process.poll() is not None
