@@ -1,5 +1,7 @@
-"""Mutation testing over gpufleet's rule modules with cosmic-ray: each module is mutated in place, one
-mutant at a time, and the tests that judge it run against each mutant.
+"""Mutation testing over gpufleet's rule modules: cosmic-ray's operators make the mutants, each is
+written in place one at a time, and the tests that judge the module run against it
+(scripts/mutation_runner.py: a warm pytest process forks a child per mutant and runs the tests that
+execute the mutated line; a survivor is confirmed by a fresh process).
 
     python scripts/mutation.py                      # every module below, every mutant (long)
     python scripts/mutation.py --module ecs_gpu_sharing --module managed_instances
@@ -8,8 +10,8 @@ mutant at a time, and the tests that judge it run against each mutant.
 Prints the score per module and every survivor (file:line, operator, the line), and exits 1 when a
 survivor is not listed in tests/mutation/equivalent.txt with the reason it cannot change behaviour.
 
-Why cosmic-ray rather than mutmut: cosmic-ray mutates the files where they are and runs any test
-command, so it works with gpufleet's layout (one `gpufleet` namespace mapped over the repository's
+Why cosmic-ray rather than mutmut: cosmic-ray mutates the files where they are and its mutants can
+be judged by any test run, so it works with gpufleet's layout (one `gpufleet` namespace mapped over the repository's
 folders), which mutmut 3's copied `mutants/` tree and trampolines do not import. Mutations inside
 type annotations are skipped: with `from __future__ import annotations` they are strings, so
 `str | None` turned into `str & None` cannot change behaviour.
@@ -38,16 +40,82 @@ EQUIVALENT = ROOT / "tests" / "mutation" / "equivalent.txt"
 PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider"]
 PYTEST = f"{sys.executable} -m pytest {' '.join(PYTEST_ARGS)}"
 
-# module name -> (file, the tests that judge it). Each module's tests are the ones that state its
-# rules through both doors; a full run over all of them takes about an hour on two cores.
+# module name -> (file, the tests that judge it): the table tests of its rules, the spec's errors
+# and the pack's findings for them, the doors a user sees. Which test files execute a module was
+# measured by tracing the suite; the runner picks, per mutant, those of them that run the mutated
+# line, and a survivor is confirmed by a fresh process over the whole list (keep lists short).
+_PLACEMENT = ["tests/test_placement_doors.py", "tests/test_policies_placement.py"]
+_K8S = ["tests/test_k8s_scheduler.py", "tests/test_placement_doors.py", "tests/test_policies_k8s.py"]
 MODULES: dict[str, tuple[str, list[str]]] = {
+    # components/catalog/: the catalog, its rule modules and the placement simulator
+    "ack_rules": ("components/catalog/ack_rules.py", ["tests/test_ack_rules.py", "tests/test_spec_errors_ack.py", "tests/test_policies_ack.py"]),
+    "aks_api": ("components/catalog/aks_api.py", ["tests/test_preview_aks.py"]),
+    "aks_rules": ("components/catalog/aks_rules.py", ["tests/test_gke_rules.py", "tests/test_spec_errors_aks.py", "tests/test_policies_aks.py"]),
+    "api_rules": ("components/catalog/api_rules.py", ["tests/test_api_rules.py", "tests/test_aws_accepts.py"]),
+    "api_values": ("components/catalog/api_values.py", ["tests/test_gke_rules.py", "tests/test_preview_aks.py", "tests/test_preview_gke.py"]),
+    "aws_api": ("components/catalog/aws_api.py", ["tests/test_api_rules.py", "tests/test_aws_accepts.py"]),
+    "catalog": ("components/catalog/catalog.py", ["tests/test_catalog.py", "tests/test_spec_errors.py", "tests/test_policies_ecs.py"]),
+    "charts": ("components/catalog/charts.py", ["tests/test_gpu_operator.py", "tests/test_policies_k8s.py", "tests/test_preview_eks.py"]),
     "ecs_gpu_sharing": ("components/catalog/ecs_gpu_sharing.py", ["tests/test_ecs_gpu_sharing.py"]),
-    "managed_instances": ("components/catalog/managed_instances.py", ["tests/test_ecs_managed_instances.py", "tests/test_policies_neuron.py"]),
-    "gke_rules": ("components/catalog/gke_rules.py", ["tests/test_gke_rules.py", "tests/test_spec_errors_gke.py", "tests/test_policies_gke.py"]),
+    "ecs_placement": ("components/catalog/ecs_placement.py", ["tests/test_ecs_placement.py", "tests/test_policies_ecs.py"]),
+    "ecs_scheduler": ("components/catalog/ecs_scheduler.py", ["tests/test_ecs_scheduler.py", "tests/test_ecs_gpu_sharing.py", *_PLACEMENT]),
     # efa's layouts are judged through every EKS door: the layout table, the spec's errors and the pack.
     "efa": ("components/catalog/efa.py", ["tests/test_efa.py", "tests/test_spec_errors_eks.py", "tests/test_policies_eks.py"]),
+    "eks_rules": ("components/catalog/eks_rules.py", ["tests/test_spec_errors_eks.py", "tests/test_policies_eks.py", "tests/test_preview_eks.py"]),
+    "facts": ("components/catalog/facts.py", ["tests/test_catalog.py"]),
+    "fleet_view": ("components/catalog/fleet_view.py", ["tests/test_diagram.py", "tests/test_diff.py"]),
+    "generate": ("components/catalog/generate.py", ["tests/test_catalog.py"]),
+    "gke_api": ("components/catalog/gke_api.py", ["tests/test_gke_rules.py", "tests/test_preview_gke.py"]),
+    "gke_rules": ("components/catalog/gke_rules.py", ["tests/test_gke_rules.py", "tests/test_spec_errors_gke.py", "tests/test_policies_gke.py"]),
+    "k8s_filters": ("components/catalog/k8s_filters.py", _K8S),
+    "k8s_rules": ("components/catalog/k8s_rules.py", [*_K8S, "tests/test_spec_errors_eks.py"]),
+    "k8s_scheduler": ("components/catalog/k8s_scheduler.py", _K8S),
+    "k8s_shapes": ("components/catalog/k8s_shapes.py", _K8S),
+    "k8s_workloads": ("components/catalog/k8s_workloads.py", _K8S),
+    "managed_instances": ("components/catalog/managed_instances.py", ["tests/test_ecs_managed_instances.py", "tests/test_policies_neuron.py"]),
+    "node_capacity": ("components/catalog/node_capacity.py", ["tests/test_node_capacity.py", "tests/test_ecs_scheduler.py", "tests/test_placement_doors.py"]),
+    "plan_index": ("components/catalog/plan_index.py", _PLACEMENT),
+    "plan_placement": ("components/catalog/plan_placement.py", _PLACEMENT),
+    "plan_pods": ("components/catalog/plan_pods.py", _PLACEMENT),
+    "plan_tasks": ("components/catalog/plan_tasks.py", [*_PLACEMENT, "tests/test_ecs_gpu_sharing.py"]),
+    "predicates": ("components/catalog/predicates.py", ["tests/test_catalog.py", "tests/test_spec_errors.py", "tests/test_policies_ecs.py"]),
     "quotas": ("components/catalog/quotas.py", ["tests/test_api_rules.py"]),
-    "aks_rules": ("components/catalog/aks_rules.py", ["tests/test_gke_rules.py", "tests/test_spec_errors_aks.py", "tests/test_policies_aks.py"]),
+    "replacement": ("components/catalog/replacement.py", ["tests/test_diff.py"]),
+    "sources": ("components/catalog/sources.py", ["tests/test_catalog.py", "tests/test_engine.py"]),
+    # components/*/checks.py: each cloud's spec rules
+    "ack_checks": ("components/ack/checks.py", ["tests/test_spec_errors_ack.py", "tests/test_policy_parity.py"]),
+    "aks_checks": ("components/aks/checks.py", ["tests/test_spec_errors_aks.py", "tests/test_gke_rules.py"]),
+    "ecs_checks": ("components/ecs/checks.py", ["tests/test_spec_errors.py", "tests/test_spec_errors_neuron.py", "tests/test_ecs_gpu_sharing.py", "tests/test_ecs_managed_instances.py"]),
+    "eks_checks": ("components/eks/checks.py", ["tests/test_spec_errors_eks.py"]),
+    "gke_checks": ("components/gke/checks.py", ["tests/test_spec_errors_gke.py", "tests/test_gke_rules.py"]),
+    # each cloud's placement before its plan exists (the spec door of the simulator)
+    "eks_placement": ("components/eks/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_eks.py"]),
+    "aks_placement": ("components/aks/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_aks.py", "tests/test_preview_aks.py"]),
+    "gke_placement": ("components/gke/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_gke.py", "tests/test_preview_gke.py"]),
+    # policies/: the pack (its rules run in the pack's process, which reads the mutant from disk)
+    "policies_ack": ("policies/ack.py", ["tests/test_policies_ack.py", "tests/test_policy_parity.py"]),
+    "policies_aks": ("policies/aks.py", ["tests/test_policies_aks.py"]),
+    "policies_api": ("policies/api.py", ["tests/test_api_rules.py", "tests/test_aws_accepts.py"]),
+    "policies_ecs": ("policies/ecs.py", ["tests/test_policies_ecs.py", "tests/test_policy_parity.py"]),
+    "policies_ecs_managed": ("policies/ecs_managed.py", ["tests/test_ecs_managed_instances.py"]),
+    "policies_ecs_sharing": ("policies/ecs_sharing.py", ["tests/test_ecs_gpu_sharing.py"]),
+    "policies_ecs_task": ("policies/ecs_task.py", ["tests/test_policies_ecs.py", "tests/test_policies_neuron.py"]),
+    "policies_eks": ("policies/eks.py", ["tests/test_policies_eks.py"]),
+    "policies_eks_nodes": ("policies/eks_nodes.py", ["tests/test_policies_eks.py"]),
+    "policies_gke": ("policies/gke.py", ["tests/test_policies_gke.py"]),
+    "policies_inputs": ("policies/inputs.py", ["tests/test_policies_ecs.py", "tests/test_policies_eks.py"]),
+    "policies_k8s": ("policies/k8s.py", ["tests/test_policies_k8s.py"]),
+    "policies_neuron": ("policies/neuron.py", ["tests/test_policies_neuron.py"]),
+    "policies_placement": ("policies/placement.py", _PLACEMENT),
+    "policies_security": ("policies/security.py", ["tests/test_policies_security.py"]),
+    "policies_servicer_memo": ("policies/servicer_memo.py", ["tests/test_servicer_memo.py"]),
+    # the pack applies ConfigureStack's config: judged by a config too large for the environment
+    "policies_stack_config": ("policies/stack_config.py", ["tests/test_policies_ack.py"]),
+    "policies_updates": ("policies/updates.py", ["tests/test_diff.py"]),
+    # the diff a reviewer reads
+    "diff": ("infra/cli/diff.py", ["tests/test_diff.py"]),
+    "diff_render": ("infra/cli/diff_render.py", ["tests/test_diff.py"]),
+    "property_changes": ("infra/cli/property_changes.py", ["tests/test_diff.py"]),
 }
 
 
@@ -122,7 +190,9 @@ def run_module(name: str, sample: int | None, seed: int, known: set[str]) -> tup
     warm = WarmTests(ROOT, module_name(relative), tests, PYTEST_ARGS)
     lines = (ROOT / relative).read_text().splitlines()
     killed, run, survivors, ways = 0, 0, [], {"fork": 0, "fresh": 0}
-    for m in mutants:
+    for i, m in enumerate(mutants, 1):
+        if i % 25 == 0:
+            print(f"  {name}: {i}/{len(mutants)} mutants judged, {len(survivors)} survived so far", file=sys.stderr, flush=True)
         operator = get_operator(m.operator_name)(**(m.operator_args or {}))
         with use_mutation(ROOT / relative, operator, m.occurrence) as (original, mutated):
             if mutated is None:

@@ -44,6 +44,7 @@ CASES = [
     ("fraction-ecs-lacks", [{"gpus": 0.3}], "g6f.2xlarge", {"ecs-gpu-fractional"}),
     ("fraction-on-whole-gpus", [{"gpus": 0.25}], "g5.xlarge", {"ecs-gpu-fractional"}),
     ("two-fractions", [{"gpus": 0.125}, {"gpus": 0.125}], "g6f.large", {"ecs-gpu-one-option"}),
+    ("no-gpu-asked", [{}], "g5.xlarge", set()),
 ]
 
 
@@ -238,6 +239,7 @@ def test_tasks_per_gpu_divides_one_gpus_memory():
     assert ecs_gpu_sharing.tasks_per_gpu(it, 1) == A10G
     assert ecs_gpu_sharing.tasks_per_gpu(it, A10G) == 1 and ecs_gpu_sharing.tasks_per_gpu(it, A10G + 1) == 0
     assert ecs_gpu_sharing.tasks_per_gpu(it, 0) == 0  # no share asked: no division
+    assert ecs_gpu_sharing.tasks_per_gpu(it, -1) == 0  # nor a negative one
     assert ecs_gpu_sharing.tasks_per_gpu(CAT.get("g6f.2xlarge"), 1000) == 0  # MPS does not run on G6f
 
 
@@ -246,3 +248,93 @@ def test_compute_percent_takes_only_integers_in_range():
         assert ecs_gpu_sharing.compute_percent_problem(bad), bad
     for good in (None, 1, 50, 100):
         assert ecs_gpu_sharing.compute_percent_problem(good) is None, good
+
+
+def _requirements(*requirements) -> dict:
+    container = gpu_container("c", 0)
+    container["resourceRequirements"] = list(requirements)
+    return container
+
+
+MPS = {"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": 4000}}}
+MPS_PAST_THE_GPU = {"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": A10G + 1}}}
+
+# Task definitions as any program may write them (the pack reads containerDefinitions as ECS does):
+# (case, containers, instance type, the sharing rules broken). Only GPU requirements of object
+# containers count; a value is a fraction only strictly between 0 and 1.
+RAW = [
+    ("junk-then-share-past-the-gpu", ["not a container", _requirements(MPS_PAST_THE_GPU)], "g5.xlarge", {"ecs-mps-memory-fits"}),
+    ("accelerator-then-share-past-the-gpu", [_requirements({"type": "InferenceAccelerator", "value": "device-1"}, MPS_PAST_THE_GPU)], "g5.xlarge", {"ecs-mps-memory-fits"}),
+    ("untyped-requirement-and-share", [_requirements({"value": "1"}, MPS)], "g5.xlarge", set()),
+    ("memory-as-text", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": str(A10G + 1)}}})], "g5.xlarge", set()),
+    ("memory-as-bool-and-share-that-fills", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": True}}}), _requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": A10G}}})], "g5.12xlarge", set()),
+    ("one-gpu-is-whole", [_requirements({"type": "GPU", "value": "1"})], "g5.xlarge", set()),
+    ("zero-is-no-fraction", [_requirements({"type": "GPU", "value": "0"})], "g5.xlarge", set()),
+    ("negative-is-no-fraction", [_requirements({"type": "GPU", "value": "-0.5"})], "g5.xlarge", set()),
+    ("all-gpus", [_requirements({"type": "GPU", "value": "ALL"})], "g5.xlarge", set()),
+    ("whole-beside-a-share", [_requirements({"type": "GPU", "value": "1"}), _requirements(MPS)], "g5.12xlarge", {"ecs-gpu-one-option"}),
+    ("fraction-smaller-than-the-type", [_requirements({"type": "GPU", "value": "0.125"})], "g6f.2xlarge", {"ecs-gpu-fractional"}),
+    ("no-gpu-request", [gpu_container("c", 0)], "g5.xlarge", set()),
+    ("two-gpus-is-whole", [_requirements({"type": "GPU", "value": "2"})], "g5.12xlarge", set()),
+    ("memory-as-text-beside-a-share-past-the-gpu", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": "lots"}}}), _requirements(MPS_PAST_THE_GPU)], "g5.12xlarge", {"ecs-mps-memory-fits"}),
+]
+
+
+@pytest.fixture(scope="module")
+def raw_rules(judge) -> dict[str, set[str]]:
+    result = judge([task_definition(case, containers, member_of(instance_type)) for case, containers, instance_type, _ in RAW])
+    found: dict[str, set[str]] = {case: set() for case, *_ in RAW}
+    for f in result.findings:
+        if f.policy in SHARING_RULES:
+            assert f.level == "mandatory", f
+            found[f.urn.rsplit("::", 1)[-1]].add(f.policy)
+    return found
+
+
+@pytest.mark.parametrize("case, containers, instance_type, expected", RAW, ids=[c[0] for c in RAW])
+def test_the_pack_reads_gpu_requests_as_ecs_does(case, containers, instance_type, expected, raw_rules):
+    assert raw_rules[case] == expected
+
+
+def test_the_memory_message_names_only_the_shares(judge):
+    """A whole GPU or a fraction beside shares is refused by its own rule; the memory message adds up
+    the MPS containers alone."""
+    def named(name, requirement):
+        container = _requirements(requirement)
+        container["name"] = name
+        return container
+
+    tasks = [
+        task_definition("whole-beside", [named("w", {"type": "GPU", "value": "1"}), named("s", MPS_PAST_THE_GPU)], member_of("g5.12xlarge")),
+        task_definition("fraction-beside", [named("f", {"type": "GPU", "value": "0.125"}), named("s", MPS_PAST_THE_GPU)], member_of("g5.12xlarge")),
+    ]
+    result = judge(tasks)
+    for name in ("whole-beside", "fraction-beside"):
+        [message] = findings(result, "ecs-mps-memory-fits", name)
+        assert f"ask {A10G + 1} MiB (s {A10G + 1})" in message, message
+
+
+def test_only_mps_shares_are_refused_on_external(judge):
+    tasks = []
+    for name, requirement in (("whole", {"type": "GPU", "value": "1"}), ("fraction", {"type": "GPU", "value": "0.25"}), ("share", MPS)):
+        task = task_definition(f"external-{name}", [_requirements(requirement)])
+        task["inputs"]["requiresCompatibilities"] = ["EXTERNAL"]
+        tasks.append(task)
+    result = judge(tasks)
+    refused = {f.urn.rsplit("::", 1)[-1] for f in result.findings if f.policy == "ecs-gpu-task-placement" and "MPS" in f.message}
+    assert refused == {"external-share"}
+
+
+def test_a_fraction_on_a_type_without_one_names_what_the_type_has():
+    on = {name: ecs_gpu_sharing.fraction_problem(CAT.get(name), ecs_gpu_sharing.GpuRequest(0, "c", "0.25", None), CAT.ecs()) for name in ("g5.xlarge", "c5.xlarge")}
+    assert on["g5.xlarge"].endswith("g5.xlarge has whole GPUs")
+    assert on["c5.xlarge"].endswith("c5.xlarge has no GPU")
+
+
+def test_gpu_placement_counts_whole_gpus_not_shares(judge):
+    """A task asking 8 whole GPUs does not fit a 4-GPU g5.12xlarge; the same task sharing one GPU does."""
+    whole = task_definition("eight", [_requirements({"type": "GPU", "value": "8"})], member_of("g5.12xlarge"))
+    shared = task_definition("shared", [_requirements(MPS)], member_of("g5.12xlarge"))
+    result = judge([whole, shared])
+    refused = {(f.urn.rsplit("::", 1)[-1], f.level) for f in result.findings if f.policy == "ecs-gpus-fit-instance"}
+    assert refused == {("eight", "mandatory")}

@@ -4,6 +4,7 @@ container.v1 discovery document, and one rule judged by both doors over a grid o
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
@@ -147,3 +148,29 @@ def test_spec_and_pack_agree_on_the_mig_profile(aks_pack_verdicts, vm_size, prof
     assert _aks_spec_door(vm_size, profile) == aks_pack_verdicts[(vm_size, profile)]
     # A100 and H100 sizes take MIG; T4 and V100 do not.
     assert aks_pack_verdicts[(vm_size, profile)] == ("T4" in vm_size or vm_size.endswith("s_v3"))
+
+
+# (API, body, what the API's schema refuses in it): every value kind both models name, each taken
+# and refused, as the API checks report them (GKE's discovery document, AKS's SDK models).
+API_KINDS = [
+    ("gke", {"name": 5}, ["NodePool.name: a string, not 5"]),
+    ("gke", {"name": "gpu"}, []),
+    ("gke", {"initialNodeCount": True}, ["NodePool.initialNodeCount: an integer, not True"]),
+    ("gke", {"initialNodeCount": 2.5}, ["NodePool.initialNodeCount: an integer, not 2.5"]),
+    ("gke", {"initialNodeCount": 2.0}, []),
+    ("gke", {"config": {"preemptible": "yes"}}, ["NodePool.config.preemptible: true or false, not 'yes'"]),
+    ("gke", {"config": {"preemptible": False}}, []),
+    ("gke", {"locations": "us-central1-a"}, ["NodePool.locations: a list, not 'us-central1-a'"]),
+    ("gke", {"locations": ["us-central1-a"]}, []),
+    ("aks", {"spotMaxPrice": True}, ["properties.spotMaxPrice: a number, not True"]),
+    ("aks", {"spotMaxPrice": "cheap"}, ["properties.spotMaxPrice: a number, not 'cheap'"]),
+    ("aks", {"spotMaxPrice": 0.5}, []),
+    ("aks", {"spotMaxPrice": 1}, []),
+]
+
+
+@pytest.mark.parametrize("api, body, expected", API_KINDS, ids=[f"{a}-{json.dumps(b)}" for a, b, _ in API_KINDS])
+def test_api_value_kinds(api, body, expected):
+    from gpufleet.components.catalog import aks_api
+
+    assert (gke_api if api == "gke" else aks_api).problems(body) == expected
