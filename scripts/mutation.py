@@ -23,6 +23,7 @@ import argparse
 import ast
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -228,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     os.chdir(ROOT)  # the tests are named from the repository's root
+    # A run stopped with SIGTERM unwinds, so the mutant on disk is put back (cosmic-ray's restore).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     known = equivalent()
     unexplained = []
     for name in args.module or sorted(MODULES):
