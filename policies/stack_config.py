@@ -13,12 +13,12 @@ import pulumi.runtime
 import pulumi_policy.policy as _policy
 
 
-def install() -> bool:
-    """Wrap the servicer's ConfigureStack; False when pulumi_policy has none to wrap."""
+def install() -> None:
+    """Wrap the servicer's ConfigureStack (once; nothing when pulumi_policy has none to wrap)."""
     servicer = getattr(_policy, "_PolicyAnalyzerServicer", None)
     original = getattr(servicer, "ConfigureStack", None)
     if original is None or getattr(original, "__wrapped__", None) is not None:
-        return False
+        return
 
     def configure_stack(self, request, context):
         for key, value in request.config.items():
@@ -27,4 +27,3 @@ def install() -> bool:
 
     configure_stack.__wrapped__ = original
     servicer.ConfigureStack = configure_stack
-    return True

@@ -279,6 +279,7 @@ RAW = [
     ("whole-beside-a-share", [_requirements({"type": "GPU", "value": "1"}), _requirements(MPS)], "g5.12xlarge", {"ecs-gpu-one-option"}),
     ("fraction-smaller-than-the-type", [_requirements({"type": "GPU", "value": "0.125"})], "g6f.2xlarge", {"ecs-gpu-fractional"}),
     ("no-gpu-request", [gpu_container("c", 0)], "g5.xlarge", set()),
+    ("share-past-a-g6f-slice", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": 40000}}})], "g6f.2xlarge", {"ecs-gpu-fractional"}),
     ("two-gpus-is-whole", [_requirements({"type": "GPU", "value": "2"})], "g5.12xlarge", set()),
     ("memory-as-text-beside-a-share-past-the-gpu", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": "lots"}}}), _requirements(MPS_PAST_THE_GPU)], "g5.12xlarge", {"ecs-mps-memory-fits"}),
 ]
