@@ -23,7 +23,7 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from gpufleet.engine.runtime import plain
 from gpufleet.analyzer import wire
-from gpufleet.analyzer.pack_process import ENV_CONFIG_LIMIT, PackProcess, PolicyPackError  # noqa: F401 - re-exported
+from gpufleet.analyzer.pack_process import PackProcess, PolicyPackError  # noqa: F401 - PolicyPackError is re-exported
 from gpufleet.analyzer.policy_config import PolicyConfig, PolicyMeta, reconcile
 from gpufleet.analyzer.results import LEVEL_CODES, LEVELS, Finding, PolicyResult
 
