@@ -156,3 +156,16 @@ def test_levels_are_pinned(judge, policy, level):
     result = judge(plan)
     found = [f for f in result.findings if f.policy == policy]
     assert found and {f.level for f in found} == {level}
+
+
+def test_sizes_that_are_no_number_count_as_none(judge):
+    """A plan may carry any text as a size: the API's model refuses it, and placement reads "lots" or
+    "inf" as no node count (int(float("inf")) raised OverflowError, and the pack failed closed)."""
+    cluster = resource(CLUSTER, "c", {"name": "c", "version": "1.33"})
+    template, system = _group("system", "m6i.large", [], labels={"gpufleet.io/node-role": "system"})
+    system["inputs"]["scalingConfig"] = {"minSize": "lots", "desiredSize": "inf", "maxSize": "-inf"}
+    result = judge([cluster, *_group("gpu", "g5.xlarge", [GPU_TAINT]), template, system])
+    [refused] = findings(result, "aws-api-model", "system")
+    assert all(f"scalingConfig.{size}, value: {text}" in refused for size, text in (("minSize", "lots"), ("desiredSize", "inf"), ("maxSize", "-inf")))
+    [message] = findings(result, "placement-unverified", "c")
+    assert "Deployment kube-system/coredns is placeable only after scale-up" in message

@@ -52,11 +52,12 @@ class Index:
 
 
 def as_int(value: object, default: int = 0) -> int:
+    """A count a plan gives as a number or text; `default` when it is none ("lots", "inf", NaN)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return default
     try:
         return int(float(value))
-    except ValueError:
+    except (ValueError, OverflowError):
         return default
 
 
