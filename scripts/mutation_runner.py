@@ -21,8 +21,8 @@ import ast
 import builtins
 import functools
 import io
-import os
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -45,9 +45,8 @@ def _definition(source: str, line: int) -> tuple[str, ...] | None:
             return (node.name,)
         if isinstance(node, ast.ClassDef) and node.lineno <= line <= node.end_lineno:
             for item in node.body:
+                # A def's lineno is its `def` line: its decorators, above it, fall outside.
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.lineno <= line <= item.end_lineno:
-                    if item.decorator_list and any(d.lineno <= line <= d.end_lineno for d in item.decorator_list):
-                        return None
                     return (node.name, item.name)
             return None
     return None

@@ -279,7 +279,7 @@ RAW = [
     ("whole-beside-a-share", [_requirements({"type": "GPU", "value": "1"}), _requirements(MPS)], "g5.12xlarge", {"ecs-gpu-one-option"}),
     ("fraction-smaller-than-the-type", [_requirements({"type": "GPU", "value": "0.125"})], "g6f.2xlarge", {"ecs-gpu-fractional"}),
     ("no-gpu-request", [gpu_container("c", 0)], "g5.xlarge", set()),
-    ("share-past-a-g6f-slice", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": 40000}}})], "g6f.2xlarge", {"ecs-gpu-fractional"}),
+    ("share-past-a-g6f-slice", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": CAT.get("g6f.2xlarge").gpu.memory_mib + 1}}})], "g6f.2xlarge", {"ecs-gpu-fractional"}),
     ("two-gpus-is-whole", [_requirements({"type": "GPU", "value": "2"})], "g5.12xlarge", set()),
     ("memory-as-text-beside-a-share-past-the-gpu", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": "lots"}}}), _requirements(MPS_PAST_THE_GPU)], "g5.12xlarge", {"ecs-mps-memory-fits"}),
 ]
@@ -332,8 +332,9 @@ def test_a_fraction_on_a_type_without_one_names_what_the_type_has():
 
 
 def test_gpu_placement_counts_whole_gpus_not_shares(judge):
-    """A task asking 8 whole GPUs does not fit a 4-GPU g5.12xlarge; the same task sharing one GPU does."""
-    whole = task_definition("eight", [_requirements({"type": "GPU", "value": "8"})], member_of("g5.12xlarge"))
+    """A task asking twice the whole GPUs of a g5.12xlarge does not fit it; one sharing a GPU does."""
+    twice = str(2 * CAT.get("g5.12xlarge").gpu.count)
+    whole = task_definition("eight", [_requirements({"type": "GPU", "value": twice})], member_of("g5.12xlarge"))
     shared = task_definition("shared", [_requirements(MPS)], member_of("g5.12xlarge"))
     result = judge([whole, shared])
     refused = {(f.urn.rsplit("::", 1)[-1], f.level) for f in result.findings if f.policy == "ecs-gpus-fit-instance"}

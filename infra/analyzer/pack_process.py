@@ -32,7 +32,6 @@ class PackProcess:
     def __init__(self, pack_dir: Path, *, project: str, stack: str, config: dict[str, str] | None = None):
         self.pack_dir = pack_dir.resolve()
         self.manifest = read_pack_manifest(self.pack_dir)
-        self.project, self.stack = project, stack
         env = dict(os.environ)
         env.update(PULUMI_PROJECT=project, PULUMI_STACK=stack, PULUMI_DRY_RUN="true", PYTHONUNBUFFERED="1")
         # The config travels in ConfigureStack (the pack applies it: policies/stack_config.py); the
