@@ -1,18 +1,20 @@
 """Judging one mutant quickly: a warm pytest process that forks a child per mutant.
 
-The parent imports the tests once (pytest's collection, in-process), and a first forked child runs
-them unmutated, recording which tests execute each line of the module. For each mutant, the mutated
-file is written in place (so a policy pack the tests start, a process of its own, reads it too), and
-a forked child swaps the mutated function's code into the module it already imported, then runs
-the tests that execute the mutated line (all of the module's tests when none does in-process) with
--x. Import and collection are paid once per module instead of once per mutant.
+The parent imports the tests once (pytest's collection, in-process, traced: the module's lines that
+run while tests are collected are remembered), and a first forked child runs them unmutated,
+recording which tests execute each line of the module and how long each test takes. For each
+mutant, the mutated file is written in place (so a policy pack the tests start, a process of its
+own, reads it too), and a forked child swaps the mutated function's code into the module it already
+imported, then runs the tests that execute the mutated line, fastest first, with -x (all of the
+module's tests when none does in-process: the line may run only in a pack's process). Import and
+collection are paid once per module instead of once per mutant.
 
 The fork is trusted only where the swap is exact: a mutation inside one function or method body,
-whose code object can be replaced in place (every reference to the function sees it). A mutation
-elsewhere (a module constant, a class attribute, a decorator, a dataclass or pydantic field) runs
-the slow path: a fresh pytest process over the file on disk, as cosmic-ray itself does. So does
-every mutant the fork leaves alive (a cache filled before the fork can hide a mutant), unless
-equivalent.txt already explains it: a survivor is reported only when a fresh process confirms it.
+whose code object can be replaced in place (every reference to the function sees it), and that
+body did not run while the parent collected the tests (a value computed then, a parametrize list or
+a cache, would still hold the original's result). Anything else (a module constant, a class
+attribute, a decorator, a dataclass or pydantic field, a function run at collection) takes the slow
+path: a fresh pytest process over the file on disk, as cosmic-ray itself does.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from pytest import hookimpl as pytest_hookimpl
@@ -37,17 +39,17 @@ from pytest import hookimpl as pytest_hookimpl
 KILLED, SURVIVED = "killed", "survived"
 
 
-def _definition(source: str, line: int) -> tuple[str, ...] | None:
-    """The function (name,) or method (class, name) whose body holds `line`; None when the line
-    belongs to anything else (module or class level, a decorator)."""
+def _definition(source: str, line: int) -> tuple[tuple[str, ...], range] | None:
+    """The function (name,) or method (class, name) whose definition holds `line`, with the lines
+    of its body; None when the line belongs to anything else (module or class level, a decorator)."""
     for node in ast.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno:
-            return (node.name,)
+            return (node.name,), range(node.body[0].lineno, node.end_lineno + 1)
         if isinstance(node, ast.ClassDef) and node.lineno <= line <= node.end_lineno:
             for item in node.body:
                 # A def's lineno is its `def` line: its decorators, above it, fall outside.
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.lineno <= line <= item.end_lineno:
-                    return (node.name, item.name)
+                    return (node.name, item.name), range(item.body[0].lineno, item.end_lineno + 1)
             return None
     return None
 
@@ -97,44 +99,71 @@ def swap(module, mutated_source: str, where: tuple[str, ...]) -> None:
 
 
 class WarmTests:
-    """A parent that has collected `tests` once, forking a child per mutant."""
+    """One pytest session that has collected `tests` (without running them), forking a child per
+    mutant that runs the chosen items of that session: no child collects again.
 
-    def __init__(self, root: Path, module: str, tests: list[str], pytest_args: list[str]):
-        import pytest
+    `WarmTests.run(root, relative, tests, args, body)` collects, traces the unmutated tests, calls
+    `body(warm)` from inside the session (where `warm.judge` may be called) and returns its result."""
 
+    def __init__(self, root: Path, relative: str, tests: list[str], pytest_args: list[str], session, tracer: _LineTracer):
+        module = module_name(relative)
         self.root, self.module_name, self.tests, self.args = root, module, tests, pytest_args
-        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-            code = pytest.main([*pytest_args, "--collect-only", *tests])
-        if code != 0:
-            raise RuntimeError(f"collecting {' '.join(tests)} failed (pytest exit {code})")
+        self.session, self.tracer = session, tracer
+        self.items = {item.nodeid: item for item in session.items}
+        # Lines run at import or collection: a def or class statement runs then, a body should not.
+        self.collected = set(tracer.lines)
         __import__(module)
         self.module = sys.modules[module]
         self.timeout = 3600.0
         start = time.monotonic()
         self.covering = self._trace()
+        self.baseline_seconds = time.monotonic() - start
         # A mutant that loops forever is killed by its timeout, as cosmic-ray counts it.
-        self.timeout = 3 * (time.monotonic() - start) + 60
+        self.timeout = 3 * self.baseline_seconds + 60
+
+    @staticmethod
+    def run(root: Path, relative: str, tests: list[str], pytest_args: list[str], body):
+        import pytest
+
+        driver = _Driver(root, relative, tests, pytest_args, body)
+        # Traced from the start (conftest, imports, collection) until the run loop: see `collected`.
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()), driver.tracer.tracing():
+            code = pytest.main([*pytest_args, *tests], plugins=[driver.tracer, driver])
+        if driver.error is not None:
+            raise driver.error
+        if not driver.done:
+            raise RuntimeError(f"collecting {' '.join(tests)} failed (pytest exit {code})")
+        return driver.result
 
     def _trace(self) -> dict[int, list[str]]:
-        """line -> the tests (node ids, in run order) that execute it in-process: the unmutated
-        tests run once in a forked child that records the module's lines per test."""
+        """line -> the tests (node ids) that may execute it: those that run it in-process, fastest
+        first, then those that start a process of their own (a policy pack, the CLI), which may run
+        it there, fastest first. The unmutated tests run once in a forked child that records the
+        module's lines, the time and whether a process was started, per test. A killed mutant
+        usually fails its first test, so the cheapest tests go first."""
         with tempfile.NamedTemporaryFile("r", suffix=".json") as out:
-            if self._child(None, None, trace_to=out.name) != SURVIVED:
+            if self._child(None, None, list(self.items), trace_to=out.name) != SURVIVED:
                 raise RuntimeError(f"the unmutated tests fail in a forked child: {' '.join(self.tests)}")
-            by_test = json.loads(Path(out.name).read_text())
+            by_test = sorted(json.loads(Path(out.name).read_text()), key=lambda t: t[2])
+        spawning = [node for node, _, _, spawned in by_test if spawned]
         covering: dict[int, list[str]] = {}
-        for node, lines in by_test:
+        for node, lines, _, _ in by_test:
             for line in lines:
                 covering.setdefault(line, []).append(node)
-        return covering
+        self.spawning = spawning
+        per_file: dict[str, float] = {}
+        for node, _, seconds, _ in by_test:
+            per_file[node.split("::", 1)[0]] = per_file.get(node.split("::", 1)[0], 0.0) + seconds
+        self.tests = sorted(self.tests, key=lambda f: per_file.get(f, 0.0))  # the fresh path: -x, cheapest file first
+        return {line: [*nodes, *(n for n in spawning if n not in nodes)] for line, nodes in covering.items()}
 
     def judge(self, original: str, mutated: str, line: int) -> tuple[str, str]:
         """(outcome, how) for the mutant that is on disk now: how is 'fork' or 'fresh'. The fork runs
-        the tests that execute the mutated line in-process, or all of them when none does (the
-        line may run only in a policy pack's process, which reads the mutant from disk)."""
-        where = _definition(original, line)
-        if where is not None:
-            outcome = self._child(mutated, where, self.covering.get(line))
+        the tests that may execute the mutated line (see _trace)."""
+        found = _definition(original, line)
+        if found is not None and self.collected.isdisjoint(found[1]):
+            # No test runs the line in-process: only a process a test starts can.
+            outcome = self._child(mutated, found[0], self.covering.get(line, self.spawning))
             if outcome is not None:
                 return outcome, "fork"
         return self.fresh(), "fresh"
@@ -149,8 +178,10 @@ class WarmTests:
             return KILLED
         return SURVIVED if run.returncode == 0 else KILLED
 
-    def _child(self, mutated: str | None, where: tuple[str, ...] | None, tests: list[str] | None = None, trace_to: str | None = None) -> str | None:
+    def _child(self, mutated: str | None, where: tuple[str, ...] | None, tests: list[str], trace_to: str | None = None) -> str | None:
         """KILLED or SURVIVED; None when the swap was not exact (the slow path decides)."""
+        if not tests:
+            return SURVIVED  # no test can execute the mutated line
         pid = os.fork()
         if pid == 0:
             try:
@@ -162,10 +193,8 @@ class WarmTests:
                         swap(self.module, mutated, where)
                     except Exception:  # noqa: BLE001 - not swappable: the fresh process judges it
                         os._exit(77)
-                import pytest
-
-                plugins = [] if trace_to is None else [_LineTracer(self.module.__file__, trace_to)]
-                os._exit(0 if pytest.main([*self.args, *(tests or self.tests)], plugins=plugins) == 0 else 1)
+                self.tracer.out, self.tracer.recording = trace_to, trace_to is not None
+                os._exit(self._run_items([self.items[n] for n in tests]))
             finally:
                 os._exit(70)
         deadline = time.monotonic() + self.timeout
@@ -177,21 +206,66 @@ class WarmTests:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
                 return KILLED
-            time.sleep(0.02)
+            time.sleep(0.01)
         code = os.waitstatus_to_exitcode(status)
         if code in (70, 77):  # not swappable, or the child broke before its tests ran
             return None
         return SURVIVED if code == 0 else KILLED
 
+    def _run_items(self, items: list) -> int:
+        """Run items of the live session as pytest's own loop does (fixtures set up and torn down
+        around them, reports through the hooks); 1 at the first failure, after tearing down."""
+        session = self.session
+        failed = 0
+        for i, item in enumerate(items):
+            nextitem = items[i + 1] if i + 1 < len(items) else None
+            item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if session.testsfailed or session.shouldfail or session.shouldstop:
+                failed = 1
+                break
+        session._setupstate.teardown_exact(None)  # the fixtures' finalizers: a pack process is stopped
+        self.tracer.finish()
+        return failed
+
+
+class _Driver:
+    """The plugin through which WarmTests takes over pytest's run loop after collection."""
+
+    def __init__(self, root: Path, relative: str, tests: list[str], pytest_args: list[str], body):
+        self.root, self.relative, self.tests, self.args, self.body = root, relative, tests, pytest_args, body
+        self.tracer = _LineTracer(str(root / relative), None)
+        self.result, self.error, self.done = None, None, False
+
+    def pytest_runtestloop(self, session):
+        sys.settrace(None)  # collection is over; the children must not inherit the tracer
+        threading.settrace(None)
+        if session.testsfailed:  # collection errors
+            return None
+        try:
+            warm = WarmTests(self.root, self.relative, self.tests, self.args, session, self.tracer)
+            self.result = self.body(warm)
+            self.done = True
+        except BaseException as e:  # noqa: BLE001 - handed back to WarmTests.run's caller
+            self.error = e
+        return True
+
 
 class _LineTracer:
     """A pytest plugin recording which lines of one file each test executes (in this process)."""
 
-    def __init__(self, path: str, out: str):
-        self.path, self.out, self.lines, self.by_test = path, out, set(), []
+    def __init__(self, path: str, out: str | None):
+        self.out, self.lines, self.by_test = out, set(), []
+        self.fixture_lines: dict[str, set[int]] = {}
+        self.fixture_spawns: set[str] = set()
+        self.fixture_seconds: dict[str, float] = {}
+        self.in_fixtures = 0.0
+        self.recording = False
+        # A copy made by `mutation.py --jobs` imports the file through a symlinked package folder.
+        real = os.path.realpath(path)
+        self._ours = functools.lru_cache(maxsize=None)(lambda filename: os.path.realpath(filename) == real)
 
     def _trace(self, frame, event, arg):
-        if frame.f_code.co_filename != self.path:
+        if not self._ours(frame.f_code.co_filename):
             return None
         self.lines.add(frame.f_lineno)
 
@@ -202,23 +276,83 @@ class _LineTracer:
 
         return local
 
-    @pytest_hookimpl(hookwrapper=True)
-    def pytest_runtest_protocol(self, item, nextitem):
-        self.lines = set()
+    @contextmanager
+    def tracing(self):
         sys.settrace(self._trace)
         threading.settrace(self._trace)
-        yield
-        sys.settrace(None)
-        threading.settrace(None)
-        self.by_test.append((item.nodeid, sorted(self.lines)))
+        try:
+            yield
+        finally:
+            sys.settrace(None)
+            threading.settrace(None)
 
-    def pytest_sessionfinish(self, session, exitstatus):
-        Path(self.out).write_text(json.dumps(self.by_test))
+    @contextmanager
+    def _noting_spawns(self, spawned: list):
+        popen_init = subprocess.Popen.__init__
+
+        def noting(popen, *args, **kwargs):
+            spawned.append(True)
+            popen_init(popen, *args, **kwargs)
+
+        subprocess.Popen.__init__ = noting
+        try:
+            yield
+        finally:
+            subprocess.Popen.__init__ = popen_init
+
+    @pytest_hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        if not self.recording:
+            yield
+            return
+        self.lines, self.in_fixtures = set(), 0.0
+        spawned: list = []
+        start = time.perf_counter()
+        with self._noting_spawns(spawned), self.tracing():
+            yield
+        own = time.perf_counter() - start - self.in_fixtures
+        self.by_test.append((item.nodeid, self.lines, own, bool(spawned), list(item.fixturenames)))
+
+    @pytest_hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        if not self.recording:
+            yield
+            return
+        # A fixture shared by several tests runs in the first one's protocol only: its lines and
+        # the processes it starts belong to every test that uses it.
+        outer, self.lines = self.lines, set()
+        spawned: list = []
+        start = time.perf_counter()
+        with self._noting_spawns(spawned):
+            yield
+        seconds = time.perf_counter() - start
+        self.in_fixtures += seconds
+        self.fixture_seconds[fixturedef.argname] = max(seconds, self.fixture_seconds.get(fixturedef.argname, 0.0))
+        self.fixture_lines.setdefault(fixturedef.argname, set()).update(self.lines)
+        if spawned:
+            self.fixture_spawns.add(fixturedef.argname)
+        self.lines = outer | self.lines
+
+    def finish(self):
+        if not self.recording:
+            return
+        tests = []
+        for node, lines, seconds, spawned, fixtures in self.by_test:
+            for name in fixtures:
+                lines |= self.fixture_lines.get(name, set())
+            # Run alone, a test sets up every fixture it uses: that is its cost.
+            cost = seconds + sum(self.fixture_seconds.get(name, 0.0) for name in fixtures)
+            tests.append((node, sorted(lines), cost, spawned or not self.fixture_spawns.isdisjoint(fixtures)))
+        Path(self.out).write_text(json.dumps(tests))
+
+
+# gpufleet's layout (pyproject's package-dir): a top folder of the repository -> its package.
+_PACKAGES = {"infra": ("gpufleet",), "components": ("gpufleet", "components"), "policies": ("gpufleet", "policies")}
 
 
 @functools.cache
 def module_name(relative: str) -> str:
-    """The dotted name gpufleet's layout gives a file (pyproject's package-dir)."""
+    """The dotted name gpufleet's layout gives a file."""
     parts = Path(relative).with_suffix("").parts
-    top = {"infra": ("gpufleet",), "components": ("gpufleet", "components"), "policies": ("gpufleet", "policies")}[parts[0]]
-    return ".".join([*top, *parts[1:]])
+    return ".".join([*_PACKAGES[parts[0]], *parts[1:]])
+

@@ -54,7 +54,7 @@ def test_the_spec_of_one_fleet_validates_as_the_whole_model_does():
     assert all(issue.rule != "none-required" for issue in err.value.issues)
 
 
-def test_a_pack_started_before_an_invalid_spec_is_stopped(tmp_path, monkeypatch):
+def test_an_invalid_spec_starts_no_pack_and_a_preview_stops_its_pack(tmp_path, monkeypatch):
     started: list[pack_process.PackProcess] = []
     real = pack_process.PackProcess.__init__
 
@@ -67,4 +67,7 @@ def test_a_pack_started_before_an_invalid_spec_is_stopped(tmp_path, monkeypatch)
     stack.write_text("config:\n  gpufleet:region: us-east-1\n  gpufleet:ecs:\n    clusterName: ml\n    capacityProviders: 3\n")
     code, _, err = run_cli("preview", "--config-file", str(stack))
     assert code == 2 and "capacityProviders" in err
+    assert started == []
+    code, _, err = run_cli("preview", "ecs-gpu", "--json")
+    assert code == 0, err
     assert len(started) == 1 and started[0].process.poll() is not None

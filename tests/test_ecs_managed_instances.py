@@ -57,10 +57,16 @@ def test_requirements_admit_the_types_ec2_data_matches():
         assert gpus["Name"] == "L4" and gpus.get("LogicalGpuCount", gpus["Count"]) == 4
     # Each bound is inclusive and binds: one below and one above the type's own figure excludes it.
     it = CAT.get("g6.12xlarge")
-    for field, value in (("accelerator_count", 4), ("vcpus", it.vcpus), ("memory_mib", it.memory_mib), ("accelerator_memory_mib", 4 * it.gpu.memory_mib)):
+    bounded = (
+        ("accelerator_count", "accelerators", 4),
+        ("vcpus", "vCPUs", it.vcpus),
+        ("memory_mib", "MiB of memory", it.memory_mib),
+        ("accelerator_memory_mib", "MiB of accelerator memory", 4 * it.gpu.memory_mib),
+    )
+    for field, what, value in bounded:
         assert managed_instances.mismatch(it, managed_instances.Requirements(**{field: (value, value)})) is None
-        assert managed_instances.mismatch(it, managed_instances.Requirements(**{field: (value + 1, None)})) is not None
-        assert managed_instances.mismatch(it, managed_instances.Requirements(**{field: (None, value - 1)})) is not None
+        assert managed_instances.mismatch(it, managed_instances.Requirements(**{field: (value + 1, None)})) == f"has {value} {what}, outside {value + 1}..any"
+        assert managed_instances.mismatch(it, managed_instances.Requirements(**{field: (None, value - 1)})) == f"has {value} {what}, outside 0..{value - 1}"
     # A Neuron type's accelerator memory is its chips' memory together (inf2.48xlarge: 12 chips).
     inf2 = CAT.get("inf2.48xlarge")
     total = sum(d["Count"] * d["MemoryInfo"]["SizeInMiB"] for d in EC2["inf2.48xlarge"]["NeuronInfo"]["NeuronDevices"])

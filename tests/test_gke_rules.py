@@ -166,7 +166,29 @@ API_KINDS = [
     ("aks", {"spotMaxPrice": "cheap"}, ["properties.spotMaxPrice: a number, not 'cheap'"]),
     ("aks", {"spotMaxPrice": 0.5}, []),
     ("aks", {"spotMaxPrice": 1}, []),
+    ("aks", {"count": 3, "maxPods": None}, []),  # an unset input is not judged
+    ("aks", {"bogus": 1}, ["properties.bogus: not a field of AgentPoolManagedClusterAgentPoolProfileProperties"]),
+    ("aks", {"osType": "Plan9"}, ["properties.osType: 'Plan9' is not one of Linux, Windows (OSType)"]),
+    ("aks", {"osType": 5}, ["properties.osType: 5 is not one of Linux, Windows (OSType)"]),
+    ("aks", {"osType": "linux"}, []),  # ARM compares enum values without case
+    ("aks", {"enableAutoScaling": "yes"}, ["properties.enableAutoScaling: true or false, not 'yes'"]),
+    ("aks", {"nodeLabels": ["a"]}, ["properties.nodeLabels: an object, not ['a']"]),
+    ("aks", {"nodeLabels": {"a": "b"}}, []),
+    ("aks", {"availabilityZones": [1, "2"]}, ["properties.availabilityZones[0]: a string, not 1"]),
+    ("aks", {"gpuProfile": "x"}, ["properties.gpuProfile: a GPUProfile object, not 'x'"]),
+    ("aks", {"gpuProfile": {"driver": "Maybe"}}, ["properties.gpuProfile.driver: 'Maybe' is not one of Install, None (GPUDriver)"]),
+    ("aks", {"gpuProfile": {"driver": "None"}}, []),
 ]
+
+
+def test_aks_inputs_map_to_the_agent_pool_body():
+    from gpufleet.components.catalog import aks_api
+
+    inputs = {"vmSize": "Standard_NC4as_T4_v3", "gpuDriver": "None", "name": "t4", "kubernetesClusterId": "c", "nodeCount": 2, "frobnicate": 1}
+    body, unmapped = aks_api.to_api(inputs)
+    # The pool's name and cluster are in the request's URL; an input with no mapping is reported.
+    assert body == {"vmSize": "Standard_NC4as_T4_v3", "gpuProfile": {"driver": "None"}, "count": 2}
+    assert unmapped == ["frobnicate"]
 
 
 @pytest.mark.parametrize("api, body, expected", API_KINDS, ids=[f"{a}-{json.dumps(b)}" for a, b, _ in API_KINDS])

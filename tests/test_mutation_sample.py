@@ -10,7 +10,10 @@ import sys
 
 from tests.conftest import ROOT
 
-SAMPLE = ["--module", "ecs_gpu_sharing", "--module", "managed_instances", "--sample", "5", "--seed", "2026"]
+# Three doors: the ECS spec and pack (ecs_gpu_sharing), EC2 data matching (managed_instances), and a
+# cloud's spec checks (aks_checks).
+MODULES = ["ecs_gpu_sharing", "managed_instances", "aks_checks"]
+SAMPLE = [*(a for m in MODULES for a in ("--module", m)), "--sample", "6", "--seed", "2026"]
 
 
 def _digests() -> dict[str, str]:
@@ -21,5 +24,6 @@ def test_the_seeded_sample_of_mutants_is_killed():
     before = _digests()
     run = subprocess.run([sys.executable, "scripts/mutation.py", *SAMPLE], cwd=ROOT, capture_output=True, text=True, timeout=1200)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "ecs_gpu_sharing: 5/5 killed" in run.stdout and "managed_instances: 5/5 killed" in run.stdout
+    for module in MODULES:
+        assert f"{module}: 6/6 killed, 0 survived" in run.stdout, run.stdout
     assert _digests() == before, "a mutant was left in place"

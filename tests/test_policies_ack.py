@@ -46,9 +46,14 @@ def test_gpu_mem_fits_one_gpu_of_the_selected_pool(judge):
             _workload("fits", {"aliyun.com/gpu-mem": "15"}, {"pool": "v100"}),
             _workload("too-big", {"aliyun.com/gpu-mem": "16"}, {"pool": "v100"}),
             _workload("elsewhere", {"aliyun.com/gpu-mem": "64"}, {"pool": "not-in-this-stack"}),
+            _workload("one", {"aliyun.com/gpu-mem": "1"}, {"pool": "v100"}),
+            _workload("none", {"aliyun.com/gpu-mem": "0"}, {"pool": "v100"}),
         ]
     )
     assert findings(result, "ack-gpu-mem-fits", "fits") == []
+    assert findings(result, "ack-gpu-mem-fits", "one") == []
+    [message] = findings(result, "ack-gpu-mem-fits", "none")
+    assert "container 'main' on pool 'v100': gpu-mem 0 GiB: request at least 1 GiB; the pod never schedules" in message
     assert findings(result, "ack-gpu-mem-fits", "elsewhere") == []
     [message] = findings(result, "ack-gpu-mem-fits", "too-big")
     assert "gpu-mem 16 GiB does not fit one GPU of ecs.gn6v-c8g1.8xlarge (15 GiB)" in message

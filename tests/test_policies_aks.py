@@ -47,9 +47,19 @@ def test_exactly_one_driver(judge):
 
 
 def test_gpu_pools_are_tainted(judge):
-    result = judge([_pool("tainted", "Standard_NC4as_T4_v3"), _pool("open", "Standard_NC4as_T4_v3", nodeTaints=["team=ml:PreferNoSchedule"])])
+    result = judge(
+        [
+            _pool("tainted", "Standard_NC4as_T4_v3"),
+            _pool("open", "Standard_NC4as_T4_v3", nodeTaints=["team=ml:PreferNoSchedule"]),
+            # key=value:Effect: a taint without its key or its effect is not one.
+            _pool("keyless", "Standard_NC4as_T4_v3", nodeTaints=[":NoSchedule"]),
+            _pool("no-effect", "Standard_NC4as_T4_v3", nodeTaints=["sku=gpu"]),
+        ]
+    )
     assert findings(result, "aks-gpu-pool-tainted", "tainted") == []
-    assert "add sku=gpu:NoSchedule" in findings(result, "aks-gpu-pool-tainted", "open")[0]
+    for pool in ("open", "keyless", "no-effect"):
+        [message] = findings(result, "aks-gpu-pool-tainted", pool)
+        assert f"node pool {pool!r} has GPUs and no NoSchedule taint" in message and "add sku=gpu:NoSchedule" in message
 
 
 def test_no_time_sharing_on_aks(judge):

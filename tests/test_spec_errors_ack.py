@@ -3,6 +3,9 @@ same predicates judge the pack's ACK rules (tests/test_policies_ack.py)."""
 
 from __future__ import annotations
 
+import json
+
+from tests.conftest import run_cli
 from tests.test_spec_errors import _errors
 
 STACK = "ack-shared-gpu"
@@ -55,6 +58,13 @@ def test_compute_share_on_a_memory_only_pool(stack_variant):
 def test_unknown_gpu_type_is_refused_not_guessed(stack_variant):
     err = _errors(stack_variant(lambda c: _ack(c)["nodePools"][0].__setitem__("instanceTypes", ["ecs.gn9x-c8g1.2xlarge"]), STACK))
     assert "gpufleet:ack.nodePools[0].instanceTypes[0] = 'ecs.gn9x-c8g1.2xlarge': ecs.gn9x-c8g1.2xlarge is not an ECS GPU type" in err
+
+
+def test_an_unsourced_size_of_a_known_family_is_refused(stack_variant):
+    # gn6v's V100 memory is sourced, but how many GPUs a 4xlarge has is not: no guess from its name.
+    err = _errors(stack_variant(lambda c: _ack(c)["nodePools"][0].__setitem__("instanceTypes", ["ecs.gn6v-c8g1.4xlarge"]), STACK))
+    assert "gpufleet:ack.nodePools[0].instanceTypes[0] = 'ecs.gn6v-c8g1.4xlarge': ecs.gn6v-c8g1.4xlarge is not an ECS GPU type" in err
+    assert "[rule: ack-gpu-type-known]" in err
     assert "[rule: ack-gpu-type-known]" in err
 
 
@@ -98,3 +108,28 @@ def test_ecs_without_a_region(stack_variant):
 def test_pool_names_are_unique(stack_variant):
     err = _errors(stack_variant(lambda c: _ack(c)["nodePools"][1].__setitem__("name", "v100-core-mem"), STACK))
     assert "gpufleet:ack.nodePools[1].name = 'v100-core-mem': node pool names must be unique [rule: names-unique]" in err
+
+
+def test_a_pool_taint_kubernetes_refuses_names_its_key(stack_variant):
+    err = _errors(stack_variant(lambda c: _ack(c)["nodePools"][0]["taint"].__setitem__("key", "Example.COM/gpu"), STACK))
+    assert "gpufleet:ack.nodePools[0].taint.key = 'Example.COM/gpu': 'Example.COM/gpu': the prefix must be a DNS subdomain" in err
+    assert "[rule: k8s-node-labels]" in err
+
+
+def test_the_sharing_component_alone_needs_a_context(stack_variant):
+    def edit(c):
+        _ack(c).pop("kubernetes")
+        _ack(c)["workloads"] = []
+
+    err = _errors(stack_variant(edit, STACK))
+    assert "gpufleet:ack.kubernetes = null: workloads and the sharing component are installed through the cluster" in err
+
+
+def test_node_pools_alone_need_no_context(stack_variant):
+    def edit(c):
+        for key in ("kubernetes", "sharingComponent", "workloads"):
+            _ack(c).pop(key)
+
+    code, out, err = run_cli("preview", "--config-file", str(stack_variant(edit, STACK)), "--no-policy", "--json")
+    assert code == 0, err
+    assert {r["type"] for r in json.loads(out)["resources"]} & {"kubernetes:helm.sh/v3:Release", "kubernetes:batch/v1:Job"} == set()

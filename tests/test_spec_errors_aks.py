@@ -71,3 +71,26 @@ def test_more_replicas_than_the_pool_holds_at_its_maximum(stack_variant):
     err = _errors(stack_variant(lambda c: _aks(c)["workloads"][0].__setitem__("replicas", 50), MIG))
     assert "gpufleet:aks.workloads[0].replicas = 50: Deployment default/embeddings: 8 of 50 Pending: 0/6 nodes are available: 6 Insufficient nvidia.com/gpu." in err
     assert "[rule: k8s-pods-schedulable]" in err
+
+
+def test_a_workload_may_take_every_gpu_a_node_advertises(stack_variant):
+    # 7 MIG1g instances per node is the most a pod can ask; twelve such pods need twelve nodes.
+    err = _errors(stack_variant(lambda c: _aks(c)["workloads"][0].__setitem__("gpus", 7), MIG))
+    assert "[rule: aks-gpus-fit-node]" not in err
+    assert "gpufleet:aks.workloads[0].replicas = 12: Deployment default/embeddings: 6 of 12 Pending" in err
+
+
+def test_the_gpu_operator_on_an_existing_cluster_needs_a_context(stack_variant):
+    def edit(c):
+        _aks(c).pop("kubernetes")
+        _pool(c)["driver"] = "None"
+        _aks(c)["gpuOperator"] = {"driver": True, "toolkit": True}
+
+    err = _errors(stack_variant(edit, MIG))
+    assert "gpufleet:aks.kubernetes = null: the GPU Operator is installed through the cluster: give kubernetes.context [rule: kubernetes-access]" in err
+
+
+def test_a_whole_gpu_pool_advertises_its_gpus(stack_variant):
+    # Standard_NC16as_T4_v3: one T4, no MIG: one nvidia.com/gpu per node.
+    err = _errors(stack_variant(lambda c: _aks(c)["workloads"][0].__setitem__("gpus", 2), OPERATOR))
+    assert "gpufleet:aks.workloads[0].gpus = 2: a node of pool t4op advertises 1 nvidia.com/gpu: the pods never schedule [rule: aks-gpus-fit-node]" in err

@@ -123,8 +123,9 @@ def cmd_preview(args) -> int:
     sf = _load_stack(args)
     config = sf.pulumi_config()
     pack_dir, given = (None, {}) if args.no_policy else policy_inputs(args)
-    # The pack starts before the engine, spec and program are imported: its own start (about a
-    # second) overlaps theirs. It is stopped on every way out, an invalid spec included.
+    _validate_spec(sf, config)  # an invalid spec is exit 2 before any process starts
+    # The pack starts before the engine and the program are imported: its own start (about a
+    # second) overlaps theirs. It is stopped on every way out.
     started = None if pack_dir is None else _start_pack(pack_dir, sf.stack, config)
     try:
         return _preview_stack(args, sf, config, pack_dir, given, started)
@@ -140,10 +141,7 @@ def _start_pack(pack_dir: Path, stack: str, config: dict[str, str]):
     return PackProcess(pack_dir, project=PROJECT, stack=stack, config=config)
 
 
-def _preview_stack(args, sf, config: dict[str, str], pack_dir: Path | None, given: dict, started) -> int:
-    from gpufleet.cli import progress
-    from gpufleet.engine.preview import preview_plan
-    from gpufleet.engine.runtime import EngineError
+def _validate_spec(sf, config: dict[str, str]) -> None:
     from gpufleet.spec import SpecError, decode_config, load_spec
 
     try:
@@ -151,6 +149,13 @@ def _preview_stack(args, sf, config: dict[str, str], pack_dir: Path | None, give
         load_spec(decode_config(config))
     except SpecError as err:
         raise InputError(_spec_error_message(sf, err)) from None
+
+
+def _preview_stack(args, sf, config: dict[str, str], pack_dir: Path | None, given: dict, started) -> int:
+    from gpufleet.cli import progress
+    from gpufleet.engine.preview import preview_plan
+    from gpufleet.engine.runtime import EngineError
+
     try:
         with progress.resources(sf.stack) as registered:
             plan = preview_plan(config, sf.stack, pack_dir, given, progress=registered, started=started)
