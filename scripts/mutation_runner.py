@@ -262,10 +262,15 @@ class _LineTracer:
         self.recording = False
         # A copy made by `mutation.py --jobs` imports the file through a symlinked package folder.
         real = os.path.realpath(path)
-        self._ours = functools.lru_cache(maxsize=None)(lambda filename: os.path.realpath(filename) == real)
+        self._real, self._files = real, {}
 
     def _trace(self, frame, event, arg):
-        if not self._ours(frame.f_code.co_filename):
+        # Called for every call in the process: one dict lookup for the files already seen.
+        filename = frame.f_code.co_filename
+        ours = self._files.get(filename)
+        if ours is None:
+            ours = self._files[filename] = os.path.realpath(filename) == self._real
+        if not ours:
             return None
         self.lines.add(frame.f_lineno)
 

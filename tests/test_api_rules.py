@@ -122,8 +122,9 @@ def test_integers_past_32_bits(stack_variant):
 # --- the pack door ------------------------------------------------------------------------------
 
 
-def _task(name: str, essential: list[bool]) -> dict:
-    containers = [{"name": f"c{i}", "image": "x:1", "memory": 64, "essential": e} for i, e in enumerate(essential)]
+def _task(name: str, essential: list[bool | None]) -> dict:
+    """None: the container leaves `essential` out (ECS takes it as true)."""
+    containers = [{"name": f"c{i}", "image": "x:1", "memory": 64, **({} if e is None else {"essential": e})} for i, e in enumerate(essential)]
     return resource("aws:ecs/taskDefinition:TaskDefinition", name, {"family": name, "containerDefinitions": json.dumps(containers)})
 
 
@@ -133,11 +134,13 @@ def test_pack_essential_container_and_launch_type(judge):
         [
             _task("none", [False, False]),
             _task("one", [False, True]),
+            _task("unsaid", [False, None]),
             resource("aws:ecs/service:Service", "both", {"launchType": "EC2", "capacityProviderStrategies": strategies}),
             resource("aws:ecs/service:Service", "strategy", {"capacityProviderStrategies": strategies}),
         ]
     )
     assert findings(result, "ecs-essential-container", "one") == []
+    assert findings(result, "ecs-essential-container", "unsaid") == []
     [message] = findings(result, "ecs-essential-container", "none")
     assert "no container is essential" in message
     assert findings(result, "ecs-service-launch-type", "strategy") == []

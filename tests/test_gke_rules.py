@@ -184,7 +184,7 @@ API_KINDS = [
 def test_aks_inputs_map_to_the_agent_pool_body():
     from gpufleet.components.catalog import aks_api
 
-    inputs = {"vmSize": "Standard_NC4as_T4_v3", "gpuDriver": "None", "name": "t4", "kubernetesClusterId": "c", "nodeCount": 2, "frobnicate": 1}
+    inputs = {"frobnicate": 1, "name": "t4", "vmSize": "Standard_NC4as_T4_v3", "kubernetesClusterId": "c", "gpuDriver": "None", "nodeCount": 2}
     body, unmapped = aks_api.to_api(inputs)
     # The pool's name and cluster are in the request's URL; an input with no mapping is reported.
     assert body == {"vmSize": "Standard_NC4as_T4_v3", "gpuProfile": {"driver": "None"}, "count": 2}
