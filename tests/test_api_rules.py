@@ -218,8 +218,11 @@ def test_the_pack_walks_the_api_model(judge):
     typo = resource(LT, "typo", {"name": "typo-template", "metadataOptions": {"httpTokens": "requird"}})
     labelled = resource(NG, "labelled", {"clusterName": "c", "nodeGroupName": "g", "nodeRoleArn": UNKNOWN, "subnetIds": [UNKNOWN], "labels": {"team": ""}})
     cluster = resource("aws:eks/cluster:Cluster", "named", {"name": "x" * 101, "roleArn": UNKNOWN, "vpcConfig": {"subnetIds": [UNKNOWN]}})
-    result = judge([good, typo, labelled, cluster])
+    # A list or a map known only after apply stands in as an empty one of its kind.
+    later = resource(NG, "later", {"clusterName": "c", "nodeGroupName": "g2", "nodeRoleArn": UNKNOWN, "subnetIds": UNKNOWN, "labels": UNKNOWN})
+    result = judge([good, typo, labelled, cluster, later])
     assert findings(result, "aws-api-model", "good") == []  # 1.0 is the integer 1 on the wire
+    assert findings(result, "aws-api-model", "later") == []
     assert "MetadataOptions.HttpTokens = 'requird': not one of optional, required" in findings(result, "aws-api-model", "typo")[0]
     assert "Invalid length for parameter labels.team" in findings(result, "aws-api-model", "labelled")[0]
     assert "CreateCluster.name = " in findings(result, "aws-api-model", "named")[0] and "at most 100 characters" in findings(result, "aws-api-model", "named")[0]
