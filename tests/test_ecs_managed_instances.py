@@ -203,3 +203,49 @@ def test_requirements_that_admit_nothing_agree_in_both_doors(judge, requirements
     spec = {"name": "gpu", "instanceTypes": requirements.get("allowedInstanceTypes", []), "acceleratorNames": requirements.get("acceleratorNames", []),
             "vcpuCount": requirements["vcpuCount"], **({"acceleratorCount": requirements["acceleratorCount"]} if "acceleratorCount" in requirements else {})}
     assert ("ecs-managed-instances-match" not in _rules(_fleet([spec]))) == admits
+
+
+R = managed_instances.Requirements
+NOT_P5 = sorted(set(CAT.regions) - set(CAT.get("p5.48xlarge").offerings))[0]
+
+
+@pytest.mark.parametrize(
+    "requirements, region, message",
+    [
+        # What the spec and the pack say of a provider whose requirements admit nothing, per type named.
+        (R(("g5.xlarge",), names=("l4",)), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1: g5.xlarge its accelerator is a10g"),
+        (R(("g5.xlarge",), manufacturers=("amd",)), None, "the instance requirements admit no accelerated type offered in any region: g5.xlarge its accelerators are nvidia"),
+        (R(("inf2.xlarge",), names=("a10g",)), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1: inf2.xlarge its accelerator is not an API accelerator name"),
+        (R(("m5.large", "nope.large")), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1: m5.large has no accelerator"),
+        (R(("p5.48xlarge",)), NOT_P5, f"the instance requirements admit no accelerated type offered in {NOT_P5}: p5.48xlarge is not offered in {NOT_P5}"),
+        (R(names=("a10g",), accelerator_count=(9, None)), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1"),
+        (R(("g5.xlarge",), names=("a10g",)), "us-east-1", None),
+    ],
+)
+def test_requirements_that_admit_nothing_say_why_per_type(requirements, region, message):
+    assert managed_instances.no_match_problem(requirements, region, CAT) == message
+
+
+def _neuron(name: str) -> dict:
+    return {"name": name, "resourceRequirements": [{"type": "NeuronDevice", "value": "ALL"}]}
+
+
+@pytest.mark.parametrize(
+    "containers, compatibilities, messages",
+    [
+        ([_neuron("a")], ["MANAGED_INSTANCES"], []),
+        (
+            [_neuron("a")], [],
+            ["container 'a' asks for NeuronDevice, which only Managed Instances support (requiresCompatibilities ['EC2 by default']); on EC2 capacity map the chips as /dev/neuronK devices"],
+        ),
+        (
+            [_neuron("a"), _neuron("b")], ["EC2"],
+            [
+                "containers a, b ask for NeuronDevice: only one container of a task may",
+                "container 'a' asks for NeuronDevice, which only Managed Instances support (requiresCompatibilities ['EC2']); on EC2 capacity map the chips as /dev/neuronK devices",
+            ],
+        ),
+    ],
+)
+def test_neuron_device_messages(containers, compatibilities, messages):
+    assert managed_instances.neuron_device_problems(containers, compatibilities) == messages

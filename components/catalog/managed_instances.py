@@ -27,7 +27,6 @@ INSTANCE_ROLE_PREFIX = "ecsInstanceRole"
 
 
 @functools.cache
-@functools.cache
 def api_enum(member: str) -> tuple[str, ...]:
     """The values botocore's ECS model allows in an InstanceRequirementsRequest list member."""
     return tuple(aws_api.member_shape("ecs", "InstanceRequirementsRequest", member, "member").enum)
