@@ -3,7 +3,7 @@ written in place one at a time, and the tests that judge the module run against 
 (scripts/mutation_runner.py: a warm pytest process forks a child per mutant and runs the tests that
 execute the mutated line; a survivor is confirmed by a fresh process).
 
-    python scripts/mutation.py --jobs 2             # every module below, every mutant (about an hour)
+    python scripts/mutation.py --jobs 2             # every module below, every mutant (hours: see README)
     python scripts/mutation.py --module ecs_gpu_sharing --module managed_instances
     python scripts/mutation.py --sample 12 --seed 7 # a fixed, seeded sample per module (CI)
 
@@ -103,7 +103,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "ack_checks": ("components/ack/checks.py", ["tests/test_spec_errors_ack.py", "tests/test_policy_parity.py"]),
     "aks_checks": ("components/aks/checks.py", ["tests/test_spec_errors_aks.py", "tests/test_gke_rules.py"]),
     "ecs_checks": ("components/ecs/checks.py", ["tests/test_spec_errors.py", "tests/test_spec_errors_neuron.py", "tests/test_ecs_gpu_sharing.py", "tests/test_ecs_managed_instances.py"]),
-    "eks_checks": ("components/eks/checks.py", ["tests/test_spec_errors_eks.py"]),
+    "eks_checks": ("components/eks/checks.py", ["tests/test_spec_errors_eks.py", "tests/test_api_rules.py"]),
     "gke_checks": ("components/gke/checks.py", ["tests/test_spec_errors_gke.py", "tests/test_gke_rules.py"]),
     # each cloud's placement before its plan exists (the spec door of the simulator)
     "eks_placement": ("components/eks/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_eks.py"]),

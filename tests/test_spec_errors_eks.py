@@ -386,3 +386,64 @@ def test_replicas_past_the_groups_maximum_stay_pending(stack_variant):
     err = _errors(stack_variant(lambda c: _workloads(c)[0].__setitem__("replicas", 33), "eks-g5-timeslice"))
     assert "gpufleet:eks.workloads[0].replicas = 33: Deployment default/llm-serve: 1 of 33 Pending" in err
     assert "Insufficient nvidia.com/gpu" in err and "[rule: k8s-pods-schedulable]" in err
+
+
+def _eks(c) -> dict:
+    return c["gpufleet:eks"]
+
+
+def test_spot_on_a_type_sold_on_demand_only(stack_variant):
+    assert "spot" not in RAW["hpc7a.12xlarge"]["SupportedUsageClasses"]
+    err = _errors(stack_variant(lambda c: _group(c).update(instanceType="hpc7a.12xlarge"), "eks-g5-timeslice"))
+    assert "gpufleet:eks.nodeGroups[0].capacityType = 'SPOT': hpc7a.12xlarge is not offered as Spot (usage classes: on-demand) [rule: spot-supported]" in err
+
+
+def test_an_unknown_type_is_named_and_the_other_groups_still_judged(stack_variant):
+    def edit(c):
+        _group(c)["instanceType"] = "g9.xlarge"
+        # A taint without a value is one Kubernetes and EKS take.
+        _group(c)["taints"][0].pop("value")
+        _eks(c)["nodeGroups"].append({**dict(_group(c)), "name": "second", "instanceType": "g5.2xlarge", "labels": {"team": ""}})
+
+    err = _errors(stack_variant(edit, "eks-g5-timeslice"))
+    assert "gpufleet:eks.nodeGroups[0].instanceType = 'g9.xlarge': unknown instance type 'g9.xlarge'" in err and "[rule: instance-type-known]" in err
+    assert "gpufleet:eks.nodeGroups[1].labels.team = '': label value: at least 1 character(s)" in err
+    assert "taints" not in err
+    assert "invalid stack config (2 problems)" in err
+
+
+def test_a_system_group_of_a_family_whose_zones_are_not_kept(stack_variant):
+    err = _errors(stack_variant(lambda c: _eks(c).__setitem__("systemNodeGroup", {"instanceType": "c5.large"}), "eks-g5-timeslice"))
+    assert (
+        "gpufleet:eks.systemNodeGroup.instanceType = 'c5.large': a system node group uses a general-purpose type of "
+        "c6i, c7i, m5, m6a, m6g, m6i, m7a, m7g, m7i, t3 (the families whose zones the catalog keeps) [rule: eks-system-node-group]"
+    ) in err
+
+
+def test_efa_refused_names_the_block_as_written(stack_variant):
+    def edit(c):
+        _group(c).update(instanceType="g6.xlarge", efa={"availabilityZone": "us-east-1a"})
+        _group(c).pop("zones")
+
+    err = _errors(stack_variant(edit, "eks-g5-timeslice"))
+    assert 'gpufleet:eks.nodeGroups[0].efa = {"availabilityZone": "us-east-1a"}: g6.xlarge does not support EFA' in err
+
+
+def test_an_existing_cluster_keeps_its_own_system_group_and_needs_two_subnets(stack_variant):
+    def edit(subnets: int):
+        def apply(c):
+            _eks(c)["cluster"] = {"name": "inference", "securityGroupId": "sg-0123456789abcdef0"}
+            _eks(c)["network"] = {"vpcId": "vpc-0123456789abcdef0", "subnetIds": [f"subnet-0123456789abcdef{i}" for i in range(subnets)]}
+            _eks(c)["systemNodeGroup"] = {"instanceType": "m5.large"}
+            _group(c).pop("zones")
+
+        return apply
+
+    err = _errors(stack_variant(edit(1), "eks-g5-timeslice"))
+    assert (
+        'gpufleet:eks.systemNodeGroup = {"instanceType": "m5.large"}: gpufleet adds a system node group only to a cluster it creates; '
+        "an existing cluster keeps its own [rule: eks-system-node-group]"
+    ) in err
+    assert 'gpufleet:eks.network.subnetIds = ["subnet-0123456789abcdef0"]: an EKS cluster needs subnets in at least two availability zones [rule: eks-cluster-zones]' in err
+    err = _errors(stack_variant(edit(2), "eks-g5-timeslice"))
+    assert "[rule: eks-system-node-group]" in err and "eks-cluster-zones" not in err
