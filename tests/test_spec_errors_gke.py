@@ -114,3 +114,40 @@ def test_a_workload_without_the_pool_s_capacity_fits_after_scale_up(stack_varian
 
     code, _, err = run_cli("preview", "--config-file", str(stack_variant(lambda c: _workload(c).__setitem__("replicas", 20), SHARED)), "--json")
     assert code == 0, err
+
+
+def test_a_workload_may_take_every_slice_a_node_advertises(stack_variant):
+    err = _errors(stack_variant(lambda c: _workload(c, 1).__setitem__("gpus", 14), MIG))
+    assert "[rule: gke-gpus-fit-node]" not in err
+    assert "gpufleet:gke.workloads[1].replicas = 4: Job default/eval: " in err and "[rule: k8s-pods-schedulable]" in err
+
+
+def test_every_workload_and_zone_is_judged_past_a_problem(stack_variant):
+    def edit(c):
+        _workload(c, 0)["nodePool"] = "missing"
+        _workload(c, 1)["gpus"] = 15
+        _pool(c)["zones"] = ["us-central1-a", "us-central1-a", "us-central1-d"]
+
+    err = _errors(stack_variant(edit, MIG))
+    assert "gpufleet:gke.workloads[0].nodePool = 'missing': no node pool of that name (pools: a100-mig) [rule: node-pool-exists]" in err
+    assert "gpufleet:gke.workloads[1].gpus = 15: a node of pool a100-mig advertises 14 nvidia.com/gpu" in err
+    assert "gpufleet:gke.nodePools[0].zones[1] = 'us-central1-a': each zone is named once [rule: names-unique]" in err
+    assert "gpufleet:gke.nodePools[0].zones[2] = 'us-central1-d': us-central1-d does not offer a2-highgpu" in err
+    # An existing cluster is reached through the context the stack gives: no access problem.
+    assert "kubernetes-access" not in err
+
+
+def test_a_created_cluster_needs_no_context(stack_variant):
+    for kubernetes in (None, {}):
+        def edit(c):
+            _workload(c)["nodePool"] = "missing"
+            if kubernetes is not None:
+                c["gpufleet:gke"]["kubernetes"] = kubernetes
+
+        err = _errors(stack_variant(edit, SHARED))
+        assert "[rule: node-pool-exists]" in err and "kubernetes-access" not in err
+
+
+def test_an_accelerator_refused_is_named_as_written(stack_variant):
+    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("accelerator", {"type": "nvidia-l4"}), MIG))
+    assert 'gpufleet:gke.nodePools[0].accelerator = {"type": "nvidia-l4"}: a2-highgpu-2g: ' in err and "[rule: gke-accelerator]" in err
