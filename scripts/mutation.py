@@ -102,7 +102,11 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     # components/*/checks.py: each cloud's spec rules
     "ack_checks": ("components/ack/checks.py", ["tests/test_spec_errors_ack.py", "tests/test_policy_parity.py"]),
     "aks_checks": ("components/aks/checks.py", ["tests/test_spec_errors_aks.py", "tests/test_gke_rules.py"]),
-    "ecs_checks": ("components/ecs/checks.py", ["tests/test_spec_errors.py", "tests/test_spec_errors_neuron.py", "tests/test_ecs_gpu_sharing.py", "tests/test_ecs_managed_instances.py"]),
+    # ECS's spec checks reach the API rules (quotas, essential containers) and the spec-time placement.
+    "ecs_checks": ("components/ecs/checks.py", [
+        "tests/test_spec_errors.py", "tests/test_spec_errors_neuron.py", "tests/test_ecs_gpu_sharing.py", "tests/test_ecs_managed_instances.py",
+        "tests/test_api_rules.py", "tests/test_placement_doors.py",
+    ]),
     "eks_checks": ("components/eks/checks.py", ["tests/test_spec_errors_eks.py", "tests/test_api_rules.py"]),
     "gke_checks": ("components/gke/checks.py", ["tests/test_spec_errors_gke.py", "tests/test_gke_rules.py"]),
     # each cloud's placement before its plan exists (the spec door of the simulator)

@@ -214,3 +214,32 @@ def test_an_internal_error_is_exit_4_in_one_line(monkeypatch):
     assert "GPUFLEET_DEBUG=1" in err and "Traceback" not in err
     monkeypatch.setenv("GPUFLEET_DEBUG", "1")
     assert "Traceback" in run_cli("catalog")[2]
+
+
+def test_spot_capacity_of_a_type_sold_on_demand_only(stack_variant):
+    err = _errors(stack_variant(lambda c: c["gpufleet:ecs"]["capacityProviders"][1].update(instanceType="hpc7a.12xlarge")))
+    assert "gpufleet:ecs.capacityProviders[1].purchase = 'spot': hpc7a.12xlarge is not offered as Spot (usage classes: on-demand) [rule: spot-supported]" in err
+
+
+def test_a_task_per_chip_needs_neuron_chips(stack_variant):
+    err = _errors(stack_variant(lambda c: c["gpufleet:ecs"]["workloads"][0].__setitem__("service", {"perChip": True})))
+    assert "gpufleet:ecs.workloads[0].service.perChip = true: g5.12xlarge has no Neuron chip to run a task on each of [rule: ecs-neuron-per-chip]" in err
+
+
+def test_a_capacity_provider_name_of_128_characters_is_the_longest(stack_variant):
+    from gpufleet.components.ecs.checks import capacity_provider_name
+
+    def named(length: int):
+        def edit(c):
+            ecs = c["gpufleet:ecs"]
+            name = "p" * 40  # a provider's own name takes at most 40 characters; the cluster's makes up the rest
+            ecs["clusterName"] = "c" * (length - len(capacity_provider_name("", name)))
+            ecs["capacityProviders"][1]["name"] = name
+            ecs["workloads"][2]["capacityProvider"] = name
+            ecs["capacityProviders"][0]["instanceType"] = "g9.xlarge"  # keeps the stack invalid either way
+
+        return edit
+
+    assert "ecs-capacity-provider-name" not in _errors(stack_variant(named(128)))
+    err = _errors(stack_variant(named(129)))
+    assert "[rule: ecs-capacity-provider-name]" in err and f"would be named '{'c' * 88}-{'p' * 40}'" in err
