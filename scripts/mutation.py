@@ -95,7 +95,11 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "plan_placement": ("components/catalog/plan_placement.py", _PLACEMENT),
     "plan_pods": ("components/catalog/plan_pods.py", _PLACEMENT),
     "plan_tasks": ("components/catalog/plan_tasks.py", [*_PLACEMENT, "tests/test_ecs_gpu_sharing.py"]),
-    "predicates": ("components/catalog/predicates.py", ["tests/test_catalog.py", "tests/test_spec_errors.py", "tests/test_policies_ecs.py"]),
+    # the shared predicates: the ECS, Neuron and EKS doors (spec errors and the pack)
+    "predicates": ("components/catalog/predicates.py", [
+        "tests/test_catalog.py", "tests/test_spec_errors.py", "tests/test_policies_ecs.py",
+        "tests/test_spec_errors_neuron.py", "tests/test_policies_neuron.py", "tests/test_spec_errors_eks.py",
+    ]),
     "quotas": ("components/catalog/quotas.py", ["tests/test_api_rules.py"]),
     "replacement": ("components/catalog/replacement.py", ["tests/test_diff.py"]),
     "sources": ("components/catalog/sources.py", ["tests/test_catalog.py", "tests/test_engine.py"]),
