@@ -23,6 +23,8 @@ def test_what_the_components_write_the_pack_reads(instance_type):
     "expression,expected",
     [
         ("attribute:ecs.instance-type in [g5.xlarge, g5.2xlarge]", {"g5.xlarge", "g5.2xlarge"}),
+        # Spaces around the expression are not part of it.
+        ("  attribute:ecs.instance-type == g5.xlarge  ", {"g5.xlarge"}),
         # A regular expression, as ECS reads it: "p4d.*" is p4d followed by anything, p4de too.
         ("attribute:ecs.instance-type =~ p4d.*", {"p4d.24xlarge", "p4de.24xlarge"}),
         ("attribute:ecs.instance-type =~ p4d\\..*", {"p4d.24xlarge"}),
