@@ -216,6 +216,8 @@ NOT_P5 = sorted(set(CAT.regions) - set(CAT.get("p5.48xlarge").offerings))[0]
         (R(("g5.xlarge",), names=("l4",)), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1: g5.xlarge its accelerator is a10g"),
         (R(("g5.xlarge",), manufacturers=("amd",)), None, "the instance requirements admit no accelerated type offered in any region: g5.xlarge its accelerators are nvidia"),
         (R(("inf2.xlarge",), names=("a10g",)), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1: inf2.xlarge its accelerator is not an API accelerator name"),
+        # Inferentia (inf1) is an API accelerator name; Inferentia2 is not.
+        (R(("inf1.xlarge",), names=("a10g",)), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1: inf1.xlarge its accelerator is inferentia"),
         (R(("m5.large", "nope.large")), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1: m5.large has no accelerator"),
         (R(("p5.48xlarge",)), NOT_P5, f"the instance requirements admit no accelerated type offered in {NOT_P5}: p5.48xlarge is not offered in {NOT_P5}"),
         (R(names=("a10g",), accelerator_count=(9, None)), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1"),
