@@ -123,3 +123,12 @@ def test_json_plan_round_trips_through_check(plan, tmp_path):
     code, out, err = run_cli("check", str(path), "--json")
     assert code == 0, err
     assert json.loads(out)["violations"] == []
+
+
+def test_one_gib_pods_fill_a_gpu_by_memory(stack_variant):
+    # The T4 pool's job at 1 GiB: memory alone binds, 14 GiB -> 14 pods per GPU, 56 per 4-GPU node.
+    path = stack_variant(lambda c: c["gpufleet:ack"]["workloads"][1].__setitem__("gpuMemGib", 1), STACK)
+    code, out, err = run_cli("preview", "--config-file", str(path), "--no-policy", "--json")
+    assert code == 0, err
+    t4 = {p["pool"]: p for p in json.loads(out)["summary"]["ackPools"]}["t4-mem"]
+    assert t4["sizes"][0]["gpuMemGiB"] == 1 and (t4["sizes"][0]["podsPerGpu"], t4["sizes"][0]["podsPerNode"]) == (14, 56)
