@@ -5,9 +5,9 @@ run while tests are collected are remembered), and a first forked child runs the
 recording which tests execute each line of the module and how long each test takes. For each
 mutant, the mutated file is written in place (so a policy pack the tests start, a process of its
 own, reads it too), and a forked child swaps the mutated function's code into the module it already
-imported, then runs the tests that execute the mutated line, fastest first, with -x (all of the
-module's tests when none does in-process: the line may run only in a pack's process). Import and
-collection are paid once per module instead of once per mutant.
+imported, then runs the tests that may execute the mutated line with -x: those that run it
+in-process, then those that start a process (a policy pack, which reads the mutant from disk), each
+group cheapest first. Import and collection are paid once per module instead of once per mutant.
 
 The fork is trusted only where the swap is exact: a mutation inside one function or method body,
 whose code object can be replaced in place (every reference to the function sees it), and that
@@ -155,7 +155,7 @@ class WarmTests:
         for node, _, seconds, _ in by_test:
             per_file[node.split("::", 1)[0]] = per_file.get(node.split("::", 1)[0], 0.0) + seconds
         self.tests = sorted(self.tests, key=lambda f: per_file.get(f, 0.0))  # the fresh path: -x, cheapest file first
-        return {line: [*nodes, *(n for n in spawning if n not in nodes)] for line, nodes in covering.items()}
+        return {line: [*nodes, *(n for n in spawning if n not in seen)] for line, nodes in covering.items() for seen in [set(nodes)]}
 
     def judge(self, original: str, mutated: str, line: int) -> tuple[str, str]:
         """(outcome, how) for the mutant that is on disk now: how is 'fork' or 'fresh'. The fork runs
