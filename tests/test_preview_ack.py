@@ -126,9 +126,13 @@ def test_json_plan_round_trips_through_check(plan, tmp_path):
 
 
 def test_one_gib_pods_fill_a_gpu_by_memory(stack_variant):
-    # The T4 pool's job at 1 GiB: memory alone binds, 14 GiB -> 14 pods per GPU, 56 per 4-GPU node.
+    # The T4 pool's job at 1 GiB: memory alone binds, one pod per advertised GiB of each GPU.
+    ack = catalog.load().facts.ack
+    gib = ack.gpu_families["gn6i"].memory_mib // 1024
+    gpus = ack.gpu_instance_types["ecs.gn6i-c24g1.24xlarge"]
     path = stack_variant(lambda c: c["gpufleet:ack"]["workloads"][1].__setitem__("gpuMemGib", 1), STACK)
     code, out, err = run_cli("preview", "--config-file", str(path), "--no-policy", "--json")
     assert code == 0, err
     t4 = {p["pool"]: p for p in json.loads(out)["summary"]["ackPools"]}["t4-mem"]
-    assert t4["sizes"][0]["gpuMemGiB"] == 1 and (t4["sizes"][0]["podsPerGpu"], t4["sizes"][0]["podsPerNode"]) == (14, 56)
+    assert t4["instanceTypes"] == ["ecs.gn6i-c24g1.24xlarge"]
+    assert t4["sizes"][0]["gpuMemGiB"] == 1 and (t4["sizes"][0]["podsPerGpu"], t4["sizes"][0]["podsPerNode"]) == (gib, gib * gpus)

@@ -217,8 +217,15 @@ def test_an_internal_error_is_exit_4_in_one_line(monkeypatch):
 
 
 def test_spot_capacity_of_a_type_sold_on_demand_only(stack_variant):
+    from gpufleet.components.catalog.sources import MotoSnapshot
+
+    classes = MotoSnapshot().instance_types()["hpc7a.12xlarge"]["SupportedUsageClasses"]
+    assert "spot" not in classes
     err = _errors(stack_variant(lambda c: c["gpufleet:ecs"]["capacityProviders"][1].update(instanceType="hpc7a.12xlarge")))
-    assert "gpufleet:ecs.capacityProviders[1].purchase = 'spot': hpc7a.12xlarge is not offered as Spot (usage classes: on-demand) [rule: spot-supported]" in err
+    assert (
+        f"gpufleet:ecs.capacityProviders[1].purchase = 'spot': hpc7a.12xlarge is not offered as Spot (usage classes: {', '.join(classes)}) "
+        "[rule: spot-supported]"
+    ) in err
 
 
 def test_a_task_per_chip_needs_neuron_chips(stack_variant):

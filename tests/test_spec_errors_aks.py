@@ -3,7 +3,10 @@ same predicates judge the pack's AKS rules (tests/test_policies_aks.py)."""
 
 from __future__ import annotations
 
+from gpufleet.components.catalog import catalog
 from tests.test_spec_errors import _errors
+
+AKS = catalog.load().facts.aks
 
 MIG = "aks-a100-mig"
 OPERATOR = "aks-gpu-operator"
@@ -74,8 +77,10 @@ def test_more_replicas_than_the_pool_holds_at_its_maximum(stack_variant):
 
 
 def test_a_workload_may_take_every_gpu_a_node_advertises(stack_variant):
-    # 7 MIG1g instances per node is the most a pod can ask; twelve such pods need twelve nodes.
-    err = _errors(stack_variant(lambda c: _aks(c)["workloads"][0].__setitem__("gpus", 7), MIG))
+    # Every MIG1g instance of a node is the most a pod can ask; twelve such pods need twelve nodes.
+    size = AKS.vm_sizes["Standard_NC24ads_A100_v4"]
+    per_node = size.count * AKS.mig_profiles[size.gpu]["MIG1g"]
+    err = _errors(stack_variant(lambda c: _aks(c)["workloads"][0].__setitem__("gpus", per_node), MIG))
     assert "[rule: aks-gpus-fit-node]" not in err
     assert "gpufleet:aks.workloads[0].replicas = 12: Deployment default/embeddings: 6 of 12 Pending" in err
 
@@ -91,6 +96,7 @@ def test_the_gpu_operator_on_an_existing_cluster_needs_a_context(stack_variant):
 
 
 def test_a_whole_gpu_pool_advertises_its_gpus(stack_variant):
-    # Standard_NC16as_T4_v3: one T4, no MIG: one nvidia.com/gpu per node.
-    err = _errors(stack_variant(lambda c: _aks(c)["workloads"][0].__setitem__("gpus", 2), OPERATOR))
-    assert "gpufleet:aks.workloads[0].gpus = 2: a node of pool t4op advertises 1 nvidia.com/gpu: the pods never schedule [rule: aks-gpus-fit-node]" in err
+    # Standard_NC16as_T4_v3, without MIG: one nvidia.com/gpu per GPU of the node.
+    gpus = AKS.vm_sizes["Standard_NC16as_T4_v3"].count
+    err = _errors(stack_variant(lambda c: _aks(c)["workloads"][0].__setitem__("gpus", gpus + 1), OPERATOR))
+    assert f"gpufleet:aks.workloads[0].gpus = {gpus + 1}: a node of pool t4op advertises {gpus} nvidia.com/gpu: the pods never schedule [rule: aks-gpus-fit-node]" in err
