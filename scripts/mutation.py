@@ -1,7 +1,7 @@
 """Mutation testing over gpufleet's rule modules: cosmic-ray's operators make the mutants, each is
 written in place one at a time, and the tests that judge the module run against it
-(scripts/mutation_runner.py: a warm pytest process forks a child per mutant and runs the tests that
-execute the mutated line; a survivor is confirmed by a fresh process).
+(scripts/mutation_runner.py: a warm pytest session forks a child per mutant and runs the tests that
+may execute the mutated line; a mutation outside a function body goes to a fresh process).
 
     python scripts/mutation.py --jobs 2             # every module below, every mutant (hours: see README)
     python scripts/mutation.py --module ecs_gpu_sharing --module managed_instances
@@ -36,8 +36,8 @@ import ast
 import json
 import os
 import queue
-import shutil
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -59,8 +59,8 @@ PYTEST = f"{sys.executable} -m pytest {' '.join(PYTEST_ARGS)}"
 
 # module name -> (file, the tests that judge it): the table tests of its rules, the spec's errors
 # and the pack's findings for them, the doors a user sees. Which test files execute a module was
-# measured by tracing the suite; the runner picks, per mutant, those of them that run the mutated
-# line, and a survivor is confirmed by a fresh process over the whole list (keep lists short).
+# measured by tracing the suite; the runner picks, per mutant, those of them that may run the mutated
+# line, and a survivor has run all of those (keep lists to the doors that judge the module).
 _PLACEMENT = ["tests/test_placement_doors.py", "tests/test_policies_placement.py"]
 _K8S = ["tests/test_k8s_scheduler.py", "tests/test_placement_doors.py", "tests/test_policies_k8s.py"]
 MODULES: dict[str, tuple[str, list[str]]] = {
@@ -376,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(scores)} modules in {time.monotonic() - start:.0f} s; {len(unexplained)} survivors unexplained; "
               f"below 90%: {', '.join(below) or 'none'}" + (f"; not judged: {', '.join(failed)}" if failed else ""), flush=True)
     return 1 if unexplained or failed else 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

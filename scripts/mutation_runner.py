@@ -107,7 +107,7 @@ class WarmTests:
 
     def __init__(self, root: Path, relative: str, tests: list[str], pytest_args: list[str], session, tracer: _LineTracer):
         module = module_name(relative)
-        self.root, self.module_name, self.tests, self.args = root, module, tests, pytest_args
+        self.root, self.tests, self.args = root, tests, pytest_args
         self.session, self.tracer = session, tracer
         self.items = {item.nodeid: item for item in session.items}
         # Lines run at import or collection: a def or class statement runs then, a body should not.
@@ -162,7 +162,7 @@ class WarmTests:
         the tests that may execute the mutated line (see _trace)."""
         found = _definition(original, line)
         if found is not None and self.collected.isdisjoint(found[1]):
-            # No test runs the line in-process: only a process a test starts can.
+            # A line no test runs in-process can run only in a process a test starts.
             outcome = self._child(mutated, found[0], self.covering.get(line, self.spawning))
             if outcome is not None:
                 return outcome, "fork"
@@ -233,7 +233,7 @@ class _Driver:
 
     def __init__(self, root: Path, relative: str, tests: list[str], pytest_args: list[str], body):
         self.root, self.relative, self.tests, self.args, self.body = root, relative, tests, pytest_args, body
-        self.tracer = _LineTracer(str(root / relative), None)
+        self.tracer = _LineTracer(str(root / relative))
         self.result, self.error, self.done = None, None, False
 
     def pytest_runtestloop(self, session):
@@ -253,8 +253,9 @@ class _Driver:
 class _LineTracer:
     """A pytest plugin recording which lines of one file each test executes (in this process)."""
 
-    def __init__(self, path: str, out: str | None):
-        self.out, self.lines, self.by_test = out, set(), []
+    def __init__(self, path: str):
+        self.out: str | None = None  # where a recording child writes what it recorded
+        self.lines, self.by_test = set(), []
         self.fixture_lines: dict[str, set[int]] = {}
         self.fixture_spawns: set[str] = set()
         self.fixture_seconds: dict[str, float] = {}
