@@ -1,7 +1,7 @@
 """Mutation testing over gpufleet's rule modules: cosmic-ray's operators make the mutants, each is
 written in place one at a time, and the tests that judge the module run against it
 (scripts/mutation_runner.py: a warm pytest session forks a child per mutant and runs the tests that
-may execute the mutated line; a mutation outside a function body goes to a fresh process).
+executed the mutated line in the unmutated run, in-process or in a process they started; a mutation outside a function body goes to a fresh process).
 
     python scripts/mutation.py --jobs 2             # every module below, every mutant (hours: see README)
     python scripts/mutation.py --module ecs_gpu_sharing --module managed_instances

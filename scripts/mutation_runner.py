@@ -2,12 +2,14 @@
 
 The parent imports the tests once (pytest's collection, in-process, traced: the module's lines that
 run while tests are collected are remembered), and a first forked child runs them unmutated,
-recording which tests execute each line of the module and how long each test takes. For each
-mutant, the mutated file is written in place (so a policy pack the tests start, a process of its
-own, reads it too), and a forked child swaps the mutated function's code into the module it already
-imported, then runs the tests that may execute the mutated line with -x: those that run it
-in-process, then those that start a process (a policy pack, which reads the mutant from disk), each
-group cheapest first. Import and collection are paid once per module instead of once per mutant.
+recording which tests execute each line of the module and how long each test takes; the Python
+processes those tests start (a policy pack, the CLI) record the lines they run too, per test
+(mutation_trace/sitecustomize.py). For each mutant, the mutated file is written in place (so a
+policy pack the tests start, a process of its own, reads it too), and a forked child swaps the
+mutated function's code into the module it already imported, then runs the tests that executed the
+mutated line with -x: those that ran it in-process, then those whose processes ran it, each group
+cheapest first. Import and collection are paid once per module instead of once per mutant, and a
+survivor costs the tests that reach its line, not every test that starts a pack.
 
 The fork is trusted only where the swap is exact: a mutation inside one function or method body,
 whose code object can be replaced in place (every reference to the function sees it), and that
@@ -24,7 +26,9 @@ import builtins
 import functools
 import io
 import json
+import mmap
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -136,34 +140,35 @@ class WarmTests:
         return driver.result
 
     def _trace(self) -> dict[int, list[str]]:
-        """line -> the tests (node ids) that may execute it: those that run it in-process, fastest
-        first, then those that start a process of their own (a policy pack, the CLI), which may run
-        it there, fastest first. The unmutated tests run once in a forked child that records the
-        module's lines, the time and whether a process was started, per test. A killed mutant
-        usually fails its first test, so the cheapest tests go first."""
+        """line -> the tests (node ids) that may execute it: those that run it in-process, then those
+        whose processes (a policy pack, the CLI) ran it, then those that started a process that could
+        not record, each group cheapest first. The unmutated tests run once in a forked child that
+        records, per test, the module's lines it ran (in-process and in the processes it started,
+        scripts/mutation_trace/), its time and whether it started a process that did not record.
+        A killed mutant usually fails its first test, so the cheapest tests go first."""
         with tempfile.NamedTemporaryFile("r", suffix=".json") as out:
             if self._child(None, None, list(self.items), trace_to=out.name) != SURVIVED:
                 raise RuntimeError(f"the unmutated tests fail in a forked child: {' '.join(self.tests)}")
             by_test = sorted(json.loads(Path(out.name).read_text()), key=lambda t: t[2])
-        spawning = [node for node, _, _, spawned in by_test if spawned]
-        covering: dict[int, list[str]] = {}
-        for node, lines, _, _ in by_test:
-            for line in lines:
-                covering.setdefault(line, []).append(node)
-        self.spawning = spawning
+        self.untraced = [node for node, _, _, _, untraced in by_test if untraced]
+        covering: dict[int, dict[str, None]] = {}  # ordered sets
+        for group in (1, 3):  # in-process lines first, then the processes' lines
+            for test in by_test:
+                for line in test[group]:
+                    covering.setdefault(line, {})[test[0]] = None
         per_file: dict[str, float] = {}
-        for node, _, seconds, _ in by_test:
+        for node, _, seconds, _, _ in by_test:
             per_file[node.split("::", 1)[0]] = per_file.get(node.split("::", 1)[0], 0.0) + seconds
         self.tests = sorted(self.tests, key=lambda f: per_file.get(f, 0.0))  # the fresh path: -x, cheapest file first
-        return {line: [*nodes, *(n for n in spawning if n not in seen)] for line, nodes in covering.items() for seen in [set(nodes)]}
+        return {line: [*nodes, *(n for n in self.untraced if n not in nodes)] for line, nodes in covering.items()}
 
     def judge(self, original: str, mutated: str, line: int) -> tuple[str, str]:
         """(outcome, how) for the mutant that is on disk now: how is 'fork' or 'fresh'. The fork runs
         the tests that may execute the mutated line (see _trace)."""
         found = _definition(original, line)
         if found is not None and self.collected.isdisjoint(found[1]):
-            # A line no test runs in-process can run only in a process a test starts.
-            outcome = self._child(mutated, found[0], self.covering.get(line, self.spawning))
+            # A line no test was seen to run can run only in a process that could not record.
+            outcome = self._child(mutated, found[0], self.covering.get(line, self.untraced))
             if outcome is not None:
                 return outcome, "fork"
         return self.fresh(), "fresh"
@@ -193,7 +198,8 @@ class WarmTests:
                         swap(self.module, mutated, where)
                     except Exception:  # noqa: BLE001 - not swappable: the fresh process judges it
                         os._exit(77)
-                self.tracer.out, self.tracer.recording = trace_to, trace_to is not None
+                if trace_to is not None:
+                    self.tracer.record(trace_to)
                 os._exit(self._run_items([self.items[n] for n in tests]))
             finally:
                 os._exit(70)
@@ -261,6 +267,8 @@ class _LineTracer:
         self.fixture_seconds: dict[str, float] = {}
         self.in_fixtures = 0.0
         self.recording = False
+        self._page: mmap.mmap | None = None  # the running test's tag, read by the processes it starts
+        self._processes: str | None = None  # where those processes write what they ran
         # A copy made by `mutation.py --jobs` imports the file through a symlinked package folder.
         real = os.path.realpath(path)
         self._real, self._files = real, {}
@@ -294,17 +302,44 @@ class _LineTracer:
 
     @contextmanager
     def _noting_spawns(self, spawned: list):
-        popen_init = subprocess.Popen.__init__
+        """Processes started inside go to `spawned`, and not to an enclosing test's list: a fixture's
+        process is the fixture's (its tag is the one the process records under)."""
+        outer = subprocess.Popen.__init__
+        popen_init = getattr(outer, "unpatched", outer)
 
         def noting(popen, *args, **kwargs):
             spawned.append(True)
             popen_init(popen, *args, **kwargs)
 
+        noting.unpatched = popen_init
         subprocess.Popen.__init__ = noting
         try:
             yield
         finally:
-            subprocess.Popen.__init__ = popen_init
+            subprocess.Popen.__init__ = outer
+
+    def record(self, out: str) -> None:
+        """Record from now on (a forked child's traced run), into `out`; the Python processes the
+        tests start record too (scripts/mutation_trace/sitecustomize.py)."""
+        self.out, self.recording = out, True
+        self._processes = tempfile.mkdtemp(prefix="gpufleet-mutation-trace-")
+        tag = Path(self._processes) / "tag"
+        tag.write_bytes(bytes(64))
+        with tag.open("r+b") as fh:
+            self._page = mmap.mmap(fh.fileno(), 64)
+        os.environ["GPUFLEET_MUTATION_TRACE"] = json.dumps({"file": self._real, "tag": str(tag), "out": self._processes})
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parent / "mutation_trace"), os.environ.get("PYTHONPATH")]))
+
+    @contextmanager
+    def _tagged(self, tag: str):
+        outer, started = self._page[:64], os.environ.get("GPUFLEET_MUTATION_TAG", "")
+        self._page[:64] = tag.encode()[:64].ljust(64, b"\0")
+        os.environ["GPUFLEET_MUTATION_TAG"] = tag
+        try:
+            yield
+        finally:
+            self._page[:64] = outer
+            os.environ["GPUFLEET_MUTATION_TAG"] = started
 
     @pytest_hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -314,7 +349,7 @@ class _LineTracer:
         self.lines, self.in_fixtures = set(), 0.0
         spawned: list = []
         start = time.perf_counter()
-        with self._noting_spawns(spawned), self.tracing():
+        with self._noting_spawns(spawned), self.tracing(), self._tagged(f"t{len(self.by_test)}"):
             yield
         own = time.perf_counter() - start - self.in_fixtures
         self.by_test.append((item.nodeid, self.lines, own, bool(spawned), list(item.fixturenames)))
@@ -329,7 +364,7 @@ class _LineTracer:
         outer, self.lines = self.lines, set()
         spawned: list = []
         start = time.perf_counter()
-        with self._noting_spawns(spawned):
+        with self._noting_spawns(spawned), self._tagged(f"f:{fixturedef.argname}"):
             yield
         seconds = time.perf_counter() - start
         self.in_fixtures += seconds
@@ -339,16 +374,41 @@ class _LineTracer:
             self.fixture_spawns.add(fixturedef.argname)
         self.lines = outer | self.lines
 
+    def _process_lines(self) -> tuple[set[str], dict[str, set[int]]]:
+        """The tags under which traced processes started, and the lines they ran under each tag."""
+        started: set[str] = set()
+        lines: dict[str, set[int]] = {}
+        for path in Path(self._processes).iterdir():
+            if path.name == "tag":
+                continue
+            for record in path.read_text().splitlines():
+                kind, _, rest = record.partition(" ")
+                if kind == "S":
+                    started.add(rest)
+                elif kind == "L":
+                    tag, _, line = rest.rpartition(" ")
+                    lines.setdefault(tag, set()).add(int(line))
+        return started, lines
+
     def finish(self):
         if not self.recording:
             return
+        started, process_lines = self._process_lines()
+        shutil.rmtree(self._processes, ignore_errors=True)
         tests = []
-        for node, lines, seconds, spawned, fixtures in self.by_test:
+        for i, (node, lines, seconds, spawned, fixtures) in enumerate(self.by_test):
+            tags = [f"t{i}", *(f"f:{name}" for name in fixtures)]
             for name in fixtures:
                 lines |= self.fixture_lines.get(name, set())
+            elsewhere = set().union(*(process_lines.get(tag, set()) for tag in tags))
+            # A process that did not record (not Python, or started without the environment) may
+            # have run any line: such a test judges every mutant that reaches no test in-process.
+            untraced = (spawned and f"t{i}" not in started) or any(
+                name in self.fixture_spawns and f"f:{name}" not in started for name in fixtures
+            )
             # Run alone, a test sets up every fixture it uses: that is its cost.
             cost = seconds + sum(self.fixture_seconds.get(name, 0.0) for name in fixtures)
-            tests.append((node, sorted(lines), cost, spawned or not self.fixture_spawns.isdisjoint(fixtures)))
+            tests.append((node, sorted(lines), cost, sorted(elsewhere), untraced))
         Path(self.out).write_text(json.dumps(tests))
 
 

@@ -107,3 +107,26 @@ def test_no_open_ingress_reaches_eks_nodes_through_their_node_group(judge):
     assert "'nodes' (p5.48xlarge) uses security group 'open', which admits the internet" in message
     cpu = resource("aws:eks/nodeGroup:NodeGroup", "cpu", {"instanceTypes": ["m5.large"]}, launchTemplate=[template])
     assert findings(judge([open_sg, template, cpu]), "gpu-node-no-open-ingress") == []
+
+
+def test_no_open_ingress_through_security_group_rules(judge):
+    """aws:ec2/SecurityGroupRule: an open ingress rule counts, an open egress rule does not, whatever
+    order the plan lists them in; a CPU node listed first does not end the search."""
+    group = _group("nodes")
+    egress = resource("aws:ec2/securityGroupRule:SecurityGroupRule", "all-out", {"type": "egress", "cidrBlocks": ["0.0.0.0/0"], "protocol": "-1", "fromPort": 0, "toPort": 0}, securityGroupId=[group])
+    ingress = resource("aws:ec2/securityGroupRule:SecurityGroupRule", "https-in", {"type": "ingress", "cidrBlocks": ["10.0.0.0/8", "0.0.0.0/0"], "protocol": "tcp", "fromPort": 443, "toPort": 443}, securityGroupId=[group])
+    nodes = [
+        resource("aws:ec2/launchTemplate:LaunchTemplate", name, launch_template(name, itype)["inputs"], networkInterfaces=[group])
+        for name, itype in (("cpu", "m5.large"), ("gpu", "g5.xlarge"))
+    ]
+    [message] = findings(judge([group, egress, ingress, *nodes]), "gpu-node-no-open-ingress")
+    assert message.splitlines()[-1] == "'gpu' (g5.xlarge) uses security group 'nodes', which admits the internet: rule 'https-in' from 10.0.0.0/8, 0.0.0.0/0"
+    assert findings(judge([group, egress, *nodes]), "gpu-node-no-open-ingress") == []
+
+
+def test_unencrypted_instance_root_volume(judge):
+    """An instance's root volume must say encrypted; the account-default option accepts it unsaid."""
+    box = resource("aws:ec2/instance:Instance", "box", {"instanceType": "g5.xlarge", "rootBlockDevice": {"volumeSize": 100}})
+    [message] = findings(judge([box]), "ec2-root-volume-encrypted")
+    assert message.splitlines()[-1] == "rootBlockDevice.encrypted is not true: the root volume inherits the AMI snapshot's encryption"
+    assert findings(judge([box], {"ec2-root-volume-encrypted": {"allowAccountDefaultEncryption": True}}), "ec2-root-volume-encrypted") == []
