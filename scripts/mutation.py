@@ -97,7 +97,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "plan_tasks": ("components/catalog/plan_tasks.py", [*_PLACEMENT, "tests/test_ecs_gpu_sharing.py"]),
     # the shared predicates: the ECS, Neuron and EKS doors (spec errors and the pack)
     "predicates": ("components/catalog/predicates.py", [
-        "tests/test_catalog.py", "tests/test_spec_errors.py", "tests/test_policies_ecs.py",
+        "tests/test_predicates.py", "tests/test_catalog.py", "tests/test_spec_errors.py", "tests/test_policies_ecs.py",
         "tests/test_spec_errors_neuron.py", "tests/test_policies_neuron.py", "tests/test_spec_errors_eks.py",
     ]),
     "quotas": ("components/catalog/quotas.py", ["tests/test_api_rules.py"]),

@@ -1,0 +1,79 @@
+"""The shared predicates at their edges: the answers the spec errors and the pack's findings quote.
+Types are picked from the EC2 data by what they have (a fractional GPU, one Neuron chip), not typed
+with their facts."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpufleet.components.catalog import catalog, predicates
+
+CAT = catalog.load()
+ECS = CAT.ecs()
+
+
+def _first(test) -> str:
+    return next(name for name, it in sorted(CAT.types.items()) if test(it))
+
+
+FRACTIONAL = _first(lambda it: it.gpu is not None and it.gpu.fractional)
+ONE_GPU = _first(lambda it: predicates.whole_gpus(it) == 1)
+CPU = _first(lambda it: not predicates.accelerated(it) and not it.incomplete)
+NEURON = _first(lambda it: it.neuron is not None and it.gpu is None)
+
+
+def test_no_request_fits_anywhere_and_one_is_judged():
+    """Zero GPUs or devices ask nothing, even of a fractional GPU or a CPU type; one is judged."""
+    fractional, cpu = CAT.get(FRACTIONAL), CAT.get(CPU)
+    assert predicates.gpus_fit(fractional, 0) is None
+    assert "whole-GPU requests cannot be placed on it" in predicates.gpus_fit(fractional, 1)
+    assert predicates.gpus_fit(cpu, 1) == f"1 GPUs requested but {CPU} has 0 (no GPU)"
+    assert predicates.gpus_fit_any([], 0) is None
+    assert predicates.gpus_fit_any([], 1) == "no instance type is admitted"
+    assert predicates.neuron_devices_fit(cpu, 0) is None
+    assert predicates.neuron_devices_fit(cpu, 1) == f"1 Neuron devices mapped but {CPU} has no Neuron chip"
+
+
+def test_gpu_capable_asks_for_one_whole_gpu():
+    assert predicates.gpu_capable(CAT.get(ONE_GPU)) is None
+    assert predicates.gpu_capable(CAT.get(FRACTIONAL)) == predicates.gpus_fit(CAT.get(FRACTIONAL), 1)
+    assert predicates.gpu_capable(CAT.get(CPU)) == f"{CPU} has no GPU"
+
+
+@pytest.mark.parametrize(("count", "text"), [(1, "/dev/neuron0"), (2, "/dev/neuron0../dev/neuron1"), (16, "/dev/neuron0../dev/neuron15")])
+def test_neuron_device_range(count, text):
+    assert predicates.neuron_device_range(count) == text
+
+
+def test_neuron_facts_of_a_type_without_chips():
+    cpu, neuron = CAT.get(CPU), CAT.get(NEURON)
+    assert predicates.neuron_chips(cpu) == 0
+    assert predicates.neuron_chips(neuron) == neuron.neuron.count
+    assert predicates.describe_neuron(cpu) == "no Neuron chip"
+    assert predicates.describe_neuron(neuron).startswith(f"{neuron.neuron.count} x AWS {neuron.neuron.model} (")
+
+
+def test_accelerated_means_a_gpu_or_a_neuron_chip():
+    assert predicates.accelerated(CAT.get(ONE_GPU)) and predicates.accelerated(CAT.get(NEURON))
+    assert not predicates.accelerated(CAT.get(CPU))
+
+
+def test_gpu_ami_architecture_must_match_the_type():
+    """Graviton GPU types are turned away by name today (no ECS GPU AMI for g5g); without that entry
+    the architecture check still stops an arm64 type on an x86_64 AMI."""
+    arm = _first(lambda it: it.gpu is not None and "x86_64" not in it.architectures)
+    variant = next(v for v, facts in ECS.gpu_ami_variants.items() if "arm64" not in facts.architectures)
+    facts = ECS.model_copy(update={"families_without_gpu_ami": {}})
+    arches = "/".join(ECS.gpu_ami_variants[variant].architectures)
+    assert predicates.ecs_gpu_ami_support(CAT.get(arm), variant, facts) == f"{arm} is arm64; the {variant} GPU AMI is {arches}"
+    assert predicates.ecs_gpu_ami_support(CAT.get(ONE_GPU), variant, facts) is None
+
+
+def test_zones_offering_every_type():
+    """The zones where all the types are offered: a zone only the first type has is not one."""
+    region = "us-east-1"
+    wide = max((it for name, it in sorted(CAT.types.items()) if it.offerings.get(region)), key=lambda it: len(it.offerings[region]))
+    narrow = next(it for it in CAT.types.values() if it.offerings.get(region) and set(it.offerings[region]) < set(wide.offerings[region]))
+    expected = tuple(sorted(set(wide.offerings[region]) & set(narrow.offerings[region])))
+    assert predicates.zones_offering([wide, narrow], region) == expected != tuple(sorted(wide.offerings[region]))
+    assert predicates.zones_offering([], region) == ()
