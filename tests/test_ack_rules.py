@@ -49,3 +49,17 @@ def test_prerequisites_judge_only_known_versions():
     assert ack_rules.cluster_prerequisites(None, None, None, ACK) == {}
     problems = ack_rules.cluster_prerequisites("1.18", "1.1.9", "1.0.4", ACK)
     assert sorted(problems) == ["cgpu", "chart", "kubernetes"] and "Kubernetes 1.18 is older than 1.20" in problems["kubernetes"]
+
+
+def test_a_pool_of_types_without_sourced_gpus_shows_none_in_the_fleet_view():
+    """A plan's ACK pool (a `pulumi preview --json` of any program) of types whose GPUs no source
+    gives: the diff and the diagram count 0 GPUs per node, not a guess."""
+    from gpufleet.components.catalog import tokens
+    from gpufleet.components.catalog.fleet_view import accelerated_groups
+
+    unsourced = "ecs.g7.xlarge"
+    assert ack_rules.gpu_type(unsourced, ACK) is None
+    urn = f"urn:pulumi:dev::p::{tokens.ACK_NODE_POOL}::cpu"
+    pool = {"urn": urn, "type": tokens.ACK_NODE_POOL, "name": "cpu", "inputs": {"instanceTypes": [unsourced], "desiredSize": 2}}
+    group = accelerated_groups([pool])[urn].as_dict()
+    assert (group["perInstance"]["gpus"], group["total"]["gpus"]) == (0, 0)
