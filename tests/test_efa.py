@@ -203,3 +203,38 @@ def test_an_efa_only_primary_is_refused_and_an_efa_primary_is_not():
     assert "the primary interface (card 0, device index 0) is efa-only; it needs an IP address: use an ENA interface or efa" in refused
     assert efa_layout_problems(it, [EfaInterface(0, 0, "efa")]) == []
     assert "no primary interface (network card 0, device index 0)" in efa_layout_problems(it, [EfaInterface(1, 0, "efa-only")])
+
+
+def test_the_default_layout_with_and_without_a_count():
+    """No count asks for every EFA interface the type takes: recommended where it reaches them."""
+    assert default_layout(CAT.get("p5.48xlarge")) == "recommended" == default_layout(CAT.get("p5.48xlarge"), 1)
+    assert default_layout(CAT.get("hpc6id.32xlarge")) == "efa-primary"
+    # One interface fits the recommended layout on hpc6id: on card 1, the primary keeping card 0.
+    assert default_layout(CAT.get("hpc6id.32xlarge"), 1) == "recommended"
+    assert efa_layout(CAT.get("hpc6id.32xlarge"), count=1) == [EfaInterface(0, 0, "interface"), EfaInterface(1, 0, "efa-only")]
+
+
+def test_one_efa_interface_in_the_efa_primary_layout_is_the_primary():
+    it = CAT.get("p5.48xlarge")
+    assert efa_layout(it, "efa-primary", count=1) == [EfaInterface(0, 0, "efa")]
+    assert efa_bandwidth_note(it, [EfaInterface(0, 0, "efa")]) == (
+        f"1 of the {RAW['p5.48xlarge']['NetworkInfo']['EfaInfo']['MaximumEfaInterfaces']} EFA interfaces p5.48xlarge takes: "
+        "the rest of its EFA bandwidth goes unused"
+    )
+
+
+def test_every_interface_is_judged_after_a_missing_card():
+    it = CAT.get("p5.48xlarge")
+    problems = efa_layout_problems(it, [EfaInterface(0, 0, "interface"), EfaInterface(99, 0, "efa-only"), EfaInterface(1, 2, "efa-only")])
+    assert problems == [
+        f"network card 99 does not exist on p5.48xlarge (cards 0..{it.max_network_cards - 1})",
+        "device index 2 on network card 1: the card of p5.48xlarge takes 2 interface(s), device indexes 0..1",
+    ]
+
+
+def test_the_first_of_two_primaries_is_the_one_judged():
+    """Two interfaces at card 0, device 0: the second is a duplicate; the first (an ENA primary) stands."""
+    it = CAT.get("p5.48xlarge")
+    assert efa_layout_problems(it, [EfaInterface(0, 0, "interface"), EfaInterface(0, 0, "efa-only")]) == [
+        "network card 0, device index 0 is used twice"
+    ]
