@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_snake
 
 from gpufleet.components.catalog import gke_api, tokens
 from tests.conftest import check_golden, preview_plan, run_cli
+from tests.test_spec_errors_gke import SLICES
 
 STACKS = ("gke-a100-mig", "gke-l4-timeshare")
 
@@ -107,7 +108,7 @@ def test_placement_counts_slices_and_shares_per_node(plans):
 
 def test_summary_gives_gpus_and_slices_per_node_and_pool(plans):
     [mig] = plans["gke-a100-mig"]["summary"]["groups"]
-    assert (mig["perInstance"], mig["model"], mig["partitionSize"], mig["gpuResourcesPerInstance"]) == (2, "A100 40GB", "1g.5gb", 14)
+    assert (mig["perInstance"], mig["model"], mig["partitionSize"], mig["gpuResourcesPerInstance"]) == (2, "A100 40GB", "1g.5gb", SLICES)
     # One node per zone, two zones.
     assert mig["instances"] == {"min": 2, "desired": 2, "max": 2} and mig["gpuResources"]["desired"] == 28
     [l4] = plans["gke-l4-timeshare"]["summary"]["groups"]

@@ -9,6 +9,19 @@ MIG = "gke-a100-mig"
 SHARED = "gke-l4-timeshare"
 
 
+def _slices_per_node() -> int:
+    """nvidia.com/gpu one node of the MIG stack's pool advertises, from the curated GKE facts (the
+    machine type's GPUs, times the partitions of its size per GPU), not typed here."""
+    from gpufleet.components.catalog import catalog, gke_rules
+
+    gke = catalog.load().facts.gke
+    node = gke_rules.gpus("a2-highgpu-2g", None, None, gke)
+    return gke_rules.gpu_resources_per_node(node, "1g.5gb", None, gke)
+
+
+SLICES = _slices_per_node()
+
+
 def _pool(c, i: int = 0) -> dict:
     return c["gpufleet:gke"]["nodePools"][i]
 
@@ -85,8 +98,11 @@ def test_two_shared_gpus_per_container(stack_variant):
 
 
 def test_more_partitions_than_a_node_advertises(stack_variant):
-    err = _errors(stack_variant(lambda c: _workload(c, 1).__setitem__("gpus", 15), MIG))
-    assert "gpufleet:gke.workloads[1].gpus = 15: a node of pool a100-mig advertises 14 nvidia.com/gpu: the pods never schedule [rule: gke-gpus-fit-node]" in err
+    err = _errors(stack_variant(lambda c: _workload(c, 1).__setitem__("gpus", SLICES + 1), MIG))
+    assert (
+        f"gpufleet:gke.workloads[1].gpus = {SLICES + 1}: a node of pool a100-mig advertises {SLICES} nvidia.com/gpu: "
+        "the pods never schedule [rule: gke-gpus-fit-node]"
+    ) in err
 
 
 def test_pool_size_and_cluster_access(stack_variant):
@@ -101,10 +117,14 @@ def test_pool_size_and_cluster_access(stack_variant):
 
 
 def test_more_replicas_than_the_pool_holds(stack_variant):
-    # Two a2-highgpu-2g nodes (one per zone) hold 28 1g.5gb slices: 30 notebooks leave 2 Pending,
-    # and the eval job's 2-slice pods find no node with 2 free.
-    err = _errors(stack_variant(lambda c: _workload(c).__setitem__("replicas", 30), MIG))
-    assert "gpufleet:gke.workloads[0].replicas = 30: Deployment default/notebooks: 2 of 30 Pending: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu." in err
+    # Two a2-highgpu-2g nodes (one per zone) hold 2 x SLICES 1g.5gb slices: two notebooks more
+    # stay Pending, and the eval job's 2-slice pods find no node with 2 free.
+    replicas = 2 * SLICES + 2
+    err = _errors(stack_variant(lambda c: _workload(c).__setitem__("replicas", replicas), MIG))
+    assert (
+        f"gpufleet:gke.workloads[0].replicas = {replicas}: Deployment default/notebooks: 2 of {replicas} Pending: "
+        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    ) in err
     assert "[rule: k8s-pods-schedulable]" in err
 
 
@@ -117,7 +137,7 @@ def test_a_workload_without_the_pool_s_capacity_fits_after_scale_up(stack_varian
 
 
 def test_a_workload_may_take_every_slice_a_node_advertises(stack_variant):
-    err = _errors(stack_variant(lambda c: _workload(c, 1).__setitem__("gpus", 14), MIG))
+    err = _errors(stack_variant(lambda c: _workload(c, 1).__setitem__("gpus", SLICES), MIG))
     assert "[rule: gke-gpus-fit-node]" not in err
     assert "gpufleet:gke.workloads[1].replicas = 4: Job default/eval: " in err and "[rule: k8s-pods-schedulable]" in err
 
@@ -125,12 +145,12 @@ def test_a_workload_may_take_every_slice_a_node_advertises(stack_variant):
 def test_every_workload_and_zone_is_judged_past_a_problem(stack_variant):
     def edit(c):
         _workload(c, 0)["nodePool"] = "missing"
-        _workload(c, 1)["gpus"] = 15
+        _workload(c, 1)["gpus"] = SLICES + 1
         _pool(c)["zones"] = ["us-central1-a", "us-central1-a", "us-central1-d"]
 
     err = _errors(stack_variant(edit, MIG))
     assert "gpufleet:gke.workloads[0].nodePool = 'missing': no node pool of that name (pools: a100-mig) [rule: node-pool-exists]" in err
-    assert "gpufleet:gke.workloads[1].gpus = 15: a node of pool a100-mig advertises 14 nvidia.com/gpu" in err
+    assert f"gpufleet:gke.workloads[1].gpus = {SLICES + 1}: a node of pool a100-mig advertises {SLICES} nvidia.com/gpu" in err
     assert "gpufleet:gke.nodePools[0].zones[1] = 'us-central1-a': each zone is named once [rule: names-unique]" in err
     assert "gpufleet:gke.nodePools[0].zones[2] = 'us-central1-d': us-central1-d does not offer a2-highgpu" in err
     # An existing cluster is reached through the context the stack gives: no access problem.
