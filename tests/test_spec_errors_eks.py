@@ -452,3 +452,68 @@ def test_an_existing_cluster_keeps_its_own_system_group_and_needs_two_subnets(st
     assert 'gpufleet:eks.network.subnetIds = ["subnet-0123456789abcdef0"]: an EKS cluster needs subnets in at least two availability zones [rule: eks-cluster-zones]' in err
     err = _errors(stack_variant(edit(2), "eks-g5-timeslice"))
     assert "[rule: eks-system-node-group]" in err and "eks-cluster-zones" not in err
+
+
+def test_zones_with_existing_subnets(stack_variant):
+    def edit(c):
+        c["gpufleet:eks"]["network"] = {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]}
+        _group(c)["zones"] = ["us-west-2a"]
+
+    err = _errors(stack_variant(edit, "eks-g5-timeslice"))
+    assert (
+        'gpufleet:eks.nodeGroups[0].zones = ["us-west-2a"]: zones place a group in a created VPC; with existing subnets give subnetIds '
+        "[rule: node-group-zones]"
+    ) in err
+
+
+def test_a_taint_key_kubernetes_takes_and_the_eks_api_does_not(stack_variant):
+    """Kubernetes takes a 60-character name under a prefix; CreateNodegroup's Taint.key stops at 63
+    characters in all (botocore's model, the one place the bound is written)."""
+    key = "example.com/" + "k" * 60
+
+    def edit(c):
+        _group(c)["taints"] = [{"key": "gpu", "effect": "NoSchedule"}, {"key": key, "effect": "NoSchedule"}]
+
+    err = _errors(stack_variant(edit, "eks-g5-timeslice"))
+    assert f"gpufleet:eks.nodeGroups[0].taints[1].key = '{key}': at most 63 characters (eks API, Taint.key) [rule: aws-api-model]" in err
+    assert "k8s-node-labels" not in err
+
+
+def test_the_gpu_operators_driver_beside_the_nvidia_ami(stack_variant):
+    def edit(c):
+        k8s = c["gpufleet:eks"]["kubernetes"]
+        k8s.pop("nvidiaDevicePlugin", None)
+        k8s["gpuOperator"] = {"driver": True}
+
+    err = _errors(stack_variant(edit, "eks-g5-timeslice"))
+    assert (
+        "gpufleet:eks.kubernetes.gpuOperator.driver = true: node group g5: the EKS AMI type AL2023_x86_64_NVIDIA installs the driver "
+        "(amiType AL2023_x86_64_NVIDIA) and so does the GPU Operator: two drivers; turn one of them off [rule: eks-gpu-driver]"
+    ) in err
+
+
+def test_the_nccl_test_names_a_node_group_that_exists(stack_variant):
+    err = _errors(stack_variant(lambda c: c["gpufleet:eks"]["kubernetes"]["ncclTest"].__setitem__("nodeGroup", "nope"), "eks-p5-efa"))
+    assert "gpufleet:eks.kubernetes.ncclTest.nodeGroup = 'nope': no node group of that name (have: p5) [rule: nccl-test-node-group]" in err
+
+
+def test_an_efa_group_in_a_created_vpc_takes_no_subnets(stack_variant):
+    err = _errors(stack_variant(lambda c: _group(c).__setitem__("subnetIds", ["subnet-0123456789abcdef0"]), "eks-p5-efa"))
+    assert (
+        'gpufleet:eks.nodeGroups[0].subnetIds = ["subnet-0123456789abcdef0"]: with a created VPC, the group uses the VPC\'s subnet of its zone '
+        "[rule: eks-efa-single-az]"
+    ) in err
+
+
+def test_a_layout_the_types_cards_cannot_hold(stack_variant):
+    """hpc6id's card 0 takes one interface: the recommended layout reaches one of its two EFA interfaces."""
+    def edit(c):
+        _group(c).update(instanceType="hpc6id.32xlarge", efa={"layout": "recommended"}, capacityType="ON_DEMAND")
+        _group(c).pop("capacityReservationId")
+
+    err = _errors(stack_variant(edit, "eks-p5-efa"))
+    maximum = RAW["hpc6id.32xlarge"]["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"]
+    assert (
+        f"gpufleet:eks.nodeGroups[0].efa.layout = 'recommended': hpc6id.32xlarge: the recommended layout reaches 1 of {maximum} EFA interfaces "
+        "on its network cards [rule: eks-efa-layout]"
+    ) in err

@@ -61,8 +61,9 @@ class ClusterArgs(SpecModel):
 class TaintArgs(SpecModel):
     """A Kubernetes taint on every node of the group."""
 
-    key: str = Field(min_length=1, max_length=63, description="Taint key, e.g. nvidia.com/gpu.")
-    value: str | None = Field(None, max_length=63, description="Taint value; absent for key-only taints.")
+    # Lengths are the EKS API model's (botocore's Taint shape: components/eks/checks.py), not typed here.
+    key: str = Field(description="Taint key, e.g. nvidia.com/gpu.")
+    value: str | None = Field(None, description="Taint value; absent for key-only taints.")
     effect: TaintEffect = Field(  # type: ignore[valid-type]
         description="NoSchedule, NoExecute or PreferNoSchedule (or the EKS API spelling NO_SCHEDULE ...); "
         "written in the EKS API's spelling."
