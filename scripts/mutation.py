@@ -109,7 +109,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     # ECS's spec checks reach the API rules (quotas, essential containers) and the spec-time placement.
     "ecs_checks": ("components/ecs/checks.py", [
         "tests/test_spec_errors.py", "tests/test_spec_errors_neuron.py", "tests/test_ecs_gpu_sharing.py", "tests/test_ecs_managed_instances.py",
-        "tests/test_api_rules.py", "tests/test_placement_doors.py",
+        "tests/test_api_rules.py", "tests/test_placement_doors.py", "tests/test_ecs_scheduler.py",
     ]),
     "eks_checks": ("components/eks/checks.py", ["tests/test_spec_errors_eks.py", "tests/test_api_rules.py"]),
     "gke_checks": ("components/gke/checks.py", ["tests/test_spec_errors_gke.py", "tests/test_gke_rules.py"]),

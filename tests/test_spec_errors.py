@@ -250,3 +250,41 @@ def test_a_capacity_provider_name_of_128_characters_is_the_longest(stack_variant
     assert "ecs-capacity-provider-name" not in _errors(stack_variant(named(128)))
     err = _errors(stack_variant(named(129)))
     assert "[rule: ecs-capacity-provider-name]" in err and f"would be named '{'c' * 88}-{'p' * 40}'" in err
+
+
+def _gpu_container(c) -> dict:
+    return c["gpufleet:ecs"]["workloads"][0]["containers"][0]
+
+
+def test_driver_capabilities_the_gpu_ami_does_not_know(stack_variant):
+    err = _errors(stack_variant(lambda c: _gpu_container(c).__setitem__("driverCapabilities", "video")))
+    assert (
+        "gpufleet:ecs.workloads[0].containers[0].driverCapabilities = 'video': NVIDIA_DRIVER_CAPABILITIES 'video' is not one of "
+        "utility,compute, all [rule: ecs-gpu-driver-capabilities]"
+    ) in err
+
+
+def test_driver_capabilities_set_twice(stack_variant):
+    def edit(c):
+        _gpu_container(c)["driverCapabilities"] = "all"
+        _gpu_container(c)["environment"]["NVIDIA_DRIVER_CAPABILITIES"] = "all"
+
+    err = _errors(stack_variant(edit))
+    assert (
+        "gpufleet:ecs.workloads[0].containers[0].driverCapabilities = 'all': set NVIDIA_DRIVER_CAPABILITIES either in environment "
+        "or as driverCapabilities, not both [rule: ecs-gpu-driver-capabilities]"
+    ) in err
+
+
+def test_a_created_vpc_names_its_zones_and_is_shown_two_that_offer_every_type(stack_variant):
+    import re
+
+    from gpufleet.components.catalog import catalog
+
+    err = _errors(stack_variant(lambda c: c["gpufleet:ecs"]["network"]["create"].pop("zones")))
+    assert "gpufleet:ecs.network.create.zones = null: name the VPC's zones (for example [" in err and "[rule: vpc-zones-required]" in err
+    suggested = re.search(r"for example \[([^\]]*)\]", err).group(1).split(", ")
+    cat = catalog.load()
+    assert len(suggested) == 2  # an ECS cluster's subnets in two zones
+    for name in ("g5.12xlarge", "p4d.24xlarge"):
+        assert set(suggested) <= set(cat.get(name).offerings["us-east-1"])
