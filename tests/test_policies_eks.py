@@ -124,3 +124,33 @@ def test_taint_effect_enum(judge):
     assert findings(result, "eks-taint-effect-enum", "api") == []
     [message] = findings(result, "eks-taint-effect-enum", "k8s")
     assert "'NoSchedule' is the Kubernetes spelling; the EKS API takes 'NO_SCHEDULE'" in message
+
+
+def test_one_driver_per_nvidia_node_group_with_the_gpu_operator(judge):
+    """The accelerated NVIDIA AMI ships a driver: beside the GPU Operator's own driver that is two;
+    a custom AMI with the operator's driver off is none. CPU groups and stacks without the operator
+    are not judged."""
+    chart = catalog.load().facts.charts.gpu_operator.chart
+
+    def operator(driver: bool | None) -> dict:
+        values = {} if driver is None else {"driver": {"enabled": driver}}
+        return resource("kubernetes:helm.sh/v3:Release", "gpu-operator", {"chart": chart, "values": values})
+
+    cpu = resource(NG, "cpu", {"instanceTypes": ["m5.large"]})
+    nvidia_ami = resource(NG, "gpu", {"instanceTypes": ["g5.xlarge"]})  # no amiType: EKS picks the NVIDIA AMI
+    custom = resource(NG, "custom", {"instanceTypes": ["g5.xlarge"], "amiType": "CUSTOM"})
+    policy = "eks-gpu-driver"
+
+    def by_group(result) -> dict[str, str]:
+        return {f.urn.rsplit("::", 1)[-1]: f.message.splitlines()[-1] for f in result.findings if f.policy == policy}
+
+    two = by_group(judge([operator(None), cpu, nvidia_ami]))
+    ami = catalog.load().facts.eks
+    default = next(n for n, f in ami.accelerated_ami_types.items() if f.default and f.accelerator == "nvidia" and "x86_64" in f.architectures)
+    assert two == {"gpu": f"node group 'gpu': the EKS AMI type {default} installs the driver (amiType {default}) and so does the GPU Operator: two drivers; turn one of them off"}
+    none = by_group(judge([operator(False), cpu, nvidia_ami, custom]))
+    assert list(none) == ["custom"] and none["custom"].startswith("node group 'custom': amiType CUSTOM leaves the nodes without a GPU driver")
+    assert by_group(judge([operator(True), custom])) == {}
+    assert by_group(judge([cpu, nvidia_ami, custom])) == {}  # no operator in the stack
+    result = judge([operator(None), nvidia_ami])
+    assert {f.level for f in result.findings if f.policy == policy} == {"mandatory"}
