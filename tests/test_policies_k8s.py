@@ -82,3 +82,22 @@ def test_mig_supported(judge):
     l40s = judge([*_group("l40s", "g6e.xlarge", [GPU_TAINT]), resource(RELEASE, "plugin", mig)])
     [message] = findings(l40s, "eks-mig-supported", "plugin")
     assert "node group 'l40s': g6e.xlarge has NVIDIA L40S GPUs, which do not support MIG" in message
+
+
+def test_cronjob_and_mpijob_pod_templates_are_judged(judge):
+    """A CronJob's pod sits under jobTemplate; an MPIJob has a launcher and workers: each is read
+    where it is and named in the finding."""
+    overcommit = {"name": "main", "image": "x:1", "resources": {"requests": {"nvidia.com/gpu": 1}, "limits": {"nvidia.com/gpu": 2}}}
+    equal = {"name": "main", "image": "x:1", "resources": {"requests": {"nvidia.com/gpu": 1}, "limits": {"nvidia.com/gpu": 1}}}
+    cron = resource("kubernetes:batch/v1:CronJob", "nightly", {"spec": {"schedule": "0 2 * * *", "jobTemplate": {"spec": {"template": {"spec": {"containers": [overcommit]}}}}}})
+    roles = {"Launcher": {"template": {"spec": {"containers": [equal]}}}, "Worker": {"template": {"spec": {"containers": [overcommit]}}}}
+    mpi = resource("kubernetes:kubeflow.org/v2beta1:MPIJob", "nccl", {"spec": {"mpiReplicaSpecs": roles}})
+    launcher_bad = resource("kubernetes:kubeflow.org/v2beta1:MPIJob", "launcher-bad", {"spec": {"mpiReplicaSpecs": {"Launcher": roles["Worker"]}}})
+    policy = "k8s-extended-resources-requests-equal-limits"
+    result = judge([cron, mpi, launcher_bad])
+    [message] = findings(result, policy, "nightly")
+    assert message.splitlines()[-1].startswith("spec.jobTemplate.spec.template.spec: ") and "nvidia.com/gpu request 1 != limit 2" in message
+    [message] = findings(result, policy, "nccl")
+    assert message.splitlines()[-1].startswith("spec.mpiReplicaSpecs.Worker.template.spec: ")
+    [message] = findings(result, policy, "launcher-bad")
+    assert message.splitlines()[-1].startswith("spec.mpiReplicaSpecs.Launcher.template.spec: ")
