@@ -13,6 +13,8 @@ the others); without it they run one after another in the checkout itself.
 
 Prints the score per module and every survivor (file:line, operator, the line), and exits 1 when a
 survivor is not listed in tests/mutation/equivalent.txt with the reason it cannot change behaviour.
+A listed mutant is not run (a survivor costs every test that reaches its line); --run-equivalent
+runs them too, to find entries that a newer test kills.
 
 Why cosmic-ray rather than mutmut: cosmic-ray mutates the files where they are and its mutants can
 be judged by any test run, so it works with gpufleet's layout (one `gpufleet` namespace mapped over the repository's
@@ -226,21 +228,23 @@ def _mutants(name: str, sample: int | None, seed: int):
     return keep
 
 
-def run_module(name: str, sample: int | None, seed: int) -> tuple[int, int, list[Survivor], dict[str, int]]:
-    """Mutate one module; returns (killed, run, survivors, how many each way judged)."""
+def run_module(name: str, sample: int | None, seed: int, skip: frozenset[str] = frozenset()) -> tuple[int, int, list[Survivor], dict[str, int]]:
+    """Mutate one module; returns (killed, run, survivors, how many each way judged). A mutant whose
+    key is in `skip` (listed in equivalent.txt) is counted a survivor without running: a survivor
+    runs every test that reaches its line, the costliest verdict there is."""
     from cosmic_ray.mutating import use_mutation
     from cosmic_ray.plugins import get_operator
 
-    from mutation_runner import KILLED, WarmTests
+    from mutation_runner import KILLED, SURVIVED, WarmTests
 
     relative, tests = MODULES[name]
     mutants = _mutants(name, sample, seed)
     if not mutants:
-        return 0, 0, [], {"fork": 0, "fresh": 0, "baseline_seconds": 0}
+        return 0, 0, [], {"fork": 0, "fresh": 0, "listed": 0, "baseline_seconds": 0}
     lines = (ROOT / relative).read_text().splitlines()
 
     def judge_all(warm: WarmTests):
-        killed, run, survivors, ways = 0, 0, [], {"fork": 0, "fresh": 0, "baseline_seconds": round(warm.baseline_seconds)}
+        killed, run, survivors, ways = 0, 0, [], {"fork": 0, "fresh": 0, "listed": 0, "baseline_seconds": round(warm.baseline_seconds)}
         for i, m in enumerate(mutants, 1):
             if i % 25 == 0:
                 print(f"  {name}: {i}/{len(mutants)} mutants judged, {len(survivors)} survived so far", file=sys.__stderr__, flush=True)
@@ -249,7 +253,10 @@ def run_module(name: str, sample: int | None, seed: int) -> tuple[int, int, list
                 if mutated is None:
                     continue
                 survivor = Survivor(relative, m.start_pos[0], m.operator_name, lines[m.start_pos[0] - 1].strip())
-                outcome, how = warm.judge(original, mutated, m.start_pos[0])
+                if survivor.key in skip:
+                    outcome, how = SURVIVED, "listed"
+                else:
+                    outcome, how = warm.judge(original, mutated, m.start_pos[0])
             ways[how] += 1
             run += 1
             if outcome == KILLED:
@@ -326,16 +333,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, help="mutants per module, drawn with --seed (all when absent)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="modules judged at once, each in a copy of the working tree")
+    parser.add_argument("--run-equivalent", action="store_true", help="judge the mutants equivalent.txt lists too (to find entries a test now kills)")
     parser.add_argument("--worker", choices=sorted(MODULES), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     os.chdir(ROOT)  # the tests are named from the repository's root
     # A run stopped with SIGTERM unwinds, so the mutant on disk is put back (cosmic-ray's restore).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    extra = [*(["--sample", str(args.sample)] if args.sample is not None else []), "--seed", str(args.seed)]
+    extra = [*(["--sample", str(args.sample)] if args.sample is not None else []), "--seed", str(args.seed), *(["--run-equivalent"] if args.run_equivalent else [])]
     if args.worker:
         start = time.monotonic()
-        killed, run, survivors, ways = run_module(args.worker, args.sample, args.seed)
+        killed, run, survivors, ways = run_module(args.worker, args.sample, args.seed, frozenset() if args.run_equivalent else frozenset(equivalent()))
         Path(args.out).write_text(json.dumps({
             "killed": killed, "run": run, "seconds": time.monotonic() - start, "ways": ways,
             "survivors": [s.__dict__ for s in survivors],
@@ -355,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
         scores[name] = score = 100.0 * (killed + sum(s.key in known for s in survivors)) / run if run else 100.0
         print(
             f"{name}: {killed}/{run} killed, {len(survivors)} survived, score {score:.1f}% (equivalent mutants count as killed); "
-            f"{result['seconds']:.0f} s, {result['ways']['fork']} judged in a forked child, {result['ways']['fresh']} in a fresh process "
+            f"{result['seconds']:.0f} s, {result['ways']['fork']} judged in a forked child, {result['ways']['fresh']} in a fresh process, "
+            f"{result['ways']['listed']} listed equivalent and not run "
             f"(the traced unmutated run: {result['ways']['baseline_seconds']} s)",
             flush=True,
         )
