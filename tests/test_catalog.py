@@ -200,3 +200,62 @@ def test_the_curated_facts_read_alike_in_yaml_1_1_and_1_2():
 
     text = (catalog.DATA / "curated.yaml").read_text()
     assert catalog.curated_facts() == YAML(typ="safe", pure=True).load(text)
+
+
+def test_a_record_that_leaves_fields_out_gets_the_safe_defaults():
+    """A live DescribeInstanceTypes answer may leave optional fields out (a type newer than the
+    snapshot, a partial record): what it does not say is no GPU, no Neuron chip, no EFA, one network
+    card, whole GPUs, and no interfaces to count on."""
+    from gpufleet.components.catalog.catalog import Gpu, NeuronDevices, _instance_type
+
+    base = {"ProcessorInfo": {"SupportedArchitectures": ["x86_64"]}, "VCpuInfo": {"DefaultVCpus": 2}, "MemoryInfo": {"SizeInMiB": 4096}}
+    it = _instance_type("x9.large", base, {}, None)
+    assert (it.gpu, it.neuron, it.efa_supported, it.max_efa_interfaces, it.max_network_cards, it.network_cards) == (None, None, False, 0, 1, ())
+    assert (it.ipv4_per_interface, it.default_card_interfaces, it.usage_classes, it.placement_strategies) == (0, 0, (), ())
+    it = _instance_type("x9.large", {**base, "GpuInfo": {"Gpus": [{"Count": 2}]}, "NeuronInfo": {"NeuronDevices": [{}]}}, {}, None)
+    assert it.gpu == Gpu("unknown", "unknown", 2, 0, 1.0, 2) and not it.gpu.fractional
+    assert it.neuron == NeuronDevices("unknown", 0, 0, 0)
+    assert _instance_type("x9.large", {**base, "GpuInfo": {"Gpus": [{}]}}, {}, None).gpu == Gpu("unknown", "unknown", 0, 0, 1.0, 0)
+
+
+def test_the_default_network_cards_interfaces():
+    """The VPC CNI's ENIs are those of the default card (card 0 unless the record names another);
+    a record without per-card data falls back to the type's MaximumNetworkInterfaces."""
+    from gpufleet.components.catalog.catalog import _instance_type
+
+    base = {"ProcessorInfo": {"SupportedArchitectures": ["x86_64"]}, "VCpuInfo": {"DefaultVCpus": 2}, "MemoryInfo": {"SizeInMiB": 4096}}
+    cards = [{"NetworkCardIndex": 0, "MaximumNetworkInterfaces": 6}, {"NetworkCardIndex": 1, "MaximumNetworkInterfaces": 2}]
+    assert _instance_type("x9.large", {**base, "NetworkInfo": {"MaximumNetworkInterfaces": 8, "NetworkCards": cards}}, {}, None).default_card_interfaces == 6
+    named = {"MaximumNetworkInterfaces": 8, "NetworkCards": cards, "DefaultNetworkCardIndex": 1}
+    assert _instance_type("x9.large", {**base, "NetworkInfo": named}, {}, None).default_card_interfaces == 2
+    assert _instance_type("x9.large", {**base, "NetworkInfo": {"MaximumNetworkInterfaces": 8}}, {}, None).default_card_interfaces == 8
+    for name, record in MotoSnapshot().instance_types().items():  # the snapshot's records agree
+        net = record.get("NetworkInfo") or {}
+        by_index = {c["NetworkCardIndex"]: c["MaximumNetworkInterfaces"] for c in net.get("NetworkCards", [])}
+        assert CAT.get(name).default_card_interfaces == by_index.get(net.get("DefaultNetworkCardIndex", 0), net.get("MaximumNetworkInterfaces", 0))
+
+
+@pytest.mark.parametrize(
+    ("count", "partition", "fractional"),
+    [(0, 0.125, True), (0, 0.5, True), (0, 1.0, False), (0, 0.0, False), (1, 0.5, False), (1, 1.0, False)],
+)
+def test_a_fractional_gpu_is_less_than_one_whole_gpu(count, partition, fractional):
+    from gpufleet.components.catalog.catalog import Gpu
+
+    assert Gpu("NVIDIA", "L4", count, 2861, partition, 1).fractional is fractional
+
+
+def test_find_takes_names_only():
+    assert CAT.find("g5.xlarge") is CAT.get("g5.xlarge")
+    assert CAT.find("g5.nope") is None and CAT.find(None) is None and CAT.find(["g5.xlarge"]) is None
+
+
+def test_a_typo_gets_at_most_three_close_names():
+    with pytest.raises(UnknownInstanceType) as err:
+        CAT.get("p5.48xlarg")
+    # More than three real names are close to it (p5e, p5en, g5 ...): three are given, the nearest first.
+    assert len(err.value.suggestions) == 3 and err.value.suggestions[0] == "p5.48xlarge"
+    assert str(err.value).endswith(f"; did you mean {', '.join(err.value.suggestions)}?")
+    with pytest.raises(UnknownInstanceType) as err:
+        CAT.get("zzzzzzzz")
+    assert err.value.suggestions == [] and "did you mean" not in str(err.value)
