@@ -82,7 +82,8 @@ def convert(shape, value, path: str, problems: list[str], member: str = "", stri
         if isinstance(value, dict) and shape.member.type_name == "structure":  # Pulumi tag maps
             keys = [m for m in shape.member.members if m.lower() == "key"]
             values = [m for m in shape.member.members if m.lower() == "value"]
-            return [{keys[0]: k, values[0]: v} for k, v in value.items()]
+            if keys and values:  # any other list of structures written as a mapping is refused below
+                return [{keys[0]: k, values[0]: v} for k, v in value.items()]
         if not isinstance(value, list):
             problems.append(f"{path}: expected a list, got {_short(value)}")
             return value
