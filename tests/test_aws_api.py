@@ -71,7 +71,8 @@ def test_a_long_value_is_shortened_in_the_message():
     long = "x" * 80
     [problem, *_] = _task(volumes=long).problems
     assert problem == f"RegisterTaskDefinition.volumes: expected a list, got {repr(long)[:57]}..."
-    assert _task(volumes="y" * 57).problems[0].endswith(repr("y" * 57))  # 59 characters of repr: whole
+    assert _task(volumes="y" * 58).problems[0].endswith(repr("y" * 58))  # 60 characters of repr: whole
+    assert _task(volumes="y" * 59).problems[0].endswith("...")  # 61: shortened
 
 
 def test_unknown_members_are_refused_for_our_plans_and_left_to_the_provider_for_others():
@@ -89,6 +90,7 @@ def test_enums_come_from_the_model():
 def test_lengths_and_patterns_come_from_the_model():
     bounds = member_shape("eks", "CreateNodegroupRequest", "labels", "key").metadata
     assert field_problem("k" * bounds["max"], "eks", "CreateNodegroupRequest", "labels", "key") is None
+    assert field_problem("k" * bounds["min"], "eks", "CreateNodegroupRequest", "labels", "key") is None
     assert field_problem("k" * (bounds["max"] + 1), "eks", "CreateNodegroupRequest", "labels", "key") == (
         f"at most {bounds['max']} characters (eks API, CreateNodegroupRequest.labels key)"
     )
