@@ -63,6 +63,9 @@ def test_shapes_that_do_not_match_are_named():
     ]
     labels = _task(containerDefinitions='[{"name": "x", "image": "i", "dockerLabels": [1]}]').problems
     assert labels[0] == "RegisterTaskDefinition.containerDefinitions[0].dockerLabels: expected a map, got [1]"
+    # ECS's environment is a list of name/value pairs: a mapping is not a tag map (no key member).
+    environment = _task(containerDefinitions='[{"name": "x", "image": "i", "environment": {"A": "1"}}]').problems
+    assert environment[0] == "RegisterTaskDefinition.containerDefinitions[0].environment: expected a list, got {'A': '1'}"
     assert _task(containerDefinitions="not json").problems == ["containerDefinitions: not JSON (Expecting value: line 1 column 1 (char 0))"]
     assert _task(containerDefinitions=UNKNOWN).problems == []
 
