@@ -112,3 +112,126 @@ def test_the_line_of_the_field_is_named(stack_variant):
     path = stack_variant(lambda c: c["gpufleet:ecs"]["workloads"][0]["service"].__setitem__("desiredCount", 17))
     line = 1 + next(i for i, text in enumerate(path.read_text().splitlines()) if "desiredCount: 17" in text)
     assert f"{path}:{line}:" in _errors(path)
+
+
+# --- GPU sharing and Neuron chips at the scheduler's bounds ----------------------------------------
+
+def test_task_gpus_reads_whole_gpus_mps_memory_and_a_fraction():
+    from gpufleet.components.catalog.ecs_gpu_sharing import GpuRequest
+
+    whole = es.task_gpus(task(gpus=0), [GpuRequest(0, "a", "2", None), GpuRequest(1, "b", "1", None)])
+    assert (whole.gpus, whole.mps_memory, whole.gpu_fraction) == (3, 0, 0.0)
+    shares = [GpuRequest(0, "a", None, {"nvidiaMps": {"memory": 4096}}), GpuRequest(1, "b", None, {"nvidiaMps": {"memory": 2048}})]
+    mps = es.task_gpus(task(gpus=0), shares)
+    assert (mps.gpus, mps.mps_memory, mps.gpu_fraction) == (0, 6144, 0.0)
+    fraction = es.task_gpus(task(gpus=0), [GpuRequest(0, "a", "0.25", None)])
+    assert (fraction.gpus, fraction.mps_memory, fraction.gpu_fraction) == (0, 0, 0.25)
+
+
+def test_instance_gpus_from_the_type():
+    whole, fractional = CAT.get("g5.12xlarge"), CAT.get("g6f.large")
+    assert es.instance_gpus(whole) == {"gpu_memory": whole.gpu.memory_mib}
+    assert es.instance_gpus(fractional) == {"gpu_partition": fractional.gpu.partition_size, "gpu_slices": fractional.gpu.logical_count}
+    assert es.instance_gpus(CAT.get("m5.large")) == {}
+    incomplete = next(it for it in CAT.types.values() if it.incomplete)
+    assert es.instance_gpus(incomplete) == {}
+
+
+@pytest.mark.parametrize(
+    ("mps_memory", "gpus", "expected"),
+    [(8000, 4, 8), (22888, 4, 4), (22889, 4, 0), (8000, 1, 2), (8000, 0, 0)],
+)
+def test_mps_shares_fill_each_gpus_memory(mps_memory, gpus, expected):
+    """Shares are placed by GPU memory, per GPU (a task's shares sit on one GPU)."""
+    count, reasons = es.per_instance(task(gpus=0, mps_memory=mps_memory), instance(gpus=gpus, gpu_memory=22888))
+    assert count == expected
+    if expected == 0:
+        has = "22888 MiB per GPU" if gpus else "no whole GPU to share"
+        assert reasons == {"gpus": f"{mps_memory} MiB of one GPU's memory per task (MPS), g5.12xlarge has {has}"}
+    else:
+        assert reasons == {}
+
+
+def test_a_fraction_takes_a_slice_of_its_own_size_only():
+    g6f = dict(instance_type="g6f.large", gpus=0, gpu_partition=0.125, gpu_slices=1)
+    assert es.per_instance(task(gpus=0, gpu_fraction=0.125), instance(**g6f)) == (1, {})
+    assert es.per_instance(task(gpus=0, gpu_fraction=0.125), instance(**{**g6f, "gpu_slices": 2}))[0] == 2
+    assert es.per_instance(task(gpus=0, gpu_fraction=0.25), instance(**g6f)) == (0, {"gpus": "0.25 of a GPU per task, g6f.large provides 0.125 of a GPU"})
+    assert es.per_instance(task(gpus=0, gpu_fraction=0.25), instance()) == (0, {"gpus": "0.25 of a GPU per task, g5.12xlarge provides whole GPUs only"})
+
+
+def test_neuron_chips_a_task_maps():
+    trn = dict(instance_type="trn1.32xlarge", gpus=0, neuron_chips=16)
+    assert es.per_instance(task(gpus=0, neuron_chips=frozenset({0, 15})), instance(**trn)) == (1, {})
+    assert es.per_instance(task(gpus=0, neuron_chips=frozenset({17, 16})), instance(**trn)) == (0, {"neuron": "maps /dev/neuron16, trn1.32xlarge has 16 chips"})
+
+
+def test_a_task_that_reserves_nothing_is_not_limited():
+    assert es.per_instance(task(cpu=0, memory=0, gpus=0), instance()) == (1_000_000, {})
+
+
+def test_a_resource_asked_exactly_as_registered_fits():
+    assert es.per_instance(task(gpus=4), instance()) == (1, {})
+    assert es.per_instance(task(gpus=5), instance()) == (0, {"gpus": "5 GPUs per task, g5.12xlarge registers 4"})
+
+
+def test_tight_memory_note_only_when_fewer_fit_the_estimate():
+    assert es.place_task(task(gpus=0, memory=90000), instance(memory=190000, memory_estimate=180000), None).notes == []
+    [note] = es.place_task(task(gpus=0, memory=95000), instance(memory=190000, memory_estimate=180000), None).notes
+    assert note == "memory is tight: 2 per instance fit the most g5.12xlarge may register (190000 MiB), 1 with the estimated OS share (180000 MiB)"
+
+
+def test_instances_needed():
+    assert es.place_task(task(), instance(), None).instances_needed == 1  # a task alone
+    assert es.place_task(task(), instance(), 0).instances_needed == 0
+    assert es.place_task(task(), instance(), 5).instances_needed == 2  # 4 per instance, rounded up
+    assert es.place_task(task(), instance(), 8).instances_needed == 2
+
+
+def _service(family: str, desired: int, **kw) -> es.TaskPlacement:
+    return es.TaskPlacement(task(family=family, **kw), "gpu", es.PLACED, per_instance=1, desired=desired)
+
+
+def test_shared_capacity_needs_two_services_and_a_sized_provider():
+    alone = [_service("a", 17)]
+    assert es.shared_capacity(alone, {"gpu": instance()}) == []
+    two = [_service("a", 9), _service("b", 8)]
+    [(p, why)] = es.shared_capacity(two, {"gpu": instance()})
+    assert p.task.family == "b" and why == "the services on gpu reserve 17 GPUs in all (a 9 x 1, b 8 x 1); 4 instances register 16"
+    assert es.shared_capacity([_service("a", 8), _service("b", 8)], {"gpu": instance()}) == []  # exactly full
+    assert es.shared_capacity(two, {}) == []  # Managed Instances: no size
+    # A provider without a size does not stop the judging of the next one.
+    other = [es.TaskPlacement(task(family=f), "other", es.PLACED, per_instance=1, desired=9) for f in ("c", "d")]
+    assert len(es.shared_capacity([*other, *two], {"gpu": instance()})) == 1
+    assert len(es.shared_capacity([_service("solo", 3), *two], {"gpu": instance()})) == 1
+
+
+def test_shared_capacity_of_neuron_chips():
+    trn = instance(instance_type="trn1.32xlarge", gpus=0, neuron_chips=16, max_instances=2)
+    services = [_service("a", 2, gpus=0, neuron_chips=frozenset({0})), _service("b", 1, gpus=0, neuron_chips=frozenset({0, 1}))]
+    assert es.shared_capacity(services, {"gpu": trn}) == [(services[-1], "3 tasks on gpu map /dev/neuron0; 2 instances have one each")]
+    fits = [_service("a", 1, gpus=0, neuron_chips=frozenset({0})), _service("b", 1, gpus=0, neuron_chips=frozenset({0}))]
+    assert es.shared_capacity(fits, {"gpu": trn}) == []
+
+
+def test_shared_capacity_of_gpu_memory_and_slices():
+    mps = [_service("a", 4, gpus=0, mps_memory=20000), _service("b", 1, gpus=0, mps_memory=20000)]
+    inst = instance(gpus=1, gpu_memory=22888, max_instances=4)
+    [(_, why)] = es.shared_capacity(mps, {"gpu": inst})
+    assert why == "the services on gpu reserve 100000 MiB of GPU memory in all (a 4 x 20000, b 1 x 20000); 4 instances register 91552"
+    mixed = [_service("whole", 3, gpus=1), _service("share", 2, gpus=0, mps_memory=20000)]
+    [(_, why)] = es.shared_capacity(mixed, {"gpu": inst})
+    assert why.startswith("the services on gpu reserve 108664 MiB of GPU memory in all (whole 3 x 22888, share 2 x 20000)")
+    g6f = instance(instance_type="g6f.large", gpus=0, gpu_partition=0.125, gpu_slices=1, max_instances=2)
+    slices = [_service("a", 2, gpus=0, gpu_fraction=0.125), _service("b", 1, gpus=0, gpu_fraction=0.125)]
+    [(_, why)] = es.shared_capacity(slices, {"gpu": g6f})
+    assert why == "the services on gpu reserve 3 fractional GPU slices in all (a 2 x 1, b 1 x 1); 2 instances register 2"
+
+
+def test_a_shared_capacity_finding_names_ten_services_and_counts_the_rest():
+    services = [_service(f"s{i}", 1) for i in range(11)]
+    [(_, why)] = es.shared_capacity(services, {"gpu": instance(max_instances=2)})
+    assert "s9 1 x 1 and 1 more);" in why and "s10" not in why
+    services = [_service(f"s{i}", 1) for i in range(10)]
+    [(_, why)] = es.shared_capacity(services, {"gpu": instance(max_instances=2)})
+    assert "more" not in why and "s9 1 x 1);" in why
