@@ -167,7 +167,8 @@ def test_neuron_chips_a_task_maps():
 
 
 def test_a_task_that_reserves_nothing_is_not_limited():
-    assert es.per_instance(task(cpu=0, memory=0, gpus=0), instance()) == (1_000_000, {})
+    assert es.per_instance(task(cpu=0, memory=0, gpus=0), instance()) == (es.UNBOUNDED, {})
+    assert es.place_task(task(cpu=0, memory=0, gpus=0), instance(max_instances=1), 2**31 - 1).status == es.PLACED
 
 
 def test_a_resource_asked_exactly_as_registered_fits():
@@ -203,13 +204,18 @@ def test_shared_capacity_needs_two_services_and_a_sized_provider():
     # A provider without a size does not stop the judging of the next one.
     other = [es.TaskPlacement(task(family=f), "other", es.PLACED, per_instance=1, desired=9) for f in ("c", "d")]
     assert len(es.shared_capacity([*other, *two], {"gpu": instance()})) == 1
-    assert len(es.shared_capacity([_service("solo", 3), *two], {"gpu": instance()})) == 1
+    solo = es.TaskPlacement(task(family="solo"), "other", es.PLACED, per_instance=1, desired=3)
+    assert len(es.shared_capacity([solo, *two], {"other": instance(), "gpu": instance()})) == 1  # one service alone is not judged
 
 
 def test_shared_capacity_of_neuron_chips():
     trn = instance(instance_type="trn1.32xlarge", gpus=0, neuron_chips=16, max_instances=2)
-    services = [_service("a", 2, gpus=0, neuron_chips=frozenset({0})), _service("b", 1, gpus=0, neuron_chips=frozenset({0, 1}))]
-    assert es.shared_capacity(services, {"gpu": trn}) == [(services[-1], "3 tasks on gpu map /dev/neuron0; 2 instances have one each")]
+    services = [_service(f, 1, gpus=0, neuron_chips=frozenset({0, 1})) for f in ("a", "b", "c")]
+    # The finding is the last service's: the one whose addition overfilled the provider.
+    assert es.shared_capacity(services, {"gpu": trn}) == [
+        (services[2], "3 tasks on gpu map /dev/neuron0; 2 instances have one each"),
+        (services[2], "3 tasks on gpu map /dev/neuron1; 2 instances have one each"),
+    ]
     fits = [_service("a", 1, gpus=0, neuron_chips=frozenset({0})), _service("b", 1, gpus=0, neuron_chips=frozenset({0}))]
     assert es.shared_capacity(fits, {"gpu": trn}) == []
 

@@ -19,7 +19,10 @@ from gpufleet.components.catalog import ecs_gpu_sharing
 from gpufleet.components.catalog.catalog import InstanceType
 
 PLACED, PENDING = "placed", "pending"
-UNBOUNDED = 1_000_000  # the instances of a Managed Instances provider: ECS launches what tasks need
+# No bound: the instances of a Managed Instances provider (ECS launches what tasks need), the tasks
+# of one instance when a task reserves nothing. One past the int32 maximum, the largest desiredCount
+# the ECS API takes: no service ever needs more instances, or fits more tasks on one.
+UNBOUNDED = 2_147_483_648
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,7 @@ def per_instance(task: TaskShape, inst: InstanceShape, memory: int | None = None
             limits.append(1)  # the same chips again would be busy
     if task.host_ports:
         limits.append(1)  # a host port binds once per instance
-    return (min(limits) if limits else 1_000_000), reasons
+    return (min(limits) if limits else UNBOUNDED), reasons
 
 
 def place_task(task: TaskShape, inst: InstanceShape | None, desired: int | None, distinct_instance: bool = False) -> TaskPlacement:
