@@ -88,3 +88,123 @@ def test_a_standard_ami_has_no_hugepages_and_bottlerocket_is_an_assumption():
     g5 = CAT.get("g5.xlarge")
     bottlerocket = node_capacity.eks_node_shape(g5, group="g5", ami_type="BOTTLEROCKET_x86_64_NVIDIA", **common)
     assert "not sourced" in bottlerocket.assumptions[0]
+
+
+# --- each cloud's node shape, field by field -------------------------------------------------------
+
+def test_the_os_figures_are_whole_mib():
+    for name in ("m4.large", "g5.12xlarge", "p5.48xlarge"):
+        at_most, estimate = node_capacity.os_memory_mib(CAT.get(name), FACTS.memory_overhead)
+        assert isinstance(at_most, int) and isinstance(estimate, int) and estimate <= at_most
+
+
+def test_kube_reserved_cpu_is_whole_millicores():
+    # 6 % of 1000 (60) and 1 % of 234 (2.34, rounded down as nodeadm's integer arithmetic does).
+    assert node_capacity.kube_reserved_cpu(1234, KUBELET) == 62
+
+
+def test_max_pods_fall_back_without_interface_data():
+    import dataclasses
+
+    g5 = CAT.get("g5.xlarge")
+    for missing in ({"ipv4_per_interface": 0}, {"default_card_interfaces": 0}):
+        assert node_capacity.max_pods(dataclasses.replace(g5, **missing), KUBELET) == KUBELET.max_pods.fallback
+
+
+def _eks_shape(name: str, ami_type: str, **kw):
+    args = dict(group="g", ami_type=ami_type, labels={}, taints=[], sizes=(1, 2, 3), capacity_type="ON_DEMAND", zones=["z1"],
+                efa_interfaces=0, gpu_sharing=None, facts=FACTS)
+    args.update(kw)
+    return node_capacity.eks_node_shape(CAT.get(name), **args)
+
+
+def test_an_eks_groups_sizes_and_estimate():
+    shape = _eks_shape("g5.xlarge", "AL2023_x86_64_NVIDIA")
+    assert (shape.min_nodes, shape.nodes, shape.max_nodes) == (1, 2, 3)
+    at_most, estimate = node_capacity.os_memory_mib(CAT.get("g5.xlarge"), FACTS.memory_overhead)
+    gap = shape.allocatable["memory"] - shape.memory_estimate
+    assert gap == (at_most - estimate) * MIB and shape.memory_estimate > 0
+
+
+def test_neuron_devices_and_cores_on_the_neuron_ami():
+    inf2 = CAT.get("inf2.8xlarge")
+    shape = _eks_shape("inf2.8xlarge", "AL2023_x86_64_NEURON")
+    eks = FACTS.eks
+    assert shape.allocatable[eks.accelerator_resources.neuron] == inf2.neuron.count
+    assert shape.allocatable[eks.neuron_core_resource] == inf2.neuron.count * inf2.neuron.cores_per_device != inf2.neuron.count
+    assert {eks.accelerator_resources.neuron, eks.neuron_core_resource} <= shape.plugin_resources
+    assert eks.neuron_core_resource not in _eks_shape("inf2.8xlarge", "AL2023_x86_64_STANDARD").allocatable
+
+
+def test_only_whole_nvidia_gpus_on_an_accelerated_ami_are_advertised():
+    nvidia = FACTS.eks.accelerator_resources.nvidia
+    assert _eks_shape("g5.xlarge", "AL2023_x86_64_NVIDIA").allocatable[nvidia] == CAT.get("g5.xlarge").gpu.count
+    assert nvidia not in _eks_shape("g5.xlarge", "AL2023_x86_64_STANDARD").allocatable
+    # Every GPU of the EC2 data is NVIDIA's today; another maker's GPUs (g4ad's AMD) get no nvidia.com/gpu.
+    import dataclasses
+
+    g5 = CAT.get("g5.xlarge")
+    amd = dataclasses.replace(g5, gpu=dataclasses.replace(g5.gpu, manufacturer="AMD"))
+    args = dict(group="g", ami_type="AL2023_x86_64_NVIDIA", labels={}, taints=[], sizes=(1, 2, 3), capacity_type="ON_DEMAND",
+                zones=["z1"], efa_interfaces=0, gpu_sharing=None, facts=FACTS)
+    assert nvidia not in node_capacity.eks_node_shape(amd, **args).allocatable
+    fractional = next(n for n, it in sorted(CAT.types.items()) if it.gpu is not None and it.gpu.fractional)
+    assert nvidia not in _eks_shape(fractional, "AL2023_x86_64_NVIDIA").allocatable
+
+
+def test_the_arch_label_uses_kubernetes_names():
+    arm = next(n for n, it in sorted(CAT.types.items()) if it.architectures == ("arm64",) and not it.incomplete)
+    labels, _ = node_capacity.well_known_labels(CAT.get(arm), "g", "SPOT", ["z1", "z1"], FACTS.eks)
+    names = FACTS.eks.well_known_labels
+    assert labels[names.arch] == names.architectures["arm64"] and labels[names.zone] == "z1"  # one zone named twice
+    labels, uncertain = node_capacity.well_known_labels(CAT.get("m6i.large"), "g", "SPOT", [], FACTS.eks)
+    assert labels[names.arch] == names.architectures["x86_64"] and names.zone not in labels and uncertain == {names.zone}
+
+
+def _ack_shape(types, labels, sizes=(1, 2, 3)):
+    return node_capacity.ack_node_shape("pool", types, labels, [], sizes, FACTS.ack)
+
+
+def test_an_ack_pools_devices_per_gpu_and_its_sizes():
+    from gpufleet.components.catalog import ack_rules
+
+    ack = FACTS.ack
+    four = next(n for n in ack.gpu_instance_types if ack_rules.gpu_type(n, ack).gpus > 1)
+    gpus, gib = ack_rules.gpu_type(four, ack).gpus, ack_rules.gpu_type(four, ack).shared_gib
+    memory_only = _ack_shape([four], {ack.schedule_label: "cgpu"})
+    assert memory_only.allocatable == {ack.memory_resource: gib * gpus} and len(memory_only.devices) == gpus
+    assert (memory_only.min_nodes, memory_only.nodes, memory_only.max_nodes) == (1, 2, 3)
+    both = _ack_shape([four], {ack.schedule_label: "core_mem"})
+    assert both.allocatable == {ack.memory_resource: gib * gpus, ack.compute_resource: ack.compute_percentage.maximum * gpus}
+    assert both.devices[0] == {ack.memory_resource: gib, ack.compute_resource: ack.compute_percentage.maximum}
+    assert _ack_shape(["ecs.g7.xlarge"], {}) is None  # no sourced GPU facts
+
+
+def test_a_gke_pools_labels_resources_and_sizes():
+    from gpufleet.components.catalog import gke_rules
+
+    gke = FACTS.gke
+    names = gke.labels
+    a100 = gke_rules.gpus("a2-highgpu-2g", None, None, gke)
+    mig = node_capacity.gke_node_shape("mig", a100, "1g.5gb", None, {"team": "ml"}, [], (1, 2, 3), "nvidia.com/gpu", gke)
+    assert mig.labels == {"team": "ml", names.node_pool: "mig", names.accelerator: a100.accelerator, names.partition_size: "1g.5gb"}
+    assert mig.allocatable == {"nvidia.com/gpu": gke_rules.gpu_resources_per_node(a100, "1g.5gb", None, gke)} != {"nvidia.com/gpu": a100.count}
+    assert (mig.min_nodes, mig.nodes, mig.max_nodes) == (1, 2, 3) and mig.single_unit_resources == frozenset()
+    l4 = gke_rules.gpus("g2-standard-8", None, None, gke)
+    shared = node_capacity.gke_node_shape("l4", l4, None, ("TIME_SHARING", 4), {}, [], (0, 1, 2), "nvidia.com/gpu", gke)
+    assert shared.labels[names.sharing_strategy] == gke.sharing_strategies["TIME_SHARING"] and shared.labels[names.max_shared_clients] == "4"
+    assert names.partition_size not in shared.labels
+    assert shared.allocatable == {"nvidia.com/gpu": l4.count * 4} and shared.single_unit_resources == {"nvidia.com/gpu"}
+    taint = gke.gpu_taint
+    assert shared.taints == ({"key": taint.key, "value": taint.value, "effect": taint.effect},)
+
+
+def test_an_aks_pools_label_resources_and_sizes():
+    from gpufleet.components.catalog import aks_rules
+
+    aks = FACTS.aks
+    node = aks_rules.gpus("Standard_NC24ads_A100_v4", aks)
+    shape = node_capacity.aks_node_shape("gpu", node, None, {"team": "ml"}, [], (1, 2, 3), "nvidia.com/gpu", aks)
+    assert shape.labels == {"team": "ml", aks.pool_label: "gpu"}
+    assert shape.allocatable == {"nvidia.com/gpu": aks_rules.gpu_resources_per_node(node, None, aks)}
+    assert (shape.min_nodes, shape.nodes, shape.max_nodes) == (1, 2, 3)
