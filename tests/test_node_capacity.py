@@ -101,6 +101,8 @@ def test_the_os_figures_are_whole_mib():
 def test_kube_reserved_cpu_is_whole_millicores():
     # 6 % of 1000 (60) and 1 % of 234 (2.34, rounded down as nodeadm's integer arithmetic does).
     assert node_capacity.kube_reserved_cpu(1234, KUBELET) == 62
+    # 60 + 10 + 10, and 0.25 % of 9999 (24.9975) rounded down.
+    assert node_capacity.kube_reserved_cpu(13999, KUBELET) == 104
 
 
 def test_max_pods_fall_back_without_interface_data():
@@ -159,6 +161,9 @@ def test_the_arch_label_uses_kubernetes_names():
     assert labels[names.arch] == names.architectures["arm64"] and labels[names.zone] == "z1"  # one zone named twice
     labels, uncertain = node_capacity.well_known_labels(CAT.get("m6i.large"), "g", "SPOT", [], FACTS.eks)
     assert labels[names.arch] == names.architectures["x86_64"] and names.zone not in labels and uncertain == {names.zone}
+    both = next(n for n, it in sorted(CAT.types.items()) if it.architectures == ("i386", "x86_64"))
+    labels, _ = node_capacity.well_known_labels(CAT.get(both), "g", "SPOT", ["z1"], FACTS.eks)
+    assert labels[names.arch] == names.architectures["x86_64"]  # the x86_64 AMI runs, not an i386 one
 
 
 def _ack_shape(types, labels, sizes=(1, 2, 3)):
@@ -197,6 +202,9 @@ def test_a_gke_pools_labels_resources_and_sizes():
     assert shared.allocatable == {"nvidia.com/gpu": l4.count * 4} and shared.single_unit_resources == {"nvidia.com/gpu"}
     taint = gke.gpu_taint
     assert shared.taints == ({"key": taint.key, "value": taint.value, "effect": taint.effect},)
+    # A strategy GKE adds later (read from a plan) is labelled as the API spells it.
+    later = node_capacity.gke_node_shape("l4", l4, None, ("NEW_STRATEGY", 2), {}, [], (0, 1, 2), "nvidia.com/gpu", gke)
+    assert "NEW_STRATEGY" not in gke.sharing_strategies and later.labels[names.sharing_strategy] == "NEW_STRATEGY"
 
 
 def test_an_aks_pools_label_resources_and_sizes():

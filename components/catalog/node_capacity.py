@@ -58,9 +58,11 @@ def well_known_labels(it: InstanceType, group: str, capacity_type: str, zones: l
     """The labels the kubelet and EKS put on every node of a managed group, and those whose value
     is not the same on every node (the zone of a group in several zones)."""
     names = eks.well_known_labels
+    # A type EC2 lists as i386 and x86_64 boots the x86_64 AMIs: the architecture Kubernetes names.
+    arch = next((a for a in it.architectures if a in names.architectures), it.architectures[0])
     labels = {
         names.os: "linux",
-        names.arch: names.architectures.get(it.architectures[0], it.architectures[0]),
+        names.arch: names.architectures.get(arch, arch),
         names.instance_type: it.name,
         names.node_group: group,
         names.capacity_type: capacity_type,
