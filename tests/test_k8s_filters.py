@@ -150,3 +150,26 @@ def test_fit_errors_message():
     assert kf.unavailable_message(0, Counter()) == "no nodes available to schedule pods"
     message = kf.unavailable_message(3, Counter({"Insufficient cpu": 2, "Too many pods": 1}))
     assert message == "0/3 nodes are available: 1 Too many pods, 2 Insufficient cpu."
+
+
+def test_what_a_node_does_not_list_it_does_not_have():
+    """A resource absent from the free amounts (or from a device) counts as none of it."""
+    shape = node(allocatable={"cpu": 4000, "pods": 10})
+    assert kf.insufficient(pod(requests={"nvidia.com/gpu": 1}), {"pods": 5}, shape) == ["Insufficient nvidia.com/gpu"]
+    assert kf.insufficient(pod(), {}, shape) == ["Too many pods"]
+    assert kf.fit_count(pod(requests={"nvidia.com/gpu": 1}), {"pods": 5}, shape) == 0
+    assert kf.fit_count(pod(requests={"cpu": 0}), {"cpu": 4000}, shape) == 0  # no pod count: no room
+    devices = ({"other": 5}, {"gpu-mem": 8})
+    with_devices = node(allocatable={"pods": 10, "gpu-mem": 8}, devices=devices)
+    assert kf.device_for(pod(requests={"gpu-mem": 1}), with_devices, devices) == 1
+    assert kf.fit_count(pod(requests={"gpu-mem": 4}), {"pods": 10}, with_devices) == 2
+    assert kf.fit_count(pod(requests={"gpu-mem": 1}), {"pods": 10}, with_devices) == 8  # none on the device without gpu-mem
+
+
+def test_a_request_of_one_device_unit_is_device_bound():
+    shape = node(allocatable={"pods": 10, "gpu-mem": 8}, devices=({"gpu-mem": 8},))
+    assert kf.device_bound(pod(requests={"gpu-mem": 1}), shape) == {"gpu-mem": 1}
+
+
+def test_a_request_of_zero_is_never_short_even_on_an_overcommitted_node():
+    assert kf.insufficient(pod(requests={"cpu": 0}), {"pods": 1, "cpu": -1}, node()) == []
