@@ -229,3 +229,76 @@ def test_a_plugin_that_runs_on_no_node_of_a_group_it_serves_is_named():
     cpu_only = node("cpu", 2)
     [result] = simulate([served, missed, empty, cpu_only], [plugin])
     assert [(shape.group, wanted) for shape, wanted in ks.unserved(result, [served, missed, empty, cpu_only])] == [("bare", ["nvidia.com/gpu"])]
+
+
+# --- notes, scale-up and bookkeeping at their edges ------------------------------------------------
+
+def test_a_scaled_up_node_counts_its_daemonsets_memory_toward_tight():
+    agent = PodTemplate(owner="DaemonSet kube-system/agent", replicas=None, requests={"memory": 2 * GIB})
+    shape = NodeShape("n", "t", {}, (), {"cpu": 4000, "memory": 10 * GIB, "pods": 10}, 0, 1, 0, memory_estimate=9 * GIB)
+    _, app = simulate([shape], [agent, pod(memory="7.5Gi")])  # 2 + 7.5 > 9: tight on the new node
+    assert app.status == ks.AFTER_SCALE_UP and any("memory is tight" in n for n in app.notes)
+    _, app = simulate([shape], [agent, pod(memory="7Gi")])  # 2 + 7 == 9: exactly the estimate is not tight
+    assert not app.notes
+
+
+def test_a_pod_without_a_memory_request_adds_no_memory():
+    shape = NodeShape("n", "t", {}, (), {"cpu": 4000, "memory": 10 * GIB, "pods": 10}, 1, 1, 1, memory_estimate=9 * GIB)
+    _, app = simulate([shape], [pod(cpu="1"), pod(memory="9Gi")])
+    assert app.status == ks.SCHEDULED and not app.notes
+
+
+def test_a_zero_request_of_a_plugin_resource_needs_no_plugin():
+    shape = NodeShape("gpu", "t", {}, (), {"cpu": 1000, "memory": GIB, "pods": 10, "nvidia.com/gpu": 1}, 1, 1, 1,
+                      plugin_resources=frozenset({"nvidia.com/gpu"}))
+    [placed] = simulate([shape], [pod(cpu="1", **{"nvidia.com/gpu": 0})])
+    assert placed.notes == []
+
+
+def test_only_the_uncertain_labels_a_pod_selects_are_noted():
+    zone = "topology.kubernetes.io/zone"
+    shape = NodeShape("gpu", "t", {zone: "a", "team": "ml"}, (), {"cpu": 1000, "memory": GIB, "pods": 10}, 1, 1, 1,
+                      uncertain_labels=frozenset({zone}))
+    [placed] = simulate([shape], [pod(selector={zone: "a", "team": "ml"})])
+    assert placed.notes == [f"node group gpu: {zone} differs between its nodes or is unknown"]
+    [placed] = simulate([shape], [pod(selector={"team": "ml"})])
+    assert placed.notes == []
+
+
+def test_assumptions_are_noted_for_replicas_that_reserve_cpu_or_memory_where_they_land():
+    assumed = NodeShape("br", "t", {}, (), {"cpu": 4000, "memory": GIB, "pods": 10}, 1, 1, 1, assumptions=("reservations assumed",))
+    other = NodeShape("al", "t", {"x": "y"}, (), {"cpu": 4000, "memory": GIB, "pods": 10}, 1, 1, 1, assumptions=("never here",))
+    [placed] = simulate([assumed, other], [pod(cpu="1")])
+    assert placed.notes == ["reservations assumed"]  # placed on an existing node of br only
+    [placed] = simulate([assumed, other], [pod(memory="1Mi")])
+    assert placed.notes == ["reservations assumed"]
+    [gpus_only] = simulate([assumed], [pod(**{"nvidia.com/gpu": 0})])
+    assert gpus_only.notes == []
+    daemon = PodTemplate(owner="DaemonSet d", replicas=None, requests={"cpu": 100})
+    [placed] = simulate([assumed], [daemon])
+    assert placed.notes == []
+    grown = NodeShape("br", "t", {}, (), {"cpu": 4000, "memory": GIB, "pods": 10}, 0, 1, 0, assumptions=("reservations assumed",))
+    [placed] = simulate([grown], [pod(cpu="1")])
+    assert placed.scaled_up == {"br": 1} and placed.notes == ["reservations assumed"]
+
+
+def test_unserved_is_about_device_plugin_daemonsets_only():
+    served = node("bare", 1, **{"nvidia.com/gpu": 4})
+    [deployment] = simulate([served], [PodTemplate(owner="Deployment x", replicas=1, node_selector={"no": "match"}, advertises=("nvidia.com/gpu",))])
+    assert ks.unserved(deployment, [served]) == []
+    [quiet] = simulate([served], [PodTemplate(owner="DaemonSet y", replicas=None, node_selector={"no": "match"})])
+    assert ks.unserved(quiet, [served]) == []
+
+
+def test_scale_up_tries_every_group_in_order():
+    full = node("full", 1, max_nodes=1)
+    tainted = node("tainted", 0, min_nodes=0, max_nodes=2, taints=[GPU_TAINT])
+    open_ = node("open", 0, min_nodes=0, max_nodes=2)
+    [placed] = simulate([full, tainted, open_], [pod(3, cpu="5")])
+    assert placed.placed == {"full": 1, "open": 2} and placed.scaled_up == {"open": 2} and placed.pending == 0
+
+
+def test_a_resource_no_landed_plugin_advertises_is_none():
+    plugin = PodTemplate(owner="DaemonSet plugin", replicas=None, node_selector={"gpu": "yes"}, advertises=("nvidia.com/gpu",))
+    [_, app] = simulate([node("bare", 1, **{"nvidia.com/gpu": 4})], [plugin, pod(**{"nvidia.com/gpu": 1})])
+    assert app.status == ks.PENDING and app.per_node == {} and app.message == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."

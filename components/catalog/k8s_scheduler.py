@@ -46,18 +46,16 @@ from gpufleet.components.catalog.k8s_shapes import (
 @dataclass
 class _Node:
     shape: NodeShape
-    index: int
     free: dict[str, int]
     memory_used: int = 0
-    new: bool = False
     devices: list[dict[str, int]] = field(default_factory=list)
 
     def reasons(self, pod: PodTemplate) -> list[str]:
         return filter_reasons(pod, self.shape, self.free, self.devices)
 
 
-def _node(shape: NodeShape, index: int, free: Mapping[str, int], devices=None) -> _Node:
-    return _Node(shape, index, dict(free), devices=[dict(d) for d in (shape.devices if devices is None else devices)])
+def _node(shape: NodeShape, free: Mapping[str, int], devices=None) -> _Node:
+    return _Node(shape, dict(free), devices=[dict(d) for d in (shape.devices if devices is None else devices)])
 
 
 def _take(node: _Node, pod: PodTemplate) -> None:
@@ -85,10 +83,10 @@ def _landing(pod: PodTemplate, node: _Node) -> bool:
     return untolerated_taint(pod, node.shape) is None and affinity_matches(pod, node.shape.labels)
 
 
-def _fresh(shape: NodeShape, index: int, daemons: Sequence[PodTemplate], advertisers: dict) -> _Node:
+def _fresh(shape: NodeShape, daemons: Sequence[PodTemplate], advertisers: dict) -> _Node:
     """A node of the group as it joins: allocatable, minus what the DaemonSets that land on it take;
     an extended resource some DaemonSet advertises exists only where one of them runs."""
-    node = _node(shape, index, shape.allocatable)
+    node = _node(shape, shape.allocatable)
     landed = [d for d in daemons if _landing(d, node)]
     for resource, plugins in advertisers.items():
         if resource in node.free and not any(p in landed for p in plugins):
@@ -109,7 +107,7 @@ def _notes(pod: PodTemplate, shapes: Sequence[NodeShape], advertisers: dict) -> 
         if uncertain:
             notes.append(f"node group {shape.group}: {', '.join(uncertain)} differs between its nodes or is unknown")
         unknown = sorted(r for r in pod.requests if r in shape.unknown_resources)
-        if unknown and _landing(pod, _node(shape, 0, {})):
+        if unknown and _landing(pod, _node(shape, {})):
             notes.append(f"node group {shape.group}: the amount of {', '.join(unknown)} depends on its MIG layout, which the plan does not set")
     return notes
 
@@ -118,8 +116,8 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate]) -> list[P
     """Place every pod template on the groups' nodes; one Placement per template, in input order."""
     daemons = [p for p in pods if p.replicas is None]
     advertisers = _advertisers(daemons)
-    nodes = [_fresh(s, i, daemons, advertisers) for s in shapes for i in range(s.nodes)]
-    empty = {s.group: _fresh(s, -1, daemons, advertisers) for s in shapes}
+    nodes = [_fresh(s, daemons, advertisers) for s in shapes for _ in range(s.nodes)]
+    empty = {s.group: _fresh(s, daemons, advertisers) for s in shapes}
     grown = Counter()
     results = []
     for pod in pods:
@@ -188,8 +186,7 @@ def _scale_up(pod, nodes: list[_Node], shapes, empty, grown: Counter) -> _Node |
         if empty[shape.group].reasons(pod):
             continue
         grown[shape.group] += 1
-        node = _node(shape, shape.nodes + grown[shape.group] - 1, empty[shape.group].free, empty[shape.group].devices)
-        node.new = True
+        node = _node(shape, empty[shape.group].free, empty[shape.group].devices)
         node.memory_used = shape.allocatable.get("memory", 0) - node.free.get("memory", 0)
         nodes.append(node)
         return node
