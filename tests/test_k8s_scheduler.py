@@ -302,3 +302,15 @@ def test_a_resource_no_landed_plugin_advertises_is_none():
     plugin = PodTemplate(owner="DaemonSet plugin", replicas=None, node_selector={"gpu": "yes"}, advertises=("nvidia.com/gpu",))
     [_, app] = simulate([node("bare", 1, **{"nvidia.com/gpu": 4})], [plugin, pod(**{"nvidia.com/gpu": 1})])
     assert app.status == ks.PENDING and app.per_node == {} and app.message == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+
+
+def test_tight_is_a_byte_past_the_estimate():
+    shape = NodeShape("n", "t", {}, (), {"cpu": 4000, "memory": 10 * GIB, "pods": 10}, 1, 1, 1, memory_estimate=9 * GIB)
+    _, app = simulate([shape], [pod(cpu="1"), pod(memory=str(9 * GIB + 1))])
+    assert any("memory is tight" in n for n in app.notes)
+
+
+def test_a_zero_request_leaves_none_of_a_resource_the_node_lacks():
+    shape = node("cpu", 1)
+    _, app = simulate([shape], [pod(cpu="1", **{"nvidia.com/gpu": 0}), pod(**{"nvidia.com/gpu": 1})])
+    assert app.status == ks.PENDING and app.message == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
