@@ -94,6 +94,9 @@ def test_requests_equal_limits_reads_the_wires_doubles():
     assert k8s_rules.requests_equal_limits("c", {"requests": {gpu: 1}, "limits": {gpu: 1.0}}, eks) == []
     assert k8s_rules.requests_equal_limits("c", {"requests": {gpu: 1.5}, "limits": {gpu: 1.0}}, eks) == [f"container 'c': {gpu} request 1.5 != limit 1 (no overcommit)"]
     assert k8s_rules.requests_equal_limits("c", {"requests": {"cpu": 1}, "limits": {"cpu": 2}}, eks) == []  # not an extended resource
+    # cpu sorts before the extended resource and is passed over, not the end of the check.
+    both = k8s_rules.requests_equal_limits("c", {"requests": {"cpu": 1, gpu: 1}, "limits": {"cpu": 2, gpu: 2}}, eks)
+    assert both == [f"container 'c': {gpu} request 1 != limit 2 (no overcommit)"]
 
 
 @pytest.mark.parametrize(
