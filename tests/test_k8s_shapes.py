@@ -1,0 +1,54 @@
+"""components/catalog/k8s_shapes.py: Kubernetes quantities read in every suffix the API takes
+(apimachinery's resource.Quantity: binary Ki..Ei, decimal n..E, exponents), rounded up as the API
+server rounds, and shown back in the units people write."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpufleet.components.catalog.k8s_shapes import Placement, PodTemplate, QuantityError, quantity, show
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1Ki", 1024), ("1Mi", 1024**2), ("1Gi", 1024**3), ("1Ti", 1024**4), ("1Pi", 1024**5), ("1Ei", 1024**6),
+        ("1", 1), ("1k", 10**3), ("1M", 10**6), ("1G", 10**9), ("1T", 10**12), ("1P", 10**15), ("1E", 10**18),
+        ("1000m", 1), ("1500m", 2), ("1000000u", 1), ("1000000000n", 1), ("1u", 1),  # rounded up
+        ("2e3", 2000), ("1.5Gi", 3 * 2**29), (".5Ki", 512), ("+4", 4),
+        # The wire's doubles: a millionth still rounds up, float noise below it does not.
+        (2.000001, 3), (2.0000001, 2),
+    ],
+)
+def test_every_suffix_in_base_units(text, expected):
+    assert quantity("memory", text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [("1", 1000), ("250m", 250), ("0.1", 100), ("1u", 1), (2, 2000)])
+def test_cpu_in_millicores(text, expected):
+    assert quantity("cpu", text) == expected
+
+
+@pytest.mark.parametrize(
+    ("resource", "amount", "text"),
+    [
+        ("cpu", 1500, "1500m"), ("cpu", 2000, "2"), ("cpu", 999, "999m"),
+        ("memory", 2**30, "1Gi"), ("memory", 3 * 2**30, "3Gi"), ("memory", 2**29, "512Mi"), ("memory", 2**20 + 1, "2Mi"),
+        ("hugepages-2Mi", 2 * 2**30, "2Gi"), ("ephemeral-storage", 100 * 2**20, "100Mi"),
+        ("nvidia.com/gpu", 8, "8"), ("pods", 110, "110"),
+    ],
+)
+def test_shown_as_people_write_them(resource, amount, text):
+    assert show(resource, amount) == text
+
+
+def test_a_placement_is_unverified_when_it_carries_notes():
+    pod = PodTemplate(owner="Deployment default/app", replicas=1)
+    assert not Placement(pod, "scheduled").unverified
+    assert Placement(pod, "scheduled", notes=["memory is tight"]).unverified is True
+
+
+def test_malformed_quantities():
+    for bad in ("1Kb", "1 Gi", "--1", "Gi"):
+        with pytest.raises(QuantityError, match="is not a quantity"):
+            quantity("memory", bad)
