@@ -90,7 +90,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "k8s_rules": ("components/catalog/k8s_rules.py", ["tests/test_k8s_rules.py", *_K8S, "tests/test_spec_errors_eks.py"]),
     "k8s_scheduler": ("components/catalog/k8s_scheduler.py", _K8S),
     "k8s_shapes": ("components/catalog/k8s_shapes.py", ["tests/test_k8s_shapes.py", *_K8S]),
-    "k8s_workloads": ("components/catalog/k8s_workloads.py", _K8S),
+    "k8s_workloads": ("components/catalog/k8s_workloads.py", ["tests/test_k8s_workloads.py", *_K8S]),
     "managed_instances": ("components/catalog/managed_instances.py", ["tests/test_ecs_managed_instances.py", "tests/test_policies_neuron.py"]),
     "node_capacity": ("components/catalog/node_capacity.py", ["tests/test_node_capacity.py", "tests/test_ecs_scheduler.py", "tests/test_placement_doors.py"]),
     "plan_index": ("components/catalog/plan_index.py", _PLACEMENT),

@@ -1,0 +1,141 @@
+"""components/catalog/k8s_workloads.py: the pod templates read from Kubernetes objects (every
+workload kind, the Kubeflow MPIJob), EKS's add-ons and their configuration values, and the charts'
+device plugins: where each pod spec is, how many replicas, and what a pod requests."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpufleet.components.catalog import catalog, k8s_workloads as kw
+
+FACTS = catalog.load().facts
+SPEC = {"containers": [{"name": "main", "image": "x:1"}]}
+
+
+def test_only_kubernetes_tokens_have_a_kind():
+    assert kw.kind_of("kubernetes:apps/v1:Deployment") == "Deployment"
+    assert kw.kind_of("kubernetes:core/v1:Pod") == "Pod"
+    assert kw.kind_of("aws:eks/nodeGroup:NodeGroup") is None
+    assert kw.pod_specs("aws:ecs/service:Service", {"spec": {"template": {"spec": SPEC}}}) == []
+
+
+@pytest.mark.parametrize(
+    ("token", "spec", "expected"),
+    [
+        ("kubernetes:core/v1:Pod", SPEC, [("spec", 1, SPEC)]),
+        ("kubernetes:apps/v1:Deployment", {"replicas": 3.0, "template": {"spec": SPEC}}, [("spec.template.spec", 3, SPEC)]),
+        ("kubernetes:apps/v1:Deployment", {"template": {"spec": SPEC}}, [("spec.template.spec", 1, SPEC)]),
+        ("kubernetes:apps/v1:StatefulSet", {"replicas": 0, "template": {"spec": SPEC}}, [("spec.template.spec", 0, SPEC)]),
+        ("kubernetes:apps/v1:Deployment", {"replicas": 2.5, "template": {"spec": SPEC}}, [("spec.template.spec", 1, SPEC)]),
+        ("kubernetes:apps/v1:Deployment", {"replicas": True, "template": {"spec": SPEC}}, [("spec.template.spec", 1, SPEC)]),
+        ("kubernetes:apps/v1:Deployment", {"replicas": "3", "template": {"spec": SPEC}}, [("spec.template.spec", 1, SPEC)]),
+        ("kubernetes:apps/v1:DaemonSet", {"template": {"spec": SPEC}}, [("spec.template.spec", None, SPEC)]),
+        ("kubernetes:batch/v1:Job", {"parallelism": 4, "replicas": 9, "template": {"spec": SPEC}}, [("spec.template.spec", 4, SPEC)]),
+        ("kubernetes:batch/v1:Job", {"template": {"spec": SPEC}}, [("spec.template.spec", 1, SPEC)]),
+        ("kubernetes:batch/v1:CronJob", {"jobTemplate": {"spec": {"parallelism": 2, "template": {"spec": SPEC}}}},
+         [("spec.jobTemplate.spec.template.spec", 2, SPEC)]),
+        ("kubernetes:batch/v1:CronJob", {"jobTemplate": {"spec": {"template": {"spec": SPEC}}}}, [("spec.jobTemplate.spec.template.spec", 1, SPEC)]),
+        ("kubernetes:batch/v1:CronJob", {"jobTemplate": {}}, []),
+        ("kubernetes:core/v1:ConfigMap", {"template": {"spec": SPEC}}, []),
+        ("kubernetes:apps/v1:Deployment", {"template": {}}, []),
+        ("kubernetes:apps/v1:Deployment", {"template": {"spec": "x"}}, []),
+    ],
+)
+def test_where_the_pod_spec_is_and_how_many(token, spec, expected):
+    assert kw.pod_specs(token, {"spec": spec}) == expected
+
+
+def test_an_object_without_a_spec_runs_no_pods():
+    assert kw.pod_specs("kubernetes:core/v1:Pod", {}) == []
+    assert kw.pod_specs("kubernetes:core/v1:Pod", {"spec": "x"}) == []
+
+
+def test_an_mpijob_has_a_launcher_and_workers():
+    spec = {"mpiReplicaSpecs": {"Launcher": {"template": {"spec": SPEC}}, "Worker": {"replicas": 8.0, "template": {"spec": SPEC}}}}
+    assert kw.pod_specs("kubernetes:kubeflow.org/v2beta1:MPIJob", {"spec": spec}) == [
+        ("spec.mpiReplicaSpecs.Launcher.template.spec", 1, SPEC),
+        ("spec.mpiReplicaSpecs.Worker.template.spec", 8, SPEC),
+    ]
+    workers = {"mpiReplicaSpecs": {"Worker": {"template": {"spec": SPEC}}}}
+    assert kw.pod_specs("kubernetes:kubeflow.org/v2beta1:MPIJob", {"spec": workers}) == [("spec.mpiReplicaSpecs.Worker.template.spec", 0, SPEC)]
+    pods = kw.object_pods("kubernetes:kubeflow.org/v2beta1:MPIJob", "nccl", {"metadata": {"namespace": "ml"}, "spec": spec})
+    assert [(p.owner, p.replicas) for p in pods] == [("MPIJob ml/nccl (Launcher)", 1), ("MPIJob ml/nccl (Worker)", 8)]
+
+
+def test_object_pods_are_named_by_kind_namespace_and_name():
+    [pod] = kw.object_pods("kubernetes:apps/v1:Deployment", "resource-name", {"spec": {"template": {"spec": SPEC}}}, urn="urn:x")
+    assert (pod.owner, pod.urn) == ("Deployment default/resource-name", "urn:x")
+    [pod] = kw.object_pods("kubernetes:apps/v1:Deployment", "resource-name", {"metadata": {"name": "web", "namespace": "prod"}, "spec": {"template": {"spec": SPEC}}})
+    assert pod.owner == "Deployment prod/web"
+
+
+def test_a_pods_request_sums_its_containers_and_covers_each_init_container():
+    spec = {
+        "containers": [
+            {"name": "a", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+            {"name": "b", "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "2"}, "requests": {"cpu": "500m"}}},
+            "not a container",
+        ],
+        "initContainers": [{"name": "init", "resources": {"requests": {"cpu": "3", "memory": "512Mi"}}}, "x"],
+    }
+    assert kw.pod_requests(spec) == {"cpu": 3000, "memory": 2**30, "nvidia.com/gpu": 1}
+    assert kw.pod_requests({"initContainers": [{"resources": {"requests": {"cpu": "1"}}}]}) == {"cpu": 1000}
+
+
+def test_an_unreadable_quantity_is_a_note_not_a_request():
+    notes: list[str] = []
+    assert kw.pod_requests({"containers": [{"name": "a", "resources": {"requests": {"cpu": "lots", "memory": "1Mi"}}}]}, notes) == {"memory": 2**20}
+    assert notes == ["container 'a': cpu: 'lots' is not a quantity"]
+    [pod] = kw.object_pods("kubernetes:core/v1:Pod", "p", {"spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "lots"}}}]}})
+    assert pod.notes == ("container 'a': cpu: 'lots' is not a quantity",)
+
+
+def test_a_pod_templates_selector_affinity_and_tolerations():
+    term = {"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}
+    spec = {
+        **SPEC,
+        "nodeSelector": {"pool": 1},
+        "tolerations": [{"operator": "Exists"}, "bad"],
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term, "bad"]}}},
+    }
+    pod = kw.pod_template("Deployment default/x", 2, spec, source="s", advertises=["nvidia.com/gpu"])
+    assert (pod.node_selector, pod.affinity_terms, pod.tolerations) == ({"pool": "1"}, (term,), ({"operator": "Exists"},))
+    assert (pod.replicas, pod.source, pod.advertises) == (2, "s", ("nvidia.com/gpu",))
+    plain = kw.pod_template("Pod default/y", 1, {**SPEC, "nodeSelector": ["not", "a", "map"]})
+    assert (plain.node_selector, plain.affinity_terms, plain.tolerations) == ({}, None, ())
+
+
+def test_eks_add_ons_and_their_configuration_values():
+    addons = FACTS.eks.default_addons
+    coredns = addons["coredns"]
+    pods = {p.owner: p for p in kw.addon_pods(addons)}
+    assert pods[f"Deployment {coredns.namespace}/coredns"].replicas == coredns.replicas
+    daemon = next(name for name, a in addons.items() if a.kind == "DaemonSet")
+    assert pods[f"DaemonSet {addons[daemon].namespace}/{daemon}"].replicas is None
+    given = {"coredns": {"replicaCount": 5, "nodeSelector": {"role": "system"}, "tolerations": [], "resources": {"requests": {"cpu": "250m"}}},
+             daemon: {"replicaCount": 7}}
+    configured = {p.owner: p for p in kw.addon_pods(addons, given, urn="urn:a")}
+    dns = configured[f"Deployment {coredns.namespace}/coredns"]
+    assert (dns.replicas, dns.node_selector, dns.tolerations, dns.requests["cpu"], dns.urn) == (5, {"role": "system"}, (), 250, "urn:a")
+    assert dns.source.startswith("EKS add-on coredns: ")
+    assert configured[f"DaemonSet {addons[daemon].namespace}/{daemon}"].replicas is None  # a DaemonSet has no replica count
+    unchanged = {p.owner: p for p in kw.addon_pods(addons, {"coredns": {"replicaCount": "many"}})}
+    assert unchanged[f"Deployment {coredns.namespace}/coredns"].replicas == coredns.replicas
+
+
+def test_the_gpu_operators_device_plugin_and_its_switch():
+    chart = FACTS.charts.gpu_operator
+    [plugin] = kw.gpu_operator_pods(chart, None, "gpu-operator", "urn:o", "nvidia.com/gpu")
+    assert plugin.replicas is None and plugin.advertises == ("nvidia.com/gpu",) and plugin.urn == "urn:o"
+    assert plugin.owner == f"DaemonSet {chart.namespace}/nvidia-device-plugin-daemonset ({chart.chart} {chart.version})"
+    assert kw.gpu_operator_pods(chart, {"devicePlugin": {"enabled": False}}, "gpu-operator", None, "nvidia.com/gpu") == []
+    selector = {"example.com/gpu": "true"}
+    [plugin] = kw.gpu_operator_pods(chart, {"node-feature-discovery": {"worker": {"nodeSelector": selector}}}, "r", None, "nvidia.com/gpu")
+    assert plugin.node_selector == selector
+
+
+def test_a_device_plugin_release_is_named_by_its_chart():
+    chart = FACTS.charts.nvidia_device_plugin
+    [plugin] = kw.device_plugin_pods("nvidiaDevicePlugin", chart, None, "nvdp", "urn:p", ("nvidia.com/gpu",))
+    assert plugin.owner == f"DaemonSet {chart.namespace}/nvdp ({chart.chart.rsplit('/', 1)[-1]} {chart.version})"
+    assert plugin.advertises == ("nvidia.com/gpu",) and plugin.replicas is None
