@@ -80,6 +80,7 @@ def test_a_pods_request_sums_its_containers_and_covers_each_init_container():
     }
     assert kw.pod_requests(spec) == {"cpu": 3000, "memory": 2**30, "nvidia.com/gpu": 1}
     assert kw.pod_requests({"initContainers": [{"resources": {"requests": {"cpu": "1"}}}]}) == {"cpu": 1000}
+    assert kw.pod_requests({"initContainers": [{"resources": {"requests": {"cpu": "0"}}}]}) == {"cpu": 0}
 
 
 def test_an_unreadable_quantity_is_a_note_not_a_request():
@@ -127,6 +128,10 @@ def test_the_gpu_operators_device_plugin_and_its_switch():
     chart = FACTS.charts.gpu_operator
     [plugin] = kw.gpu_operator_pods(chart, None, "gpu-operator", "urn:o", "nvidia.com/gpu")
     assert plugin.replicas is None and plugin.advertises == ("nvidia.com/gpu",) and plugin.urn == "urn:o"
+    from gpufleet.components.catalog import charts
+
+    tolerations = charts.at(charts.defaults(chart), chart.tolerations_path)
+    assert tolerations and plugin.tolerations == tuple(tolerations)  # the operands' tolerations, from the chart's values
     assert plugin.owner == f"DaemonSet {chart.namespace}/nvidia-device-plugin-daemonset ({chart.chart} {chart.version})"
     assert kw.gpu_operator_pods(chart, {"devicePlugin": {"enabled": False}}, "gpu-operator", None, "nvidia.com/gpu") == []
     selector = {"example.com/gpu": "true"}
@@ -139,3 +144,8 @@ def test_a_device_plugin_release_is_named_by_its_chart():
     [plugin] = kw.device_plugin_pods("nvidiaDevicePlugin", chart, None, "nvdp", "urn:p", ("nvidia.com/gpu",))
     assert plugin.owner == f"DaemonSet {chart.namespace}/nvdp ({chart.chart.rsplit('/', 1)[-1]} {chart.version})"
     assert plugin.advertises == ("nvidia.com/gpu",) and plugin.replicas is None
+
+    neuron = FACTS.charts.neuron_helm_chart
+    [plugin] = kw.device_plugin_pods("neuronHelmChart", neuron, None, "neuron", None, ("aws.amazon.com/neuron",))
+    assert plugin.owner == f"DaemonSet {neuron.namespace}/neuron ({neuron.chart.rsplit('/', 1)[-1]} {neuron.version})"
+    assert "/" in neuron.chart and "/" not in plugin.owner.split("(")[1]  # an OCI address is named by its last part
