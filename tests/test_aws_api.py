@@ -154,3 +154,19 @@ def test_the_providers_own_conversions():
     assert group.params == {"VpcId": "v", "GroupName": "generated-by-the-provider", "Description": "Managed by Pulumi"}
     with pytest.raises(KeyError):
         _request("aws:s3/bucket:Bucket", {})
+
+
+def test_container_definitions_given_as_a_list_are_judged_as_given():
+    task = _request(tokens.ECS_TASK_DEFINITION, {"family": "f", "containerDefinitions": [{"name": "x", "image": "i", "bogus": 1}]})
+    assert task.problems[0] == "RegisterTaskDefinition.containerDefinitions[0].bogus: no such member in ContainerDefinition"
+
+
+def test_a_number_for_a_string_is_left_to_botocores_type_check():
+    key = member_shape("eks", "CreateNodegroupRequest", "labels", "key")
+    assert aws_api.scalar_problems(key, 10 ** 6) == []
+
+
+def test_inputs_after_a_provider_only_or_unmapped_one_are_still_read():
+    assert _task(region="us-east-1", bogus=1).problems == ["RegisterTaskDefinition.bogus: no such member in RegisterTaskDefinitionRequest"]
+    lenient = _request(tokens.ECS_TASK_DEFINITION, {"family": "f", "containerDefinitions": "[]", "bogus": 1, "networkMode": "bridged"}, strict=False)
+    assert [p.split(":")[0] for p in lenient.problems] == ["RegisterTaskDefinition.networkMode = 'bridged'"]
