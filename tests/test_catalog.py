@@ -229,6 +229,9 @@ def test_the_default_network_cards_interfaces():
     named = {"MaximumNetworkInterfaces": 8, "NetworkCards": cards, "DefaultNetworkCardIndex": 1}
     assert _instance_type("x9.large", {**base, "NetworkInfo": named}, {}, None).default_card_interfaces == 2
     assert _instance_type("x9.large", {**base, "NetworkInfo": {"MaximumNetworkInterfaces": 8}}, {}, None).default_card_interfaces == 8
+    # A card that does not say how many interfaces it takes takes none we can count on.
+    silent = _instance_type("x9.large", {**base, "NetworkInfo": {"MaximumNetworkInterfaces": 8, "NetworkCards": [{"NetworkCardIndex": 0}]}}, {}, None)
+    assert silent.default_card_interfaces == 0 and silent.network_cards[0].max_interfaces == 0 and silent.network_cards[0].interface_types == ()
     for name, record in MotoSnapshot().instance_types().items():  # the snapshot's records agree
         net = record.get("NetworkInfo") or {}
         by_index = {c["NetworkCardIndex"]: c["MaximumNetworkInterfaces"] for c in net.get("NetworkCards", [])}
