@@ -74,7 +74,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "api_values": ("components/catalog/api_values.py", ["tests/test_gke_rules.py", "tests/test_preview_aks.py", "tests/test_preview_gke.py"]),
     "aws_api": ("components/catalog/aws_api.py", ["tests/test_aws_api.py", "tests/test_api_rules.py", "tests/test_aws_accepts.py"]),
     "catalog": ("components/catalog/catalog.py", ["tests/test_catalog.py", "tests/test_spec_errors.py", "tests/test_policies_ecs.py"]),
-    "charts": ("components/catalog/charts.py", ["tests/test_gpu_operator.py", "tests/test_policies_k8s.py", "tests/test_preview_eks.py"]),
+    "charts": ("components/catalog/charts.py", ["tests/test_charts.py", "tests/test_gpu_operator.py", "tests/test_policies_k8s.py", "tests/test_preview_eks.py"]),
     "ecs_gpu_sharing": ("components/catalog/ecs_gpu_sharing.py", ["tests/test_ecs_gpu_sharing.py"]),
     "ecs_placement": ("components/catalog/ecs_placement.py", ["tests/test_ecs_placement.py", "tests/test_policies_ecs.py"]),
     "ecs_scheduler": ("components/catalog/ecs_scheduler.py", ["tests/test_ecs_scheduler.py", "tests/test_ecs_gpu_sharing.py", *_PLACEMENT]),
