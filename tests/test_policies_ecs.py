@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import pytest
 
 from gpufleet.components.catalog import catalog, predicates
 from gpufleet.components.catalog.ecs_placement import member_of
@@ -144,3 +145,62 @@ def test_capacity_provider_managed(judge):
     assert "AmazonECSManaged" in findings(result, policy, "untagged")[0]
     # A stack policy's finding names the group to fix, with its type.
     assert {f.type for f in result.findings if f.policy == policy} == {"aws:autoscaling/group:Group"}
+
+
+def test_max_gpus_per_task_is_inclusive(judge):
+    resources = [task_definition("four", [gpu_container("a", 4)], member_of("p4d.24xlarge"))]
+    assert findings(judge(resources, {"ecs-gpus-fit-instance": {"maxGpusPerTask": 4}}), "ecs-gpus-fit-instance") == []
+    assert findings(judge(resources, {"ecs-gpus-fit-instance": {"maxGpusPerTask": 3}}), "ecs-gpus-fit-instance") != []
+
+
+def test_max_gpus_per_task_is_at_least_one(judge):
+    """The config schema the pack publishes: 1 is the least, 0 is refused before anything is judged."""
+    from gpufleet.analyzer.policy_config import PolicyConfigError
+
+    resources = [task_definition("one", [gpu_container("a", 1)], member_of("g5.xlarge"))]
+    assert findings(judge(resources, {"ecs-gpus-fit-instance": {"maxGpusPerTask": 1}}), "ecs-gpus-fit-instance") == []
+    with pytest.raises(PolicyConfigError, match="ecs-gpus-fit-instance: maxGpusPerTask: 0 is less than the minimum of 1"):
+        judge(resources, {"ecs-gpus-fit-instance": {"maxGpusPerTask": 0}})
+
+
+def test_a_managed_instances_task_needs_no_member_of(judge):
+    managed = task_definition("managed", [gpu_container("a", 1)], requiresCompatibilities=["MANAGED_INSTANCES"])
+    ec2 = task_definition("ec2", [gpu_container("a", 1)], requiresCompatibilities=["EC2"])
+    result = judge([managed, ec2])
+    assert findings(result, "ecs-gpu-task-placement", "managed") == []
+    assert "no memberOf placement constraint" in findings(result, "ecs-gpu-task-placement", "ec2")[0]
+
+
+def test_a_fraction_asks_for_a_gpu_not_a_whole_one(judge):
+    """Whole GPUs need a type with whole GPUs; a fraction or a share needs any GPU (its own rules
+    judge the kind), and a type without GPUs is refused either way."""
+    def fraction(name: str, member: str) -> dict:
+        container = {"name": "a", "image": "x:1", "memory": 512, "essential": True,
+                     "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility,compute"}],
+                     "resourceRequirements": [{"type": "GPU", "value": "0.125"}]}
+        return task_definition(name, [container], member_of(member))
+
+    result = judge([
+        fraction("slice", "g6f.large"), task_definition("whole-on-slice", [gpu_container("a", 1)], member_of("g6f.large")),
+        fraction("slice-on-cpu", "m5.large"), fraction("slice-unknown", "trn2u.48xlarge"),
+    ])
+    policy = "ecs-gpu-task-placement"
+    assert findings(result, policy, "slice") == [] and findings(result, policy, "slice-unknown") == []
+    assert "memberOf admits g6f.large: g6f.large has a fractional GPU" in findings(result, policy, "whole-on-slice")[0]
+    assert findings(result, policy, "slice-on-cpu")[0].splitlines()[-1] == "memberOf admits m5.large: m5.large has no GPU"
+
+
+def test_every_gpu_container_is_asked_for_driver_capabilities(judge):
+    containers = [
+        gpu_container("cpu", 0, env={}),
+        gpu_container("unset", 1, env={}),
+        gpu_container("bad", 1, env={"NVIDIA_DRIVER_CAPABILITIES": "video"}),
+    ]
+    messages = findings(judge([task_definition("t", containers, member_of("g5.12xlarge"))]), "ecs-gpu-driver-capabilities")
+    assert len(messages) == 2 and "'unset' requests GPUs but sets no" in messages[0] and "container 'bad':" in messages[1]
+
+
+def test_every_capacity_provider_is_judged(judge):
+    off, bad = _group("off", protectFromScaleIn=False), _group("bad", protectFromScaleIn=False)
+    result = judge([off, bad, _capacity_provider("off", off, protection="DISABLED"), _capacity_provider("bad", bad)])
+    assert findings(result, "ecs-capacity-provider-managed", "off") == [] and findings(result, "ecs-capacity-provider-managed", "bad") != []

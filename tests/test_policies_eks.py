@@ -154,3 +154,34 @@ def test_one_driver_per_nvidia_node_group_with_the_gpu_operator(judge):
     assert by_group(judge([cpu, nvidia_ami, custom])) == {}  # no operator in the stack
     result = judge([operator(None), nvidia_ami])
     assert {f.level for f in result.findings if f.policy == policy} == {"mandatory"}
+
+
+def test_only_launch_templates_with_efa_are_efa_templates(judge):
+    plain = resource(LT, "plain", {"instanceType": "m5.large", "networkInterfaces": [{"deviceIndex": 0}]})
+    assert findings(judge([plain]), "eks-efa-security-group") == [] and findings(judge([plain]), "eks-efa-placement") == []
+
+
+def test_every_efa_template_is_judged_past_one_that_cannot_be(judge):
+    """A template of no known type, one whose group has no subnets of this stack, or whose subnets'
+    zones are unknown is passed over; the next one is still judged."""
+    sg, b, c = _group("sg"), _subnet("b", "us-east-1b"), _subnet("c", "us-east-1c")
+    unknown_zone = resource(SUBNET, "later", {"cidrBlock": "10.0.9.0/24"})  # its zone is known only after apply
+    typeless = _template("typeless", "p5.48xlarge", sg, instanceType=None)
+    outside, unknown, spread = (_template(n, "trn1.32xlarge", sg) for n in ("outside", "unknown", "spread"))
+    counted = _template("counted", "p5.48xlarge", sg, [dataclasses.replace(i, device_index=k) for k, i in enumerate(efa_layout(catalog.load().get("p5.48xlarge"), "efa-primary"))], instanceType="p5.48xlarge")
+    result = judge([
+        sg, b, c, unknown_zone, typeless, outside, unknown, spread, counted,
+        resource(NG, "outside", {"instanceTypes": ["trn1.32xlarge"], "subnetIds": ["subnet-elsewhere"]}, launchTemplate=[outside]),
+        _node_group("unknown", "trn1.32xlarge", unknown, [b, unknown_zone]),
+        _node_group("spread", "trn1.32xlarge", spread, [b, c]),
+    ])
+    assert findings(result, "eks-efa-single-az", "outside") == [] and findings(result, "eks-efa-single-az", "unknown") == []
+    [message] = findings(result, "eks-efa-single-az", "spread")
+    assert "the subnets span us-east-1b, us-east-1c" in message
+    assert findings(result, "eks-efa-interfaces", "typeless") == [] and findings(result, "eks-efa-interfaces", "counted") != []
+
+
+def test_a_device_plugin_release_is_not_the_gpu_operator(judge):
+    plugin = resource("kubernetes:helm.sh/v3:Release", "nvdp", {"chart": catalog.load().facts.charts.nvidia_device_plugin.chart, "values": {}})
+    custom = resource(NG, "custom", {"instanceTypes": ["g5.xlarge"], "amiType": "CUSTOM"})
+    assert findings(judge([plugin, custom]), "eks-gpu-driver") == []
