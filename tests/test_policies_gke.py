@@ -118,3 +118,55 @@ def test_the_api_model_of_the_discovery_document(judge):
     assert "'TIME_SLICING' is not one of GPU_SHARING_STRATEGY_UNSPECIFIED, TIME_SHARING, MPS" in findings(result, "gke-api-model", "bad-enum")[0]
     assert "gpuDriverVersion: 'NEWEST' is not one of" in findings(result, "gke-api-model", "bad-driver")[0]
     assert "inputs upgradeSettings have no mapping" in findings(result, "gke-api-unchecked", "unmapped")[0]
+
+
+def test_a_zonal_clusters_location_names_its_region(judge):
+    """A regional pool's location is the region; a zonal cluster's (us-central1-a) names it too."""
+    zonal = _pool("zonal", "g2-standard-8", _gpu("nvidia-l4", 1), zones=("us-central1-f",), location="us-central1-a")
+    elsewhere = _pool("elsewhere", "g2-standard-8", _gpu("nvidia-l4", 1), zones=("us-central1-a",), location="europe-west4-a")
+    unknown = _pool("unknown", "g2-standard-8", _gpu("nvidia-l4", 1), zones=("us-central1-f",), location=None)
+    result = judge([zonal, elsewhere, unknown])
+    assert "us-central1-f does not offer g2-standard" in findings(result, "gke-zone", "zonal")[0]
+    assert "us-central1-a is not a zone of the cluster's region europe-west4" in findings(result, "gke-zone", "elsewhere")[0]
+    assert findings(result, "gke-zone", "unknown") == []  # the location is known only after apply
+
+
+def test_pools_without_known_gpus_are_passed_over_and_the_rest_judged(judge):
+    cpu = _pool("cpu", "e2-standard-4", zones=("us-central1-f",))
+    wrong = _pool("wrong", "a2-highgpu-2g", _gpu("nvidia-tesla-a100", 4), zones=("us-central1-f",))
+    bad_zone = _pool("bad-zone", "g2-standard-8", _gpu("nvidia-l4", 1), zones=("us-central1-f",))
+    no_driver = _pool("no-driver", "g2-standard-8", _gpu("nvidia-l4", 1, None))
+    result = judge([cpu, wrong, bad_zone, no_driver])
+    assert findings(result, "gke-zone", "cpu") == [] and findings(result, "gke-zone", "wrong") == []
+    assert findings(result, "gke-zone", "bad-zone") != []
+    assert findings(result, "gke-gpu-driver", "cpu") == [] and findings(result, "gke-gpu-driver", "no-driver") != []
+
+
+def test_a_partition_size_needs_a_known_gpu(judge):
+    wrong = _pool("wrong", "a2-highgpu-2g", _gpu("nvidia-tesla-a100", 4, gpuPartitionSize="9g.99gb"))
+    assert findings(judge([wrong]), "gke-mig-partition") == []  # gke-accelerator reports the pool
+
+
+def test_sharing_pools_are_named_by_their_pool_name(judge):
+    shared = _gpu("nvidia-l4", 1, gpuSharingConfig={"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 2})
+    unnamed = _pool("unnamed", "g2-standard-8", shared)
+    unnamed["inputs"].pop("name")
+    anywhere = resource("kubernetes:apps/v1:Deployment", "anywhere", {"spec": {"template": {"spec": {
+        "containers": [{"name": "m", "image": "x:1", "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}}})
+    result = judge([unnamed, _deployment("two", "unnamed", 2), anywhere])
+    assert findings(result, "gke-shared-gpu-request", "two") == []  # no pool of that name shares GPUs
+    assert findings(result, "gke-shared-gpu-request", "anywhere") == []  # selects no pool
+    named = _pool("shared", "g2-standard-8", shared)
+    plain = resource("kubernetes:apps/v1:Deployment", "plain", {"spec": {"template": {"spec": {"containers": [{"name": "m", "image": "x:1"}]}}}})
+    result = judge([named, plain, _deployment("two", "shared", 2)])
+    assert findings(result, "gke-shared-gpu-request", "two") != []  # a pod without a pool selector is passed over, not the end
+
+
+def test_every_pod_template_of_a_workload_is_judged(judge):
+    shared = _gpu("nvidia-l4", 1, gpuSharingConfig={"gpuSharingStrategy": "MPS", "maxSharedClientsPerGpu": 4})
+    worker = {"containers": [{"name": "w", "image": "x:1", "resources": {"limits": {"nvidia.com/gpu": "2"}}}],
+              "nodeSelector": {"cloud.google.com/gke-nodepool": "shared"}}
+    roles = {"Launcher": {"template": {"spec": {"containers": [{"name": "l", "image": "x:1"}]}}}, "Worker": {"replicas": 2, "template": {"spec": worker}}}
+    job = resource("kubernetes:kubeflow.org/v2beta1:MPIJob", "mpi", {"spec": {"mpiReplicaSpecs": roles}})
+    [message] = findings(judge([_pool("shared", "g2-standard-8", shared), job]), "gke-shared-gpu-request")
+    assert "spec.mpiReplicaSpecs.Worker.template.spec: container 'w' asks for 2 nvidia.com/gpu" in message
