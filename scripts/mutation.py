@@ -141,7 +141,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "policies_updates": ("policies/updates.py", ["tests/test_diff.py"]),
     # the diff a reviewer reads
     "diff": ("infra/cli/diff.py", ["tests/test_diff.py"]),
-    "diff_render": ("infra/cli/diff_render.py", ["tests/test_diff.py"]),
+    "diff_render": ("infra/cli/diff_render.py", ["tests/test_diff_render.py", "tests/test_diff.py"]),
     "property_changes": ("infra/cli/property_changes.py", ["tests/test_diff.py"]),
 }
 
