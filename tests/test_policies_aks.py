@@ -95,3 +95,39 @@ def test_gke_and_aks_pods_tolerate_their_pools(judge):
     result = judge([_pool("t4", "Standard_NC4as_T4_v3"), pod("tolerates", sku), pod("untolerated", [])])
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "tolerates") == []
     assert "tolerates no nvidia node group's taints (e.g. sku=gpu:NoSchedule)" in findings(result, "k8s-gpu-pod-tolerates-taint", "untolerated")[0]
+
+
+def test_what_makes_a_pool_a_gpu_pool_for_the_vm_size_rule(judge):
+    """Any one sign does: a MIG profile, a driver setting, or an NC/ND size; a size none of them names
+    is a CPU pool, whatever it is called."""
+    result = judge([
+        _pool("by-profile", "Standard_X1", gpuInstance="MIG1g", nodeTaints=[]),
+        _pool("by-driver", "Standard_X2", gpuDriver="Install", nodeTaints=[]),
+        _pool("by-name-nd", "Standard_ND_unknown", nodeTaints=[]),
+        _pool("cpu", "Standard_D8s_v5", nodeTaints=[]),
+    ])
+    for pool in ("by-profile", "by-driver", "by-name-nd"):
+        assert "not a GPU VM size of the curated table" in findings(result, "aks-vm-size", pool)[0], pool
+    assert findings(result, "aks-vm-size", "cpu") == []
+
+
+def test_a_mig_profile_on_an_unknown_size_is_the_vm_size_rules(judge):
+    result = judge([_pool("unknown", "Standard_NC6", gpuInstance="MIG1g")])
+    assert findings(result, "aks-mig-profile", "unknown") == [] and findings(result, "aks-vm-size", "unknown") != []
+
+
+def test_only_curated_gpu_pools_are_held_to_the_driver_and_taint_rules(judge):
+    unknown = _pool("unknown-nc", "Standard_NC6", gpuDriver="None", nodeTaints=[])
+    result = judge([unknown, _operator(driver=False)])
+    assert findings(result, "aks-gpu-driver", "unknown-nc") == [] and findings(result, "aks-gpu-pool-tainted", "unknown-nc") == []
+    other = resource("kubernetes:apps/v1:Deployment", "web", {"vmSize": "Standard_NC4as_T4_v3", "spec": {}})
+    assert findings(judge([other]), "aks-gpu-pool-tainted") == []
+
+
+def test_time_slicing_is_read_from_config_text_only(judge):
+    pool = _pool("t4", "Standard_NC4as_T4_v3", gpuDriver="None")
+    numbers = _operator(driver=True)
+    numbers["inputs"]["values"]["devicePlugin"] = {"config": {"data": {"count": 3, "other": "version: v1"}}}
+    assert findings(judge([pool, numbers]), "aks-time-sharing") == []
+    other_chart = resource(tokens.HELM_RELEASE, "other", {"chart": "something-else", "values": {}})
+    assert findings(judge([pool, other_chart]), "aks-time-sharing") == []
