@@ -134,3 +134,34 @@ def test_a_stack_config_too_large_for_the_environment_reaches_the_pack():
         result = Judge(pack)([pool])
     [message] = findings(result, "ack-region", "v100")
     assert "eu-central-1" in message
+
+
+def _pod_workload(name: str, containers: list[dict], selector: dict) -> dict:
+    return resource("kubernetes:batch/v1:Job", name, {"spec": {"template": {"spec": {"containers": containers, "nodeSelector": selector}}}})
+
+
+def test_a_percentage_given_in_requests_only_is_judged(judge):
+    requests_only = _pod_workload("req", [{"name": "c", "image": "x:1", "resources": {"requests": {"aliyun.com/gpu-core.percentage": 33}}}], {})
+    [message] = findings(judge([requests_only]), "ack-gpu-core-percentage", "req")
+    assert "requests: gpu-core.percentage 33" in message
+
+
+def test_a_share_given_in_limits_and_requests_is_judged_once(judge):
+    both = {"name": "c", "image": "x:1", "resources": {"limits": {"aliyun.com/gpu-mem": 16}, "requests": {"aliyun.com/gpu-mem": 16}}}
+    assert len(findings(judge([_pool("v100", "cgpu"), _pod_workload("both", [both], {"pool": "v100"})]), "ack-gpu-mem-fits", "both")) == 1
+
+
+def test_every_pool_and_container_is_judged_past_one_that_cannot_be(judge):
+    unsourced = _pool("cpu", "cgpu", instance_type="ecs.g7.xlarge")
+    unsourced["inputs"]["labels"].append({"key": "tier", "value": "shared"})
+    sourced = _pool("v100", "cgpu")
+    sourced["inputs"]["labels"].append({"key": "tier", "value": "shared"})
+    unreadable = {"name": "first", "image": "x:1", "resources": {"limits": {"aliyun.com/gpu-mem": "lots"}}}
+    big = {"name": "second", "image": "x:1", "resources": {"limits": {"aliyun.com/gpu-mem": 16}}}
+    [message] = findings(judge([unsourced, sourced, _pod_workload("job", [unreadable, big], {"tier": "shared"})]), "ack-gpu-mem-fits", "job")
+    assert "container 'second' on pool 'v100': gpu-mem 16 GiB does not fit one GPU" in message
+
+
+def test_only_the_sharing_charts_release_is_held_to_its_version(judge):
+    other = resource(RELEASE, "other", {"chart": "some-other-chart", "version": "0.1.0"})
+    assert findings(judge([other]), "ack-cluster-prerequisites", "other") == []
