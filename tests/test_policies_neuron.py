@@ -128,3 +128,25 @@ def test_the_shipped_neuron_stack_is_clean():
     plan = preview_plan("ecs-neuron")
     assert plan["policy"]["violations"] == []
     assert plan["policy"]["pack"] == "gpufleet-guard"
+
+
+def test_a_task_without_neuron_devices_is_not_the_neuron_rules_business(judge):
+    """A GPU task, or one without accelerators, is counted not applicable; a task that only asks for
+    NeuronDevice in its requirements is judged."""
+    gpu = {"name": "g", "image": "x:1", "memory": 512, "essential": True, "resourceRequirements": [{"type": "GPU", "value": "1"}]}
+    asks = {"name": "n", "image": "x:1", "memory": 512, "essential": True, "resourceRequirements": [{"type": "NeuronDevice", "value": "ALL"}]}
+    result = judge([task_definition("gpu", [gpu], member_of("g5.xlarge")), task_definition("asks", [asks], member_of("inf2.xlarge"))])
+    assert result.not_applicable["ecs-neuron-ipc-lock"] == 1 and result.not_applicable["ecs-neuron-device-managed"] == 1
+    assert findings(result, "ecs-neuron-device-managed", "asks") != []
+
+
+def test_every_neuron_container_is_asked_for_ipc_lock(judge):
+    plain = {"name": "sidecar", "image": "x:1", "memory": 128, "essential": False}
+    [message] = findings(judge([task_definition("t", [plain, neuron_container("a", [0], ipc_lock=False)], member_of("inf2.xlarge"))]), "ecs-neuron-ipc-lock")
+    assert "container 'a' maps Neuron devices" in message
+
+
+def test_the_region_rule_judges_launch_templates_only(judge):
+    unsupported = _provider("af-south-1")
+    result = judge([unsupported, _on(unsupported, task_definition("t", [neuron_container("a", [0])], member_of("inf2.xlarge")))])
+    assert findings(result, "ecs-neuron-region") == []
