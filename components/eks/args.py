@@ -62,8 +62,8 @@ class TaintArgs(SpecModel):
     """A Kubernetes taint on every node of the group."""
 
     # Lengths are the EKS API model's (botocore's Taint shape: components/eks/checks.py), not typed here.
-    key: str = Field(description="Taint key, e.g. nvidia.com/gpu.")
-    value: str | None = Field(None, description="Taint value; absent for key-only taints.")
+    key: str = Field(description="Taint key, e.g. nvidia.com/gpu; its length is checked against the EKS API model (Taint.key).")
+    value: str | None = Field(None, description="Taint value; absent for key-only taints; its length is checked against the EKS API model (Taint.value).")
     effect: TaintEffect = Field(  # type: ignore[valid-type]
         description="NoSchedule, NoExecute or PreferNoSchedule (or the EKS API spelling NO_SCHEDULE ...); "
         "written in the EKS API's spelling."
