@@ -288,3 +288,89 @@ def test_a_created_vpc_names_its_zones_and_is_shown_two_that_offer_every_type(st
     assert len(suggested) == 2  # an ECS cluster's subnets in two zones
     for name in ("g5.12xlarge", "p4d.24xlarge"):
         assert set(suggested) <= set(cat.get(name).offerings["us-east-1"])
+
+
+def _ecs(c) -> dict:
+    return c["gpufleet:ecs"]
+
+
+def test_managed_instance_providers_count_toward_the_providers_quota(stack_variant):
+    from gpufleet.components.catalog import catalog
+
+    limit = catalog.load().facts.quotas["ecsCapacityProvidersPerCluster"].value
+    managed = 6
+
+    def edit(c):
+        base = dict(_ecs(c)["capacityProviders"][0])
+        _ecs(c)["capacityProviders"] = [{**base, "name": f"cp{i}"} for i in range(limit + 1 - managed)]
+        _ecs(c)["workloads"] = []
+        providers = [{"name": f"mi{i}", "instanceTypes": ["g5.xlarge"], "storageGiB": 200} for i in range(managed)]
+        _ecs(c).insert(list(_ecs(c)).index("workloads"), "managedInstanceProviders", providers)
+
+    err = _errors(stack_variant(edit))
+    assert (
+        f"gpufleet:ecs.capacityProviders = '{limit + 1} capacity providers (managedInstanceProviders included)': "
+        f"{limit + 1} capacity providers in one ECS cluster; AWS allows {limit}"
+    ) in err
+
+
+def test_mixed_gpu_options_point_at_the_last_container(stack_variant):
+    def whole_last(c):
+        _ecs(c)["workloads"][1]["containers"].append({"name": "whole", "image": "x:1", "cpu": 256, "memory": 512, "gpus": 1})
+
+    err = _errors(stack_variant(whole_last, "ecs-mps"))
+    assert "gpufleet:ecs.workloads[1].containers[2].gpus = '1': the task's GPU containers mix an MPS share and whole GPUs" in err
+    assert "[rule: ecs-gpu-one-option]" in err
+
+    def share_last(c):
+        _ecs(c)["workloads"][1]["containers"].insert(0, {"name": "whole", "image": "x:1", "cpu": 256, "memory": 512, "gpus": 1})
+
+    err = _errors(stack_variant(share_last, "ecs-mps"))
+    assert "gpufleet:ecs.workloads[1].containers[2].gpuShare = null: the task's GPU containers mix" in err
+
+
+def test_an_mps_share_on_a_fractional_type_names_the_share(stack_variant):
+    err = _errors(stack_variant(lambda c: _ecs(c)["workloads"][0].__setitem__("capacityProvider", "slices"), "ecs-mps"))
+    assert "gpufleet:ecs.workloads[0].containers[0].gpuShare = 22000: g6f.2xlarge has a fractional GPU: MPS sharing does not work on G6f" in err
+
+
+def test_a_gpu_type_no_variant_supports_points_at_the_instance_type(stack_variant):
+    """al2-kernel-5.10 exists for the GPU AMI only; on a GPU type the type is what to change."""
+    def edit(c):
+        _ecs(c)["capacityProviders"][0].update(instanceType="g5g.xlarge", amiVariant="al2-kernel-5.10")
+
+    err = _errors(stack_variant(edit))
+    assert "gpufleet:ecs.capacityProviders[0].instanceType = 'g5g.xlarge': g5g.xlarge: Graviton (arm64)" in err
+
+
+def test_every_capacity_provider_is_judged_past_an_unknown_type(stack_variant):
+    def edit(c):
+        _ecs(c)["capacityProviders"][0]["instanceType"] = "g5.nope"
+        _ecs(c)["capacityProviders"][1]["instanceType"] = "g5g.xlarge"
+
+    err = _errors(stack_variant(edit))
+    assert "capacityProviders[0].instanceType = 'g5.nope'" in err and "capacityProviders[1].instanceType = 'g5g.xlarge'" in err
+
+
+def test_container_names_are_unique_in_a_workload(stack_variant):
+    def edit(c):
+        containers = _ecs(c)["workloads"][1]["containers"]
+        containers[1]["name"] = containers[0]["name"]
+
+    err = _errors(stack_variant(edit))
+    assert "gpufleet:ecs.workloads[1].containers[1].name = 'embed': a workload's container names must be unique [rule: names-unique]" in err
+
+
+def test_services_that_share_a_provider_are_judged_together(stack_variant):
+    def edit(c):
+        _ecs(c)["workloads"][0]["service"]["desiredCount"] = 10
+        _ecs(c)["workloads"][1]["service"] = {"desiredCount": 4}
+
+    from gpufleet.components.catalog import catalog
+
+    err = _errors(stack_variant(edit))
+    per_instance = catalog.load().get("g5.12xlarge").gpu.count  # the inference provider's type, maxSize 4
+    assert (
+        "gpufleet:ecs.workloads[1].service = 4: the services on inference reserve 26 GPUs in all (llm-serve 10 x 1, embed-rerank 4 x 4); "
+        f"4 instances register {4 * per_instance} [rule: ecs-tasks-placeable]"
+    ) in err

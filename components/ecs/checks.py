@@ -104,13 +104,15 @@ def _quotas(fleet: EcsFleetArgs, cat: Catalog) -> Iterator[Violation]:
     """The ECS quotas AWS does not raise: capacity providers per cluster, container instances per
     cluster (maxSize summed), containers per task definition."""
     quotas = cat.facts.quotas
-    for field, quota, count in (
-        (("capacityProviders",), "ecsCapacityProvidersPerCluster", len(fleet.capacity_providers) + len(fleet.managed_instance_providers)),
-        (("capacityProviders",), "ecsContainerInstancesPerCluster", sum(cp.max_size for cp in fleet.capacity_providers)),
+    for field, quota, count, what in (
+        (("capacityProviders",), "ecsCapacityProvidersPerCluster", len(fleet.capacity_providers) + len(fleet.managed_instance_providers),
+         "capacity providers (managedInstanceProviders included)"),
+        (("capacityProviders",), "ecsContainerInstancesPerCluster", sum(cp.max_size for cp in fleet.capacity_providers),
+         "container instances (the providers' maxSize summed)"),
     ):
         problem = quota_problem(quota, count, quotas)
         if problem:
-            yield Violation("aws-service-quotas", field, f"{len(fleet.capacity_providers)} capacity providers", problem.message)
+            yield Violation("aws-service-quotas", field, f"{count} {what}", problem.message)
     for i, wl in enumerate(fleet.workloads):
         problem = quota_problem("ecsContainersPerTaskDefinition", len(wl.containers), quotas)
         if problem:
