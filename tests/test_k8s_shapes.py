@@ -32,7 +32,7 @@ def test_cpu_in_millicores(text, expected):
 @pytest.mark.parametrize(
     ("resource", "amount", "text"),
     [
-        ("cpu", 1500, "1500m"), ("cpu", 2000, "2"), ("cpu", 999, "999m"), ("cpu", 192000, "192"),
+        ("cpu", 1500, "1500m"), ("cpu", 2000, "2"), ("cpu", 999, "999m"), ("cpu", 999000, "999"),
         ("memory", 2**30, "1Gi"), ("memory", 3 * 2**30, "3Gi"), ("memory", 2**29, "512Mi"), ("memory", 2**20 + 1, "2Mi"),
         ("hugepages-2Mi", 2 * 2**30, "2Gi"), ("ephemeral-storage", 100 * 2**20, "100Mi"),
         ("nvidia.com/gpu", 8, "8"), ("pods", 110, "110"),
