@@ -15,7 +15,7 @@ from pydantic.alias_generators import to_camel
 
 
 class _Facts(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, alias_generator=to_camel)
 
 
 class Sourced(_Facts):
