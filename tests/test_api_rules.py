@@ -227,3 +227,23 @@ def test_the_pack_walks_the_api_model(judge):
     assert "Invalid length for parameter labels.team" in findings(result, "aws-api-model", "labelled")[0]
     assert "CreateCluster.name = " in findings(result, "aws-api-model", "named")[0] and "at most 100 characters" in findings(result, "aws-api-model", "named")[0]
     assert {f.level for f in result.findings if f.policy == "aws-api-model"} == {"mandatory"}
+
+
+def test_the_pack_leaves_inputs_without_a_member_to_the_provider(judge):
+    """Another program's inputs may map to calls other than the create call: not a finding."""
+    group = resource(NG, "g", {"clusterName": "c", "nodeGroupName": "g", "nodeRoleArn": "arn:aws:iam::123456789012:role/r",
+                               "subnetIds": ["subnet-1"], "someProviderOnlyInput": True})
+    assert findings(judge([group]), "aws-api-model", "g") == []
+
+
+def test_the_managed_node_group_quota_points_at_the_last_group(judge):
+    many = [resource(NG, f"g{i}", {"clusterName": "many", "scalingConfig": {"maxSize": 1}}) for i in range(31)]
+    result = judge(many)
+    [finding] = [f for f in result.findings if f.policy == "aws-service-quotas-adjustable" and "managed node groups" in f.message]
+    assert finding.urn.endswith("::g30")
+
+
+def test_ack_labels_without_a_key_are_passed_over(judge):
+    pool = resource("alicloud:cs/nodePool:NodePool", "pool", {"labels": [{"key": None, "value": "x"}, "not a label", {"key": "k8s.io/x", "value": "y"}]})
+    [message] = findings(judge([pool]), "k8s-node-labels", "pool")
+    assert "the k8s.io namespace" in message
