@@ -13,7 +13,7 @@ the others); without it they run one after another in the checkout itself.
 
 Prints the score per module and every survivor (file:line, operator, the line), and exits 1 when a
 survivor is not listed in tests/mutation/equivalent.txt with the reason it cannot change behaviour.
-A listed mutant is not run (a survivor costs every test that reaches its line); --run-equivalent
+A listed mutant is not run when its key names it alone (a survivor costs every test that reaches its line); --run-equivalent
 runs them too, to find entries that a newer test kills.
 
 Why cosmic-ray rather than mutmut: cosmic-ray mutates the files where they are and its mutants can
@@ -46,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -230,8 +231,9 @@ def _mutants(name: str, sample: int | None, seed: int):
 
 def run_module(name: str, sample: int | None, seed: int, skip: frozenset[str] = frozenset()) -> tuple[int, int, list[Survivor], dict[str, int]]:
     """Mutate one module; returns (killed, run, survivors, how many each way judged). A mutant whose
-    key is in `skip` (listed in equivalent.txt) is counted a survivor without running: a survivor
-    runs every test that reaches its line, the costliest verdict there is."""
+    key is in `skip` (listed in equivalent.txt), and is the only mutant of that key, is counted a
+    survivor without running: a survivor runs every test that reaches its line, the costliest verdict
+    there is."""
     from cosmic_ray.mutating import use_mutation
     from cosmic_ray.plugins import get_operator
 
@@ -242,6 +244,10 @@ def run_module(name: str, sample: int | None, seed: int, skip: frozenset[str] = 
     if not mutants:
         return 0, 0, [], {"fork": 0, "fresh": 0, "listed": 0, "baseline_seconds": 0}
     lines = (ROOT / relative).read_text().splitlines()
+    # A key names every mutant of one operator on one line: only a key that names one mutant alone
+    # is skipped, so a listed `x + 1` never hides an `x - 1` that a test kills.
+    keys = Counter(Survivor(relative, m.start_pos[0], m.operator_name, lines[m.start_pos[0] - 1].strip()).key for m in mutants)
+    skip = frozenset(k for k in skip if keys[k] == 1)
 
     def judge_all(warm: WarmTests):
         killed, run, survivors, ways = 0, 0, [], {"fork": 0, "fresh": 0, "listed": 0, "baseline_seconds": round(warm.baseline_seconds)}
