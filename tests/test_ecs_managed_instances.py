@@ -251,3 +251,24 @@ def _neuron(name: str) -> dict:
 )
 def test_neuron_device_messages(containers, compatibilities, messages):
     assert managed_instances.neuron_device_problems(containers, compatibilities) == messages
+
+
+def test_each_provider_is_held_to_its_own_infrastructure_policy(judge, plan):
+    """The gpu provider's infrastructure role gets a custom policy and a badly named instance role:
+    not judged, though the neuron provider's role keeps the managed policy; the neuron provider,
+    judged after it, is still judged."""
+    renamed = json.loads(json.dumps(plan["resources"]))
+    for r in renamed:
+        if r["type"] == "aws:iam/rolePolicyAttachment:RolePolicyAttachment" and r["name"].startswith("ml-managed-gpu-infrastructure"):
+            r["inputs"]["policyArn"] = "arn:aws:iam::123456789012:policy/custom-managed-instances"
+        if r["type"] == "aws:iam/role:Role" and r["name"] in ("ml-managed-gpu-instance", "ml-managed-neuron-instance"):
+            r["inputs"]["name"] = f"{r['name']}-7f3a"
+    [message] = findings(judge(renamed), "ecs-managed-instances-role-name")
+    assert "capacity provider 'ml-managed-neuron' passes instance role 'ml-managed-neuron-instance-7f3a'" in message
+
+
+def test_an_auto_scaling_provider_is_not_a_managed_instances_one(judge):
+    group = resource("aws:autoscaling/group:Group", "asg", {"maxSize": 1, "minSize": 0})
+    cp = resource("aws:ecs/capacityProvider:CapacityProvider", "cp", {"autoScalingGroupProvider": {"autoScalingGroupArn": "arn"}}, autoScalingGroupProvider=[group])
+    result = judge([group, cp])
+    assert findings(result, "ecs-managed-instances-match") == [] and findings(result, "ecs-managed-instances-role-name") == []
