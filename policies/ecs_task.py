@@ -40,7 +40,6 @@ class EcsTask:
         compatibilities = [c for c in items(get(props, "requiresCompatibilities")) if isinstance(c, str)]
         self.compatibilities = compatibilities
         self.fargate = "FARGATE" in compatibilities
-        self.ec2 = not compatibilities or "EC2" in compatibilities  # EC2 is the API's default
 
     @property
     def maps_neuron(self) -> bool:

@@ -204,3 +204,19 @@ def test_every_capacity_provider_is_judged(judge):
     off, bad = _group("off", protectFromScaleIn=False), _group("bad", protectFromScaleIn=False)
     result = judge([off, bad, _capacity_provider("off", off, protection="DISABLED"), _capacity_provider("bad", bad)])
     assert findings(result, "ecs-capacity-provider-managed", "off") == [] and findings(result, "ecs-capacity-provider-managed", "bad") != []
+
+
+def test_every_member_of_constraint_narrows_the_types(judge):
+    """Two memberOf constraints admit the types both admit; another kind of constraint is not one."""
+    containers = [gpu_container("a", 1)]
+    both = task_definition("both", containers,
+                           placementConstraints=[{"type": "memberOf", "expression": "attribute:ecs.instance-type in [g5.xlarge, m5.large]"},
+                                                 {"type": "memberOf", "expression": "attribute:ecs.instance-type == g5.xlarge"},
+                                                 {"type": "distinctInstance", "expression": "attribute:ecs.instance-type == m5.large"}])
+    assert findings(judge([both]), "ecs-gpu-task-placement", "both") == []
+
+
+def test_an_unreadable_member_of_expression_is_a_finding(judge):
+    broken = task_definition("broken", [gpu_container("a", 1)], "attribute:ecs.instance-type ==")
+    messages = findings(judge([broken]), "ecs-gpu-task-placement", "broken")
+    assert any("the memberOf expression cannot be read" in m for m in messages), messages
