@@ -220,3 +220,11 @@ def test_an_unreadable_member_of_expression_is_a_finding(judge):
     broken = task_definition("broken", [gpu_container("a", 1)], "attribute:ecs.instance-type ==")
     messages = findings(judge([broken]), "ecs-gpu-task-placement", "broken")
     assert any("the memberOf expression cannot be read" in m for m in messages), messages
+
+
+def test_a_constraint_of_another_kind_does_not_narrow_the_types(judge):
+    task = task_definition("other-kind", [gpu_container("a", 1)],
+                           placementConstraints=[{"type": "memberOf", "expression": "attribute:ecs.instance-type in [g5.xlarge, m5.large]"},
+                                                 {"type": "distinctInstance", "expression": "attribute:ecs.instance-type == g5.xlarge"}])
+    [message] = findings(judge([task]), "ecs-gpu-task-placement", "other-kind")
+    assert "memberOf admits m5.large: m5.large has no GPU" in message
