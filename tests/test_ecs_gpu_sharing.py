@@ -339,3 +339,31 @@ def test_gpu_placement_counts_whole_gpus_not_shares(judge):
     result = judge([whole, shared])
     refused = {(f.urn.rsplit("::", 1)[-1], f.level) for f in result.findings if f.policy == "ecs-gpus-fit-instance"}
     assert refused == {("eight", "mandatory")}
+
+
+def test_the_mps_agent_rule_reads_every_task_and_template(judge):
+    """Templates of types no MPS task admits, templates without a known ECS GPU AMI, and tasks that
+    ask for no share are passed over; the MPS task's own types are still judged, past them."""
+    minimum = CAT.ecs().gpu_sharing.mps_agent_minimum
+    old = _gpu_ami(minimum, newer=False)
+    open_task = _mps_task("open")
+    open_task["inputs"].pop("placementConstraints")  # no memberOf: every template is one it may land on
+    cpu_task = task_definition("cpu", [gpu_container("server", 0)])
+    other_type = launch_template("other-type", "g5.2xlarge", imageId=old)
+    custom = launch_template("custom", "g5.xlarge")
+    result = judge([custom, cpu_task, _mps_task("mps"), other_type, launch_template("old", "g5.xlarge", imageId=old)])
+    assert [f.urn.rsplit("::", 1)[-1] for f in result.findings if f.policy == "ecs-mps-agent"] == ["old"]
+    result = judge([open_task, other_type])
+    assert [f.urn.rsplit("::", 1)[-1] for f in result.findings if f.policy == "ecs-mps-agent"] == ["other-type"]
+    unreadable = _mps_task("unreadable")
+    unreadable["inputs"]["placementConstraints"] = [{"type": "memberOf", "expression": "attribute:ecs.instance-type =="}]
+    result = judge([unreadable, other_type])
+    assert [f.urn.rsplit("::", 1)[-1] for f in result.findings if f.policy == "ecs-mps-agent"] == ["other-type"]
+
+
+def test_whole_gpu_containers_are_passed_over_by_the_fraction_rule(judge):
+    whole = gpu_container("whole", 1)
+    share = gpu_container("share", 0)
+    share["resourceRequirements"] = [{"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": 8000}}}]
+    messages = findings(judge([task_definition("mixed", [whole, share], member_of("g6f.large"))]), "ecs-gpu-fractional")
+    assert any("container 'share'" in m for m in messages)
