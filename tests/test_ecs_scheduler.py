@@ -241,3 +241,12 @@ def test_a_shared_capacity_finding_names_ten_services_and_counts_the_rest():
     services = [_service(f"s{i}", 1) for i in range(10)]
     [(_, why)] = es.shared_capacity(services, {"gpu": instance(max_instances=2)})
     assert "more" not in why and "s9 1 x 1);" in why
+
+
+def test_only_fraction_tasks_take_slices():
+    g6f = instance(instance_type="g6f.large", gpus=0, gpu_partition=0.125, gpu_slices=2, max_instances=1)
+    services = [_service("whole", 1, gpus=0), _service("slice", 2, gpus=0, gpu_fraction=0.125)]
+    assert es.shared_capacity(services, {"gpu": g6f}) == []  # 2 slices asked, 2 registered
+    over = [_service("whole", 1, gpus=0), _service("slice", 3, gpus=0, gpu_fraction=0.125)]
+    [(_, why)] = es.shared_capacity(over, {"gpu": g6f})
+    assert why == "the services on gpu reserve 3 fractional GPU slices in all (slice 3 x 1); 1 instances register 2"
