@@ -255,14 +255,25 @@ def run_module(name: str, sample: int | None, seed: int, skip: frozenset[str] = 
             if i % 25 == 0:
                 print(f"  {name}: {i}/{len(mutants)} mutants judged, {len(survivors)} survived so far", file=sys.__stderr__, flush=True)
             operator = get_operator(m.operator_name)(**(m.operator_args or {}))
-            with use_mutation(ROOT / relative, operator, m.occurrence) as (original, mutated):
+            survivor = Survivor(relative, m.start_pos[0], m.operator_name, lines[m.start_pos[0] - 1].strip())
+            try:
+                mutation = use_mutation(ROOT / relative, operator, m.occurrence)
+                original, mutated = mutation.__enter__()
+            except AttributeError:
+                # cosmic-ray 8's ExceptionReplacer cannot rewrite some except clauses (parso nodes
+                # without a value): the mutant is never made, the file is untouched. Counted apart.
+                ways["unmade"] = ways.get("unmade", 0) + 1
+                print(f"  {name}: cosmic-ray could not make {survivor.path}:{survivor.line} {survivor.operator}", file=sys.__stderr__, flush=True)
+                continue
+            try:
                 if mutated is None:
                     continue
-                survivor = Survivor(relative, m.start_pos[0], m.operator_name, lines[m.start_pos[0] - 1].strip())
                 if survivor.key in skip:
                     outcome, how = SURVIVED, "listed"
                 else:
                     outcome, how = warm.judge(original, mutated, m.start_pos[0])
+            finally:
+                mutation.__exit__(None, None, None)  # the unmutated file back in place
             ways[how] += 1
             run += 1
             if outcome == KILLED:
