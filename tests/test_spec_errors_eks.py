@@ -469,13 +469,16 @@ def test_zones_with_existing_subnets(stack_variant):
 def test_a_taint_key_kubernetes_takes_and_the_eks_api_does_not(stack_variant):
     """Kubernetes takes a 60-character name under a prefix; CreateNodegroup's Taint.key stops at 63
     characters in all (botocore's model, the one place the bound is written)."""
-    key = "example.com/" + "k" * 60
+    from gpufleet.components.catalog.aws_api import member_shape
+
+    limit = member_shape("eks", "Taint", "key").metadata["max"]
+    key = "example.com/" + "k" * (limit - len("example.com/") + 1)  # the name part is within Kubernetes' 63
 
     def edit(c):
         _group(c)["taints"] = [{"key": "gpu", "effect": "NoSchedule"}, {"key": key, "effect": "NoSchedule"}]
 
     err = _errors(stack_variant(edit, "eks-g5-timeslice"))
-    assert f"gpufleet:eks.nodeGroups[0].taints[1].key = '{key}': at most 63 characters (eks API, Taint.key) [rule: aws-api-model]" in err
+    assert f"gpufleet:eks.nodeGroups[0].taints[1].key = '{key}': at most {limit} characters (eks API, Taint.key) [rule: aws-api-model]" in err
     assert "k8s-node-labels" not in err
 
 
