@@ -346,6 +346,18 @@ def golden_inputs(stack: str, name: str) -> dict:
     return r["inputs"]
 
 
+@pytest.mark.parametrize("location, zonal", [("us-central1-a", True), ("us-central1", False)])
+def test_a_gke_pool_without_node_locations_runs_in_its_clusters_zones(tmp_path, location, zonal):
+    def edit(r):
+        r["inputs"].pop("nodeLocations")
+        r["inputs"]["location"] = location
+
+    pool = added(tmp_path, _gke(edit))["l4-shared"]
+    low, high = (golden_inputs("gke-l4-timeshare", "inference-l4-shared")["autoscaling"][k] for k in ("minNodeCount", "maxNodeCount"))
+    # a zonal cluster: one zone; a regional one: the pool's inputs do not say how many zones
+    assert pool["instances"] == ({"min": low, "desired": low, "max": high} if zonal else {"min": None, "desired": None, "max": None})
+
+
 def test_a_gke_pool_of_fixed_size(tmp_path):
     def fixed(r):
         r["inputs"].pop("autoscaling")

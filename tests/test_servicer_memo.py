@@ -152,3 +152,41 @@ def test_a_stack_of_twenty_thousand_resources_is_converted_once(monkeypatch):
     servicer.AnalyzeStack(stack, None)
     assert seen == [n, n, n]
     assert len(calls) == n
+
+
+@pytest.mark.parametrize("changed", ["json_format", "deserialize_properties", "unknown_checking_proxy", "_get_provider_resource"])
+def test_install_leaves_pulumi_policy_alone_when_its_internals_differ(monkeypatch, changed):
+    _undo_install(monkeypatch)
+    if changed.startswith("_"):
+        monkeypatch.setattr(_PolicyAnalyzerServicer, changed, None)  # a method it no longer has
+    else:
+        monkeypatch.setattr(pulumi_policy_module, changed, lambda *a, **k: None)
+    before = {name: getattr(pulumi_policy_module, name) for name in ("json_format", "deserialize_properties", "unknown_checking_proxy")}
+    methods = {name: getattr(_PolicyAnalyzerServicer, name) for name in ("_get_resource_options", "_get_provider_resource", "_configure_runtime_settings")}
+    assert servicer_memo.install() is False
+    assert {name: getattr(pulumi_policy_module, name) for name in before} == before
+    assert {name: getattr(_PolicyAnalyzerServicer, name) for name in methods} == methods
+
+
+def test_same_input_same_result_is_made_once_and_a_call_with_options_is_not_kept():
+    made = []
+    once = servicer_memo._SameInputSameResult(lambda value, *args, **kwargs: made.append((value, args, kwargs)) or ("made", len(made)))
+    value = {"a": 1}
+    first = once(value)
+    assert first == ("made", 1) and once(value) is first and len(made) == 1
+    assert once({"a": 1}) == ("made", 2)  # an equal input of its own: kept by object, not content
+    # Remediate passes options: each such call reaches the function with them, and is not kept.
+    assert once(value, "option") == ("made", 3) and made[-1] == (value, ("option",), {})
+    assert once(value, keep=True) == ("made", 4) and made[-1] == (value, (), {"keep": True})
+    assert once(value) is first
+
+
+def test_a_conversion_with_options_is_not_taken_from_the_memo():
+    once = servicer_memo._ConvertOnce()
+    options = analyzer_pb2.AnalyzerResourceOptions(ignoreChanges=["tags"])
+    assert once.MessageToDict(options) == {"ignoreChanges": ["tags"]}
+    full = json_format.MessageToDict(options, always_print_fields_with_no_presence=True)
+    assert full != {"ignoreChanges": ["tags"]}  # the option shows the fields left at their defaults
+    assert once.MessageToDict(options, always_print_fields_with_no_presence=True) == full
+    assert once.MessageToDict(options, True) == full
+    assert once.MessageToDict(options) == {"ignoreChanges": ["tags"]}
