@@ -84,7 +84,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "eks_rules": ("components/catalog/eks_rules.py", ["tests/test_spec_errors_eks.py", "tests/test_policies_eks.py", "tests/test_preview_eks.py"]),
     "facts": ("components/catalog/facts.py", ["tests/test_facts.py", "tests/test_catalog.py"]),
     "fleet_view": ("components/catalog/fleet_view.py", ["tests/test_fleet_view.py", "tests/test_diagram.py", "tests/test_diff.py"]),
-    "generate": ("components/catalog/generate.py", ["tests/test_catalog.py"]),
+    "generate": ("components/catalog/generate.py", ["tests/test_fact_sources.py", "tests/test_catalog.py"]),
     "gke_api": ("components/catalog/gke_api.py", ["tests/test_gke_rules.py", "tests/test_preview_gke.py"]),
     "gke_rules": ("components/catalog/gke_rules.py", ["tests/test_gke_rules.py", "tests/test_spec_errors_gke.py", "tests/test_policies_gke.py"]),
     "k8s_filters": ("components/catalog/k8s_filters.py", ["tests/test_k8s_filters.py", *_K8S]),
@@ -105,7 +105,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     ]),
     "quotas": ("components/catalog/quotas.py", ["tests/test_api_rules.py"]),
     "replacement": ("components/catalog/replacement.py", ["tests/test_diff.py"]),
-    "sources": ("components/catalog/sources.py", ["tests/test_catalog.py", "tests/test_engine.py"]),
+    "sources": ("components/catalog/sources.py", ["tests/test_fact_sources.py", "tests/test_catalog.py", "tests/test_engine.py"]),
     # components/*/checks.py: each cloud's spec rules
     "ack_checks": ("components/ack/checks.py", ["tests/test_spec_errors_ack.py", "tests/test_policy_parity.py"]),
     "aks_checks": ("components/aks/checks.py", ["tests/test_spec_errors_aks.py", "tests/test_gke_rules.py"]),
