@@ -131,7 +131,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "policies_eks": ("policies/eks.py", ["tests/test_policies_eks.py"]),
     "policies_eks_nodes": ("policies/eks_nodes.py", ["tests/test_policies_eks.py"]),
     "policies_gke": ("policies/gke.py", ["tests/test_policies_gke.py"]),
-    "policies_inputs": ("policies/inputs.py", ["tests/test_policies_ecs.py", "tests/test_policies_eks.py"]),
+    "policies_inputs": ("policies/inputs.py", ["tests/test_policy_inputs.py", "tests/test_policies_ecs.py", "tests/test_policies_eks.py"]),
     "policies_k8s": ("policies/k8s.py", ["tests/test_policies_k8s.py", "tests/test_policies_eks.py", "tests/test_policies_gke.py", "tests/test_policies_aks.py"]),
     "policies_neuron": ("policies/neuron.py", ["tests/test_policies_neuron.py"]),
     "policies_placement": ("policies/placement.py", _PLACEMENT),

@@ -1,0 +1,126 @@
+"""policies/inputs.py: how every policy reads a resource's inputs as the engine sends them during a
+preview: values known only after apply (pulumi_policy's proxy raises on them), strings for booleans,
+doubles for numbers, base64 user data, and the region a resource is created in."""
+
+from __future__ import annotations
+
+import base64
+from types import SimpleNamespace
+
+import pytest
+from pulumi_policy.proxy import UNKNOWN_NUMBER_VALUE, UNKNOWN_STRING_VALUE, unknown_checking_proxy
+
+from gpufleet.policies import inputs
+
+UNKNOWN = UNKNOWN_STRING_VALUE
+
+
+def _preview(value: dict):
+    """Inputs as a policy gets them during preview: unknown values raise when read."""
+    return unknown_checking_proxy(value)
+
+
+RESOURCE = _preview({
+    "name": "g5",
+    "arn": UNKNOWN,
+    "tags": {"team": "ml", "owner": UNKNOWN},
+    "subnets": ["subnet-a", UNKNOWN, "subnet-c"],
+    "sizes": [1, 2],
+    "nested": [{"id": UNKNOWN_NUMBER_VALUE, "kind": "efa"}],
+    "empty": None,
+})
+
+
+@pytest.mark.parametrize(
+    "path, value, is_present",
+    [
+        (("name",), "g5", True),
+        (("arn",), None, True),  # known after apply: present, but no value to judge
+        (("tags", "team"), "ml", True),
+        (("tags", "owner"), None, True),
+        (("tags", "missing"), None, False),
+        (("subnets", 0), "subnet-a", True),
+        (("subnets", 1), None, True),
+        (("subnets", 2), "subnet-c", True),
+        (("subnets", 3), None, False),  # past the end
+        (("name", 0), None, False),  # a string is not a list
+        (("tags", 0), None, False),
+        (("sizes", "x"), None, False),  # a list has no keys
+        (("nested", 0, "kind"), "efa", True),
+        (("nested", 0, "id"), None, True),
+        (("empty",), None, False),  # set to null: not present
+        (("nowhere", "deeper"), None, False),
+    ],
+)
+def test_get_and_present_read_through_unknowns(path, value, is_present):
+    assert inputs.get(RESOURCE, *path) == value
+    assert inputs.present(RESOURCE, *path) is is_present
+
+
+def test_items_leaves_unknown_elements_out():
+    assert inputs.items(RESOURCE["subnets"]) == ["subnet-a", "subnet-c"]
+    assert inputs.items("subnet-a") == [] and inputs.items(None) == []
+
+
+def test_plain_leaves_unknowns_out_or_marks_them():
+    assert inputs.plain(RESOURCE["tags"]) == {"team": "ml"}
+    assert inputs.plain(RESOURCE["subnets"]) == ["subnet-a", "subnet-c"]
+    marked = inputs.plain(RESOURCE, unknown="?")
+    assert marked["arn"] == "?" and marked["tags"] == {"team": "ml", "owner": "?"}
+    assert marked["subnets"] == ["subnet-a", "?", "subnet-c"]
+    assert marked["nested"] == [{"id": "?", "kind": "efa"}]
+    left_out = inputs.plain(RESOURCE)
+    assert "arn" not in left_out and left_out["name"] == "g5" and left_out["nested"] == [{"kind": "efa"}]
+    assert list(left_out) == ["name", "tags", "subnets", "sizes", "nested", "empty"]  # every known key, in order
+
+
+def test_truthy_reads_pulumi_aws_string_booleans():
+    assert [inputs.truthy(v) for v in (True, "true", "True", "TRUE")] == [True] * 4
+    assert [inputs.truthy(v) for v in (False, "false", "yes", 1, None, "")] == [False] * 6
+
+
+def test_text_prints_whole_doubles_as_integers():
+    assert [inputs.text(v) for v in (22.0, 22.5, 3, "4.0", True)] == ["22", "22.5", "3", "4.0", "True"]
+
+
+def test_json_document():
+    assert inputs.json_document('[{"name": "a"}]') == [{"name": "a"}]
+    assert inputs.json_document("not json") is None
+    assert inputs.json_document([{"name": "a"}]) == [{"name": "a"}]
+
+
+def test_user_data_is_decoded_when_base64_and_kept_as_given_otherwise():
+    script = "#!/bin/bash\necho ECS_ENABLE_GPU_SUPPORT=true >> /etc/ecs/ecs.config\n"
+    assert inputs.user_data_text(base64.b64encode(script.encode()).decode()) == script
+    assert inputs.user_data_text(script) == script  # not base64 (validate=True refuses its characters)
+    assert inputs.user_data_text("YWJj\n") == "YWJj\n"  # a newline is not base64 either when validating
+    assert inputs.user_data_text(base64.b64encode(b"\xff\xfeok").decode()) == "\ufffd\ufffdok"  # bytes that are not UTF-8
+    assert inputs.user_data_text(None) == "" and inputs.user_data_text(7) == ""
+
+
+def _args(region=None):
+    provider = None if region is False else SimpleNamespace(props=_preview({} if region is None else {"region": region}))
+    return SimpleNamespace(provider=provider)
+
+
+@pytest.mark.parametrize(
+    "provider, config, env, expected",
+    [
+        ("eu-west-1", "us-east-1", {"AWS_REGION": "ap-south-1"}, "eu-west-1"),  # the provider's own region first
+        (UNKNOWN, "us-east-1", {}, "us-east-1"),  # an unknown provider region: the stack's
+        (None, "us-east-1", {"AWS_REGION": "ap-south-1"}, "us-east-1"),
+        (False, None, {"AWS_REGION": "ap-south-1"}, "ap-south-1"),  # no provider, no config: the environment
+        (False, None, {"AWS_DEFAULT_REGION": "sa-east-1"}, "sa-east-1"),
+        (False, None, {"AWS_REGION": "", "AWS_DEFAULT_REGION": "sa-east-1"}, "sa-east-1"),
+        (False, None, {}, None),
+    ],
+)
+def test_provider_region(monkeypatch, provider, config, env, expected):
+    import pulumi
+
+    monkeypatch.setattr(pulumi.Config, "get", lambda self, key: config if (self.name, key) == ("aws", "region") else None)
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert inputs.provider_region(_args(provider), "aws", "AWS_REGION", "AWS_DEFAULT_REGION") == expected
