@@ -20,22 +20,22 @@ from pulumi_policy.proxy import UnknownValueError
 from gpufleet.components.catalog.catalog import Catalog, InstanceType
 
 
-def _walk(value: Any, path: tuple[str | int, ...]) -> tuple[bool, Any]:
-    """(found, `value[path...]`); an unknown value on the way raises UnknownValueError."""
+def _walk(value: Any, path: tuple[str | int, ...]) -> Any:
+    """`value[path...]`, or None where a key is missing; an unknown value on the way raises UnknownValueError."""
     for key in path:
         if isinstance(key, int):
             if not is_list(value) or key >= len(value):
-                return False, None
+                return None
         elif not isinstance(value, Mapping) or key not in value:
-            return False, None
+            return None
         value = value[key]
-    return True, value
+    return value
 
 
 def get(value: Any, *path: str | int) -> Any:
     """`value[path[0]][path[1]]...`, or None where a key is missing or a value is unknown."""
     try:
-        return _walk(value, path)[1]
+        return _walk(value, path)
     except UnknownValueError:
         return None
 
@@ -43,10 +43,9 @@ def get(value: Any, *path: str | int) -> Any:
 def present(value: Any, *path: str | int) -> bool:
     """Is `value[path...]` set, known or not? (A value known only after apply is present.)"""
     try:
-        found, value = _walk(value, path)
+        return _walk(value, path) is not None
     except UnknownValueError:
         return True
-    return found and value is not None
 
 
 def items(value: Any) -> list[Any]:
