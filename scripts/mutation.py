@@ -104,7 +104,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         "tests/test_spec_errors_neuron.py", "tests/test_policies_neuron.py", "tests/test_spec_errors_eks.py",
     ]),
     "quotas": ("components/catalog/quotas.py", ["tests/test_api_rules.py"]),
-    "replacement": ("components/catalog/replacement.py", ["tests/test_diff.py"]),
+    "replacement": ("components/catalog/replacement.py", ["tests/test_diff_plans.py", "tests/test_facts.py", "tests/test_diff.py"]),
     "sources": ("components/catalog/sources.py", ["tests/test_fact_sources.py", "tests/test_catalog.py", "tests/test_engine.py"]),
     # components/*/checks.py: each cloud's spec rules
     "ack_checks": ("components/ack/checks.py", ["tests/test_spec_errors_ack.py", "tests/test_policy_parity.py"]),
@@ -141,9 +141,9 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "policies_stack_config": ("policies/stack_config.py", ["tests/test_policies_ack.py"]),
     "policies_updates": ("policies/updates.py", ["tests/test_diff.py"]),
     # the diff a reviewer reads
-    "diff": ("infra/cli/diff.py", ["tests/test_diff.py"]),
+    "diff": ("infra/cli/diff.py", ["tests/test_diff_plans.py", "tests/test_fleet_view.py", "tests/test_diff.py"]),
     "diff_render": ("infra/cli/diff_render.py", ["tests/test_diff_render.py", "tests/test_diff.py"]),
-    "property_changes": ("infra/cli/property_changes.py", ["tests/test_diff.py"]),
+    "property_changes": ("infra/cli/property_changes.py", ["tests/test_diff_plans.py", "tests/test_diff.py"]),
 }
 
 

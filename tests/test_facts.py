@@ -76,3 +76,18 @@ def test_the_accelerator_taints_and_labels_of_a_kind():
     assert all(v is not None for v in eks.accelerator_taints.of("nvidia").values())  # a taint without a value has no value key
     assert eks.accelerator_labels.of("nvidia") == dict(eks.accelerator_labels.nvidia) and eks.accelerator_labels.of("nvidia")
     assert eks.accelerator_labels.of("neuron") == {}
+
+
+def test_every_replacing_field_is_an_input_of_its_resource_type():
+    """A ForceNew field the provider does not take (a typo, a renamed input) would never match a change."""
+    import importlib
+    import inspect
+
+    for token, entry in DOCUMENT["replacement"].items():
+        provider, module, kind = re.match(r"^(\w+):([\w/]+)/\w+:(\w+)$", token).groups()
+        package = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "azure": "pulumi_azure"}[provider]
+        resource = getattr(importlib.import_module(f"{package}.{module.replace('/', '.')}"), kind)
+        snake = [p for p in inspect.signature(resource._internal_init).parameters if not p.startswith("_") and p not in ("self", "resource_name", "opts")]
+        inputs = {re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), p) for p in snake}
+        for field in entry["replaces"] + entry.get("rolls", []):
+            assert field.split(".")[0] in inputs, f"{token}: {field} is not an input ({sorted(inputs)})"

@@ -5,54 +5,12 @@ take milliseconds (the pack's findings are judged by test_diff.py); what one ins
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
-
 import pytest
 
 from gpufleet.components.catalog import catalog
-from gpufleet.cli import plan_file
-from gpufleet.cli.diff import diff_plans
-from tests.conftest import ROOT
+from tests.plan_edits import added, diff_json, edited, golden, notes
 
-GOLDEN = ROOT / "tests" / "golden"
 NONE = {"gpus": 0, "neuronChips": 0, "neuronCores": 0, "efaInterfaces": 0}
-
-
-def golden(stack: str) -> dict:
-    return json.loads((GOLDEN / f"{stack}.plan.json").read_text())
-
-
-def _diff(tmp_path: Path, base: dict, head: dict) -> dict:
-    """`gpufleet diff BASE HEAD --json` less the pack's findings (both plans are read as the CLI reads
-    them, shape checks included; the pack is left out: it would cost a process start per diff)."""
-    loaded = []
-    for name, plan in (("base", base), ("head", head)):
-        path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps(plan))
-        loaded.append(plan_file.load(path).resources)
-    return json.loads(json.dumps(diff_plans(*loaded, [], []).as_json()))
-
-
-def added(tmp_path: Path, plan: dict) -> dict[str, dict]:
-    """The groups of `plan` as a new stack shows them (diffed against an empty plan): name -> group."""
-    d = _diff(tmp_path, {**plan, "resources": []}, plan)
-    assert all(g["status"] == "added" and g["before"] is None for g in d["accelerators"]["groups"])
-    return {g["group"]: g["after"] for g in d["accelerators"]["groups"]}
-
-
-def notes(tmp_path: Path, base: dict, head: dict) -> dict[str, list[str]]:
-    """What the diff says of each group that changed: name -> notes."""
-    return {g["group"]: g["notes"] for g in _diff(tmp_path, base, head)["accelerators"]["groups"]}
-
-
-def edited(stack: str, name: str, type_suffix: str, edit) -> dict:
-    """The golden plan of `stack` with `edit(resource)` applied to its resource `name` of a type ending `type_suffix`."""
-    plan = golden(stack)
-    [resource] = [r for r in plan["resources"] if r["name"] == name and r["type"].endswith(type_suffix)]
-    edit(resource)
-    return plan
 
 
 def _aws(instance_type: str) -> dict:
@@ -132,7 +90,7 @@ def test_a_new_stack_shows_each_group_with_what_one_instance_carries(tmp_path, s
 
 def test_the_totals_sum_every_group_times_its_desired_instances(tmp_path):
     plan = golden("ecs-neuron")
-    d = _diff(tmp_path, {**plan, "resources": []}, plan)
+    d = diff_json(tmp_path, {**plan, "resources": []}, plan)
     inf2, trn1 = _aws("inf2.24xlarge"), _aws("trn1.32xlarge")  # 2 and 0 desired
     assert d["accelerators"]["totals"] == {
         "before": NONE,
@@ -224,11 +182,11 @@ def test_a_changed_eks_launch_template_rolls_the_group_and_an_ecs_one_only_new_i
         r["inputs"]["userData"] = "IyEvYmluL2Jhc2gKZWNobyBjaGFuZ2Vk"
 
     base = golden("eks-p5-efa")
-    d = _diff(tmp_path, base, edited("eks-p5-efa", "p5-train-p5", "launchTemplate:LaunchTemplate", user_data))
+    d = diff_json(tmp_path, base, edited("eks-p5-efa", "p5-train-p5", "launchTemplate:LaunchTemplate", user_data))
     assert [(x["group"], x["reason"]) for x in d["drains"]] == [("p5", "its launch template changed: the node group rolls its nodes to the new version")]
 
     base = golden("ecs-gpu")
-    d = _diff(tmp_path, base, edited("ecs-gpu", "ml-gpu-inference", "launchTemplate:LaunchTemplate", user_data))
+    d = diff_json(tmp_path, base, edited("ecs-gpu", "ml-gpu-inference", "launchTemplate:LaunchTemplate", user_data))
     assert d["drains"] == []
     [group] = d["accelerators"]["groups"]
     assert (group["group"], group["notes"]) == ("ml-gpu-inference", ["launch template changed: new instances use it; running instances are not replaced by this change"])
@@ -286,7 +244,7 @@ def test_an_ecs_provider_whose_group_or_template_is_gone_is_no_group(tmp_path):
     no_group = edited("ecs-gpu", "ml-gpu-inference", "capacityProvider:CapacityProvider", lambda r: r.pop("propertyDependencies"))
     no_template = edited("ecs-gpu", "ml-gpu-inference", "autoscaling/group:Group", lambda r: r["propertyDependencies"].pop("launchTemplate"))
     for head in (no_group, no_template):
-        d = _diff(tmp_path, base, head)
+        d = diff_json(tmp_path, base, head)
         assert [(g["group"], g["status"]) for g in d["accelerators"]["groups"]] == [("ml-gpu-inference", "removed")]
         assert d["accelerators"]["totals"]["after"]["gpus"] == 0  # the training group has 0 desired
 

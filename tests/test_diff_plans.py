@@ -1,0 +1,207 @@
+"""`gpufleet diff --json` over small edits of the shipped stacks' golden plans: how resources are
+matched, which property changes are noise, which replace a resource (and what that drags along), and
+the lines a reviewer reads for each change. Plans are read, never previewed (milliseconds each); the
+pack's findings, exit codes and both output formats are test_diff.py's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpufleet.engine.runtime import UNKNOWN
+from tests.plan_edits import diff_json, edited, golden
+
+
+def _resource(plan: dict, name: str, type_suffix: str) -> dict:
+    [r] = [r for r in plan["resources"] if r["name"] == name and r["type"].endswith(type_suffix)]
+    return r
+
+
+def _by_name(entries: list[dict]) -> dict[str, dict]:
+    return {e["name"]: e for e in entries}
+
+
+def _containers(r: dict) -> list[dict]:
+    return json.loads(r["inputs"]["containerDefinitions"])
+
+
+def _set_containers(r: dict, containers: list[dict]) -> None:
+    r["inputs"]["containerDefinitions"] = json.dumps(containers)
+
+
+def test_plans_of_one_program_under_two_stack_names_match_by_urn(tmp_path):
+    base = golden("ecs-gpu")
+    head = json.loads(json.dumps(base).replace("urn:pulumi:ecs-gpu::", "urn:pulumi:ecs-gpu-staging::"))
+    d = diff_json(tmp_path, base, head)
+    assert d["changed"] is False and d["resources"] == {"added": [], "removed": [], "replaced": [], "updated": []}
+
+
+def test_a_container_definition_change_is_read_inside_the_json_and_registers_a_new_revision(tmp_path):
+    def new_model(r):
+        containers = _containers(r)
+        containers[0]["environment"][0]["value"] = "example/13b-instruct"
+        _set_containers(r, containers)
+
+    d = diff_json(tmp_path, golden("ecs-gpu"), edited("ecs-gpu", "ml-gpu-llm-serve", "taskDefinition:TaskDefinition", new_model))
+    [replaced] = d["resources"]["replaced"]
+    assert replaced["name"] == "ml-gpu-llm-serve"
+    path = "containerDefinitions[0].environment[0].value"
+    assert replaced["properties"] == [{"path": path, "before": "example/7b-instruct", "after": "example/13b-instruct"}]
+    assert replaced["summary"] == [f"{path}: example/7b-instruct -> example/13b-instruct"]
+    assert replaced["reason"] == f"{path} cannot change in place" and replaced["deleteFirst"] is False
+    # The service reads the new revision's ARN: it is updated in place (a rolling deployment), not replaced.
+    [service] = d["resources"]["updated"]
+    assert (service["name"], service["properties"], service["summary"]) == ("ml-gpu-llm-serve", [], [])
+    [affected] = d["affected"]
+    assert affected["name"] == "ml-gpu-llm-serve" and affected["type"].endswith("service:Service")
+    assert affected["effect"] == "updated" and affected["because"] == ["taskDefinition <- TaskDefinition ml-gpu-llm-serve (replaced)"]
+
+
+def test_an_in_place_change_is_an_update_with_no_reason(tmp_path):
+    head = edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", lambda r: r["inputs"].update(desiredCount=6))
+    d = diff_json(tmp_path, golden("ecs-gpu"), head)
+    assert d["resources"]["replaced"] == [] and d["affected"] == []
+    [updated] = d["resources"]["updated"]
+    assert updated["summary"] == ["desiredCount: 4 -> 6"] and "reason" not in updated
+
+
+def test_a_field_that_only_starts_like_a_replacing_one_changes_in_place(tmp_path):
+    # amiType replaces an EKS node group; a key that merely begins with it does not.
+    head = edited("eks-g5-timeslice", "inference-g5", "nodeGroup:NodeGroup", lambda r: r["inputs"].update(amiTypeHint="x"))
+    d = diff_json(tmp_path, golden("eks-g5-timeslice"), head)
+    assert [u["name"] for u in d["resources"]["updated"]] == ["inference-g5"] and d["resources"]["replaced"] == []
+
+
+def test_replace_on_changes_names_its_keys_and_the_paths_that_changed(tmp_path):
+    def edit(r):
+        r["replaceOnChanges"] = ["desiredCount", "tags"]
+        r["inputs"]["desiredCount"] = 5
+
+    base = edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", lambda r: r.update(replaceOnChanges=["desiredCount", "tags"]))
+    d = diff_json(tmp_path, base, edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", edit))
+    [replaced] = d["resources"]["replaced"]
+    assert replaced["reason"] == "replaceOnChanges desiredCount, tags: desiredCount changed"
+
+
+def test_a_replacement_deleted_first_says_so(tmp_path):
+    def edit(r):
+        r["deleteBeforeReplace"] = True
+        r["inputs"]["instanceTypes"] = ["g5.4xlarge"]
+
+    d = diff_json(tmp_path, golden("eks-g5-timeslice"), edited("eks-g5-timeslice", "inference-g5", "nodeGroup:NodeGroup", edit))
+    [replaced] = d["resources"]["replaced"]
+    assert replaced["deleteFirst"] is True and replaced["reason"] == "instanceTypes[0] cannot change in place"
+    assert [x["reason"] for x in d["drains"]] == [
+        "the node group is replaced (instanceTypes[0] cannot change in place); the old one is deleted first, so the group has no capacity until the new one is up"
+    ]
+
+
+def test_values_known_now_and_new_autoname_suffixes_are_not_changes(tmp_path):
+    def before(r):
+        r["inputs"]["cluster"] = UNKNOWN
+        r["inputs"]["name"] = "llm-serve-1a2b3c4"
+
+    def after(r):
+        r["inputs"]["cluster"] = "arn:aws:ecs:us-east-1:123456789012:cluster/ml-gpu"
+        r["inputs"]["name"] = "llm-serve-9f8e7d6"
+
+    base = edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", before)
+    assert diff_json(tmp_path, base, edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", after))["changed"] is False
+
+
+@pytest.mark.parametrize(
+    "before, after, line",
+    [
+        ("llm-serve-1a2b3c4", "llm-serve-9f8e7d6x", "name: llm-serve-1a2b3c4 -> llm-serve-9f8e7d6x"),  # not an auto-name
+        ("llm-serve-1a2b3c4", "llm-other-9f8e7d6", "name: llm-serve-1a2b3c4 -> llm-other-9f8e7d6"),  # another logical name
+        ("llm-serve", UNKNOWN, "name: llm-serve -> (known after apply)"),  # known before, unknown now
+        (UNKNOWN, None, "name: (known after apply) -> (none)"),  # unknown before, gone now
+    ],
+)
+def test_what_is_a_change(tmp_path, before, after, line):
+    base = edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", lambda r: r["inputs"].update(name=before))
+    head = edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", lambda r: r["inputs"].update(name=after))
+    [updated] = diff_json(tmp_path, base, head)["resources"]["updated"]
+    assert updated["summary"] == [line]
+
+
+def _p5_interfaces(keep: int):
+    def edit(r):
+        r["inputs"]["networkInterfaces"] = r["inputs"]["networkInterfaces"][:keep]
+
+    return edited("eks-p5-efa", "p5-train-p5", "launchTemplate:LaunchTemplate", edit)
+
+
+def test_list_entries_removed_or_added_whole_read_as_one_line(tmp_path):
+    base = golden("eks-p5-efa")
+    interfaces = _resource(base, "p5-train-p5", "launchTemplate:LaunchTemplate")["inputs"]["networkInterfaces"]
+    n = len(interfaces)
+    cards = [i["networkCardIndex"] for i in interfaces[n - 16:]]
+    [template] = diff_json(tmp_path, base, _p5_interfaces(n - 16))["resources"]["updated"]
+    first, last = min(cards), max(cards)
+    assert template["summary"] == [f"networkInterfaces: 16 entries removed ([{n - 16}]-[{n - 1}]; networkCardIndex {first}-{last})"]
+    [template] = diff_json(tmp_path, _p5_interfaces(n - 16), base)["resources"]["updated"]
+    assert template["summary"] == [f"networkInterfaces: 16 entries added ([{n - 16}]-[{n - 1}]; networkCardIndex {first}-{last})"]
+    # One small entry reads whole.
+    [template] = diff_json(tmp_path, base, _p5_interfaces(n - 1))["resources"]["updated"]
+    assert interfaces[-1]["securityGroups"] == [UNKNOWN, UNKNOWN]
+    assert template["summary"] == [
+        f"networkInterfaces: 1 entry removed ([{n - 1}]: deleteOnTermination=true, deviceIndex=0, interfaceType=efa-only, "
+        f"networkCardIndex={last}, securityGroups[0]=(known after apply), securityGroups[1]=(known after apply))"
+    ]
+
+
+def test_removed_entries_name_their_network_cards_as_runs(tmp_path):
+    base = golden("eks-p5-efa")
+    n = len(_resource(base, "p5-train-p5", "launchTemplate:LaunchTemplate")["inputs"]["networkInterfaces"])
+
+    def scatter(r):
+        # the last four interfaces on cards 1, 2, 3 and 7: a run and a single
+        for i, card in zip(range(n - 4, n), (1, 2, 3, 7)):
+            r["inputs"]["networkInterfaces"][i]["networkCardIndex"] = card
+
+    wide = edited("eks-p5-efa", "p5-train-p5", "launchTemplate:LaunchTemplate", scatter)
+    narrow = json.loads(json.dumps(wide))
+    template = _resource(narrow, "p5-train-p5", "launchTemplate:LaunchTemplate")
+    template["inputs"]["networkInterfaces"] = template["inputs"]["networkInterfaces"][:-4]
+    [changed] = diff_json(tmp_path, wide, narrow)["resources"]["updated"]
+    assert changed["summary"] == [f"networkInterfaces: 4 entries removed ([{n - 4}]-[{n - 1}]; networkCardIndex 1-3, 7)"]
+
+
+def _description(text: str | None):
+    return lambda r: r["inputs"].update(description=text)
+
+
+@pytest.mark.parametrize(
+    "before, after, line",
+    [
+        ("a\nb\nc", "a\nB\nc\nd", "description: text of 3 lines -> 4 lines (- b | + B | + d)"),
+        ("a\nb", "a\n\nb", "description: text of 2 lines -> 3 lines (whitespace only)"),
+        ("a\nb", "a \nb", "description: text of 2 lines -> 2 lines (- a | + a)"),  # trailing blanks are not shown
+        (None, "a\nb", "description: text of 0 lines -> 2 lines (+ a | + b)"),
+        ("a\nb", "one line", "description: text of 2 lines -> 1 lines (- a | - b | + one line)"),
+        ("\n".join("abcdef"), "\n".join("ABCDEF"), "description: text of 6 lines -> 6 lines (- a | - b | - c | - d | ... 8 more)"),
+        ("\n".join("abcd"), "\n".join("abcdX"), "description: text of 4 lines -> 5 lines (+ X)"),
+    ],
+)
+def test_a_text_of_many_lines_reads_as_the_lines_that_changed(tmp_path, before, after, line):
+    base = edited("ecs-gpu", "ml-gpu-inference", "launchTemplate:LaunchTemplate", _description(before))
+    head = edited("ecs-gpu", "ml-gpu-inference", "launchTemplate:LaunchTemplate", _description(after))
+    [template] = diff_json(tmp_path, base, head)["resources"]["updated"]
+    assert template["summary"] == [line]
+
+
+def test_values_print_as_a_reviewer_writes_them(tmp_path):
+    def before(r):
+        r["inputs"]["capacityProviderStrategies"][0]["weight"] = 1
+        r["inputs"]["enableExecuteCommand"] = True
+
+    def after(r):
+        r["inputs"]["capacityProviderStrategies"][0]["weight"] = 2.5
+        r["inputs"]["enableExecuteCommand"] = False
+        r["inputs"]["tags"] = {"team": "ml"}
+
+    base = edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", before)
+    [service] = diff_json(tmp_path, base, edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", after))["resources"]["updated"]
+    assert service["summary"] == ["capacityProviderStrategies[0].weight: 1 -> 2.5", "enableExecuteCommand: true -> false", "tags.team: (none) -> ml"]
