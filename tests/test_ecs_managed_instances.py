@@ -272,3 +272,15 @@ def test_an_auto_scaling_provider_is_not_a_managed_instances_one(judge):
     cp = resource("aws:ecs/capacityProvider:CapacityProvider", "cp", {"autoScalingGroupProvider": {"autoScalingGroupArn": "arn"}}, autoScalingGroupProvider=[group])
     result = judge([group, cp])
     assert findings(result, "ecs-managed-instances-match") == [] and findings(result, "ecs-managed-instances-role-name") == []
+
+
+def test_among_types_that_hold_as_many_tasks_the_smallest_is_where_tasks_land():
+    from gpufleet.summary import accelerator_summary
+
+    admitted = ["g5.8xlarge", "gr6.4xlarge", "g6.4xlarge"]  # the larger ones first: a tie must not keep the first
+    assert {CAT.get(t).gpu.count for t in admitted} == {1}  # a one-GPU task: one per instance on each
+    smallest = min(admitted, key=lambda t: (CAT.get(t).vcpus, CAT.get(t).memory_mib))
+    assert smallest == "g6.4xlarge" and CAT.get("gr6.4xlarge").vcpus == CAT.get(smallest).vcpus  # vCPUs tie, memory decides
+    fleet = _fleet([{"name": "gpu", "instanceTypes": admitted}], [_workload("gpu", [{"gpus": 1}], service={"desiredCount": 2})])
+    [row] = accelerator_summary(load_spec({"region": "us-east-1", "ecs": fleet}))["workloads"]
+    assert (row["landsOn"], row["tasksPerInstance"]) == (smallest, 1)
