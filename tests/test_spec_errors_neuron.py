@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from gpufleet.components.catalog.sources import MotoSnapshot
 from tests.conftest import run_cli
 from tests.test_spec_errors import _errors
@@ -36,8 +38,11 @@ def test_every_chip_fits(stack_variant):
         _inf2_48(c)
         c["gpufleet:ecs"]["workloads"][1]["containers"][0]["neuronDevices"] = chips
 
-    code, _, err = run_cli("preview", "--config-file", str(stack_variant(edit, "ecs-neuron")), "--json")
+    code, out, err = run_cli("preview", "--config-file", str(stack_variant(edit, "ecs-neuron")), "--json")
     assert code == 0, err
+    # /dev/neuron0 .. /dev/neuron{chips - 1}: every chip, one such task per instance
+    row = next(w for w in json.loads(out)["summary"]["workloads"] if w["name"] == "embed-batch")
+    assert (row["neuronDevicesPerTask"], row["tasksPerInstance"]) == (chips, 1)
 
 
 def test_trn1_in_a_region_without_the_neuron_ami(stack_variant):
