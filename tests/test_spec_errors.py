@@ -54,8 +54,15 @@ def test_gpus_that_do_not_fit_point_at_the_container(stack_variant):
     line = [l for l in err.splitlines() if "[rule: ecs-gpus-fit-instance]" in l][0]
     assert "gpufleet:ecs.workloads[1].containers[1].gpus = 3" in line
     assert "5 GPUs requested but g5.12xlarge has 4 (4 x NVIDIA A10G" in line
-    # A task that fits no instance is that one problem: its service is not also reported as Pending.
-    assert "1 problem" in err and "ecs-tasks-placeable" not in err
+    assert "1 problem" in err
+
+
+def test_a_service_whose_task_fits_no_instance_is_not_also_pending(stack_variant):
+    def edit(c):
+        c["gpufleet:ecs"]["workloads"][0]["containers"][0]["gpus"] = 5  # llm-serve, a service of 4 tasks, on 4 A10G
+
+    err = _errors(stack_variant(edit))
+    assert "[rule: ecs-gpus-fit-instance]" in err and "1 problem" in err and "ecs-tasks-placeable" not in err
 
 
 def test_wrong_key_and_wrong_type_are_all_reported_at_once(stack_variant):
