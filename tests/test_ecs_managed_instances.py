@@ -202,7 +202,11 @@ def test_requirements_that_admit_nothing_agree_in_both_doors(judge, requirements
     assert {f.level for f in result.findings if f.policy == "ecs-managed-instances-match"} <= {"mandatory"}
     spec = {"name": "gpu", "instanceTypes": requirements.get("allowedInstanceTypes", []), "acceleratorNames": requirements.get("acceleratorNames", []),
             "vcpuCount": requirements["vcpuCount"], **({"acceleratorCount": requirements["acceleratorCount"]} if "acceleratorCount" in requirements else {})}
-    assert ("ecs-managed-instances-match" not in _rules(_fleet([spec]))) == admits
+    issues = _rules(_fleet([spec])).get("ecs-managed-instances-match", [])
+    assert (issues == []) == admits
+    if not admits:  # the spec error points at what the provider names: its types, else its accelerators
+        key = "instanceTypes" if spec["instanceTypes"] else "acceleratorNames"
+        assert [(i.field[-1], i.value) for i in issues] == [(key, spec[key])]
 
 
 R = managed_instances.Requirements
