@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gpufleet.cli.diff import diff_plans
 
 from gpufleet.components.catalog.sources import MotoSnapshot
@@ -520,3 +522,88 @@ def test_a_layout_the_types_cards_cannot_hold(stack_variant):
         f"gpufleet:eks.nodeGroups[0].efa.layout = 'recommended': hpc6id.32xlarge: the recommended layout reaches 1 of {maximum} EFA interfaces "
         "on its network cards [rule: eks-efa-layout]"
     ) in err
+
+
+def _offered(instance_type: str, region: str) -> set[str]:
+    from gpufleet.components.catalog import catalog
+
+    return set(catalog.load().get(instance_type).offerings.get(region, ()))
+
+
+def _two_zones(region: str, offering: str, lacking: str) -> list[str]:
+    """Two zones of the region (EC2 offerings) that offer one type and not another."""
+    zones = sorted(_offered(offering, region) - _offered(lacking, region))
+    assert len(zones) >= 2, (region, offering, lacking)
+    return zones[:2]
+
+
+def test_the_zones_suggested_offer_the_system_groups_type_too(stack_variant):
+    from gpufleet.components.network import zones as network_zones
+    from gpufleet.components.catalog import catalog
+
+    region = "il-central-1"
+    system = "c7i.large"
+    gpu_only = network_zones.suggested_zones([catalog.load().get("g5.2xlarge")], region, 2)
+    assert not set(gpu_only) <= _offered(system, region)  # zones chosen for the GPU type alone would leave the system group out
+
+    def edit(c):
+        c["gpufleet:region"] = region
+        del c["gpufleet:eks"]["network"]["create"]["zones"]
+        del _group(c)["zones"]
+        _system(c)["instanceType"] = system
+
+    err = _errors(stack_variant(edit, "eks-g5-timeslice"))
+    line = next(l for l in err.splitlines() if "[rule: vpc-zones-required]" in l)
+    suggested = line.split("for example [", 1)[1].split("]", 1)[0].split(", ")
+    assert len(suggested) == 2 and all(z in _offered(system, region) and z in _offered("g5.2xlarge", region) for z in suggested)
+
+
+@pytest.mark.parametrize("g5_names_a_zone", [False, True])
+def test_a_missing_zone_names_the_groups_a_new_zone_would_spread(stack_variant, g5_names_a_zone):
+    """g6e.xlarge is offered in none of the VPC's zones. The g5 group, offered where g6e.xlarge is, is
+    named when it names no zones (a new zone spreads, so replaces, it), and not when it names its own."""
+    region = "ap-northeast-2"
+    zones = _two_zones(region, "m6i.large", "g6e.xlarge")
+    assert _offered("g5.2xlarge", region) & _offered("g6e.xlarge", region)
+    g5_zone = next(z for z in zones if z in _offered("g5.2xlarge", region))
+
+    def edit(c):
+        c["gpufleet:region"] = region
+        c["gpufleet:eks"]["network"]["create"]["zones"] = zones
+        g5 = _group(c)
+        del g5["zones"]
+        c["gpufleet:eks"]["nodeGroups"].append({**g5, "name": "l40s", "instanceType": "g6e.xlarge"})
+        if g5_names_a_zone:
+            g5["zones"] = [g5_zone]
+
+    err = _errors(stack_variant(edit, "eks-g5-timeslice"))
+    line = next(l for l in err.splitlines() if "gpufleet:eks.nodeGroups[1].instanceType = 'g6e.xlarge'" in l)
+    assert "is offered in none of the VPC's zones" in line
+    assert ("node groups g5 name no zones and are offered there too" in line) is not g5_names_a_zone
+
+
+def test_zones_and_ami_of_the_groups_gpufleet_places(stack_variant):
+    """With an EFA group that names no zone and an arm64 system group: the EFA group takes the first
+    VPC zone (in the stack's order) that offers its type, the system group the first two that offer
+    its type, on the AL2023 standard AMI of its architecture."""
+    from gpufleet.components.catalog import catalog
+    from tests.conftest import preview_plan
+
+    region, system = "us-east-1", "m7g.large"
+    vpc = ["us-east-1e", "us-east-1b", "us-east-1a", "us-east-1c"]
+    assert "us-east-1e" in _offered("p5.48xlarge", region) and "us-east-1e" not in _offered(system, region)
+    assert {"us-east-1b", "us-east-1a", "us-east-1c"} <= _offered(system, region)
+
+    def edit(c):
+        c["gpufleet:eks"]["network"]["create"]["zones"] = vpc
+        del _group(c)["efa"]["availabilityZone"]
+        _system(c)["instanceType"] = system
+
+    plan = preview_plan("--config-file", str(stack_variant(edit, "eks-p5-efa")))
+    groups = {r["name"]: r for r in plan["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup"}
+    subnets = {name: sorted(u.rsplit("-private-", 1)[1] for u in r["propertyDependencies"]["subnetIds"]) for name, r in groups.items()}
+    assert subnets == {"p5-train-p5": ["us-east-1e"], "p5-train-system": ["us-east-1a", "us-east-1b"]}
+    arm = next(name for name, f in catalog.load().facts.eks.standard_ami_types.items() if "arm64" in f.architectures)
+    assert (groups["p5-train-system"]["inputs"]["amiType"], groups["p5-train-system"]["inputs"]["instanceTypes"]) == (arm, [system])
+    [coredns] = [p for p in plan["placement"]["pods"] if p["pod"] == "Deployment kube-system/coredns"]
+    assert coredns["status"] == "scheduled"
