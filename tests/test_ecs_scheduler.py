@@ -108,6 +108,21 @@ def test_the_spec_refuses_a_service_its_provider_cannot_hold(stack_variant):
     assert "needs 5 instances at 4 per instance; inference has at most 4 (maxSize) [rule: ecs-tasks-placeable]" in err
 
 
+def test_the_spec_refuses_a_service_of_one_task_per_instance_past_max_size(stack_variant):
+    from gpufleet.components.catalog import catalog
+
+    gpus = catalog.load().get("p4d.24xlarge").gpu.count
+
+    def edit(c):
+        train = c["gpufleet:ecs"]["workloads"][2]
+        assert train["name"] == "train" and train["containers"][0]["gpus"] == gpus  # every GPU: one task per instance
+        train["service"] = {"desiredCount": 3}  # training's maxSize is 2
+
+    err = _errors(stack_variant(edit))
+    assert "gpufleet:ecs.workloads[2].service.desiredCount = 3" in err
+    assert "needs 3 instances at 1 per instance; training has at most 2 (maxSize) [rule: ecs-tasks-placeable]" in err
+
+
 def test_the_line_of_the_field_is_named(stack_variant):
     path = stack_variant(lambda c: c["gpufleet:ecs"]["workloads"][0]["service"].__setitem__("desiredCount", 17))
     line = 1 + next(i for i, text in enumerate(path.read_text().splitlines()) if "desiredCount: 17" in text)
