@@ -83,7 +83,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "efa": ("components/catalog/efa.py", ["tests/test_efa.py", "tests/test_spec_errors_eks.py", "tests/test_policies_eks.py"]),
     "eks_rules": ("components/catalog/eks_rules.py", ["tests/test_spec_errors_eks.py", "tests/test_policies_eks.py", "tests/test_preview_eks.py"]),
     "facts": ("components/catalog/facts.py", ["tests/test_facts.py", "tests/test_catalog.py"]),
-    "fleet_view": ("components/catalog/fleet_view.py", ["tests/test_fleet_view.py", "tests/test_diagram.py", "tests/test_diff.py"]),
+    "fleet_view": ("components/catalog/fleet_view.py", ["tests/test_fleet_view.py"]),
     "generate": ("components/catalog/generate.py", ["tests/test_fact_sources.py", "tests/test_catalog.py"]),
     "gke_api": ("components/catalog/gke_api.py", ["tests/test_gke_rules.py", "tests/test_preview_gke.py"]),
     "gke_rules": ("components/catalog/gke_rules.py", ["tests/test_gke_rules.py", "tests/test_spec_errors_gke.py", "tests/test_policies_gke.py"]),
