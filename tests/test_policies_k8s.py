@@ -101,3 +101,89 @@ def test_cronjob_and_mpijob_pod_templates_are_judged(judge):
     assert message.splitlines()[-1].startswith("spec.mpiReplicaSpecs.Worker.template.spec: ")
     [message] = findings(result, policy, "launcher-bad")
     assert message.splitlines()[-1].startswith("spec.mpiReplicaSpecs.Launcher.template.spec: ")
+
+
+NEURON_TAINT = {"key": "aws.amazon.com/neuron", "effect": "NO_SCHEDULE"}
+GKE_POOL = "gcp:container/nodePool:NodePool"
+AKS_POOL = "azure:containerservice/kubernetesClusterNodePool:KubernetesClusterNodePool"
+
+
+def test_a_gpu_pod_is_judged_by_what_it_requests_or_limits_and_each_accelerator_kind(judge):
+    nvidia_toleration = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    result = judge(
+        [
+            *_group("gpus", "g6e.xlarge", [GPU_TAINT]),
+            *_group("trn", "trn1.32xlarge", [NEURON_TAINT]),
+            _pod("shared-gpu", {"requests": {"nvidia.com/gpu.shared": 1}}),  # a renamed time-sliced GPU
+            _pod("cores", {"limits": {"aws.amazon.com/neuroncore": 2}}, nvidia_toleration),
+            _pod("both-tolerated", {"limits": {"aws.amazon.com/neuron": 1}}, [*nvidia_toleration, {"key": "aws.amazon.com/neuron", "operator": "Exists"}]),
+        ]
+    )
+    [message] = findings(result, "k8s-gpu-pod-tolerates-taint", "shared-gpu")
+    assert "requests nvidia.com/gpu but tolerates no nvidia node group's taints (e.g. nvidia.com/gpu:NO_SCHEDULE)" in message
+    # A Neuron pod is held to the Neuron groups' taints, whatever it tolerates of the GPU groups.
+    [message] = findings(result, "k8s-gpu-pod-tolerates-taint", "cores")
+    assert "requests aws.amazon.com/neuron but tolerates no neuron node group's taints (e.g. aws.amazon.com/neuron:NO_SCHEDULE)" in message
+    assert findings(result, "k8s-gpu-pod-tolerates-taint", "both-tolerated") == []
+
+
+def test_a_pod_that_tolerates_one_gpu_group_schedules_and_the_message_names_the_first(judge):
+    dedicated = {"key": "dedicated", "value": "training", "effect": "NO_SCHEDULE"}
+    gpu = {"limits": {"nvidia.com/gpu": 1}}
+    result = judge(
+        [
+            *_group("serving", "g6e.xlarge", [GPU_TAINT]),
+            *_group("training", "p4d.24xlarge", [GPU_TAINT, dedicated]),
+            _pod("serving-only", gpu, [{"key": "nvidia.com/gpu", "operator": "Exists"}]),
+            _pod("none", gpu),
+        ]
+    )
+    assert findings(result, "k8s-gpu-pod-tolerates-taint", "serving-only") == []
+    [message] = findings(result, "k8s-gpu-pod-tolerates-taint", "none")
+    assert "(e.g. nvidia.com/gpu:NO_SCHEDULE)" in message  # the first group's: not dedicated=training
+
+
+def test_gke_and_aks_gpu_pools_add_their_taints(judge):
+    gpu = {"limits": {"nvidia.com/gpu": 1}}
+    gke_gpu = {"key": "nvidia.com/gpu", "value": "present", "operator": "Equal", "effect": "NoSchedule"}
+    dedicated = {"key": "dedicated", "value": "ml", "effect": "NO_SCHEDULE"}
+    # a2 machine types come with their GPUs: no guestAccelerators needed to be a GPU pool
+    gke = resource(GKE_POOL, "a100", {"name": "a100", "nodeConfig": {"machineType": "a2-highgpu-1g", "taints": [dedicated]}})
+    cpu_pool = resource(GKE_POOL, "cpu", {"name": "cpu", "nodeConfig": {"machineType": "e2-standard-8", "taints": [{"key": "cpu-only", "effect": "NO_SCHEDULE"}]}})
+    result = judge([gke, cpu_pool, _pod("gke-tolerated", gpu, [gke_gpu, {"key": "dedicated", "operator": "Exists"}]), _pod("gpu-taint-only", gpu, [gke_gpu])])
+    assert findings(result, "k8s-gpu-pod-tolerates-taint", "gke-tolerated") == []
+    [message] = findings(result, "k8s-gpu-pod-tolerates-taint", "gpu-taint-only")
+    assert "(e.g. dedicated=ml:NO_SCHEDULE)" in message  # the pool's own taint; the CPU pool is no candidate
+    aks = resource(AKS_POOL, "t4", {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule", "team=ml:NoExecute"]})
+    result = judge([aks, _pod("sku-only", gpu, [{"key": "sku", "operator": "Exists"}]), _pod("both", gpu, [{"key": "sku", "operator": "Exists"}, {"key": "team", "operator": "Exists"}])])
+    assert findings(result, "k8s-gpu-pod-tolerates-taint", "both") == []
+    assert "team=ml:NoExecute" in findings(result, "k8s-gpu-pod-tolerates-taint", "sku-only")[0]
+
+
+def test_each_device_plugin_is_held_to_the_groups_it_serves(judge):
+    result = judge(
+        [
+            *_group("trn", "trn1.32xlarge", [NEURON_TAINT]),
+            *_group("gpus", "g6e.xlarge", [GPU_TAINT, {"key": "team", "value": "ml", "effect": "NO_SCHEDULE"}]),
+            resource(RELEASE, "neuron", {"chart": "oci://public.ecr.aws/neuron/neuron-helm-chart", "version": "1.9.0", "values": {}}),
+            resource(RELEASE, "nvidia", {"chart": "nvidia-device-plugin", "version": "0.20.0", "values": {}}),
+            # no group has EFA: the EFA plugin tolerating nothing is no problem
+            resource(RELEASE, "efa", {"chart": "aws-efa-k8s-device-plugin", "version": "v0.5.30", "values": {}}),
+        ]
+    )
+    [message] = findings(result, "k8s-device-plugin-tolerates-taints", "nvidia")
+    assert "does not tolerate team=ml:NO_SCHEDULE of node group 'gpus'" in message and "trn" not in message
+    # the Neuron chart's defaults tolerate the Neuron taint and it is not held to the GPU group's
+    assert findings(result, "k8s-device-plugin-tolerates-taints", "neuron") == []
+    assert findings(result, "k8s-device-plugin-tolerates-taints", "efa") == []
+
+
+def test_mig_is_judged_only_when_asked_and_only_on_gpu_groups(judge):
+    def plugin(strategy):
+        values = {} if strategy is None else {"migStrategy": strategy}
+        return resource(RELEASE, "plugin", {"chart": "nvidia-device-plugin", "version": "0.20.0", "values": values})
+
+    for strategy in (None, "none"):
+        assert findings(judge([*_group("l40s", "g6e.xlarge", [GPU_TAINT]), plugin(strategy)]), "eks-mig-supported") == []
+    mixed = judge([*_group("a100", "p4d.24xlarge", [GPU_TAINT]), *_group("trn", "trn1.32xlarge", [NEURON_TAINT]), plugin("mixed")])
+    assert findings(mixed, "eks-mig-supported") == []  # the Neuron group is no GPU group to judge
