@@ -44,6 +44,11 @@ def test_exactly_one_driver(judge):
     result = judge([*pools, _operator(driver=True)])
     assert findings(result, "aks-gpu-driver", "nodriver") == []
     assert "two drivers" in findings(result, "aks-gpu-driver", "aksdriver")[0]
+    # The GPU Operator chart installs the driver unless told not to: driver.enabled unset is true.
+    unset = resource(tokens.HELM_RELEASE, "gpu-operator", {"chart": "gpu-operator", "values": {}})
+    assert "two drivers" in findings(judge([*pools, unset]), "aks-gpu-driver", "aksdriver")[0]
+    as_text = resource(tokens.HELM_RELEASE, "gpu-operator", {"chart": "gpu-operator", "values": {"driver": {"enabled": "false"}}})
+    assert findings(judge([*pools, as_text]), "aks-gpu-driver", "aksdriver") == []
 
 
 def test_gpu_pools_are_tainted(judge):
