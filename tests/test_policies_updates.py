@@ -56,6 +56,13 @@ def test_a_group_with_no_running_instances_drains_nothing(judge):
     # The training provider runs 0 instances (desiredCapacity 0): renaming its group drains nothing.
     head = edited("ecs-gpu", "ml-gpu-training", "autoscaling/group:Group", lambda r: r["inputs"].update(name="ml-gpu-training-v2"))
     assert findings(_judge(judge, golden("ecs-gpu"), head), POLICY) == []
+    # ... and does not stop the groups read after it from being judged
+    deployed = golden("ecs-gpu")
+    deployed["resources"].reverse()  # the training provider first
+    for r in head["resources"]:
+        if r["name"] == "ml-gpu-inference" and r["type"].endswith("autoscaling/group:Group"):
+            r["inputs"]["name"] = "ml-gpu-inference-v2"
+    assert [m.splitlines()[-1].split(" is ")[0] for m in findings(_judge(judge, deployed, head), POLICY)] == ["ecs ml-gpu-inference"]
 
 
 def test_a_removed_group_is_named_removed_and_has_no_urn_in_the_new_stack(judge):
