@@ -95,3 +95,15 @@ def test_a_neuron_workload_that_maps_no_chip(stack_variant):
 def test_per_chip_names_may_not_take_another_workloads_name(stack_variant):
     err = _errors(stack_variant(lambda c: c["gpufleet:ecs"]["workloads"][1].__setitem__("name", "llm-serve-chip3"), "ecs-neuron"))
     assert "gpufleet:ecs.workloads[0].name = 'llm-serve'" in err and "workload llm-serve-chip3 [rule: names-unique]" in err
+
+
+def test_a_neuron_workload_that_maps_no_chip_points_at_its_first_container(stack_variant):
+    def edit(c):
+        embed = c["gpufleet:ecs"]["workloads"][1]
+        embed["containers"][0]["neuronDevices"] = 0
+        sidecar = {k: v for k, v in embed["containers"][0].items() if k != "neuronDevices"}
+        embed["containers"].append({**sidecar, "name": "sidecar"})  # two containers: unset maps no chip
+
+    err = _errors(stack_variant(edit, "ecs-neuron"))
+    assert "gpufleet:ecs.workloads[1].containers[0].neuronDevices = 0: the workload runs on inf2.24xlarge" in err
+    assert "maps no Neuron chip; set neuronDevices on the container that runs the model [rule: ecs-neuron-devices-mapped]" in err
