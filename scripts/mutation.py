@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import os
 import queue
@@ -300,13 +301,40 @@ def _copy(into: Path) -> Path:
     """A copy of the working tree that imports as gpufleet itself: the editable install maps the
     package onto this checkout, so the copy puts a `gpufleet` of its own first on PYTHONPATH (the
     pack's processes inherit it). Returns the folder to put on PYTHONPATH."""
-    shutil.copytree(ROOT, into, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache"), symlinks=True)
+    shutil.copytree(ROOT, into, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", LOCK.name), symlinks=True)
     for package in ("components", "policies", "stacks"):
         (into / "infra" / package).symlink_to(f"../{package}")
     shim = into / ".mutation-path"
     shim.mkdir()
     (shim / "gpufleet").symlink_to(into / "infra")
     return shim
+
+
+LOCK = ROOT / ".mutation-run.lock"
+
+
+@contextlib.contextmanager
+def _checkout_lock():
+    """One run at a time writes mutants into this checkout: a second would judge the first's mutants
+    (and restore files under it). A lock left by a run that no longer exists is taken over."""
+    while True:
+        try:
+            fd = os.open(LOCK, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            break
+        except FileExistsError:
+            try:
+                pid = int(LOCK.read_text() or 0)
+                os.kill(pid, 0)
+            except (ValueError, ProcessLookupError, FileNotFoundError):
+                LOCK.unlink(missing_ok=True)  # its run is gone
+                continue
+            sys.exit(f"another mutation run (pid {pid}) is writing mutants into {ROOT}; wait for it, or use --jobs to judge in copies")
+    try:
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        yield
+    finally:
+        LOCK.unlink(missing_ok=True)
 
 
 def _judge_all(names: list[str], jobs: int, extra: list[str], report) -> None:
@@ -396,7 +424,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  stale entry of {EQUIVALENT.relative_to(ROOT)} (no surviving mutant matches it): {key}", flush=True)
 
     start = time.monotonic()
-    _judge_all(names, args.jobs, extra, report)
+    if args.jobs <= 1:
+        with _checkout_lock():
+            _judge_all(names, args.jobs, extra, report)
+    else:
+        _judge_all(names, args.jobs, extra, report)
     if len(names) > 1:
         below = sorted(n for n, score in scores.items() if score < 90.0)
         print(f"{len(scores)} modules in {time.monotonic() - start:.0f} s; {len(unexplained)} survivors unexplained; "

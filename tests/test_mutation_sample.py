@@ -27,3 +27,22 @@ def test_the_seeded_sample_of_mutants_is_killed():
     for module in MODULES:
         assert f"{module}: 6/6 killed, 0 survived" in run.stdout, run.stdout
     assert _digests() == before, "a mutant was left in place"
+
+
+def test_a_second_run_in_one_checkout_is_refused():
+    """Two runs writing mutants into one checkout would judge each other's mutants."""
+    lock = ROOT / ".mutation-run.lock"
+    assert not lock.exists()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lock.write_text(str(sleeper.pid))  # a run that is still alive
+        run = subprocess.run([sys.executable, "scripts/mutation.py", *SAMPLE], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 1 and f"another mutation run (pid {sleeper.pid}) is writing mutants into" in run.stderr
+        assert lock.read_text() == str(sleeper.pid)  # its lock is left to it
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    # Its run gone, the lock is taken over, and released when the run ends.
+    run = subprocess.run([sys.executable, "scripts/mutation.py", "--module", "quotas", "--sample", "1"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0 and "quotas: 1/1 killed" in run.stdout, run.stdout + run.stderr
+    assert not lock.exists()
