@@ -205,3 +205,56 @@ def test_values_print_as_a_reviewer_writes_them(tmp_path):
     base = edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", before)
     [service] = diff_json(tmp_path, base, edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", after))["resources"]["updated"]
     assert service["summary"] == ["capacityProviderStrategies[0].weight: 1 -> 2.5", "enableExecuteCommand: true -> false", "tags.team: (none) -> ml"]
+
+
+def test_findings_are_matched_by_policy_resource_and_message_across_stack_names():
+    from gpufleet.cli.diff import diff_plans
+
+    plan = golden("ecs-gpu")["resources"]
+    old = {"policy": "ecs-gpus-fit-instance", "urn": "urn:pulumi:ecs-gpu::gpufleet::t::a", "message": "too many", "level": "mandatory"}
+    same = {**old, "urn": "urn:pulumi:ecs-gpu-staging::gpufleet::t::a"}
+    reworded = {**old, "message": "too many GPUs"}
+    other = {**old, "policy": "ecs-tasks-placeable"}
+    d = diff_plans(plan, plan, [old], [same, reworded, other]).as_json()
+    assert d["policy"] == {"new": [reworded, other], "fixed": []}
+    d = diff_plans(plan, plan, [old, other], [same]).as_json()
+    assert d["policy"] == {"new": [], "fixed": [other]}
+
+
+def test_a_toleration_change_is_listed_with_its_paths(tmp_path):
+    def drop_gpu_toleration(r):
+        r["inputs"]["values"]["tolerations"] = r["inputs"]["values"]["tolerations"][:1]
+
+    head = edited("eks-g5-timeslice", "inference-device-plugins-nvidia", "helm.sh/v3:Release", drop_gpu_toleration)
+    d = diff_json(tmp_path, golden("eks-g5-timeslice"), head)
+    [entry] = d["tolerations"]
+    assert entry["name"] == "inference-device-plugins-nvidia"
+    assert [c["path"] for c in entry["properties"]] == ["values.tolerations[1].effect", "values.tolerations[1].key", "values.tolerations[1].operator"]
+
+
+def test_a_change_that_leaves_tasks_pending_is_worse_and_its_undoing_better(tmp_path):
+    base = golden("ecs-gpu")
+    head = edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", lambda r: r["inputs"].update(desiredCount=99))
+    d = diff_json(tmp_path, base, head)
+    [worse] = d["placement"]["worse"]
+    assert (worse["name"], worse["before"], worse["after"]) == ("task llm-serve", "placed", "pending") and worse["why"]
+    assert d["placement"]["better"] == []
+    d = diff_json(tmp_path, head, base)
+    assert [(b["name"], b["before"], b["after"]) for b in d["placement"]["better"]] == [("task llm-serve", "pending", "placed")]
+    assert d["placement"]["worse"] == []
+
+
+def test_a_subnet_removed_under_running_instances_is_a_refused_delete(tmp_path):
+    base = golden("ecs-gpu")
+    head = json.loads(json.dumps(base))
+    gone = _resource(head, "ml-gpu-private-us-east-1b", "ec2/subnet:Subnet")
+    head["resources"] = [r for r in head["resources"] if gone["urn"] not in (r["urn"], *(r.get("propertyDependencies") or {}).get("subnetId", []))]
+    for r in head["resources"]:
+        deps = r.get("propertyDependencies") or {}
+        if gone["urn"] in deps.get("vpcZoneIdentifiers", []):
+            deps["vpcZoneIdentifiers"].remove(gone["urn"])  # the groups move to the other zone: an in-place update
+            r["inputs"]["vpcZoneIdentifiers"] = r["inputs"]["vpcZoneIdentifiers"][:1]
+    d = diff_json(tmp_path, base, head)
+    [refused] = d["refusedDeletes"]
+    assert (refused["name"], refused["how"], refused["heldBy"]) == ("ml-gpu-private-us-east-1b", "removed", ["ml-gpu-inference", "ml-gpu-training"])
+    assert "the running instances of ml-gpu-inference, ml-gpu-training keep using it until they are replaced" in refused["reason"]
