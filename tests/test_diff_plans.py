@@ -242,10 +242,19 @@ def test_a_change_that_leaves_tasks_pending_is_worse_and_its_undoing_better(tmp_
     d = diff_json(tmp_path, head, base)
     assert [(b["name"], b["before"], b["after"]) for b in d["placement"]["better"]] == [("task llm-serve", "pending", "placed")]
     assert d["placement"]["worse"] == []
+    # Placeable only after the group scales up is between the two.
+    grown = edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", lambda r: r["inputs"].update(desiredCount=5))
+    [worse] = diff_json(tmp_path, base, grown)["placement"]["worse"]
+    assert (worse["before"], worse["after"]) == ("placed", "after-scale-up")
+    [worse] = diff_json(tmp_path, grown, head)["placement"]["worse"]
+    assert (worse["before"], worse["after"]) == ("after-scale-up", "pending")
 
 
 def test_a_subnet_removed_under_running_instances_is_a_refused_delete(tmp_path):
     base = golden("ecs-gpu")
+    for r in base["resources"]:
+        if r["type"].endswith("capacityProvider:CapacityProvider"):
+            r["name"] = f"provider-{r['name']}"  # named apart from the groups that hold the instances
     head = json.loads(json.dumps(base))
     gone = _resource(head, "ml-gpu-private-us-east-1b", "ec2/subnet:Subnet")
     head["resources"] = [r for r in head["resources"] if gone["urn"] not in (r["urn"], *(r.get("propertyDependencies") or {}).get("subnetId", []))]
