@@ -242,12 +242,22 @@ def test_a_change_that_leaves_tasks_pending_is_worse_and_its_undoing_better(tmp_
     d = diff_json(tmp_path, head, base)
     assert [(b["name"], b["before"], b["after"]) for b in d["placement"]["better"]] == [("task llm-serve", "pending", "placed")]
     assert d["placement"]["worse"] == []
-    # Placeable only after the group scales up is between the two.
-    grown = edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", lambda r: r["inputs"].update(desiredCount=5))
-    [worse] = diff_json(tmp_path, base, grown)["placement"]["worse"]
-    assert (worse["before"], worse["after"]) == ("placed", "after-scale-up")
-    [worse] = diff_json(tmp_path, grown, head)["placement"]["worse"]
+
+
+def _replicas(n: int) -> dict:
+    return edited("eks-g5-timeslice", "inference-llm-serve", "apps/v1:Deployment", lambda r: r["inputs"]["spec"].update(replicas=n))
+
+
+def test_pods_placeable_only_after_a_scale_up_sit_between_scheduled_and_pending(tmp_path):
+    # g5: 2 nodes (8 at most) of 1 GPU shared 4 ways: 8 pods now, 32 after scale-up.
+    now, later, never = _replicas(8), _replicas(9), _replicas(33)
+    [worse] = diff_json(tmp_path, now, later)["placement"]["worse"]
+    assert (worse["name"], worse["before"], worse["after"]) == ("pod Deployment default/llm-serve", "scheduled", "after-scale-up")
+    assert worse["why"] == "needs 1 new node(s) of g5 (a cluster autoscaler or a larger desiredSize)"
+    [worse] = diff_json(tmp_path, later, never)["placement"]["worse"]
     assert (worse["before"], worse["after"]) == ("after-scale-up", "pending")
+    [better] = diff_json(tmp_path, never, later)["placement"]["better"]
+    assert (better["before"], better["after"]) == ("pending", "after-scale-up")
 
 
 def test_a_subnet_removed_under_running_instances_is_a_refused_delete(tmp_path):
