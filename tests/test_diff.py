@@ -1,6 +1,7 @@
 """`gpufleet diff BASE HEAD`: pairs of real plans from the shipped stacks (scale a node group, switch
 an AMI variant, drop EFA, relabel an ACK pool, add a violating workload), both plan formats, the exit
-codes, and a golden Markdown diff a reviewer reads."""
+codes, and a golden Markdown diff a reviewer reads. An unedited stack's plan is its golden plan
+(tests/golden/, which the preview tests hold equal to a fresh preview); an edited one is previewed."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ruamel.yaml import YAML
 from gpufleet.cli.diff import diff_plans
 from gpufleet.cli.diff_render import render
 from tests.conftest import ROOT, preview_plan, run_cli
+from tests.plan_edits import golden
 from tests.test_check import _as_pulumi_preview
 
 GOLDEN = ROOT / "tests" / "golden" / "diff-eks-p5-efa.md"
@@ -59,17 +61,17 @@ def _p5_head(c):
 
 @pytest.fixture(scope="module")
 def p5_pair(tmp_path_factory) -> tuple[dict, dict]:
-    return preview_plan("eks-p5-efa"), _plan_of(tmp_path_factory.mktemp("p5"), "eks-p5-efa", _p5_head)
+    return golden("eks-p5-efa"), _plan_of(tmp_path_factory.mktemp("p5"), "eks-p5-efa", _p5_head)
 
 
 def test_identical_plans_are_exit_0(tmp_path):
-    plan = preview_plan("eks-g5-timeslice")
+    plan = golden("eks-g5-timeslice")
     code, out, _ = _diff(tmp_path, plan, plan)
     assert code == 0 and "No changes." in out
 
 
 def test_scaling_a_node_group_changes_counts_in_place(tmp_path):
-    base = preview_plan("eks-trn1")
+    base = golden("eks-trn1")
     head = _plan_of(tmp_path, "eks-trn1", lambda c: c["gpufleet:eks"]["nodeGroups"][0].update(desiredSize=4, maxSize=4))
     code, d = _json_diff(tmp_path, base, head)
     assert code == 3
@@ -85,7 +87,7 @@ def test_scaling_a_node_group_changes_counts_in_place(tmp_path):
 
 
 def test_switching_the_ecs_ami_variant_says_running_instances_stay(tmp_path):
-    base = preview_plan("ecs-gpu")
+    base = golden("ecs-gpu")
     head = _plan_of(tmp_path, "ecs-gpu", lambda c: c["gpufleet:ecs"]["capacityProviders"][0].__setitem__("amiVariant", "al2"))
     code, d = _json_diff(tmp_path, base, head)
     assert code == 3
@@ -99,7 +101,7 @@ def test_switching_the_ecs_ami_variant_says_running_instances_stay(tmp_path):
 
 def test_dropping_efa_replaces_the_node_group(tmp_path):
     """Without EFA the group spans every zone: its subnets change, which EKS cannot do in place."""
-    base = preview_plan("eks-trn1")
+    base = golden("eks-trn1")
     head = _plan_of(tmp_path, "eks-trn1", lambda c: c["gpufleet:eks"]["nodeGroups"][0].pop("efa"))
     code, d = _json_diff(tmp_path, base, head)
     assert code == 3
@@ -127,7 +129,7 @@ def test_changing_the_ami_type_replaces_the_node_group(tmp_path, p5_pair):
 
 
 def test_relabelling_an_ack_pool_replaces_it(tmp_path):
-    base = preview_plan("ack-shared-gpu")
+    base = golden("ack-shared-gpu")
     head = _plan_of(tmp_path, "ack-shared-gpu", lambda c: c["gpufleet:ack"]["nodePools"][0].__setitem__("placement", "spread"))
     code, d = _json_diff(tmp_path, base, head)
     assert code == 3
@@ -157,7 +159,7 @@ def _with_violating_task(plan: dict) -> dict:
 
 
 def test_a_new_mandatory_violation_is_exit_1_and_its_removal_is_a_fix(tmp_path):
-    base = preview_plan("ecs-gpu")
+    base = golden("ecs-gpu")
     head = _with_violating_task(base)
     code, d = _json_diff(tmp_path, base, head)
     assert code == 1
@@ -183,7 +185,7 @@ def test_pulumi_preview_documents_diff_like_gpufleet_plans(tmp_path, p5_pair):
 
 def test_bad_input_is_exit_2(tmp_path):
     good = tmp_path / "good.json"
-    good.write_text(json.dumps(preview_plan("eks-g5-timeslice")))
+    good.write_text(json.dumps(golden("eks-g5-timeslice")))
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     code, out, err = run_cli("diff", str(good), str(bad))
@@ -211,7 +213,7 @@ def test_terminal_output_reads_the_same_facts(tmp_path, p5_pair):
 
 
 def test_a_launch_template_change_rolls_the_node_groups_nodes(tmp_path):
-    base = preview_plan("eks-g5-timeslice")
+    base = golden("eks-g5-timeslice")
     head = _plan_of(tmp_path, "eks-g5-timeslice", lambda c: c["gpufleet:eks"]["nodeGroups"][0].__setitem__("rootVolumeGiB", 400))
     code, d = _json_diff(tmp_path, base, head)
     assert code == 3 and d["resources"]["replaced"] == []
@@ -219,7 +221,7 @@ def test_a_launch_template_change_rolls_the_node_groups_nodes(tmp_path):
 
 
 def test_toleration_changes_are_listed(tmp_path):
-    base = preview_plan("ack-shared-gpu")
+    base = golden("ack-shared-gpu")
     head = _plan_of(tmp_path, "ack-shared-gpu", lambda c: c["gpufleet:ack"]["nodePools"][0].pop("taint"))
     code, d = _json_diff(tmp_path, base, head)
     assert code == 3
@@ -230,7 +232,7 @@ def test_toleration_changes_are_listed(tmp_path):
 
 
 def test_a_change_that_leaves_pods_pending_is_named(tmp_path):
-    base = preview_plan("eks-p5-efa")
+    base = golden("eks-p5-efa")
     head = copy.deepcopy(base)
     head["resources"] = [r for r in head["resources"] if not r["name"].endswith("-system")]  # the system node group dropped
     code, d = _json_diff(tmp_path, base, head)
@@ -254,7 +256,7 @@ def test_a_type_change_rolls_the_group_and_reads_in_one_line_per_list(tmp_path):
         group.update(instanceType="p5en.48xlarge", maxSize=4)
         group["efa"]["interfaces"] = 16
 
-    base, head = preview_plan("eks-p5-efa"), _plan_of(tmp_path, "eks-p5-efa", edit)
+    base, head = golden("eks-p5-efa"), _plan_of(tmp_path, "eks-p5-efa", edit)
     code, d = _json_diff(tmp_path, base, head)
     assert code == 3
     assert d["accelerators"]["totals"]["after"]["efaInterfaces"] == 32
@@ -276,7 +278,7 @@ def test_a_type_change_rolls_the_group_and_reads_in_one_line_per_list(tmp_path):
 def test_a_new_vpc_cidr_replaces_what_reads_the_subnets(tmp_path):
     """A replaced VPC's and subnets' ids are unknown until they exist: what reads them is replaced
     where the input cannot change in place (the node groups' subnetIds), updated elsewhere."""
-    base = preview_plan("eks-p5-efa")
+    base = golden("eks-p5-efa")
     head = _plan_of(tmp_path, "eks-p5-efa", lambda c: c["gpufleet:eks"]["network"]["create"].__setitem__("cidr", "10.61.0.0/16"))
     code, d = _json_diff(tmp_path, base, head)
     assert code == 3
@@ -301,7 +303,7 @@ def test_a_new_vpc_cidr_replaces_what_reads_the_subnets(tmp_path):
 
 
 def test_removing_a_zone_under_running_ecs_instances_is_a_refused_delete(tmp_path):
-    base = preview_plan("ecs-gpu")
+    base = golden("ecs-gpu")
     head = _plan_of(tmp_path, "ecs-gpu", lambda c: c["gpufleet:ecs"]["network"]["create"].__setitem__("zones", ["us-east-1a"]))
     code, d = _json_diff(tmp_path, base, head)
     assert code == 3
@@ -319,7 +321,7 @@ def test_renaming_an_ecs_capacity_provider_moves_the_cluster_and_services(tmp_pa
             if workload.get("capacityProvider") == "inference":
                 workload["capacityProvider"] = "serving"
 
-    base, head = preview_plan("ecs-gpu"), _plan_of(tmp_path, "ecs-gpu", rename)
+    base, head = golden("ecs-gpu"), _plan_of(tmp_path, "ecs-gpu", rename)
     code, d = _json_diff(tmp_path, base, head)
     assert code == 3
     assert {(a["name"], a["effect"]) for a in d["affected"]} == {("ml-gpu", "updated"), ("ml-gpu-llm-serve", "updated")}
@@ -395,7 +397,7 @@ def test_one_real_preview_is_read_with_the_engines_verdict(tmp_path, p5_pair):
 
 def test_one_plan_alone_must_be_a_deployed_preview(tmp_path):
     plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps(preview_plan("ecs-gpu")))
+    plan.write_text(json.dumps(golden("ecs-gpu")))
     code, _, err = run_cli("diff", str(plan))
     assert code == 2 and "one plan alone is read only as `pulumi preview --json` of a deployed stack" in err
 
@@ -403,7 +405,7 @@ def test_one_plan_alone_must_be_a_deployed_preview(tmp_path):
 def test_two_previews_do_not_report_autoname_suffixes_or_values_that_became_known(tmp_path):
     """Two previews of one program: the first ran before anything existed (ids unknown), the second
     after; every auto-named resource got a new random suffix. Neither is a change."""
-    plan = preview_plan("ecs-gpu")
+    plan = golden("ecs-gpu")
     first, second = copy.deepcopy(plan), copy.deepcopy(plan)
     for r in first["resources"]:
         if r["type"] == "aws:iam/role:Role":
@@ -431,7 +433,7 @@ def test_a_share_change_is_listed_at_its_field(tmp_path):
     def grow(c):
         c["gpufleet:ecs"]["workloads"][0]["containers"][0]["gpuShare"]["memoryMiB"] = 30000
 
-    base, head = preview_plan("ecs-mps"), _plan_of(tmp_path, "ecs-mps", grow)
+    base, head = golden("ecs-mps"), _plan_of(tmp_path, "ecs-mps", grow)
     code, out, err = _diff(tmp_path, base, head)
     assert "Traceback" not in err
     assert "sharingStrategy.nvidiaMps.memory: 22000 -> 30000" in out
