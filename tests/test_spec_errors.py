@@ -383,3 +383,17 @@ def test_services_that_share_a_provider_are_judged_together(stack_variant):
         "gpufleet:ecs.workloads[1].service = 4: the services on inference reserve 26 GPUs in all (llm-serve 10 x 1, embed-rerank 4 x 4); "
         f"4 instances register {4 * per_instance} [rule: ecs-tasks-placeable]"
     ) in err
+
+
+def test_every_provider_is_checked_after_one_of_an_unknown_type(stack_variant):
+    def edit(c):
+        providers = c["gpufleet:ecs"]["capacityProviders"]
+        providers[0]["instanceType"] = "g5.12xlarg"
+        providers[1]["amiVariant"] = "al2-kernel-5.10"  # a GPU-only variant (no Neuron AMI has it)
+        providers[1]["instanceType"] = "g5g.xlarge"  # arm64 GPU: no ECS GPU AMI runs it
+
+    err = _errors(stack_variant(edit))
+    assert "gpufleet:ecs.capacityProviders[0].instanceType = 'g5.12xlarg': unknown instance type" in err
+    # The GPU AMI cannot run the type: the type is what to change, not the variant.
+    line = next(l for l in err.splitlines() if "[rule: ecs-gpu-ami-supported]" in l)
+    assert "gpufleet:ecs.capacityProviders[1].instanceType = 'g5g.xlarge'" in line
