@@ -107,3 +107,31 @@ def test_a_neuron_workload_that_maps_no_chip_points_at_its_first_container(stack
     err = _errors(stack_variant(edit, "ecs-neuron"))
     assert "gpufleet:ecs.workloads[1].containers[0].neuronDevices = 0: the workload runs on inf2.24xlarge" in err
     assert "maps no Neuron chip; set neuronDevices on the container that runs the model [rule: ecs-neuron-devices-mapped]" in err
+
+
+def test_a_task_per_chip_holds_its_instances_against_the_providers_other_services(stack_variant):
+    """llm-serve runs a task on every chip of the inference provider's desiredSize instances; a
+    service of embed-batch (every chip of an instance) fits only on the instances left up to maxSize."""
+
+    def edit(c, desired):
+        c["gpufleet:ecs"]["workloads"][1]["service"] = {"desiredCount": desired}
+
+    providers = {cp["name"]: cp for cp in _stack_providers()}
+    free = providers["inference"]["maxSize"] - providers["inference"]["desiredSize"]
+    code, _, err = run_cli("preview", "--config-file", str(stack_variant(lambda c: edit(c, free), "ecs-neuron")), "--json")
+    assert code == 0, err
+    err = _errors(stack_variant(lambda c: edit(c, free + 1), "ecs-neuron"))
+    inference = providers["inference"]
+    last = _chips("inf2.24xlarge") - 1
+    assert (
+        f"gpufleet:ecs.workloads[1].service = {free + 1}: {inference['desiredSize'] + free + 1} tasks on inference map "
+        f"/dev/neuron{last}; {inference['maxSize']} instances have one each [rule: ecs-tasks-placeable]"
+    ) in err
+
+
+def _stack_providers() -> list[dict]:
+    from ruamel.yaml import YAML
+
+    from tests.conftest import ROOT
+
+    return YAML(typ="safe").load((ROOT / "stacks" / "Pulumi.ecs-neuron.yaml").read_text())["config"]["gpufleet:ecs"]["capacityProviders"]
