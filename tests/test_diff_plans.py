@@ -277,3 +277,118 @@ def test_a_subnet_removed_under_running_instances_is_a_refused_delete(tmp_path):
     [refused] = d["refusedDeletes"]
     assert (refused["name"], refused["how"], refused["heldBy"]) == ("ml-gpu-private-us-east-1b", "removed", ["ml-gpu-inference", "ml-gpu-training"])
     assert "the running instances of ml-gpu-inference, ml-gpu-training keep using it until they are replaced" in refused["reason"]
+
+
+# --- one `pulumi preview --json` of a deployed stack: the engine's verdict per resource --------------
+
+
+def _verdict(ops, diff_reasons=(), detailed=(), replace_reasons=()) -> dict:
+    return {"ops": list(ops), "diffReasons": list(diff_reasons), "replaceReasons": list(replace_reasons), "detailedDiff": list(detailed)}
+
+
+def _engine(base: dict, head: dict, verdicts: dict) -> dict:
+    from gpufleet.cli.diff import diff_plans
+
+    return diff_plans(base["resources"], head["resources"], [], [], verdicts).as_json()
+
+
+G5 = "inference-g5"
+
+
+def _g5_urn(plan: dict) -> str:
+    return _resource(plan, G5, "nodeGroup:NodeGroup")["urn"]
+
+
+def _g5_scaled(r):
+    r["inputs"]["scalingConfig"]["desiredSize"] = 3
+    r["inputs"]["labels"]["team"] = "ml"
+
+
+def test_the_engine_verdict_keeps_the_changes_it_names():
+    base, head = golden("eks-g5-timeslice"), edited("eks-g5-timeslice", G5, "nodeGroup:NodeGroup", _g5_scaled)
+    verdict = _verdict(["update"], ["scalingConfig"], ["scalingConfig.desiredSize"])
+    [updated] = _engine(base, head, {_g5_urn(head): verdict})["resources"]["updated"]
+    # labels.team differs in the inputs, but the engine does not name it: it is not this update's
+    assert updated["properties"] == [{"path": "scalingConfig.desiredSize", "before": 2, "after": 3}]
+
+
+def test_the_engine_verdict_names_a_change_the_inputs_do_not_show():
+    base = golden("eks-g5-timeslice")
+    # The engine reports a diff at a path the plan's inputs do not carry (a provider default, say).
+    for verdict, paths in (
+        (_verdict(["update"], ["diskSize"], ["diskSize"]), ["diskSize"]),
+        (_verdict(["update"], ["diskSize", "updateConfig"]), ["diskSize", "updateConfig"]),  # no detailed diff: the reasons
+    ):
+        [updated] = _engine(base, base, {_g5_urn(base): verdict})["resources"]["updated"]
+        assert updated["properties"] == [{"path": p, "before": None, "after": None} for p in paths]
+
+
+def test_the_engine_verdict_same_is_no_change_whatever_the_inputs_show():
+    base, head = golden("eks-g5-timeslice"), edited("eks-g5-timeslice", G5, "nodeGroup:NodeGroup", _g5_scaled)
+    for ops in (["same"], ["read"]):
+        d = _engine(base, head, {_g5_urn(head): _verdict(ops)})
+        assert d["resources"]["updated"] == [] and d["resources"]["replaced"] == []
+
+
+def test_the_engine_verdict_replaces_and_says_why():
+    base, head = golden("eks-g5-timeslice"), edited("eks-g5-timeslice", G5, "nodeGroup:NodeGroup", _g5_ami)
+    urn = _g5_urn(head)
+    [replaced] = _engine(base, head, {urn: _verdict(["create-replacement", "replace", "delete-replaced"], ["amiType"], ["amiType"], ["amiType"])})["resources"]["replaced"]
+    assert replaced["reason"] == "the engine: replaceReasons amiType"
+    [replaced] = _engine(base, head, {urn: _verdict(["replace"], ["amiType"], ["amiType"])})["resources"]["replaced"]
+    assert replaced["reason"] == "the engine replaces it"
+    # An update the engine makes in place stays an update, whatever the curated facts say of amiType.
+    d = _engine(base, head, {urn: _verdict(["update"], ["amiType"], ["amiType"])})
+    assert [u["name"] for u in d["resources"]["updated"]] == [G5] and d["resources"]["replaced"] == []
+    # With the engine's verdict the walk only explains: what the engine leaves alone is not affected.
+    assert d["affected"] == []
+
+
+def _g5_ami(r):
+    r["inputs"]["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
+
+
+def test_a_new_eks_version_or_release_rolls_the_group():
+    base = golden("eks-g5-timeslice")
+    for field in ("version", "releaseVersion"):
+        head = edited("eks-g5-timeslice", G5, "nodeGroup:NodeGroup", lambda r: r["inputs"].update({field: "1.34"}))
+        d = diff_plans_json(base, head)
+        assert [(x["group"], x["reason"]) for x in d["drains"]] == [("g5", "its AMI release or Kubernetes version changed: the node group rolls its nodes")]
+
+
+def diff_plans_json(base: dict, head: dict) -> dict:
+    from gpufleet.cli.diff import diff_plans
+
+    return diff_plans(base["resources"], head["resources"], [], []).as_json()
+
+
+def test_a_resource_replaced_through_what_it_reads_keeps_its_own_changes():
+    def rename(r):
+        r["inputs"]["name"] = "ml-gpu-inference-v2"  # the group is replaced: its ARN is new
+
+    def retarget(r):
+        r["inputs"]["autoScalingGroupProvider"]["managedScaling"]["targetCapacity"] = 90
+
+    head = edited("ecs-gpu", "ml-gpu-inference", "autoscaling/group:Group", rename)
+    _resource_edit(head, "ml-gpu-inference", "capacityProvider:CapacityProvider", retarget)
+    d = diff_plans_json(golden("ecs-gpu"), head)
+    provider = next(r for r in d["resources"]["replaced"] if r["type"].endswith("capacityProvider:CapacityProvider"))
+    # its autoScalingGroupArn, inside autoScalingGroupProvider, comes from the group and cannot change in place
+    assert provider["reason"] == "autoScalingGroupProvider comes from Group ml-gpu-inference (replaced), and cannot change in place"
+    path = "autoScalingGroupProvider.managedScaling.targetCapacity"
+    assert provider["properties"] == [{"path": path, "before": 100, "after": 90}] and provider["summary"] == [f"{path}: 100 -> 90"]
+    assert not any(u["type"].endswith("capacityProvider:CapacityProvider") for u in d["resources"]["updated"])
+
+
+def _resource_edit(plan: dict, name: str, type_suffix: str, edit) -> None:
+    edit(_resource(plan, name, type_suffix))
+
+
+def test_a_new_workload_is_judged_against_running_now():
+    empty = {**golden("eks-g5-timeslice"), "resources": []}
+    d = diff_plans_json(empty, _replicas(33))
+    [worse] = d["placement"]["worse"]
+    assert (worse["name"], worse["before"], worse["after"]) == ("pod Deployment default/llm-serve", "scheduled", "pending")
+    ecs = edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", lambda r: r["inputs"].update(desiredCount=99))
+    [worse] = diff_plans_json({**ecs, "resources": []}, ecs)["placement"]["worse"]
+    assert (worse["name"], worse["before"], worse["after"]) == ("task llm-serve", "placed", "pending")

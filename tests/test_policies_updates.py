@@ -40,14 +40,15 @@ def test_the_same_plan_drains_nothing(judge):
     assert findings(_judge(judge, plan, plan), POLICY) == []
 
 
-def test_a_group_drained_through_what_holds_its_instances_names_it(judge):
-    # The inference provider's Auto Scaling group is renamed: replaced, so its instances go.
+def test_a_group_whose_auto_scaling_group_is_replaced_drains(judge):
+    # The inference provider's Auto Scaling group is renamed: replaced, so its instances go, and the
+    # provider with it (its autoScalingGroupArn cannot change in place).
     head = edited("ecs-gpu", "ml-gpu-inference", "autoscaling/group:Group", lambda r: r["inputs"].update(name="ml-gpu-inference-v2"))
     result = _judge(judge, golden("ecs-gpu"), head)
     gpus = catalog.load().get("g5.12xlarge").gpu.count  # desiredCapacity 1
     [message] = findings(result, POLICY, "ml-gpu-inference")
     assert message.splitlines()[-1] == (
-        f"ecs ml-gpu-inference is replaced by this update (its Group ml-gpu-inference is replaced): "
+        f"ecs ml-gpu-inference is replaced by this update: "
         f"its 1 running g5.12xlarge instances with {gpus} GPUs drain and their jobs stop"
     )
 

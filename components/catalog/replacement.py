@@ -76,6 +76,16 @@ def forces_new(resource_type: str, path: str) -> bool:
     return facts is not None and any(matches(path, k) for k in facts.replaces)
 
 
+def _forced_through(resource: Mapping, prop: str) -> bool:
+    """Does a new value of the input `prop` (read from a replaced resource) replace the resource? The
+    input itself cannot change in place, or a field inside it that holds a value known only after
+    apply (the replaced resource's output, such as an Auto Scaling group's ARN) cannot."""
+    if forces_new(resource["type"], prop):
+        return True
+    inputs = resource.get("inputs") or {}
+    return any(v == UNKNOWN and forces_new(resource["type"], path) for path, v in flatten(inputs.get(prop), prop).items())
+
+
 def replacement_reason(resource: Mapping, changes: list[dict]) -> str | None:
     """Why the change creates a new resource, or None for an in-place update."""
     keys = resource.get("replaceOnChanges") or []
@@ -128,7 +138,7 @@ def cascade(going: dict[str, str], old: Mapping[str, Mapping], new: Mapping[str,
             entry["because"].append(f"{prop} <- {source['type'].rsplit(':', 1)[-1]} {source['name']} ({how})")
             if not follow:
                 entry["effect"] = "replaced" if urn in going else "updated"
-            elif entry["effect"] == "updated" and forces_new(new[urn]["type"], prop):
+            elif entry["effect"] == "updated" and _forced_through(new[urn], prop):
                 entry["effect"], entry["forcedBy"] = "replaced", entry["because"][-1]
                 going[urn] = "replaced"
                 queue.append(urn)

@@ -131,7 +131,7 @@ def diff_plans(
     return result
 
 
-def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict], follow: bool = True) -> None:
+def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict], follow: bool) -> None:
     """What a replacement or removal does to the resources that read it. A replaced resource's
     outputs are unknown until it exists, so every resource with an input from it gets a new value:
     replaced where that input cannot change in place (and so on down the graph, as `pulumi preview`
@@ -195,7 +195,12 @@ def _refused_deletes(result: PlanDiff, old: dict[str, dict], new: dict[str, dict
             )
 
 
-RANK = {"scheduled": 0, "daemon": 0, "placed": 0, "after-scale-up": 1, "pending": 2}
+_NOT_RUNNING = {"after-scale-up": 1, "pending": 2}
+
+
+def not_running(status: str) -> int:
+    """How far a placement is from running: 0 now (scheduled, daemon, placed), 1 after a scale-up, 2 never."""
+    return _NOT_RUNNING.get(status, 0)
 
 
 def _placements(resources: list[dict]) -> dict[str, dict]:
@@ -217,9 +222,10 @@ def _placement(result: PlanDiff, base: list[dict], head: list[dict]) -> None:
     for name, now in after.items():
         was = before.get(name, {"status": "scheduled" if name.startswith("pod ") else "placed", "why": ""})
         entry = {"name": name, "before": was["status"], "after": now["status"], "why": now["why"] or was["why"]}
-        if RANK[now["status"]] > RANK[was["status"]]:
+        rank_now, rank_was = not_running(now["status"]), not_running(was["status"])
+        if rank_now > rank_was:
             result.placement_worse.append(entry)
-        elif RANK[now["status"]] < RANK[was["status"]]:
+        elif rank_now < rank_was:
             result.placement_better.append(entry)
 
 

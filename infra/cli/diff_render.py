@@ -3,7 +3,7 @@ picture of the groups before and after)."""
 
 from __future__ import annotations
 
-from gpufleet.cli.diff import COUNTS, RANK, PlanDiff
+from gpufleet.cli.diff import COUNTS, PlanDiff, not_running
 
 
 def _where(finding: dict) -> str:
@@ -51,7 +51,7 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
     if d.placement_worse or d.placement_better:
         lines += ["", h(3, "Placement"), ""]
         for e in d.placement_worse + d.placement_better:
-            why = f": {e['why']}" if e["why"] and RANK[e["after"]] else ""
+            why = f": {e['why']}" if e["why"] and not_running(e["after"]) else ""
             lines.append(f"{bullet}{e['name']}: {e['before']} -> {e['after']}{why}")
     if d.affected:
         lines += ["", h(3, "Replaced or updated because what they read is replaced or removed"), ""]
