@@ -265,6 +265,8 @@ def test_a_subnet_removed_under_running_instances_is_a_refused_delete(tmp_path):
     for r in base["resources"]:
         if r["type"].endswith("capacityProvider:CapacityProvider"):
             r["name"] = f"provider-{r['name']}"  # named apart from the groups that hold the instances
+    # What reads the subnet and goes with it (its route table association) comes first: it is passed over.
+    base["resources"].sort(key=lambda r: not r["type"].endswith("RouteTableAssociation"))
     head = json.loads(json.dumps(base))
     gone = _resource(head, "ml-gpu-private-us-east-1b", "ec2/subnet:Subnet")
     head["resources"] = [r for r in head["resources"] if gone["urn"] not in (r["urn"], *(r.get("propertyDependencies") or {}).get("subnetId", []))]
@@ -310,6 +312,20 @@ def test_the_engine_verdict_keeps_the_changes_it_names():
     [updated] = _engine(base, head, {_g5_urn(head): verdict})["resources"]["updated"]
     # labels.team differs in the inputs, but the engine does not name it: it is not this update's
     assert updated["properties"] == [{"path": "scalingConfig.desiredSize", "before": 2, "after": 3}]
+    # The engine may name the top-level input only: the changes under it are kept.
+    [updated] = _engine(base, head, {_g5_urn(head): _verdict(["update"], detailed=["scalingConfig"])})["resources"]["updated"]
+    assert updated["properties"] == [{"path": "scalingConfig.desiredSize", "before": 2, "after": 3}]
+
+
+def test_with_the_engine_verdict_what_reads_a_replaced_resource_is_affected_only_if_the_engine_changes_it():
+    base = golden("ecs-gpu")
+    head = edited("ecs-gpu", "ml-gpu-inference", "autoscaling/group:Group", lambda r: r["inputs"].update(name="ml-gpu-inference-v2"))
+    group, provider = (_resource(head, "ml-gpu-inference", t)["urn"] for t in ("autoscaling/group:Group", "capacityProvider:CapacityProvider"))
+    replace = _verdict(["replace"], ["name"], ["name"], ["name"])
+    d = _engine(base, head, {group: replace, provider: _verdict(["update"], ["autoScalingGroupProvider"])})
+    assert [(a["name"], a["type"].rsplit(":", 1)[-1], a["effect"]) for a in d["affected"]] == [("ml-gpu-inference", "CapacityProvider", "updated")]
+    d = _engine(base, head, {group: replace})  # the engine leaves the provider alone
+    assert d["affected"] == [] and [r["name"] for r in d["resources"]["replaced"]] == ["ml-gpu-inference"]
 
 
 def test_the_engine_verdict_names_a_change_the_inputs_do_not_show():
