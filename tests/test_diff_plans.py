@@ -183,6 +183,7 @@ def _description(text: str | None):
         ("a\nb", "one line", "description: text of 2 lines -> 1 lines (- a | - b | + one line)"),
         ("\n".join("abcdef"), "\n".join("ABCDEF"), "description: text of 6 lines -> 6 lines (- a | - b | - c | - d | ... 8 more)"),
         ("\n".join("abcd"), "\n".join("abcdX"), "description: text of 4 lines -> 5 lines (+ X)"),
+        ("a\nb", "c\nd", "description: text of 2 lines -> 2 lines (- a | - b | + c | + d)"),  # four lines: all shown
     ],
 )
 def test_a_text_of_many_lines_reads_as_the_lines_that_changed(tmp_path, before, after, line):
@@ -408,3 +409,28 @@ def test_a_new_workload_is_judged_against_running_now():
     ecs = edited("ecs-gpu", "ml-gpu-llm-serve", "ecs/service:Service", lambda r: r["inputs"].update(desiredCount=99))
     [worse] = diff_plans_json({**ecs, "resources": []}, ecs)["placement"]["worse"]
     assert (worse["name"], worse["before"], worse["after"]) == ("task llm-serve", "placed", "pending")
+
+
+def test_list_entries_without_cards_and_a_large_single_entry():
+    # The launch template's tag specifications for volumes and interfaces go (three fields each, six in
+    # all): no card indexes to name, and two entries are not read whole.
+    def three(r):
+        specs = r["inputs"]["tagSpecifications"]
+        specs.append({**specs[1], "resourceType": "network-interface"})
+
+    base = edited("ecs-gpu", "ml-gpu-inference", "launchTemplate:LaunchTemplate", three)
+    head = json.loads(json.dumps(base))
+    _resource(head, "ml-gpu-inference", "launchTemplate:LaunchTemplate")["inputs"]["tagSpecifications"][1:] = []
+    [template] = diff_plans_json(base, head)["resources"]["updated"]
+    assert template["summary"] == ["tagSpecifications: 2 entries removed ([1]-[2])"]
+
+    def seven(r):  # a p5 interface of seven fields: more than reads well on one line
+        r["inputs"]["networkInterfaces"][-1]["description"] = "efa"
+
+    base = edited("eks-p5-efa", "p5-train-p5", "launchTemplate:LaunchTemplate", seven)
+    head = json.loads(json.dumps(base))
+    interfaces = _resource(head, "p5-train-p5", "launchTemplate:LaunchTemplate")["inputs"]["networkInterfaces"]
+    n = len(interfaces)
+    card = interfaces.pop()["networkCardIndex"]
+    [template] = diff_plans_json(base, head)["resources"]["updated"]
+    assert template["summary"] == [f"networkInterfaces: 1 entry removed ([{n - 1}]; networkCardIndex {card})"]
