@@ -434,3 +434,53 @@ def test_list_entries_without_cards_and_a_large_single_entry():
     card = interfaces.pop()["networkCardIndex"]
     [template] = diff_plans_json(base, head)["resources"]["updated"]
     assert template["summary"] == [f"networkInterfaces: 1 entry removed ([{n - 1}]; networkCardIndex {card})"]
+
+
+def _new_cidr(r):
+    r["inputs"]["cidrBlock"] = "10.9.0.0/16"
+
+
+def test_a_new_vpc_cidr_replaces_what_reads_it_level_by_level():
+    d = diff_plans_json(golden("ecs-gpu"), edited("ecs-gpu", "ml-gpu", "ec2/vpc:Vpc", _new_cidr))
+    kind = lambda e: e["type"].rsplit(":", 1)[-1]  # noqa: E731
+    # What reads the VPC first, then what reads those (the order the walk finds them in).
+    assert [(kind(a), a["name"], a["effect"]) for a in d["affected"]] == [
+        ("SecurityGroup", "ml-gpu-instances", "replaced"),
+        ("InternetGateway", "ml-gpu", "updated"),
+        ("RouteTable", "ml-gpu-private", "replaced"),
+        ("RouteTable", "ml-gpu-public", "replaced"),
+        ("Subnet", "ml-gpu-private-us-east-1a", "replaced"),
+        ("Subnet", "ml-gpu-private-us-east-1b", "replaced"),
+        ("Subnet", "ml-gpu-public-us-east-1a", "replaced"),
+        ("Subnet", "ml-gpu-public-us-east-1b", "replaced"),
+        ("LaunchTemplate", "ml-gpu-inference", "updated"),
+        ("LaunchTemplate", "ml-gpu-training", "updated"),
+        ("RouteTableAssociation", "ml-gpu-private-us-east-1a", "replaced"),
+        ("RouteTableAssociation", "ml-gpu-private-us-east-1b", "replaced"),
+        ("RouteTableAssociation", "ml-gpu-public-us-east-1a", "replaced"),
+        ("RouteTableAssociation", "ml-gpu-public-us-east-1b", "replaced"),
+        ("Group", "ml-gpu-inference", "updated"),
+        ("Group", "ml-gpu-training", "updated"),
+        ("NatGateway", "ml-gpu-nat", "replaced"),
+    ]
+    # An association reads a replaced route table (in place) and a replaced subnet (not in place): the
+    # subnet is why it is replaced.
+    association = next(r for r in d["resources"]["replaced"] if kind(r) == "RouteTableAssociation")
+    assert association["reason"] == f"subnetId comes from Subnet {association['name']} (replaced), and cannot change in place"
+
+
+def test_a_reader_replaced_by_its_own_change_does_not_hide_the_others():
+    head = edited("ecs-gpu", "ml-gpu", "ec2/vpc:Vpc", _new_cidr)
+    _resource_edit(head, "ml-gpu-private-us-east-1a", "ec2/subnet:Subnet", lambda r: r["inputs"].update(availabilityZone="us-east-1c"))
+    d = diff_plans_json(golden("ecs-gpu"), head)
+    subnets = {a["name"]: a for a in d["affected"] if a["type"].endswith("subnet:Subnet")}
+    assert sorted(subnets) == ["ml-gpu-private-us-east-1b", "ml-gpu-public-us-east-1a", "ml-gpu-public-us-east-1b"]
+    own = next(r for r in d["resources"]["replaced"] if r["name"] == "ml-gpu-private-us-east-1a" and r["type"].endswith("subnet:Subnet"))
+    assert own["reason"].startswith("availabilityZone cannot change in place")
+
+
+def test_a_text_that_only_looks_like_json_is_compared_as_text():
+    base = edited("ecs-gpu", "ml-gpu-inference", "launchTemplate:LaunchTemplate", lambda r: r["inputs"].update(description="[draft] GPU nodes"))
+    head = edited("ecs-gpu", "ml-gpu-inference", "launchTemplate:LaunchTemplate", lambda r: r["inputs"].update(description="{gpu} nodes"))
+    [template] = diff_plans_json(base, head)["resources"]["updated"]
+    assert template["summary"] == ["description: [draft] GPU nodes -> {gpu} nodes"]
