@@ -1,5 +1,6 @@
 """Update rules: a plan that replaces or removes a group carrying running capacity (directly, or
-through the subnet, security group or cluster it reads) drains it, and says what drains.
+through what it reads: its Auto Scaling group, subnets, security group or cluster) drains it, and says
+what drains.
 
 CrossGuard's analyzer sees the stack as it will be, never the operation that gets it there, so the
 policy needs the deployed stack as its config: `deployed`, the resources of the plan that is live
@@ -19,11 +20,6 @@ from gpufleet.components.catalog import replacement
 from gpufleet.components.catalog.aws_api import UNKNOWN
 from gpufleet.components.catalog.fleet_view import accelerated_groups
 from gpufleet.policies.inputs import plain
-from gpufleet.components.catalog import tokens
-
-# The types whose replacement or removal drains a group: the group itself, and what holds its instances.
-_GROUP_HOLDERS = {tokens.ASG, tokens.LAUNCH_TEMPLATE}
-
 
 def _whole(value):
     """Config arrives as protobuf Struct, whose numbers are doubles: integral ones back to ints."""
@@ -65,29 +61,14 @@ def _validate_drains(args: StackValidationArgs, report: ReportViolation) -> None
         if not any(total.values()):
             continue  # no accelerators (or no instances) to drain
         gkey = replacement.key(group.urn)
-        held = [u for u in (gkey, *_holders(old, gkey)) if u in going]
-        if not held:
+        if gkey not in going:
             continue
         what = ", ".join(f"{total[k]} {words}" for k, words in (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("efaInterfaces", "EFA interfaces")) if total[k])
-        cause = old[held[0]]
-        via = "" if held[0] == gkey else f" (its {cause['type'].rsplit(':', 1)[-1]} {cause['name']} is {going[held[0]]})"
         report(
-            f"{group.platform} {group.name} is {going.get(gkey, 'replaced')} by this update{via}: its "
+            f"{group.platform} {group.name} is {going[gkey]} by this update: its "
             f"{group.sizes.get('desired')} running {group.instance_type} instances with {what} drain and their jobs stop",
             new[gkey]["urn"] if gkey in new else None,
         )
-
-
-def _holders(old: Mapping[str, Mapping], gkey: str) -> list[str]:
-    """The resources a group reads that hold its instances (an ECS provider's Auto Scaling group and template)."""
-    out, queue = [], [gkey]
-    while queue:
-        for urns in (old.get(queue.pop(0), {}).get("propertyDependencies") or {}).values():
-            for u in map(replacement.key, urns):
-                if u in old and old[u]["type"] in _GROUP_HOLDERS and u not in out:
-                    out.append(u)
-                    queue.append(u)
-    return out
 
 
 POLICIES = [

@@ -84,3 +84,13 @@ def test_malformed_deployed_rows_are_left_out(judge):
     rows = [*base["resources"], {"urn": 7, "type": "x"}, {"urn": "urn:pulumi:s::p::t::n"}, {"type": "aws:eks/nodeGroup:NodeGroup"}]
     result = judge(head["resources"], {POLICY: {"deployed": rows}})
     assert len(findings(result, POLICY, "inference-g5")) == 1
+
+
+def test_deployed_rows_without_names_are_named_by_their_urn(judge):
+    base = golden("eks-g5-timeslice")
+    for r in base["resources"]:
+        del r["name"]
+        r["inputs"].pop("nodeGroupName", None)
+    head = edited("eks-g5-timeslice", "inference-g5", "nodeGroup:NodeGroup", _g5_ami)
+    [message] = findings(_judge(judge, base, head), POLICY, "inference-g5")
+    assert message.splitlines()[-1].startswith("eks inference-g5 is replaced by this update: its 2 running g5.2xlarge instances")
