@@ -196,3 +196,22 @@ def test_api_value_kinds(api, body, expected):
     from gpufleet.components.catalog import aks_api
 
     assert (gke_api if api == "gke" else aks_api).problems(body) == expected
+
+
+@pytest.mark.parametrize(
+    "count, past",
+    [(2**31 - 1, False), (2**31, True), (-(2**31), False), (-(2**31) - 1, True)],
+)
+def test_an_int32_field_takes_exactly_the_int32_range(count, past):
+    found = gke_api.problems({"initialNodeCount": count})
+    assert found == ([f"NodePool.initialNodeCount: {count} is past an int32"] if past else [])
+
+
+def test_a_map_field_checks_each_value():
+    assert gke_api.problems({"config": {"labels": {"team": "ml", "tier": 5}}}) == ["NodePool.config.labels.tier: " + gke_api.kind_problem("string", 5)]
+
+
+def test_objects_passed_through_keep_every_field():
+    body, unmapped = gke_api.to_api({"management": {"autoRepair": True, "autoUpgrade": False}, "nodeConfig": {"taints": [{"key": "a", "value": "b", "effect": "NO_SCHEDULE"}]}})
+    assert unmapped == []
+    assert body == {"management": {"autoRepair": True, "autoUpgrade": False}, "config": {"taints": [{"key": "a", "value": "b", "effect": "NO_SCHEDULE"}]}}
