@@ -135,3 +135,17 @@ def _stack_providers() -> list[dict]:
     from tests.conftest import ROOT
 
     return YAML(typ="safe").load((ROOT / "stacks" / "Pulumi.ecs-neuron.yaml").read_text())["config"]["gpufleet:ecs"]["capacityProviders"]
+
+
+def test_a_task_per_chip_may_not_take_another_workloads_name(stack_variant):
+    def edit(c):
+        workloads = c["gpufleet:ecs"]["workloads"]
+        serve = workloads.pop(0)  # the task per chip after the others: each workload is judged
+        workloads[0]["name"] = "llm-serve-chip3"
+        workloads.append(serve)
+
+    err = _errors(stack_variant(edit, "ecs-neuron"))
+    assert (
+        "gpufleet:ecs.workloads[2].name = 'llm-serve': a task per chip names its task definitions and services "
+        "llm-serve-chip0.., which takes the name of workload llm-serve-chip3 [rule: names-unique]"
+    ) in err
