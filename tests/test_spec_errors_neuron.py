@@ -137,7 +137,7 @@ def _stack_providers() -> list[dict]:
     return YAML(typ="safe").load((ROOT / "stacks" / "Pulumi.ecs-neuron.yaml").read_text())["config"]["gpufleet:ecs"]["capacityProviders"]
 
 
-def test_a_task_per_chip_may_not_take_another_workloads_name(stack_variant):
+def test_per_chip_names_are_judged_when_the_task_per_chip_comes_last(stack_variant):
     def edit(c):
         workloads = c["gpufleet:ecs"]["workloads"]
         serve = workloads.pop(0)  # the task per chip after the others: each workload is judged
