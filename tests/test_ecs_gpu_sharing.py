@@ -367,3 +367,32 @@ def test_whole_gpu_containers_are_passed_over_by_the_fraction_rule(judge):
     share["resourceRequirements"] = [{"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": 8000}}}]
     messages = findings(judge([task_definition("mixed", [whole, share], member_of("g6f.large"))]), "ecs-gpu-fractional")
     assert any("container 'share'" in m for m in messages)
+
+
+def _issues(asks: list[dict], instance_type: str) -> list[tuple]:
+    """(field under the workload, value) of each sharing error of the spec."""
+    fleet = {
+        "clusterName": "sharing",
+        "network": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]},
+        "capacityProviders": [{"name": "gpu", "instanceType": instance_type, "minSize": 0, "maxSize": 1, "desiredSize": 0}],
+        "workloads": [_workload(asks)],
+    }
+    with pytest.raises(SpecError) as err:
+        load_spec({"region": "us-east-1", "ecs": fleet})
+    return [(i.rule, i.field[i.field.index("containers"):], i.value) for i in err.value.issues if i.rule in SHARING_RULES]
+
+
+@pytest.mark.parametrize(
+    "asks, instance_type, expected",
+    [
+        # Two ways of asking in one task: the error points at the last container's ask.
+        # the value as the stack writes it: the share's memory, the GPU count
+        ([{"gpus": 1}, share(4000)], "g5.12xlarge", [("ecs-gpu-one-option", ("containers", 1, "gpuShare"), 4000)]),
+        ([share(4000), {"gpus": 1}], "g5.12xlarge", [("ecs-gpu-one-option", ("containers", 1, "gpus"), 1)]),
+        # A fraction on whole GPUs points at gpus; a share on a type without MPS at gpuShare, with its memory.
+        ([{}, {"gpus": 0.25}], "g5.xlarge", [("ecs-gpu-fractional", ("containers", 1, "gpus"), 0.25)]),
+        ([{}, share(2000)], "g6f.2xlarge", [("ecs-gpu-fractional", ("containers", 1, "gpuShare"), 2000)]),
+    ],
+)
+def test_a_sharing_error_points_at_the_ask_to_edit(asks, instance_type, expected):
+    assert _issues(asks, instance_type) == expected

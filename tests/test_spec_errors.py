@@ -328,14 +328,18 @@ def test_mixed_gpu_options_point_at_the_last_container(stack_variant):
         _ecs(c)["workloads"][1]["containers"].append({"name": "whole", "image": "x:1", "cpu": 256, "memory": 512, "gpus": 1})
 
     err = _errors(stack_variant(whole_last, "ecs-mps"))
-    assert "gpufleet:ecs.workloads[1].containers[2].gpus = '1': the task's GPU containers mix an MPS share and whole GPUs" in err
+    assert "gpufleet:ecs.workloads[1].containers[2].gpus = 1: the task's GPU containers mix an MPS share and whole GPUs" in err
     assert "[rule: ecs-gpu-one-option]" in err
 
     def share_last(c):
         _ecs(c)["workloads"][1]["containers"].insert(0, {"name": "whole", "image": "x:1", "cpu": 256, "memory": 512, "gpus": 1})
 
     err = _errors(stack_variant(share_last, "ecs-mps"))
-    assert "gpufleet:ecs.workloads[1].containers[2].gpuShare = null: the task's GPU containers mix" in err
+    from ruamel.yaml import YAML
+
+    last = YAML(typ="safe").load((ROOT / "stacks" / "Pulumi.ecs-mps.yaml").read_text())["config"]["gpufleet:ecs"]["workloads"][1]["containers"][-1]
+    # the share as the stack writes it: its memory
+    assert f"gpufleet:ecs.workloads[1].containers[2].gpuShare = {last['gpuShare']['memoryMiB']}: the task's GPU containers mix" in err
 
 
 def test_an_mps_share_on_a_fractional_type_names_the_share(stack_variant):

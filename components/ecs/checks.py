@@ -275,22 +275,27 @@ def _gpu_requests(wl: WorkloadArgs, it, cat: Catalog) -> Iterator[Violation]:
     reason = ecs_gpu_sharing.one_option_problem(requests)
     if reason:
         last = requests[-1]
-        yield Violation("ecs-gpu-one-option", ("containers", last.index, "gpuShare" if last.option == ecs_gpu_sharing.SHARE else "gpus"), last.value, reason)
+        yield Violation("ecs-gpu-one-option", *_ask(wl, last), reason)
     if it is None:
         return
     for r in requests:
         if r.option == ecs_gpu_sharing.SHARE:
             reason = ecs_gpu_sharing.mps_type_problem(it)
-            field = "gpuShare"
         else:
             reason = ecs_gpu_sharing.fraction_problem(it, r, cat.ecs())
-            field = "gpus"
         if reason:
-            yield Violation("ecs-gpu-fractional", ("containers", r.index, field), wl.containers[r.index].gpus if field == "gpus" else r.mps_memory, reason)
+            yield Violation("ecs-gpu-fractional", *_ask(wl, r), reason)
     reason = ecs_gpu_sharing.mps_memory_problem(it, requests)
     if reason:
         j = max((r for r in requests if r.option == ecs_gpu_sharing.SHARE), key=lambda r: r.mps_memory).index
         yield Violation("ecs-mps-memory-fits", ("containers", j, "gpuShare", "memoryMiB"), wl.containers[j].gpu_share.memory_mib, reason)
+
+
+def _ask(wl: WorkloadArgs, r: ecs_gpu_sharing.GpuRequest) -> tuple[tuple, object]:
+    """(field, value) of a container's GPU ask as the stack writes it: its gpus, or its gpuShare's memory."""
+    if r.option == ecs_gpu_sharing.SHARE:
+        return ("containers", r.index, "gpuShare"), r.mps_memory
+    return ("containers", r.index, "gpus"), wl.containers[r.index].gpus
 
 
 def _provider(fleet: EcsFleetArgs, wl: WorkloadArgs) -> CapacityProviderArgs | ManagedInstanceProviderArgs:
