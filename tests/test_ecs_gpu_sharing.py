@@ -389,6 +389,7 @@ def _issues(asks: list[dict], instance_type: str) -> list[tuple]:
         # the value as the stack writes it: the share's memory, the GPU count
         ([{"gpus": 1}, share(4000)], "g5.12xlarge", [("ecs-gpu-one-option", ("containers", 1, "gpuShare"), 4000)]),
         ([share(4000), {"gpus": 1}], "g5.12xlarge", [("ecs-gpu-one-option", ("containers", 1, "gpus"), 1)]),
+        ([share(4000), {"gpus": 1}, share(3000)], "g5.12xlarge", [("ecs-gpu-one-option", ("containers", 2, "gpuShare"), 3000)]),
         # A fraction on whole GPUs points at gpus; a share on a type without MPS at gpuShare, with its memory.
         ([{}, {"gpus": 0.25}], "g5.xlarge", [("ecs-gpu-fractional", ("containers", 1, "gpus"), 0.25)]),
         ([{}, share(2000)], "g6f.2xlarge", [("ecs-gpu-fractional", ("containers", 1, "gpuShare"), 2000)]),
