@@ -607,3 +607,26 @@ def test_zones_and_ami_of_the_groups_gpufleet_places(stack_variant):
     assert (groups["p5-train-system"]["inputs"]["amiType"], groups["p5-train-system"]["inputs"]["instanceTypes"]) == (arm, [system])
     [coredns] = [p for p in plan["placement"]["pods"] if p["pod"] == "Deployment kube-system/coredns"]
     assert coredns["status"] == "scheduled"
+
+
+def test_an_arm64_gpu_group_runs_the_arm_nvidia_ami_and_refuses_an_x86_one(stack_variant):
+    from gpufleet.components.catalog import catalog
+    from tests.conftest import preview_plan
+
+    types = catalog.load().facts.eks.accelerated_ami_types
+    arm = next(n for n, f in types.items() if f.default and f.accelerator == "nvidia" and "arm64" in f.architectures)
+    x86 = next(n for n, f in types.items() if f.default and f.accelerator == "nvidia" and "x86_64" in f.architectures)
+
+    def arm_group(c):
+        _group(c)["instanceType"] = "g5g.2xlarge"
+
+    plan = preview_plan("--config-file", str(stack_variant(arm_group, "eks-g5-timeslice")))
+    [group] = [r for r in plan["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup" and r["name"] == "inference-g5"]
+    assert group["inputs"]["amiType"] == arm  # no amiType given: the AL2023 NVIDIA AMI of the type's architecture
+
+    def x86_ami(c):
+        arm_group(c)
+        _group(c)["amiType"] = x86
+
+    err = _errors(stack_variant(x86_ami, "eks-g5-timeslice"))
+    assert f"gpufleet:eks.nodeGroups[0].amiType = '{x86}': g5g.2xlarge is arm64; {x86} is x86_64 [rule: eks-ami-type-supported]" in err
