@@ -94,3 +94,17 @@ def test_deployed_rows_without_names_are_named_by_their_urn(judge):
     head = edited("eks-g5-timeslice", "inference-g5", "nodeGroup:NodeGroup", _g5_ami)
     [message] = findings(_judge(judge, base, head), POLICY, "inference-g5")
     assert message.splitlines()[-1].startswith("eks inference-g5 is replaced by this update: its 2 running g5.2xlarge instances")
+
+
+def test_a_group_left_alone_does_not_stop_the_next_from_being_judged(judge):
+    def running(r):
+        r["inputs"]["desiredCapacity"] = 1
+
+    base = edited("ecs-neuron", "ml-neuron-training", "autoscaling/group:Group", running)
+    head = json.loads(json.dumps(base))
+    for r in head["resources"]:
+        if r["name"] == "ml-neuron-training" and r["type"].endswith("autoscaling/group:Group"):
+            r["inputs"]["name"] = "ml-neuron-training-v2"
+    # The inference provider (first) is left alone; training, after it, drains.
+    found = [m.splitlines()[-1].split(" is ")[0] for m in findings(_judge(judge, base, head), POLICY)]
+    assert found == ["ecs ml-neuron-training"]
