@@ -49,6 +49,9 @@ def test_exactly_one_driver(judge):
     assert "two drivers" in findings(judge([*pools, unset]), "aks-gpu-driver", "aksdriver")[0]
     as_text = resource(tokens.HELM_RELEASE, "gpu-operator", {"chart": "gpu-operator", "values": {"driver": {"enabled": "false"}}})
     assert findings(judge([*pools, as_text]), "aks-gpu-driver", "aksdriver") == []
+    # Only the GPU Operator's release installs a driver: another chart's release is no second driver.
+    plugin = resource(tokens.HELM_RELEASE, "nvidia-device-plugin", {"chart": "nvidia-device-plugin", "values": {}})
+    assert findings(judge([*pools, plugin]), "aks-gpu-driver", "aksdriver") == []
 
 
 def test_gpu_pools_are_tainted(judge):

@@ -150,14 +150,19 @@ def test_gke_and_aks_gpu_pools_add_their_taints(judge):
     # a2 machine types come with their GPUs: no guestAccelerators needed to be a GPU pool
     gke = resource(GKE_POOL, "a100", {"name": "a100", "nodeConfig": {"machineType": "a2-highgpu-1g", "taints": [dedicated]}})
     cpu_pool = resource(GKE_POOL, "cpu", {"name": "cpu", "nodeConfig": {"machineType": "e2-standard-8", "taints": [{"key": "cpu-only", "effect": "NO_SCHEDULE"}]}})
-    result = judge([gke, cpu_pool, _pod("gke-tolerated", gpu, [gke_gpu, {"key": "dedicated", "operator": "Exists"}]), _pod("gpu-taint-only", gpu, [gke_gpu])])
+    cpu_tolerant = _pod("cpu-pool-tolerant", gpu, [gke_gpu, {"key": "cpu-only", "operator": "Exists"}])
+    result = judge([gke, cpu_pool, _pod("gke-tolerated", gpu, [gke_gpu, {"key": "dedicated", "operator": "Exists"}]), _pod("gpu-taint-only", gpu, [gke_gpu]), cpu_tolerant])
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "gke-tolerated") == []
     [message] = findings(result, "k8s-gpu-pod-tolerates-taint", "gpu-taint-only")
     assert "(e.g. dedicated=ml:NO_SCHEDULE)" in message  # the pool's own taint; the CPU pool is no candidate
+    assert len(findings(result, "k8s-gpu-pod-tolerates-taint", "cpu-pool-tolerant")) == 1  # tolerating the CPU pool places no GPU pod
     aks = resource(AKS_POOL, "t4", {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule", "team=ml:NoExecute"]})
-    result = judge([aks, _pod("sku-only", gpu, [{"key": "sku", "operator": "Exists"}]), _pod("both", gpu, [{"key": "sku", "operator": "Exists"}, {"key": "team", "operator": "Exists"}])])
+    aks_cpu = resource(AKS_POOL, "cpu", {"name": "cpu", "vmSize": "Standard_D4s_v5", "nodeTaints": ["cpu=only:NoSchedule"]})
+    result = judge([aks, aks_cpu, _pod("sku-only", gpu, [{"key": "sku", "operator": "Exists"}]), _pod("both", gpu, [{"key": "sku", "operator": "Exists"}, {"key": "team", "operator": "Exists"}]),
+                    _pod("cpu-only", gpu, [{"key": "cpu", "operator": "Exists"}])])
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "both") == []
     assert "team=ml:NoExecute" in findings(result, "k8s-gpu-pod-tolerates-taint", "sku-only")[0]
+    assert len(findings(result, "k8s-gpu-pod-tolerates-taint", "cpu-only")) == 1
 
 
 def test_each_device_plugin_is_held_to_the_groups_it_serves(judge):
@@ -187,3 +192,8 @@ def test_mig_is_judged_only_when_asked_and_only_on_gpu_groups(judge):
         assert findings(judge([*_group("l40s", "g6e.xlarge", [GPU_TAINT]), plugin(strategy)]), "eks-mig-supported") == []
     mixed = judge([*_group("a100", "p4d.24xlarge", [GPU_TAINT]), *_group("trn", "trn1.32xlarge", [NEURON_TAINT]), plugin("mixed")])
     assert findings(mixed, "eks-mig-supported") == []  # the Neuron group is no GPU group to judge
+    # Each NVIDIA plugin release is judged, after one without MIG too; another chart's migStrategy is not read.
+    operator = resource(RELEASE, "operator", {"chart": "gpu-operator", "values": {"migStrategy": "single"}})
+    second = resource(RELEASE, "second", {"chart": "nvidia-device-plugin", "version": "0.20.0", "values": {"migStrategy": "single"}})
+    result = judge([*_group("l40s", "g6e.xlarge", [GPU_TAINT]), plugin(None), operator, second])
+    assert findings(result, "eks-mig-supported", "operator") == [] and len(findings(result, "eks-mig-supported", "second")) == 1
