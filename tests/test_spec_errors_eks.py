@@ -261,7 +261,9 @@ def test_turning_the_system_group_off_with_only_tainted_groups(stack_variant):
         "0/2 nodes are available: 2 node(s) had untolerated taint {nvidia.com/gpu: }. (keep the system node group, or give "
         "one node group taints: []) [rule: k8s-pods-schedulable]"
     ) in err
-    assert "MPIJob default/nccl-tests-p5 (Launcher): 1 of 1 Pending" in err and "Deployment mpi-operator/mpi-operator" in err
+    # The NCCL test's launcher runs on the system group: that is what to keep.
+    assert "gpufleet:eks.systemNodeGroup.enabled = false: MPIJob default/nccl-tests-p5 (Launcher): 1 of 1 Pending" in err
+    assert "Deployment mpi-operator/mpi-operator" in err
 
 
 def test_an_untainted_group_may_replace_the_system_group(stack_variant):
