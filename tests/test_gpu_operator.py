@@ -71,3 +71,20 @@ def test_the_pack_judges_eks_groups_against_the_operator_s_driver(judge):
     assert findings(judge([group, off]), "eks-gpu-driver") == []
     # Without an operator the AMI's driver is the one driver: nothing to judge.
     assert findings(judge([group]), "eks-gpu-driver") == []
+
+
+def test_on_eks_the_spec_counts_the_gpus_the_operator_advertises(stack_variant):
+    """g5: 2 nodes (8 at most) of one A10G, which the operator time-slices 4 ways: 32 pods after a
+    scale-up, not 33."""
+
+    def replicas(n):
+        def edit(c):
+            _operator_instead_of_plugin(c)
+            c["gpufleet:eks"]["workloads"][0]["replicas"] = n
+
+        return edit
+
+    code, _, err = run_cli("preview", "--config-file", str(stack_variant(replicas(32), EKS)), "--json")
+    assert code == 0, err
+    err = _errors(stack_variant(replicas(33), EKS))
+    assert "gpufleet:eks.workloads[0].replicas = 33: Deployment default/llm-serve: 1 of 33 Pending" in err
