@@ -118,7 +118,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "eks_checks": ("components/eks/checks.py", ["tests/test_spec_errors_eks.py", "tests/test_api_rules.py"]),
     "gke_checks": ("components/gke/checks.py", ["tests/test_spec_errors_gke.py", "tests/test_gke_rules.py"]),
     # each cloud's placement before its plan exists (the spec door of the simulator)
-    "eks_placement": ("components/eks/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_eks.py"]),
+    "eks_placement": ("components/eks/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_eks.py", "tests/test_gpu_operator.py"]),
     "aks_placement": ("components/aks/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_aks.py", "tests/test_preview_aks.py"]),
     "gke_placement": ("components/gke/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_gke.py", "tests/test_preview_gke.py"]),
     # policies/: the pack (its rules run in the pack's process, which reads the mutant from disk)
