@@ -293,7 +293,7 @@ def equivalent() -> set[str]:
     found = set()
     for line in EQUIVALENT.read_text().splitlines():
         if line.strip() and not line.startswith("#"):
-            found.add(line.split("  # ", 1)[0].strip())
+            found.add(line.rsplit("  # ", 1)[0].strip())  # the last "  # ": a mutated line may carry a comment of its own
     return found
 
 
