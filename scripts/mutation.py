@@ -95,10 +95,10 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "k8s_workloads": ("components/catalog/k8s_workloads.py", ["tests/test_k8s_workloads.py", *_K8S]),
     "managed_instances": ("components/catalog/managed_instances.py", ["tests/test_ecs_managed_instances.py", "tests/test_policies_neuron.py"]),
     "node_capacity": ("components/catalog/node_capacity.py", ["tests/test_node_capacity.py", "tests/test_ecs_scheduler.py", "tests/test_placement_doors.py"]),
-    "plan_index": ("components/catalog/plan_index.py", _PLACEMENT),
-    "plan_placement": ("components/catalog/plan_placement.py", _PLACEMENT),
-    "plan_pods": ("components/catalog/plan_pods.py", _PLACEMENT),
-    "plan_tasks": ("components/catalog/plan_tasks.py", [*_PLACEMENT, "tests/test_ecs_gpu_sharing.py"]),
+    "plan_index": ("components/catalog/plan_index.py", ["tests/test_placement_read_back.py", *_PLACEMENT]),
+    "plan_placement": ("components/catalog/plan_placement.py", ["tests/test_placement_read_back.py", *_PLACEMENT]),
+    "plan_pods": ("components/catalog/plan_pods.py", ["tests/test_placement_read_back.py", *_PLACEMENT]),
+    "plan_tasks": ("components/catalog/plan_tasks.py", ["tests/test_placement_read_back.py", *_PLACEMENT, "tests/test_ecs_gpu_sharing.py"]),
     # the shared predicates: the ECS, Neuron and EKS doors (spec errors and the pack)
     "predicates": ("components/catalog/predicates.py", [
         "tests/test_predicates.py", "tests/test_catalog.py", "tests/test_spec_errors.py", "tests/test_policies_ecs.py",
