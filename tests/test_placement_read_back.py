@@ -23,3 +23,115 @@ def test_a_plans_resources_read_back_to_its_placement(stack):
 def test_every_cloud_is_read_back():
     kinds = {stack.split("-", 1)[0] for stack in STACKS}
     assert kinds == {"ack", "aks", "ecs", "eks", "gke"}
+
+
+def _placed(plan: dict) -> dict:
+    return plan_placement.placement(plan_placement.from_plan({"resources": plan["resources"]})).as_dict()
+
+
+def _nodes(plan: dict, group: str) -> dict:
+    return next(g for g in _placed(plan)["nodeGroups"] if g["nodeGroup"] == group)
+
+
+def _edit(stack: str, name: str, type_suffix: str, edit) -> dict:
+    from tests.plan_edits import edited
+
+    return edited(stack, name, type_suffix, edit)
+
+
+def _pop(*path):
+    def edit(r):
+        target = r["inputs"]
+        for key in path[:-1]:
+            target = target[key]
+        target.pop(path[-1])
+
+    return edit
+
+
+def _gke_fixed(**counts):
+    def edit(r):
+        r["inputs"].pop("autoscaling")
+        r["inputs"].update(counts)
+
+    return edit
+
+
+def _aks_fixed(r):
+    r["inputs"]["autoScalingEnabled"] = False
+    r["inputs"].pop("nodeCount", None)
+
+
+GKE = ("gke-l4-timeshare", "inference-l4-shared", "container/nodePool:NodePool", "l4-shared")
+AKS = ("aks-a100-mig", "aks-a100mig", "KubernetesClusterNodePool", "a100mig")
+ACK = ("ack-shared-gpu", "ack-v100-core-mem", "cs/nodePool:NodePool", "v100-core-mem")
+EKS = ("eks-g5-timeslice", "inference-g5", "nodeGroup:NodeGroup", "g5")
+
+
+# A foreign plan may leave sizes out: what the API defaults them to. (GKE counts per zone: 2 zones.)
+@pytest.mark.parametrize(
+    "where, edit, nodes",
+    [
+        (GKE, _pop("autoscaling", "maxNodeCount"), {"min": 2, "desired": 2, "max": 2}),
+        (GKE, _gke_fixed(), {"min": 2, "desired": 2, "max": 2}),  # no nodeCount, no initialNodeCount: 1 per zone
+        (GKE, _gke_fixed(initialNodeCount=3), {"min": 6, "desired": 6, "max": 6}),
+        (GKE, _pop("nodeLocations"), {"min": 1, "desired": 1, "max": 4}),  # the pool's own count, one zone at least
+        (AKS, _pop("maxCount"), {"min": 2, "desired": 2, "max": 1}),
+        (AKS, _aks_fixed, {"min": 1, "desired": 1, "max": 1}),
+        (ACK, _pop("scalingConfig", "maxSize"), {"min": 1, "desired": 1, "max": 1}),
+        (EKS, _pop("scalingConfig", "maxSize"), {"min": 1, "desired": 2, "max": 1}),
+    ],
+    ids=["gke-max", "gke-fixed", "gke-initial", "gke-zones", "aks-max", "aks-fixed", "ack-max", "eks-max"],
+)
+def test_sizes_a_plan_leaves_out(where, edit, nodes):
+    stack, name, suffix, group = where
+    assert _nodes(_edit(stack, name, suffix, edit), group)["nodes"] == nodes
+
+
+def test_a_gke_sharing_config_without_clients_shares_nothing():
+    plan = _edit(*GKE[:3], _pop("nodeConfig", "guestAccelerators", 0, "gpuSharingConfig", "maxSharedClientsPerGpu"))
+    assert _nodes(plan, "l4-shared")["allocatable"] == {"nvidia.com/gpu": "1"}
+
+
+def test_a_gke_machine_type_with_bundled_gpus_needs_no_accelerator_block():
+    plan = _edit("gke-a100-mig", "training-a100-mig", "container/nodePool:NodePool", lambda r: r["inputs"]["nodeConfig"].pop("guestAccelerators"))
+    assert _nodes(plan, "a100-mig")["instanceType"] == "a2-highgpu-2g"
+
+
+def test_a_group_of_an_unknown_type_is_a_gap_and_the_others_are_placed():
+    plan = _edit("eks-p5-efa", "p5-train-p5", "launchTemplate:LaunchTemplate", lambda r: r["inputs"].update(instanceType="p5.99xlarge"))
+    placed = _placed(plan)
+    assert [g["nodeGroup"] for g in placed["nodeGroups"]] == ["system-*"]
+    assert placed["gaps"] == ["node group 'p5-train-p5': its instance type is not one known type"]
+
+
+def _with_addon(plan: dict, name: str, values) -> dict:
+    cluster = next(r for r in plan["resources"] if r["type"] == "aws:eks/cluster:Cluster")
+    addon = {**cluster, "urn": cluster["urn"].replace("aws:eks/cluster:Cluster::", "aws:eks/addon:Addon::") + f"-{name}",
+             "type": "aws:eks/addon:Addon", "name": f"{cluster['name']}-{name}",
+             "inputs": {"addonName": name, "clusterName": cluster["name"], **({"configurationValues": values} if values is not None else {})}}
+    plan["resources"].append(addon)
+    return plan
+
+
+def _coredns(plan: dict) -> dict:
+    return next(p for p in _placed(plan)["pods"] if p["pod"] == "Deployment kube-system/coredns")
+
+
+@pytest.mark.parametrize("values, replicas", [('{"replicaCount": 3}', 3), ("not json", 2), ('["a list"]', 2), (None, 2)])
+def test_an_eks_addon_resource_configures_its_pods(values, replicas):
+    assert _coredns(_with_addon(golden("eks-p5-efa"), "coredns", values))["replicas"] == replicas
+
+
+def test_a_cluster_without_its_bootstrapped_addons_has_no_coredns():
+    plan = golden("eks-p5-efa")
+    next(r for r in plan["resources"] if r["type"] == "aws:eks/cluster:Cluster")["inputs"]["bootstrapSelfManagedAddons"] = False
+    assert not any(p["pod"] == "Deployment kube-system/coredns" for p in _placed(plan)["pods"])
+    assert _coredns(golden("eks-p5-efa"))["status"] == "scheduled"
+
+
+def test_two_clusters_are_a_gap():
+    plan = golden("eks-p5-efa")
+    cluster = next(r for r in plan["resources"] if r["type"] == "aws:eks/cluster:Cluster")
+    plan["resources"].append({**cluster, "urn": cluster["urn"] + "-second", "name": "second"})
+    assert "the plan has several clusters: pods are judged against every node group" in _placed(plan)["gaps"]
