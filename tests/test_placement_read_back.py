@@ -135,3 +135,18 @@ def test_two_clusters_are_a_gap():
     cluster = next(r for r in plan["resources"] if r["type"] == "aws:eks/cluster:Cluster")
     plan["resources"].append({**cluster, "urn": cluster["urn"] + "-second", "name": "second"})
     assert "the plan has several clusters: pods are judged against every node group" in _placed(plan)["gaps"]
+
+
+def test_an_n1_pool_counts_the_gpus_it_attaches():
+    def n1(r):
+        r["inputs"]["nodeConfig"]["machineType"] = "n1-standard-16"
+        accelerator = r["inputs"]["nodeConfig"]["guestAccelerators"][0]
+        accelerator.update(type="nvidia-tesla-t4", count=2)
+
+    clients = golden_inputs_clients()
+    assert _nodes(_edit(*GKE[:3], n1), "l4-shared")["allocatable"] == {"nvidia.com/gpu": str(2 * clients)}
+
+
+def golden_inputs_clients() -> int:
+    pool = next(r for r in golden(GKE[0])["resources"] if r["name"] == GKE[1] and r["type"].endswith(GKE[2]))
+    return pool["inputs"]["nodeConfig"]["guestAccelerators"][0]["gpuSharingConfig"]["maxSharedClientsPerGpu"]
