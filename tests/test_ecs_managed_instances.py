@@ -288,3 +288,9 @@ def test_among_types_that_hold_as_many_tasks_the_smallest_is_where_tasks_land():
     fleet = _fleet([{"name": "gpu", "instanceTypes": admitted}], [_workload("gpu", [{"gpus": 1}], service={"desiredCount": 2})])
     [row] = accelerator_summary(load_spec({"region": "us-east-1", "ecs": fleet}))["workloads"]
     assert (row["landsOn"], row["tasksPerInstance"]) == (smallest, 1)
+
+
+def test_a_task_per_chip_on_managed_instances_names_the_setting_as_written():
+    [issue] = _rules(_fleet([INF2], [_workload("neuron", [{}], service={"perChip": True})]))["ecs-neuron-per-chip"]
+    assert (issue.field[-2:], issue.value) == (("service", "perChip"), True)
+    assert "on Managed Instances a task gets every chip of its instance (NeuronDevice ALL)" in issue.reason
