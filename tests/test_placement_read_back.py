@@ -150,3 +150,24 @@ def test_an_n1_pool_counts_the_gpus_it_attaches():
 def golden_inputs_clients() -> int:
     pool = next(r for r in golden(GKE[0])["resources"] if r["name"] == GKE[1] and r["type"].endswith(GKE[2]))
     return pool["inputs"]["nodeConfig"]["guestAccelerators"][0]["gpuSharingConfig"]["maxSharedClientsPerGpu"]
+
+
+def _pod(plan: dict, name: str) -> dict:
+    return next(p for p in _placed(plan)["pods"] if p["pod"] == name)
+
+
+def test_a_pools_own_taints_and_labels_are_what_pods_meet():
+    # AKS: a taint the workload does not tolerate leaves it Pending.
+    plan = _edit(*AKS[:3], lambda r: r["inputs"]["nodeTaints"].append("team=ml:NoSchedule"))
+    assert _pod(plan, "Deployment default/embeddings")["status"] == "pending"
+    # GKE: a workload that selects a label of the pool's config is scheduled there, and only there.
+    plan = _edit(*GKE[:3], lambda r: r["inputs"]["nodeConfig"].update(labels={"team": "ml"}))
+    for r in plan["resources"]:
+        if r["name"] == "inference-llm-serve" and r["type"].endswith("Deployment"):
+            r["inputs"]["spec"]["template"]["spec"]["nodeSelector"]["team"] = "ml"
+    assert _pod(plan, "Deployment default/llm-serve")["status"] == "scheduled"
+    plan = _edit(*GKE[:3], lambda r: r["inputs"]["nodeConfig"].update(labels={"team": "other"}))
+    for r in plan["resources"]:
+        if r["name"] == "inference-llm-serve" and r["type"].endswith("Deployment"):
+            r["inputs"]["spec"]["template"]["spec"]["nodeSelector"]["team"] = "ml"
+    assert _pod(plan, "Deployment default/llm-serve")["status"] == "pending"
