@@ -215,3 +215,9 @@ def test_objects_passed_through_keep_every_field():
     body, unmapped = gke_api.to_api({"management": {"autoRepair": True, "autoUpgrade": False}, "nodeConfig": {"taints": [{"key": "a", "value": "b", "effect": "NO_SCHEDULE"}]}})
     assert unmapped == []
     assert body == {"management": {"autoRepair": True, "autoUpgrade": False}, "config": {"taints": [{"key": "a", "value": "b", "effect": "NO_SCHEDULE"}]}}
+
+
+def test_an_input_without_a_mapping_is_reported_and_the_rest_still_mapped():
+    body, unmapped = gke_api.to_api({"frobnicate": 1, "nodeCount": 2, "nodeConfig": {"shiny": True, "machineType": "g2-standard-8"}})
+    assert unmapped == ["frobnicate", "nodeConfig.shiny"]
+    assert body == {"initialNodeCount": 2, "config": {"machineType": "g2-standard-8"}}
