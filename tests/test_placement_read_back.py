@@ -171,3 +171,36 @@ def test_a_pools_own_taints_and_labels_are_what_pods_meet():
         if r["name"] == "inference-llm-serve" and r["type"].endswith("Deployment"):
             r["inputs"]["spec"]["template"]["spec"]["nodeSelector"]["team"] = "ml"
     assert _pod(plan, "Deployment default/llm-serve")["status"] == "pending"
+
+
+def _task(plan: dict, name: str) -> dict:
+    return next(t for t in _placed(plan)["tasks"] if t["task"] == name)
+
+
+def _serve_ports(mappings: list[dict], network: str | None = None):
+    def edit(r):
+        import json
+
+        containers = json.loads(r["inputs"]["containerDefinitions"])
+        containers[0]["portMappings"] = mappings
+        r["inputs"]["containerDefinitions"] = json.dumps(containers)
+        if network is not None:
+            r["inputs"]["networkMode"] = network
+
+    return _edit("ecs-gpu", "ml-gpu-llm-serve", "taskDefinition:TaskDefinition", edit)
+
+
+@pytest.mark.parametrize(
+    "mappings, network, per_instance",
+    [
+        ([], None, 4),  # 1 GPU each on 4: four per instance
+        ([{"containerPort": 8000, "hostPort": 8000}], None, 1),  # a fixed host port: one per instance
+        ([{"containerPort": 8000}], None, 4),  # bridge: a dynamic host port
+        ([{"containerPort": 8000}], "host", 1),  # host networking: the container port is the host's
+        ([{"containerPort": 8000, "hostPort": 8000, "protocol": "udp"}, {"containerPort": 8000, "hostPort": 8000}], None, 1),
+        ([{"containerPort": 8000, "hostPort": 8000}], "awsvpc", 4),  # each task its own interface
+    ],
+)
+def test_host_ports_hold_one_task_per_instance(mappings, network, per_instance):
+    assert _task(_serve_ports(mappings, network), "llm-serve")["perInstance"] == per_instance
+
