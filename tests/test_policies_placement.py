@@ -53,6 +53,9 @@ def test_coredns_on_only_tainted_groups_stays_pending(judge):
 
 def test_a_plan_without_its_cluster_is_judged_advisory(judge):
     gpu_pod = _deployment("infer", {"limits": {"nvidia.com/gpu": 1}})  # tolerates nothing
+    web = _deployment("web", {"limits": {"cpu": "1"}})
+    other = judge([*_group("gpu", "g5.xlarge", [GPU_TAINT]), *_group("cpu", "m6i.large", []), web])
+    assert findings(other, "placement-unverified", "web") == []  # scheduled, nothing assumed: nothing to say
     result = judge([*_group("gpu", "g5.xlarge", [GPU_TAINT]), gpu_pod])
     assert findings(result, "k8s-pods-schedulable") == []
     [message] = findings(result, "placement-unverified", "infer")
