@@ -53,15 +53,18 @@ def _workload(asks: list[dict]) -> dict:
     return {"name": "job", "capacityProvider": "gpu", "containers": containers}
 
 
-def _spec_rules(asks: list[dict], instance_type: str) -> set[str]:
-    fleet = {
+def _fleet(asks: list[dict], instance_type: str) -> dict:
+    return {
         "clusterName": "sharing",
         "network": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]},
         "capacityProviders": [{"name": "gpu", "instanceType": instance_type, "minSize": 0, "maxSize": 1, "desiredSize": 0}],
         "workloads": [_workload(asks)],
     }
+
+
+def _spec_rules(asks: list[dict], instance_type: str) -> set[str]:
     try:
-        load_spec({"region": "us-east-1", "ecs": fleet})
+        load_spec({"region": "us-east-1", "ecs": _fleet(asks, instance_type)})
     except SpecError as err:
         return {issue.rule for issue in err.issues} & SHARING_RULES
     return set()
@@ -371,14 +374,8 @@ def test_whole_gpu_containers_are_passed_over_by_the_fraction_rule(judge):
 
 def _issues(asks: list[dict], instance_type: str) -> list[tuple]:
     """(field under the workload, value) of each sharing error of the spec."""
-    fleet = {
-        "clusterName": "sharing",
-        "network": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]},
-        "capacityProviders": [{"name": "gpu", "instanceType": instance_type, "minSize": 0, "maxSize": 1, "desiredSize": 0}],
-        "workloads": [_workload(asks)],
-    }
     with pytest.raises(SpecError) as err:
-        load_spec({"region": "us-east-1", "ecs": fleet})
+        load_spec({"region": "us-east-1", "ecs": _fleet(asks, instance_type)})
     return [(i.rule, i.field[i.field.index("containers"):], i.value) for i in err.value.issues if i.rule in SHARING_RULES]
 
 
