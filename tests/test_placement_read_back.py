@@ -204,3 +204,12 @@ def _serve_ports(mappings: list[dict], network: str | None = None):
 def test_host_ports_hold_one_task_per_instance(mappings, network, per_instance):
     assert _task(_serve_ports(mappings, network), "llm-serve")["perInstance"] == per_instance
 
+
+
+def test_a_resource_without_a_name_is_named_by_its_urn():
+    plan = golden("ecs-gpu")
+    for r in plan["resources"]:
+        if r["name"] == "ml-gpu-llm-serve" and r["type"].endswith("taskDefinition:TaskDefinition"):
+            del r["name"]
+            del r["inputs"]["family"]
+    assert _task(plan, "ml-gpu-llm-serve")["status"] == "placed"
