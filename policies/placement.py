@@ -10,12 +10,18 @@ from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 from gpufleet.components.catalog import k8s_scheduler, plan_index, plan_placement
 from gpufleet.policies.inputs import plain
 
-_LAST: list = []  # (the resources list, its placement): the three policies judge one list in turn
+# (the stack judged, its placement): the three policies judge one stack in turn. pulumi_policy gives
+# each stack policy a list of its own, but (with servicer_memo) the same input objects: a stack is the
+# same when its URNs, dependencies and input objects are (held here, so an object seen is the object
+# judged; inputs equal by content share one object, hence the dependencies).
+_LAST: list = []
 
 
 def _placement(args: StackValidationArgs) -> plan_placement.PlanPlacement:
-    if _LAST and _LAST[0] is args.resources:
-        return _LAST[1]
+    shape = [(r.urn, tuple((p, tuple(d.urn for d in deps)) for p, deps in r.property_dependencies.items())) for r in args.resources]
+    props = [r.props for r in args.resources]
+    if _LAST and _LAST[0] == shape and all(a is b for a, b in zip(_LAST[1], props)):
+        return _LAST[2]
     resources = [
         plan_index.Resource(
             r.urn,
@@ -28,7 +34,7 @@ def _placement(args: StackValidationArgs) -> plan_placement.PlanPlacement:
         if plan_index.reads(r.resource_type)  # converting the others' inputs would be wasted
     ]
     found = plan_placement.placement(resources)
-    _LAST[:] = [args.resources, found]
+    _LAST[:] = [shape, props, found]
     return found
 
 

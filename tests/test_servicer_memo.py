@@ -190,3 +190,40 @@ def test_a_conversion_with_options_is_not_taken_from_the_memo():
     assert once.MessageToDict(options, always_print_fields_with_no_presence=True) == full
     assert once.MessageToDict(options, True) == full
     assert once.MessageToDict(options) == {"ignoreChanges": ["tags"]}
+
+
+def _stack_request(plan: dict) -> analyzer_pb2.AnalyzeStackRequest:
+    resources = []
+    for r in plan["resources"]:
+        resource = analyzer_pb2.AnalyzerResource(type=r["type"], urn=r["urn"], name=r["name"], properties=_struct(r["inputs"]))
+        for prop, urns in (r.get("propertyDependencies") or {}).items():
+            resource.propertyDependencies[prop].urns.extend(urns)
+        resources.append(resource)
+    return analyzer_pb2.AnalyzeStackRequest(resources=resources)
+
+
+def test_the_placement_policies_place_a_stack_once_and_each_stack_anew(monkeypatch):
+    """The three placement policies judge one placement of a stack (the simulator is the costly part);
+    a stack that differs only in what its resources read is placed again."""
+    import json as _json
+
+    from gpufleet.components.catalog import plan_placement
+    from gpufleet.policies import placement
+    from tests.conftest import ROOT
+
+    _undo_install(monkeypatch)
+    assert servicer_memo.install() is True
+    calls = []
+    real = plan_placement.placement
+    monkeypatch.setattr(plan_placement, "placement", lambda resources: calls.append(1) or real(resources))
+    monkeypatch.setattr(placement, "_LAST", [])
+    servicer = _PolicyAnalyzerServicer("t", "0.1.0", placement.POLICIES, EnforcementLevel.ADVISORY, None, "", None, None, None, None, None)
+    plan = _json.loads((ROOT / "tests" / "golden" / "eks-g5-timeslice.plan.json").read_text())
+    servicer.AnalyzeStack(_stack_request(plan), None)
+    assert len(placement.POLICIES) == 3 and len(calls) == 1
+    servicer.AnalyzeStack(_stack_request(plan), None)  # the same stack again: equal inputs, the same objects
+    assert len(calls) == 1
+    group = next(r for r in plan["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup")
+    group["propertyDependencies"]["launchTemplate"] = []  # the same inputs, another dependency
+    servicer.AnalyzeStack(_stack_request(plan), None)
+    assert len(calls) == 2
