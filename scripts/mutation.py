@@ -135,7 +135,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "policies_inputs": ("policies/inputs.py", ["tests/test_policy_inputs.py", "tests/test_policies_ecs.py", "tests/test_policies_eks.py"]),
     "policies_k8s": ("policies/k8s.py", ["tests/test_policies_k8s.py", "tests/test_policies_eks.py", "tests/test_policies_gke.py", "tests/test_policies_aks.py"]),
     "policies_neuron": ("policies/neuron.py", ["tests/test_policies_neuron.py"]),
-    "policies_placement": ("policies/placement.py", _PLACEMENT),
+    "policies_placement": ("policies/placement.py", [*_PLACEMENT, "tests/test_servicer_memo.py"]),
     "policies_security": ("policies/security.py", ["tests/test_policies_security.py"]),
     "policies_servicer_memo": ("policies/servicer_memo.py", ["tests/test_servicer_memo.py"]),
     # the pack applies ConfigureStack's config: judged by a config too large for the environment
