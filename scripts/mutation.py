@@ -87,7 +87,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "fleet_view": ("components/catalog/fleet_view.py", ["tests/test_fleet_view.py"]),
     "generate": ("components/catalog/generate.py", ["tests/test_fact_sources.py", "tests/test_catalog.py"]),
     "gke_api": ("components/catalog/gke_api.py", ["tests/test_gke_rules.py", "tests/test_preview_gke.py"]),
-    "gke_rules": ("components/catalog/gke_rules.py", ["tests/test_gke_rules.py", "tests/test_spec_errors_gke.py", "tests/test_policies_gke.py"]),
+    "gke_rules": ("components/catalog/gke_rules.py", ["tests/test_gke_rules.py", "tests/test_fleet_view.py", "tests/test_placement_read_back.py", "tests/test_spec_errors_gke.py", "tests/test_policies_gke.py"]),
     "k8s_filters": ("components/catalog/k8s_filters.py", ["tests/test_k8s_filters.py", *_K8S]),
     "k8s_rules": ("components/catalog/k8s_rules.py", ["tests/test_k8s_rules.py", *_K8S, "tests/test_spec_errors_eks.py"]),
     "k8s_scheduler": ("components/catalog/k8s_scheduler.py", _K8S),

@@ -6,7 +6,6 @@ purchase option, taints and what one instance carries (GPUs, Neuron chips and co
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from gpufleet.components.catalog import ack_rules, aks_rules, catalog, gke_rules, predicates
@@ -147,9 +146,7 @@ def _gke(r: dict) -> Group | None:
     gpus = gke_rules.gpus(machine_type, first.get("type"), count if isinstance(count, int) else None, gke)
     if isinstance(gpus, str):
         return None
-    # Node counts are per zone. Without nodeLocations a pool runs in its cluster's zones: one for a
-    # zonal location, and for a regional one zones the pool's own inputs do not say (sizes unknown).
-    zones = len(inputs.get("nodeLocations") or []) or (1 if _ZONE.match(str(inputs.get("location") or "")) else None)
+    zones = gke_rules.pool_zones(inputs)  # None: a regional pool's zones are its cluster's (sizes unknown)
     scaling = inputs.get("autoscaling") or {}
     if scaling:
         low, high = scaling.get("minNodeCount"), scaling.get("maxNodeCount")
@@ -182,9 +179,6 @@ def _aks(r: dict) -> Group | None:
     group = Group("aks", inputs.get("name") or r["name"], r["urn"], node.vm_size, sizes, ami, inputs.get("priority") or "Regular", taints)
     group.gpus = node.count
     return group
-
-
-_ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")  # us-central1-a; a region is us-central1
 
 
 def _times(value: object, zones: int | None) -> int | None:

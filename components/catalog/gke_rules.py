@@ -7,6 +7,8 @@ A rule returns None when the request is fine, else the reason in words a platfor
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpufleet.components.catalog import k8s_rules
@@ -25,6 +27,19 @@ class GkeGpus:
 def machine_series(machine_type: str) -> str:
     """a2-highgpu-8g -> a2-highgpu, g2-standard-24 -> g2-standard, n1-standard-8 -> n1-standard."""
     return "-".join(machine_type.split("-")[:2])
+
+
+_ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")  # us-central1-a; a region is us-central1
+
+
+def pool_zones(inputs: Mapping) -> int | None:
+    """How many zones a node pool's counts are multiplied by (GKE counts nodes per zone): its
+    nodeLocations; without them, the one zone of a zonal location, and for a regional one the
+    cluster's zones, which the pool's own inputs do not say (None)."""
+    named = [z for z in inputs.get("nodeLocations") or [] if isinstance(z, str)]
+    if named:
+        return len(named)
+    return 1 if _ZONE.match(str(inputs.get("location") or "")) else None
 
 
 def gpus(machine_type: str, accelerator: str | None, count: int | None, gke: GkeFacts) -> GkeGpus | str:

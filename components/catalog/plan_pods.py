@@ -153,7 +153,7 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str | 
         return f"partition size {partition} is not one of {gpus.accelerator}'s"
     sharing_config = first.get("gpuSharingConfig") if isinstance(first.get("gpuSharingConfig"), Mapping) else {}
     sharing = (str(sharing_config.get("gpuSharingStrategy")), as_int(sharing_config.get("maxSharedClientsPerGpu"), 1)) if sharing_config else None
-    zones = len([z for z in props.get("nodeLocations") or [] if isinstance(z, str)]) or 1
+    zones = gke_rules.pool_zones(props) or 1  # a regional pool's zones are its cluster's: placement counts one at least
     scaling = props.get("autoscaling") if isinstance(props.get("autoscaling"), Mapping) else None
     if scaling:
         low, high = as_int(scaling.get("minNodeCount")), as_int(scaling.get("maxNodeCount"), 1)
