@@ -58,6 +58,9 @@ sys.path.insert(0, str(ROOT / "scripts"))
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 sys.dont_write_bytecode = True
 EQUIVALENT = ROOT / "tests" / "mutation" / "equivalent.txt"
+# Each module's seconds in the last run that recorded them (--write-seconds): the queue of --jobs
+# takes the longest first, so that no long module starts last while the other copies sit idle.
+SECONDS = ROOT / "tests" / "mutation" / "seconds.txt"
 PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider"]
 PYTEST = f"{sys.executable} -m pytest {' '.join(PYTEST_ARGS)}"
 
@@ -297,6 +300,32 @@ def equivalent() -> set[str]:
     return found
 
 
+def recorded_seconds() -> dict[str, float]:
+    """`module seconds` lines of SECONDS."""
+    if not SECONDS.exists():
+        return {}
+    found = {}
+    for line in SECONDS.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, seconds = line.split()
+            found[name] = float(seconds)
+    return found
+
+
+def longest_first(names: list[str], seconds: dict[str, float]) -> list[str]:
+    """The order modules are judged in: by recorded seconds, longest first; modules without a
+    record (new ones, short as a rule) last, in name order."""
+    return sorted(names, key=lambda n: (n not in seconds, -seconds.get(n, 0.0), n))
+
+
+def write_seconds(measured: dict[str, float]) -> None:
+    """Records this run's seconds over the earlier records (modules it did not judge keep theirs)."""
+    merged = {**recorded_seconds(), **measured}
+    lines = ["# module seconds: each module's time in the last run that recorded it (scripts/mutation.py --write-seconds)"]
+    lines += [f"{name} {merged[name]:.0f}" for name in sorted(merged)]
+    SECONDS.write_text("\n".join(lines) + "\n")
+
+
 def _copy(into: Path) -> Path:
     """A copy of the working tree that imports as gpufleet itself: the editable install maps the
     package onto this checkout, so the copy puts a `gpufleet` of its own first on PYTHONPATH (the
@@ -379,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="modules judged at once, each in a copy of the working tree")
     parser.add_argument("--run-equivalent", action="store_true", help="judge the mutants equivalent.txt lists too (to find entries a test now kills)")
+    parser.add_argument("--write-seconds", action="store_true", help=f"record each judged module's seconds in {SECONDS.relative_to(ROOT)} (the order of later runs)")
     parser.add_argument("--worker", choices=sorted(MODULES), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -395,8 +425,8 @@ def main(argv: list[str] | None = None) -> int:
         }))
         return 0
     known = equivalent()
-    names = args.module or sorted(MODULES)
-    unexplained, failed, scores = [], [], {}
+    names = longest_first(args.module or sorted(MODULES), recorded_seconds())
+    unexplained, failed, scores, seconds = [], [], {}, {}
 
     def report(name: str, result: dict) -> None:
         if "error" in result:
@@ -405,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             return
         survivors = [Survivor(**s) for s in result["survivors"]]
         killed, run = result["killed"], result["run"]
+        seconds[name] = result["seconds"]
         scores[name] = score = 100.0 * (killed + sum(s.key in known for s in survivors)) / run if run else 100.0
         print(
             f"{name}: {killed}/{run} killed, {len(survivors)} survived, score {score:.1f}% (equivalent mutants count as killed); "
@@ -429,6 +460,8 @@ def main(argv: list[str] | None = None) -> int:
             _judge_all(names, args.jobs, extra, report)
     else:
         _judge_all(names, args.jobs, extra, report)
+    if args.write_seconds and args.sample is None:
+        write_seconds(seconds)
     if len(names) > 1:
         below = sorted(n for n, score in scores.items() if score < 90.0)
         print(f"{len(scores)} modules in {time.monotonic() - start:.0f} s; {len(unexplained)} survivors unexplained; "

@@ -65,6 +65,10 @@ def test_services_sharing_a_provider_are_judged_together():
     c = es.place_task(task(family="c", gpus=1), shape, 1)
     [(where, why)] = es.shared_capacity([a, b, c], {"gpu": shape})
     assert where is c and "reserve 9 GPUs in all (a 2 x 2, b 2 x 2, c 1 x 1); 2 instances register 8" in why
+    # The service that waits is one that asks for the resource, not the last on the provider.
+    cpu_only = es.place_task(task(family="d", gpus=0), shape, 1)
+    [(where, why)] = es.shared_capacity([a, b, c, cpu_only], {"gpu": shape})
+    assert where is c and " GPUs in all" in why
 
 
 def test_a_provider_of_thousands_of_services_names_ten():

@@ -58,3 +58,20 @@ def test_an_equivalent_entry_keys_a_line_that_has_a_comment_of_its_own():
     # The key is everything before the reason, the last "  # ": the line's own comment stays in it.
     assert "components/catalog/catalog.py | core/AddNot | if loader is None:  # PyYAML built without libyaml" in keys
     assert not any(k.endswith("#") for k in keys)
+
+
+def test_modules_are_judged_longest_first_and_a_run_records_its_seconds(tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import mutation
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    # The longest recorded first; modules without a record last, by name.
+    assert mutation.longest_first(["quotas", "zeta", "catalog", "alpha", "diff"], {"quotas": 7, "catalog": 1286, "diff": 912}) == [
+        "catalog", "diff", "quotas", "alpha", "zeta",
+    ]
+    assert set(mutation.recorded_seconds()) <= set(mutation.MODULES)  # the committed record names modules the script judges
+    monkeypatch.setattr(mutation, "SECONDS", tmp_path / "seconds.txt")
+    mutation.write_seconds({"diff": 900.4, "quotas": 7})
+    mutation.write_seconds({"diff": 100.6})  # a later run of one module keeps the others' records
+    assert mutation.recorded_seconds() == {"diff": 101.0, "quotas": 7.0}

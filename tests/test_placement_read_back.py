@@ -213,3 +213,190 @@ def test_a_resource_without_a_name_is_named_by_its_urn():
             del r["name"]
             del r["inputs"]["family"]
     assert _task(plan, "ml-gpu-llm-serve")["status"] == "placed"
+
+
+# ECS: what a task definition and its service say, read from a plan gpufleet did not write.
+
+
+def _containers(edit):
+    """A task definition edit of its container definitions (JSON text, as the provider takes them)."""
+
+    def apply(r):
+        import json
+
+        containers = json.loads(r["inputs"]["containerDefinitions"])
+        edit(containers[0])
+        r["inputs"]["containerDefinitions"] = json.dumps(containers)
+
+    return apply
+
+
+def _inputs(**values):
+    return lambda r: r["inputs"].update(values)
+
+
+def test_a_mapped_neuron_device_holds_one_task_per_instance():
+    # llm-serve-chip0 maps /dev/neuron0 alone: without its service's distinctInstance, the chip
+    # still allows one task per instance (the same chip again would be busy).
+    plan = _edit("ecs-neuron", "ml-neuron-llm-serve-chip0", "service:Service", _inputs(placementConstraints=[]))
+    assert _task(plan, "llm-serve-chip0")["perInstance"] == 1
+    # Without the device, the instance's CPU and memory hold several.
+    unmapped = _containers(lambda c: c["linuxParameters"].pop("devices"))
+    plan = _edit("ecs-neuron", "ml-neuron-llm-serve-chip0", "service:Service", _inputs(placementConstraints=[]))
+    [td] = [r for r in plan["resources"] if r["name"] == "ml-neuron-llm-serve-chip0" and r["type"].endswith("TaskDefinition")]
+    unmapped(td)
+    assert _task(plan, "llm-serve-chip0")["perInstance"] == 6
+
+
+def test_a_neuron_device_requirement_takes_every_chip_from_the_first():
+    # Two services on ml-neuron-inference (maxSize 4) then map /dev/neuron0: 2 + 3 tasks. The one
+    # marked waiting is one that maps the chip (not the provider's last service, chip5).
+    plan = _edit("ecs-neuron", "ml-neuron-llm-serve-chip1", "taskDefinition:TaskDefinition", _containers(
+        lambda c: (c["linuxParameters"].pop("devices"), c.update(resourceRequirements=[{"type": "NeuronDevice", "value": "ALL"}]))
+    ))
+    for r in plan["resources"]:
+        if r["name"] == "ml-neuron-llm-serve-chip1" and r["type"].endswith("service:Service"):
+            r["inputs"]["desiredCount"] = 3
+    task = _task(plan, "llm-serve-chip1")
+    assert task["status"] == "pending"
+    assert task["reason"] == "5 tasks on ml-neuron-inference map /dev/neuron0; 4 instances have one each"
+
+
+@pytest.mark.parametrize(
+    "constraints, per_instance",
+    [
+        ([{"type": "distinctInstance"}], 1),
+        ([{"type": "memberOf", "expression": "attribute:ecs.instance-type == g5.12xlarge"}], 4),  # not distinct
+        ([], 4),
+    ],
+)
+def test_a_services_distinct_instance_constraint_holds_one_task_per_instance(constraints, per_instance):
+    plan = _edit("ecs-gpu", "ml-gpu-llm-serve", "service:Service", _inputs(placementConstraints=constraints))
+    assert _task(plan, "llm-serve")["perInstance"] == per_instance
+
+
+def test_a_task_definitions_member_of_constraints_all_hold():
+    both = [
+        {"type": "memberOf", "expression": "attribute:ecs.instance-type == inf2.24xlarge"},
+        {"type": "memberOf", "expression": "attribute:ecs.instance-type == trn1.32xlarge"},
+    ]
+    task = _task(_edit("ecs-neuron", "ml-neuron-embed-batch", "taskDefinition:TaskDefinition", _inputs(placementConstraints=both)), "embed-batch")
+    assert task["status"] == "pending"
+    assert task["notes"] == ["no capacity provider of this plan runs a type its memberOf admits"]
+    # A memberOf whose expression the plan does not give (or another type's expression) admits every type.
+    for constraints in ([{"type": "memberOf"}], [{"type": "distinctInstance", "expression": "attribute:ecs.instance-type == inf2.24xlarge"}]):
+        task = _task(_edit("ecs-neuron", "ml-neuron-train", "taskDefinition:TaskDefinition", _inputs(placementConstraints=constraints)), "train")
+        assert (task["status"], task["capacityProvider"]) == ("placed", "ml-neuron-training")
+
+
+def test_a_task_definition_alone_is_placed_on_the_admitted_type_that_holds_the_most():
+    # embed-batch unconstrained and small, without chips: trn1.32xlarge holds more than inf2.24xlarge.
+    def small(r):
+        r["inputs"]["placementConstraints"] = []
+        _containers(lambda c: (c["linuxParameters"].pop("devices"), c.update(cpu=1024, memory=1024)))(r)
+
+    task = _task(_edit("ecs-neuron", "ml-neuron-embed-batch", "taskDefinition:TaskDefinition", small), "embed-batch")
+    assert (task["status"], task["capacityProvider"], task["perInstance"]) == ("placed", "ml-neuron-training", 128)
+
+
+def test_a_task_asks_for_what_its_instances_lack():
+    # A GPU on a Neuron type, a Neuron chip on a GPU type.
+    gpu = _containers(lambda c: c.update(resourceRequirements=[{"type": "GPU", "value": "1"}]))
+    task = _task(_edit("ecs-neuron", "ml-neuron-train", "taskDefinition:TaskDefinition", gpu), "train")
+    assert (task["status"], task["reason"]) == ("pending", "1 GPUs per task, trn1.32xlarge registers 0")
+    chip = _containers(lambda c: c.update(linuxParameters={"devices": [{"hostPath": "/dev/neuron0", "containerPath": "/dev/neuron0"}]}))
+    task = _task(_edit("ecs-gpu", "ml-gpu-llm-serve", "taskDefinition:TaskDefinition", chip), "llm-serve")
+    assert (task["status"], task["reason"]) == ("pending", "maps /dev/neuron0, g5.12xlarge has 0 chips")
+    # On a Managed Instances provider, every candidate lacks it: the reason is the smallest's.
+    task = _task(_edit("ecs-managed-gpu", "ml-managed-llm-serve", "taskDefinition:TaskDefinition", chip), "llm-serve")
+    assert (task["status"], task["reason"]) == (
+        "pending", "16384 MiB of memory per task, g5.xlarge registers at most 15970; maps /dev/neuron0, g5.xlarge has 0 chips",
+    )
+
+
+@pytest.mark.parametrize("desired, status", [(4, "placed"), (5, "pending")])
+def test_a_group_without_max_size_is_one_instance(desired, status):
+    plan = _edit("ecs-gpu", "ml-gpu-inference", "group:Group", _pop("maxSize"))
+    for r in plan["resources"]:
+        if r["name"] == "ml-gpu-llm-serve" and r["type"].endswith("service:Service"):
+            r["inputs"]["desiredCount"] = desired
+    assert _task(plan, "llm-serve")["status"] == status
+
+
+def test_services_that_together_outgrow_their_provider_wait():
+    # llm-serve (1 GPU each, 4 per g5.12xlarge) and a second service of embed-rerank on
+    # ml-gpu-inference, maxSize 4: 16 GPUs in all.
+    plan = _edit("ecs-gpu", "ml-gpu-llm-serve", "service:Service", _inputs(desiredCount=16))
+    [service] = [r for r in plan["resources"] if r["name"] == "ml-gpu-llm-serve" and r["type"].endswith("service:Service")]
+    import copy
+
+    twin = copy.deepcopy(service)
+    twin["urn"] = service["urn"].replace("::ml-gpu-llm-serve", "::ml-gpu-embed-rerank")
+    twin["inputs"].update(name="embed-rerank", desiredCount=1)
+    embed = next(r["urn"] for r in plan["resources"] if r["name"] == "ml-gpu-embed-rerank")
+    twin["propertyDependencies"] = {**twin["propertyDependencies"], "taskDefinition": [embed]}
+    twin["dependencies"] = [u for u in twin["dependencies"] if not u.endswith("::ml-gpu-llm-serve")] + [embed]
+    plan["resources"].append(twin)
+    tasks = _placed(plan)["tasks"]
+    assert [t["status"] for t in tasks if t["task"] == "llm-serve"] == ["placed"]
+    [embed_task] = [t for t in tasks if t["task"] == "embed-rerank"]
+    assert embed_task["status"] == "pending"
+    assert embed_task["reason"].startswith("the services on ml-gpu-inference reserve")
+
+
+def test_a_provider_of_an_unknown_type_leaves_the_others_placed():
+    plan = _edit("ecs-gpu", "ml-gpu-inference", "launchTemplate:LaunchTemplate", _inputs(instanceType="x9.unknown"))
+    tasks = {t["task"]: t for t in _placed(plan)["tasks"]}
+    assert tasks["train"]["status"] == "placed" and tasks["train"]["capacityProvider"] == "ml-gpu-training"
+    assert tasks["llm-serve"]["notes"] == ["its capacity is not in this plan (a launch type or another program's capacity provider)"]
+
+
+def test_a_service_without_its_task_definition_leaves_the_others_placed():
+    plan = golden("ecs-neuron")
+    for r in plan["resources"]:
+        if r["name"] == "ml-neuron-llm-serve-chip0" and r["type"].endswith("service:Service"):
+            r["propertyDependencies"].pop("taskDefinition")
+            r["dependencies"] = [u for u in r["dependencies"] if "taskDefinition" not in u]
+    tasks = _placed(plan)["tasks"]
+    # chip0's task definition is placed alone; chip1..chip5 are still served.
+    assert {t["task"]: t.get("desiredCount") for t in tasks if t["task"].startswith("llm-serve")} == {
+        "llm-serve-chip0": None, **{f"llm-serve-chip{k}": 2 for k in range(1, 6)},
+    }
+
+
+def test_a_strategy_of_several_providers_is_placed_on_the_first():
+    plan = golden("ecs-gpu")
+    training = next(r["urn"] for r in plan["resources"] if r["name"] == "ml-gpu-training" and r["type"].endswith("CapacityProvider"))
+    for r in plan["resources"]:
+        if r["name"] == "ml-gpu-llm-serve" and r["type"].endswith("service:Service"):
+            r["propertyDependencies"]["capacityProviderStrategies"].append(training)
+            r["dependencies"].append(training)
+    assert _task(plan, "llm-serve")["capacityProvider"] == "ml-gpu-inference"
+
+
+def test_container_definitions_as_a_list_or_not_json():
+    import json
+
+    as_list = _task(_edit("ecs-gpu", "ml-gpu-llm-serve", "taskDefinition:TaskDefinition",
+                          lambda r: r["inputs"].update(containerDefinitions=json.loads(r["inputs"]["containerDefinitions"]))), "llm-serve")
+    assert as_list == _task(golden("ecs-gpu"), "llm-serve")
+    broken = _task(_edit("ecs-gpu", "ml-gpu-llm-serve", "taskDefinition:TaskDefinition", _inputs(containerDefinitions="[{not json")), "llm-serve")
+    assert "containerDefinitions is not JSON" in broken["notes"]
+
+
+def test_a_managed_instances_provider_is_named_by_its_name_input():
+    plan = _edit("ecs-managed-gpu", "ml-managed-gpu", "capacityProvider:CapacityProvider", _inputs(name="gpu-fleet"))
+    assert _task(plan, "llm-serve")["capacityProvider"] == "gpu-fleet"
+
+
+def test_the_gpu_operators_time_slicing_is_what_its_nodes_advertise():
+    # An EKS plan (another program's) that installs the GPU Operator instead of the device plugin
+    # chart: the operator's devicePlugin.config slices each GPU as the chart's config.map would.
+    def operator(r):
+        text = r["inputs"]["values"]["config"]["map"]["default"]
+        r["inputs"].update(chart="gpu-operator", values={"devicePlugin": {"config": {"name": "slicing", "default": "default", "data": {"default": text}}}})
+
+    plan = _edit("eks-g5-timeslice", "inference-device-plugins-nvidia", "helm.sh/v3:Release", operator)
+    assert _nodes(plan, "g5")["allocatable"]["nvidia.com/gpu"] == "4"
+    plan = _edit("eks-g5-timeslice", "inference-device-plugins-nvidia", "helm.sh/v3:Release", lambda r: r["inputs"].update(chart="gpu-operator", values={}))
+    assert _nodes(plan, "g5")["allocatable"]["nvidia.com/gpu"] == "1"

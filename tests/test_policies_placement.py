@@ -176,3 +176,22 @@ def test_sizes_that_are_no_number_count_as_none(judge):
     assert all(f"scalingConfig.{size}, value: {text}" in refused for size, text in (("minSize", "lots"), ("desiredSize", "inf"), ("maxSize", "-inf")))
     [message] = findings(result, "placement-unverified", "c")
     assert "Deployment kube-system/coredns is placeable only after scale-up" in message
+
+
+def test_a_task_the_plan_cannot_decide_is_advisory(judge):
+    # The service's capacity provider is another program's: it may run, so only advisory.
+    template, group, provider, task, service = _ecs(1)
+    service["propertyDependencies"]["capacityProviderStrategies"] = []
+    service["dependencies"] = [task["urn"]]
+    result = judge([task, service])
+    assert findings(result, "ecs-tasks-placeable") == []
+    [message] = findings(result, "placement-unverified", "serve")
+    assert message.splitlines()[-1] == (
+        "serve may never be placed: no capacity provider of this plan runs an instance type the task admits; "
+        "its capacity is not in this plan (a launch type or another program's capacity provider)"
+    )
+    # Placed with a note (memory between the estimate and the most g5.12xlarge registers): the note alone.
+    result = judge(_ecs(1, memory=185000))
+    assert findings(result, "ecs-tasks-placeable") == []
+    [message] = findings(result, "placement-unverified", "serve")
+    assert message.splitlines()[-1].startswith("serve: memory is tight: 1 per instance fit the most g5.12xlarge may register")

@@ -195,11 +195,14 @@ def shared_capacity(placements: Sequence[TaskPlacement], instances: dict[str, In
                 asking = [f"{p.task.family} {p.desired} x {need(p.task)}" for p in services if need(p.task)]
                 # A provider of thousands of services: the first few name the shape, the count the rest.
                 names = ", ".join(asking[:_NAMED]) + (f" and {len(asking) - _NAMED} more" if len(asking) > _NAMED else "")
-                found.append((services[-1], f"the services on {provider} reserve {total} {what} in all ({names}); {ceiling} instances register {ceiling * have}"))
+                # Marked on the last service that asks for the resource: one that waits for it.
+                asker = [p for p in services if need(p.task)][-1]
+                found.append((asker, f"the services on {provider} reserve {total} {what} in all ({names}); {ceiling} instances register {ceiling * have}"))
         for chip in sorted({k for p in services for k in p.task.neuron_chips}):
-            total = sum(p.desired for p in services if chip in p.task.neuron_chips)
+            mapping = [p for p in services if chip in p.task.neuron_chips]
+            total = sum(p.desired for p in mapping)
             if total > ceiling:
-                found.append((services[-1], f"{total} tasks on {provider} map /dev/neuron{chip}; {ceiling} instances have one each"))
+                found.append((mapping[-1], f"{total} tasks on {provider} map /dev/neuron{chip}; {ceiling} instances have one each"))
     return found
 
 
