@@ -91,6 +91,12 @@ def test_sizes_a_plan_leaves_out(where, edit, nodes):
 def test_a_gke_sharing_config_without_clients_shares_nothing():
     plan = _edit(*GKE[:3], _pop("nodeConfig", "guestAccelerators", 0, "gpuSharingConfig", "maxSharedClientsPerGpu"))
     assert _nodes(plan, "l4-shared")["allocatable"] == {"nvidia.com/gpu": "1"}
+    # One client per GPU, as the node's label says: a workload that selects it is placed (its replicas
+    # on more nodes than the shared GPUs needed).
+    for r in plan["resources"]:
+        if r["name"] == "inference-llm-serve" and r["type"].endswith("Deployment"):
+            r["inputs"]["spec"]["template"]["spec"]["nodeSelector"]["cloud.google.com/gke-max-shared-clients-per-gpu"] = "1"
+    assert _pod(plan, "Deployment default/llm-serve")["status"] == "after-scale-up"
 
 
 def test_a_gke_machine_type_with_bundled_gpus_needs_no_accelerator_block():
@@ -400,3 +406,11 @@ def test_the_gpu_operators_time_slicing_is_what_its_nodes_advertise():
     assert _nodes(plan, "g5")["allocatable"]["nvidia.com/gpu"] == "4"
     plan = _edit("eks-g5-timeslice", "inference-device-plugins-nvidia", "helm.sh/v3:Release", lambda r: r["inputs"].update(chart="gpu-operator", values={}))
     assert _nodes(plan, "g5")["allocatable"]["nvidia.com/gpu"] == "1"
+
+
+def test_a_group_of_no_nodes_places_nothing():
+    plan = _edit("eks-g5-timeslice", "inference-g5", "eks/nodeGroup:NodeGroup", lambda r: r["inputs"]["scalingConfig"].update(minSize=0, desiredSize=0, maxSize=0))
+    pod = _pod(plan, "Deployment default/llm-serve")
+    assert (pod["status"], pod["nodeGroups"], pod["pending"]) == ("pending", {"g5": {"perNode": 4, "placed": 0}}, 6)
+    # A DaemonSet fits a node of the group, and runs on none.
+    assert _pod(plan, "DaemonSet kube-system/aws-node")["nodeGroups"] == {"g5": {"perNode": 56, "placed": 0}, "system-*": {"perNode": 28, "placed": 2}}
