@@ -82,7 +82,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "charts": ("components/catalog/charts.py", ["tests/test_charts.py", "tests/test_gpu_operator.py", "tests/test_policies_k8s.py", "tests/test_preview_eks.py"]),
     "ecs_gpu_sharing": ("components/catalog/ecs_gpu_sharing.py", ["tests/test_ecs_gpu_sharing.py"]),
     "ecs_placement": ("components/catalog/ecs_placement.py", ["tests/test_ecs_placement.py", "tests/test_policies_ecs.py"]),
-    "ecs_scheduler": ("components/catalog/ecs_scheduler.py", ["tests/test_ecs_scheduler.py", "tests/test_ecs_gpu_sharing.py", *_PLACEMENT]),
+    "ecs_scheduler": ("components/catalog/ecs_scheduler.py", ["tests/test_ecs_scheduler.py", "tests/test_placement_read_back.py", "tests/test_ecs_gpu_sharing.py", *_PLACEMENT]),
     # efa's layouts are judged through every EKS door: the layout table, the spec's errors and the pack.
     "efa": ("components/catalog/efa.py", ["tests/test_efa.py", "tests/test_spec_errors_eks.py", "tests/test_policies_eks.py"]),
     "eks_rules": ("components/catalog/eks_rules.py", ["tests/test_spec_errors_eks.py", "tests/test_policies_eks.py", "tests/test_preview_eks.py"]),

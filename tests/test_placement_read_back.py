@@ -355,6 +355,12 @@ def test_a_provider_of_an_unknown_type_leaves_the_others_placed():
     tasks = {t["task"]: t for t in _placed(plan)["tasks"]}
     assert tasks["train"]["status"] == "placed" and tasks["train"]["capacityProvider"] == "ml-gpu-training"
     assert tasks["llm-serve"]["notes"] == ["its capacity is not in this plan (a launch type or another program's capacity provider)"]
+    # Nothing to hold it: none per instance, no instance counted.
+    assert (tasks["llm-serve"]["perInstance"], tasks["llm-serve"]["instancesNeeded"], tasks["llm-serve"]["capacityProvider"]) == (0, 0, None)
+    # A task that fits no instance of its provider counts no instance either.
+    memory = _containers(lambda c: c.update(memory=10_000_000))
+    pending = _task(_edit("ecs-gpu", "ml-gpu-llm-serve", "taskDefinition:TaskDefinition", memory), "llm-serve")
+    assert (pending["status"], pending["perInstance"], pending["instancesNeeded"]) == ("pending", 0, 0)
 
 
 def test_a_service_without_its_task_definition_leaves_the_others_placed():
@@ -372,7 +378,7 @@ def test_a_service_without_its_task_definition_leaves_the_others_placed():
 
 def test_a_strategy_of_several_providers_is_placed_on_the_first():
     plan = golden("ecs-gpu")
-    training = next(r["urn"] for r in plan["resources"] if r["name"] == "ml-gpu-training" and r["type"].endswith("CapacityProvider"))
+    training = next(r["urn"] for r in plan["resources"] if r["name"] == "ml-gpu-training" and r["type"].endswith("capacityProvider:CapacityProvider"))
     for r in plan["resources"]:
         if r["name"] == "ml-gpu-llm-serve" and r["type"].endswith("service:Service"):
             r["propertyDependencies"]["capacityProviderStrategies"].append(training)
@@ -414,3 +420,24 @@ def test_a_group_of_no_nodes_places_nothing():
     assert (pod["status"], pod["nodeGroups"], pod["pending"]) == ("pending", {"g5": {"perNode": 4, "placed": 0}}, 6)
     # A DaemonSet fits a node of the group, and runs on none.
     assert _pod(plan, "DaemonSet kube-system/aws-node")["nodeGroups"] == {"g5": {"perNode": 56, "placed": 0}, "system-*": {"perNode": 28, "placed": 2}}
+
+
+def test_a_managed_instances_task_is_judged_on_the_smallest_candidate_of_those_that_hold_the_most():
+    def requirements(types):
+        def edit(r):
+            r["inputs"]["managedInstancesProvider"]["instanceLaunchTemplate"]["instanceRequirements"] = {
+                "allowedInstanceTypes": types, "memoryMib": {"min": 16384}, "vcpuCount": {"min": 4},
+            }
+
+        return edit
+
+    chip = _containers(lambda c: c.update(linuxParameters={"devices": [{"hostPath": "/dev/neuron0", "containerPath": "/dev/neuron0"}]}))
+    # Equal CPU, 16 and 32 GiB: the smaller one's reason.
+    plan = _edit("ecs-managed-gpu", "ml-managed-gpu", "capacityProvider:CapacityProvider", requirements(["g6e.xlarge", "g6.xlarge"]))
+    [td] = [r for r in plan["resources"] if r["name"] == "ml-managed-llm-serve" and r["type"].endswith("TaskDefinition")]
+    chip(td)
+    assert _task(plan, "llm-serve")["reason"].endswith("maps /dev/neuron0, g6.xlarge has 0 chips")
+    # A GPU task on the Neuron provider: no candidate has a GPU.
+    gpu = _containers(lambda c: c.update(resourceRequirements=[{"type": "GPU", "value": "1"}]))
+    task = _task(_edit("ecs-managed-gpu", "ml-managed-neuron-serve", "taskDefinition:TaskDefinition", gpu), "neuron-serve")
+    assert (task["status"], task["reason"]) == ("pending", "1 GPUs per task, inf2.xlarge registers 0")
