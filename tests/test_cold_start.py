@@ -39,6 +39,9 @@ def test_a_preview_imports_only_the_clouds_of_its_stack(stack):
     assert code == 0
     loaded = {key for key, names in _ONLY.items() if any(m == n or m.startswith(n + ".") for m in modules for n in names)}
     assert loaded == {_STACKS[stack]}
+    # The engine loads pulumi_aws's service packages lean: ec2's modules the stack uses, not its 180.
+    ec2 = [m for m in modules if m.startswith("pulumi_aws.ec2.")]
+    assert len(ec2) < 30 and "pulumi_aws.ec2.vpn_connection" not in ec2
 
 
 def test_the_spec_of_one_fleet_validates_as_the_whole_model_does():

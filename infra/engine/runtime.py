@@ -18,6 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpufleet.engine import lean_imports
+
+lean_imports.install()  # before any program imports the provider SDKs (cold start)
+
 import pulumi
 from google.protobuf import empty_pb2
 from pulumi.output import Unknown

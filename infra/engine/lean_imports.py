@@ -1,0 +1,110 @@
+"""Cold start: a provider SDK's service package (`pulumi_aws.ec2`, 180 modules) imports every
+module it has in its `__init__`, about 0.3 s for ec2 alone, where a stack uses a dozen of them.
+(pulumi-language-python generates every SDK's packages so; pulumi_kubernetes's group/version
+packages are small and left as they are.)
+In the offline engine's process, such a package is loaded lean instead: a name is looked up in the
+module the SDK's generator puts it in (`LaunchTemplate` in `launch_template`, `...Args` in
+`_inputs`, outputs and enums in theirs), and anything else (a name off that convention, `__all__`,
+a star import) runs the package's own `__init__` once, so every name resolves as it would.
+
+Only the CLI's preview process installs it: a program that imports gpufleet's components under
+`pulumi up` gets the SDK as it is."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import re
+import sys
+import types
+
+# The provider SDKs whose service packages (one level below the SDK) are loaded lean.
+SDKS = ("pulumi_aws", "pulumi_gcp", "pulumi_azure", "pulumi_alicloud")
+
+# Word boundaries as the generator draws them: HAVip is ha_vip, GetLBIPRanges get_lbip_ranges.
+_CAPITALIZED = re.compile(r"(.)([A-Z][a-z]+)")
+_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
+
+# The packages a name off the convention made load whole (their own __init__ ran).
+WHOLE: set[str] = set()
+
+
+def _snake(name: str) -> str:
+    return _LOWER_UPPER.sub(r"\1_\2", _CAPITALIZED.sub(r"\1_\2", name)).lower()
+
+
+def _modules_of(name: str) -> list[str]:
+    """The modules a name of a service package is generated into, most likely first."""
+    if name.endswith(("Args", "ArgsDict")):  # nested input types; a resource's own (XInitArgs where XArgs is taken)
+        return ["_inputs", _snake(name.removesuffix("Dict").removesuffix("Args").removesuffix("Init"))]
+    if name.endswith("Result"):  # a function's result (GetAmiIdsResult of get_ami_ids)
+        return [_snake(name.removeprefix("Awaitable").removesuffix("Result")), _snake(name), "outputs"]
+    if name[:1].isupper():
+        return [_snake(name), "outputs", "_enums"]
+    return [name.removesuffix("_output"), name]  # a function (get_ami_ids, get_ami_ids_output) is its own module
+
+
+class _LeanPackage(types.ModuleType):
+    def __setattr__(self, name, value):
+        # The import system binds each submodule loaded to its package. The package's own
+        # `from .get_ami_ids import *` binds the function over its module, and so does this.
+        if isinstance(value, types.ModuleType) and value.__name__ == f"{self.__name__}.{name}" and name in vars(value):
+            value = vars(value)[name]
+        super().__setattr__(name, value)
+
+
+class _LeanPackageLoader(importlib.machinery.SourceFileLoader):
+    def exec_module(self, module) -> None:
+        module.__class__ = _LeanPackage
+        loaded = False
+
+        def full() -> None:
+            nonlocal loaded
+            if not loaded:
+                loaded = True
+                WHOLE.add(module.__name__)
+                super(_LeanPackageLoader, self).exec_module(module)
+
+        def __getattr__(name: str):
+            if not name.startswith("__"):
+                for candidate in _modules_of(name):
+                    try:
+                        found = importlib.import_module(f"{module.__name__}.{candidate}")
+                    except ModuleNotFoundError:
+                        continue
+                    # A function's module bears its name (the package binds the function over
+                    # it); a module that does not define the name is the submodule asked for
+                    # (`from . import outputs`, inside outputs itself while it loads).
+                    if name in vars(found) or candidate == name:
+                        value = vars(found).get(name, found)
+                        setattr(module, name, value)
+                        return value
+            full()
+            try:
+                return module.__dict__[name]
+            except KeyError:
+                raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
+
+        module.__getattr__ = __getattr__
+
+
+class _LeanFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path, target=None):
+        parts = fullname.split(".")
+        if len(parts) != 2 or parts[0] not in SDKS:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.submodule_search_locations is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return spec
+        spec.loader = _LeanPackageLoader(spec.loader.name, spec.loader.path)
+        return spec
+
+
+_FINDER = _LeanFinder()
+
+
+def install() -> None:
+    """Loads the SDKs' service packages lean from now on (those already imported stay as they are)."""
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)

@@ -1,0 +1,92 @@
+"""The offline engine loads the provider SDK's service packages lean (infra/engine/lean_imports.py):
+every public name of each package a shipped stack uses must be the very object the package's own
+`__init__` binds, and a preview must not load the package's other modules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+# The service packages gpufleet's components use, and a few they do not (one of enums alone,
+# without an outputs module).
+PACKAGES = [
+    *(f"pulumi_aws.{p}" for p in ("ec2", "iam", "ecs", "autoscaling", "ssm", "eks", "s3", "lambda_", "applicationloadbalancing")),
+    "pulumi_gcp.container", "pulumi_gcp.compute", "pulumi_azure.containerservice", "pulumi_azure.core", "pulumi_alicloud.cs", "pulumi_alicloud.vpc",
+]
+
+_NAMES = """
+import importlib, json, sys
+names = {}
+for name in %r:
+    package = importlib.import_module(name)
+    package._utilities  # the SDK's lazy module loads on an attribute's access (dir() alone does not)
+    names[name] = sorted(n for n in dir(package) if not n.startswith("_") and n != "typing")
+sys.stdout.write(json.dumps(names))
+"""
+
+_CHECK = """
+import json, sys
+from gpufleet.engine import lean_imports
+lean_imports.install()
+import importlib
+names = json.loads(sys.stdin.read())
+found = {}
+for name, public in names.items():
+    package = importlib.import_module(name)
+    # Every name asked first, as a program asks (before anything ran the package's __init__) ...
+    lean = {n: getattr(package, n) for n in public}
+    # ... then the package's own __init__, run apart, binds the truth.
+    init = package.__spec__.origin
+    truth = {"__name__": package.__name__, "__package__": package.__name__, "__path__": package.__path__, "__file__": init}
+    exec(compile(open(init).read(), init, "exec"), truth)
+    # A submodule's name is bound to the package by the import system, not by __init__'s code.
+    found[name] = [n for n in public if lean[n] is not truth.get(n, sys.modules.get(f"{package.__name__}.{n}"))]
+# No public name needed the whole package: each was found in the module the convention names.
+found["whole"] = sorted(lean_imports.WHOLE)
+sys.stdout.write(json.dumps(found))
+"""
+
+
+def _run(script: str, stdin: str = "") -> dict:
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def test_every_name_of_a_lean_package_is_the_packages_own():
+    names = _run(_NAMES % PACKAGES)
+    assert all(names[p] for p in PACKAGES)
+    assert _run(_CHECK, json.dumps(names)) == {**{p: [] for p in PACKAGES}, "whole": []}
+
+
+def test_a_function_imported_by_its_module_path_is_still_the_function():
+    script = (
+        "import sys\n"
+        "from gpufleet.engine import lean_imports\n"
+        "lean_imports.install()\n"
+        "import pulumi_aws, pulumi_aws.ec2.get_ami_ids\n"
+        "sys.stdout.write(repr([callable(pulumi_aws.ec2.get_ami_ids), type(pulumi_aws.ec2.get_ami_ids).__name__]))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.stdout == "[True, 'function']", run.stderr
+
+
+def test_a_name_off_the_convention_loads_the_whole_package():
+    script = (
+        "import sys\n"
+        "from gpufleet.engine import lean_imports\n"
+        "lean_imports.install()\n"
+        "import pulumi_aws\n"
+        "pulumi_aws.ec2.LaunchTemplate\n"
+        "before = len([m for m in sys.modules if m.startswith('pulumi_aws.ec2.')])\n"
+        "star = {}\n"
+        "exec('from pulumi_aws.ec2 import *', star)\n"  # __all__ is no module's name: the package's own __init__ runs
+        "after = len([m for m in sys.modules if m.startswith('pulumi_aws.ec2.')])\n"
+        "sys.stdout.write(repr([before, after, 'VpnConnection' in star, sorted(lean_imports.WHOLE)]))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    before, after, star, whole = eval(run.stdout)
+    assert before < 10 < 150 < after and star and whole == ["pulumi_aws.ec2"], run.stderr
