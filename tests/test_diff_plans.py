@@ -484,3 +484,14 @@ def test_a_text_that_only_looks_like_json_is_compared_as_text():
     head = edited("ecs-gpu", "ml-gpu-inference", "launchTemplate:LaunchTemplate", lambda r: r["inputs"].update(description="{gpu} nodes"))
     [template] = diff_plans_json(base, head)["resources"]["updated"]
     assert template["summary"] == ["description: [draft] GPU nodes -> {gpu} nodes"]
+
+
+def test_a_group_replaced_through_its_subnets_shows_its_own_list_changes_entry_by_entry():
+    # The subnet's new CIDR replaces it, and so the node group that reads it (subnetIds cannot
+    # change in place); the group's own taint edit is a change of an entry both plans have.
+    head = edited("eks-g5-timeslice", "inference-private-us-east-1a", "ec2/subnet:Subnet", lambda r: r["inputs"].update(cidrBlock="10.62.32.0/20"))
+    _resource_edit(head, G5, "eks/nodeGroup:NodeGroup", lambda r: r["inputs"]["taints"][0].update(effect="NO_EXECUTE"))
+    d = diff_plans_json(golden("eks-g5-timeslice"), head)
+    group = next(r for r in d["resources"]["replaced"] if r["type"].endswith("eks/nodeGroup:NodeGroup") and r["name"] == G5)
+    assert group["reason"].startswith("subnetIds comes from Subnet inference-private-us-east-1a (replaced)")
+    assert group["summary"] == ["taints[0].effect: NO_SCHEDULE -> NO_EXECUTE"]
