@@ -90,3 +90,21 @@ def test_a_name_off_the_convention_loads_the_whole_package():
     run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     before, after, star, whole = eval(run.stdout)
     assert before < 10 < 150 < after and star and whole == ["pulumi_aws.ec2"], run.stderr
+
+
+def test_a_name_the_package_does_not_have_is_missing_as_it_would_be():
+    # An output type (the package imports `outputs` without its names), a name a module imports
+    # (_enums' Enum, typing's Mapping), and a name of nothing: missing from the lean package as from the package itself.
+    def found(lean: bool) -> str:
+        script = (
+            "import sys\n"
+            + ("from gpufleet.engine import lean_imports\nlean_imports.install()\n" if lean else "")
+            + "import pulumi_aws\n"
+            "ec2 = pulumi_aws.ec2\n"
+            "found = [hasattr(ec2, n) for n in ('LaunchTemplateNetworkInterface', 'Enum', 'Mapping', 'NoSuchThing')]\n"
+            "sys.stdout.write(repr([found, ec2.outputs.LaunchTemplateNetworkInterface.__name__]))\n"
+        )
+        run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        return run.stdout + run.stderr
+
+    assert found(lean=True) == found(lean=False) == "[[False, False, False, False], 'LaunchTemplateNetworkInterface']"

@@ -2,13 +2,15 @@
 module it has in its `__init__`, about 0.3 s for ec2 alone, where a stack uses a dozen of them.
 (pulumi-language-python generates every SDK's packages so; pulumi_kubernetes's group/version
 packages are small and left as they are.)
-In the offline engine's process, such a package is loaded lean instead: a name is looked up in the
-module the SDK's generator puts it in (`LaunchTemplate` in `launch_template`, `...Args` in
-`_inputs`, outputs and enums in theirs), and anything else (a name off that convention, `__all__`,
-a star import) runs the package's own `__init__` once, so every name resolves as it would.
 
-Only the CLI's preview process installs it: a program that imports gpufleet's components under
-`pulumi up` gets the SDK as it is."""
+In the offline engine's process, such a package is loaded lean instead: a name is looked up in the
+module the generator exports it from (`LaunchTemplate` from `launch_template`, `...Args` from
+`_inputs`, enums from `_enums`), and anything else (a name off that convention, `__all__`, a star
+import, a name the package does not have) runs the package's own `__init__` once, so every name
+resolves, or fails, as it would.
+
+The offline engine (gpufleet.engine.runtime) installs it when it is imported: a program that
+imports gpufleet's components under `pulumi up` gets the SDK as it is."""
 
 from __future__ import annotations
 
@@ -39,9 +41,9 @@ def _modules_of(name: str) -> list[str]:
     if name.endswith(("Args", "ArgsDict")):  # nested input types; a resource's own (XInitArgs where XArgs is taken)
         return ["_inputs", _snake(name.removesuffix("Dict").removesuffix("Args").removesuffix("Init"))]
     if name.endswith("Result"):  # a function's result (GetAmiIdsResult of get_ami_ids)
-        return [_snake(name.removeprefix("Awaitable").removesuffix("Result")), _snake(name), "outputs"]
-    if name[:1].isupper():
-        return [_snake(name), "outputs", "_enums"]
+        return [_snake(name.removeprefix("Awaitable").removesuffix("Result")), _snake(name)]
+    if name[:1].isupper():  # output types live in `outputs`, which the package does not star-import
+        return [_snake(name), "_enums"]
     return [name.removesuffix("_output"), name]  # a function (get_ami_ids, get_ami_ids_output) is its own module
 
 
@@ -73,11 +75,12 @@ class _LeanPackageLoader(importlib.machinery.SourceFileLoader):
                         found = importlib.import_module(f"{module.__name__}.{candidate}")
                     except ModuleNotFoundError:
                         continue
-                    # A function's module bears its name (the package binds the function over
-                    # it); a module that does not define the name is the submodule asked for
-                    # (`from . import outputs`, inside outputs itself while it loads).
-                    if name in vars(found) or candidate == name:
-                        value = vars(found).get(name, found)
+                    # Only what the module exports is the package's. A function's module bears
+                    # its name (the package binds the function over it); a module that does not
+                    # export the name is the submodule asked for (`from . import outputs`).
+                    exported = vars(found).get("__all__", vars(found))
+                    if name in exported or candidate == name:
+                        value = vars(found)[name] if name in exported else found
                         setattr(module, name, value)
                         return value
             full()
