@@ -5,6 +5,9 @@ and the gaps. Milliseconds per stack; the placement doors and the pack's policie
 
 from __future__ import annotations
 
+import copy
+import json
+
 import pytest
 
 from gpufleet.components.catalog import plan_placement
@@ -185,8 +188,6 @@ def _task(plan: dict, name: str) -> dict:
 
 def _serve_ports(mappings: list[dict], network: str | None = None):
     def edit(r):
-        import json
-
         containers = json.loads(r["inputs"]["containerDefinitions"])
         containers[0]["portMappings"] = mappings
         r["inputs"]["containerDefinitions"] = json.dumps(containers)
@@ -228,8 +229,6 @@ def _containers(edit):
     """A task definition edit of its container definitions (JSON text, as the provider takes them)."""
 
     def apply(r):
-        import json
-
         containers = json.loads(r["inputs"]["containerDefinitions"])
         edit(containers[0])
         r["inputs"]["containerDefinitions"] = json.dumps(containers)
@@ -241,16 +240,18 @@ def _inputs(**values):
     return lambda r: r["inputs"].update(values)
 
 
+def _find(plan: dict, name: str, type_suffix: str) -> dict:
+    [r] = [r for r in plan["resources"] if r["name"] == name and r["type"].endswith(type_suffix)]
+    return r
+
+
 def test_a_mapped_neuron_device_holds_one_task_per_instance():
     # llm-serve-chip0 maps /dev/neuron0 alone: without its service's distinctInstance, the chip
     # still allows one task per instance (the same chip again would be busy).
     plan = _edit("ecs-neuron", "ml-neuron-llm-serve-chip0", "service:Service", _inputs(placementConstraints=[]))
     assert _task(plan, "llm-serve-chip0")["perInstance"] == 1
     # Without the device, the instance's CPU and memory hold several.
-    unmapped = _containers(lambda c: c["linuxParameters"].pop("devices"))
-    plan = _edit("ecs-neuron", "ml-neuron-llm-serve-chip0", "service:Service", _inputs(placementConstraints=[]))
-    [td] = [r for r in plan["resources"] if r["name"] == "ml-neuron-llm-serve-chip0" and r["type"].endswith("TaskDefinition")]
-    unmapped(td)
+    _containers(lambda c: c["linuxParameters"].pop("devices"))(_find(plan, "ml-neuron-llm-serve-chip0", "TaskDefinition"))
     assert _task(plan, "llm-serve-chip0")["perInstance"] == 6
 
 
@@ -260,9 +261,7 @@ def test_a_neuron_device_requirement_takes_every_chip_from_the_first():
     plan = _edit("ecs-neuron", "ml-neuron-llm-serve-chip1", "taskDefinition:TaskDefinition", _containers(
         lambda c: (c["linuxParameters"].pop("devices"), c.update(resourceRequirements=[{"type": "NeuronDevice", "value": "ALL"}]))
     ))
-    for r in plan["resources"]:
-        if r["name"] == "ml-neuron-llm-serve-chip1" and r["type"].endswith("service:Service"):
-            r["inputs"]["desiredCount"] = 3
+    _find(plan, "ml-neuron-llm-serve-chip1", "service:Service")["inputs"]["desiredCount"] = 3
     task = _task(plan, "llm-serve-chip1")
     assert task["status"] == "pending"
     assert task["reason"] == "5 tasks on ml-neuron-inference map /dev/neuron0; 4 instances have one each"
@@ -323,9 +322,7 @@ def test_a_task_asks_for_what_its_instances_lack():
 @pytest.mark.parametrize("desired, status", [(4, "placed"), (5, "pending")])
 def test_a_group_without_max_size_is_one_instance(desired, status):
     plan = _edit("ecs-gpu", "ml-gpu-inference", "group:Group", _pop("maxSize"))
-    for r in plan["resources"]:
-        if r["name"] == "ml-gpu-llm-serve" and r["type"].endswith("service:Service"):
-            r["inputs"]["desiredCount"] = desired
+    _find(plan, "ml-gpu-llm-serve", "service:Service")["inputs"]["desiredCount"] = desired
     assert _task(plan, "llm-serve")["status"] == status
 
 
@@ -333,9 +330,7 @@ def test_services_that_together_outgrow_their_provider_wait():
     # llm-serve (1 GPU each, 4 per g5.12xlarge) and a second service of embed-rerank on
     # ml-gpu-inference, maxSize 4: 16 GPUs in all.
     plan = _edit("ecs-gpu", "ml-gpu-llm-serve", "service:Service", _inputs(desiredCount=16))
-    [service] = [r for r in plan["resources"] if r["name"] == "ml-gpu-llm-serve" and r["type"].endswith("service:Service")]
-    import copy
-
+    service = _find(plan, "ml-gpu-llm-serve", "service:Service")
     twin = copy.deepcopy(service)
     twin["urn"] = service["urn"].replace("::ml-gpu-llm-serve", "::ml-gpu-embed-rerank")
     twin["inputs"].update(name="embed-rerank", desiredCount=1)
@@ -387,8 +382,6 @@ def test_a_strategy_of_several_providers_is_placed_on_the_first():
 
 
 def test_container_definitions_as_a_list_or_not_json():
-    import json
-
     as_list = _task(_edit("ecs-gpu", "ml-gpu-llm-serve", "taskDefinition:TaskDefinition",
                           lambda r: r["inputs"].update(containerDefinitions=json.loads(r["inputs"]["containerDefinitions"]))), "llm-serve")
     assert as_list == _task(golden("ecs-gpu"), "llm-serve")
@@ -434,8 +427,7 @@ def test_a_managed_instances_task_is_judged_on_the_smallest_candidate_of_those_t
     chip = _containers(lambda c: c.update(linuxParameters={"devices": [{"hostPath": "/dev/neuron0", "containerPath": "/dev/neuron0"}]}))
     # Equal CPU, 16 and 32 GiB: the smaller one's reason.
     plan = _edit("ecs-managed-gpu", "ml-managed-gpu", "capacityProvider:CapacityProvider", requirements(["g6e.xlarge", "g6.xlarge"]))
-    [td] = [r for r in plan["resources"] if r["name"] == "ml-managed-llm-serve" and r["type"].endswith("TaskDefinition")]
-    chip(td)
+    chip(_find(plan, "ml-managed-llm-serve", "TaskDefinition"))
     assert _task(plan, "llm-serve")["reason"].endswith("maps /dev/neuron0, g6.xlarge has 0 chips")
     # A GPU task on the Neuron provider: no candidate has a GPU.
     gpu = _containers(lambda c: c.update(resourceRequirements=[{"type": "GPU", "value": "1"}]))
