@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pydantic import Field, ValidationError, create_model
 
 from gpufleet.components.catalog import catalog, plan_placement
-from gpufleet.components.ecs.checks import check_fleet
 from gpufleet.components.spec_model import SpecModel, Violation
 
 NAMESPACE = "gpufleet"
@@ -180,7 +179,9 @@ def _validate(config: dict[str, object]) -> SpecModel:
         )
     elif aws:
         if spec.ecs is not None:
-            issues += [_from_violation(v, "ecs") for v in check_fleet(spec.ecs, spec.region, cat)]
+            from gpufleet.components.ecs import checks as ecs_checks
+
+            issues += [_from_violation(v, "ecs") for v in ecs_checks.check_fleet(spec.ecs, spec.region, cat)]
         if spec.eks is not None:
             from gpufleet.components.eks import checks as eks_checks, placement as eks_placement
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +18,7 @@ from tests.conftest import ROOT, run_cli
 # What each fleet key loads that no other needs: its provider SDK and its own components. (pulumi_aws
 # lists every submodule in sys.modules lazily, so EKS is told by its component.)
 _ONLY = {
-    "ecs": ["gpufleet.components.ecs.gpu_cluster"],
+    "ecs": ["gpufleet.components.ecs"],
     "eks": ["gpufleet.components.eks.eks_fleet"],
     "ack": ["pulumi_alicloud", "gpufleet.components.ack"],
     "gke": ["pulumi_gcp", "gpufleet.components.gke"],
@@ -39,9 +40,11 @@ def test_a_preview_imports_only_the_clouds_of_its_stack(stack):
     assert code == 0
     loaded = {key for key, names in _ONLY.items() if any(m == n or m.startswith(n + ".") for m in modules for n in names)}
     assert loaded == {_STACKS[stack]}
-    # The engine loads pulumi_aws's service packages lean: ec2's modules the stack uses, not its 180.
+    # The engine loads the SDKs' packages lean: the modules of ec2 (180) and Kubernetes's core/v1
+    # (50) the stack uses, not all of them.
     ec2 = [m for m in modules if m.startswith("pulumi_aws.ec2.")]
     assert len(ec2) < 30 and "pulumi_aws.ec2.vpn_connection" not in ec2
+    assert "pulumi_kubernetes.core.v1.Binding" not in modules
 
 
 def test_the_spec_of_one_fleet_validates_as_the_whole_model_does():
@@ -74,3 +77,20 @@ def test_an_invalid_spec_starts_no_pack_and_a_preview_stops_its_pack(tmp_path, m
     code, _, err = run_cli("preview", "ecs-gpu", "--json")
     assert code == 0, err
     assert len(started) == 1 and started[0].process.poll() is not None
+
+
+def test_the_command_ends_without_teardown_and_says_all_main_said(tmp_path):
+    """`gpufleet` ends the process right after main() (no interpreter teardown): its exit code and
+    its whole output are main()'s, piped or not."""
+    gpufleet = str(Path(sys.executable).with_name("gpufleet"))
+    run = subprocess.run([gpufleet, "preview", "ecs-gpu", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == json.loads((ROOT / "tests" / "golden" / "ecs-gpu.plan.json").read_text())
+    bad = tmp_path / "Pulumi.bad.yaml"
+    bad.write_text("config:\n  gpufleet:region: us-east-1\n  gpufleet:ecs:\n    clusterName: ml\n    capacityProviders: 3\n")
+    run = subprocess.run([gpufleet, "preview", "--config-file", str(bad)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and "capacityProviders" in run.stderr and "Traceback" not in run.stderr
+    # A reader that stops early: the command still ends quietly with main()'s code.
+    shell = subprocess.run(f"'{gpufleet}' preview ecs-gpu --json | head -c 10; echo \" ${{PIPESTATUS[0]}}\"", shell=True, executable="/bin/bash",
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert shell.stdout.startswith("{") and shell.stdout.split()[-1] == "0" and "Traceback" not in shell.stderr, shell.stderr

@@ -15,6 +15,7 @@ from tests.conftest import ROOT
 PACKAGES = [
     *(f"pulumi_aws.{p}" for p in ("ec2", "iam", "ecs", "autoscaling", "ssm", "eks", "s3", "lambda_", "applicationloadbalancing")),
     "pulumi_gcp.container", "pulumi_gcp.compute", "pulumi_azure.containerservice", "pulumi_azure.core", "pulumi_alicloud.cs", "pulumi_alicloud.vpc",
+    "pulumi_kubernetes.core.v1", "pulumi_kubernetes.apps.v1", "pulumi_kubernetes.batch.v1", "pulumi_kubernetes.helm.v3", "pulumi_kubernetes.yaml.v2",
 ]
 
 _NAMES = """
@@ -59,7 +60,9 @@ def _run(script: str, stdin: str = "") -> dict:
 def test_every_name_of_a_lean_package_is_the_packages_own():
     names = _run(_NAMES % PACKAGES)
     assert all(names[p] for p in PACKAGES)
-    assert _run(_CHECK, json.dumps(names)) == {**{p: [] for p in PACKAGES}, "whole": []}
+    # Only helm.v3 has names off the convention (its hand-written Chart overlay, helm.py): asking
+    # for each of its names loads it whole.
+    assert _run(_CHECK, json.dumps(names)) == {**{p: [] for p in PACKAGES}, "whole": ["pulumi_kubernetes.helm.v3"]}
 
 
 def test_a_function_imported_by_its_module_path_is_still_the_function():

@@ -295,6 +295,20 @@ def main(argv: list[str] | None = None) -> int:
         return _internal_error(err)
 
 
+def run() -> None:
+    """The `gpufleet` command: main(), then the process ends without the interpreter's teardown.
+    A preview leaves about a hundred MB of SDK objects whose one-by-one release (and the module
+    teardown) costs 0.3 s of a 1.4 s cold preview; everything main() started (the policy pack, the
+    worker processes) is stopped before it returns, so only the buffered output is left to flush."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # a reader that closed its end: nothing more to say
+        pass
+    os._exit(code)
+
+
 def _internal_error(err: BaseException) -> int:
     frame = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
     where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""

@@ -9,7 +9,8 @@ import sys
 from collections.abc import Callable, Iterator
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+# rich.progress is imported only on a terminal (cold start: about 20 ms that a pipe never uses).
 
 
 def _terminal() -> Console | None:
@@ -24,6 +25,8 @@ def resources(stack: str) -> Iterator[Callable[[], None] | None]:
     if console is None:
         yield None
         return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     columns = (SpinnerColumn(), TextColumn(f"preview {stack}:"), TextColumn("{task.completed} resources registered"), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task(stack, total=None)
@@ -37,6 +40,8 @@ def stacks(count: int) -> Iterator[Callable[[], None]]:
     if console is None:
         yield lambda: None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     columns = (SpinnerColumn(), TextColumn("stacks"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task("stacks", total=count)

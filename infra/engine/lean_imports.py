@@ -1,13 +1,12 @@
 """Cold start: a provider SDK's service package (`pulumi_aws.ec2`, 180 modules) imports every
-module it has in its `__init__`, about 0.3 s for ec2 alone, where a stack uses a dozen of them.
-(pulumi-language-python generates every SDK's packages so; pulumi_kubernetes's group/version
-packages are small and left as they are.)
+module it has in its `__init__`, about 0.3 s for ec2 alone, where a stack uses a dozen of them;
+pulumi_kubernetes's group/version packages do the same (`core.v1`, 50 modules, about 0.1 s).
 
 In the offline engine's process, such a package is loaded lean instead: a name is looked up in the
-module the generator exports it from (`LaunchTemplate` from `launch_template`, `...Args` from
-`_inputs`, enums from `_enums`), and anything else (a name off that convention, `__all__`, a star
-import, a name the package does not have) runs the package's own `__init__` once, so every name
-resolves, or fails, as it would.
+module the generator exports it from (`LaunchTemplate` from `launch_template`, Kubernetes's
+`Deployment` from `Deployment`, `...Args` from `_inputs`, enums from `_enums`), and anything else
+(a name off that convention, `__all__`, a star import, a name the package does not have) runs the
+package's own `__init__` once, so every name resolves, or fails, as it would.
 
 The offline engine (gpufleet.engine.runtime) installs it when it is imported: a program that
 imports gpufleet's components under `pulumi up` gets the SDK as it is."""
@@ -21,8 +20,16 @@ import re
 import sys
 import types
 
-# The provider SDKs whose service packages (one level below the SDK) are loaded lean.
-SDKS = ("pulumi_aws", "pulumi_gcp", "pulumi_azure", "pulumi_alicloud")
+# The provider SDKs whose packages are loaded lean: how deep those packages sit (a service below
+# the SDK; a Kubernetes API group's version below its group) and how a class's module is named
+# (pulumi-language-python's snake case; pulumigen's class name itself).
+SDKS = {
+    "pulumi_aws": (2, "snake"),
+    "pulumi_gcp": (2, "snake"),
+    "pulumi_azure": (2, "snake"),
+    "pulumi_alicloud": (2, "snake"),
+    "pulumi_kubernetes": (3, "class"),
+}
 
 # Word boundaries as the generator draws them: HAVip is ha_vip, GetLBIPRanges get_lbip_ranges.
 _CAPITALIZED = re.compile(r"(.)([A-Z][a-z]+)")
@@ -36,14 +43,15 @@ def _snake(name: str) -> str:
     return _LOWER_UPPER.sub(r"\1_\2", _CAPITALIZED.sub(r"\1_\2", name)).lower()
 
 
-def _modules_of(name: str) -> list[str]:
-    """The modules a name of a service package is generated into, most likely first."""
+def _modules_of(name: str, style: str) -> list[str]:
+    """The modules a name of a package is generated into, most likely first."""
+    module = _snake if style == "snake" else str
     if name.endswith(("Args", "ArgsDict")):  # nested input types; a resource's own (XInitArgs where XArgs is taken)
-        return ["_inputs", _snake(name.removesuffix("Dict").removesuffix("Args").removesuffix("Init"))]
+        return ["_inputs", module(name.removesuffix("Dict").removesuffix("Args").removesuffix("Init"))]
     if name.endswith("Result"):  # a function's result (GetAmiIdsResult of get_ami_ids)
-        return [_snake(name.removeprefix("Awaitable").removesuffix("Result")), _snake(name)]
+        return [module(name.removeprefix("Awaitable").removesuffix("Result")), module(name)]
     if name[:1].isupper():  # output types live in `outputs`, which the package does not star-import
-        return [_snake(name), "_enums"]
+        return [module(name), "_enums"]
     return [name.removesuffix("_output"), name]  # a function (get_ami_ids, get_ami_ids_output) is its own module
 
 
@@ -57,6 +65,10 @@ class _LeanPackage(types.ModuleType):
 
 
 class _LeanPackageLoader(importlib.machinery.SourceFileLoader):
+    def __init__(self, fullname: str, path: str, style: str):
+        super().__init__(fullname, path)
+        self.style = style
+
     def exec_module(self, module) -> None:
         module.__class__ = _LeanPackage
         loaded = False
@@ -70,7 +82,7 @@ class _LeanPackageLoader(importlib.machinery.SourceFileLoader):
 
         def __getattr__(name: str):
             if not name.startswith("__"):
-                for candidate in _modules_of(name):
+                for candidate in _modules_of(name, self.style):
                     try:
                         found = importlib.import_module(f"{module.__name__}.{candidate}")
                     except ModuleNotFoundError:
@@ -95,12 +107,13 @@ class _LeanPackageLoader(importlib.machinery.SourceFileLoader):
 class _LeanFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path, target=None):
         parts = fullname.split(".")
-        if len(parts) != 2 or parts[0] not in SDKS:
+        depth, style = SDKS.get(parts[0], (0, ""))
+        if len(parts) != depth:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.submodule_search_locations is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
             return spec
-        spec.loader = _LeanPackageLoader(spec.loader.name, spec.loader.path)
+        spec.loader = _LeanPackageLoader(spec.loader.name, spec.loader.path, style)
         return spec
 
 
