@@ -18,9 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpufleet.engine import lean_imports
+from gpufleet.engine import lazy_outputs, lean_imports
 
 lean_imports.install()  # before any program imports the provider SDKs (cold start)
+lazy_outputs.install()  # a resource's outputs made when read (memory)
 
 import pulumi
 from google.protobuf import empty_pb2
