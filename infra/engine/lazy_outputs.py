@@ -71,6 +71,21 @@ def _resolve(attributes: _Attributes, name: str, *answer) -> None:
     attributes.answers[name] = answer
 
 
+class _Resolvers(dict):
+    """A resource's resolvers, as the SDK uses them (`get` by name, `items`): the eagerly made
+    outputs' as the SDK made them, the lazy outputs' made when asked for (no closure a property)."""
+
+    __slots__ = ("attributes",)
+
+    def get(self, name, default=None):
+        if name in self.attributes.answers:
+            return functools.partial(_resolve, self.attributes, name)
+        return dict.get(self, name, default)
+
+    def items(self):
+        return [*dict.items(self), *((name, functools.partial(_resolve, self.attributes, name)) for name in self.attributes.answers)]
+
+
 @functools.cache
 def _read_by_getter(cls: type, name: str) -> bool:
     """Is the property read only through its generated getter (`pulumi.get(self, name)`, which asks
@@ -85,13 +100,12 @@ def transfer_properties(res, props, custom: bool):
     lazy = [name for name in props if name not in ("urn", "id") and _read_by_getter(type(res), name)] if custom else []
     if not lazy:
         return _SDK_TRANSFER(res, props, custom)
-    resolvers = _SDK_TRANSFER(res, {name: props[name] for name in props if name not in lazy}, custom)
+    resolvers = _Resolvers(_SDK_TRANSFER(res, {name: props[name] for name in props if name not in lazy}, custom))
     attributes = _Attributes(res.__dict__)
-    attributes.resource, attributes.answers, attributes.waiting = res, {}, {}
+    attributes.resource, attributes.answers, attributes.waiting = res, dict.fromkeys(lazy), {}
     for name in lazy:
         dict.pop(attributes, name, None)  # the SDK's Output would replace it
-        attributes.answers[name] = None
-        resolvers[name] = functools.partial(_resolve, attributes, name)
+    resolvers.attributes = attributes
     res.__dict__ = attributes
     return resolvers
 
