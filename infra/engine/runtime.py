@@ -290,12 +290,15 @@ def _settle_pending_tasks() -> None:
 
 @atexit.register
 def _close_event_loop() -> None:
-    """Close the SDK's loop while the interpreter is still whole (see _settle_pending_tasks)."""
+    """Close the SDK's loop while the interpreter is still whole (see _settle_pending_tasks), even
+    if settling its tasks fails: an unclosed loop collected at teardown prints a traceback."""
     with contextlib.suppress(RuntimeError):
         loop = asyncio.get_event_loop_policy().get_event_loop()
         if not loop.is_running() and not loop.is_closed():
-            _settle_pending_tasks()
-            loop.close()
+            try:
+                _settle_pending_tasks()
+            finally:
+                loop.close()
 
 
 def _root_cause(err: BaseException) -> BaseException:
