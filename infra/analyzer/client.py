@@ -179,7 +179,7 @@ class PolicyPack:
         Analyze, as the CLI does when a resource registers, so the pack works while the program
         still runs."""
         self._by_urn: dict[str, dict] = {}
-        self._requests: dict[str, analyzer_pb2.AnalyzeRequest] = {}
+        self._requests: dict[str, bytes] = {}  # serialized: a message object holds several times its bytes
         self._providers: dict[str, analyzer_pb2.AnalyzerProviderResource] = {}
         self._backlog: list[dict] | None = []  # None once configured (touched on the loop only)
         self._pending: list[tuple[dict, asyncio.Future | None]] = []
@@ -239,9 +239,9 @@ class PolicyPack:
             self._start(resource)
 
     def _request(self, resource: dict) -> analyzer_pb2.AnalyzeRequest:
-        """The Analyze request of a resource, kept: AnalyzeStack sends the same fields again."""
+        """The Analyze request of a resource, kept (serialized): AnalyzeStack sends the same fields again."""
         request = analyzer_pb2.AnalyzeRequest(**wire.fields(resource, self._provider(resource)))
-        self._requests[resource["urn"]] = request
+        self._requests[resource["urn"]] = request.SerializeToString()
         return request
 
     def _provider(self, resource: dict) -> analyzer_pb2.AnalyzerProviderResource | None:
@@ -297,10 +297,9 @@ class PolicyPack:
     def _stack_resource(self, resource: dict) -> analyzer_pb2.AnalyzerResource:
         # AnalyzerResource begins with AnalyzeRequest's fields under the same numbers: the analysed
         # request is reused as it was sent (after any remediation), not built a second time.
-        request = self._requests.get(resource["urn"])
-        if request is None:
-            request = self._request(resource)
-        message = analyzer_pb2.AnalyzerResource.FromString(request.SerializeToString())
+        if resource["urn"] not in self._requests:
+            self._request(resource)
+        message = analyzer_pb2.AnalyzerResource.FromString(self._requests[resource["urn"]])
         message.parent = resource.get("parent") or ""
         message.dependencies.extend(resource.get("dependencies") or [])
         for key, urns in (resource.get("propertyDependencies") or {}).items():
