@@ -69,3 +69,27 @@ def test_outputs_read_before_and_after_the_answer_are_the_sdks(tmp_path, monkeyp
     assert made == {"name", "description", "arn", "tags"}
     assert made < sdk_made and len(sdk_made) >= 10  # the SDK makes every one (ingress, egress, owner_id, ...)
     assert sg.ingress is not None and "ingress" in dict.keys(vars(sg))  # made on its first read
+
+
+GC_PROGRAM = '''
+import gc, weakref
+import pulumi
+
+full_before = gc.get_stats()[2]["collections"]
+class Node:
+    pass
+node = Node()
+node.itself = node  # a cycle that dies young, as the SDK's unknowns checks leave one per Output
+dead = weakref.ref(node)
+del node
+kept = [[] for _ in range(200000)]  # new containers: young collections run, and (held) would trigger a full one
+pulumi.export("collectedYoung", dead() is None)
+pulumi.export("fullPasses", gc.get_stats()[2]["collections"] - full_before)
+'''
+
+
+def test_a_preview_collects_young_cycles_and_no_full_pass(tmp_path):
+    main = Path(tmp_path) / "__main__.py"
+    main.write_text(GC_PROGRAM)
+    run = run_program({}, "gc", program=Program(main, "gc", Path(tmp_path)))
+    assert run.outputs == {"collectedYoung": True, "fullPasses": 0}
