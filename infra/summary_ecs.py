@@ -7,11 +7,13 @@ from dataclasses import replace
 
 from gpufleet.components.catalog import catalog, ecs_gpu_sharing, ecs_scheduler, predicates
 from gpufleet.components.ecs import checks as ecs_checks
-from gpufleet.components.ecs.args import ManagedInstanceProviderArgs
+from gpufleet.components.catalog.catalog import Catalog
+from gpufleet.components.ecs.args import EcsFleetArgs, ManagedInstanceProviderArgs
 from gpufleet.components.ecs.neuron import device_counts
 
 
-def workload_rows(ecs, region: str, cat) -> list[dict]:
+def workload_rows(ecs: EcsFleetArgs, region: str, cat: Catalog) -> list[dict]:
+    """A row per workload: what each task asks for and how many one instance of its provider holds."""
     providers = {cp.name: cp for cp in [*ecs.capacity_providers, *ecs.managed_instance_providers]}
     return [_workload_row(wl, providers[wl.capacity_provider], ecs_checks.workload_type(wl, ecs, region, cat)) for wl in ecs.workloads]
 

