@@ -9,7 +9,7 @@ import gc
 from pulumi_policy import EnforcementLevel, PolicyPack
 
 from gpufleet.components.catalog import catalog
-from gpufleet.policies import ack, aks, api, ecs, ecs_managed, ecs_sharing, eks, gke, k8s, neuron, placement, security, servicer_memo, stack_config, updates
+from gpufleet.policies import ack, aks, api, ecs, ecs_managed, ecs_sharing, eks, gke, k8s, neuron, placement, security, servicer_memo, stack_config, stack_once, updates
 
 # The catalog (every instance type, every ECS GPU AMI id) is loaded once and never freed: keep it
 # out of the collector's full passes, which otherwise walk it again for every batch of resources.
@@ -22,6 +22,7 @@ gc.freeze()
 # less often. The pack lives for one preview.
 gc.set_threshold(100_000, 20, 100)
 servicer_memo.install()
+stack_once.install()
 stack_config.install()
 
 PolicyPack(

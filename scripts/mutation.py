@@ -143,6 +143,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "policies_servicer_memo": ("policies/servicer_memo.py", ["tests/test_servicer_memo.py"]),
     # the pack applies ConfigureStack's config: judged by a config too large for the environment
     "policies_stack_config": ("policies/stack_config.py", ["tests/test_policies_ack.py"]),
+    "policies_stack_once": ("policies/stack_once.py", ["tests/test_stack_once.py"]),
     "policies_updates": ("policies/updates.py", ["tests/test_policies_updates.py", "tests/test_diff.py"]),
     # the diff a reviewer reads
     "diff": ("infra/cli/diff.py", ["tests/test_diff_plans.py", "tests/test_fleet_view.py", "tests/test_diff.py"]),
