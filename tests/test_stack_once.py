@@ -58,8 +58,14 @@ def _reads_an_unknown(args, report) -> None:
             report(str(r.props["late"]))
 
 
+def _no_gpus_here(args, report) -> None:
+    args.not_applicable("no GPU in this stack" if len(args.resources) > 1 else None)
+
+
 def _policies() -> list:
     return [
+        StackValidationPolicy(name="skips", description="not applicable", validate=_no_gpus_here),
+        StackValidationPolicy(name="skips-silently", description="not applicable", validate=lambda args, report: args.not_applicable()),
         StackValidationPolicy(name="links", description="reports links", validate=_links),
         StackValidationPolicy(name="off", description="disabled", validate=_links, enforcement_level=EnforcementLevel.DISABLED),
         StackValidationPolicy(name="fixing", description="remediate level", validate=_links, enforcement_level=EnforcementLevel.REMEDIATE),
@@ -99,6 +105,7 @@ def test_the_answer_is_pulumi_policys_own(stack, monkeypatch):
     assert "off" not in by_policy and "per-resource" not in by_policy
     assert {d.enforcementLevel for d in by_policy["fixing"]} == {analyzer_pb2.MANDATORY}
     assert "can't run policy 'late'" in by_policy["late"][0].message
+    assert [(n.policy_name, n.reason) for n in after.not_applicable] == [("skips", "no GPU in this stack"), ("skips-silently", "")]
     linked = [json.loads(d.message.split("\n", 1)[1]) for d in by_policy["links"]]
     assert any(s["parent"] for s in linked) and any(s["dependencies"] for s in linked)
     assert any(s["propertyDependencies"] for s in linked) and any(s["provider"] for s in linked)
@@ -124,3 +131,10 @@ def test_another_pulumi_policy_keeps_its_own_analyze_stack(monkeypatch):
     monkeypatch.setattr(_PolicyAnalyzerServicer, "AnalyzeStack", AnalyzeStack)
     assert stack_once.install() is False
     assert _PolicyAnalyzerServicer.AnalyzeStack is AnalyzeStack
+
+
+@pytest.mark.parametrize("unreadable", [None, eval("lambda self, request, _context: None")], ids=["not a function", "no source"])
+def test_a_method_whose_source_cannot_be_read_is_left_alone(monkeypatch, unreadable):
+    monkeypatch.setattr(_PolicyAnalyzerServicer, "AnalyzeStack", unreadable)
+    assert stack_once.install() is False
+    assert _PolicyAnalyzerServicer.AnalyzeStack is unreadable
