@@ -145,7 +145,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "policies_stack_config": ("policies/stack_config.py", ["tests/test_policies_ack.py"]),
     "policies_stack_once": ("policies/stack_once.py", ["tests/test_stack_once.py"]),
     "policies_updates": ("policies/updates.py", ["tests/test_policies_updates.py", "tests/test_diff.py"]),
-    # the diff a reviewer reads
+    # the diff a reviewer reads, and the preview's report
+    "text_layout": ("infra/cli/text_layout.py", ["tests/test_text_layout.py"]),
     "diff": ("infra/cli/diff.py", ["tests/test_diff_plans.py", "tests/test_fleet_view.py", "tests/test_diff.py"]),
     "diff_render": ("infra/cli/diff_render.py", ["tests/test_diff_render.py", "tests/test_diff.py"]),
     "property_changes": ("infra/cli/property_changes.py", ["tests/test_diff_plans.py", "tests/test_diff.py"]),

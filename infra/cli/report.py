@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
-from rich.tree import Tree
 
-
-def _label(resource: dict) -> str:
-    kind = "[bold]" if not resource["custom"] else ""
-    end = "[/bold]" if kind else ""
-    return f"{kind}{resource['type']}{end}  {resource['name']}"
+from gpufleet.cli.text_layout import TextTable, TextTree
 
 
 def render_preview(plan: dict, console: Console) -> None:
     resources = plan["resources"]
-    nodes: dict[str | None, Tree] = {}
-    root = Tree(f"[bold]{plan['project']}/{plan['stack']}[/bold]  ({len(resources)} resources, preview: all to create)")
-    nodes[None] = root
+    root = TextTree(f"{plan['project']}/{plan['stack']}  ({len(resources)} resources, preview: all to create)", bold=True)
+    nodes: dict[str | None, TextTree] = {None: root}
     for r in resources:
         parent = nodes.get(r["parent"], root)
-        nodes[r["urn"]] = parent.add(_label(r))
-    console.print(root)
+        # Components in bold: the groups a reader scans for.
+        nodes[r["urn"]] = parent.add(f"{r['type']}  {r['name']}", bold=not r["custom"])
+    root.print(console)
     render_summary(plan["summary"], console)
     render_placement(plan.get("placement") or {}, console)
     render_findings(plan["policy"], console)
@@ -85,10 +79,8 @@ def render_summary(summary: dict, console: Console) -> None:
     groups = summary.get("groups") or []
     neuron = any(g["kind"] == "neuron" for g in groups)
     if groups:
-        table = Table(title="Accelerators", title_justify="left")
         columns = ["group", "instance type", "per instance", "instances\nmin/des/max", "GPUs or chips\nmin/des/max"]
-        for col in columns + (["NeuronCores\nmin/des/max"] if neuron else []):
-            table.add_column(col)
+        table = TextTable("Accelerators", columns + (["NeuronCores\nmin/des/max"] if neuron else []))
         for g in groups:
             row = [
                 f"{g['group']}\n{g['platform']}, {g['purchase']}, {g.get('amiVariant') or g.get('amiType') or str(g.get('driver')) + ' driver'}"
@@ -101,15 +93,13 @@ def render_summary(summary: dict, console: Console) -> None:
             table.add_row(*row, *([_sizes(g.get("neuronCores"))] if neuron else []))
         for t in summary.get("totals") or []:
             row = ["total", "", f"{t['model']} ({'chips' if t['kind'] == 'neuron' else 'GPUs'})", "", _sizes(t)]
-            table.add_row(*row, *([_sizes(t.get("neuronCores"))] if neuron else []), style="bold")
-        console.print(table)
+            table.add_row(*row, *([_sizes(t.get("neuronCores"))] if neuron else []), bold=True)
+        table.print(console)
     if summary.get("managedInstances"):
-        table = Table(title="ECS Managed Instances (ECS launches what the tasks need)", title_justify="left")
-        for col in ("provider", "admitted types", "accelerators"):
-            table.add_column(col)
+        table = TextTable("ECS Managed Instances (ECS launches what the tasks need)", ["provider", "admitted types", "accelerators"])
         for m in summary["managedInstances"]:
             table.add_row(f"{m['group']}\n{m['purchase']}", ", ".join(m["instanceTypes"]), "\n".join(m["accelerators"]))
-        console.print(table)
+        table.print(console)
     nccl = summary.get("ncclTest")
     if nccl:
         console.print(
@@ -121,9 +111,7 @@ def render_summary(summary: dict, console: Console) -> None:
         render_ack_pools(summary["ackPools"], console)
     workloads = summary.get("workloads") or []
     if workloads:
-        table = Table(title="Workloads", title_justify="left")
-        for col in ("workload", "capacity provider", "per task", "tasks/instance", "service\ntasks"):
-            table.add_column(col)
+        table = TextTable("Workloads", ["workload", "capacity provider", "per task", "tasks/instance", "service\ntasks"])
         for w in workloads:
             if "neuronDevicesPerTask" in w:
                 per_task = f"{w['neuronDevicesPerTask']} chips ({w['neuronCoresPerTask']} NeuronCores)"
@@ -141,13 +129,11 @@ def render_summary(summary: dict, console: Console) -> None:
             if "perChip" in w:
                 service += f"\n{w['perChip']['note']}"
             table.add_row(w["name"], w["capacityProvider"], per_task, str(fit), service)
-        console.print(table)
+        table.print(console)
 
 
 def render_ack_pools(pools: list[dict], console: Console) -> None:
-    table = Table(title="ACK shared-GPU pools", title_justify="left")
-    for col in ("pool", "instance types", "per node", "nodes\nmin/des/max", "pod size", "pods per\nGPU / node"):
-        table.add_column(col)
+    table = TextTable("ACK shared-GPU pools", ["pool", "instance types", "per node", "nodes\nmin/des/max", "pod size", "pods per\nGPU / node"])
     for p in pools:
         head = [
             f"{p['pool']}\n{p['sharingMode']}" + (f", {p['placement']}" if p.get("placement") else ""),
@@ -162,7 +148,7 @@ def render_ack_pools(pools: list[dict], console: Console) -> None:
             pct = f", {size['gpuCorePercentage']} %" if size.get("gpuCorePercentage") else ""
             what = f"{size['gpuMemGiB']} GiB{pct}\n({', '.join(size['workloads'])})"
             table.add_row(*(head if i == 0 else [""] * 4), what, f"{size['podsPerGpu']} / {size['podsPerNode']}")
-    console.print(table)
+    table.print(console)
     for p in pools:
         console.print(f"{p['pool']}: {p['replacement']}", highlight=False)
 
@@ -183,9 +169,7 @@ def render_placement(placement: dict, console: Console) -> None:
     pods, tasks = placement.get("pods") or [], placement.get("tasks") or []
     if not pods and not tasks:
         return
-    table = Table(title="Placement", title_justify="left")
-    for col in ("pod or task", "replicas", "lands on", "status"):
-        table.add_column(col)
+    table = TextTable("Placement", ["pod or task", "replicas", "lands on", "status"])
     for p in pods:
         status = p["status"]
         if p.get("pending"):
@@ -202,6 +186,6 @@ def render_placement(placement: dict, console: Console) -> None:
             status += f"\nnote: {note}"
         replicas = str(t["desiredCount"]) if "desiredCount" in t else "task"
         table.add_row(f"task {t['task']}", replicas, lands, status)
-    console.print(table)
+    table.print(console)
     for gap in placement.get("gaps") or []:
         console.print(f"placement: {gap} (verdicts that depend on it are advisory)", highlight=False)

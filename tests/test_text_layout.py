@@ -1,0 +1,121 @@
+"""infra/cli/text_layout.py: tables and trees in rich's look, laid out without rich's measuring."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+from rich.table import Table
+from rich.tree import Tree
+
+from gpufleet.cli import report
+from gpufleet.cli.text_layout import TextTable, TextTree
+from tests.conftest import preview_plan
+
+
+def _text(renderable, width: int) -> list[str]:
+    console = Console(file=io.StringIO(), width=width)
+    if isinstance(renderable, (TextTable, TextTree)):
+        renderable.print(console)
+    else:
+        console.print(renderable)
+    return [line.rstrip() for line in console.file.getvalue().splitlines()]
+
+
+def _tables(stack: str, monkeypatch) -> list[TextTable]:
+    made: list[TextTable] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(TextTable, "print", lambda self, console: made.append(self))
+        report.render_preview(preview_plan(stack), Console(file=io.StringIO(), width=200))
+    return made
+
+
+def _as_rich(table: TextTable) -> Table:
+    theirs = Table(title=table.title, title_justify="left")
+    for column in table.columns:
+        theirs.add_column(column)
+    for cells, bold in table.rows:
+        theirs.add_row(*cells, style="bold" if bold else None)
+    return theirs
+
+
+@pytest.mark.parametrize("stack", ["ecs-mps", "eks-p5-efa", "ack-shared-gpu", "ecs-neuron"])
+def test_a_table_that_fits_is_laid_out_as_rich_lays_it_out(stack, monkeypatch):
+    tables = _tables(stack, monkeypatch)
+    assert len(tables) >= 2 and sum(len(t.rows) for t in tables) >= 4
+    for table in tables:
+        assert _text(table, 250) == _text(_as_rich(table), 250)
+
+
+def test_a_tree_is_drawn_with_richs_guides():
+    ours, theirs = TextTree("root"), Tree("root")
+    for name, kids in (("a", ["a1", "a2"]), ("b", []), ("c", ["c1"])):
+        mine, rich_node = ours.add(name), theirs.add(name)
+        for kid in kids:
+            grand, rich_grand = mine.add(kid), rich_node.add(kid)
+            grand.add("leaf")
+            rich_grand.add("leaf")
+    assert _text(ours, 80) == _text(theirs, 80)
+    assert _text(ours, 80)[:4] == ["root", "├── a", "│   ├── a1", "│   │   └── leaf"]
+
+
+def test_a_long_label_wraps_under_its_first_line():
+    tree = TextTree("root")
+    parent = tree.add("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders  ml-shared-gpu")
+    parent.add("child")
+    tree.add("last")
+    assert _text(tree, 40) == [
+        "root",
+        "├── aws:ecs/clusterCapacityProviders:Clu",
+        "│   sterCapacityProviders  ml-shared-gpu",
+        "│   └── child",
+        "└── last",
+    ]
+
+
+def test_a_deep_tree_is_drawn_without_recursion():
+    tree = node = TextTree("root")
+    for i in range(3000):
+        node = node.add(f"n{i}")
+    lines = _text(tree, 100_000)
+    assert len(lines) == 3001 and lines[-1].endswith("└── n2999")
+
+
+def test_a_narrow_console_wraps_the_widest_column_first_and_keeps_words():
+    table = TextTable("Placement", ["pod or task", "replicas", "lands on"])
+    table.add_row("task chat", "6", "ml-shared-gpu-shared: 8 per instance, 1 instance(s) needed")
+    table.add_row("task small-llm", "4", "ml-shared-gpu-slices: 1 per instance")
+    assert table.widths(200) == [14, 8, 58]
+    widths = table.widths(60)
+    assert sum(widths) + 3 * 3 + 1 == 60 and widths[:2] == [14, 8]  # only the widest narrowed
+    lines = _text(table, 60)
+    assert max(len(line) for line in lines) == 60
+    body = [line for line in lines if line.startswith("│")]
+    third = [line.split("│")[3].strip() for line in body]
+    assert " ".join(w for w in third if w) == "ml-shared-gpu-shared: 8 per instance, 1 instance(s) needed ml-shared-gpu-slices: 1 per instance"
+    assert all(len(w) <= widths[2] for w in third)
+
+
+def test_a_console_narrower_than_the_words_breaks_them():
+    table = TextTable("t", ["name"])
+    table.add_row("g6e.12xlarge")
+    assert table.widths(10) == [6]
+    assert [line.split("│")[1].strip() for line in _text(table, 10) if line.startswith("│")] == ["g6e.12", "xlarge"]
+
+
+def test_headers_sit_on_their_last_line_and_totals_are_bold():
+    table = TextTable("Accelerators", ["group", "GPUs\nmin/des/max"])
+    table.add_row("shared", "4/4/12")
+    table.add_row("total", "4/4/12", bold=True)
+    text = table.render(80)
+    lines = text.plain.splitlines()
+    assert lines[2].split("┃")[1].strip() == "" and lines[3].split("┃")[1].strip() == "group"
+    bold = {text.plain[span.start:span.end].strip() for span in text.spans if span.style == "bold"}
+    assert {"group", "min/des/max", "total", "4/4/12"} <= bold and "shared" not in bold
+
+
+def test_a_row_of_the_wrong_length_is_refused():
+    table = TextTable("Workloads", ["workload", "capacity provider"])
+    with pytest.raises(ValueError, match="a row of 1 cells in a table of 2 columns"):
+        table.add_row("chat")
