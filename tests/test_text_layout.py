@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from rich.console import Console
@@ -119,3 +120,48 @@ def test_a_row_of_the_wrong_length_is_refused():
     table = TextTable("Workloads", ["workload", "capacity provider"])
     with pytest.raises(ValueError, match="a row of 1 cells in a table of 2 columns"):
         table.add_row("chat")
+
+
+def test_a_column_at_its_longest_word_is_not_narrowed_while_another_can_be():
+    table = TextTable("t", ["a", "b"])
+    table.add_row("x" * 20, "aa bb cc dd ee")
+    assert table.widths(200) == [20, 14]
+    assert table.widths(3 * 2 + 1 + 31) == [20, 11]  # b narrowed, a's one word kept whole
+
+
+def test_every_column_narrows_to_one_character_at_most():
+    table = TextTable("t", ["name"])
+    table.add_row("g6e.12xlarge")
+    assert table.widths(4) == [1]
+    wide = TextTable("t", ["a", "b", "", "d"])  # 13 characters of borders and padding
+    wide.add_row("one", "two", "", "four")
+    assert wide.widths(10) == [1, 1, 0, 1]
+    lines = _text(wide, 10)[1:]
+    # Wider than the console: every line still whole (not wrapped by rich), all as wide.
+    assert {len(line) for line in lines} == {16} and all(line[0] in "┏┃┡│└" and line[-1] in "┓┃┩│┘" for line in lines)
+
+
+def test_a_deep_label_keeps_eight_characters_a_line():
+    tree = node = TextTree("r")
+    for name in ("a", "b", "c"):
+        node = node.add(name)
+    node.add("abcdefghijkl")
+    lines = _text(tree, 16)  # the label starts at column 16: no room left
+    assert lines[-2:] == ["            └── abcdefgh", "                ijkl"]
+
+
+def test_styles_reach_a_terminal_bold_and_nothing_else():
+    console = Console(file=io.StringIO(), width=80, force_terminal=True, color_system="standard")
+    table = TextTable("Accelerators", ["group", "GPUs"])
+    table.add_row("shared", "4/4/12")
+    tree = TextTree("gpufleet/ecs  (3 resources)", bold=True)
+    tree.add("gpufleet:ecs:GpuCluster  ml", bold=True).add("aws:ecs/cluster:Cluster  ml")
+    table.print(console)
+    tree.print(console)
+    out = console.file.getvalue()
+    codes = set(re.findall(r"\x1b\[[0-9;]*m", out))
+    assert codes <= {"\x1b[1m", "\x1b[3m", "\x1b[0m"} and "\x1b[1m" in codes  # no highlighting of numbers
+    assert "\n\n" not in out  # no blank line after a table or the tree
+    plain = tree.render(80)
+    bold = [plain.plain[s.start:s.end] for s in plain.spans if s.style == "bold"]
+    assert bold == ["gpufleet/ecs  (3 resources)\n", "gpufleet:ecs:GpuCluster  ml\n"]  # not the custom resource

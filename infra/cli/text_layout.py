@@ -82,14 +82,15 @@ class TextTable:
             wrapped = [_wrap(cell, w) for cell, w in zip(cells, widths)]
             height = max(len(w) for w in wrapped)
             # Headers sit on their last line, as rich aligns them; cells start at the top.
-            wrapped = [([""] * (height - len(w)) + w) if bottom else (w + [""] * (height - len(w))) for w in wrapped]
+            starts = [height - len(w) if bottom else 0 for w in wrapped]
             left, middle, right = edges
             for k in range(height):
                 out.append(left)
                 for i, column in enumerate(wrapped):
                     if i:
                         out.append(middle)
-                    out.append(" " + column[k] + " " * (widths[i] - cell_len(column[k]) + 1), style=style)
+                    line = column[k - starts[i]] if starts[i] <= k < starts[i] + len(column) else ""
+                    out.append(" " + line + " " * (widths[i] - cell_len(line) + 1), style=style)
                 out.append(right + "\n")
 
         rule(_TOP)
