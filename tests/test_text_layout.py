@@ -165,3 +165,11 @@ def test_styles_reach_a_terminal_bold_and_nothing_else():
     plain = tree.render(80)
     bold = [plain.plain[s.start:s.end] for s in plain.spans if s.style == "bold"]
     assert bold == ["gpufleet/ecs  (3 resources)\n", "gpufleet:ecs:GpuCluster  ml\n"]  # not the custom resource
+    assert not TextTree("plain").render(80).spans
+
+
+def test_a_name_too_long_for_its_column_is_folded_not_broken_at_its_hyphens():
+    table = TextTable("t", ["lands on"])
+    table.add_row("ml-shared-gpu-shared: 8")
+    assert table.widths(16) == [12]
+    assert [line.split("│")[1].strip() for line in _text(table, 16) if line.startswith("│")] == ["ml-shared-gp", "u-shared: 8"]

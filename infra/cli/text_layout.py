@@ -102,7 +102,7 @@ class TextTable:
         return out
 
     def print(self, console: Console) -> None:
-        console.print(self.render(console.width), end="", soft_wrap=True, highlight=False)
+        console.print(self.render(console.width), end="", soft_wrap=True)
 
 
 class TextTree:
@@ -135,4 +135,4 @@ class TextTree:
         return out
 
     def print(self, console: Console) -> None:
-        console.print(self.render(console.width), end="", soft_wrap=True, highlight=False)
+        console.print(self.render(console.width), end="", soft_wrap=True)
