@@ -6,7 +6,8 @@ these machines are noisy):
   each in a fresh process: resources, seconds per stage (YAML load, spec, program with the pack
   analysing as resources register, plan, the pack's stack verdict, report), peak memory;
 - linear cost: seconds per resource at full size over the same at a tenth of it (target <= 1.2);
-- memory: peak RSS per resource added between a tenth and the full size (target <= 40 KB);
+- memory: peak RSS per resource added between a tenth and the full size (target <= 40 KB), and the
+  same for bare resources under the same mocks (what the SDK itself holds per resource);
 - the SDK floor: as many bare resources registered under the same mocks; the whole preview with
   the pack over it (target <= 1.5x);
 - `gpufleet check` of a `pulumi preview --json` of over 50,000 resources: the verdict, seconds, peak
@@ -166,12 +167,14 @@ def largest_stacks() -> None:
         per = (full["total"] / full["resources"]) / (tenth["total"] / tenth["resources"])
         kb = (full["peak_kb"] - tenth["peak_kb"]) / (full["resources"] - tenth["resources"])
         floor = _in_child("floor", str(full["resources"]))
+        floor_tenth = _in_child("floor", str(tenth["resources"]))
+        floor_kb = (floor["peak_kb"] - floor_tenth["peak_kb"]) / (floor["resources"] - floor_tenth["resources"])
         with tempfile.TemporaryDirectory() as folder:
             plan = str(Path(folder) / "plan.json")
             _in_child("preview", kind, "1", plan)
             typed = _in_child("floor", "0", plan)
         print(f"  {kind}: per-resource cost full / a tenth: {per:.2f}x (target <= 1.2)")
-        print(f"  {kind}: peak memory per added resource: {kb:.0f} KB (target <= 40)")
+        print(f"  {kind}: peak memory per added resource: {kb:.0f} KB (target <= 40); the SDK's own per added bare resource: {floor_kb:.0f} KB")
         for label, f in ((f"{floor['resources']} bare resources", floor), (f"the plan's {typed['resources']} custom resources, types and inputs, flat", typed)):
             print(
                 f"  {kind}: SDK floor ({label}, same mocks): {f['seconds']:.2f} s, peak {f['peak_kb'] / 1024:.0f} MB;"
