@@ -173,3 +173,23 @@ def test_a_name_too_long_for_its_column_is_folded_not_broken_at_its_hyphens():
     table.add_row("ml-shared-gpu-shared: 8")
     assert table.widths(16) == [12]
     assert [line.split("│")[1].strip() for line in _text(table, 16) if line.startswith("│")] == ["ml-shared-gp", "u-shared: 8"]
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_report_is_laid_out_without_the_collector_and_leaves_it_as_it_was(monkeypatch, enabled):
+    import gc
+
+    seen = []
+    monkeypatch.setattr(TextTable, "print", lambda self, console: seen.append(gc.isenabled()))
+    plan = preview_plan("ecs-mps")
+    (gc.enable if enabled else gc.disable)()
+    try:
+        report.render_preview(plan, Console(file=io.StringIO(), width=120))
+        assert seen and not any(seen)
+        assert gc.isenabled() is enabled
+        monkeypatch.setattr(TextTable, "print", lambda self, console: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            report.render_preview(plan, Console(file=io.StringIO(), width=120))
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
