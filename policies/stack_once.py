@@ -48,7 +48,7 @@ def stack_resources(servicer, request) -> list[PolicyResource]:
         links.append((resource, r.parent, list(r.dependencies), property_dependencies))
         by_urn[resource.urn] = resource
     for resource, parent, dependencies, property_dependencies in links:
-        if parent is not None and parent in by_urn:
+        if parent in by_urn:  # the wire's parent is a string, empty for none
             resource.parent = by_urn[parent]
         resource.dependencies.extend(by_urn[d] for d in dependencies if d in by_urn)
         for key, urns in property_dependencies.items():

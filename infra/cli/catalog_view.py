@@ -60,11 +60,9 @@ def overview(cat: Catalog) -> list[dict]:
 
 
 def render(records: list[dict], source: str, console) -> None:
-    from rich.table import Table
+    from gpufleet.cli.text_layout import TextTable
 
-    table = Table(title=f"Catalog ({source})", title_justify="left")
-    for col in ("type", "accelerators", "vCPU", "memory GiB", "EFA", "regions", "ECS AMI (al2023)"):
-        table.add_column(col)
+    table = TextTable(f"Catalog ({source})", ["type", "accelerators", "vCPU", "memory GiB", "EFA", "regions", "ECS AMI (al2023)"])
     for r in records:
         if r["gpu"]:
             acc = r["gpu"]["summary"]
@@ -79,4 +77,4 @@ def render(records: list[dict], source: str, console) -> None:
         if "regions" in r["ecsAmi"]:
             ami += f" ({len(r['ecsAmi']['regions'])} regions)"
         table.add_row(r["instanceType"], acc, str(r["vcpus"]), f"{r['memoryMiB'] / 1024:g}", efa, str(len(r["regions"])), ami)
-    console.print(table)
+    table.print(console)

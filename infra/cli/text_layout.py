@@ -17,9 +17,9 @@ from rich.text import Text
 
 # rich's box.HEAVY_HEAD, the look of rich's default table.
 _TOP = ("┏", "━", "┳", "┓")
-_HEAD = ("┃", "┃", "┃")
+_HEAD = "┃"
 _HEAD_RULE = ("┡", "━", "╇", "┩")
-_BODY = ("│", "│", "│")
+_BODY = "│"
 _BOTTOM = ("└", "─", "┴", "┘")
 
 
@@ -78,20 +78,17 @@ class TextTable:
             left, line, cross, right = parts
             out.append(left + cross.join(line * (w + 2) for w in widths) + right + "\n")
 
-        def lines(cells: list[str], edges: tuple[str, str, str], style: str | None, bottom: bool) -> None:
+        def lines(cells: list[str], bar: str, style: str | None, bottom: bool) -> None:
             wrapped = [_wrap(cell, w) for cell, w in zip(cells, widths)]
             height = max(len(w) for w in wrapped)
             # Headers sit on their last line, as rich aligns them; cells start at the top.
             starts = [height - len(w) if bottom else 0 for w in wrapped]
-            left, middle, right = edges
             for k in range(height):
-                out.append(left)
                 for i, column in enumerate(wrapped):
-                    if i:
-                        out.append(middle)
+                    out.append(bar)
                     line = column[k - starts[i]] if starts[i] <= k < starts[i] + len(column) else ""
                     out.append(" " + line + " " * (widths[i] - cell_len(line) + 1), style=style)
-                out.append(right + "\n")
+                out.append(bar + "\n")
 
         rule(_TOP)
         lines(self.columns, _HEAD, "bold", bottom=True)
