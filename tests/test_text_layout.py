@@ -193,3 +193,14 @@ def test_the_report_is_laid_out_without_the_collector_and_leaves_it_as_it_was(mo
         assert gc.isenabled() is enabled
     finally:
         gc.enable()
+
+
+def test_a_name_that_must_fold_anyway_does_not_squeeze_the_other_columns():
+    """An EKS device plugin's DaemonSet is named in 50 characters: kept whole, it would leave
+    "lands on" 9 characters wide; folded, the two columns share the console."""
+    table = TextTable("Placement", ["pod or task", "lands on"])
+    table.add_row("DaemonSet nvidia-device-plugin/p5-train-device-plugins-nvidia", "system-*: 19 per node, 2 placed")
+    assert table.widths(47) == [20, 20]
+    keep = TextTable("Placement", ["pod or task", "lands on"])  # a name that fits keeps its column
+    keep.add_row("kube-system/coredns", "system-*: 19 per node, 2 placed")
+    assert keep.widths(47) == [19, 21]

@@ -51,12 +51,20 @@ class TextTable:
         self.rows.append(([str(c) for c in cells], bold))
 
     def widths(self, width: int) -> list[int]:
-        """Each column's longest line; in a console too narrow, the widest columns narrowed first,
-        down to their longest word, then further (words broken) only if that still does not fit."""
+        """Each column's longest line; in a console too narrow, the widest columns narrowed first
+        (as rich collapses a table) down to their longest word, then further (words broken) only
+        if that still does not fit. A word that cannot be kept whole anyway (the longest first,
+        until the others fit) holds its column only to an even share of the console: one long name
+        does not squeeze every other column to its words."""
         cells = [self.columns, *(row for row, _ in self.rows)]
         natural = [max(cell_len(line) for cell in column for line in cell.split("\n")) for column in zip(*cells)]
-        words = [max(_longest_word(cell) for cell in column) for column in zip(*cells)]
         room = width - (3 * len(self.columns) + 1)
+        words = [max(_longest_word(cell) for cell in column) for column in zip(*cells)]
+        share = max(room // len(words), 1)
+        for i in sorted(range(len(words)), key=lambda i: -words[i]):
+            if sum(words) <= room:
+                break
+            words[i] = min(words[i], share)  # folded, but kept an even share of the console wide
         widths = list(natural)
         for floor in (words, [1] * len(widths)):
             excess = sum(widths) - room
