@@ -129,16 +129,29 @@ def test_a_column_at_its_longest_word_is_not_narrowed_while_another_can_be():
     assert table.widths(3 * 2 + 1 + 31) == [20, 11]  # b narrowed, a's one word kept whole
 
 
-def test_every_column_narrows_to_one_character_at_most():
+def test_a_console_narrower_than_a_character_a_column_leaves_the_table_wider():
     table = TextTable("t", ["name"])
     table.add_row("g6e.12xlarge")
     assert table.widths(4) == [1]
+    pair = TextTable("t", ["a", "b"])
+    pair.add_row("x" * 10, "y" * 10)
+    assert pair.widths(10) == [1, 2]  # 3 characters of room: one each at least, the rest to the widest
+    assert pair.widths(8) == [1, 1]  # 1 character of room: still one each
     wide = TextTable("t", ["a", "b", "", "d"])  # 13 characters of borders and padding
     wide.add_row("one", "two", "", "four")
     assert wide.widths(10) == [1, 1, 0, 1]
     lines = _text(wide, 10)[1:]
     # Wider than the console: every line still whole (not wrapped by rich), all as wide.
     assert {len(line) for line in lines} == {16} and all(line[0] in "┏┃┡│└" and line[-1] in "┓┃┩│┘" for line in lines)
+
+
+def test_the_longest_word_folds_first_and_only_until_the_others_fit():
+    table = TextTable("t", ["a", "b", "c"])
+    table.add_row("x" * 30, "y" * 16, "aaa bbb ccc ddd eee")
+    # 40 characters of room, a share of 13: the 30-character word folds, the 16-character one fits.
+    assert table.widths(50) == [13, 16, 11]
+    # 28 of room, a share of 9: folding the longest to 9 leaves exactly 28 of words: b stays whole.
+    assert table.widths(38) == [9, 16, 3]
 
 
 def test_a_deep_label_keeps_eight_characters_a_line():

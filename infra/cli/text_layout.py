@@ -52,29 +52,28 @@ class TextTable:
 
     def widths(self, width: int) -> list[int]:
         """Each column's longest line; in a console too narrow, the widest columns narrowed first
-        (as rich collapses a table) down to their longest word, then further (words broken) only
-        if that still does not fit. A word that cannot be kept whole anyway (the longest first,
-        until the others fit) holds its column only to an even share of the console: one long name
-        does not squeeze every other column to its words."""
+        (as rich collapses a table), each down to its longest word. A word that cannot be kept
+        whole (the longest first, until the others fit) holds its column only to an even share of
+        the console, where it folds: one long name does not squeeze every other column to its
+        words. A console narrower than a character a column leaves the table wider than it."""
         cells = [self.columns, *(row for row, _ in self.rows)]
         natural = [max(cell_len(line) for cell in column for line in cell.split("\n")) for column in zip(*cells)]
         room = width - (3 * len(self.columns) + 1)
-        words = [max(_longest_word(cell) for cell in column) for column in zip(*cells)]
-        share = max(room // len(words), 1)
-        for i in sorted(range(len(words)), key=lambda i: -words[i]):
-            if sum(words) <= room:
+        floors = [max(_longest_word(cell) for cell in column) for column in zip(*cells)]
+        share = max(room // len(floors), 1)
+        for i in sorted(range(len(floors)), key=lambda i: -floors[i]):
+            if sum(floors) <= room:
                 break
-            words[i] = min(words[i], share)  # folded, but kept an even share of the console wide
+            floors[i] = min(floors[i], share)
         widths = list(natural)
-        for floor in (words, [1] * len(widths)):
-            excess = sum(widths) - room
-            while excess > 0:
-                narrowable = [i for i, w in enumerate(widths) if w > floor[i]]
-                if not narrowable:
-                    break
-                widest = max(narrowable, key=lambda i: widths[i])
-                widths[widest] -= 1
-                excess -= 1
+        excess = sum(widths) - room
+        while excess > 0:
+            narrowable = [i for i, w in enumerate(widths) if w > floors[i]]
+            if not narrowable:
+                break
+            widest = max(narrowable, key=lambda i: widths[i])
+            widths[widest] -= 1
+            excess -= 1
         return widths
 
     def render(self, width: int) -> Text:
