@@ -62,9 +62,8 @@ class TextTable:
         floors = [max(_longest_word(cell) for cell in column) for column in zip(*cells)]
         share = max(room // len(floors), 1)
         for i in sorted(range(len(floors)), key=lambda i: -floors[i]):
-            if sum(floors) <= room:
-                break
-            floors[i] = min(floors[i], share)
+            if sum(floors) > room:
+                floors[i] = min(floors[i], share)
         widths = list(natural)
         excess = sum(widths) - room
         while excess > 0:
