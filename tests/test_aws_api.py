@@ -170,3 +170,18 @@ def test_inputs_after_a_provider_only_or_unmapped_one_are_still_read():
     assert _task(region="us-east-1", bogus=1).problems == ["RegisterTaskDefinition.bogus: no such member in RegisterTaskDefinitionRequest"]
     lenient = _request(tokens.ECS_TASK_DEFINITION, {"family": "f", "containerDefinitions": "[]", "bogus": 1, "networkMode": "bridged"}, strict=False)
     assert [p.split(":")[0] for p in lenient.problems] == ["RegisterTaskDefinition.networkMode = 'bridged'"]
+
+
+def test_the_models_of_a_process_come_from_one_loader(monkeypatch):
+    module = aws_api
+    made = []
+    real = module.create_loader
+    monkeypatch.setattr(module, "create_loader", lambda: made.append(1) or real())
+    for cached in (module._loader, module._model):
+        cached.cache_clear()
+    try:
+        assert module._model("ecs").service_name == "ecs" and module._model("ec2").service_name == "ec2"
+        assert len(made) == 1
+    finally:
+        for cached in (module._loader, module._model):
+            cached.cache_clear()

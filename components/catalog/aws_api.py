@@ -144,10 +144,17 @@ def _pattern(text: str | None) -> re.Pattern | None:
 
 
 @functools.cache
+def _loader():
+    # One loader a process, as a session keeps one: a loader lists botocore's data folders (400
+    # services) once, and a new one for each model listed them again (a quarter of the models' load).
+    return create_loader()
+
+
+@functools.cache
 def _model(service: str) -> ServiceModel:
     # What botocore's session does for get_service_model, without importing the session (its
     # clients, docs and HTTP stack take a tenth of a second, in the CLI and again in the pack).
-    return ServiceModel(create_loader().load_service_model(service, "service-2"), service_name=service)
+    return ServiceModel(_loader().load_service_model(service, "service-2"), service_name=service)
 
 
 def member_shape(service: str, shape: str, member: str, part: str = ""):
