@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpufleet.engine import lazy_outputs, lean_imports
+from gpufleet.engine.paced_registration import paced_registration
 
 lean_imports.install()  # before any program imports the provider SDKs (cold start)
 lazy_outputs.install()  # a resource's outputs made when read (memory)
@@ -213,7 +214,7 @@ def run_program(
     )
     pulumi.runtime.set_all_config(dict(config))
     try:
-        with _young_gc_only(), _no_stack_traces(), _working_directory(program.workdir):
+        with _young_gc_only(), _no_stack_traces(), paced_registration(features), _working_directory(program.workdir):
             _sync_await(run_in_stack(lambda: runpy.run_path(str(program.main), run_name="__main__")))
     except Exception as err:
         # The SDK re-raises an invoke's failure wrapped in its own exceptions: judge the root cause.

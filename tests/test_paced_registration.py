@@ -1,0 +1,135 @@
+"""The offline engine's paced registration (infra/engine/paced_registration.py): registrations
+keep pace with a program's declarations (a turn of the event loop every few), a turn is never
+taken inside another, and the alias URNs the SDK would compute, which nothing reads under a
+monitor with alias specs, are skipped while the monitor receives the same alias specs. The shipped
+stacks' golden plans (tests/test_preview*.py) hold the whole preview unchanged."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pulumi.resource
+import pytest
+from pulumi.runtime import sync_await
+from pulumi.runtime.proto import resource_pb2
+
+from gpufleet.engine import paced_registration
+from gpufleet.engine.paced_registration import EVERY, _Pace
+from gpufleet.engine.runtime import Program, _Recorder, run_program
+
+DECLARED = 100
+# Each declaration takes a while, as a real program's work does (here without holding the GIL, so
+# that the monitor's threads can answer meanwhile).
+FLEET = f'''
+import sys, time
+import pulumi
+declared = sys.modules["__pace_probe__"]
+for i in range({DECLARED}):
+    pulumi.CustomResource("gpufleet:test:Bare", f"r{{i}}", {{}})
+    declared.append(i)
+    time.sleep(0.002)
+'''
+
+
+def _registered_early(tmp_path) -> int:
+    """How many resources registered while the program was still declaring."""
+    main = Path(tmp_path) / "__main__.py"
+    main.write_text(FLEET)
+    declared: list[int] = []
+    sys.modules["__pace_probe__"] = declared
+    seen = []
+    try:
+        run_program({}, "pace", program=Program(main, "pace", Path(tmp_path)),
+                    on_resource=lambda r: r.type == "gpufleet:test:Bare" and seen.append(len(declared)))
+    finally:
+        del sys.modules["__pace_probe__"]
+    assert len(seen) == DECLARED
+    return sum(1 for count in seen if count < DECLARED)
+
+
+def test_registrations_keep_pace_with_declarations(tmp_path, monkeypatch):
+    assert _registered_early(tmp_path) >= DECLARED // 2
+    # Without the turns, nothing registers before the program has declared everything.
+    monkeypatch.setattr(paced_registration, "EVERY", 10 * DECLARED)
+    assert _registered_early(tmp_path) == 0
+
+
+def test_a_turn_is_not_taken_inside_a_turn(monkeypatch):
+    pace, turns = _Pace(), []
+
+    def turn(awaitable):
+        awaitable.close()
+        turns.append(pace.declared)
+        for _ in range(EVERY):  # declared during the turn (in an apply): they wait for the next
+            pace.register_resource()
+
+    monkeypatch.setattr(paced_registration, "_SDK_REGISTER", lambda *args, **kwargs: None)
+    monkeypatch.setattr(sync_await, "_sync_await", turn)
+    for _ in range(EVERY - 1):
+        pace.register_resource()
+    assert turns == []
+    pace.register_resource()
+    assert turns == [EVERY] and pace.declared == 2 * EVERY and not pace.in_turn
+    for _ in range(EVERY):
+        pace.register_resource()
+    assert turns == [EVERY, 3 * EVERY]
+
+
+ALIASED = '''
+import sys
+import pulumi
+import pulumi_kubernetes as k8s
+
+class Pool(pulumi.ComponentResource):
+    def __init__(self, name, opts=None):
+        super().__init__("gpufleet:test:Pool", name, None, opts)
+        app = k8s.apps.v1.Deployment("app", metadata={"name": "app"}, spec={"selector": {"matchLabels": {"app": "app"}},
+            "template": {"metadata": {"labels": {"app": "app"}}, "spec": {"containers": [{"name": "app", "image": "busybox"}]}}},
+            opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name="old-app")]))
+        sys.modules["__alias_probe__"].append(app)
+        self.register_outputs({})
+
+Pool("pool", opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(name="old-pool")]))
+'''
+
+
+def _aliases_sent(tmp_path, monkeypatch) -> tuple[dict[str, list[str]], list]:
+    """The alias specs each resource's registration sent, and the Deployment's `_aliases`."""
+    main = Path(tmp_path) / "__main__.py"
+    main.write_text(ALIASED)
+    sent: dict[str, list[str]] = {}
+    register = _Recorder.RegisterResource
+
+    def spy(self, request):
+        sent[request.name] = sorted(str(a).replace("\n", " ") for a in request.aliases)
+        return register(self, request)
+
+    monkeypatch.setattr(_Recorder, "RegisterResource", spy)
+    sys.modules["__alias_probe__"] = probe = []
+    try:
+        run_program({}, "aliases", program=Program(main, "aliases", Path(tmp_path)))
+    finally:
+        del sys.modules["__alias_probe__"]
+    return sent, probe[0]._aliases
+
+
+def test_alias_urns_are_skipped_and_the_monitor_gets_the_same_alias_specs(tmp_path, monkeypatch):
+    skipped, kept = _aliases_sent(tmp_path, monkeypatch)
+    assert len(skipped["app"]) == 4 and len(skipped["pool"]) == 1  # three of pulumi_kubernetes's, one of ours
+    assert any("kubernetes:apps/v1beta1:Deployment" in a for a in skipped["app"])
+    assert len(kept) == 4 and not any(isinstance(a, pulumi.Output) for a in kept)
+    # With the SDK's alias URNs: an Output made for each alias, and the same specs sent.
+    monkeypatch.setattr(paced_registration, "_alias_as_given", paced_registration._SDK_ALIAS_URN)
+    made, urns = _aliases_sent(tmp_path, monkeypatch)
+    assert made == skipped
+    assert len(urns) == 4 and all(isinstance(a, pulumi.Output) for a in urns)
+    assert pulumi.resource.collapse_alias_to_urn is paced_registration._SDK_ALIAS_URN  # restored after the run
+
+
+@pytest.mark.parametrize("features", [[], [resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS]])
+def test_a_monitor_without_alias_specs_gets_the_sdks_alias_urns(features):
+    with paced_registration.paced_registration(features):
+        assert pulumi.resource.collapse_alias_to_urn is paced_registration._SDK_ALIAS_URN
+        assert pulumi.resource.register_resource is not paced_registration._SDK_REGISTER
+    assert pulumi.resource.register_resource is paced_registration._SDK_REGISTER
