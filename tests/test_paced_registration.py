@@ -6,6 +6,7 @@ stacks' golden plans (tests/test_preview*.py) hold the whole preview unchanged."
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from pulumi.runtime import sync_await
 from pulumi.runtime.proto import resource_pb2
 
 from gpufleet.engine import paced_registration
-from gpufleet.engine.paced_registration import EVERY, _Pace
+from gpufleet.engine.paced_registration import _Pace
 from gpufleet.engine.runtime import Program, _Recorder, run_program
 
 DECLARED = 100
@@ -55,25 +56,43 @@ def test_registrations_keep_pace_with_declarations(tmp_path, monkeypatch):
     assert _registered_early(tmp_path) == 0
 
 
-def test_a_turn_is_not_taken_inside_a_turn(monkeypatch):
+def test_a_turn_every_ten_declarations_and_never_inside_a_turn(monkeypatch):
     pace, turns = _Pace(), []
 
     def turn(awaitable):
         awaitable.close()
         turns.append(pace.declared)
-        for _ in range(EVERY):  # declared during the turn (in an apply): they wait for the next
+        for _ in range(10):  # declared during the turn (in an apply): they wait for the next
             pace.register_resource()
 
     monkeypatch.setattr(paced_registration, "_SDK_REGISTER", lambda *args, **kwargs: None)
     monkeypatch.setattr(sync_await, "_sync_await", turn)
-    for _ in range(EVERY - 1):
+    for _ in range(9):
         pace.register_resource()
     assert turns == []
     pace.register_resource()
-    assert turns == [EVERY] and pace.declared == 2 * EVERY and not pace.in_turn
-    for _ in range(EVERY):
+    assert turns == [10] and pace.declared == 20 and not pace.in_turn
+    for _ in range(10):
         pace.register_resource()
-    assert turns == [EVERY, 3 * EVERY]
+    assert turns == [10, 30]
+
+
+def test_a_turn_runs_what_was_ready_and_does_not_wait(monkeypatch):
+    monkeypatch.setattr(paced_registration, "_SDK_REGISTER", lambda *args, **kwargs: None)
+    loop = asyncio.new_event_loop()
+    ran: list[str] = []
+    try:
+        async def program():
+            loop.call_soon(ran.append, "ready")
+            loop.call_later(0.5, ran.append, "later")
+            pace = _Pace()
+            for _ in range(10):
+                pace.register_resource()
+            return list(ran)
+
+        assert loop.run_until_complete(asyncio.wait_for(program(), 5)) == ["ready"]
+    finally:
+        loop.close()
 
 
 ALIASED = '''

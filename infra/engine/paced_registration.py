@@ -47,7 +47,7 @@ class _Pace:
             return
         self.in_turn = True  # a resource declared during the turn (in an apply) waits for the next
         try:
-            sync_await._sync_await(asyncio.sleep(0))
+            sync_await._sync_await(asyncio.sleep(0))  # two passes of the loop: a registration takes several steps
         finally:
             self.in_turn = False
 
