@@ -19,7 +19,7 @@ from gpufleet.engine import paced_registration
 from gpufleet.engine.paced_registration import _Pace
 from gpufleet.engine.runtime import Program, _Recorder, run_program
 
-DECLARED = 100
+DECLARED = 400
 # Each declaration takes a while, as a real program's work does (here without holding the GIL, so
 # that the monitor's threads can answer meanwhile).
 FLEET = f'''
@@ -29,7 +29,7 @@ declared = sys.modules["__pace_probe__"]
 for i in range({DECLARED}):
     pulumi.CustomResource("gpufleet:test:Bare", f"r{{i}}", {{}})
     declared.append(i)
-    time.sleep(0.002)
+    time.sleep(0.001)
 '''
 
 
@@ -56,43 +56,122 @@ def test_registrations_keep_pace_with_declarations(tmp_path, monkeypatch):
     assert _registered_early(tmp_path) == 0
 
 
-def test_a_turn_every_ten_declarations_and_never_inside_a_turn(monkeypatch):
+def test_a_turn_every_fifty_declarations_in_the_body_and_never_inside_a_turn(monkeypatch):
     pace, turns = _Pace(), []
 
-    def turn(awaitable):
-        awaitable.close()
+    def turn(loop):
         turns.append(pace.declared)
-        for _ in range(10):  # declared during the turn (in an apply): they wait for the next
+        for _ in range(50):  # declared during the turn (in an apply): they wait for the next
             pace.register_resource()
 
     monkeypatch.setattr(paced_registration, "_SDK_REGISTER", lambda *args, **kwargs: None)
-    monkeypatch.setattr(sync_await, "_sync_await", turn)
-    for _ in range(9):
+    monkeypatch.setattr(pace, "_turn", turn)
+    for _ in range(50):
         pace.register_resource()
-    assert turns == []
-    pace.register_resource()
-    assert turns == [10] and pace.declared == 20 and not pace.in_turn
-    for _ in range(10):
+    assert turns == []  # not in the program's body
+
+    def body():
+        for _ in range(49):
+            pace.register_resource()
+        assert turns == []
         pace.register_resource()
-    assert turns == [10, 30]
+        assert turns == [100] and pace.declared == 150 and not pace.in_turn
+        for _ in range(50):
+            pace.register_resource()
+        return turns
+
+    async def program():
+        return pace.body(body)
+
+    loop = asyncio.new_event_loop()
+    try:
+        assert loop.run_until_complete(program()) == [100, 200] and not pace.in_body
+    finally:
+        loop.close()
 
 
-def test_a_turn_runs_what_was_ready_and_does_not_wait(monkeypatch):
+def test_no_turn_for_a_declaration_outside_the_bodys_step(monkeypatch):
+    """An apply that declares while the body's synchronous invoke runs the loop is another step."""
     monkeypatch.setattr(paced_registration, "_SDK_REGISTER", lambda *args, **kwargs: None)
+    pace, turns = _Pace(), []
+    monkeypatch.setattr(pace, "_turn", lambda loop: turns.append(pace.declared))
+
+    async def apply():
+        for _ in range(100):
+            pace.register_resource()
+
+    def body():
+        for _ in range(50):
+            pace.register_resource()
+        sync_await._sync_await(apply())  # as an invoke from the body waits
+        for _ in range(50):
+            pace.register_resource()
+
+    async def program():
+        pace.body(body)
+
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(program())
+    finally:
+        loop.close()
+    assert turns == [50, 200]
+
+
+def _in_a_pass(body, before: int = 0, after: int = 0) -> list[str]:
+    """Run `body` as one handle of a loop's pass, between `before` and `after` other handles."""
     loop = asyncio.new_event_loop()
     ran: list[str] = []
     try:
-        async def program():
-            loop.call_soon(ran.append, "ready")
-            loop.call_later(0.5, ran.append, "later")
-            pace = _Pace()
-            for _ in range(10):
-                pace.register_resource()
-            return list(ran)
-
-        assert loop.run_until_complete(asyncio.wait_for(program(), 5)) == ["ready"]
+        for i in range(before):
+            loop.call_soon(ran.append, f"before {i}")
+        loop.call_soon(body, loop, ran)
+        for i in range(after):
+            loop.call_soon(ran.append, f"after {i}")
+        loop.call_soon(loop.stop)
+        loop.run_forever()
     finally:
         loop.close()
+    return ran
+
+
+def test_a_turn_runs_what_was_ready_and_what_that_made_ready_without_waiting(monkeypatch):
+    monkeypatch.setattr(paced_registration, "_SDK_REGISTER", lambda *args, **kwargs: None)
+
+    def body(loop, ran):
+        loop.call_soon(lambda: loop.call_soon(ran.append, "made ready"))
+        loop.call_later(0.5, ran.append, "later")
+        pace = _Pace()
+        pace.body(lambda: [pace.register_resource() for _ in range(50)])
+        ran.append("body")
+
+    assert _in_a_pass(body, after=2) == ["after 0", "after 1", "made ready", "body"]
+
+
+def test_the_pass_running_the_body_finds_its_handles_after_many_turns(monkeypatch):
+    """The loop's pass that runs the body takes its remaining handles after it: the turns ran
+    them, so the queue is padded, to a length learnt once and not grown turn after turn."""
+    monkeypatch.setattr(paced_registration, "_SDK_REGISTER", lambda *args, **kwargs: None)
+    lengths = []
+
+    def body(loop, ran):
+        pace = _Pace()
+
+        def declare():
+            for turn in range(40):
+                for i in range(30):  # what the program schedules between turns
+                    loop.call_soon(ran.append, f"turn {turn} {i}")
+                for _ in range(50):
+                    pace.register_resource()
+                lengths.append(len(loop._ready))
+
+        pace.body(declare)
+
+    ran = _in_a_pass(body, before=3, after=5)
+    assert ran[:3] == ["before 0", "before 1", "before 2"] and ran[3:8] == [f"after {i}" for i in range(5)]
+    assert len(ran) == 8 + 40 * 30
+    # Padded to the queue at the first turn (the pass's five, its stop, the first thirty), and no more.
+    assert lengths == [6 + 30] * 40
 
 
 ALIASED = '''

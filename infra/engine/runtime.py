@@ -214,8 +214,8 @@ def run_program(
     )
     pulumi.runtime.set_all_config(dict(config))
     try:
-        with _young_gc_only(), _no_stack_traces(), paced_registration(features), _working_directory(program.workdir):
-            _sync_await(run_in_stack(lambda: runpy.run_path(str(program.main), run_name="__main__")))
+        with _young_gc_only(), _no_stack_traces(), paced_registration(features) as pace, _working_directory(program.workdir):
+            _sync_await(run_in_stack(lambda: pace.body(lambda: runpy.run_path(str(program.main), run_name="__main__"))))
     except Exception as err:
         # The SDK re-raises an invoke's failure wrapped in its own exceptions: judge the root cause.
         cause = _root_cause(err)
