@@ -215,3 +215,37 @@ def test_the_stack_deadline_grows_with_the_stack(monkeypatch, count, judged):
         else:
             with pytest.raises(PolicyPackError, match="AnalyzeStack timed out after 1 s"):
                 pack.judge({}, resources)
+
+
+def test_the_stack_request_carries_each_resource_as_analysed_with_its_links():
+    """AnalyzeStack's request is written out serialized, resource by resource: parsed, it is the
+    message built field by field (a body past 16 KB has a three-byte length)."""
+    from pulumi.runtime.proto import analyzer_pb2
+
+    from gpufleet.analyzer import wire
+
+    stack = "urn:pulumi:s::p::pulumi:pulumi:Stack::p-s"
+    provider = {"urn": "urn:pulumi:s::p::pulumi:providers:aws::east", "type": "pulumi:providers:aws", "name": "east",
+                "parent": stack, "inputs": {"region": "us-east-1"}}
+    template = {"urn": "urn:pulumi:s::p::aws:ec2/launchTemplate:LaunchTemplate::lt", "type": "aws:ec2/launchTemplate:LaunchTemplate",
+                "name": "lt", "parent": stack, "provider": provider["urn"], "inputs": {"userData": "x" * 20_000, "tags": {"équipe": "ü"}}}
+    group = {"urn": "urn:pulumi:s::p::aws:eks/nodeGroup:NodeGroup::ng", "type": "aws:eks/nodeGroup:NodeGroup", "name": "ng",
+             "parent": stack, "provider": provider["urn"], "dependencies": [template["urn"], provider["urn"]],
+             "propertyDependencies": {"launchTemplate": [template["urn"]], "subnetIds": []}, "inputs": {"scalingConfig": {"desiredSize": 2}}}
+    bare = {"urn": "urn:pulumi:s::p::gpufleet:eks:EksFleet::f", "type": "gpufleet:eks:EksFleet", "name": "f", "inputs": {}}
+    resources = [provider, template, group, bare]
+    pack = object.__new__(PolicyPack)  # no process: the request is built from the resources alone
+    pack._requests, pack._providers, pack._by_urn = {}, {}, {r["urn"]: r for r in resources}
+    sent = analyzer_pb2.AnalyzeStackRequest.FromString(pack._stack_request(resources))
+    expected = analyzer_pb2.AnalyzeStackRequest()
+    for r in resources:
+        message = expected.resources.add(**wire.fields(r, pack._provider(r)))
+        message.parent = r.get("parent") or ""
+        message.dependencies.extend(r.get("dependencies") or [])
+        for key, urns in (r.get("propertyDependencies") or {}).items():
+            message.propertyDependencies[key].urns.extend(urns)
+    assert sent == expected
+    assert [r.name for r in sent.resources] == ["east", "lt", "ng", "f"]
+    assert sent.resources[1].properties["userData"] == "x" * 20_000 and sent.resources[1].properties["tags"]["équipe"] == "ü"
+    assert sent.resources[2].provider.urn == provider["urn"] and list(sent.resources[2].dependencies) == group["dependencies"]
+    assert list(sent.resources[2].propertyDependencies["launchTemplate"].urns) == [template["urn"]]

@@ -38,6 +38,17 @@ _BATCH = 16
 # 5,000 resources failed closed. The CLI, too, analyses a resource per step, its steps bounded.
 _WINDOW = 64
 
+_RESOURCES_FIELD = bytes([1 << 3 | 2])  # AnalyzeStackRequest.resources: field 1, length-delimited
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
 
 def _seconds(variable: str, default: float) -> float:
     try:
@@ -122,6 +133,9 @@ class PolicyPack:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
 
     async def _unary(self, method: str, request, timeout: float):
+        if isinstance(request, bytes):  # serialized already (AnalyzeStack's)
+            call = self.channel.unary_unary(f"/pulumirpc.Analyzer/{method}", response_deserializer=analyzer_pb2.AnalyzeResponse.FromString)
+            return await call(request, timeout=timeout)
         return await getattr(self.stub, method)(request, timeout=timeout)
 
     def _call(self, method: str, request, optional: bool = False, timeout: float | None = None):
@@ -275,7 +289,7 @@ class PolicyPack:
                 response = self._call("Analyze", self._request(resource))
             # As the CLI does: a resource's diagnostics belong to the resource analysed.
             self._collect(result, response, fixes, by_urn, resource["urn"])
-        stack_request = analyzer_pb2.AnalyzeStackRequest(resources=[self._stack_resource(r) for r in resources])
+        stack_request = self._stack_request(resources)
         # The stack's policies see every resource: their deadline grows with the stack (2 ms a
         # resource past the per-call one), so a plan of 50,000 resources is judged, and a hung pack
         # still fails closed.
@@ -294,17 +308,22 @@ class PolicyPack:
         answered = iter(responses)
         return [(resource, call and next(answered)) for resource, call in self._pending]
 
-    def _stack_resource(self, resource: dict) -> analyzer_pb2.AnalyzerResource:
-        # AnalyzerResource begins with AnalyzeRequest's fields under the same numbers: the analysed
-        # request is reused as it was sent (after any remediation), not built a second time.
-        if resource["urn"] not in self._requests:
-            self._request(resource)
-        message = analyzer_pb2.AnalyzerResource.FromString(self._requests[resource["urn"]])
-        message.parent = resource.get("parent") or ""
-        message.dependencies.extend(resource.get("dependencies") or [])
-        for key, urns in (resource.get("propertyDependencies") or {}).items():
-            message.propertyDependencies[key].urns.extend(urns)
-        return message
+    def _stack_request(self, resources: list[dict]) -> bytes:
+        """AnalyzeStackRequest, serialized. AnalyzerResource begins with AnalyzeRequest's fields
+        under the same numbers, and serialized fields concatenate (the message parsed is the same):
+        each resource is its analysed request as it was sent (after any remediation) followed by
+        its parent and dependencies. No message is built a resource: they had cost the largest EKS
+        stack 7 MB at its peak."""
+        parts = []
+        for resource in resources:
+            if resource["urn"] not in self._requests:
+                self._request(resource)
+            links = analyzer_pb2.AnalyzerResource(parent=resource.get("parent") or "", dependencies=resource.get("dependencies") or [])
+            for key, urns in (resource.get("propertyDependencies") or {}).items():
+                links.propertyDependencies[key].urns.extend(urns)
+            body = self._requests[resource["urn"]] + links.SerializeToString()
+            parts += (_RESOURCES_FIELD, _varint(len(body)), body)
+        return b"".join(parts)
 
     def judge(self, given: dict[str, PolicyConfig], resources: list[dict]) -> PolicyResult:
         """A whole session over resources already known (a saved plan)."""
