@@ -148,6 +148,24 @@ def test_a_turn_runs_what_was_ready_and_what_that_made_ready_without_waiting(mon
     assert _in_a_pass(body, after=2) == ["after 0", "after 1", "made ready", "body"]
 
 
+def test_a_turn_ends_after_its_passes_even_if_something_is_always_ready(monkeypatch):
+    monkeypatch.setattr(paced_registration, "_SDK_REGISTER", lambda *args, **kwargs: None)
+    spins = []
+
+    def body(loop, ran):
+        def spin():  # a callback that schedules itself again, forever
+            spins.append(1)
+            if len(spins) < 10 * paced_registration.PASSES:
+                loop.call_soon(spin)
+
+        loop.call_soon(spin)
+        pace = _Pace()
+        pace.body(lambda: [pace.register_resource() for _ in range(50)])
+        ran.append(len(spins))
+
+    assert _in_a_pass(body) == [100]
+
+
 def test_the_pass_running_the_body_finds_its_handles_after_many_turns(monkeypatch):
     """The loop's pass that runs the body takes its remaining handles after it: the turns ran
     them, so the queue is padded, to a length learnt once and not grown turn after turn."""
