@@ -148,6 +148,22 @@ def test_a_turn_runs_what_was_ready_and_what_that_made_ready_without_waiting(mon
     assert _in_a_pass(body, after=2) == ["after 0", "after 1", "made ready", "body"]
 
 
+def test_a_turn_stops_once_nothing_is_ready(monkeypatch):
+    monkeypatch.setattr(paced_registration, "_SDK_REGISTER", lambda *args, **kwargs: None)
+
+    def body(loop, ran):
+        passes = []
+        run_once = loop._run_once
+        monkeypatch.setattr(loop, "_run_once", lambda: passes.append(1) or run_once())
+        loop.call_soon(lambda: loop.call_soon(ran.append, "second"))
+        pace = _Pace()
+        pace.body(lambda: [pace.register_resource() for _ in range(50)])
+        ran.append(len(passes))
+        monkeypatch.undo()
+
+    assert _in_a_pass(body) == ["second", 2]
+
+
 def test_a_turn_ends_after_its_passes_even_if_something_is_always_ready(monkeypatch):
     monkeypatch.setattr(paced_registration, "_SDK_REGISTER", lambda *args, **kwargs: None)
     spins = []
