@@ -133,7 +133,7 @@ class PolicyPack:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
 
     async def _unary(self, method: str, request, timeout: float):
-        if isinstance(request, bytes):  # serialized already (AnalyzeStack's)
+        if isinstance(request, bytes):  # AnalyzeStack's request, serialized already (_stack_request)
             call = self.channel.unary_unary(f"/pulumirpc.Analyzer/{method}", response_deserializer=analyzer_pb2.AnalyzeResponse.FromString)
             return await call(request, timeout=timeout)
         return await getattr(self.stub, method)(request, timeout=timeout)
