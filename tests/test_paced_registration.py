@@ -265,3 +265,48 @@ def test_a_monitor_without_alias_specs_gets_the_sdks_alias_urns(features):
         assert pulumi.resource.collapse_alias_to_urn is paced_registration._SDK_ALIAS_URN
         assert pulumi.resource.register_resource is not paced_registration._SDK_REGISTER
     assert pulumi.resource.register_resource is paced_registration._SDK_REGISTER
+
+
+URNS = '''
+import asyncio
+import pulumi
+from gpufleet.engine import paced_registration as pr
+
+parent = pulumi.CustomResource("gpufleet:test:Parent", "par", {})
+cases = {
+    "stack's child": ("a", "gpufleet:test:T", None, None, None),
+    "a parent's URN": ("b", "gpufleet:test:T", "urn:pulumi:urns::urns::gpufleet:test:Parent::par", None, None),
+    "project and stack given": ("c", "gpufleet:test:T", None, "other", "prod"),
+    "a nested parent's URN": ("d", "gpufleet:test:T", "urn:pulumi:s::p::x:y:P$x:y:Q::q", "ignored", "ignored"),
+    "a parent resource": ("e", "gpufleet:test:T", parent, None, None),
+    "an Output name": (pulumi.Output.from_input("f"), "gpufleet:test:T", None, None, None),
+}
+for case, args in cases.items():
+    before = len(asyncio.all_tasks())
+    made = pr._urn(*args)
+    tasks = len(asyncio.all_tasks()) - before
+    pulumi.export(case, pulumi.Output.all(made, pr._SDK_CREATE_URN(*args), tasks))
+'''
+
+
+def test_urns_of_strings_are_the_sdks(tmp_path):
+    main = Path(tmp_path) / "__main__.py"
+    main.write_text(URNS)
+    outputs = run_program({}, "urns", program=Program(main, "urns", Path(tmp_path))).outputs
+    assert {case: fast == sdk for case, (fast, sdk, _) in outputs.items()} == dict.fromkeys(outputs, True)
+    assert outputs["stack's child"][0] == "urn:pulumi:urns::urns::gpufleet:test:T::a"
+    assert outputs["a parent's URN"][0] == "urn:pulumi:urns::urns::gpufleet:test:Parent$gpufleet:test:T::b"
+    assert outputs["project and stack given"][0] == "urn:pulumi:prod::other::gpufleet:test:T::c"
+    assert outputs["a nested parent's URN"][0] == "urn:pulumi:s::p::x:y:P$x:y:Q$gpufleet:test:T::d"
+    assert outputs["a parent resource"][0].endswith("::pulumi:pulumi:Stack$gpufleet:test:Parent$gpufleet:test:T::e")
+    # Strings make no task; parts that are not strings go to the SDK's own, which makes several.
+    assert {case for case, (_, _, tasks) in outputs.items() if tasks} == {"a parent resource", "an Output name"}
+    assert pulumi.resource.create_urn is not paced_registration._urn  # the SDK's public function is untouched
+
+
+def test_the_sdks_create_urn_is_back_after_the_run(tmp_path):
+    from pulumi.runtime import resource as sdk_resource
+
+    with paced_registration.paced_registration([]):
+        assert sdk_resource.create_urn is paced_registration._urn
+    assert sdk_resource.create_urn is paced_registration._SDK_CREATE_URN

@@ -17,6 +17,11 @@ engine's run only (`pulumi up` under the Pulumi CLI runs the SDK as it is):
   (prepare_aliases), made from the resource's options, never from those URNs. pulumi_kubernetes
   gives every Deployment three aliases: skipping their URNs took the largest EKS stack's peak from
   173 to 163 MB and its program from 2.1 to 1.9 s.
+- **URNs of plain strings made as strings.** Every registration computes the URN a monitor-less
+  test would get (`create_urn` with the parent's URN already resolved) through an Output.from_input,
+  an Output.all and two applies, about six tasks a resource. When every part is a plain string
+  the same URN is made by the same concatenation and handed back as a known Output: the largest
+  ECS stack's program went from 3.4 to 3.0 s, the flat replay from 2.1 to 1.8 s.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 import pulumi.resource
+from pulumi.runtime import resource as sdk_resource
+from pulumi.runtime import settings
 from pulumi.runtime.proto import resource_pb2
 
 T = TypeVar("T")
@@ -37,6 +44,7 @@ PASSES = 100
 
 _SDK_REGISTER = pulumi.resource.register_resource
 _SDK_ALIAS_URN = pulumi.resource.collapse_alias_to_urn
+_SDK_CREATE_URN = sdk_resource.create_urn
 
 
 class _Pace:
@@ -104,6 +112,20 @@ def _nothing() -> None:
     pass
 
 
+def _urn(name, type_, parent=None, project=None, stack=None) -> pulumi.Output[str]:
+    """runtime.resource.create_urn: the same URN, without its Outputs when every part is a string."""
+    plain = isinstance(name, str) and isinstance(type_, str)
+    if not plain or not all(part is None or isinstance(part, str) for part in (parent, project, stack)):
+        return _SDK_CREATE_URN(name, type_, parent, project, stack)
+    if parent is not None:
+        prefix = parent[: parent.rfind("::")] + "$"
+    else:
+        stack = settings.get_stack() if stack is None else stack
+        project = settings.get_project() if project is None else project
+        prefix = "urn:pulumi:" + stack + "::" + project + "::"
+    return pulumi.Output.from_input(prefix + type_ + "::" + name)
+
+
 def _alias_as_given(alias, name, type_, parent):
     # Stands in for the SDK's URN only where nothing reads the URN (see the module's docstring).
     return alias
@@ -111,13 +133,16 @@ def _alias_as_given(alias, name, type_, parent):
 
 @contextlib.contextmanager
 def paced_registration(monitor_features: Iterable[int]):
-    """Within: registrations paced, and alias URNs skipped if the monitor takes alias specs."""
+    """Within: registrations paced, URNs of strings made as strings, and alias URNs skipped if the
+    monitor takes alias specs."""
     pace = _Pace()
     pulumi.resource.register_resource = pace.register_resource
+    sdk_resource.create_urn = _urn
     if resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS in set(monitor_features):
         pulumi.resource.collapse_alias_to_urn = _alias_as_given
     try:
         yield pace
     finally:
         pulumi.resource.register_resource = _SDK_REGISTER
+        sdk_resource.create_urn = _SDK_CREATE_URN
         pulumi.resource.collapse_alias_to_urn = _SDK_ALIAS_URN
