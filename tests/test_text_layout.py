@@ -209,11 +209,31 @@ def test_the_report_is_laid_out_without_the_collector_and_leaves_it_as_it_was(mo
 
 
 def test_a_name_that_must_fold_anyway_does_not_squeeze_the_other_columns():
-    """An EKS device plugin's DaemonSet is named in 50 characters: kept whole, it would leave
-    "lands on" 9 characters wide; folded, the two columns share the console."""
+    """A 50-character name with no place to break: kept whole, it would leave "lands on" 9
+    characters wide; folded, the two columns share the console."""
     table = TextTable("Placement", ["pod or task", "lands on"])
-    table.add_row("DaemonSet nvidia-device-plugin/p5-train-device-plugins-nvidia", "system-*: 19 per node, 2 placed")
+    table.add_row("DaemonSet nvidia-device-plugin-p5-train-device-plugins-nvidia", "system-*: 19 per node, 2 placed")
     assert table.widths(47) == [20, 20]
     keep = TextTable("Placement", ["pod or task", "lands on"])  # a name that fits keeps its column
     keep.add_row("kube-system/coredns", "system-*: 19 per node, 2 placed")
     assert keep.widths(47) == [19, 21]
+
+
+def test_a_line_breaks_after_a_slash_and_keeps_the_names_between_whole():
+    """The EKS plugins' DaemonSets are named namespace/name: the name breaks after its slash, and
+    a header's min/des/max after one of its, before any word is broken."""
+    table = TextTable("Placement", ["pod or task", "GPUs\nmin/des/max"])
+    table.add_row("DaemonSet nvidia-device-plugin/p5-train-device-plugins-nvidia", "0/0/32")
+    assert table.widths(47) == [30, 10]
+    lines = _text(table, 47)
+    assert [line.split("│")[1].strip() for line in lines if line.startswith("│")] == ["DaemonSet", "nvidia-device-plugin/", "p5-train-device-plugins-nvidia"]
+    assert [line.split("┃")[2].strip() for line in lines if line.startswith("┃")] == ["GPUs", "min/des/", "max"]
+
+
+def test_the_neuron_stacks_accelerators_keep_every_instance_type_whole(monkeypatch):
+    """Six columns in 80 characters: only the slashes and spaces give way."""
+    [accelerators] = [t for t in _tables("ecs-neuron", monkeypatch) if t.title == "Accelerators"]
+    text = "\n".join(_text(accelerators, 80))
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for instance_type in ("inf2.24xlarge", "trn1.32xlarge", "Inferentia2", "NeuronCores"):
+        assert instance_type in text

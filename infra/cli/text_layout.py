@@ -9,6 +9,7 @@ styles kept: bold headers, bold totals, bold component names in the tree).
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from rich.cells import cell_len
@@ -23,18 +24,28 @@ _BODY = "│"
 _BOTTOM = ("└", "─", "┴", "┘")
 
 
+# A line may also break after a slash ("min/des/max", a namespace/name), never at a hyphen: names
+# such as "ml-neuron-inference" stay whole.
+_AFTER_SLASH = r"(?<=/)(?=[^\s/])"
+
+
+class _Wrapper(textwrap.TextWrapper):
+    wordsep_simple_re = re.compile(r"(\s+)|" + _AFTER_SLASH)
+
+
 def _wrap(text: str, width: int) -> list[str]:
     lines: list[str] = []
     for line in text.split("\n"):
         if cell_len(line) <= width:
             lines.append(line)
         else:
-            lines += textwrap.wrap(line, width, break_long_words=True, break_on_hyphens=False) or [""]
+            lines += _Wrapper(width, break_long_words=True, break_on_hyphens=False).wrap(line) or [""]
     return lines
 
 
 def _longest_word(text: str) -> int:
-    return max((cell_len(word) for word in text.split()), default=0)
+    """The widest piece a line of the text cannot be broken inside (see _Wrapper)."""
+    return max((cell_len(part) for word in text.split() for part in re.split(_AFTER_SLASH, word)), default=0)
 
 
 class TextTable:
