@@ -237,3 +237,11 @@ def test_the_neuron_stacks_accelerators_keep_every_instance_type_whole(monkeypat
     assert max(len(line) for line in text.splitlines()) <= 80
     for instance_type in ("inf2.24xlarge", "trn1.32xlarge", "Inferentia2", "NeuronCores"):
         assert instance_type in text
+
+
+def test_the_workloads_table_counts_one_gpu_and_one_chip_in_the_singular(monkeypatch):
+    [workloads] = [t for t in _tables("ecs-managed-gpu", monkeypatch) if t.title == "Workloads"]
+    per_task = {cells[0]: cells[2] for cells, _ in workloads.rows}
+    assert per_task["llm-serve"] == "1 GPU" and per_task["neuron-serve"] == "1 chip (2 NeuronCores)"
+    [workloads] = [t for t in _tables("ecs-neuron", monkeypatch) if t.title == "Workloads"]
+    assert {cells[0]: cells[2] for cells, _ in workloads.rows}["embed-batch"] == "6 chips (12 NeuronCores)"
