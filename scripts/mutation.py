@@ -124,7 +124,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "eks_placement": ("components/eks/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_eks.py", "tests/test_gpu_operator.py"]),
     "aks_placement": ("components/aks/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_aks.py", "tests/test_preview_aks.py"]),
     "gke_placement": ("components/gke/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_gke.py", "tests/test_preview_gke.py"]),
-    # the offline engine's pacing of registrations (memory)
+    # the offline engine's registrations: paced, and the SDK work nothing reads skipped
     "paced_registration": ("infra/engine/paced_registration.py", ["tests/test_paced_registration.py"]),
     # policies/: the pack (its rules run in the pack's process, which reads the mutant from disk)
     "policies_ack": ("policies/ack.py", ["tests/test_policies_ack.py", "tests/test_policy_parity.py"]),

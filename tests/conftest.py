@@ -38,6 +38,14 @@ def check_golden(plan: dict, stack: str) -> None:
     assert text == golden.read_text()
 
 
+def ecs_registered(instance_type: str) -> dict:
+    """What one instance of the type registers with ECS (the catalog's EC2 data, less the OS share)."""
+    from gpufleet.components.catalog import catalog, node_capacity
+
+    cat = catalog.load()
+    return node_capacity.ecs_registered(cat.find(instance_type), cat.facts.memory_overhead)
+
+
 def preview_plan(*argv: str) -> dict:
     code, out, err = run_cli("preview", *argv, "--json")
     assert code == 0, err + out[-4000:]

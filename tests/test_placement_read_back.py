@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog, node_capacity, plan_placement
-from tests.conftest import ROOT
+from gpufleet.components.catalog import plan_placement
+from tests.conftest import ROOT, ecs_registered
 from tests.plan_edits import golden
 
 STACKS = sorted(p.name.removesuffix(".plan.json") for p in (ROOT / "tests" / "golden").glob("*.plan.json"))
@@ -236,12 +236,6 @@ def _containers(edit):
     return apply
 
 
-def _registered(instance_type: str) -> dict:
-    """What one instance of the type registers with ECS (the catalog's EC2 data, less the OS share)."""
-    cat = catalog.load()
-    return node_capacity.ecs_registered(cat.find(instance_type), cat.facts.memory_overhead)
-
-
 def _inputs(**values):
     return lambda r: r["inputs"].update(values)
 
@@ -307,7 +301,7 @@ def test_a_task_definition_alone_is_placed_on_the_admitted_type_that_holds_the_m
         _containers(lambda c: (c["linuxParameters"].pop("devices"), c.update(cpu=1024, memory=1024)))(r)
 
     task = _task(_edit("ecs-neuron", "ml-neuron-embed-batch", "taskDefinition:TaskDefinition", small), "embed-batch")
-    per_instance = _registered("trn1.32xlarge")["cpu"] // 1024  # CPU binds first: 1024 units a task
+    per_instance = ecs_registered("trn1.32xlarge")["cpu"] // 1024  # CPU binds first: 1024 units a task
     assert (task["status"], task["capacityProvider"], task["perInstance"]) == ("placed", "ml-neuron-training", per_instance)
 
 
@@ -323,7 +317,7 @@ def test_a_task_asks_for_what_its_instances_lack():
     task = _task(_edit("ecs-managed-gpu", "ml-managed-llm-serve", "taskDefinition:TaskDefinition", chip), "llm-serve")
     assert (task["status"], task["reason"]) == (
         "pending",
-        f"16384 MiB of memory per task, g5.xlarge registers at most {_registered('g5.xlarge')['memory']}; maps /dev/neuron0, g5.xlarge has 0 chips",
+        f"16384 MiB of memory per task, g5.xlarge registers at most {ecs_registered('g5.xlarge')['memory']}; maps /dev/neuron0, g5.xlarge has 0 chips",
     )
 
 

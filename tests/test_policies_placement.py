@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog, node_capacity
+from tests.conftest import ecs_registered
 from tests.policy_helpers import findings, resource
 
 NG = "aws:eks/nodeGroup:NodeGroup"
@@ -192,8 +192,7 @@ def test_a_task_the_plan_cannot_decide_is_advisory(judge):
         "its capacity is not in this plan (a launch type or another program's capacity provider)"
     )
     # Placed with a note (memory between the estimate and the most g5.12xlarge registers): the note alone.
-    cat = catalog.load()
-    registered = node_capacity.ecs_registered(cat.find("g5.12xlarge"), cat.facts.memory_overhead)
+    registered = ecs_registered("g5.12xlarge")
     result = judge(_ecs(1, memory=(registered["memoryEstimate"] + registered["memory"]) // 2))
     assert findings(result, "ecs-tasks-placeable") == []
     [message] = findings(result, "placement-unverified", "serve")
