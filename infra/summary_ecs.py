@@ -8,6 +8,7 @@ from dataclasses import replace
 from gpufleet.components.catalog import catalog, ecs_gpu_sharing, ecs_scheduler, predicates
 from gpufleet.components.ecs import checks as ecs_checks
 from gpufleet.components.catalog.catalog import Catalog
+from gpufleet.components.catalog.wording import counted
 from gpufleet.components.ecs.args import EcsFleetArgs, ManagedInstanceProviderArgs
 from gpufleet.components.ecs.neuron import device_counts
 
@@ -56,7 +57,7 @@ def _workload_row(wl, cp, it) -> dict:
         row["perChip"] = {
             "services": chips,
             "tasksPerService": cp.desired_size,
-            "note": f"one task per chip: {chips} chips x {cp.desired_size} instances = {chips * cp.desired_size} tasks",
+            "note": f"one task per chip: {counted(chips, 'chip')} x {counted(cp.desired_size, 'instance')} = {counted(chips * cp.desired_size, 'task')}",
         }
     else:
         row["serviceDesiredCount"] = wl.service.desired_count

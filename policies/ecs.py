@@ -19,6 +19,7 @@ from pulumi_policy import (
 
 from gpufleet.components.catalog import catalog, ecs_gpu_sharing, managed_instances, predicates
 from gpufleet.components.catalog.catalog import UnknownInstanceType
+from gpufleet.components.catalog.wording import counted
 from gpufleet.policies.ecs_task import gpu_task, known_types
 from gpufleet.policies.inputs import depended_on, get, items, text, truthy, user_data_text
 from gpufleet.components.catalog import tokens
@@ -37,7 +38,7 @@ def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation) ->
     reason = predicates.gpus_fit_any(known_types(admitted, report), task.gpus)
     if reason:
         per_container = ", ".join(f"{name}: {n}" for name, n in task.gpus_by_container.items() if n)
-        report(f"the containers request {task.gpus} GPUs in all ({per_container}): {reason}")
+        report(f"the containers request {counted(task.gpus, 'GPU')} in all ({per_container}): {reason}")
 
 
 def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolation) -> None:

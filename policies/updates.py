@@ -18,7 +18,8 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation,
 
 from gpufleet.components.catalog import replacement
 from gpufleet.components.catalog.aws_api import UNKNOWN
-from gpufleet.components.catalog.fleet_view import accelerated_groups
+from gpufleet.components.catalog.fleet_view import CARRIED, accelerated_groups
+from gpufleet.components.catalog.wording import counted
 from gpufleet.policies.inputs import plain
 
 def _whole(value):
@@ -63,10 +64,12 @@ def _validate_drains(args: StackValidationArgs, report: ReportViolation) -> None
         gkey = replacement.key(group.urn)
         if gkey not in going:
             continue
-        what = ", ".join(f"{total[k]} {words}" for k, words in (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("efaInterfaces", "EFA interfaces")) if total[k])
+        what = ", ".join(counted(total[k], noun) for k, noun in CARRIED if total[k])
+        desired = group.sizes.get("desired")
+        instances = counted(desired, f"running {group.instance_type} instance")
+        stop = "drains and its jobs stop" if desired == 1 else "drain and their jobs stop"
         report(
-            f"{group.platform} {group.name} is {going[gkey]} by this update: its "
-            f"{group.sizes.get('desired')} running {group.instance_type} instances with {what} drain and their jobs stop",
+            f"{group.platform} {group.name} is {going[gkey]} by this update: its {instances} with {what} {stop}",
             new[gkey]["urn"] if gkey in new else None,
         )
 

@@ -71,7 +71,7 @@ def test_fractional_values_are_the_g6f_partitions():
 def test_non_gpu_type_has_zero_gpus():
     it = CAT.get("m5.large")
     assert predicates.whole_gpus(it) == 0
-    assert predicates.gpus_fit(it, 1) == "1 GPUs requested but m5.large has 0 (no GPU)"
+    assert predicates.gpus_fit(it, 1) == "1 GPU requested but m5.large has 0 (no GPU)"
 
 
 @pytest.mark.parametrize("name", ["g5.xlarge", "g5.12xlarge", "p4d.24xlarge"])

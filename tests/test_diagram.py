@@ -50,7 +50,7 @@ def test_preview_draws_the_eks_fleet_its_groups_and_where_pods_land():
     groups = accelerated_groups(plan["resources"])
     assert sorted(members) == sorted(node_id("group", u) for u in groups)
     p5 = next(g for g in groups.values() if g.name == "p5")
-    assert nodes[node_id("group", p5.urn)]["label"] == ["eks p5", "p5.48xlarge x2", "16 GPUs, 64 EFA"]
+    assert nodes[node_id("group", p5.urn)]["label"] == ["eks p5", "p5.48xlarge x2", "16 GPUs, 64 EFA interfaces"]
     # Every placed pod is linked to each group it lands on, with the count the plan gives.
     by_name = {g.name: node_id("group", g.urn) for g in groups.values()}
     drawn = {(a, b, text) for a, _, text, b in edges}

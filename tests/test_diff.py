@@ -331,7 +331,7 @@ def test_renaming_an_ecs_capacity_provider_moves_the_cluster_and_services(tmp_pa
     # The removed group is no resource of HEAD: the finding is on the stack.
     [drain] = [f for f in d["policy"]["new"] if f["policy"] == "update-drains-capacity"]
     assert drain.get("urn") is None and drain["message"].endswith(
-        "ecs ml-gpu-inference is removed by this update: its 1 running g5.12xlarge instances with 4 GPUs drain and their jobs stop"
+        "ecs ml-gpu-inference is removed by this update: its 1 running g5.12xlarge instance with 4 GPUs drains and its jobs stop"
     )
 
 

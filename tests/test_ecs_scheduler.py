@@ -237,6 +237,8 @@ def test_shared_capacity_of_neuron_chips():
     ]
     fits = [_service("a", 1, gpus=0, neuron_chips=frozenset({0})), _service("b", 1, gpus=0, neuron_chips=frozenset({0}))]
     assert es.shared_capacity(fits, {"gpu": trn}) == []
+    one = instance(instance_type="trn1.32xlarge", gpus=0, neuron_chips=16, max_instances=1)
+    assert es.shared_capacity(fits, {"gpu": one}) == [(fits[1], "2 tasks on gpu map /dev/neuron0; 1 instance has one")]
 
 
 def test_shared_capacity_of_gpu_memory_and_slices():
@@ -268,4 +270,4 @@ def test_only_fraction_tasks_take_slices():
     assert es.shared_capacity(services, {"gpu": g6f}) == []  # 2 slices asked, 2 registered
     over = [_service("whole", 1, gpus=0), _service("slice", 3, gpus=0, gpu_fraction=0.125)]
     [(_, why)] = es.shared_capacity(over, {"gpu": g6f})
-    assert why == "the services on gpu reserve 3 fractional GPU slices in all (slice 3 x 1); 1 instances register 2"
+    assert why == "the services on gpu reserve 3 fractional GPU slices in all (slice 3 x 1); 1 instance registers 2"

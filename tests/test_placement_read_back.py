@@ -309,7 +309,7 @@ def test_a_task_asks_for_what_its_instances_lack():
     # A GPU on a Neuron type, a Neuron chip on a GPU type.
     gpu = _containers(lambda c: c.update(resourceRequirements=[{"type": "GPU", "value": "1"}]))
     task = _task(_edit("ecs-neuron", "ml-neuron-train", "taskDefinition:TaskDefinition", gpu), "train")
-    assert (task["status"], task["reason"]) == ("pending", "1 GPUs per task, trn1.32xlarge registers 0")
+    assert (task["status"], task["reason"]) == ("pending", "1 GPU per task, trn1.32xlarge registers 0")
     chip = _containers(lambda c: c.update(linuxParameters={"devices": [{"hostPath": "/dev/neuron0", "containerPath": "/dev/neuron0"}]}))
     task = _task(_edit("ecs-gpu", "ml-gpu-llm-serve", "taskDefinition:TaskDefinition", chip), "llm-serve")
     assert (task["status"], task["reason"]) == ("pending", "maps /dev/neuron0, g5.12xlarge has 0 chips")
@@ -435,4 +435,4 @@ def test_a_managed_instances_task_is_judged_on_the_smallest_candidate_of_those_t
     # A GPU task on the Neuron provider: no candidate has a GPU.
     gpu = _containers(lambda c: c.update(resourceRequirements=[{"type": "GPU", "value": "1"}]))
     task = _task(_edit("ecs-managed-gpu", "ml-managed-neuron-serve", "taskDefinition:TaskDefinition", gpu), "neuron-serve")
-    assert (task["status"], task["reason"]) == ("pending", "1 GPUs per task, inf2.xlarge registers 0")
+    assert (task["status"], task["reason"]) == ("pending", "1 GPU per task, inf2.xlarge registers 0")

@@ -49,7 +49,7 @@ def test_a_group_whose_auto_scaling_group_is_replaced_drains(judge):
     [message] = findings(result, POLICY, "ml-gpu-inference")
     assert message.splitlines()[-1] == (
         f"ecs ml-gpu-inference is replaced by this update: "
-        f"its 1 running g5.12xlarge instances with {gpus} GPUs drain and their jobs stop"
+        f"its 1 running g5.12xlarge instance with {gpus} GPUs drains and its jobs stop"
     )
 
 

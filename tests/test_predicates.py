@@ -27,7 +27,7 @@ def test_no_request_fits_anywhere_and_one_is_judged():
     fractional, cpu = CAT.get(FRACTIONAL), CAT.get(CPU)
     assert predicates.gpus_fit(fractional, 0) is None
     assert "whole-GPU requests cannot be placed on it" in predicates.gpus_fit(fractional, 1)
-    assert predicates.gpus_fit(cpu, 1) == f"1 GPUs requested but {CPU} has 0 (no GPU)"
+    assert predicates.gpus_fit(cpu, 1) == f"1 GPU requested but {CPU} has 0 (no GPU)"
     assert predicates.gpus_fit_any([], 0) is None
     assert predicates.gpus_fit_any([], 1) == "no instance type is admitted"
     assert predicates.neuron_devices_fit(cpu, 0) is None
@@ -77,3 +77,10 @@ def test_zones_offering_every_type():
     expected = tuple(sorted(set(wide.offerings[region]) & set(narrow.offerings[region])))
     assert predicates.zones_offering([wide, narrow], region) == expected != tuple(sorted(wide.offerings[region]))
     assert predicates.zones_offering([], region) == ()
+
+
+def test_counts_read_in_the_singular_for_one():
+    from gpufleet.components.catalog.wording import counted
+
+    assert [counted(n, "GPU") for n in (0, 1, 2, 1.0, 8.0)] == ["0 GPUs", "1 GPU", "2 GPUs", "1 GPU", "8 GPUs"]
+    assert counted(1, "Neuron chip") == "1 Neuron chip" and counted(16, "Neuron chip") == "16 Neuron chips"

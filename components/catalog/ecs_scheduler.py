@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from gpufleet.components.catalog import ecs_gpu_sharing
 from gpufleet.components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.wording import counted
 
 PLACED, PENDING = "placed", "pending"
 # No bound: the instances of a Managed Instances provider (ECS launches what tasks need), the tasks
@@ -99,16 +100,16 @@ def per_instance(task: TaskShape, inst: InstanceShape, memory: int | None = None
     memory = inst.memory if memory is None else memory
     limits = []
     reasons = {}
-    for key, what, need, have in (
-        ("cpu", "CPU units", task.cpu, inst.cpu),
-        ("memory", "MiB of memory", task.memory, memory),
-        ("gpus", "GPUs", task.gpus, inst.gpus),
+    for key, need, have, asked in (
+        ("cpu", task.cpu, inst.cpu, counted(task.cpu, "CPU unit")),
+        ("memory", task.memory, memory, f"{task.memory} MiB of memory"),
+        ("gpus", task.gpus, inst.gpus, counted(task.gpus, "GPU")),
     ):
         if need > 0:
             limits.append(have // need)
             if need > have:
                 registers = "registers at most" if key == "memory" else "registers"
-                reasons[key] = f"{need} {what} per task, {inst.instance_type} {registers} {have}"
+                reasons[key] = f"{asked} per task, {inst.instance_type} {registers} {have}"
     if task.mps_memory:
         per_gpu = inst.gpu_memory // task.mps_memory if inst.gpus else 0
         limits.append(per_gpu * inst.gpus)
@@ -124,7 +125,7 @@ def per_instance(task: TaskShape, inst: InstanceShape, memory: int | None = None
     if task.neuron_chips:
         missing = sorted(k for k in task.neuron_chips if k >= inst.neuron_chips)
         if missing:
-            reasons["neuron"] = f"maps /dev/neuron{missing[0]}, {inst.instance_type} has {inst.neuron_chips} chips"
+            reasons["neuron"] = f"maps /dev/neuron{missing[0]}, {inst.instance_type} has {counted(inst.neuron_chips, 'chip')}"
             limits.append(0)
         else:
             limits.append(1)  # the same chips again would be busy
@@ -159,7 +160,7 @@ def place_task(task: TaskShape, inst: InstanceShape | None, desired: int | None,
     if result.instances_needed > ceiling:
         result.status = PENDING
         result.reason = (
-            f"desiredCount {desired} needs {result.instances_needed} instances at {count} per instance; "
+            f"desiredCount {desired} needs {counted(result.instances_needed, 'instance')} at {count} per instance; "
             f"{inst.provider} has at most {ceiling} ({'maxSize' if inst.managed_scaling else 'desired size, no managed scaling'})"
         )
     return result
@@ -197,13 +198,20 @@ def shared_capacity(placements: Sequence[TaskPlacement], instances: dict[str, In
                 names = ", ".join(asking[:_NAMED]) + (f" and {len(asking) - _NAMED} more" if len(asking) > _NAMED else "")
                 # Marked on the last service that asks for the resource: one that waits for it.
                 asker = [p for p in services if need(p.task)][-1]
-                found.append((asker, f"the services on {provider} reserve {total} {what} in all ({names}); {ceiling} instances register {ceiling * have}"))
+                found.append((asker, f"the services on {provider} reserve {total} {what} in all ({names}); {_instances(ceiling, 'register')} {ceiling * have}"))
         for chip in sorted({k for p in services for k in p.task.neuron_chips}):
             mapping = [p for p in services if chip in p.task.neuron_chips]
             total = sum(p.desired for p in mapping)
             if total > ceiling:
-                found.append((mapping[-1], f"{total} tasks on {provider} map /dev/neuron{chip}; {ceiling} instances have one each"))
+                found.append((mapping[-1], f"{counted(total, 'task')} on {provider} map /dev/neuron{chip}; {_instances(ceiling, 'have')} one" + (" each" if ceiling != 1 else "")))
     return found
+
+
+def _instances(n: int, verb: str) -> str:
+    """'1 instance registers', '4 instances register' ('have' -> 'has')."""
+    if n != 1:
+        return f"{n} instances {verb}"
+    return f"1 instance {'has' if verb == 'have' else verb + 's'}"
 
 
 def _gpu_rows(services: Sequence[TaskPlacement], inst: InstanceShape) -> list[tuple]:

@@ -16,6 +16,10 @@ from gpufleet.components.catalog.plan_index import node_group_name
 from gpufleet.components.catalog import tokens
 
 
+# What a group's instances carry, as counted in findings, diffs and diagrams: totals() key, noun.
+CARRIED = (("gpus", "GPU"), ("neuronChips", "Neuron chip"), ("efaInterfaces", "EFA interface"))
+
+
 @dataclass
 class Group:
     platform: str  # eks | ecs | ack

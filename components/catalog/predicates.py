@@ -11,6 +11,7 @@ import re
 
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.catalog.facts import EcsAmiVariant, EcsFacts
+from gpufleet.components.catalog.wording import counted
 
 
 def describe_gpus(it: InstanceType) -> str:
@@ -48,7 +49,7 @@ def gpus_fit(it: InstanceType, requested: int) -> str | None:
         )
     available = whole_gpus(it) or 0
     if requested > available:
-        return f"{requested} GPUs requested but {it.name} has {available} ({describe_gpus(it)})"
+        return f"{counted(requested, 'GPU')} requested but {it.name} has {available} ({describe_gpus(it)})"
     return None
 
 

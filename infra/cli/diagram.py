@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from gpufleet.components.catalog.fleet_view import Group, accelerated_groups
+from gpufleet.components.catalog.fleet_view import CARRIED, Group, accelerated_groups
+from gpufleet.components.catalog.wording import counted
 from gpufleet.components.catalog import tokens
 
 CLUSTERS = {
@@ -42,7 +43,7 @@ def label(*lines: str) -> str:
 def group_lines(g: Group) -> list[str]:
     desired = g.sizes.get("desired")
     total = g.totals()
-    carried = [f"{total[k]} {words}" for k, words in (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("efaInterfaces", "EFA")) if total[k]]
+    carried = [counted(total[k], noun) for k, noun in CARRIED if total[k]]
     return [f"{g.platform} {g.name}", f"{g.instance_type} x{desired}", ", ".join(carried) or "no accelerators"]
 
 

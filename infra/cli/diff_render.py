@@ -4,6 +4,8 @@ picture of the groups before and after)."""
 from __future__ import annotations
 
 from gpufleet.cli.diff import COUNTS, PlanDiff, not_running
+from gpufleet.components.catalog.fleet_view import CARRIED
+from gpufleet.components.catalog.wording import counted
 
 
 def _where(finding: dict) -> str:
@@ -36,8 +38,8 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
         title = f"{g['platform']} {g['group']} ({side['instanceType']})"
         if g["status"] != "changed":
             t = side["total"]
-            lines.append(f"{bullet}{title}: {g['status']}, {side['instances']['desired']} instances, {t['gpus']} GPUs, "
-                         f"{t['neuronChips']} Neuron chips, {t['efaInterfaces']} EFA interfaces")
+            carried = [counted(side["instances"]["desired"], "instance")] + [counted(t[k], noun) for k, noun in CARRIED]
+            lines.append(f"{bullet}{title}: {g['status']}, " + ", ".join(carried))
         else:
             lines.append(f"{bullet}{title}: " + "; ".join(g["notes"]))
     if markdown and d.picture:

@@ -8,6 +8,7 @@ import gc
 from rich.console import Console
 
 from gpufleet.cli.text_layout import TextTable, TextTree
+from gpufleet.components.catalog.wording import counted
 
 
 @contextlib.contextmanager
@@ -125,8 +126,8 @@ def render_summary(summary: dict, console: Console) -> None:
     nccl = summary.get("ncclTest")
     if nccl:
         console.print(
-            f"NCCL test on {nccl['nodeGroup']}: {nccl['workers']} workers x {nccl['slotsPerWorker']} GPUs = world size "
-            f"{nccl['worldSize']}, {nccl['efaInterfacesPerWorker']} EFA interfaces per worker",
+            f"NCCL test on {nccl['nodeGroup']}: {counted(nccl['workers'], 'worker')} x {counted(nccl['slotsPerWorker'], 'GPU')} = world size "
+            f"{nccl['worldSize']}, {counted(nccl['efaInterfacesPerWorker'], 'EFA interface')} per worker",
             highlight=False,
         )
     if summary.get("ackPools"):
@@ -136,7 +137,7 @@ def render_summary(summary: dict, console: Console) -> None:
         table = TextTable("Workloads", ["workload", "capacity provider", "per task", "tasks/instance", "service\ntasks"])
         for w in workloads:
             if "neuronDevicesPerTask" in w:
-                per_task = f"{_count(w['neuronDevicesPerTask'], 'chip')} ({w['neuronCoresPerTask']} NeuronCores)"
+                per_task = f"{counted(w['neuronDevicesPerTask'], 'chip')} ({w['neuronCoresPerTask']} NeuronCores)"
             elif "gpuShare" in w:
                 share = w["gpuShare"]
                 per_task = f"MPS {share['memoryMiBPerTask']} MiB, {share['computePercentPerTask']}% compute\n{share['tasksPerGpu']} per GPU by memory"
@@ -145,17 +146,13 @@ def render_summary(summary: dict, console: Console) -> None:
             elif "gpuFractionPerTask" in w:
                 per_task = f"{w['gpuFractionPerTask']:g} of a GPU"
             else:
-                per_task = _count(w["gpusPerTask"], "GPU")
+                per_task = counted(w["gpusPerTask"], "GPU")
             fit = str(w.get("tasksPerInstance", "-")) + (f" on {w['landsOn']}" if w.get("landsOn") else "")
             service = str(w.get("serviceDesiredCount", "-"))
             if "perChip" in w:
                 service += f"\n{w['perChip']['note']}"
             table.add_row(w["name"], w["capacityProvider"], per_task, str(fit), service)
         table.print(console)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def render_ack_pools(pools: list[dict], console: Console) -> None:
