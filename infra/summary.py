@@ -122,7 +122,7 @@ def accelerator_summary(spec: FleetSpec) -> dict:
     return summary
 
 
-def _gpu_pool(platform: str, pool, instance_type: str, model: str, memory_gib: int, gpus: int, resources: int, sizes: tuple[int, int, int]) -> dict:
+def _gpu_pool(platform: str, pool, installed_by: dict[str, str], instance_type: str, model: str, memory_gib: int, gpus: int, resources: int, sizes: tuple[int, int, int]) -> dict:
     """A Kubernetes GPU pool (GKE, AKS): its GPUs, and the nvidia.com/gpu each node advertises,
     which is a whole GPU, a MIG slice, or a share of either."""
     instances = dict(zip(SIZES, sizes))
@@ -132,6 +132,7 @@ def _gpu_pool(platform: str, pool, instance_type: str, model: str, memory_gib: i
         "instanceType": instance_type,
         "purchase": "SPOT" if pool.spot else "ON_DEMAND",
         "driver": pool.driver,
+        "driverInstalledBy": installed_by[pool.driver],  # the cloud (aks, gke) or none: the GPU Operator's
         "kind": "gpu",
         "manufacturer": "NVIDIA",
         "model": model.removeprefix("NVIDIA "),
@@ -151,7 +152,7 @@ def _gke_pool(pool, gke: GkeFacts) -> dict:
     accelerator = gke.accelerators[gpus.accelerator]
     clients = pool.sharing.max_shared_clients_per_gpu if pool.sharing is not None else None
     resources = gke_rules.gpu_resources_per_node(gpus, pool.partition_size, clients, gke)
-    group = {**_gpu_pool("gke", pool, pool.machine_type, accelerator.model, accelerator.memory_gib, gpus.count, resources, pool_sizes(pool)), "zones": list(pool.zones)}
+    group = {**_gpu_pool("gke", pool, gke.driver_installed_by, pool.machine_type, accelerator.model, accelerator.memory_gib, gpus.count, resources, pool_sizes(pool)), "zones": list(pool.zones)}
     if pool.partition_size is not None:
         group["partitionSize"] = pool.partition_size
     if pool.sharing is not None:
@@ -165,7 +166,7 @@ def _aks_pool(pool, aks: AksFacts) -> dict:
     node = resolved_gpus(pool)
     gpu = aks.gpus[node.gpu]
     resources = aks_rules.gpu_resources_per_node(node, pool.mig_profile, aks)
-    group = _gpu_pool("aks", pool, pool.vm_size, gpu.model, gpu.memory_gib, node.count, resources, pool_sizes(pool))
+    group = _gpu_pool("aks", pool, aks.driver_installed_by, pool.vm_size, gpu.model, gpu.memory_gib, node.count, resources, pool_sizes(pool))
     if pool.mig_profile is not None:
         group["partitionSize"] = pool.mig_profile
     return group

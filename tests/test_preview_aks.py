@@ -93,6 +93,22 @@ def test_summary(plans):
     assert group["gpuResources"] == {"min": 14, "desired": 14, "max": 42}
 
 
+def test_the_report_says_who_installs_each_pool_s_driver(plans):
+    import io
+
+    from rich.console import Console
+
+    from gpufleet.cli.report import render_summary
+
+    said = {}
+    for stack in ("aks-a100-mig", "aks-gpu-operator"):
+        [group] = plans[stack]["summary"]["groups"]
+        out = io.StringIO()
+        render_summary(plans[stack]["summary"], Console(file=out, width=200))
+        said[stack] = (group["driver"], group["driverInstalledBy"], f"aks, ON_DEMAND, {'driver: AKS' if stack == 'aks-a100-mig' else 'no cloud driver'}" in out.getvalue())
+    assert said == {"aks-a100-mig": ("Install", "aks", True), "aks-gpu-operator": ("None", "none", True)}
+
+
 def test_a_created_cluster_has_an_untainted_system_pool_and_the_subscription_named(plans):
     plan = plans["aks-gpu-operator"]
     [cluster] = _of(plan, tokens.AKS_CLUSTER).values()

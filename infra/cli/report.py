@@ -98,6 +98,15 @@ def _sizes(counts: dict | None) -> str:
     return f"{show(counts['min'])}/{show(counts['desired'])}/{show(counts['max'])}" if counts else "-"
 
 
+def _software(g: dict) -> str:
+    """What runs the accelerators: the AMI (ECS variant, EKS AMI type), else who installs the
+    GPU driver (the cloud, or no one: the GPU Operator brings its own)."""
+    if g.get("amiVariant") or g.get("amiType"):
+        return g.get("amiVariant") or g["amiType"]
+    by = g["driverInstalledBy"]
+    return "no cloud driver" if by == "none" else f"driver: {by.upper()}"
+
+
 def render_summary(summary: dict, console: Console) -> None:
     groups = summary.get("groups") or []
     neuron = any(g["kind"] == "neuron" for g in groups)
@@ -106,8 +115,8 @@ def render_summary(summary: dict, console: Console) -> None:
         table = TextTable("Accelerators", columns + (["NeuronCores\nmin/des/max"] if neuron else []))
         for g in groups:
             row = [
-                f"{g['group']}\n{g['platform']}, {g['purchase']}, {g.get('amiVariant') or g.get('amiType') or str(g.get('driver')) + ' driver'}"
-                + (f"\n{g['efaInterfacesPerInstance']} EFA interfaces" if g.get("efaInterfacesPerInstance") else ""),
+                f"{g['group']}\n{g['platform']}, {g['purchase']}, {_software(g)}"
+                + (f"\n{counted(g['efaInterfacesPerInstance'], 'EFA interface')}" if g.get("efaInterfacesPerInstance") else ""),
                 g["instanceType"],
                 _per_instance(g),
                 _sizes(g["instances"]),
