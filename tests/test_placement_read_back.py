@@ -250,9 +250,13 @@ def test_a_mapped_neuron_device_holds_one_task_per_instance():
     # still allows one task per instance (the same chip again would be busy).
     plan = _edit("ecs-neuron", "ml-neuron-llm-serve-chip0", "service:Service", _inputs(placementConstraints=[]))
     assert _task(plan, "llm-serve-chip0")["perInstance"] == 1
-    # Without the device, the instance's CPU and memory hold several.
-    _containers(lambda c: c["linuxParameters"].pop("devices"))(_find(plan, "ml-neuron-llm-serve-chip0", "TaskDefinition"))
-    assert _task(plan, "llm-serve-chip0")["perInstance"] > 1
+    # Without the device, the instance's CPU and memory bound it: several per instance.
+    definition = _find(plan, "ml-neuron-llm-serve-chip0", "TaskDefinition")
+    _containers(lambda c: c["linuxParameters"].pop("devices"))(definition)
+    [container] = json.loads(definition["inputs"]["containerDefinitions"])
+    registered = ecs_registered("inf2.24xlarge")
+    fits = min(registered["cpu"] // container["cpu"], registered["memory"] // container["memory"])
+    assert fits > 1 and _task(plan, "llm-serve-chip0")["perInstance"] == fits
 
 
 def test_a_neuron_device_requirement_takes_every_chip_from_the_first():
