@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.tree import Tree
 
-from gpufleet.cli import report
+from gpufleet.cli import report, text_layout
 from gpufleet.cli.text_layout import TextTable, TextTree
 from tests.conftest import preview_plan
 
@@ -237,6 +237,19 @@ def test_the_neuron_stacks_accelerators_keep_every_instance_type_whole(monkeypat
     assert max(len(line) for line in text.splitlines()) <= 80
     for instance_type in ("inf2.24xlarge", "trn1.32xlarge", "Inferentia2", "NeuronCores"):
         assert instance_type in text
+
+
+def test_alibaba_instance_types_break_after_ecs_and_keep_their_family_whole(monkeypatch):
+    """ACK's six columns in 80 characters: ecs.gn6i-c24g1.24xlarge gives way after "ecs.", not
+    inside its family or size; other dots (versions, p5.48xlarge) never break."""
+    [pools] = [t for t in _tables("ack-shared-gpu", monkeypatch) if t.title == "ACK shared-GPU pools"]
+    lines = _text(pools, 80)
+    assert max(len(line) for line in lines) <= 80
+    cells = [line.split("│")[2].strip() for line in lines if line.startswith("│")]
+    assert cells[:2] == ["ecs.", "gn6v-c8g1.8xlarge"] and "gn6i-c24g1.24xlarge" in cells
+    unbroken = ("gn6i-c24g1.24xlarge", "p5.48xlarge", "1.4.2", "registry.example.ecs.io", "vecs.big")
+    assert [text_layout._longest_word(f"ecs.{word}") for word in unbroken] == [len(word) for word in unbroken]
+    assert text_layout._longest_word("registry.example.ecs.io") == len("registry.example.ecs.io")
 
 
 def test_the_workloads_table_counts_one_gpu_and_one_chip_in_the_singular(monkeypatch):

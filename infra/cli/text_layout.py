@@ -24,13 +24,14 @@ _BODY = "│"
 _BOTTOM = ("└", "─", "┴", "┘")
 
 
-# A line may also break after a slash ("min/des/max", a namespace/name), never at a hyphen: names
-# such as "ml-neuron-inference" stay whole.
-_AFTER_SLASH = r"(?<=/)(?=[^\s/])"
+# A line may also break after a slash ("min/des/max", a namespace/name) and after the "ecs." that
+# begins Alibaba's instance types (ecs.gn6i-c24g1.24xlarge keeps its family whole), never at a
+# hyphen or another dot: names such as "ml-neuron-inference", "p5.48xlarge" and versions stay whole.
+_BREAK_AFTER = r"(?<=/)(?=[^\s/])|(?<=(?<![\w.-])ecs\.)(?=\w)"
 
 
 class _Wrapper(textwrap.TextWrapper):
-    wordsep_simple_re = re.compile(r"(\s+)|" + _AFTER_SLASH)
+    wordsep_simple_re = re.compile(r"(\s+)|" + _BREAK_AFTER)
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -45,7 +46,7 @@ def _wrap(text: str, width: int) -> list[str]:
 
 def _longest_word(text: str) -> int:
     """The widest piece a line of the text cannot be broken inside (see _Wrapper)."""
-    return max((cell_len(part) for word in text.split() for part in re.split(_AFTER_SLASH, word)), default=0)
+    return max((cell_len(part) for word in text.split() for part in re.split(_BREAK_AFTER, word)), default=0)
 
 
 class TextTable:
