@@ -11,6 +11,7 @@ of scalars that YAML 1.1 and 1.2 read differently."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 import yaml
@@ -33,8 +34,16 @@ class _Doubtful(Exception):
     """The readers might differ here: leave the file to ruamel."""
 
 
+_DEFAULT_TAGS = {yaml.ScalarNode: _STR, yaml.SequenceNode: _SEQ, yaml.MappingNode: _MAP}
+
+
 class _Parser(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
     """libyaml's parser; every plain scalar is left unresolved (tagged str) and judged here."""
+
+    def resolve(self, kind, value, implicit):
+        # With no implicit resolvers this is what PyYAML's resolver answers, without its lookups:
+        # a node's tag unless the text gave one (a tagged file never reaches here, see read()).
+        return _DEFAULT_TAGS[kind]
 
 
 _Parser.yaml_implicit_resolvers = {}
@@ -76,13 +85,20 @@ def _value(node: yaml.Node, path: set[int]) -> object:
     raise _Doubtful
 
 
+@functools.lru_cache(maxsize=4096)
+def _resolved(text: str) -> str:
+    """ruamel's YAML 1.2 tag for a plain scalar: a large stack file repeats its keys and values
+    thousands of times, and the resolver's lookup is most of the reading."""
+    return _RESOLVER.resolve(ruamel_nodes.ScalarNode, text, (True, False))
+
+
 def _scalar(node: yaml.ScalarNode) -> object:
     if node.tag != _STR:
         raise _Doubtful  # an explicit tag
     text = node.value
     if node.style:  # quoted or block: a string in every reader
         return text
-    tag = _RESOLVER.resolve(ruamel_nodes.ScalarNode, text, (True, False))
+    tag = _resolved(text)
     if tag == _STR:
         return text
     if tag == _CORE + "null" and text in _NULL:

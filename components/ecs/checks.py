@@ -243,10 +243,10 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, it, region: str, cat: Catal
         return
     managed = isinstance(_provider(fleet, wl), ManagedInstanceProviderArgs)
     yield from _neuron_workload(wl, it, managed)
-    gpus = task_shape(wl, it).gpus
-    _, short = ecs_scheduler.per_instance(task_shape(wl, it), instance_shape(_provider(fleet, wl), it, cat))
+    task = task_shape(wl, it)
+    _, short = ecs_scheduler.per_instance(task, instance_shape(_provider(fleet, wl), it, cat))
     for rule, reason, field in (
-        ("ecs-gpus-fit-instance", predicates.gpus_fit(it, gpus), "gpus"),
+        ("ecs-gpus-fit-instance", predicates.gpus_fit(it, task.gpus), "gpus"),
         ("ecs-memory-fits-instance", short.get("memory"), "memory"),
         ("ecs-cpu-fits-instance", short.get("cpu"), "cpu"),
     ):
