@@ -207,7 +207,7 @@ def test_the_spec_takes_eks_label_lengths_from_the_api_model(stack_variant):
         c["gpufleet:eks"]["nodeGroups"][0]["labels"] = {"team": ""}  # Kubernetes takes it; CreateNodegroup does not
 
     err = _errors(stack_variant(edit, "eks-g5-timeslice"))
-    assert "gpufleet:eks.nodeGroups[0].labels.team = '': label value: at least 1 character(s) (eks API, CreateNodegroupRequest.labels value)" in err
+    assert "gpufleet:eks.nodeGroups[0].labels.team = '': label value: at least 1 character (eks API, CreateNodegroupRequest.labels value)" in err
     assert "[rule: aws-api-model]" in err
 
 

@@ -97,8 +97,8 @@ def test_lengths_and_patterns_come_from_the_model():
     assert field_problem("k" * (bounds["max"] + 1), "eks", "CreateNodegroupRequest", "labels", "key") == (
         f"at most {bounds['max']} characters (eks API, CreateNodegroupRequest.labels key)"
     )
-    assert field_problem("", "eks", "CreateNodegroupRequest", "labels", "key") == (
-        f"at least {bounds['min']} character(s) (eks API, CreateNodegroupRequest.labels key)"
+    assert bounds["min"] == 1 and field_problem("", "eks", "CreateNodegroupRequest", "labels", "key") == (
+        "at least 1 character (eks API, CreateNodegroupRequest.labels key)"
     )
     pattern = member_shape("eks", "CreateClusterRequest", "name").metadata["pattern"]
     assert field_problem("-ml", "eks", "CreateClusterRequest", "name") == f"must match {pattern} (eks API, CreateClusterRequest.name)"

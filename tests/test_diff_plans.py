@@ -254,7 +254,7 @@ def test_pods_placeable_only_after_a_scale_up_sit_between_scheduled_and_pending(
     now, later, never = _replicas(8), _replicas(9), _replicas(33)
     [worse] = diff_json(tmp_path, now, later)["placement"]["worse"]
     assert (worse["name"], worse["before"], worse["after"]) == ("pod Deployment default/llm-serve", "scheduled", "after-scale-up")
-    assert worse["why"] == "needs 1 new node(s) of g5 (a cluster autoscaler or a larger desiredSize)"
+    assert worse["why"] == "needs 1 new node of g5 (a cluster autoscaler or a larger desiredSize)"
     [worse] = diff_json(tmp_path, later, never)["placement"]["worse"]
     assert (worse["before"], worse["after"]) == ("after-scale-up", "pending")
     [better] = diff_json(tmp_path, never, later)["placement"]["better"]

@@ -103,7 +103,7 @@ def test_a_card_that_takes_one_interface_gets_device_index_0():
     with pytest.raises(ValueError, match="the recommended layout reaches 1 of 2 EFA interfaces"):
         efa_layout(it, "recommended")
     assert efa_layout_problems(it, [EfaInterface(0, 0, "efa"), EfaInterface(1, 1, "efa")]) == [
-        "device index 1 on network card 1: the card of hpc6id.32xlarge takes 1 interface(s), device indexes 0..0"
+        "device index 1 on network card 1: the card of hpc6id.32xlarge takes 1 interface, device indexes 0..0"
     ]
 
 
@@ -122,7 +122,7 @@ def test_increasing_device_indexes_break_the_per_card_limit():
     layout = [EfaInterface(k, k, "efa" if k == 0 else "efa-only") for k in range(it.max_network_cards)]
     problems = efa_layout_problems(it, layout)
     assert len(problems) == it.max_network_cards - 2  # every card from 2 on
-    assert problems[0] == "device index 2 on network card 2: the card of p5.48xlarge takes 2 interface(s), device indexes 0..1"
+    assert problems[0] == "device index 2 on network card 2: the card of p5.48xlarge takes 2 interfaces, device indexes 0..1"
 
 
 def test_the_primary_is_never_efa_only_though_card_0_lists_it():
@@ -190,9 +190,10 @@ def test_the_bandwidth_note_is_for_some_but_not_all_efa_interfaces():
 def test_a_device_index_past_the_card_names_the_cards_range():
     it = CAT.get("p5en.48xlarge")
     card0 = _cards("p5en.48xlarge")[0]["MaximumNetworkInterfaces"]
+    assert card0 > 1
     layout = [EfaInterface(0, 0, "interface"), EfaInterface(0, card0, "efa-only")]
     assert (
-        f"device index {card0} on network card 0: the card of p5en.48xlarge takes {card0} interface(s), device indexes 0..{card0 - 1}"
+        f"device index {card0} on network card 0: the card of p5en.48xlarge takes {card0} interfaces, device indexes 0..{card0 - 1}"
         in efa_layout_problems(it, layout)
     )
 
@@ -228,7 +229,7 @@ def test_every_interface_is_judged_after_a_missing_card():
     problems = efa_layout_problems(it, [EfaInterface(0, 0, "interface"), EfaInterface(99, 0, "efa-only"), EfaInterface(1, 2, "efa-only")])
     assert problems == [
         f"network card 99 does not exist on p5.48xlarge (cards 0..{it.max_network_cards - 1})",
-        "device index 2 on network card 1: the card of p5.48xlarge takes 2 interface(s), device indexes 0..1",
+        "device index 2 on network card 1: the card of p5.48xlarge takes 2 interfaces, device indexes 0..1",
     ]
 
 

@@ -50,7 +50,7 @@ def test_efa_interfaces(judge):
     assert len(messages) == it.max_efa_interfaces - 2
     assert (
         "node group 'ng-counted''s launch template 'counted' (p5.48xlarge): device index 2 on network card 2: the card of "
-        "p5.48xlarge takes 2 interface(s), device indexes 0..1"
+        "p5.48xlarge takes 2 interfaces, device indexes 0..1"
     ) in messages[0]
 
 

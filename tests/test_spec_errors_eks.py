@@ -412,7 +412,7 @@ def test_an_unknown_type_is_named_and_the_other_groups_still_judged(stack_varian
 
     err = _errors(stack_variant(edit, "eks-g5-timeslice"))
     assert "gpufleet:eks.nodeGroups[0].instanceType = 'g9.xlarge': unknown instance type 'g9.xlarge'" in err and "[rule: instance-type-known]" in err
-    assert "gpufleet:eks.nodeGroups[1].labels.team = '': label value: at least 1 character(s)" in err
+    assert "gpufleet:eks.nodeGroups[1].labels.team = '': label value: at least 1 character" in err
     assert "taints" not in err
     assert "invalid stack config (2 problems)" in err
 

@@ -252,9 +252,12 @@ def test_alibaba_instance_types_break_after_ecs_and_keep_their_family_whole(monk
     assert text_layout._longest_word("registry.example.ecs.io") == len("registry.example.ecs.io")
 
 
-def test_the_workloads_table_counts_one_gpu_and_one_chip_in_the_singular(monkeypatch):
+def test_the_workloads_and_placement_tables_count_one_in_the_singular(monkeypatch):
     [workloads] = [t for t in _tables("ecs-managed-gpu", monkeypatch) if t.title == "Workloads"]
     per_task = {cells[0]: cells[2] for cells, _ in workloads.rows}
     assert per_task["llm-serve"] == "1 GPU" and per_task["neuron-serve"] == "1 chip (2 NeuronCores)"
     [workloads] = [t for t in _tables("ecs-neuron", monkeypatch) if t.title == "Workloads"]
     assert {cells[0]: cells[2] for cells, _ in workloads.rows}["embed-batch"] == "6 chips (12 NeuronCores)"
+    [placement] = [t for t in _tables("ecs-gpu", monkeypatch) if t.title == "Placement"]
+    lands = {cells[0]: cells[2] for cells, _ in placement.rows}
+    assert lands["task llm-serve"] == "ml-gpu-inference: 4 per instance, 1 instance needed"

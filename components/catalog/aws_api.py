@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from botocore.loaders import create_loader
 from botocore.model import ServiceModel
 from gpufleet.components.catalog import tokens
+from gpufleet.components.catalog.wording import counted
 
 # How the engine marks a value known only after apply (pulumi.runtime.rpc.UNKNOWN).
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
@@ -119,7 +120,7 @@ def scalar_problems(shape, value, with_min: bool = True) -> list[str]:
         if "max" in meta and len(value) > meta["max"]:
             found.append(f"at most {meta['max']} characters")
         if with_min and "min" in meta and len(value) < meta["min"]:
-            found.append(f"at least {meta['min']} character(s)")
+            found.append(f"at least {counted(meta['min'], 'character')}")
         pattern = _pattern(meta.get("pattern"))
         if pattern is not None and not pattern.match(value):
             found.append(f"must match {meta['pattern']}")

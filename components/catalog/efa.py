@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpufleet.components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.wording import counted
 
 EFA_TYPES = ("efa", "efa-only")
 
@@ -146,7 +147,7 @@ def efa_layout_problems(it: InstanceType, interfaces: list[EfaInterface]) -> lis
         if i.device_index >= card.max_interfaces:
             problems.append(
                 f"device index {i.device_index} on network card {i.network_card_index}: the card of {it.name} takes "
-                f"{card.max_interfaces} interface(s), device indexes 0..{card.max_interfaces - 1}"
+                f"{counted(card.max_interfaces, 'interface')}, device indexes 0..{card.max_interfaces - 1}"
             )
         if i.interface_type not in card.interface_types:
             problems.append(f"network card {i.network_card_index} of {it.name} does not support {i.interface_type}")

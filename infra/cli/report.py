@@ -188,11 +188,11 @@ def render_ack_pools(pools: list[dict], console: Console) -> None:
 def _landing(p: dict) -> str:
     groups = p.get("nodeGroups") or {}
     if p["status"] == "daemon":
-        lines = [f"{g}: on {v['placed']} node(s)" for g, v in groups.items()]
+        lines = [f"{g}: on {counted(v['placed'], 'node')}" for g, v in groups.items()]
     else:
         lines = [f"{g}: {v['perNode']} per node, {v['placed']} placed" for g, v in groups.items()]
     for g, n in (p.get("scaleUp") or {}).items():
-        lines.append(f"{g}: +{n} node(s) after scale-up")
+        lines.append(f"{g}: +{counted(n, 'node')} after scale-up")
     return "\n".join(lines) or "-"
 
 
@@ -212,7 +212,7 @@ def render_placement(placement: dict, console: Console) -> None:
     for t in tasks:
         lands = f"{t['capacityProvider']}: {t['perInstance']} per instance" if t.get("capacityProvider") else "-"
         if "instancesNeeded" in t:
-            lands += f", {t['instancesNeeded']} instance(s) needed"
+            lands += f", {counted(t['instancesNeeded'], 'instance')} needed"
         status = t["status"] + (f"\n{t['reason']}" if t.get("reason") else "")
         for note in t.get("notes") or []:
             status += f"\nnote: {note}"
