@@ -38,6 +38,9 @@ _BATCH = 16
 # 5,000 resources failed closed. The CLI, too, analyses a resource per step, its steps bounded.
 _WINDOW = 64
 
+# What the methods sent as bytes answer.
+_RESPONSES = {"Analyze": analyzer_pb2.AnalyzeResponse, "Remediate": analyzer_pb2.RemediateResponse, "AnalyzeStack": analyzer_pb2.AnalyzeResponse}
+
 _RESOURCES_FIELD = bytes([1 << 3 | 2])  # AnalyzeStackRequest.resources: field 1, length-delimited
 
 
@@ -83,6 +86,7 @@ class PolicyPack:
         self._loop_thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._loop_thread.start()
         self.channel: grpc.aio.Channel | None = None
+        self._raw_calls: dict[str, grpc.aio.UnaryUnaryMultiCallable] = {}
         self.stub: analyzer_pb2_grpc.AnalyzerStub | None = None
         self.policies: list[PolicyMeta] = []
         self.name = ""
@@ -133,10 +137,15 @@ class PolicyPack:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
 
     async def _unary(self, method: str, request, timeout: float):
-        if isinstance(request, bytes):  # AnalyzeStack's request, serialized already (_stack_request)
-            call = self.channel.unary_unary(f"/pulumirpc.Analyzer/{method}", response_deserializer=analyzer_pb2.AnalyzeResponse.FromString)
-            return await call(request, timeout=timeout)
+        if isinstance(request, bytes):  # serialized already: a resource's request (_request), the stack's
+            return await self._raw(method)(request, timeout=timeout)
         return await getattr(self.stub, method)(request, timeout=timeout)
+
+    def _raw(self, method: str) -> grpc.aio.UnaryUnaryMultiCallable:
+        """The method as a call that sends bytes as they are (the stub would serialize the message again)."""
+        if method not in self._raw_calls:
+            self._raw_calls[method] = self.channel.unary_unary(f"/pulumirpc.Analyzer/{method}", response_deserializer=_RESPONSES[method].FromString)
+        return self._raw_calls[method]
 
     def _call(self, method: str, request, optional: bool = False, timeout: float | None = None):
         timeout = timeout or self.call_timeout
@@ -245,17 +254,17 @@ class PolicyPack:
 
     async def _analyze(self, resource: dict) -> analyzer_pb2.AnalyzeResponse:
         async with self._window:
-            return await self.stub.Analyze(self._request(resource), timeout=self.call_timeout)
+            return await self._raw("Analyze")(self._request(resource), timeout=self.call_timeout)
 
     def _flush(self) -> None:
         backlog, self._backlog = self._backlog, None
         for resource in backlog:
             self._start(resource)
 
-    def _request(self, resource: dict) -> analyzer_pb2.AnalyzeRequest:
-        """The Analyze request of a resource, kept (serialized): AnalyzeStack sends the same fields again."""
-        request = analyzer_pb2.AnalyzeRequest(**wire.fields(resource, self._provider(resource)))
-        self._requests[resource["urn"]] = request.SerializeToString()
+    def _request(self, resource: dict) -> bytes:
+        """The Analyze request of a resource, serialized and kept: AnalyzeStack sends the same fields again."""
+        request = analyzer_pb2.AnalyzeRequest(**wire.fields(resource, self._provider(resource))).SerializeToString()
+        self._requests[resource["urn"]] = request
         return request
 
     def _provider(self, resource: dict) -> analyzer_pb2.AnalyzerProviderResource | None:
