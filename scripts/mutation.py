@@ -149,6 +149,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "policies_updates": ("policies/updates.py", ["tests/test_policies_updates.py", "tests/test_diff.py"]),
     # the diff a reviewer reads, and the preview's report
     "text_layout": ("infra/cli/text_layout.py", ["tests/test_text_layout.py"]),
+    "wording": ("components/catalog/wording.py", ["tests/test_predicates.py", "tests/test_text_layout.py", "tests/test_policies_updates.py"]),
     "diff": ("infra/cli/diff.py", ["tests/test_diff_plans.py", "tests/test_fleet_view.py", "tests/test_diff.py"]),
     "diff_render": ("infra/cli/diff_render.py", ["tests/test_diff_render.py", "tests/test_diff.py"]),
     "property_changes": ("infra/cli/property_changes.py", ["tests/test_diff_plans.py", "tests/test_diff.py"]),
