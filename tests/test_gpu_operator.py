@@ -49,6 +49,9 @@ def test_on_eks_the_operator_replaces_the_nvidia_plugin_and_leaves_the_ami_s_dri
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in release["values"]["daemonsets"]["tolerations"]
     # The operator's time-slicing is what the placement counts: 4 per A10G.
     assert {g["nodeGroup"]: g["allocatable"].get("nvidia.com/gpu") for g in plan["placement"]["nodeGroups"]}["g5"] == "4"
+    # Its controller and node feature discovery's master and garbage collector: on the system group.
+    controllers = [p for p in plan["placement"]["pods"] if p["pod"].startswith("Deployment gpu-operator/")]
+    assert [(p["status"], list(p["nodeGroups"]), p["nodeGroups"]["system-*"]["placed"]) for p in controllers] == [("scheduled", ["system-*"], 1)] * 3
     assert plan["policy"]["violations"] == []
 
 

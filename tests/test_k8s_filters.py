@@ -127,7 +127,7 @@ def test_fit_count_takes_the_scarcest_resource():
     assert kf.fit_count(pod(requests={"cpu": 1000, "mig": 9}), {"cpu": 4000, "pods": 2}, shape) == 2  # pods bound it
     assert kf.fit_count(pod(requests={"cpu": 1000}), {"cpu": 4000, "pods": -1}, shape) == 0  # never negative
     no_pods = node(unknown_resources=frozenset({"pods"}))
-    assert kf.fit_count(pod(requests={"cpu": 0}), {}, no_pods) == 0  # nothing bounds it: nothing is counted
+    assert kf.fit_count(pod(requests={"cpu": 0}), {}, no_pods) is None  # nothing bounds it: not known
 
 
 def test_a_time_sliced_gpu_admits_one_at_a_time():

@@ -126,17 +126,41 @@ def test_eks_add_ons_and_their_configuration_values():
 
 def test_the_gpu_operators_device_plugin_and_its_switch():
     chart = FACTS.charts.gpu_operator
-    [plugin] = kw.gpu_operator_pods(chart, None, "gpu-operator", "urn:o", "nvidia.com/gpu")
+    [plugin, *_] = kw.gpu_operator_pods(chart, None, "gpu-operator", "urn:o", "nvidia.com/gpu")
     assert plugin.replicas is None and plugin.advertises == ("nvidia.com/gpu",) and plugin.urn == "urn:o"
     from gpufleet.components.catalog import charts
 
     tolerations = charts.at(charts.defaults(chart), chart.tolerations_path)
     assert tolerations and plugin.tolerations == tuple(tolerations)  # the operands' tolerations, from the chart's values
     assert plugin.owner == f"DaemonSet {chart.namespace}/nvidia-device-plugin-daemonset ({chart.chart} {chart.version})"
-    assert kw.gpu_operator_pods(chart, {"devicePlugin": {"enabled": False}}, "gpu-operator", None, "nvidia.com/gpu") == []
+    assert [p.owner for p in kw.gpu_operator_pods(chart, {"devicePlugin": {"enabled": False}}, "gpu-operator", None, "nvidia.com/gpu")] == [
+        f"Deployment {chart.namespace}/gpu-operator ({chart.chart} {chart.version})",
+        f"Deployment {chart.namespace}/gpu-operator-node-feature-discovery-master ({chart.chart} {chart.version})",
+        f"Deployment {chart.namespace}/gpu-operator-node-feature-discovery-gc ({chart.chart} {chart.version})",
+    ]
     selector = {"example.com/gpu": "true"}
-    [plugin] = kw.gpu_operator_pods(chart, {"node-feature-discovery": {"worker": {"nodeSelector": selector}}}, "r", None, "nvidia.com/gpu")
+    [plugin, *_] = kw.gpu_operator_pods(chart, {"node-feature-discovery": {"worker": {"nodeSelector": selector}}}, "r", None, "nvidia.com/gpu")
     assert plugin.node_selector == selector
+
+
+def test_the_gpu_operators_controllers_come_from_its_values_and_its_subchart_s_defaults():
+    """The operator's Deployment and node feature discovery's master and garbage collector: one
+    replica each, their selectors, tolerations and requests as the chart renders them."""
+    chart = FACTS.charts.gpu_operator
+    operator, master, gc = kw.gpu_operator_pods(chart, None, "ml", "urn:o", "nvidia.com/gpu")[1:]
+    control_plane = {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule"}
+    assert (operator.replicas, operator.node_selector, operator.tolerations) == (1, {"kubernetes.io/os": "linux"}, (control_plane,))
+    assert operator.requests["cpu"] == 200 and operator.requests["memory"] == 100 * 2**20
+    assert master.owner.startswith("Deployment gpu-operator/ml-node-feature-discovery-master ")
+    assert (master.replicas, master.node_selector, master.tolerations, master.requests["cpu"]) == (1, {}, (control_plane,), 100)
+    assert (gc.replicas, gc.tolerations, gc.requests["cpu"], gc.advertises) == (1, (), 10, ())
+    # A release named after the subchart keeps its name; values switch each off or scale it.
+    assert kw.gpu_operator_pods(chart, None, "node-feature-discovery", None, "r")[2].owner.startswith("Deployment gpu-operator/node-feature-discovery-master ")
+    owners = [p.owner.split()[1] for p in kw.gpu_operator_pods(chart, {"nfd": {"enabled": False}}, "ml", None, "r")]
+    assert owners == ["gpu-operator/nvidia-device-plugin-daemonset", "gpu-operator/gpu-operator"]
+    given = {"node-feature-discovery": {"gc": {"enable": False}, "master": {"replicaCount": 3, "tolerations": []}}}
+    [_, _, master] = kw.gpu_operator_pods(chart, given, "ml", None, "r")
+    assert (master.replicas, master.tolerations) == (3, ())
 
 
 def test_a_device_plugin_release_is_named_by_its_chart():

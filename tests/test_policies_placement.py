@@ -197,3 +197,23 @@ def test_a_task_the_plan_cannot_decide_is_advisory(judge):
     assert findings(result, "ecs-tasks-placeable") == []
     [message] = findings(result, "placement-unverified", "serve")
     assert message.splitlines()[-1].startswith("serve: memory is tight: 1 per instance fit the most g5.12xlarge may register")
+
+
+def test_the_gpu_operators_controllers_need_an_untainted_aks_system_pool(judge):
+    """aks-gpu-operator's plan: the operator's Deployment and node feature discovery's master and
+    garbage collector run on the created cluster's default pool. Tainted CriticalAddonsOnly (AKS's
+    onlyCriticalAddonsEnabled), that pool takes none of them, nor does the tainted GPU pool."""
+    from tests.plan_edits import edited, golden
+
+    def controllers(result):
+        return sorted(m.splitlines()[-1].split(" (gpu-operator")[0] for m in findings(result, "k8s-pods-schedulable"))
+
+    assert controllers(judge(golden("aks-gpu-operator")["resources"])) == []
+    critical = edited("aks-gpu-operator", "aks", "kubernetesCluster:KubernetesCluster", lambda r: r["inputs"]["defaultNodePool"].update(onlyCriticalAddonsEnabled=True))
+    assert controllers(judge(critical["resources"])) == [
+        "Deployment gpu-operator/aks-gpu-operator-node-feature-discovery-gc",
+        "Deployment gpu-operator/aks-gpu-operator-node-feature-discovery-master",
+        "Deployment gpu-operator/gpu-operator",
+    ]
+    [message, *_] = findings(judge(critical["resources"]), "k8s-pods-schedulable")
+    assert "0/5 nodes are available: 2 node(s) had untolerated taint {CriticalAddonsOnly: true}, 3 node(s) had untolerated taint {sku: gpu}." in message

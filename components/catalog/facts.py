@@ -222,6 +222,18 @@ class Toleration(_Facts):
     effect: str | None = None
 
 
+class ChartController(Sourced):
+    """A Deployment a chart runs besides its node agents (an operator's controller): where its
+    values are, the chart's own defaults for them when its values.yaml lacks them (a subchart's),
+    the value paths that switch it off, and its replicas when the template fixes them."""
+
+    name: str  # "{nfd}" stands for node feature discovery's fullname (its _helpers.tpl)
+    values_path: list[str]
+    enabled_paths: list[list[str]] = []
+    defaults: dict[str, Any] = {}
+    replicas: int | None = None  # None: the values' replicaCount
+
+
 class Chart(Sourced):
     chart: str
     version: str
@@ -233,6 +245,7 @@ class Chart(Sourced):
     mig_strategies: list[str] | None = None
     always_tolerations: list[Toleration] | None = None
     values: dict[str, Any] | None = None  # values gpufleet sets beyond the chart's defaults
+    controllers: list[ChartController] = []
 
 
 class ManifestObject(Sourced):
@@ -414,6 +427,7 @@ class AksFacts(_Facts):
     time_sharing: Supported
     pool_label: str
     pool_label_source: str
+    critical_addons_taint: Taint  # what onlyCriticalAddonsEnabled puts on a cluster's default pool
 
     @model_validator(mode="after")
     def _gpus_known(self) -> "AksFacts":

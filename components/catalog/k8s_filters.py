@@ -145,9 +145,10 @@ def filter_reasons(pod: PodTemplate, node: NodeShape, free: Mapping[str, int], d
     return [admission] if admission else []
 
 
-def fit_count(pod: PodTemplate, free: Mapping[str, int], node: NodeShape, devices: Sequence[Mapping[str, int]] | None = None) -> int:
+def fit_count(pod: PodTemplate, free: Mapping[str, int], node: NodeShape, devices: Sequence[Mapping[str, int]] | None = None) -> int | None:
     """How many pods of the template `free` holds (the pod count included; device-bound requests
-    packed device by device)."""
+    packed device by device); None when nothing the node's shape knows bounds it (a pool whose CPU,
+    memory and pod count are not in the catalog)."""
     bound = device_bound(pod, node)
     counts = [] if "pods" in node.unknown_resources else [free.get("pods", 0)]
     for resource, amount in pod.requests.items():
@@ -155,7 +156,7 @@ def fit_count(pod: PodTemplate, free: Mapping[str, int], node: NodeShape, device
             counts.append(free.get(resource, 0) // amount)
     if bound:
         counts.append(sum(min(d.get(k, 0) // v for k, v in bound.items()) for d in (node.devices if devices is None else devices)))
-    return max(0, min(counts)) if counts else 0
+    return max(0, min(counts)) if counts else None
 
 
 def unavailable_message(total: int, reasons: Counter) -> str:

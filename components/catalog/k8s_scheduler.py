@@ -108,7 +108,7 @@ def _notes(pod: PodTemplate, shapes: Sequence[NodeShape], advertisers: dict) -> 
             notes.append(f"node group {shape.group}: {', '.join(uncertain)} differs between its nodes or is unknown")
         unknown = sorted(r for r in pod.requests if r in shape.unknown_resources)
         if unknown and _landing(pod, _node(shape, {})):
-            notes.append(f"node group {shape.group}: the amount of {', '.join(unknown)} depends on its MIG layout, which the plan does not set")
+            notes.append(f"node group {shape.group}: the amount of {', '.join(unknown)} {shape.unknown_reason}")
     return notes
 
 

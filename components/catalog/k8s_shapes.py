@@ -64,8 +64,10 @@ class NodeShape:
     memory_estimate: int | None = None
     # Labels whose value differs between the group's nodes or is unknown (the zone of a multi-zone group).
     uncertain_labels: frozenset[str] = frozenset()
-    # Resources whose amount cannot be known from the plan (MIG partitions): not checked, noted.
+    # Resources whose amount cannot be known from the plan (MIG partitions; the CPU and memory of
+    # machine sizes the catalog does not hold): not checked, noted with the reason.
     unknown_resources: frozenset[str] = frozenset()
+    unknown_reason: str = "depends on its MIG layout, which the plan does not set"
     # Extended resources the kubelet rejects requests larger than 1 of (time-slicing's failRequestsGreaterThanOne).
     single_unit_resources: frozenset[str] = frozenset()
     # Facts the shape takes on trust (kubelet reservations of an AMI type no source gives).
@@ -103,7 +105,7 @@ class Placement:
 
     pod: PodTemplate
     status: str  # scheduled | after-scale-up | pending | daemon
-    per_node: dict[str, int] = field(default_factory=dict)  # group -> pods of this template one empty node holds
+    per_node: dict[str, int | None] = field(default_factory=dict)  # group -> pods of this template one empty node holds (None: unknown)
     placed: dict[str, int] = field(default_factory=dict)  # group -> replicas placed (DaemonSet: nodes it runs on)
     scaled_up: dict[str, int] = field(default_factory=dict)  # group -> new nodes its replicas need
     pending: int = 0

@@ -154,19 +154,45 @@ def device_plugin_pods(key: str, chart: Chart, given: Mapping | None, release: s
 
 
 def gpu_operator_pods(chart: Chart, given: Mapping | None, release: str, urn: str | None, resource: str) -> list[PodTemplate]:
-    """The GPU Operator's device plugin as the scheduler sees it: a DaemonSet with the operands'
-    tolerations (daemonsets.tolerations) on the nodes node feature discovery labels (its workers'
-    nodeSelector), advertising nvidia.com/gpu. Off when the release turns the device plugin off."""
+    """The GPU Operator's pods as the scheduler sees them: its device plugin, a DaemonSet with the
+    operands' tolerations (daemonsets.tolerations) on the nodes node feature discovery labels (its
+    workers' nodeSelector), advertising nvidia.com/gpu, unless the release turns it off; then its
+    controllers (controller_pods)."""
     values = charts.merge(charts.defaults(chart), given)
+    controllers = controller_pods(chart, values, release, urn)
     if charts.at(values, ["devicePlugin", "enabled"]) is False:
-        return []
+        return controllers
     spec = {
         "tolerations": list(charts.at(values, chart.tolerations_path) or []),
         "nodeSelector": dict(charts.at(values, ["node-feature-discovery", "worker", "nodeSelector"]) or {}),
         "containers": [{"name": "nvidia-device-plugin"}],
     }
     owner = f"DaemonSet {chart.namespace}/nvidia-device-plugin-daemonset ({chart.chart} {chart.version})"
-    return [pod_template(owner, None, spec, urn=urn, source=f"chart {chart.chart} {chart.version} values", advertises=(resource,))]
+    source = f"chart {chart.chart} {chart.version} values"
+    return [pod_template(owner, None, spec, urn=urn, source=source, advertises=(resource,)), *controllers]
+
+
+def controller_pods(chart: Chart, values: Mapping, release: str, urn: str | None) -> list[PodTemplate]:
+    """The Deployments a chart runs besides its node agents (the GPU Operator's controller, node
+    feature discovery's master and garbage collector), from the release's merged values."""
+    found = []
+    for c in chart.controllers:
+        if any(charts.at(values, path) is False for path in c.enabled_paths):
+            continue
+        given = charts.at(values, c.values_path)
+        merged = charts.merge(c.defaults, given if isinstance(given, Mapping) else {})
+        replicas = c.replicas if c.replicas is not None else _count(merged.get("replicaCount"), 1)
+        spec = {key: merged[key] for key in ("nodeSelector", "tolerations", "affinity") if merged.get(key)}
+        spec["containers"] = [{"name": c.name, "resources": merged.get("resources") or {}}]
+        name = c.name.replace("{nfd}", _nfd_fullname(release))
+        found.append(pod_template(f"Deployment {chart.namespace}/{name} ({chart.chart} {chart.version})", replicas, spec, urn=urn, source=c.source))
+    return found
+
+
+def _nfd_fullname(release: str) -> str:
+    """node-feature-discovery.fullname of its _helpers.tpl: the release name when it holds the chart's."""
+    name = "node-feature-discovery"
+    return (release if name in release else f"{release}-{name}")[:63].removesuffix("-")
 
 
 def manifest_pods(entry: ManifestObject, urn: str | None) -> list[PodTemplate]:

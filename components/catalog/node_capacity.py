@@ -166,7 +166,35 @@ def ack_node_shape(pool: str, instance_types: list[str], labels: Mapping[str, st
         min_nodes=sizes[0],
         max_nodes=sizes[2],
         unknown_resources=frozenset({"cpu", "memory", "pods"}),
+        unknown_reason=_not_in_catalog(", ".join(instance_types)),
         devices=tuple(dict(device) for _ in range(gpus)),
+    )
+
+
+def _not_in_catalog(machine: str) -> str:
+    return f"is not in the catalog for {machine} nodes: not checked"
+
+
+def os_label(eks: EksFacts, os: str = "linux") -> dict[str, str]:
+    """The kubelet's operating-system label, which every node carries (operators select it)."""
+    return {eks.well_known_labels.os: os}
+
+
+def plain_node_shape(group: str, machine_type: str, labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int]) -> NodeShape:
+    """A pool without accelerators on a cloud whose machine sizes the catalog does not hold (an AKS
+    cluster's default pool, a GKE system pool): where a pod may go is judged (labels, taints),
+    what fits is not (CPU, memory and pod count unknown)."""
+    return NodeShape(
+        group=group,
+        instance_type=machine_type,
+        labels=dict(labels),
+        taints=tuple(taints),
+        allocatable={},
+        nodes=sizes[1],
+        min_nodes=sizes[0],
+        max_nodes=sizes[2],
+        unknown_resources=frozenset({"cpu", "memory", "pods"}),
+        unknown_reason=_not_in_catalog(machine_type),
     )
 
 
@@ -202,6 +230,7 @@ def gke_node_shape(
         min_nodes=sizes[0],
         max_nodes=sizes[2],
         unknown_resources=frozenset({"cpu", "memory", "pods"}),
+        unknown_reason=_not_in_catalog(gpus.machine_type),
         single_unit_resources=frozenset({resource}) if sharing is not None else frozenset(),
         assumptions=(f"GKE taints GPU nodes {taint.key}={taint.value}:{taint.effect} (the cluster has non-GPU pools; {taint.source})",),
     )
@@ -223,5 +252,6 @@ def aks_node_shape(
         min_nodes=sizes[0],
         max_nodes=sizes[2],
         unknown_resources=frozenset({"cpu", "memory", "pods"}),
+        unknown_reason=_not_in_catalog(gpus.vm_size),
         plugin_resources=frozenset({resource}),
     )

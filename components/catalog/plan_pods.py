@@ -99,7 +99,7 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
         shape = _gke_shape(pool, cat)
         if isinstance(shape, str):
             gaps.append(f"GKE node pool {pool.name!r}: {shape}")
-        elif shape is not None:
+        else:
             shapes.append(shape)
     if index.of(tokens.GKE_NODE_POOL) and not index.of(tokens.GKE_CLUSTER):
         gaps.append("the GKE node pools join an existing cluster: its other node pools are not in the plan")
@@ -108,6 +108,10 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
         if isinstance(shape, str):
             gaps.append(f"AKS node pool {pool.name!r}: {shape}")
         else:
+            shapes.append(shape)
+    for cluster in index.of(tokens.AKS_CLUSTER):
+        shape = _aks_default_pool(cluster, cat)
+        if shape is not None:
             shapes.append(shape)
     if index.of(tokens.AKS_NODE_POOL) and not index.of(tokens.AKS_CLUSTER):
         gaps.append("the AKS node pools join an existing cluster: its other node pools are not in the plan")
@@ -122,26 +126,59 @@ def _aks_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
     profile = props.get("gpuInstance") if isinstance(props.get("gpuInstance"), str) else None
     if profile is not None and aks_rules.mig_problem(gpus, profile, aks):
         return f"{profile} is not a GPU instance profile of {gpus.vm_size}"
-    if props.get("autoScalingEnabled"):
-        sizes = (as_int(props.get("minCount")), as_int(props.get("minCount")), as_int(props.get("maxCount"), 1))
-    else:
-        count = as_int(props.get("nodeCount"), 1)
-        sizes = (count, count, count)
+    sizes = _aks_sizes(props)
     taints = [t for t in (aks_rules.parse_taint(x) for x in props.get("nodeTaints") or [] if isinstance(x, str)) if t]
-    labels = {str(k): str(v) for k, v in (props.get("nodeLabels") or {}).items()}
+    labels = {**_aks_os(props, cat), **{str(k): str(v) for k, v in (props.get("nodeLabels") or {}).items()}}
     name = props.get("name") if isinstance(props.get("name"), str) else pool.name
     return node_capacity.aks_node_shape(name, gpus, profile, labels, taints, sizes, cat.facts.eks.accelerator_resources.nvidia, aks)
 
 
-def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str | None:
-    """A GKE pool with GPUs as the scheduler sees it; None for a pool without GPUs (a system pool,
-    whose CPU and memory the catalog does not hold), the reason when its GPUs are not known."""
+def _aks_os(props: Mapping, cat: Catalog) -> dict[str, str]:
+    return node_capacity.os_label(cat.facts.eks, "windows" if props.get("osType") == "Windows" else "linux")
+
+
+def _aks_sizes(props: Mapping) -> tuple[int, int, int]:
+    if props.get("autoScalingEnabled"):
+        return (as_int(props.get("minCount")), as_int(props.get("minCount")), as_int(props.get("maxCount"), 1))
+    count = as_int(props.get("nodeCount"), 1)
+    return (count, count, count)
+
+
+def _aks_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | None:
+    """A created cluster's default (system) pool: where CoreDNS and operators' controllers run. Its
+    VM size's CPU and memory are not in the catalog: where a pod may go is judged, not what fits."""
+    pool = cluster.props.get("defaultNodePool")
+    if not isinstance(pool, Mapping):
+        return None
+    aks = cat.facts.aks
+    name = pool.get("name") if isinstance(pool.get("name"), str) else "default"
+    labels = {**_aks_os(pool, cat), **{str(k): str(v) for k, v in (pool.get("nodeLabels") or {}).items()}, aks.pool_label: name}
+    taint = aks.critical_addons_taint
+    taints = [{"key": taint.key, "value": taint.value, "effect": taint.effect}] if pool.get("onlyCriticalAddonsEnabled") else []
+    return node_capacity.plain_node_shape(name, str(pool.get("vmSize")), labels, taints, _aks_sizes(pool))
+
+
+def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
+    """A GKE pool as the scheduler sees it (one without GPUs, a system pool, judged by its labels
+    and taints only: the catalog does not hold machine types' CPU and memory); the reason when its
+    GPUs are not known."""
     props, gke = pool.props, cat.facts.gke
     config = props.get("nodeConfig") if isinstance(props.get("nodeConfig"), Mapping) else {}
     accelerators = [a for a in config.get("guestAccelerators") or [] if isinstance(a, Mapping)]
     machine_type = config.get("machineType")
+    zones = gke_rules.pool_zones(props) or 1  # a regional pool's zones are its cluster's: placement counts one at least
+    scaling = props.get("autoscaling") if isinstance(props.get("autoscaling"), Mapping) else None
+    if scaling:
+        low, high = as_int(scaling.get("minNodeCount")), as_int(scaling.get("maxNodeCount"), 1)
+        sizes = (low * zones, low * zones, high * zones)
+    else:
+        count = as_int(props.get("nodeCount"), as_int(props.get("initialNodeCount"), 1))
+        sizes = (count * zones, count * zones, count * zones)
+    labels = {**node_capacity.os_label(cat.facts.eks), **{str(k): str(v) for k, v in (config.get("labels") or {}).items()}}
+    taints = [k8s_filters.taint(t) for t in config.get("taints") or [] if isinstance(t, Mapping)]
+    name = props.get("name") if isinstance(props.get("name"), str) else f"{props['namePrefix']}*" if isinstance(props.get("namePrefix"), str) else pool.name
     if not accelerators and not (isinstance(machine_type, str) and machine_type in gke.machine_types):
-        return None
+        return node_capacity.plain_node_shape(name, str(machine_type), {**labels, gke.labels.node_pool: name}, taints, sizes)
     first = accelerators[0] if accelerators else {}
     count = first.get("count")
     gpus = gke_rules.gpus(str(machine_type), first.get("type"), int(count) if isinstance(count, (int, float)) else None, gke)
@@ -152,17 +189,6 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str | 
         return f"partition size {partition} is not one of {gpus.accelerator}'s"
     sharing_config = first.get("gpuSharingConfig") if isinstance(first.get("gpuSharingConfig"), Mapping) else {}
     sharing = (str(sharing_config.get("gpuSharingStrategy")), as_int(sharing_config.get("maxSharedClientsPerGpu"), 1)) if sharing_config else None
-    zones = gke_rules.pool_zones(props) or 1  # a regional pool's zones are its cluster's: placement counts one at least
-    scaling = props.get("autoscaling") if isinstance(props.get("autoscaling"), Mapping) else None
-    if scaling:
-        low, high = as_int(scaling.get("minNodeCount")), as_int(scaling.get("maxNodeCount"), 1)
-        sizes = (low * zones, low * zones, high * zones)
-    else:
-        count = as_int(props.get("nodeCount"), as_int(props.get("initialNodeCount"), 1))
-        sizes = (count * zones, count * zones, count * zones)
-    labels = {str(k): str(v) for k, v in (config.get("labels") or {}).items()}
-    taints = [k8s_filters.taint(t) for t in config.get("taints") or [] if isinstance(t, Mapping)]
-    name = props.get("name") if isinstance(props.get("name"), str) else pool.name
     return node_capacity.gke_node_shape(name, gpus, partition, sharing, labels, taints, sizes, cat.facts.eks.accelerator_resources.nvidia, gke)
 
 
@@ -207,7 +233,8 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
     for release in index.of(tokens.HELM_RELEASE):
         if release.props.get("chart") == gpu_operator.chart:
             values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
-            pods += k8s_workloads.gpu_operator_pods(gpu_operator, values, release.name, release.urn, eks.accelerator_resources.nvidia)
+            name = release.props.get("name") if isinstance(release.props.get("name"), str) else release.name
+            pods += k8s_workloads.gpu_operator_pods(gpu_operator, values, name, release.urn, eks.accelerator_resources.nvidia)
     clusters = index.of(tokens.EKS_CLUSTER)
     if clusters:
         if any(c.props.get("bootstrapSelfManagedAddons") is not False for c in clusters):

@@ -77,7 +77,8 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
     found: list[tuple[tuple, k8s_scheduler.PodTemplate]] = []
     for key, values in plugin_values.items():
         if key == OPERATOR:
-            found += [(("kubernetes", "gpuOperator"), pod) for pod in k8s_workloads.gpu_operator_pods(charts_facts.gpu_operator, values, key, None, eks.accelerator_resources.nvidia)]
+            release = f"{fleet.cluster.name}-gpu-operator"  # EksFleet's name for the release
+            found += [(("kubernetes", "gpuOperator"), pod) for pod in k8s_workloads.gpu_operator_pods(charts_facts.gpu_operator, values, release, None, eks.accelerator_resources.nvidia)]
             continue
         chart = charts_facts.plugins()[key]
         for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, plan_pods.advertised(chart, values, eks)):

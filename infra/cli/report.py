@@ -190,7 +190,7 @@ def _landing(p: dict) -> str:
     if p["status"] == "daemon":
         lines = [f"{g}: on {counted(v['placed'], 'node')}" for g, v in groups.items()]
     else:
-        lines = [f"{g}: {v['perNode']} per node, {v['placed']} placed" for g, v in groups.items()]
+        lines = [f"{g}: " + (f"{v['perNode']} per node, " if v["perNode"] is not None else "") + f"{v['placed']} placed" for g, v in groups.items()]
     for g, n in (p.get("scaleUp") or {}).items():
         lines.append(f"{g}: +{counted(n, 'node')} after scale-up")
     return "\n".join(lines) or "-"
