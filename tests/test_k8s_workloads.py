@@ -161,6 +161,12 @@ def test_the_gpu_operators_controllers_come_from_its_values_and_its_subchart_s_d
     given = {"node-feature-discovery": {"gc": {"enable": False}, "master": {"replicaCount": 3, "tolerations": []}}}
     [_, _, master] = kw.gpu_operator_pods(chart, given, "ml", None, "r")
     assert (master.replicas, master.tolerations) == (3, ())
+    [_, _, gc] = kw.gpu_operator_pods(chart, {"node-feature-discovery": {"master": {"enable": False}}}, "ml", None, "r")
+    assert gc.owner.startswith("Deployment gpu-operator/ml-node-feature-discovery-gc ")
+    # A replicaCount given as null falls back to the template's default of one.
+    assert kw.gpu_operator_pods(chart, {"node-feature-discovery": {"master": {"replicaCount": None}}}, "ml", None, "r")[2].replicas == 1
+    # Names are cut at 63 characters, without a trailing hyphen (the helper's trunc and trimSuffix).
+    assert kw.gpu_operator_pods(chart, None, "r" * 61, None, "r")[2].owner.split()[1] == f"gpu-operator/{'r' * 61}-n-master"
 
 
 def test_a_device_plugin_release_is_named_by_its_chart():

@@ -216,3 +216,11 @@ def test_an_aks_pools_label_resources_and_sizes():
     assert shape.labels == {"team": "ml", aks.pool_label: "gpu"}
     assert shape.allocatable == {"nvidia.com/gpu": aks_rules.gpu_resources_per_node(node, None, aks)}
     assert (shape.min_nodes, shape.nodes, shape.max_nodes) == (1, 2, 3)
+
+
+def test_a_pool_of_an_uncatalogued_machine_size_is_judged_by_labels_and_taints_only():
+    taint = {"key": "CriticalAddonsOnly", "value": "true", "effect": "NoSchedule"}
+    shape = node_capacity.plain_node_shape("system", "Standard_D4s_v5", {"kubernetes.io/os": "linux"}, [taint], (1, 2, 5))
+    assert (shape.min_nodes, shape.nodes, shape.max_nodes) == (1, 2, 5)
+    assert shape.taints == (taint,) and shape.allocatable == {} and shape.unknown_resources == {"cpu", "memory", "pods"}
+    assert shape.unknown_reason == "is not in the catalog for Standard_D4s_v5 nodes: not checked"
