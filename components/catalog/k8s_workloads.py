@@ -159,7 +159,7 @@ def gpu_operator_pods(chart: Chart, given: Mapping | None, release: str, urn: st
     workers' nodeSelector), advertising nvidia.com/gpu, unless the release turns it off; then its
     controllers (controller_pods)."""
     values = charts.merge(charts.defaults(chart), given)
-    controllers = controller_pods(chart, values, release, urn)
+    controllers = controller_pods(chart, given, release, urn)
     if charts.at(values, ["devicePlugin", "enabled"]) is False:
         return controllers
     spec = {
@@ -172,15 +172,21 @@ def gpu_operator_pods(chart: Chart, given: Mapping | None, release: str, urn: st
     return [pod_template(owner, None, spec, urn=urn, source=source, advertises=(resource,)), *controllers]
 
 
-def controller_pods(chart: Chart, values: Mapping, release: str, urn: str | None) -> list[PodTemplate]:
+def controller_pods(chart: Chart, given: Mapping | None, release: str, urn: str | None) -> list[PodTemplate]:
     """The Deployments a chart runs besides its node agents (the GPU Operator's controller, node
-    feature discovery's master and garbage collector), from the release's merged values."""
+    feature discovery's master and garbage collector). Their values merge as Helm merges them: the
+    subchart's defaults, the chart's values.yaml, the release's values (where a null removes a key,
+    and a Deployment without replicas gets Kubernetes' one)."""
+    defaults = charts.defaults(chart)
+    values = charts.merge(defaults, given)
     found = []
     for c in chart.controllers:
         if any(charts.at(values, path) is False for path in c.enabled_paths):
             continue
-        given = charts.at(values, c.values_path)
-        merged = charts.merge(c.defaults, given if isinstance(given, Mapping) else {})
+        merged = c.defaults
+        for layer in (defaults, given or {}):
+            part = charts.at(layer, c.values_path)
+            merged = charts.merge(merged, part if isinstance(part, Mapping) else {})
         replicas = c.replicas if c.replicas is not None else _count(merged.get("replicaCount"), 1)
         spec = {key: merged[key] for key in ("nodeSelector", "tolerations", "affinity") if merged.get(key)}
         spec["containers"] = [{"name": c.name, "resources": merged.get("resources") or {}}]
