@@ -217,3 +217,15 @@ def test_the_gpu_operators_controllers_need_an_untainted_aks_system_pool(judge):
     ]
     [message, *_] = findings(judge(critical["resources"]), "k8s-pods-schedulable")
     assert "0/5 nodes are available: 2 node(s) had untolerated taint {CriticalAddonsOnly: true}, 3 node(s) had untolerated taint {sku: gpu}." in message
+
+
+def test_a_default_pool_of_another_shape_is_refused_by_field(tmp_path):
+    """What the placement reads of an AKS cluster's default pool is checked before it is read."""
+    from tests.conftest import run_cli
+    from tests.plan_edits import edited
+
+    plan = edited("aks-gpu-operator", "aks", "kubernetesCluster:KubernetesCluster", lambda r: r["inputs"]["defaultNodePool"].update(nodeLabels=["a"]))
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    code, _, err = run_cli("check", str(path))
+    assert code == 2 and "inputs.defaultNodePool.nodeLabels = [\"a\"]: must be an object" in err and "Traceback" not in err, err

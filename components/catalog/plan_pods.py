@@ -154,7 +154,7 @@ def _aks_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShap
     name = pool.get("name") if isinstance(pool.get("name"), str) else "default"
     labels = {**_aks_os(pool, cat), **{str(k): str(v) for k, v in (pool.get("nodeLabels") or {}).items()}, aks.pool_label: name}
     taint = aks.critical_addons_taint
-    taints = [{"key": taint.key, "value": taint.value, "effect": taint.effect}] if pool.get("onlyCriticalAddonsEnabled") else []
+    taints = [{"key": taint.key, "value": taint.value, "effect": taint.effect}] if pool.get("onlyCriticalAddonsEnabled") in (True, "true") else []
     return node_capacity.plain_node_shape(name, str(pool.get("vmSize")), labels, taints, _aks_sizes(pool))
 
 

@@ -122,16 +122,24 @@ SHAPES: dict[str, dict] = {
             "migStrategy": str,
             "config": {"name": str, "default": str, "map": {str: str}},
             "devicePlugin": {"enabled": BOOL, **_PLUGIN_POD, "config": {"data": {str: str}}},
+            # The GPU Operator's controllers (components/catalog/k8s_workloads.controller_pods).
+            "operator": _PLUGIN_POD,
+            "nfd": {"enabled": BOOL},
             # The GPU Operator's (components/catalog/k8s_workloads.gpu_operator_pods, the driver rules).
             "driver": {"enabled": BOOL},
             "daemonsets": {"tolerations": [_TOLERATION]},
-            "node-feature-discovery": {"worker": {"tolerations": [_TOLERATION], "nodeSelector": {str: str}}},
+            "node-feature-discovery": {
+                "worker": {"tolerations": [_TOLERATION], "nodeSelector": {str: str}},
+                "master": {"enable": BOOL, "replicaCount": NUM, **_PLUGIN_POD},
+                "gc": {"enable": BOOL, "replicaCount": NUM, **_PLUGIN_POD},
+            },
             "supportedInstanceLabels": {"keys": [str], "values": [str]},
             "neuronInstances": [str],
         },
     },
     tokens.GKE_NODE_POOL: {
         "name": str,
+        "namePrefix": str,
         "location": str,
         "nodeLocations": [str],
         "nodeCount": NUM,
@@ -165,6 +173,20 @@ SHAPES: dict[str, dict] = {
         "nodeTaints": [str],
         "nodeLabels": {str: str},
         "priority": str,
+        "osType": str,
+    },
+    # A created cluster's default (system) pool (components/catalog/plan_pods._aks_default_pool).
+    tokens.AKS_CLUSTER: {
+        "defaultNodePool": {
+            "name": str,
+            "vmSize": str,
+            "nodeCount": NUM,
+            "autoScalingEnabled": BOOL,
+            "minCount": NUM,
+            "maxCount": NUM,
+            "nodeLabels": {str: str},
+            "onlyCriticalAddonsEnabled": BOOL,
+        },
     },
     tokens.ACK_NODE_POOL: {
         "nodePoolName": str,
