@@ -85,7 +85,7 @@ POLICIES = [
     StackValidationPolicy(
         name="k8s-pods-schedulable",
         description="Every pod template of the plan (workloads, MPIJob launcher and workers, device-plugin DaemonSets, the "
-        "MPI operator, EKS's CoreDNS) passes kube-scheduler's filters (taints, node selector and affinity, requests "
+        "MPI operator and the GPU Operator's controllers, EKS's CoreDNS) passes kube-scheduler's filters (taints, node selector and affinity, requests "
         "against allocatable) on a node group of the plan, for all its replicas.",
         enforcement_level=EnforcementLevel.MANDATORY,
         validate=_validate_pods,
