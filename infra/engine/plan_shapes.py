@@ -38,6 +38,8 @@ _PLUGIN_POD = {
     "resources": _CONTAINER["resources"],
 }
 _REPLICA = {"replicas": NUM, "template": _TEMPLATE}
+# What the placement reads of an AKS pool, a separate one or a cluster's default one.
+_AKS_POOL = {"name": str, "vmSize": str, "nodeCount": NUM, "autoScalingEnabled": BOOL, "minCount": NUM, "maxCount": NUM, "nodeLabels": {str: str}}
 _WORKLOAD = {
     "metadata": {"name": str, "namespace": str},
     "spec": {
@@ -162,32 +164,15 @@ SHAPES: dict[str, dict] = {
         },
     },
     tokens.AKS_NODE_POOL: {
-        "name": str,
-        "vmSize": str,
-        "nodeCount": NUM,
-        "autoScalingEnabled": BOOL,
-        "minCount": NUM,
-        "maxCount": NUM,
+        **_AKS_POOL,
         "gpuInstance": str,
         "gpuDriver": str,
         "nodeTaints": [str],
-        "nodeLabels": {str: str},
         "priority": str,
         "osType": str,
     },
     # A created cluster's default (system) pool (components/catalog/plan_pods._aks_default_pool).
-    tokens.AKS_CLUSTER: {
-        "defaultNodePool": {
-            "name": str,
-            "vmSize": str,
-            "nodeCount": NUM,
-            "autoScalingEnabled": BOOL,
-            "minCount": NUM,
-            "maxCount": NUM,
-            "nodeLabels": {str: str},
-            "onlyCriticalAddonsEnabled": BOOL,
-        },
-    },
+    tokens.AKS_CLUSTER: {"defaultNodePool": {**_AKS_POOL, "onlyCriticalAddonsEnabled": BOOL}},
     tokens.ACK_NODE_POOL: {
         "nodePoolName": str,
         "instanceTypes": [str],
