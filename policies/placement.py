@@ -8,7 +8,6 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
 
 from gpufleet.components.catalog import k8s_scheduler, plan_index, plan_placement
-from gpufleet.components.catalog.wording import counted
 from gpufleet.policies.inputs import plain
 
 # (the stack judged, its placement): the three policies judge one stack in turn. pulumi_policy gives
@@ -70,8 +69,7 @@ def _validate_unverified(args: StackValidationArgs, report: ReportViolation) -> 
         if p.status == k8s_scheduler.PENDING and not found.certain(p):
             report(f"{_pod_message(p)}; not certain{gaps}: {'; '.join(p.notes) or 'the plan is incomplete'}", p.pod.urn)
         elif p.status == k8s_scheduler.AFTER_SCALE_UP:
-            groups = ", ".join(f"{counted(n, 'new node')} of {g}" for g, n in p.scaled_up.items())
-            report(f"{p.pod.owner} is placeable only after scale-up ({groups}): a cluster autoscaler or a larger desiredSize adds them", p.pod.urn)
+            report(f"{p.pod.owner} is placeable only after scale-up ({k8s_scheduler.new_nodes(p.scaled_up)}): a cluster autoscaler or a larger desiredSize adds them", p.pod.urn)
         elif p.notes:
             report(f"{p.pod.owner}: {'; '.join(p.notes)}", p.pod.urn)
     for t in found.tasks:

@@ -314,3 +314,10 @@ def test_a_zero_request_leaves_none_of_a_resource_the_node_lacks():
     shape = node("cpu", 1)
     _, app = simulate([shape], [pod(cpu="1", **{"nvidia.com/gpu": 0}), pod(**{"nvidia.com/gpu": 1})])
     assert app.status == ks.PENDING and app.message == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+
+
+def test_the_nodes_a_pod_waits_for_read_in_words():
+    from gpufleet.components.catalog.k8s_scheduler import new_nodes
+
+    assert new_nodes({"g5": 1, "p5": 2}) == "1 new node of g5, 2 new nodes of p5"
+    assert new_nodes({}) == ""

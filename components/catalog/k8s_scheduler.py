@@ -30,6 +30,7 @@ from gpufleet.components.catalog.k8s_filters import (
     unavailable_message,
     untolerated_taint,
 )
+from gpufleet.components.catalog.wording import counted
 from gpufleet.components.catalog.k8s_shapes import (
     AFTER_SCALE_UP,
     DAEMON,
@@ -137,6 +138,12 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate]) -> list[P
             result.notes += [a for s in shapes if s.group in result.placed or s.group in result.scaled_up for a in s.assumptions]
         results.append(result)
     return results
+
+
+def new_nodes(scale_up: Mapping[str, int]) -> str:
+    """The nodes a pod waits for, in words ('1 new node of g5, 2 new nodes of p5'): the pack's
+    finding and the diff say it alike."""
+    return ", ".join(f"{counted(n, 'new node')} of {group}" for group, n in scale_up.items())
 
 
 def unserved(result: Placement, shapes: Sequence[NodeShape]) -> list[tuple[NodeShape, list[str]]]:

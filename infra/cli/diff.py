@@ -12,11 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpufleet.components.catalog import catalog, plan_placement, replacement
+from gpufleet.components.catalog import catalog, k8s_scheduler, plan_placement, replacement
 from gpufleet.cli import diagram
 from gpufleet.cli.property_changes import summarize
 from gpufleet.components.catalog.fleet_view import Group, accelerated_groups
-from gpufleet.components.catalog.wording import counted
 from gpufleet.components.catalog import tokens
 
 COUNTS = (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("neuronCores", "NeuronCores"), ("efaInterfaces", "EFA interfaces"))
@@ -208,7 +207,7 @@ def _placements(resources: list[dict]) -> dict[str, dict]:
     """Pod templates and task definitions by name, with their placement verdict."""
     found = plan_placement.placement(plan_placement.from_plan({"resources": resources})).as_dict()
     def why(p: dict) -> str:
-        grown = ", ".join(f"{counted(n, 'new node')} of {g}" for g, n in (p.get("scaleUp") or {}).items())
+        grown = k8s_scheduler.new_nodes(p.get("scaleUp") or {})
         return p.get("message") or (f"needs {grown} (a cluster autoscaler or a larger desiredSize)" if grown else "")
 
     out = {f"pod {p['pod']}": {"status": p["status"], "why": why(p)} for p in found["pods"]}
