@@ -227,7 +227,8 @@ class ChartController(Sourced):
     values are, the chart's own defaults for them when its values.yaml lacks them (a subchart's),
     the value paths that switch it off, and its replicas when the template fixes them."""
 
-    name: str  # "{nfd}" stands for node feature discovery's fullname (its _helpers.tpl)
+    name: str  # the Deployment's name, or with `subchart` what follows the subchart's fullname
+    subchart: str | None = None  # the subchart (its chart name) whose Deployment it is
     values_path: list[str]
     enabled_paths: list[list[str]] = []
     defaults: dict[str, Any] = {}

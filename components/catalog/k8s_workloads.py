@@ -158,8 +158,9 @@ def gpu_operator_pods(chart: Chart, given: Mapping | None, release: str, urn: st
     operands' tolerations (daemonsets.tolerations) on the nodes node feature discovery labels (its
     workers' nodeSelector), advertising nvidia.com/gpu, unless the release turns it off; then its
     controllers (controller_pods)."""
-    values = charts.merge(charts.defaults(chart), given)
-    controllers = controller_pods(chart, given, release, urn)
+    defaults = charts.defaults(chart)
+    values = charts.merge(defaults, given)
+    controllers = controller_pods(chart, defaults, given, values, release, urn)
     if charts.at(values, ["devicePlugin", "enabled"]) is False:
         return controllers
     spec = {
@@ -172,13 +173,12 @@ def gpu_operator_pods(chart: Chart, given: Mapping | None, release: str, urn: st
     return [pod_template(owner, None, spec, urn=urn, source=source, advertises=(resource,)), *controllers]
 
 
-def controller_pods(chart: Chart, given: Mapping | None, release: str, urn: str | None) -> list[PodTemplate]:
+def controller_pods(chart: Chart, defaults: Mapping, given: Mapping | None, values: Mapping, release: str, urn: str | None) -> list[PodTemplate]:
     """The Deployments a chart runs besides its node agents (the GPU Operator's controller, node
-    feature discovery's master and garbage collector). Their values merge as Helm merges them: the
-    subchart's defaults, the chart's values.yaml, the release's values (where a null removes a key,
-    and a Deployment without replicas gets Kubernetes' one)."""
-    defaults = charts.defaults(chart)
-    values = charts.merge(defaults, given)
+    feature discovery's master and garbage collector). `values` are the chart's `defaults` merged
+    with the release's `given` ones; a Deployment's own merge as Helm's: the subchart's defaults,
+    the chart's values.yaml, the release's values (where a null removes a key, and a Deployment
+    without replicas gets Kubernetes' one)."""
     found = []
     for c in chart.controllers:
         if any(charts.at(values, path) is False for path in c.enabled_paths):
@@ -190,15 +190,15 @@ def controller_pods(chart: Chart, given: Mapping | None, release: str, urn: str 
         replicas = c.replicas if c.replicas is not None else _count(merged.get("replicaCount"), 1)
         spec = {key: merged[key] for key in ("nodeSelector", "tolerations", "affinity") if merged.get(key)}
         spec["containers"] = [{"name": c.name, "resources": merged.get("resources") or {}}]
-        name = c.name.replace("{nfd}", _nfd_fullname(release))
+        name = f"{_fullname(release, c.subchart)}-{c.name}" if c.subchart else c.name
         found.append(pod_template(f"Deployment {chart.namespace}/{name} ({chart.chart} {chart.version})", replicas, spec, urn=urn, source=c.source))
     return found
 
 
-def _nfd_fullname(release: str) -> str:
-    """node-feature-discovery.fullname of its _helpers.tpl: the release name when it holds the chart's."""
-    name = "node-feature-discovery"
-    return (release if name in release else f"{release}-{name}")[:63].removesuffix("-")
+def _fullname(release: str, chart: str) -> str:
+    """Helm's conventional <chart>.fullname helper (node feature discovery's _helpers.tpl): the
+    release name when it holds the chart's, else both, cut at 63 characters without a trailing hyphen."""
+    return (release if chart in release else f"{release}-{chart}")[:63].removesuffix("-")
 
 
 def manifest_pods(entry: ManifestObject, urn: str | None) -> list[PodTemplate]:
