@@ -152,7 +152,8 @@ def _aks_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShap
         return None
     aks = cat.facts.aks
     name = pool.get("name") if isinstance(pool.get("name"), str) else "default"
-    labels = {**_aks_os(pool, cat), **{str(k): str(v) for k, v in (pool.get("nodeLabels") or {}).items()}, aks.pool_label: name}
+    # A system pool runs Linux (learn.microsoft.com/azure/aks/use-system-pools: its osType is Linux).
+    labels = {**node_capacity.os_label(cat.facts.eks), **{str(k): str(v) for k, v in (pool.get("nodeLabels") or {}).items()}, aks.pool_label: name}
     taint = aks.critical_addons_taint
     taints = [{"key": taint.key, "value": taint.value, "effect": taint.effect}] if pool.get("onlyCriticalAddonsEnabled") in (True, "true") else []
     return node_capacity.plain_node_shape(name, str(pool.get("vmSize")), labels, taints, _aks_sizes(pool))
