@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpufleet.components.catalog import predicates
+from gpufleet.components.rules import predicates
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.spec_model import Violation
 

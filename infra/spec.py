@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from pydantic import Field, ValidationError, create_model
 
-from gpufleet.components.catalog import catalog, plan_placement
+from gpufleet.components.catalog import catalog
+from gpufleet.components import simulate
 from gpufleet.components.spec_model import SpecModel, Violation
 
 NAMESPACE = "gpufleet"
@@ -149,7 +150,7 @@ def load_spec(config: dict[str, object]) -> SpecModel:
     """Validate the `gpufleet:*` config (keys without the namespace, structured values decoded);
     a config validated before in this process is not validated again."""
     try:
-        key = json.dumps([config, plan_placement.enabled()], sort_keys=True)
+        key = json.dumps([config, simulate.enabled()], sort_keys=True)
     except (TypeError, ValueError):
         key = None
     if key is not None and key in _VALIDATED:
@@ -187,7 +188,7 @@ def _validate(config: dict[str, object]) -> SpecModel:
 
             found = eks_checks.check_fleet(spec.eks, spec.region, cat)
             # Placement needs a fleet whose every other rule holds (known types, one zone per EFA group).
-            if not found and plan_placement.enabled():
+            if not found and simulate.enabled():
                 found = list(eks_placement.check_placement(spec.eks, spec.region, cat))
             issues += [_from_violation(v, "eks") for v in found]
     if spec.ack is not None:
@@ -198,14 +199,14 @@ def _validate(config: dict[str, object]) -> SpecModel:
         from gpufleet.components.gke import checks as gke_checks, placement as gke_placement
 
         found = gke_checks.check_fleet(spec.gke, cat.facts.gke)
-        if not found and plan_placement.enabled():
+        if not found and simulate.enabled():
             found = list(gke_placement.check_placement(spec.gke, cat))
         issues += [_from_violation(v, "gke") for v in found]
     if spec.aks is not None:
         from gpufleet.components.aks import checks as aks_checks, placement as aks_placement
 
         found = aks_checks.check_fleet(spec.aks, cat.facts.aks)
-        if not found and plan_placement.enabled():
+        if not found and simulate.enabled():
             found = list(aks_placement.check_placement(spec.aks, cat))
         issues += [_from_violation(v, "aks") for v in found]
     if not aws and spec.ack is None and spec.gke is None and spec.aks is None:

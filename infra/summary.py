@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpufleet.components.catalog import ack_rules, aks_rules, catalog, gke_rules, predicates
+from gpufleet.components.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules, predicates
+from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.facts import AckFacts, AksFacts, GkeFacts
 
 if TYPE_CHECKING:

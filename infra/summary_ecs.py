@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpufleet.components.catalog import catalog, ecs_gpu_sharing, ecs_scheduler, predicates
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import ecs_gpu_sharing, predicates
+from gpufleet.components.simulate import ecs_scheduler
 from gpufleet.components.ecs import checks as ecs_checks
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.wording import counted

@@ -20,7 +20,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import ack_rules, catalog, k8s_rules
+from gpufleet.components.rules import ack as ack_rules, k8s as k8s_rules
+from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.facts import AckFacts
 from gpufleet.policies.inputs import get, items, provider_region
 from gpufleet.policies.k8s import containers, pod_specs

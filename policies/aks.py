@@ -14,7 +14,9 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import aks_api, aks_rules, catalog, charts, tokens
+from gpufleet.components.apis import aks as aks_api
+from gpufleet.components.rules import aks as aks_rules
+from gpufleet.components.catalog import catalog, charts, tokens
 from gpufleet.components.catalog.facts import AksFacts
 from gpufleet.policies.k8s import operator_installs_driver
 from gpufleet.policies.inputs import get, items, plain

@@ -15,8 +15,10 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import api_rules, aws_api, catalog, k8s_rules
-from gpufleet.components.catalog.quotas import quota_problem
+from gpufleet.components.apis import aws_rules as api_rules, aws as aws_api
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import k8s as k8s_rules
+from gpufleet.components.rules.quotas import quota_problem
 from gpufleet.policies.ecs_task import EcsTask
 
 from gpufleet.policies.inputs import depended_on, get, items, plain

@@ -17,7 +17,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import catalog, ecs_gpu_sharing, managed_instances, predicates
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import ecs_gpu_sharing, managed_instances, predicates
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.components.catalog.wording import counted
 from gpufleet.policies.ecs_task import gpu_task, known_types

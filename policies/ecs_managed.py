@@ -11,7 +11,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import catalog, managed_instances, tokens
+from gpufleet.components.catalog import catalog, tokens
+from gpufleet.components.rules import managed_instances
 from gpufleet.policies.inputs import depended_on, get, provider_region
 
 

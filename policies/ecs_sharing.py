@@ -16,8 +16,9 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import catalog, ecs_gpu_sharing, tokens
-from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError
+from gpufleet.components.catalog import catalog, tokens
+from gpufleet.components.rules import ecs_gpu_sharing
+from gpufleet.components.simulate.ecs_placement import PlacementSyntaxError
 from gpufleet.policies.ecs_task import EcsTask, gpu_task, known_types
 from gpufleet.policies.inputs import get
 

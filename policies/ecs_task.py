@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from gpufleet.components.catalog import catalog, ecs_gpu_sharing, predicates
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import ecs_gpu_sharing, predicates
 from gpufleet.components.catalog.catalog import UnknownInstanceType
-from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
+from gpufleet.components.simulate.ecs_placement import PlacementSyntaxError, admitted_instance_types
 from gpufleet.components.catalog import tokens
 from gpufleet.policies.inputs import get, items, json_document
 

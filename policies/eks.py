@@ -16,8 +16,9 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import catalog, eks_rules, k8s_rules
-from gpufleet.components.catalog.efa import efa_bandwidth_note, efa_layout_problems
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules
+from gpufleet.components.rules.efa import efa_bandwidth_note, efa_layout_problems
 from gpufleet.policies.eks_nodes import has_efa, interfaces, node_group_type, template_types
 from gpufleet.policies.k8s import operator_installs_driver
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, present, truthy

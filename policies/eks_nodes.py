@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.catalog import InstanceType
-from gpufleet.components.catalog.efa import EFA_TYPES, EfaInterface
+from gpufleet.components.rules.efa import EFA_TYPES, EfaInterface
 from gpufleet.policies.inputs import depended_on, get, instance_type, items
 from gpufleet.components.catalog import tokens
 

@@ -19,7 +19,9 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import catalog, gke_api, gke_rules, k8s_rules, tokens
+from gpufleet.components.catalog import catalog, tokens
+from gpufleet.components.apis import gke as gke_api
+from gpufleet.components.rules import gke as gke_rules, k8s as k8s_rules
 from gpufleet.components.catalog.facts import GkeFacts
 from gpufleet.policies.inputs import get, items, plain
 from gpufleet.policies.k8s import containers, operator_installs_driver, pod_specs

@@ -16,7 +16,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import aks_rules, catalog, charts, eks_rules, k8s_rules
+from gpufleet.components.rules import aks as aks_rules, eks as eks_rules, k8s as k8s_rules
+from gpufleet.components.catalog import catalog, charts
 from gpufleet.policies.eks_nodes import has_efa, node_group_type
 from gpufleet.policies.inputs import depended_on, get, items, plain, truthy
 from gpufleet.components.catalog import tokens

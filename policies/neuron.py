@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from gpufleet.components.catalog import catalog, managed_instances, predicates
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import managed_instances, predicates
 from gpufleet.policies.ecs_task import EcsTask, known_types
 from gpufleet.policies.inputs import get, instance_type, provider_region, user_data_text
 from gpufleet.components.catalog import tokens

@@ -1,5 +1,5 @@
 """Placement rules: every pod template has a node and every task an instance to run on, as the
-placement simulator (components/catalog/plan_placement.py, the functions the stack spec calls)
+placement simulator (components/plans/placement.py, the functions the stack spec calls)
 finds them in the plan. A verdict the plan cannot decide (an existing cluster's other node groups, a
 fact assumed, memory that may be tight) goes to the advisory policy with what is missing."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
 
-from gpufleet.components.catalog import k8s_scheduler, plan_index, plan_placement
+from gpufleet.components.simulate import k8s_scheduler
+from gpufleet.components.plans import index as plan_index, placement as plan_placement
 from gpufleet.policies.inputs import plain
 
 # (the stack judged, its placement): the three policies judge one stack in turn. pulumi_policy gives

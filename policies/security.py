@@ -18,7 +18,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpufleet.components.catalog import catalog, predicates
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import predicates
 from gpufleet.policies.eks_nodes import template_types
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, text, truthy
 from gpufleet.components.catalog import tokens

@@ -6,8 +6,8 @@ CrossGuard's analyzer sees the stack as it will be, never the operation that get
 policy needs the deployed stack as its config: `deployed`, the resources of the plan that is live
 (a gpufleet plan's `resources`, as `gpufleet diff` passes them). Without it there is nothing to
 compare, and the policy says nothing. The replacement rules are the diff's
-(components/catalog/replacement.py), the capacity the deployed plan's groups
-(components/catalog/fleet_view.py).
+(components/plans/replacement.py), the capacity the deployed plan's groups
+(components/plans/groups.py).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import Mapping
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs, StackValidationPolicy
 
-from gpufleet.components.catalog import replacement
-from gpufleet.components.catalog.aws_api import UNKNOWN
-from gpufleet.components.catalog.fleet_view import CARRIED, accelerated_groups
+from gpufleet.components.plans import replacement
+from gpufleet.components.catalog.tokens import UNKNOWN
+from gpufleet.components.plans.groups import CARRIED, accelerated_groups
 from gpufleet.components.catalog.wording import counted
 from gpufleet.policies.inputs import plain
 

@@ -1,3 +1,3 @@
-"""The AWS request walk the tests use is the product's (components/catalog/aws_api.py)."""
+"""The AWS request walk the tests use is the product's (components/apis/aws.py)."""
 
-from gpufleet.components.catalog.aws_api import CHECKED_TYPES, Request, to_request  # noqa: F401
+from gpufleet.components.apis.aws import CHECKED_TYPES, Request, to_request  # noqa: F401

@@ -212,7 +212,7 @@ def test_the_spec_takes_eks_label_lengths_from_the_api_model(stack_variant):
 
 
 def test_the_pack_walks_the_api_model(judge):
-    from gpufleet.components.catalog.aws_api import UNKNOWN
+    from gpufleet.components.apis.aws import UNKNOWN
 
     good = resource(LT, "good", {"name": "good-template", "metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1.0}})
     typo = resource(LT, "typo", {"name": "typo-template", "metadataOptions": {"httpTokens": "requird"}})

@@ -6,9 +6,10 @@ import re
 
 import pytest
 
-from gpufleet.components.catalog import catalog, generate, predicates
+from gpufleet.components.catalog import catalog, generate
+from gpufleet.components.rules import predicates
 from gpufleet.components.catalog.catalog import UnknownInstanceType
-from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog.generate.sources import MotoSnapshot
 
 CAT = catalog.load()
 

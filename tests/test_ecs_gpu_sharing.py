@@ -7,8 +7,10 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog, ecs_gpu_sharing, ecs_scheduler
-from gpufleet.components.catalog.ecs_placement import member_of
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import ecs_gpu_sharing
+from gpufleet.components.simulate import ecs_scheduler
+from gpufleet.components.simulate.ecs_placement import member_of
 from gpufleet.components.ecs.args import WorkloadArgs
 from gpufleet.components.ecs.container_definitions import container_definitions
 from gpufleet.spec import SpecError, load_spec

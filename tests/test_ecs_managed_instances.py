@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog, managed_instances
-from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import managed_instances
+from gpufleet.components.catalog.generate.sources import MotoSnapshot
 from gpufleet.components.ecs.args import WorkloadArgs
 from gpufleet.components.ecs.container_definitions import container_definitions
 from gpufleet.spec import SpecError, load_spec

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog.generate.sources import MotoSnapshot
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
 from gpufleet.engine.runtime import EngineError, run_program
 from tests.conftest import ROOT

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.components.catalog import catalog, eks_rules
-from gpufleet.components.catalog.efa import efa_layout
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import eks as eks_rules
+from gpufleet.components.rules.efa import efa_layout
 from tests.conftest import ROOT, run_cli
 
 EXAMPLES = ROOT / "examples"

@@ -11,7 +11,7 @@ import pytest
 from botocore.stub import Stubber
 
 from gpufleet.components.catalog import generate
-from gpufleet.components.catalog.sources import LiveAws, MotoSnapshot
+from gpufleet.components.catalog.generate.sources import LiveAws, MotoSnapshot
 
 
 @pytest.fixture

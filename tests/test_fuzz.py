@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from gpufleet.components.catalog import plan_placement
+from gpufleet.components.plans import placement as plan_placement
 from gpufleet.cli import plan_file
 from gpufleet.cli.diff import diff_plans
 from gpufleet.cli.diff_render import render

@@ -1,4 +1,4 @@
-"""components/catalog/k8s_filters.py: kube-scheduler's filters at their edges, in the scheduler's
+"""components/simulate/k8s_filters.py: kube-scheduler's filters at their edges, in the scheduler's
 own words (TaintToleration, NodeAffinity, NodeResourcesFit, the kubelet's admission, FitError)."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from collections import Counter
 
 import pytest
 
-from gpufleet.components.catalog import k8s_filters as kf
-from gpufleet.components.catalog.k8s_shapes import NodeShape, PodTemplate
+from gpufleet.components.rules import k8s as k8s_rules
+from gpufleet.components.simulate import k8s_filters as kf
+from gpufleet.components.simulate.k8s_shapes import NodeShape, PodTemplate
 
 
 def node(**kw) -> NodeShape:
@@ -24,9 +25,9 @@ def pod(**kw) -> PodTemplate:
 
 
 def test_a_taint_keeps_its_value_only_when_it_has_one():
-    assert kf.taint({"key": "k", "effect": "NO_SCHEDULE"}) == {"key": "k", "effect": "NoSchedule"}
-    assert kf.taint({"key": "k", "value": "", "effect": "NO_EXECUTE"}) == {"key": "k", "effect": "NoExecute"}
-    assert kf.taint({"key": "k", "value": "v", "effect": "NoSchedule"}) == {"key": "k", "value": "v", "effect": "NoSchedule"}
+    assert k8s_rules.taint({"key": "k", "effect": "NO_SCHEDULE"}) == {"key": "k", "effect": "NoSchedule"}
+    assert k8s_rules.taint({"key": "k", "value": "", "effect": "NO_EXECUTE"}) == {"key": "k", "effect": "NoExecute"}
+    assert k8s_rules.taint({"key": "k", "value": "v", "effect": "NoSchedule"}) == {"key": "k", "value": "v", "effect": "NoSchedule"}
 
 
 @pytest.mark.parametrize(
@@ -44,7 +45,7 @@ def test_a_taint_keeps_its_value_only_when_it_has_one():
     ],
 )
 def test_toleration_matching(toleration, matches):
-    assert kf.toleration_matches(toleration, {"key": "gpu", "value": "yes", "effect": "NO_SCHEDULE"}) is matches
+    assert k8s_rules.toleration_matches(toleration, {"key": "gpu", "value": "yes", "effect": "NO_SCHEDULE"}) is matches
 
 
 def test_only_noschedule_and_noexecute_taints_keep_pods_off_and_every_taint_is_looked_at():

@@ -1,4 +1,4 @@
-"""components/catalog/k8s_shapes.py: Kubernetes quantities read in every suffix the API takes
+"""components/simulate/k8s_shapes.py: Kubernetes quantities read in every suffix the API takes
 (apimachinery's resource.Quantity: binary Ki..Ei, decimal n..E, exponents), rounded up as the API
 server rounds, and shown back in the units people write."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog.k8s_shapes import Placement, PodTemplate, QuantityError, quantity, show
+from gpufleet.components.simulate.k8s_shapes import Placement, PodTemplate, QuantityError, quantity, show
 
 
 @pytest.mark.parametrize(

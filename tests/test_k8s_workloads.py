@@ -1,4 +1,4 @@
-"""components/catalog/k8s_workloads.py: the pod templates read from Kubernetes objects (every
+"""components/simulate/k8s_workloads.py: the pod templates read from Kubernetes objects (every
 workload kind, the Kubeflow MPIJob), EKS's add-ons and their configuration values, and the charts'
 device plugins: where each pod spec is, how many replicas, and what a pod requests."""
 
@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog import catalog, k8s_workloads as kw
+from gpufleet.components.catalog import catalog
+from gpufleet.components.simulate import k8s_workloads as kw
 
 FACTS = catalog.load().facts
 SPEC = {"containers": [{"name": "main", "image": "x:1"}]}

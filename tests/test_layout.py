@@ -5,44 +5,172 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from tests.conftest import ROOT
 
-# What each component package may import of its siblings: k8s and network are leaves (with the
-# catalog and the shared model base); ECS, EKS and ACK use them, never each other.
+# The rooms, lowest first, and what each may import besides itself. The shared kernel is layered
+# catalog < apis < rules < simulate < plans; platforms and leaves use the kernel but never plans/
+# (reading a plan is the pack's and the CLI's business); the pack imports only the five kernel rooms
+# (never the generator's sub-room, which reaches live AWS); infra's own rooms come last, the CLI on top.
+KERNEL = ("catalog", "apis", "rules", "simulate", "plans")
+_BELOW_PLANS = {"catalog", "apis", "rules", "simulate"}
+_SHARED = _BELOW_PLANS | {"components"}  # components/spec_model.py, capacity_checks.py: the model base
+_COMPONENT_ROOMS = set(KERNEL) | {"catalog.generate", "components", "network", "k8s", "ecs", "eks", "ack", "gke", "aks"}
 ALLOWED = {
     "catalog": set(),
-    "network": {"catalog"},
-    "k8s": {"catalog"},
-    "ecs": {"catalog", "network"},
-    "eks": {"catalog", "network", "k8s"},
-    "ack": {"catalog", "k8s"},
-    "gke": {"catalog", "k8s"},
-    "aks": {"catalog", "k8s"},
+    "catalog.generate": {"catalog"},
+    "apis": {"catalog"},
+    "rules": {"catalog", "apis"},
+    "simulate": {"catalog", "apis", "rules"},
+    "plans": set(_BELOW_PLANS),
+    "components": set(_BELOW_PLANS),
+    "network": _SHARED,
+    "k8s": _SHARED,
+    "ecs": _SHARED | {"network"},
+    "eks": _SHARED | {"network", "k8s"},
+    "ack": _SHARED | {"k8s"},
+    "gke": _SHARED | {"k8s"},
+    "aks": _SHARED | {"k8s"},
+    "policies": set(KERNEL),
+    "gpufleet": _COMPONENT_ROOMS | {"stacks"},  # infra/*.py: the program, spec, summary, library
+    "analyzer": _COMPONENT_ROOMS | {"gpufleet"},
+    "engine": _COMPONENT_ROOMS | {"gpufleet", "analyzer"},
+    "cli": _COMPONENT_ROOMS | {"gpufleet", "analyzer", "engine", "stacks", "policies"},
+    "stacks": set(),  # the shipped stack files: data, no code
 }
+# Where each room's files are, and the module prefix they install as.
+FOLDERS = {"components": "gpufleet.components", "infra": "gpufleet", "policies": "gpufleet.policies"}
 
 
-def _imports(path):
-    for node in ast.walk(ast.parse(path.read_text())):
+def room_of(module: str) -> str | None:
+    """The room a gpufleet module belongs to (None: not gpufleet's)."""
+    parts = module.split(".")
+    if parts[0] != "gpufleet":
+        return None
+    if len(parts) == 1:
+        return "gpufleet"
+    if parts[1] == "components":
+        if len(parts) == 2 or parts[2] in ("spec_model", "capacity_checks"):
+            return "components"
+        if parts[2] == "catalog" and len(parts) > 3 and parts[3] == "generate":
+            return "catalog.generate"
+        return parts[2]
+    if parts[1] in ("analyzer", "engine", "cli", "policies", "stacks"):
+        return parts[1]
+    return "gpufleet"
+
+
+def module_name(path) -> str:
+    folder, *rest = path.relative_to(ROOT).with_suffix("").parts
+    if rest[-1] == "__init__":
+        rest = rest[:-1]
+    return ".".join([FOLDERS[folder], *rest])
+
+
+def imported(source: str):
+    """Every module a file imports, at the top or inside a function (a lazy import is still one)."""
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.module:
-            yield node.module
+            # `from gpufleet.components import simulate` imports the room simulate.
+            yield from (f"{node.module}.{a.name}" for a in node.names)
         elif isinstance(node, ast.Import):
             yield from (a.name for a in node.names)
 
 
-def test_component_packages_import_only_the_rooms_below_them():
-    for package, allowed in ALLOWED.items():
-        for path in sorted((ROOT / "components" / package).glob("*.py")):
-            for name in _imports(path):
-                parts = name.split(".")
-                if parts[:2] != ["gpufleet", "components"] or len(parts) < 3 or parts[2] in ("spec_model", "capacity_checks"):
-                    continue
-                assert parts[2] == package or parts[2] in allowed, f"{path.relative_to(ROOT)} imports {name}"
+def layering_violations(files: dict) -> list[str]:
+    """{module name: source} -> each import that reaches a room its room may not use."""
+    found = []
+    for module, source in files.items():
+        room = room_of(module)
+        for name in imported(source):
+            target = room_of(name)
+            if target is not None and target != room and target not in ALLOWED[room]:
+                found.append(f"{module} ({room}) imports {name} ({target})")
+    return found
+
+
+def module_cycles(files: dict) -> list[list[str]]:
+    """Import cycles between gpufleet's modules (any import, lazy ones included)."""
+    graph = {}
+    for module, source in files.items():
+        deps = set()
+        for name in imported(source):
+            while name and name not in files:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                deps.add(name)
+        graph[module] = deps
+    cycles, state = [], {}
+
+    def visit(module, path):
+        state[module] = "open"
+        for dep in sorted(graph[module]):
+            if state.get(dep) == "open":
+                cycles.append(path[path.index(dep):] + [dep])
+            elif dep not in state:
+                visit(dep, path + [dep])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    return cycles
+
+
+def tree() -> dict:
+    return {module_name(p): p.read_text() for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))}
+
+
+def test_every_folder_is_a_room():
+    assert {room_of(m) for m in tree()} == set(ALLOWED) - {"stacks"}
+
+
+def test_each_room_imports_only_the_rooms_below_it():
+    assert layering_violations(tree()) == []
+
+
+def test_the_rooms_are_ordered():
+    """ALLOWED itself is a partial order: no two rooms may use each other, however indirectly."""
+    seen = {}
+
+    def below(room):
+        if room not in seen:
+            seen[room] = set()
+            seen[room] = set(ALLOWED[room]).union(*(below(r) for r in ALLOWED[room]))
+        return seen[room]
+
+    assert not [room for room in ALLOWED if room in below(room)]
+
+
+def test_no_module_imports_itself_around_a_cycle():
+    assert module_cycles(tree()) == []
+
+
+@pytest.mark.parametrize("room", sorted(set(ALLOWED) - {"stacks"}))
+def test_an_upward_import_planted_in_a_room_is_caught(room):
+    files = tree()
+    upward = sorted(r for r in ALLOWED if r != room and r not in ALLOWED[room] and r != "stacks")
+    if not upward:
+        pytest.skip(f"{room} may import every other room")
+    target = {"gpufleet": "gpufleet.program", "components": "gpufleet.components.spec_model",
+              "catalog.generate": "gpufleet.components.catalog.generate.sources"}.get(upward[-1])
+    target = target or next(m for m in files if room_of(m) == upward[-1])
+    module = next(m for m in files if room_of(m) == room)
+    files[module] += f"\nfrom {target} import something\n"
+    assert layering_violations(files) == [f"{module} ({room}) imports {target}.something ({upward[-1]})"]
+
+
+def test_a_cycle_planted_between_two_modules_is_caught():
+    files = tree()
+    files["gpufleet.cli.many"] += "\nfrom gpufleet.cli.main import main\n"
+    assert ["gpufleet.cli.main", "gpufleet.cli.many", "gpufleet.cli.main"] in module_cycles(files)
 
 
 def test_the_engine_and_the_analyzer_do_not_import_the_cli():
     for room in ("engine", "analyzer"):
         for path in sorted((ROOT / "infra" / room).glob("*.py")):
-            assert not [n for n in _imports(path) if n.startswith("gpufleet.cli")], path
+            assert not [n for n in imported(path.read_text()) if n.startswith("gpufleet.cli")], path
 
 
 def test_type_tokens_are_declared_once():

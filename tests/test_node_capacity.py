@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog import catalog, node_capacity
-from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog import catalog
+from gpufleet.components.simulate import node_capacity
+from gpufleet.components.catalog.generate.sources import MotoSnapshot
 
 CAT = catalog.load()
 FACTS = CAT.facts
@@ -171,7 +172,7 @@ def _ack_shape(types, labels, sizes=(1, 2, 3)):
 
 
 def test_an_ack_pools_devices_per_gpu_and_its_sizes():
-    from gpufleet.components.catalog import ack_rules
+    from gpufleet.components.rules import ack as ack_rules
 
     ack = FACTS.ack
     four = next(n for n in ack.gpu_instance_types if ack_rules.gpu_type(n, ack).gpus > 1)
@@ -186,7 +187,7 @@ def test_an_ack_pools_devices_per_gpu_and_its_sizes():
 
 
 def test_a_gke_pools_labels_resources_and_sizes():
-    from gpufleet.components.catalog import gke_rules
+    from gpufleet.components.rules import gke as gke_rules
 
     gke = FACTS.gke
     names = gke.labels
@@ -208,7 +209,7 @@ def test_a_gke_pools_labels_resources_and_sizes():
 
 
 def test_an_aks_pools_label_resources_and_sizes():
-    from gpufleet.components.catalog import aks_rules
+    from gpufleet.components.rules import aks as aks_rules
 
     aks = FACTS.aks
     node = aks_rules.gpus("Standard_NC24ads_A100_v4", aks)

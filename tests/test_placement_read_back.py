@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import plan_placement
+from gpufleet.components.plans import placement as plan_placement
 from tests.conftest import ROOT, ecs_registered
 from tests.plan_edits import golden
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import base64
 import pytest
 
-from gpufleet.components.catalog import catalog, predicates
-from gpufleet.components.catalog.ecs_placement import member_of
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import predicates
+from gpufleet.components.simulate.ecs_placement import member_of
 from tests.policy_helpers import findings, gpu_container, launch_template, resource, task_definition
 
 

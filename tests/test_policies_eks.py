@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.catalog.efa import efa_layout
+from gpufleet.components.rules.efa import efa_layout
 from tests.policy_helpers import findings, resource
 
 SG = "aws:ec2/securityGroup:SecurityGroup"

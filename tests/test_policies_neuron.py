@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.catalog.ecs_placement import member_of
-from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.components.simulate.ecs_placement import member_of
+from gpufleet.components.catalog.generate.sources import MotoSnapshot
 from tests.conftest import preview_plan
 from tests.policy_helpers import findings, launch_template, resource, task_definition
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog.ecs_placement import member_of
-from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.components.simulate.ecs_placement import member_of
+from gpufleet.components.catalog.generate.sources import MotoSnapshot
 from gpufleet.components.ecs.args import WorkloadArgs
 from gpufleet.components.ecs.container_definitions import container_definitions
 from gpufleet.spec import SpecError, load_spec

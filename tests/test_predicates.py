@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog import catalog, predicates
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import predicates
 
 CAT = catalog.load()
 ECS = CAT.ecs()

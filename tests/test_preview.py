@@ -60,7 +60,7 @@ def test_launch_templates_use_the_gpu_ami_from_ssm_and_secure_defaults(plan):
     lts = by_type(plan, "aws:ec2/launchTemplate:LaunchTemplate")
     inference, training = lts["ml-gpu-inference"]["inputs"], lts["ml-gpu-training"]["inputs"]
     # moto's us-east-1 snapshot of /aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id
-    from gpufleet.components.catalog.sources import MotoSnapshot
+    from gpufleet.components.catalog.generate.sources import MotoSnapshot
 
     moto = MotoSnapshot()
     assert inference["imageId"] == moto.ssm_parameter("us-east-1", "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id")

@@ -11,7 +11,8 @@ import pulumi_azure as azure
 import pytest
 from pydantic.alias_generators import to_snake
 
-from gpufleet.components.catalog import aks_api, tokens
+from gpufleet.components.apis import aks as aks_api
+from gpufleet.components.catalog import tokens
 from tests.conftest import check_golden, preview_plan
 
 STACKS = ("aks-a100-mig", "aks-gpu-operator")

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from ruamel.yaml import YAML
 
-from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog.generate.sources import MotoSnapshot
 from gpufleet.engine.runtime import UNKNOWN
 from tests.conftest import ROOT, check_golden, preview_plan, run_cli
 

@@ -11,7 +11,8 @@ import pulumi_gcp as gcp
 import pytest
 from pydantic.alias_generators import to_snake
 
-from gpufleet.components.catalog import gke_api, tokens
+from gpufleet.components.apis import gke as gke_api
+from gpufleet.components.catalog import tokens
 from tests.conftest import check_golden, preview_plan, run_cli
 from tests.test_spec_errors_gke import SLICES
 

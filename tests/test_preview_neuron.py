@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog, predicates
-from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import predicates
+from gpufleet.components.catalog.generate.sources import MotoSnapshot
 from gpufleet.components.ecs.neuron import device_counts
 from gpufleet.spec import load_spec
 from tests.conftest import check_golden, preview_plan, run_cli

@@ -12,7 +12,7 @@ from pulumi_policy.policy import EnforcementLevel, _PolicyAnalyzerServicer
 
 import pulumi_policy.policy as pulumi_policy_module
 from gpufleet.policies import ack, ecs, eks, k8s, neuron, security, servicer_memo
-from gpufleet.components.catalog.ecs_placement import member_of
+from gpufleet.components.simulate.ecs_placement import member_of
 from tests.conftest import preview_plan
 from tests.policy_helpers import gpu_container, launch_template, task_definition
 
@@ -207,7 +207,7 @@ def test_the_placement_policies_place_a_stack_once_and_each_stack_anew(monkeypat
     a stack that differs only in what its resources read is placed again."""
     import json as _json
 
-    from gpufleet.components.catalog import plan_placement
+    from gpufleet.components.plans import placement as plan_placement
     from gpufleet.policies import placement
     from tests.conftest import ROOT
 

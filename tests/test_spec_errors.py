@@ -226,7 +226,7 @@ def test_an_internal_error_is_exit_4_in_one_line(monkeypatch):
 
 
 def test_spot_capacity_of_a_type_sold_on_demand_only(stack_variant):
-    from gpufleet.components.catalog.sources import MotoSnapshot
+    from gpufleet.components.catalog.generate.sources import MotoSnapshot
 
     classes = MotoSnapshot().instance_types()["hpc7a.12xlarge"]["SupportedUsageClasses"]
     assert "spot" not in classes

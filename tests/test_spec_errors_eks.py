@@ -6,7 +6,7 @@ import pytest
 
 from gpufleet.cli.diff import diff_plans
 
-from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog.generate.sources import MotoSnapshot
 from tests.test_spec_errors import _errors
 
 RAW = MotoSnapshot().instance_types()
@@ -473,7 +473,7 @@ def test_zones_with_existing_subnets(stack_variant):
 def test_a_taint_key_kubernetes_takes_and_the_eks_api_does_not(stack_variant):
     """Kubernetes takes a 60-character name under a prefix; CreateNodegroup's Taint.key stops at 63
     characters in all (botocore's model, the one place the bound is written)."""
-    from gpufleet.components.catalog.aws_api import member_shape
+    from gpufleet.components.apis.aws import member_shape
 
     limit = member_shape("eks", "Taint", "key").metadata["max"]
     key = "example.com/" + "k" * (limit - len("example.com/") + 1)  # the name part is within Kubernetes' 63

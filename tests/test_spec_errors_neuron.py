@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gpufleet.components.catalog.sources import MotoSnapshot
+from gpufleet.components.catalog.generate.sources import MotoSnapshot
 from tests.conftest import run_cli
 from tests.test_spec_errors import _errors
 

@@ -10,7 +10,8 @@ import pulumi_kubernetes as k8s
 from gpufleet.components.ack.args import AckFleetArgs
 from gpufleet.components.ack.gpu_sharing import GpuSharing
 from gpufleet.components.ack.node_pool import SharedGpuNodePool, workload_selector
-from gpufleet.components.catalog import catalog, k8s_rules
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import k8s as k8s_rules
 from gpufleet.components.ack.shared_gpu_workload import SharedGpuWorkload
 
 

@@ -4,7 +4,7 @@ pack calls) and returns Violations with the stack file's field paths."""
 from __future__ import annotations
 
 from gpufleet.components.ack.args import AckFleetArgs, AckNodePoolArgs
-from gpufleet.components.catalog import ack_rules, k8s_rules
+from gpufleet.components.rules import ack as ack_rules, k8s as k8s_rules
 from gpufleet.components.catalog.facts import AckFacts, KubernetesFacts
 from gpufleet.components.spec_model import Violation, duplicate_names
 

@@ -4,8 +4,8 @@ pack calls) and returns Violations with the stack file's field paths."""
 from __future__ import annotations
 
 from gpufleet.components.aks.args import AksFleetArgs, AksNodePoolArgs
-from gpufleet.components.catalog import aks_rules
-from gpufleet.components.catalog.aks_rules import AksGpus
+from gpufleet.components.rules import aks as aks_rules
+from gpufleet.components.rules.aks import AksGpus
 from gpufleet.components.catalog.facts import AksFacts
 from gpufleet.components.spec_model import Violation, duplicate_names
 

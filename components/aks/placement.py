@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from gpufleet.components.aks.args import AksFleetArgs
 from gpufleet.components.aks.resolved import gpu_taint, gpu_tolerations, node_labels, pool_sizes, resolved_gpus, workload_selector
-from gpufleet.components.catalog import node_capacity
+from gpufleet.components.simulate import node_capacity
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.k8s.workload_placement import pending_workloads
 from gpufleet.components.spec_model import Violation

@@ -7,8 +7,9 @@ provider SDK.
 from __future__ import annotations
 
 from gpufleet.components.aks.args import AksNodePoolArgs
-from gpufleet.components.catalog import aks_rules, catalog, k8s_rules
-from gpufleet.components.catalog.aks_rules import AksGpus
+from gpufleet.components.rules import aks as aks_rules, k8s as k8s_rules
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules.aks import AksGpus
 
 
 def resolved_gpus(pool: AksNodePoolArgs) -> AksGpus:

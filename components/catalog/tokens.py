@@ -1,6 +1,9 @@
 """The Pulumi type tokens gpufleet reads or writes, declared once: what the rules, the plan's shape
 checks, the reviewer's diff and the engine match resources and provider functions by."""
 
+# How the engine marks a value known only after apply (pulumi.runtime.rpc.UNKNOWN).
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
 # Resources
 ASG = "aws:autoscaling/group:Group"
 EC2_INSTANCE = "aws:ec2/instance:Instance"

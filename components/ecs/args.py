@@ -11,7 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from gpufleet.components.catalog import catalog, managed_instances
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import managed_instances
 from gpufleet.components.network.args import NetworkArgs
 from gpufleet.components.spec_model import SpecModel, rule_error, size_order_error
 

@@ -11,8 +11,12 @@ from dataclasses import replace
 from gpufleet.components.capacity_checks import offered_and_purchasable
 import functools
 
-from gpufleet.components.catalog import api_rules, catalog, ecs_gpu_sharing, ecs_scheduler, managed_instances, node_capacity, plan_placement, predicates
-from gpufleet.components.catalog.quotas import quota_problem
+from gpufleet.components.apis import aws_rules as api_rules
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import ecs_gpu_sharing, managed_instances, predicates
+from gpufleet.components.simulate import ecs_scheduler, node_capacity
+from gpufleet.components import simulate
+from gpufleet.components.rules.quotas import quota_problem
 from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.components.ecs.args import CapacityProviderArgs, EcsFleetArgs, ManagedInstanceProviderArgs, WorkloadArgs
 from gpufleet.components.ecs.container_definitions import container_definitions
@@ -55,7 +59,7 @@ def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violatio
     found += _family_names(fleet, types)
     found += _vpc_zones(fleet, types, region, cat)
     found += _quotas(fleet, cat)
-    if not found and plan_placement.enabled():
+    if not found and simulate.enabled():
         found += _placement(fleet, region, cat)
     return found
 

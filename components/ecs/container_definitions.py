@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import catalog, managed_instances, predicates
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import managed_instances, predicates
 from gpufleet.components.ecs.args import ContainerArgs, WorkloadArgs
 from gpufleet.components.ecs.neuron import chip_offsets
 

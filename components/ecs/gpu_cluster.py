@@ -11,11 +11,11 @@ import pulumi_aws as aws
 from gpufleet.components.ecs.args import EcsFleetArgs, WorkloadArgs
 from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
 from gpufleet.components.catalog import catalog
-from gpufleet.components.catalog.managed_instances import MANAGED_INSTANCES
+from gpufleet.components.rules.managed_instances import MANAGED_INSTANCES
 from gpufleet.components.ecs.checks import capacity_provider_name, managed_candidates, workload_type
 from gpufleet.components.ecs.managed_instances import ManagedInstancesCapacityProvider
 from gpufleet.components.ecs.resolved import resolve
-from gpufleet.components.catalog.ecs_placement import member_of
+from gpufleet.components.simulate.ecs_placement import member_of
 from gpufleet.components.ecs.container_definitions import container_definitions
 from gpufleet.components.ecs.neuron import device_counts, per_chip_families
 from gpufleet.components.ecs.instance_role import InstanceRole

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet.components.catalog.catalog import InstanceType
-from gpufleet.components.catalog.managed_instances import INFRASTRUCTURE_POLICY, INSTANCE_POLICY, INSTANCE_ROLE_PREFIX
+from gpufleet.components.rules.managed_instances import INFRASTRUCTURE_POLICY, INSTANCE_POLICY, INSTANCE_ROLE_PREFIX
 from gpufleet.components.ecs.args import ManagedInstanceProviderArgs, RangeArgs
 
 

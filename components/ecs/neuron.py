@@ -6,7 +6,7 @@ default ("a lone container takes every chip", "a per-chip task maps one") is sta
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import predicates
+from gpufleet.components.rules import predicates
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.ecs.args import WorkloadArgs
 

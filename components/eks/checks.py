@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpufleet.components.capacity_checks import offered_and_purchasable
-from gpufleet.components.catalog import aws_api, eks_rules, k8s_rules, predicates
+from gpufleet.components.apis import aws as aws_api
+from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules, predicates
 from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.components.catalog.facts import EksFacts
-from gpufleet.components.catalog.efa import default_layout, efa_count_problem, efa_supported
+from gpufleet.components.rules.efa import default_layout, efa_count_problem, efa_supported
 from gpufleet.components.eks.args import EksFleetArgs, NodeGroupArgs
 from gpufleet.components.eks.resolved import resolve
 from gpufleet.components.network import zones

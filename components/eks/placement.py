@@ -1,6 +1,6 @@
 """The spec door of the placement rules for EKS: the node groups and pods the fleet would create,
 built by the same functions the components call, simulated with the same scheduler the policy pack
-runs over the plan (components/catalog/k8s_scheduler.py). A pod left Pending is a spec error
+runs over the plan (components/simulate/k8s_scheduler.py). A pod left Pending is a spec error
 naming the field to change."""
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from gpufleet.components.catalog import catalog, charts, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity, plan_index, plan_pods
+from gpufleet.components.catalog import catalog, charts
+from gpufleet.components.simulate import k8s_scheduler, k8s_workloads, node_capacity
+from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.eks import checks
 from gpufleet.components.eks.args import EksFleetArgs
@@ -41,7 +43,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
                 group=ng.name,
                 ami_type=group.ami_type,
                 labels=group.labels,
-                taints=[k8s_filters.taint(t) for t in group.taints],
+                taints=[k8s_rules.taint(t) for t in group.taints],
                 sizes=(ng.min_size, ng.desired_size, ng.max_size),
                 capacity_type=ng.capacity_type,
                 zones=checks.group_zones(ng, fleet, cat, region) if fleet.network.create else [],
@@ -56,7 +58,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
         shapes.append(
             node_capacity.eks_node_shape(
                 it,
-                group=plan_index.node_group_name({"nodeGroupNamePrefix": SYSTEM_NAME_PREFIX}, ""),
+                group=eks_rules.node_group_name({"nodeGroupNamePrefix": SYSTEM_NAME_PREFIX}, ""),
                 ami_type=checks.system_ami_type(it, eks),
                 labels=system_labels(),
                 taints=[],
@@ -81,7 +83,7 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
             found += [(("kubernetes", "gpuOperator"), pod) for pod in k8s_workloads.gpu_operator_pods(charts_facts.gpu_operator, values, release, None, eks.accelerator_resources.nvidia)]
             continue
         chart = charts_facts.plugins()[key]
-        for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, plan_pods.advertised(chart, values, eks)):
+        for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, k8s_workloads.advertised(chart, values, eks)):
             found.append((("kubernetes",), pod))
     if fleet.cluster.create is not None:
         found += [(_SYSTEM, pod) for pod in k8s_workloads.addon_pods(eks.default_addons)]

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gpufleet.components.catalog import catalog, eks_rules, predicates
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import eks as eks_rules, predicates
 from gpufleet.components.catalog.catalog import Catalog, InstanceType
-from gpufleet.components.catalog.efa import EfaInterface, efa_count, efa_layout
+from gpufleet.components.rules.efa import EfaInterface, efa_count, efa_layout
 from gpufleet.components.eks.args import NodeGroupArgs
 from gpufleet.components.k8s.device_plugins import ServedGroups
 from gpufleet.components.k8s.nccl_test import NcclTarget

@@ -3,9 +3,9 @@ pack calls) and returns Violations with the stack file's field paths."""
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import gke_rules
+from gpufleet.components.rules import gke as gke_rules
 from gpufleet.components.catalog.facts import GkeFacts
-from gpufleet.components.catalog.gke_rules import GkeGpus
+from gpufleet.components.rules.gke import GkeGpus
 from gpufleet.components.gke.args import GkeFleetArgs, GkeNodePoolArgs
 from gpufleet.components.spec_model import Violation, duplicate_names
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpufleet.components.catalog import node_capacity
+from gpufleet.components.simulate import node_capacity
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.gke.args import GkeFleetArgs
 from gpufleet.components.gke.resolved import gpu_tolerations, pool_sizes, resolved_gpus, workload_selector

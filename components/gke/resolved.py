@@ -6,7 +6,7 @@ placement and the summary read these without importing the provider SDK.
 from __future__ import annotations
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.catalog.gke_rules import GkeGpus
+from gpufleet.components.rules.gke import GkeGpus
 from gpufleet.components.gke.args import GkeNodePoolArgs
 from gpufleet.components.gke.checks import pool_gpus
 

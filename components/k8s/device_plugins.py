@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpufleet.components.catalog import catalog, charts, k8s_rules
+from gpufleet.components.catalog import catalog, charts
+from gpufleet.components.rules import k8s as k8s_rules
 from gpufleet.components.catalog.facts import Chart
 from gpufleet.components.k8s.args import NvidiaDevicePluginArgs
 

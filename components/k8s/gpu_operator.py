@@ -7,7 +7,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpufleet.components.catalog import catalog, charts, k8s_rules
+from gpufleet.components.catalog import catalog, charts
+from gpufleet.components.rules import k8s as k8s_rules
 from gpufleet.components.k8s.args import GpuOperatorArgs
 from gpufleet.components.k8s.device_plugins import time_slicing_config
 

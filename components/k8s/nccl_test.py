@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpufleet.components.catalog import catalog, k8s_rules
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import k8s as k8s_rules
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from gpufleet.components.catalog import k8s_scheduler, k8s_workloads
-from gpufleet.components.catalog.k8s_shapes import NodeShape
+from gpufleet.components.simulate import k8s_scheduler, k8s_workloads
+from gpufleet.components.simulate.k8s_shapes import NodeShape
 from gpufleet.components.k8s.args import GpuWorkloadArgs
 from gpufleet.components.k8s.gpu_workload import workload_object
 from gpufleet.components.spec_model import Violation

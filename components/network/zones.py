@@ -8,7 +8,7 @@ with the fix that is additive: a new zone (a new subnet) that offers it.
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import predicates
+from gpufleet.components.rules import predicates
 from gpufleet.components.catalog.catalog import Catalog, InstanceType
 from gpufleet.components.spec_model import Violation
 

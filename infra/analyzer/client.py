@@ -21,7 +21,7 @@ import grpc
 from google.protobuf import empty_pb2, json_format
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from gpufleet.engine.runtime import plain
+from gpufleet.wire import json_value
 from gpufleet.analyzer import wire
 from gpufleet.analyzer.pack_process import PackProcess, PolicyPackError  # noqa: F401 - PolicyPackError is re-exported
 from gpufleet.analyzer.policy_config import PolicyConfig, PolicyMeta, reconcile
@@ -348,7 +348,7 @@ class PolicyPack:
             if r.diagnostic:
                 result.findings.append(Finding(r.policyName, "advisory", resource["urn"], r.diagnostic, resource["type"]))
             elif r.HasField("properties"):
-                inputs = plain(json_format.MessageToDict(r.properties))
+                inputs = json_value(json_format.MessageToDict(r.properties))
                 resource["inputs"] = inputs
                 if resource["urn"] in by_urn:
                     by_urn[resource["urn"]]["inputs"] = inputs  # the plan shows what will be created

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import predicates
+from gpufleet.components.rules import predicates
 from gpufleet.components.catalog.catalog import Catalog, InstanceType
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from gpufleet.components.catalog.fleet_view import CARRIED, Group, accelerated_groups
+from gpufleet.components.plans.groups import CARRIED, Group, accelerated_groups
 from gpufleet.components.catalog.wording import counted
 from gpufleet.components.catalog import tokens
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpufleet.components.catalog import catalog, k8s_scheduler, plan_placement, replacement
+from gpufleet.components.catalog import catalog
+from gpufleet.components.simulate import k8s_scheduler
+from gpufleet.components.plans import placement as plan_placement, replacement
 from gpufleet.cli import diagram
 from gpufleet.cli.property_changes import summarize
-from gpufleet.components.catalog.fleet_view import Group, accelerated_groups
+from gpufleet.components.plans.groups import Group, accelerated_groups
 from gpufleet.components.catalog import tokens
 
 COUNTS = (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("neuronCores", "NeuronCores"), ("efaInterfaces", "EFA interfaces"))

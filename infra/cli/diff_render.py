@@ -4,7 +4,7 @@ picture of the groups before and after)."""
 from __future__ import annotations
 
 from gpufleet.cli.diff import COUNTS, PlanDiff, not_running
-from gpufleet.components.catalog.fleet_view import CARRIED
+from gpufleet.components.plans.groups import CARRIED
 from gpufleet.components.catalog.wording import counted
 
 

@@ -185,7 +185,7 @@ def _preview_many(args) -> int:
         flags += ["--policy-pack", str(args.policy_pack)]
     if args.policy_config is not None:
         flags += ["--policy-config", str(args.policy_config)]
-    return many.run(names, flags, args.jobs, args.json)
+    return many.run(main, names, flags, args.jobs, args.json)
 
 
 def _show_plan(args, plan: dict) -> int:

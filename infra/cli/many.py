@@ -9,6 +9,7 @@ import io
 import json
 import multiprocessing
 import sys
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from gpufleet.cli import progress
@@ -36,17 +37,16 @@ def select(names: list[str], shard: str | None) -> list[str]:
     return names[k - 1 :: n]
 
 
-def _one(name: str, flags: list[str]) -> tuple[int, str, str]:
+def _one(command: Callable[[list[str]], int], name: str, flags: list[str]) -> tuple[int, str, str]:
     """One stack's preview in this process, its output captured."""
-    from gpufleet.cli.main import main
-
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["preview", name, *flags])
+        code = command(["preview", name, *flags])
     return code, out.getvalue(), err.getvalue()
 
 
-def run(names: list[str], flags: list[str], jobs: int, as_json: bool) -> int:
+def run(command: Callable[[list[str]], int], names: list[str], flags: list[str], jobs: int, as_json: bool) -> int:
+    """`command` is the CLI's own entry (a module-level function, so a spawned worker can import it)."""
     if not names:
         raise InputError("no stacks to preview (the shard is empty, or stacks/ has none)")
     workers = max(1, min(jobs, len(names)))
@@ -54,12 +54,12 @@ def run(names: list[str], flags: list[str], jobs: int, as_json: bool) -> int:
         if workers == 1:
             results = []
             for name in names:
-                results.append(_one(name, flags))
+                results.append(_one(command, name, flags))
                 done()
         else:
             # spawn, not fork: the engine and the pack client run gRPC threads, which fork does not copy.
             with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-                futures = [pool.submit(_one, name, flags) for name in names]
+                futures = [pool.submit(_one, command, name, flags) for name in names]
                 for _ in as_completed(futures):
                     done()
                 results = [f.result() for f in futures]

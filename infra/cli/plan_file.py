@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpufleet.engine import plan_shapes
+from gpufleet.components.plans import shapes as plan_shapes
 from gpufleet.engine.plan import PLAN_VERSION
 
 

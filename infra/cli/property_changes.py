@@ -8,7 +8,7 @@ import difflib
 import json
 import re
 
-from gpufleet.components.catalog import replacement
+from gpufleet.components.plans import replacement
 from gpufleet.engine.runtime import UNKNOWN
 
 _ENTRY = re.compile(r"^([^\[]+)\[(\d+)\](.*)$")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from gpufleet.components.catalog.sources import FactSource
+from gpufleet.components.catalog.generate.sources import FactSource
 from gpufleet.components.catalog import tokens
 
 

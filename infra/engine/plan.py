@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import plan_placement
+from gpufleet.components.plans import placement as plan_placement
 from gpufleet.engine.runtime import ProgramRun, RecordedResource
 from gpufleet.summary import SUMMARY_OUTPUT
 

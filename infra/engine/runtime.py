@@ -26,14 +26,14 @@ lazy_outputs.install()  # a resource's outputs made when read (memory)
 
 import pulumi
 from google.protobuf import empty_pb2
-from pulumi.output import Unknown
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
-from gpufleet.components.catalog.sources import FactSource, MotoSnapshot
+from gpufleet.components.catalog.generate.sources import FactSource, MotoSnapshot
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
 from gpufleet.components.catalog import tokens
+from gpufleet.wire import json_value
 from gpufleet.engine import PROJECT  # noqa: F401 - the engine's callers read it here
 
 PROGRAM = Path(__file__).parent.parent / "__main__.py"
@@ -79,22 +79,6 @@ class ProgramRun:
     outputs: dict = field(default_factory=dict)
 
 
-def plain(value):
-    """Engine values as JSON: integral floats back to ints (the wire has only doubles), unknowns as
-    the sentinel, secrets unwrapped."""
-    if isinstance(value, dict):
-        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
-            return plain(value.get("value"))
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Unknown) or value == UNKNOWN:
-        return UNKNOWN
-    return value
-
-
 class _Recorder(mocks.MockMonitor):
     def __init__(self, answers: OfflineAnswers, default_region: str, run: ProgramRun, on_resource=None):
         self.run = run
@@ -106,7 +90,7 @@ class _Recorder(mocks.MockMonitor):
 
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
-        inputs = plain(rpc.deserialize_properties(request.object, keep_unknowns=True))
+        inputs = json_value(rpc.deserialize_properties(request.object, keep_unknowns=True))
         if request.type.startswith(tokens.AWS_PROVIDER) and "region" in inputs:
             self.provider_regions[response.urn] = inputs["region"]
         recorded = RecordedResource(
@@ -131,7 +115,7 @@ class _Recorder(mocks.MockMonitor):
 
     def RegisterResourceOutputs(self, request):
         if request.urn.split("::")[2] == tokens.STACK:
-            self.run.outputs = plain(rpc.deserialize_properties(request.outputs, keep_unknowns=True))
+            self.run.outputs = json_value(rpc.deserialize_properties(request.outputs, keep_unknowns=True))
         return super().RegisterResourceOutputs(request)
 
     def region_of(self, provider_ref: str) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpufleet.components.catalog import charts
-from gpufleet.components.catalog.facts import Addon, Chart, ManifestObject
-from gpufleet.components.catalog.k8s_shapes import PodTemplate, QuantityError, quantity
+from gpufleet.components.catalog.facts import Addon, Chart, EksFacts, ManifestObject
+from gpufleet.components.simulate.k8s_shapes import PodTemplate, QuantityError, quantity
 
 # Pulumi type tokens of the workload kinds: kubernetes:<group>/<version>:<Kind>.
 KINDS_WITH_TEMPLATE = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "DaemonSet", "Job")
@@ -204,3 +204,13 @@ def _fullname(release: str, chart: str) -> str:
 def manifest_pods(entry: ManifestObject, urn: str | None) -> list[PodTemplate]:
     """The pods of a pinned manifest's Deployment (curated: the MPI operator)."""
     return [pod_template(f"{entry.kind} {entry.namespace}/{entry.name}", entry.replicas, entry.spec, urn=urn, source=entry.source)]
+
+
+def advertised(chart: Chart, values: Mapping | None, eks: EksFacts) -> tuple[str, ...]:
+    """The extended resources a device-plugin release advertises on the nodes it runs on."""
+    if chart.serves == "efa":
+        return (eks.efa_resource,)
+    if chart.serves == "neuron":
+        return (eks.accelerator_resources.neuron, eks.neuron_core_resource)
+    sharing = charts.nvidia_sharing(values, eks.accelerator_resources.nvidia)
+    return (sharing.get("resource", eks.accelerator_resources.nvidia),)

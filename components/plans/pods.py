@@ -7,17 +7,18 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from gpufleet.components.catalog import aks_rules, charts, gke_rules, k8s_filters, k8s_scheduler, k8s_workloads, node_capacity
+from gpufleet.components.rules import aks as aks_rules, gke as gke_rules, k8s as k8s_rules
+from gpufleet.components.simulate import k8s_scheduler, k8s_workloads, node_capacity
 from gpufleet.components.catalog.catalog import Catalog
-from gpufleet.components.catalog.efa import EFA_TYPES
-from gpufleet.components.catalog.facts import Chart, EksFacts
-from gpufleet.components.catalog.plan_index import (
+from gpufleet.components.rules.efa import EFA_TYPES
+from gpufleet.components.catalog.facts import Chart
+from gpufleet.components.plans.index import (
     CONFIG_FILES,
     Index,
     Resource,
     as_int,
-    node_group_name,
 )
+from gpufleet.components.rules.eks import node_group_name
 from gpufleet.components.catalog import tokens
 
 
@@ -49,16 +50,6 @@ def plugins(index: Index, cat: Catalog) -> list[tuple[str, Chart, Resource]]:
     return [(*by_chart[r.props["chart"]], r) for r in index.of(tokens.HELM_RELEASE) if r.props.get("chart") in by_chart]
 
 
-def advertised(chart: Chart, values: Mapping | None, eks: EksFacts) -> tuple[str, ...]:
-    """The extended resources a device-plugin release advertises on the nodes it runs on."""
-    if chart.serves == "efa":
-        return (eks.efa_resource,)
-    if chart.serves == "neuron":
-        return (eks.accelerator_resources.neuron, eks.neuron_core_resource)
-    sharing = charts.nvidia_sharing(values, eks.accelerator_resources.nvidia)
-    return (sharing.get("resource", eks.accelerator_resources.nvidia),)
-
-
 def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s_scheduler.NodeShape], list[str]]:
     shapes, gaps = [], []
     for group in index.of(tokens.EKS_NODE_GROUP):
@@ -68,7 +59,7 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
             continue
         scaling = group.props.get("scalingConfig") or {}
         sizes = (as_int(scaling.get("minSize")), as_int(scaling.get("desiredSize")), as_int(scaling.get("maxSize"), 1))
-        taints = [k8s_filters.taint(t) for t in group.props.get("taints") or [] if isinstance(t, Mapping)]
+        taints = [k8s_rules.taint(t) for t in group.props.get("taints") or [] if isinstance(t, Mapping)]
         ami_type = group.props.get("amiType") if isinstance(group.props.get("amiType"), str) else "AL2023_x86_64_STANDARD"
         labels = {str(k): str(v) for k, v in (group.props.get("labels") or {}).items()}
         name = node_group_name(group.props, group.name)
@@ -176,7 +167,7 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
         count = as_int(props.get("nodeCount"), as_int(props.get("initialNodeCount"), 1))
         sizes = (count * zones, count * zones, count * zones)
     labels = {**node_capacity.os_label(cat.facts.eks), **{str(k): str(v) for k, v in (config.get("labels") or {}).items()}}
-    taints = [k8s_filters.taint(t) for t in config.get("taints") or [] if isinstance(t, Mapping)]
+    taints = [k8s_rules.taint(t) for t in config.get("taints") or [] if isinstance(t, Mapping)]
     name = props.get("name") if isinstance(props.get("name"), str) else f"{props['namePrefix']}*" if isinstance(props.get("namePrefix"), str) else pool.name
     if not accelerators and not (isinstance(machine_type, str) and machine_type in gke.machine_types):
         return node_capacity.plain_node_shape(name, str(machine_type), {**labels, gke.labels.node_pool: name}, taints, sizes)
@@ -196,7 +187,7 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
 def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | None:
     props = pool.props
     labels = {str(l.get("key")): str(l.get("value")) for l in props.get("labels") or [] if isinstance(l, Mapping)}
-    taints = [k8s_filters.taint(t) for t in props.get("taints") or [] if isinstance(t, Mapping)]
+    taints = [k8s_rules.taint(t) for t in props.get("taints") or [] if isinstance(t, Mapping)]
     scaling = props.get("scalingConfig") or {}
     if scaling.get("enable"):
         sizes = (as_int(scaling.get("minSize")), as_int(scaling.get("minSize")), as_int(scaling.get("maxSize"), 1))
@@ -229,7 +220,7 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
     for key, chart, release in plugins(index, cat):
         values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
         name = release.props.get("name") if isinstance(release.props.get("name"), str) else release.name
-        pods += k8s_workloads.device_plugin_pods(key, chart, values, name, release.urn, advertised(chart, values, eks))
+        pods += k8s_workloads.device_plugin_pods(key, chart, values, name, release.urn, k8s_workloads.advertised(chart, values, eks))
     gpu_operator = charts_facts.gpu_operator
     for release in index.of(tokens.HELM_RELEASE):
         if release.props.get("chart") == gpu_operator.chart:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpufleet.components.catalog import ack_rules, aks_rules, gke_rules
+from gpufleet.components.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.catalog.facts import AckFacts, AksFacts, CuratedFacts, EksFacts, GkeFacts, Kubelet, MemoryOverhead
-from gpufleet.components.catalog.k8s_shapes import NodeShape
+from gpufleet.components.simulate.k8s_shapes import NodeShape
 
 MIB = 2**20
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.catalog.aws_api import UNKNOWN
+from gpufleet.components.catalog.tokens import UNKNOWN
 
 # Pulumi's auto-name: the logical name, a dash and 7 random hex digits, new on every create.
 _AUTONAME = re.compile(r"^(.+)-[0-9a-f]{7}$")

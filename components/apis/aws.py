@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from botocore.loaders import create_loader
 from botocore.model import ServiceModel
 from gpufleet.components.catalog import tokens
+from gpufleet.components.catalog.tokens import UNKNOWN
 from gpufleet.components.catalog.wording import counted
 
-# How the engine marks a value known only after apply (pulumi.runtime.rpc.UNKNOWN).
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
 # Inputs the Pulumi provider keeps for itself; they have no API member.
 PROVIDER_ONLY = {"skipDestroy", "trackLatest", "region", "updateDefaultVersion", "tagsAll"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpufleet.components.catalog import k8s_rules
+from gpufleet.components.rules import k8s as k8s_rules
 from gpufleet.components.catalog.facts import AksFacts
 
 

@@ -59,12 +59,3 @@ def as_int(value: object, default: int = 0) -> int:
         return int(float(value))
     except (ValueError, OverflowError):
         return default
-
-
-def node_group_name(props: Mapping, fallback: str) -> str:
-    """A node group's EKS name as a plan knows it: the name, or `prefix*` for a group the provider
-    names from a prefix (the suffix exists only once the group does)."""
-    name, prefix = props.get("nodeGroupName"), props.get("nodeGroupNamePrefix")
-    if isinstance(name, str):
-        return name
-    return f"{prefix}*" if isinstance(prefix, str) else fallback

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpufleet.components.catalog import k8s_rules
+from gpufleet.components.rules import k8s as k8s_rules
 from gpufleet.components.catalog.facts import GkeFacts
 
 

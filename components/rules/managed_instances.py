@@ -14,7 +14,7 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from gpufleet.components.catalog import aws_api
+from gpufleet.components.apis import aws as aws_api
 from gpufleet.components.catalog.catalog import Catalog, InstanceType
 
 MANAGED_INSTANCES = "MANAGED_INSTANCES"  # the task definition compatibility and launch type

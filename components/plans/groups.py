@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpufleet.components.catalog import ack_rules, aks_rules, catalog, gke_rules, predicates
+from gpufleet.components.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules, predicates
+from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.catalog import UnknownInstanceType
-from gpufleet.components.catalog.efa import EFA_TYPES
-from gpufleet.components.catalog.k8s_rules import describe_taint
-from gpufleet.components.catalog.plan_index import node_group_name
+from gpufleet.components.rules.efa import EFA_TYPES
+from gpufleet.components.rules.k8s import describe_taint
+from gpufleet.components.rules.eks import node_group_name
 from gpufleet.components.catalog import tokens
 
 

@@ -13,7 +13,7 @@ import sys
 import typing
 from functools import lru_cache
 
-from gpufleet.components.catalog.api_values import kind_problem
+from gpufleet.components.apis.values import kind_problem
 
 # pulumi-azure input (camelCase) -> ARM agent pool property; None: in the request URL, not the body.
 # gpuDriver becomes the nested gpuProfile.driver.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from gpufleet.engine.runtime import UNKNOWN
+from gpufleet.components.catalog.tokens import UNKNOWN
 from gpufleet.components.catalog import tokens
 
 NUM, BOOL, QTY, ANY = "number", "boolean", "quantity", "any"

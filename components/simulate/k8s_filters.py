@@ -7,41 +7,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from gpufleet.components.catalog.k8s_shapes import NodeShape, PodTemplate
+from gpufleet.components.rules.k8s import k8s_effect, toleration_matches
+from gpufleet.components.simulate.k8s_shapes import NodeShape, PodTemplate
 
-
-
-def _effect(effect: object) -> str:
-    return {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}.get(str(effect), str(effect))
-
-
-def taint(given: Mapping) -> dict:
-    """A taint in Kubernetes' spelling (an EKS API effect converted), with a value only where it has one."""
-    found = {"key": given.get("key"), "effect": _effect(given.get("effect"))}
-    if given.get("value"):
-        found["value"] = given["value"]
-    return found
-
-
-def toleration_matches(toleration: Mapping, taint: Mapping) -> bool:
-    """Kubernetes' ToleratesTaint: key (empty key with Exists matches all), value (Equal), effect
-    (empty matches all)."""
-    operator = toleration.get("operator") or "Equal"
-    if toleration.get("effect") and _effect(toleration.get("effect")) != _effect(taint.get("effect")):
-        return False
-    if toleration.get("key") and toleration.get("key") != taint.get("key"):
-        return False
-    if not toleration.get("key") and operator != "Exists":
-        return False
-    if operator == "Exists":
-        return True
-    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
 def untolerated_taint(pod: PodTemplate, node: NodeShape) -> Mapping | None:
     """The first NoSchedule or NoExecute taint no toleration of the pod matches."""
     for taint in node.taints:
-        if _effect(taint.get("effect")) not in ("NoSchedule", "NoExecute"):
+        if k8s_effect(taint.get("effect")) not in ("NoSchedule", "NoExecute"):
             continue
         if not any(toleration_matches(t, taint) for t in pod.tolerations):
             return taint

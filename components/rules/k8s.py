@@ -10,7 +10,10 @@ import re
 
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.catalog.facts import EksFacts, KubernetesFacts
-from gpufleet.components.catalog.k8s_filters import toleration_matches
+from collections.abc import Mapping
+from functools import cache
+
+from gpufleet.components.catalog import catalog
 
 def extended(resource: str, eks_facts: EksFacts) -> bool:
     """Is `resource` one a device plugin advertises (nvidia.com/gpu[.shared], aws.amazon.com/neuron*,
@@ -19,10 +22,38 @@ def extended(resource: str, eks_facts: EksFacts) -> bool:
     return resource.startswith(names)
 
 
-def k8s_effect(effect: str | None, eks_facts: EksFacts) -> str | None:
-    """A taint effect in Kubernetes' spelling (NO_SCHEDULE -> NoSchedule)."""
-    back = {v: k for k, v in eks_facts.taint_effects.by_kubernetes_name().items()}
-    return back.get(effect, effect)
+@cache
+def _kubernetes_spelling() -> dict[str, str]:
+    return {v: k for k, v in catalog.load().facts.eks.taint_effects.by_kubernetes_name().items()}
+
+
+def k8s_effect(effect: object) -> str:
+    """A taint effect in Kubernetes' spelling (NO_SCHEDULE -> NoSchedule): the EKS API's enum and
+    Kubernetes spell effects differently, and a plan carries either."""
+    return _kubernetes_spelling().get(str(effect), str(effect))
+
+
+def taint(given: Mapping) -> dict:
+    """A taint in Kubernetes' spelling (an EKS API effect converted), with a value only where it has one."""
+    found = {"key": given.get("key"), "effect": k8s_effect(given.get("effect"))}
+    if given.get("value"):
+        found["value"] = given["value"]
+    return found
+
+
+def toleration_matches(toleration: Mapping, taint: Mapping) -> bool:
+    """Kubernetes' ToleratesTaint: key (empty key with Exists matches all), value (Equal), effect
+    (empty matches all)."""
+    operator = toleration.get("operator") or "Equal"
+    if toleration.get("effect") and k8s_effect(toleration.get("effect")) != k8s_effect(taint.get("effect")):
+        return False
+    if toleration.get("key") and toleration.get("key") != taint.get("key"):
+        return False
+    if not toleration.get("key") and operator != "Exists":
+        return False
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
 def tolerates(tolerations: list[dict], taint: dict, eks_facts: EksFacts) -> bool:
@@ -32,7 +63,7 @@ def tolerates(tolerations: list[dict], taint: dict, eks_facts: EksFacts) -> bool
 
 def toleration_for(taint: dict, eks_facts: EksFacts) -> dict:
     """The toleration of a taint (any value), in Kubernetes' spelling."""
-    return {"key": taint["key"], "operator": "Exists", "effect": k8s_effect(taint["effect"], eks_facts)}
+    return {"key": taint["key"], "operator": "Exists", "effect": k8s_effect(taint["effect"])}
 
 
 def untolerated(tolerations: list[dict], taints: list[dict], eks_facts: EksFacts) -> list[dict]:

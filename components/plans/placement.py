@@ -8,15 +8,16 @@ same `placement()`, which calls the same simulators the stack spec calls.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpufleet.components.catalog import catalog, charts, ecs_scheduler, k8s_scheduler, tokens
+from gpufleet.components.catalog import catalog, charts, tokens
+from gpufleet.components import simulate
+from gpufleet.components.simulate import ecs_scheduler, k8s_scheduler
 from gpufleet.components.catalog.catalog import Catalog
-from gpufleet.components.catalog.plan_index import Index, Resource
-from gpufleet.components.catalog.plan_pods import node_shapes, plugins, pod_templates
-from gpufleet.components.catalog.plan_tasks import task_placements
+from gpufleet.components.plans.index import Index, Resource
+from gpufleet.components.plans.pods import node_shapes, plugins, pod_templates
+from gpufleet.components.plans.tasks import task_placements
 
 @dataclass
 class PlanPlacement:
@@ -80,14 +81,9 @@ class PlanPlacement:
 
 
 
-def enabled() -> bool:
-    """GPUFLEET_PLACEMENT=off skips the simulation everywhere (spec, plan, pack): the bench's baseline."""
-    return os.environ.get("GPUFLEET_PLACEMENT") != "off"
-
-
 def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> PlanPlacement:
     """Every pod template and task definition of the plan, placed."""
-    if not enabled():
+    if not simulate.enabled():
         return PlanPlacement([], [], [], ["the placement simulation is off (GPUFLEET_PLACEMENT=off)"])
     cat = cat or catalog.load()
     index = Index(resources)

@@ -18,13 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-from gpufleet.components.catalog.catalog import curated_facts
-from gpufleet.components.catalog.sources import FactSource, LiveAws, MotoSnapshot
+from gpufleet.components.catalog.catalog import DATA, curated_facts
+from gpufleet.components.catalog.generate.sources import FactSource, LiveAws, MotoSnapshot
 
-DATA_FILE = Path(__file__).parent / "data" / "instance_types.json"
-AMI_FILE = Path(__file__).parent / "data" / "ecs_amis.json"
+DATA_FILE = DATA / "instance_types.json"
+AMI_FILE = DATA / "ecs_amis.json"
 REGENERATE = "python -m gpufleet.components.catalog.generate"
 
 # Top-level record fields kept as they are, and the NetworkInfo fields kept.
@@ -161,6 +160,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {path} from the {source.label}", file=sys.stderr)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

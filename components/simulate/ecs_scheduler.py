@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from gpufleet.components.catalog import ecs_gpu_sharing
+from gpufleet.components.rules import ecs_gpu_sharing
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.catalog.wording import counted
 

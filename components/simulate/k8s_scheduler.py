@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gpufleet.components.catalog.k8s_filters import (
+from gpufleet.components.simulate.k8s_filters import (
     affinity_matches,
     device_bound,
     device_for,
@@ -31,7 +31,7 @@ from gpufleet.components.catalog.k8s_filters import (
     untolerated_taint,
 )
 from gpufleet.components.catalog.wording import counted
-from gpufleet.components.catalog.k8s_shapes import (
+from gpufleet.components.simulate.k8s_shapes import (
     AFTER_SCALE_UP,
     DAEMON,
     PENDING,

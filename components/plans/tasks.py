@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from gpufleet.components.catalog import ecs_gpu_sharing, ecs_scheduler, managed_instances, node_capacity, predicates
+from gpufleet.components.rules import ecs_gpu_sharing, managed_instances, predicates
+from gpufleet.components.simulate import ecs_scheduler, node_capacity
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.facts import EcsFacts
-from gpufleet.components.catalog.ecs_placement import PlacementSyntaxError, admitted_instance_types
-from gpufleet.components.catalog.plan_index import Index, Resource, as_int
+from gpufleet.components.simulate.ecs_placement import PlacementSyntaxError, admitted_instance_types
+from gpufleet.components.plans.index import Index, Resource, as_int
 from gpufleet.components.catalog import tokens
 
 

@@ -12,7 +12,7 @@ import json
 from functools import lru_cache
 from importlib import resources
 
-from gpufleet.components.catalog.api_values import kind_problem, whole_number
+from gpufleet.components.apis.values import kind_problem, whole_number
 
 # pulumi-gcp input (camelCase, as the engine receives it) -> the API's field, per object. A value of
 # None means the input is provider-side only (no API field): e.g. `location` is in the request URL.

@@ -6,6 +6,8 @@ pack both call them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.catalog.facts import EksFacts
 
@@ -89,3 +91,12 @@ def efa_single_zone(zones: list[str]) -> str | None:
     if len(set(zones)) != 1:
         return f"EFA node groups must be in one availability zone; the subnets span {', '.join(sorted(set(zones))) or 'none'}"
     return None
+
+
+def node_group_name(props: Mapping, fallback: str) -> str:
+    """A node group's EKS name as a plan knows it: the name, or `prefix*` for a group the provider
+    names from a prefix (the suffix exists only once the group does)."""
+    name, prefix = props.get("nodeGroupName"), props.get("nodeGroupNamePrefix")
+    if isinstance(name, str):
+        return name
+    return f"{prefix}*" if isinstance(prefix, str) else fallback
