@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpufleet.components.rules import predicates
+from gpufleet.components.rules import offerings as offering_rules
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.spec_model import Violation
 
 
 def offered_and_purchasable(it: InstanceType, region: str, spot: bool, purchase: tuple[str, str]) -> Iterator[Violation]:
     """`purchase` is (the field that chose the purchase option, its value)."""
-    reason = predicates.offered_in(it, region)
+    reason = offering_rules.offered_in(it, region)
     if reason:
         yield Violation("instance-type-offered", ("instanceType",), it.name, reason)
     if spot:
-        reason = predicates.spot_supported(it)
+        reason = offering_rules.spot_supported(it)
         if reason:
             yield Violation("spot-supported", (purchase[0],), purchase[1], reason)

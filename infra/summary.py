@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpufleet.components.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules, predicates
+from gpufleet.components.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules, gpus as gpu_rules
 from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.facts import AckFacts, AksFacts, GkeFacts
 
@@ -41,7 +41,7 @@ def _accelerator(it) -> dict:
         "kind": "gpu",
         "manufacturer": it.gpu.manufacturer if it.gpu else None,
         "model": it.gpu.model if it.gpu else None,
-        "perInstance": predicates.whole_gpus(it) or 0,
+        "perInstance": gpu_rules.whole_gpus(it) or 0,
         "memoryMiBPerAccelerator": it.gpu.memory_mib if it.gpu else 0,
     }
     if it.gpu is not None and it.gpu.fractional:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import ecs_gpu_sharing, predicates
+from gpufleet.components.rules import ecs_gpu_sharing, gpus as gpu_rules, neuron as neuron_rules
 from gpufleet.components.simulate import ecs_scheduler
 from gpufleet.components.ecs import checks as ecs_checks
 from gpufleet.components.catalog.catalog import Catalog
@@ -33,7 +33,7 @@ def managed_row(mp, region: str) -> dict:
 
 
 def _describe(it) -> str:
-    return predicates.describe_neuron(it) if it.neuron is not None else predicates.describe_gpus(it)
+    return neuron_rules.describe_neuron(it) if it.neuron is not None else gpu_rules.describe_gpus(it)
 
 
 def _workload_row(wl, cp, it) -> dict:
@@ -45,7 +45,7 @@ def _workload_row(wl, cp, it) -> dict:
         row["gpuFractionPerTask"] = task.gpu_fraction
     if task.mps_memory:
         row["gpuShare"] = _gpu_share(wl, it, task.mps_memory)
-    chips = predicates.neuron_chips(it) or 0
+    chips = neuron_rules.neuron_chips(it) or 0
     devices = sum(device_counts(wl, it))
     if it.neuron is not None:
         row["neuronDevicesPerTask"] = devices

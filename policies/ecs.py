@@ -18,7 +18,7 @@ from pulumi_policy import (
 )
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import ecs_gpu_sharing, managed_instances, predicates
+from gpufleet.components.rules import ecs_gpu_sharing, managed_instances, ecs_amis as ami_rules, gpus as gpu_rules
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.components.catalog.wording import counted
 from gpufleet.policies.ecs_task import gpu_task, known_types
@@ -36,7 +36,7 @@ def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation) ->
     admitted = task.admitted_or_report(report)
     if admitted is None:
         return  # ecs-gpu-task-placement reports a task that pins no instance type
-    reason = predicates.gpus_fit_any(known_types(admitted, report), task.gpus)
+    reason = gpu_rules.gpus_fit_any(known_types(admitted, report), task.gpus)
     if reason:
         per_container = ", ".join(f"{name}: {n}" for name, n in task.gpus_by_container.items() if n)
         report(f"the containers request {counted(task.gpus, 'GPU')} in all ({per_container}): {reason}")
@@ -64,7 +64,7 @@ def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolati
     whole = any(r.option == ecs_gpu_sharing.WHOLE for r in task.gpu_requests)
     for it in known_types(admitted, report):
         # Fractions and shares have their own type rule (ecs-gpu-fractional); here, a GPU at all.
-        reason = predicates.gpu_capable(it) if whole else (None if it.gpu is not None or it.incomplete else f"{it.name} has no GPU")
+        reason = gpu_rules.gpu_capable(it) if whole else (None if it.gpu is not None or it.incomplete else f"{it.name} has no GPU")
         if reason:
             report(f"memberOf admits {it.name}: {reason}")
         if allowed and it.family not in allowed:
@@ -91,7 +91,7 @@ def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportVi
                 "and images not built on the NVIDIA CUDA images then see no driver libraries"
             )
             continue
-        reason = predicates.driver_capabilities(value, ecs_facts)
+        reason = gpu_rules.driver_capabilities(value, ecs_facts)
         if reason:
             report(f"container {name!r}: {reason}")
 
@@ -118,13 +118,13 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
         return
     ecs_facts = catalog.load().ecs()
     if ami is not None:
-        reason = predicates.ecs_gpu_ami_support(it, ami.variant, ecs_facts, ami.image_version)
+        reason = ami_rules.ecs_gpu_ami_support(it, ami.variant, ecs_facts, ami.image_version)
         if reason:
             report(f"{ami.ami_id} is the ECS GPU AMI {ami.variant} {ami.image_version}: {reason}")
         return
     if it.gpu is None:
         return  # a container instance without GPUs: nothing GPU-specific to judge
-    reasons = [predicates.ecs_gpu_ami_support(it, v, ecs_facts) for v in ecs_facts.gpu_ami_variants]
+    reasons = [ami_rules.ecs_gpu_ami_support(it, v, ecs_facts) for v in ecs_facts.gpu_ami_variants]
     if all(reasons):
         report(f"{it.name} joins an ECS cluster but no ECS GPU AMI supports it: {reasons[0]}")
 

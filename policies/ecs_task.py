@@ -6,7 +6,7 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import ecs_gpu_sharing, predicates
+from gpufleet.components.rules import ecs_gpu_sharing, neuron as neuron_rules
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.components.simulate.ecs_placement import PlacementSyntaxError, admitted_instance_types
 from gpufleet.components.catalog import tokens
@@ -18,7 +18,7 @@ def neuron_paths(container: dict) -> list[str]:
     ecs_facts = catalog.load().ecs()
     devices = (container.get("linuxParameters") or {}).get("devices") or []
     paths = [d.get("hostPath") for d in devices if isinstance(d, dict)]
-    return [p for p in paths if predicates.neuron_device_index(p, ecs_facts) is not None]
+    return [p for p in paths if neuron_rules.neuron_device_index(p, ecs_facts) is not None]
 
 
 class EcsTask:

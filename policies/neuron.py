@@ -10,7 +10,7 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import managed_instances, predicates
+from gpufleet.components.rules import managed_instances, ecs_amis as ami_rules, neuron as neuron_rules
 from gpufleet.policies.ecs_task import EcsTask, known_types
 from gpufleet.policies.inputs import get, instance_type, provider_region, user_data_text
 from gpufleet.components.catalog import tokens
@@ -41,7 +41,7 @@ def _validate_devices_exist(args: ResourceValidationArgs, report: ReportViolatio
     for it in known_types(admitted, report):
         for name, paths in task.neuron_paths.items():
             for path in paths:
-                reason = predicates.neuron_device_exists(it, path, ecs_facts)
+                reason = neuron_rules.neuron_device_exists(it, path, ecs_facts)
                 if reason:
                     report(f"container {name!r} maps {reason}")
 
@@ -74,7 +74,7 @@ def _validate_ipc_lock(args: ResourceValidationArgs, report: ReportViolation) ->
             continue
         capabilities = (container.get("linuxParameters") or {}).get("capabilities") or {}
         added = [c for c in capabilities.get("add") or [] if isinstance(c, str)]
-        reason = predicates.neuron_capabilities(added, ecs_facts)
+        reason = neuron_rules.neuron_capabilities(added, ecs_facts)
         if reason:
             report(f"container {name!r} {reason}")
 
@@ -100,7 +100,7 @@ def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> N
     region = provider_region(args, "aws", "AWS_REGION", "AWS_DEFAULT_REGION")
     if region is None:
         return  # no region known before apply: nothing to judge
-    reason = predicates.neuron_ami_region(region, catalog.load().ecs())
+    reason = ami_rules.neuron_ami_region(region, catalog.load().ecs())
     if reason:
         what = f"{ami.ami_id} is the ECS Neuron AMI {ami.variant}" if ami else f"{it.name} runs ECS on the Neuron AMI"
         report(f"{what}: {reason}")
@@ -110,7 +110,7 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
     ami, it = _neuron_launch_template(args)
     if ami is None or it is None:
         return  # a custom AMI, or the type is unknown or set by the group's overrides
-    reason = predicates.ecs_neuron_ami_support(it, ami.variant, catalog.load().ecs())
+    reason = ami_rules.ecs_neuron_ami_support(it, ami.variant, catalog.load().ecs())
     if reason:
         report(f"{ami.ami_id} is the ECS Neuron AMI {ami.variant} {ami.image_version}: {reason}")
 

@@ -19,7 +19,7 @@ from pulumi_policy import (
 )
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import predicates
+from gpufleet.components.rules import gpus as gpu_rules
 from gpufleet.policies.eks_nodes import template_types
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, text, truthy
 from gpufleet.components.catalog import tokens
@@ -59,7 +59,7 @@ def _validate_root_encrypted(args: ResourceValidationArgs, report: ReportViolati
 
 
 def _accelerated(it) -> str | None:
-    return it.name if it is not None and predicates.accelerated(it) else None
+    return it.name if it is not None and gpu_rules.accelerated(it) else None
 
 
 def _accelerated_type(props) -> str | None:

@@ -70,6 +70,10 @@ PYTEST = f"{sys.executable} -m pytest {' '.join(PYTEST_ARGS)}"
 # line, and a survivor has run all of those (keep lists to the doors that judge the module).
 _PLACEMENT = ["tests/test_placement_doors.py", "tests/test_policies_placement.py"]
 _K8S = ["tests/test_k8s_scheduler.py", "tests/test_placement_doors.py", "tests/test_policies_k8s.py"]
+_SHARED_RULES = [
+    "tests/test_predicates.py", "tests/test_catalog.py", "tests/test_spec_errors.py", "tests/test_policies_ecs.py",
+    "tests/test_spec_errors_neuron.py", "tests/test_policies_neuron.py", "tests/test_spec_errors_eks.py",
+]
 MODULES: dict[str, tuple[str, list[str]]] = {
     # components/catalog/: the catalog, its rule modules and the placement simulator
     "ack_rules": ("components/rules/ack.py", ["tests/test_ack_rules.py", "tests/test_spec_errors_ack.py", "tests/test_policies_ack.py", "tests/test_preview_ack.py"]),
@@ -102,11 +106,10 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "plan_placement": ("components/plans/placement.py", ["tests/test_placement_read_back.py", *_PLACEMENT]),
     "plan_pods": ("components/plans/pods.py", ["tests/test_placement_read_back.py", *_PLACEMENT]),
     "plan_tasks": ("components/plans/tasks.py", ["tests/test_placement_read_back.py", *_PLACEMENT, "tests/test_ecs_gpu_sharing.py"]),
-    # the shared predicates: the ECS, Neuron and EKS doors (spec errors and the pack)
-    "predicates": ("components/rules/predicates.py", [
-        "tests/test_predicates.py", "tests/test_catalog.py", "tests/test_spec_errors.py", "tests/test_policies_ecs.py",
-        "tests/test_spec_errors_neuron.py", "tests/test_policies_neuron.py", "tests/test_spec_errors_eks.py",
-    ]),
+    # the shared rules of GPUs, Neuron chips, ECS AMIs and offerings: the ECS, Neuron and EKS doors (spec errors and the pack)
+    **{name: (f"components/rules/{module}.py", _SHARED_RULES) for name, module in (
+        ("gpu_rules", "gpus"), ("neuron_rules", "neuron"), ("ami_rules", "ecs_amis"), ("offering_rules", "offerings"),
+    )},
     "quotas": ("components/rules/quotas.py", ["tests/test_api_rules.py"]),
     "replacement": ("components/plans/replacement.py", ["tests/test_diff_plans.py", "tests/test_facts.py", "tests/test_diff.py"]),
     "sources": ("components/catalog/generate/sources.py", ["tests/test_fact_sources.py", "tests/test_catalog.py", "tests/test_engine.py"]),

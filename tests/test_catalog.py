@@ -7,7 +7,7 @@ import re
 import pytest
 
 from gpufleet.components.catalog import catalog, generate
-from gpufleet.components.rules import predicates
+from gpufleet.components.rules import ecs_amis as ami_rules, gpus as gpu_rules, neuron as neuron_rules, offerings as offering_rules
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.components.catalog.generate.sources import MotoSnapshot
 
@@ -45,7 +45,7 @@ def test_gpu_facts_come_from_ec2_records(name):
         record["MemoryInfo"]["SizeInMiB"],
         record["Manufacturer"],
     )
-    assert predicates.whole_gpus(it) == record["Count"] > 0
+    assert gpu_rules.whole_gpus(it) == record["Count"] > 0
 
 
 def test_ec2_overrides_the_document_table():
@@ -57,10 +57,10 @@ def test_fractional_gpu_is_fractional_not_gpu_less():
     it = CAT.get("g6f.large")
     assert it.gpu is not None and it.gpu.fractional
     assert it.gpu.partition_size == 0.125
-    assert predicates.whole_gpus(it) is None
-    assert "fractional" in predicates.gpus_fit(it, 1)
-    assert predicates.gpus_fit(it, 0) is None
-    assert "1/8 of an NVIDIA L4" in predicates.describe_gpus(it)
+    assert gpu_rules.whole_gpus(it) is None
+    assert "fractional" in gpu_rules.gpus_fit(it, 1)
+    assert gpu_rules.gpus_fit(it, 0) is None
+    assert "1/8 of an NVIDIA L4" in gpu_rules.describe_gpus(it)
 
 
 def test_fractional_values_are_the_g6f_partitions():
@@ -71,15 +71,15 @@ def test_fractional_values_are_the_g6f_partitions():
 
 def test_non_gpu_type_has_zero_gpus():
     it = CAT.get("m5.large")
-    assert predicates.whole_gpus(it) == 0
-    assert predicates.gpus_fit(it, 1) == "1 GPU requested but m5.large has 0 (no GPU)"
+    assert gpu_rules.whole_gpus(it) == 0
+    assert gpu_rules.gpus_fit(it, 1) == "1 GPU requested but m5.large has 0 (no GPU)"
 
 
 @pytest.mark.parametrize("name", ["g5.xlarge", "g5.12xlarge", "p4d.24xlarge"])
 def test_gpus_fit_boundary(name):
     it, fits = CAT.get(name), ec2_gpus(name)["Count"]
-    assert predicates.gpus_fit(it, fits) is None
-    assert f"{fits + 1} GPUs requested but {name} has {fits}" in predicates.gpus_fit(it, fits + 1)
+    assert gpu_rules.gpus_fit(it, fits) is None
+    assert f"{fits + 1} GPUs requested but {name} has {fits}" in gpu_rules.gpus_fit(it, fits + 1)
 
 
 def test_retired_family_is_unknown_with_the_reason():
@@ -98,8 +98,8 @@ def test_typo_is_unknown_with_the_nearest_real_names():
 def test_incomplete_neuron_record_is_unknown_not_accelerator_less():
     it = CAT.get("trn2u.48xlarge")
     assert it.neuron is None and it.incomplete
-    assert predicates.whole_gpus(it) is None
-    assert "unknown" in predicates.gpus_fit(it, 1)
+    assert gpu_rules.whole_gpus(it) is None
+    assert "unknown" in gpu_rules.gpus_fit(it, 1)
 
 
 def test_efa_interfaces_and_network_cards_are_both_recorded_where_they_differ():
@@ -124,7 +124,7 @@ ECS = CAT.ecs()
     ],
 )
 def test_ecs_gpu_ami_support(name, variant, expected):
-    reason = predicates.ecs_gpu_ami_support(CAT.get(name), variant, ECS)
+    reason = ami_rules.ecs_gpu_ami_support(CAT.get(name), variant, ECS)
     assert reason is None if expected is None else expected in reason
 
 
@@ -138,16 +138,16 @@ def test_ecs_gpu_ami_support(name, variant, expected):
     ],
 )
 def test_ami_release_bounds(family_type, version, ok):
-    reason = predicates.ecs_gpu_ami_support(CAT.get(family_type), "al2", ECS, image_version=version)
+    reason = ami_rules.ecs_gpu_ami_support(CAT.get(family_type), "al2", ECS, image_version=version)
     assert (reason is None) == ok, reason
 
 
 def test_offerings_by_region_and_zone():
     it = CAT.get("p4d.24xlarge")
-    assert predicates.offered_in(it, "us-east-1") is None
-    assert predicates.offered_in(it, "af-south-1") == "p4d.24xlarge is not offered in af-south-1"
-    assert "not offered in us-east-1e" in predicates.offered_in(it, "us-east-1", "us-east-1e")
-    zones = predicates.zones_offering([it, CAT.get("g5.12xlarge")], "us-east-1")
+    assert offering_rules.offered_in(it, "us-east-1") is None
+    assert offering_rules.offered_in(it, "af-south-1") == "p4d.24xlarge is not offered in af-south-1"
+    assert "not offered in us-east-1e" in offering_rules.offered_in(it, "us-east-1", "us-east-1e")
+    zones = offering_rules.zones_offering([it, CAT.get("g5.12xlarge")], "us-east-1")
     assert zones and all(z in it.offerings["us-east-1"] for z in zones)
 
 
@@ -156,7 +156,7 @@ def test_offerings_by_region_and_zone():
     [("/dev/neuron0", 0), ("/dev/neuron12", 12), ("/dev/neuron01", None), ("/dev/neuron", None), ("/dev/nvidia0", None), (None, None)],
 )
 def test_neuron_device_paths_are_read_strictly(path, index):
-    assert predicates.neuron_device_index(path, CAT.ecs()) == index
+    assert neuron_rules.neuron_device_index(path, CAT.ecs()) == index
 
 
 def test_neuron_predicates_read_the_chip_count_from_ec2():
@@ -164,12 +164,12 @@ def test_neuron_predicates_read_the_chip_count_from_ec2():
     [device] = MotoSnapshot().instance_types()["inf2.48xlarge"]["NeuronInfo"]["NeuronDevices"]
     it = CAT.get("inf2.48xlarge")
     last = f"/dev/neuron{device['Count'] - 1}"
-    assert predicates.neuron_device_exists(it, last, ecs) is None
-    assert "does not exist" in predicates.neuron_device_exists(it, f"/dev/neuron{device['Count']}", ecs)
-    assert predicates.neuron_device_paths(2, 3, ecs) == ["/dev/neuron2", "/dev/neuron3", "/dev/neuron4"]
-    assert predicates.neuron_capabilities(["SYS_PTRACE", "IPC_LOCK"], ecs) is None
-    assert "IPC_LOCK" in predicates.neuron_capabilities([], ecs)
-    assert "unknown" in predicates.neuron_devices_fit(CAT.get("trn2u.48xlarge"), 1)
+    assert neuron_rules.neuron_device_exists(it, last, ecs) is None
+    assert "does not exist" in neuron_rules.neuron_device_exists(it, f"/dev/neuron{device['Count']}", ecs)
+    assert neuron_rules.neuron_device_paths(2, 3, ecs) == ["/dev/neuron2", "/dev/neuron3", "/dev/neuron4"]
+    assert neuron_rules.neuron_capabilities(["SYS_PTRACE", "IPC_LOCK"], ecs) is None
+    assert "IPC_LOCK" in neuron_rules.neuron_capabilities([], ecs)
+    assert "unknown" in neuron_rules.neuron_devices_fit(CAT.get("trn2u.48xlarge"), 1)
 
 
 def test_the_curated_facts_are_checked_at_load():

@@ -6,7 +6,7 @@ import base64
 import pytest
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import predicates
+from gpufleet.components.rules import ecs_amis as ami_rules
 from gpufleet.components.simulate.ecs_placement import member_of
 from tests.policy_helpers import findings, gpu_container, launch_template, resource, task_definition
 
@@ -109,8 +109,8 @@ def test_ami_release_bounds_use_the_image_version():
     from 2024 on, so the bound itself is proven on the predicate the pack calls."""
     p5 = catalog.load().get("p5.48xlarge")
     ecs = catalog.load().ecs()
-    assert "20230929 or later" in predicates.ecs_gpu_ami_support(p5, "al2", ecs, "2.0.20230912")
-    assert predicates.ecs_gpu_ami_support(p5, "al2", ecs, "2.0.20231001") is None
+    assert "20230929 or later" in ami_rules.ecs_gpu_ami_support(p5, "al2", ecs, "2.0.20230912")
+    assert ami_rules.ecs_gpu_ami_support(p5, "al2", ecs, "2.0.20231001") is None
 
 
 def _group(name: str, **overrides) -> dict:

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import predicates
+from gpufleet.components.rules import ecs_amis as ami_rules
 from gpufleet.components.catalog.generate.sources import MotoSnapshot
 from gpufleet.components.ecs.neuron import device_counts
 from gpufleet.spec import load_spec
@@ -137,7 +137,7 @@ def test_the_neuron_families_of_the_issue_are_all_there():
 def test_every_neuron_size_is_accepted_with_all_its_chips(instance_type):
     it = catalog.load().get(instance_type)
     ecs = catalog.load().ecs()
-    region = next(r for r in sorted(it.offerings) if predicates.neuron_ami_region(r, ecs) is None)
+    region = next(r for r in sorted(it.offerings) if ami_rules.neuron_ami_region(r, ecs) is None)
     spec = load_spec(
         {
             "region": region,

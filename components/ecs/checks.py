@@ -13,7 +13,7 @@ import functools
 
 from gpufleet.components.apis import aws_rules as api_rules
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import ecs_gpu_sharing, managed_instances, predicates
+from gpufleet.components.rules import ecs_gpu_sharing, managed_instances, ecs_amis as ami_rules, gpus as gpu_rules, neuron as neuron_rules
 from gpufleet.components.simulate import ecs_scheduler, node_capacity
 from gpufleet.components import simulate
 from gpufleet.components.rules.quotas import quota_problem
@@ -191,7 +191,7 @@ def _capacity_provider_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
 
 
 def _capacity_provider(cp: CapacityProviderArgs, it, region: str, cat: Catalog) -> Iterator[Violation]:
-    reason = predicates.ecs_ami_support(it, cp.ami_variant, cat.ecs())
+    reason = ami_rules.ecs_ami_support(it, cp.ami_variant, cat.ecs())
     if reason:
         neuron = it.neuron is not None
         # al2-kernel-5.10 exists for the GPU AMI only: then the variant is what to change.
@@ -203,7 +203,7 @@ def _capacity_provider(cp: CapacityProviderArgs, it, region: str, cat: Catalog) 
             reason,
         )
     if it.neuron is not None:
-        reason = predicates.neuron_ami_region(region, cat.ecs())
+        reason = ami_rules.neuron_ami_region(region, cat.ecs())
         if reason:
             yield Violation(
                 "ecs-neuron-region", ("instanceType",), cp.instance_type, f"{cp.instance_type} needs the ECS Neuron AMI: {reason} (gpufleet:region)"
@@ -239,7 +239,7 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, it, region: str, cat: Catal
                 c.driver_capabilities,
                 "set NVIDIA_DRIVER_CAPABILITIES either in environment or as driverCapabilities, not both",
             )
-        reason = predicates.driver_capabilities(c.driver_capabilities, cat.ecs())
+        reason = gpu_rules.driver_capabilities(c.driver_capabilities, cat.ecs())
         if reason:
             yield Violation("ecs-gpu-driver-capabilities", (*where, "driverCapabilities"), c.driver_capabilities, reason)
     yield from _gpu_requests(wl, it, cat)
@@ -250,7 +250,7 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, it, region: str, cat: Catal
     task = task_shape(wl, it)
     _, short = ecs_scheduler.per_instance(task, instance_shape(_provider(fleet, wl), it, cat))
     for rule, reason, field in (
-        ("ecs-gpus-fit-instance", predicates.gpus_fit(it, task.gpus), "gpus"),
+        ("ecs-gpus-fit-instance", gpu_rules.gpus_fit(it, task.gpus), "gpus"),
         ("ecs-memory-fits-instance", short.get("memory"), "memory"),
         ("ecs-cpu-fits-instance", short.get("cpu"), "cpu"),
     ):
@@ -323,7 +323,7 @@ def instance_shape(cp: CapacityProviderArgs | ManagedInstanceProviderArgs, it, c
     sizes = (cp.desired_size, cp.max_size) if isinstance(cp, CapacityProviderArgs) else (0, ecs_scheduler.UNBOUNDED)
     return ecs_scheduler.InstanceShape(
         cp.name, it.name, registered["cpu"], registered["memory"], registered["memoryEstimate"],
-        predicates.whole_gpus(it) or 0, predicates.neuron_chips(it) or 0, *sizes,
+        gpu_rules.whole_gpus(it) or 0, neuron_rules.neuron_chips(it) or 0, *sizes,
         **ecs_scheduler.instance_gpus(it),
     )
 
@@ -371,10 +371,10 @@ def _neuron_workload(wl: WorkloadArgs, it, managed: bool) -> Iterator[Violation]
             "ecs-neuron-devices-mapped",
             ("containers", 0, "neuronDevices"),
             wl.containers[0].neuron_devices,
-            f"the workload runs on {it.name} ({predicates.describe_neuron(it)}) but maps no Neuron chip; "
+            f"the workload runs on {it.name} ({neuron_rules.describe_neuron(it)}) but maps no Neuron chip; "
             "set neuronDevices on the container that runs the model",
         )
-    reason = predicates.neuron_devices_fit(it, total)
+    reason = neuron_rules.neuron_devices_fit(it, total)
     if reason:
         j = max(range(len(counts)), key=lambda k: counts[k])
         yield Violation("ecs-neuron-devices-exist", ("containers", j, "neuronDevices"), counts[j], f"task total: {reason}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import managed_instances, predicates
+from gpufleet.components.rules import managed_instances, neuron as neuron_rules
 from gpufleet.components.ecs.args import ContainerArgs, WorkloadArgs
 from gpufleet.components.ecs.neuron import chip_offsets
 
@@ -57,7 +57,7 @@ def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: 
         definition["linuxParameters"] = {
             "devices": [
                 {"hostPath": path, "containerPath": path, "permissions": list(facts.permissions)}
-                for path in predicates.neuron_device_paths(first_chip, neuron_devices, ecs)
+                for path in neuron_rules.neuron_device_paths(first_chip, neuron_devices, ecs)
             ],
             "capabilities": {"add": list(facts.capabilities)},
         }

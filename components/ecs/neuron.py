@@ -6,7 +6,7 @@ default ("a lone container takes every chip", "a per-chip task maps one") is sta
 
 from __future__ import annotations
 
-from gpufleet.components.rules import predicates
+from gpufleet.components.rules import neuron as neuron_rules
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.ecs.args import WorkloadArgs
 
@@ -14,7 +14,7 @@ from gpufleet.components.ecs.args import WorkloadArgs
 def device_counts(wl: WorkloadArgs, it: InstanceType | None) -> list[int]:
     """Neuron chips mapped per container: explicit counts; an unset count is every chip of the type
     for a workload's only container (one chip when its service runs a task per chip), else none."""
-    chips = (predicates.neuron_chips(it) or 0) if it is not None else 0
+    chips = (neuron_rules.neuron_chips(it) or 0) if it is not None else 0
     if len(wl.containers) == 1 and wl.containers[0].neuron_devices is None:
         if wl.service is not None and wl.service.per_chip:
             return [1]
@@ -33,4 +33,4 @@ def chip_offsets(counts: list[int], first: int = 0) -> list[int]:
 
 def per_chip_families(workload: str, it: InstanceType) -> list[str]:
     """The task definition families (and service names) of a workload that runs a task per chip."""
-    return [f"{workload}-chip{chip}" for chip in range(predicates.neuron_chips(it) or 0)]
+    return [f"{workload}-chip{chip}" for chip in range(neuron_rules.neuron_chips(it) or 0)]

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from gpufleet.components.capacity_checks import offered_and_purchasable
 from gpufleet.components.apis import aws as aws_api
-from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules, predicates
+from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules, gpus as gpu_rules, offerings as offering_rules
 from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.components.catalog.facts import EksFacts
 from gpufleet.components.rules.efa import default_layout, efa_count_problem, efa_supported
@@ -72,7 +72,7 @@ def _group_zones(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str) -> Ite
         yield Violation("node-group-zones", ("zones",), list(ng.zones), "an EFA group runs in one zone: efa.availabilityZone")
         return
     for i, zone in enumerate(ng.zones):
-        reason = predicates.offered_in(it, region, zone)
+        reason = offering_rules.offered_in(it, region, zone)
         if zone in ng.zones[:i]:
             yield Violation("names-unique", ("zones", i), zone, "each zone is named once")
         elif zone not in vpc_zones(fleet):
@@ -161,7 +161,7 @@ def _system_node_group(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterat
     except UnknownInstanceType as err:
         yield Violation("instance-type-known", (*where, "instanceType"), sys.instance_type, str(err))
         return
-    if it.family not in families or predicates.accelerated(it):
+    if it.family not in families or gpu_rules.accelerated(it):
         yield Violation(
             "eks-system-node-group", (*where, "instanceType"), sys.instance_type,
             f"a system node group uses a general-purpose type of {', '.join(families)} (the families whose zones the catalog keeps)",
@@ -293,7 +293,7 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
         yield Violation("eks-efa-single-az", ("subnetIds",), ng.subnet_ids, "with a created VPC, the group uses the VPC's subnet of its zone")
     zone = efa_zone(ng, fleet, cat, region)
     if zone is not None:
-        reason = predicates.offered_in(it, region, zone)
+        reason = offering_rules.offered_in(it, region, zone)
         if reason:
             yield Violation("eks-efa-single-az", ("efa", "availabilityZone"), zone, reason)
         elif fleet.network.create is not None and zone not in vpc_zones(fleet):

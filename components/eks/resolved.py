@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import eks as eks_rules, predicates
+from gpufleet.components.rules import eks as eks_rules, gpus as gpu_rules
 from gpufleet.components.catalog.catalog import Catalog, InstanceType
 from gpufleet.components.rules.efa import EfaInterface, efa_count, efa_layout
 from gpufleet.components.eks.args import NodeGroupArgs
@@ -45,7 +45,7 @@ class ResolvedNodeGroup:
     @property
     def nccl_target(self) -> NcclTarget:
         """What an NCCL test across the group's nodes needs (NcclTest(name, target, image))."""
-        gpus = predicates.whole_gpus(self.instance) or 0
+        gpus = gpu_rules.whole_gpus(self.instance) or 0
         return NcclTarget(self.name, self.args.instance_type, self.args.desired_size, gpus, self.efa_count, self.taints)
 
 

@@ -8,7 +8,7 @@ with the fix that is additive: a new zone (a new subnet) that offers it.
 
 from __future__ import annotations
 
-from gpufleet.components.rules import predicates
+from gpufleet.components.rules import offerings as offering_rules
 from gpufleet.components.catalog.catalog import Catalog, InstanceType
 from gpufleet.components.spec_model import Violation
 
@@ -20,11 +20,11 @@ def region_zones(cat: Catalog, region: str) -> set[str]:
 
 def group_zones(it: InstanceType, zones: list[str], region: str) -> list[str]:
     """The VPC's zones (in the stack's order) that offer the type."""
-    return [z for z in zones if predicates.offered_in(it, region, z) is None]
+    return [z for z in zones if offering_rules.offered_in(it, region, z) is None]
 
 
 def suggested_zones(types: list[InstanceType], region: str, count: int) -> list[str]:
-    return list(predicates.zones_offering(types, region)[:count])
+    return list(offering_rules.zones_offering(types, region)[:count])
 
 
 def zone_problems(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpufleet.components.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules, predicates
+from gpufleet.components.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules, gpus as gpu_rules
 from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.components.rules.efa import EFA_TYPES
@@ -73,7 +73,7 @@ def _accelerators(group: Group) -> None:
         it = catalog.load().get(group.instance_type)
     except UnknownInstanceType:
         return
-    group.gpus = predicates.whole_gpus(it) or 0
+    group.gpus = gpu_rules.whole_gpus(it) or 0
     if it.neuron is not None:
         group.neuron_chips = it.neuron.count
         group.neuron_cores = it.neuron.count * it.neuron.cores_per_device

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from gpufleet.components.rules import ecs_gpu_sharing, managed_instances, predicates
+from gpufleet.components.rules import ecs_gpu_sharing, managed_instances, gpus as gpu_rules, neuron as neuron_rules
 from gpufleet.components.simulate import ecs_scheduler, node_capacity
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.facts import EcsFacts
@@ -31,7 +31,7 @@ def task_shape(td: Resource, ecs_facts: EcsFacts) -> tuple[ecs_scheduler.TaskSha
         if any(isinstance(r, Mapping) and r.get("type") == "NeuronDevice" for r in c.get("resourceRequirements") or []):
             chips.add(0)  # NeuronDevice ALL: every chip from the first, so one task per instance
         for device in (c.get("linuxParameters") or {}).get("devices") or []:
-            index = predicates.neuron_device_index(device.get("hostPath") if isinstance(device, Mapping) else None, ecs_facts)
+            index = neuron_rules.neuron_device_index(device.get("hostPath") if isinstance(device, Mapping) else None, ecs_facts)
             if index is not None:
                 chips.add(index)
     network = td.props.get("networkMode") or "bridge"
@@ -56,7 +56,7 @@ def _managed_shapes(cp: Resource, cat: Catalog) -> list[ecs_scheduler.InstanceSh
         shapes.append(
             ecs_scheduler.InstanceShape(
                 provider, it.name, registered["cpu"], registered["memory"], registered["memoryEstimate"],
-                predicates.whole_gpus(it) or 0, predicates.neuron_chips(it) or 0, 0, ecs_scheduler.UNBOUNDED,
+                gpu_rules.whole_gpus(it) or 0, neuron_rules.neuron_chips(it) or 0, 0, ecs_scheduler.UNBOUNDED,
                 **ecs_scheduler.instance_gpus(it),
             )
         )
@@ -87,8 +87,8 @@ def _instance_shapes(index: Index, cat: Catalog) -> dict[str, tuple[ecs_schedule
                     registered["cpu"],
                     registered["memory"],
                     registered["memoryEstimate"],
-                    predicates.whole_gpus(it) or 0,
-                    predicates.neuron_chips(it) or 0,
+                    gpu_rules.whole_gpus(it) or 0,
+                    neuron_rules.neuron_chips(it) or 0,
                     as_int(group.props.get("desiredCapacity")),
                     as_int(group.props.get("maxSize"), 1),
                     managed,

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from gpufleet.components.catalog.facts import AckFacts
-from gpufleet.components.rules.predicates import region_listed
+from gpufleet.components.rules.offerings import region_listed
 
 
 @dataclass(frozen=True)

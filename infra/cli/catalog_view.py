@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpufleet.components.rules import predicates
+from gpufleet.components.rules import ecs_amis as ami_rules, gpus as gpu_rules, offerings as offering_rules
 from gpufleet.components.catalog.catalog import Catalog, InstanceType
 
 
@@ -21,11 +21,11 @@ def describe(cat: Catalog, it: InstanceType) -> dict:
             "manufacturer": it.gpu.manufacturer,
             "model": it.gpu.model,
             "count": it.gpu.count,
-            "wholeGpus": predicates.whole_gpus(it),
+            "wholeGpus": gpu_rules.whole_gpus(it),
             "fractional": it.gpu.fractional,
             "partitionSize": it.gpu.partition_size,
             "memoryMiB": it.gpu.memory_mib,
-            "summary": predicates.describe_gpus(it),
+            "summary": gpu_rules.describe_gpus(it),
         },
         "neuron": None
         if it.neuron is None
@@ -41,14 +41,14 @@ def describe(cat: Catalog, it: InstanceType) -> dict:
             "maximumEfaInterfaces": it.max_efa_interfaces,
             "maximumNetworkCards": it.max_network_cards,
         },
-        "spot": predicates.spot_supported(it) is None,
+        "spot": offering_rules.spot_supported(it) is None,
         "regions": sorted(it.offerings),
         # The ECS AMI of the type's accelerator (GPU or Neuron); per variant, None means supported,
         # otherwise the reason it is not.
         "ecsAmi": {
             "accelerator": accelerator,
-            "variants": {v: predicates.ecs_ami_support(it, v, ecs) for v in variants},
-            **({"regions": [r for r in sorted(it.offerings) if predicates.neuron_ami_region(r, ecs) is None]} if accelerator == "neuron" else {}),
+            "variants": {v: ami_rules.ecs_ami_support(it, v, ecs) for v in variants},
+            **({"regions": [r for r in sorted(it.offerings) if ami_rules.neuron_ami_region(r, ecs) is None]} if accelerator == "neuron" else {}),
         },
         "notes": [notes.note] if notes else [],
     }
