@@ -9,7 +9,8 @@ import gc
 from pulumi_policy import EnforcementLevel, PolicyPack
 
 from gpufleet.components.catalog import catalog
-from gpufleet.policies import ack, aks, api, ecs, ecs_managed, ecs_sharing, eks, gke, k8s, neuron, placement, security, servicer_memo, stack_config, stack_once, updates
+from gpufleet.engine.patches import PACK, applied
+from gpufleet.policies import ack, aks, api, ecs, ecs_managed, ecs_sharing, eks, gke, k8s, neuron, placement, security, updates
 
 # The catalog (every instance type, every ECS GPU AMI id) is loaded once and never freed: keep it
 # out of the collector's full passes, which otherwise walk it again for every batch of resources.
@@ -21,13 +22,13 @@ gc.freeze()
 # thresholds collect hundreds of times a preview, walking all of them: collect a hundred times
 # less often. The pack lives for one preview.
 gc.set_threshold(100_000, 20, 100)
-servicer_memo.install()
-stack_once.install()
-stack_config.install()
 
-PolicyPack(
-    name="gpufleet-guard",
-    description="GPU and Neuron infrastructure rules (ECS GPU, ECS Neuron, EKS, Kubernetes, Alibaba ACK GPU sharing, Google GKE and Azure AKS GPU pools, security) over the gpufleet catalog of EC2 facts.",
-    enforcement_level=EnforcementLevel.ADVISORY,
-    policies=[*ecs.POLICIES, *ecs_sharing.POLICIES, *ecs_managed.POLICIES, *neuron.POLICIES, *eks.POLICIES, *k8s.POLICIES, *ack.POLICIES, *gke.POLICIES, *aks.POLICIES, *placement.POLICIES, *api.POLICIES, *security.POLICIES, *updates.POLICIES],
-)
+# pulumi_policy's servicer, mended and spared repeated work where its version is the one the
+# patches were written for (gpufleet.engine.patches); PolicyPack serves until the CLI stops it.
+with applied(PACK):
+    PolicyPack(
+        name="gpufleet-guard",
+        description="GPU and Neuron infrastructure rules (ECS GPU, ECS Neuron, EKS, Kubernetes, Alibaba ACK GPU sharing, Google GKE and Azure AKS GPU pools, security) over the gpufleet catalog of EC2 facts.",
+        enforcement_level=EnforcementLevel.ADVISORY,
+        policies=[*ecs.POLICIES, *ecs_sharing.POLICIES, *ecs_managed.POLICIES, *neuron.POLICIES, *eks.POLICIES, *k8s.POLICIES, *ack.POLICIES, *gke.POLICIES, *aks.POLICIES, *placement.POLICIES, *api.POLICIES, *security.POLICIES, *updates.POLICIES],
+    )

@@ -128,7 +128,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "aks_placement": ("components/aks/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_aks.py", "tests/test_preview_aks.py"]),
     "gke_placement": ("components/gke/placement.py", ["tests/test_placement_doors.py", "tests/test_spec_errors_gke.py", "tests/test_preview_gke.py"]),
     # the offline engine's registrations: paced, and the SDK work nothing reads skipped
-    "paced_registration": ("infra/engine/paced_registration.py", ["tests/test_paced_registration.py"]),
+    "paced_registration": ("infra/engine/patches/paced_registration.py", ["tests/test_paced_registration.py"]),
+    "sdk_patches": ("infra/engine/patches/__init__.py", ["tests/test_patches.py"]),
     # policies/: the pack (its rules run in the pack's process, which reads the mutant from disk)
     "policies_ack": ("policies/ack.py", ["tests/test_policies_ack.py", "tests/test_policy_parity.py"]),
     "policies_aks": ("policies/aks.py", ["tests/test_policies_aks.py"]),
@@ -145,10 +146,10 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "policies_neuron": ("policies/neuron.py", ["tests/test_policies_neuron.py"]),
     "policies_placement": ("policies/placement.py", [*_PLACEMENT, "tests/test_servicer_memo.py"]),
     "policies_security": ("policies/security.py", ["tests/test_policies_security.py"]),
-    "policies_servicer_memo": ("policies/servicer_memo.py", ["tests/test_servicer_memo.py"]),
+    "policies_servicer_memo": ("infra/engine/patches/servicer_memo.py", ["tests/test_servicer_memo.py"]),
     # the pack applies ConfigureStack's config: judged by a config too large for the environment
-    "policies_stack_config": ("policies/stack_config.py", ["tests/test_policies_ack.py"]),
-    "policies_stack_once": ("policies/stack_once.py", ["tests/test_stack_once.py"]),
+    "policies_stack_config": ("infra/engine/patches/stack_config.py", ["tests/test_policies_ack.py"]),
+    "policies_stack_once": ("infra/engine/patches/stack_once.py", ["tests/test_stack_once.py"]),
     "policies_updates": ("policies/updates.py", ["tests/test_policies_updates.py", "tests/test_diff.py"]),
     # the diff a reviewer reads, and the preview's report
     "text_layout": ("infra/cli/text_layout.py", ["tests/test_text_layout.py"]),

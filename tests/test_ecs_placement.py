@@ -62,5 +62,5 @@ def test_policies_import_the_kernel_never_components_or_infra():
                 assert name.split(".")[0] not in {"infra", "components", "policies"}, (path.name, name)
                 if name.startswith("gpufleet"):
                     kernel = tuple(f"gpufleet.components.{room}" for room in ("catalog", "apis", "rules", "simulate", "plans"))
-                    assert name.startswith((*kernel, "gpufleet.policies")), (path.name, name)
+                    assert name.startswith((*kernel, "gpufleet.engine.patches", "gpufleet.policies")), (path.name, name)
                     assert not name.startswith("gpufleet.components.catalog.generate"), (path.name, name)

@@ -32,11 +32,13 @@ ALLOWED = {
     "ack": _SHARED | {"k8s"},
     "gke": _SHARED | {"k8s"},
     "aks": _SHARED | {"k8s"},
-    "policies": set(KERNEL),
+    # The SDK patches (engine/patches/): below everything, for the engine and the pack's process.
+    "engine.patches": set(),
+    "policies": set(KERNEL) | {"engine.patches"},
     "gpufleet": _COMPONENT_ROOMS | {"stacks"},  # infra/*.py: the program, spec, summary, library
     "analyzer": _COMPONENT_ROOMS | {"gpufleet"},
-    "engine": _COMPONENT_ROOMS | {"gpufleet", "analyzer"},
-    "cli": _COMPONENT_ROOMS | {"gpufleet", "analyzer", "engine", "stacks", "policies"},
+    "engine": _COMPONENT_ROOMS | {"gpufleet", "analyzer", "engine.patches"},
+    "cli": _COMPONENT_ROOMS | {"gpufleet", "analyzer", "engine", "engine.patches", "stacks", "policies"},
     "stacks": set(),  # the shipped stack files: data, no code
 }
 # Where each room's files are, and the module prefix they install as.
@@ -56,6 +58,8 @@ def room_of(module: str) -> str | None:
         if parts[2] == "catalog" and len(parts) > 3 and parts[3] == "generate":
             return "catalog.generate"
         return parts[2]
+    if parts[1] == "engine" and len(parts) > 2 and parts[2] == "patches":
+        return "engine.patches"
     if parts[1] in ("analyzer", "engine", "cli", "policies", "stacks"):
         return parts[1]
     return "gpufleet"
@@ -154,7 +158,8 @@ def test_an_upward_import_planted_in_a_room_is_caught(room):
     if not upward:
         pytest.skip(f"{room} may import every other room")
     target = {"gpufleet": "gpufleet.program", "components": "gpufleet.components.spec_model",
-              "catalog.generate": "gpufleet.components.catalog.generate.sources"}.get(upward[-1])
+              "catalog.generate": "gpufleet.components.catalog.generate.sources",
+              "engine": "gpufleet.engine.runtime", "engine.patches": "gpufleet.engine.patches.lean_imports"}.get(upward[-1])
     target = target or next(m for m in files if room_of(m) == upward[-1])
     module = next(m for m in files if room_of(m) == room)
     files[module] += f"\nfrom {target} import something\n"

@@ -1,5 +1,5 @@
 """The offline engine makes a custom resource's outputs when a program first reads them
-(infra/engine/lazy_outputs.py): read before the engine answers or after, an output carries what the
+(infra/engine/patches/lazy_outputs.py): read before the engine answers or after, an output carries what the
 SDK's own would; one nobody reads is never made; a plain attribute (no generated getter) is made at
 once. The shipped stacks' golden plans (tests/test_preview*.py) hold the whole preview unchanged.
 Also the engine's collector policy during a preview (young generations only), which the same
@@ -9,9 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pulumi.runtime import rpc
-
-from gpufleet.engine import lazy_outputs
 from gpufleet.engine.runtime import Program, run_program
 
 PROGRAM = '''
@@ -62,8 +59,9 @@ def test_outputs_read_before_and_after_the_answer_are_the_sdks(tmp_path, monkeyp
     assert rules["early"]["description"] == "gpu-nodes"
     assert rules["later"]["description"] == "GPU nodes"
     assert run.outputs["description"] == "GPU nodes" and run.outputs["job"] == "nccl"
-    # The SDK's own outputs, every one made at registration, give the same resources and outputs.
-    monkeypatch.setattr(rpc, "transfer_properties", lazy_outputs._SDK_TRANSFER)
+    # The SDK's own outputs, every one made at registration (the patches off), give the same
+    # resources and outputs.
+    monkeypatch.setenv("GPUFLEET_SDK_PATCHES", "off")
     sdk, sdk_sg = _run(tmp_path)
     assert _recorded(run) == _recorded(sdk) and run.outputs == sdk.outputs
     # Outputs nobody read were never made: the security group holds only those the program read.

@@ -1,4 +1,4 @@
-"""The offline engine loads the provider SDK's service packages lean (infra/engine/lean_imports.py):
+"""The offline engine loads the provider SDK's service packages lean (infra/engine/patches/lean_imports.py):
 every public name of each package a shipped stack uses must be the very object the package's own
 `__init__` binds, and a preview must not load the package's other modules."""
 
@@ -30,8 +30,8 @@ sys.stdout.write(json.dumps(names))
 
 _CHECK = """
 import json, sys
-from gpufleet.engine import lean_imports
-lean_imports.install()
+from gpufleet.engine.patches import lean_imports
+sys.meta_path.insert(0, lean_imports._FINDER)
 import importlib
 names = json.loads(sys.stdin.read())
 found = {}
@@ -68,8 +68,8 @@ def test_every_name_of_a_lean_package_is_the_packages_own():
 def test_a_function_imported_by_its_module_path_is_still_the_function():
     script = (
         "import sys\n"
-        "from gpufleet.engine import lean_imports\n"
-        "lean_imports.install()\n"
+        "from gpufleet.engine.patches import lean_imports\n"
+        "sys.meta_path.insert(0, lean_imports._FINDER)\n"
         "import pulumi_aws, pulumi_aws.ec2.get_ami_ids\n"
         "sys.stdout.write(repr([callable(pulumi_aws.ec2.get_ami_ids), type(pulumi_aws.ec2.get_ami_ids).__name__]))\n"
     )
@@ -80,8 +80,8 @@ def test_a_function_imported_by_its_module_path_is_still_the_function():
 def test_a_name_off_the_convention_loads_the_whole_package():
     script = (
         "import sys\n"
-        "from gpufleet.engine import lean_imports\n"
-        "lean_imports.install()\n"
+        "from gpufleet.engine.patches import lean_imports\n"
+        "sys.meta_path.insert(0, lean_imports._FINDER)\n"
         "import pulumi_aws\n"
         "pulumi_aws.ec2.LaunchTemplate\n"
         "before = len([m for m in sys.modules if m.startswith('pulumi_aws.ec2.')])\n"
@@ -101,7 +101,7 @@ def test_a_name_the_package_does_not_have_is_missing_as_it_would_be():
     def found(lean: bool) -> str:
         script = (
             "import sys\n"
-            + ("from gpufleet.engine import lean_imports\nlean_imports.install()\n" if lean else "")
+            + ("from gpufleet.engine.patches import lean_imports\nsys.meta_path.insert(0, lean_imports._FINDER)\n" if lean else "")
             + "import pulumi_aws\n"
             "ec2 = pulumi_aws.ec2\n"
             "found = [hasattr(ec2, n) for n in ('LaunchTemplateNetworkInterface', 'Enum', 'Mapping', 'NoSuchThing')]\n"

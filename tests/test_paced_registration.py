@@ -1,4 +1,4 @@
-"""The offline engine's paced registration (infra/engine/paced_registration.py): registrations
+"""The offline engine's paced registration (infra/engine/patches/paced_registration.py): registrations
 keep pace with a program's declarations (a turn of the event loop every few), a turn is never
 taken inside another, and the alias URNs the SDK would compute, which nothing reads under a
 monitor with alias specs, are skipped while the monitor receives the same alias specs. The shipped
@@ -15,8 +15,8 @@ import pytest
 from pulumi.runtime import sync_await
 from pulumi.runtime.proto import resource_pb2
 
-from gpufleet.engine import paced_registration
-from gpufleet.engine.paced_registration import _Pace
+from gpufleet.engine.patches import paced_registration
+from gpufleet.engine.patches.paced_registration import _Pace
 from gpufleet.engine.runtime import Program, _Recorder, run_program
 
 DECLARED = 400
@@ -270,7 +270,7 @@ def test_a_monitor_without_alias_specs_gets_the_sdks_alias_urns(features):
 URNS = '''
 import asyncio
 import pulumi
-from gpufleet.engine import paced_registration as pr
+from gpufleet.engine.patches import paced_registration as pr
 
 parent = pulumi.CustomResource("gpufleet:test:Parent", "par", {})
 cases = {

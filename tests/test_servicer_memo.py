@@ -1,4 +1,4 @@
-"""policies/servicer_memo.py: doing once what pulumi_policy repeats per policy gives the same answers."""
+"""infra/engine/patches/servicer_memo.py: doing once what pulumi_policy repeats per policy gives the same answers."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy.policy import EnforcementLevel, _PolicyAnalyzerServicer
 
 import pulumi_policy.policy as pulumi_policy_module
-from gpufleet.policies import ack, ecs, eks, k8s, neuron, security, servicer_memo
+from gpufleet.engine.patches import servicer_memo
+from gpufleet.policies import ack, ecs, eks, k8s, neuron, security
 from gpufleet.components.simulate.ecs_placement import member_of
 from tests.conftest import preview_plan
 from tests.policy_helpers import gpu_container, launch_template, task_definition

@@ -1,4 +1,4 @@
-"""policies/stack_once.py: AnalyzeStack with the resources built once answers as pulumi_policy's own."""
+"""infra/engine/patches/stack_once.py: AnalyzeStack with the resources built once answers as pulumi_policy's own."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from gpufleet.policies import ack, eks, k8s, placement, stack_once
+from gpufleet.engine.patches import stack_once
+from gpufleet.policies import ack, eks, k8s, placement
 from tests.conftest import preview_plan
 
 

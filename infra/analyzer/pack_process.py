@@ -34,7 +34,7 @@ class PackProcess:
         self.manifest = read_pack_manifest(self.pack_dir)
         env = dict(os.environ)
         env.update(PULUMI_PROJECT=project, PULUMI_STACK=stack, PULUMI_DRY_RUN="true", PYTHONUNBUFFERED="1")
-        # The config travels in ConfigureStack (the pack applies it: policies/stack_config.py); the
+        # The config travels in ConfigureStack (the pack applies it: infra/engine/patches/stack_config.py); the
         # environment carries it too while it is small, for packs that read only the variable. A
         # large stack's would not fit an environment string (Linux: 128 KiB): the pack could not start.
         text = json.dumps(dict(config or {}))

@@ -25,6 +25,7 @@ as pulumi_policy makes it, never wrong.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 
@@ -117,6 +118,22 @@ def _once_per_thread(configure):
 
     once.__wrapped__ = configure
     return once
+
+
+@contextlib.contextmanager
+def servicer_memo():
+    """Within: install()'s memos (yields whether they went in); pulumi_policy's own afterwards."""
+    servicer = getattr(_policy, "_PolicyAnalyzerServicer", None)
+    saved = {name: getattr(_policy, name, None) for name in ("json_format", "deserialize_properties", "unknown_checking_proxy")}
+    methods = {name: servicer.__dict__.get(name) for name in ("_get_resource_options", "_get_provider_resource", "_configure_runtime_settings")} if servicer else {}
+    try:
+        yield install()
+    finally:
+        for name, value in saved.items():
+            setattr(_policy, name, value)
+        for name, value in methods.items():
+            if value is not None:
+                setattr(servicer, name, value)
 
 
 def install() -> bool:

@@ -10,12 +10,13 @@ engine answers. An Output made before the answer is resolved by it as the SDK's 
 made after is born resolved. What a program reads, and when, is unchanged; an output nobody reads
 is never made (the SDK would track it only to wait for it at the end).
 
-The offline engine (gpufleet.engine.runtime) installs it when it is imported, as it does the lean
-imports; `pulumi up` under the Pulumi CLI runs the SDK as it is."""
+The offline engine applies it around a preview (gpufleet.engine.patches); `pulumi up` under the
+Pulumi CLI runs the SDK as it is."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 from typing import Any
@@ -110,5 +111,10 @@ def transfer_properties(res, props, custom: bool):
     return resolvers
 
 
-def install() -> None:
+@contextlib.contextmanager
+def lazy_outputs():
     rpc.transfer_properties = transfer_properties
+    try:
+        yield
+    finally:
+        rpc.transfer_properties = _SDK_TRANSFER

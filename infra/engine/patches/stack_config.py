@@ -9,8 +9,23 @@ environment's would be (`pulumi.Config` reads it), so a client may leave the var
 
 from __future__ import annotations
 
+import contextlib
+
 import pulumi.runtime
 import pulumi_policy.policy as _policy
+
+
+@contextlib.contextmanager
+def stack_config():
+    """Within: ConfigureStack applies the request's config (pulumi_policy's own afterwards)."""
+    servicer = getattr(_policy, "_PolicyAnalyzerServicer", None)
+    original = servicer.__dict__.get("ConfigureStack") if servicer else None
+    install()
+    try:
+        yield original is not None
+    finally:
+        if original is not None:
+            servicer.ConfigureStack = original
 
 
 def install() -> None:

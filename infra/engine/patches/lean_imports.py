@@ -8,11 +8,14 @@ module the generator exports it from (`LaunchTemplate` from `launch_template`, K
 (a name off that convention, `__all__`, a star import, a name the package does not have) runs the
 package's own `__init__` once, so every name resolves, or fails, as it would.
 
-The offline engine (gpufleet.engine.runtime) installs it when it is imported: a program that
-imports gpufleet's components under `pulumi up` gets the SDK as it is."""
+The offline engine applies it around a preview (gpufleet.engine.patches): a program that imports
+gpufleet's components under `pulumi up` gets the SDK as it is. A package whose own `__init__` ran
+(a name off the convention) is then the module its `__init__` made, class and all: pulumi_aws's
+`config` swaps its module's class for one whose properties read the config (`aws.config.region`)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -96,10 +99,13 @@ class _LeanPackageLoader(importlib.machinery.SourceFileLoader):
                         setattr(module, name, value)
                         return value
             full()
-            try:
-                return module.__dict__[name]
-            except KeyError:
-                raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
+            # The package is whole now: it answers as its own __init__ made it (its module class,
+            # its own __getattr__ if it has one), this lookup included.
+            if module.__class__ is _LeanPackage:
+                module.__class__ = types.ModuleType
+            if module.__dict__.get("__getattr__") is __getattr__:
+                del module.__getattr__
+            return getattr(module, name)
 
         module.__getattr__ = __getattr__
 
@@ -120,7 +126,15 @@ class _LeanFinder(importlib.abc.MetaPathFinder):
 _FINDER = _LeanFinder()
 
 
-def install() -> None:
-    """Loads the SDKs' service packages lean from now on (those already imported stay as they are)."""
-    if _FINDER not in sys.meta_path:
-        sys.meta_path.insert(0, _FINDER)
+@contextlib.contextmanager
+def lean_imports():
+    """Within: the SDKs' service packages imported for the first time load lean (those imported
+    already stay as they are; those loaded lean stay lean, and whole where a name made them so)."""
+    if _FINDER in sys.meta_path:
+        yield
+        return
+    sys.meta_path.insert(0, _FINDER)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(_FINDER)
