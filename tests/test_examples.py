@@ -135,10 +135,10 @@ def test_a_named_stack_that_does_not_exist_is_exit_2(tmp_path):
     assert code == 2 and "no " in err and "stacks: dev" in err
 
 
-def test_the_readme_shows_the_example_as_it_is():
-    """README's "Use the components in your program" block is the EKS example's program."""
-    readme = (ROOT / "README.md").read_text().split("## Use the components in your program", 1)[1]
-    block = readme.split("```python\n", 1)[1].split("```", 1)[0]
+def test_the_guide_shows_the_example_as_it_is():
+    """docs/programs.md's first program is the EKS example's program."""
+    guide = (ROOT / "docs" / "programs.md").read_text()
+    block = guide.split("```python\n", 1)[1].split("```", 1)[0]
     program = (EXAMPLES / "eks-efa-node-group" / "__main__.py").read_text()
     assert block.strip() and block in program
 

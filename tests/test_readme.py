@@ -1,0 +1,34 @@
+"""README.md is the front door: its tour's preview excerpt is lines of the real output, in order, and
+every guide it links to exists (the diff excerpt is tests/test_diff.py's)."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import ROOT, run_cli
+
+README = (ROOT / "README.md").read_text()
+
+
+def _excerpt(marker: str) -> list[str]:
+    return README.split(f"<!-- {marker}:", 1)[1].split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+
+
+def test_the_preview_excerpt_is_the_real_output_in_order():
+    code, out, err = run_cli("preview", "ecs-gpu")
+    assert code == 0, err
+    lines = out.splitlines()
+    at = 0
+    for line in _excerpt("preview-ecs-gpu"):
+        assert line in lines[at:], line
+        at = lines.index(line, at) + 1
+
+
+def test_every_link_of_the_readme_and_the_guides_opens():
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(((?:\.\./|[\w-]+/)*[\w.-]+\.(?:md|py|yaml|json|txt))(?:#[^)]*)?\)", page.read_text()):
+            assert (page.parent / target).exists(), (page.name, target)
+
+
+def test_the_readme_is_a_front_door():
+    assert len(README.encode()) < 10_500
