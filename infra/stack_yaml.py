@@ -6,7 +6,7 @@ the values itself from the node tree, each plain scalar resolved by ruamel's own
 and gives up (None) on anything where the two readers could differ: a scalar ruamel resolves to
 something other than a string, or to a number, boolean or null in other than its plainest
 spelling; a tag, a merge key, a duplicate or non-string key; any parse error. The caller then reads the file with ruamel, which also gives the error messages and line
-numbers. tests/test_stack_yaml.py holds the two readers equal on every shipped stack and on a table
+numbers. tests/cli/test_stack_yaml.py holds the two readers equal on every shipped stack and on a table
 of scalars that YAML 1.1 and 1.2 read differently."""
 
 from __future__ import annotations

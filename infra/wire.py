@@ -8,7 +8,7 @@ from pulumi.output import Unknown
 from gpufleet.components.catalog.tokens import UNKNOWN
 
 # The protocol's signature key and the signature of a secret (pulumi sdk/go/common/resource/sig/sig.go,
-# the same strings pulumi.runtime.rpc uses; tests/test_wire.py holds the two equal).
+# the same strings pulumi.runtime.rpc uses; tests/engine/test_wire.py holds the two equal).
 SIG_KEY = "4dabf18193072939515e22adb298388d"
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 

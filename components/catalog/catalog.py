@@ -220,7 +220,7 @@ def ecs_amis() -> dict[str, EcsAmi]:
 def curated_facts() -> dict:
     """The curated facts file (what EC2 does not publish), each entry with its source. Read by
     libyaml (C): ruamel's pure-Python reader took about 0.2 s of every cold start. libyaml reads
-    YAML 1.1, ruamel 1.2; tests/test_catalog.py holds that both read this file alike."""
+    YAML 1.1, ruamel 1.2; tests/catalog/test_catalog.py holds that both read this file alike."""
     text = (DATA / "curated.yaml").read_text()
     loader = getattr(yaml, "CSafeLoader", None)
     if loader is None:  # PyYAML built without libyaml

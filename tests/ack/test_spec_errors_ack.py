@@ -1,12 +1,12 @@
 """Bad ACK input: exit 2 naming the field, the value and the rule, before any resource exists. The
-same predicates judge the pack's ACK rules (tests/test_policies_ack.py)."""
+same predicates judge the pack's ACK rules (tests/policies/test_policies_ack.py)."""
 
 from __future__ import annotations
 
 import json
 
 from tests.conftest import run_cli
-from tests.test_spec_errors import _errors
+from tests.ecs.test_spec_errors import _errors
 
 STACK = "ack-shared-gpu"
 

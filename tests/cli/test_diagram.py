@@ -8,7 +8,7 @@ import re
 from gpufleet.cli.diagram import fleet, node_id
 from gpufleet.components.plans.groups import accelerated_groups
 from tests.conftest import preview_plan, run_cli
-from tests.test_diff import _diff, _plan_of
+from tests.cli.test_diff import _diff, _plan_of
 
 NODE = re.compile(r"^\s*(\w+)(\[|\(\[)\"(.*?)\"(\]|\]\))(?::::(\w+))?$")
 EDGE = re.compile(r"^\s*(\w+) (-->|-\.->)\|\"?(.*?)\"?\| (\w+)$")

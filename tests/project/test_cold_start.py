@@ -15,6 +15,8 @@ from gpufleet import stackfile
 from gpufleet.spec import FleetSpec, SpecError, decode_config, load_spec, spec_model
 from tests.conftest import ROOT, run_cli
 
+pytestmark = pytest.mark.slow  # a quick loop leaves it out: pytest -m 'not slow'
+
 # What each fleet key loads that no other needs: its provider SDK and its own components. (pulumi_aws
 # lists every submodule in sys.modules lazily, so EKS is told by its component.)
 _ONLY = {

@@ -11,7 +11,7 @@ from gpufleet.components.k8s.args import GpuOperatorArgs
 from gpufleet.components.k8s.gpu_operator import operator_values
 from tests.conftest import run_cli
 from tests.policy_helpers import findings, resource
-from tests.test_spec_errors import _errors
+from tests.ecs.test_spec_errors import _errors
 
 EKS = "eks-g5-timeslice"
 

@@ -11,7 +11,7 @@ from gpufleet.components.catalog import catalog
 from gpufleet.components.simulate.ecs_placement import PlacementSyntaxError, admitted_instance_types, member_of
 
 KNOWN = tuple(catalog.load().types)
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("instance_type", ["g5.xlarge", "p4d.24xlarge", "g6e.48xlarge"])

@@ -9,6 +9,9 @@ import subprocess
 import sys
 
 from tests.conftest import ROOT
+import pytest
+
+pytestmark = pytest.mark.slow  # a quick loop leaves it out: pytest -m 'not slow'
 
 # Three doors: the ECS spec and pack (ecs_gpu_sharing), EC2 data matching (managed_instances), and a
 # cloud's spec checks (aks_checks).

@@ -16,7 +16,7 @@ from gpufleet.cli.diff import diff_plans
 from gpufleet.cli.diff_render import render
 from tests.conftest import ROOT, preview_plan, run_cli
 from tests.plan_edits import golden
-from tests.test_check import _as_pulumi_preview
+from tests.cli.test_check import _as_pulumi_preview
 
 GOLDEN = ROOT / "tests" / "golden" / "diff-eks-p5-efa.md"
 FIRST = "; the old one is deleted first, so the group has no capacity until the new one is up"

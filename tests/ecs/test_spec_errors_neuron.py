@@ -6,7 +6,7 @@ import json
 
 from gpufleet.components.catalog.generate.sources import MotoSnapshot
 from tests.conftest import run_cli
-from tests.test_spec_errors import _errors
+from tests.ecs.test_spec_errors import _errors
 
 
 def _inf2_48(c):

@@ -1,9 +1,9 @@
 """Bad GKE input: exit 2 naming the field, the value and the rule, before any resource exists. The
-same predicates judge the pack's GKE rules (tests/test_policies_gke.py)."""
+same predicates judge the pack's GKE rules (tests/policies/test_policies_gke.py)."""
 
 from __future__ import annotations
 
-from tests.test_spec_errors import _errors
+from tests.ecs.test_spec_errors import _errors
 
 MIG = "gke-a100-mig"
 SHARED = "gke-l4-timeshare"

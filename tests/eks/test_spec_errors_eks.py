@@ -7,7 +7,7 @@ import pytest
 from gpufleet.cli.diff import diff_plans
 
 from gpufleet.components.catalog.generate.sources import MotoSnapshot
-from tests.test_spec_errors import _errors
+from tests.ecs.test_spec_errors import _errors
 
 RAW = MotoSnapshot().instance_types()
 

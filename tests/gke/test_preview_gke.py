@@ -14,7 +14,7 @@ from pydantic.alias_generators import to_snake
 from gpufleet.components.apis import gke as gke_api
 from gpufleet.components.catalog import tokens
 from tests.conftest import check_golden, preview_plan, run_cli
-from tests.test_spec_errors_gke import SLICES
+from tests.gke.test_spec_errors_gke import SLICES
 
 STACKS = ("gke-a100-mig", "gke-l4-timeshare")
 
@@ -149,7 +149,7 @@ def test_the_gpu_operator_replaces_gke_s_gpu_stack(stack_variant):
 
 
 def test_gke_driver_and_operator_driver_are_one_driver(stack_variant):
-    from tests.test_spec_errors import _errors
+    from tests.ecs.test_spec_errors import _errors
 
     err = _errors(stack_variant(lambda c: c["gpufleet:gke"].__setitem__("gpuOperator", {"driver": True}), "gke-l4-timeshare"))
     assert "GKE installs the driver (LATEST) and so does the GPU Operator: two drivers" in err and "[rule: gke-gpu-driver]" in err

@@ -1,5 +1,5 @@
 """README.md is the front door: its tour's preview excerpt is lines of the real output, in order, and
-every guide it links to exists (the diff excerpt is tests/test_diff.py's)."""
+every guide it links to exists (the diff excerpt is tests/cli/test_diff.py's)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """Bad AKS input: exit 2 naming the field, the value and the rule, before any resource exists. The
-same predicates judge the pack's AKS rules (tests/test_policies_aks.py)."""
+same predicates judge the pack's AKS rules (tests/policies/test_policies_aks.py)."""
 
 from __future__ import annotations
 
 from gpufleet.components.catalog import catalog
-from tests.test_spec_errors import _errors
+from tests.ecs.test_spec_errors import _errors
 
 AKS = catalog.load().facts.aks
 

@@ -33,6 +33,8 @@ from gpufleet.stackfile import stack_names
 from tests.conftest import ROOT
 from tests.policy_helpers import gpu_container, task_definition
 
+pytestmark = pytest.mark.slow  # a quick loop leaves it out: pytest -m 'not slow'
+
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 VERSION = PYPROJECT["project"]["version"]
 STACKS = stack_names(ROOT / "stacks")

@@ -11,6 +11,9 @@ from gpufleet.analyzer.pack_dir import DEFAULT_PACK
 from gpufleet.components.catalog import catalog, tokens
 from gpufleet.engine.preview import preview_plan
 from tests.conftest import ROOT, run_cli
+import pytest
+
+pytestmark = pytest.mark.slow  # a quick loop leaves it out: pytest -m 'not slow'
 
 PREVIEW_JSON = ROOT / "tests" / "fixtures" / "pulumi-preview.json"
 

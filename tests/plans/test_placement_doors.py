@@ -116,7 +116,7 @@ def test_spec_and_pack_agree_on_system_node_groups(case, pack_verdicts):
 # --- ECS: a table of task memory around what each type registers ---------------------------------
 
 from gpufleet.components.simulate import node_capacity  # noqa: E402
-from tests.test_policies_placement import _ecs  # noqa: E402
+from tests.policies.test_policies_placement import _ecs  # noqa: E402
 
 ECS_TYPES = ("g5.xlarge", "g5.12xlarge")
 ECS_CASES = []

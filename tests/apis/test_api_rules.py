@@ -10,7 +10,7 @@ import pytest
 from gpufleet.components.catalog import catalog
 from tests.policy_helpers import findings, resource
 from tests.conftest import run_cli
-from tests.test_spec_errors import _errors
+from tests.ecs.test_spec_errors import _errors
 
 QUOTAS = catalog.load().facts.quotas
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
