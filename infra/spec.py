@@ -8,7 +8,6 @@ catalog predicates) run over the whole spec. Every problem is collected and rais
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 from dataclasses import dataclass
 
@@ -17,36 +16,15 @@ from pydantic import Field, ValidationError, create_model
 from gpufleet.components.catalog import catalog
 from gpufleet.components import simulate
 from gpufleet.components.spec_model import SpecModel, Violation
+from gpufleet.platforms import BY_KEY, PLATFORMS
 
 NAMESPACE = "gpufleet"
 
 
-@dataclass(frozen=True)
-class _Fleet:
-    """One fleet key of the spec: the args model it holds (module, class) and what it provisions."""
-
-    module: str
-    model: str
-    description: str
-
-
-_REGION = Field(None, description="AWS region of every AWS resource of the stack, e.g. us-east-1 (required with ecs or eks; ACK has its own).")
-_FLEETS = {
-    "ecs": _Fleet("gpufleet.components.ecs.args", "EcsFleetArgs", "An ECS cluster of GPU or Neuron instances; absent provisions none."),
-    "eks": _Fleet("gpufleet.components.eks.args", "EksFleetArgs", "An EKS cluster with accelerated managed node groups (EFA); absent provisions none."),
-    "ack": _Fleet(
-        "gpufleet.components.ack.args", "AckFleetArgs",
-        "GPU node pools for shared GPU scheduling on an existing Alibaba ACK Pro cluster; absent provisions none.",
-    ),
-    "gke": _Fleet(
-        "gpufleet.components.gke.args", "GkeFleetArgs",
-        "GPU node pools (MIG partitions, time-sharing or MPS) in a new or existing Google GKE cluster; absent provisions none.",
-    ),
-    "aks": _Fleet(
-        "gpufleet.components.aks.args", "AksFleetArgs",
-        "GPU node pools (MIG instance profiles, the GPU driver) in an existing Azure AKS cluster; absent provisions none.",
-    ),
-}
+_REGION = Field(
+    None,
+    description=f"AWS region of every AWS resource of the stack, e.g. us-east-1 (required with {' or '.join(p.key for p in PLATFORMS if p.aws)}; ACK has its own).",
+)
 
 
 @functools.cache
@@ -56,15 +34,15 @@ def spec_model(fleets: frozenset[str]) -> type[SpecModel]:
     only its own clouds' models: AKS's alone take 0.1 s, and a cold preview should not pay for
     clouds it does not use. `FleetSpec` is the model with every fleet (docs, JSON schema)."""
     fields: dict[str, tuple] = {"region": (str | None, _REGION)}
-    for key, fleet in _FLEETS.items():
-        kind = getattr(importlib.import_module(fleet.module), fleet.model) | None if key in fleets else None
-        fields[key] = (kind, Field(None, description=fleet.description))
+    for platform in PLATFORMS:
+        kind = platform.model() | None if platform.key in fleets else None
+        fields[platform.key] = (kind, Field(None, description=platform.description))
     return create_model("FleetSpec", __base__=SpecModel, __doc__="Everything one stack provisions. Config keys are `gpufleet:<field>`.", **fields)
 
 
 def __getattr__(name: str):
     if name == "FleetSpec":
-        return spec_model(frozenset(_FLEETS))
+        return spec_model(frozenset(BY_KEY))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -164,54 +142,38 @@ def load_spec(config: dict[str, object]) -> SpecModel:
 
 
 def _validate(config: dict[str, object]) -> SpecModel:
-    model = spec_model(frozenset(key for key in config if key in _FLEETS and config[key] is not None))
+    model = spec_model(frozenset(key for key in config if key in BY_KEY and config[key] is not None))
     try:
         spec = model.model_validate(config)
     except ValidationError as err:
         raise SpecError(_from_pydantic(err)) from None
     cat = catalog.load()
+    present = [p for p in PLATFORMS if getattr(spec, p.key) is not None]
     issues: list[SpecIssue] = []
-    aws = spec.ecs is not None or spec.eks is not None
+    aws = [p for p in present if p.aws]
+    region_known = True
     if aws and spec.region is None:
-        issues.append(SpecIssue(("region",), _MISSING, "region-required", "ecs and eks need the AWS region of the stack"))
+        region_known = False
+        needing = " and ".join(p.key for p in PLATFORMS if p.aws)
+        issues.append(SpecIssue(("region",), _MISSING, "region-required", f"{needing} need the AWS region of the stack"))
     elif aws and spec.region not in cat.regions:
+        region_known = False
         issues.append(
             SpecIssue(("region",), spec.region, "region-known", f"not a region of the EC2 data (known: {', '.join(cat.regions)})")
         )
-    elif aws:
-        if spec.ecs is not None:
-            from gpufleet.components.ecs import checks as ecs_checks
-
-            issues += [_from_violation(v, "ecs") for v in ecs_checks.check_fleet(spec.ecs, spec.region, cat)]
-        if spec.eks is not None:
-            from gpufleet.components.eks import checks as eks_checks, placement as eks_placement
-
-            found = eks_checks.check_fleet(spec.eks, spec.region, cat)
-            # Placement needs a fleet whose every other rule holds (known types, one zone per EFA group).
-            if not found and simulate.enabled():
-                found = list(eks_placement.check_placement(spec.eks, spec.region, cat))
-            issues += [_from_violation(v, "eks") for v in found]
-    if spec.ack is not None:
-        from gpufleet.components.ack import checks as ack_checks
-
-        issues += [_from_violation(v, "ack") for v in ack_checks.check_fleet(spec.ack, cat.facts.ack, cat.facts.kubernetes)]
-    if spec.gke is not None:
-        from gpufleet.components.gke import checks as gke_checks, placement as gke_placement
-
-        found = gke_checks.check_fleet(spec.gke, cat.facts.gke)
-        if not found and simulate.enabled():
-            found = list(gke_placement.check_placement(spec.gke, cat))
-        issues += [_from_violation(v, "gke") for v in found]
-    if spec.aks is not None:
-        from gpufleet.components.aks import checks as aks_checks, placement as aks_placement
-
-        found = aks_checks.check_fleet(spec.aks, cat.facts.aks)
-        if not found and simulate.enabled():
-            found = list(aks_placement.check_placement(spec.aks, cat))
-        issues += [_from_violation(v, "aks") for v in found]
-    if not aws and spec.ack is None and spec.gke is None and spec.aks is None:
+    for platform in present:
+        if platform.aws and not region_known:
+            continue  # its rules read the region's offerings
+        fleet = getattr(spec, platform.key)
+        found = list(platform.checks(fleet, spec.region, cat))
+        # Placement needs a fleet whose every other rule holds (known types, one zone per EFA group).
+        if not found and platform.placement is not None and simulate.enabled():
+            found = list(platform.placement(fleet, spec.region, cat))
+        issues += [_from_violation(v, platform.key) for v in found]
+    if not present:
+        keys = [f"gpufleet:{p.key}" for p in PLATFORMS]
         issues.append(
-            SpecIssue(("ecs",), _MISSING, "fleet-not-empty", "the stack provisions nothing: add gpufleet:ecs, gpufleet:eks, gpufleet:ack, gpufleet:gke or gpufleet:aks")
+            SpecIssue((PLATFORMS[0].key,), _MISSING, "fleet-not-empty", f"the stack provisions nothing: add {', '.join(keys[:-1])} or {keys[-1]}")
         )
     if issues:
         raise SpecError(issues)

@@ -22,6 +22,8 @@ gc.freeze()
 # thresholds collect hundreds of times a preview, walking all of them: collect a hundred times
 # less often. The pack lives for one preview.
 gc.set_threshold(100_000, 20, 100)
+# The pack's rule groups, in the order its policies are listed: one module each, with its POLICIES.
+GROUPS = (ecs, ecs_sharing, ecs_managed, neuron, eks, k8s, ack, gke, aks, placement, api, security, updates)
 
 # pulumi_policy's servicer, mended and spared repeated work where its version is the one the
 # patches were written for (gpufleet.engine.patches); PolicyPack serves until the CLI stops it.
@@ -30,5 +32,5 @@ with applied(PACK):
         name="gpufleet-guard",
         description="GPU and Neuron infrastructure rules (ECS GPU, ECS Neuron, EKS, Kubernetes, Alibaba ACK GPU sharing, Google GKE and Azure AKS GPU pools, security) over the gpufleet catalog of EC2 facts.",
         enforcement_level=EnforcementLevel.ADVISORY,
-        policies=[*ecs.POLICIES, *ecs_sharing.POLICIES, *ecs_managed.POLICIES, *neuron.POLICIES, *eks.POLICIES, *k8s.POLICIES, *ack.POLICIES, *gke.POLICIES, *aks.POLICIES, *placement.POLICIES, *api.POLICIES, *security.POLICIES, *updates.POLICIES],
+        policies=[policy for group in GROUPS for policy in group.POLICIES],
     )

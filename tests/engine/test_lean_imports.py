@@ -111,3 +111,22 @@ def test_a_name_the_package_does_not_have_is_missing_as_it_would_be():
         return run.stdout + run.stderr
 
     assert found(lean=True) == found(lean=False) == "[[False, False, False, False], 'LaunchTemplateNetworkInterface']"
+
+
+def test_an_sdk_imported_before_the_gate_still_loads_its_services_lean_within():
+    """Importing pulumi_aws registers its services for a lazy load with the loader found then (the
+    spec's validation imports it before a preview starts): within the gate they load lean, and a
+    service still unread when the gate closes is left as the SDK registered it."""
+    script = (
+        "import sys\n"
+        "import pulumi_aws\n"
+        "from gpufleet.engine.patches import lean_imports\n"
+        "with lean_imports.lean_imports():\n"
+        "    pulumi_aws.ec2.LaunchTemplate\n"
+        "ec2 = len([m for m in sys.modules if m.startswith('pulumi_aws.ec2.')])\n"
+        "pulumi_aws.iam.Role\n"
+        "iam = len([m for m in sys.modules if m.startswith('pulumi_aws.iam.')])\n"
+        "sys.stdout.write(repr([ec2 < 10, iam > 50, type(pulumi_aws.iam).__name__]))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.stdout == "[True, True, 'module']", run.stderr

@@ -17,14 +17,18 @@ from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.slow  # a quick loop leaves it out: pytest -m 'not slow'
 
-# What each fleet key loads that no other needs: its provider SDK and its own components. (pulumi_aws
-# lists every submodule in sys.modules lazily, so EKS is told by its component.)
+# What each fleet key loads that no other needs: its provider SDK, its own components and checks.
+# (pulumi_aws lists every submodule in sys.modules lazily, so EKS is told by its component; every
+# platform's record, components/<platform>/platform.py, is loaded, and loads nothing of its own.)
 _ONLY = {
-    "ecs": ["gpufleet.components.ecs"],
-    "eks": ["gpufleet.components.eks.eks_fleet"],
-    "ack": ["pulumi_alicloud", "gpufleet.components.ack"],
-    "gke": ["pulumi_gcp", "gpufleet.components.gke"],
-    "aks": ["pulumi_azure", "gpufleet.components.aks"],
+    key: [*sdk, f"gpufleet.components.{key}.{fleet}", f"gpufleet.components.{key}.checks", f"gpufleet.components.{key}.args"]
+    for key, sdk, fleet in (
+        ("ecs", [], "gpu_cluster"),
+        ("eks", [], "eks_fleet"),
+        ("ack", ["pulumi_alicloud"], "ack_fleet"),
+        ("gke", ["pulumi_gcp"], "gke_fleet"),
+        ("aks", ["pulumi_azure"], "aks_fleet"),
+    )
 }
 _STACKS = {"ecs-gpu": "ecs", "eks-g5-timeslice": "eks", "ack-shared-gpu": "ack", "gke-l4-timeshare": "gke", "aks-a100-mig": "aks"}
 

@@ -15,7 +15,7 @@ from tests.conftest import ROOT
 # (never the generator's sub-room, which reaches live AWS); infra's own rooms come last, the CLI on top.
 KERNEL = ("catalog", "apis", "rules", "simulate", "plans")
 _BELOW_PLANS = {"catalog", "apis", "rules", "simulate"}
-_SHARED = _BELOW_PLANS | {"components"}  # components/spec_model.py, capacity_checks.py: the model base
+_SHARED = _BELOW_PLANS | {"components"}  # components/*.py: the model base, the platform record, summary rows
 _COMPONENT_ROOMS = set(KERNEL) | {"catalog.generate", "components", "network", "k8s", "ecs", "eks", "ack", "gke", "aks"}
 ALLOWED = {
     "catalog": set(),
@@ -53,7 +53,7 @@ def room_of(module: str) -> str | None:
     if len(parts) == 1:
         return "gpufleet"
     if parts[1] == "components":
-        if len(parts) == 2 or parts[2] in ("spec_model", "capacity_checks"):
+        if len(parts) == 2 or parts[2] in ("spec_model", "capacity_checks", "platform", "summary_rows"):
             return "components"
         if parts[2] == "catalog" and len(parts) > 3 and parts[3] == "generate":
             return "catalog.generate"

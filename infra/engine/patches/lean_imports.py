@@ -126,15 +126,38 @@ class _LeanFinder(importlib.abc.MetaPathFinder):
 _FINDER = _LeanFinder()
 
 
+def _waiting() -> dict[str, importlib.machinery.ModuleSpec]:
+    """Service packages an SDK's own `__init__` registered for a lazy load (pulumi._utils.lazy_import)
+    before the gate opened, and that nothing has read yet: they load with the loader their spec
+    holds. (Their spec is read past the lazy module's own attribute lookup, which would load it.)"""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        parts = name.split(".")
+        depth, _ = SDKS.get(parts[0], (0, ""))
+        if len(parts) != depth or type(module).__name__ != "_LazyModule":
+            continue
+        spec = types.ModuleType.__getattribute__(module, "__spec__")
+        if type(spec.loader) is importlib.machinery.SourceFileLoader:
+            found[name] = spec
+    return found
+
+
 @contextlib.contextmanager
 def lean_imports():
-    """Within: the SDKs' service packages imported for the first time load lean (those imported
-    already stay as they are; those loaded lean stay lean, and whole where a name made them so)."""
+    """Within: the SDKs' service packages imported for the first time load lean, and so do those an
+    SDK registered for a lazy load before (importing pulumi_aws registers its 200 services); those
+    loaded already stay as they are; those loaded lean stay lean (and whole where a name made them so)."""
     if _FINDER in sys.meta_path:
         yield
         return
+    waiting = _waiting()
+    for name, spec in waiting.items():
+        spec.loader = _LeanPackageLoader(name, spec.origin, SDKS[name.split(".")[0]][1])
     sys.meta_path.insert(0, _FINDER)
     try:
         yield
     finally:
         sys.meta_path.remove(_FINDER)
+        for name, spec in waiting.items():
+            if type(sys.modules.get(name)).__name__ == "_LazyModule":  # still unread: as the SDK registered it
+                spec.loader = importlib.machinery.SourceFileLoader(name, spec.origin)

@@ -1,4 +1,4 @@
-"""ECS's part of the accelerator summary (gpufleet.summary): a row per workload (GPUs per task,
+"""ECS's part of the accelerator summary (gpufleet.summary, through components/ecs/platform.py): a row per workload (GPUs per task,
 shares, Neuron devices, tasks per instance) and per Managed Instances provider."""
 
 from __future__ import annotations

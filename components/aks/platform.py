@@ -1,0 +1,53 @@
+"""Azure AKS as gpufleet's stack file, program and summary reach it (components/platform.py)."""
+
+from __future__ import annotations
+
+from gpufleet.components.platform import Platform
+from gpufleet.components.summary_rows import gpu_pool
+
+
+def _checks(fleet, region, cat):
+    from gpufleet.components.aks import checks
+
+    return checks.check_fleet(fleet, cat.facts.aks)
+
+
+def _placement(fleet, region, cat):
+    from gpufleet.components.aks import placement
+
+    return placement.check_placement(fleet, cat)
+
+
+def _build(fleet, region, opts):
+    from gpufleet.components.aks.aks_fleet import AksFleet
+
+    aks = AksFleet("aks", fleet)
+    return {"aksNodePools": {name: pool.node_pool.id for name, pool in aks.node_pools.items()}}
+
+
+def _summary(fleet, region, cat):
+    return {"groups": [_pool(pool, cat.facts.aks) for pool in fleet.node_pools]}
+
+
+def _pool(pool, aks) -> dict:
+    from gpufleet.components.aks.resolved import pool_sizes, resolved_gpus
+    from gpufleet.components.rules import aks as aks_rules
+
+    node = resolved_gpus(pool)
+    gpu = aks.gpus[node.gpu]
+    resources = aks_rules.gpu_resources_per_node(node, pool.mig_profile, aks)
+    group = gpu_pool("aks", pool, aks.driver_installed_by, pool.vm_size, gpu.model, gpu.memory_gib, node.count, resources, pool_sizes(pool))
+    if pool.mig_profile is not None:
+        group["partitionSize"] = pool.mig_profile
+    return group
+
+
+PLATFORM = Platform(
+    key="aks",
+    args="gpufleet.components.aks.args:AksFleetArgs",
+    description="GPU node pools (MIG instance profiles, the GPU driver) in an existing Azure AKS cluster; absent provisions none.",
+    checks=_checks,
+    placement=_placement,
+    build=_build,
+    summary=_summary,
+)

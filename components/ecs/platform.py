@@ -1,0 +1,44 @@
+"""Amazon ECS as gpufleet's stack file, program and summary reach it (components/platform.py)."""
+
+from __future__ import annotations
+
+from gpufleet.components.platform import Platform
+from gpufleet.components.summary_rows import group
+
+
+def _checks(fleet, region, cat):
+    from gpufleet.components.ecs import checks
+
+    return checks.check_fleet(fleet, region, cat)
+
+
+def _build(fleet, region, opts):
+    from gpufleet.components.ecs.gpu_cluster import GpuCluster
+
+    cluster = GpuCluster(fleet.cluster_name, fleet, region, opts=opts)
+    return {"ecsClusterArn": cluster.cluster.arn}
+
+
+def _summary(fleet, region, cat):
+    from gpufleet.components.ecs import summary
+    from gpufleet.components.ecs.resolved import resolve
+
+    groups = []
+    for cp in fleet.capacity_providers:
+        details = {"purchase": cp.purchase, "amiVariant": cp.ami_variant}
+        groups.append(group(resolve(cp, cat).instance, "ecs", cp.name, (cp.min_size, cp.desired_size, cp.max_size), details))
+    part = {"groups": groups, "workloads": summary.workload_rows(fleet, region, cat)}
+    if fleet.managed_instance_providers:
+        part["managedInstances"] = [summary.managed_row(mp, region) for mp in fleet.managed_instance_providers]
+    return part
+
+
+PLATFORM = Platform(
+    key="ecs",
+    args="gpufleet.components.ecs.args:EcsFleetArgs",
+    description="An ECS cluster of GPU or Neuron instances; absent provisions none.",
+    checks=_checks,
+    build=_build,
+    summary=_summary,
+    aws=True,
+)
