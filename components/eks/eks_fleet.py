@@ -12,8 +12,8 @@ from gpufleet.components.catalog import catalog
 from gpufleet.components.eks import checks
 from gpufleet.components.eks.args import EksFleetArgs
 from gpufleet.components.eks.iam import cluster_role, node_role
-from gpufleet.components.eks.node_group import AcceleratedNodeGroup
-from gpufleet.components.eks.resolved import served_groups
+from gpufleet.components.eks.node_group import AcceleratedNodeGroup, EksClusterRef
+from gpufleet.components.eks.resolved import resolve, served_groups
 from gpufleet.components.eks.system_node_group import SystemNodeGroup
 from gpufleet.components.k8s.device_plugins import DevicePlugins
 from gpufleet.components.k8s.gpu_operator import GpuOperator
@@ -36,12 +36,14 @@ class EksFleet(pulumi.ComponentResource):
         self.node_groups = {
             ng.name: AcceleratedNodeGroup(
                 f"{name}-{ng.name}",
-                ng,
-                cluster_name=self.cluster_name,
-                cluster_security_group_id=self.cluster_security_group_id,
-                node_role_arn=self.node_role.role.arn,
-                subnet_ids=self._node_subnets(ng),
-                vpc_id=self._vpc_id,
+                resolve(ng),
+                EksClusterRef(
+                    self.cluster_name,
+                    self.cluster_security_group_id,
+                    self.node_role.role.arn,
+                    self._vpc_id,
+                    None if ng.subnet_ids else self._node_subnets(ng),
+                ),
                 # Nodes register with the cluster under the role's policies: attach them first.
                 opts=self._child(*self.node_role.attachments),
             )
@@ -152,10 +154,8 @@ class EksFleet(pulumi.ComponentResource):
         return [self._zone_subnets[z].id for z in checks.system_zones(self._args, catalog.load(), self._region)]
 
     def _node_subnets(self, ng) -> pulumi.Input[list[str]]:
-        """Existing subnets as given; in a created VPC, the private subnets of the group's zones (its
-        EFA zone, else the zones that offer its type)."""
-        if ng.subnet_ids:
-            return list(ng.subnet_ids)
+        """In a created VPC, the private subnets of the group's zones (its EFA zone, else the zones
+        that offer its type); else the network's (a group's own subnetIds are its args')."""
         if not self._zone_subnets:
             return self._subnet_ids
         return [self._zone_subnets[z].id for z in checks.group_zones(ng, self._args, catalog.load(), self._region)]

@@ -3,6 +3,8 @@ interfaces card by card), EFA security group and placement group, and the node g
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_aws as aws
 
@@ -35,6 +37,33 @@ def base_template(ami: AcceleratedAmiType | StandardAmiType, size_gib: int, hop_
     }
 
 
+@dataclass(frozen=True)
+class EksClusterRef:
+    """The cluster a node group joins, as your program knows it: what gpufleet cannot know of your
+    account. `subnet_ids` are the group's subnets unless its args name them (`subnet_ids`)."""
+
+    name: pulumi.Input[str]
+    security_group_id: pulumi.Input[str]
+    node_role_arn: pulumi.Input[str]
+    vpc_id: pulumi.Input[str]
+    subnet_ids: pulumi.Input[list[str]] | None = None
+
+
+def group_subnets(args: NodeGroupArgs, cluster: EksClusterRef, placed: bool) -> pulumi.Input[list[str]]:
+    """The group's subnets, given once: by its args or by the cluster reference. `zones` place a
+    group in a VPC the stack file creates, which a `placed` group's fleet turned into the
+    reference's subnets; a group of your own has no such VPC, so zones there would be ignored."""
+    if args.zones is not None and not placed:
+        raise ValueError(f"zones = {list(args.zones)}: zones place a group in a VPC the stack file creates; give its subnets (subnet_ids, or EksClusterRef.subnet_ids)")
+    if args.subnet_ids and cluster.subnet_ids is not None:
+        raise ValueError(f"subnetIds = {list(args.subnet_ids)}: the group's subnets are given twice (its args and EksClusterRef.subnet_ids); give them once")
+    if args.subnet_ids:
+        return list(args.subnet_ids)
+    if cluster.subnet_ids is None:
+        raise ValueError(f"subnetIds of node group {args.name!r}: missing; give them in its args (subnet_ids) or in EksClusterRef.subnet_ids")
+    return cluster.subnet_ids
+
+
 class AcceleratedNodeGroup(pulumi.ComponentResource):
     """A managed node group on an accelerated AMI type with its own launch template; with EFA, the
     template's interfaces, the self-referencing security group and the placement (group or reservation)."""
@@ -43,19 +72,18 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
         self,
         name: str,
         args: NodeGroupArgs | ResolvedNodeGroup,
-        *,
-        cluster_name: pulumi.Input[str],
-        cluster_security_group_id: pulumi.Input[str],
-        node_role_arn: pulumi.Input[str],
-        subnet_ids: pulumi.Input[list[str]],
-        vpc_id: pulumi.Input[str],
+        cluster: EksClusterRef,
         opts: pulumi.ResourceOptions | None = None,
     ):
         """`args`: the group's args (resolved here: AMI type, labels, taints, EFA interfaces from the
-        catalog), or the ResolvedNodeGroup the fleet resolved once."""
+        catalog), or the ResolvedNodeGroup the fleet resolved once (and placed: its zones are
+        the reference's subnets). `cluster`: the cluster it joins."""
         super().__init__("gpufleet:eks:AcceleratedNodeGroup", name, None, opts)
+        placed = isinstance(args, ResolvedNodeGroup)
         self.resolved = group = resolve(args)
         args = group.args
+        subnet_ids = group_subnets(args, cluster, placed)
+        cluster_name, cluster_security_group_id, node_role_arn, vpc_id = cluster.name, cluster.security_group_id, cluster.node_role_arn, cluster.vpc_id
         self._name, self._args = name, args
         # What an NcclTest across these nodes needs (NcclTest(name, group.nccl_target, image)).
         self.nccl_target = group.nccl_target

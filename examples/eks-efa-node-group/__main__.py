@@ -4,7 +4,7 @@ an NCCL all-reduce job that proves the fabric. Everything of your account comes 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpufleet.library import AcceleratedNodeGroup, DevicePlugins, EfaArgs, NcclTest, NodeGroupArgs, served_groups
+from gpufleet.library import AcceleratedNodeGroup, DevicePlugins, EfaArgs, EksClusterRef, NcclTest, NodeGroupArgs, served_groups
 
 config = pulumi.Config()
 
@@ -17,15 +17,15 @@ p5 = NodeGroupArgs(
     # Interfaces laid out from the type's network cards; one zone; a cluster placement group.
     efa=EfaArgs(availability_zone=config.require("zone")),
 )
-nodes = AcceleratedNodeGroup(
-    "p5-train",
-    p5,
-    cluster_name=config.require("clusterName"),
-    cluster_security_group_id=config.require("clusterSecurityGroupId"),
+# The cluster you run, as your account knows it; the group's one EFA subnet.
+cluster_ref = EksClusterRef(
+    name=config.require("clusterName"),
+    security_group_id=config.require("clusterSecurityGroupId"),
     node_role_arn=config.require("nodeRoleArn"),
-    subnet_ids=[config.require("subnetId")],
     vpc_id=config.require("vpcId"),
+    subnet_ids=[config.require("subnetId")],
 )
+nodes = AcceleratedNodeGroup("p5-train", p5, cluster_ref)
 
 cluster = k8s.Provider("ml-prod", context=config.require("kubeContext"))
 # The NVIDIA and EFA plugins, tolerating the group's taints; they schedule once the nodes exist.

@@ -152,3 +152,55 @@ def test_a_library_args_mistake_names_the_field_and_the_rule(tmp_path):
     code, _, err = run_cli("preview", "--program", str(folder))
     assert code == 2 and "Traceback" not in err
     assert "amiVariant = 'al2-kernel-5.10': inf2.xlarge runs on the ECS neuron AMI, whose variants are al2023, al2" in err
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        # A field the library would have ignored is refused, naming it.
+        (
+            'efa=EfaArgs(availability_zone=config.require("zone")),',
+            'zones=["us-east-1a"], efa=EfaArgs(availability_zone=config.require("zone")),',
+            "zones = ['us-east-1a']: zones place a group in a VPC the stack file creates",
+        ),
+        (
+            "min_size=0,",
+            'min_size=0, subnet_ids=["subnet-0123456789abcdef0"],',
+            "subnetIds = ['subnet-0123456789abcdef0']: the group's subnets are given twice",
+        ),
+        ('    subnet_ids=[config.require("subnetId")],\n', "", "subnetIds of node group 'p5-train': missing"),
+    ],
+    ids=["zones", "subnets-twice", "no-subnets"],
+)
+def test_a_node_group_of_your_own_uses_every_field_it_takes(tmp_path, old, new, message):
+    folder = _copy(tmp_path, "eks-efa-node-group")
+    main = folder / "__main__.py"
+    text = main.read_text()
+    assert old in text
+    main.write_text(text.replace(old, new))
+    code, _, err = run_cli("preview", "--program", str(folder))
+    assert code == 2 and "Traceback" not in err and message in err, err
+
+
+def test_the_group_s_own_subnets_are_used():
+    """Subnets in the group's args, none in the reference: the node group runs in them."""
+    from gpufleet.components.eks.args import NodeGroupArgs
+    from gpufleet.components.eks.node_group import EksClusterRef, group_subnets
+
+    args = NodeGroupArgs(name="g", instance_type="g5.xlarge", min_size=0, desired_size=1, max_size=1, subnet_ids=["subnet-1"])
+    assert group_subnets(args, EksClusterRef("c", "sg", "arn", "vpc"), placed=False) == ["subnet-1"]
+    assert group_subnets(args.model_copy(update={"subnet_ids": []}), EksClusterRef("c", "sg", "arn", "vpc", ["subnet-2"]), placed=False) == ["subnet-2"]
+
+
+def test_each_platform_s_namespace_holds_its_public_names():
+    import importlib
+
+    import gpufleet.library as library
+
+    found = set()
+    for name in ("ecs", "eks", "k8s", "ack", "gke", "aks", "network"):
+        namespace = importlib.import_module(f"gpufleet.library.{name}")
+        assert namespace.__all__ and all(getattr(namespace, n) is getattr(library, n) for n in namespace.__all__)
+        found |= set(namespace.__all__)
+    # The flat module keeps every name it had; the resolution records and helpers stay out of the namespaces.
+    assert set(library.__all__) - found == {"ResolvedCapacityProvider", "ResolvedNodeGroup", "ServedGroups", "workload_selector"}

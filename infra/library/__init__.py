@@ -43,7 +43,7 @@ from gpufleet.components.ecs.managed_instances import ManagedInstancesCapacityPr
 from gpufleet.components.ecs.resolved import ResolvedCapacityProvider
 from gpufleet.components.eks.args import EfaArgs, EksFleetArgs, NodeGroupArgs, TaintArgs
 from gpufleet.components.eks.eks_fleet import EksFleet
-from gpufleet.components.eks.node_group import AcceleratedNodeGroup
+from gpufleet.components.eks.node_group import AcceleratedNodeGroup, EksClusterRef
 from gpufleet.components.eks.resolved import ResolvedNodeGroup, served_groups
 from gpufleet.components.gke.args import GkeAcceleratorArgs, GkeFleetArgs, GkeNodePoolArgs, GpuSharingArgs
 from gpufleet.components.gke.gke_fleet import GkeFleet
@@ -74,6 +74,7 @@ __all__ = [
     "RangeArgs",
     # EKS: an accelerated managed node group with EFA, and the whole fleet.
     "AcceleratedNodeGroup",
+    "EksClusterRef",
     "NodeGroupArgs",
     "ResolvedNodeGroup",
     "EfaArgs",
