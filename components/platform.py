@@ -2,13 +2,17 @@
 platform package (`components/<platform>/platform.py`), listed once (`gpufleet.platforms`). Nobody
 else names a platform in an `if`.
 
-A record is cheap to import: each of its functions imports its platform's components, checks and
-provider SDK when called, so a stack loads only the clouds it uses."""
+A platform package keeps one shape, which the record relies on: `args.py` holds its fleet's spec
+model (`<Key>FleetArgs`), `checks.py` its rules (`check_fleet`), `placement.py` what stays Pending
+(`check_placement`) where it places pods; all three take (fleet, region, catalog). The record is
+cheap to import: each of those modules, and the platform's components and provider SDK, load when
+called, so a stack loads only the clouds it uses."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from gpufleet.components.spec_model import Violation
@@ -16,31 +20,28 @@ from gpufleet.components.spec_model import Violation
 
 @dataclass(frozen=True)
 class Platform:
-    """One platform.
-
-    - `key`: the stack file's config key (`gpufleet:<key>`), and the summary's `platform`;
-    - `args`: the spec model of its fleet, as `module:Class` (imported only by a stack that uses it);
-    - `description`: the key's documentation (the JSON schema and docs/stack-file.md);
-    - `aws`: whether its resources go through the stack's AWS provider and region;
-    - `checks(fleet, region, catalog)`: every violation of its rules, with field paths below its key;
-    - `placement(fleet, region, catalog)`: what stays Pending, judged once the checks pass;
-    - `build(fleet, region, opts)`: its components (opts carry the AWS provider where `aws`);
-      returns the stack outputs it exports;
-    - `summary(fleet, region, catalog)`: its part of the accelerator summary (`groups`, `workloads`,
-      and keys of its own)."""
+    """One platform: its config key (`gpufleet:<key>`, and the summary's `platform`), the key's
+    documentation, `build(fleet, region, opts)` (its components; opts carry the stack's AWS provider
+    where `aws`; returns the stack outputs it exports) and `summary(fleet, region, catalog)` (its
+    part of the accelerator summary: `groups`, `workloads`, keys of its own); `aws` when its
+    resources go through the stack's AWS provider and region; `placement` when it places pods."""
 
     key: str
-    args: str
     description: str
-    checks: Callable[[Any, str | None, Any], list[Violation]]
     build: Callable[[Any, str | None, Any], dict[str, Any]]
     summary: Callable[[Any, str | None, Any], dict[str, Any]]
-    placement: Callable[[Any, str | None, Any], Iterable[Violation]] | None = None
     aws: bool = False
-    library: tuple[str, ...] = field(default=())
+    placement: bool = False
+
+    def _module(self, name: str):
+        return importlib.import_module(f"gpufleet.components.{self.key}.{name}")
 
     def model(self) -> type:
-        import importlib
+        return getattr(self._module("args"), f"{self.key.capitalize()}FleetArgs")
 
-        module, _, name = self.args.partition(":")
-        return getattr(importlib.import_module(module), name)
+    def checks(self, fleet, region: str | None, cat) -> list[Violation]:
+        return list(self._module("checks").check_fleet(fleet, region, cat))
+
+    def pending(self, fleet, region: str | None, cat) -> list[Violation]:
+        """What stays Pending: judged on a fleet whose every other rule holds."""
+        return list(self._module("placement").check_placement(fleet, region, cat)) if self.placement else []

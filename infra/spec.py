@@ -165,10 +165,10 @@ def _validate(config: dict[str, object]) -> SpecModel:
         if platform.aws and not region_known:
             continue  # its rules read the region's offerings
         fleet = getattr(spec, platform.key)
-        found = list(platform.checks(fleet, spec.region, cat))
+        found = platform.checks(fleet, spec.region, cat)
         # Placement needs a fleet whose every other rule holds (known types, one zone per EFA group).
-        if not found and platform.placement is not None and simulate.enabled():
-            found = list(platform.placement(fleet, spec.region, cat))
+        if not found and simulate.enabled():
+            found = platform.pending(fleet, spec.region, cat)
         issues += [_from_violation(v, platform.key) for v in found]
     if not present:
         keys = [f"gpufleet:{p.key}" for p in PLATFORMS]

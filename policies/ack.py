@@ -11,14 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pulumi_policy import (
-    EnforcementLevel,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
 
 from gpufleet.components.rules import ack as ack_rules, k8s as k8s_rules
 from gpufleet.components.catalog import catalog

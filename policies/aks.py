@@ -5,14 +5,7 @@ spec calls."""
 
 from __future__ import annotations
 
-from pulumi_policy import (
-    EnforcementLevel,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
 
 from gpufleet.components.apis import aks as aks_api
 from gpufleet.components.rules import aks as aks_rules

@@ -6,14 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pulumi_policy import (
-    EnforcementLevel,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
 
 from gpufleet.components.apis import aws_rules as api_rules, aws as aws_api
 from gpufleet.components.catalog import catalog

@@ -7,14 +7,7 @@ functions the stack spec calls on its rendered containers.
 
 from __future__ import annotations
 
-from pulumi_policy import (
-    EnforcementLevel,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
 
 from gpufleet.components.catalog import catalog, tokens
 from gpufleet.components.rules import ecs_gpu_sharing

@@ -7,14 +7,7 @@ with the catalog predicates the stack spec calls.
 
 from __future__ import annotations
 
-from pulumi_policy import (
-    EnforcementLevel,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules

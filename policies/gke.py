@@ -10,14 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pulumi_policy import (
-    EnforcementLevel,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
 
 from gpufleet.components.catalog import catalog, tokens
 from gpufleet.components.apis import gke as gke_api

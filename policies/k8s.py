@@ -7,14 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pulumi_policy import (
-    EnforcementLevel,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
 
 from gpufleet.components.rules import aks as aks_rules, eks as eks_rules, k8s as k8s_rules
 from gpufleet.components.catalog import catalog, charts

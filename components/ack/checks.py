@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from gpufleet.components.ack.args import AckFleetArgs, AckNodePoolArgs
 from gpufleet.components.rules import ack as ack_rules, k8s as k8s_rules
-from gpufleet.components.catalog.facts import AckFacts, KubernetesFacts
+from gpufleet.components.catalog.facts import AckFacts
+from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.spec_model import Violation, duplicate_names
 
 
-def check_fleet(fleet: AckFleetArgs, ack: AckFacts, kubernetes: KubernetesFacts) -> list[Violation]:
+def check_fleet(fleet: AckFleetArgs, region: str | None, cat: Catalog) -> list[Violation]:
+    """Every rule broken by the fleet (the stack's AWS region is not ACK's: its pools name their own)."""
+    ack, kubernetes = cat.facts.ack, cat.facts.kubernetes
     found = duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool")
     found += duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
     for i, pool in enumerate(fleet.node_pools):

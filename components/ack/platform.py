@@ -6,12 +6,6 @@ from gpufleet.components.platform import Platform
 from gpufleet.components.rules import ack as ack_rules
 
 
-def _checks(fleet, region, cat):
-    from gpufleet.components.ack import checks
-
-    return checks.check_fleet(fleet, cat.facts.ack, cat.facts.kubernetes)
-
-
 def _build(fleet, region, opts):
     from gpufleet.components.ack.ack_fleet import AckFleet
 
@@ -60,10 +54,7 @@ def _pool(pool, fleet, ack) -> dict:
 
 
 PLATFORM = Platform(
-    key="ack",
-    args="gpufleet.components.ack.args:AckFleetArgs",
-    description="GPU node pools for shared GPU scheduling on an existing Alibaba ACK Pro cluster; absent provisions none.",
-    checks=_checks,
-    build=_build,
-    summary=_summary,
+    "ack",
+    "GPU node pools for shared GPU scheduling on an existing Alibaba ACK Pro cluster; absent provisions none.",
+    _build, _summary,
 )

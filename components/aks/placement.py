@@ -13,7 +13,7 @@ from gpufleet.components.k8s.workload_placement import pending_workloads
 from gpufleet.components.spec_model import Violation
 
 
-def check_placement(fleet: AksFleetArgs, cat: Catalog) -> Iterator[Violation]:
+def check_placement(fleet: AksFleetArgs, region: str | None, cat: Catalog) -> Iterator[Violation]:
     """Call it on a fleet whose other rules hold (known VM sizes, valid MIG profiles)."""
     aks, resource = cat.facts.aks, cat.facts.eks.accelerator_resources.nvidia
     shapes = [

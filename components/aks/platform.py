@@ -6,18 +6,6 @@ from gpufleet.components.platform import Platform
 from gpufleet.components.summary_rows import gpu_pool
 
 
-def _checks(fleet, region, cat):
-    from gpufleet.components.aks import checks
-
-    return checks.check_fleet(fleet, cat.facts.aks)
-
-
-def _placement(fleet, region, cat):
-    from gpufleet.components.aks import placement
-
-    return placement.check_placement(fleet, cat)
-
-
 def _build(fleet, region, opts):
     from gpufleet.components.aks.aks_fleet import AksFleet
 
@@ -43,11 +31,7 @@ def _pool(pool, aks) -> dict:
 
 
 PLATFORM = Platform(
-    key="aks",
-    args="gpufleet.components.aks.args:AksFleetArgs",
-    description="GPU node pools (MIG instance profiles, the GPU driver) in an existing Azure AKS cluster; absent provisions none.",
-    checks=_checks,
-    placement=_placement,
-    build=_build,
-    summary=_summary,
+    "aks",
+    "GPU node pools (MIG instance profiles, the GPU driver) in an existing Azure AKS cluster; absent provisions none.",
+    _build, _summary, placement=True,
 )

@@ -6,12 +6,6 @@ from gpufleet.components.platform import Platform
 from gpufleet.components.summary_rows import group
 
 
-def _checks(fleet, region, cat):
-    from gpufleet.components.ecs import checks
-
-    return checks.check_fleet(fleet, region, cat)
-
-
 def _build(fleet, region, opts):
     from gpufleet.components.ecs.gpu_cluster import GpuCluster
 
@@ -34,11 +28,7 @@ def _summary(fleet, region, cat):
 
 
 PLATFORM = Platform(
-    key="ecs",
-    args="gpufleet.components.ecs.args:EcsFleetArgs",
-    description="An ECS cluster of GPU or Neuron instances; absent provisions none.",
-    checks=_checks,
-    build=_build,
-    summary=_summary,
-    aws=True,
+    "ecs",
+    "An ECS cluster of GPU or Neuron instances; absent provisions none.",
+    _build, _summary, aws=True,
 )

@@ -6,18 +6,6 @@ from gpufleet.components.platform import Platform
 from gpufleet.components.summary_rows import group
 
 
-def _checks(fleet, region, cat):
-    from gpufleet.components.eks import checks
-
-    return checks.check_fleet(fleet, region, cat)
-
-
-def _placement(fleet, region, cat):
-    from gpufleet.components.eks import placement
-
-    return placement.check_placement(fleet, region, cat)
-
-
 def _build(fleet, region, opts):
     from gpufleet.components.eks.eks_fleet import EksFleet
 
@@ -42,12 +30,7 @@ def _summary(fleet, region, cat):
 
 
 PLATFORM = Platform(
-    key="eks",
-    args="gpufleet.components.eks.args:EksFleetArgs",
-    description="An EKS cluster with accelerated managed node groups (EFA); absent provisions none.",
-    checks=_checks,
-    placement=_placement,
-    build=_build,
-    summary=_summary,
-    aws=True,
+    "eks",
+    "An EKS cluster with accelerated managed node groups (EFA); absent provisions none.",
+    _build, _summary, aws=True, placement=True,
 )

@@ -7,6 +7,7 @@ from gpufleet.components.rules import gke as gke_rules
 from gpufleet.components.catalog.facts import GkeFacts
 from gpufleet.components.rules.gke import GkeGpus
 from gpufleet.components.gke.args import GkeFleetArgs, GkeNodePoolArgs
+from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.spec_model import Violation, duplicate_names
 
 
@@ -19,7 +20,9 @@ def strategy(pool: GkeNodePoolArgs) -> str | None:
     return pool.sharing.strategy if pool.sharing is not None else None
 
 
-def check_fleet(fleet: GkeFleetArgs, gke: GkeFacts) -> list[Violation]:
+def check_fleet(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> list[Violation]:
+    """Every rule broken by the fleet (the stack's AWS region is not GKE's: the cluster has its location)."""
+    gke = cat.facts.gke
     operator_installs_driver = fleet.gpu_operator is not None and fleet.gpu_operator.driver
     found = duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool")
     found += duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")

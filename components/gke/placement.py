@@ -13,7 +13,7 @@ from gpufleet.components.k8s.workload_placement import pending_workloads
 from gpufleet.components.spec_model import Violation
 
 
-def check_placement(fleet: GkeFleetArgs, cat: Catalog) -> Iterator[Violation]:
+def check_placement(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> Iterator[Violation]:
     """Call it on a fleet whose other rules hold (known machine types, valid partitions)."""
     gke, resource = cat.facts.gke, cat.facts.eks.accelerator_resources.nvidia
     shapes, selectors = [], {}

@@ -6,18 +6,6 @@ from gpufleet.components.platform import Platform
 from gpufleet.components.summary_rows import gpu_pool
 
 
-def _checks(fleet, region, cat):
-    from gpufleet.components.gke import checks
-
-    return checks.check_fleet(fleet, cat.facts.gke)
-
-
-def _placement(fleet, region, cat):
-    from gpufleet.components.gke import placement
-
-    return placement.check_placement(fleet, cat)
-
-
 def _build(fleet, region, opts):
     from gpufleet.components.gke.gke_fleet import GkeFleet
 
@@ -46,11 +34,7 @@ def _pool(pool, gke) -> dict:
 
 
 PLATFORM = Platform(
-    key="gke",
-    args="gpufleet.components.gke.args:GkeFleetArgs",
-    description="GPU node pools (MIG partitions, time-sharing or MPS) in a new or existing Google GKE cluster; absent provisions none.",
-    checks=_checks,
-    placement=_placement,
-    build=_build,
-    summary=_summary,
+    "gke",
+    "GPU node pools (MIG partitions, time-sharing or MPS) in a new or existing Google GKE cluster; absent provisions none.",
+    _build, _summary, placement=True,
 )

@@ -12,12 +12,7 @@ from gpufleet.components.simulate import k8s_scheduler, k8s_workloads, node_capa
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.rules.efa import EFA_TYPES
 from gpufleet.components.catalog.facts import Chart
-from gpufleet.components.plans.index import (
-    CONFIG_FILES,
-    Index,
-    Resource,
-    as_int,
-)
+from gpufleet.components.plans.index import CONFIG_FILES, Index, Resource, as_int
 from gpufleet.components.rules.eks import node_group_name
 from gpufleet.components.catalog import tokens
 

@@ -31,16 +31,7 @@ from gpufleet.components.simulate.k8s_filters import (
     untolerated_taint,
 )
 from gpufleet.components.catalog.wording import counted
-from gpufleet.components.simulate.k8s_shapes import (
-    AFTER_SCALE_UP,
-    DAEMON,
-    PENDING,
-    SCHEDULED,
-    NodeShape,
-    Placement,
-    PodTemplate,
-    show,
-)
+from gpufleet.components.simulate.k8s_shapes import AFTER_SCALE_UP, DAEMON, PENDING, SCHEDULED, NodeShape, Placement, PodTemplate, show
 
 
 

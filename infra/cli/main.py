@@ -10,19 +10,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from gpufleet.cli.output import (
-    EXIT_INTERNAL,
-    EXIT_INVALID,
-    EXIT_OK,
-    REPORT_TO,
-    InputError,
-    console,
-    exit_for,
-    policy_inputs,
-    print_json,
-    silence_stdout,
-    write,
-)
+from gpufleet.cli.output import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, REPORT_TO, InputError, console, exit_for, policy_inputs, print_json, silence_stdout, write
 
 
 def _parser() -> argparse.ArgumentParser:
