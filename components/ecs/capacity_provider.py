@@ -10,6 +10,7 @@ import pulumi_aws as aws
 from gpufleet.components.ecs.args import CapacityProviderArgs
 from gpufleet.components.ecs.checks import capacity_provider_name
 from gpufleet.components.ecs.resolved import ResolvedCapacityProvider, resolve
+from gpufleet.components.nodes.hardening import ebs, metadata_options
 
 
 class GpuCapacityProvider(pulumi.ComponentResource):
@@ -63,22 +64,8 @@ class GpuCapacityProvider(pulumi.ComponentResource):
             instance_type=a.instance_type,
             iam_instance_profile={"arn": instance_profile_arn},
             user_data=base64.b64encode(self.resolved.user_data(self._cluster_name).encode()).decode(),
-            metadata_options={
-                "http_endpoint": "enabled",
-                "http_tokens": "required",
-                "http_put_response_hop_limit": a.metadata_hop_limit,
-            },
-            block_device_mappings=[
-                {
-                    "device_name": self.resolved.root_device_name,
-                    "ebs": {
-                        "volume_size": a.root_volume_gib,
-                        "volume_type": "gp3",
-                        "encrypted": "true",
-                        "delete_on_termination": "true",
-                    },
-                }
-            ],
+            metadata_options=metadata_options(a.metadata_hop_limit),
+            block_device_mappings=[{"device_name": self.resolved.root_device_name, "ebs": ebs(a.root_volume_gib)}],
             # Security groups go on the interface: a template with interfaces may not also set them.
             network_interfaces=[
                 {

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import pulumi
 import pulumi_aws as aws
+
+from gpufleet.components.nodes.roles import managed_policy, trusting
 
 # AWS managed policies, by path under arn:<partition>:iam::aws:policy/.
 ECS_INSTANCE_POLICY = "service-role/AmazonEC2ContainerServiceforEC2Role"
@@ -28,24 +28,15 @@ class InstanceRole(pulumi.ComponentResource):
         self.register_outputs({"roleArn": self.role.arn, "instanceProfileArn": self.profile.arn})
 
     def _role(self) -> aws.iam.Role:
-        trust = {
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
-        }
         return aws.iam.Role(
             self._name,
-            assume_role_policy=json.dumps(trust),
+            assume_role_policy=trusting("ec2.amazonaws.com"),
             description="ECS container instances (gpufleet)",
             opts=pulumi.ResourceOptions(parent=self),
         )
 
     def _attachment(self, policy: str) -> aws.iam.RolePolicyAttachment:
-        return aws.iam.RolePolicyAttachment(
-            f"{self._name}-{policy.rsplit('/', 1)[-1]}",
-            role=self.role.name,
-            policy_arn=f"arn:{self._partition}:iam::aws:policy/{policy}",
-            opts=pulumi.ResourceOptions(parent=self),
-        )
+        return managed_policy(f"{self._name}-{policy.rsplit('/', 1)[-1]}", self.role, policy, self._partition, self)
 
     def _profile(self) -> aws.iam.InstanceProfile:
         return aws.iam.InstanceProfile(

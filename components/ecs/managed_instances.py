@@ -4,14 +4,13 @@ instance requirements, bound to one cluster."""
 
 from __future__ import annotations
 
-import json
-
 import pulumi
 import pulumi_aws as aws
 
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.rules.managed_instances import INFRASTRUCTURE_POLICY, INSTANCE_POLICY, INSTANCE_ROLE_PREFIX
 from gpufleet.components.ecs.args import ManagedInstanceProviderArgs, RangeArgs
+from gpufleet.components.nodes.roles import managed_policy, trusting
 
 
 def instance_role_name(provider_name: str) -> str:
@@ -84,21 +83,14 @@ class ManagedInstancesCapacityProvider(pulumi.ComponentResource):
         )
 
     def _role(self, name: str, service: str, policy: str, role_name: str | None) -> tuple[aws.iam.Role, aws.iam.RolePolicyAttachment]:
-        trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]}
         role = aws.iam.Role(
             name,
             name=role_name,
-            assume_role_policy=json.dumps(trust),
+            assume_role_policy=trusting(service),
             description=f"ECS Managed Instances {self.provider_name} (gpufleet)",
             opts=pulumi.ResourceOptions(parent=self),
         )
-        attachment = aws.iam.RolePolicyAttachment(
-            f"{name}-{policy}",
-            role=role.name,
-            policy_arn=f"arn:{self._partition}:iam::aws:policy/{policy}",
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        return role, attachment
+        return role, managed_policy(f"{name}-{policy}", role, policy, self._partition, self)
 
     def _requirements(self, candidates: list[InstanceType]) -> dict:
         a = self._args

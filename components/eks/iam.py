@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pulumi
 import pulumi_aws as aws
 
 from gpufleet.components.catalog import catalog
+from gpufleet.components.nodes.roles import managed_policy, trusting
 
 
 class ServiceRole(pulumi.ComponentResource):
@@ -17,20 +16,8 @@ class ServiceRole(pulumi.ComponentResource):
         super().__init__("gpufleet:eks:ServiceRole", name, None, opts)
         # The partition (aws, aws-cn, aws-us-gov) comes from the provider, never from a hand rule.
         partition = aws.get_partition(opts=pulumi.InvokeOptions(parent=self)).partition
-        trust = {
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}],
-        }
-        self.role = aws.iam.Role(name, assume_role_policy=json.dumps(trust), description=description, opts=pulumi.ResourceOptions(parent=self))
-        self.attachments = [
-            aws.iam.RolePolicyAttachment(
-                f"{name}-{policy}",
-                role=self.role.name,
-                policy_arn=f"arn:{partition}:iam::aws:policy/{policy}",
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            for policy in policies
-        ]
+        self.role = aws.iam.Role(name, assume_role_policy=trusting(service), description=description, opts=pulumi.ResourceOptions(parent=self))
+        self.attachments = [managed_policy(f"{name}-{policy}", self.role, policy, partition, self) for policy in policies]
         self.register_outputs({"roleArn": self.role.arn})
 
 

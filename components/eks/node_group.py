@@ -13,14 +13,12 @@ from gpufleet.components.catalog.facts import AcceleratedAmiType, StandardAmiTyp
 from gpufleet.components.eks.args import NodeGroupArgs
 from gpufleet.components.eks.checks import places_in_group
 from gpufleet.components.eks.resolved import ResolvedNodeGroup, resolve
+from gpufleet.components.nodes.hardening import ebs, metadata_options
 
 
 def volumes(ami: AcceleratedAmiType | StandardAmiType, size_gib: int) -> list[dict]:
     """Encrypted gp3 volumes of the AMI's layout; the size goes where images and pods live (the data
     volume where the AMI has one, else the root volume, which then keeps its snapshot's size)."""
-
-    def ebs(size: int | None) -> dict:
-        return {"volume_type": "gp3", "encrypted": "true", "delete_on_termination": "true", **({"volume_size": size} if size else {})}
 
     data = getattr(ami, "data_device_name", None)
     if data is not None:
@@ -31,7 +29,7 @@ def volumes(ami: AcceleratedAmiType | StandardAmiType, size_gib: int) -> list[di
 def base_template(ami: AcceleratedAmiType | StandardAmiType, size_gib: int, hop_limit: int, name: str) -> dict:
     """What every gpufleet node's launch template sets: IMDSv2 only, encrypted gp3 volumes, a Name tag."""
     return {
-        "metadata_options": {"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": hop_limit},
+        "metadata_options": metadata_options(hop_limit),
         "block_device_mappings": volumes(ami, size_gib),
         "tag_specifications": [{"resource_type": "instance", "tags": {"Name": name, "gpufleet-node-group": name}}],
     }

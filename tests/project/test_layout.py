@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 KERNEL = ("catalog", "apis", "rules", "simulate", "plans")
 _BELOW_PLANS = {"catalog", "apis", "rules", "simulate"}
 _SHARED = _BELOW_PLANS | {"components"}  # components/*.py: the model base, the platform record, summary rows
-_COMPONENT_ROOMS = set(KERNEL) | {"catalog.generate", "components", "network", "k8s", "ecs", "eks", "ack", "gke", "aks"}
+_COMPONENT_ROOMS = set(KERNEL) | {"catalog.generate", "components", "network", "nodes", "k8s", "ecs", "eks", "ack", "gke", "aks"}
 ALLOWED = {
     "catalog": set(),
     "catalog.generate": {"catalog"},
@@ -27,8 +27,9 @@ ALLOWED = {
     "components": set(_BELOW_PLANS),
     "network": _SHARED,
     "k8s": _SHARED,
-    "ecs": _SHARED | {"network"},
-    "eks": _SHARED | {"network", "k8s"},
+    "nodes": _SHARED,
+    "ecs": _SHARED | {"network", "nodes"},
+    "eks": _SHARED | {"network", "nodes", "k8s"},
     "ack": _SHARED | {"k8s"},
     "gke": _SHARED | {"k8s"},
     "aks": _SHARED | {"k8s"},

@@ -1,0 +1,75 @@
+"""The floors pyproject.toml declares are the versions measured to work: tests/floors/constraints.txt
+pins each direct dependency at its floor (and what pip resolved around them), and that set, installed
+in a fresh virtualenv, previews every shipped stack to its golden plan and every example program."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from gpufleet.stackfile import stack_names
+from tests.conftest import ROOT
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    from pip._vendor import tomli as tomllib
+
+FLOORS = ROOT / "tests" / "floors" / "constraints.txt"
+
+
+def _pins(path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text().splitlines():
+        if "==" in line and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version.strip()
+    return pins
+
+
+def _release(version: str) -> tuple[int, ...]:
+    parts = [int(p) for p in re.findall(r"\d+", version)]
+    while parts and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def test_each_floor_is_the_version_measured():
+    pins = _pins(FLOORS)
+    for requirement in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]:
+        name, floor = re.match(r"([A-Za-z0-9_.-]+)\s*(?:>=|==)\s*([0-9.]+)", requirement).groups()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        assert _release(pins[key]) == _release(floor), (requirement, pins[key])
+
+
+def test_the_pinned_set_is_within_the_floors():
+    floors, pinned = _pins(FLOORS), _pins(ROOT / "constraints.txt")
+    for requirement in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]:
+        name = re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9_.-]+", requirement).group(0)).lower()
+        assert _release(pinned[name]) >= _release(floors[name]), (requirement, pinned[name])
+
+
+@pytest.mark.slow
+def test_the_oldest_versions_allowed_preview_every_stack_as_the_pinned_set_does(tmp_path):
+    """Installs from PyPI (about 100 s): the floors as pip finds them, not as this machine has them."""
+    venv = tmp_path / "floors"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    install = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "-q", "-c", str(FLOORS), "-e", f"{ROOT}[test]"],
+        env=env, capture_output=True, text=True, timeout=1500,
+    )
+    assert install.returncode == 0, install.stderr[-3000:]
+    for stack in stack_names(ROOT / "stacks"):
+        run = subprocess.run([str(venv / "bin" / "gpufleet"), "preview", stack, "--json"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert run.returncode in (0, 1), (stack, run.stderr[-2000:])
+        plan = json.dumps(json.loads(run.stdout), indent=2, sort_keys=True) + "\n"
+        assert plan == (ROOT / "tests" / "golden" / f"{stack}.plan.json").read_text(), stack
+    for example in sorted(p for p in (ROOT / "examples").iterdir() if (p / "Pulumi.yaml").exists()):
+        run = subprocess.run([str(venv / "bin" / "gpufleet"), "preview", "--program", str(example)], env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, (example.name, run.stderr[-2000:])
