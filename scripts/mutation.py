@@ -117,11 +117,13 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "ack_checks": ("components/ack/checks.py", ["tests/ack/test_spec_errors_ack.py", "tests/policies/test_policy_parity.py"]),
     "aks_checks": ("components/aks/checks.py", ["tests/aks/test_spec_errors_aks.py", "tests/rules/test_gke_rules.py"]),
     # ECS's spec checks reach the API rules (quotas, essential containers) and the spec-time placement.
-    "ecs_checks": ("components/ecs/checks.py", [
+    # and what each platform derives once (resolved.py), which its checks and builders read.
+    **{name: (path, [
         "tests/ecs/test_spec_errors.py", "tests/ecs/test_spec_errors_neuron.py", "tests/rules/test_ecs_gpu_sharing.py", "tests/rules/test_ecs_managed_instances.py",
         "tests/apis/test_api_rules.py", "tests/plans/test_placement_doors.py", "tests/simulate/test_ecs_scheduler.py",
-    ]),
+    ]) for name, path in (("ecs_checks", "components/ecs/checks.py"), ("ecs_resolved", "components/ecs/resolved.py"))},
     "eks_checks": ("components/eks/checks.py", ["tests/eks/test_spec_errors_eks.py", "tests/apis/test_api_rules.py"]),
+    "eks_resolved": ("components/eks/resolved.py", ["tests/eks/test_spec_errors_eks.py", "tests/eks/test_preview_eks.py", "tests/plans/test_placement_doors.py"]),
     "gke_checks": ("components/gke/checks.py", ["tests/gke/test_spec_errors_gke.py", "tests/rules/test_gke_rules.py"]),
     # each cloud's placement before its plan exists (the spec door of the simulator)
     "eks_placement": ("components/eks/placement.py", ["tests/plans/test_placement_doors.py", "tests/eks/test_spec_errors_eks.py", "tests/k8s/test_gpu_operator.py"]),

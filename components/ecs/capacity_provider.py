@@ -8,7 +8,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet.components.ecs.args import CapacityProviderArgs
-from gpufleet.components.ecs.checks import capacity_provider_name
+from gpufleet.components.ecs.resolved import capacity_provider_name
 from gpufleet.components.ecs.resolved import ResolvedCapacityProvider, resolve
 from gpufleet.components.nodes.hardening import ebs, metadata_options
 

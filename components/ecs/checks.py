@@ -9,27 +9,21 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpufleet.components.capacity_checks import offered_and_purchasable
-import functools
 
 from gpufleet.components.apis import aws_rules as api_rules
-from gpufleet.components.catalog import catalog
 from gpufleet.components.rules import ecs_gpu_sharing, managed_instances, ecs_amis as ami_rules, gpus as gpu_rules, neuron as neuron_rules
-from gpufleet.components.simulate import ecs_scheduler, node_capacity
+from gpufleet.components.simulate import ecs_scheduler
 from gpufleet.components import simulate
 from gpufleet.components.rules.quotas import quota_problem
 from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.components.ecs.args import CapacityProviderArgs, EcsFleetArgs, ManagedInstanceProviderArgs, WorkloadArgs
 from gpufleet.components.ecs.container_definitions import container_definitions
-from gpufleet.components.ecs.neuron import chip_offsets, device_counts, per_chip_families
+from gpufleet.components.ecs.neuron import device_counts, per_chip_families
+from gpufleet.components.ecs.resolved import capacity_provider_name, gpu_requests, instance_shape, provider_of, task_shape, workload_type
 from gpufleet.components.network import zones
 from gpufleet.components.spec_model import Violation, duplicate_names
 
 RESERVED_CAPACITY_PROVIDER_PREFIXES = ("aws", "ecs", "fargate")  # CreateCapacityProvider `name` rule
-
-
-def capacity_provider_name(cluster_name: str, provider: str) -> str:
-    """Capacity provider names are unique per account and region, so the cluster name prefixes them."""
-    return f"{cluster_name}-{provider}"
 
 
 def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violation]:
@@ -64,16 +58,6 @@ def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violatio
     return found
 
 
-@functools.lru_cache(maxsize=256)
-def _candidates(requirements: managed_instances.Requirements, region: str) -> tuple:
-    return tuple(managed_instances.candidates(requirements, region, catalog.load()))
-
-
-def managed_candidates(mp: ManagedInstanceProviderArgs, region: str) -> tuple:
-    """The types a Managed Instances provider's requirements admit in the region."""
-    return _candidates(mp.requirements(), region)
-
-
 def _managed_provider(mp: ManagedInstanceProviderArgs, region: str, cat: Catalog) -> Iterator[Violation]:
     for j, name in enumerate(mp.instance_types):
         try:
@@ -85,23 +69,6 @@ def _managed_provider(mp: ManagedInstanceProviderArgs, region: str, cat: Catalog
     if reason:
         field = ("instanceTypes",) if mp.instance_types else ("acceleratorNames",) if mp.accelerator_names else ("acceleratorManufacturers",)
         yield Violation("ecs-managed-instances-match", field, list(mp.instance_types) or list(mp.accelerator_names), reason)
-
-
-def workload_type(wl: WorkloadArgs, fleet: EcsFleetArgs, region: str, cat: Catalog):
-    """The instance type a workload's tasks land on: its provider's type, or on Managed Instances the
-    admitted type that holds the most of its tasks (ECS launches one that fits; None fits: the first)."""
-    provider = _provider(fleet, wl)
-    if isinstance(provider, CapacityProviderArgs):
-        return cat.get(provider.instance_type)
-    types = managed_candidates(provider, region)
-    if not types:
-        return None
-
-    def held(it) -> tuple[int, int, int]:
-        # Most tasks first; among equals the smallest type, as a reader would pick.
-        return ecs_scheduler.per_instance(task_shape(wl, it), instance_shape(provider, it, cat))[0], -it.vcpus, -it.memory_mib
-
-    return max(types, key=held)
 
 
 def _quotas(fleet: EcsFleetArgs, cat: Catalog) -> Iterator[Violation]:
@@ -245,10 +212,10 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, it, region: str, cat: Catal
     yield from _gpu_requests(wl, it, cat)
     if it is None:
         return
-    managed = isinstance(_provider(fleet, wl), ManagedInstanceProviderArgs)
+    managed = isinstance(provider_of(fleet, wl), ManagedInstanceProviderArgs)
     yield from _neuron_workload(wl, it, managed)
     task = task_shape(wl, it)
-    _, short = ecs_scheduler.per_instance(task, instance_shape(_provider(fleet, wl), it, cat))
+    _, short = ecs_scheduler.per_instance(task, instance_shape(provider_of(fleet, wl), it, cat))
     for rule, reason, field in (
         ("ecs-gpus-fit-instance", gpu_rules.gpus_fit(it, task.gpus), "gpus"),
         ("ecs-memory-fits-instance", short.get("memory"), "memory"),
@@ -258,11 +225,6 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, it, region: str, cat: Catal
             # Point at the container that tips the total over, the one a reader edits.
             j = _tipping_container(wl, field)
             yield Violation(rule, ("containers", j, field), getattr(wl.containers[j], field), f"task total: {reason}")
-
-
-def gpu_requests(wl: WorkloadArgs) -> list[ecs_gpu_sharing.GpuRequest]:
-    """The workload's GPU requirements as ECS reads them from the rendered containerDefinitions."""
-    return ecs_gpu_sharing.gpu_requests(container_definitions(wl))
 
 
 def _gpu_requests(wl: WorkloadArgs, it, cat: Catalog) -> Iterator[Violation]:
@@ -302,38 +264,12 @@ def _ask(wl: WorkloadArgs, r: ecs_gpu_sharing.GpuRequest) -> tuple[tuple, object
     return ("containers", r.index, "gpus"), wl.containers[r.index].gpus
 
 
-def _provider(fleet: EcsFleetArgs, wl: WorkloadArgs) -> CapacityProviderArgs | ManagedInstanceProviderArgs:
-    return next(cp for cp in [*fleet.capacity_providers, *fleet.managed_instance_providers] if cp.name == wl.capacity_provider)
-
-
-def task_shape(wl: WorkloadArgs, it, first_chip: int = 0) -> ecs_scheduler.TaskShape:
-    """What one task of the workload reserves: the containers' CPU units, memory, GPUs and chips."""
-    counts = device_counts(wl, it)
-    chips = {k for count, start in zip(counts, chip_offsets(counts, first_chip)) for k in range(start, start + count)}
-    return ecs_scheduler.task_gpus(
-        ecs_scheduler.TaskShape(wl.name, sum(c.cpu for c in wl.containers), sum(c.memory for c in wl.containers), 0, frozenset(chips)),
-        gpu_requests(wl),
-    )
-
-
-def instance_shape(cp: CapacityProviderArgs | ManagedInstanceProviderArgs, it, cat: Catalog) -> ecs_scheduler.InstanceShape:
-    """The provider's container instances as ECS registers them (managed scaling up to maxSize; Managed
-    Instances have no size: ECS launches what the tasks need)."""
-    registered = node_capacity.ecs_registered(it, cat.facts.memory_overhead)
-    sizes = (cp.desired_size, cp.max_size) if isinstance(cp, CapacityProviderArgs) else (0, ecs_scheduler.UNBOUNDED)
-    return ecs_scheduler.InstanceShape(
-        cp.name, it.name, registered["cpu"], registered["memory"], registered["memoryEstimate"],
-        gpu_rules.whole_gpus(it) or 0, neuron_rules.neuron_chips(it) or 0, *sizes,
-        **ecs_scheduler.instance_gpus(it),
-    )
-
-
 def workload_placements(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[tuple[int, ecs_scheduler.TaskPlacement]]:
     """(workload index, placement) of every task definition the fleet registers: one per workload,
     one per chip for a task per chip (each a service of one task per instance)."""
     found = []
     for i, wl in enumerate(fleet.workloads):
-        cp = _provider(fleet, wl)
+        cp = provider_of(fleet, wl)
         it = workload_type(wl, fleet, region, cat)
         inst = instance_shape(cp, it, cat)
         if wl.service is not None and wl.service.per_chip:

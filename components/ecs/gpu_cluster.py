@@ -12,7 +12,7 @@ from gpufleet.components.ecs.args import EcsFleetArgs, WorkloadArgs
 from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
 from gpufleet.components.catalog import catalog
 from gpufleet.components.rules.managed_instances import MANAGED_INSTANCES
-from gpufleet.components.ecs.checks import capacity_provider_name, managed_candidates, workload_type
+from gpufleet.components.ecs.resolved import capacity_provider_name, managed_candidates, workload_type
 from gpufleet.components.ecs.managed_instances import ManagedInstancesCapacityProvider
 from gpufleet.components.ecs.resolved import resolve
 from gpufleet.components.simulate.ecs_placement import member_of

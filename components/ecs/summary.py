@@ -8,7 +8,7 @@ from dataclasses import replace
 from gpufleet.components.catalog import catalog
 from gpufleet.components.rules import ecs_gpu_sharing, gpus as gpu_rules, neuron as neuron_rules
 from gpufleet.components.simulate import ecs_scheduler
-from gpufleet.components.ecs import checks as ecs_checks
+from gpufleet.components.ecs import resolved
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.wording import counted
 from gpufleet.components.ecs.args import EcsFleetArgs, ManagedInstanceProviderArgs
@@ -18,12 +18,12 @@ from gpufleet.components.ecs.neuron import device_counts
 def workload_rows(ecs: EcsFleetArgs, region: str, cat: Catalog) -> list[dict]:
     """A row per workload: what each task asks for and how many one instance of its provider holds."""
     providers = {cp.name: cp for cp in [*ecs.capacity_providers, *ecs.managed_instance_providers]}
-    return [_workload_row(wl, providers[wl.capacity_provider], ecs_checks.workload_type(wl, ecs, region, cat)) for wl in ecs.workloads]
+    return [_workload_row(wl, providers[wl.capacity_provider], resolved.workload_type(wl, ecs, region, cat)) for wl in ecs.workloads]
 
 
 def managed_row(mp, region: str) -> dict:
     """A Managed Instances provider: no size (ECS launches what its tasks need), the types it admits."""
-    types = ecs_checks.managed_candidates(mp, region)
+    types = resolved.managed_candidates(mp, region)
     return {
         "group": mp.name,
         "purchase": mp.purchase,
@@ -37,7 +37,7 @@ def _describe(it) -> str:
 
 
 def _workload_row(wl, cp, it) -> dict:
-    task = ecs_checks.task_shape(wl, it)
+    task = resolved.task_shape(wl, it)
     row = {"name": wl.name, "capacityProvider": wl.capacity_provider, "gpusPerTask": task.gpus}
     if isinstance(cp, ManagedInstanceProviderArgs):
         row["landsOn"] = it.name  # Managed Instances: the admitted type that holds the most tasks
@@ -69,7 +69,7 @@ def _workload_row(wl, cp, it) -> dict:
 def _gpu_share(wl, it, mps_memory: int) -> dict:
     """How many of the workload's MPS tasks one GPU takes: ECS places by memory; the compute limits
     of the tasks on one GPU add up past 100% when compute binds first (they then slow each other)."""
-    requests = [r for r in ecs_checks.gpu_requests(wl) if r.option == ecs_gpu_sharing.SHARE]
+    requests = [r for r in resolved.gpu_requests(wl) if r.option == ecs_gpu_sharing.SHARE]
     percent = sum(r.max_compute_percent if isinstance(r.max_compute_percent, int) else 100 for r in requests)
     by_memory = ecs_gpu_sharing.tasks_per_gpu(it, mps_memory)
     by_compute = 100 // percent if percent else by_memory
@@ -87,7 +87,7 @@ def _tasks_per_instance(wl, cp, it, chips: int) -> int:
     """How many of the workload's tasks one instance holds (CPU, registered memory, GPUs, chips: the
     placement rule); a task per chip counts its chip-index definitions together on one instance."""
     cat = catalog.load()
-    task, inst = ecs_checks.task_shape(wl, it), ecs_checks.instance_shape(cp, it, cat)
+    task, inst = resolved.task_shape(wl, it), resolved.instance_shape(cp, it, cat)
     if wl.service is not None and wl.service.per_chip:
         return min(ecs_scheduler.per_instance(replace(task, neuron_chips=frozenset()), inst)[0], chips)
     return ecs_scheduler.per_instance(task, inst)[0]

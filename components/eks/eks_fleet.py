@@ -9,7 +9,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.eks import checks
+from gpufleet.components.eks import resolved
 from gpufleet.components.eks.args import EksFleetArgs
 from gpufleet.components.eks.iam import cluster_role, node_role
 from gpufleet.components.eks.node_group import AcceleratedNodeGroup, EksClusterRef
@@ -58,7 +58,7 @@ class EksFleet(pulumi.ComponentResource):
                 subnet_ids=self._system_subnets(),
                 opts=self._child(*self.node_role.attachments),
             )
-            if checks.system_group_created(args)
+            if resolved.system_group_created(args)
             else None
         )
         if args.kubernetes is not None:
@@ -100,7 +100,7 @@ class EksFleet(pulumi.ComponentResource):
         self.workloads = [
             GpuWorkload(
                 f"{self._name}-{wl.name}", wl,
-                checks.workload_selector(by_name[wl.node_pool], cat.facts.eks), checks.workload_tolerations(by_name[wl.node_pool], cat),
+                resolved.workload_selector(by_name[wl.node_pool], cat.facts.eks), resolved.workload_tolerations(by_name[wl.node_pool], cat),
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=plugins),
             )
             for wl in self._args.workloads
@@ -119,7 +119,7 @@ class EksFleet(pulumi.ComponentResource):
         net = self._args.network
         if net.create is None:
             return net.vpc_id, list(net.subnet_ids), {}
-        named = checks.vpc_zones(self._args)
+        named = resolved.vpc_zones(self._args)
         vpc = Vpc(self._name, net.create.cidr, named, opts=self._child())
         # The control plane's network interfaces go in the first two named zones only: EKS needs two
         # zones and accepts later subnets only in the zones the cluster was created with (EKS user
@@ -151,11 +151,11 @@ class EksFleet(pulumi.ComponentResource):
     def _system_subnets(self) -> pulumi.Input[list[str]]:
         if not self._zone_subnets:
             return self._subnet_ids
-        return [self._zone_subnets[z].id for z in checks.system_zones(self._args, catalog.load(), self._region)]
+        return [self._zone_subnets[z].id for z in resolved.system_zones(self._args, catalog.load(), self._region)]
 
     def _node_subnets(self, ng) -> pulumi.Input[list[str]]:
         """In a created VPC, the private subnets of the group's zones (its EFA zone, else the zones
         that offer its type); else the network's (a group's own subnetIds are its args')."""
         if not self._zone_subnets:
             return self._subnet_ids
-        return [self._zone_subnets[z].id for z in checks.group_zones(ng, self._args, catalog.load(), self._region)]
+        return [self._zone_subnets[z].id for z in resolved.group_zones(ng, self._args, catalog.load(), self._region)]

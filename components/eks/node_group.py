@@ -11,7 +11,7 @@ import pulumi_aws as aws
 from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.facts import AcceleratedAmiType, StandardAmiType
 from gpufleet.components.eks.args import NodeGroupArgs
-from gpufleet.components.eks.checks import places_in_group
+from gpufleet.components.eks.resolved import places_in_group
 from gpufleet.components.eks.resolved import ResolvedNodeGroup, resolve
 from gpufleet.components.nodes.hardening import ebs, metadata_options
 

@@ -12,7 +12,7 @@ from gpufleet.components.catalog import catalog, charts
 from gpufleet.components.simulate import k8s_scheduler, k8s_workloads, node_capacity
 from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules
 from gpufleet.components.catalog.catalog import Catalog
-from gpufleet.components.eks import checks
+from gpufleet.components.eks import resolved
 from gpufleet.components.eks.args import EksFleetArgs
 from gpufleet.components.eks.resolved import resolve, served_groups
 from gpufleet.components.eks.system_node_group import SYSTEM_NAME_PREFIX, system_labels
@@ -46,25 +46,25 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
                 taints=[k8s_rules.taint(t) for t in group.taints],
                 sizes=(ng.min_size, ng.desired_size, ng.max_size),
                 capacity_type=ng.capacity_type,
-                zones=checks.group_zones(ng, fleet, cat, region) if fleet.network.create else [],
+                zones=resolved.group_zones(ng, fleet, cat, region) if fleet.network.create else [],
                 efa_interfaces=group.efa_count,
                 gpu_sharing=sharing,
                 facts=cat.facts,
             )
         )
-    if checks.system_group_created(fleet):
+    if resolved.system_group_created(fleet):
         sys = fleet.system_node_group
         it = cat.get(sys.instance_type)
         shapes.append(
             node_capacity.eks_node_shape(
                 it,
                 group=eks_rules.node_group_name({"nodeGroupNamePrefix": SYSTEM_NAME_PREFIX}, ""),
-                ami_type=checks.system_ami_type(it, eks),
+                ami_type=resolved.system_ami_type(it, eks),
                 labels=system_labels(),
                 taints=[],
                 sizes=(sys.min_size, sys.desired_size, sys.max_size),
                 capacity_type="ON_DEMAND",
-                zones=checks.system_zones(fleet, cat, region),
+                zones=resolved.system_zones(fleet, cat, region),
                 efa_interfaces=0,
                 gpu_sharing=None,
                 facts=cat.facts,
@@ -99,7 +99,7 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
     groups = {ng.name: ng for ng in fleet.node_groups}
     for i, wl in enumerate(fleet.workloads):
         ng = groups[wl.node_pool]
-        token, obj = workload_object(wl, checks.workload_selector(ng, eks), checks.workload_tolerations(ng, cat))
+        token, obj = workload_object(wl, resolved.workload_selector(ng, eks), resolved.workload_tolerations(ng, cat))
         found += [(("workloads", i, "replicas"), pod) for pod in k8s_workloads.object_pods(token, wl.name, obj)]
     return found
 
@@ -143,7 +143,7 @@ def _fix(fleet: EksFleetArgs, where: tuple) -> tuple[tuple, object, str]:
         return where, fleet.kubernetes.nccl_test.node_group, ""
     if where[0] == "workloads":
         return where, fleet.workloads[where[1]].replicas, " (fewer replicas, or a larger maxSize)"
-    if where == _SYSTEM and not checks.system_group_created(fleet):
+    if where == _SYSTEM and not resolved.system_group_created(fleet):
         return (*_SYSTEM, "enabled"), False, " (keep the system node group, or give one node group taints: [])"
     if where == _SYSTEM:
         return (*_SYSTEM, "instanceType"), fleet.system_node_group.instance_type, " (a larger type or more nodes)"

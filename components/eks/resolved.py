@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gpufleet.components.catalog.facts import EksFacts
+from gpufleet.components.network import zones
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import eks as eks_rules, gpus as gpu_rules
+from gpufleet.components.rules import eks as eks_rules, gpus as gpu_rules, k8s as k8s_rules
 from gpufleet.components.catalog.catalog import Catalog, InstanceType
 from gpufleet.components.rules.efa import EfaInterface, efa_count, efa_layout
-from gpufleet.components.eks.args import NodeGroupArgs
+from gpufleet.components.eks.args import EksFleetArgs, NodeGroupArgs
 from gpufleet.components.k8s.device_plugins import ServedGroups
 from gpufleet.components.k8s.nccl_test import NcclTarget
 from gpufleet.components.spec_model import by_identity
@@ -90,3 +92,66 @@ def served_groups(groups: Iterable[NodeGroupArgs | ResolvedNodeGroup]) -> Served
         efa=[t for g in resolved if g.args.efa is not None for t in g.taints],
         neuron=[t for g in resolved if g.accelerator == "neuron" for t in g.taints],
     )
+
+
+def places_in_group(ng: NodeGroupArgs) -> bool:
+    """Does the EFA group launch into a placement group of its own? Not into a reservation, which
+    carries its own placement."""
+    return ng.efa is not None and ng.efa.placement_group and ng.capacity_reservation_id is None
+
+
+def system_group_created(fleet: EksFleetArgs) -> bool:
+    """gpufleet adds the system node group to a cluster it creates, unless the stack turns it off."""
+    return fleet.cluster.create is not None and fleet.system_node_group.enabled
+
+
+def system_ami_type(it, eks_facts: EksFacts) -> str | None:
+    """The AL2023 standard AMI type of the system group's architecture."""
+    for name, facts in eks_facts.standard_ami_types.items():
+        if set(facts.architectures) & set(it.architectures):
+            return name
+    return None
+
+
+def vpc_zones(fleet: EksFleetArgs) -> list[str]:
+    """The created VPC's zones, as the stack names them (none for existing subnets)."""
+    create = fleet.network.create
+    return list(create.zones or []) if create is not None else []
+
+
+def group_zones(ng: NodeGroupArgs, fleet: EksFleetArgs, cat: Catalog, region: str) -> list[str]:
+    """The zones a group of a created VPC runs in: its EFA zone, else the zones it names, else the
+    VPC's zones that offer its type."""
+    zone = efa_zone(ng, fleet, cat, region)
+    if zone is not None:
+        return [zone]
+    if ng.zones is not None:
+        return list(ng.zones)
+    return zones.group_zones(cat.get(ng.instance_type), vpc_zones(fleet), region)
+
+
+def system_zones(fleet: EksFleetArgs, cat: Catalog, region: str) -> list[str]:
+    """The system group's zones in a created VPC: the first two VPC zones that offer its type. Two
+    keep CoreDNS in two zones; a zone appended later leaves them (and so the group) as they are."""
+    return zones.group_zones(cat.get(fleet.system_node_group.instance_type), vpc_zones(fleet), region)[:2]
+
+
+def efa_zone(ng: NodeGroupArgs, fleet: EksFleetArgs, cat: Catalog, region: str) -> str | None:
+    """The one zone of an EFA group: the one named, else (created VPC) the first VPC zone that offers
+    its type (the stack's zone order decides, so the choice does not move while the zones stay)."""
+    if ng.efa is None:
+        return None
+    if ng.efa.availability_zone is not None or fleet.network.create is None:
+        return ng.efa.availability_zone
+    offering = zones.group_zones(cat.get(ng.instance_type), vpc_zones(fleet), region)
+    return offering[0] if offering else None
+
+
+def workload_selector(ng: NodeGroupArgs, eks: EksFacts) -> dict[str, str]:
+    """The label EKS puts on every node of a managed group, which a workload selects: its group."""
+    return {eks.well_known_labels.node_group: ng.name}
+
+
+def workload_tolerations(ng: NodeGroupArgs, cat: Catalog) -> list[dict]:
+    """What a workload on the group tolerates: the group's taints (the accelerator's by default)."""
+    return [k8s_rules.toleration_for(t, cat.facts.eks) for t in resolve(ng, cat).taints]

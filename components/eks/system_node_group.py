@@ -8,7 +8,7 @@ import pulumi_aws as aws
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.eks.args import SystemNodeGroupArgs
-from gpufleet.components.eks.checks import system_ami_type
+from gpufleet.components.eks.resolved import system_ami_type
 from gpufleet.components.eks.node_group import base_template
 
 SYSTEM_GROUP = "system"

@@ -1,10 +1,12 @@
 """Alibaba ACK: shared-GPU node pools, the workloads that share a GPU, the whole fleet, and their
 args.
 
-`from gpufleet.library.ack import ...`: its public names, each one imported here (gpufleet.library
-keeps every name flat as well)."""
+`from gpufleet.library.ack import ...`: its public names (gpufleet.library keeps every name flat as
+well)."""
 
 from gpufleet.components.ack.ack_fleet import AckFleet
 from gpufleet.components.ack.args import AckFleetArgs, AckNodePoolArgs, AckTaintArgs, AckWorkloadArgs, AutoscalingArgs
 from gpufleet.components.ack.node_pool import SharedGpuNodePool
 from gpufleet.components.ack.shared_gpu_workload import SharedGpuWorkload
+
+__all__ = ["AckFleet", "AckFleetArgs", "AckNodePoolArgs", "AckTaintArgs", "AckWorkloadArgs", "AutoscalingArgs", "SharedGpuNodePool", "SharedGpuWorkload"]

@@ -1,8 +1,10 @@
 """Azure AKS: a GPU node pool (MIG profile, the driver), the whole fleet, and their args.
 
-`from gpufleet.library.aks import ...`: its public names, each one imported here (gpufleet.library
-keeps every name flat as well)."""
+`from gpufleet.library.aks import ...`: its public names (gpufleet.library keeps every name flat as
+well)."""
 
 from gpufleet.components.aks.aks_fleet import AksFleet
 from gpufleet.components.aks.args import AksFleetArgs, AksNodePoolArgs
 from gpufleet.components.aks.node_pool import AksGpuNodePool
+
+__all__ = ["AksFleet", "AksFleetArgs", "AksGpuNodePool", "AksNodePoolArgs"]

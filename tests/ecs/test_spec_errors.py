@@ -243,7 +243,7 @@ def test_a_task_per_chip_needs_neuron_chips(stack_variant):
 
 
 def test_a_capacity_provider_name_of_128_characters_is_the_longest(stack_variant):
-    from gpufleet.components.ecs.checks import capacity_provider_name
+    from gpufleet.components.ecs.resolved import capacity_provider_name
 
     def named(length: int):
         def edit(c):
