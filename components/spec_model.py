@@ -63,6 +63,13 @@ def duplicate_names(names: list[str], where: tuple[str | int, ...], what: str) -
     ]
 
 
+def pool_fleet_names(fleet) -> list[Violation]:
+    """A Kubernetes pool fleet's (ACK, GKE, AKS) node pool and workload names, each unique."""
+    return duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool") + duplicate_names(
+        [w.name for w in fleet.workloads], ("workloads",), "workload"
+    )
+
+
 def size_order_error(min_size: int, desired_size: int, max_size: int) -> str | None:
     """The one statement of a group's size rule, for every model with min/desired/max sizes."""
     if not min_size <= desired_size <= max_size:

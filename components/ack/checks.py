@@ -7,14 +7,13 @@ from gpufleet.components.ack.args import AckFleetArgs, AckNodePoolArgs
 from gpufleet.components.rules import ack as ack_rules, k8s as k8s_rules
 from gpufleet.components.catalog.facts import AckFacts
 from gpufleet.components.catalog.catalog import Catalog
-from gpufleet.components.spec_model import Violation, duplicate_names
+from gpufleet.components.spec_model import Violation, pool_fleet_names
 
 
 def check_fleet(fleet: AckFleetArgs, region: str | None, cat: Catalog) -> list[Violation]:
     """Every rule broken by the fleet (the stack's AWS region is not ACK's: its pools name their own)."""
     ack, kubernetes = cat.facts.ack, cat.facts.kubernetes
-    found = duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool")
-    found += duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
+    found = pool_fleet_names(fleet)
     for i, pool in enumerate(fleet.node_pools):
         if pool.taint is not None:
             for where, value, reason in k8s_rules.node_label_problems({}, [pool.taint.model_dump()], kubernetes):

@@ -8,15 +8,14 @@ from gpufleet.components.rules import aks as aks_rules
 from gpufleet.components.rules.aks import AksGpus
 from gpufleet.components.catalog.facts import AksFacts
 from gpufleet.components.catalog.catalog import Catalog
-from gpufleet.components.spec_model import Violation, duplicate_names
+from gpufleet.components.spec_model import Violation, pool_fleet_names
 
 
 def check_fleet(fleet: AksFleetArgs, region: str | None, cat: Catalog) -> list[Violation]:
     """Every rule broken by the fleet (the stack's AWS region is not AKS's: the cluster has its location)."""
     aks = cat.facts.aks
     operator_installs_driver = fleet.gpu_operator is not None and fleet.gpu_operator.driver
-    found = duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool")
-    found += duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
+    found = pool_fleet_names(fleet)
     per_node: dict[str, int] = {}
     for i, pool in enumerate(fleet.node_pools):
         problems, advertised = _check_pool(pool, aks, operator_installs_driver)

@@ -8,7 +8,7 @@ from gpufleet.components.catalog.facts import GkeFacts
 from gpufleet.components.rules.gke import GkeGpus
 from gpufleet.components.gke.args import GkeFleetArgs, GkeNodePoolArgs
 from gpufleet.components.catalog.catalog import Catalog
-from gpufleet.components.spec_model import Violation, duplicate_names
+from gpufleet.components.spec_model import Violation, pool_fleet_names
 
 
 def pool_gpus(pool: GkeNodePoolArgs, gke: GkeFacts) -> GkeGpus | str:
@@ -24,8 +24,7 @@ def check_fleet(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> list[V
     """Every rule broken by the fleet (the stack's AWS region is not GKE's: the cluster has its location)."""
     gke = cat.facts.gke
     operator_installs_driver = fleet.gpu_operator is not None and fleet.gpu_operator.driver
-    found = duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool")
-    found += duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
+    found = pool_fleet_names(fleet)
     nodes: dict[str, GkeGpus] = {}
     for i, pool in enumerate(fleet.node_pools):
         found += [v.under("nodePools", i) for v in _check_pool(pool, fleet.region, gke, operator_installs_driver)]

@@ -1,7 +1,4 @@
-"""Which ECS GPU and Neuron AMI variants support an instance type, and in which regions.
-
-Plain functions over the catalog, no I/O: None when the rule holds, else a reason a reviewer can act on.
-The stack spec and the policy pack both call them."""
+"""Which ECS GPU and Neuron AMI variants support an instance type, and in which regions."""
 
 from __future__ import annotations
 

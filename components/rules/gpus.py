@@ -1,7 +1,4 @@
-"""How many GPUs an instance type has and whether a request fits them.
-
-Plain functions over the catalog, no I/O: None when the rule holds, else a reason a reviewer can act on.
-The stack spec and the policy pack both call them."""
+"""How many GPUs an instance type has and whether a request fits them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Neuron chips: how many a type has, which /dev/neuronN exist, and what a task must add to use them.
-
-Plain functions over the catalog, no I/O: None when the rule holds, else a reason a reviewer can act on.
-The stack spec and the policy pack both call them."""
+"""Neuron chips: how many a type has, which /dev/neuronN exist, and what a task must add to use them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Where an instance type is offered (regions and zones) and how it may be bought.
-
-Plain functions over the catalog, no I/O: None when the rule holds, else a reason a reviewer can act on.
-The stack spec and the policy pack both call them."""
+"""Where an instance type is offered (regions and zones) and how it may be bought."""
 
 from __future__ import annotations
 
