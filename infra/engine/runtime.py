@@ -28,7 +28,8 @@ from gpufleet.components.catalog.generate.sources import FactSource, MotoSnapsho
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
 from gpufleet.components.catalog import tokens
 from gpufleet.wire import json_value
-from gpufleet.engine import PROJECT, patches  # noqa: F401 - the engine's callers read PROJECT here
+from gpufleet.engine import PROJECT  # noqa: F401 - the engine's callers read it here
+from gpufleet.engine import patches
 
 PROGRAM = Path(__file__).parent.parent / "__main__.py"
 UNKNOWN = rpc.UNKNOWN  # how the engine marks a value known only after apply
