@@ -53,6 +53,11 @@ def preview_plan(*argv: str) -> dict:
     return json.loads(out)
 
 
+def inputs_by_name(plan: dict, type_token: str) -> dict[str, dict]:
+    """The inputs of a plan's resources of one type, by resource name."""
+    return {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == type_token}
+
+
 @pytest.fixture
 def stack_variant(tmp_path):
     """Write a copy of a shipped stack with `edit(config)` applied; returns the file path."""

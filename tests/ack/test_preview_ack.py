@@ -12,7 +12,7 @@ import pytest
 from pydantic.alias_generators import to_snake
 
 from gpufleet.components.catalog import catalog
-from tests.conftest import check_golden, preview_plan, run_cli
+from tests.conftest import check_golden, inputs_by_name, preview_plan, run_cli
 
 STACK = "ack-shared-gpu"
 POOL = "alicloud:cs/nodePool:NodePool"
@@ -21,10 +21,6 @@ POOL = "alicloud:cs/nodePool:NodePool"
 @pytest.fixture(scope="module")
 def plan() -> dict:
     return preview_plan(STACK)
-
-
-def _of(plan: dict, type_token: str) -> dict[str, dict]:
-    return {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == type_token}
 
 
 def test_golden_plan(plan):
@@ -36,7 +32,7 @@ def _params(args_class) -> set[str]:
 
 
 def test_node_pools_use_only_inputs_pulumi_alicloud_takes(plan):
-    pools = _of(plan, POOL)
+    pools = inputs_by_name(plan, POOL)
     assert set(pools) == {"ack-v100-core-mem", "ack-t4-mem"}
     for inputs in pools.values():
         assert {to_snake(k) for k in inputs} <= _params(alicloud.cs.NodePoolArgs), inputs
@@ -52,7 +48,7 @@ def test_node_pools_use_only_inputs_pulumi_alicloud_takes(plan):
 
 
 def test_pools_are_labelled_for_their_sharing_mode(plan):
-    pools = _of(plan, POOL)
+    pools = inputs_by_name(plan, POOL)
     labels = {name: {l["key"]: l["value"] for l in p["labels"]} for name, p in pools.items()}
     assert labels["ack-v100-core-mem"] == {
         "ack.node.gpu.schedule": "core_mem", "ack.node.gpu.placement": "binpack", "gpufleet.io/node-pool": "v100-core-mem",
@@ -72,18 +68,18 @@ def test_relabelling_replaces_the_pool(plan):
 
 
 def test_sharing_component_is_the_chart_004_names_at_the_stacks_version(plan):
-    [release] = _of(plan, "kubernetes:helm.sh/v3:Release").values()
+    [release] = inputs_by_name(plan, "kubernetes:helm.sh/v3:Release").values()
     assert release["chart"] == catalog.load().facts.ack.sharing_chart == "ack-ai-installer"
     assert release["version"] == "1.2.0" and release["repositoryOpts"] == {"repo": "https://charts.example.internal/ack"}
-    [provider] = _of(plan, "pulumi:providers:kubernetes").values()
+    [provider] = inputs_by_name(plan, "pulumi:providers:kubernetes").values()
     assert provider["context"] == "ack-shared-gpu" and "kubeconfig" not in provider
 
 
 def test_workloads_ask_for_gpu_slices_on_their_pool(plan):
     import kubernetes_validate
 
-    job = _of(plan, "kubernetes:batch/v1:Job")["ack-cuda-sample"]
-    deployment = _of(plan, "kubernetes:apps/v1:Deployment")["ack-embeddings"]
+    job = inputs_by_name(plan, "kubernetes:batch/v1:Job")["ack-cuda-sample"]
+    deployment = inputs_by_name(plan, "kubernetes:apps/v1:Deployment")["ack-embeddings"]
     job_pod, svc_pod = job["spec"]["template"]["spec"], deployment["spec"]["template"]["spec"]
     assert job_pod["containers"][0]["resources"] == {"limits": {"aliyun.com/gpu-mem": "2", "aliyun.com/gpu-core.percentage": "30"}}
     assert job_pod["nodeSelector"] == {"ack.node.gpu.schedule": "core_mem", "gpufleet.io/node-pool": "v100-core-mem"}
@@ -112,7 +108,7 @@ def test_summary_fits_pods_per_gpu_and_per_node(plan):
 
 def test_an_ack_only_stack_needs_no_aws_region(plan):
     assert not any(r["type"].startswith(("aws:", "pulumi:providers:aws")) for r in plan["resources"])
-    [provider] = _of(plan, "pulumi:providers:alicloud").values()
+    [provider] = inputs_by_name(plan, "pulumi:providers:alicloud").values()
     assert provider["region"] == "cn-hangzhou"
     assert plan["policy"]["violations"] == []
 

@@ -13,7 +13,7 @@ from pydantic.alias_generators import to_snake
 
 from gpufleet.components.apis import aks as aks_api
 from gpufleet.components.catalog import tokens
-from tests.conftest import check_golden, preview_plan
+from tests.conftest import check_golden, inputs_by_name, preview_plan
 
 STACKS = ("aks-a100-mig", "aks-gpu-operator")
 
@@ -21,10 +21,6 @@ STACKS = ("aks-a100-mig", "aks-gpu-operator")
 @pytest.fixture(scope="module")
 def plans() -> dict[str, dict]:
     return {stack: preview_plan(stack) for stack in STACKS}
-
-
-def _of(plan: dict, type_token: str) -> dict[str, dict]:
-    return {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == type_token}
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -35,14 +31,14 @@ def test_golden_plan(plans, stack):
 @pytest.mark.parametrize("stack", STACKS)
 def test_node_pools_use_only_inputs_pulumi_azure_takes_and_the_api_accepts(plans, stack):
     params = set(inspect.signature(azure.containerservice.KubernetesClusterNodePoolArgs.__init__).parameters)
-    for name, inputs in _of(plans[stack], tokens.AKS_NODE_POOL).items():
+    for name, inputs in inputs_by_name(plans[stack], tokens.AKS_NODE_POOL).items():
         assert {to_snake(k) for k in inputs} <= params, name
         body, unmapped = aks_api.to_api(inputs)
         assert unmapped == [] and aks_api.problems(body) == [], (name, body)
 
 
 def test_the_mig_pool(plans):
-    [pool] = _of(plans["aks-a100-mig"], tokens.AKS_NODE_POOL).values()
+    [pool] = inputs_by_name(plans["aks-a100-mig"], tokens.AKS_NODE_POOL).values()
     assert (pool["vmSize"], pool["gpuInstance"], pool["gpuDriver"], pool["mode"]) == ("Standard_NC24ads_A100_v4", "MIG1g", "Install", "User")
     assert pool["nodeTaints"] == ["sku=gpu:NoSchedule"] and pool["nodeLabels"] == {"nvidia.com/gpu.present": "true"}
     assert (pool["autoScalingEnabled"], pool["minCount"], pool["maxCount"]) == (True, 2, 6) and "nodeCount" not in pool
@@ -53,7 +49,7 @@ def test_the_mig_pool(plans):
 
 
 def test_aks_installs_the_driver_so_gpufleet_installs_the_device_plugin(plans):
-    [release] = _of(plans["aks-a100-mig"], tokens.HELM_RELEASE).values()
+    [release] = inputs_by_name(plans["aks-a100-mig"], tokens.HELM_RELEASE).values()
     assert release["chart"] == "nvidia-device-plugin" and release["values"]["migStrategy"] == "single"
     assert {"key": "sku", "operator": "Exists", "effect": "NoSchedule"} in release["values"]["tolerations"]
     pod = next(r["inputs"] for r in plans["aks-a100-mig"]["resources"] if r["type"] == "kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]
@@ -63,9 +59,9 @@ def test_aks_installs_the_driver_so_gpufleet_installs_the_device_plugin(plans):
 
 def test_the_operator_installs_the_driver_on_pools_without_one(plans):
     plan = plans["aks-gpu-operator"]
-    [pool] = _of(plan, tokens.AKS_NODE_POOL).values()
+    [pool] = inputs_by_name(plan, tokens.AKS_NODE_POOL).values()
     assert pool["gpuDriver"] == "None"
-    [release] = _of(plan, tokens.HELM_RELEASE).values()
+    [release] = inputs_by_name(plan, tokens.HELM_RELEASE).values()
     assert (release["chart"], release["version"], release["repositoryOpts"]) == ("gpu-operator", "v26.7.0", {"repo": "https://helm.ngc.nvidia.com/nvidia"})
     values = release["values"]
     assert values["driver"] == {"enabled": True} and values["toolkit"] == {"enabled": True} and values["mig"] == {"strategy": "single"}
@@ -112,7 +108,7 @@ def test_the_report_says_who_installs_each_pool_s_driver(plans):
 
 def test_a_created_cluster_has_an_untainted_system_pool_and_the_subscription_named(plans):
     plan = plans["aks-gpu-operator"]
-    [cluster] = _of(plan, tokens.AKS_CLUSTER).values()
+    [cluster] = inputs_by_name(plan, tokens.AKS_CLUSTER).values()
     assert (cluster["name"], cluster["location"], cluster["resourceGroupName"], cluster["dnsPrefix"]) == ("inference", "eastus", "ml-prod", "inference")
     assert cluster["defaultNodePool"] == {"name": "system", "vmSize": "Standard_D4s_v5", "nodeCount": 2, "temporaryNameForRotation": "systemtmp"}
     assert cluster["identity"] == {"type": "SystemAssigned"}

@@ -13,7 +13,7 @@ from pydantic.alias_generators import to_snake
 
 from gpufleet.components.apis import gke as gke_api
 from gpufleet.components.catalog import tokens
-from tests.conftest import check_golden, preview_plan, run_cli
+from tests.conftest import check_golden, inputs_by_name, preview_plan, run_cli
 from tests.gke.test_spec_errors_gke import SLICES
 
 STACKS = ("gke-a100-mig", "gke-l4-timeshare")
@@ -22,10 +22,6 @@ STACKS = ("gke-a100-mig", "gke-l4-timeshare")
 @pytest.fixture(scope="module")
 def plans() -> dict[str, dict]:
     return {stack: preview_plan(stack) for stack in STACKS}
-
-
-def _of(plan: dict, type_token: str) -> dict[str, dict]:
-    return {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == type_token}
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -39,7 +35,7 @@ def _params(args_class) -> set[str]:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_node_pools_use_only_inputs_pulumi_gcp_takes_and_the_api_accepts(plans, stack):
-    for name, inputs in _of(plans[stack], tokens.GKE_NODE_POOL).items():
+    for name, inputs in inputs_by_name(plans[stack], tokens.GKE_NODE_POOL).items():
         assert {to_snake(k) for k in inputs} <= _params(gcp.container.NodePoolArgs), name
         assert {to_snake(k) for k in inputs["nodeConfig"]} <= _params(gcp.container.outputs.NodePoolNodeConfig), name
         for accelerator in inputs["nodeConfig"].get("guestAccelerators", []):
@@ -49,7 +45,7 @@ def test_node_pools_use_only_inputs_pulumi_gcp_takes_and_the_api_accepts(plans, 
 
 
 def test_the_mig_pool_asks_for_partitions_and_gke_s_driver(plans):
-    [pool] = _of(plans["gke-a100-mig"], tokens.GKE_NODE_POOL).values()
+    [pool] = inputs_by_name(plans["gke-a100-mig"], tokens.GKE_NODE_POOL).values()
     assert pool["name"] == "a100-mig" and pool["location"] == "us-central1" and pool["cluster"] == "training"
     assert pool["nodeLocations"] == ["us-central1-a", "us-central1-c"] and pool["nodeCount"] == 1
     assert pool["nodeConfig"]["guestAccelerators"] == [
@@ -58,7 +54,7 @@ def test_the_mig_pool_asks_for_partitions_and_gke_s_driver(plans):
 
 
 def test_the_timeshare_pool_shares_each_gpu_and_autoscales_per_zone(plans):
-    pools = _of(plans["gke-l4-timeshare"], tokens.GKE_NODE_POOL)
+    pools = inputs_by_name(plans["gke-l4-timeshare"], tokens.GKE_NODE_POOL)
     gpu = pools["inference-l4-shared"]
     assert gpu["nodeConfig"]["guestAccelerators"] == [
         {
@@ -72,7 +68,7 @@ def test_the_timeshare_pool_shares_each_gpu_and_autoscales_per_zone(plans):
     assert gpu["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 4} and "initialNodeCount" not in gpu
     # The created cluster has a non-GPU pool: CoreDNS has nodes, and GKE taints the GPU nodes.
     assert pools["inference-system"]["nodeConfig"] == {"machineType": "e2-standard-4"}
-    [cluster] = _of(plans["gke-l4-timeshare"], tokens.GKE_CLUSTER).values()
+    [cluster] = inputs_by_name(plans["gke-l4-timeshare"], tokens.GKE_CLUSTER).values()
     assert cluster["removeDefaultNodePool"] is True and cluster["deletionProtection"] is True
 
 
@@ -132,11 +128,11 @@ def test_the_gpu_operator_replaces_gke_s_gpu_stack(stack_variant):
     code, out, err = run_cli("preview", "--config-file", str(stack_variant(edit, "gke-l4-timeshare")), "--json")
     assert code == 0, err
     plan = json.loads(out)
-    pool = _of(plan, tokens.GKE_NODE_POOL)["inference-l4-shared"]
+    pool = inputs_by_name(plan, tokens.GKE_NODE_POOL)["inference-l4-shared"]
     # GKE's own device plugin stays off; node feature discovery finds the GPU nodes by label.
     assert pool["nodeConfig"]["labels"] == {"gke-no-default-nvidia-gpu-device-plugin": "true", "nvidia.com/gpu.present": "true"}
     assert pool["nodeConfig"]["guestAccelerators"][0]["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "INSTALLATION_DISABLED"}
-    [release] = _of(plan, tokens.HELM_RELEASE).values()
+    [release] = inputs_by_name(plan, tokens.HELM_RELEASE).values()
     assert release["chart"] == "gpu-operator" and release["values"]["driver"] == {"enabled": True}
     assert release["values"]["daemonsets"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     # The operator's controllers run on the system pool, which GKE does not taint; its machine
