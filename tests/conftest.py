@@ -53,6 +53,16 @@ def preview_plan(*argv: str) -> dict:
     return json.loads(out)
 
 
+def plans_of(stacks: tuple[str, ...]):
+    """A module fixture `plans`: each shipped stack's plan, previewed once for the module's tests."""
+
+    @pytest.fixture(scope="module")
+    def plans() -> dict[str, dict]:
+        return {stack: preview_plan(stack) for stack in stacks}
+
+    return plans
+
+
 def inputs_by_name(plan: dict, type_token: str) -> dict[str, dict]:
     """The inputs of a plan's resources of one type, by resource name."""
     return {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == type_token}

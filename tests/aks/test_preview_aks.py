@@ -13,14 +13,12 @@ from pydantic.alias_generators import to_snake
 
 from gpufleet.components.apis import aks as aks_api
 from gpufleet.components.catalog import tokens
-from tests.conftest import check_golden, inputs_by_name, preview_plan
+from tests.conftest import check_golden, inputs_by_name, plans_of
 
 STACKS = ("aks-a100-mig", "aks-gpu-operator")
 
 
-@pytest.fixture(scope="module")
-def plans() -> dict[str, dict]:
-    return {stack: preview_plan(stack) for stack in STACKS}
+plans = plans_of(STACKS)
 
 
 @pytest.mark.parametrize("stack", STACKS)

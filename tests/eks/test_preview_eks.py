@@ -12,16 +12,14 @@ from ruamel.yaml import YAML
 
 from gpufleet.components.catalog.generate.sources import MotoSnapshot
 from gpufleet.engine.runtime import UNKNOWN
-from tests.conftest import ROOT, check_golden, preview_plan, run_cli
+from tests.conftest import ROOT, check_golden, plans_of, run_cli
 
 STACKS = ("eks-p5-efa", "eks-trn1", "eks-g5-timeslice")
 RAW = MotoSnapshot().instance_types()
 CRD = ROOT / "tests" / "fixtures" / "schemas" / "mpi-operator-v0.8.2-mpijob-v2beta1-crd-excerpt.yaml"
 
 
-@pytest.fixture(scope="module")
-def plans() -> dict[str, dict]:
-    return {stack: preview_plan(stack) for stack in STACKS}
+plans = plans_of(STACKS)
 
 
 def _p5() -> tuple[int, int]:

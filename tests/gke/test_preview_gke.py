@@ -13,15 +13,13 @@ from pydantic.alias_generators import to_snake
 
 from gpufleet.components.apis import gke as gke_api
 from gpufleet.components.catalog import tokens
-from tests.conftest import check_golden, inputs_by_name, preview_plan, run_cli
+from tests.conftest import check_golden, inputs_by_name, plans_of, run_cli
 from tests.gke.test_spec_errors_gke import SLICES
 
 STACKS = ("gke-a100-mig", "gke-l4-timeshare")
 
 
-@pytest.fixture(scope="module")
-def plans() -> dict[str, dict]:
-    return {stack: preview_plan(stack) for stack in STACKS}
+plans = plans_of(STACKS)
 
 
 @pytest.mark.parametrize("stack", STACKS)
