@@ -1,7 +1,7 @@
 """The catalog: typed views over the generated EC2 data and the curated facts file.
 
-Loading is the only I/O in the catalog package; `predicates.py` holds the rules over what is loaded
-here. The spec validators and the policy pack both read this one catalog.
+Loading is the only I/O of the catalog room (its generate/ sub-room aside); the rules over what is
+loaded here are components/rules/. The spec validators and the policy pack both read this one catalog.
 """
 
 from __future__ import annotations

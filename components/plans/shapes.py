@@ -171,7 +171,7 @@ SHAPES: dict[str, dict] = {
         "priority": str,
         "osType": str,
     },
-    # A created cluster's default (system) pool (components/catalog/plan_pods._aks_default_pool).
+    # A created cluster's default (system) pool (components/plans/pods.py, _aks_default_pool).
     tokens.AKS_CLUSTER: {"defaultNodePool": {**_AKS_POOL, "onlyCriticalAddonsEnabled": BOOL}},
     tokens.ACK_NODE_POOL: {
         "nodePoolName": str,
