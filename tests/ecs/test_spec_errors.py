@@ -401,3 +401,11 @@ def test_every_provider_is_checked_after_one_of_an_unknown_type(stack_variant):
     # The GPU AMI cannot run the type: the type is what to change, not the variant.
     line = next(l for l in err.splitlines() if "[rule: ecs-gpu-ami-supported]" in l)
     assert "gpufleet:ecs.capacityProviders[1].instanceType = 'g5g.xlarge'" in line
+
+
+def test_a_resolved_capacity_provider_is_named_as_its_args():
+    from gpufleet.components.ecs.args import CapacityProviderArgs
+    from gpufleet.components.ecs.resolved import resolve
+
+    args = CapacityProviderArgs(name="g5", instance_type="g5.xlarge", min_size=0, desired_size=1, max_size=1)
+    assert resolve(args).name == "g5"

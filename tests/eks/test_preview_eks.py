@@ -231,3 +231,12 @@ def test_bottlerocket_encrypts_both_of_its_volumes_and_sizes_the_data_one(stack_
     assert all(ebs["encrypted"] == "true" for ebs in mappings.values())
     assert "volumeSize" not in mappings["/dev/xvda"] and mappings["/dev/xvdb"]["volumeSize"] == 200
     assert plan["policy"]["violations"] == []
+
+
+def test_a_group_without_gpus_offers_an_nccl_test_no_gpu_slots():
+    """A Neuron group's NCCL target (the library's NcclTest can be pointed at any group) counts no GPUs."""
+    from gpufleet.components.eks.args import NodeGroupArgs
+    from gpufleet.components.eks.resolved import resolve
+
+    target = resolve(NodeGroupArgs(name="trn", instance_type="trn1.32xlarge", min_size=0, desired_size=2, max_size=2)).nccl_target
+    assert (target.gpus_per_node, target.nodes) == (0, 2)
