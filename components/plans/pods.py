@@ -73,28 +73,21 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
                 facts=cat.facts,
             )
         )
-    for pool in index.of(tokens.ACK_NODE_POOL):
-        shape = _ack_shape(pool, cat)
-        if shape is None:
-            gaps.append(f"ACK node pool {pool.name!r}: none of its instance types has sourced GPU facts")
-        else:
-            shapes.append(shape)
-    if index.of(tokens.ACK_NODE_POOL) and not index.of(tokens.ACK_CLUSTER):
-        gaps.append("the ACK node pools join an existing cluster: its other node pools are not in the plan")
-    for pool in index.of(tokens.GKE_NODE_POOL):
-        shape = _gke_shape(pool, cat)
-        if isinstance(shape, str):
-            gaps.append(f"GKE node pool {pool.name!r}: {shape}")
-        else:
-            shapes.append(shape)
-    if index.of(tokens.GKE_NODE_POOL) and not index.of(tokens.GKE_CLUSTER):
-        gaps.append("the GKE node pools join an existing cluster: its other node pools are not in the plan")
-    for pool in index.of(tokens.AKS_NODE_POOL):
-        shape = _aks_shape(pool, cat)
-        if isinstance(shape, str):
-            gaps.append(f"AKS node pool {pool.name!r}: {shape}")
-        else:
-            shapes.append(shape)
+    # Each cloud's pools: a node shape, or why none; a pool of a cluster outside the plan shares it
+    # with pools the plan does not hold (AKS's cluster, created or not, is read below).
+    for cloud, pool_type, read, cluster_type in (
+        ("ACK", tokens.ACK_NODE_POOL, _ack_shape, tokens.ACK_CLUSTER),
+        ("GKE", tokens.GKE_NODE_POOL, _gke_shape, tokens.GKE_CLUSTER),
+        ("AKS", tokens.AKS_NODE_POOL, _aks_shape, None),
+    ):
+        for pool in index.of(pool_type):
+            shape = read(pool, cat)
+            if isinstance(shape, str):
+                gaps.append(f"{cloud} node pool {pool.name!r}: {shape}")
+            else:
+                shapes.append(shape)
+        if cluster_type is not None and index.of(pool_type) and not index.of(cluster_type):
+            gaps.append(f"the {cloud} node pools join an existing cluster: its other node pools are not in the plan")
     for cluster in index.of(tokens.AKS_CLUSTER):
         shape = _aks_default_pool(cluster, cat)
         if shape is not None:
@@ -179,7 +172,7 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
     return node_capacity.gke_node_shape(name, gpus, partition, sharing, labels, taints, sizes, cat.facts.eks.accelerator_resources.nvidia, gke)
 
 
-def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | None:
+def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
     props = pool.props
     labels = {str(l.get("key")): str(l.get("value")) for l in props.get("labels") or [] if isinstance(l, Mapping)}
     taints = [k8s_rules.taint(t) for t in props.get("taints") or [] if isinstance(t, Mapping)]
@@ -191,7 +184,8 @@ def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | None:
         sizes = (desired, desired, desired)
     name = props.get("nodePoolName") if isinstance(props.get("nodePoolName"), str) else pool.name
     types = [t for t in props.get("instanceTypes") or [] if isinstance(t, str)]
-    return node_capacity.ack_node_shape(name, types, labels, taints, sizes, cat.facts.ack)
+    shape = node_capacity.ack_node_shape(name, types, labels, taints, sizes, cat.facts.ack)
+    return shape if shape is not None else "none of its instance types has sourced GPU facts"
 
 
 def _addon_overrides(index: Index) -> dict[str, Mapping]:

@@ -440,3 +440,13 @@ def test_a_managed_instances_task_is_judged_on_the_smallest_candidate_of_those_t
     gpu = _containers(lambda c: c.update(resourceRequirements=[{"type": "GPU", "value": "1"}]))
     task = _task(_edit("ecs-managed-gpu", "ml-managed-neuron-serve", "taskDefinition:TaskDefinition", gpu), "neuron-serve")
     assert (task["status"], task["reason"]) == ("pending", "1 GPU per task, inf2.xlarge registers 0")
+
+
+def test_a_pool_whose_types_have_no_gpu_facts_is_a_gap_not_a_shape():
+    from gpufleet.components.catalog import tokens
+
+    pool = {"urn": "urn:pulumi:s::p::alicloud:cs/nodePool:NodePool::cpu", "type": tokens.ACK_NODE_POOL, "name": "cpu",
+            "inputs": {"nodePoolName": "cpu", "instanceTypes": ["ecs.g7.xlarge"], "desiredSize": 1}}
+    found = plan_placement.placement(plan_placement.from_plan({"resources": [pool]})).as_dict()
+    assert "ACK node pool 'cpu': none of its instance types has sourced GPU facts" in found["gaps"]
+    assert "the ACK node pools join an existing cluster: its other node pools are not in the plan" in found["gaps"]
