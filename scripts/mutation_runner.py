@@ -420,5 +420,7 @@ _PACKAGES = {"infra": ("gpufleet",), "components": ("gpufleet", "components"), "
 def module_name(relative: str) -> str:
     """The dotted name gpufleet's layout gives a file."""
     parts = Path(relative).with_suffix("").parts
+    if parts[-1] == "__init__":  # a package's own module is the package
+        parts = parts[:-1]
     return ".".join([*_PACKAGES[parts[0]], *parts[1:]])
 

@@ -78,3 +78,15 @@ def test_modules_are_judged_longest_first_and_a_run_records_its_seconds(tmp_path
     mutation.write_seconds({"diff": 900.4, "quotas": 7})
     mutation.write_seconds({"diff": 100.6})  # a later run of one module keeps the others' records
     assert mutation.recorded_seconds() == {"diff": 101.0, "quotas": 7.0}
+
+
+def test_a_package_s_own_module_is_named_as_the_package():
+    """A mutant of a package's __init__.py is loaded under the package's name, or no test ever sees it."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import mutation_runner
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    assert mutation_runner.module_name("infra/engine/patches/__init__.py") == "gpufleet.engine.patches"
+    assert mutation_runner.module_name("components/catalog/generate/__init__.py") == "gpufleet.components.catalog.generate"
+    assert mutation_runner.module_name("components/rules/gpus.py") == "gpufleet.components.rules.gpus"
