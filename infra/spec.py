@@ -149,20 +149,10 @@ def _validate(config: dict[str, object]) -> SpecModel:
         raise SpecError(_from_pydantic(err)) from None
     cat = catalog.load()
     present = [p for p in PLATFORMS if getattr(spec, p.key) is not None]
-    issues: list[SpecIssue] = []
-    aws = [p for p in present if p.aws]
-    region_known = True
-    if aws and spec.region is None:
-        region_known = False
-        needing = " and ".join(p.key for p in PLATFORMS if p.aws)
-        issues.append(SpecIssue(("region",), _MISSING, "region-required", f"{needing} need the AWS region of the stack"))
-    elif aws and spec.region not in cat.regions:
-        region_known = False
-        issues.append(
-            SpecIssue(("region",), spec.region, "region-known", f"not a region of the EC2 data (known: {', '.join(cat.regions)})")
-        )
+    region_issue = _region_issue(spec.region, cat) if any(p.aws for p in present) else None
+    issues: list[SpecIssue] = [region_issue] if region_issue else []
     for platform in present:
-        if platform.aws and not region_known:
+        if platform.aws and region_issue:
             continue  # its rules read the region's offerings
         fleet = getattr(spec, platform.key)
         found = platform.checks(fleet, spec.region, cat)
@@ -178,6 +168,16 @@ def _validate(config: dict[str, object]) -> SpecModel:
     if issues:
         raise SpecError(issues)
     return spec
+
+
+def _region_issue(region: str | None, cat) -> SpecIssue | None:
+    """The stack's AWS region, which the AWS platforms need, missing or not one of the EC2 data."""
+    if region is None:
+        needing = " and ".join(p.key for p in PLATFORMS if p.aws)
+        return SpecIssue(("region",), _MISSING, "region-required", f"{needing} need the AWS region of the stack")
+    if region not in cat.regions:
+        return SpecIssue(("region",), region, "region-known", f"not a region of the EC2 data (known: {', '.join(cat.regions)})")
+    return None
 
 
 def decode_config(raw: dict[str, object]) -> dict[str, object]:
