@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.components.rules import ack as ack_rules, k8s as k8s_rules
 from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.facts import AckFacts
+from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import get, items, provider_region
 from gpufleet.policies.k8s import containers, pod_specs
 from gpufleet.components.catalog import tokens
+
+POLICIES = Policies(__name__)
 
 
 def _ack() -> AckFacts:
@@ -59,6 +62,7 @@ def _targets(selector: dict, pools: list) -> list:
     return [p for p in pools if selector.items() <= _labels(p).items()]
 
 
+@POLICIES.resource("ack-gpu-core-percentage")
 def _validate_core_percentage(args: ResourceValidationArgs, report: ReportViolation) -> None:
     specs = pod_specs(args.resource_type, args.props)
     if not specs:
@@ -77,6 +81,7 @@ def _validate_core_percentage(args: ResourceValidationArgs, report: ReportViolat
                     report(f"{where}: container {c.get('name', '?')!r} {part}: {reason}")
 
 
+@POLICIES.stack("ack-gpu-mem-fits")
 def _validate_gpu_mem_fits(args: StackValidationArgs, report: ReportViolation) -> None:
     ack = _ack()
     pools = [r for r in args.resources if r.resource_type == tokens.ACK_NODE_POOL]
@@ -94,6 +99,7 @@ def _validate_gpu_mem_fits(args: StackValidationArgs, report: ReportViolation) -
                     report(f"{where}: container {name!r} on pool {pool.name!r}: {reason}; the pod never schedules", r.urn)
 
 
+@POLICIES.stack("ack-pool-sharing-mode")
 def _validate_sharing_mode(args: StackValidationArgs, report: ReportViolation) -> None:
     ack = _ack()
     pools = [r for r in args.resources if r.resource_type == tokens.ACK_NODE_POOL]
@@ -109,6 +115,7 @@ def _validate_sharing_mode(args: StackValidationArgs, report: ReportViolation) -
                 report(f"{where}: {reason}", r.urn)
 
 
+@POLICIES.resource("ack-region")
 def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != tokens.ACK_NODE_POOL:
         args.not_applicable("not an ACK node pool")
@@ -123,6 +130,7 @@ def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> N
         report(f"node pool {args.name!r} ({ack.schedule_label}={mode}): {reason}")
 
 
+@POLICIES.resource("ack-cluster-prerequisites")
 def _validate_prerequisites(args: ResourceValidationArgs, report: ReportViolation) -> None:
     ack = _ack()
     if args.resource_type == tokens.HELM_RELEASE and get(args.props, "chart") == ack.sharing_chart:
@@ -136,44 +144,3 @@ def _validate_prerequisites(args: ResourceValidationArgs, report: ReportViolatio
         return
     for problem in problems.values():
         report(problem)
-
-
-POLICIES = [
-    ResourceValidationPolicy(
-        name="ack-gpu-core-percentage",
-        description="aliyun.com/gpu-core.percentage is 5..100 and a multiple of 5 (004).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_core_percentage,
-        remediation_steps="Ask for a percentage from 5 to 100 in steps of 5 (e.g. 30, not 33).",
-    ),
-    StackValidationPolicy(
-        name="ack-gpu-mem-fits",
-        description="The aliyun.com/gpu-mem a container asks for fits one GPU of every type of the pool it selects "
-        "(a pod's share lives on one GPU; the plugin advertises whole GiB per GPU).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_gpu_mem_fits,
-        remediation_steps="Ask for at most the pool's GiB per GPU, or move the workload to a pool of larger GPUs.",
-    ),
-    StackValidationPolicy(
-        name="ack-pool-sharing-mode",
-        description="A pod asking for gpu-core.percentage targets a core_mem pool; a memory-only pod targets a memory-only "
-        "(cgpu) pool: a node runs one kind, never both (004).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_sharing_mode,
-        remediation_steps="Select a pool labelled ack.node.gpu.schedule=core_mem for compute shares, or cgpu for memory-only pods.",
-    ),
-    ResourceValidationPolicy(
-        name="ack-region",
-        description="A core_mem node pool is in a region that supports computing power allocation (004's region table).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_region,
-        remediation_steps="Run the cluster in a listed region (e.g. cn-hangzhou, ap-southeast-1), or use memory-only (cgpu) pools.",
-    ),
-    ResourceValidationPolicy(
-        name="ack-cluster-prerequisites",
-        description="The GPU sharing chart (ack-ai-installer) is 1.2.0 or later and an ACK cluster runs Kubernetes 1.20 or later (004).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_prerequisites,
-        remediation_steps="Upgrade ack-ai-installer to 1.2.0+ and the cluster to Kubernetes 1.20+ before enabling computing power allocation.",
-    ),
-]

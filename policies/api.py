@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.components.apis import aws_rules as api_rules, aws as aws_api
 from gpufleet.components.catalog import catalog
@@ -14,10 +14,14 @@ from gpufleet.components.rules import k8s as k8s_rules
 from gpufleet.components.rules.quotas import quota_problem
 from gpufleet.policies.ecs_task import EcsTask
 
+from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, items, plain
 from gpufleet.components.catalog import tokens
 
+POLICIES = Policies(__name__)
 
+
+@POLICIES.resource("aws-api-model")
 def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type not in aws_api.CHECKED_TYPES:
         return
@@ -27,6 +31,7 @@ def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -
         report(f"{request.service} {problem}")
 
 
+@POLICIES.resource("ecs-essential-container")
 def _validate_essential(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != tokens.ECS_TASK_DEFINITION:
         return
@@ -35,6 +40,7 @@ def _validate_essential(args: ResourceValidationArgs, report: ReportViolation) -
         report(reason)
 
 
+@POLICIES.resource("ecs-service-launch-type")
 def _validate_launch_type(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != tokens.ECS_SERVICE:
         return
@@ -43,6 +49,7 @@ def _validate_launch_type(args: ResourceValidationArgs, report: ReportViolation)
         report(reason)
 
 
+@POLICIES.resource("ec2-launch-template-security-groups")
 def _validate_template_groups(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != tokens.LAUNCH_TEMPLATE:
         return
@@ -51,6 +58,7 @@ def _validate_template_groups(args: ResourceValidationArgs, report: ReportViolat
         report(reason)
 
 
+@POLICIES.resource("eks-node-group-launch-template")
 def _validate_node_group_template(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != tokens.EKS_NODE_GROUP:
         return
@@ -58,6 +66,7 @@ def _validate_node_group_template(args: ResourceValidationArgs, report: ReportVi
         report(reason)
 
 
+@POLICIES.stack("eks-capacity-block")
 def _validate_capacity_blocks(args: StackValidationArgs, report: ReportViolation) -> None:
     for group in args.resources:
         if group.resource_type != tokens.EKS_NODE_GROUP:
@@ -92,18 +101,21 @@ def _quota_findings(args: StackValidationArgs):
     return [(p, urn) for p, urn in found if p is not None]
 
 
+@POLICIES.stack("aws-service-quotas")
 def _validate_quotas(args: StackValidationArgs, report: ReportViolation) -> None:
     for problem, urn in _quota_findings(args):
         if problem.mandatory:
             report(problem.message, urn)
 
 
+@POLICIES.stack("aws-service-quotas-adjustable")
 def _validate_adjustable_quotas(args: StackValidationArgs, report: ReportViolation) -> None:
     for problem, urn in _quota_findings(args):
         if not problem.mandatory:
             report(problem.message, urn)
 
 
+@POLICIES.resource("k8s-node-labels")
 def _validate_node_labels(args: ResourceValidationArgs, report: ReportViolation) -> None:
     facts = catalog.load().facts.kubernetes
     if args.resource_type == tokens.EKS_NODE_GROUP:
@@ -116,74 +128,3 @@ def _validate_node_labels(args: ResourceValidationArgs, report: ReportViolation)
         return
     for where, _, reason in k8s_rules.node_label_problems(labels if isinstance(labels, Mapping) else {}, taints, facts):
         report(f"{'.'.join(map(str, where))}: {reason}")
-
-
-POLICIES = [
-    ResourceValidationPolicy(
-        name="aws-api-model",
-        description="ECS task definitions, services and capacity providers, launch templates, Auto Scaling groups, EKS clusters "
-        "and node groups, IAM roles, VPCs, subnets and security groups are create requests the API's model (botocore) accepts: "
-        "types, required members, enums, lengths, ranges and patterns.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_api_model,
-        remediation_steps="Fix the named member as the AWS API reference for the request describes it.",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-essential-container",
-        description="An ECS task definition has at least one essential container.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_essential,
-        remediation_steps="Mark the container whose exit ends the task essential: true.",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-service-launch-type",
-        description="An ECS service sets a launch type or a capacity provider strategy, not both.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_launch_type,
-        remediation_steps="Omit launchType when the service uses a capacity provider strategy.",
-    ),
-    ResourceValidationPolicy(
-        name="ec2-launch-template-security-groups",
-        description="A launch template with network interfaces puts its security groups on the interfaces, not on the template.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_template_groups,
-        remediation_steps="Move vpcSecurityGroupIds into each network interface's securityGroups.",
-    ),
-    ResourceValidationPolicy(
-        name="eks-node-group-launch-template",
-        description="A managed node group with a launch template sets neither diskSize nor remoteAccess.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_node_group_template,
-        remediation_steps="Set the volume size (blockDeviceMappings) and SSH keys in the launch template instead.",
-    ),
-    StackValidationPolicy(
-        name="eks-capacity-block",
-        description="A CAPACITY_BLOCK node group names its type in the launch template only, and the template targets the block.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_capacity_blocks,
-        remediation_steps="Drop instanceTypes; set instanceType, instanceMarketOptions.marketType capacity-block and the reservation target in the launch template.",
-    ),
-    StackValidationPolicy(
-        name="aws-service-quotas",
-        description="Counts stay within the service quotas AWS does not raise: capacity providers per ECS cluster, containers per task "
-        "definition, container instances per ECS cluster.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_quotas,
-        remediation_steps="Split the fleet into more clusters or task definitions.",
-    ),
-    StackValidationPolicy(
-        name="aws-service-quotas-adjustable",
-        description="Counts past the default of adjustable service quotas: managed node groups per EKS cluster, nodes per node group.",
-        enforcement_level=EnforcementLevel.ADVISORY,
-        validate=_validate_adjustable_quotas,
-        remediation_steps="Request a quota increase (Service Quotas console) before deploying.",
-    ),
-    ResourceValidationPolicy(
-        name="k8s-node-labels",
-        description="Node labels and taints of EKS node groups and ACK pools are valid Kubernetes keys and values, and labels the "
-        "kubelet may set on its Node (no kubernetes.io or k8s.io namespace but its own).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_node_labels,
-        remediation_steps="Use your own label domain (example.com/role) and values of at most 63 letters, digits, '-', '_' or '.'.",
-    ),
-]

@@ -7,25 +7,21 @@ decides with the catalog predicates, the same functions the stack spec calls.
 
 from __future__ import annotations
 
-from pulumi_policy import (
-    EnforcementLevel,
-    PolicyConfigSchema,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.rules import ecs_gpu_sharing, managed_instances, ecs_amis as ami_rules, gpus as gpu_rules
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.components.catalog.wording import counted
 from gpufleet.policies.ecs_task import gpu_task, known_types
+from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, items, text, truthy, user_data_text
 from gpufleet.components.catalog import tokens
 
+POLICIES = Policies(__name__)
 
+
+@POLICIES.resource("ecs-gpus-fit-instance")
 def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
     if task is None:
@@ -42,6 +38,7 @@ def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation) ->
         report(f"the containers request {counted(task.gpus, 'GPU')} in all ({per_container}): {reason}")
 
 
+@POLICIES.resource("ecs-gpu-task-placement")
 def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
     if task is None:
@@ -71,6 +68,7 @@ def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolati
             report(f"memberOf admits {it.name}; allowed families are {', '.join(allowed)} (allowedInstanceFamilies)")
 
 
+@POLICIES.resource("ecs-gpu-driver-capabilities")
 def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
     if task is None:
@@ -96,6 +94,7 @@ def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportVi
             report(f"container {name!r}: {reason}")
 
 
+@POLICIES.resource("ecs-gpu-ami-supported")
 def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != tokens.LAUNCH_TEMPLATE:
         return
@@ -129,6 +128,7 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
         report(f"{it.name} joins an ECS cluster but no ECS GPU AMI supports it: {reasons[0]}")
 
 
+@POLICIES.stack("ecs-capacity-provider-managed")
 def _validate_capacity_provider_managed(args: StackValidationArgs, report: ReportViolation) -> None:
     for cp in args.resources:
         if cp.resource_type != tokens.ECS_CAPACITY_PROVIDER:
@@ -149,54 +149,3 @@ def _validate_capacity_provider_managed(args: StackValidationArgs, report: Repor
                     "adds it itself, so the next update of this program removes it again (permanent drift)",
                     group.urn,
                 )
-
-
-POLICIES = [
-    ResourceValidationPolicy(
-        name="ecs-gpus-fit-instance",
-        description="The GPUs all containers of an ECS task definition request fit an instance type its memberOf constraint admits.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_gpus_fit,
-        config_schema=PolicyConfigSchema(
-            properties={"maxGpusPerTask": {"type": "integer", "minimum": 1, "description": "Most GPUs one task may request."}}
-        ),
-        remediation_steps="Lower the containers' GPU resourceRequirements or pin an instance type with more GPUs.",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-gpu-task-placement",
-        description="An ECS task definition that requests GPUs pins GPU instance types with a memberOf placement constraint.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_task_placement,
-        config_schema=PolicyConfigSchema(
-            properties={
-                "allowedInstanceFamilies": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "Instance families GPU tasks may run on (all when absent).",
-                }
-            }
-        ),
-        remediation_steps="Add placementConstraints: [{type: memberOf, expression: 'attribute:ecs.instance-type == g5.xlarge'}].",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-gpu-driver-capabilities",
-        description="GPU containers set NVIDIA_DRIVER_CAPABILITIES, which ECS does not set for them.",
-        enforcement_level=EnforcementLevel.ADVISORY,
-        validate=_validate_driver_capabilities,
-        remediation_steps="Set NVIDIA_DRIVER_CAPABILITIES to utility,compute (or all) in the container's environment.",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-gpu-ami-supported",
-        description="An ECS container instance's launch template uses an ECS GPU AMI that supports its instance type.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_ami_supported,
-        remediation_steps="Pick another instance type or AMI variant (for example AL2023 GPU), or a newer AMI release.",
-    ),
-    StackValidationPolicy(
-        name="ecs-capacity-provider-managed",
-        description="The Auto Scaling group behind a capacity provider with managed termination protection is scale-in protected and tagged AmazonECSManaged.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_capacity_provider_managed,
-        remediation_steps="Set protectFromScaleIn: true and the tag AmazonECSManaged (propagateAtLaunch) on the group.",
-    ),
-]

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.components.catalog import catalog, tokens
 from gpufleet.components.rules import managed_instances
+from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, provider_region
 
+POLICIES = Policies(__name__)
 
+
+@POLICIES.resource("ecs-managed-instances-match")
+def _validate_requirements_match(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != tokens.ECS_CAPACITY_PROVIDER or get(args.props, "managedInstancesProvider") is None:
+        return
+    region = provider_region(args, "aws", "AWS_REGION", "AWS_DEFAULT_REGION")
+    reason = managed_instances.no_match_problem(managed_instances.requirements_of(args.props), region, catalog.load())
+    if reason:
+        report(reason)
+
+
+@POLICIES.stack("ecs-managed-instances-role-name")
 def _validate_instance_role_name(args: StackValidationArgs, report: ReportViolation) -> None:
     """With the AWS managed infrastructure policy, ECS may pass only roles named ecsInstanceRole*
     (ECS developer guide, "Amazon ECS Managed Instances instance profile"): another name fails at
@@ -35,30 +49,3 @@ def _validate_instance_role_name(args: StackValidationArgs, report: ReportViolat
                         f"{managed_instances.INSTANCE_ROLE_PREFIX}*: tasks fail at launch",
                         role.urn,
                     )
-
-
-def _validate_requirements_match(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.ECS_CAPACITY_PROVIDER or get(args.props, "managedInstancesProvider") is None:
-        return
-    region = provider_region(args, "aws", "AWS_REGION", "AWS_DEFAULT_REGION")
-    reason = managed_instances.no_match_problem(managed_instances.requirements_of(args.props), region, catalog.load())
-    if reason:
-        report(reason)
-
-
-POLICIES = [
-    ResourceValidationPolicy(
-        name="ecs-managed-instances-match",
-        description="A Managed Instances capacity provider's instance requirements admit an accelerated type offered in its region.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_requirements_match,
-        remediation_steps="Widen the requirements (names, counts, ranges) or name types offered in the region.",
-    ),
-    StackValidationPolicy(
-        name="ecs-managed-instances-role-name",
-        description="A Managed Instances provider whose infrastructure role has the AWS managed policy passes an instance role named ecsInstanceRole*.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_instance_role_name,
-        remediation_steps="Name the instance role ecsInstanceRole-<something>, or give the infrastructure role a policy that passes it.",
-    ),
-]

@@ -7,15 +7,19 @@ functions the stack spec calls on its rendered containers.
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.components.catalog import catalog, tokens
 from gpufleet.components.rules import ecs_gpu_sharing
 from gpufleet.components.simulate.ecs_placement import PlacementSyntaxError
 from gpufleet.policies.ecs_task import EcsTask, gpu_task, known_types
+from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import get
 
+POLICIES = Policies(__name__)
 
+
+@POLICIES.resource("ecs-gpu-value-or-share")
 def _validate_value_or_share(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
     for r in task.gpu_requests if task else []:
@@ -24,6 +28,7 @@ def _validate_value_or_share(args: ResourceValidationArgs, report: ReportViolati
             report(reason)
 
 
+@POLICIES.resource("ecs-gpu-one-option")
 def _validate_one_option(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
     reason = ecs_gpu_sharing.one_option_problem(task.gpu_requests) if task else None
@@ -31,6 +36,7 @@ def _validate_one_option(args: ResourceValidationArgs, report: ReportViolation) 
         report(reason)
 
 
+@POLICIES.resource("ecs-mps-compute-percent")
 def _validate_compute_percent(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
     for r in task.gpu_requests if task else []:
@@ -46,6 +52,7 @@ def _admitted_types(task: EcsTask, report: ReportViolation) -> list:
     return known_types(admitted, report) if admitted else []
 
 
+@POLICIES.resource("ecs-mps-memory-fits")
 def _validate_memory_fits(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
     if task is None or not any(r.option == ecs_gpu_sharing.SHARE for r in task.gpu_requests):
@@ -57,6 +64,7 @@ def _validate_memory_fits(args: ResourceValidationArgs, report: ReportViolation)
         report("; ".join(reasons))
 
 
+@POLICIES.resource("ecs-gpu-fractional")
 def _validate_fractional(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
     if task is None:
@@ -76,6 +84,7 @@ def _validate_fractional(args: ResourceValidationArgs, report: ReportViolation) 
             report(f"container {r.container!r}: {'; '.join(dict.fromkeys(reasons))}")
 
 
+@POLICIES.stack("ecs-mps-agent")
 def _validate_agent(args: StackValidationArgs, report: ReportViolation) -> None:
     """Container instances that MPS tasks may land on run an agent that places MPS shares."""
     ecs_facts = catalog.load().ecs()
@@ -104,49 +113,3 @@ def _validate_agent(args: StackValidationArgs, report: ReportViolation) -> None:
         reason = ecs_gpu_sharing.agent_problem(ami.agent_version, ecs_facts)
         if reason:
             report(f"MPS tasks run on {name or 'its instances'}, but {reason} (ECS GPU AMI {ami.variant} {ami.image_version})", template.urn)
-
-
-POLICIES = [
-    ResourceValidationPolicy(
-        name="ecs-gpu-value-or-share",
-        description="Each GPU resource requirement of an ECS task gives a value or an MPS sharingStrategy, not both.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_value_or_share,
-        remediation_steps="Keep value (whole GPUs, or a G6f fraction) or sharingStrategy.nvidiaMps, not both.",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-gpu-one-option",
-        description="The GPU containers of an ECS task all take whole GPUs or all share through MPS; a fractional GPU is its task's only GPU request.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_one_option,
-        remediation_steps="Give every GPU container of the task the same option, or split the task.",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-mps-compute-percent",
-        description="An MPS share's maxComputePercent is an integer from 1 to 100.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_compute_percent,
-        remediation_steps="Set maxComputePercent between 1 and 100, or leave it out (the MPS default, 100).",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-mps-memory-fits",
-        description="The MPS shares of an ECS task fit the memory of one GPU of a type its memberOf admits.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_memory_fits,
-        remediation_steps="Lower the shares' memory, pin a type with larger GPUs, or take whole GPUs.",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-gpu-fractional",
-        description="MPS shares run on whole NVIDIA GPUs, not G6f; fractional GPU values are the G6f type's own fraction.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_fractional,
-        remediation_steps="On G6f ask for the type's fraction (0.125, 0.25 or 0.5) as the GPU value; share whole GPUs elsewhere.",
-    ),
-    StackValidationPolicy(
-        name="ecs-mps-agent",
-        description="ECS GPU container instances that MPS tasks may use run an AMI whose ECS agent places MPS shares.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_agent,
-        remediation_steps="Use a newer ECS GPU AMI (the SSM recommended parameter) for the capacity provider's launch template.",
-    ),
-]

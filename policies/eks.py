@@ -7,15 +7,18 @@ with the catalog predicates the stack spec calls.
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules
 from gpufleet.components.rules.efa import efa_bandwidth_note, efa_layout_problems
 from gpufleet.policies.eks_nodes import has_efa, interfaces, node_group_type, template_types
 from gpufleet.policies.k8s import operator_installs_driver
+from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, present, truthy
 from gpufleet.components.catalog import tokens
+
+POLICIES = Policies(__name__)
 
 
 def _efa_templates(args: StackValidationArgs):
@@ -31,6 +34,24 @@ def _efa_templates(args: StackValidationArgs):
     return found
 
 
+@POLICIES.stack("eks-gpu-driver")
+def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None:
+    """With a GPU Operator in the stack, each NVIDIA node group gets one driver: its AMI's or the operator's."""
+    if not any(r.resource_type == tokens.HELM_RELEASE and get(r.props, "chart") == catalog.load().facts.charts.gpu_operator.chart for r in args.resources):
+        return
+    operator, eks_facts = operator_installs_driver(args), catalog.load().facts.eks
+    for group in args.resources:
+        it = node_group_type(group) if group.resource_type == tokens.EKS_NODE_GROUP else None
+        if it is None or eks_rules.accelerator(it) != "nvidia":
+            continue
+        ami = get(group.props, "amiType")
+        ami = ami if isinstance(ami, str) else eks_rules.default_ami_type(it, eks_facts)
+        reason = k8s_rules.one_driver_problem(eks_rules.ami_driver(ami, eks_facts), f"amiType {ami}", operator)
+        if reason:
+            report(f"node group {group.name!r}: {reason}", group.urn)
+
+
+@POLICIES.stack("eks-efa-interfaces")
 def _validate_efa_interfaces(args: StackValidationArgs, report: ReportViolation) -> None:
     for template, it, group in _efa_templates(args):
         if it is None:
@@ -40,6 +61,7 @@ def _validate_efa_interfaces(args: StackValidationArgs, report: ReportViolation)
             report(f"{where}launch template {template.name!r} ({it.name}): {problem}", template.urn)
 
 
+@POLICIES.stack("eks-efa-bandwidth")
 def _validate_efa_bandwidth(args: StackValidationArgs, report: ReportViolation) -> None:
     for template, it, group in _efa_templates(args):
         note = efa_bandwidth_note(it, interfaces(template)) if it is not None else None
@@ -57,6 +79,7 @@ def _self_referencing(group) -> tuple[bool, bool]:
     return all_self(get(group.props, "ingress")), all_self(get(group.props, "egress"))
 
 
+@POLICIES.stack("eks-efa-security-group")
 def _validate_efa_security_group(args: StackValidationArgs, report: ReportViolation) -> None:
     for template, it, _ in _efa_templates(args):
         groups = depended_on(template, tokens.SECURITY_GROUP)
@@ -71,6 +94,7 @@ def _validate_efa_security_group(args: StackValidationArgs, report: ReportViolat
             )
 
 
+@POLICIES.stack("eks-efa-single-az")
 def _validate_efa_single_az(args: StackValidationArgs, report: ReportViolation) -> None:
     for template, _, group in _efa_templates(args):
         if group is None:
@@ -84,6 +108,7 @@ def _validate_efa_single_az(args: StackValidationArgs, report: ReportViolation) 
             report(f"node group {group.name!r}: {reason}", group.urn)
 
 
+@POLICIES.stack("eks-efa-placement")
 def _validate_efa_placement(args: StackValidationArgs, report: ReportViolation) -> None:
     for template, _, _ in _efa_templates(args):
         reserved = present(template.props, "capacityReservationSpecification", "capacityReservationTarget")
@@ -93,6 +118,7 @@ def _validate_efa_placement(args: StackValidationArgs, report: ReportViolation) 
             report(f"launch template {template.name!r}: {reason}", template.urn)
 
 
+@POLICIES.resource("eks-taint-effect-enum")
 def _validate_taint_effects(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != tokens.EKS_NODE_GROUP:
         return
@@ -101,76 +127,3 @@ def _validate_taint_effects(args: ResourceValidationArgs, report: ReportViolatio
         reason = eks_rules.taint_effect_valid(get(taint, "effect"), eks_facts)
         if reason:
             report(f"taint {get(taint, 'key')!r}: {reason}")
-
-
-def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None:
-    """With a GPU Operator in the stack, each NVIDIA node group gets one driver: its AMI's or the operator's."""
-    if not any(r.resource_type == tokens.HELM_RELEASE and get(r.props, "chart") == catalog.load().facts.charts.gpu_operator.chart for r in args.resources):
-        return
-    operator, eks_facts = operator_installs_driver(args), catalog.load().facts.eks
-    for group in args.resources:
-        it = node_group_type(group) if group.resource_type == tokens.EKS_NODE_GROUP else None
-        if it is None or eks_rules.accelerator(it) != "nvidia":
-            continue
-        ami = get(group.props, "amiType")
-        ami = ami if isinstance(ami, str) else eks_rules.default_ami_type(it, eks_facts)
-        reason = k8s_rules.one_driver_problem(eks_rules.ami_driver(ami, eks_facts), f"amiType {ami}", operator)
-        if reason:
-            report(f"node group {group.name!r}: {reason}", group.urn)
-
-
-POLICIES = [
-    StackValidationPolicy(
-        name="eks-gpu-driver",
-        description="With the NVIDIA GPU Operator in the stack, each NVIDIA node group gets exactly one driver: the accelerated AMI's or the operator's.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_driver,
-        remediation_steps="Turn the operator's driver off (driver.enabled: false): the accelerated NVIDIA AMI types ship the driver.",
-    ),
-    StackValidationPolicy(
-        name="eks-efa-interfaces",
-        description="A launch template with EFA interfaces lays them out as EC2 accepts for its type: a primary on card 0 "
-        "at device index 0 that is not efa-only, cards the type has, device indexes below each card's "
-        "MaximumNetworkInterfaces, interface types the card supports, no card and device index twice, at most "
-        "MaximumEfaInterfaces EFA interfaces.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_efa_interfaces,
-        remediation_steps="Lay the interfaces out from the type's NetworkCards (`gpufleet catalog TYPE`): AWS recommends an "
-        "ENA primary, efa-only on card 0 at device index 1 and at device index 0 on every further card.",
-    ),
-    StackValidationPolicy(
-        name="eks-efa-bandwidth",
-        description="A launch template with EFA interfaces uses all MaximumEfaInterfaces of its type (fewer leave EFA bandwidth unused).",
-        enforcement_level=EnforcementLevel.ADVISORY,
-        validate=_validate_efa_bandwidth,
-        remediation_steps="Add an efa-only interface on each further network card that supports EFA.",
-    ),
-    StackValidationPolicy(
-        name="eks-efa-security-group",
-        description="EFA interfaces carry a security group that allows all traffic from and to itself (ingress and egress).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_efa_security_group,
-        remediation_steps="Add ingress and egress rules {protocol: -1, self: true} to a security group on every EFA interface.",
-    ),
-    StackValidationPolicy(
-        name="eks-efa-single-az",
-        description="An EFA node group's subnets are in one availability zone.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_efa_single_az,
-        remediation_steps="Give the node group the subnet of one zone where its instance type is offered.",
-    ),
-    StackValidationPolicy(
-        name="eks-efa-placement",
-        description="EFA launch templates use a cluster placement group, except with a capacity reservation or block.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_efa_placement,
-        remediation_steps="Add placement.groupName (a cluster placement group), or drop it when launching into a reservation.",
-    ),
-    ResourceValidationPolicy(
-        name="eks-taint-effect-enum",
-        description="EKS node group taints use the EKS API's effect enum (NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_taint_effects,
-        remediation_steps="Write NoSchedule as NO_SCHEDULE (and NoExecute, PreferNoSchedule likewise) in aws.eks.NodeGroup taints.",
-    ),
-]

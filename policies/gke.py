@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.components.catalog import catalog, tokens
 from gpufleet.components.apis import gke as gke_api
 from gpufleet.components.rules import gke as gke_rules, k8s as k8s_rules
 from gpufleet.components.catalog.facts import GkeFacts
+from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import get, items, plain
 from gpufleet.policies.k8s import containers, operator_installs_driver, pod_specs
+
+POLICIES = Policies(__name__)
 
 def _gke() -> GkeFacts:
     return catalog.load().facts.gke
@@ -39,6 +42,7 @@ def _gpus(props, gke: GkeFacts) -> gke_rules.GkeGpus | str | None:
     return gke_rules.gpus(machine_type, kind if isinstance(kind, str) else None, int(count) if isinstance(count, (int, float)) else None, gke)
 
 
+@POLICIES.resource("gke-accelerator")
 def _validate_accelerator(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != tokens.GKE_NODE_POOL:
         args.not_applicable("not a GKE node pool")
@@ -57,6 +61,7 @@ def _region(props) -> str | None:
     return "-".join(parts[:2]) if len(parts) > 2 else location
 
 
+@POLICIES.resource("gke-zone")
 def _validate_zones(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != tokens.GKE_NODE_POOL:
         args.not_applicable("not a GKE node pool")
@@ -72,6 +77,7 @@ def _validate_zones(args: ResourceValidationArgs, report: ReportViolation) -> No
                 report(f"node pool {args.name!r}: {reason}")
 
 
+@POLICIES.resource("gke-mig-partition")
 def _validate_partition(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != tokens.GKE_NODE_POOL:
         args.not_applicable("not a GKE node pool")
@@ -85,6 +91,7 @@ def _validate_partition(args: ResourceValidationArgs, report: ReportViolation) -
             report(f"node pool {args.name!r}: {reason}")
 
 
+@POLICIES.stack("gke-gpu-driver")
 def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None:
     gke = _gke()
     operator = operator_installs_driver(args)
@@ -110,6 +117,7 @@ def _sharing_pools(args: StackValidationArgs) -> dict[str, str]:
     return found
 
 
+@POLICIES.stack("gke-shared-gpu-request")
 def _validate_shared_request(args: StackValidationArgs, report: ReportViolation) -> None:
     gke = _gke()
     pools = _sharing_pools(args)
@@ -127,6 +135,7 @@ def _validate_shared_request(args: StackValidationArgs, report: ReportViolation)
                     report(f"{where}: container {c.get('name', '?')!r} {reason}; the pod fails admission", r.urn)
 
 
+@POLICIES.resource("gke-api-model")
 def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != tokens.GKE_NODE_POOL:
         args.not_applicable("not a GKE node pool")
@@ -136,6 +145,7 @@ def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -
         report(f"container.v1 {problem}")
 
 
+@POLICIES.resource("gke-api-unchecked")
 def _validate_api_coverage(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != tokens.GKE_NODE_POOL:
         args.not_applicable("not a GKE node pool")
@@ -143,56 +153,3 @@ def _validate_api_coverage(args: ResourceValidationArgs, report: ReportViolation
     _, unmapped = gke_api.to_api(plain(args.props))
     if unmapped:
         report(f"inputs {', '.join(unmapped)} have no mapping to the GKE API here: the discovery-document check does not see them")
-
-
-POLICIES = [
-    ResourceValidationPolicy(
-        name="gke-accelerator",
-        description="A GKE pool's accelerators are the ones its machine type carries (A2, A3, A4, G2) or attaches (N1 with T4, V100, P4), in a valid count.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_accelerator,
-        remediation_steps="Give the machine type's own accelerator and count (a2-highgpu-2g: 2 x nvidia-tesla-a100), or an N1 type with an attachable GPU.",
-    ),
-    ResourceValidationPolicy(
-        name="gke-zone",
-        description="Every zone of a GKE GPU pool is in its region and offers its machine type (curated zones; others refused as unknown).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_zones,
-        remediation_steps="Place the pool in zones that offer its machine series (the message lists them).",
-    ),
-    ResourceValidationPolicy(
-        name="gke-mig-partition",
-        description="A GKE pool's gpuPartitionSize is a multi-instance GPU profile of its GPU (A100, H100, H200, B200).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_partition,
-        remediation_steps="Use a partition size of the GPU (1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb on A100 40GB), or drop it.",
-    ),
-    StackValidationPolicy(
-        name="gke-gpu-driver",
-        description="Each GKE GPU node gets exactly one driver: GKE's (DEFAULT, LATEST) or the GPU Operator's, never both and never none.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_driver,
-        remediation_steps="Set gpuDriverInstallationConfig.gpuDriverVersion to DEFAULT or LATEST, or INSTALLATION_DISABLED with the GPU Operator's driver on.",
-    ),
-    StackValidationPolicy(
-        name="gke-shared-gpu-request",
-        description="A container on a GKE pool that shares GPUs (time-sharing, MPS) asks for at most one nvidia.com/gpu.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_shared_request,
-        remediation_steps="Ask for nvidia.com/gpu: 1 on sharing pools, or run the workload on a pool of whole GPUs.",
-    ),
-    ResourceValidationPolicy(
-        name="gke-api-model",
-        description="A GKE node pool's request has the shape of the container.v1 API (discovery document): known fields, types and enums.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_api_model,
-        remediation_steps="Fix the field the message names; the enums are the API's (e.g. TIME_SHARING, MPS; DEFAULT, LATEST).",
-    ),
-    ResourceValidationPolicy(
-        name="gke-api-unchecked",
-        description="Inputs of a GKE node pool that the discovery-document check does not map are named, not silently passed.",
-        enforcement_level=EnforcementLevel.ADVISORY,
-        validate=_validate_api_coverage,
-        remediation_steps="Review those inputs against the GKE API reference yourself.",
-    ),
-]

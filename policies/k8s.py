@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.components.rules import aks as aks_rules, eks as eks_rules, k8s as k8s_rules
 from gpufleet.components.catalog import catalog, charts
 from gpufleet.policies.eks_nodes import has_efa, node_group_type
+from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, items, plain, truthy
 from gpufleet.components.catalog import tokens
+
+POLICIES = Policies(__name__)
 
 
 def pod_specs(resource_type: str, props) -> list[tuple[str, Mapping]]:
@@ -50,6 +53,7 @@ def _wants(pod: dict, resource: str) -> bool:
     return False
 
 
+@POLICIES.resource("k8s-extended-resources-requests-equal-limits")
 def _validate_requests_equal_limits(args: ResourceValidationArgs, report: ReportViolation) -> None:
     specs = pod_specs(args.resource_type, args.props)
     if not specs:
@@ -99,6 +103,7 @@ def _gpu_pool_taints(args: StackValidationArgs) -> list[list[dict]]:
     return found
 
 
+@POLICIES.stack("k8s-gpu-pod-tolerates-taint")
 def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
     eks = catalog.load().facts.eks
     groups = _node_groups(args)
@@ -121,6 +126,7 @@ def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) 
                     )
 
 
+@POLICIES.stack("k8s-device-plugin-tolerates-taints")
 def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
     eks = catalog.load().facts.eks
     plugins = {c.chart: (key, c) for key, c in catalog.load().facts.charts.plugins().items()}
@@ -142,6 +148,7 @@ def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportV
                     )
 
 
+@POLICIES.stack("eks-mig-supported")
 def _validate_mig(args: StackValidationArgs, report: ReportViolation) -> None:
     cat = catalog.load()
     nvidia_chart = cat.facts.charts.nvidia_device_plugin.chart
@@ -158,36 +165,3 @@ def _validate_mig(args: StackValidationArgs, report: ReportViolation) -> None:
                 reason = k8s_rules.mig_supported(it, models)
                 if reason:
                     report(f"release {release.name!r} sets migStrategy {strategy}; node group {group.name!r}: {reason}", release.urn)
-
-
-POLICIES = [
-    ResourceValidationPolicy(
-        name="k8s-extended-resources-requests-equal-limits",
-        description="Containers requesting nvidia.com/gpu, aws.amazon.com/neuron* or vpc.amazonaws.com/efa set limits, "
-        "and requests equal to them (extended resources cannot be overcommitted).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_requests_equal_limits,
-        remediation_steps="Set resources.limits for the extended resource, and requests equal to limits (or no requests).",
-    ),
-    StackValidationPolicy(
-        name="k8s-gpu-pod-tolerates-taint",
-        description="A pod requesting GPUs or Neuron devices tolerates the taints of a node group that has them.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_pod_tolerates,
-        remediation_steps="Add tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}] (aws.amazon.com/neuron for Neuron).",
-    ),
-    StackValidationPolicy(
-        name="k8s-device-plugin-tolerates-taints",
-        description="A device-plugin Helm release (NVIDIA, EFA, Neuron) tolerates the taints of every node group it serves.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_device_plugin_tolerates,
-        remediation_steps="List the chart's default tolerations plus the node groups' taints in the release's tolerations value.",
-    ),
-    StackValidationPolicy(
-        name="eks-mig-supported",
-        description="The NVIDIA device plugin enables MIG only where every NVIDIA node group's GPU supports it (A100/H100 class).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_mig,
-        remediation_steps="Set migStrategy none, or run only MIG-capable GPU types (A100, H100, H200) in the cluster.",
-    ),
-]

@@ -7,13 +7,16 @@ functions the stack spec calls.
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
+from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.rules import managed_instances, ecs_amis as ami_rules, neuron as neuron_rules
 from gpufleet.policies.ecs_task import EcsTask, known_types
+from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import get, instance_type, provider_region, user_data_text
 from gpufleet.components.catalog import tokens
+
+POLICIES = Policies(__name__)
 
 
 def _neuron_task(args: ResourceValidationArgs) -> EcsTask | None:
@@ -26,6 +29,14 @@ def _neuron_task(args: ResourceValidationArgs) -> EcsTask | None:
     return task
 
 
+@POLICIES.resource("ecs-neuron-device-managed")
+def _validate_device_managed(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = _neuron_task(args)
+    for reason in managed_instances.neuron_device_problems(task.containers, task.compatibilities) if task else []:
+        report(reason)
+
+
+@POLICIES.resource("ecs-neuron-devices-exist")
 def _validate_devices_exist(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = _neuron_task(args)
     if task is None:
@@ -46,6 +57,7 @@ def _validate_devices_exist(args: ResourceValidationArgs, report: ReportViolatio
                     report(f"container {name!r} maps {reason}")
 
 
+@POLICIES.resource("ecs-neuron-task-pinned")
 def _validate_task_pinned(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = _neuron_task(args)
     if task is None or not task.maps_neuron:
@@ -63,6 +75,7 @@ def _validate_task_pinned(args: ResourceValidationArgs, report: ReportViolation)
             report(f"the task maps Neuron devices but memberOf pins {it.name}, which has no Neuron chip")
 
 
+@POLICIES.resource("ecs-neuron-ipc-lock")
 def _validate_ipc_lock(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = _neuron_task(args)
     if task is None:
@@ -93,6 +106,7 @@ def _neuron_launch_template(args: ResourceValidationArgs):
     return neuron_ami, it
 
 
+@POLICIES.resource("ecs-neuron-region")
 def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
     ami, it = _neuron_launch_template(args)
     if ami is None and it is None:
@@ -106,6 +120,7 @@ def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> N
         report(f"{what}: {reason}")
 
 
+@POLICIES.resource("ecs-neuron-ami-supported")
 def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolation) -> None:
     ami, it = _neuron_launch_template(args)
     if ami is None or it is None:
@@ -113,57 +128,3 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
     reason = ami_rules.ecs_neuron_ami_support(it, ami.variant, catalog.load().ecs())
     if reason:
         report(f"{ami.ami_id} is the ECS Neuron AMI {ami.variant} {ami.image_version}: {reason}")
-
-
-def _validate_device_managed(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    task = _neuron_task(args)
-    for reason in managed_instances.neuron_device_problems(task.containers, task.compatibilities) if task else []:
-        report(reason)
-
-
-POLICIES = [
-    ResourceValidationPolicy(
-        name="ecs-neuron-device-managed",
-        description="A NeuronDevice resource requirement is ALL, in one container of the task, on Managed Instances only.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_device_managed,
-        remediation_steps="On EC2 capacity map the chips with linuxParameters.devices; on Managed Instances give one container NeuronDevice ALL.",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-neuron-devices-exist",
-        description="Every /dev/neuronK an ECS task definition maps exists on the instance type it pins, once.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_devices_exist,
-        remediation_steps="Map /dev/neuron0 .. /dev/neuron{chips-1} of the pinned type only, each into one container, "
-        "with linuxParameters.devices (hostPath and containerPath, permissions read, write).",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-neuron-task-pinned",
-        description="An ECS task definition that maps Neuron devices pins exactly one Neuron instance type with memberOf.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_task_pinned,
-        remediation_steps="Add placementConstraints: [{type: memberOf, expression: 'attribute:ecs.instance-type == inf2.xlarge'}].",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-neuron-ipc-lock",
-        description="Containers that map Neuron devices add the IPC_LOCK capability the Neuron runtime needs.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_ipc_lock,
-        remediation_steps="Set linuxParameters.capabilities.add: [IPC_LOCK] on the container.",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-neuron-region",
-        description="ECS Neuron container instances are launched only in regions where the ECS Neuron AMIs are supported.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_region,
-        remediation_steps="Deploy the Neuron fleet to one of the supported regions (see the message), or run Neuron "
-        "workloads on another platform there.",
-    ),
-    ResourceValidationPolicy(
-        name="ecs-neuron-ami-supported",
-        description="A launch template on an ECS Neuron AMI runs an instance type with Neuron chips on a supported architecture.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_ami_supported,
-        remediation_steps="Use the ECS GPU AMI for GPU types and the ECS Neuron AMI for inf1, inf2, trn1 and trn2 types.",
-    ),
-]

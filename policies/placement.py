@@ -5,11 +5,14 @@ fact assumed, memory that may be tight) goes to the advisory policy with what is
 
 from __future__ import annotations
 
-from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import ReportViolation, StackValidationArgs
 
 from gpufleet.components.simulate import k8s_scheduler
 from gpufleet.components.plans import index as plan_index, placement as plan_placement
+from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import plain
+
+POLICIES = Policies(__name__)
 
 # (the stack judged, its placement): the three policies judge one stack in turn. pulumi_policy gives
 # each stack policy a list of its own, but (with servicer_memo) the same input objects: a stack is the
@@ -45,6 +48,7 @@ def _pod_message(p: k8s_scheduler.Placement) -> str:
     return f"{p.pod.owner}: the pod stays Pending: {p.message}"
 
 
+@POLICIES.stack("k8s-pods-schedulable")
 def _validate_pods(args: StackValidationArgs, report: ReportViolation) -> None:
     found = _placement(args)
     for p in found.pending_pods():
@@ -55,6 +59,7 @@ def _validate_pods(args: StackValidationArgs, report: ReportViolation) -> None:
             report(k8s_scheduler.unserved_message(p, shape, wanted), p.pod.urn)
 
 
+@POLICIES.stack("ecs-tasks-placeable")
 def _validate_tasks(args: StackValidationArgs, report: ReportViolation) -> None:
     found = _placement(args)
     for t in found.pending_tasks():
@@ -63,6 +68,7 @@ def _validate_tasks(args: StackValidationArgs, report: ReportViolation) -> None:
             report(f"{t.task.family} ({what}) is never placed: {t.reason}", t.task.urn)
 
 
+@POLICIES.stack("placement-unverified")
 def _validate_unverified(args: StackValidationArgs, report: ReportViolation) -> None:
     found = _placement(args)
     gaps = f" ({'; '.join(found.gaps)})" if found.gaps else ""
@@ -78,35 +84,3 @@ def _validate_unverified(args: StackValidationArgs, report: ReportViolation) -> 
             report(f"{t.task.family} may never be placed{gaps}: {t.reason}; {'; '.join(t.notes)}", t.task.urn)
         elif t.notes:
             report(f"{t.task.family}: {'; '.join(t.notes)}", t.task.urn)
-
-
-POLICIES = [
-    StackValidationPolicy(
-        name="k8s-pods-schedulable",
-        description="Every pod template of the plan (workloads, MPIJob launcher and workers, device-plugin DaemonSets, the "
-        "MPI operator and the GPU Operator's controllers, EKS's CoreDNS) passes kube-scheduler's filters (taints, node selector and affinity, requests "
-        "against allocatable) on a node group of the plan, for all its replicas.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_pods,
-        remediation_steps="Add an untainted node group (gpufleet: the system node group), tolerate the group's taint, "
-        "or lower the requests to what a node's allocatable holds (see the plan's placement block).",
-    ),
-    StackValidationPolicy(
-        name="ecs-tasks-placeable",
-        description="Every ECS task definition fits one container instance of a capacity provider that runs it (CPU units, "
-        "registered memory, GPUs, Neuron chips, host ports), and each service's desired count fits what its provider's "
-        "maxSize instances hold.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_tasks,
-        remediation_steps="Lower the task's CPU or memory below what the type registers, raise the provider's maxSize, or "
-        "choose a larger instance type.",
-    ),
-    StackValidationPolicy(
-        name="placement-unverified",
-        description="Placements the plan cannot decide (an existing cluster's other capacity, assumed facts), pods placeable "
-        "only after scale-up, and memory that may be tight on a real instance.",
-        enforcement_level=EnforcementLevel.ADVISORY,
-        validate=_validate_unverified,
-        remediation_steps="Read the placement block of the plan; give the missing capacity or lower the requests.",
-    ),
-]

@@ -8,25 +8,21 @@ GPU and Neuron types only, which the catalog recognises.
 
 from __future__ import annotations
 
-from pulumi_policy import (
-    EnforcementLevel,
-    PolicyConfigSchema,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.rules import gpus as gpu_rules
 from gpufleet.policies.eks_nodes import template_types
+from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, text, truthy
 from gpufleet.components.catalog import tokens
+
+POLICIES = Policies(__name__)
 
 OPEN_CIDRS = ("0.0.0.0/0", "::/0")
 
 
+@POLICIES.resource("ec2-imdsv2-required")
 def _validate_imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type not in (tokens.LAUNCH_TEMPLATE, tokens.EC2_INSTANCE):
         return
@@ -38,6 +34,7 @@ def _validate_imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> N
         )
 
 
+@POLICIES.resource("ec2-root-volume-encrypted")
 def _validate_root_encrypted(args: ResourceValidationArgs, report: ReportViolation) -> None:
     props = args.props
     allow_default = (args.get_config() or {}).get("allowAccountDefaultEncryption", False)
@@ -66,6 +63,7 @@ def _accelerated_type(props) -> str | None:
     return _accelerated(instance_type(catalog.load(), get(props, "instanceType")))
 
 
+@POLICIES.resource("gpu-instance-no-public-ip")
 def _validate_no_public_ip(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type not in (tokens.LAUNCH_TEMPLATE, tokens.EC2_INSTANCE):
         return
@@ -101,6 +99,7 @@ def _open_ingress(group, resources) -> list[str]:
     return found
 
 
+@POLICIES.stack("gpu-node-no-open-ingress")
 def _validate_no_open_ingress(args: StackValidationArgs, report: ReportViolation) -> None:
     rules = [r for r in args.resources if r.resource_type in (tokens.SECURITY_GROUP_INGRESS_RULE, tokens.SECURITY_GROUP_RULE)]
     open_by_group: dict[str, list[str]] = {}  # one verdict per group, however many nodes share it
@@ -116,44 +115,3 @@ def _validate_no_open_ingress(args: StackValidationArgs, report: ReportViolation
                 open_by_group[group.urn] = _open_ingress(group, rules)
             for why in open_by_group[group.urn]:
                 report(f"{node.name!r} ({name}) uses security group {group.name!r}, which admits the internet: {why}", group.urn)
-
-
-POLICIES = [
-    ResourceValidationPolicy(
-        name="ec2-imdsv2-required",
-        description="Launch templates and instances require IMDSv2 (metadataOptions.httpTokens: required).",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_imdsv2,
-        remediation_steps="Set metadataOptions: {httpTokens: required, httpPutResponseHopLimit: 1}.",
-    ),
-    ResourceValidationPolicy(
-        name="ec2-root-volume-encrypted",
-        description="Launch templates and instances encrypt their EBS volumes, the root volume included.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_root_encrypted,
-        config_schema=PolicyConfigSchema(
-            properties={
-                "allowAccountDefaultEncryption": {
-                    "type": "boolean",
-                    "default": False,
-                    "description": "Accept templates without block device mappings (the account encrypts EBS by default).",
-                }
-            }
-        ),
-        remediation_steps="Map the root device with ebs.encrypted: true (and a KMS key if policy requires one).",
-    ),
-    ResourceValidationPolicy(
-        name="gpu-instance-no-public-ip",
-        description="GPU and Neuron instances get no public IP address.",
-        enforcement_level=EnforcementLevel.ADVISORY,
-        validate=_validate_no_public_ip,
-        remediation_steps="Set associatePublicIpAddress: false and use private subnets with a NAT gateway.",
-    ),
-    StackValidationPolicy(
-        name="gpu-node-no-open-ingress",
-        description="No security group of a GPU or Neuron node admits ingress from 0.0.0.0/0 or ::/0.",
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=_validate_no_open_ingress,
-        remediation_steps="Restrict the ingress rule to the VPC CIDR, a load balancer's security group or a bastion.",
-    ),
-]

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import ReportViolation, StackValidationArgs
 
 from gpufleet.components.plans import replacement
 from gpufleet.components.catalog.tokens import UNKNOWN
 from gpufleet.components.plans.groups import CARRIED, accelerated_groups
 from gpufleet.components.catalog.wording import counted
+from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import plain
+
+POLICIES = Policies(__name__)
 
 def _whole(value):
     """Config arrives as protobuf Struct, whose numbers are doubles: integral ones back to ints."""
@@ -40,6 +43,7 @@ def _deployed(config: Mapping) -> dict[str, dict]:
     }
 
 
+@POLICIES.stack("update-drains-capacity")
 def _validate_drains(args: StackValidationArgs, report: ReportViolation) -> None:
     old = _deployed(args.get_config())
     if not old:
@@ -72,26 +76,3 @@ def _validate_drains(args: StackValidationArgs, report: ReportViolation) -> None
             f"{group.platform} {group.name} is {going[gkey]} by this update: its {instances} with {what} {stop}",
             new[gkey]["urn"] if gkey in new else None,
         )
-
-
-POLICIES = [
-    StackValidationPolicy(
-        name="update-drains-capacity",
-        description="An update that replaces or removes a node group, capacity provider or node pool carrying GPUs, Neuron "
-        "chips or EFA (itself, or through a subnet, security group or cluster it reads) drains it: the finding names the "
-        "capacity. Needs the deployed stack as config (`deployed`); `gpufleet diff` passes it.",
-        enforcement_level=EnforcementLevel.ADVISORY,
-        validate=_validate_drains,
-        config_schema=PolicyConfigSchema(
-            properties={
-                "deployed": {
-                    "type": "array",
-                    "items": {"type": "object"},
-                    "description": "The deployed stack's resources (urn, type, inputs, propertyDependencies), e.g. a gpufleet plan's `resources`.",
-                }
-            }
-        ),
-        remediation_steps="Schedule the update for a drain window, or keep the group: name its zones, keep its subnets and "
-        "the fields its provider cannot change in place.",
-    ),
-]

@@ -68,3 +68,20 @@ def test_level_kind_and_config_match_the_readme(name, served):
     for key, kind in promised["config"].items():
         if kind in SCHEMA_TYPES:
             assert properties[key].get("type") == SCHEMA_TYPES[kind], (key, properties[key])
+
+
+def test_every_row_of_the_policy_table_is_served_in_its_order():
+    """policies.yaml and the rule modules' registrations are one list: a row whose function was
+    never registered would be a policy the README promises and the pack never runs."""
+    from gpufleet.policies import registry
+
+    for module, rows in registry.table().items():
+        served = [p.name for p in importlib.import_module(f"gpufleet.policies.{module}").POLICIES]
+        assert served == list(rows), module
+
+
+def test_a_policy_with_no_row_in_the_table_fails_at_import():
+    from gpufleet.policies.registry import Policies
+
+    with pytest.raises(LookupError, match="'eks-no-such-policy' of policies/eks.py has no row"):
+        Policies("gpufleet.policies.eks").stack("eks-no-such-policy")

@@ -1,0 +1,60 @@
+"""How a rule module declares its policies. What each policy holds, its level, its fix and its config
+are one reviewable table, policies.yaml; the module marks the function that judges each one by
+name, and its POLICIES list is served in the order the functions are written."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ResourceValidationPolicy, StackValidationPolicy
+
+TABLE = Path(__file__).with_name("policies.yaml")
+
+
+@functools.cache
+def table() -> dict[str, dict[str, dict[str, Any]]]:
+    """policies.yaml: rule module -> policy name -> its row."""
+    with TABLE.open(encoding="utf-8") as f:
+        data = yaml.safe_load(f)
+    return {module: {row["name"]: row for row in rows} for module, rows in data.items()}
+
+
+class Policies(list):
+    """A rule module's policies: `@POLICIES.resource("name")` or `@POLICIES.stack("name")` on each
+    validate function, the name one of the module's rows in policies.yaml."""
+
+    def __init__(self, module: str) -> None:
+        super().__init__()
+        self.module = module.rsplit(".", 1)[-1]
+
+    def resource(self, name: str) -> Callable:
+        return self._declare(ResourceValidationPolicy, name)
+
+    def stack(self, name: str) -> Callable:
+        return self._declare(StackValidationPolicy, name)
+
+    def _declare(self, kind: type, name: str) -> Callable:
+        row = table().get(self.module, {}).get(name)
+        if row is None:
+            # A policy served with no description or level would be a silent gap in the pack.
+            raise LookupError(f"policy {name!r} of policies/{self.module}.py has no row under {self.module!r} in {TABLE}")
+
+        def register(validate: Callable) -> Callable:
+            config = row.get("config")
+            self.append(
+                kind(
+                    name=name,
+                    description=row["description"],
+                    enforcement_level=EnforcementLevel(row["level"]),
+                    validate=validate,
+                    config_schema=PolicyConfigSchema(properties=config) if config else None,
+                    remediation_steps=row["fix"],
+                )
+            )
+            return validate
+
+        return register
