@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -24,6 +26,12 @@ def run_cli(*argv: str) -> tuple[int, str, str]:
         except SystemExit as exc:  # argparse
             code = exc.code
     return code, out.getvalue(), err.getvalue()
+
+
+def fresh_python(script: str, *argv: str, stdin: str = "", timeout: int = 300) -> subprocess.CompletedProcess:
+    """`script` in a new interpreter at the repository's root: for what only a clean import state shows
+    (what importing patches, which modules a package loads)."""
+    return subprocess.run([sys.executable, "-c", script, *argv], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=timeout)
 
 
 def check_golden(plan: dict, stack: str) -> None:

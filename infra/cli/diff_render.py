@@ -44,27 +44,26 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
             lines.append(f"{bullet}{title}: " + "; ".join(g["notes"]))
     if markdown and d.picture:
         lines += ["", "```mermaid", d.picture.rstrip("\n"), "```"]
-    if d.drains:
-        lines += ["", h(3, "Replaces instances (running jobs are drained)"), ""]
-        lines += [f"{bullet}{x['platform']} {x['group']}: {x['reason']}" for x in d.drains]
-    if d.tolerations:
-        lines += ["", h(3, "Tolerations changed"), ""]
-        lines += [f"{bullet}{code(t['type'])} {t['name']}: {', '.join(code(c['path']) for c in t['properties'])}" for t in d.tolerations]
-    if d.placement_worse or d.placement_better:
-        lines += ["", h(3, "Placement"), ""]
-        for e in d.placement_worse + d.placement_better:
-            why = f": {e['why']}" if e["why"] and not_running(e["after"]) else ""
-            lines.append(f"{bullet}{e['name']}: {e['before']} -> {e['after']}{why}")
-    if d.affected:
-        lines += ["", h(3, "Replaced or updated because what they read is replaced or removed"), ""]
-        lines += [f"{bullet}{a['effect']} {code(a['type'])} {a['name']}: {'; '.join(a['because'])}" for a in d.affected]
-    if d.refused:
-        lines += ["", h(3, "Deletes the cloud will refuse"), ""]
-        lines += [f"{bullet}{code(r['type'])} {r['name']} ({r['how']}): {r['reason']}. Fix: {r['fix']}" for r in d.refused]
-    if d.new_findings or d.fixed_findings:
-        lines += ["", h(3, "Policy"), ""]
-        lines += [f"{bullet}new ({f['level']}) {code(f['policy'])} on {_where(f)}: {f['message']}" for f in d.new_findings]
-        lines += [f"{bullet}fixed {code(f['policy'])} on {_where(f)}" for f in d.fixed_findings]
+    def placement(e: dict) -> str:
+        why = f": {e['why']}" if e["why"] and not_running(e["after"]) else ""
+        return f"{e['name']}: {e['before']} -> {e['after']}{why}"
+
+    # Each section is shown only when it has entries, in the order a reviewer weighs them.
+    sections = (
+        ("Replaces instances (running jobs are drained)", [f"{x['platform']} {x['group']}: {x['reason']}" for x in d.drains]),
+        ("Tolerations changed", [f"{code(t['type'])} {t['name']}: {', '.join(code(c['path']) for c in t['properties'])}" for t in d.tolerations]),
+        ("Placement", [placement(e) for e in d.placement_worse + d.placement_better]),
+        ("Replaced or updated because what they read is replaced or removed", [f"{a['effect']} {code(a['type'])} {a['name']}: {'; '.join(a['because'])}" for a in d.affected]),
+        ("Deletes the cloud will refuse", [f"{code(r['type'])} {r['name']} ({r['how']}): {r['reason']}. Fix: {r['fix']}" for r in d.refused]),
+        (
+            "Policy",
+            [f"new ({f['level']}) {code(f['policy'])} on {_where(f)}: {f['message']}" for f in d.new_findings]
+            + [f"fixed {code(f['policy'])} on {_where(f)}" for f in d.fixed_findings],
+        ),
+    )
+    for title, rows in sections:
+        if rows:
+            lines += ["", h(3, title), "", *(f"{bullet}{row}" for row in rows)]
     lines += ["", h(3, "Resources"), ""]
     for verb, entries in (("added", d.added), ("removed", d.removed), ("replaced", d.replaced), ("updated", d.updated)):
         for e in entries:

@@ -5,10 +5,11 @@ every public name of each package a shipped stack uses must be the very object t
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from tests.conftest import ROOT
+from tests.conftest import fresh_python
+
+# A script's head that puts the lean finder first, as the engine's gate does.
+LEAN = "import sys\nfrom gpufleet.engine.patches import lean_imports\nsys.meta_path.insert(0, lean_imports._FINDER)\n"
 
 # The service packages gpufleet's components use, and a few they do not (one of enums alone,
 # without an outputs module).
@@ -52,7 +53,7 @@ sys.stdout.write(json.dumps(found))
 
 
 def _run(script: str, stdin: str = "") -> dict:
-    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=300)
+    run = fresh_python(script, stdin=stdin)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
 
@@ -67,22 +68,18 @@ def test_every_name_of_a_lean_package_is_the_packages_own():
 
 def test_a_function_imported_by_its_module_path_is_still_the_function():
     script = (
-        "import sys\n"
-        "from gpufleet.engine.patches import lean_imports\n"
-        "sys.meta_path.insert(0, lean_imports._FINDER)\n"
-        "import pulumi_aws, pulumi_aws.ec2.get_ami_ids\n"
+        LEAN
+        + "import pulumi_aws, pulumi_aws.ec2.get_ami_ids\n"
         "sys.stdout.write(repr([callable(pulumi_aws.ec2.get_ami_ids), type(pulumi_aws.ec2.get_ami_ids).__name__]))\n"
     )
-    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = fresh_python(script)
     assert run.stdout == "[True, 'function']", run.stderr
 
 
 def test_a_name_off_the_convention_loads_the_whole_package():
     script = (
-        "import sys\n"
-        "from gpufleet.engine.patches import lean_imports\n"
-        "sys.meta_path.insert(0, lean_imports._FINDER)\n"
-        "import pulumi_aws\n"
+        LEAN
+        + "import pulumi_aws\n"
         "pulumi_aws.ec2.LaunchTemplate\n"
         "before = len([m for m in sys.modules if m.startswith('pulumi_aws.ec2.')])\n"
         "star = {}\n"
@@ -90,7 +87,7 @@ def test_a_name_off_the_convention_loads_the_whole_package():
         "after = len([m for m in sys.modules if m.startswith('pulumi_aws.ec2.')])\n"
         "sys.stdout.write(repr([before, after, 'VpnConnection' in star, sorted(lean_imports.WHOLE)]))\n"
     )
-    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = fresh_python(script)
     before, after, star, whole = eval(run.stdout)
     assert before < 10 < 150 < after and star and whole == ["pulumi_aws.ec2"], run.stderr
 
@@ -101,13 +98,13 @@ def test_a_name_the_package_does_not_have_is_missing_as_it_would_be():
     def found(lean: bool) -> str:
         script = (
             "import sys\n"
-            + ("from gpufleet.engine.patches import lean_imports\nsys.meta_path.insert(0, lean_imports._FINDER)\n" if lean else "")
+            + (LEAN if lean else "")
             + "import pulumi_aws\n"
             "ec2 = pulumi_aws.ec2\n"
             "found = [hasattr(ec2, n) for n in ('LaunchTemplateNetworkInterface', 'Enum', 'Mapping', 'NoSuchThing')]\n"
             "sys.stdout.write(repr([found, ec2.outputs.LaunchTemplateNetworkInterface.__name__]))\n"
         )
-        run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        run = fresh_python(script)
         return run.stdout + run.stderr
 
     assert found(lean=True) == found(lean=False) == "[[False, False, False, False], 'LaunchTemplateNetworkInterface']"
@@ -128,5 +125,5 @@ def test_an_sdk_imported_before_the_gate_still_loads_its_services_lean_within():
         "iam = len([m for m in sys.modules if m.startswith('pulumi_aws.iam.')])\n"
         "sys.stdout.write(repr([ec2 < 10, iam > 50, type(pulumi_aws.iam).__name__]))\n"
     )
-    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = fresh_python(script)
     assert run.stdout == "[True, True, 'module']", run.stderr

@@ -14,7 +14,7 @@ from pulumi.runtime import rpc
 
 from gpufleet.engine import patches
 from gpufleet.engine.patches import lazy_outputs, lean_imports
-from tests.conftest import ROOT
+from tests.conftest import ROOT, fresh_python
 
 
 def test_importing_the_engine_and_the_pack_patches_nothing():
@@ -28,7 +28,7 @@ def test_importing_the_engine_and_the_pack_patches_nothing():
         "lean = [f for f in sys.meta_path if type(f).__name__ == '_LeanFinder']\n"
         "sys.stdout.write(repr(before == after and not lean))\n"
     )
-    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = fresh_python(script)
     assert run.stdout == "True", run.stderr
 
 
@@ -112,7 +112,7 @@ CONFIG_PACKAGES = ["pulumi_aws.config", "pulumi_gcp.config", "pulumi_azure.confi
 
 def test_a_package_whose_init_sets_its_own_attributes_reads_as_without_the_engine():
     def found(mode):
-        run = subprocess.run([sys.executable, "-c", _ATTRIBUTES, mode, *CONFIG_PACKAGES], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        run = fresh_python(_ATTRIBUTES, mode, *CONFIG_PACKAGES)
         assert run.returncode == 0, run.stderr
         return json.loads(run.stdout)
 
