@@ -49,14 +49,105 @@ class _Parser(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
 _Parser.yaml_implicit_resolvers = {}
 
 
-def read(text: str) -> object | None:
-    """The document's plain values as ruamel would read them, or None (read it with ruamel)."""
-    if not hasattr(yaml, "CSafeLoader") or "!" in text:
-        return None  # a tag (`!!str 5`) leaves no trace in the node it makes: any `!` goes to ruamel
+# What a stack file may make its reader build. A stack file reaches CI from pull requests, so a small
+# file must not expand into an unbounded value (nested aliases, the "billion laughs" shape, which the
+# Pulumi CLI's own reader, go-yaml v3, refuses as "excessive aliasing"). The largest shipped stack is
+# 360 KB, about 25,000 values, nested 12 deep; every bound is far past what a fleet needs.
+MAX_BYTES = 4 * 1024 * 1024
+MAX_VALUES = 1_000_000  # values the document holds once every alias is expanded
+MAX_DEPTH = 64  # mappings and sequences nested in one another
+MAX_NUMBER = 100  # characters of a plain number (2**63 has 19 digits)
+
+
+class Unbounded(ValueError):
+    """The document is past one of the bounds above; `line` is where (1-based, when known)."""
+
+    def __init__(self, line: int | None, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def compose(text: str) -> yaml.Node | None:
+    """libyaml's node graph of the document, aliases shared (never expanded), or None where libyaml
+    cannot parse it (ruamel reads it then, for its error message)."""
+    if not hasattr(yaml, "CSafeLoader"):
+        return None
     try:
-        node = yaml.compose(text, Loader=_Parser)
+        return yaml.compose(text, Loader=_Parser)
+    except yaml.YAMLError:
+        return None
+
+
+def check_bounds(root: object) -> None:
+    """Refuse a document past MAX_VALUES, MAX_DEPTH or MAX_NUMBER before anything expands it. `root`
+    is libyaml's node graph or ruamel's values (whose aliases are shared objects too): each shared
+    node is counted once per reference without being walked again, so the check costs what the file
+    holds, not what it expands to."""
+    sizes: dict[int, int] = {}
+    heights: dict[int, int] = {}
+    stack: list[tuple[object, int, bool]] = [(root, 1, False)]
+    open_ids: set[int] = set()
+    while stack:
+        node, depth, done = stack.pop()
+        key = id(node)
+        children = _children(node)
+        if done:
+            open_ids.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
+            heights[key] = 1 + max((heights[id(c)] for c in children), default=0)
+            if sizes[key] > MAX_VALUES:
+                raise Unbounded(_line(node), f"the document expands to more than {MAX_VALUES:,} values once its aliases are expanded, the bound")
+            continue
+        if key in sizes:
+            continue
+        if key in open_ids:
+            raise Unbounded(_line(node), "an alias refers to a value that contains it: the document never ends")
+        if depth > MAX_DEPTH:
+            raise Unbounded(_line(node), f"values nested more than {MAX_DEPTH} deep, the bound")
+        _number_bound(node)
+        open_ids.add(key)
+        stack.append((node, depth, True))
+        stack.extend((c, depth + 1, False) for c in children if id(c) not in sizes)
+
+
+def _children(node: object) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [x for pair in node.value for x in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, dict):
+        return [x for pair in node.items() for x in pair]
+    if isinstance(node, list):
+        return list(node)
+    return []
+
+
+def _line(node: object) -> int | None:
+    mark = getattr(node, "start_mark", None)
+    if mark is not None:
+        return mark.line + 1
+    lc = getattr(node, "lc", None)
+    return lc.line + 1 if lc is not None and lc.line is not None else None
+
+
+def _number_bound(node: object) -> None:
+    if isinstance(node, yaml.ScalarNode) and not node.style and len(node.value) > MAX_NUMBER and _resolved(node.value) in (_CORE + "int", _CORE + "float"):
+        raise Unbounded(_line(node), f"a number of {len(node.value):,} characters; the bound is {MAX_NUMBER}")
+    if isinstance(node, int) and not isinstance(node, bool) and node.bit_length() > MAX_NUMBER * 10 // 3:
+        raise Unbounded(None, f"a number of more than {MAX_NUMBER} digits, the bound")
+
+
+def read(text: str, node: yaml.Node | None = None) -> object | None:
+    """The document's plain values as ruamel would read them, from libyaml's nodes of `text` (composed
+    here unless given; the loader gives them after check_bounds), or None (read it with ruamel)."""
+    if "!" in text:
+        return None  # a tag (`!!str 5`) leaves no trace in the node it makes: any `!` goes to ruamel
+    node = node if node is not None else compose(text)
+    if node is None:
+        return None
+    try:
         return _value(node, set())
-    except (_Doubtful, yaml.YAMLError, RecursionError):
+    except (_Doubtful, RecursionError):
         return None
 
 

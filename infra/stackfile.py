@@ -123,10 +123,19 @@ def load(path: Path, stack: str | None = None) -> StackFile:
         data = path.read_bytes()
     except OSError as err:
         raise StackFileError(f"{path}: cannot read the stack file: {err.strerror}") from None
+    if len(data) > stack_yaml.MAX_BYTES:
+        raise StackFileError(f"{path}: {len(data):,} bytes; a stack file is read up to {stack_yaml.MAX_BYTES:,} bytes")
     text = decode(path, data)
-    document = stack_yaml.read(text)  # libyaml, when it reads the file as ruamel would
-    if document is None:
-        document = _read_round_trip(path, text)
+    node = stack_yaml.compose(text)
+    try:
+        if node is not None:
+            stack_yaml.check_bounds(node)
+        document = stack_yaml.read(text, node) if node is not None else None  # libyaml, when it reads the file as ruamel would
+        if document is None:
+            document = _read_round_trip(path, text)
+            stack_yaml.check_bounds(document)
+    except stack_yaml.Unbounded as err:
+        raise StackFileError(f"{path}{f':{err.line}' if err.line else ''}: {err}") from None
     if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
         raise StackFileError(f"{path}: a Pulumi stack config file needs a top-level `config:` mapping")
     if stack is None:
@@ -138,6 +147,12 @@ def load(path: Path, stack: str | None = None) -> StackFile:
 def _read_round_trip(path: Path, text: str) -> CommentedMap:
     try:
         return YAML(typ="rt").load(text)
+    except RecursionError:
+        raise stack_yaml.Unbounded(None, f"values nested more than {stack_yaml.MAX_DEPTH} deep, the bound") from None
+    except ValueError as err:
+        if "integer string conversion" not in str(err):
+            raise
+        raise stack_yaml.Unbounded(None, f"a number of more than {stack_yaml.MAX_NUMBER} digits, the bound") from None
     except MarkedYAMLError as err:
         # Point at the line where the construct that failed starts (an unclosed bracket's line), and
         # say where the parser gave up.

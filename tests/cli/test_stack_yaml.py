@@ -95,3 +95,80 @@ def test_line_numbers_come_from_the_round_trip_reading(tmp_path):
     sf = stackfile.load(path)
     assert sf.pulumi_config()["gpufleet:region"] == "us-east-1"
     assert sf.line_of(("ecs", "workloads", 0, "name")) == 6
+
+
+# --- bounds: a stack file reaches CI from pull requests --------------------------------------------
+
+
+def _laughs(levels: int, width: int) -> str:
+    """The "billion laughs" shape: each level an alias list of the level below."""
+    lines = ["config:", "  aws:region: us-east-1", f"  a0: &a0 [{', '.join(['lol'] * width)}]"]
+    lines += [f"  a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels)]
+    return "\n".join([*lines, f"  gpufleet:ecs: *a{levels - 1}"]) + "\n"
+
+
+def _refused(tmp_path, text: str) -> str:
+    path = tmp_path / "Pulumi.bomb.yaml"
+    path.write_text(text)
+    with pytest.raises(stackfile.StackFileError) as err:
+        stackfile.load(path)
+    return str(err.value)
+
+
+def test_nested_aliases_are_refused_before_they_expand(tmp_path):
+    import tracemalloc
+
+    text = _laughs(9, 9)  # about 1 KB that expands to 9**9 values
+    assert len(text) < 1200
+    tracemalloc.start()
+    message = _refused(tmp_path, text)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert message.endswith("Pulumi.bomb.yaml:9: the document expands to more than 1,000,000 values once its aliases are expanded, the bound")
+    assert peak < 20 * 1024 * 1024, peak  # the check walks what the file holds, not what it expands to
+
+
+def test_aliases_that_expand_within_the_bound_are_read(tmp_path):
+    path = tmp_path / "Pulumi.wide.yaml"
+    path.write_text(_laughs(5, 9))  # 9**5 = 59,049 values
+    assert len(json.dumps(stackfile.load(path).config["gpufleet:ecs"])) > 59_049 * 5
+
+
+def test_an_alias_that_contains_itself_is_refused(tmp_path):
+    assert _refused(tmp_path, "config:\n  gpufleet:ecs: &c\n    x: [*c]\n").endswith(
+        "Pulumi.bomb.yaml:2: an alias refers to a value that contains it: the document never ends"
+    )
+
+
+@pytest.mark.parametrize(
+    "value, line",
+    [("[" * 300 + "]" * 300, 3), ("[" * 65 + "]" * 65, 3), ("".join(f"\n{'  ' * (i + 3)}k{i}:" for i in range(70)) + " 1", 65)],
+    ids=["flow-300", "flow-65", "block-70"],
+)
+def test_values_nested_past_the_bound_are_refused(tmp_path, value, line):
+    assert _refused(tmp_path, f"config:\n  gpufleet:ecs:\n    x: {value}\n").endswith(f"Pulumi.bomb.yaml:{line}: values nested more than 64 deep, the bound")
+
+
+def test_values_nested_to_the_bound_are_read(tmp_path):
+    path = tmp_path / "Pulumi.deep.yaml"
+    path.write_text("config:\n  gpufleet:ecs:\n    x: " + "[" * 61 + "]" * 61 + "\n")  # config, gpufleet:ecs, x: 3 levels, 61 lists
+    assert stackfile.load(path).config["gpufleet:ecs"]["x"] is not None
+
+
+@pytest.mark.parametrize("digits", [101, 5000])
+def test_a_number_past_the_bound_is_refused_where_it_stands(tmp_path, digits):
+    assert _refused(tmp_path, f"config:\n  gpufleet:ecs:\n    desiredSize: {'1' * digits}\n").endswith(
+        f"Pulumi.bomb.yaml:3: a number of {digits:,} characters; the bound is 100"
+    )
+
+
+def test_a_number_past_the_bound_is_refused_on_ruamels_path_too(tmp_path):
+    # A tag sends the file to ruamel, whose int() stops at the interpreter's digit limit.
+    assert _refused(tmp_path, f"config:\n  gpufleet:ecs: !!map\n    desiredSize: {'1' * 5000}\n").endswith(
+        "Pulumi.bomb.yaml:3: a number of 5,000 characters; the bound is 100"
+    )
+
+
+def test_a_file_past_the_size_bound_is_refused_unread(tmp_path):
+    text = "config:\n  aws:region: us-east-1\n" + "# padding\n" * (stack_yaml.MAX_BYTES // 10 + 1)
+    assert _refused(tmp_path, text).endswith(f"{len(text.encode()):,} bytes; a stack file is read up to 4,194,304 bytes")
