@@ -168,9 +168,12 @@ class Catalog:
 
     def get(self, name: str) -> InstanceType:
         """The instance type, or UnknownInstanceType with the reason and the nearest real names."""
-        found = self.types.get(name)
+        found = self.types.get(name) if isinstance(name, str) else None
         if found is not None:
             return found
+        if not isinstance(name, str):
+            # A plan's field of the wrong kind (null, a number) names no type: refused like a misspelt one.
+            raise UnknownInstanceType(str(name)[:40], f"an instance type is a string, not {type(name).__name__}", [])
         retired = self.facts.retired_families.get(family_of(name))
         if retired:
             reason = f"{retired.reason} ({retired.source})"

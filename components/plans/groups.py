@@ -87,7 +87,7 @@ def _efa(template: dict | None) -> int:
 def _eks(r: dict, by_urn: dict[str, dict]) -> Group:
     inputs = r["inputs"]
     template = _linked(r, "launchTemplate", by_urn, tokens.LAUNCH_TEMPLATE)
-    types = inputs.get("instanceTypes") or [(template or {}).get("inputs", {}).get("instanceType", "?")]
+    types = inputs.get("instanceTypes") or [(template or {}).get("inputs", {}).get("instanceType") or "?"]
     scaling = inputs.get("scalingConfig") or {}
     group = Group(
         "eks", node_group_name(inputs, r["name"]), r["urn"], types[0],
@@ -113,7 +113,7 @@ def _ecs(r: dict, by_urn: dict[str, dict]) -> Group | None:
     if distribution and distribution.get("onDemandPercentageAboveBaseCapacity", 100) == 0 and not distribution.get("onDemandBaseCapacity"):
         market = "spot"
     group = Group(
-        "ecs", r["inputs"].get("name") or r["name"], r["urn"], lt.get("instanceType", "?"),
+        "ecs", r["inputs"].get("name") or r["name"], r["urn"], lt.get("instanceType") or "?",
         {"min": sizes.get("minSize"), "desired": sizes.get("desiredCapacity"), "max": sizes.get("maxSize")},
         f"{ami.accelerator} {ami.variant}" if ami else lt.get("imageId"), "SPOT" if market == "spot" else "ON_DEMAND",
         efa_interfaces=_efa(template), template_urn=template["urn"],

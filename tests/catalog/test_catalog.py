@@ -263,3 +263,11 @@ def test_a_typo_gets_at_most_three_close_names():
     with pytest.raises(UnknownInstanceType) as err:
         CAT.get("zzzzzzzz")
     assert err.value.suggestions == [] and "did you mean" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", [None, 5, ["p5.48xlarge"]])
+def test_a_name_of_the_wrong_kind_is_an_unknown_type_not_a_crash(name):
+    from gpufleet.components.catalog.catalog import UnknownInstanceType
+
+    with pytest.raises(UnknownInstanceType, match="an instance type is a string, not"):
+        catalog.load().get(name)

@@ -438,3 +438,16 @@ def test_a_share_change_is_listed_at_its_field(tmp_path):
     assert "Traceback" not in err
     assert "sharingStrategy.nvidiaMps.memory: 22000 -> 30000" in out
     assert out.count("aws:ecs/taskDefinition:TaskDefinition") == 1 and "ml-shared-gpu-chat" in out
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_a_head_template_with_no_instance_type_is_an_unknown_group_not_a_crash(tmp_path, value):
+    base = golden("eks-p5-efa")
+    head = json.loads(json.dumps(base))
+    for r in head["resources"]:
+        if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate":
+            r["inputs"]["instanceType"] = value
+    code, d = _json_diff(tmp_path, base, head)
+    assert code == 1  # the pack refuses the template (aws-api-model, eks-capacity-block); the diff still reads it
+    [group] = d["accelerators"]["groups"]
+    assert "instance type p5.48xlarge -> ?" in group["notes"]
