@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
+from gpufleet.components.apis.values import decimal
 from gpufleet.components.rules import ack as ack_rules, k8s as k8s_rules
 from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.facts import AckFacts
@@ -40,7 +41,7 @@ def _asks(pod: Mapping, resource: str) -> list[tuple[str, int | None]]:
             value = get(c, "resources", part, resource)
             if value is not None:
                 text = k8s_rules.quantity(value)
-                found.append((c.get("name", "?"), int(text) if text.isdigit() else None))
+                found.append((c.get("name", "?"), decimal(text)))
                 break
     return found
 
@@ -76,7 +77,7 @@ def _validate_core_percentage(args: ResourceValidationArgs, report: ReportViolat
                 if value is None:
                     continue
                 text = k8s_rules.quantity(value)
-                reason = ack_rules.core_percentage(int(text) if text.isdigit() else text, ack)
+                reason = ack_rules.core_percentage(n if (n := decimal(text)) is not None else text, ack)
                 if reason:
                     report(f"{where}: container {c.get('name', '?')!r} {part}: {reason}")
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
+from gpufleet.components.apis.values import decimal
 from gpufleet.components.catalog import catalog, tokens
 from gpufleet.components.apis import gke as gke_api
 from gpufleet.components.rules import gke as gke_rules, k8s as k8s_rules
@@ -130,7 +131,7 @@ def _validate_shared_request(args: StackValidationArgs, report: ReportViolation)
             for c in containers(pod):
                 value = get(c, "resources", "limits", resource)
                 text = k8s_rules.quantity(value) if value is not None else ""
-                reason = gke_rules.shared_request_problem(int(text), strategy, gke) if text.isdigit() else None
+                reason = gke_rules.shared_request_problem(n, strategy, gke) if (n := decimal(text)) is not None else None
                 if reason:
                     report(f"{where}: container {c.get('name', '?')!r} {reason}; the pod fails admission", r.urn)
 

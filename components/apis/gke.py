@@ -12,7 +12,7 @@ import json
 from functools import lru_cache
 from importlib import resources
 
-from gpufleet.components.apis.values import kind_problem, whole_number
+from gpufleet.components.apis.values import decimal, kind_problem, whole_number
 
 # pulumi-gcp input (camelCase, as the engine receives it) -> the API's field, per object. A value of
 # None means the input is provider-side only (no API field): e.g. `location` is in the request URL.
@@ -163,7 +163,7 @@ def _check(value: object, prop: dict, path: str, found: list[str]) -> None:
                 _check(item, extra, f"{path}.{key}", found)
     elif kind == "string" and prop.get("format") == "int64":
         # int64 travels as a JSON string; a whole number is what it must hold.
-        if not (whole_number(value) or (isinstance(value, str) and value.lstrip("-").isdigit())):
+        if not (whole_number(value) or (isinstance(value, str) and decimal(value.removeprefix("-")) is not None)):
             found.append(f"{path}: an int64, not {value!r}")
     elif kind in ("string", "integer", "boolean"):
         reason = kind_problem(kind, value)

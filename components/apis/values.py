@@ -9,6 +9,12 @@ def whole_number(value: object) -> bool:
     return not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
 
 
+def decimal(text: object) -> int | None:
+    """A count written in ASCII decimal digits, as the APIs read one, or None. `str.isdigit()` alone
+    also passes "²" (which int() refuses) and other scripts' digits (which int() reads, and no API does)."""
+    return int(text) if isinstance(text, str) and text.isascii() and text.isdigit() else None
+
+
 def kind_problem(kind: str, value: object) -> str | None:
     """Why the value is not of the kind (string, integer, number, boolean, list, object), or None."""
     if kind == "string" and not isinstance(value, str):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpufleet.components.apis.values import decimal
 from gpufleet.components.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules, gpus as gpu_rules
 from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.catalog import UnknownInstanceType
@@ -129,7 +130,7 @@ def _ack(r: dict) -> Group:
     if scaling.get("enable"):
         sizes = {"min": scaling.get("minSize"), "desired": None, "max": scaling.get("maxSize")}
     else:
-        desired = int(inputs["desiredSize"]) if str(inputs.get("desiredSize", "")).isdigit() else None
+        desired = decimal(str(inputs.get("desiredSize", "")))
         sizes = {"min": desired, "desired": desired, "max": desired}
     labels = {l.get("key"): l.get("value") for l in inputs.get("labels") or [] if isinstance(l, dict)}
     group = Group(

@@ -94,6 +94,8 @@ SHAPES: dict[str, dict] = {
         "desiredCapacity": NUM,
         "protectFromScaleIn": BOOL,
         "tags": [{"key": str, "value": str}],
+        # A Spot group's purchase options (components/plans/groups.py reads them for the diff).
+        "mixedInstancesPolicy": {"instancesDistribution": {"onDemandBaseCapacity": NUM, "onDemandPercentageAboveBaseCapacity": NUM}},
     },
     tokens.ECS_CAPACITY_PROVIDER: {
         "name": str,

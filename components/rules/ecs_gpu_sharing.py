@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gpufleet.components.apis.values import decimal
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.catalog.facts import EcsFacts
 
@@ -56,7 +57,7 @@ class GpuRequest:
     def whole(self) -> int:
         """Whole GPUs the value pins (0 for ALL, a fraction or a share: ALL depends on the instance)."""
         text = str(self.value)
-        return int(text) if self.sharing is None and text.isdigit() else 0
+        return (decimal(text) or 0) if self.sharing is None else 0
 
     @property
     def option(self) -> str:
@@ -169,7 +170,7 @@ def compatibility_problem(compatibilities: Sequence[str], requests: Sequence[Gpu
 
 
 def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(".") if part.isdigit())
+    return tuple(n for n in map(decimal, text.split(".")) if n is not None)
 
 
 def agent_problem(agent_version: str, ecs_facts: EcsFacts) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpufleet.components.apis.values import decimal
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.catalog.facts import EcsFacts
 
@@ -47,7 +48,7 @@ def neuron_device_index(path: object, ecs_facts: EcsFacts) -> int | None:
     if not isinstance(path, str) or not path.startswith(prefix):
         return None
     digits = path[len(prefix):]
-    return int(digits) if digits.isdigit() and (digits == "0" or not digits.startswith("0")) else None
+    return decimal(digits) if digits == "0" or not digits.startswith("0") else None
 
 
 def neuron_device_paths(first: int, count: int, ecs_facts: EcsFacts) -> list[str]:

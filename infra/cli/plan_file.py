@@ -51,6 +51,9 @@ def load(path: Path) -> SavedPlan:
         raise PlanFileError(f"{path}: not JSON ({err})") from None
     if not isinstance(document, dict):
         raise PlanFileError(f"{path}: expected a JSON object (a gpufleet plan or `pulumi preview --json` output)")
+    problem = _value_problem(document)
+    if problem:
+        raise PlanFileError(f"{path}: {problem} [rule: plan-values]")
     if "steps" in document:
         return _from_pulumi_preview(path, document)
     if "resources" in document:
@@ -60,9 +63,71 @@ def load(path: Path) -> SavedPlan:
     )
 
 
+# How deep a plan's values may nest. Real inputs (Kubernetes manifests, Helm values) nest about 20
+# deep; the pack's converters recurse once per level and stop near 400.
+MAX_DEPTH = 128
+
+
+def _value_problem(document: dict) -> str | None:
+    """The first value no reader can take, with where it is: nesting past MAX_DEPTH, a number past
+    what a Pulumi property value holds (a double), a string that is not Unicode (a lone surrogate,
+    which JSON's escapes allow and no gRPC message carries)."""
+    stack: list[tuple[object, int, tuple | None, object]] = [(document, 0, None, None)]
+    while stack:
+        entry = stack.pop()
+        value, depth, _, key = entry
+        problem = None
+        if isinstance(key, str) and not _unicode(key):
+            problem = "a key that is not valid Unicode (a lone surrogate)"
+        elif isinstance(value, str) and not _unicode(value):
+            problem = "not valid Unicode (a lone surrogate)"
+        elif isinstance(value, int) and not isinstance(value, bool) and not _double(value):
+            problem = "a number past what a Pulumi property value holds (a double)"
+        elif isinstance(value, (dict, list)) and depth >= MAX_DEPTH:
+            problem = f"values nested more than {MAX_DEPTH} deep, the bound"
+        if problem:
+            return f"{_where(entry)}: {problem}"
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1, entry, k) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1, entry, i) for i, v in enumerate(value))
+    return None
+
+
+def _unicode(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _double(number: int) -> bool:
+    try:
+        float(number)
+    except OverflowError:
+        return False
+    return True
+
+
+def _where(entry: tuple) -> str:
+    keys = []
+    while entry[2] is not None:
+        keys.append(entry[3])
+        entry = entry[2]
+    text = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in reversed(keys)).lstrip(".")
+    return _clip(text.encode("utf-8", "backslashreplace").decode(), 120) or "the document"
+
+
+def _clip(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
 def _from_gpufleet(path: Path, document: dict) -> SavedPlan:
     if document.get("version") != PLAN_VERSION:
-        raise PlanFileError(f"{path}: version = {document.get('version')!r}: gpufleet reads plan version {PLAN_VERSION}")
+        raise PlanFileError(f"{path}: version = {_short(document.get('version'))}: gpufleet reads plan version {PLAN_VERSION}")
     resources = document["resources"]
     if not isinstance(resources, list):
         raise PlanFileError(f"{path}: resources must be a list")
@@ -83,6 +148,9 @@ def _from_pulumi_preview(path: Path, document: dict) -> SavedPlan:
     for i, step in enumerate(steps):
         if not isinstance(step, dict):
             raise PlanFileError(f"{path}: steps[{i}] must be an object")
+        for key, (valid, what) in _STEP_FIELDS.items():
+            if step.get(key) is not None and not valid(step[key]):
+                raise PlanFileError(f"{path}: steps[{i}].{key} = {_short(step[key])}: must be {what} [rule: plan-shape]")
         for side in ("oldState", "newState"):
             state = step.get(side)
             if state is None:
@@ -150,6 +218,19 @@ _FIELDS = {
     "propertyDependencies": (lambda v: isinstance(v, dict) and all(_is_strings(x) for x in v.values()), "an object of URN string lists"),
     "replaceOnChanges": (_is_strings, "a list of property paths"),
     "deleteBeforeReplace": (lambda v: isinstance(v, bool), "true or false"),
+}
+
+
+# What a step of `pulumi preview --json` carries beside its states (pulumi's display.PreviewStep),
+# where present: read for the engine's verdict per URN.
+_STEP_FIELDS = {
+    "urn": (lambda v: isinstance(v, str), "a URN string"),
+    "op": (lambda v: isinstance(v, str), "a step kind string (create, update, replace, ...)"),
+    "oldState": (lambda v: isinstance(v, dict), "an object"),
+    "newState": (lambda v: isinstance(v, dict), "an object"),
+    "diffReasons": (_is_strings, "a list of property names"),
+    "replaceReasons": (_is_strings, "a list of property names"),
+    "detailedDiff": (lambda v: isinstance(v, dict) and all(isinstance(x, dict) for x in v.values()), "an object of property diffs"),
 }
 
 

@@ -148,6 +148,18 @@ def test_mutated_plans_are_refused_by_field_or_read_without_a_crash(case, tmp_pa
         (b'{"version": 1, "resources": [{"urn": "u", "type": "t", "propertyDependencies": {"a": "b"}}]}', "propertyDependencies"),
         (b'{"version": 1, "resources": [{"urn": "u", "type": "t", "provider": 7}]}', "provider = 7: must be a provider reference string"),
         (b"caf\xe9", "not UTF-8"),
+        # Found by the fuzz of issue 38: each once ended in exit 4, or in an exit 2 that blamed the pack.
+        (b'{"version": 1, "resources": [{"urn": "u", "type": "t", "inputs": {"x": 1' + b"0" * 400 + b"}}]}", "resources[0].inputs.x: a number past what a Pulumi property value holds"),
+        (b'{"version": 1, "resources": [{"urn": "u", "type": "t", "inputs": {"x": "a\\ud800"}}]}', "resources[0].inputs.x: not valid Unicode (a lone surrogate)"),
+        (b'{"version": 1, "resources": [{"urn": "u", "type": "t", "inputs": {"a\\udc00": 1}}]}', "a key that is not valid Unicode"),
+        (b'{"version": 1, "resources": [{"urn": "u", "type": "t", "inputs": {"x": ' + b"[" * 900 + b"]" * 900 + b"}}]}", "resources[0].inputs.x[0][0]"),
+        (b'{"version": "' + b"9" * 3_000_000 + b'", "resources": []}', 'version = "99999999999999999999999999999999999999999999999999999999...: gpufleet reads plan version'),
+        (b'{"steps": [{"op": "delete", "oldState": 5}]}', "steps[0].oldState = 5: must be an object"),
+        (b'{"steps": [{"op": "same", "urn": "u", "diffReasons": 5}]}', "steps[0].diffReasons = 5: must be a list of property names"),
+        (b'{"steps": [{"op": "same", "urn": "u", "replaceReasons": [3]}]}', "steps[0].replaceReasons = [3]: must be a list of property names"),
+        (b'{"steps": [{"op": "same", "urn": "u", "detailedDiff": 5}]}', "steps[0].detailedDiff = 5: must be an object of property diffs"),
+        (b'{"steps": [{"op": "same", "urn": "u", "detailedDiff": ["a"]}]}', 'steps[0].detailedDiff = ["a"]: must be an object of property diffs'),
+        (b'{"steps": [{"op": 5, "urn": "u"}]}', "steps[0].op = 5: must be a step kind string"),
     ],
 )
 def test_broken_plans_are_exit_2_naming_the_field(tmp_path, text, expected):
@@ -155,7 +167,8 @@ def test_broken_plans_are_exit_2_naming_the_field(tmp_path, text, expected):
     path.write_bytes(text)
     for argv in (("check", str(path)), ("diff", str(path), str(path))):
         code, _, err = run_cli(*argv)
-        assert code == 2 and expected in err and "Traceback" not in err, err
+        assert code == 2 and expected in err and "Traceback" not in err, err[:300]
+        assert len(err) < 2000  # a value is quoted clipped, never in full
 
 
 @pytest.mark.parametrize(
@@ -170,3 +183,27 @@ def test_a_malformed_pack_manifest_is_exit_2(tmp_path, manifest, expected):
     (tmp_path / "PulumiPolicy.yaml").write_text(manifest)
     code, _, err = run_cli("preview", "ecs-gpu", "--policy-pack", str(tmp_path))
     assert code == 2 and expected in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("policy", ["x", [1], {"instancesDistribution": 5}])
+def test_a_spot_groups_purchase_options_of_the_wrong_kind_are_exit_2(tmp_path, policy):
+    plan = json.loads((ROOT / "tests" / "golden" / "ecs-gpu.plan.json").read_text())
+    [asg] = [r for r in plan["resources"] if r["type"] == "aws:autoscaling/group:Group"][:1]
+    asg["inputs"]["mixedInstancesPolicy"] = policy
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    for argv in (("check", str(path)), ("diff", str(ROOT / "tests" / "golden" / "ecs-gpu.plan.json"), str(path))):
+        code, _, err = run_cli(*argv)
+        assert code == 2 and "inputs.mixedInstancesPolicy" in err and "must be an object" in err, err
+
+
+def test_an_ack_size_in_digits_no_api_reads_is_no_size_not_a_crash(tmp_path):
+    plan = json.loads((ROOT / "tests" / "golden" / "ack-shared-gpu.plan.json").read_text())
+    for r in plan["resources"]:
+        if r["type"] == "alicloud:cs/nodePool:NodePool":
+            r["inputs"]["desiredSize"] = "²"  # str.isdigit() says yes; int() refuses it
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    code, out, err = run_cli("diff", str(ROOT / "tests" / "golden" / "ack-shared-gpu.plan.json"), str(path), "--json")
+    assert code in (1, 3), err
+    assert any(g["after"] and g["after"]["instances"]["desired"] is None for g in json.loads(out)["accelerators"]["groups"])
