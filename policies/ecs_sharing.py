@@ -22,8 +22,9 @@ POLICIES = Policies(__name__)
 @POLICIES.resource("ecs-gpu-value-or-share")
 def _validate_value_or_share(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
+    ecs_facts = catalog.load().ecs()
     for r in task.gpu_requests if task else []:
-        reason = ecs_gpu_sharing.value_or_share_problem(r)
+        reason = ecs_gpu_sharing.value_or_share_problem(r) or ecs_gpu_sharing.value_problem(r, ecs_facts)
         if reason:
             report(reason)
 

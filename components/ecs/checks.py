@@ -235,6 +235,9 @@ def _gpu_requests(wl: WorkloadArgs, it, cat: Catalog) -> Iterator[Violation]:
         reason = ecs_gpu_sharing.value_or_share_problem(r)
         if reason:
             yield Violation("ecs-gpu-value-or-share", ("containers", r.index, "gpuShare"), c.gpus, reason)
+        reason = ecs_gpu_sharing.value_problem(r, cat.ecs())
+        if reason:
+            yield Violation("ecs-gpu-value-or-share", ("containers", r.index, "gpus"), c.gpus, reason)
         reason = ecs_gpu_sharing.compute_percent_problem(r.max_compute_percent)
         if reason:
             yield Violation("ecs-mps-compute-percent", ("containers", r.index, "gpuShare", "maxComputePercent"), r.max_compute_percent, reason)

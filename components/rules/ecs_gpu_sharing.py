@@ -18,6 +18,7 @@ from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.catalog.facts import EcsFacts
 
 WHOLE, FRACTION, SHARE = "whole GPUs", "a fractional GPU", "an MPS share"
+ALL = "ALL"  # every GPU of the instance (ResourceRequirement.value)
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,19 @@ def value_or_share_problem(req: GpuRequest) -> str | None:
     if req.value is None and req.sharing is None:
         return f"container {req.container!r} asks for GPUs with neither a value nor a sharingStrategy"
     return None
+
+
+def value_problem(req: GpuRequest, ecs_facts: EcsFacts) -> str | None:
+    """A GPU value is a count ECS takes: a whole number of GPUs, ALL, or a fractional value, which only
+    G6f types provide (ECS API reference, ResourceRequirement; developer guide, "Specifying fractional
+    GPUs"). Anything else (1.5, -1, "two") counts no physical GPUs, and places nowhere."""
+    if req.value is None or req.sharing is not None or req.fraction is not None:
+        return None  # no value; a share; a fraction (fraction_value_problem judges its value)
+    text = str(req.value)
+    if text == ALL or decimal(text) is not None:
+        return None  # 0 reserves none: the API reference sets no lower bound
+    values = ", ".join(ecs_facts.gpu_sharing.fractional_values)
+    return f"container {req.container!r} asks for GPU value {text}: ECS takes a whole number of GPUs (1, 2, ...), {ALL}, or a G6f type's fraction ({values})"
 
 
 def one_option_problem(requests: Sequence[GpuRequest]) -> str | None:

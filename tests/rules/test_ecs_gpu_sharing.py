@@ -47,6 +47,7 @@ CASES = [
     ("fraction-on-whole-gpus", [{"gpus": 0.25}], "g5.xlarge", {"ecs-gpu-fractional"}),
     ("two-fractions", [{"gpus": 0.125}, {"gpus": 0.125}], "g6f.large", {"ecs-gpu-one-option"}),
     ("no-gpu-asked", [{}], "g5.xlarge", set()),
+    ("one-and-a-half", [{"gpus": 1.5}], "g5.12xlarge", {"ecs-gpu-value-or-share"}),
 ]
 
 
@@ -279,7 +280,9 @@ RAW = [
     ("memory-as-bool-and-share-that-fills", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": True}}}), _requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": A10G}}})], "g5.12xlarge", set()),
     ("one-gpu-is-whole", [_requirements({"type": "GPU", "value": "1"})], "g5.xlarge", set()),
     ("zero-is-no-fraction", [_requirements({"type": "GPU", "value": "0"})], "g5.xlarge", set()),
-    ("negative-is-no-fraction", [_requirements({"type": "GPU", "value": "-0.5"})], "g5.xlarge", set()),
+    ("negative-is-no-fraction", [_requirements({"type": "GPU", "value": "-0.5"})], "g5.xlarge", {"ecs-gpu-value-or-share"}),
+    ("one-and-a-half-is-no-count", [_requirements({"type": "GPU", "value": "1.5"})], "g5.12xlarge", {"ecs-gpu-value-or-share"}),
+    ("a-word-is-no-count", [_requirements({"type": "GPU", "value": "two"})], "g5.12xlarge", {"ecs-gpu-value-or-share"}),
     ("all-gpus", [_requirements({"type": "GPU", "value": "ALL"})], "g5.xlarge", set()),
     ("whole-beside-a-share", [_requirements({"type": "GPU", "value": "1"}), _requirements(MPS)], "g5.12xlarge", {"ecs-gpu-one-option"}),
     ("fraction-smaller-than-the-type", [_requirements({"type": "GPU", "value": "0.125"})], "g6f.2xlarge", {"ecs-gpu-fractional"}),
