@@ -9,11 +9,15 @@ functions returning `Violation`s, so every error of a stack is reported at once.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic.alias_generators import to_camel
+
+from gpufleet.components.rules import images
 
 
 K8S_NAME = r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$"  # a DNS label, short enough for derived names
@@ -80,6 +84,21 @@ def size_order_error(min_size: int, desired_size: int, max_size: int) -> str | N
 def rule_error(rule: str, message: str) -> PydanticCustomError:
     """A model validator's error with a stable kebab-case rule id (pydantic's own is `value_error`)."""
     return PydanticCustomError(rule, message.replace("{", "{{").replace("}", "}}"))
+
+
+def _holds(rule: str, problem: Callable[[object], str | None]) -> AfterValidator:
+    def check(value):
+        reason = problem(value)
+        if reason:
+            raise rule_error(rule, reason)
+        return value
+
+    return AfterValidator(check)
+
+
+# An image field: a reference the runtime pulls; on ECS, also one RegisterTaskDefinition takes.
+ImageReference = Annotated[str, _holds("image-reference", images.reference_problem)]
+EcsImageReference = Annotated[str, _holds("image-reference", images.ecs_image_problem)]
 
 
 def by_identity(resolve_args):

@@ -10,9 +10,10 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidati
 
 from gpufleet.components.apis import aws_rules as api_rules, aws as aws_api
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import k8s as k8s_rules
+from gpufleet.components.rules import images, k8s as k8s_rules
 from gpufleet.components.rules.quotas import quota_problem
 from gpufleet.policies.ecs_task import EcsTask
+from gpufleet.policies.k8s import containers, pod_specs
 
 from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, items, plain
@@ -29,6 +30,21 @@ def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -
     request = aws_api.to_request({"type": args.resource_type, "inputs": plain(args.props, aws_api.UNKNOWN)}, strict=False)
     for problem in request.problems:
         report(f"{request.service} {problem}")
+
+
+@POLICIES.resource("container-image-reference")
+def _validate_image_reference(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type == tokens.ECS_TASK_DEFINITION:
+        for c in EcsTask(args.props).containers:
+            reason = images.ecs_image_problem(c.get("image"))
+            if reason:
+                report(f"container {c.get('name', '?')!r}: {reason}")
+        return
+    for where, pod in pod_specs(args.resource_type, args.props):
+        for c in containers(pod):
+            reason = images.reference_problem(get(c, "image"))
+            if reason:
+                report(f"{where}: container {c.get('name', '?')!r}: {reason}")
 
 
 @POLICIES.resource("ecs-essential-container")

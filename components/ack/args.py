@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.spec_model import K8S_NAME, SpecModel, rule_error
+from gpufleet.components.spec_model import K8S_NAME, ImageReference, SpecModel, rule_error
 
 _ACK = catalog.load().facts.ack
 SharingMode = Literal.__getitem__(tuple(_ACK.sharing_modes))
@@ -81,7 +81,7 @@ class AckWorkloadArgs(SpecModel):
     name: str = Field(pattern=K8S_NAME, description="Workload name.")
     kind: Literal["Deployment", "Job"] = Field("Deployment", description="Deployment (a service) or Job (runs to completion).")
     node_pool: str = Field(description="The pool it runs on (selected by the pool's labels).")
-    image: str = Field(min_length=1, description="Container image.")
+    image: ImageReference = Field(min_length=1, description="Container image.")
     command: list[str] | None = Field(None, description="Container command; absent runs the image's entrypoint.")
     replicas: int = Field(1, ge=1, description="Pods (Deployment replicas, or Job parallelism and completions).")
     gpu_mem_gib: int = Field(ge=1, description="aliyun.com/gpu-mem: GiB of one GPU's memory per pod.")

@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 from gpufleet.components.catalog import catalog
 from gpufleet.components.rules import managed_instances
 from gpufleet.components.network.args import NetworkArgs
-from gpufleet.components.spec_model import SpecModel, rule_error, size_order_error
+from gpufleet.components.spec_model import EcsImageReference, SpecModel, rule_error, size_order_error
 
 # The variants come from the curated facts file, so the schema's enum and the rules cannot drift:
 # the GPU AMI's variants, then the Neuron AMI's that the GPU AMI does not have.
@@ -54,7 +54,7 @@ class ContainerArgs(SpecModel):
     """One container of a task definition."""
 
     name: str = Field(pattern=ECS_NAME, description="Container name, unique within its workload.")
-    image: str = Field(min_length=1, description="Image reference: registry/repository:tag or @sha256 digest.")
+    image: EcsImageReference = Field(min_length=1, description="Image reference: registry/repository:tag or @sha256 digest.")
     memory: int = Field(gt=0, description="Hard memory limit in MiB; the container is stopped if it exceeds it.")
     cpu: int = Field(0, ge=0, description="CPU units reserved for the container (1024 units = 1 vCPU).")
     gpus: int | float = Field(

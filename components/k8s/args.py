@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpufleet.components.spec_model import K8S_NAME, SpecModel, rule_error
+from gpufleet.components.spec_model import K8S_NAME, ImageReference, SpecModel, rule_error
 
 
 class NvidiaDevicePluginArgs(SpecModel):
@@ -34,7 +34,7 @@ class NcclTestArgs(SpecModel):
     """An NCCL all-reduce MPIJob sized from an EFA node group: workers = nodes, slots = GPUs per node."""
 
     node_group: str = Field(description="The NVIDIA EFA node group the job proves.")
-    image: str = Field(
+    image: ImageReference = Field(
         min_length=1,
         description="The nccl-tests image (EFA installer, NCCL and nccl-tests built in), e.g. from the "
         "awsome-distributed-training Dockerfile; no public tag is pinned (charts.md).",
@@ -85,7 +85,7 @@ class GpuWorkloadArgs(SpecModel):
     name: str = Field(pattern=K8S_NAME, description="Workload name.")
     kind: Literal["Deployment", "Job"] = Field("Deployment", description="Deployment (a service) or Job (runs to completion).")
     node_pool: str = Field(description="The pool it runs on (selected by the pool's node labels).")
-    image: str = Field(min_length=1, description="Container image.")
+    image: ImageReference = Field(min_length=1, description="Container image.")
     command: list[str] | None = Field(None, description="Container command; absent runs the image's entrypoint.")
     replicas: int = Field(1, ge=1, description="Pods (Deployment replicas, or Job parallelism and completions).")
     gpus: int = Field(1, ge=1, description="nvidia.com/gpu per pod, in limits equal to requests: GPUs, MIG instances, or one shared GPU on a sharing pool.")
