@@ -140,6 +140,32 @@ def label_value_problem(value: object, facts: KubernetesFacts) -> str | None:
     return None
 
 
+def requirement_problem(expression: object, facts: KubernetesFacts) -> str | None:
+    """Does a node selector requirement parse, as labels.NewRequirement parses it? A term with one
+    that does not matches no node, whatever its operator (component-helpers nodeaffinity; kube-
+    scheduler's node_affinity_test.go, "Pod with an invalid value in Affinity term won't be scheduled
+    onto the node")."""
+    if not isinstance(expression, Mapping):
+        return f"{expression!r} is not a requirement (key, operator, values)"
+    key, operator, values = expression.get("key"), expression.get("operator"), expression.get("values") or []
+    reason = qualified_name_problem(key, facts)
+    if reason:
+        return reason
+    if not isinstance(values, list):
+        return f"values {values!r} of {key!r} is not a list"
+    if operator in ("In", "NotIn"):
+        if not values:
+            return f"{key!r} {operator} needs at least one value"
+        return next((r for r in (label_value_problem(v, facts) for v in values) if r), None)
+    if operator in ("Exists", "DoesNotExist"):
+        return f"{key!r} {operator} takes no values (given {values!r})" if values else None
+    if operator in ("Gt", "Lt"):
+        if len(values) != 1 or not isinstance(values[0], str) or not re.fullmatch(r"[+-]?[0-9]+", values[0]) or not -(2**63) <= int(values[0]) < 2**63:
+            return f"{key!r} {operator} needs exactly one integer value (given {values!r})"
+        return None
+    return f"{operator!r} is not a node selector operator (In, NotIn, Exists, DoesNotExist, Gt, Lt)"
+
+
 def kubelet_label_problem(key: str, facts: KubernetesFacts) -> str | None:
     """Would the kubelet refuse to set `key` on its own Node (a managed node group's labels reach it
     as --node-labels, and the node then never registers)?"""

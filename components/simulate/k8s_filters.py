@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from gpufleet.components.rules.k8s import k8s_effect, toleration_matches
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules.k8s import k8s_effect, requirement_problem, toleration_matches
 from gpufleet.components.simulate.k8s_shapes import NodeShape, PodTemplate
 
 
@@ -49,10 +50,17 @@ def affinity_matches(pod: PodTemplate, labels: Mapping[str, str]) -> bool:
         return False
     if pod.affinity_terms is None:
         return True
-    return any(
-        bool(term.get("matchExpressions")) and all(_expression_matches(e, labels) for e in term["matchExpressions"])
-        for term in pod.affinity_terms
-    )
+    return any(_term_matches(term, labels) for term in pod.affinity_terms)
+
+
+def _term_matches(term: Mapping, labels: Mapping[str, str]) -> bool:
+    """A term matches when all its requirements do; a term with a requirement that does not parse
+    (an invalid label value, even under NotIn) matches no node."""
+    expressions = term.get("matchExpressions")
+    if not expressions:
+        return False
+    facts = catalog.load().facts.kubernetes
+    return not any(requirement_problem(e, facts) for e in expressions) and all(_expression_matches(e, labels) for e in expressions)
 
 
 def selected_keys(pod: PodTemplate) -> set[str]:

@@ -68,7 +68,13 @@ def test_only_noschedule_and_noexecute_taints_keep_pods_off_and_every_taint_is_l
         ({"key": "n", "operator": "Gt", "values": ["3", "2"]}, False),  # Gt takes one value
         ({"key": "missing", "operator": "Gt", "values": ["3"]}, False),
         ({"key": "name", "operator": "Gt", "values": ["3"]}, False),  # not a number
-        ({"key": "n", "operator": "In", "values": [4]}, True),
+        ({"key": "n", "operator": "In", "values": ["4"]}, True),
+        ({"key": "n", "operator": "In", "values": [4]}, False),  # values are strings: a number is no label value
+        ({"key": "n", "operator": "In", "values": []}, False),  # In needs a value
+        ({"key": "n", "operator": "Exists", "values": ["4"]}, False),  # Exists takes none
+        ({"key": "n", "operator": "Gt", "values": ["3.5"]}, False),  # Gt needs an integer
+        ({"key": "bad key!", "operator": "Exists"}, False),  # not a qualified name
+        ({"key": "missing", "operator": "NotIn", "values": ["-bad-"]}, False),  # the term does not parse: even NotIn
         ({"key": "n", "operator": "NotIn", "values": ["4"]}, False),
         ({"key": "missing", "operator": "NotIn", "values": ["4"]}, True),
         ({"key": "n", "operator": "Exists"}, True),
@@ -79,6 +85,18 @@ def test_only_noschedule_and_noexecute_taints_keep_pods_off_and_every_taint_is_l
 def test_node_affinity_expressions(expression, matches):
     labels = {"n": "4", "name": "gpu"}
     assert kf.affinity_matches(pod(affinity_terms=({"matchExpressions": [expression]},)), labels) is matches
+
+
+def test_a_term_with_an_invalid_value_matches_no_node_in_kube_schedulers_words():
+    """kube-scheduler's node_affinity_test.go, "Pod with an invalid value in Affinity term won't be
+    scheduled onto the node": NotIn an invalid label value, against a node labelled foo=bar."""
+    term = {"matchExpressions": [{"key": "foo", "operator": "NotIn", "values": ["invalid value: ___@#$%^"]}]}
+    shape = node(labels={"foo": "bar"})
+    assert kf.filter_reasons(pod(affinity_terms=(term,)), shape, {"pods": 1}) == ["node(s) didn't match Pod's node affinity/selector"]
+    valid = {"matchExpressions": [{"key": "foo", "operator": "NotIn", "values": ["baz"]}]}
+    assert kf.filter_reasons(pod(affinity_terms=(valid,)), shape, {"pods": 1}) == []
+    # Another, valid term of the same pod still matches: terms are ORed, the invalid one alone is dropped.
+    assert kf.affinity_matches(pod(affinity_terms=(term, valid)), {"foo": "bar"})
 
 
 def test_affinity_terms_are_ored_and_an_empty_term_matches_nothing():
