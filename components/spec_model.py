@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
 from pydantic_core import PydanticCustomError
@@ -25,6 +25,10 @@ INT32_MAX = 2**31 - 1  # AWS API `integer` members are 32-bit (botocore shapes o
 
 
 class SpecModel(BaseModel):
+    # Keys an earlier schema had here, and what replaced them: a stack written for it is told, not
+    # only refused ("unknown key").
+    MOVED: ClassVar[dict[str, str]] = {}
+
     model_config = ConfigDict(
         frozen=True,
         extra="forbid",

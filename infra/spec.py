@@ -7,7 +7,9 @@ catalog predicates) run over the whole spec. Every problem is collected and rais
 
 from __future__ import annotations
 
+import difflib
 import functools
+import typing
 import json
 from dataclasses import dataclass
 
@@ -101,17 +103,52 @@ def _show(value: object) -> str:
 _PYDANTIC_RULES = {"extra_forbidden": "unknown-key", "missing": "required"}
 
 
-def _from_pydantic(err: ValidationError) -> list[SpecIssue]:
+def _from_pydantic(err: ValidationError, model: type[SpecModel]) -> list[SpecIssue]:
     issues = []
     for e in err.errors(include_url=False):
         value = _MISSING if e["type"] == "missing" else e.get("input")
-        reason = "unknown key" if e["type"] == "extra_forbidden" else e["msg"]
+        reason = _unknown_key(model, e["loc"]) if e["type"] == "extra_forbidden" else e["msg"]
         if e["type"] == "string_type" and isinstance(value, float):
             # `version: 1.30` reaches the spec as the number 1.3: YAML reads unquoted digits as numbers.
             reason += f' (YAML read an unquoted {value!r} as a number; quote version-like values: "1.30")'
         rule = _PYDANTIC_RULES.get(e["type"], e["type"].replace("_", "-"))
         issues.append(SpecIssue(tuple(e["loc"]), value, rule, reason))
     return issues
+
+
+def _unknown_key(model: type[SpecModel], loc: tuple) -> str:
+    """"unknown key", with what replaced it (the model's MOVED) or the nearest key of its model."""
+    owner = _model_at(model, loc[:-1])
+    key = loc[-1] if loc else None
+    if owner is None or not isinstance(key, str):
+        return "unknown key"
+    if key in owner.MOVED:
+        return f"unknown key: {owner.MOVED[key]}"
+    keys = [f.alias or name for name, f in owner.model_fields.items()]
+    near = difflib.get_close_matches(key, keys, n=1, cutoff=0.75)
+    return f"unknown key; did you mean {near[0]}?" if near else f"unknown key (keys here: {', '.join(sorted(keys))})"
+
+
+def _model_at(model: type, loc: tuple) -> type[SpecModel] | None:
+    """The spec model a pydantic error location points into, following fields by their keys (list
+    indexes and dict keys pass through); None where a union leaves it ambiguous."""
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = next((f for name, f in model.model_fields.items() if part in (name, f.alias)), None)
+        if field is None:
+            return None
+        nested = _models_in(field.annotation)
+        if len(nested) != 1:
+            return None
+        model = nested[0]
+    return model if isinstance(model, type) and issubclass(model, SpecModel) else None
+
+
+def _models_in(annotation) -> list[type]:
+    if isinstance(annotation, type) and issubclass(annotation, SpecModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
 
 
 def _from_violation(v: Violation, *prefix: str) -> SpecIssue:
@@ -146,7 +183,7 @@ def _validate(config: dict[str, object]) -> SpecModel:
     try:
         spec = model.model_validate(config)
     except ValidationError as err:
-        raise SpecError(_from_pydantic(err)) from None
+        raise SpecError(_from_pydantic(err, model)) from None
     cat = catalog.load()
     present = [p for p in PLATFORMS if getattr(spec, p.key) is not None]
     region_issue = _region_issue(spec.region, cat) if any(p.aws for p in present) else None

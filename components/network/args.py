@@ -15,6 +15,8 @@ MAX_ZONES = 8
 
 
 class NewVpcArgs(SpecModel):
+    MOVED = {"azCount": "azCount is gone: name the zones in order under `zones` (gpufleet never chooses them)"}
+
     """A VPC created for the fleet: private subnets for the instances, one NAT gateway for egress."""
 
     cidr: str = Field("10.0.0.0/16", description="IPv4 CIDR of the VPC (a /16 to /24).")

@@ -72,7 +72,7 @@ def test_wrong_key_and_wrong_type_are_all_reported_at_once(stack_variant):
 
     err = _errors(stack_variant(edit))
     assert "2 problems" in err
-    assert "gpufleet:ecs.capacityProviders[0].minSise = 1: unknown key [rule: unknown-key]" in err
+    assert "gpufleet:ecs.capacityProviders[0].minSise = 1: unknown key; did you mean minSize? [rule: unknown-key]" in err
     assert "gpufleet:ecs.capacityProviders[1].maxSize = '2': Input should be a valid integer [rule: int-type]" in err
 
 
@@ -117,6 +117,24 @@ def test_user_set_visible_devices_is_rejected(stack_variant):
 
     err = _errors(stack_variant(edit))
     assert "[rule: ecs-gpu-visible-devices]" in err
+
+
+def test_a_key_an_earlier_schema_had_says_what_replaced_it(stack_variant):
+    def edit(c):
+        c["gpufleet:ecs"]["network"]["create"]["azCount"] = 2
+
+    err = _errors(stack_variant(edit))
+    assert "gpufleet:ecs.network.create.azCount = 2: unknown key: azCount is gone: name the zones in order under `zones`" in err
+
+
+def test_a_key_near_no_other_lists_the_keys_of_its_place(stack_variant):
+    err = _errors(stack_variant(lambda c: c["gpufleet:ecs"]["network"]["create"].__setitem__("vpcName", "x")))
+    assert "gpufleet:ecs.network.create.vpcName = 'x': unknown key (keys here: cidr, zones) [rule: unknown-key]" in err
+
+
+def test_a_misspelt_key_of_an_eks_group_gets_the_nearest(stack_variant):
+    err = _errors(stack_variant(lambda c: c["gpufleet:eks"]["nodeGroups"][0].__setitem__("desiredSise", 2), stack="eks-p5-efa"))
+    assert "gpufleet:eks.nodeGroups[0].desiredSise = 2: unknown key; did you mean desiredSize? [rule: unknown-key]" in err
 
 
 def test_unknown_top_level_key(stack_variant):
