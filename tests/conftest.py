@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -16,6 +17,10 @@ from gpufleet.cli.main import main
 from tests.policy_helpers import judge  # noqa: F401  (session fixture: the shipped pack over gRPC)
 
 ROOT = Path(__file__).resolve().parent.parent
+# Lifecycles (AMI families, Kubernetes versions) are judged against a day: the suite judges against
+# one fixed day, so that no golden and no finding changes when the calendar does.
+FROZEN_TODAY = "2026-11-26"
+os.environ["GPUFLEET_TODAY"] = FROZEN_TODAY
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:

@@ -477,6 +477,46 @@ class KubernetesFacts(_Facts):
     kubelet_labels: KubeletLabels
 
 
+class AmiEnd(_Facts):
+    end_of_support: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    last_kubernetes: str | None = None
+    instead: str
+
+
+class EksAmiEnds(Sourced):
+    types: dict[str, AmiEnd]
+
+
+class EcsAmiEnds(Sourced):
+    variants: dict[str, AmiEnd]  # "<accelerator>/<variant>"
+
+
+class VersionWindow(_Facts):
+    end_of_standard_support: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    end_of_extended_support: str | None = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+
+
+class VersionCalendar(Sourced):
+    """A cloud's Kubernetes minor versions: the end of standard support, and of the cloud's longer
+    support (its name); whether the cloud refuses the version after that."""
+
+    extended_support: str
+    refused_after_extended_support: bool
+    versions: dict[str, VersionWindow]
+
+
+class KubernetesCalendars(_Facts):
+    eks: VersionCalendar
+    gke: VersionCalendar
+    aks: VersionCalendar
+
+
+class Lifecycle(_Facts):
+    eks_ami_types: EksAmiEnds
+    ecs_ami_variants: EcsAmiEnds
+    kubernetes: KubernetesCalendars
+
+
 class CuratedFacts(_Facts):
     """Everything the curated facts file holds, by group."""
 
@@ -494,6 +534,7 @@ class CuratedFacts(_Facts):
     refused_deletes: dict[str, RefusedDelete]
     quotas: dict[str, Quota]
     kubernetes: KubernetesFacts
+    lifecycle: Lifecycle
 
 
 class CuratedFactsError(ValueError):

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from gpufleet.components.capacity_checks import offered_and_purchasable
 from gpufleet.components.apis import aws as aws_api
-from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules, gpus as gpu_rules, offerings as offering_rules
+from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules, gpus as gpu_rules, lifecycle, offerings as offering_rules
 from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.components.rules.efa import default_layout, efa_count_problem, efa_supported
 from gpufleet.components.eks.args import EksFleetArgs, NodeGroupArgs
@@ -55,12 +55,28 @@ def check_fleet(fleet: EksFleetArgs, region: str, cat: Catalog) -> list[Violatio
         found += [v.under("nodeGroups", i) for v in _node_group(ng, it, fleet, region, cat)]
     system = list(_system_node_group(fleet, region, cat))
     found += system
+    found += list(_lifecycle(fleet, cat))
     # The VPC's zones and the placement need the system group's type too.
     if known and not any(v.field[-1] == "instanceType" for v in system):
         found += list(_network(fleet, region, cat))
         found += list(_kubernetes(fleet, cat))
         found += list(_workloads(fleet, cat))
     return found
+
+
+def _lifecycle(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
+    """What EKS refuses by date or version: a created cluster's version past its windows, and an AMI
+    type with no AMI for that version (an existing cluster's version is not in the stack)."""
+    create = fleet.cluster.create
+    if create is None:
+        return
+    reason = lifecycle.kubernetes_version_problem(cat.facts.lifecycle.kubernetes.eks, "EKS", create.version, lifecycle.today())
+    if reason:
+        yield Violation("kubernetes-version-supported", ("cluster", "create", "version"), create.version, reason)
+    for i, ng in enumerate(fleet.node_groups):
+        reason = lifecycle.eks_ami_type_problem(ng.ami_type, create.version, cat.facts)
+        if reason:
+            yield Violation("eks-ami-type-available", ("nodeGroups", i, "amiType"), ng.ami_type, reason)
 
 
 def _workloads(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:

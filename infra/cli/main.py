@@ -265,15 +265,17 @@ def main(argv: list[str] | None = None) -> int:
     from gpufleet.analyzer.policy_config import PolicyConfigError
     from gpufleet.stackfile import StackFileError
     from gpufleet.engine.user_program import ProgramError
+    from gpufleet.components.rules import lifecycle
 
     args = _parser().parse_args(argv)
     from gpufleet.cli.diff_command import cmd_diff
 
     handler = {"preview": cmd_preview, "check": cmd_check, "catalog": cmd_catalog, "schema": cmd_schema, "diff": cmd_diff}[args.command]
     try:
+        lifecycle.today()  # a GPUFLEET_TODAY that is no date stops here, before a worker or the pack reads it
         return handler(args)
     # A pack that could not judge the resources (PolicyPackError) fails closed: exit 2, never "no violations".
-    except (InputError, StackFileError, PlanFileError, PolicyConfigError, PolicyPackInvalid, PolicyPackError, ProgramError) as err:
+    except (InputError, StackFileError, PlanFileError, PolicyConfigError, PolicyPackInvalid, PolicyPackError, ProgramError, lifecycle.TodayError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:  # stdout closed while a table was printed: quiet

@@ -63,9 +63,8 @@ def test_launch_templates_use_the_gpu_ami_from_ssm_and_secure_defaults(plan):
     from gpufleet.components.catalog.generate.sources import MotoSnapshot
 
     moto = MotoSnapshot()
-    assert inference["imageId"] == moto.ssm_parameter("us-east-1", "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id")
-    assert training["imageId"] == moto.ssm_parameter("us-east-1", "/aws/service/ecs/optimized-ami/amazon-linux-2/gpu/recommended/image_id")
-    assert inference["imageId"] != training["imageId"]
+    al2023_ami = moto.ssm_parameter("us-east-1", "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id")
+    assert inference["imageId"] == training["imageId"] == al2023_ami
     for lt in (inference, training):
         assert lt["metadataOptions"] == {"httpEndpoint": "enabled", "httpPutResponseHopLimit": 1, "httpTokens": "required"}
         ebs = lt["blockDeviceMappings"][0]["ebs"]
@@ -73,12 +72,25 @@ def test_launch_templates_use_the_gpu_ami_from_ssm_and_secure_defaults(plan):
         nic = lt["networkInterfaces"][0]
         assert nic["associatePublicIpAddress"] == "false" and nic["securityGroups"] == [UNKNOWN]
         assert "securityGroupNames" not in lt and "vpcSecurityGroupIds" not in lt
-    al2023 = base64.b64decode(inference["userData"]).decode()
-    al2 = base64.b64decode(training["userData"]).decode()
-    for text in (al2023, al2):
+    for lt in (inference, training):
+        text = base64.b64decode(lt["userData"]).decode()
         assert "ECS_CLUSTER=ml-gpu\n" in text and "ECS_ENABLE_GPU_SUPPORT=true\n" in text
-        assert "/etc/ecs/ecs.config" in text
-    assert 'echo "ip_resolve=4" >> /etc/yum.conf' in al2 and "ip_resolve" not in al2023
+        assert "/etc/ecs/ecs.config" in text and "ip_resolve" not in text
+
+
+def test_an_al2_provider_gets_its_ami_its_yum_fix_and_the_end_of_support_advisory(stack_variant):
+    """Amazon Linux 2 is past its end of support (2026-06-30) but ECS still takes it: named on purpose,
+    the provider gets the AL2 GPU AMI, the yum IPv4 fix its IPv6 needs, and the pack's advisory."""
+    from gpufleet.components.catalog.generate.sources import MotoSnapshot
+
+    path = stack_variant(lambda c: c["gpufleet:ecs"]["capacityProviders"][1].__setitem__("amiVariant", "al2"))
+    plan = preview_plan("--config-file", str(path))
+    training = by_type(plan, "aws:ec2/launchTemplate:LaunchTemplate")["ml-gpu-training"]["inputs"]
+    assert training["imageId"] == MotoSnapshot().ssm_parameter("us-east-1", "/aws/service/ecs/optimized-ami/amazon-linux-2/gpu/recommended/image_id")
+    assert 'echo "ip_resolve=4" >> /etc/yum.conf' in base64.b64decode(training["userData"]).decode()
+    [advisory] = [f for f in plan["policy"]["violations"] if f["policy"] == "lifecycle-end-of-support"]
+    assert advisory["level"] == "advisory" and advisory["urn"].endswith("::ml-gpu-training")
+    assert "variant al2 reached its end of support on 2026-06-30 with Amazon Linux 2 (judged on 2026-11-26)" in advisory["message"]
 
 
 def test_auto_scaling_groups_are_ecs_managed_and_scale_in_protected(plan):

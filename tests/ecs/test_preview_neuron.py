@@ -43,13 +43,20 @@ def test_launch_templates_use_the_neuron_ami_from_ssm_and_join_the_cluster(plan)
     assert templates["ml-neuron-inference"]["inputs"]["imageId"] == moto.ssm_parameter(
         "us-west-2", "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id"
     )
-    assert templates["ml-neuron-training"]["inputs"]["imageId"] == moto.ssm_parameter(
-        "us-west-2", "/aws/service/ecs/optimized-ami/amazon-linux-2/inf/recommended/image_id"
-    )
+    assert templates["ml-neuron-training"]["inputs"]["imageId"] == templates["ml-neuron-inference"]["inputs"]["imageId"]
     for template in templates.values():
         script = base64.b64decode(template["inputs"]["userData"]).decode()
         assert "ECS_CLUSTER=ml-neuron\nECS_ENABLE_INF_SUPPORT=true\n" in script
         assert "GPU" not in script and "yum" not in script
+
+
+def test_an_al2_neuron_provider_gets_the_inf_ami(stack_variant):
+    """AL2's Neuron AMI sits under `inf`, not `neuron`; named on purpose past its end of support."""
+    path = stack_variant(lambda c: c["gpufleet:ecs"]["capacityProviders"][1].__setitem__("amiVariant", "al2"), stack="ecs-neuron")
+    template = by_type(preview_plan("--config-file", str(path)), "aws:ec2/launchTemplate:LaunchTemplate")["ml-neuron-training"]
+    assert template["inputs"]["imageId"] == MotoSnapshot().ssm_parameter(
+        "us-west-2", "/aws/service/ecs/optimized-ami/amazon-linux-2/inf/recommended/image_id"
+    )
 
 
 def _containers(td: dict) -> list[dict]:

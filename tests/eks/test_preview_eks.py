@@ -116,7 +116,7 @@ def test_roles_carry_exactly_the_policies_nodes_and_cluster_need(plans):
         "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
     ]
     cluster = one(plan, "aws:eks/cluster:Cluster")
-    assert cluster["version"] == "1.33" and cluster["accessConfig"]["authenticationMode"] == "API"
+    assert cluster["version"] == "1.35" and cluster["accessConfig"]["authenticationMode"] == "API"
 
 
 def _releases(plan: dict) -> dict[str, dict]:
