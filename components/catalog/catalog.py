@@ -220,6 +220,18 @@ def ecs_amis() -> dict[str, EcsAmi]:
 
 
 @functools.cache
+def nodeadm_interfaces() -> dict[str, tuple[int, int]]:
+    """nodeadm's own instance data (data/nodeadm/SOURCE.md): type -> (ENIs of the default network
+    card, IPv4 addresses per ENI), what the EKS AMIs' bootstrap reads to set max pods."""
+    found = {}
+    with (DATA / "nodeadm" / "instance-info.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            record = json.loads(line)
+            found[record["instanceType"]] = (int(record["defaultMaxENIs"]), int(record["ipv4AddressesPerInterface"]))
+    return found
+
+
+@functools.cache
 def curated_facts() -> dict:
     """The curated facts file (what EC2 does not publish), each entry with its source. Read by
     libyaml (C): ruamel's pure-Python reader took about 0.2 s of every cold start. libyaml reads

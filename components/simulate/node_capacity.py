@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpufleet.components.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules
+from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.catalog.facts import AckFacts, AksFacts, CuratedFacts, EksFacts, GkeFacts, Kubelet, MemoryOverhead
 from gpufleet.components.simulate.k8s_shapes import NodeShape
@@ -36,11 +37,14 @@ def ecs_registered(it: InstanceType, overhead: MemoryOverhead) -> dict[str, int]
 
 
 def max_pods(it: InstanceType, kubelet: Kubelet) -> int:
-    """nodeadm's default: ENIs of the default network card x (IPv4 addresses per ENI - 1) + 2."""
+    """nodeadm's default: ENIs of the default network card x (IPv4 addresses per ENI - 1) + 2, with
+    the counts of nodeadm's own instance data where it has the type (the node reads that file), else
+    of the EC2 record (as nodeadm asks DescribeInstanceTypes)."""
     rule = kubelet.max_pods
-    if not it.default_card_interfaces or not it.ipv4_per_interface:
+    enis, addresses = catalog.nodeadm_interfaces().get(it.name, (it.default_card_interfaces, it.ipv4_per_interface))
+    if not enis or not addresses:
         return rule.fallback
-    return it.default_card_interfaces * (it.ipv4_per_interface - rule.per_eni_addresses_less) + rule.plus
+    return enis * (addresses - rule.per_eni_addresses_less) + rule.plus
 
 
 def kube_reserved_cpu(millicores: int, kubelet: Kubelet) -> int:

@@ -8,6 +8,7 @@ import pytest
 from gpufleet.components.catalog import catalog
 from gpufleet.components.simulate import node_capacity
 from gpufleet.components.catalog.generate.sources import MotoSnapshot
+from tests.conftest import ROOT
 
 CAT = catalog.load()
 FACTS = CAT.facts
@@ -109,9 +110,31 @@ def test_kube_reserved_cpu_is_whole_millicores():
 def test_max_pods_fall_back_without_interface_data():
     import dataclasses
 
-    g5 = CAT.get("g5.xlarge")
+    # A type nodeadm's data lacks takes the EC2 record's counts, and the fallback without them.
+    g5 = dataclasses.replace(CAT.get("g5.xlarge"), name="g5.future")
+    assert node_capacity.max_pods(g5, KUBELET) == 58
     for missing in ({"ipv4_per_interface": 0}, {"default_card_interfaces": 0}):
         assert node_capacity.max_pods(dataclasses.replace(g5, **missing), KUBELET) == KUBELET.max_pods.fallback
+
+
+def _eni_max_pods() -> dict[str, int]:
+    lines = (ROOT / "tests" / "fixtures" / "amazon-eks-ami" / "eni-max-pods.txt").read_text().splitlines()
+    return {name: int(pods) for name, pods in (line.split() for line in lines if line.strip() and not line.startswith("#"))}
+
+
+def test_max_pods_are_aws_own_for_every_type_aws_lists():
+    """AWS's eni-max-pods.txt (tests/fixtures/amazon-eks-ami): every type of the catalog it lists."""
+    table = _eni_max_pods()
+    judged = {name: node_capacity.max_pods(CAT.get(name), KUBELET) for name in table if name in CAT.types}
+    assert len(judged) > 900
+    assert {name: pods for name, pods in judged.items() if pods != table[name]} == {}
+
+
+@pytest.mark.parametrize("instance_type, moto_enis, pods", [("i7ie.48xlarge", 8, 737), ("i8ge.48xlarge", 12, 1178), ("i8ge.metal-48xl", 12, 1178)])
+def test_where_the_ec2_snapshot_differs_the_node_follows_nodeadms_data(instance_type, moto_enis, pods):
+    # moto's snapshot gives the default card fewer ENIs than the data nodeadm reads on the node.
+    assert CAT.get(instance_type).default_card_interfaces == moto_enis
+    assert node_capacity.max_pods(CAT.get(instance_type), KUBELET) == pods
 
 
 def _eks_shape(name: str, ami_type: str, **kw):
