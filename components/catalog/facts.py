@@ -470,11 +470,18 @@ class KubeletLabels(Sourced):
     allowed_keys: list[str]
 
 
+class SchedulerMessage(Sourced):
+    since: str
+    message: str
+    before: str
+
+
 class KubernetesFacts(_Facts):
     qualified_name: QualifiedName
     label_value_max: int
     syntax_source: str
     kubelet_labels: KubeletLabels
+    untolerated_taint: SchedulerMessage
 
 
 class AmiEnd(_Facts):

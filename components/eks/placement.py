@@ -34,6 +34,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
     eks = cat.facts.eks
     nvidia = plugin_values.get("nvidiaDevicePlugin") or charts.operator_plugin_values(plugin_values.get(OPERATOR))
     sharing = charts.nvidia_sharing(nvidia, eks.accelerator_resources.nvidia)
+    version = fleet.cluster.create.version if fleet.cluster.create is not None else None
     shapes = []
     for ng in fleet.node_groups:
         group = resolve(ng, cat)
@@ -50,6 +51,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
                 efa_interfaces=group.efa_count,
                 gpu_sharing=sharing,
                 facts=cat.facts,
+                kubernetes_version=version,
             )
         )
     if resolved.system_group_created(fleet):
@@ -68,6 +70,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
                 efa_interfaces=0,
                 gpu_sharing=None,
                 facts=cat.facts,
+                kubernetes_version=version,
             )
         )
     return shapes

@@ -45,6 +45,13 @@ def plugins(index: Index, cat: Catalog) -> list[tuple[str, Chart, Resource]]:
     return [(*by_chart[r.props["chart"]], r) for r in index.of(tokens.HELM_RELEASE) if r.props.get("chart") in by_chart]
 
 
+def _kubernetes_version(index: Index, group: Resource) -> str | None:
+    """A node group's Kubernetes version: its own, else its cluster's (None where neither is known)."""
+    clusters = index.deps(group, tokens.EKS_CLUSTER)
+    version = group.props.get("version") or (clusters[0].props.get("version") if clusters else None)
+    return version if isinstance(version, str) else None
+
+
 def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s_scheduler.NodeShape], list[str]]:
     shapes, gaps = [], []
     for group in index.of(tokens.EKS_NODE_GROUP):
@@ -71,6 +78,7 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
                 efa_interfaces=_efa_interfaces(index, group),
                 gpu_sharing=gpu_sharing,
                 facts=cat.facts,
+                kubernetes_version=_kubernetes_version(index, group),
             )
         )
     # Each cloud's pools: a node shape, or why none; a pool of a cluster outside the plan shares it

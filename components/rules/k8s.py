@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from functools import cache
 
 from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import lifecycle
 
 def extended(resource: str, eks_facts: EksFacts) -> bool:
     """Is `resource` one a device plugin advertises (nvidia.com/gpu[.shared], aws.amazon.com/neuron*,
@@ -164,6 +165,15 @@ def requirement_problem(expression: object, facts: KubernetesFacts) -> str | Non
             return f"{key!r} {operator} needs exactly one integer value (given {values!r})"
         return None
     return f"{operator!r} is not a node selector operator (In, NotIn, Exists, DoesNotExist, Gt, Lt)"
+
+
+def untolerated_taint_message(taint: Mapping, kubernetes_version: object, facts: KubernetesFacts) -> str:
+    """kube-scheduler's TaintToleration reason, as the cluster's own version words it (None: current)."""
+    words = facts.untolerated_taint
+    version = lifecycle.minor(kubernetes_version)
+    if version is not None and tuple(map(int, version.split("."))) < tuple(map(int, words.since.split("."))):
+        return words.before.format(key=taint.get("key"), value=taint.get("value") or "")
+    return words.message
 
 
 def kubelet_label_problem(key: str, facts: KubernetesFacts) -> str | None:

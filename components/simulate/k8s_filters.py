@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from gpufleet.components.catalog import catalog
-from gpufleet.components.rules.k8s import k8s_effect, requirement_problem, toleration_matches
+from gpufleet.components.rules.k8s import k8s_effect, requirement_problem, toleration_matches, untolerated_taint_message
 from gpufleet.components.simulate.k8s_shapes import NodeShape, PodTemplate
 
 
@@ -117,7 +117,7 @@ def filter_reasons(pod: PodTemplate, node: NodeShape, free: Mapping[str, int], d
     plugin's reasons (TaintToleration, NodeAffinity, NodeResourcesFit), [] when it fits."""
     taint = untolerated_taint(pod, node)
     if taint is not None:
-        return [f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value') or ''}}}"]
+        return [untolerated_taint_message(taint, node.kubernetes_version, catalog.load().facts.kubernetes)]
     if not affinity_matches(pod, node.labels):
         return ["node(s) didn't match Pod's node affinity/selector"]
     reasons = insufficient(pod, free, node, node.devices if devices is None else devices)

@@ -62,6 +62,8 @@ class NodeShape:
     # Memory allocatable if the OS keeps the estimated share rather than the documented one: a node
     # whose pods need more than this may not fit them on a real instance.
     memory_estimate: int | None = None
+    # The cluster's Kubernetes version, which words the scheduler's messages (None: not in the plan).
+    kubernetes_version: str | None = None
     # Labels whose value differs between the group's nodes or is unknown (the zone of a multi-zone group).
     uncertain_labels: frozenset[str] = frozenset()
     # Resources whose amount cannot be known from the plan (MIG partitions; the CPU and memory of

@@ -90,6 +90,7 @@ def eks_node_shape(
     efa_interfaces: int,
     gpu_sharing: dict | None,
     facts: CuratedFacts,
+    kubernetes_version: str | None = None,
 ) -> NodeShape:
     """A managed node group's nodes as the scheduler sees them. `facts` are the curated facts;
     `gpu_sharing` what the NVIDIA device plugin's values make of each GPU (charts.nvidia_sharing)."""
@@ -139,6 +140,7 @@ def eks_node_shape(
         min_nodes=sizes[0],
         max_nodes=sizes[2],
         memory_estimate=estimate * MIB - kept - hugepages,
+        kubernetes_version=kubernetes_version,
         uncertain_labels=uncertain,
         unknown_resources=frozenset(unknown),
         single_unit_resources=frozenset(single),

@@ -258,7 +258,7 @@ def test_turning_the_system_group_off_with_only_tainted_groups(stack_variant):
     line = 1 + next(i for i, text in enumerate(path.read_text().splitlines()) if "enabled: false" in text)
     assert (
         f"{path}:{line}: gpufleet:eks.systemNodeGroup.enabled = false: Deployment kube-system/coredns: 2 of 2 Pending: "
-        "0/2 nodes are available: 2 node(s) had untolerated taint {nvidia.com/gpu: }. (keep the system node group, or give "
+        "0/2 nodes are available: 2 node(s) had untolerated taint(s). (keep the system node group, or give "
         "one node group taints: []) [rule: k8s-pods-schedulable]"
     ) in err
     # The NCCL test's launcher runs on the system group: that is what to keep.

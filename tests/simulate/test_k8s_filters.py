@@ -55,7 +55,22 @@ def test_only_noschedule_and_noexecute_taints_keep_pods_off_and_every_taint_is_l
     assert kf.untolerated_taint(pod(), node(taints=(soft, hard))) == hard
     tolerant = pod(tolerations=({"key": "hard", "operator": "Exists"},))
     assert kf.untolerated_taint(tolerant, node(taints=(hard, {"key": "next", "effect": "NoSchedule"})))["key"] == "next"
-    assert kf.filter_reasons(pod(), node(taints=(hard,)), {"pods": 1}) == ["node(s) had untolerated taint {hard: x}"]
+    assert kf.filter_reasons(pod(), node(taints=(hard,), kubernetes_version="1.33"), {"pods": 1}) == ["node(s) had untolerated taint {hard: x}"]
+
+
+@pytest.mark.parametrize(
+    "version, words",
+    [
+        ("1.33", "node(s) had untolerated taint {gpu: }"),
+        ("v1.33.5", "node(s) had untolerated taint {gpu: }"),
+        ("1.34", "node(s) had untolerated taint(s)"),  # 1.34.2 took the change; a control plane runs its minor's latest patch
+        ("1.35", "node(s) had untolerated taint(s)"),
+        (None, "node(s) had untolerated taint(s)"),  # a cluster the plan gives no version of is taken as current
+    ],
+)
+def test_the_untolerated_taint_message_is_the_clusters_own_versions(version, words):
+    taint = {"key": "gpu", "effect": "NoSchedule"}
+    assert kf.filter_reasons(pod(), node(taints=(taint,), kubernetes_version=version), {"pods": 1}) == [words]
 
 
 @pytest.mark.parametrize(
@@ -160,7 +175,7 @@ def test_a_time_sliced_gpu_admits_one_at_a_time():
 
 def test_the_first_failing_filter_speaks():
     tainted = node(taints=({"key": "k", "effect": "NoSchedule"},), labels={"a": "1"})
-    assert kf.filter_reasons(pod(node_selector={"a": "2"}), tainted, {"pods": 0}) == ["node(s) had untolerated taint {k: }"]
+    assert kf.filter_reasons(pod(node_selector={"a": "2"}), tainted, {"pods": 0}) == ["node(s) had untolerated taint(s)"]
     assert kf.filter_reasons(pod(node_selector={"a": "2"}), node(labels={"a": "1"}), {"pods": 0}) == ["node(s) didn't match Pod's node affinity/selector"]
     assert kf.filter_reasons(pod(), node(), {"pods": 0}) == ["Too many pods"]
 
