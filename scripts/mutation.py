@@ -6,6 +6,7 @@ executed the mutated line in the unmutated run, in-process or in a process they 
     python scripts/mutation.py --jobs 2             # every module below, every mutant (hours: see README)
     python scripts/mutation.py --module ecs_gpu_sharing --module managed_instances
     python scripts/mutation.py --sample 12 --seed 7 # a fixed, seeded sample per module (CI)
+    python scripts/mutation.py --slips --jobs 2     # only the slips cosmic-ray does not make
 
 Each module is judged by a process of its own. With --jobs N, N of them run at once, each in a copy
 of the working tree of its own (mutants are written into the files, and one module's tests import
@@ -28,7 +29,8 @@ tells `<` from `<=` (the boundary) and from `>=` (the negation) tells it from th
 keeps, per operator, its negation and its boundary shifts, and one arithmetic replacement (mutmut's
 choice), about 4,500 mutants; every other cosmic-ray operator (not added or removed, numbers off by
 one, and/or swapped, loops run zero times, break/continue, True/False, decorators, exceptions) is
-kept whole.
+kept whole. Beside them, the slips cosmic-ray does not make (scripts/mutation_slips.py): `all` for
+`any` and `min` for `max`, each way, and one element dropped from a literal tuple, list or set.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
+from mutation_slips import Slip, slips  # noqa: E402  (scripts/ is not a package)
 # Every process that imports a mutant reads its source: a cached .pyc of another mutant of the same
 # size, written in the same second, would be taken for it.
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -111,6 +114,9 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         ("gpu_rules", "gpus"), ("neuron_rules", "neuron"), ("ami_rules", "ecs_amis"), ("offering_rules", "offerings"),
     )},
     "quotas": ("components/rules/quotas.py", ["tests/apis/test_api_rules.py"]),
+    "images": ("components/rules/images.py", ["tests/rules/test_images.py"]),
+    "lifecycle": ("components/rules/lifecycle.py", ["tests/rules/test_lifecycle.py", "tests/ecs/test_preview.py"]),
+    "policies_lifecycle": ("policies/lifecycle.py", ["tests/rules/test_lifecycle.py", "tests/ecs/test_preview.py"]),
     "replacement": ("components/plans/replacement.py", ["tests/cli/test_diff_plans.py", "tests/catalog/test_facts.py", "tests/cli/test_diff.py"]),
     "sources": ("components/catalog/generate/sources.py", ["tests/catalog/test_fact_sources.py", "tests/catalog/test_catalog.py", "tests/engine/test_engine.py"]),
     # components/*/checks.py: each cloud's spec rules
@@ -215,9 +221,9 @@ def _inside(position: tuple[int, int], spans) -> bool:
     return any(start <= tuple(position) <= end for start, end in spans)
 
 
-def _mutants(name: str, sample: int | None, seed: int):
-    """cosmic-ray's mutants of a module (its operators, every occurrence), those inside annotations
-    left out, and the seeded sample of them when asked."""
+def _mutants(name: str, sample: int | None, seed: int, only_slips: bool = False):
+    """cosmic-ray's mutants of a module (its operators, every occurrence) and the slips, those inside
+    annotations left out, and the seeded sample of them when asked."""
     from cosmic_ray.work_db import WorkDB, use_db
 
     relative, tests = MODULES[name]
@@ -239,12 +245,14 @@ def _mutants(name: str, sample: int | None, seed: int):
                 w.mutations[0] for w in db.work_items
                 if kept(w.mutations[0].operator_name) and not any(_inside(m.start_pos, spans) for m in w.mutations)
             ]
+    keep = [] if only_slips else keep
+    keep += slips((ROOT / relative).read_text(), lambda position: _inside(position, spans))
     if sample is not None:
         keep = random.Random(f"{seed}:{name}").sample(keep, min(sample, len(keep)))
     return keep
 
 
-def run_module(name: str, sample: int | None, seed: int, skip: frozenset[str] = frozenset()) -> tuple[int, int, list[Survivor], dict[str, int]]:
+def run_module(name: str, sample: int | None, seed: int, skip: frozenset[str] = frozenset(), only_slips: bool = False) -> tuple[int, int, list[Survivor], dict[str, int]]:
     """Mutate one module; returns (killed, run, survivors, how many each way judged). A mutant whose
     key is in `skip` (listed in equivalent.txt), and is the only mutant of that key, is counted a
     survivor without running: a survivor runs every test that reaches its line, the costliest verdict
@@ -255,7 +263,7 @@ def run_module(name: str, sample: int | None, seed: int, skip: frozenset[str] = 
     from mutation_runner import KILLED, SURVIVED, WarmTests
 
     relative, tests = MODULES[name]
-    mutants = _mutants(name, sample, seed)
+    mutants = _mutants(name, sample, seed, only_slips)
     if not mutants:
         return 0, 0, [], {"fork": 0, "fresh": 0, "listed": 0, "baseline_seconds": 0}
     lines = (ROOT / relative).read_text().splitlines()
@@ -269,10 +277,12 @@ def run_module(name: str, sample: int | None, seed: int, skip: frozenset[str] = 
         for i, m in enumerate(mutants, 1):
             if i % 25 == 0:
                 print(f"  {name}: {i}/{len(mutants)} mutants judged, {len(survivors)} survived so far", file=sys.__stderr__, flush=True)
-            operator = get_operator(m.operator_name)(**(m.operator_args or {}))
             survivor = Survivor(relative, m.start_pos[0], m.operator_name, lines[m.start_pos[0] - 1].strip())
             try:
-                mutation = use_mutation(ROOT / relative, operator, m.occurrence)
+                if isinstance(m, Slip):
+                    mutation = _written(ROOT / relative, m.mutated)
+                else:
+                    mutation = use_mutation(ROOT / relative, get_operator(m.operator_name)(**(m.operator_args or {})), m.occurrence)
                 original, mutated = mutation.__enter__()
             except AttributeError:
                 # cosmic-ray 8's ExceptionReplacer cannot rewrite some except clauses (parso nodes
@@ -298,6 +308,18 @@ def run_module(name: str, sample: int | None, seed: int, skip: frozenset[str] = 
         return killed, run, survivors, ways
 
     return WarmTests.run(ROOT, relative, tests, PYTEST_ARGS, judge_all)
+
+
+@contextlib.contextmanager
+def _written(path: Path, mutated: str):
+    """A slip's mutant on disk for the span of the block, the original back after (as cosmic-ray's
+    use_mutation does): yields (original, mutated)."""
+    original = path.read_text()
+    path.write_text(mutated)
+    try:
+        yield original, mutated
+    finally:
+        path.write_text(original)
 
 
 def equivalent() -> set[str]:
@@ -419,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="modules judged at once, each in a copy of the working tree")
     parser.add_argument("--run-equivalent", action="store_true", help="judge the mutants equivalent.txt lists too (to find entries a test now kills)")
+    parser.add_argument("--slips", action="store_true", help="judge only the slips of scripts/mutation_slips.py (all/any, min/max, a dropped literal element)")
     parser.add_argument("--write-seconds", action="store_true", help=f"record each judged module's seconds in {SECONDS.relative_to(ROOT)} (the order of later runs)")
     parser.add_argument("--worker", choices=sorted(MODULES), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -426,10 +449,10 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(ROOT)  # the tests are named from the repository's root
     # A run stopped with SIGTERM unwinds, so the mutant on disk is put back (cosmic-ray's restore).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    extra = [*(["--sample", str(args.sample)] if args.sample is not None else []), "--seed", str(args.seed), *(["--run-equivalent"] if args.run_equivalent else [])]
+    extra = [*(["--sample", str(args.sample)] if args.sample is not None else []), "--seed", str(args.seed), *(["--run-equivalent"] if args.run_equivalent else []), *(["--slips"] if args.slips else [])]
     if args.worker:
         start = time.monotonic()
-        killed, run, survivors, ways = run_module(args.worker, args.sample, args.seed, frozenset() if args.run_equivalent else frozenset(equivalent()))
+        killed, run, survivors, ways = run_module(args.worker, args.sample, args.seed, frozenset() if args.run_equivalent else frozenset(equivalent()), args.slips)
         Path(args.out).write_text(json.dumps({
             "killed": killed, "run": run, "seconds": time.monotonic() - start, "ways": ways,
             "survivors": [s.__dict__ for s in survivors],
@@ -460,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {'equivalent' if listed else 'SURVIVED  '} {s.path}:{s.line} {s.operator}: {s.source}", flush=True)
             if not listed:
                 unexplained.append(s)
-        if args.sample is None:  # every mutant ran: an entry of this module nothing matched is out of date
+        if args.sample is None and not args.slips:  # every mutant ran: an entry of this module nothing matched is out of date
             seen = {s.key for s in survivors}
             for key in sorted(k for k in known if k.startswith(f"{MODULES[name][0]} | ") and k not in seen):
                 print(f"  stale entry of {EQUIVALENT.relative_to(ROOT)} (no surviving mutant matches it): {key}", flush=True)
@@ -471,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
             _judge_all(names, args.jobs, extra, report)
     else:
         _judge_all(names, args.jobs, extra, report)
-    if args.write_seconds and args.sample is None:
+    if args.write_seconds and args.sample is None and not args.slips:
         write_seconds(seconds)
     if len(names) > 1:
         below = sorted(n for n, score in scores.items() if score < 90.0)
