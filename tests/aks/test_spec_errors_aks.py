@@ -59,7 +59,7 @@ def test_names_and_access(stack_variant):
     err = _errors(stack_variant(lambda c: _pool(c).__setitem__("name", "a100-mig-pool"), MIG))
     assert "gpufleet:aks.nodePools[0].name = 'a100-mig-pool': String should match pattern" in err
     err = _errors(stack_variant(lambda c: _aks(c).pop("kubernetes"), MIG))
-    assert "AKS installs the driver but not the NVIDIA device plugin (003): give kubernetes.context" in err
+    assert "gpufleet:aks.kubernetes = null: AKS installs the driver but not the NVIDIA device plugin (003): give kubernetes.context" in err
 
 
 def test_one_cluster_and_access_through_it(stack_variant):
