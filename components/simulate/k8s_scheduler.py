@@ -5,13 +5,14 @@ Plain functions and frozen records, no I/O. The stack spec, the summary and the 
 kube-scheduler's default ones that a plan can decide, in its order (pkg/scheduler/apis/config/v1
 default plugins): TaintToleration (NoSchedule and NoExecute), NodeAffinity (nodeSelector and the
 required node affinity), NodeResourcesFit (requests against allocatable, and the pod count), and
-the messages are its own ("0/2 nodes are available: 2 node(s) had untolerated taint {...}.").
+the messages are its own ("0/2 nodes are available: 2 node(s) had untolerated taint(s).").
 
 Nodes are the groups' nodes at creation (desired size). DaemonSet pods land first, one per matching
 node, and take their requests from it; an extended resource that a device-plugin DaemonSet
 advertises exists only on the nodes that plugin runs on. Other pods are placed replica by replica,
 first fit, in the order given; a pod that fits no node that exists but fits a new node of a group
-that may grow (maxSize > desiredSize) is placeable after scale-up.
+that may grow (maxSize > desiredSize) is placeable after scale-up. Identical nodes and replicas are
+placed as counts (a node state times N, a template times R), never one object per node or replica.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from dataclasses import dataclass, field
 from gpufleet.components.simulate.k8s_filters import (
     affinity_matches,
     device_bound,
-    device_for,
     filter_reasons,
     fit_count,
     selected_keys,
@@ -37,30 +37,42 @@ from gpufleet.components.simulate.k8s_shapes import AFTER_SCALE_UP, DAEMON, PEND
 
 @dataclass
 class _Node:
+    """`count` identical nodes of one group in one state: a group's nodes are one _Node until pods
+    make them differ, so the cost grows with groups and templates, not with nodes and replicas."""
+
     shape: NodeShape
     free: dict[str, int]
     memory_used: int = 0
     devices: list[dict[str, int]] = field(default_factory=list)
+    count: int = 1
 
     def reasons(self, pod: PodTemplate) -> list[str]:
         return filter_reasons(pod, self.shape, self.free, self.devices)
+
+    def copy(self, count: int) -> "_Node":
+        return _Node(self.shape, dict(self.free), self.memory_used, [dict(d) for d in self.devices], count)
 
 
 def _node(shape: NodeShape, free: Mapping[str, int], devices=None) -> _Node:
     return _Node(shape, dict(free), devices=[dict(d) for d in (shape.devices if devices is None else devices)])
 
 
-def _take(node: _Node, pod: PodTemplate) -> None:
-    node.free["pods"] = node.free.get("pods", 0) - 1
+def _take(node: _Node, pod: PodTemplate, times: int = 1) -> None:
+    """`times` pods of the template onto each node of `node`, device-bound requests first fit device
+    by device (as `times` pods placed one after another)."""
+    node.free["pods"] = node.free.get("pods", 0) - times
     for resource, amount in pod.requests.items():
-        node.free[resource] = node.free.get(resource, 0) - amount
-    node.memory_used += pod.requests.get("memory", 0)
+        node.free[resource] = node.free.get(resource, 0) - amount * times
+    node.memory_used += pod.requests.get("memory", 0) * times
     bound = device_bound(pod, node.shape)
-    if bound:
-        i = device_for(pod, node.shape, node.devices)
-        if i is not None:
-            for k, v in bound.items():
-                node.devices[i][k] -= v
+    left = times if bound else 0
+    for device in node.devices:
+        if not left:
+            break
+        n = min(left, *(device.get(k, 0) // v for k, v in bound.items()))
+        for k, v in bound.items():
+            device[k] -= v * n
+        left -= n
 
 
 def _advertisers(pods: Sequence[PodTemplate]) -> dict[str, list[PodTemplate]]:
@@ -108,7 +120,7 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate]) -> list[P
     """Place every pod template on the groups' nodes; one Placement per template, in input order."""
     daemons = [p for p in pods if p.replicas is None]
     advertisers = _advertisers(daemons)
-    nodes = [_fresh(s, daemons, advertisers) for s in shapes for _ in range(s.nodes)]
+    nodes = [_fresh(s, daemons, advertisers).copy(s.nodes) for s in shapes if s.nodes > 0]
     empty = {s.group: _fresh(s, daemons, advertisers) for s in shapes}
     grown = Counter()
     results = []
@@ -121,7 +133,7 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate]) -> list[P
         if pod.replicas is None:
             for node in nodes:
                 if _landing(pod, node):
-                    result.placed[node.shape.group] = result.placed.get(node.shape.group, 0) + 1
+                    result.placed[node.shape.group] = result.placed.get(node.shape.group, 0) + node.count
         else:
             _place_replicas(pod, result, nodes, shapes, empty, grown)
         result.notes += _tight(pod, result, nodes)
@@ -157,38 +169,67 @@ def unserved_message(result: Placement, shape: NodeShape, wanted: list[str]) -> 
     )
 
 
+def _per_node(pod: PodTemplate, node: _Node) -> int | None:
+    """Pods of the template one node in this state holds (it holds one: its reasons are none); None
+    when nothing known bounds it."""
+    fits = fit_count(pod, node.free, node.shape, node.devices)
+    return None if fits is None else max(fits, 1)
+
+
 def _place_replicas(pod, result: Placement, nodes: list[_Node], shapes, empty, grown: Counter) -> None:
-    for _ in range(pod.replicas):
-        node = next((n for n in nodes if not n.reasons(pod)), None)
-        if node is None:
-            node = _scale_up(pod, nodes, shapes, empty, grown)
-            if node is not None:
-                result.scaled_up[node.shape.group] = result.scaled_up.get(node.shape.group, 0) + 1
-                result.status = AFTER_SCALE_UP
-        if node is None:
-            if not result.pending:
-                reasons = Counter(r for n in nodes for r in n.reasons(pod))
-                result.message = unavailable_message(len(nodes), reasons)
-            result.pending += 1
+    """First fit, replica by replica, in counts: the first nodes that hold the pod fill up one after
+    another (a node in the same state holds as many), then a group that may grow adds nodes."""
+    remaining = pod.replicas
+    while remaining > 0:
+        i = next((i for i, n in enumerate(nodes) if not n.reasons(pod)), None)
+        if i is None:
+            if _scale_up(pod, nodes, shapes, empty, grown, remaining, result):
+                continue
+            reasons = Counter()
+            for n in nodes:
+                for r in n.reasons(pod):
+                    reasons[r] += n.count
+            result.message = unavailable_message(sum(n.count for n in nodes), reasons)
+            result.pending += remaining
             result.status = PENDING
-            continue
-        _take(node, pod)
-        result.placed[node.shape.group] = result.placed.get(node.shape.group, 0) + 1
+            return
+        node = nodes[i]
+        per = _per_node(pod, node)
+        placed = remaining if per is None else min(remaining, node.count * per)
+        per = placed if per is None else per
+        full, part = divmod(placed, per)
+        filled = []
+        if full:
+            filled.append(node.copy(full))
+            _take(filled[-1], pod, per)
+        if part:
+            filled.append(node.copy(1))
+            _take(filled[-1], pod, part)
+        node.count -= full + (1 if part else 0)
+        nodes[i : i + 1] = [*filled, *([node] if node.count else [])]
+        result.placed[node.shape.group] = result.placed.get(node.shape.group, 0) + placed
+        remaining -= placed
 
 
-def _scale_up(pod, nodes: list[_Node], shapes, empty, grown: Counter) -> _Node | None:
-    """A new node of the first group that may grow and would hold the pod."""
+def _scale_up(pod, nodes: list[_Node], shapes, empty, grown: Counter, wanted: int, result: Placement) -> bool:
+    """New nodes of the first group that may grow and would hold the pod: as many as `wanted`
+    replicas need, up to its maxSize; False when no group may."""
     for shape in shapes:
-        if shape.nodes + grown[shape.group] >= shape.max_nodes:
+        room = shape.max_nodes - shape.nodes - grown[shape.group]
+        probe = empty[shape.group]
+        if room <= 0 or probe.reasons(pod):
             continue
-        if empty[shape.group].reasons(pod):
-            continue
-        grown[shape.group] += 1
-        node = _node(shape, empty[shape.group].free, empty[shape.group].devices)
+        per = _per_node(pod, probe)
+        added = min(room, 1 if per is None else -(-wanted // per))
+        grown[shape.group] += added
+        node = _node(shape, probe.free, probe.devices)
         node.memory_used = shape.allocatable.get("memory", 0) - node.free.get("memory", 0)
+        node.count = added
         nodes.append(node)
-        return node
-    return None
+        result.scaled_up[shape.group] = result.scaled_up.get(shape.group, 0) + added
+        result.status = AFTER_SCALE_UP
+        return True
+    return False
 
 
 def _tight(pod: PodTemplate, result: Placement, nodes: list[_Node]) -> list[str]:

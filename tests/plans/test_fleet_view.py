@@ -40,7 +40,7 @@ def _facts_gpus(platform: str, instance_type: str) -> dict:
 EXPECTED = {
     "ecs-gpu": {
         "ml-gpu-inference": ("ecs", "g5.12xlarge", (1, 1, 4), "gpu al2023", "ON_DEMAND", [], _aws),
-        "ml-gpu-training": ("ecs", "p4d.24xlarge", (0, 0, 2), "gpu al2", "SPOT", [], _aws),
+        "ml-gpu-training": ("ecs", "p4d.24xlarge", (0, 0, 2), "gpu al2023", "SPOT", [], _aws),
     },
     "ecs-mps": {
         "ml-shared-gpu-shared": ("ecs", "g6e.12xlarge", (1, 1, 3), "gpu al2023", "ON_DEMAND", [], _aws),
@@ -49,7 +49,7 @@ EXPECTED = {
     },
     "ecs-neuron": {
         "ml-neuron-inference": ("ecs", "inf2.24xlarge", (1, 2, 4), "neuron al2023", "ON_DEMAND", [], _aws),
-        "ml-neuron-training": ("ecs", "trn1.32xlarge", (0, 0, 2), "neuron al2", "SPOT", [], _aws),
+        "ml-neuron-training": ("ecs", "trn1.32xlarge", (0, 0, 2), "neuron al2023", "SPOT", [], _aws),
     },
     "eks-p5-efa": {
         "p5": ("eks", "p5.48xlarge", (0, 2, 2), "AL2023_x86_64_NVIDIA", "CAPACITY_BLOCK", ["nvidia.com/gpu:NO_SCHEDULE"], _efa),

@@ -321,3 +321,74 @@ def test_the_nodes_a_pod_waits_for_read_in_words():
 
     assert new_nodes({"g5": 1, "p5": 2}) == "1 new node of g5, 2 new nodes of p5"
     assert new_nodes({}) == ""
+
+
+# --- counts: identical nodes and replicas are simulated as counts -----------------------------------
+
+
+def test_a_billion_nodes_and_two_billion_replicas_are_counted_not_walked():
+    import tracemalloc
+
+    tracemalloc.start()
+    [placed] = simulate([node("big", nodes=10**9, max_nodes=10**9, pods=4)], [pod(replicas=2**31, cpu="1")])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert placed.placed == {"big": 2**31} and placed.pending == 0 and placed.status == "scheduled"
+    assert peak < 5 * 2**20, peak  # a few node states, whatever the counts
+
+
+def test_replicas_past_every_node_are_pending_with_the_nodes_counted():
+    [placed] = simulate([node("a", nodes=10**6, pods=2), node("b", nodes=3, cpu=500)], [pod(replicas=5 * 10**6, cpu="1")])
+    assert placed.placed == {"a": 2 * 10**6} and placed.pending == 3 * 10**6
+    assert placed.message == "0/1000003 nodes are available: 1000000 Too many pods, 3 Insufficient cpu."
+
+
+def test_scale_up_adds_as_many_nodes_as_the_replicas_need_up_to_max_size():
+    [placed] = simulate([node("a", nodes=1, max_nodes=10**6, pods=3)], [pod(replicas=10, cpu="1")])
+    assert placed.placed == {"a": 10} and placed.scaled_up == {"a": 3} and placed.status == "after-scale-up"
+    [capped] = simulate([node("a", nodes=1, max_nodes=2, pods=3)], [pod(replicas=10, cpu="1")])
+    assert capped.placed == {"a": 6} and capped.scaled_up == {"a": 1} and capped.pending == 4
+
+
+def _one_by_one(shapes, template):
+    """The reference: replica by replica, first fit over every node, new nodes of the first group
+    that may grow (the scheduler's rule stated without counts)."""
+    from collections import Counter
+
+    nodes = [dict(s.allocatable, group=s.group) for s in shapes for _ in range(s.nodes)]
+    grown, placed, pending = Counter(), Counter(), 0
+    need = {k: v for k, v in template.requests.items()} | {"pods": 1}
+
+    def fits(n):
+        return all(n.get(k, 0) >= v for k, v in need.items())
+
+    for _ in range(template.replicas):
+        n = next((n for n in nodes if fits(n)), None)
+        if n is None:
+            shape = next((s for s in shapes if s.nodes + grown[s.group] < s.max_nodes and fits(dict(s.allocatable))), None)
+            if shape is not None:
+                grown[shape.group] += 1
+                n = dict(shape.allocatable, group=shape.group)
+                nodes.append(n)
+        if n is None:
+            pending += 1
+            continue
+        for k, v in need.items():
+            n[k] -= v
+        placed[n["group"]] += 1
+    return dict(placed), dict(grown), pending
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_counts_agree_with_placing_replica_by_replica(seed):
+    import random
+
+    rnd = random.Random(seed)
+    shapes = [
+        node(f"g{i}", nodes=rnd.randint(0, 4), max_nodes=None, pods=rnd.randint(1, 6), cpu=rnd.choice([1000, 2500, 4000]))
+        for i in range(rnd.randint(1, 3))
+    ]
+    shapes = [NodeShape(**{**s.__dict__, "max_nodes": s.nodes + rnd.randint(0, 3)}) for s in shapes]
+    template = pod(replicas=rnd.randint(1, 40), cpu=rnd.choice(["500m", "1", "2"]))
+    [result] = simulate(shapes, [template])
+    assert (result.placed, result.scaled_up, result.pending) == _one_by_one(shapes, template)
