@@ -15,13 +15,14 @@ MAX_ZONES = 8
 
 
 class NewVpcArgs(SpecModel):
-    MOVED = {"azCount": "azCount is gone: name the zones in order under `zones` (gpufleet never chooses them)"}
-
     """A VPC created for the fleet: private subnets for the instances, one NAT gateway for egress."""
+
+    MOVED = {"azCount": "azCount is gone: name the zones in order under `zones` (gpufleet never chooses them)"}
 
     cidr: str = Field("10.0.0.0/16", description="IPv4 CIDR of the VPC (a /16 to /24).")
     zones: list[str] | None = Field(
         None,
+        min_length=1,
         max_length=MAX_ZONES,
         description="Availability zones of the VPC, in order, a private and a public subnet each (required). "
         "gpufleet never chooses them, so no later change can move them; to grow, append a zone (new subnets, "

@@ -427,3 +427,10 @@ def test_a_resolved_capacity_provider_is_named_as_its_args():
 
     args = CapacityProviderArgs(name="g5", instance_type="g5.xlarge", min_size=0, desired_size=1, max_size=1)
     assert resolve(args).name == "g5"
+
+
+def test_a_created_vpc_with_no_zones_is_refused_at_the_field(stack_variant):
+    """Found by the fuzz of issue 38: a Managed Instances stack with `zones: []` reached the VPC
+    builder (exit 4); no check of its providers reads the zones first."""
+    err = _errors(stack_variant(lambda c: c["gpufleet:ecs"]["network"]["create"].__setitem__("zones", []), stack="ecs-managed-gpu"))
+    assert "gpufleet:ecs.network.create.zones = []: List should have at least 1 item after validation, not 0 [rule: too-short]" in err
