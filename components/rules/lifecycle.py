@@ -11,7 +11,7 @@ import os
 import re
 from datetime import date
 
-from gpufleet.components.catalog.facts import CuratedFacts, VersionCalendar
+from gpufleet.components.catalog.facts import AmiEnd, CuratedFacts, VersionCalendar
 
 TODAY = "GPUFLEET_TODAY"  # YYYY-MM-DD: the day to judge against, instead of the machine's
 
@@ -58,23 +58,19 @@ def eks_ami_type_problem(ami_type: object, version: object, facts: CuratedFacts)
 def eks_ami_type_advisory(ami_type: object, on: date, facts: CuratedFacts) -> str | None:
     ends = facts.lifecycle.eks_ami_types
     end = ends.types.get(ami_type) if isinstance(ami_type, str) else None
-    if end is None or on < date.fromisoformat(end.end_of_support):
-        return None
-    return (
-        f"{ami_type} reached its end of support on {end.end_of_support} (judged on {on}): EKS releases no more updates "
-        f"or fixes of it; use {end.instead} ({ends.source})"
-    )
+    return _ended(end, on, str(ami_type), "EKS releases no more updates or fixes of it", ends.source)
 
 
 def ecs_ami_advisory(accelerator: str, variant: str, on: date, facts: CuratedFacts) -> str | None:
     ends = facts.lifecycle.ecs_ami_variants
     end = ends.variants.get(f"{accelerator}/{variant}")
+    return _ended(end, on, f"the ECS {accelerator} AMI variant {variant}", "it ends with Amazon Linux 2", ends.source)
+
+
+def _ended(end: AmiEnd | None, on: date, what: str, meaning: str, source: str) -> str | None:
     if end is None or on < date.fromisoformat(end.end_of_support):
         return None
-    return (
-        f"the ECS {accelerator} AMI variant {variant} reached its end of support on {end.end_of_support} with Amazon Linux 2 "
-        f"(judged on {on}); use {end.instead} ({ends.source})"
-    )
+    return f"{what} reached its end of support on {end.end_of_support} (judged on {on}): {meaning}; use {end.instead} ({source})"
 
 
 def kubernetes_version_problem(calendar: VersionCalendar, cloud: str, version: object, on: date) -> str | None:

@@ -90,7 +90,7 @@ def test_an_al2_provider_gets_its_ami_its_yum_fix_and_the_end_of_support_advisor
     assert 'echo "ip_resolve=4" >> /etc/yum.conf' in base64.b64decode(training["userData"]).decode()
     [advisory] = [f for f in plan["policy"]["violations"] if f["policy"] == "lifecycle-end-of-support"]
     assert advisory["level"] == "advisory" and advisory["urn"].endswith("::ml-gpu-training")
-    assert "variant al2 reached its end of support on 2026-06-30 with Amazon Linux 2 (judged on 2026-11-26)" in advisory["message"]
+    assert "variant al2 reached its end of support on 2026-06-30 (judged on 2026-11-26): it ends with Amazon Linux 2" in advisory["message"]
 
 
 def test_auto_scaling_groups_are_ecs_managed_and_scale_in_protected(plan):
