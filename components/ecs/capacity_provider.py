@@ -8,6 +8,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet.components.ecs.args import CapacityProviderArgs
+from gpufleet.components.ecs.cluster_ref import EcsClusterRef
 from gpufleet.components.ecs.resolved import capacity_provider_name
 from gpufleet.components.ecs.resolved import ResolvedCapacityProvider, resolve
 from gpufleet.components.nodes.hardening import ebs, metadata_options
@@ -22,18 +23,22 @@ class GpuCapacityProvider(pulumi.ComponentResource):
         self,
         name: str,
         args: CapacityProviderArgs | ResolvedCapacityProvider,
+        cluster: EcsClusterRef,
         *,
-        cluster_name: str,
-        instance_profile_arn: pulumi.Input[str],
-        subnet_ids: pulumi.Input[list[str]],
-        security_group_id: pulumi.Input[str],
         provider_name: str | None = None,
         ami_id: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
-        """`provider_name` defaults to `<cluster_name>-<args.name>` (capacity provider names are
+        """`provider_name` defaults to `<cluster name>-<args.name>` (capacity provider names are
         unique per account and region); `ami_id` to the type's ECS GPU or Neuron AMI in
         `args.ami_variant`, read from SSM through the resource's provider."""
+        # The instances' user data names the cluster at preview, and they boot with the instance profile.
+        if not isinstance(cluster.name, str):
+            raise ValueError(f"EcsClusterRef.name = {cluster.name!r}: the instances' user data names the cluster; give its name as a string")
+        if cluster.instance_profile_arn is None:
+            raise ValueError("EcsClusterRef.instance_profile_arn: missing; Auto Scaling capacity runs with an instance profile (InstanceRole's profile.arn)")
+        cluster_name, instance_profile_arn = cluster.name, cluster.instance_profile_arn
+        subnet_ids, security_group_id = cluster.subnet_ids, cluster.security_group_id
         super().__init__("gpufleet:ecs:GpuCapacityProvider", name, None, opts)
         self.resolved = resolve(args)
         args = self.resolved.args

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet.components.ecs.args import EcsFleetArgs, WorkloadArgs
+from gpufleet.components.ecs.cluster_ref import EcsClusterRef
 from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
 from gpufleet.components.catalog import catalog
 from gpufleet.components.rules.managed_instances import MANAGED_INSTANCES
@@ -41,12 +42,9 @@ class GpuCluster(pulumi.ComponentResource):
             cp.name: GpuCapacityProvider(
                 f"{name}-{cp.name}",
                 cp,
-                cluster_name=args.cluster_name,
+                EcsClusterRef(args.cluster_name, self._subnet_ids[cp.name], self.security_group.id, self.instance_role.profile.arn),
                 provider_name=capacity_provider_name(args.cluster_name, cp.name),
                 ami_id=amis[resolve(cp).ami_parameter],
-                instance_profile_arn=self.instance_role.profile.arn,
-                subnet_ids=self._subnet_ids[cp.name],
-                security_group_id=self.security_group.id,
                 # Instances must find their cluster when they boot.
                 opts=self._child(self.cluster),
             )
@@ -56,11 +54,9 @@ class GpuCluster(pulumi.ComponentResource):
             self.capacity_providers[mp.name] = ManagedInstancesCapacityProvider(
                 f"{name}-{mp.name}",
                 mp,
-                cluster_name=self.cluster.name,
+                EcsClusterRef(self.cluster.name, self._subnet_ids[mp.name], self.security_group.id),
                 provider_name=capacity_provider_name(args.cluster_name, mp.name),
                 candidates=list(managed_candidates(mp, region)),
-                subnet_ids=self._subnet_ids[mp.name],
-                security_group_id=self.security_group.id,
                 opts=self._child(),
             )
         self.cluster_capacity_providers = self._cluster_capacity_providers()

@@ -10,6 +10,7 @@ import pulumi_aws as aws
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.rules.managed_instances import INFRASTRUCTURE_POLICY, INSTANCE_POLICY, INSTANCE_ROLE_PREFIX
 from gpufleet.components.ecs.args import ManagedInstanceProviderArgs, RangeArgs
+from gpufleet.components.ecs.cluster_ref import EcsClusterRef
 from gpufleet.components.nodes.roles import managed_policy, trusting
 
 
@@ -33,12 +34,10 @@ class ManagedInstancesCapacityProvider(pulumi.ComponentResource):
         self,
         name: str,
         args: ManagedInstanceProviderArgs,
+        cluster: EcsClusterRef,
         *,
-        cluster_name: pulumi.Input[str],
         provider_name: str,
         candidates: list[InstanceType],
-        subnet_ids: pulumi.Input[list[str]],
-        security_group_id: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
     ):
         """`candidates` are the types the requirements admit (checks.managed_candidates): unset vCPU and
@@ -59,13 +58,13 @@ class ManagedInstancesCapacityProvider(pulumi.ComponentResource):
         self.capacity_provider = aws.ecs.CapacityProvider(
             name,
             name=provider_name,
-            cluster=cluster_name,
+            cluster=cluster.name,
             managed_instances_provider={
                 "infrastructure_role_arn": self.infrastructure_role[0].arn,
                 "propagate_tags": "CAPACITY_PROVIDER",
                 "instance_launch_template": {
                     "ec2_instance_profile_arn": self.instance_profile.arn,
-                    "network_configuration": {"subnets": subnet_ids, "security_groups": [security_group_id]},
+                    "network_configuration": {"subnets": cluster.subnet_ids, "security_groups": [cluster.security_group_id]},
                     "storage_configuration": {"storage_size_gib": args.storage_gib},
                     "capacity_option_type": "SPOT" if args.purchase == "spot" else "ON_DEMAND",
                     "instance_requirements": self._requirements(candidates),

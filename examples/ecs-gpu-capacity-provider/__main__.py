@@ -7,7 +7,7 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from gpufleet.library import CapacityProviderArgs, GpuCapacityProvider, InstanceRole
+from gpufleet.library import CapacityProviderArgs, EcsClusterRef, GpuCapacityProvider, InstanceRole
 
 config = pulumi.Config()
 cluster_name = config.require("clusterName")
@@ -23,10 +23,12 @@ role = InstanceRole("gpu-instances", session_manager=False)
 gpus = GpuCapacityProvider(
     "g6",
     CapacityProviderArgs(name="g6", instance_type="g6.12xlarge", min_size=0, desired_size=1, max_size=4),
-    cluster_name=cluster_name,
-    instance_profile_arn=role.profile.arn,
-    subnet_ids=config.require_object("subnetIds"),
-    security_group_id=instances.id,
+    EcsClusterRef(
+        name=cluster_name,
+        subnet_ids=config.require_object("subnetIds"),
+        security_group_id=instances.id,
+        instance_profile_arn=role.profile.arn,
+    ),
 )
 # The cluster's whole provider list: the ones it has, and the new one.
 providers = aws.ecs.ClusterCapacityProviders(

@@ -37,6 +37,7 @@ from gpufleet.components.ecs.args import (
     WorkloadArgs,
 )
 from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
+from gpufleet.components.ecs.cluster_ref import EcsClusterRef
 from gpufleet.components.ecs.gpu_cluster import GpuCluster
 from gpufleet.components.ecs.instance_role import InstanceRole
 from gpufleet.components.ecs.managed_instances import ManagedInstancesCapacityProvider
@@ -59,6 +60,7 @@ from gpufleet.components.network.args import NetworkArgs, NewVpcArgs
 __all__ = [
     # ECS: GPU or Neuron capacity for a cluster, and the whole cluster.
     "GpuCapacityProvider",
+    "EcsClusterRef",
     "CapacityProviderArgs",
     "ResolvedCapacityProvider",
     "InstanceRole",

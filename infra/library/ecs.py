@@ -6,8 +6,9 @@ well)."""
 
 from gpufleet.components.ecs.args import CapacityProviderArgs, ContainerArgs, EcsFleetArgs, GpuShareArgs, ManagedInstanceProviderArgs, RangeArgs, ServiceArgs, WorkloadArgs
 from gpufleet.components.ecs.capacity_provider import GpuCapacityProvider
+from gpufleet.components.ecs.cluster_ref import EcsClusterRef
 from gpufleet.components.ecs.gpu_cluster import GpuCluster
 from gpufleet.components.ecs.instance_role import InstanceRole
 from gpufleet.components.ecs.managed_instances import ManagedInstancesCapacityProvider
 
-__all__ = ["CapacityProviderArgs", "ContainerArgs", "EcsFleetArgs", "GpuCapacityProvider", "GpuCluster", "GpuShareArgs", "InstanceRole", "ManagedInstanceProviderArgs", "ManagedInstancesCapacityProvider", "RangeArgs", "ServiceArgs", "WorkloadArgs"]
+__all__ = ["CapacityProviderArgs", "ContainerArgs", "EcsClusterRef", "EcsFleetArgs", "GpuCapacityProvider", "GpuCluster", "GpuShareArgs", "InstanceRole", "ManagedInstanceProviderArgs", "ManagedInstancesCapacityProvider", "RangeArgs", "ServiceArgs", "WorkloadArgs"]

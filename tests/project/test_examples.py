@@ -182,6 +182,24 @@ def test_a_node_group_of_your_own_uses_every_field_it_takes(tmp_path, old, new, 
     assert code == 2 and "Traceback" not in err and message in err, err
 
 
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("        instance_profile_arn=role.profile.arn,\n", "", "EcsClusterRef.instance_profile_arn: missing; Auto Scaling capacity runs with an instance profile"),
+        ("        name=cluster_name,\n", "        name=instances.id,\n", "EcsClusterRef.name = <pulumi.output.Output"),
+    ],
+    ids=["no-instance-profile", "name-not-a-string"],
+)
+def test_an_ecs_cluster_reference_without_what_its_capacity_needs_is_exit_2(tmp_path, old, new, message):
+    folder = _copy(tmp_path, "ecs-gpu-capacity-provider")
+    main = folder / "__main__.py"
+    text = main.read_text()
+    assert old in text
+    main.write_text(text.replace(old, new))
+    code, _, err = run_cli("preview", "--program", str(folder))
+    assert code == 2 and "Traceback" not in err and message in err, err
+
+
 def test_the_group_s_own_subnets_are_used():
     """Subnets in the group's args, none in the reference: the node group runs in them."""
     from gpufleet.components.eks.args import NodeGroupArgs
