@@ -46,7 +46,7 @@ def eks_fleet(node_groups: int, workloads: int) -> dict[str, str]:
     """A created cluster with `node_groups` EFA node groups (one zone and placement group each) and
     `workloads` one-GPU Deployments spread over them, with the device plugins (NVIDIA and EFA)."""
     eks = {
-        "cluster": {"name": "bench", "create": {"version": "1.33"}},
+        "cluster": {"name": "bench", "create": {"version": "1.35"}},
         "network": {"create": {"cidr": "10.60.0.0/16", "zones": ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d"]}},
         "nodeGroups": [
             {"name": f"ng{i}", "instanceType": EKS_EFA_TYPES[i % len(EKS_EFA_TYPES)], "minSize": 0, "desiredSize": 2, "maxSize": 2, "efa": {}}
