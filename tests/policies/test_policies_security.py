@@ -130,3 +130,29 @@ def test_unencrypted_instance_root_volume(judge):
     [message] = findings(judge([box]), "ec2-root-volume-encrypted")
     assert message.splitlines()[-1] == "rootBlockDevice.encrypted is not true: the root volume inherits the AMI snapshot's encryption"
     assert findings(judge([box], {"ec2-root-volume-encrypted": {"allowAccountDefaultEncryption": True}}), "ec2-root-volume-encrypted") == []
+
+
+def test_instances_and_every_interface_and_cidr_are_judged(judge):
+    """Slips the mutation tool's slips found unjudged (scripts/mutation_slips.py): an EC2 instance as
+    well as a launch template, the second interface as well as the first, an IPv4 ingress rule as
+    well as an IPv6 one, an open CIDR listed after a closed one."""
+    open_v4 = _group("open-v4")
+    rule = resource("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "ssh-v4", {"cidrIpv4": "0.0.0.0/0", "ipProtocol": "tcp", "fromPort": 22, "toPort": 22}, securityGroupId=[open_v4])
+    mixed = _group("mixed", [{"protocol": "tcp", "fromPort": 443, "toPort": 443, "cidrBlocks": ["10.0.0.0/8", "0.0.0.0/0"]}])
+    second_public = [{"deviceIndex": 0, "associatePublicIpAddress": "false"}, {"deviceIndex": 1, "associatePublicIpAddress": "true"}]
+    result = judge(
+        [
+            open_v4, rule, mixed,
+            resource("aws:ec2/instance:Instance", "v1-box", {"instanceType": "g5.xlarge", "metadataOptions": {"httpTokens": "optional"}}),
+            resource("aws:ec2/instance:Instance", "public-box", {"instanceType": "g5.xlarge", "associatePublicIpAddress": True, "metadataOptions": {"httpTokens": "required"}}),
+            launch_template("second-public", "g5.xlarge", networkInterfaces=second_public),
+            resource("aws:ec2/instance:Instance", "box-v4", {"instanceType": "g5.xlarge", "metadataOptions": {"httpTokens": "required"}}, vpcSecurityGroupIds=[open_v4]),
+            resource("aws:ec2/launchTemplate:LaunchTemplate", "mixed-lt", launch_template("mixed-lt", "g5.xlarge")["inputs"], networkInterfaces=[mixed]),
+        ]
+    )
+    assert "httpTokens is optional" in findings(result, "ec2-imdsv2-required", "v1-box")[0]
+    assert "g5.xlarge instances get a public IP" in findings(result, "gpu-instance-no-public-ip", "public-box")[0]
+    assert findings(result, "gpu-instance-no-public-ip", "second-public")
+    messages = " ".join(findings(result, "gpu-node-no-open-ingress"))
+    assert "'box-v4' (g5.xlarge) uses security group 'open-v4'" in messages and "rule 'ssh-v4' from 0.0.0.0/0" in messages
+    assert "'mixed-lt' (g5.xlarge) uses security group 'mixed'" in messages and "from 10.0.0.0/8, 0.0.0.0/0" in messages

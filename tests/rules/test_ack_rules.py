@@ -64,3 +64,9 @@ def test_a_pool_of_types_without_sourced_gpus_shows_none_in_the_fleet_view():
     pool = {"urn": urn, "type": tokens.ACK_NODE_POOL, "name": "cpu", "inputs": {"instanceTypes": [unsourced], "desiredSize": 2}}
     group = accelerated_groups([pool])[urn].as_dict()
     assert (group["perInstance"]["gpus"], group["total"]["gpus"]) == (0, 0)
+
+
+def test_a_pool_of_mixed_types_guarantees_the_fewest_gpus():
+    assert ack_rules.pool_gpus(["ecs.gn6i-c24g1.24xlarge", "ecs.gn6i-c24g1.12xlarge"], ACK) == 2
+    assert ack_rules.pool_gpus(["ecs.gn6v-c8g1.16xlarge", "unsourced.type"], ACK) == 8
+    assert ack_rules.pool_gpus(["unsourced.type"], ACK) == 0

@@ -399,3 +399,15 @@ def _issues(asks: list[dict], instance_type: str) -> list[tuple]:
 )
 def test_a_sharing_error_points_at_the_ask_to_edit(asks, instance_type, expected):
     assert _issues(asks, instance_type) == expected
+
+
+def test_mps_is_refused_on_external_when_any_container_shares():
+    from gpufleet.components.rules.ecs_gpu_sharing import GpuRequest, compatibility_problem
+
+    share = GpuRequest(0, "a", None, {"nvidiaMps": {"memory": 1000}})
+    whole = GpuRequest(1, "b", "1", None)
+    facts = CAT.facts.ecs
+    refused = facts.gpu_sharing.mps_unsupported_compatibilities[0]
+    assert compatibility_problem([refused], [whole, share], facts) is not None
+    assert compatibility_problem([refused], [whole], facts) is None
+    assert compatibility_problem(["EC2"], [share], facts) is None

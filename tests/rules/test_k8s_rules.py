@@ -107,3 +107,26 @@ def test_requests_equal_limits_reads_the_wires_doubles():
 def test_one_driver_per_node(image_driver, operator, words):
     reason = k8s_rules.one_driver_problem(image_driver, "setting", operator)
     assert (reason is None) if words is None else (words in reason)
+
+
+@pytest.mark.parametrize(
+    "expression, refused",
+    [
+        ({"key": "k", "operator": "In", "values": ["v"]}, False),
+        ({"key": "k", "operator": "NotIn", "values": ["v"]}, False),
+        ({"key": "k", "operator": "Exists"}, False),
+        ({"key": "k", "operator": "DoesNotExist"}, False),
+        ({"key": "k", "operator": "Gt", "values": ["3"]}, False),
+        ({"key": "k", "operator": "Lt", "values": ["-3"]}, False),
+        ({"key": "k", "operator": "In", "values": []}, True),
+        ({"key": "k", "operator": "NotIn", "values": ["bad value!"]}, True),
+        ({"key": "k", "operator": "DoesNotExist", "values": ["v"]}, True),
+        ({"key": "k", "operator": "Gt", "values": ["3", "4"]}, True),
+        ({"key": "k", "operator": "Lt", "values": [str(2**63)]}, True),
+        ({"key": "k", "operator": "Near", "values": ["v"]}, True),
+        ({"key": "-k", "operator": "Exists"}, True),
+        ({"key": "k", "operator": "In", "values": "v"}, True),
+    ],
+)
+def test_a_node_selector_requirement_parses_as_labels_new_requirement_parses_it(expression, refused):
+    assert (k8s_rules.requirement_problem(expression, FACTS.kubernetes) is not None) is refused

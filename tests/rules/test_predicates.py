@@ -85,3 +85,13 @@ def test_counts_read_in_the_singular_for_one():
 
     assert [counted(n, "GPU") for n in (0, 1, 2, 1.0, 8.0)] == ["0 GPUs", "1 GPU", "2 GPUs", "1 GPU", "8 GPUs"]
     assert counted(1, "Neuron chip") == "1 Neuron chip" and counted(16, "Neuron chip") == "16 Neuron chips"
+
+
+def test_gpus_fit_when_one_admitted_type_holds_them():
+    """ECS places the task where its GPUs fit: one admitted type that holds them is enough (an
+    `all` written as `any` here once passed the whole suite)."""
+    small, large = CAT.get("g5.xlarge"), CAT.get("g5.12xlarge")
+    assert gpu_rules.gpus_fit_any([small, large], 4) is None
+    assert gpu_rules.gpus_fit_any([large, small], 4) is None
+    assert gpu_rules.gpus_fit_any([small], 4) is not None
+    assert gpu_rules.gpus_fit_any([], 1) == "no instance type is admitted"

@@ -37,6 +37,13 @@ def test_what_the_components_write_the_pack_reads(instance_type):
         ("attribute:ecs.os-type == linux", None),
         ("attribute:ecs.instance-type == g5.xlarge or attribute:ecs.os-type == linux", None),
         ("not attribute:ecs.instance-type == g5.xlarge", None),
+        # Every spelling ECS's cluster query language gives an operator (the slips found some unread).
+        ("attribute:ecs.instance-type equals g5.xlarge", {"g5.xlarge"}),
+        ("attribute:ecs.instance-type matches p4d\\..*", {"p4d.24xlarge"}),
+        ("! attribute:ecs.instance-type == g5.xlarge", None),
+        ("attribute:ecs.instance-type not_in [g5.xlarge]", None),
+        ("attribute:ecs.instance-type exists and attribute:ecs.instance-type == g5.xlarge", {"g5.xlarge"}),
+        ("attribute:ecs.instance-type !exists or attribute:ecs.instance-type == g5.xlarge", None),
     ],
 )
 def test_admitted_instance_types(expression, expected):
