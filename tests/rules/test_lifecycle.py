@@ -105,6 +105,8 @@ def test_the_pack_judges_any_programs_versions_and_ami_families(judge):
             resource("aws:eks/cluster:Cluster", "ancient", {"name": "ancient", "version": "1.28"}),
             resource("gcp:container/nodePool:NodePool", "pool", {"version": "1.31.2-gke.100"}),
             resource("azure:containerservice/kubernetesCluster:KubernetesCluster", "aks", {"kubernetesVersion": "1.33"}),
+            resource("gcp:container/cluster:Cluster", "gke", {"minMasterVersion": "1.32.4-gke.100"}),
+            resource("azure:containerservice/kubernetesClusterNodePool:KubernetesClusterNodePool", "aks-pool", {"orchestratorVersion": "1.31"}),
         ]
     )
     [ami] = findings(result, "eks-ami-type-available")
@@ -114,6 +116,8 @@ def test_the_pack_judges_any_programs_versions_and_ami_families(judge):
     assert any("AL2_x86_64_GPU reached its end of support on 2025-11-26" in m for m in findings(result, "lifecycle-end-of-support", "al2-own"))
     assert "GKE's standard support for Kubernetes 1.31 ended on 2026-01-16" in findings(result, "lifecycle-end-of-support", "pool")[0]
     assert "AKS's standard support for Kubernetes 1.33 ended on 2026-07-31" in findings(result, "lifecycle-end-of-support", "aks")[0]
+    assert "GKE's standard support for Kubernetes 1.32 ended on 2026-04-11" in findings(result, "lifecycle-end-of-support", "gke")[0]
+    assert "AKS's standard support for Kubernetes 1.31 ended on 2025-11-01" in findings(result, "lifecycle-end-of-support", "aks-pool")[0]
     levels = {f.policy: f.level for f in result.findings}
     assert levels["eks-ami-type-available"] == levels["kubernetes-version-supported"] == "mandatory"
     assert levels["lifecycle-end-of-support"] == "advisory"

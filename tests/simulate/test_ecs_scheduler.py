@@ -272,3 +272,11 @@ def test_only_fraction_tasks_take_slices():
     over = [_service("whole", 1, gpus=0), _service("slice", 3, gpus=0, gpu_fraction=0.125)]
     [(_, why)] = es.shared_capacity(over, {"gpu": g6f})
     assert why == "the services on gpu reserve 3 fractional GPU slices in all (slice 3 x 1); 1 instance registers 2"
+
+
+@pytest.mark.parametrize("resource, shape_of", [("CPU units", dict(cpu=30000, gpus=0)), ("MiB of memory", dict(memory=100000, cpu=1024, gpus=0))])
+def test_services_sharing_a_provider_are_judged_on_cpu_and_memory_too(resource, shape_of):
+    shape = instance(max_instances=1, desired=1)
+    a, b = (es.place_task(task(family=f, **shape_of), shape, 1) for f in "ab")
+    [(where, why)] = es.shared_capacity([a, b], {"gpu": shape})
+    assert where is b and f" {resource} in all" in why

@@ -207,3 +207,19 @@ def test_a_request_of_one_device_unit_is_device_bound():
 
 def test_a_request_of_zero_is_never_short_even_on_an_overcommitted_node():
     assert kf.insufficient(pod(requests={"cpu": 0}), {"pods": 1, "cpu": -1}, node()) == []
+
+
+def test_a_term_with_one_requirement_that_does_not_parse_matches_no_node_though_the_rest_match():
+    term = {"matchExpressions": [{"key": "n", "operator": "In", "values": ["4"]}, {"key": "x", "operator": "NotIn", "values": ["-bad-"]}]}
+    assert not kf.affinity_matches(pod(affinity_terms=(term,)), {"n": "4"})
+
+
+def test_device_bound_requests_fit_one_device_that_holds_all_of_them():
+    """Two device-bound resources: a device must hold both (device_for), and a device holds as many
+    pods as its scarcer resource allows (fit_count)."""
+    devices = ({"a": 4, "b": 1}, {"a": 1, "b": 4})
+    shape = node(allocatable={"cpu": 4000, "pods": 10, "a": 5, "b": 5}, devices=devices)
+    both = pod(requests={"a": 1, "b": 1})
+    assert kf.fit_count(both, shape.allocatable, shape, devices) == 2
+    assert kf.device_for(pod(requests={"a": 2, "b": 1}), shape, devices) == 0
+    assert kf.device_for(pod(requests={"a": 1, "b": 2}), shape, devices) == 1

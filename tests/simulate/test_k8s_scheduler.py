@@ -392,3 +392,18 @@ def test_counts_agree_with_placing_replica_by_replica(seed):
     template = pod(replicas=rnd.randint(1, 40), cpu=rnd.choice(["500m", "1", "2"]))
     [result] = simulate(shapes, [template])
     assert (result.placed, result.scaled_up, result.pending) == _one_by_one(shapes, template)
+
+
+def test_one_of_two_plugins_that_advertise_a_resource_is_enough():
+    standalone = PodTemplate(owner="DaemonSet plugin", replicas=None, node_selector={"gpu": "yes"}, advertises=("nvidia.com/gpu",))
+    operator = PodTemplate(owner="DaemonSet operator-plugin", replicas=None, node_selector={"operator": "yes"}, advertises=("nvidia.com/gpu",))
+    shape = node("labelled", 1, labels={"gpu": "yes"}, **{"nvidia.com/gpu": 4})
+    _, _, app = simulate([shape], [standalone, operator, pod(1, **{"nvidia.com/gpu": 4})])
+    assert app.placed == {"labelled": 1}
+
+
+def test_a_plugin_resource_of_any_group_is_taken_on_trust_and_noted():
+    cpu = node("cpu", 1)
+    gpu = NodeShape("gpu", "t", {}, (), {"cpu": 1000, "memory": GIB, "pods": 10, "nvidia.com/gpu": 1}, 1, 1, 1, plugin_resources=frozenset({"nvidia.com/gpu"}))
+    [placed] = simulate([cpu, gpu], [pod(**{"nvidia.com/gpu": 1})])
+    assert placed.placed == {"gpu": 1} and any("no device plugin in the plan advertises it" in n for n in placed.notes)

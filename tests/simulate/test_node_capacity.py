@@ -158,7 +158,7 @@ def test_neuron_devices_and_cores_on_the_neuron_ami():
     eks = FACTS.eks
     assert shape.allocatable[eks.accelerator_resources.neuron] == inf2.neuron.count
     assert shape.allocatable[eks.neuron_core_resource] == inf2.neuron.count * inf2.neuron.cores_per_device != inf2.neuron.count
-    assert {eks.accelerator_resources.neuron, eks.neuron_core_resource} <= shape.plugin_resources
+    assert shape.plugin_resources == {eks.accelerator_resources.neuron, eks.neuron_core_resource}  # never cpu, memory, pods or hugepages
     assert eks.neuron_core_resource not in _eks_shape("inf2.8xlarge", "AL2023_x86_64_STANDARD").allocatable
 
 
@@ -203,6 +203,7 @@ def test_an_ack_pools_devices_per_gpu_and_its_sizes():
     memory_only = _ack_shape([four], {ack.schedule_label: "cgpu"})
     assert memory_only.allocatable == {ack.memory_resource: gib * gpus} and len(memory_only.devices) == gpus
     assert (memory_only.min_nodes, memory_only.nodes, memory_only.max_nodes) == (1, 2, 3)
+    assert memory_only.unknown_resources == {"cpu", "memory", "pods"}
     both = _ack_shape([four], {ack.schedule_label: "core_mem"})
     assert both.allocatable == {ack.memory_resource: gib * gpus, ack.compute_resource: ack.compute_percentage.maximum * gpus}
     assert both.devices[0] == {ack.memory_resource: gib, ack.compute_resource: ack.compute_percentage.maximum}
@@ -227,6 +228,8 @@ def test_a_gke_pools_labels_resources_and_sizes():
     taint = gke.gpu_taint
     assert shared.taints == ({"key": taint.key, "value": taint.value, "effect": taint.effect},)
     # A strategy GKE adds later (read from a plan) is labelled as the API spells it.
+    assert shared.unknown_resources == mig.unknown_resources == {"cpu", "memory", "pods"}
+    assert shared.assumptions and "GKE taints GPU nodes" in shared.assumptions[0]
     later = node_capacity.gke_node_shape("l4", l4, None, ("NEW_STRATEGY", 2), {}, [], (0, 1, 2), "nvidia.com/gpu", gke)
     assert "NEW_STRATEGY" not in gke.sharing_strategies and later.labels[names.sharing_strategy] == "NEW_STRATEGY"
 
@@ -240,6 +243,7 @@ def test_an_aks_pools_label_resources_and_sizes():
     assert shape.labels == {"team": "ml", aks.pool_label: "gpu"}
     assert shape.allocatable == {"nvidia.com/gpu": aks_rules.gpu_resources_per_node(node, None, aks)}
     assert (shape.min_nodes, shape.nodes, shape.max_nodes) == (1, 2, 3)
+    assert shape.unknown_resources == {"cpu", "memory", "pods"}  # a VM size's CPU, memory and pod count: not in the catalog
 
 
 def test_a_pool_of_an_uncatalogued_machine_size_is_judged_by_labels_and_taints_only():
