@@ -185,3 +185,16 @@ def test_a_device_plugin_release_is_not_the_gpu_operator(judge):
     plugin = resource("kubernetes:helm.sh/v3:Release", "nvdp", {"chart": catalog.load().facts.charts.nvidia_device_plugin.chart, "values": {}})
     custom = resource(NG, "custom", {"instanceTypes": ["g5.xlarge"], "amiType": "CUSTOM"})
     assert findings(judge([plugin, custom]), "eks-gpu-driver") == []
+
+
+def test_efa_security_group_rules_beside_others_spelt_all_or_in_a_second_group(judge):
+    """One self rule among others is enough, protocol "all" is -1's other spelling, and one group of
+    several that allows all self traffic is enough."""
+    https = {"protocol": "tcp", "fromPort": 443, "toPort": 443, "cidrBlocks": ["10.0.0.0/8"]}
+    spelt = {"protocol": "all", "fromPort": 0, "toPort": 0, "self": True}
+    mixed = _group("mixed", ingress=(https, SELF_ALL), egress=(SELF_ALL, https))
+    worded = _group("worded", ingress=(spelt,), egress=(spelt,))
+    plain = _group("plain", ingress=(https,), egress=(https,))
+    two = resource(LT, "two", _template("two", "trn1.32xlarge", plain)["inputs"], networkInterfaces=[plain, worded])
+    result = judge([mixed, worded, plain, _template("mixed-lt", "trn1.32xlarge", mixed), _template("worded-lt", "trn1.32xlarge", worded), two])
+    assert findings(result, "eks-efa-security-group") == []

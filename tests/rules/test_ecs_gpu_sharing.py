@@ -411,3 +411,20 @@ def test_mps_is_refused_on_external_when_any_container_shares():
     assert compatibility_problem([refused], [whole, share], facts) is not None
     assert compatibility_problem([refused], [whole], facts) is None
     assert compatibility_problem(["EC2"], [share], facts) is None
+
+
+def test_one_admitted_type_that_holds_the_share_or_the_fraction_is_enough(judge):
+    """ECS places the task where it fits: of the types memberOf admits, one is enough (an `all`
+    written as `any` passed before these cases)."""
+    share = _requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": 30000}}})
+    quarter = _requirements({"type": "GPU", "value": "0.25"})
+    result = judge(
+        [
+            task_definition("share-fits-one", [share], "attribute:ecs.instance-type in [g5.xlarge, g6e.xlarge]"),
+            task_definition("share-fits-none", [share], "attribute:ecs.instance-type in [g5.xlarge]"),
+            task_definition("quarter-fits-one", [quarter], "attribute:ecs.instance-type in [g6f.large, g6f.2xlarge]"),
+            task_definition("quarter-fits-none", [quarter], "attribute:ecs.instance-type in [g6f.large]"),
+        ]
+    )
+    assert findings(result, "ecs-mps-memory-fits", "share-fits-one") == [] and findings(result, "ecs-mps-memory-fits", "share-fits-none")
+    assert findings(result, "ecs-gpu-fractional", "quarter-fits-one") == [] and findings(result, "ecs-gpu-fractional", "quarter-fits-none")
