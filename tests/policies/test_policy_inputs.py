@@ -94,6 +94,7 @@ def test_user_data_is_decoded_when_base64_and_kept_as_given_otherwise():
     assert inputs.user_data_text(base64.b64encode(script.encode()).decode()) == script
     assert inputs.user_data_text(script) == script  # not base64 (validate=True refuses its characters)
     assert inputs.user_data_text("YWJj\n") == "YWJj\n"  # a newline is not base64 either when validating
+    assert inputs.user_data_text("échelle") == "échelle"  # not ASCII: b64decode raises ValueError, not binascii.Error
     assert inputs.user_data_text(base64.b64encode(b"\xff\xfeok").decode()) == "\ufffd\ufffdok"  # bytes that are not UTF-8
     assert inputs.user_data_text(None) == "" and inputs.user_data_text(7) == ""
 
