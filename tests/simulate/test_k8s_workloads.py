@@ -27,6 +27,8 @@ def test_only_kubernetes_tokens_have_a_kind():
         ("kubernetes:apps/v1:Deployment", {"replicas": 3.0, "template": {"spec": SPEC}}, [("spec.template.spec", 3, SPEC)]),
         ("kubernetes:apps/v1:Deployment", {"template": {"spec": SPEC}}, [("spec.template.spec", 1, SPEC)]),
         ("kubernetes:apps/v1:StatefulSet", {"replicas": 0, "template": {"spec": SPEC}}, [("spec.template.spec", 0, SPEC)]),
+        ("kubernetes:apps/v1:ReplicaSet", {"replicas": 2, "template": {"spec": SPEC}}, [("spec.template.spec", 2, SPEC)]),
+        ("kubernetes:core/v1:ReplicationController", {"replicas": 2, "template": {"spec": SPEC}}, [("spec.template.spec", 2, SPEC)]),
         ("kubernetes:apps/v1:Deployment", {"replicas": 2.5, "template": {"spec": SPEC}}, [("spec.template.spec", 1, SPEC)]),
         ("kubernetes:apps/v1:Deployment", {"replicas": True, "template": {"spec": SPEC}}, [("spec.template.spec", 1, SPEC)]),
         ("kubernetes:apps/v1:Deployment", {"replicas": "3", "template": {"spec": SPEC}}, [("spec.template.spec", 1, SPEC)]),
@@ -114,11 +116,13 @@ def test_eks_add_ons_and_their_configuration_values():
     assert pods[f"Deployment {coredns.namespace}/coredns"].replicas == coredns.replicas
     daemon = next(name for name, a in addons.items() if a.kind == "DaemonSet")
     assert pods[f"DaemonSet {addons[daemon].namespace}/{daemon}"].replicas is None
-    given = {"coredns": {"replicaCount": 5, "nodeSelector": {"role": "system"}, "tolerations": [], "resources": {"requests": {"cpu": "250m"}}},
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "role", "operator": "Exists"}]}]}}}
+    given = {"coredns": {"replicaCount": 5, "nodeSelector": {"role": "system"}, "tolerations": [], "affinity": affinity, "resources": {"requests": {"cpu": "250m"}}},
              daemon: {"replicaCount": 7}}
     configured = {p.owner: p for p in kw.addon_pods(addons, given, urn="urn:a")}
     dns = configured[f"Deployment {coredns.namespace}/coredns"]
     assert (dns.replicas, dns.node_selector, dns.tolerations, dns.requests["cpu"], dns.urn) == (5, {"role": "system"}, (), 250, "urn:a")
+    assert dns.affinity_terms == tuple(affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"])
     assert dns.source.startswith("EKS add-on coredns: ")
     assert configured[f"DaemonSet {addons[daemon].namespace}/{daemon}"].replicas is None  # a DaemonSet has no replica count
     unchanged = {p.owner: p for p in kw.addon_pods(addons, {"coredns": {"replicaCount": "many"}})}
@@ -180,3 +184,9 @@ def test_a_device_plugin_release_is_named_by_its_chart():
     [plugin] = kw.device_plugin_pods("neuronHelmChart", neuron, None, "neuron", None, ("aws.amazon.com/neuron",))
     assert plugin.owner == f"DaemonSet {neuron.namespace}/neuron ({neuron.chart.rsplit('/', 1)[-1]} {neuron.version})"
     assert "/" in neuron.chart and "/" not in plugin.owner.split("(")[1]  # an OCI address is named by its last part
+
+
+def test_the_resources_each_plugin_advertises():
+    eks, charts = FACTS.eks, FACTS.charts
+    assert kw.advertised(charts.efa_device_plugin, None, eks) == (eks.efa_resource,)
+    assert kw.advertised(charts.neuron_helm_chart, None, eks) == (eks.accelerator_resources.neuron, eks.neuron_core_resource)
