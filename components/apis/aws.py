@@ -33,6 +33,7 @@ ALIASES = {
 SHAPE_ALIASES = {
     ("LaunchTemplateSpecification", "id"): "LaunchTemplateId",
     ("LaunchTemplateSpecification", "name"): "LaunchTemplateName",
+    ("RequestLaunchTemplateData", "vpcSecurityGroupIds"): "SecurityGroupIds",
 }
 
 

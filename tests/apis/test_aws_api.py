@@ -186,3 +186,19 @@ def test_the_models_of_a_process_come_from_one_loader(monkeypatch):
     finally:
         for cached in (module._loader, module._model):
             cached.cache_clear()
+
+
+def test_every_provider_only_input_and_every_renamed_member_is_read():
+    """Slips the new mutation operators found unjudged: each of them dropped, a request changes."""
+    template = _request(tokens.LAUNCH_TEMPLATE, {
+        "instanceType": "g5.xlarge", "skipDestroy": True, "trackLatest": True, "region": "us-east-1", "updateDefaultVersion": True,
+        "tagsAll": {"a": "b"}, "vpcSecurityGroupIds": [UNKNOWN],
+    })
+    assert template.problems == []
+    assert template.params["LaunchTemplateData"]["SecurityGroupIds"] == ["sg-0123456789abcdef0"]
+    asg = _request(tokens.ASG, {"name": "g", "minSize": 0, "maxSize": 1, "launchTemplate": {"name": "gpu-lt", "version": "$Latest"}})
+    assert asg.problems == [] and asg.params["LaunchTemplate"] == {"LaunchTemplateName": "gpu-lt", "Version": "$Latest"}
+    role = _request(tokens.IAM_ROLE, {"name": "r", "assumeRolePolicy": "{}", "inlinePolicies": [{"name": "p", "policy": "{}"}]})
+    assert role.problems == [] and role.params == {"AssumeRolePolicyDocument": "{}", "RoleName": "r"}
+    group = _request(tokens.SECURITY_GROUP, {"name": "g", "vpcId": "v", "egress": [], "revokeRulesOnDelete": True})
+    assert group.problems == [] and group.params == {"VpcId": "v", "GroupName": "g", "Description": "Managed by Pulumi"}
