@@ -43,7 +43,7 @@ def test_what_the_components_write_the_pack_reads(instance_type):
         ("! attribute:ecs.instance-type == g5.xlarge", None),
         ("attribute:ecs.instance-type not_in [g5.xlarge]", None),
         ("attribute:ecs.instance-type exists and attribute:ecs.instance-type == g5.xlarge", {"g5.xlarge"}),
-        ("attribute:ecs.instance-type !exists or attribute:ecs.instance-type == g5.xlarge", None),
+        ("attribute:ecs.instance-type !exists and attribute:ecs.instance-type == g5.xlarge", {"g5.xlarge"}),
     ],
 )
 def test_admitted_instance_types(expression, expected):
