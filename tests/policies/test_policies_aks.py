@@ -139,3 +139,17 @@ def test_time_slicing_is_read_from_config_text_only(judge):
     assert findings(judge([pool, numbers]), "aks-time-sharing") == []
     other_chart = resource(tokens.HELM_RELEASE, "other", {"chart": "something-else", "values": {}})
     assert findings(judge([pool, other_chart]), "aks-time-sharing") == []
+
+
+def test_nd_sizes_are_gpu_pools_and_no_execute_taints_keep_pods_off(judge):
+    """Slips found unjudged: an ND size is a GPU pool by its name alone, and a NoExecute taint
+    keeps other pods off as a NoSchedule one does."""
+    result = judge(
+        [
+            _pool("nd-unknown", "Standard_ND_unlisted_v9"),
+            _pool("nc-unknown", "Standard_NC_unlisted_v9"),
+            _pool("no-execute", "Standard_NC24ads_A100_v4", nodeTaints=["sku=gpu:NoExecute"]),
+        ]
+    )
+    assert findings(result, "aks-vm-size", "nd-unknown") and findings(result, "aks-vm-size", "nc-unknown")
+    assert findings(result, "aks-gpu-pool-tainted", "no-execute") == []

@@ -170,3 +170,10 @@ def test_every_pod_template_of_a_workload_is_judged(judge):
     job = resource("kubernetes:kubeflow.org/v2beta1:MPIJob", "mpi", {"spec": {"mpiReplicaSpecs": roles}})
     [message] = findings(judge([_pool("shared", "g2-standard-8", shared), job]), "gke-shared-gpu-request")
     assert "spec.mpiReplicaSpecs.Worker.template.spec: container 'w' asks for 2 nvidia.com/gpu" in message
+
+
+def test_a_gpu_count_on_the_wire_is_a_double(judge):
+    """The engine sends every number as a double: 2.0 GPUs are judged as 2."""
+    result = judge([_pool("a2", "a2-highgpu-2g", _gpu("nvidia-tesla-a100", 2.0)), _pool("a2-wrong", "a2-highgpu-2g", _gpu("nvidia-tesla-a100", 4.0))])
+    assert findings(result, "gke-accelerator", "a2") == []
+    assert findings(result, "gke-accelerator", "a2-wrong")

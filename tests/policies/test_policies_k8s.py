@@ -197,3 +197,19 @@ def test_mig_is_judged_only_when_asked_and_only_on_gpu_groups(judge):
     second = resource(RELEASE, "second", {"chart": "nvidia-device-plugin", "version": "0.20.0", "values": {"migStrategy": "single"}})
     result = judge([*_group("l40s", "g6e.xlarge", [GPU_TAINT]), plugin(None), operator, second])
     assert findings(result, "eks-mig-supported", "operator") == [] and len(findings(result, "eks-mig-supported", "second")) == 1
+
+
+def test_a_gke_pods_toleration_is_held_to_the_pools_own_taints_and_gkes(judge):
+    """GKE adds its GPU taint beside a pool's own: a pod must tolerate both (slips found either
+    one unjudged)."""
+    from gpufleet.components.catalog import catalog
+
+    gke_taint = catalog.load().facts.gke.gpu_taint
+    own = {"key": "team", "value": "ml", "effect": "NO_SCHEDULE"}
+    pool = resource(GKE_POOL, "gpu", {"nodeConfig": {"machineType": "g2-standard-8", "taints": [own]}})
+    tolerate_gke = {"key": gke_taint.key, "operator": "Exists"}
+    tolerate_own = {"key": "team", "operator": "Exists"}
+    gpu = {"limits": {"nvidia.com/gpu": 1}}
+    result = judge([pool, _pod("gke-only", gpu, [tolerate_gke]), _pod("own-only", gpu, [tolerate_own]), _pod("both", gpu, [tolerate_gke, tolerate_own])])
+    assert findings(result, "k8s-gpu-pod-tolerates-taint", "gke-only") and findings(result, "k8s-gpu-pod-tolerates-taint", "own-only")
+    assert findings(result, "k8s-gpu-pod-tolerates-taint", "both") == []
