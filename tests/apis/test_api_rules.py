@@ -247,3 +247,15 @@ def test_ack_labels_without_a_key_are_passed_over(judge):
     pool = resource("alicloud:cs/nodePool:NodePool", "pool", {"labels": [{"key": None, "value": "x"}, "not a label", {"key": "k8s.io/x", "value": "y"}]})
     [message] = findings(judge([pool]), "k8s-node-labels", "pool")
     assert "the k8s.io namespace" in message
+
+
+def test_pack_quotas_read_sizes_as_the_wires_doubles(judge):
+    """The engine sends 451 as 451.0: the quotas count it (slips found the float branch unjudged)."""
+    limit = QUOTAS["ecsContainerInstancesPerCluster"].value
+    asg = resource("aws:autoscaling/group:Group", "asg", {"minSize": 0.0, "maxSize": float(limit + 1)})
+    cp = resource("aws:ecs/capacityProvider:CapacityProvider", "cp", {"name": "cp"}, autoScalingGroupProvider=[asg])
+    association = resource("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders", "cps", {"capacityProviders": ["cp"]}, capacityProviders=[cp])
+    big_group = resource(NG, "big", {"clusterName": "c", "scalingConfig": {"minSize": 0.0, "desiredSize": 1.0, "maxSize": 451.0}})
+    result = judge([asg, cp, association, big_group])
+    assert any(f"{limit + 1} container instances one ECS cluster may reach" in m for m in findings(result, "aws-service-quotas", "cps"))
+    assert any("451 nodes one managed node group may reach" in f.message for f in result.findings if f.policy == "aws-service-quotas-adjustable")
