@@ -259,3 +259,13 @@ def test_pack_quotas_read_sizes_as_the_wires_doubles(judge):
     result = judge([asg, cp, association, big_group])
     assert any(f"{limit + 1} container instances one ECS cluster may reach" in m for m in findings(result, "aws-service-quotas", "cps"))
     assert any("451 nodes one managed node group may reach" in f.message for f in result.findings if f.policy == "aws-service-quotas-adjustable")
+
+
+def test_a_capacity_block_group_with_its_types_and_no_template_is_told_both():
+    from gpufleet.components.apis import aws_rules
+
+    group = {"capacityType": "CAPACITY_BLOCK", "instanceTypes": ["p5.48xlarge"]}
+    assert aws_rules.capacity_block_problems(group, None) == [
+        "names instanceTypes: a capacity block's type goes in the launch template only",
+        "has no launch template: a capacity block needs one that names the type and targets the block",
+    ]
