@@ -121,6 +121,8 @@ def test_integer_bounds_come_from_the_model(value):
     assert problems == [expected]
     assert aws_api.scalar_problems(member_shape("eks", "NodegroupUpdateConfig", "maxUnavailablePercentage"), bounds["max"]) == []
     assert aws_api.scalar_problems(member_shape("eks", "NodegroupUpdateConfig", "maxUnavailablePercentage"), bounds["min"]) == []
+    # A fraction is past the bound too (botocore's type check says the rest).
+    assert aws_api.scalar_problems(member_shape("eks", "NodegroupUpdateConfig", "maxUnavailablePercentage"), value + 0.5) == [expected]
 
 
 def test_an_integer_past_its_max_in_a_request():
