@@ -190,3 +190,13 @@ def test_the_resources_each_plugin_advertises():
     eks, charts = FACTS.eks, FACTS.charts
     assert kw.advertised(charts.efa_device_plugin, None, eks) == (eks.efa_resource,)
     assert kw.advertised(charts.neuron_helm_chart, None, eks) == (eks.accelerator_resources.neuron, eks.neuron_core_resource)
+
+
+def test_a_controllers_affinity_is_read_from_the_values_and_a_manifest_runs_its_pods():
+    chart = FACTS.charts.gpu_operator
+    required = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "role", "operator": "In", "values": ["ops"]}]}]}}}
+    operator = kw.gpu_operator_pods(chart, {"operator": {"affinity": required}}, "ml", None, "nvidia.com/gpu")[1]
+    assert operator.affinity_terms == tuple(required["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"])
+    mpi = FACTS.charts.mpi_operator.operator
+    [pod] = kw.manifest_pods(mpi, "urn:m")
+    assert pod.owner == f"{mpi.kind} {mpi.namespace}/{mpi.name}" and pod.replicas == mpi.replicas and pod.urn == "urn:m"
