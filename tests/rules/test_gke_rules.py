@@ -223,3 +223,11 @@ def test_an_input_without_a_mapping_is_reported_and_the_rest_still_mapped():
     body, unmapped = gke_api.to_api({"frobnicate": 1, "nodeCount": 2, "nodeConfig": {"shiny": True, "machineType": "g2-standard-8"}})
     assert unmapped == ["frobnicate", "nodeConfig.shiny"]
     assert body == {"initialNodeCount": 2, "config": {"machineType": "g2-standard-8"}}
+
+
+def test_nested_inputs_are_mapped_by_their_own_tables():
+    """Autoscaling's keys go through its table (an unknown one is reported); a list item that is
+    not an object is kept as it is, with nothing unmapped."""
+    body, unmapped = gke_api.to_api({"autoscaling": {"minNodeCount": 0, "bogus": 1}, "nodeConfig": {"guestAccelerators": ["x"]}})
+    assert unmapped == ["autoscaling.bogus"]
+    assert body == {"autoscaling": {"enabled": True, "minNodeCount": 0}, "config": {"accelerators": ["x"]}}
