@@ -27,6 +27,8 @@ def quantity(resource: str, value: object) -> int:
         raise QuantityError(f"{resource}: {value!r} is not a quantity")
     if isinstance(value, (int, float)):
         number = float(value)
+        if not math.isfinite(number):
+            raise QuantityError(f"{resource}: {value!r} is not a quantity")
     else:
         match = _QUANTITY.match(str(value).strip())
         if not match:

@@ -228,3 +228,34 @@ def test_the_placement_policies_place_a_stack_once_and_each_stack_anew(monkeypat
     group["propertyDependencies"]["launchTemplate"] = []  # the same inputs, another dependency
     servicer.AnalyzeStack(_stack_request(plan), None)
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("edit", ["urn", "input"], ids=["a-renamed-urn", "a-dependency-under-another-input"])
+def test_the_placement_memo_is_keyed_by_urns_and_dependency_names(monkeypatch, edit):
+    """A stack whose resources keep their inputs but change a URN, or name a dependency under another
+    input, is placed again (slips found either key part unjudged)."""
+    import json as _json
+
+    from gpufleet.components.plans import placement as plan_placement
+    from gpufleet.policies import placement
+    from tests.conftest import ROOT
+
+    _undo_install(monkeypatch)
+    assert servicer_memo.install() is True
+    calls = []
+    real = plan_placement.placement
+    monkeypatch.setattr(plan_placement, "placement", lambda resources: calls.append(1) or real(resources))
+    monkeypatch.setattr(placement, "_LAST", [])
+    servicer = _PolicyAnalyzerServicer("t", "0.1.0", placement.POLICIES, EnforcementLevel.ADVISORY, None, "", None, None, None, None, None)
+    plan = _json.loads((ROOT / "tests" / "golden" / "eks-g5-timeslice.plan.json").read_text())
+    servicer.AnalyzeStack(_stack_request(plan), None)
+    assert len(calls) == 1
+    if edit == "urn":
+        group = next(r for r in plan["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup")
+        group["urn"] += "-renamed"
+    else:
+        one = next(r for r in plan["resources"] if len(r.get("propertyDependencies") or {}) == 1 and all(r["propertyDependencies"].values()))
+        [(key, urns)] = one["propertyDependencies"].items()
+        one["propertyDependencies"] = {key + "Renamed": urns}
+    servicer.AnalyzeStack(_stack_request(plan), None)
+    assert len(calls) == 2

@@ -229,3 +229,12 @@ def test_a_constraint_of_another_kind_does_not_narrow_the_types(judge):
                                                  {"type": "distinctInstance", "expression": "attribute:ecs.instance-type == g5.xlarge"}])
     [message] = findings(judge([task]), "ecs-gpu-task-placement", "other-kind")
     assert "memberOf admits m5.large: m5.large has no GPU" in message
+
+
+def test_a_task_with_any_whole_gpu_container_needs_a_whole_gpu_type(judge):
+    """A task that mixes a whole GPU with an MPS share (refused by ecs-gpu-one-option too) still
+    pins a type with whole GPUs: a G6f slice is not one."""
+    whole = gpu_container("whole", 1)
+    share = {**gpu_container("share", 0), "resourceRequirements": [{"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": 1000}}}]}
+    result = judge([task_definition("mixed", [whole, share], member_of("g6f.large"))])
+    assert any("memberOf admits g6f.large" in m for m in findings(result, "ecs-gpu-task-placement", "mixed"))

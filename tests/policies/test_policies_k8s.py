@@ -213,3 +213,15 @@ def test_a_gke_pods_toleration_is_held_to_the_pools_own_taints_and_gkes(judge):
     result = judge([pool, _pod("gke-only", gpu, [tolerate_gke]), _pod("own-only", gpu, [tolerate_own]), _pod("both", gpu, [tolerate_gke, tolerate_own])])
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "gke-only") and findings(result, "k8s-gpu-pod-tolerates-taint", "own-only")
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "both") == []
+
+
+def test_an_efa_plugin_is_not_held_to_a_group_without_a_launch_template(judge):
+    plain = resource(NG, "plain", {"instanceTypes": ["g5.xlarge"], "taints": [GPU_TAINT]})
+    efa = resource(RELEASE, "efa-defaults", {"chart": "aws-efa-k8s-device-plugin", "version": "v0.5.30", "values": {}})
+    assert findings(judge([plain, efa]), "k8s-device-plugin-tolerates-taints", "efa-defaults") == []
+
+
+def test_with_no_group_in_the_stack_a_gpu_pod_is_held_to_the_conventions_taint(judge):
+    # Issue 39 is to weigh this for a program that joins a cluster it does not declare.
+    [message] = findings(judge([_pod("lonely", {"limits": {"nvidia.com/gpu": 1}})]), "k8s-gpu-pod-tolerates-taint", "lonely")
+    assert "tolerates no nvidia node group's taints" in message

@@ -4,6 +4,8 @@ server rounds, and shown back in the units people write."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from gpufleet.components.simulate.k8s_shapes import Placement, PodTemplate, QuantityError, quantity, show
@@ -52,3 +54,13 @@ def test_malformed_quantities():
     for bad in ("1Kb", "1 Gi", "--1", "Gi"):
         with pytest.raises(QuantityError, match="is not a quantity"):
             quantity("memory", bad)
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])
+def test_a_number_that_is_no_quantity_is_an_error_not_a_crash(bad):
+    with pytest.raises(QuantityError):
+        quantity("cpu", bad)
+
+
+def test_a_large_number_is_read_exactly_as_given():
+    assert quantity("memory", 2.5506902573942166e23) == math.ceil(2.5506902573942166e23)
