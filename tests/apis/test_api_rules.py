@@ -255,7 +255,8 @@ def test_pack_quotas_read_sizes_as_the_wires_doubles(judge):
     asg = resource("aws:autoscaling/group:Group", "asg", {"minSize": 0.0, "maxSize": float(limit + 1)})
     cp = resource("aws:ecs/capacityProvider:CapacityProvider", "cp", {"name": "cp"}, autoScalingGroupProvider=[asg])
     association = resource("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders", "cps", {"capacityProviders": ["cp"]}, capacityProviders=[cp])
-    big_group = resource(NG, "big", {"clusterName": "c", "scalingConfig": {"minSize": 0.0, "desiredSize": 1.0, "maxSize": 451.0}})
+    big_group = resource(NG, "big", {"clusterName": "c", "scalingConfig": {"minSize": 0.0, "desiredSize": 1.0, "maxSize": 451.5}})
+    asg["inputs"]["maxSize"] = limit + 1.5  # not integral: the pack hands these on as floats whatever it does with integral ones
     result = judge([asg, cp, association, big_group])
     assert any(f"{limit + 1} container instances one ECS cluster may reach" in m for m in findings(result, "aws-service-quotas", "cps"))
     assert any("451 nodes one managed node group may reach" in f.message for f in result.findings if f.policy == "aws-service-quotas-adjustable")

@@ -200,7 +200,7 @@ def test_every_provider_only_input_and_every_renamed_member_is_read():
     assert template.params["LaunchTemplateData"]["SecurityGroupIds"] == ["sg-0123456789abcdef0"]
     asg = _request(tokens.ASG, {"name": "g", "minSize": 0, "maxSize": 1, "launchTemplate": {"name": "gpu-lt", "version": "$Latest"}})
     assert asg.problems == [] and asg.params["LaunchTemplate"] == {"LaunchTemplateName": "gpu-lt", "Version": "$Latest"}
-    role = _request(tokens.IAM_ROLE, {"name": "r", "assumeRolePolicy": "{}", "inlinePolicies": [{"name": "p", "policy": "{}"}]})
+    role = _request(tokens.IAM_ROLE, {"name": "r", "assumeRolePolicy": "{}", "inlinePolicies": [{"name": "p", "policy": "{}"}], "managedPolicyArns": ["arn:aws:iam::aws:policy/x"]})
     assert role.problems == [] and role.params == {"AssumeRolePolicyDocument": "{}", "RoleName": "r"}
     group = _request(tokens.SECURITY_GROUP, {"name": "g", "vpcId": "v", "egress": [], "revokeRulesOnDelete": True})
     assert group.problems == [] and group.params == {"VpcId": "v", "GroupName": "g", "Description": "Managed by Pulumi"}
