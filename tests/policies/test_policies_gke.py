@@ -174,6 +174,12 @@ def test_every_pod_template_of_a_workload_is_judged(judge):
 
 def test_a_gpu_count_on_the_wire_is_a_double(judge):
     """The engine sends every number as a double: 2.0 GPUs are judged as 2."""
-    result = judge([_pool("a2", "a2-highgpu-2g", _gpu("nvidia-tesla-a100", 2.0)), _pool("a2-wrong", "a2-highgpu-2g", _gpu("nvidia-tesla-a100", 4.0))])
+    result = judge([
+        _pool("a2", "a2-highgpu-2g", _gpu("nvidia-tesla-a100", 2.0)),
+        _pool("a2-wrong", "a2-highgpu-2g", _gpu("nvidia-tesla-a100", 4.0)),
+        # A fraction is the API model's to refuse (gke-api-model); the machine-type rule reads its whole part.
+        _pool("a2-fraction", "a2-highgpu-2g", _gpu("nvidia-tesla-a100", 2.5)),
+    ])
+    assert findings(result, "gke-accelerator", "a2-fraction") == [] and findings(result, "gke-api-model", "a2-fraction")
     assert findings(result, "gke-accelerator", "a2") == []
     assert findings(result, "gke-accelerator", "a2-wrong")

@@ -124,6 +124,7 @@ def test_one_driver_per_node(image_driver, operator, words):
         ({"key": "k", "operator": "Gt", "values": ["3", "4"]}, True),
         ({"key": "k", "operator": "Lt", "values": [str(2**63)]}, True),
         ({"key": "k", "operator": "Near", "values": ["v"]}, True),
+        ({"key": "k", "operator": "Not", "values": ["v"]}, True),  # a part of NotIn is no operator
         ({"key": "-k", "operator": "Exists"}, True),
         ({"key": "k", "operator": "In", "values": "v"}, True),
     ],

@@ -407,3 +407,12 @@ def test_a_plugin_resource_of_any_group_is_taken_on_trust_and_noted():
     gpu = NodeShape("gpu", "t", {}, (), {"cpu": 1000, "memory": GIB, "pods": 10, "nvidia.com/gpu": 1}, 1, 1, 1, plugin_resources=frozenset({"nvidia.com/gpu"}))
     [placed] = simulate([cpu, gpu], [pod(**{"nvidia.com/gpu": 1})])
     assert placed.placed == {"gpu": 1} and any("no device plugin in the plan advertises it" in n for n in placed.notes)
+
+
+def test_a_later_template_finds_the_room_an_earlier_one_left_on_its_nodes():
+    """Nodes an earlier template part-filled and nodes it left untouched both stay for the next one."""
+    first, second = pod(replicas=1, cpu="1"), pod(replicas=5, cpu="1")
+    _, placed = simulate([node("a", nodes=3, pods=2)], [first, second])
+    assert placed.placed == {"a": 5} and placed.pending == 0
+    _, placed = simulate([node("a", nodes=3, pods=2)], [pod(replicas=2, cpu="1"), pod(replicas=4, cpu="1")])
+    assert placed.placed == {"a": 4} and placed.pending == 0
