@@ -12,7 +12,7 @@ from pulumi_policy.policy import EnforcementLevel, _PolicyAnalyzerServicer
 
 import pulumi_policy.policy as pulumi_policy_module
 from gpufleet.engine.patches import servicer_memo
-from gpufleet.policies import ack, ecs, eks, k8s, neuron, security
+from gpufleet.policies import ack, ecs, eks, k8s, neuron, placement, security
 from gpufleet.components.simulate.ecs_placement import member_of
 from tests.conftest import preview_plan
 from tests.policy_helpers import gpu_container, launch_template, task_definition
@@ -203,13 +203,12 @@ def _stack_request(plan: dict) -> analyzer_pb2.AnalyzeStackRequest:
     return analyzer_pb2.AnalyzeStackRequest(resources=resources)
 
 
-def test_the_placement_policies_place_a_stack_once_and_each_stack_anew(monkeypatch):
-    """The three placement policies judge one placement of a stack (the simulator is the costly part);
-    a stack that differs only in what its resources read is placed again."""
+def _placement_servicer(monkeypatch):
+    """The placement policies' servicer, mended, with a count of the placements it runs, and the
+    plan of a shipped EKS stack to send it."""
     import json as _json
 
     from gpufleet.components.plans import placement as plan_placement
-    from gpufleet.policies import placement
     from tests.conftest import ROOT
 
     _undo_install(monkeypatch)
@@ -219,7 +218,13 @@ def test_the_placement_policies_place_a_stack_once_and_each_stack_anew(monkeypat
     monkeypatch.setattr(plan_placement, "placement", lambda resources: calls.append(1) or real(resources))
     monkeypatch.setattr(placement, "_LAST", [])
     servicer = _PolicyAnalyzerServicer("t", "0.1.0", placement.POLICIES, EnforcementLevel.ADVISORY, None, "", None, None, None, None, None)
-    plan = _json.loads((ROOT / "tests" / "golden" / "eks-g5-timeslice.plan.json").read_text())
+    return servicer, calls, _json.loads((ROOT / "tests" / "golden" / "eks-g5-timeslice.plan.json").read_text())
+
+
+def test_the_placement_policies_place_a_stack_once_and_each_stack_anew(monkeypatch):
+    """The three placement policies judge one placement of a stack (the simulator is the costly part);
+    a stack that differs only in what its resources read is placed again."""
+    servicer, calls, plan = _placement_servicer(monkeypatch)
     servicer.AnalyzeStack(_stack_request(plan), None)
     assert len(placement.POLICIES) == 3 and len(calls) == 1
     servicer.AnalyzeStack(_stack_request(plan), None)  # the same stack again: equal inputs, the same objects
@@ -234,20 +239,7 @@ def test_the_placement_policies_place_a_stack_once_and_each_stack_anew(monkeypat
 def test_the_placement_memo_is_keyed_by_urns_and_dependency_names(monkeypatch, edit):
     """A stack whose resources keep their inputs but change a URN, or name a dependency under another
     input, is placed again (slips found either key part unjudged)."""
-    import json as _json
-
-    from gpufleet.components.plans import placement as plan_placement
-    from gpufleet.policies import placement
-    from tests.conftest import ROOT
-
-    _undo_install(monkeypatch)
-    assert servicer_memo.install() is True
-    calls = []
-    real = plan_placement.placement
-    monkeypatch.setattr(plan_placement, "placement", lambda resources: calls.append(1) or real(resources))
-    monkeypatch.setattr(placement, "_LAST", [])
-    servicer = _PolicyAnalyzerServicer("t", "0.1.0", placement.POLICIES, EnforcementLevel.ADVISORY, None, "", None, None, None, None, None)
-    plan = _json.loads((ROOT / "tests" / "golden" / "eks-g5-timeslice.plan.json").read_text())
+    servicer, calls, plan = _placement_servicer(monkeypatch)
     servicer.AnalyzeStack(_stack_request(plan), None)
     assert len(calls) == 1
     if edit == "urn":

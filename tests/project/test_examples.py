@@ -173,7 +173,12 @@ def test_a_library_args_mistake_names_the_field_and_the_rule(tmp_path):
     ids=["zones", "subnets-twice", "no-subnets"],
 )
 def test_a_node_group_of_your_own_uses_every_field_it_takes(tmp_path, old, new, message):
-    folder = _copy(tmp_path, "eks-efa-node-group")
+    _refused_once_edited(tmp_path, "eks-efa-node-group", old, new, message)
+
+
+def _refused_once_edited(tmp_path, example: str, old: str, new: str, message: str) -> None:
+    """The example with `old` replaced by `new` previews to exit 2 saying `message`."""
+    folder = _copy(tmp_path, example)
     main = folder / "__main__.py"
     text = main.read_text()
     assert old in text
@@ -191,13 +196,7 @@ def test_a_node_group_of_your_own_uses_every_field_it_takes(tmp_path, old, new, 
     ids=["no-instance-profile", "name-not-a-string"],
 )
 def test_an_ecs_cluster_reference_without_what_its_capacity_needs_is_exit_2(tmp_path, old, new, message):
-    folder = _copy(tmp_path, "ecs-gpu-capacity-provider")
-    main = folder / "__main__.py"
-    text = main.read_text()
-    assert old in text
-    main.write_text(text.replace(old, new))
-    code, _, err = run_cli("preview", "--program", str(folder))
-    assert code == 2 and "Traceback" not in err and message in err, err
+    _refused_once_edited(tmp_path, "ecs-gpu-capacity-provider", old, new, message)
 
 
 def test_the_group_s_own_subnets_are_used():
