@@ -7,6 +7,7 @@ dates that have passed while the API still accepts."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from datetime import date
@@ -33,7 +34,13 @@ def today() -> date:
 
 def minor(version: object) -> str | None:
     """"1.33" of "1.33", "v1.33.2" or "1.33.2-gke.1200"; None for anything else ("latest", unknown)."""
-    match = re.match(r"^v?(\d+)\.(\d+)(?:[.\-+].*)?$", version) if isinstance(version, str) else None
+    return _minor(version) if isinstance(version, str) else None
+
+
+@functools.lru_cache(maxsize=256)
+def _minor(version: str) -> str | None:
+    # The scheduler words a reason per node state and pod template: a cluster's few versions, read once.
+    match = re.match(r"^v?(\d+)\.(\d+)(?:[.\-+].*)?$", version)
     return f"{match[1]}.{match[2]}" if match else None
 
 
