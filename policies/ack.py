@@ -116,11 +116,8 @@ def _validate_sharing_mode(args: StackValidationArgs, report: ReportViolation) -
                 report(f"{where}: {reason}", r.urn)
 
 
-@POLICIES.resource("ack-region")
+@POLICIES.resource("ack-region", on=tokens.ACK_NODE_POOL)
 def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.ACK_NODE_POOL:
-        args.not_applicable("not an ACK node pool")
-        return
     ack = _ack()
     mode = ack_rules.pool_mode(_labels(args), ack)
     region = provider_region(args, "alicloud", "ALICLOUD_REGION")

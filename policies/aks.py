@@ -22,11 +22,8 @@ def _aks() -> AksFacts:
     return catalog.load().facts.aks
 
 
-@POLICIES.resource("aks-vm-size")
+@POLICIES.resource("aks-vm-size", on=tokens.AKS_NODE_POOL)
 def _validate_vm_size(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.AKS_NODE_POOL:
-        args.not_applicable("not an AKS node pool")
-        return
     size, profile = get(args.props, "vmSize"), get(args.props, "gpuInstance")
     if not isinstance(size, str) or not (profile or get(args.props, "gpuDriver") or size.startswith(("Standard_NC", "Standard_ND"))):
         return  # not a GPU pool by any sign: a CPU pool is not this rule's business
@@ -35,11 +32,8 @@ def _validate_vm_size(args: ResourceValidationArgs, report: ReportViolation) -> 
         report(f"node pool {args.name!r} ({size}): {node}")
 
 
-@POLICIES.resource("aks-mig-profile")
+@POLICIES.resource("aks-mig-profile", on=tokens.AKS_NODE_POOL)
 def _validate_mig(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.AKS_NODE_POOL:
-        args.not_applicable("not an AKS node pool")
-        return
     node = aks_rules.gpus(str(get(args.props, "vmSize")), _aks())
     profile = get(args.props, "gpuInstance")
     if isinstance(profile, str) and not isinstance(node, str):
@@ -98,11 +92,8 @@ def _validate_time_sharing(args: StackValidationArgs, report: ReportViolation) -
             report(f"release {r.name!r} time-slices the GPUs of the stack's AKS pools: {reason}", r.urn)
 
 
-@POLICIES.resource("aks-api-model")
+@POLICIES.resource("aks-api-model", on=tokens.AKS_NODE_POOL)
 def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.AKS_NODE_POOL:
-        args.not_applicable("not an AKS node pool")
-        return
     body, unmapped = aks_api.to_api(plain(args.props))
     for problem in aks_api.problems(body):
         report(f"AgentPool {problem}")

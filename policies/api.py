@@ -47,37 +47,29 @@ def _validate_image_reference(args: ResourceValidationArgs, report: ReportViolat
                 report(f"{where}: container {c.get('name', '?')!r}: {reason}")
 
 
-@POLICIES.resource("ecs-essential-container")
+@POLICIES.resource("ecs-essential-container", on=tokens.ECS_TASK_DEFINITION)
 def _validate_essential(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.ECS_TASK_DEFINITION:
-        return
     reason = api_rules.essential_container_problem(EcsTask(args.props).containers)
     if reason:
         report(reason)
 
 
-@POLICIES.resource("ecs-service-launch-type")
+@POLICIES.resource("ecs-service-launch-type", on=tokens.ECS_SERVICE)
 def _validate_launch_type(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.ECS_SERVICE:
-        return
     reason = api_rules.service_launch_type_problem(get(args.props, "launchType"), items(get(args.props, "capacityProviderStrategies")))
     if reason:
         report(reason)
 
 
-@POLICIES.resource("ec2-launch-template-security-groups")
+@POLICIES.resource("ec2-launch-template-security-groups", on=tokens.LAUNCH_TEMPLATE)
 def _validate_template_groups(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.LAUNCH_TEMPLATE:
-        return
     reason = api_rules.launch_template_security_groups_problem(plain(args.props))
     if reason:
         report(reason)
 
 
-@POLICIES.resource("eks-node-group-launch-template")
+@POLICIES.resource("eks-node-group-launch-template", on=tokens.EKS_NODE_GROUP)
 def _validate_node_group_template(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.EKS_NODE_GROUP:
-        return
     for reason in api_rules.node_group_template_problems(plain(args.props)):
         report(reason)
 

@@ -13,7 +13,7 @@ from gpufleet.components.catalog import catalog
 from gpufleet.components.rules import ecs_gpu_sharing, managed_instances, ecs_amis as ami_rules, gpus as gpu_rules
 from gpufleet.components.catalog.catalog import UnknownInstanceType
 from gpufleet.components.catalog.wording import counted
-from gpufleet.policies.ecs_task import gpu_task, known_types
+from gpufleet.policies.ecs_task import EcsTask, gpu_task, known_types
 from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, items, text, truthy, user_data_text
 from gpufleet.components.catalog import tokens
@@ -21,11 +21,8 @@ from gpufleet.components.catalog import tokens
 POLICIES = Policies(__name__)
 
 
-@POLICIES.resource("ecs-gpus-fit-instance")
-def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    task = gpu_task(args)
-    if task is None:
-        return
+@POLICIES.resource("ecs-gpus-fit-instance", subject=gpu_task)
+def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     limit = (args.get_config() or {}).get("maxGpusPerTask")
     if limit is not None and task.gpus > limit:
         report(f"the task requests {task.gpus} GPUs; this pack allows at most {text(limit)} per task (maxGpusPerTask)")
@@ -38,11 +35,8 @@ def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation) ->
         report(f"the containers request {counted(task.gpus, 'GPU')} in all ({per_container}): {reason}")
 
 
-@POLICIES.resource("ecs-gpu-task-placement")
-def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    task = gpu_task(args)
-    if task is None:
-        return
+@POLICIES.resource("ecs-gpu-task-placement", subject=gpu_task)
+def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     if task.fargate:
         report("the task requests GPUs but is FARGATE-compatible: Fargate has no GPUs; use the EC2 launch type")
     reason = ecs_gpu_sharing.compatibility_problem(task.compatibilities, task.gpu_requests, catalog.load().ecs())
@@ -68,11 +62,8 @@ def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolati
             report(f"memberOf admits {it.name}; allowed families are {', '.join(allowed)} (allowedInstanceFamilies)")
 
 
-@POLICIES.resource("ecs-gpu-driver-capabilities")
-def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    task = gpu_task(args)
-    if task is None:
-        return
+@POLICIES.resource("ecs-gpu-driver-capabilities", subject=gpu_task)
+def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     ecs_facts = catalog.load().ecs()
     asking = {r.index for r in task.gpu_requests}
     for i, container in enumerate(task.containers):
@@ -94,10 +85,8 @@ def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportVi
             report(f"container {name!r}: {reason}")
 
 
-@POLICIES.resource("ecs-gpu-ami-supported")
+@POLICIES.resource("ecs-gpu-ami-supported", on=tokens.LAUNCH_TEMPLATE)
 def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.LAUNCH_TEMPLATE:
-        return
     props = args.props
     ami = catalog.ecs_amis().get(get(props, "imageId"))
     if ami is not None and ami.accelerator != "gpu":

@@ -65,11 +65,8 @@ def _validate_memory_fits(args: ResourceValidationArgs, report: ReportViolation)
         report("; ".join(reasons))
 
 
-@POLICIES.resource("ecs-gpu-fractional")
-def _validate_fractional(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    task = gpu_task(args)
-    if task is None:
-        return
+@POLICIES.resource("ecs-gpu-fractional", subject=gpu_task)
+def _validate_fractional(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     ecs_facts = catalog.load().ecs()
     types = _admitted_types(task, report)
     for r in task.gpu_requests:

@@ -118,10 +118,8 @@ def _validate_efa_placement(args: StackValidationArgs, report: ReportViolation) 
             report(f"launch template {template.name!r}: {reason}", template.urn)
 
 
-@POLICIES.resource("eks-taint-effect-enum")
+@POLICIES.resource("eks-taint-effect-enum", on=tokens.EKS_NODE_GROUP)
 def _validate_taint_effects(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.EKS_NODE_GROUP:
-        return
     eks_facts = catalog.load().facts.eks
     for taint in items(get(args.props, "taints")):
         reason = eks_rules.taint_effect_valid(get(taint, "effect"), eks_facts)

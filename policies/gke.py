@@ -43,11 +43,8 @@ def _gpus(props, gke: GkeFacts) -> gke_rules.GkeGpus | str | None:
     return gke_rules.gpus(machine_type, kind if isinstance(kind, str) else None, int(count) if isinstance(count, (int, float)) else None, gke)
 
 
-@POLICIES.resource("gke-accelerator")
+@POLICIES.resource("gke-accelerator", on=tokens.GKE_NODE_POOL)
 def _validate_accelerator(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.GKE_NODE_POOL:
-        args.not_applicable("not a GKE node pool")
-        return
     resolved = _gpus(args.props, _gke())
     if isinstance(resolved, str):
         report(f"node pool {args.name!r} ({get(args.props, 'nodeConfig', 'machineType')}): {resolved}")
@@ -62,11 +59,8 @@ def _region(props) -> str | None:
     return "-".join(parts[:2]) if len(parts) > 2 else location
 
 
-@POLICIES.resource("gke-zone")
+@POLICIES.resource("gke-zone", on=tokens.GKE_NODE_POOL)
 def _validate_zones(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.GKE_NODE_POOL:
-        args.not_applicable("not a GKE node pool")
-        return
     gke = _gke()
     machine_type, region = get(args.props, "nodeConfig", "machineType"), _region(args.props)
     if not isinstance(_gpus(args.props, gke), gke_rules.GkeGpus) or region is None:
@@ -78,11 +72,8 @@ def _validate_zones(args: ResourceValidationArgs, report: ReportViolation) -> No
                 report(f"node pool {args.name!r}: {reason}")
 
 
-@POLICIES.resource("gke-mig-partition")
+@POLICIES.resource("gke-mig-partition", on=tokens.GKE_NODE_POOL)
 def _validate_partition(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.GKE_NODE_POOL:
-        args.not_applicable("not a GKE node pool")
-        return
     gke = _gke()
     size = get(_accelerator(args.props), "gpuPartitionSize")
     resolved = _gpus(args.props, gke)
@@ -136,21 +127,15 @@ def _validate_shared_request(args: StackValidationArgs, report: ReportViolation)
                     report(f"{where}: container {c.get('name', '?')!r} {reason}; the pod fails admission", r.urn)
 
 
-@POLICIES.resource("gke-api-model")
+@POLICIES.resource("gke-api-model", on=tokens.GKE_NODE_POOL)
 def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.GKE_NODE_POOL:
-        args.not_applicable("not a GKE node pool")
-        return
     body, _ = gke_api.to_api(plain(args.props))
     for problem in gke_api.problems(body):
         report(f"container.v1 {problem}")
 
 
-@POLICIES.resource("gke-api-unchecked")
+@POLICIES.resource("gke-api-unchecked", on=tokens.GKE_NODE_POOL)
 def _validate_api_coverage(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.GKE_NODE_POOL:
-        args.not_applicable("not a GKE node pool")
-        return
     _, unmapped = gke_api.to_api(plain(args.props))
     if unmapped:
         report(f"inputs {', '.join(unmapped)} have no mapping to the GKE API here: the discovery-document check does not see them")

@@ -49,10 +49,8 @@ def _validate_ami_type_available(args: StackValidationArgs, report: ReportViolat
                 report(f"node group {group.name!r}: {reason}", group.urn)
 
 
-@POLICIES.resource("kubernetes-version-supported")
+@POLICIES.resource("kubernetes-version-supported", on=tokens.EKS_CLUSTER)
 def _validate_version_supported(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.EKS_CLUSTER:
-        return
     calendar, cloud, version = _version(args.resource_type, args.props)
     reason = lifecycle.kubernetes_version_problem(calendar, cloud, version, lifecycle.today())
     if reason:

@@ -36,11 +36,8 @@ def _validate_device_managed(args: ResourceValidationArgs, report: ReportViolati
         report(reason)
 
 
-@POLICIES.resource("ecs-neuron-devices-exist")
-def _validate_devices_exist(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    task = _neuron_task(args)
-    if task is None:
-        return
+@POLICIES.resource("ecs-neuron-devices-exist", subject=_neuron_task)
+def _validate_devices_exist(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     admitted = task.admitted_or_report(report)
     if not admitted or not task.maps_neuron:
         return  # ecs-neuron-task-pinned reports a task that pins no instance type
@@ -75,11 +72,8 @@ def _validate_task_pinned(args: ResourceValidationArgs, report: ReportViolation)
             report(f"the task maps Neuron devices but memberOf pins {it.name}, which has no Neuron chip")
 
 
-@POLICIES.resource("ecs-neuron-ipc-lock")
-def _validate_ipc_lock(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    task = _neuron_task(args)
-    if task is None:
-        return
+@POLICIES.resource("ecs-neuron-ipc-lock", subject=_neuron_task)
+def _validate_ipc_lock(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     ecs_facts = catalog.load().ecs()
     for container in task.containers:
         name = container.get("name", "?")

@@ -25,19 +25,37 @@ def table() -> dict[str, dict[str, dict[str, Any]]]:
 
 class Policies(list):
     """A rule module's policies: `@POLICIES.resource("name")` or `@POLICIES.stack("name")` on each
-    validate function, the name one of the module's rows in policies.yaml."""
+    validate function, the name one of the module's rows in policies.yaml.
+
+    A resource policy may name what it judges, so its function holds only the judgement:
+    - `on=TOKEN`: any other resource type is not applicable;
+    - `subject=f`: `f(args)` finds the subject (None: nothing to judge, or f marks the policy not
+      applicable), and the function is called as `validate(args, report, subject)`."""
 
     def __init__(self, module: str) -> None:
         super().__init__()
         self.module = module.rsplit(".", 1)[-1]
 
-    def resource(self, name: str) -> Callable:
-        return self._declare(ResourceValidationPolicy, name)
+    def resource(self, name: str, on: str | None = None, subject: Callable[[Any], Any] | None = None) -> Callable:
+        def narrowed(validate: Callable) -> Callable:
+            @functools.wraps(validate)
+            def judge(args, report) -> None:
+                if on is not None and args.resource_type != on:
+                    args.not_applicable(f"not a {on}")
+                if subject is None:
+                    return validate(args, report)
+                found = subject(args)
+                if found is not None:
+                    validate(args, report, found)
+
+            return judge
+
+        return self._declare(ResourceValidationPolicy, name, narrowed if on or subject else None)
 
     def stack(self, name: str) -> Callable:
         return self._declare(StackValidationPolicy, name)
 
-    def _declare(self, kind: type, name: str) -> Callable:
+    def _declare(self, kind: type, name: str, narrowed: Callable | None = None) -> Callable:
         row = table().get(self.module, {}).get(name)
         if row is None:
             # A policy served with no description or level would be a silent gap in the pack.
@@ -50,7 +68,7 @@ class Policies(list):
                     name=name,
                     description=row["description"],
                     enforcement_level=EnforcementLevel(row["level"]),
-                    validate=validate,
+                    validate=narrowed(validate) if narrowed else validate,
                     config_schema=PolicyConfigSchema(properties=config) if config else None,
                     remediation_steps=row["fix"],
                 )
