@@ -19,7 +19,7 @@ from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.facts import AckFacts
 from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import get, items, provider_region
-from gpufleet.policies.k8s import containers, pod_specs
+from gpufleet.policies.k8s import containers, pod_specs, workload_pods
 from gpufleet.components.catalog import tokens
 
 POLICIES = Policies(__name__)
@@ -63,12 +63,8 @@ def _targets(selector: dict, pools: list) -> list:
     return [p for p in pools if selector.items() <= _labels(p).items()]
 
 
-@POLICIES.resource("ack-gpu-core-percentage")
-def _validate_core_percentage(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    specs = pod_specs(args.resource_type, args.props)
-    if not specs:
-        args.not_applicable("no pod template")
-        return
+@POLICIES.resource("ack-gpu-core-percentage", subject=workload_pods)
+def _validate_core_percentage(args: ResourceValidationArgs, report: ReportViolation, specs: list) -> None:
     ack = _ack()
     for where, pod in specs:
         for c in containers(pod):

@@ -45,6 +45,14 @@ def containers(pod: dict) -> list[dict]:
     return [c for key in ("containers", "initContainers") for c in items(pod.get(key)) if isinstance(c, Mapping)]
 
 
+def workload_pods(args: ResourceValidationArgs) -> list[tuple[str, Mapping]]:
+    """The pod templates a pod rule judges (its `subject`); a resource with none is not applicable."""
+    specs = pod_specs(args.resource_type, args.props)
+    if not specs:
+        args.not_applicable("no pod template")
+    return specs
+
+
 def _wants(pod: dict, resource: str) -> bool:
     for c in containers(pod):
         for part in ("requests", "limits"):
@@ -53,12 +61,8 @@ def _wants(pod: dict, resource: str) -> bool:
     return False
 
 
-@POLICIES.resource("k8s-extended-resources-requests-equal-limits")
-def _validate_requests_equal_limits(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    specs = pod_specs(args.resource_type, args.props)
-    if not specs:
-        args.not_applicable("no pod template")
-        return
+@POLICIES.resource("k8s-extended-resources-requests-equal-limits", subject=workload_pods)
+def _validate_requests_equal_limits(args: ResourceValidationArgs, report: ReportViolation, specs: list) -> None:
     eks = catalog.load().facts.eks
     for where, pod in specs:
         for c in containers(pod):

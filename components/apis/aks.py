@@ -13,7 +13,7 @@ import sys
 import typing
 from functools import lru_cache
 
-from gpufleet.components.apis.values import kind_problem
+from gpufleet.components.apis.values import kind_problem, rename
 
 # pulumi-azure input (camelCase) -> ARM agent pool property; None: in the request URL, not the body.
 # gpuDriver becomes the nested gpuProfile.driver.
@@ -50,20 +50,12 @@ ROOT = "AgentPoolManagedClusterAgentPoolProfileProperties"
 
 def to_api(inputs: dict) -> tuple[dict, list[str]]:
     """The agent pool's `properties`, and the inputs that have no mapping."""
-    body: dict = {}
-    unmapped: list[str] = []
-    for key, value in inputs.items():
-        if key not in _NODE_POOL:
-            unmapped.append(key)
-            continue
-        target = _NODE_POOL[key]
-        if target is None:
-            continue
-        if isinstance(target, tuple):
-            body.setdefault(target[0], {})[target[1]] = value
-        else:
-            body[target] = value
-    return body, unmapped
+    return rename(inputs, _NODE_POOL, _nest)
+
+
+def _nest(body: dict, target: tuple[str, str], key: str, value: object) -> list[str]:
+    body.setdefault(target[0], {})[target[1]] = value
+    return []
 
 
 @lru_cache(maxsize=None)

@@ -12,7 +12,7 @@ import json
 from functools import lru_cache
 from importlib import resources
 
-from gpufleet.components.apis.values import decimal, kind_problem, whole_number
+from gpufleet.components.apis.values import decimal, kind_problem, rename, whole_number
 
 # pulumi-gcp input (camelCase, as the engine receives it) -> the API's field, per object. A value of
 # None means the input is provider-side only (no API field): e.g. `location` is in the request URL.
@@ -89,35 +89,27 @@ def revision() -> str:
 def to_api(inputs: dict, schema: str = "NodePool") -> tuple[dict, list[str]]:
     """The request body for the inputs, and the inputs that have no mapping (dotted paths)."""
     mapping = MAPPINGS[schema]
-    body: dict = {}
-    unmapped: list[str] = []
-    for key, value in inputs.items():
-        if mapping is _SAME:
-            body[key] = value
-            continue
-        if key not in mapping:
-            unmapped.append(key)
-            continue
-        target = mapping[key]
-        if target is None:
-            continue
-        if isinstance(target, tuple):
-            field, nested = target
-            if isinstance(value, list):
-                converted = [to_api(v, nested) if isinstance(v, dict) else (v, []) for v in value]
-                body[field] = [c for c, _ in converted]
-                unmapped += [f"{key}[{i}].{u}" for i, (_, us) in enumerate(converted) for u in us]
-            elif isinstance(value, dict):
-                body[field], inner = to_api(value, nested)
-                unmapped += [f"{key}.{u}" for u in inner]
-            else:
-                body[field] = value
-        else:
-            body[target] = value
+    if mapping is _SAME:
+        return dict(inputs), []
+    body, unmapped = rename(inputs, mapping, _nested)
     if schema == "NodePool" and "autoscaling" in body and isinstance(body["autoscaling"], dict):
         # pulumi-gcp's autoscaling block means autoscaling on; the API says so with `enabled`.
         body["autoscaling"] = {"enabled": True, **body["autoscaling"]}
     return body, unmapped
+
+
+def _nested(body: dict, target: tuple[str, str], key: str, value: object) -> list[str]:
+    """An input whose value is an object (or a list of them) of another schema."""
+    field, nested = target
+    if isinstance(value, list):
+        converted = [to_api(v, nested) if isinstance(v, dict) else (v, []) for v in value]
+        body[field] = [c for c, _ in converted]
+        return [f"{key}[{i}].{u}" for i, (_, us) in enumerate(converted) for u in us]
+    if isinstance(value, dict):
+        body[field], inner = to_api(value, nested)
+        return [f"{key}.{u}" for u in inner]
+    body[field] = value
+    return []
 
 
 def problems(body: object, schema: str = "NodePool", path: str = "") -> list[str]:

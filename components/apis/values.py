@@ -3,6 +3,8 @@ judged one way for both API checks (`gke_api`, `aks_api`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 
 def whole_number(value: object) -> bool:
     """An integer, or a float with no fraction (the engine's JSON numbers are doubles); never a boolean."""
@@ -30,3 +32,19 @@ def kind_problem(kind: str, value: object) -> str | None:
     if kind == "object" and not isinstance(value, dict):
         return f"an object, not {value!r}"
     return None
+
+
+def rename(inputs: Mapping, mapping: Mapping[str, object], place: Callable[[dict, object, str, object], list[str]]) -> tuple[dict, list[str]]:
+    """A request body from the provider's inputs, and the inputs with no mapping. A target of None is
+    the provider's own (never sent); a string is the API's name for the input; any other target is
+    put in the body by `place(body, target, key, value)`, which returns what it could not map."""
+    body: dict = {}
+    unmapped: list[str] = []
+    for key, value in inputs.items():
+        if key not in mapping:
+            unmapped.append(key)
+        elif isinstance(mapping[key], str):
+            body[mapping[key]] = value
+        elif mapping[key] is not None:
+            unmapped += place(body, mapping[key], key, value)
+    return body, unmapped

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpufleet.components.rules import k8s as k8s_rules
+from gpufleet.components.rules import gpus as gpu_rules, k8s as k8s_rules
 from gpufleet.components.catalog.facts import AksFacts
 
 
@@ -31,12 +31,9 @@ def gpus(vm_size: str, aks: AksFacts) -> AksGpus | str:
 
 def mig_problem(node: AksGpus, profile: str, aks: AksFacts) -> str | None:
     """Is the GPU instance profile one the size's GPU supports?"""
-    profiles = aks.mig_profiles.get(node.gpu)
-    if profiles is None:
-        return f"{node.vm_size}'s {aks.gpus[node.gpu].model} does not support multi-instance GPUs (MIG sizes carry: {', '.join(aks.gpus[g].model for g in aks.mig_profiles)})"
-    if profile not in profiles:
-        return f"{profile} is not a GPU instance profile of {aks.gpus[node.gpu].model} (profiles: {', '.join(profiles)})"
-    return None
+    mig_models = (aks.gpus[g].model for g in aks.mig_profiles)
+    gpu = f"{node.vm_size}'s {aks.gpus[node.gpu].model}"
+    return gpu_rules.mig_size_problem(profile, aks.mig_profiles.get(node.gpu), gpu, mig_models, "GPU instance profile", aks.mig_source)
 
 
 def driver_problem(driver: str, operator_installs_driver: bool, aks: AksFacts) -> str | None:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpufleet.components.rules import k8s as k8s_rules
+from gpufleet.components.rules import gpus as gpu_rules, k8s as k8s_rules
 from gpufleet.components.catalog.facts import GkeFacts
 
 
@@ -86,12 +86,7 @@ def zone_problem(machine_type: str, region: str, zone: str, gke: GkeFacts) -> st
 
 def partition_problem(accelerator: str, size: str, gke: GkeFacts) -> str | None:
     """Is the multi-instance GPU partition size one the accelerator supports?"""
-    sizes = gke.mig_partitions.get(accelerator)
-    if sizes is None:
-        return f"{accelerator} does not support multi-instance GPUs (MIG GPUs: {', '.join(gke.mig_partitions)})"
-    if size not in sizes:
-        return f"{size} is not a partition size of {accelerator} (sizes: {', '.join(sizes)}; {gke.mig_source})"
-    return None
+    return gpu_rules.mig_size_problem(size, gke.mig_partitions.get(accelerator), accelerator, gke.mig_partitions, "partition size", gke.mig_source)
 
 
 def driver_problem(driver: str, operator_installs_driver: bool, gke: GkeFacts) -> str | None:

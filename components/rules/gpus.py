@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
+
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.catalog.facts import EcsFacts
 from gpufleet.components.catalog.wording import counted
@@ -74,4 +76,14 @@ def driver_capabilities(value: str, ecs_facts: EcsFacts) -> str | None:
     allowed = ecs_facts.driver_capabilities.values
     if value not in allowed:
         return f"NVIDIA_DRIVER_CAPABILITIES {value!r} is not one of {', '.join(allowed)}"
+    return None
+
+
+def mig_size_problem(size: str, sizes: Collection[str] | None, gpu: str, mig_gpus: Iterable[str], noun: str, source: str) -> str | None:
+    """Is the multi-instance GPU size (GKE's partition size, AKS's GPU instance profile) one the GPU
+    offers? `sizes` is None for a GPU without MIG; `mig_gpus` names those with it."""
+    if sizes is None:
+        return f"{gpu} does not support multi-instance GPUs (those that do: {', '.join(mig_gpus)})"
+    if size not in sizes:
+        return f"{size} is not a {noun} of {gpu} ({noun}s: {', '.join(sizes)}; {source})"
     return None

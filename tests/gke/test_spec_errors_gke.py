@@ -72,7 +72,7 @@ def test_a_zone_of_another_region_and_an_uncurated_region(stack_variant):
 
 def test_a_partition_size_of_another_gpu(stack_variant):
     err = _errors(stack_variant(lambda c: _pool(c).__setitem__("partitionSize", "1g.10gb"), MIG))
-    assert "gpufleet:gke.nodePools[0].partitionSize = '1g.10gb': 1g.10gb is not a partition size of nvidia-tesla-a100 (sizes: 1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb" in err
+    assert "gpufleet:gke.nodePools[0].partitionSize = '1g.10gb': 1g.10gb is not a partition size of nvidia-tesla-a100 (partition sizes: 1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb" in err
     assert "[rule: gke-mig-partition]" in err
 
 
