@@ -95,3 +95,54 @@ def stack_variant(tmp_path):
         return path
 
     return make
+
+
+def spec_errors(path) -> str:
+    """The stderr of a preview of the stack file at `path`, which must stop at exit 2 with nothing on stdout."""
+    code, out, err = run_cli("preview", "--config-file", str(path))
+    assert code == 2, (out, err)
+    assert out == ""
+    assert "Traceback" not in err
+    return err
+
+
+def _path(path: str) -> list:
+    return [int(p) if p.isdigit() else p for p in path.replace("[", ".").replace("]", "").split(".")]
+
+
+def at(config: dict, path: str):
+    """The value at a stack-file path as the errors name it: `gpufleet:aks.nodePools[0]`."""
+    for part in _path(path):
+        config = config[part]
+    return config
+
+
+def set_at(config: dict, path: str, value) -> None:
+    *parents, last = _path(path)
+    for part in parents:
+        config = config[part]
+    config[last] = value
+
+
+@pytest.fixture
+def refused(stack_variant):
+    """`refused(stack, path, value)`: the exit-2 error of a shipped stack with one value set at a
+    stack-file path, written as the errors write it."""
+
+    def run(stack: str, path: str, value) -> str:
+        return spec_errors(stack_variant(lambda c: set_at(c, path, value), stack))
+
+    return run
+
+
+def refused_cases(table: dict[str, tuple]):
+    """A test over a table of bad values, one case a row: name -> (stack, the stack-file path set,
+    its value, the texts the error says)."""
+
+    @pytest.mark.parametrize(("stack", "path", "value", "says"), table.values(), ids=table.keys())
+    def test_refused(refused, stack, path, value, says):
+        err = refused(stack, path, value)
+        for text in says:
+            assert text in err
+
+    return test_refused

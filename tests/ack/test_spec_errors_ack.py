@@ -6,63 +6,51 @@ from __future__ import annotations
 import json
 
 from tests.conftest import run_cli
+from tests.conftest import at, refused_cases
 from tests.ecs.test_spec_errors import _errors
 
 STACK = "ack-shared-gpu"
 
 
-def _ack(c) -> dict:
-    return c["gpufleet:ack"]
+# Each row: (stack, the field set, its value, what the error says).
+test_refused = refused_cases({
+    "percentage_33": (STACK, "gpufleet:ack.workloads[0].gpuCorePercentage", 33, ["gpufleet:ack.workloads[0].gpuCorePercentage = 33: gpu-core.percentage 33 is not one of 5..100 in steps of 5", "[rule: ack-gpu-core-percentage]"]),
+    "compute_share_on_a_memory_only_pool": (STACK, "gpufleet:ack.workloads[1].gpuCorePercentage", 50, ["gpufleet:ack.workloads[1].nodePool = 't4-mem': a pod requesting aliyun.com/gpu-core.percentage needs a core_mem pool; this pool is cgpu", "[rule: ack-pool-sharing-mode]"]),
+    "unknown_gpu_type_is_refused_not_guessed": (STACK, "gpufleet:ack.nodePools[0].instanceTypes", ["ecs.gn9x-c8g1.2xlarge"], ["gpufleet:ack.nodePools[0].instanceTypes[0] = 'ecs.gn9x-c8g1.2xlarge': ecs.gn9x-c8g1.2xlarge is not an ECS GPU type"]),
+    "one_size_per_pool": (STACK, "gpufleet:ack.nodePools[1].autoscaling", {"minSize": 1, "maxSize": 3}, ["gpufleet:ack.nodePools[1]", "give exactly one of desiredSize (a fixed pool) and autoscaling"]),
+    "a_workload_names_a_pool_of_the_stack": (STACK, "gpufleet:ack.workloads[0].nodePool", "nope", ["gpufleet:ack.workloads[0].nodePool = 'nope': no node pool of that name (pools: v100-core-mem, t4-mem)"]),
+    "pool_names_are_unique": (STACK, "gpufleet:ack.nodePools[1].name", "v100-core-mem", ["gpufleet:ack.nodePools[1].name = 'v100-core-mem': node pool names must be unique [rule: names-unique]"]),
+    "a_pool_taint_kubernetes_refuses_names_its_key": (STACK, "gpufleet:ack.nodePools[0].taint.key", "Example.COM/gpu", ["gpufleet:ack.nodePools[0].taint.key = 'Example.COM/gpu': 'Example.COM/gpu': the prefix must be a DNS subdomain", "[rule: k8s-node-labels]"]),
+})
 
 
-def _workload(c, i: int = 0) -> dict:
-    return _ack(c)["workloads"][i]
-
-
-def test_percentage_33(stack_variant):
-    err = _errors(stack_variant(lambda c: _workload(c).__setitem__("gpuCorePercentage", 33), STACK))
-    assert "gpufleet:ack.workloads[0].gpuCorePercentage = 33: gpu-core.percentage 33 is not one of 5..100 in steps of 5" in err
-    assert "[rule: ack-gpu-core-percentage]" in err
-
-
-def test_gpu_mem_larger_than_the_gpu(stack_variant):
+def test_gpu_mem_larger_than_the_gpu(refused):
     # ecs.gn6v-c8g1.8xlarge: 16,160 MiB per V100, advertised as 15 GiB.
-    err = _errors(stack_variant(lambda c: _workload(c).__setitem__("gpuMemGib", 16), STACK))
+    err = refused(STACK, "gpufleet:ack.workloads[0].gpuMemGib", 16)
     assert "gpufleet:ack.workloads[0].gpuMemGib = 16: gpu-mem 16 GiB does not fit one GPU of ecs.gn6v-c8g1.8xlarge (15 GiB)" in err
     assert "[rule: ack-gpu-mem-fits]" in err
 
 
 def test_a_pool_of_mixed_types_fits_its_smallest_gpu(stack_variant):
     def edit(c):
-        _ack(c)["nodePools"][1]["instanceTypes"] = ["ecs.gn6e-c12g1.12xlarge", "ecs.gn6i-c24g1.24xlarge"]
-        _workload(c, 1)["gpuMemGib"] = 20
+        at(c, "gpufleet:ack")["nodePools"][1]["instanceTypes"] = ["ecs.gn6e-c12g1.12xlarge", "ecs.gn6i-c24g1.24xlarge"]
+        at(c, "gpufleet:ack.workloads[1]")["gpuMemGib"] = 20
 
     err = _errors(stack_variant(edit, STACK))
     assert "gpufleet:ack.workloads[1].gpuMemGib = 20: gpu-mem 20 GiB does not fit one GPU of ecs.gn6i-c24g1.24xlarge (14 GiB)" in err
 
 
-def test_unsupported_region(stack_variant):
-    err = _errors(stack_variant(lambda c: _ack(c).__setitem__("region", "eu-central-1"), STACK))
+def test_unsupported_region(refused):
+    err = refused(STACK, "gpufleet:ack.region", "eu-central-1")
     assert "gpufleet:ack.region = 'eu-central-1': node pool v100-core-mem (core_mem): GPU memory and computing power allocation is not supported in eu-central-1" in err
     assert "[rule: ack-region]" in err
     # The memory-only pool is not judged by the computing power allocation table.
     assert "t4-mem" not in err
 
 
-def test_compute_share_on_a_memory_only_pool(stack_variant):
-    err = _errors(stack_variant(lambda c: _workload(c, 1).__setitem__("gpuCorePercentage", 50), STACK))
-    assert "gpufleet:ack.workloads[1].nodePool = 't4-mem': a pod requesting aliyun.com/gpu-core.percentage needs a core_mem pool; this pool is cgpu" in err
-    assert "[rule: ack-pool-sharing-mode]" in err
-
-
-def test_unknown_gpu_type_is_refused_not_guessed(stack_variant):
-    err = _errors(stack_variant(lambda c: _ack(c)["nodePools"][0].__setitem__("instanceTypes", ["ecs.gn9x-c8g1.2xlarge"]), STACK))
-    assert "gpufleet:ack.nodePools[0].instanceTypes[0] = 'ecs.gn9x-c8g1.2xlarge': ecs.gn9x-c8g1.2xlarge is not an ECS GPU type" in err
-
-
-def test_an_unsourced_size_of_a_known_family_is_refused(stack_variant):
+def test_an_unsourced_size_of_a_known_family_is_refused(refused):
     # gn6v's V100 memory is sourced, but how many GPUs a 4xlarge has is not: no guess from its name.
-    err = _errors(stack_variant(lambda c: _ack(c)["nodePools"][0].__setitem__("instanceTypes", ["ecs.gn6v-c8g1.4xlarge"]), STACK))
+    err = refused(STACK, "gpufleet:ack.nodePools[0].instanceTypes", ["ecs.gn6v-c8g1.4xlarge"])
     assert "gpufleet:ack.nodePools[0].instanceTypes[0] = 'ecs.gn6v-c8g1.4xlarge': ecs.gn6v-c8g1.4xlarge is not an ECS GPU type" in err
     assert "[rule: ack-gpu-type-known]" in err
     assert "[rule: ack-gpu-type-known]" in err
@@ -70,8 +58,8 @@ def test_an_unsourced_size_of_a_known_family_is_refused(stack_variant):
 
 def test_prerequisite_versions(stack_variant):
     def edit(c):
-        _ack(c).update(kubernetesVersion="1.18", cgpuVersion="1.0.4")
-        _ack(c)["sharingComponent"]["version"] = "1.1.9"
+        at(c, "gpufleet:ack").update(kubernetesVersion="1.18", cgpuVersion="1.0.4")
+        at(c, "gpufleet:ack")["sharingComponent"]["version"] = "1.1.9"
 
     err = _errors(stack_variant(edit, STACK))
     assert "gpufleet:ack.kubernetesVersion = '1.18': Kubernetes 1.18 is older than 1.20" in err
@@ -80,18 +68,8 @@ def test_prerequisite_versions(stack_variant):
     assert err.count("[rule: ack-cluster-prerequisites]") == 3
 
 
-def test_one_size_per_pool(stack_variant):
-    err = _errors(stack_variant(lambda c: _ack(c)["nodePools"][1].__setitem__("autoscaling", {"minSize": 1, "maxSize": 3}), STACK))
-    assert "gpufleet:ack.nodePools[1]" in err and "give exactly one of desiredSize (a fixed pool) and autoscaling" in err
-
-
-def test_a_workload_names_a_pool_of_the_stack(stack_variant):
-    err = _errors(stack_variant(lambda c: _workload(c).__setitem__("nodePool", "nope"), STACK))
-    assert "gpufleet:ack.workloads[0].nodePool = 'nope': no node pool of that name (pools: v100-core-mem, t4-mem)" in err
-
-
 def test_in_cluster_pieces_need_a_context(stack_variant):
-    err = _errors(stack_variant(lambda c: _ack(c).pop("kubernetes"), STACK))
+    err = _errors(stack_variant(lambda c: at(c, "gpufleet:ack").pop("kubernetes"), STACK))
     assert "gpufleet:ack.kubernetes = null: workloads and the sharing component are installed through the cluster: give kubernetes.context" in err
 
 
@@ -105,21 +83,10 @@ def test_ecs_without_a_region(stack_variant):
     assert "gpufleet:region = (missing): ecs and eks need the AWS region of the stack [rule: region-required]" in err
 
 
-def test_pool_names_are_unique(stack_variant):
-    err = _errors(stack_variant(lambda c: _ack(c)["nodePools"][1].__setitem__("name", "v100-core-mem"), STACK))
-    assert "gpufleet:ack.nodePools[1].name = 'v100-core-mem': node pool names must be unique [rule: names-unique]" in err
-
-
-def test_a_pool_taint_kubernetes_refuses_names_its_key(stack_variant):
-    err = _errors(stack_variant(lambda c: _ack(c)["nodePools"][0]["taint"].__setitem__("key", "Example.COM/gpu"), STACK))
-    assert "gpufleet:ack.nodePools[0].taint.key = 'Example.COM/gpu': 'Example.COM/gpu': the prefix must be a DNS subdomain" in err
-    assert "[rule: k8s-node-labels]" in err
-
-
 def test_the_sharing_component_alone_needs_a_context(stack_variant):
     def edit(c):
-        _ack(c).pop("kubernetes")
-        _ack(c)["workloads"] = []
+        at(c, "gpufleet:ack").pop("kubernetes")
+        at(c, "gpufleet:ack")["workloads"] = []
 
     err = _errors(stack_variant(edit, STACK))
     assert "gpufleet:ack.kubernetes = null: workloads and the sharing component are installed through the cluster" in err
@@ -128,7 +95,7 @@ def test_the_sharing_component_alone_needs_a_context(stack_variant):
 def test_node_pools_alone_need_no_context(stack_variant):
     def edit(c):
         for key in ("kubernetes", "sharingComponent", "workloads"):
-            _ack(c).pop(key)
+            at(c, "gpufleet:ack").pop(key)
 
     code, out, err = run_cli("preview", "--config-file", str(stack_variant(edit, STACK)), "--no-policy", "--json")
     assert code == 0, err

@@ -7,15 +7,10 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, run_cli, spec_errors
 
 
-def _errors(path) -> str:
-    code, out, err = run_cli("preview", "--config-file", str(path))
-    assert code == 2, (out, err)
-    assert out == ""
-    assert "Traceback" not in err
-    return err
+_errors = spec_errors
 
 
 def test_unknown_stack_names_the_known_ones():

@@ -4,6 +4,7 @@ same predicates judge the pack's GKE rules (tests/policies/test_policies_gke.py)
 from __future__ import annotations
 
 from tests.ecs.test_spec_errors import _errors
+from tests.conftest import at, refused_cases
 
 MIG = "gke-a100-mig"
 SHARED = "gke-l4-timeshare"
@@ -23,28 +24,22 @@ def _slices_per_node() -> int:
 SLICES = _slices_per_node()
 
 
-def _pool(c, i: int = 0) -> dict:
-    return c["gpufleet:gke"]["nodePools"][i]
-
-
-def _workload(c, i: int = 0) -> dict:
-    return c["gpufleet:gke"]["workloads"][i]
-
-
-def test_a_machine_type_that_is_not_a_gpu_type(stack_variant):
-    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("machineType", "n2-standard-8"), MIG))
-    assert "gpufleet:gke.nodePools[0].machineType = 'n2-standard-8': n2-standard-8: not a GPU machine type of the curated table" in err
-    assert "[rule: gke-accelerator]" in err
-
-
-def test_a_bundled_type_with_another_count(stack_variant):
-    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("accelerator", {"count": 4}), MIG))
-    assert 'gpufleet:gke.nodePools[0].accelerator = {"count": 4}: a2-highgpu-2g: a2-highgpu-2g comes with 2 GPU(s); accelerator count 4 is not accepted' in err
+# Each row: (stack, the field set, its value, what the error says).
+test_refused = refused_cases({
+    "a_machine_type_that_is_not_a_gpu_type": (MIG, "gpufleet:gke.nodePools[0].machineType", "n2-standard-8", ["gpufleet:gke.nodePools[0].machineType = 'n2-standard-8': n2-standard-8: not a GPU machine type of the curated table", "[rule: gke-accelerator]"]),
+    "a_bundled_type_with_another_count": (MIG, "gpufleet:gke.nodePools[0].accelerator", {"count": 4}, ['gpufleet:gke.nodePools[0].accelerator = {"count": 4}: a2-highgpu-2g: a2-highgpu-2g comes with 2 GPU(s); accelerator count 4 is not accepted']),
+    "a_partition_size_of_another_gpu": (MIG, "gpufleet:gke.nodePools[0].partitionSize", "1g.10gb", ["gpufleet:gke.nodePools[0].partitionSize = '1g.10gb': 1g.10gb is not a partition size of nvidia-tesla-a100 (partition sizes: 1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb", "[rule: gke-mig-partition]"]),
+    "mig_on_a_gpu_without_it": (SHARED, "gpufleet:gke.nodePools[0].partitionSize", "1g.5gb", ["nvidia-l4 does not support multi-instance GPUs", "[rule: gke-mig-partition]"]),
+    "no_driver": (SHARED, "gpufleet:gke.nodePools[0].driver", "INSTALLATION_DISABLED", ["gpufleet:gke.nodePools[0].driver = 'INSTALLATION_DISABLED': INSTALLATION_DISABLED leaves the nodes without a GPU driver", "[rule: gke-gpu-driver]"]),
+    "an_unknown_sharing_strategy_is_refused_by_its_enum": (SHARED, "gpufleet:gke.nodePools[0].sharing.strategy", "TIME_SLICING", ["gpufleet:gke.nodePools[0].sharing.strategy = 'TIME_SLICING': Input should be 'TIME_SHARING' or 'MPS'"]),
+    "two_shared_gpus_per_container": (SHARED, "gpufleet:gke.workloads[0].gpus", 2, ["gpufleet:gke.workloads[0].gpus = 2: asks for 2 nvidia.com/gpu on nodes that share GPUs (TIME_SHARING)", "[rule: gke-shared-gpu-request]"]),
+    "an_accelerator_refused_is_named_as_written": (MIG, "gpufleet:gke.nodePools[0].accelerator", {"type": "nvidia-l4"}, ['gpufleet:gke.nodePools[0].accelerator = {"type": "nvidia-l4"}: a2-highgpu-2g: ', "[rule: gke-accelerator]"]),
+})
 
 
 def test_an_n1_type_with_a_count_the_gpu_does_not_attach_in(stack_variant):
     def edit(c):
-        pool = _pool(c)
+        pool = at(c, "gpufleet:gke.nodePools[0]")
         pool.update(machineType="n1-standard-8", accelerator={"type": "nvidia-tesla-t4", "count": 3})
         del pool["partitionSize"]
 
@@ -52,54 +47,26 @@ def test_an_n1_type_with_a_count_the_gpu_does_not_attach_in(stack_variant):
     assert "nvidia-tesla-t4 attaches to N1 in counts of 1, 2, 4, not 3 [rule: gke-accelerator]" in err
 
 
-def test_a_zone_that_does_not_offer_the_machine_series(stack_variant):
+def test_a_zone_that_does_not_offer_the_machine_series(refused):
     # a2-highgpu in us-central1: a, b, c, f (not d).
-    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("zones", ["us-central1-a", "us-central1-d"]), MIG))
+    err = refused(MIG, "gpufleet:gke.nodePools[0].zones", ["us-central1-a", "us-central1-d"])
     assert "gpufleet:gke.nodePools[0].zones[1] = 'us-central1-d': us-central1-d does not offer a2-highgpu (zones of us-central1 that do: us-central1-a, us-central1-b, us-central1-c, us-central1-f) [rule: gke-zone]" in err
 
 
-def test_a_zone_of_another_region_and_an_uncurated_region(stack_variant):
-    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("zones", ["europe-west4-a"]), MIG))
+def test_a_zone_of_another_region_and_an_uncurated_region(refused, stack_variant):
+    err = refused(MIG, "gpufleet:gke.nodePools[0].zones", ["europe-west4-a"])
     assert "europe-west4-a is not a zone of the cluster's region us-central1 [rule: gke-zone]" in err
 
     def elsewhere(c):
         c["gpufleet:gke"]["region"] = "asia-northeast1"
-        _pool(c)["zones"] = ["asia-northeast1-a"]
+        at(c, "gpufleet:gke.nodePools[0]")["zones"] = ["asia-northeast1-a"]
 
     err = _errors(stack_variant(elsewhere, MIG))
     assert "the zones of asia-northeast1 that offer a2-highgpu are not curated" in err
 
 
-def test_a_partition_size_of_another_gpu(stack_variant):
-    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("partitionSize", "1g.10gb"), MIG))
-    assert "gpufleet:gke.nodePools[0].partitionSize = '1g.10gb': 1g.10gb is not a partition size of nvidia-tesla-a100 (partition sizes: 1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb" in err
-    assert "[rule: gke-mig-partition]" in err
-
-
-def test_mig_on_a_gpu_without_it(stack_variant):
-    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("partitionSize", "1g.5gb"), SHARED))
-    assert "nvidia-l4 does not support multi-instance GPUs" in err and "[rule: gke-mig-partition]" in err
-
-
-def test_no_driver(stack_variant):
-    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("driver", "INSTALLATION_DISABLED"), SHARED))
-    assert "gpufleet:gke.nodePools[0].driver = 'INSTALLATION_DISABLED': INSTALLATION_DISABLED leaves the nodes without a GPU driver" in err
-    assert "[rule: gke-gpu-driver]" in err
-
-
-def test_an_unknown_sharing_strategy_is_refused_by_its_enum(stack_variant):
-    err = _errors(stack_variant(lambda c: _pool(c)["sharing"].__setitem__("strategy", "TIME_SLICING"), SHARED))
-    assert "gpufleet:gke.nodePools[0].sharing.strategy = 'TIME_SLICING': Input should be 'TIME_SHARING' or 'MPS'" in err
-
-
-def test_two_shared_gpus_per_container(stack_variant):
-    err = _errors(stack_variant(lambda c: _workload(c).__setitem__("gpus", 2), SHARED))
-    assert "gpufleet:gke.workloads[0].gpus = 2: asks for 2 nvidia.com/gpu on nodes that share GPUs (TIME_SHARING)" in err
-    assert "[rule: gke-shared-gpu-request]" in err
-
-
-def test_more_partitions_than_a_node_advertises(stack_variant):
-    err = _errors(stack_variant(lambda c: _workload(c, 1).__setitem__("gpus", SLICES + 1), MIG))
+def test_more_partitions_than_a_node_advertises(refused):
+    err = refused(MIG, "gpufleet:gke.workloads[1].gpus", SLICES + 1)
     assert (
         f"gpufleet:gke.workloads[1].gpus = {SLICES + 1}: a node of pool a100-mig advertises {SLICES} nvidia.com/gpu: "
         "the pods never schedule [rule: gke-gpus-fit-node]"
@@ -108,7 +75,7 @@ def test_more_partitions_than_a_node_advertises(stack_variant):
 
 def test_pool_size_and_cluster_access(stack_variant):
     def edit(c):
-        _pool(c)["autoscaling"] = {"minNodeCount": 0, "maxNodeCount": 2}
+        at(c, "gpufleet:gke.nodePools[0]")["autoscaling"] = {"minNodeCount": 0, "maxNodeCount": 2}
         del c["gpufleet:gke"]["kubernetes"]
 
     err = _errors(stack_variant(edit, MIG))
@@ -117,11 +84,11 @@ def test_pool_size_and_cluster_access(stack_variant):
     assert "gpufleet:gke.kubernetes = null: workloads and the GPU Operator on an existing cluster are installed through its kubeconfig: give kubernetes.context [rule: kubernetes-access]" in err
 
 
-def test_more_replicas_than_the_pool_holds(stack_variant):
+def test_more_replicas_than_the_pool_holds(refused):
     # Two a2-highgpu-2g nodes (one per zone) hold 2 x SLICES 1g.5gb slices: two notebooks more
     # stay Pending, and the eval job's 2-slice pods find no node with 2 free.
     replicas = 2 * SLICES + 2
-    err = _errors(stack_variant(lambda c: _workload(c).__setitem__("replicas", replicas), MIG))
+    err = refused(MIG, "gpufleet:gke.workloads[0].replicas", replicas)
     assert (
         f"gpufleet:gke.workloads[0].replicas = {replicas}: Deployment default/notebooks: 2 of {replicas} Pending: "
         "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
@@ -133,21 +100,21 @@ def test_a_workload_without_the_pool_s_capacity_fits_after_scale_up(stack_varian
     # 8 shares at the minimum (2 nodes x 4); 20 fit the maximum of 8 nodes: no refusal.
     from tests.conftest import run_cli
 
-    code, _, err = run_cli("preview", "--config-file", str(stack_variant(lambda c: _workload(c).__setitem__("replicas", 20), SHARED)), "--json")
+    code, _, err = run_cli("preview", "--config-file", str(stack_variant(lambda c: at(c, "gpufleet:gke.workloads[0]").__setitem__("replicas", 20), SHARED)), "--json")
     assert code == 0, err
 
 
-def test_a_workload_may_take_every_slice_a_node_advertises(stack_variant):
-    err = _errors(stack_variant(lambda c: _workload(c, 1).__setitem__("gpus", SLICES), MIG))
+def test_a_workload_may_take_every_slice_a_node_advertises(refused):
+    err = refused(MIG, "gpufleet:gke.workloads[1].gpus", SLICES)
     assert "[rule: gke-gpus-fit-node]" not in err
     assert "gpufleet:gke.workloads[1].replicas = 4: Job default/eval: " in err and "[rule: k8s-pods-schedulable]" in err
 
 
 def test_every_workload_and_zone_is_judged_past_a_problem(stack_variant):
     def edit(c):
-        _workload(c, 0)["nodePool"] = "missing"
-        _workload(c, 1)["gpus"] = SLICES + 1
-        _pool(c)["zones"] = ["us-central1-a", "us-central1-a", "us-central1-d"]
+        at(c, "gpufleet:gke.workloads[0]")["nodePool"] = "missing"
+        at(c, "gpufleet:gke.workloads[1]")["gpus"] = SLICES + 1
+        at(c, "gpufleet:gke.nodePools[0]")["zones"] = ["us-central1-a", "us-central1-a", "us-central1-d"]
 
     err = _errors(stack_variant(edit, MIG))
     assert "gpufleet:gke.workloads[0].nodePool = 'missing': no node pool of that name (pools: a100-mig) [rule: node-pool-exists]" in err
@@ -161,14 +128,9 @@ def test_every_workload_and_zone_is_judged_past_a_problem(stack_variant):
 def test_a_created_cluster_needs_no_context(stack_variant):
     for kubernetes in (None, {}):
         def edit(c):
-            _workload(c)["nodePool"] = "missing"
+            at(c, "gpufleet:gke.workloads[0]")["nodePool"] = "missing"
             if kubernetes is not None:
                 c["gpufleet:gke"]["kubernetes"] = kubernetes
 
         err = _errors(stack_variant(edit, SHARED))
         assert "[rule: node-pool-exists]" in err and "kubernetes-access" not in err
-
-
-def test_an_accelerator_refused_is_named_as_written(stack_variant):
-    err = _errors(stack_variant(lambda c: _pool(c).__setitem__("accelerator", {"type": "nvidia-l4"}), MIG))
-    assert 'gpufleet:gke.nodePools[0].accelerator = {"type": "nvidia-l4"}: a2-highgpu-2g: ' in err and "[rule: gke-accelerator]" in err
