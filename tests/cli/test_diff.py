@@ -53,6 +53,14 @@ def _json_diff(tmp_path, base, head) -> tuple[int, dict]:
     return code, json.loads(out)
 
 
+def _changed(tmp_path, stack: str, edit) -> dict:
+    """The JSON diff of a shipped stack's golden plan against the plan of a copy edited by
+    `edit(config)`: a change (exit 3)."""
+    code, d = _json_diff(tmp_path, golden(stack), _plan_of(tmp_path, stack, edit))
+    assert code == 3
+    return d
+
+
 def _p5_head(c):
     group = c["gpufleet:eks"]["nodeGroups"][0]
     group["desiredSize"] = 1
@@ -71,10 +79,7 @@ def test_identical_plans_are_exit_0(tmp_path):
 
 
 def test_scaling_a_node_group_changes_counts_in_place(tmp_path):
-    base = golden("eks-trn1")
-    head = _plan_of(tmp_path, "eks-trn1", lambda c: c["gpufleet:eks"]["nodeGroups"][0].update(desiredSize=4, maxSize=4))
-    code, d = _json_diff(tmp_path, base, head)
-    assert code == 3
+    d = _changed(tmp_path, "eks-trn1", lambda c: c["gpufleet:eks"]["nodeGroups"][0].update(desiredSize=4, maxSize=4))
     [group] = d["accelerators"]["groups"]
     assert "desired instances 2 -> 4" in group["notes"]
     # trn1.32xlarge: 16 chips, 32 NeuronCores, 8 EFA interfaces per node.
@@ -87,10 +92,7 @@ def test_scaling_a_node_group_changes_counts_in_place(tmp_path):
 
 
 def test_switching_the_ecs_ami_variant_says_running_instances_stay(tmp_path):
-    base = golden("ecs-gpu")
-    head = _plan_of(tmp_path, "ecs-gpu", lambda c: c["gpufleet:ecs"]["capacityProviders"][0].__setitem__("amiVariant", "al2"))
-    code, d = _json_diff(tmp_path, base, head)
-    assert code == 3
+    d = _changed(tmp_path, "ecs-gpu", lambda c: c["gpufleet:ecs"]["capacityProviders"][0].__setitem__("amiVariant", "al2"))
     [group] = d["accelerators"]["groups"]
     assert group["group"] == "ml-gpu-inference"
     assert "AMI gpu al2023 -> gpu al2" in group["notes"]
@@ -101,10 +103,7 @@ def test_switching_the_ecs_ami_variant_says_running_instances_stay(tmp_path):
 
 def test_dropping_efa_replaces_the_node_group(tmp_path):
     """Without EFA the group spans every zone: its subnets change, which EKS cannot do in place."""
-    base = golden("eks-trn1")
-    head = _plan_of(tmp_path, "eks-trn1", lambda c: c["gpufleet:eks"]["nodeGroups"][0].pop("efa"))
-    code, d = _json_diff(tmp_path, base, head)
-    assert code == 3
+    d = _changed(tmp_path, "eks-trn1", lambda c: c["gpufleet:eks"]["nodeGroups"][0].pop("efa"))
     [group] = d["accelerators"]["groups"]
     assert "EFA interfaces per instance 8 -> 0" in group["notes"] and "EFA interfaces (desired) 16 -> 0" in group["notes"]
     assert [x["reason"] for x in d["drains"]] == [
@@ -129,10 +128,7 @@ def test_changing_the_ami_type_replaces_the_node_group(tmp_path, p5_pair):
 
 
 def test_relabelling_an_ack_pool_replaces_it(tmp_path):
-    base = golden("ack-shared-gpu")
-    head = _plan_of(tmp_path, "ack-shared-gpu", lambda c: c["gpufleet:ack"]["nodePools"][0].__setitem__("placement", "spread"))
-    code, d = _json_diff(tmp_path, base, head)
-    assert code == 3
+    d = _changed(tmp_path, "ack-shared-gpu", lambda c: c["gpufleet:ack"]["nodePools"][0].__setitem__("placement", "spread"))
     [replaced] = d["resources"]["replaced"]
     assert replaced["type"] == "alicloud:cs/nodePool:NodePool" and replaced["reason"].startswith("replaceOnChanges labels")
     assert d["drains"] == [
@@ -221,10 +217,7 @@ def test_a_launch_template_change_rolls_the_node_groups_nodes(tmp_path):
 
 
 def test_toleration_changes_are_listed(tmp_path):
-    base = golden("ack-shared-gpu")
-    head = _plan_of(tmp_path, "ack-shared-gpu", lambda c: c["gpufleet:ack"]["nodePools"][0].pop("taint"))
-    code, d = _json_diff(tmp_path, base, head)
-    assert code == 3
+    d = _changed(tmp_path, "ack-shared-gpu", lambda c: c["gpufleet:ack"]["nodePools"][0].pop("taint"))
     [changed] = d["tolerations"]
     assert changed["name"] == "ack-cuda-sample" and changed["properties"][0]["path"].startswith("spec.template.spec.tolerations")
     [pool] = [g for g in d["accelerators"]["groups"] if g["group"] == "v100-core-mem"]
@@ -278,10 +271,7 @@ def test_a_type_change_rolls_the_group_and_reads_in_one_line_per_list(tmp_path):
 def test_a_new_vpc_cidr_replaces_what_reads_the_subnets(tmp_path):
     """A replaced VPC's and subnets' ids are unknown until they exist: what reads them is replaced
     where the input cannot change in place (the node groups' subnetIds), updated elsewhere."""
-    base = golden("eks-p5-efa")
-    head = _plan_of(tmp_path, "eks-p5-efa", lambda c: c["gpufleet:eks"]["network"]["create"].__setitem__("cidr", "10.61.0.0/16"))
-    code, d = _json_diff(tmp_path, base, head)
-    assert code == 3
+    d = _changed(tmp_path, "eks-p5-efa", lambda c: c["gpufleet:eks"]["network"]["create"].__setitem__("cidr", "10.61.0.0/16"))
     affected = {(a["type"].rsplit(":", 1)[-1], a["name"]): a for a in d["affected"]}
     assert affected[("NodeGroup", "p5-train-p5")]["effect"] == "replaced"
     assert affected[("NodeGroup", "p5-train-p5")]["because"] == ["subnetIds <- Subnet p5-train-private-us-east-1a (replaced)"]
@@ -303,10 +293,7 @@ def test_a_new_vpc_cidr_replaces_what_reads_the_subnets(tmp_path):
 
 
 def test_removing_a_zone_under_running_ecs_instances_is_a_refused_delete(tmp_path):
-    base = golden("ecs-gpu")
-    head = _plan_of(tmp_path, "ecs-gpu", lambda c: c["gpufleet:ecs"]["network"]["create"].__setitem__("zones", ["us-east-1a"]))
-    code, d = _json_diff(tmp_path, base, head)
-    assert code == 3
+    d = _changed(tmp_path, "ecs-gpu", lambda c: c["gpufleet:ecs"]["network"]["create"].__setitem__("zones", ["us-east-1a"]))
     assert {(a["name"], a["effect"]) for a in d["affected"]} == {("ml-gpu-inference", "updated"), ("ml-gpu-training", "updated")}
     [refused] = d["refusedDeletes"]
     assert (refused["name"], refused["how"], refused["heldBy"]) == ("ml-gpu-private-us-east-1b", "removed", ["ml-gpu-inference", "ml-gpu-training"])
@@ -321,9 +308,7 @@ def test_renaming_an_ecs_capacity_provider_moves_the_cluster_and_services(tmp_pa
             if workload.get("capacityProvider") == "inference":
                 workload["capacityProvider"] = "serving"
 
-    base, head = golden("ecs-gpu"), _plan_of(tmp_path, "ecs-gpu", rename)
-    code, d = _json_diff(tmp_path, base, head)
-    assert code == 3
+    d = _changed(tmp_path, "ecs-gpu", rename)
     assert {(a["name"], a["effect"]) for a in d["affected"]} == {("ml-gpu", "updated"), ("ml-gpu-llm-serve", "updated")}
     assert all(b.endswith("CapacityProvider ml-gpu-inference (removed)") for a in d["affected"] for b in a["because"])
     assert [(x["group"], x["reason"]) for x in d["drains"]] == [("ml-gpu-inference", "the capacity provider's group is removed")]
