@@ -24,7 +24,6 @@ TYPES = {
     name: sum(g["Count"] for g in (_EC2[name].get("GpuInfo") or {}).get("Gpus", []))
     for name in ("g5.xlarge", "g5.12xlarge", "p4d.24xlarge", "m5.xlarge")
 }
-CASES = list(itertools.product(range(10), TYPES))
 
 
 def _fleet(gpus: int, instance_type: str) -> dict:
@@ -42,47 +41,34 @@ def _fleet(gpus: int, instance_type: str) -> dict:
     }
 
 
-def _spec_door(gpus: int, instance_type: str) -> bool:
+def _spec_door(fleet: dict, rule: str) -> bool:
     try:
-        load_spec({"region": "us-east-1", "ecs": _fleet(gpus, instance_type)})
+        load_spec({"region": "us-east-1", "ecs": fleet})
     except SpecError as err:
-        return any(issue.rule == RULE for issue in err.issues)
+        return any(issue.rule == rule for issue in err.issues)
     return False
 
 
-@pytest.fixture(scope="module")
-def pack_verdicts(judge) -> dict[tuple[int, str], bool]:
+def _pack_door(judge, cases, fleet_of, rule: str, neuron: bool = False) -> dict[tuple[int, str], bool]:
+    """Each case's verdict from the pack, on the task definition the components render for its fleet."""
     resources = []
-    for gpus, instance_type in CASES:
-        workload = WorkloadArgs.model_validate(_fleet(gpus, instance_type)["workloads"][0])
+    for n, instance_type in cases:
+        workload = WorkloadArgs.model_validate(fleet_of(n, instance_type)["workloads"][0])
         inputs = {
             "family": "job",
-            "containerDefinitions": json.dumps(container_definitions(workload)),
+            "containerDefinitions": json.dumps(container_definitions(workload, [n]) if neuron else container_definitions(workload)),
             "placementConstraints": [{"type": "memberOf", "expression": member_of(instance_type)}],
         }
-        resources.append(resource("aws:ecs/taskDefinition:TaskDefinition", f"job-{gpus}-{instance_type}", inputs))
-    result = judge(resources)
-    flagged = {f.urn.rsplit("::", 1)[-1] for f in result.findings if f.policy == RULE}
-    return {(gpus, t): f"job-{gpus}-{t}" in flagged for gpus, t in CASES}
-
-
-def test_the_table_crosses_every_boundary():
-    """0..9 GPUs must cross each type's count, the GPU-less type included, or the table proves little."""
-    assert min(TYPES.values()) == 0 and max(TYPES.values()) < 9
-
-
-@pytest.mark.parametrize("gpus,instance_type", CASES)
-def test_spec_and_pack_agree(gpus, instance_type, pack_verdicts):
-    expected = gpus > TYPES[instance_type]
-    assert _spec_door(gpus, instance_type) == expected
-    assert pack_verdicts[(gpus, instance_type)] == expected
+        resources.append(resource("aws:ecs/taskDefinition:TaskDefinition", f"job-{n}-{instance_type}", inputs))
+    flagged = {f.urn.rsplit("::", 1)[-1] for f in judge(resources).findings if f.policy == rule}
+    return {(n, t): f"job-{n}-{t}" in flagged for n, t in cases}
 
 
 def test_the_spec_door_is_exit_2_naming_the_field(stack_variant):
     path = stack_variant(lambda c: c["gpufleet:ecs"]["workloads"][2]["containers"][0].__setitem__("gpus", 9))
     code, out, err = run_cli("preview", "--config-file", str(path))
     assert code == 2 and out == ""
-    assert f"gpufleet:ecs.workloads[2].containers[0].gpus = 9: task total: 9 GPUs requested but p4d.24xlarge has 8" in err
+    assert "gpufleet:ecs.workloads[2].containers[0].gpus = 9: task total: 9 GPUs requested but p4d.24xlarge has 8" in err
     assert f"[rule: {RULE}]" in err
 
 
@@ -94,7 +80,6 @@ NEURON_TYPES = {
     name: sum(d["Count"] for d in (_EC2[name].get("NeuronInfo") or {}).get("NeuronDevices", []))
     for name in ("inf2.xlarge", "inf2.24xlarge", "inf2.48xlarge", "trn1.32xlarge", "g5.xlarge")
 }
-NEURON_CASES = list(itertools.product(range(1, 18), NEURON_TYPES))
 
 
 def _neuron_fleet(devices: int, instance_type: str) -> dict:
@@ -103,39 +88,35 @@ def _neuron_fleet(devices: int, instance_type: str) -> dict:
     return fleet
 
 
-def _neuron_spec_door(devices: int, instance_type: str) -> bool:
-    try:
-        load_spec({"region": "us-east-1", "ecs": _neuron_fleet(devices, instance_type)})
-    except SpecError as err:
-        return any(issue.rule == NEURON_RULE for issue in err.issues)
-    return False
+# door -> (its rule, accelerators per type, the requests tried, the fleet of a request on a type)
+DOORS = {
+    "gpus": (RULE, TYPES, range(10), _fleet),
+    "neuron": (NEURON_RULE, NEURON_TYPES, range(1, 18), _neuron_fleet),
+}
+ALL_CASES = [(door, n, t) for door, (_, types, asked, _) in DOORS.items() for n, t in itertools.product(asked, types)]
 
 
 @pytest.fixture(scope="module")
-def neuron_pack_verdicts(judge) -> dict[tuple[int, str], bool]:
-    resources = []
-    for devices, instance_type in NEURON_CASES:
-        workload = WorkloadArgs.model_validate(_neuron_fleet(devices, instance_type)["workloads"][0])
-        inputs = {
-            "family": "job",
-            "containerDefinitions": json.dumps(container_definitions(workload, [devices])),
-            "placementConstraints": [{"type": "memberOf", "expression": member_of(instance_type)}],
-        }
-        resources.append(resource("aws:ecs/taskDefinition:TaskDefinition", f"job-{devices}-{instance_type}", inputs))
-    result = judge(resources)
-    flagged = {f.urn.rsplit("::", 1)[-1] for f in result.findings if f.policy == NEURON_RULE}
-    return {(n, t): f"job-{n}-{t}" in flagged for n, t in NEURON_CASES}
+def pack_verdicts(judge) -> dict[str, dict[tuple[int, str], bool]]:
+    return {
+        door: _pack_door(judge, list(itertools.product(asked, types)), fleet_of, rule, neuron=door == "neuron")
+        for door, (rule, types, asked, fleet_of) in DOORS.items()
+    }
 
 
-def test_the_neuron_table_crosses_every_boundary():
-    assert min(NEURON_TYPES.values()) == 0 and max(NEURON_TYPES.values()) < 17
+@pytest.mark.parametrize("door", DOORS)
+def test_the_table_crosses_every_boundary(door):
+    """The requests must cross each type's count, the type without accelerators included, or the table proves little."""
+    _, types, asked, _ = DOORS[door]
+    assert min(types.values()) == 0 and max(types.values()) < max(asked)
 
 
-@pytest.mark.parametrize("devices,instance_type", NEURON_CASES)
-def test_spec_and_pack_agree_on_neuron_devices(devices, instance_type, neuron_pack_verdicts):
-    expected = devices > NEURON_TYPES[instance_type]
-    assert _neuron_spec_door(devices, instance_type) == expected
-    assert neuron_pack_verdicts[(devices, instance_type)] == expected
+@pytest.mark.parametrize("door,n,instance_type", ALL_CASES)
+def test_spec_and_pack_agree(door, n, instance_type, pack_verdicts):
+    rule, types, _, fleet_of = DOORS[door]
+    expected = n > types[instance_type]
+    assert _spec_door(fleet_of(n, instance_type), rule) == expected
+    assert pack_verdicts[door][(n, instance_type)] == expected
 
 
 # The same two doors for ACK GPU shares: the spec's workload against the pool it names, and the pack
