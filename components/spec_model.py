@@ -9,7 +9,7 @@ functions returning `Violation`s, so every error of a stack is reported at once.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, ClassVar
 
@@ -76,6 +76,40 @@ def pool_fleet_names(fleet) -> list[Violation]:
     return duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool") + duplicate_names(
         [w.name for w in fleet.workloads], ("workloads",), "workload"
     )
+
+
+def pool_checks(fleet, check_pool: Callable[[object, bool], tuple[list[Violation], int | None]]) -> tuple[list[Violation], dict[str, int]]:
+    """A GKE or AKS fleet's names and each pool's own violations (under nodePools[i]), and the
+    nvidia.com/gpu one node of each pool advertises where its GPUs are known.
+    `check_pool(pool, operator_installs_driver)` judges one pool."""
+    operator_installs_driver = fleet.gpu_operator is not None and fleet.gpu_operator.driver
+    found = pool_fleet_names(fleet)
+    per_node: dict[str, int] = {}
+    for i, pool in enumerate(fleet.node_pools):
+        problems, advertised = check_pool(pool, operator_installs_driver)
+        found += [v.under("nodePools", i) for v in problems]
+        if advertised is not None:
+            per_node[pool.name] = advertised
+    return found, per_node
+
+
+def pool_workloads(fleet, advertised: Mapping[str, int], platform: str, request_problem: Callable[[object, object], str | None] | None = None) -> list[Violation]:
+    """A GKE or AKS fleet's workloads against the pools they name: the pool exists; the request is one
+    the pool's nodes admit (`request_problem(workload, pool)`, rule `{platform}-shared-gpu-request`);
+    and it fits what one node advertises (`advertised`: pool -> nvidia.com/gpu per node, for the pools
+    whose GPUs are known)."""
+    found: list[Violation] = []
+    pools = {p.name: p for p in fleet.node_pools}
+    for i, wl in enumerate(fleet.workloads):
+        pool = pools.get(wl.node_pool)
+        if pool is None:
+            found.append(Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"no node pool of that name (pools: {', '.join(pools)})"))
+        elif request_problem is not None and (reason := request_problem(wl, pool)):
+            found.append(Violation(f"{platform}-shared-gpu-request", ("workloads", i, "gpus"), wl.gpus, reason))
+        elif pool.name in advertised and wl.gpus > advertised[pool.name]:
+            per_node = advertised[pool.name]
+            found.append(Violation(f"{platform}-gpus-fit-node", ("workloads", i, "gpus"), wl.gpus, f"a node of pool {pool.name} advertises {per_node} nvidia.com/gpu: the pods never schedule"))
+    return found
 
 
 def size_order_error(min_size: int, desired_size: int, max_size: int) -> str | None:

@@ -8,20 +8,13 @@ from gpufleet.components.rules import aks as aks_rules
 from gpufleet.components.rules.aks import AksGpus
 from gpufleet.components.catalog.facts import AksFacts
 from gpufleet.components.catalog.catalog import Catalog
-from gpufleet.components.spec_model import Violation, pool_fleet_names
+from gpufleet.components.spec_model import Violation, pool_checks, pool_workloads
 
 
 def check_fleet(fleet: AksFleetArgs, region: str | None, cat: Catalog) -> list[Violation]:
     """Every rule broken by the fleet (the stack's AWS region is not AKS's: the cluster has its location)."""
     aks = cat.facts.aks
-    operator_installs_driver = fleet.gpu_operator is not None and fleet.gpu_operator.driver
-    found = pool_fleet_names(fleet)
-    per_node: dict[str, int] = {}
-    for i, pool in enumerate(fleet.node_pools):
-        problems, advertised = _check_pool(pool, aks, operator_installs_driver)
-        found += [v.under("nodePools", i) for v in problems]
-        if advertised is not None:
-            per_node[pool.name] = advertised
+    found, per_node = pool_checks(fleet, lambda pool, operator_installs_driver: _check_pool(pool, aks, operator_installs_driver))
     if fleet.create_cluster is not None:
         if fleet.kubernetes is not None:
             found.append(Violation("kubernetes-access", ("kubernetes", "context"), fleet.kubernetes.context, "a cluster gpufleet creates is reached through its own kubeconfig: drop kubernetes"))
@@ -38,15 +31,7 @@ def check_fleet(fleet: AksFleetArgs, region: str | None, cat: Catalog) -> list[V
         reason = aks_rules.time_sharing_problem(aks)
         if reason:
             found.append(Violation("aks-time-sharing", ("gpuOperator", "timeSlicingReplicas"), fleet.gpu_operator.time_slicing_replicas, reason))
-    pools = {p.name for p in fleet.node_pools}
-    for i, wl in enumerate(fleet.workloads):
-        if wl.node_pool not in pools:
-            found.append(Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"no node pool of that name (pools: {', '.join(sorted(pools))})"))
-        elif wl.node_pool in per_node and wl.gpus > per_node[wl.node_pool]:
-            found.append(
-                Violation("aks-gpus-fit-node", ("workloads", i, "gpus"), wl.gpus, f"a node of pool {wl.node_pool} advertises {per_node[wl.node_pool]} nvidia.com/gpu: the pods never schedule")
-            )
-    return found
+    return found + pool_workloads(fleet, per_node, "aks")
 
 
 def _check_pool(pool: AksNodePoolArgs, aks: AksFacts, operator_installs_driver: bool) -> tuple[list[Violation], int | None]:

@@ -8,7 +8,7 @@ from gpufleet.components.catalog.facts import GkeFacts
 from gpufleet.components.rules.gke import GkeGpus
 from gpufleet.components.gke.args import GkeFleetArgs, GkeNodePoolArgs
 from gpufleet.components.catalog.catalog import Catalog
-from gpufleet.components.spec_model import Violation, pool_fleet_names
+from gpufleet.components.spec_model import Violation, pool_checks, pool_workloads
 
 
 def pool_gpus(pool: GkeNodePoolArgs, gke: GkeFacts) -> GkeGpus | str:
@@ -23,15 +23,7 @@ def strategy(pool: GkeNodePoolArgs) -> str | None:
 def check_fleet(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> list[Violation]:
     """Every rule broken by the fleet (the stack's AWS region is not GKE's: the cluster has its location)."""
     gke = cat.facts.gke
-    operator_installs_driver = fleet.gpu_operator is not None and fleet.gpu_operator.driver
-    found = pool_fleet_names(fleet)
-    nodes: dict[str, GkeGpus] = {}
-    for i, pool in enumerate(fleet.node_pools):
-        found += [v.under("nodePools", i) for v in _check_pool(pool, fleet.region, gke, operator_installs_driver)]
-        resolved = pool_gpus(pool, gke)
-        # A pool's slices per node are counted only when its GPUs and partition size are valid.
-        if isinstance(resolved, GkeGpus) and not (pool.partition_size and gke_rules.partition_problem(resolved.accelerator, pool.partition_size, gke)):
-            nodes[pool.name] = resolved
+    found, per_node = pool_checks(fleet, lambda pool, operator_installs_driver: _check_pool(pool, fleet.region, gke, operator_installs_driver))
     if (fleet.workloads or fleet.gpu_operator) and fleet.cluster.create is None and (fleet.kubernetes is None or fleet.kubernetes.context is None):
         found.append(
             Violation("kubernetes-access", ("kubernetes",), None, "workloads and the GPU Operator on an existing cluster are installed through its kubeconfig: give kubernetes.context")
@@ -40,29 +32,16 @@ def check_fleet(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> list[V
         found.append(
             Violation("kubernetes-access", ("kubernetes", "context"), fleet.kubernetes.context, "a cluster gpufleet creates is reached through its own outputs: drop the context")
         )
-    pools = {p.name: p for p in fleet.node_pools}
-    for i, wl in enumerate(fleet.workloads):
-        pool = pools.get(wl.node_pool)
-        if pool is None:
-            found.append(Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"no node pool of that name (pools: {', '.join(pools)})"))
-            continue
-        reason = gke_rules.shared_request_problem(wl.gpus, strategy(pool), gke)
-        if reason:
-            found.append(Violation("gke-shared-gpu-request", ("workloads", i, "gpus"), wl.gpus, reason))
-        elif pool.name in nodes:
-            per_node = gke_rules.gpu_resources_per_node(nodes[pool.name], pool.partition_size, _clients(pool), gke)
-            if wl.gpus > per_node:
-                found.append(
-                    Violation("gke-gpus-fit-node", ("workloads", i, "gpus"), wl.gpus, f"a node of pool {pool.name} advertises {per_node} nvidia.com/gpu: the pods never schedule")
-                )
-    return found
+    return found + pool_workloads(fleet, per_node, "gke", lambda wl, pool: gke_rules.shared_request_problem(wl.gpus, strategy(pool), gke))
 
 
 def _clients(pool: GkeNodePoolArgs) -> int | None:
     return pool.sharing.max_shared_clients_per_gpu if pool.sharing is not None else None
 
 
-def _check_pool(pool: GkeNodePoolArgs, region: str, gke: GkeFacts, operator_installs_driver: bool) -> list[Violation]:
+def _check_pool(pool: GkeNodePoolArgs, region: str, gke: GkeFacts, operator_installs_driver: bool) -> tuple[list[Violation], int | None]:
+    """The pool's violations, and the nvidia.com/gpu one node advertises (counted only when its GPUs
+    and partition size are valid)."""
     found = []
     resolved = pool_gpus(pool, gke)
     if isinstance(resolved, str):
@@ -76,11 +55,11 @@ def _check_pool(pool: GkeNodePoolArgs, region: str, gke: GkeFacts, operator_inst
         reason = gke_rules.zone_problem(pool.machine_type, region, zone, gke)
         if reason:
             found.append(Violation("gke-zone", ("zones", j), zone, reason))
-    if pool.partition_size is not None and isinstance(resolved, GkeGpus):
-        reason = gke_rules.partition_problem(resolved.accelerator, pool.partition_size, gke)
-        if reason:
-            found.append(Violation("gke-mig-partition", ("partitionSize",), pool.partition_size, reason))
+    partition = gke_rules.partition_problem(resolved.accelerator, pool.partition_size, gke) if pool.partition_size and isinstance(resolved, GkeGpus) else None
+    if partition:
+        found.append(Violation("gke-mig-partition", ("partitionSize",), pool.partition_size, partition))
     reason = gke_rules.driver_problem(pool.driver, operator_installs_driver, gke)
     if reason:
         found.append(Violation("gke-gpu-driver", ("driver",), pool.driver, reason))
-    return found
+    advertised = gke_rules.gpu_resources_per_node(resolved, pool.partition_size, _clients(pool), gke) if isinstance(resolved, GkeGpus) and not partition else None
+    return found, advertised
