@@ -27,3 +27,44 @@ def json_value(value):
     if isinstance(value, Unknown) or value == UNKNOWN:
         return UNKNOWN
     return value
+
+
+# The other signatures a program's SDK may send (sdk/go/common/resource/sig/sig.go).
+RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+OUTPUT_SIG = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
+
+
+def struct_value(struct) -> dict:
+    """A protobuf Struct a program sent over the wire, as the JSON a plan holds: as json_value reads
+    the SDK's own decoding, and a resource reference read as the engine passes it to a provider (the
+    resource's id, or its URN for a component)."""
+    from google.protobuf.json_format import MessageToDict
+
+    return _unsigned(MessageToDict(struct))
+
+
+def _unsigned(value):
+    if isinstance(value, dict):
+        sig = value.get(SIG_KEY)
+        if sig == RESOURCE_SIG:
+            if "id" in value:
+                return value["id"] if value["id"] not in ("", None) else UNKNOWN
+            return value.get("urn", UNKNOWN)
+        if sig == OUTPUT_SIG:
+            return _unsigned(value["value"]) if "value" in value else UNKNOWN
+        if sig == SECRET_SIG:
+            return _unsigned(value.get("value"))
+        # A null member is no member, as the SDK's own decoding reads it.
+        return {k: _unsigned(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_unsigned(v) for v in value]
+    return json_value(value)
+
+
+def to_struct(value: dict):
+    """JSON (UNKNOWN where a value is known only after apply) as a protobuf Struct for a program's SDK."""
+    from google.protobuf import struct_pb2
+
+    struct = struct_pb2.Struct()
+    struct.update(value)
+    return struct

@@ -31,6 +31,14 @@ def _parser() -> argparse.ArgumentParser:
         "--program", type=Path, metavar="DIR",
         help="a Pulumi Python program of your own (its Pulumi.yaml and, as STACK or the only one there, a stack's config)",
     )
+    preview.add_argument(
+        "--python", type=Path, metavar="PATH",
+        help="with --program: the interpreter to run it with (default: the virtualenv its Pulumi.yaml names)",
+    )
+    preview.add_argument(
+        "--timeout", type=_seconds, default=None, metavar="SECONDS",
+        help="with --program: stop a program that has not finished by then, exit 2 (default: 300)",
+    )
     preview.add_argument("--json", action="store_true", help="print only the JSON plan on stdout")
     preview.add_argument(
         "--format", choices=("text", "mermaid"), default="text",
@@ -102,6 +110,8 @@ def _spec_error_message(sf, err) -> str:
 def cmd_preview(args) -> int:
     if args.no_policy and (args.policy_pack or args.policy_config):
         raise InputError("--no-policy skips the pack: it cannot be combined with --policy-pack or --policy-config")
+    if args.program is None and (args.python is not None or args.timeout is not None):
+        raise InputError("--python and --timeout are for a program of your own: they go with --program DIR")
     many = args.all or args.shard is not None or len(args.stack) > 1
     if many:
         return _preview_many(args)
@@ -190,19 +200,32 @@ def _show_plan(args, plan: dict) -> int:
     return exit_for(plan["policy"])
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 1 <= value <= 86_400:  # nan fails too
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of seconds from 1 to 86400")
+    return value
+
+
 def _preview_program(args) -> int:
     """A program of one's own under the same engine and pack: its resources are judged as they
     register, as with gpufleet's own program."""
     from gpufleet.engine import user_program
     from gpufleet.engine.runtime import EngineError
     from gpufleet.engine.preview import preview_plan
+    from gpufleet.engine.program_host import DEFAULT_TIMEOUT
 
     if args.config_file is not None:
         raise InputError("--program reads the program's own stack config: name the stack as STACK, not --config-file")
-    loaded = user_program.load(args.program, args.stack)
+    loaded = user_program.load(args.program, args.stack, args.python)
+    if loaded.python_from.startswith("gpufleet's"):
+        print(f"note: the program runs with {loaded.python_from}: {loaded.python}; --python names another", file=sys.stderr)
     pack_dir, given = (None, {}) if args.no_policy else policy_inputs(args)
     try:
-        plan = preview_plan(loaded.config, loaded.stack, pack_dir, given, loaded.program)
+        plan = preview_plan(loaded.config, loaded.stack, pack_dir, given, loaded.program, hosted=(loaded.python, args.timeout or DEFAULT_TIMEOUT))
     except EngineError as err:
         raise InputError(f"{args.program} (stack {loaded.stack}): offline preview failed: {err}") from None
     return _show_plan(args, plan)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gpufleet.analyzer.client import PolicyPack
 from gpufleet.analyzer.pack_process import PackProcess
+from gpufleet.engine.program_host import run_hosted
 from gpufleet.engine.runtime import PROJECT, Program, run_program
 from gpufleet.engine.plan import build_plan, plan_resource
 from gpufleet.analyzer.policy_config import PolicyConfig
@@ -24,13 +25,16 @@ def preview_plan(
     progress: Callable[[], None] | None = None,
     stages: dict[str, float] | None = None,
     started: PackProcess | None = None,
+    hosted: tuple[Path, float] | None = None,
 ) -> dict:
     """The JSON plan of the program (gpufleet's stack-file program, or `program`) under `config`;
     judged by the pack in `pack_dir` (with the policy config `given`) unless it is None. Raises
     EngineError (the program failed) or PolicyPackError. `progress` is called once per registered
     resource; `stages`, when given, receives the seconds of each stage (program, plan, pack: the
     pack's answers and stack verdict after the program ends), as the bench reports them. `started`
-    is the pack's process if the caller started it already (it is stopped here either way)."""
+    is the pack's process if the caller started it already (it is stopped here either way).
+    `hosted` (interpreter, seconds) runs `program` in that interpreter, as the CLI would, within
+    that bound; without it the program runs in this process."""
     project = program.project if program is not None else PROJECT
     pack = PolicyPack(pack_dir, project=project, stack=stack, config=config, started=started) if pack_dir is not None else None
     stages = {} if stages is None else stages
@@ -45,7 +49,10 @@ def preview_plan(
                 progress()
 
         start = time.perf_counter()
-        run = run_program(config, stack, on_resource=registered, program=program)
+        if hosted is not None and program is not None:
+            run = run_hosted(program, hosted[0], config, stack, on_resource=registered, timeout=hosted[1])
+        else:
+            run = run_program(config, stack, on_resource=registered, program=program)
         stages["program"] = time.perf_counter() - start
         start = time.perf_counter()
         plan = build_plan(run, project)

@@ -88,21 +88,7 @@ class _Recorder(mocks.MockMonitor):
         inputs = json_value(rpc.deserialize_properties(request.object, keep_unknowns=True))
         if request.type.startswith(tokens.AWS_PROVIDER) and "region" in inputs:
             self.provider_regions[response.urn] = inputs["region"]
-        recorded = RecordedResource(
-            response.urn,
-            request.type,
-            request.name,
-            request.parent,
-            bool(request.custom),
-            inputs,
-            dependencies=sorted(set(request.dependencies)),
-            property_dependencies={
-                key: sorted(set(deps.urns)) for key, deps in sorted(request.propertyDependencies.items()) if deps.urns
-            },
-            provider=request.provider.rsplit("::", 1)[0],  # a reference is URN::ID
-            replace_on_changes=list(request.replaceOnChanges),
-            delete_before_replace=bool(request.deleteBeforeReplace),
-        )
+        recorded = record(request, response.urn, inputs)
         self.run.resources.append(recorded)
         if self.on_resource is not None:
             self.on_resource(recorded)
@@ -120,6 +106,31 @@ class _Recorder(mocks.MockMonitor):
         return self.default_region
 
 
+def record(request, urn: str, inputs: dict) -> RecordedResource:
+    """A RegisterResourceRequest as the engine records it, with its inputs decoded."""
+    return RecordedResource(
+        urn,
+        request.type,
+        request.name,
+        request.parent,
+        bool(request.custom),
+        inputs,
+        dependencies=sorted(set(request.dependencies)),
+        property_dependencies={key: sorted(set(deps.urns)) for key, deps in sorted(request.propertyDependencies.items()) if deps.urns},
+        provider=request.provider.rsplit("::", 1)[0],  # a reference is URN::ID
+        replace_on_changes=list(request.replaceOnChanges),
+        delete_before_replace=bool(request.deleteBeforeReplace),
+    )
+
+
+def preview_outputs(type_: str, inputs: dict) -> dict:
+    """A create in preview: the engine echoes the inputs; everything else is unknown until apply."""
+    outputs = dict(inputs)
+    for key, computed in COMPUTED_OUTPUTS.get(type_, {}).items():
+        outputs[key] = {**(outputs.get(key) or {}), **computed} if isinstance(computed, dict) else computed
+    return outputs
+
+
 class _MockAnswers(mocks.Mocks):
     def __init__(self, monitor: _Recorder):
         self.monitor = monitor
@@ -128,11 +139,7 @@ class _MockAnswers(mocks.Mocks):
         return self.monitor.answers.answer(args.token, args.args, self.monitor.region_of(args.provider or ""))
 
     def new_resource(self, args: mocks.MockResourceArgs):
-        # A create in preview: the engine echoes the inputs; everything else is unknown until apply.
-        outputs = dict(args.inputs)
-        for key, computed in COMPUTED_OUTPUTS.get(args.typ, {}).items():
-            outputs[key] = {**(outputs.get(key) or {}), **computed} if isinstance(computed, dict) else computed
-        return None, outputs
+        return None, preview_outputs(args.typ, args.inputs)
 
 
 @contextlib.contextmanager
@@ -159,7 +166,7 @@ def _young_gc_only():
 
 
 @functools.cache
-def _moto() -> MotoSnapshot:
+def moto_snapshot() -> MotoSnapshot:
     return MotoSnapshot()  # one per process: its snapshots are read once
 
 
@@ -176,7 +183,7 @@ def run_program(
     program = program or Program(PROGRAM, PROJECT)
     run = ProgramRun(stack=stack)
     region = str(config.get(f"{program.project}:region") or config.get("aws:region") or "")
-    monitor = _Recorder(OfflineAnswers(source or _moto()), region, run, on_resource)
+    monitor = _Recorder(OfflineAnswers(source or moto_snapshot()), region, run, on_resource)
     settings.set_root_resource(None)
     features = set(monitor.GetDeploymentInfo(empty_pb2.Empty()).supportedFeatures)
     settings.configure(

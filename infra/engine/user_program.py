@@ -1,9 +1,11 @@
 """A Pulumi Python program of one's own, as `gpufleet preview --program DIR` previews it: its project
-file (`Pulumi.yaml`: name, runtime, main, stackConfigDir) and one stack's config file, read as the
-Pulumi CLI reads them (a key without a namespace belongs to the project)."""
+file (`Pulumi.yaml`: name, runtime, main, stackConfigDir, the virtualenv) and one stack's config
+file, read as the Pulumi CLI reads them (a key without a namespace belongs to the project)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,9 +26,11 @@ class LoadedProgram:
     stack: str
     config_file: Path
     config: dict[str, str]
+    python: Path  # the interpreter the program runs in
+    python_from: str  # where that interpreter was named
 
 
-def load(folder: Path, stack: str | None) -> LoadedProgram:
+def load(folder: Path, stack: str | None, python: Path | None = None) -> LoadedProgram:
     project_file = folder / "Pulumi.yaml"
     if not project_file.is_file():
         raise ProgramError(f"--program {folder}: no Pulumi.yaml there (not a Pulumi project)")
@@ -56,4 +60,28 @@ def load(folder: Path, stack: str | None) -> LoadedProgram:
     name = project["name"]
     # The CLI's rule: a key without a namespace is the project's.
     config = {key if ":" in key else f"{name}:{key}": value for key, value in config.items()}
-    return LoadedProgram(Program(main.resolve(), name, folder.resolve()), stack, path, config)
+    interpreter, named = _interpreter(folder, project_file, runtime, python)
+    return LoadedProgram(Program(main.resolve(), name, folder.resolve()), stack, path, config, interpreter, named)
+
+
+def _interpreter(folder: Path, project_file: Path, runtime, python: Path | None) -> tuple[Path, str]:
+    """The interpreter the CLI would run the program with: `--python`, else the virtualenv the
+    project names (runtime.options.virtualenv, relative to the project), else this one."""
+    if python is not None:
+        if not python.is_file() or not os.access(python, os.X_OK):
+            raise ProgramError(f"--python {python}: no executable interpreter there")
+        return Path(os.path.abspath(python)), "--python"
+    options = runtime.get("options") if isinstance(runtime, dict) else None
+    venv = options.get("virtualenv") if isinstance(options, dict) else None
+    if venv is None:
+        return Path(sys.executable), "gpufleet's own interpreter (Pulumi.yaml names no virtualenv)"
+    if not isinstance(venv, str) or not venv:
+        raise ProgramError(f"{project_file}: runtime.options.virtualenv = {venv!r}: a folder name is required")
+    root = (folder / venv).resolve() if not Path(venv).is_absolute() else Path(venv)
+    interpreter = root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not interpreter.is_file():
+        raise ProgramError(
+            f"{project_file}: runtime.options.virtualenv = {venv!r}: no virtualenv at {root} (create it and install the "
+            f"program's requirements: python3 -m venv {root} && {root}/bin/pip install -r requirements.txt), or give --python PATH"
+        )
+    return interpreter, f"the virtualenv {venv!r} of Pulumi.yaml"

@@ -131,4 +131,4 @@ def test_every_shipped_stack_and_example_previews_alike_with_the_patches_off():
 
     assert preview("off", "--all") == preview("on", "--all")
     for example in sorted(p for p in (ROOT / "examples").iterdir() if (p / "Pulumi.yaml").exists()):
-        assert preview("off", "--program", str(example)) == preview("on", "--program", str(example)), example.name
+        assert preview("off", "--program", str(example), "--python", sys.executable) == preview("on", "--program", str(example), "--python", sys.executable), example.name

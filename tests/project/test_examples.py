@@ -4,6 +4,8 @@ of one's own can meet there (exit 2, named)."""
 
 from __future__ import annotations
 
+import sys
+
 import base64
 import json
 import shutil
@@ -20,7 +22,7 @@ EXAMPLES = ROOT / "examples"
 
 
 def _preview(folder: Path, *flags: str) -> tuple[int, dict, str]:
-    code, out, err = run_cli("preview", "--program", str(folder), *flags, "--json")
+    code, out, err = run_cli("preview", "--program", str(folder), "--python", sys.executable, *flags, "--json")
     assert "Traceback" not in err, err
     return code, (json.loads(out) if out else {}), err
 
@@ -101,7 +103,7 @@ def test_a_program_that_raises_is_exit_2_naming_its_line(tmp_path):
     folder = _copy(tmp_path, "eks-efa-node-group")
     main = folder / "__main__.py"
     main.write_text(main.read_text().replace('instance_type="p5.48xlarge"', 'instance_type="p5.96xlarge"'))
-    code, _, err = run_cli("preview", "--program", str(folder))
+    code, _, err = run_cli("preview", "--program", str(folder), "--python", sys.executable)
     assert code == 2 and "Traceback" not in err
     assert "the program raised" in err and "p5.96xlarge" in err and f"{main.resolve()}:" in err
 
@@ -110,7 +112,7 @@ def test_a_provider_function_the_engine_cannot_answer_is_exit_2_naming_it(tmp_pa
     folder = _copy(tmp_path, "eks-efa-node-group")
     main = folder / "__main__.py"
     main.write_text(main.read_text() + '\nimport pulumi_aws as aws\naws.eks.get_cluster(name="ml-prod")\n')
-    code, _, err = run_cli("preview", "--program", str(folder))
+    code, _, err = run_cli("preview", "--program", str(folder), "--python", sys.executable)
     assert code == 2 and "Traceback" not in err and "aws:eks/getCluster:getCluster" in err
 
 
@@ -126,12 +128,12 @@ def test_a_provider_function_the_engine_cannot_answer_is_exit_2_naming_it(tmp_pa
 def test_a_folder_that_is_not_a_runnable_program_is_exit_2(tmp_path, edit, message):
     folder = _copy(tmp_path, "eks-efa-node-group")
     edit(folder)
-    code, _, err = run_cli("preview", "--program", str(folder))
+    code, _, err = run_cli("preview", "--program", str(folder), "--python", sys.executable)
     assert code == 2 and message in err, err
 
 
 def test_a_named_stack_that_does_not_exist_is_exit_2(tmp_path):
-    code, _, err = run_cli("preview", "--program", str(EXAMPLES / "eks-efa-node-group"), "prod")
+    code, _, err = run_cli("preview", "--program", str(EXAMPLES / "eks-efa-node-group"), "prod", "--python", sys.executable)
     assert code == 2 and "no " in err and "stacks: dev" in err
 
 
@@ -149,7 +151,7 @@ def test_a_library_args_mistake_names_the_field_and_the_rule(tmp_path):
     folder = _copy(tmp_path, "ecs-gpu-capacity-provider")
     main = folder / "__main__.py"
     main.write_text(main.read_text().replace('instance_type="g6.12xlarge",', 'instance_type="inf2.xlarge", ami_variant="al2-kernel-5.10",'))
-    code, _, err = run_cli("preview", "--program", str(folder))
+    code, _, err = run_cli("preview", "--program", str(folder), "--python", sys.executable)
     assert code == 2 and "Traceback" not in err
     assert "amiVariant = 'al2-kernel-5.10': inf2.xlarge runs on the ECS neuron AMI, whose variants are al2023, al2" in err
 
@@ -183,7 +185,7 @@ def _refused_once_edited(tmp_path, example: str, old: str, new: str, message: st
     text = main.read_text()
     assert old in text
     main.write_text(text.replace(old, new))
-    code, _, err = run_cli("preview", "--program", str(folder))
+    code, _, err = run_cli("preview", "--program", str(folder), "--python", sys.executable)
     assert code == 2 and "Traceback" not in err and message in err, err
 
 

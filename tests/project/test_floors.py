@@ -71,5 +71,5 @@ def test_the_oldest_versions_allowed_preview_every_stack_as_the_pinned_set_does(
         plan = json.dumps(json.loads(run.stdout), indent=2, sort_keys=True) + "\n"
         assert plan == (ROOT / "tests" / "golden" / f"{stack}.plan.json").read_text(), stack
     for example in sorted(p for p in (ROOT / "examples").iterdir() if (p / "Pulumi.yaml").exists()):
-        run = subprocess.run([str(venv / "bin" / "gpufleet"), "preview", "--program", str(example)], env=env, capture_output=True, text=True, timeout=300)
+        run = subprocess.run([str(venv / "bin" / "gpufleet"), "preview", "--program", str(example), "--python", str(venv / "bin" / "python")], env=env, capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, (example.name, run.stderr[-2000:])

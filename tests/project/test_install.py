@@ -151,7 +151,7 @@ def test_the_pack_published_alone_answers_over_grpc(wheel, tmp_path):
 
 @pytest.mark.parametrize("example", sorted(p.name for p in (ROOT / "examples").iterdir() if p.is_dir()))
 def test_the_installed_cli_previews_each_example_program(installed, example):
-    done = _run([str(installed / "gpufleet"), "preview", "--program", str(ROOT / "examples" / example), "--json"], cwd=installed)
+    done = _run([str(installed / "gpufleet"), "preview", "--program", str(ROOT / "examples" / example), "--python", str(installed / "python"), "--json"], cwd=installed)
     plan = json.loads(done.stdout)
     assert plan["project"] == example and plan["policy"]["pack"] == "gpufleet-guard"
     assert not [v for v in plan["policy"]["violations"] if v["level"] == "mandatory"]

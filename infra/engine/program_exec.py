@@ -1,0 +1,83 @@
+"""Runs a Pulumi Python program as the CLI's Python language host does, in the program's own
+interpreter and with its own, unpatched SDK: the settings a language host gives a program (monitor
+and engine addresses, project, stack, dry run, config from PULUMI_CONFIG), then the program's
+`__main__` inside the SDK's stack. gpufleet serves the monitor and the engine.
+
+This file is run by path with the program's interpreter, so it imports nothing of gpufleet. What
+gpufleet needs back (the program's own failure, or a missing SDK) it writes as one JSON object to
+the file named by --report: the program's stdout and stderr are the program's, passed to the user.
+"""
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import runpy
+import sys
+import traceback
+
+
+def _report(path, **fields):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(fields, f)
+
+
+def _where(err, root):
+    """The innermost line of the program's own files in the traceback, or ''."""
+    root = os.path.realpath(root)
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if os.path.realpath(f.filename).startswith(root + os.sep)]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for flag in ("--monitor", "--engine", "--project", "--stack", "--organization", "--pwd", "--report", "--root"):
+        ap.add_argument(flag, required=True)
+    ap.add_argument("program")
+    args = ap.parse_args()
+    try:
+        import pulumi
+        import pulumi.runtime
+    except ImportError as err:
+        _report(args.report, kind="no-sdk", message=f"{type(err).__name__}: {err}", python=sys.executable)
+        return 3
+
+    secret_keys = getattr(pulumi.runtime, "get_config_secret_keys_env", lambda: None)()
+    pulumi.runtime.set_all_config(pulumi.runtime.get_config_env(), secret_keys)
+    pulumi.runtime.configure(
+        pulumi.runtime.Settings(
+            monitor=args.monitor, engine=args.engine, project=args.project, stack=args.stack,
+            parallel=os.cpu_count() or 1, dry_run=True, organization=args.organization,
+        )
+    )
+    sys.argv = [args.program]
+    os.chdir(args.pwd)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    # As the language host does: the SDK leaves futures unobserved on purpose when a program fails.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    try:
+        loop.run_until_complete(pulumi.runtime.run_in_stack(lambda: runpy.run_path(args.program, run_name="__main__")))
+    except BaseException as err:  # noqa: BLE001 - the program's own failure, reported to gpufleet
+        cause, seen = err, set()
+        while id(cause) not in seen:  # the root cause, as Python would print the chain
+            seen.add(id(cause))
+            nxt = cause.__cause__ or (None if cause.__suppress_context__ else cause.__context__)
+            if nxt is None:
+                break
+            cause = nxt
+        _report(
+            args.report, kind="raised", type=type(cause).__name__, message=str(cause),
+            where=_where(cause, args.root) or _where(err, args.root),
+        )
+        return 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    _report(args.report, kind="ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

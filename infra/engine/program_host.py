@@ -1,0 +1,113 @@
+"""A program of one's own, run as the CLI's Python language host runs it: in its own interpreter,
+with its own SDK, talking to a monitor and engine gpufleet serves (engine/monitor.py). Every wait
+has a bound: a program that has not finished by then is stopped, with what it last asked named.
+
+The program's stdout and stderr are passed to gpufleet's stderr as they come (stdout stays the plan's
+when --json asks for it), so a program that prints a great deal never fills a pipe and stops."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from gpufleet.engine.answers import OfflineAnswers
+from gpufleet.engine.monitor import Monitor, Served
+from gpufleet.engine.runtime import EngineError, Program, ProgramRun, RecordedResource, moto_snapshot
+
+EXEC = Path(__file__).with_name("program_exec.py")
+DEFAULT_TIMEOUT = 300.0  # seconds; `--timeout` sets another
+_DRAIN = 5.0  # seconds to pass on what a stopped program had still written
+
+
+def run_hosted(
+    program: Program,
+    python: Path,
+    config: dict[str, str],
+    stack: str,
+    on_resource: Callable[[RecordedResource], None] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> ProgramRun:
+    """Preview `program` with the interpreter `python`; raises EngineError naming why it could not."""
+    region = str(config.get(f"{program.project}:region") or config.get("aws:region") or "")
+    monitor = Monitor(program.project, stack, OfflineAnswers(moto_snapshot()), region, on_resource)
+    workdir = program.workdir or program.main
+    with Served(monitor) as served, tempfile.TemporaryDirectory(prefix="gpufleet-program-") as scratch:
+        report = Path(scratch) / "report.json"
+        command = [
+            str(python), "-u", str(EXEC),
+            "--monitor", served.address, "--engine", served.address,
+            "--project", program.project, "--stack", stack, "--organization", "organization",
+            "--pwd", str(workdir), "--report", str(report), "--root", str(workdir),
+            str(program.main),
+        ]
+        env = {**os.environ, "PULUMI_CONFIG": json.dumps(config), "PULUMI_DRY_RUN": "true", "PYTHONUNBUFFERED": "1"}
+        try:
+            child = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=workdir, env=env, start_new_session=True,
+            )
+        except OSError as err:
+            raise EngineError(f"the program's interpreter {python} does not run: {err.strerror}") from None
+        passing = [threading.Thread(target=_pass_on, args=(pipe,), daemon=True) for pipe in (child.stdout, child.stderr)]
+        for thread in passing:
+            thread.start()
+        try:
+            code = child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            _stop_group(child)
+            for thread in passing:
+                thread.join(_DRAIN)
+        if code is None:
+            raise EngineError(f"the program did not finish within {timeout:g} s (--timeout); {monitor.activity.describe()}")
+        outcome = _read(report)
+    if monitor.refused:
+        raise EngineError(monitor.refused[0])
+    if outcome.get("kind") == "no-sdk":
+        raise EngineError(f"the program's interpreter {python} has no Pulumi SDK ({outcome.get('message')}): install the program's requirements into it")
+    if outcome.get("kind") == "raised":
+        where = f" ({outcome['where']})" if outcome.get("where") else ""
+        raise EngineError(f"the program raised {outcome.get('type')}: {outcome.get('message')}{where}")
+    if code != 0 or outcome.get("kind") != "ok":
+        raise EngineError(f"the program's interpreter {python} exited {code} before the program finished ({monitor.activity.describe()})")
+    return monitor.run
+
+
+_PASSING = threading.Lock()  # a line of the program's stdout and one of its stderr never mix
+
+
+def _pass_on(pipe) -> None:
+    """Copy the program's output to gpufleet's stderr a line at a time (a longer line in pieces of
+    64 KiB), as it is written."""
+    text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    with pipe:
+        for line in iter(lambda: pipe.readline(1 << 16), b""):
+            with _PASSING:
+                sys.stderr.write(text.decode(line))
+                sys.stderr.flush()
+
+
+def _stop_group(child: subprocess.Popen) -> None:
+    """The program and anything it forked: a child left running would hold the output pipes open."""
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    child.wait()
+
+
+def _read(report: Path) -> dict:
+    try:
+        outcome = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return outcome if isinstance(outcome, dict) else {}

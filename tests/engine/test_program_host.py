@@ -1,0 +1,149 @@
+"""A program of one's own runs as the CLI's language host runs it: in its own interpreter, against a
+monitor gpufleet serves over Pulumi's gRPC protocol. Every wait is bounded, every refusal is named,
+and the program's output is the program's (never the plan's stdout)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+
+def _program(tmp_path: Path, body: str, project: str = "Pulumi.yaml: name: hosted\nruntime: python\n") -> Path:
+    folder = tmp_path / "prog"
+    folder.mkdir()
+    (folder / "Pulumi.yaml").write_text(project.split(": ", 1)[1] if project.startswith("Pulumi.yaml: ") else project)
+    (folder / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
+    (folder / "__main__.py").write_text("import pulumi\n" + textwrap.dedent(body))
+    return folder
+
+
+def _preview(folder: Path, *flags: str) -> tuple[int, str, str]:
+    return run_cli("preview", "--program", str(folder), "--python", sys.executable, "--no-policy", *flags)
+
+
+THING = 'pulumi.CustomResource("test:index:Thing", "one", {"size": 2, "gone": None})\n'
+
+
+def test_urns_and_inputs_are_the_engines(tmp_path):
+    """The engine's URN: a child of the stack is not qualified by the stack's type, a child of a
+    component is; a null input is no input, as the SDK reads it."""
+    folder = _program(tmp_path, THING + 'parent = pulumi.ComponentResource("test:index:Box", "box")\n'
+                      'pulumi.CustomResource("test:index:Thing", "two", {}, opts=pulumi.ResourceOptions(parent=parent))\n'
+                      'pulumi.export("size", 2)\n')
+    code, out, err = _preview(folder, "--json")
+    assert code == 0, err
+    plan = json.loads(out)
+    urns = {r["name"]: r["urn"] for r in plan["resources"]}
+    assert urns["one"] == "urn:pulumi:dev::hosted::test:index:Thing::one"
+    assert urns["two"] == "urn:pulumi:dev::hosted::test:index:Box$test:index:Thing::two"
+    [one] = [r for r in plan["resources"] if r["name"] == "one"]
+    assert one["inputs"] == {"size": 2}
+    assert plan["outputs"] == {"size": 2}
+
+
+def test_the_programs_output_reaches_stderr_and_not_the_plan(tmp_path):
+    folder = _program(tmp_path, THING + 'import sys\nprint("x" * 10_000)\nprint("to stderr", file=sys.stderr)\n'
+                      'for _ in range(500):\n    print("y" * 10_000)\n')
+    code, out, err = _preview(folder, "--json")
+    assert code == 0
+    json.loads(out)  # stdout is the plan alone
+    assert "to stderr\n" in err and err.count("y" * 10_000 + "\n") == 500
+
+
+def test_a_program_that_never_ends_is_stopped_at_the_bound_naming_its_last_call(tmp_path):
+    folder = _program(tmp_path, "import time\nthing = " + THING + "thing.urn.apply(lambda _: time.sleep(3600))\n")
+    start = time.monotonic()
+    code, out, err = _preview(folder, "--timeout", "3")
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert time.monotonic() - start < 60
+    assert "did not finish within 3 s (--timeout)" in err
+    assert "the last RegisterResource test:index:Thing 'one'" in err
+
+
+def test_a_program_stuck_before_its_first_call_says_so(tmp_path):
+    folder = _program(tmp_path, "import time\ntime.sleep(3600)\n")
+    code, _, err = _preview(folder, "--timeout", "2")
+    assert code == 2 and "did not finish within 2 s (--timeout); the program made no call to the monitor" in err
+
+
+def test_a_child_process_left_running_does_not_hold_the_preview(tmp_path):
+    folder = _program(tmp_path, THING + "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)'])\n")
+    start = time.monotonic()
+    code, _, err = _preview(folder, "--timeout", "120")
+    assert code == 0, err
+    assert time.monotonic() - start < 60
+
+
+def test_a_program_that_raises_names_its_file_and_line(tmp_path):
+    folder = _program(tmp_path, THING + "raise ValueError('no such cluster')\n")
+    code, _, err = _preview(folder)
+    assert code == 2 and "Traceback" not in err
+    assert f"the program raised ValueError: no such cluster ({(folder / '__main__.py').resolve()}:3)" in err
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("pulumi.runtime.register_stack_transform(lambda args: None)\n" + THING, "the program registers a stack transform"),
+        ('pulumi.CustomResource("test:index:Thing", "one", {}, opts=pulumi.ResourceOptions(transforms=[lambda args: None]))\n',
+         "test:index:Thing 'one' has transforms or hooks"),
+    ],
+    ids=["stack", "resource"],
+)
+def test_a_callback_the_engine_does_not_run_is_refused_by_name(tmp_path, body, message):
+    folder = _program(tmp_path, body)
+    code, _, err = _preview(folder)
+    assert code == 2 and "Traceback" not in err
+    assert f"{message}: the offline engine does not run callbacks into the program" in err
+
+
+def test_an_interpreter_without_the_sdk_is_exit_2_naming_it(tmp_path):
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    folder = _program(tmp_path, THING)
+    code, _, err = run_cli("preview", "--program", str(folder), "--python", str(bare / "bin" / "python"), "--no-policy")
+    assert code == 2 and "Traceback" not in err
+    assert f"the program's interpreter {bare / 'bin' / 'python'} has no Pulumi SDK (ModuleNotFoundError: No module named 'pulumi')" in err
+
+
+@pytest.mark.parametrize(
+    ("project", "flags", "message"),
+    [
+        ("name: hosted\nruntime:\n  name: python\n  options:\n    virtualenv: venv\n", (), "runtime.options.virtualenv = 'venv': no virtualenv at"),
+        ("name: hosted\nruntime:\n  name: python\n  options:\n    virtualenv: ''\n", (), "runtime.options.virtualenv = '': a folder name is required"),
+        ("name: hosted\nruntime: python\n", ("--python", "/no/such/python"), "--python /no/such/python: no executable interpreter there"),
+    ],
+    ids=["missing-virtualenv", "empty-virtualenv", "missing-python"],
+)
+def test_an_interpreter_that_is_not_there_is_exit_2_naming_it(tmp_path, project, flags, message):
+    folder = _program(tmp_path, THING, project)
+    code, _, err = run_cli("preview", "--program", str(folder), "--no-policy", *flags)
+    assert code == 2 and message in err, err
+
+
+def test_without_a_named_interpreter_the_program_runs_in_gpufleets_and_says_so(tmp_path):
+    folder = _program(tmp_path, THING)
+    code, _, err = run_cli("preview", "--program", str(folder), "--no-policy")
+    assert code == 0, err
+    assert f"note: the program runs with gpufleet's own interpreter (Pulumi.yaml names no virtualenv): {sys.executable}" in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (("--timeout", "0"), "argument --timeout: '0': a number of seconds from 1 to 86400"),
+        (("--timeout", "nan"), "argument --timeout: 'nan': a number of seconds from 1 to 86400"),
+        (("ecs-gpu", "--python", sys.executable), "--python and --timeout are for a program of your own"),
+    ],
+)
+def test_the_hosts_flags_are_checked(flags, message):
+    code, _, err = run_cli("preview", *flags)
+    assert code == 2 and message in err, err
