@@ -39,6 +39,10 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=_seconds, default=None, metavar="SECONDS",
         help="with --program: stop a program that has not finished by then, exit 2 (default: 300)",
     )
+    preview.add_argument(
+        "--answers", type=Path, metavar="FILE",
+        help='with --program: provider function outputs for given inputs, {"TOKEN": [{"inputs": {...}, "outputs": {...}}]}',
+    )
     preview.add_argument("--json", action="store_true", help="print only the JSON plan on stdout")
     preview.add_argument(
         "--format", choices=("text", "mermaid"), default="text",
@@ -110,8 +114,8 @@ def _spec_error_message(sf, err) -> str:
 def cmd_preview(args) -> int:
     if args.no_policy and (args.policy_pack or args.policy_config):
         raise InputError("--no-policy skips the pack: it cannot be combined with --policy-pack or --policy-config")
-    if args.program is None and (args.python is not None or args.timeout is not None):
-        raise InputError("--python and --timeout are for a program of your own: they go with --program DIR")
+    if args.program is None and (args.python is not None or args.timeout is not None or args.answers is not None):
+        raise InputError("--python, --timeout and --answers are for a program of your own: they go with --program DIR")
     many = args.all or args.shard is not None or len(args.stack) > 1
     if many:
         return _preview_many(args)
@@ -216,7 +220,8 @@ def _preview_program(args) -> int:
     from gpufleet.engine import user_program
     from gpufleet.engine.runtime import EngineError
     from gpufleet.engine.preview import preview_plan
-    from gpufleet.engine.program_host import DEFAULT_TIMEOUT
+    from gpufleet.engine.answers import load_given
+    from gpufleet.engine.program_host import DEFAULT_TIMEOUT, Hosting
 
     if args.config_file is not None:
         raise InputError("--program reads the program's own stack config: name the stack as STACK, not --config-file")
@@ -225,7 +230,8 @@ def _preview_program(args) -> int:
         print(f"note: the program runs with {loaded.python_from}: {loaded.python}; --python names another", file=sys.stderr)
     pack_dir, given = (None, {}) if args.no_policy else policy_inputs(args)
     try:
-        plan = preview_plan(loaded.config, loaded.stack, pack_dir, given, loaded.program, hosted=(loaded.python, args.timeout or DEFAULT_TIMEOUT))
+        hosting = Hosting(loaded.python, args.timeout or DEFAULT_TIMEOUT, load_given(args.answers) if args.answers else {})
+        plan = preview_plan(loaded.config, loaded.stack, pack_dir, given, loaded.program, hosted=hosting)
     except EngineError as err:
         raise InputError(f"{args.program} (stack {loaded.stack}): offline preview failed: {err}") from None
     return _show_plan(args, plan)
@@ -288,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     from gpufleet.analyzer.policy_config import PolicyConfigError
     from gpufleet.stackfile import StackFileError
     from gpufleet.engine.user_program import ProgramError
+    from gpufleet.engine.answers import AnswersFileError
     from gpufleet.components.rules import lifecycle
 
     args = _parser().parse_args(argv)
@@ -298,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         lifecycle.today()  # a GPUFLEET_TODAY that is no date stops here, before a worker or the pack reads it
         return handler(args)
     # A pack that could not judge the resources (PolicyPackError) fails closed: exit 2, never "no violations".
-    except (InputError, StackFileError, PlanFileError, PolicyConfigError, PolicyPackInvalid, PolicyPackError, ProgramError, lifecycle.TodayError) as err:
+    except (InputError, StackFileError, PlanFileError, PolicyConfigError, PolicyPackInvalid, PolicyPackError, ProgramError, AnswersFileError, lifecycle.TodayError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:  # stdout closed while a table was printed: quiet

@@ -1,19 +1,59 @@
 """Answers to the provider functions (invokes) the program calls, from a FactSource.
 
-Offline the source is moto's snapshot; the same handlers would answer from live AWS. A call with no
-handler, or a parameter the region does not have, is an explicit error naming the function.
+Offline the source is moto's snapshot and its emulated account; the same handlers answer from live
+AWS. A call with no answer is UnansweredCall, naming the function: gpufleet's own program stops on
+it (exit 2); a program of one's own gets the answer `--answers FILE` gives, or an unknown one.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+from pathlib import Path
 
 from gpufleet.components.catalog.generate.sources import FactSource
 from gpufleet.components.catalog import tokens
+from gpufleet.engine import aws_functions
 
 
 class UnansweredCall(LookupError):
     """A provider function the offline engine cannot answer."""
+
+
+class AnswersFileError(ValueError):
+    """The `--answers` file does not have the shape the engine reads; the message names the place."""
+
+
+MAX_ANSWERS_BYTES = 4 << 20
+
+
+def load_given(path: Path) -> dict[str, list[tuple[dict, dict]]]:
+    """`--answers FILE`: {"TOKEN": [{"inputs": {...}, "outputs": {...}}, ...]}, the outputs a provider
+    function gives for exactly those inputs (as the unknown-answer list prints them)."""
+    try:
+        with path.open("rb") as f:
+            raw = f.read(MAX_ANSWERS_BYTES + 1)
+    except OSError as err:
+        raise AnswersFileError(f"--answers {path}: {err.strerror}") from None
+    if len(raw) > MAX_ANSWERS_BYTES:
+        raise AnswersFileError(f"--answers {path}: larger than {MAX_ANSWERS_BYTES >> 20} MiB")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise AnswersFileError(f"--answers {path}: not JSON ({err})") from None
+    if not isinstance(data, dict):
+        raise AnswersFileError(f"--answers {path}: {type(data).__name__}: an object keyed by function token is required")
+    given: dict[str, list[tuple[dict, dict]]] = {}
+    for token, entries in data.items():
+        if token.count(":") != 2:
+            raise AnswersFileError(f"--answers {path}: {token!r}: not a function token (package:module:function)")
+        if not isinstance(entries, list):
+            raise AnswersFileError(f"--answers {path}: [{token!r}] = {entries!r}: a list of {{inputs, outputs}} is required")
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict) or set(entry) != {"inputs", "outputs"} or not all(isinstance(entry[k], dict) for k in entry):
+                raise AnswersFileError(f"--answers {path}: [{token!r}][{i}] = {entry!r}: an object of exactly two objects, inputs and outputs, is required")
+            given.setdefault(token, []).append((entry["inputs"], entry["outputs"]))
+    return given
 
 
 @functools.cache
@@ -44,12 +84,20 @@ class OfflineAnswers:
         }
 
     def answer(self, token: str, args: dict, region: str) -> dict:
+        region = args.get("region") if isinstance(args.get("region"), str) else region
         handler = self._handlers.get(token)
-        if handler is None:
-            raise UnansweredCall(
-                f"provider function {token} has no offline answer (answered: {', '.join(sorted(self._handlers))})"
-            )
-        return handler(args, region)
+        if handler is not None:
+            return handler(args, region)
+        emulated = aws_functions.FUNCTIONS.get(token)
+        if emulated is None:
+            raise UnansweredCall(f"provider function {token} has no offline answer (answered: {', '.join(self.answered())})")
+        try:
+            return emulated(self.source.client, args, region)
+        except aws_functions.NoAnswer as err:
+            raise UnansweredCall(f"{err} in {self.source.label}") from None
+
+    def answered(self) -> list[str]:
+        return sorted([*self._handlers, *aws_functions.FUNCTIONS])
 
     def _ssm_parameter(self, args: dict, region: str) -> dict:
         name = args["name"]

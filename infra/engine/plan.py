@@ -62,5 +62,11 @@ def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
             **summary,
         },
         # Where every pod and task lands, read from the resources as the policy pack reads them.
-        "placement": plan_placement.placement(plan_placement.from_plan({"resources": entries})).as_dict(),
+        "placement": _with_gaps(plan_placement.placement(plan_placement.from_plan({"resources": entries})).as_dict(), run.gaps),
     }
+
+
+def _with_gaps(placement: dict, gaps: list[str]) -> dict:
+    """The engine's own gaps (a provider function answered unknown) join the placement's."""
+    placement["gaps"] = [*placement["gaps"], *gaps]
+    return placement

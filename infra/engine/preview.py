@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gpufleet.analyzer.client import PolicyPack
 from gpufleet.analyzer.pack_process import PackProcess
-from gpufleet.engine.program_host import run_hosted
+from gpufleet.engine.program_host import Hosting, run_hosted
 from gpufleet.engine.runtime import PROJECT, Program, run_program
 from gpufleet.engine.plan import build_plan, plan_resource
 from gpufleet.analyzer.policy_config import PolicyConfig
@@ -25,7 +25,7 @@ def preview_plan(
     progress: Callable[[], None] | None = None,
     stages: dict[str, float] | None = None,
     started: PackProcess | None = None,
-    hosted: tuple[Path, float] | None = None,
+    hosted: Hosting | None = None,
 ) -> dict:
     """The JSON plan of the program (gpufleet's stack-file program, or `program`) under `config`;
     judged by the pack in `pack_dir` (with the policy config `given`) unless it is None. Raises
@@ -33,8 +33,8 @@ def preview_plan(
     resource; `stages`, when given, receives the seconds of each stage (program, plan, pack: the
     pack's answers and stack verdict after the program ends), as the bench reports them. `started`
     is the pack's process if the caller started it already (it is stopped here either way).
-    `hosted` (interpreter, seconds) runs `program` in that interpreter, as the CLI would, within
-    that bound; without it the program runs in this process."""
+    `hosted` runs `program` in its own interpreter, as the CLI would; without it the program runs in
+    this process."""
     project = program.project if program is not None else PROJECT
     pack = PolicyPack(pack_dir, project=project, stack=stack, config=config, started=started) if pack_dir is not None else None
     stages = {} if stages is None else stages
@@ -50,7 +50,7 @@ def preview_plan(
 
         start = time.perf_counter()
         if hosted is not None and program is not None:
-            run = run_hosted(program, hosted[0], config, stack, on_resource=registered, timeout=hosted[1])
+            run = run_hosted(program, hosted, config, stack, on_resource=registered)
         else:
             run = run_program(config, stack, on_resource=registered, program=program)
         stages["program"] = time.perf_counter() - start

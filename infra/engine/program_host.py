@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpufleet.engine.answers import OfflineAnswers
@@ -27,17 +28,27 @@ DEFAULT_TIMEOUT = 300.0  # seconds; `--timeout` sets another
 _DRAIN = 5.0  # seconds to pass on what a stopped program had still written
 
 
+@dataclass(frozen=True)
+class Hosting:
+    """How a program of one's own is run: its interpreter, the bound on its run, and the provider
+    function answers `--answers` gives."""
+
+    python: Path
+    timeout: float = DEFAULT_TIMEOUT
+    given: dict[str, list[tuple[dict, dict]]] = field(default_factory=dict)
+
+
 def run_hosted(
     program: Program,
-    python: Path,
+    hosting: Hosting,
     config: dict[str, str],
     stack: str,
     on_resource: Callable[[RecordedResource], None] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
 ) -> ProgramRun:
-    """Preview `program` with the interpreter `python`; raises EngineError naming why it could not."""
+    """Preview `program` as `hosting` says; raises EngineError naming why it could not."""
+    python, timeout = hosting.python, hosting.timeout
     region = str(config.get(f"{program.project}:region") or config.get("aws:region") or "")
-    monitor = Monitor(program.project, stack, OfflineAnswers(moto_snapshot()), region, on_resource)
+    monitor = Monitor(program.project, stack, OfflineAnswers(moto_snapshot()), region, on_resource, hosting.given)
     workdir = program.workdir or program.main
     with Served(monitor) as served, tempfile.TemporaryDirectory(prefix="gpufleet-program-") as scratch:
         report = Path(scratch) / "report.json"
@@ -76,7 +87,12 @@ def run_hosted(
         raise EngineError(f"the program's interpreter {python} has no Pulumi SDK ({outcome.get('message')}): install the program's requirements into it")
     if outcome.get("kind") == "raised":
         where = f" ({outcome['where']})" if outcome.get("where") else ""
-        raise EngineError(f"the program raised {outcome.get('type')}: {outcome.get('message')}{where}")
+        unknown = (
+            f"; offline, these provider functions were answered unknown, and the program may need a concrete value: "
+            f"{'; '.join(monitor.unknown_calls)} (give their outputs for those inputs with --answers FILE)"
+            if monitor.unknown_calls else ""
+        )
+        raise EngineError(f"the program raised {outcome.get('type')}: {outcome.get('message')}{where}{unknown}")
     if code != 0 or outcome.get("kind") != "ok":
         raise EngineError(f"the program's interpreter {python} exited {code} before the program finished ({monitor.activity.describe()})")
     return monitor.run

@@ -72,6 +72,7 @@ class ProgramRun:
     stack: str
     resources: list[RecordedResource] = field(default_factory=list)
     outputs: dict = field(default_factory=dict)
+    gaps: list[str] = field(default_factory=list)  # what the engine could not know (plan placement.gaps)
 
 
 class _Recorder(mocks.MockMonitor):

@@ -141,7 +141,7 @@ def test_without_a_named_interpreter_the_program_runs_in_gpufleets_and_says_so(t
     [
         (("--timeout", "0"), "argument --timeout: '0': a number of seconds from 1 to 86400"),
         (("--timeout", "nan"), "argument --timeout: 'nan': a number of seconds from 1 to 86400"),
-        (("ecs-gpu", "--python", sys.executable), "--python and --timeout are for a program of your own"),
+        (("ecs-gpu", "--python", sys.executable), "--python, --timeout and --answers are for a program of your own"),
     ],
 )
 def test_the_hosts_flags_are_checked(flags, message):

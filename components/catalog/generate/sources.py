@@ -37,6 +37,9 @@ class FactSource(Protocol):
     def ssm_children(self, region: str, path: str) -> list[str]:
         """The values of the parameters directly under `path` (GetParametersByPath, not recursive)."""
 
+    def client(self, service: str, region: str):
+        """A boto3 client of the service: the account behind the source (moto's emulated one offline)."""
+
 
 def _moto_file(*parts: str) -> Path:
     # The package's folder without importing it: importing moto costs about 0.15 s of a cold start.
@@ -49,6 +52,24 @@ def _moto_file(*parts: str) -> Path:
 def _load_gz_json(path) -> object:
     with path.open("rb") as raw, gzip.open(raw) as fh:
         return json.load(fh)
+
+
+# moto's emulated account draws its ids (the default VPC's, its subnets') from one random source;
+# seeded, the same program gets the same ids on every run.
+MOTO_SEED = 1
+
+
+@functools.cache
+def _moto_account():
+    """moto's emulation of AWS, started once per process: from then on boto3 in this process talks
+    to it, never to AWS (the offline engine makes no other AWS call)."""
+    from moto import mock_aws
+    from moto.moto_api._internal import mock_random
+
+    mock = mock_aws()
+    mock.start()
+    mock_random.seed(MOTO_SEED)
+    return mock
 
 
 class MotoSnapshot:
@@ -102,6 +123,16 @@ class MotoSnapshot:
             return []
         return [_as_text(child["Value"]) for child in node.values() if isinstance(child, dict) and "Value" in child]
 
+    def client(self, service: str, region: str):
+        return _moto_client(service, region)
+
+
+def _moto_client(service: str, region: str):
+    import boto3
+
+    _moto_account()
+    return boto3.client(service, region_name=region, aws_access_key_id="testing", aws_secret_access_key="testing")
+
 
 def _as_text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value)
@@ -117,22 +148,22 @@ class LiveAws:
         self.home_region = home_region
         self.label = f"live AWS (DescribeInstanceTypes in {home_region})"
 
-    def _client(self, service: str, region: str):
+    def client(self, service: str, region: str):
         return self._boto3.client(service, region_name=region)
 
     @functools.cache
     def instance_types(self) -> dict[str, dict]:
-        pages = self._client("ec2", self.home_region).get_paginator("describe_instance_types").paginate()
+        pages = self.client("ec2", self.home_region).get_paginator("describe_instance_types").paginate()
         return {r["InstanceType"]: r for page in pages for r in page["InstanceTypes"]}
 
     def regions(self) -> list[str]:
-        answer = self._client("ec2", self.home_region).describe_regions(AllRegions=False)
+        answer = self.client("ec2", self.home_region).describe_regions(AllRegions=False)
         return sorted(r["RegionName"] for r in answer["Regions"])
 
     @functools.cache
     def az_offerings(self, region: str) -> list[dict]:
         pages = (
-            self._client("ec2", region)
+            self.client("ec2", region)
             .get_paginator("describe_instance_type_offerings")
             .paginate(LocationType="availability-zone")
         )
@@ -143,12 +174,12 @@ class LiveAws:
         ]
 
     def ssm_parameter(self, region: str, name: str) -> str | None:
-        client = self._client("ssm", region)
+        client = self.client("ssm", region)
         try:
             return client.get_parameter(Name=name)["Parameter"]["Value"]
         except client.exceptions.ParameterNotFound:
             return None
 
     def ssm_children(self, region: str, path: str) -> list[str]:
-        pages = self._client("ssm", region).get_paginator("get_parameters_by_path").paginate(Path=path, Recursive=False)
+        pages = self.client("ssm", region).get_paginator("get_parameters_by_path").paginate(Path=path, Recursive=False)
         return [p["Value"] for page in pages for p in page["Parameters"]]
