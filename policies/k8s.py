@@ -107,11 +107,18 @@ def _gpu_pool_taints(args: StackValidationArgs) -> list[list[dict]]:
     return found
 
 
-@POLICIES.stack("k8s-gpu-pod-tolerates-taint")
-def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
+CLUSTERS = (tokens.EKS_CLUSTER, tokens.GKE_CLUSTER, tokens.AKS_CLUSTER, tokens.ACK_CLUSTER)
+
+
+def _untolerated_gpu_pods(args: StackValidationArgs):
+    """(resource, where, accelerator resource, kind, taints not tolerated, gap) for each pod template
+    that tolerates none of the taints of the node groups with its accelerator. `gap` is None when the
+    plan holds the cluster and those node groups; otherwise it names what the plan does not hold, and
+    the taints judged are the ones the convention puts on such nodes."""
     eks = catalog.load().facts.eks
     groups = _node_groups(args)
     pools = _gpu_pool_taints(args)
+    creates_cluster = any(r.resource_type in CLUSTERS for r in args.resources)
     for r in args.resources:
         for where, pod in pod_specs(r.resource_type, r.props):
             tolerations = [t for t in items(pod.get("tolerations")) if isinstance(t, Mapping)]
@@ -119,15 +126,36 @@ def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) 
                 if not _wants(pod, resource):
                     continue
                 candidates = [taints for _, k, taints, _, _ in groups if k == kind] + (pools if kind == "nvidia" else [])
-                if not candidates:  # no node group or GPU pool in this stack: the convention's taint
+                gap = None
+                if not candidates:
+                    gap = f"the plan holds no node group with {kind} devices"
                     candidates = [[eks.accelerator_taints.of(kind)]]
+                elif not creates_cluster:
+                    gap = "the plan joins an existing cluster, whose other node groups it does not hold"
                 if all(k8s_rules.untolerated(tolerations, taints, eks) for taints in candidates):
-                    missing = k8s_rules.untolerated(tolerations, candidates[0], eks)
-                    report(
-                        f"{where} requests {resource} but tolerates no {kind} node group's taints "
-                        f"(e.g. {', '.join(map(k8s_rules.describe_taint, missing))}): it never schedules",
-                        r.urn,
-                    )
+                    yield r, where, resource, kind, k8s_rules.untolerated(tolerations, candidates[0], eks), gap
+
+
+@POLICIES.stack("k8s-gpu-pod-tolerates-taint")
+def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
+    for r, where, resource, kind, missing, gap in _untolerated_gpu_pods(args):
+        if gap is None:
+            report(
+                f"{where} requests {resource} but tolerates no {kind} node group's taints "
+                f"(e.g. {', '.join(map(k8s_rules.describe_taint, missing))}): it never schedules",
+                r.urn,
+            )
+
+
+@POLICIES.stack("k8s-gpu-pod-tolerates-taint-unseen")
+def _validate_pod_tolerates_unseen(args: StackValidationArgs, report: ReportViolation) -> None:
+    for r, where, resource, kind, missing, gap in _untolerated_gpu_pods(args):
+        if gap is not None:
+            report(
+                f"{where} requests {resource} but does not tolerate {', '.join(map(k8s_rules.describe_taint, missing))}; "
+                f"not judged for certain: {gap}. If its {kind} nodes carry that taint (the convention), it never schedules",
+                r.urn,
+            )
 
 
 @POLICIES.stack("k8s-device-plugin-tolerates-taints")

@@ -100,9 +100,23 @@ def test_gke_and_aks_pods_tolerate_their_pools(judge):
         {"spec": {"template": {"spec": {"containers": [{"name": "m", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}], "tolerations": tolerations}}}},
     )
     sku = [{"key": "sku", "operator": "Exists", "effect": "NoSchedule"}]
-    result = judge([_pool("t4", "Standard_NC4as_T4_v3"), pod("tolerates", sku), pod("untolerated", [])])
+    cluster = resource("azure:containerservice/kubernetesCluster:KubernetesCluster", "aks", {"name": "aks"})
+    result = judge([cluster, _pool("t4", "Standard_NC4as_T4_v3"), pod("tolerates", sku), pod("untolerated", [])])
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "tolerates") == []
     assert "tolerates no nvidia node group's taints (e.g. sku=gpu:NoSchedule)" in findings(result, "k8s-gpu-pod-tolerates-taint", "untolerated")[0]
+    assert findings(result, "k8s-gpu-pod-tolerates-taint-unseen", "untolerated") == []
+
+
+def test_a_pool_of_an_existing_cluster_gives_an_advisory_naming_the_gap(judge):
+    """The cluster's other pools are not in the plan: the pod may tolerate one of them."""
+    pod = resource(
+        "kubernetes:apps/v1:Deployment", "untolerated",
+        {"spec": {"template": {"spec": {"containers": [{"name": "m", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}},
+    )
+    result = judge([_pool("t4", "Standard_NC4as_T4_v3"), pod])
+    assert findings(result, "k8s-gpu-pod-tolerates-taint", "untolerated") == []
+    [advisory] = findings(result, "k8s-gpu-pod-tolerates-taint-unseen", "untolerated")
+    assert "does not tolerate sku=gpu:NoSchedule; not judged for certain: the plan joins an existing cluster" in advisory
 
 
 def test_what_makes_a_pool_a_gpu_pool_for_the_vm_size_rule(judge):

@@ -8,6 +8,8 @@ NG = "aws:eks/nodeGroup:NodeGroup"
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 GPU_TAINT = {"key": "nvidia.com/gpu", "effect": "NO_SCHEDULE"}
+# A cluster the plan creates: its node groups are all in the plan, so the taint rule is certain.
+CLUSTER = resource("aws:eks/cluster:Cluster", "cluster", {"name": "cluster"})
 
 
 def _pod(name: str, resources: dict, tolerations=None, kind: str = "kubernetes:core/v1:Pod") -> dict:
@@ -46,6 +48,7 @@ def test_gpu_pod_tolerates_taint(judge):
     toleration = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     result = judge(
         [
+            CLUSTER,
             *_group("gpus", "g6e.xlarge", [GPU_TAINT]),
             _pod("tolerant", gpu, toleration, kind="kubernetes:batch/v1:Job"),
             _pod("intolerant", gpu, kind="kubernetes:batch/v1:Job"),
@@ -112,6 +115,7 @@ def test_a_gpu_pod_is_judged_by_what_it_requests_or_limits_and_each_accelerator_
     nvidia_toleration = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     result = judge(
         [
+            CLUSTER,
             *_group("gpus", "g6e.xlarge", [GPU_TAINT]),
             *_group("trn", "trn1.32xlarge", [NEURON_TAINT]),
             _pod("shared-gpu", {"requests": {"nvidia.com/gpu.shared": 1}}),  # a renamed time-sliced GPU
@@ -132,6 +136,7 @@ def test_a_pod_that_tolerates_one_gpu_group_schedules_and_the_message_names_the_
     gpu = {"limits": {"nvidia.com/gpu": 1}}
     result = judge(
         [
+            CLUSTER,
             *_group("serving", "g6e.xlarge", [GPU_TAINT]),
             *_group("training", "p4d.24xlarge", [GPU_TAINT, dedicated]),
             _pod("serving-only", gpu, [{"key": "nvidia.com/gpu", "operator": "Exists"}]),
@@ -151,14 +156,14 @@ def test_gke_and_aks_gpu_pools_add_their_taints(judge):
     gke = resource(GKE_POOL, "a100", {"name": "a100", "nodeConfig": {"machineType": "a2-highgpu-1g", "taints": [dedicated]}})
     cpu_pool = resource(GKE_POOL, "cpu", {"name": "cpu", "nodeConfig": {"machineType": "e2-standard-8", "taints": [{"key": "cpu-only", "effect": "NO_SCHEDULE"}]}})
     cpu_tolerant = _pod("cpu-pool-tolerant", gpu, [gke_gpu, {"key": "cpu-only", "operator": "Exists"}])
-    result = judge([gke, cpu_pool, _pod("gke-tolerated", gpu, [gke_gpu, {"key": "dedicated", "operator": "Exists"}]), _pod("gpu-taint-only", gpu, [gke_gpu]), cpu_tolerant])
+    result = judge([CLUSTER, gke, cpu_pool, _pod("gke-tolerated", gpu, [gke_gpu, {"key": "dedicated", "operator": "Exists"}]), _pod("gpu-taint-only", gpu, [gke_gpu]), cpu_tolerant])
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "gke-tolerated") == []
     [message] = findings(result, "k8s-gpu-pod-tolerates-taint", "gpu-taint-only")
     assert "(e.g. dedicated=ml:NO_SCHEDULE)" in message  # the pool's own taint; the CPU pool is no candidate
     assert len(findings(result, "k8s-gpu-pod-tolerates-taint", "cpu-pool-tolerant")) == 1  # tolerating the CPU pool places no GPU pod
     aks = resource(AKS_POOL, "t4", {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule", "team=ml:NoExecute"]})
     aks_cpu = resource(AKS_POOL, "cpu", {"name": "cpu", "vmSize": "Standard_D4s_v5", "nodeTaints": ["cpu=only:NoSchedule"]})
-    result = judge([aks, aks_cpu, _pod("sku-only", gpu, [{"key": "sku", "operator": "Exists"}]), _pod("both", gpu, [{"key": "sku", "operator": "Exists"}, {"key": "team", "operator": "Exists"}]),
+    result = judge([CLUSTER, aks, aks_cpu, _pod("sku-only", gpu, [{"key": "sku", "operator": "Exists"}]), _pod("both", gpu, [{"key": "sku", "operator": "Exists"}, {"key": "team", "operator": "Exists"}]),
                     _pod("cpu-only", gpu, [{"key": "cpu", "operator": "Exists"}])])
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "both") == []
     assert "team=ml:NoExecute" in findings(result, "k8s-gpu-pod-tolerates-taint", "sku-only")[0]
@@ -210,7 +215,7 @@ def test_a_gke_pods_toleration_is_held_to_the_pools_own_taints_and_gkes(judge):
     tolerate_gke = {"key": gke_taint.key, "operator": "Exists"}
     tolerate_own = {"key": "team", "operator": "Exists"}
     gpu = {"limits": {"nvidia.com/gpu": 1}}
-    result = judge([pool, _pod("gke-only", gpu, [tolerate_gke]), _pod("own-only", gpu, [tolerate_own]), _pod("both", gpu, [tolerate_gke, tolerate_own])])
+    result = judge([CLUSTER, pool, _pod("gke-only", gpu, [tolerate_gke]), _pod("own-only", gpu, [tolerate_own]), _pod("both", gpu, [tolerate_gke, tolerate_own])])
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "gke-only") and findings(result, "k8s-gpu-pod-tolerates-taint", "own-only")
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "both") == []
 
@@ -221,7 +226,16 @@ def test_an_efa_plugin_is_not_held_to_a_group_without_a_launch_template(judge):
     assert findings(judge([plain, efa]), "k8s-device-plugin-tolerates-taints", "efa-defaults") == []
 
 
-def test_with_no_group_in_the_stack_a_gpu_pod_is_held_to_the_conventions_taint(judge):
-    # Issue 39 is to weigh this for a program that joins a cluster it does not declare.
-    [message] = findings(judge([_pod("lonely", {"limits": {"nvidia.com/gpu": 1}})]), "k8s-gpu-pod-tolerates-taint", "lonely")
-    assert "tolerates no nvidia node group's taints" in message
+def test_with_no_group_in_the_stack_a_gpu_pod_gets_an_advisory_naming_the_gap(judge):
+    """The plan holds no node it could run on: the convention's taint is all there is to judge by."""
+    result = judge([CLUSTER, _pod("lonely", {"limits": {"nvidia.com/gpu": 1}})])
+    assert findings(result, "k8s-gpu-pod-tolerates-taint", "lonely") == []
+    [message] = findings(result, "k8s-gpu-pod-tolerates-taint-unseen", "lonely")
+    assert "spec requests nvidia.com/gpu but does not tolerate nvidia.com/gpu:NoSchedule; not judged for certain: the plan holds no node group with nvidia devices" in message
+
+
+def test_node_groups_of_an_existing_cluster_give_an_advisory(judge):
+    result = judge([*_group("gpus", "g6e.xlarge", [GPU_TAINT]), _pod("lonely", {"limits": {"nvidia.com/gpu": 1}})])
+    assert findings(result, "k8s-gpu-pod-tolerates-taint", "lonely") == []
+    [message] = findings(result, "k8s-gpu-pod-tolerates-taint-unseen", "lonely")
+    assert "not judged for certain: the plan joins an existing cluster, whose other node groups it does not hold" in message
