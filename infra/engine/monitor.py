@@ -216,6 +216,22 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
         return self.default_region
 
 
+class _Unknown(grpc.GenericRpcHandler):
+    """Any method neither service has (a newer SDK's): refused, named, instead of gRPC's bare
+    "Method not found"."""
+
+    def __init__(self, monitor: Monitor):
+        self.monitor = monitor
+
+    def service(self, handler_call_details):
+        method = handler_call_details.method
+
+        def refuse(request: bytes, context):
+            return self.monitor._refuse(context, f"the program's SDK called {method}, which the offline engine does not serve")
+
+        return grpc.unary_unary_rpc_method_handler(refuse)
+
+
 class Served:
     """The monitor and engine on one local port, for as long as the `with` block runs."""
 
@@ -227,6 +243,7 @@ class Served:
         )
         resource_pb2_grpc.add_ResourceMonitorServicer_to_server(monitor, self.server)
         engine_pb2_grpc.add_EngineServicer_to_server(monitor, self.server)
+        self.server.add_generic_rpc_handlers((_Unknown(monitor),))
         self.address = f"127.0.0.1:{self.server.add_insecure_port('127.0.0.1:0')}"
 
     def __enter__(self) -> Served:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from gpufleet.engine.runtime import EngineError, Program, ProgramRun, RecordedRe
 EXEC = Path(__file__).with_name("program_exec.py")
 DEFAULT_TIMEOUT = 300.0  # seconds; `--timeout` sets another
 _DRAIN = 5.0  # seconds to pass on what a stopped program had still written
+_LINGER = 5.0  # seconds a program that has reported its end may take to exit
 
 
 @dataclass(frozen=True)
@@ -71,9 +73,7 @@ def run_hosted(
         for thread in passing:
             thread.start()
         try:
-            code = child.wait(timeout)
-        except subprocess.TimeoutExpired:
-            code = None
+            code = _wait(child, report, timeout)
         finally:
             _stop_group(child)
             for thread in passing:
@@ -93,12 +93,31 @@ def run_hosted(
             if monitor.unknown_calls else ""
         )
         raise EngineError(f"the program raised {outcome.get('type')}: {outcome.get('message')}{where}{unknown}")
-    if code != 0 or outcome.get("kind") != "ok":
+    if outcome.get("kind") != "ok":
         raise EngineError(f"the program's interpreter {python} exited {code} before the program finished ({monitor.activity.describe()})")
     return monitor.run
 
 
 _PASSING = threading.Lock()  # a line of the program's stdout and one of its stderr never mix
+
+
+def _wait(child: subprocess.Popen, report: Path, timeout: float) -> int | None:
+    """The program's exit code; None if it has not finished within `timeout`. A program that has
+    reported its end but does not exit (a thread it started still runs) is stopped after _LINGER."""
+    deadline = time.monotonic() + timeout
+    reported = None
+    while True:
+        try:
+            return child.wait(0.05)
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if reported is None and report.exists():
+            reported = now
+        if reported is not None and now - reported > _LINGER:
+            return -1
+        if now > deadline:
+            return None
 
 
 def _pass_on(pipe) -> None:

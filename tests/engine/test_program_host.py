@@ -147,3 +147,26 @@ def test_without_a_named_interpreter_the_program_runs_in_gpufleets_and_says_so(t
 def test_the_hosts_flags_are_checked(flags, message):
     code, _, err = run_cli("preview", *flags)
     assert code == 2 and message in err, err
+
+
+def test_a_thread_the_program_leaves_running_does_not_hold_the_preview(tmp_path):
+    folder = _program(tmp_path, THING + "import threading, time\nthreading.Thread(target=time.sleep, args=(3600,)).start()\n")
+    start = time.monotonic()
+    code, _, err = _preview(folder, "--timeout", "120")
+    assert code == 0, err
+    assert time.monotonic() - start < 60
+
+
+def test_a_method_the_monitor_does_not_serve_is_refused_by_name():
+    import grpc
+
+    from gpufleet.engine.answers import OfflineAnswers
+    from gpufleet.engine.monitor import Monitor, Served
+    from gpufleet.engine.runtime import moto_snapshot
+
+    monitor = Monitor("p", "s", OfflineAnswers(moto_snapshot()), "us-east-1", None)
+    with Served(monitor) as served, grpc.insecure_channel(served.address) as channel:
+        with pytest.raises(grpc.RpcError) as raised:
+            channel.unary_unary("/pulumirpc.ResourceMonitor/SomethingNewer")(b"", timeout=10)
+    assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    assert monitor.refused == ["the program's SDK called /pulumirpc.ResourceMonitor/SomethingNewer, which the offline engine does not serve"]
