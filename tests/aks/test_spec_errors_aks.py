@@ -39,6 +39,19 @@ def test_names_and_access(refused, stack_variant):
     assert "gpufleet:aks.kubernetes = null: AKS installs the driver but not the NVIDIA device plugin (003): give kubernetes.context" in err
 
 
+def test_one_pool_whose_driver_aks_installs_needs_the_device_plugin(stack_variant):
+    """Any pool, not only when every pool takes AKS's driver: a second pool without one is beside the point."""
+
+    def edit(c):
+        aks = at(c, "gpufleet:aks")
+        aks.pop("kubernetes")
+        aks["nodePools"].insert(0, {**aks["nodePools"][0], "name": "nodriver", "driver": "None", "migProfile": None})
+        aks["nodePools"][0].pop("migProfile")
+
+    err = _errors(stack_variant(edit, MIG))
+    assert "gpufleet:aks.kubernetes = null: AKS installs the driver but not the NVIDIA device plugin (003)" in err
+
+
 def test_one_cluster_and_access_through_it(refused, stack_variant):
     err = _errors(stack_variant(lambda c: at(c, "gpufleet:aks").pop("createCluster"), OPERATOR))
     assert "give exactly one of clusterId (an existing cluster) and createCluster [rule: aks-cluster]" in err
