@@ -84,10 +84,14 @@ class OfflineAnswers:
         }
 
     def answer(self, token: str, args: dict, region: str) -> dict:
+        return self.answer_noted(token, args, region)[0]
+
+    def answer_noted(self, token: str, args: dict, region: str) -> tuple[dict, str | None]:
+        """The answer, and what must be said of it where the emulated account is not the real one."""
         region = args.get("region") if isinstance(args.get("region"), str) else region
         handler = self._handlers.get(token)
         if handler is not None:
-            return handler(args, region)
+            return handler(args, region), None
         emulated = aws_functions.FUNCTIONS.get(token)
         if emulated is None:
             raise UnansweredCall(f"provider function {token} has no offline answer (answered: {', '.join(self.answered())})")

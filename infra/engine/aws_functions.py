@@ -17,6 +17,11 @@ class NoAnswer(LookupError):
     """The source's account holds nothing the call matches, or more than the provider would take."""
 
 
+# An answer, and what the engine must say of it (None: nothing; the emulated account answered as the
+# real one would).
+Answer = tuple[dict, "str | None"]
+
+
 def _filters(args: dict, named: dict[str, str]) -> list[dict]:
     """The EC2 Filters of a data source: its `filters` blocks, its named arguments and its `tags`."""
     found = [{"Name": f["name"], "Values": list(f["values"])} for f in args.get("filters") or []]
@@ -28,12 +33,12 @@ def _filters(args: dict, named: dict[str, str]) -> list[dict]:
     return found
 
 
-def caller_identity(client: Callable, args: dict, region: str) -> dict:
+def caller_identity(client: Callable, args: dict, region: str) -> Answer:
     who = client("sts", region).get_caller_identity()
-    return {"accountId": who["Account"], "arn": who["Arn"], "id": who["Account"], "userId": who["UserId"]}
+    return {"accountId": who["Account"], "arn": who["Arn"], "id": who["Account"], "userId": who["UserId"]}, None
 
 
-def vpc(client: Callable, args: dict, region: str) -> dict:
+def vpc(client: Callable, args: dict, region: str) -> Answer:
     ec2 = client("ec2", region)
     filters = _filters(args, {"default": "is-default", "cidrBlock": "cidr", "dhcpOptionsId": "dhcp-options-id", "state": "state"})
     found = ec2.describe_vpcs(**({"VpcIds": [args["id"]]} if args.get("id") else {}), Filters=filters)["Vpcs"]
@@ -57,17 +62,17 @@ def vpc(client: Callable, args: dict, region: str) -> dict:
         "state": v["State"],
         "tags": {t["Key"]: t["Value"] for t in v.get("Tags", [])},
         **({"filters": args["filters"]} if args.get("filters") else {}),
-    }
+    }, None
 
 
-def subnets(client: Callable, args: dict, region: str) -> dict:
+def subnets(client: Callable, args: dict, region: str) -> Answer:
     found = client("ec2", region).describe_subnets(Filters=_filters(args, {}))["Subnets"]
     if not found:
         raise NoAnswer("no subnet matches")
-    return {"id": region, "ids": sorted(s["SubnetId"] for s in found), "region": region, **{k: args[k] for k in ("filters", "tags") if args.get(k)}}
+    return {"id": region, "ids": sorted(s["SubnetId"] for s in found), "region": region, **{k: args[k] for k in ("filters", "tags") if args.get(k)}}, None
 
 
-def ami(client: Callable, args: dict, region: str) -> dict:
+def ami(client: Callable, args: dict, region: str) -> Answer:
     request = {"Filters": _filters(args, {})}
     if args.get("owners"):
         request["Owners"] = list(args["owners"])
@@ -76,10 +81,15 @@ def ami(client: Callable, args: dict, region: str) -> dict:
     found = client("ec2", region).describe_images(**request)["Images"]
     if args.get("nameRegex"):
         found = [i for i in found if re.search(args["nameRegex"], i.get("Name", ""))]
-    # moto stamps every AMI it ships with the time it loaded them: no creation date tells the most
-    # recent of several apart, so only a single match is an answer.
+    note = None
+    if len(found) > 1 and str(args.get("mostRecent")).lower() == "true":
+        # The provider takes the latest CreationDate; moto stamps every AMI it ships with its own
+        # clock, so its answer among equal dates is the first it lists: said, never passed off.
+        latest = max(i.get("CreationDate", "") for i in found)
+        found = [i for i in found if i.get("CreationDate", "") == latest][:1]
+        note = f"the emulated account's most recent of several AMIs is the first moto lists ({found[0]['ImageId']}): its creation dates are its clock's"
     if len(found) != 1:
-        raise NoAnswer(f"{len(found)} AMIs match in the emulated account (one is needed: moto's creation dates are its clock's)")
+        raise NoAnswer(f"{len(found)} AMIs match in the emulated account (the provider takes one, or the most recent)")
     i = found[0]
     return {
         "architecture": i["Architecture"],
@@ -99,8 +109,10 @@ def ami(client: Callable, args: dict, region: str) -> dict:
         "rootDeviceType": i.get("RootDeviceType", ""),
         "state": i.get("State", ""),
         "virtualizationType": i.get("VirtualizationType", ""),
-        **{k: args[k] for k in ("filters", "owners", "mostRecent", "nameRegex") if args.get(k) is not None},
-    }
+        # The provider's state, not the program's text: mostRecent is a boolean there ("true" is read as one).
+        "mostRecent": str(args.get("mostRecent")).lower() == "true",
+        **{k: args[k] for k in ("filters", "owners", "nameRegex") if args.get(k) is not None},
+    }, note
 
 
 FUNCTIONS = {

@@ -113,9 +113,16 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
                 self.run.resources.append(recorded)
             if self.on_resource is not None:
                 self.on_resource(recorded)
-            if request.type == tokens.STACK or (request.remote and not request.custom):
-                # The stack has no state; a component another language builds (its provider's
-                # Construct) is not run offline: its outputs stay unknown, as before apply.
+            if request.type == tokens.STACK:
+                return resource_pb2.RegisterResourceResponse(urn=urn)
+            if request.remote and not request.custom:
+                # A component another language builds (its provider's Construct) is not run
+                # offline: its outputs stay unknown, as before apply, and what it creates is a gap.
+                with self._lock:
+                    self.run.gaps.append(
+                        f"component {request.name!r} ({request.type}) is built by its provider, which the offline engine does not run: "
+                        "the resources it creates are not in the plan"
+                    )
                 return resource_pb2.RegisterResourceResponse(urn=urn)
             return resource_pb2.RegisterResourceResponse(urn=urn, id="", object=to_struct(preview_outputs(request.type, inputs)))
         finally:
@@ -134,7 +141,7 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
                 if inputs == args:
                     return resource_pb2.ResourceInvokeResponse(**{"return": to_struct(outputs)})
             try:
-                answer = self.answers.answer(request.tok, args, self._region_of(request.provider))
+                answer, note = self.answers.answer_noted(request.tok, args, self._region_of(request.provider))
             except UnansweredCall as err:
                 # As a preview answers a function whose inputs are not known yet: wholly unknown.
                 call = f"{request.tok} {json.dumps(args, sort_keys=True)}"
@@ -144,6 +151,9 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
                         self.unknown_calls.append(call)
                         self.run.gaps.append(f"provider function {call}: {reason}; answered unknown, as a preview answers before the value exists")
                 return resource_pb2.ResourceInvokeResponse(unknown=True)
+            if note is not None:
+                with self._lock:
+                    self.run.gaps.append(f"provider function {request.tok} {json.dumps(args, sort_keys=True)}: {note}")
             return resource_pb2.ResourceInvokeResponse(**{"return": to_struct(answer)})
         finally:
             self.activity.end(call)

@@ -68,5 +68,5 @@ def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
 
 def _with_gaps(placement: dict, gaps: list[str]) -> dict:
     """The engine's own gaps (a provider function answered unknown) join the placement's."""
-    placement["gaps"] = [*placement["gaps"], *gaps]
+    placement["gaps"] = [*placement["gaps"], *sorted(set(gaps))]  # the program's calls arrive in any order
     return placement

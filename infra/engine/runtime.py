@@ -137,7 +137,10 @@ class _MockAnswers(mocks.Mocks):
         self.monitor = monitor
 
     def call(self, args: mocks.MockCallArgs):
-        return self.monitor.answers.answer(args.token, args.args, self.monitor.region_of(args.provider or ""))
+        answer, note = self.monitor.answers.answer_noted(args.token, args.args, self.monitor.region_of(args.provider or ""))
+        if note is not None:
+            self.monitor.run.gaps.append(f"provider function {args.token}: {note}")
+        return answer
 
     def new_resource(self, args: mocks.MockResourceArgs):
         return None, preview_outputs(args.typ, args.inputs)

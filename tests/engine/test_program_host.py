@@ -170,3 +170,13 @@ def test_a_method_the_monitor_does_not_serve_is_refused_by_name():
             channel.unary_unary("/pulumirpc.ResourceMonitor/SomethingNewer")(b"", timeout=10)
     assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
     assert monitor.refused == ["the program's SDK called /pulumirpc.ResourceMonitor/SomethingNewer, which the offline engine does not serve"]
+
+
+def test_a_component_its_provider_builds_is_a_named_gap(tmp_path):
+    folder = _program(tmp_path, 'pulumi.ComponentResource("eks:index:Cluster", "c", {"instanceType": "t3.large"}, remote=True)\n')
+    code, out, err = _preview(folder, "--json")
+    assert code == 0, err
+    plan = json.loads(out)
+    assert "component 'c' (eks:index:Cluster) is built by its provider, which the offline engine does not run: the resources it creates are not in the plan" in plan["placement"]["gaps"]
+    [component] = [r for r in plan["resources"] if r["name"] == "c"]
+    assert component["inputs"] == {"instanceType": "t3.large"} and component["custom"] is False

@@ -111,3 +111,12 @@ def test_an_answers_file_of_the_wrong_shape_is_exit_2_naming_the_place(tmp_path,
     answers.write_text(text)
     code, _, err = _preview(_program(tmp_path, PLAIN), "--answers", str(answers))
     assert code == 2 and message in err, err
+
+
+def test_the_most_recent_of_several_emulated_amis_is_answered_and_said_to_be_moto_s_choice(tmp_path):
+    body = ('image = aws.ec2.get_ami(most_recent="true", owners=["amazon"], filters=[{"name": "name", "values": ["amzn2-ami-ecs-hvm-*-x86_64-*"]}])\n'
+            'aws.ec2.LaunchTemplate("lt", name="lt", image_id=image.id)\n')
+    code, plan, err = _preview(_program(tmp_path, body))
+    assert code == 0, err
+    [gap] = [g for g in plan["placement"]["gaps"] if "getAmi" in g]
+    assert f"the emulated account's most recent of several AMIs is the first moto lists ({_inputs(plan, 'lt')['imageId']})" in gap
