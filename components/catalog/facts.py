@@ -198,6 +198,7 @@ class EksFacts(_Facts):
     node_policies: Values
     cluster_policies: Values
     standard_ami_types: dict[str, StandardAmiType]
+    node_group_default_instance_type: Value
     system_node_families: Values
     kubelet: Kubelet
     hugepages2_mi: Hugepages = Field(alias="hugepages2Mi")

@@ -45,7 +45,8 @@ class PlanPlacement:
         return {
             "nodeGroups": [
                 {"nodeGroup": s.group, "instanceType": s.instance_type, "nodes": {"min": s.min_nodes, "desired": s.nodes, "max": s.max_nodes},
-                 "allocatable": {k: k8s_scheduler.show(k, v) for k, v in sorted(s.allocatable.items())}}
+                 "allocatable": {k: k8s_scheduler.show(k, v) for k, v in sorted(s.allocatable.items())},
+                 **({"derived": s.derived} if s.derived else {})}
                 for s in self.shapes
             ],
             "pods": [

@@ -19,10 +19,21 @@ from gpufleet.components.catalog import tokens
 
 def node_group_instance_type(index: Index, group: Resource, cat: Catalog):
     """The one type a managed group runs: its instanceTypes, else its launch template's (capacity blocks)."""
-    names = [t for t in group.props.get("instanceTypes") or [] if isinstance(t, str)]
+    return _instance_type(index, group, cat)[0]
+
+
+def _instance_type(index: Index, group: Resource, cat: Catalog):
+    """(the one type a managed group runs, why it is derived or None): its instanceTypes, else its
+    launch template's (capacity blocks), else EKS's default where the group names none at all."""
+    given = group.props.get("instanceTypes")
+    names = [t for t in given or [] if isinstance(t, str)]
+    templates = index.deps(group, tokens.LAUNCH_TEMPLATE)
     if not names:
-        names = [t.props.get("instanceType") for t in index.deps(group, tokens.LAUNCH_TEMPLATE) if isinstance(t.props.get("instanceType"), str)]
-    return cat.find(names[0]) if len(names) == 1 else None
+        names = [t.props.get("instanceType") for t in templates if isinstance(t.props.get("instanceType"), str)]
+    if not names and not given and (templates or "launchTemplate" not in group.props):
+        default = cat.facts.eks.node_group_default_instance_type
+        return cat.find(default.value), f"instance type {default.value}: EKS's default for a group that names none ({default.source})"
+    return (cat.find(names[0]) if len(names) == 1 else None), None
 
 
 def _efa_interfaces(index: Index, group: Resource) -> int:
@@ -55,7 +66,7 @@ def _kubernetes_version(index: Index, group: Resource) -> str | None:
 def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s_scheduler.NodeShape], list[str]]:
     shapes, gaps = [], []
     for group in index.of(tokens.EKS_NODE_GROUP):
-        it = node_group_instance_type(index, group, cat)
+        it, derived = _instance_type(index, group, cat)
         if it is None:
             gaps.append(f"node group {group.name!r}: its instance type is not one known type")
             continue
@@ -79,6 +90,7 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
                 gpu_sharing=gpu_sharing,
                 facts=cat.facts,
                 kubernetes_version=_kubernetes_version(index, group),
+                derived=derived,
             )
         )
     # Each cloud's pools: a node shape, or why none; a pool of a cluster outside the plan shares it

@@ -82,6 +82,8 @@ class NodeShape:
     # Resources a pod takes from one device (a shared GPU's memory and compute): per device, what it
     # holds. A pod's requests of these must fit one device (ACK's GPU sharing binpacks them).
     devices: tuple[Mapping[str, int], ...] = ()
+    # Why the group's nodes are derived, not read from the plan (an API's or a library's default).
+    derived: str | None = None
 
 
 @dataclass(frozen=True)

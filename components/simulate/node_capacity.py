@@ -91,6 +91,7 @@ def eks_node_shape(
     gpu_sharing: dict | None,
     facts: CuratedFacts,
     kubernetes_version: str | None = None,
+    derived: str | None = None,
 ) -> NodeShape:
     """A managed node group's nodes as the scheduler sees them. `facts` are the curated facts;
     `gpu_sharing` what the NVIDIA device plugin's values make of each GPU (charts.nvidia_sharing)."""
@@ -146,6 +147,7 @@ def eks_node_shape(
         single_unit_resources=frozenset(single),
         assumptions=assumptions,
         plugin_resources=frozenset(plugin),
+        derived=derived,
     )
 
 

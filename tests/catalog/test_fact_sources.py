@@ -31,7 +31,7 @@ def live(monkeypatch):
         return clients[(service, region)]
 
     source = LiveAws("eu-west-1")
-    monkeypatch.setattr(source, "_client", client)
+    monkeypatch.setattr(source, "client", client)
 
     def stub(service: str, region: str) -> Stubber:
         client(service, region)

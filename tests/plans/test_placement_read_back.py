@@ -450,3 +450,21 @@ def test_a_pool_whose_types_have_no_gpu_facts_is_a_gap_not_a_shape():
     found = plan_placement.placement(plan_placement.from_plan({"resources": [pool]})).as_dict()
     assert "ACK node pool 'cpu': none of its instance types has sourced GPU facts" in found["gaps"]
     assert "the ACK node pools join an existing cluster: its other node pools are not in the plan" in found["gaps"]
+
+
+def test_a_group_that_names_no_instance_type_runs_eks_s_default_marked_derived():
+    """EKS runs t3.medium where neither the group nor its launch template names a type (the API's
+    own default, from botocore's model); a template outside the plan might name one: a gap."""
+    placed = _placed(_edit("eks-p5-efa", "p5-train-system", "nodeGroup:NodeGroup", _pop("instanceTypes")))
+    system = next(g for g in placed["nodeGroups"] if g["nodeGroup"].startswith("system"))
+    assert system["instanceType"] == "t3.medium"
+    assert system["derived"].startswith("instance type t3.medium: EKS's default for a group that names none (botocore 1.44.8 github.com/boto/botocore/blob/1.44.8/botocore/data/eks/2017-11-01/service-2.json")
+    assert all("derived" not in g for g in _placed(golden("eks-p5-efa"))["nodeGroups"])
+
+    def outside(r):
+        r["inputs"].pop("instanceTypes")
+        r.pop("propertyDependencies", None)
+        r.pop("dependencies", None)
+
+    placed = _placed(_edit("eks-p5-efa", "p5-train-system", "nodeGroup:NodeGroup", outside))
+    assert "node group 'p5-train-system': its instance type is not one known type" in placed["gaps"]
