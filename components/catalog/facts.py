@@ -382,6 +382,7 @@ class GkeFacts(_Facts):
     accelerators_source: str
     machine_types: dict[str, GkeMachineType]
     machine_types_source: str
+    default_machine_type: Value
     n1_attachable: dict[str, list[int]]
     n1_source: str
     zones: dict[str, dict[str, list[str]]]  # machine series -> region -> zones

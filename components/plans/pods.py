@@ -4,6 +4,8 @@ the resources of any program."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from collections.abc import Mapping
 
@@ -112,6 +114,12 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
         shape = _aks_default_pool(cluster, cat)
         if shape is not None:
             shapes.append(shape)
+    for cluster in index.of(tokens.GKE_CLUSTER):
+        shape = _gke_default_pool(cluster, cat)
+        if shape is not None:
+            shapes.append(shape)
+            if not cluster.props.get("nodeLocations") and not gke_rules.is_zone(cluster.props.get("location")):
+                gaps.append(f"GKE cluster {cluster.name!r} is regional or its location unknown: its default pool has {shape.nodes} nodes in each of its zones, which the plan does not name")
     if index.of(tokens.AKS_NODE_POOL) and not index.of(tokens.AKS_CLUSTER):
         gaps.append("the AKS node pools join an existing cluster: its other node pools are not in the plan")
     return shapes, gaps
@@ -156,6 +164,30 @@ def _aks_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShap
     taint = aks.critical_addons_taint
     taints = [{"key": taint.key, "value": taint.value, "effect": taint.effect}] if pool.get("onlyCriticalAddonsEnabled") in (True, "true") else []
     return node_capacity.plain_node_shape(name, str(pool.get("vmSize")), labels, taints, _aks_sizes(pool))
+
+
+def _gke_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | None:
+    """The pool GKE makes from a cluster's own initialNodeCount and nodeConfig, unless the program
+    removes it (pulumi-gcp's removeDefaultNodePool) or gives node pools in the cluster instead. Its
+    machine type's CPU and memory are not in the catalog: where a pod may go is judged, not what fits."""
+    props = cluster.props
+    count = props.get("initialNodeCount")
+    if props.get("removeDefaultNodePool") in (True, "true") or props.get("nodePools") or isinstance(count, bool) or not isinstance(count, (int, float)) or count < 1:
+        return None
+    config = props.get("nodeConfig") if isinstance(props.get("nodeConfig"), Mapping) else {}
+    default = cat.facts.gke.default_machine_type
+    machine_type = config.get("machineType") if isinstance(config.get("machineType"), str) else default.value
+    locations = [z for z in props.get("nodeLocations") or [] if isinstance(z, str)]
+    zones = len(locations) or 1  # a zonal cluster's own zone; a regional one's zones are a gap (node_shapes)
+    taints = [k8s_rules.taint(t) for t in config.get("taints") or [] if isinstance(t, Mapping)]
+    labels = {**node_capacity.os_label(cat.facts.eks), **{str(k): str(v) for k, v in (config.get("labels") or {}).items()}}
+    nodes = int(count) * zones
+    shape = node_capacity.plain_node_shape(f"{cluster.name} default pool", machine_type, labels, taints, (nodes, nodes, nodes))
+    where = f"{zones} zones named" if locations else "its location"
+    why = f"the pool GKE makes from the cluster's initialNodeCount ({int(count)} a zone, {where})"
+    if machine_type == default.value and "machineType" not in config:
+        why += f"; machine type {default.value}, GKE's default ({default.source})"
+    return dataclasses.replace(shape, derived=why)
 
 
 def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
@@ -242,7 +274,9 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
             pods += k8s_workloads.addon_pods(eks.default_addons, _addon_overrides(index), clusters[0].urn)
     elif index.of(tokens.EKS_NODE_GROUP):
         gaps.append("the plan joins an existing cluster: its other node groups and running pods are not in the plan")
-    elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not any(index.of(t) for t in (tokens.ACK_NODE_POOL, tokens.GKE_NODE_POOL, tokens.AKS_NODE_POOL)):
+    elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not any(
+        index.of(t) for t in (tokens.ACK_NODE_POOL, tokens.GKE_NODE_POOL, tokens.AKS_NODE_POOL, tokens.ACK_CLUSTER, tokens.GKE_CLUSTER, tokens.AKS_CLUSTER)
+    ):
         gaps.append("the plan creates no cluster and no node group: the nodes its pods run on are not in the plan")
     if len(clusters) > 1:
         gaps.append("the plan has several clusters: pods are judged against every node group")

@@ -67,6 +67,11 @@ def gpus(machine_type: str, accelerator: str | None, count: int | None, gke: Gke
     )
 
 
+def is_zone(location: object) -> bool:
+    """A zone's name (us-central1-a), not a region's (us-central1)."""
+    return isinstance(location, str) and re.fullmatch(r"[a-z]+-[a-z]+\d+-[a-z]", location) is not None
+
+
 def zone_problem(machine_type: str, region: str, zone: str, gke: GkeFacts) -> str | None:
     """Does the zone, of the region, offer the machine type? Only curated regions are judged: any other
     is refused as unknown, never guessed."""

@@ -468,3 +468,30 @@ def test_a_group_that_names_no_instance_type_runs_eks_s_default_marked_derived()
 
     placed = _placed(_edit("eks-p5-efa", "p5-train-system", "nodeGroup:NodeGroup", outside))
     assert "node group 'p5-train-system': its instance type is not one known type" in placed["gaps"]
+
+
+def _gke_cluster_plan(**cluster_inputs) -> dict:
+    cluster = {"urn": "urn:pulumi:s::p::gcp:container/cluster:Cluster::gke", "type": "gcp:container/cluster:Cluster", "name": "gke", "inputs": cluster_inputs}
+    web = {"urn": "urn:pulumi:s::p::kubernetes:apps/v1:Deployment::web", "type": "kubernetes:apps/v1:Deployment", "name": "web",
+           "inputs": {"metadata": {"name": "web"}, "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}}
+    return {"resources": [cluster, web]}
+
+
+def test_a_gke_cluster_s_default_pool_holds_its_pods_marked_derived():
+    placed = _placed(_gke_cluster_plan(location="us-central1-a", initialNodeCount=2))
+    [pool] = placed["nodeGroups"]
+    assert pool["nodeGroup"] == "gke default pool" and pool["instanceType"] == "e2-medium" and pool["nodes"]["desired"] == 2
+    assert "machine type e2-medium, GKE's default (container.googleapis.com/$discovery/rest?version=v1" in pool["derived"]
+    assert [p["status"] for p in placed["pods"]] == ["scheduled"] and placed["gaps"] == []
+
+
+def test_a_gke_cluster_without_its_default_pool_has_no_nodes():
+    placed = _placed(_gke_cluster_plan(location="us-central1-a", initialNodeCount=1, removeDefaultNodePool=True))
+    assert placed["nodeGroups"] == [] and placed["pods"][0]["status"] == "pending"
+
+
+def test_a_regional_gke_cluster_s_default_pool_is_a_gap():
+    placed = _placed(_gke_cluster_plan(location="us-central1", initialNodeCount=1, nodeConfig={"machineType": "n2-standard-4"}))
+    [pool] = placed["nodeGroups"]
+    assert pool["instanceType"] == "n2-standard-4" and "GKE's default" not in pool["derived"]
+    assert placed["gaps"] == ["GKE cluster 'gke' is regional or its location unknown: its default pool has 1 nodes in each of its zones, which the plan does not name"]
