@@ -526,6 +526,31 @@ class Lifecycle(_Facts):
     kubernetes: KubernetesCalendars
 
 
+# --- component libraries -------------------------------------------------------------------------
+
+
+class EksLibraryNodeGroup(Sourced):
+    """What pulumi-eks's node group code makes when the program leaves a setting out."""
+
+    instance_type: str
+    desired_capacity: int
+    min_size: int
+    max_size: int
+    ami_types: dict[str, str]  # standard | gpu -> EKS AMI type (AL2023, the default OS, on x86_64)
+
+
+class PulumiEks(Sourced):
+    """pulumi-eks's components, whose provider builds their resources (not run offline)."""
+
+    version: str
+    default_node_group: EksLibraryNodeGroup
+    managed_scaling: EksLibraryNodeGroup
+
+
+class Libraries(_Facts):
+    pulumi_eks: PulumiEks
+
+
 class CuratedFacts(_Facts):
     """Everything the curated facts file holds, by group."""
 
@@ -544,6 +569,7 @@ class CuratedFacts(_Facts):
     quotas: dict[str, Quota]
     kubernetes: KubernetesFacts
     lifecycle: Lifecycle
+    libraries: Libraries
 
 
 class CuratedFactsError(ValueError):

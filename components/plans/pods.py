@@ -14,6 +14,7 @@ from gpufleet.components.simulate import k8s_scheduler, k8s_workloads, node_capa
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.rules.efa import EFA_TYPES
 from gpufleet.components.catalog.facts import Chart
+from gpufleet.components.plans import libraries
 from gpufleet.components.plans.index import CONFIG_FILES, Index, Resource, as_int
 from gpufleet.components.rules.eks import node_group_name
 from gpufleet.components.catalog import tokens
@@ -114,6 +115,9 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
         shape = _aks_default_pool(cluster, cat)
         if shape is not None:
             shapes.append(shape)
+    derived, derived_gaps = libraries.library_node_shapes(index, cat, gpu_sharing)
+    shapes += derived
+    gaps += derived_gaps
     for cluster in index.of(tokens.GKE_CLUSTER):
         shape = _gke_default_pool(cluster, cat)
         if shape is not None:
@@ -269,16 +273,19 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
             name = release.props.get("name") if isinstance(release.props.get("name"), str) else release.name
             pods += k8s_workloads.gpu_operator_pods(gpu_operator, values, name, release.urn, eks.accelerator_resources.nvidia)
     clusters = index.of(tokens.EKS_CLUSTER)
+    library_clusters = libraries.library_clusters(index)
     if clusters:
         if any(c.props.get("bootstrapSelfManagedAddons") is not False for c in clusters):
             pods += k8s_workloads.addon_pods(eks.default_addons, _addon_overrides(index), clusters[0].urn)
+    elif library_clusters:
+        pods += k8s_workloads.addon_pods(eks.default_addons, _addon_overrides(index), library_clusters[0].urn)
     elif index.of(tokens.EKS_NODE_GROUP):
         gaps.append("the plan joins an existing cluster: its other node groups and running pods are not in the plan")
     elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not any(
-        index.of(t) for t in (tokens.ACK_NODE_POOL, tokens.GKE_NODE_POOL, tokens.AKS_NODE_POOL, tokens.ACK_CLUSTER, tokens.GKE_CLUSTER, tokens.AKS_CLUSTER)
+        index.of(t) for t in (tokens.ACK_NODE_POOL, tokens.GKE_NODE_POOL, tokens.AKS_NODE_POOL, tokens.ACK_CLUSTER, tokens.GKE_CLUSTER, tokens.AKS_CLUSTER, tokens.PULUMI_EKS_CLUSTER)
     ):
         gaps.append("the plan creates no cluster and no node group: the nodes its pods run on are not in the plan")
-    if len(clusters) > 1:
+    if len(clusters) + len(index.of(tokens.PULUMI_EKS_CLUSTER)) > 1:
         gaps.append("the plan has several clusters: pods are judged against every node group")
     operator = charts_facts.mpi_operator
     for config in (r for t in CONFIG_FILES for r in index.of(t)):

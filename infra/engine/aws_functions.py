@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from gpufleet.components.catalog import tokens
+
 
 class NoAnswer(LookupError):
     """The source's account holds nothing the call matches, or more than the provider would take."""
@@ -116,8 +118,8 @@ def ami(client: Callable, args: dict, region: str) -> Answer:
 
 
 FUNCTIONS = {
-    "aws:index/getCallerIdentity:getCallerIdentity": caller_identity,
-    "aws:ec2/getVpc:getVpc": vpc,
-    "aws:ec2/getSubnets:getSubnets": subnets,
-    "aws:ec2/getAmi:getAmi": ami,
+    tokens.GET_CALLER_IDENTITY: caller_identity,
+    tokens.GET_VPC: vpc,
+    tokens.GET_SUBNETS: subnets,
+    tokens.GET_AMI: ami,
 }

@@ -35,8 +35,8 @@ def test_missing_parameter_is_an_error_naming_the_function_and_region():
 
 def test_unanswered_function_is_an_error_not_an_empty_value():
     with pytest.raises(UnansweredCall) as err:
-        ANSWERS.answer("aws:ec2/getVpc:getVpc", {}, "us-east-1")
-    assert "aws:ec2/getVpc:getVpc has no offline answer" in str(err.value)
+        ANSWERS.answer("aws:eks/getCluster:getCluster", {"name": "ml-prod"}, "us-east-1")
+    assert "aws:eks/getCluster:getCluster has no offline answer" in str(err.value)
 
 
 def test_partition_comes_from_botocore():

@@ -1,0 +1,73 @@
+"""The nodes a component library's provider builds, derived from the component's inputs and the
+library's defaults at a pinned version (pulumi-eks 4.3.0: curated libraries.pulumiEks), marked
+derived: a pulumi-eks Cluster's default node group holds CoreDNS."""
+
+from __future__ import annotations
+
+from gpufleet.components.plans import placement as plan_placement
+
+
+def _placed(*resources: tuple[str, str, dict]) -> dict:
+    plan = {"resources": [{"urn": f"urn:pulumi:s::p::{t}::{n}", "type": t, "name": n, "inputs": i} for t, n, i in resources]}
+    return plan_placement.placement(plan_placement.from_plan(plan)).as_dict()
+
+
+CLUSTER = "eks:index:Cluster"
+
+
+def _groups(placed: dict) -> dict:
+    return {g["nodeGroup"]: g for g in placed["nodeGroups"]}
+
+
+def test_a_cluster_s_default_node_group_holds_coredns_marked_derived():
+    placed = _placed((CLUSTER, "ml", {}))
+    group = _groups(placed)["ml default node group"]
+    assert group["instanceType"] == "t3.medium" and group["nodes"] == {"min": 1, "desired": 2, "max": 2}
+    assert group["derived"].startswith("the default node group of pulumi-eks Cluster 'ml', as pulumi-eks 4.3.0 makes it (github.com/pulumi/pulumi-eks nodejs/eks/nodes/nodegroup.ts @0f5a5447")
+    coredns = next(p for p in placed["pods"] if p["pod"] == "Deployment kube-system/coredns")
+    assert coredns["status"] == "scheduled" and coredns["nodeGroups"]["ml default node group"]["placed"] == 2
+
+
+def test_the_cluster_s_own_node_arguments_or_its_options_set_the_group():
+    group = _groups(_placed((CLUSTER, "ml", {"instanceType": "m6i.large", "desiredCapacity": 3, "minSize": 3, "maxSize": 6})))["ml default node group"]
+    assert group["instanceType"] == "m6i.large" and group["nodes"] == {"min": 3, "desired": 3, "max": 6}
+    options = {"nodeGroupOptions": {"instanceType": "g5.xlarge", "gpu": True, "taints": {"nvidia.com/gpu": {"value": "true", "effect": "NoSchedule"}}}}
+    placed = _placed((CLUSTER, "ml", options))
+    gpu = _groups(placed)["ml default node group"]
+    assert gpu["allocatable"]["nvidia.com/gpu"] == "1"  # the NVIDIA AMI type: its GPU is advertised
+    coredns = next(p for p in placed["pods"] if p["pod"] == "Deployment kube-system/coredns")
+    assert coredns["status"] == "pending"  # the group's taint keeps CoreDNS off
+
+
+def test_a_graviton_type_s_nodes_are_arm64():
+    placed = _placed((CLUSTER, "ml", {"instanceType": "m7g.large"}), ("kubernetes:apps/v1:Deployment", "x86", {
+        "spec": {"replicas": 1, "template": {"spec": {"nodeSelector": {"kubernetes.io/arch": "amd64"}, "containers": [{"name": "c", "image": "x"}]}}}}))
+    assert next(p for p in placed["pods"] if p["pod"].endswith("/x86"))["status"] == "pending"
+
+
+def test_a_cluster_without_its_default_node_group_brings_no_nodes_and_no_coredns():
+    for inputs in ({"skipDefaultNodeGroup": True}, {"fargate": True}, {"autoMode": {"enabled": True}}):
+        placed = _placed((CLUSTER, "ml", inputs))
+        assert placed["nodeGroups"] == [] and not any(p["pod"] == "Deployment kube-system/coredns" for p in placed["pods"]), inputs
+    placed = _placed((CLUSTER, "ml", {"skipDefaultNodeGroup": True, "corednsAddonOptions": {"enabled": True}}))
+    assert any(p["pod"] == "Deployment kube-system/coredns" for p in placed["pods"])
+    placed = _placed((CLUSTER, "ml", {"corednsAddonOptions": {"enabled": False}}))
+    assert placed["nodeGroups"] and not any(p["pod"] == "Deployment kube-system/coredns" for p in placed["pods"])
+
+
+def test_node_groups_of_their_own():
+    placed = _placed(
+        ("eks:index:NodeGroupV2", "v2", {"instanceType": "c6i.xlarge", "desiredCapacity": 1, "labels": {"team": "ml"}}),
+        ("eks:index:ManagedNodeGroup", "managed", {"scalingConfig": {"minSize": 0, "desiredSize": 1, "maxSize": 4}, "instanceTypes": ["m6i.large", "m6a.large"]}),
+        ("eks:index:ManagedNodeGroup", "plain", {}),
+    )
+    groups = _groups(placed)
+    assert groups["v2"]["instanceType"] == "c6i.xlarge" and groups["v2"]["nodes"] == {"min": 1, "desired": 1, "max": 2}
+    assert groups["managed"]["instanceType"] == "m6i.large" and groups["managed"]["nodes"] == {"min": 0, "desired": 1, "max": 4}
+    assert groups["plain"]["instanceType"] == "t3.medium" and groups["plain"]["nodes"] == {"min": 1, "desired": 2, "max": 2}
+    assert "pulumi-eks ManagedNodeGroup 'managed' runs several instance types: judged as its first, m6i.large" in placed["gaps"]
+
+
+def test_an_unknown_instance_type_is_a_gap():
+    placed = _placed((CLUSTER, "ml", {"instanceType": "t9.huge"}))
+    assert placed["nodeGroups"] == [] and "ml default node group: instance type 't9.huge' is not one known type" in placed["gaps"]
