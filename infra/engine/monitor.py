@@ -191,18 +191,6 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
     def Call(self, request, context):
         return self._refuse(context, f"the program calls the method {request.tok} of a component: its provider is not run offline")
 
-    def RegisterStackTransform(self, request, context):
-        return self._refuse(context, "the program registers a stack transform: the offline engine does not run callbacks into the program")
-
-    def RegisterStackInvokeTransform(self, request, context):
-        return self._refuse(context, "the program registers an invoke transform: the offline engine does not run callbacks into the program")
-
-    def RegisterResourceHook(self, request, context):
-        return self._refuse(context, f"the program registers the resource hook {request.name!r}: the offline engine does not run callbacks into the program")
-
-    def RegisterErrorHook(self, request, context):
-        return self._refuse(context, "the program registers an error hook: the offline engine does not run callbacks into the program")
-
     def StartDebugging(self, request, context):
         return self._refuse(context, "the program asks to start a debugger")
 
@@ -224,6 +212,27 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
             if provider_ref.startswith(urn):
                 return region
         return self.default_region
+
+
+# Callbacks into the program (the SDK serves them; the engine would call them): not run offline.
+_CALLBACKS = {
+    "RegisterStackTransform": lambda request: "a stack transform",
+    "RegisterStackInvokeTransform": lambda request: "an invoke transform",
+    "RegisterResourceHook": lambda request: f"the resource hook {request.name!r}",
+    "RegisterErrorHook": lambda request: "an error hook",
+}
+
+
+def _refuses_callback(method: str, what: Callable):
+    def refuse(self: Monitor, request, context):
+        return self._refuse(context, f"the program registers {what(request)}: the offline engine does not run callbacks into the program")
+
+    refuse.__name__ = method
+    return refuse
+
+
+for _method, _what in _CALLBACKS.items():
+    setattr(Monitor, _method, _refuses_callback(_method, _what))
 
 
 class _Unknown(grpc.GenericRpcHandler):

@@ -96,16 +96,17 @@ def test_answers_supply_the_value(tmp_path):
     assert _inputs(plan, "sg")["vpcId"] == "vpc-0abc"
 
 
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("[]", "list: an object keyed by function token is required"),
-        ('{"getCluster": []}', "'getCluster': not a function token"),
-        ('{"aws:eks/getCluster:getCluster": {}}', "a list of {inputs, outputs} is required"),
-        ('{"aws:eks/getCluster:getCluster": [{"inputs": {}}]}', "[0] = {'inputs': {}}: an object of exactly two objects"),
-        ("{", "not JSON"),
-    ],
-)
+# The file's text -> what the error says of it.
+BAD_ANSWERS = {
+    "[]": "list: an object keyed by function token is required",
+    '{"getCluster": []}': "'getCluster': not a function token",
+    '{"aws:eks/getCluster:getCluster": {}}': "a list of {inputs, outputs} is required",
+    '{"aws:eks/getCluster:getCluster": [{"inputs": {}}]}': "[0] = {'inputs': {}}: an object of exactly two objects",
+    "{": "not JSON",
+}
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_ANSWERS.items())
 def test_an_answers_file_of_the_wrong_shape_is_exit_2_naming_the_place(tmp_path, text, message):
     answers = tmp_path / "answers.json"
     answers.write_text(text)
