@@ -551,6 +551,22 @@ class Libraries(_Facts):
     pulumi_eks: PulumiEks
 
 
+class AutoNameRule(_Facts):
+    max_length: int
+    separator: str
+    property: str = "name"
+    unless_given: str | None = None  # an input whose presence makes the provider compute the name instead
+    lowercase: bool = False
+
+
+class Autonaming(Sourced):
+    random_length: int
+    bridged: dict[str, AutoNameRule]  # provider package -> the rule for its inputs named `name`
+    overrides: dict[str, AutoNameRule]  # resource type -> its own rule
+    prefix_inputs: list[str]  # inputs from which the provider computes the name (unknown in a preview)
+    kubernetes_random_length: int
+
+
 class CuratedFacts(_Facts):
     """Everything the curated facts file holds, by group."""
 
@@ -570,6 +586,7 @@ class CuratedFacts(_Facts):
     kubernetes: KubernetesFacts
     lifecycle: Lifecycle
     libraries: Libraries
+    autonaming: Autonaming
 
 
 class CuratedFactsError(ValueError):

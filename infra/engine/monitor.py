@@ -20,7 +20,8 @@ import grpc
 from google.protobuf import empty_pb2
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, resource_pb2, resource_pb2_grpc
 
-from gpufleet.components.catalog import tokens
+from gpufleet.components.catalog import catalog, tokens
+from gpufleet.engine import autonames
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
 from gpufleet.engine.runtime import ProgramRun, RecordedResource, preview_outputs, record
 from gpufleet.wire import struct_value, to_struct
@@ -89,6 +90,7 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
         self.errors: list[str] = []  # the program's own error diagnostics (Engine.Log)
         self.provider_regions: dict[str, str] = {}
         self.root = ""
+        self.autonaming = catalog.load().facts.autonaming
         self._lock = threading.Lock()
 
     # --- calls that are served ----------------------------------------------------------------
@@ -105,7 +107,10 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
             if request.transforms or (request.HasField("hooks") and request.hooks.ByteSize()):
                 return self._refuse(context, f"{request.type} {request.name!r} has transforms or hooks: the offline engine does not run callbacks into the program")
             urn = self._urn(request.parent, request.type, request.name)
-            inputs = struct_value(request.object)
+            try:
+                inputs = autonames.with_auto_names(request.type, request.name, urn, struct_value(request.object), request.custom, self.autonaming)
+            except autonames.TooLong as err:
+                return self._refuse(context, str(err))
             if request.type.startswith(tokens.AWS_PROVIDER) and "region" in inputs:
                 self.provider_regions[urn] = inputs["region"]
             recorded = record(request, urn, inputs)
