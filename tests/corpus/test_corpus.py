@@ -1,0 +1,60 @@
+"""Real, public Pulumi programs (tests/corpus/third_party, each unchanged but for the stack config its
+README asks for, with a SOURCE.md), previewed as a new user would: `gpufleet preview --program DIR
+--python VENV`, in one virtualenv holding their packages (requirements.txt). Each preview has no
+hang, no traceback and no exit 2 for want of an offline answer; its exit code and its mandatory
+findings are the ones reviewed by hand in expected.yaml, each explained there; and `check` on the
+saved plan gives the preview's verdict."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, run_cli
+
+pytestmark = pytest.mark.slow  # a virtualenv of the programs' packages, from PyPI
+
+HERE = Path(__file__).parent
+PROGRAMS = sorted(p.name for p in (HERE / "third_party").iterdir() if (p / "Pulumi.yaml").is_file())
+EXPECTED = yaml.safe_load((HERE / "expected.yaml").read_text())
+
+
+@pytest.fixture(scope="module")
+def corpus_python(tmp_path_factory) -> Path:
+    venv = tmp_path_factory.mktemp("corpus") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    install = [str(python), "-m", "pip", "install", "-q", "-c", str(ROOT / "constraints.txt"), "-r", str(HERE / "requirements.txt")]
+    done = subprocess.run(install, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return python
+
+
+def test_every_program_is_reviewed_and_sourced():
+    assert len(PROGRAMS) >= 12 and sorted(EXPECTED) == PROGRAMS
+    for name in PROGRAMS:
+        source = (HERE / "third_party" / name / "SOURCE.md").read_text()
+        for field in ("Repository:", "Path:", "Commit:", "Licence:"):
+            assert field in source, (name, field)
+        assert EXPECTED[name]["why"].strip(), name
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_a_public_program_previews_as_reviewed(corpus_python, name, tmp_path):
+    expected = EXPECTED[name]
+    code, out, err = run_cli("preview", "--program", str(HERE / "third_party" / name), "--python", str(corpus_python), "--json", "--timeout", "300")
+    assert "Traceback" not in err and "did not finish within" not in err, err[-3000:]
+    assert "the program may need a concrete value" not in err, err[-3000:]
+    assert code == expected["exit"], err[-3000:]
+    plan = json.loads(out)
+    mandatory = sorted(f"{v['policy']} {v['urn'].rsplit('::', 1)[-1]}" for v in plan["policy"]["violations"] if v["level"] == "mandatory")
+    assert mandatory == sorted(expected.get("mandatory") or [])
+    saved = tmp_path / "plan.json"
+    saved.write_text(out)
+    checked, policy, _ = run_cli("check", str(saved), "--json")
+    assert checked == code and json.loads(policy) == plan["policy"]
