@@ -23,6 +23,7 @@ from pathlib import Path
 from gpufleet.engine.answers import OfflineAnswers
 from gpufleet.engine.monitor import Monitor, Served
 from gpufleet.engine.runtime import EngineError, Program, ProgramRun, RecordedResource, moto_snapshot
+from gpufleet.engine.user_program import NODE_RUN
 
 EXEC = Path(__file__).with_name("program_exec.py")
 DEFAULT_TIMEOUT = 300.0  # seconds; `--timeout` sets another
@@ -54,14 +55,8 @@ def run_hosted(
     workdir = program.workdir or (program.main if program.main.is_dir() else program.main.parent)
     with Served(monitor) as served, tempfile.TemporaryDirectory(prefix="gpufleet-program-") as scratch:
         report = Path(scratch) / "report.json"
-        command = [
-            str(python), "-u", str(EXEC),
-            "--monitor", served.address, "--engine", served.address,
-            "--project", program.project, "--stack", stack, "--organization", "organization",
-            "--pwd", str(workdir), "--report", str(report), "--root", str(workdir),
-            str(program.main),
-        ]
-        env = {**os.environ, "PULUMI_CONFIG": json.dumps(config), "PULUMI_DRY_RUN": "true", "PYTHONUNBUFFERED": "1"}
+        command, env = _launch(program, python, served.address, stack, workdir, report)
+        env = {**os.environ, **env, "PULUMI_CONFIG": json.dumps(config), "PULUMI_DRY_RUN": "true"}
         try:
             child = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -80,7 +75,7 @@ def run_hosted(
                 thread.join(_DRAIN)
         if code is None:
             raise EngineError(f"the program did not finish within {timeout:g} s (--timeout); {monitor.activity.describe()}")
-        outcome = _read(report)
+        outcome = _read(report) if program.runtime == "python" else _node_outcome(code, monitor)
     if monitor.refused:
         raise EngineError(monitor.refused[0])
     if outcome.get("kind") == "no-sdk":
@@ -96,6 +91,24 @@ def run_hosted(
     if outcome.get("kind") != "ok":
         raise EngineError(f"the program's interpreter {python} exited {code} before the program finished ({monitor.activity.describe()})")
     return monitor.run
+
+
+def _launch(program: Program, interpreter: Path, address: str, stack: str, workdir: Path, report: Path) -> tuple[list[str], dict[str, str]]:
+    """The command and environment a language host starts the program with."""
+    common = ["--monitor", address, "--engine", address, "--project", program.project, "--stack", stack, "--organization", "organization", "--pwd", str(workdir)]
+    if program.runtime == "nodejs":
+        # The Node.js SDK's own runner, from the program's packages (what the nodejs language host runs).
+        typescript = program.typescript and (workdir / "node_modules" / "ts-node").is_dir()
+        return [str(interpreter), str(workdir / NODE_RUN), *common, "--dry-run", str(program.main)], {"PULUMI_NODEJS_TYPESCRIPT": str(typescript).lower()}
+    return [str(interpreter), "-u", str(EXEC), *common, "--report", str(report), "--root", str(workdir), str(program.main)], {"PYTHONUNBUFFERED": "1"}
+
+
+def _node_outcome(code: int, monitor: Monitor) -> dict:
+    """The Node.js runner reports a program's failure to the engine (Log) and exits non-zero."""
+    if code == 0:
+        return {"kind": "ok"}
+    message = monitor.errors[0].strip() if monitor.errors else f"node exited {code}"
+    return {"kind": "raised", "type": "an error", "message": message[:4000]}
 
 
 _PASSING = threading.Lock()  # a line of the program's stdout and one of its stderr never mix

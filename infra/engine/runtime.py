@@ -233,6 +233,8 @@ class Program:
     main: Path
     project: str
     workdir: Path | None = None
+    runtime: str = "python"  # or nodejs (its own process only: engine/program_host.py)
+    typescript: bool = True  # nodejs: compile TypeScript with the program's ts-node, as the CLI does
 
 
 @contextlib.contextmanager

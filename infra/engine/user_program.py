@@ -5,6 +5,7 @@ file, read as the Pulumi CLI reads them (a key without a namespace belongs to th
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,9 @@ from ruamel.yaml.error import MarkedYAMLError
 
 from gpufleet import stackfile
 from gpufleet.engine.runtime import Program
+
+
+NODE_RUN = Path("node_modules/@pulumi/pulumi/cmd/run")  # the Node.js SDK's program runner, in the program's own packages
 
 
 class ProgramError(ValueError):
@@ -42,11 +46,13 @@ def load(folder: Path, stack: str | None, python: Path | None = None) -> LoadedP
         raise ProgramError(f"{project_file}: name = {project.get('name') if isinstance(project, dict) else None!r}: a project name is required")
     runtime = project.get("runtime")
     runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
-    if runtime_name != "python":
-        raise ProgramError(f"{project_file}: runtime = {runtime_name!r}: offline, gpufleet runs Python programs only")
+    if runtime_name not in ("python", "nodejs"):
+        raise ProgramError(f"{project_file}: runtime = {runtime_name!r}: offline, gpufleet runs Python and Node.js programs")
     main = folder / str(project.get("main") or ".")
-    if not (main.is_dir() and (main / "__main__.py").is_file()):
+    if runtime_name == "python" and not (main.is_dir() and (main / "__main__.py").is_file()):
         raise ProgramError(f"{project_file}: main = {project.get('main') or '.'!r}: must be a folder with a __main__.py (the Python runtime's entry)")
+    if runtime_name == "nodejs" and not main.exists():
+        raise ProgramError(f"{project_file}: main = {project.get('main') or '.'!r}: no such file or folder (the Node.js runtime's entry)")
     config_dir = folder / str(project.get("stackConfigDir") or ".")
     found = stackfile.stack_names(config_dir)
     if stack is None:
@@ -60,8 +66,25 @@ def load(folder: Path, stack: str | None, python: Path | None = None) -> LoadedP
     name = project["name"]
     # The CLI's rule: a key without a namespace is the project's.
     config = {key if ":" in key else f"{name}:{key}": value for key, value in config.items()}
-    interpreter, named = _interpreter(folder, project_file, runtime, python)
-    return LoadedProgram(Program(main.resolve(), name, folder.resolve()), stack, path, config, interpreter, named)
+    if runtime_name == "nodejs":
+        if python is not None:
+            raise ProgramError(f"--python {python}: {project_file} names the nodejs runtime, which runs with node")
+        interpreter, named = _node(folder)
+    else:
+        interpreter, named = _interpreter(folder, project_file, runtime, python)
+    options = runtime.get("options") if isinstance(runtime, dict) and isinstance(runtime.get("options"), dict) else {}
+    program = Program(main.resolve(), name, folder.resolve(), runtime_name, options.get("typescript") is not False)
+    return LoadedProgram(program, stack, path, config, interpreter, named)
+
+
+def _node(folder: Path) -> tuple[Path, str]:
+    """The Node.js language host's way: `node` runs the program's own @pulumi/pulumi from its node_modules."""
+    node = shutil.which("node")
+    if node is None:
+        raise ProgramError(f"--program {folder}: a nodejs program runs with node, and there is no node on PATH")
+    if not (folder / NODE_RUN).is_dir():
+        raise ProgramError(f"--program {folder}: no {NODE_RUN} (install the program's packages first: npm install)")
+    return Path(node), "node on PATH"
 
 
 def _interpreter(folder: Path, project_file: Path, runtime, python: Path | None) -> tuple[Path, str]:

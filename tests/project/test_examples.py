@@ -120,7 +120,7 @@ def test_a_provider_function_the_engine_cannot_answer_is_exit_2_naming_it(tmp_pa
     ("edit", "message"),
     [
         (lambda f: (f / "Pulumi.yaml").unlink(), "no Pulumi.yaml there"),
-        (lambda f: (f / "Pulumi.yaml").write_text("name: x\nruntime: nodejs\n"), "runtime = 'nodejs'"),
+        (lambda f: (f / "Pulumi.yaml").write_text("name: x\nruntime: go\n"), "runtime = 'go': offline, gpufleet runs Python and Node.js programs"),
         (lambda f: (f / "Pulumi.yaml").write_text("runtime: python\n"), "a project name is required"),
         (lambda f: shutil.copy(f / "Pulumi.dev.yaml", f / "Pulumi.prod.yaml"), "2 stack config files"),
     ],
