@@ -265,7 +265,9 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
     for key, chart, release in plugins(index, cat):
         values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
         name = release.props.get("name") if isinstance(release.props.get("name"), str) else release.name
-        pods += k8s_workloads.device_plugin_pods(key, chart, values, name, release.urn, k8s_workloads.advertised(chart, values, eks))
+        namespace = release.props.get("namespace") if isinstance(release.props.get("namespace"), str) else None
+        version = release.props.get("version") if isinstance(release.props.get("version"), str) else None
+        pods += k8s_workloads.device_plugin_pods(key, chart, values, name, release.urn, k8s_workloads.advertised(chart, values, eks), namespace, version)
     gpu_operator = charts_facts.gpu_operator
     for release in index.of(tokens.HELM_RELEASE):
         if release.props.get("chart") == gpu_operator.chart:
@@ -285,6 +287,8 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
         index.of(t) for t in (tokens.ACK_NODE_POOL, tokens.GKE_NODE_POOL, tokens.AKS_NODE_POOL, tokens.ACK_CLUSTER, tokens.GKE_CLUSTER, tokens.AKS_CLUSTER, tokens.PULUMI_EKS_CLUSTER)
     ):
         gaps.append("the plan creates no cluster and no node group: the nodes its pods run on are not in the plan")
+    for pool in index.of(tokens.KARPENTER_NODE_POOL):
+        gaps.append(f"Karpenter NodePool {pool.name!r}: Karpenter launches its nodes when pods are Pending; they are not in the plan")
     if len(clusters) + len(index.of(tokens.PULUMI_EKS_CLUSTER)) > 1:
         gaps.append("the plan has several clusters: pods are judged against every node group")
     operator = charts_facts.mpi_operator

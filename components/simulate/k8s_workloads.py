@@ -4,6 +4,8 @@ charts run. The placement simulator takes the PodTemplates these functions retur
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Mapping
 
 from gpufleet.components.catalog import charts
@@ -144,13 +146,23 @@ def addon_pods(addons: Mapping[str, Addon], overrides: Mapping[str, Mapping] | N
     return found
 
 
-def device_plugin_pods(key: str, chart: Chart, given: Mapping | None, release: str, urn: str | None, resources: tuple[str, ...]) -> list[PodTemplate]:
-    """The DaemonSet pod of a device-plugin release (none when its values switch the plugin off)."""
+def device_plugin_pods(
+    key: str, chart: Chart, given: Mapping | None, release: str, urn: str | None, resources: tuple[str, ...],
+    namespace: str | None = None, version: str | None = None,
+) -> list[PodTemplate]:
+    """The DaemonSet pod of a device-plugin release (none when its values switch the plugin off),
+    named as the release writes it (its namespace and chart version, where it gives them). The pod
+    is rendered from the pinned chart's values: a release of another version is noted as such."""
     spec = charts.device_plugin_pod(key, chart, given)
     if spec is None:
         return []
-    owner = f"DaemonSet {chart.namespace}/{release} ({chart.chart.rsplit('/', 1)[-1]} {chart.version})"
-    return [pod_template(owner, None, spec, urn=urn, source=f"chart {chart.chart} {chart.version} values", advertises=resources)]
+    version = version or chart.version
+    owner = f"DaemonSet {namespace or chart.namespace}/{release} ({chart.chart.rsplit('/', 1)[-1]} {version})"
+    template = pod_template(owner, None, spec, urn=urn, source=f"chart {chart.chart} {chart.version} values", advertises=resources)
+    if version != chart.version:
+        note = f"the release pins chart version {version}; its pod is read from the values of {chart.version}, the version gpufleet has"
+        template = dataclasses.replace(template, notes=(*template.notes, note))
+    return [template]
 
 
 def gpu_operator_pods(chart: Chart, given: Mapping | None, release: str, urn: str | None, resource: str) -> list[PodTemplate]:

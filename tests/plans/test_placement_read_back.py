@@ -495,3 +495,20 @@ def test_a_regional_gke_cluster_s_default_pool_is_a_gap():
     [pool] = placed["nodeGroups"]
     assert pool["instanceType"] == "n2-standard-4" and "GKE's default" not in pool["derived"]
     assert placed["gaps"] == ["GKE cluster 'gke' is regional or its location unknown: its default pool has 1 nodes in each of its zones, which the plan does not name"]
+
+
+def test_a_program_s_own_device_plugin_release_is_read_as_written():
+    """Its namespace and chart version, never gpufleet's pins; a pod read from another version's values says so."""
+    from gpufleet.components.catalog import catalog
+
+    chart = catalog.load().facts.charts.nvidia_device_plugin
+    release = {"urn": "urn:pulumi:s::p::kubernetes:helm.sh/v3:Release::nvdp", "type": "kubernetes:helm.sh/v3:Release", "name": "nvdp",
+               "inputs": {"chart": chart.chart, "version": "0.18.2", "namespace": "kube-system", "name": "nvdp"}}
+    [pod] = [p for p in _placed({"resources": [release]})["pods"] if "nvdp" in p["pod"]]
+    assert pod["pod"] == f"DaemonSet kube-system/nvdp ({chart.chart.rsplit('/', 1)[-1]} 0.18.2)"
+    assert f"the release pins chart version 0.18.2; its pod is read from the values of {chart.version}, the version gpufleet has" in pod["notes"]
+
+
+def test_a_karpenter_node_pool_is_a_named_gap():
+    pool = {"urn": "urn:pulumi:s::p::kubernetes:karpenter.sh/v1:NodePool::gpu", "type": "kubernetes:karpenter.sh/v1:NodePool", "name": "gpu", "inputs": {}}
+    assert "Karpenter NodePool 'gpu': Karpenter launches its nodes when pods are Pending; they are not in the plan" in _placed({"resources": [pool]})["gaps"]
