@@ -512,3 +512,15 @@ def test_a_program_s_own_device_plugin_release_is_read_as_written():
 def test_a_karpenter_node_pool_is_a_named_gap():
     pool = {"urn": "urn:pulumi:s::p::kubernetes:karpenter.sh/v1:NodePool::gpu", "type": "kubernetes:karpenter.sh/v1:NodePool", "name": "gpu", "inputs": {}}
     assert "Karpenter NodePool 'gpu': Karpenter launches its nodes when pods are Pending; they are not in the plan" in _placed({"resources": [pool]})["gaps"]
+
+
+def test_a_fargate_service_s_task_is_said_to_run_on_fargate():
+    td = {"urn": "urn:pulumi:s::p::aws:ecs/taskDefinition:TaskDefinition::app", "type": "aws:ecs/taskDefinition:TaskDefinition", "name": "app",
+          "inputs": {"family": "app", "cpu": "256", "memory": "512", "requiresCompatibilities": ["FARGATE"],
+                     "containerDefinitions": json.dumps([{"name": "web", "image": "nginx", "memory": 512}])}}
+    for strategy in ({"launchType": "FARGATE"}, {"capacityProviderStrategies": [{"capacityProvider": "FARGATE_SPOT", "weight": 1}]}, {"launchType": "EC2"}):
+        service = {"urn": "urn:pulumi:s::p::aws:ecs/service:Service::svc", "type": "aws:ecs/service:Service", "name": "svc",
+                   "inputs": {"desiredCount": 1, **strategy}, "propertyDependencies": {"taskDefinition": [td["urn"]]}}
+        [task] = _placed({"resources": [td, service]})["tasks"]
+        fargate = "it runs on AWS Fargate, whose capacity AWS provides: not simulated" in task["notes"]
+        assert fargate == (strategy.get("launchType") != "EC2"), strategy
