@@ -174,8 +174,9 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
         return empty_pb2.Empty()
 
     def Log(self, request, context):
-        if request.severity >= engine_pb2.WARNING:
-            label = "error" if request.severity == engine_pb2.ERROR else "warning"
+        # The program's diagnostics, as the CLI shows them (debug only on request there: not here).
+        if request.severity != engine_pb2.DEBUG:
+            label = {engine_pb2.INFO: "info", engine_pb2.WARNING: "warning"}.get(request.severity, "error")
             print(f"{label}: {request.urn + ': ' if request.urn else ''}{request.message}", file=sys.stderr, flush=True)
             if request.severity == engine_pb2.ERROR:
                 self.errors.append(request.message)

@@ -180,3 +180,10 @@ def test_a_component_its_provider_builds_is_a_named_gap(tmp_path):
     assert "component 'c' (eks:index:Cluster) is built by its provider, which the offline engine does not run: the resources it creates are not in the plan" in plan["placement"]["gaps"]
     [component] = [r for r in plan["resources"] if r["name"] == "c"]
     assert component["inputs"] == {"instanceType": "t3.large"} and component["custom"] is False
+
+
+def test_the_program_s_diagnostics_reach_stderr_as_the_cli_shows_them(tmp_path):
+    folder = _program(tmp_path, THING + 'pulumi.log.info("hello from info")\npulumi.log.warn("careful")\npulumi.log.debug("not shown")\n')
+    code, out, err = _preview(folder, "--json")
+    assert code == 0 and json.loads(out)
+    assert "info: hello from info" in err and "warning: careful" in err and "not shown" not in err
