@@ -11,14 +11,21 @@ without the stack (`key`), so plans of one stack previewed under two stack names
 from __future__ import annotations
 
 import json
+import functools
 import re
 from collections.abc import Mapping
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.tokens import UNKNOWN
 
-# Pulumi's auto-name: the logical name, a dash and 7 random hex digits, new on every create.
-_AUTONAME = re.compile(r"^(.+)-[0-9a-f]{7}$")
+
+
+@functools.cache
+def _autonames() -> tuple[re.Pattern, ...]:
+    """The providers' auto-names (curated autonaming): the logical name, a dash and random hex, new
+    on every create: 7 digits from the bridged providers, 8 for Kubernetes objects."""
+    facts = catalog.load().facts.autonaming
+    return tuple(re.compile(rf"^(.+)-[0-9a-f]{{{n}}}$") for n in sorted({facts.random_length, facts.kubernetes_random_length}))
 
 
 def key(urn: str) -> str:
@@ -52,8 +59,7 @@ def noise(before, after) -> bool:
     if before == UNKNOWN and after is not None:
         return True
     if isinstance(before, str) and isinstance(after, str):
-        a, b = _AUTONAME.match(before), _AUTONAME.match(after)
-        return bool(a and b and a.group(1) == b.group(1))
+        return any((a := p.match(before)) and (b := p.match(after)) and a.group(1) == b.group(1) for p in _autonames())
     return False
 
 

@@ -524,3 +524,4 @@ def test_a_fargate_service_s_task_is_said_to_run_on_fargate():
         [task] = _placed({"resources": [td, service]})["tasks"]
         fargate = "it runs on AWS Fargate, whose capacity AWS provides: not simulated" in task["notes"]
         assert fargate == (strategy.get("launchType") != "EC2"), strategy
+
