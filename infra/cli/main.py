@@ -226,11 +226,11 @@ def _preview_program(args) -> int:
     if args.config_file is not None:
         raise InputError("--program reads the program's own stack config: name the stack as STACK, not --config-file")
     loaded = user_program.load(args.program, args.stack, args.python)
-    if loaded.python_from.startswith("gpufleet's"):
-        print(f"note: the program runs with {loaded.python_from}: {loaded.python}; --python names another", file=sys.stderr)
+    if loaded.interpreter_from.startswith("gpufleet's"):
+        print(f"note: the program runs with {loaded.interpreter_from}: {loaded.interpreter}; --python names another", file=sys.stderr)
     pack_dir, given = (None, {}) if args.no_policy else policy_inputs(args)
     try:
-        hosting = Hosting(loaded.python, args.timeout or DEFAULT_TIMEOUT, load_given(args.answers) if args.answers else {})
+        hosting = Hosting(loaded.interpreter, args.timeout or DEFAULT_TIMEOUT, load_given(args.answers) if args.answers else {})
         plan = preview_plan(loaded.config, loaded.stack, pack_dir, given, loaded.program, hosted=hosting)
     except EngineError as err:
         raise InputError(f"{args.program} (stack {loaded.stack}): offline preview failed: {err}") from None

@@ -1,5 +1,5 @@
-"""A program of one's own, run as the CLI's Python language host runs it: in its own interpreter,
-with its own SDK, talking to a monitor and engine gpufleet serves (engine/monitor.py). Every wait
+"""A program of one's own, run as the CLI's language host (Python or Node.js) runs it: in its own
+interpreter, with its own SDK, talking to a monitor and engine gpufleet serves (engine/monitor.py). Every wait
 has a bound: a program that has not finished by then is stopped, with what it last asked named.
 
 The program's stdout and stderr are passed to gpufleet's stderr as they come (stdout stays the plan's
@@ -33,10 +33,10 @@ _LINGER = 5.0  # seconds a program that has reported its end may take to exit
 
 @dataclass(frozen=True)
 class Hosting:
-    """How a program of one's own is run: its interpreter, the bound on its run, and the provider
-    function answers `--answers` gives."""
+    """How a program of one's own is run: its interpreter (python, or node), the bound on its run,
+    and the provider function answers `--answers` gives."""
 
-    python: Path
+    interpreter: Path
     timeout: float = DEFAULT_TIMEOUT
     given: dict[str, list[tuple[dict, dict]]] = field(default_factory=dict)
 
@@ -49,7 +49,7 @@ def run_hosted(
     on_resource: Callable[[RecordedResource], None] | None = None,
 ) -> ProgramRun:
     """Preview `program` as `hosting` says; raises EngineError naming why it could not."""
-    python, timeout = hosting.python, hosting.timeout
+    python, timeout = hosting.interpreter, hosting.timeout
     region = str(config.get(f"{program.project}:region") or config.get("aws:region") or "")
     monitor = Monitor(program.project, stack, OfflineAnswers(moto_snapshot()), region, on_resource, hosting.given)
     workdir = program.workdir or (program.main if program.main.is_dir() else program.main.parent)

@@ -30,8 +30,8 @@ class LoadedProgram:
     stack: str
     config_file: Path
     config: dict[str, str]
-    python: Path  # the interpreter the program runs in
-    python_from: str  # where that interpreter was named
+    interpreter: Path  # the interpreter the program runs in (python, or node)
+    interpreter_from: str  # where that interpreter was named
 
 
 def load(folder: Path, stack: str | None, python: Path | None = None) -> LoadedProgram:
