@@ -18,6 +18,7 @@ import pulumi
 from pulumi_policy.proxy import UnknownValueError
 
 from gpufleet.components.catalog.catalog import Catalog, InstanceType
+from gpufleet.components.plans.index import truthy  # noqa: F401 - one reading of a boolean sent as text, the plan room's
 
 
 def _walk(value: Any, path: tuple[str | int, ...]) -> Any:
@@ -88,11 +89,6 @@ def plain(value: Any, unknown: Any = _LEAVE_OUT) -> Any:
 
 def is_list(value: Any) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
-
-
-def truthy(value: Any) -> bool:
-    """pulumi-aws types some booleans as strings ("true"/"false")."""
-    return value is True or (isinstance(value, str) and value.lower() == "true")
 
 
 def text(value: Any) -> str:

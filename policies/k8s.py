@@ -107,9 +107,6 @@ def _gpu_pool_taints(args: StackValidationArgs) -> list[list[dict]]:
     return found
 
 
-CLUSTERS = (tokens.EKS_CLUSTER, tokens.GKE_CLUSTER, tokens.AKS_CLUSTER, tokens.ACK_CLUSTER)
-
-
 def _untolerated_gpu_pods(args: StackValidationArgs):
     """(resource, where, accelerator resource, kind, taints not tolerated, gap) for each pod template
     that tolerates none of the taints of the node groups with its accelerator. `gap` is None when the
@@ -118,7 +115,7 @@ def _untolerated_gpu_pods(args: StackValidationArgs):
     eks = catalog.load().facts.eks
     groups = _node_groups(args)
     pools = _gpu_pool_taints(args)
-    creates_cluster = any(r.resource_type in CLUSTERS for r in args.resources)
+    creates_cluster = any(r.resource_type in tokens.CLUSTERS for r in args.resources)
     for r in args.resources:
         for where, pod in pod_specs(r.resource_type, r.props):
             tolerations = [t for t in items(pod.get("tolerations")) if isinstance(t, Mapping)]

@@ -53,3 +53,6 @@ GET_VPC = "aws:ec2/getVpc:getVpc"
 GET_SUBNETS = "aws:ec2/getSubnets:getSubnets"
 GET_AMI = "aws:ec2/getAmi:getAmi"
 GET_SSM_PARAMETER = "aws:ssm/getParameter:getParameter"
+
+# A plan that creates one of these holds its cluster's node groups (the placement and the taint rule).
+CLUSTERS = (EKS_CLUSTER, GKE_CLUSTER, AKS_CLUSTER, ACK_CLUSTER, PULUMI_EKS_CLUSTER)

@@ -51,6 +51,11 @@ class Index:
         return found
 
 
+def truthy(value: object) -> bool:
+    """A boolean input as a plan carries it: the providers type some as text ("true"/"false")."""
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
 def as_int(value: object, default: int = 0) -> int:
     """A count a plan gives as a number or text; `default` when it is none ("lots", "inf", NaN)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):

@@ -15,22 +15,18 @@ from collections.abc import Mapping
 from gpufleet.components.catalog import tokens
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.facts import EksLibraryNodeGroup
-from gpufleet.components.plans.index import Index, Resource, as_int
+from gpufleet.components.plans.index import Index, Resource, as_int, truthy
 from gpufleet.components.simulate import k8s_scheduler, node_capacity
 
 # The Cluster's own node arguments, which nodeGroupOptions replaces (pulumi-eks takes one or the other).
 _CLUSTER_ARGS = ("instanceType", "desiredCapacity", "minSize", "maxSize", "gpu", "nodeAmiId")
 
 
-def _truthy(value: object) -> bool:
-    return value is True or value == "true"
-
-
 def default_node_group_options(cluster: Resource) -> Mapping | None:
     """The options of a pulumi-eks Cluster's default node group, or None when it makes none."""
     props = cluster.props
     auto = props.get("autoMode") if isinstance(props.get("autoMode"), Mapping) else {}
-    if _truthy(props.get("skipDefaultNodeGroup")) or _truthy(props.get("fargate")) or isinstance(props.get("fargate"), Mapping) or _truthy(auto.get("enabled")):
+    if truthy(props.get("skipDefaultNodeGroup")) or truthy(props.get("fargate")) or isinstance(props.get("fargate"), Mapping) or truthy(auto.get("enabled")):
         return None
     options = props.get("nodeGroupOptions")
     return options if isinstance(options, Mapping) else {k: props[k] for k in _CLUSTER_ARGS if k in props}
@@ -41,7 +37,7 @@ def _ami_type(options: Mapping, defaults: EksLibraryNodeGroup) -> str:
     type's AMI is the arm64 variant; its nodes' labels come from the type's EC2 record either way.)"""
     if isinstance(options.get("amiType"), str):
         return options["amiType"]
-    return defaults.ami_types["gpu" if _truthy(options.get("gpu")) else "standard"]
+    return defaults.ami_types["gpu" if truthy(options.get("gpu")) else "standard"]
 
 
 def _taints(options: Mapping) -> list[dict]:
@@ -85,13 +81,20 @@ def library_node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[
         scaling = props.get("scalingConfig") if isinstance(props.get("scalingConfig"), Mapping) else {}
         types = [t for t in props.get("instanceTypes") or [] if isinstance(t, str)]
         options = {**props, "minSize": scaling.get("minSize"), "desiredCapacity": scaling.get("desiredSize"), "maxSize": scaling.get("maxSize")}
-        options = {k: v for k, v in options.items() if v is not None}
+        # pulumi-eks leaves a managed group's AMI type to EKS: `gpu` alone picks no NVIDIA AMI there.
+        options = {k: v for k, v in options.items() if v is not None and k != "gpu"}
         if types:
             options["instanceType"] = types[0]
         if len(types) > 1:
             gaps.append(f"pulumi-eks ManagedNodeGroup {group.name!r} runs several instance types: judged as its first, {types[0]}")
         found = _shape(group.name, options, eks_lib.managed_scaling, None, cat, gpu_sharing, f"pulumi-eks ManagedNodeGroup {group.name!r}")
         (shapes if not isinstance(found, str) else gaps).append(found)
+    if shapes:
+        # The defaults are pulumi-eks's at the pinned version; the program's own may differ.
+        gaps.append(
+            f"node groups {', '.join(repr(s.group) for s in shapes)} are derived from pulumi-eks {eks_lib.version}'s defaults, "
+            "not read from the plan: verdicts on their nodes are advisory"
+        )
     return shapes, gaps
 
 
@@ -103,6 +106,6 @@ def library_clusters(index: Index) -> list[Resource]:
         coredns = cluster.props.get("corednsAddonOptions") if isinstance(cluster.props.get("corednsAddonOptions"), Mapping) else {}
         if coredns.get("enabled") is False or coredns.get("enabled") == "false":
             continue
-        if _truthy(coredns.get("enabled")) or default_node_group_options(cluster) is not None:
+        if truthy(coredns.get("enabled")) or default_node_group_options(cluster) is not None:
             found.append(cluster)
     return found

@@ -5,7 +5,6 @@ the resources of any program."""
 from __future__ import annotations
 
 import dataclasses
-
 import json
 from collections.abc import Mapping
 
@@ -15,7 +14,7 @@ from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.rules.efa import EFA_TYPES
 from gpufleet.components.catalog.facts import Chart
 from gpufleet.components.plans import libraries
-from gpufleet.components.plans.index import CONFIG_FILES, Index, Resource, as_int
+from gpufleet.components.plans.index import CONFIG_FILES, Index, Resource, as_int, truthy
 from gpufleet.components.rules.eks import node_group_name
 from gpufleet.components.catalog import tokens
 
@@ -166,7 +165,7 @@ def _aks_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShap
     # A system pool runs Linux (learn.microsoft.com/azure/aks/use-system-pools: its osType is Linux).
     labels = {**node_capacity.os_label(cat.facts.eks), **{str(k): str(v) for k, v in (pool.get("nodeLabels") or {}).items()}, aks.pool_label: name}
     taint = aks.critical_addons_taint
-    taints = [{"key": taint.key, "value": taint.value, "effect": taint.effect}] if pool.get("onlyCriticalAddonsEnabled") in (True, "true") else []
+    taints = [{"key": taint.key, "value": taint.value, "effect": taint.effect}] if truthy(pool.get("onlyCriticalAddonsEnabled")) else []
     return node_capacity.plain_node_shape(name, str(pool.get("vmSize")), labels, taints, _aks_sizes(pool))
 
 
@@ -176,7 +175,7 @@ def _gke_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShap
     machine type's CPU and memory are not in the catalog: where a pod may go is judged, not what fits."""
     props = cluster.props
     count = props.get("initialNodeCount")
-    if props.get("removeDefaultNodePool") in (True, "true") or props.get("nodePools") or isinstance(count, bool) or not isinstance(count, (int, float)) or count < 1:
+    if truthy(props.get("removeDefaultNodePool")) or props.get("nodePools") or isinstance(count, bool) or not isinstance(count, (int, float)) or count < 1:
         return None
     config = props.get("nodeConfig") if isinstance(props.get("nodeConfig"), Mapping) else {}
     default = cat.facts.gke.default_machine_type
@@ -284,7 +283,7 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
     elif index.of(tokens.EKS_NODE_GROUP):
         gaps.append("the plan joins an existing cluster: its other node groups and running pods are not in the plan")
     elif any(k8s_workloads.kind_of(r.type) for r in index.resources) and not any(
-        index.of(t) for t in (tokens.ACK_NODE_POOL, tokens.GKE_NODE_POOL, tokens.AKS_NODE_POOL, tokens.ACK_CLUSTER, tokens.GKE_CLUSTER, tokens.AKS_CLUSTER, tokens.PULUMI_EKS_CLUSTER)
+        index.of(t) for t in (tokens.ACK_NODE_POOL, tokens.GKE_NODE_POOL, tokens.AKS_NODE_POOL, *tokens.CLUSTERS)
     ):
         gaps.append("the plan creates no cluster and no node group: the nodes its pods run on are not in the plan")
     for pool in index.of(tokens.KARPENTER_NODE_POOL):

@@ -99,7 +99,7 @@ def _instance_shapes(index: Index, cat: Catalog) -> dict[str, tuple[ecs_schedule
     return found
 
 
-def _on_fargate(service: Resource, task_definition: Resource) -> bool:
+def _on_fargate(service: Resource) -> bool:
     """A service that launches its tasks on Fargate: its launch type, or a strategy of Fargate's
     capacity providers only."""
     strategy = [s.get("capacityProvider") for s in service.props.get("capacityProviderStrategies") or [] if isinstance(s, Mapping)]
@@ -124,7 +124,7 @@ def task_placements(index: Index, cat: Catalog) -> tuple[list[ecs_scheduler.Task
         distinct = any(isinstance(c, Mapping) and c.get("type") == "distinctInstance" for c in service.props.get("placementConstraints") or [])
         result = ecs_scheduler.place_task(task, cps[0] if cps else None, as_int(service.props.get("desiredCount")), distinct)
         result.notes += notes
-        if not cps and _on_fargate(service, tds[0]):
+        if not cps and _on_fargate(service):
             result.notes.append("it runs on AWS Fargate, whose capacity AWS provides: not simulated")
         elif not cps:
             result.notes.append("its capacity is not in this plan (a launch type or another program's capacity provider)")

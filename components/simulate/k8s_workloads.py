@@ -5,7 +5,6 @@ charts run. The placement simulator takes the PodTemplates these functions retur
 from __future__ import annotations
 
 import dataclasses
-
 from collections.abc import Mapping
 
 from gpufleet.components.catalog import charts

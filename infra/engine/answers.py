@@ -99,6 +99,10 @@ class OfflineAnswers:
             return emulated(self.source.client, args, region)
         except aws_functions.NoAnswer as err:
             raise UnansweredCall(f"{err} in {self.source.label}") from None
+        except Exception as err:  # noqa: BLE001 - the emulator's own limits (a filter moto has not implemented)
+            # Arguments the account refuses or the emulator does not implement, or that the answer
+            # cannot read (a filter without values): the source has no answer, which the engine says.
+            raise UnansweredCall(f"{self.source.label} cannot answer these arguments ({type(err).__name__}: {err})") from None
 
     def answered(self) -> list[str]:
         return sorted([*self._handlers, *aws_functions.FUNCTIONS])

@@ -9,11 +9,12 @@ length; Kubernetes names `metadata.name`."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
-import importlib
-import inspect
+import importlib.util
 import re
+from pathlib import Path
 
 from gpufleet.components.catalog.facts import AutoNameRule, Autonaming
 from gpufleet.components.catalog.tokens import UNKNOWN
@@ -30,15 +31,24 @@ def _snake(name: str) -> str:
 @functools.cache
 def sdk_inputs(type_: str) -> frozenset[str] | None:
     """The input names the provider's Python SDK declares for the resource type (its `*Args`), or
-    None where that SDK is not installed here."""
+    None where that SDK is not installed here. Read from the module's source, not imported: importing
+    a provider's service package costs up to half a second, on the monitor's answer to the program."""
     package, module, name = type_.split(":")
     parts = module.split("/")
-    path = ".".join([f"pulumi_{package.replace('-', '_')}", *([] if parts[0] == "index" else [parts[0]]), _snake(parts[-1] if len(parts) > 1 else name)])
-    try:
-        args = getattr(importlib.import_module(path), f"{name}Args")
-    except (ImportError, AttributeError):
+    spec = importlib.util.find_spec(f"pulumi_{package.replace('-', '_')}")
+    if spec is None or not spec.submodule_search_locations:
         return None
-    return frozenset(_camel(p) for p in inspect.signature(args.__init__).parameters if p != "__self__")
+    path = Path(spec.submodule_search_locations[0]).joinpath(*([] if parts[0] == "index" else [parts[0]]), f"{_snake(parts[-1] if len(parts) > 1 else name)}.py")
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == f"{name}Args":
+            init = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+            if init is not None:
+                return frozenset(_camel(a.arg) for a in [*init.args.args, *init.args.kwonlyargs] if a.arg != "__self__")
+    return None
 
 
 def _camel(name: str) -> str:

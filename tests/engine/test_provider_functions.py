@@ -121,3 +121,13 @@ def test_the_most_recent_of_several_emulated_amis_is_answered_and_said_to_be_mot
     assert code == 0, err
     [gap] = [g for g in plan["placement"]["gaps"] if "getAmi" in g]
     assert f"the emulated account's most recent of several AMIs is the first moto lists ({_inputs(plan, 'lt')['imageId']})" in gap
+
+
+def test_arguments_the_emulated_account_refuses_are_answered_unknown_saying_why(tmp_path):
+    body = ('vpc = aws.ec2.get_vpc_output(filters=[{"name": "no-such-filter", "values": ["x"]}])\n'
+            'aws.ec2.SecurityGroup("sg", name="sg", vpc_id=vpc.id)\n')
+    code, plan, err = _preview(_program(tmp_path, body))
+    assert code == 0, err
+    assert _inputs(plan, "sg")["vpcId"] == UNKNOWN
+    [gap] = [g for g in plan["placement"]["gaps"] if "getVpc" in g]
+    assert "snapshot cannot answer these arguments (FilterNotImplementedError: The filter 'no-such-filter'" in gap

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from gpufleet.components.catalog import catalog
 from gpufleet.components.plans import placement as plan_placement
 from tests.conftest import ROOT, ecs_registered
 from tests.plan_edits import golden
@@ -457,7 +458,7 @@ def test_a_group_that_names_no_instance_type_runs_eks_s_default_marked_derived()
     own default, from botocore's model); a template outside the plan might name one: a gap."""
     placed = _placed(_edit("eks-p5-efa", "p5-train-system", "nodeGroup:NodeGroup", _pop("instanceTypes")))
     system = next(g for g in placed["nodeGroups"] if g["nodeGroup"].startswith("system"))
-    assert system["instanceType"] == "t3.medium"
+    assert system["instanceType"] == catalog.load().facts.eks.node_group_default_instance_type.value
     assert system["derived"].startswith("instance type t3.medium: EKS's default for a group that names none (botocore 1.44.8 github.com/boto/botocore/blob/1.44.8/botocore/data/eks/2017-11-01/service-2.json")
     assert all("derived" not in g for g in _placed(golden("eks-p5-efa"))["nodeGroups"])
 
@@ -480,7 +481,7 @@ def _gke_cluster_plan(**cluster_inputs) -> dict:
 def test_a_gke_cluster_s_default_pool_holds_its_pods_marked_derived():
     placed = _placed(_gke_cluster_plan(location="us-central1-a", initialNodeCount=2))
     [pool] = placed["nodeGroups"]
-    assert pool["nodeGroup"] == "gke default pool" and pool["instanceType"] == "e2-medium" and pool["nodes"]["desired"] == 2
+    assert pool["nodeGroup"] == "gke default pool" and pool["instanceType"] == catalog.load().facts.gke.default_machine_type.value and pool["nodes"]["desired"] == 2
     assert "machine type e2-medium, GKE's default (container.googleapis.com/$discovery/rest?version=v1" in pool["derived"]
     assert [p["status"] for p in placed["pods"]] == ["scheduled"] and placed["gaps"] == []
 

@@ -234,6 +234,13 @@ def test_with_no_group_in_the_stack_a_gpu_pod_gets_an_advisory_naming_the_gap(ju
     assert "spec requests nvidia.com/gpu but does not tolerate nvidia.com/gpu:NoSchedule; not judged for certain: the plan holds no node group with nvidia devices" in message
 
 
+def test_a_pulumi_eks_cluster_the_plan_creates_holds_its_node_groups(judge):
+    """The pulumi-eks component creates the cluster: the plan's node groups are all of it."""
+    eks_cluster = resource("eks:index:Cluster", "ml", {"skipDefaultNodeGroup": True})
+    result = judge([eks_cluster, *_group("gpus", "g6e.xlarge", [GPU_TAINT]), _pod("lonely", {"limits": {"nvidia.com/gpu": 1}})])
+    assert findings(result, "k8s-gpu-pod-tolerates-taint", "lonely") and not findings(result, "k8s-gpu-pod-tolerates-taint-unseen", "lonely")
+
+
 def test_node_groups_of_an_existing_cluster_give_an_advisory(judge):
     result = judge([*_group("gpus", "g6e.xlarge", [GPU_TAINT]), _pod("lonely", {"limits": {"nvidia.com/gpu": 1}})])
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "lonely") == []
