@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from pathlib import Path
 
 from gpufleet.components.catalog.generate.sources import FactSource
@@ -76,6 +77,7 @@ def partition_of(region: str) -> dict:
 class OfflineAnswers:
     def __init__(self, source: FactSource):
         self.source = source
+        self._emulating = threading.Lock()
         self._handlers = {
             tokens.GET_SSM_PARAMETER: self._ssm_parameter,
             tokens.GET_AVAILABILITY_ZONES: self._availability_zones,
@@ -96,7 +98,8 @@ class OfflineAnswers:
         if emulated is None:
             raise UnansweredCall(f"provider function {token} has no offline answer (answered: {', '.join(self.answered())})")
         try:
-            return emulated(self.source.client, args, region)
+            with self._emulating:  # boto3's default session and moto's backends are not made for threads
+                return emulated(self.source.client, args, region)
         except aws_functions.NoAnswer as err:
             raise UnansweredCall(f"{err} in {self.source.label}") from None
         except Exception as err:  # noqa: BLE001 - the emulator's own limits (a filter moto has not implemented)

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import importlib.util
 import re
+import threading
 from pathlib import Path
 
 from gpufleet.components.catalog.facts import AutoNameRule, Autonaming
@@ -28,6 +29,12 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
+# The monitor answers registrations on several threads; CPython's parser is not safe to run on two at
+# once: its recursion-depth bookkeeping is shared, and two parses at once fail its check ("AST
+# constructor recursion depth mismatch", seen on the corpus under CI).
+_PARSING = threading.Lock()
+
+
 @functools.cache
 def sdk_inputs(type_: str) -> frozenset[str] | None:
     """The input names the provider's Python SDK declares for the resource type (its `*Args`), or
@@ -40,7 +47,8 @@ def sdk_inputs(type_: str) -> frozenset[str] | None:
         return None
     path = Path(spec.submodule_search_locations[0]).joinpath(*([] if parts[0] == "index" else [parts[0]]), f"{_snake(parts[-1] if len(parts) > 1 else name)}.py")
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        with _PARSING:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return None
     for node in tree.body:
