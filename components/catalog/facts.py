@@ -547,8 +547,43 @@ class PulumiEks(Sourced):
     managed_scaling: EksLibraryNodeGroup
 
 
+class AwsxVpc(Sourced):
+    """What awsx's Vpc makes when the program leaves its layout out (subnetStrategy Legacy, no subnetSpecs)."""
+
+    cidr_block: str
+    availability_zones: int
+    subnet_types: list[str]  # per zone, in the order awsx lays them out
+    nat_gateways: str
+
+
+class AwsxService(Sourced):
+    """An awsx ECS service: the aws.ecs.Service it makes and the task definition component it builds from taskDefinitionArgs."""
+
+    launch_type: str
+    desired_count: int | None = None  # None: awsx sets none (the AWS provider's default applies)
+    task_definition: str
+
+
+class AwsxTaskDefinition(Sourced):
+    """An awsx ECS task definition: the aws.ecs.TaskDefinition it makes of its containers."""
+
+    network_mode: str
+    network_mode_fixed: bool  # set after the program's arguments, so a given networkMode is overridden
+    requires_compatibilities: list[str]
+
+
+class Awsx(Sourced):
+    """awsx's components, whose provider builds their resources (not run offline)."""
+
+    version: str
+    vpc: AwsxVpc
+    services: dict[str, AwsxService]
+    task_definitions: dict[str, AwsxTaskDefinition]
+
+
 class Libraries(_Facts):
     pulumi_eks: PulumiEks
+    awsx: Awsx
 
 
 class AutoNameRule(_Facts):
@@ -587,6 +622,34 @@ class CuratedFacts(_Facts):
     lifecycle: Lifecycle
     libraries: Libraries
     autonaming: Autonaming
+    karpenter: Karpenter
+
+
+class KarpenterAllocatable(Sourced):
+    """What Karpenter subtracts from a type's EC2 record to estimate a node it has not launched."""
+
+    vm_memory_overhead_percent: float
+    arm64_reserved_mib: int = Field(alias="arm64ReservedMiB")
+    kube_reserved_memory_mib: KubeReservedMemory = Field(alias="kubeReservedMemoryMiB")
+    kube_reserved_cpu_per10000: list[CpuReserveBand] = Field(alias="kubeReservedCpuPer10000")
+    eviction_hard_memory_mib: int = Field(alias="evictionHardMemoryMiB")
+    pods_per_interface_addresses_less: int
+    pods_plus: int
+
+
+class KarpenterLabels(Sourced):
+    domain: str
+    node_pool: str
+    capacity_type: str
+    capacity_types: list[str]
+    not_in_catalog: list[str]
+
+
+class Karpenter(_Facts):
+    version: str
+    allocatable: KarpenterAllocatable
+    labels: KarpenterLabels
+    node_pool_order: Sourced
 
 
 class CuratedFactsError(ValueError):

@@ -13,7 +13,7 @@ CONFIG_FILES = (tokens.K8S_CONFIG_FILE, tokens.K8S_CONFIG_FILE_V1)
 
 # The resource types the placement reads (and every Kubernetes object): callers may hand in only these.
 READS = frozenset(
-    {tokens.EKS_NODE_GROUP, tokens.EKS_CLUSTER, tokens.EKS_ADDON, tokens.PULUMI_EKS_CLUSTER, tokens.PULUMI_EKS_NODE_GROUP_V2, tokens.PULUMI_EKS_MANAGED_NODE_GROUP, tokens.LAUNCH_TEMPLATE, tokens.SUBNET, tokens.ECS_TASK_DEFINITION, tokens.ECS_SERVICE, tokens.ECS_CAPACITY_PROVIDER, tokens.ASG, tokens.ACK_NODE_POOL, tokens.ACK_CLUSTER, tokens.GKE_NODE_POOL, tokens.GKE_CLUSTER, tokens.AKS_NODE_POOL, tokens.AKS_CLUSTER}
+    {tokens.EKS_NODE_GROUP, tokens.EKS_CLUSTER, tokens.EKS_ADDON, tokens.PULUMI_EKS_CLUSTER, tokens.PULUMI_EKS_NODE_GROUP_V2, tokens.PULUMI_EKS_MANAGED_NODE_GROUP, tokens.AWSX_VPC, tokens.AWSX_FARGATE_SERVICE, tokens.AWSX_EC2_SERVICE, tokens.AWSX_FARGATE_TASK_DEFINITION, tokens.AWSX_EC2_TASK_DEFINITION, tokens.LAUNCH_TEMPLATE, tokens.SUBNET, tokens.ECS_TASK_DEFINITION, tokens.ECS_SERVICE, tokens.ECS_CAPACITY_PROVIDER, tokens.ASG, tokens.ACK_NODE_POOL, tokens.ACK_CLUSTER, tokens.GKE_NODE_POOL, tokens.GKE_CLUSTER, tokens.AKS_NODE_POOL, tokens.AKS_CLUSTER}
 )
 
 
@@ -31,6 +31,7 @@ class Resource:
     name: str
     props: Mapping
     deps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    derived: str | None = None  # not in the plan: what a component library will create, and from what
 
 
 class Index:

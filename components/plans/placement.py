@@ -9,13 +9,15 @@ same `placement()`, which calls the same simulators the stack spec calls.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpufleet.components.catalog import catalog, charts, tokens
 from gpufleet.components import simulate
-from gpufleet.components.simulate import ecs_scheduler, k8s_scheduler
+from gpufleet.components.simulate import ecs_scheduler, k8s_scheduler, karpenter
 from gpufleet.components.catalog.catalog import Catalog
+from gpufleet.components.plans import awsx
 from gpufleet.components.plans.index import Index, Resource
+from gpufleet.components.plans.karpenter import pools as karpenter_pools
 from gpufleet.components.plans.pods import node_shapes, plugins, pod_templates
 from gpufleet.components.plans.tasks import task_placements
 
@@ -25,6 +27,8 @@ class PlanPlacement:
     tasks: list[ecs_scheduler.TaskPlacement]
     shapes: list[k8s_scheduler.NodeShape]
     gaps: list[str]  # what the plan lacks for a judgement (its verdicts are then advisory)
+    networks: list[dict] = field(default_factory=list)  # networks a component library will create (derived)
+    provisioned: list[dict] = field(default_factory=list)  # nodes Karpenter launches: per NodePool and type, how many
 
     def certain(self, placed) -> bool:
         """Is a verdict decided by what the plan holds (no gap, nothing assumed)?"""
@@ -57,6 +61,7 @@ class PlanPlacement:
                     "status": p.status,
                     "nodeGroups": {g: {"perNode": n, "placed": p.placed.get(g, 0)} for g, n in sorted(p.per_node.items())},
                     **({"scaleUp": dict(p.scaled_up)} if p.scaled_up else {}),
+                    **({"provisioned": list(p.provisioned)} if p.provisioned else {}),
                     **({"pending": p.pending, "message": p.message} if p.pending else {}),
                     **({"notes": list(p.notes)} if p.notes else {}),
                     **({"source": p.pod.source} if p.pod.source else {}),
@@ -76,6 +81,8 @@ class PlanPlacement:
                 }
                 for t in self.tasks
             ],
+            **({"provisioned": self.provisioned} if self.provisioned else {}),
+            **({"networks": self.networks} if self.networks else {}),
             "gaps": list(self.gaps),
         }
 
@@ -87,7 +94,10 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
     if not simulate.enabled():
         return PlanPlacement([], [], [], ["the placement simulation is off (GPUFLEET_PLACEMENT=off)"])
     cat = cat or catalog.load()
+    awsx_lib = cat.facts.libraries.awsx
     index = Index(resources)
+    derived = awsx.ecs_resources(index, awsx_lib)
+    index = Index([*resources, *derived])
     eks = cat.facts.eks
     nvidia = next((r for key, _, r in plugins(index, cat) if key == "nvidiaDevicePlugin"), None)
     values = nvidia.props.get("values") if nvidia is not None and isinstance(nvidia.props.get("values"), Mapping) else {}
@@ -100,8 +110,16 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
     pods, pod_gaps = pod_templates(index, cat)
     gaps += pod_gaps
     placed = k8s_scheduler.simulate(shapes, pods) if pods else []
+    pools, pool_gaps = karpenter_pools(index, cat)
+    gaps += pool_gaps
+    launched = karpenter.provision(placed, pools, [p for p in pods if p.replicas is None])
     tasks, task_gaps = task_placements(index, cat)
-    return PlanPlacement(placed, tasks, shapes, gaps + task_gaps)
+    networks, network_gaps = awsx.networks(index, awsx_lib)
+    if derived or networks:
+        # The defaults are awsx's at the pinned version; the program's own awsx may differ.
+        named = [f"{r.type.rsplit(':', 1)[-1]} {r.name!r}" for r in derived] + [f"network {n['network']!r}" for n in networks]
+        gaps.append(f"derived from awsx {awsx_lib.version}'s defaults, not read from the plan (verdicts on them are advisory): {', '.join(named)}")
+    return PlanPlacement(placed, tasks, shapes, gaps + task_gaps + network_gaps, networks, launched)
 
 
 def from_plan(plan: Mapping) -> list[Resource]:

@@ -286,8 +286,6 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
         index.of(t) for t in (tokens.ACK_NODE_POOL, tokens.GKE_NODE_POOL, tokens.AKS_NODE_POOL, *tokens.CLUSTERS)
     ):
         gaps.append("the plan creates no cluster and no node group: the nodes its pods run on are not in the plan")
-    for pool in index.of(tokens.KARPENTER_NODE_POOL):
-        gaps.append(f"Karpenter NodePool {pool.name!r}: Karpenter launches its nodes when pods are Pending; they are not in the plan")
     if len(clusters) + len(index.of(tokens.PULUMI_EKS_CLUSTER)) > 1:
         gaps.append("the plan has several clusters: pods are judged against every node group")
     operator = charts_facts.mpi_operator

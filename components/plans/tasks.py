@@ -123,7 +123,7 @@ def task_placements(index: Index, cat: Catalog) -> tuple[list[ecs_scheduler.Task
         cps += [best for cp in providers if cp.props.get("managedInstancesProvider") and (best := _best(task, _managed_shapes(cp, cat)))]
         distinct = any(isinstance(c, Mapping) and c.get("type") == "distinctInstance" for c in service.props.get("placementConstraints") or [])
         result = ecs_scheduler.place_task(task, cps[0] if cps else None, as_int(service.props.get("desiredCount")), distinct)
-        result.notes += notes
+        result.notes += notes + [r.derived for r in (service, tds[0]) if r.derived][:1]
         if not cps and _on_fargate(service):
             result.notes.append("it runs on AWS Fargate, whose capacity AWS provides: not simulated")
         elif not cps:
@@ -136,7 +136,7 @@ def task_placements(index: Index, cat: Catalog) -> tuple[list[ecs_scheduler.Task
         candidates = _admitted_instances(td, by_type, cat)
         best = max(candidates, key=lambda s: ecs_scheduler.per_instance(task, s)[0], default=None)
         result = ecs_scheduler.place_task(task, best, None)
-        result.notes += notes
+        result.notes += notes + ([td.derived] if td.derived else [])
         if best is None:
             result.notes.append("no capacity provider of this plan runs a type its memberOf admits")
         results.append(result)

@@ -143,6 +143,19 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate]) -> list[P
     return results
 
 
+def per_new_node(pod: PodTemplate, shape: NodeShape, daemons: Sequence[PodTemplate], assigned: Sequence[tuple[PodTemplate, int]] = ()) -> tuple[int, list[str]]:
+    """How many pods of the template one new node of the shape holds once the DaemonSets that land
+    on it, and the pods already `assigned` to it, took their share; 0 and the filters' reasons when none."""
+    node = _fresh(shape, daemons, _advertisers(daemons))
+    for other, count in assigned:
+        _take(node, other, count)
+    reasons = node.reasons(pod)
+    if reasons:
+        return 0, reasons
+    per = fit_count(pod, node.free, shape, node.devices)
+    return (pod.replicas or 1) if per is None else per, []
+
+
 def new_nodes(scale_up: Mapping[str, int]) -> str:
     """The nodes a pod waits for, in words ('1 new node of g5, 2 new nodes of p5'): the pack's
     finding and the diff say it alike."""

@@ -117,6 +117,9 @@ class Placement:
     pending: int = 0
     message: str = ""  # the scheduler's message for the replicas left Pending
     notes: list[str] = field(default_factory=list)  # tight memory, assumed facts, unknown capacities
+    # Nodes Karpenter launches for the replicas the groups leave Pending: per NodePool, the type, the
+    # nodes and the replicas they hold (simulate/karpenter.py).
+    provisioned: list[dict] = field(default_factory=list)
 
     @property
     def unverified(self) -> bool:

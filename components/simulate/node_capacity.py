@@ -13,7 +13,10 @@ from collections.abc import Mapping
 from gpufleet.components.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules
 from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.catalog import InstanceType
-from gpufleet.components.catalog.facts import AckFacts, AksFacts, CuratedFacts, EksFacts, GkeFacts, Kubelet, MemoryOverhead
+import math
+import re
+
+from gpufleet.components.catalog.facts import AckFacts, AksFacts, CuratedFacts, EksFacts, GkeFacts, Karpenter, KarpenterAllocatable, Kubelet, MemoryOverhead
 from gpufleet.components.simulate.k8s_shapes import NodeShape
 
 MIB = 2**20
@@ -47,8 +50,9 @@ def max_pods(it: InstanceType, kubelet: Kubelet) -> int:
     return enis * (addresses - rule.per_eni_addresses_less) + rule.plus
 
 
-def kube_reserved_cpu(millicores: int, kubelet: Kubelet) -> int:
-    """nodeadm's getCPUMillicoresToReserve: a share of each range of the node's millicores."""
+def kube_reserved_cpu(millicores: int, kubelet: Kubelet | KarpenterAllocatable) -> int:
+    """nodeadm's getCPUMillicoresToReserve (and Karpenter's kubeReservedResources, the same bands):
+    a share of each range of the node's millicores."""
     reserved = 0
     for band in kubelet.kube_reserved_cpu_per10000:
         start = band.from_millicores
@@ -149,6 +153,67 @@ def eks_node_shape(
         plugin_resources=frozenset(plugin),
         derived=derived,
     )
+
+
+_CATEGORY = re.compile(r"(^[a-z]+)(\-[0-9]+tb)?([0-9]+).*\.")  # Karpenter's, types.go L49
+
+
+def _kabob(text: str) -> str:
+    return text.lower().replace(" ", "-")
+
+
+def karpenter_labels(it: InstanceType, karpenter: Karpenter, eks: EksFacts) -> dict[str, str]:
+    """The labels Karpenter gives a type (its requirements are matched against them) that EC2's
+    record decides; those it reads elsewhere are `karpenter.labels.notInCatalog`."""
+    names, domain = eks.well_known_labels, karpenter.labels.domain
+    arch = next((a for a in it.architectures if a in names.architectures), it.architectures[0])
+    family, _, size = it.name.partition(".")
+    labels = {
+        names.os: "linux",
+        names.arch: names.architectures.get(arch, arch),
+        names.instance_type: it.name,
+        f"{domain}/instance-family": family,
+        f"{domain}/instance-size": size,
+        f"{domain}/instance-cpu": str(it.vcpus),
+        f"{domain}/instance-memory": str(it.memory_mib),
+    }
+    match = _CATEGORY.match(it.name)
+    if match:
+        labels[f"{domain}/instance-category"] = match.group(1)
+        labels[f"{domain}/instance-generation"] = match.group(3)
+    if it.gpu is not None:  # fractional types too (count 0), as Karpenter labels them
+        labels.update({
+            f"{domain}/instance-gpu-name": _kabob(it.gpu.model), f"{domain}/instance-gpu-manufacturer": _kabob(it.gpu.manufacturer),
+            f"{domain}/instance-gpu-count": str(it.gpu.count), f"{domain}/instance-gpu-memory": str(it.gpu.memory_mib),
+        })
+    if it.neuron is not None:
+        labels.update({
+            f"{domain}/instance-accelerator-name": _kabob(it.neuron.model), f"{domain}/instance-accelerator-manufacturer": "aws",
+            f"{domain}/instance-accelerator-count": str(it.neuron.count),
+        })
+    return labels
+
+
+def karpenter_allocatable(it: InstanceType, karpenter: Karpenter, eks: EksFacts) -> dict[str, int]:
+    """What Karpenter estimates a node of the type leaves to pods (AL2023, no kubelet settings), before
+    it launches one: the estimate it chooses the type by."""
+    rule = karpenter.allocatable
+    enis, addresses = it.default_card_interfaces, it.ipv4_per_interface
+    pods = enis * (addresses - rule.pods_per_interface_addresses_less) + rule.pods_plus if enis and addresses else 0
+    memory = it.memory_mib - (rule.arm64_reserved_mib if "arm64" in it.architectures else 0)
+    memory -= math.ceil(memory * rule.vm_memory_overhead_percent / 100)
+    memory -= rule.kube_reserved_memory_mib.per_pod * pods + rule.kube_reserved_memory_mib.base + rule.eviction_hard_memory_mib
+    millicores = it.vcpus * 1000
+    found = {"cpu": millicores - kube_reserved_cpu(millicores, rule), "memory": memory * MIB, "pods": pods}
+    resources = eks.accelerator_resources
+    if it.gpu is not None and it.gpu.manufacturer == "NVIDIA" and it.gpu.count:
+        found[resources.nvidia] = it.gpu.count
+    if it.neuron is not None:
+        found[resources.neuron] = it.neuron.count
+        found[eks.neuron_core_resource] = it.neuron.count * it.neuron.cores_per_device
+    if it.max_efa_interfaces:
+        found[eks.efa_resource] = it.max_efa_interfaces
+    return found
 
 
 def ack_node_shape(pool: str, instance_types: list[str], labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int], ack: AckFacts) -> NodeShape | None:

@@ -193,14 +193,25 @@ def _landing(p: dict) -> str:
         lines = [f"{g}: " + (f"{v['perNode']} per node, " if v["perNode"] is not None else "") + f"{v['placed']} placed" for g, v in groups.items()]
     for g, n in (p.get("scaleUp") or {}).items():
         lines.append(f"{g}: +{counted(n, 'node')} after scale-up")
+    for launch in p.get("provisioned") or []:
+        lines.append(f"provisioned by NodePool {launch['nodePool']} as {launch['instanceType']} ({counted(launch['nodes'], 'node')}), {launch['placed']} placed")
     return "\n".join(lines) or "-"
 
 
 def render_placement(placement: dict, console: Console) -> None:
     """Where every pod template and task lands, or why it stays Pending (the plan's placement block)."""
     pods, tasks = placement.get("pods") or [], placement.get("tasks") or []
-    if not pods and not tasks:
-        return
+    if pods or tasks:
+        _placement_table(pods, tasks).print(console)
+    for n in placement.get("networks") or []:
+        subnets = ", ".join(f"{s['type'].lower()} {s['cidrBlock']}" for s in n["subnets"]) or "subnets not derived"
+        console.print(f"network {n['network']}: {n['cidrBlock'] or 'unknown block'} over {len(n['zones'])} zones ({subnets}); derived {n['derived']}", highlight=False)
+    if pods or tasks:
+        for gap in placement.get("gaps") or []:
+            console.print(f"placement: {gap} (verdicts that depend on it are advisory)", highlight=False)
+
+
+def _placement_table(pods: list[dict], tasks: list[dict]) -> TextTable:
     table = TextTable("Placement", ["pod or task", "replicas", "lands on", "status"])
     for p in pods:
         status = p["status"]
@@ -218,6 +229,4 @@ def render_placement(placement: dict, console: Console) -> None:
             status += f"\nnote: {note}"
         replicas = str(t["desiredCount"]) if "desiredCount" in t else "task"
         table.add_row(f"task {t['task']}", replicas, lands, status)
-    table.print(console)
-    for gap in placement.get("gaps") or []:
-        console.print(f"placement: {gap} (verdicts that depend on it are advisory)", highlight=False)
+    return table

@@ -510,9 +510,11 @@ def test_a_program_s_own_device_plugin_release_is_read_as_written():
     assert f"the release pins chart version 0.18.2; its pod is read from the values of {chart.version}, the version gpufleet has" in pod["notes"]
 
 
-def test_a_karpenter_node_pool_is_a_named_gap():
-    pool = {"urn": "urn:pulumi:s::p::kubernetes:karpenter.sh/v1:NodePool::gpu", "type": "kubernetes:karpenter.sh/v1:NodePool", "name": "gpu", "inputs": {}}
-    assert "Karpenter NodePool 'gpu': Karpenter launches its nodes when pods are Pending; they are not in the plan" in _placed({"resources": [pool]})["gaps"]
+def test_a_karpenter_node_pool_whose_spec_is_unknown_is_a_named_gap():
+    """(A NodePool the plan spells out is provisioned from: tests/simulate/test_karpenter_provisioning.py.)"""
+    for inputs in ({}, {"spec": "04da6b54-80e4-46f7-96ec-b56ff0331ba9"}):
+        pool = {"urn": "urn:pulumi:s::p::kubernetes:karpenter.sh/v1:NodePool::gpu", "type": "kubernetes:karpenter.sh/v1:NodePool", "name": "gpu", "inputs": inputs}
+        assert "Karpenter NodePool 'gpu': its spec is not known offline: the nodes it would launch are not judged" in _placed({"resources": [pool]})["gaps"]
 
 
 def test_a_fargate_service_s_task_is_said_to_run_on_fargate():

@@ -1,0 +1,98 @@
+"""Karpenter NodePools of any plan (`karpenter.sh/v1` CustomResources), read as the pools the
+provisioning simulation launches from: each pool's instance types (the catalog's types its
+requirements admit, as Karpenter estimates a node of each), its labels, taints, weight and limits.
+
+What a pool's inputs leave unknown (an unknown value, a requirement on a label the catalog cannot
+give) is a gap; the pool is then judged without it, and the verdicts on it are advisory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpufleet.components.catalog import tokens
+from gpufleet.components.catalog.catalog import Catalog
+from gpufleet.components.plans.index import Index, Resource, as_int
+from gpufleet.components.simulate import karpenter, node_capacity
+from gpufleet.components.simulate.k8s_shapes import NodeShape, QuantityError, quantity
+
+_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"})
+
+
+def _spec(pool: Resource) -> Mapping:
+    spec = pool.props.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def _name(pool: Resource) -> str:
+    metadata = pool.props.get("metadata") if isinstance(pool.props.get("metadata"), Mapping) else {}
+    return metadata["name"] if isinstance(metadata.get("name"), str) else pool.name
+
+
+def _requirements(template: Mapping, name: str, gaps: list[str]) -> list[karpenter.Requirement]:
+    found = []
+    for r in template.get("requirements") or []:
+        if not isinstance(r, Mapping) or not isinstance(r.get("key"), str) or r.get("operator") not in _OPERATORS:
+            gaps.append(f"Karpenter NodePool {name!r}: requirement {r!r} is not one the simulation reads: not judged")
+            continue
+        if tokens.UNKNOWN in (r.get("values") or []):
+            gaps.append(f"Karpenter NodePool {name!r}: requirement on {r['key']} has a value not known until apply: not judged")
+            continue
+        found.append(karpenter.Requirement(r["key"], r["operator"], tuple(str(v) for v in r.get("values") or [])))
+    return found
+
+
+def _limits(spec: Mapping, name: str, gaps: list[str]) -> dict[str, int]:
+    found = {}
+    for resource, value in (spec.get("limits") or {}).items() if isinstance(spec.get("limits"), Mapping) else ():
+        try:
+            found[str(resource)] = quantity(str(resource), value)
+        except QuantityError:
+            gaps.append(f"Karpenter NodePool {name!r}: limit {resource}={value!r} is not known offline: not counted")
+    return found
+
+
+def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
+    """Every NodePool of the plan as the simulation launches from it, and what of them is unknown."""
+    facts, eks = cat.facts.karpenter, cat.facts.eks
+    names = eks.well_known_labels
+    found, gaps = [], []
+    for resource in index.of(tokens.KARPENTER_NODE_POOL):
+        name, spec = _name(resource), _spec(resource)
+        if not spec:
+            gaps.append(f"Karpenter NodePool {name!r}: its spec is not known offline: the nodes it would launch are not judged")
+            continue
+        template = spec.get("template") if isinstance(spec.get("template"), Mapping) else {}
+        node = template.get("spec") if isinstance(template.get("spec"), Mapping) else {}
+        metadata = template.get("metadata") if isinstance(template.get("metadata"), Mapping) else {}
+        requirements = _requirements(node, name, gaps)
+        labels = {str(k): str(v) for k, v in (metadata.get("labels") or {}).items()} if isinstance(metadata.get("labels"), Mapping) else {}
+        labels[facts.labels.node_pool] = name
+        taints = tuple(t for t in node.get("taints") or [] if isinstance(t, Mapping))
+        unjudged = sorted({r.key for r in requirements if r.key.rsplit("/", 1)[-1] in facts.labels.not_in_catalog and r.key.startswith(facts.labels.domain)})
+        if unjudged:
+            gaps.append(f"Karpenter NodePool {name!r}: requirements on {', '.join(unjudged)}, which EC2's record in the catalog does not give: not judged")
+        defined: dict[str, frozenset[str] | None] = {k: frozenset({v}) for k, v in labels.items()}
+        type_keys = set()
+        candidates = []
+        for it in cat.types.values():
+            type_labels = node_capacity.karpenter_labels(it, facts, eks)
+            type_keys |= set(type_labels)
+            if not all(r.admits(type_labels) for r in requirements if r.key in type_labels or (r.key.startswith(facts.labels.domain + "/") and r.key.rsplit("/", 1)[-1] not in facts.labels.not_in_catalog)):
+                continue
+            allocatable = node_capacity.karpenter_allocatable(it, facts, eks)
+            shape = NodeShape(
+                group=f"NodePool {name}", instance_type=it.name, labels={**type_labels, **labels}, taints=taints,
+                allocatable=allocatable, nodes=0, max_nodes=0, min_nodes=0,
+                plugin_resources=frozenset(r for r in allocatable if r not in ("cpu", "memory", "pods")),
+            )
+            capacity = {"cpu": it.vcpus * 1000, "memory": it.memory_mib * node_capacity.MIB, **{k: v for k, v in allocatable.items() if k not in ("cpu", "memory")}}
+            candidates.append(karpenter.Candidate(shape, capacity, it.vcpus, it.memory_mib, exotic=bool(it.gpu and it.gpu.count) or it.neuron is not None or "metal" in it.name))
+        for r in requirements:
+            if r.key in type_keys:
+                continue
+            defined[r.key] = frozenset(r.values) if r.operator == "In" else None
+        found.append(karpenter.Pool(
+            name, as_int(spec.get("weight")), tuple(candidates), defined, _limits(spec, name, gaps), resource.urn,
+            well_known=frozenset({names.zone, facts.labels.capacity_type, names.os, names.arch}),
+        ))
+    return found, gaps

@@ -1,0 +1,50 @@
+"""Rules on Karpenter NodePools: plain functions over what a pool admits and declares, called by
+the pack (policies/karpenter.py) on any program's NodePools and by the stack spec on gpufleet's own.
+
+Each returns None when the rule holds, else the problem in words."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from gpufleet.components.catalog.catalog import InstanceType
+from gpufleet.components.catalog.facts import EksFacts
+from gpufleet.components.rules import eks as eks_rules
+from gpufleet.components.rules.k8s import k8s_effect
+
+
+def admits_no_type(admitted: int, unjudged: Sequence[str]) -> str | None:
+    """A pool whose requirements admit no instance type never launches a node; where some of them
+    could not be judged, the verdict is not this rule's to give."""
+    if admitted or unjudged:
+        return None
+    return "its requirements admit no instance type: Karpenter never launches a node for it, and its pods stay Pending"
+
+
+def accelerator_kind(types: Sequence[InstanceType]) -> str | None:
+    """The accelerator every type a pool admits carries (nvidia | neuron), or None when not all carry one."""
+    kinds = {eks_rules.accelerator(it) for it in types}
+    return next(iter(kinds)) if len(kinds) == 1 and None not in kinds else None
+
+
+def untainted_accelerator_pool(kind: str | None, taints: Sequence[Mapping], eks: EksFacts) -> str | None:
+    """An accelerator pool carries its accelerator's taint, so pods that do not ask for the devices
+    do not land on (and keep alive) nodes that cost ten times more."""
+    convention = eks.accelerator_taints.of(kind)
+    if convention is None:
+        return None
+    if any(t.get("key") == convention["key"] and k8s_effect(t.get("effect")) in ("NoSchedule", "NoExecute") for t in taints):
+        return None
+    return (
+        f"every type it admits has {kind} accelerators but it has no {convention['key']}:{convention['effect']} taint: "
+        "any Pending pod may make Karpenter launch one of them"
+    )
+
+
+def unlimited_accelerator_pool(kind: str | None, limits: Mapping[str, int], eks: EksFacts) -> str | None:
+    """An accelerator pool has limits: without them a burst of Pending pods (or a runaway
+    replica count) launches accelerated nodes until the account's quota stops it."""
+    if kind is None or limits:
+        return None
+    resource = getattr(eks.accelerator_resources, kind)
+    return f"every type it admits has {kind} accelerators but it sets no limits: set spec.limits ({resource}, cpu) to bound what it may launch"

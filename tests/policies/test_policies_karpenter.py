@@ -1,0 +1,60 @@
+"""policies/karpenter.py: each NodePool rule with a violating and a clean pool, judged by the pack
+over gRPC. The foreign program's NodePools are judged in tests/corpus."""
+
+from __future__ import annotations
+
+from gpufleet.components.catalog import tokens
+from tests.policy_helpers import findings, resource
+
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+
+
+def _pool(name: str, requirements: list[dict], taints=(), limits=None) -> dict:
+    spec = {"template": {"spec": {"requirements": requirements, "taints": list(taints), "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}}
+    if limits is not None:
+        spec["limits"] = limits
+    return resource(tokens.KARPENTER_NODE_POOL, name, {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name}, "spec": spec})
+
+
+def _said(result, policy: str, name: str) -> list[str]:
+    """A finding's own words: the message after the policy's description."""
+    return [m.split("\n", 1)[-1] for m in findings(result, policy, name)]
+
+
+def _family(*families: str) -> dict:
+    return {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": list(families)}
+
+
+def test_requirements_that_admit_no_type(judge):
+    result = judge([
+        _pool("none", [_family("g5"), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["8"]}]),
+        _pool("some", [_family("g5"), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gte", "values": ["8"]}]),
+        _pool("unjudged", [_family("g5"), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["8"]},
+                           {"key": "karpenter.k8s.aws/instance-hypervisor", "operator": "In", "values": ["nitro"]}]),
+    ])
+    policy = "karpenter-nodepool-admits-a-type"
+    assert _said(result, policy, "none") == ["NodePool 'none': its requirements admit no instance type: Karpenter never launches a node for it, and its pods stay Pending"]
+    assert _said(result, policy, "some") == _said(result, policy, "unjudged") == []
+    assert {f.level for f in result.findings if f.policy == policy} == {"mandatory"}
+
+
+def test_an_accelerator_pool_carries_its_taint_and_limits(judge):
+    result = judge([
+        _pool("bare", [_family("g6e")]),
+        _pool("kept", [_family("g6e")], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 16}),
+        _pool("mixed", [_family("g6e", "m7i")]),  # not every type is a GPU type: neither rule applies
+        _pool("neuron", [_family("inf2")], taints=[{"key": "aws.amazon.com/neuron", "effect": "NoSchedule"}]),
+    ])
+    assert _said(result, "karpenter-accelerator-pool-tainted", "bare") == [
+        "NodePool 'bare': every type it admits has nvidia accelerators but it has no nvidia.com/gpu:NoSchedule taint: any Pending pod may make Karpenter launch one of them"
+    ]
+    assert _said(result, "karpenter-accelerator-pool-limited", "bare") == [
+        "NodePool 'bare': every type it admits has nvidia accelerators but it sets no limits: set spec.limits (nvidia.com/gpu, cpu) to bound what it may launch"
+    ]
+    assert _said(result, "karpenter-accelerator-pool-limited", "neuron") == [
+        "NodePool 'neuron': every type it admits has neuron accelerators but it sets no limits: set spec.limits (aws.amazon.com/neuron, cpu) to bound what it may launch"
+    ]
+    for name in ("kept", "mixed"):
+        assert _said(result, "karpenter-accelerator-pool-tainted", name) == _said(result, "karpenter-accelerator-pool-limited", name) == []
+    assert _said(result, "karpenter-accelerator-pool-tainted", "neuron") == []
+    assert {f.level for f in result.findings if f.policy.startswith("karpenter-accelerator")} == {"advisory"}
