@@ -2,7 +2,7 @@
 one run: `gpufleet preview --program DIR --python PY --json` in a fresh process, three times each;
 the claim is the corpus's median.
 
-    python bench/corpus.py --python PATH    # a virtualenv with tests/corpus/requirements.txt installed
+    python bench/corpus.py --python PATH    # a virtualenv with tests/corpus/requirements*.txt installed (README there)
 
 Seconds, not ratios, are printed here because the issue's target is absolute (about 3 s on these
 machines); they move with the host's load, so read them against the in-process figure this prints

@@ -645,11 +645,23 @@ class KarpenterLabels(Sourced):
     not_in_catalog: list[str]
 
 
+class KarpenterChart(Sourced):
+    chart: str
+    version: str
+
+
+class NodeOverlayFacts(Sourced):
+    feature_gate: list[str]  # the chart value that turns NodeOverlay on
+    enabled_by_default: bool
+
+
 class Karpenter(_Facts):
     version: str
     allocatable: KarpenterAllocatable
     labels: KarpenterLabels
     node_pool_order: Sourced
+    chart: KarpenterChart
+    node_overlay: NodeOverlayFacts
 
 
 class CuratedFactsError(ValueError):

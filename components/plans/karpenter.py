@@ -11,7 +11,8 @@ from collections.abc import Mapping
 
 from gpufleet.components.catalog import tokens
 from gpufleet.components.catalog.catalog import Catalog
-from gpufleet.components.plans.index import Index, Resource, as_int
+from gpufleet.components.catalog.charts import at
+from gpufleet.components.plans.index import Index, Resource, as_int, truthy
 from gpufleet.components.simulate import karpenter, node_capacity
 from gpufleet.components.simulate.k8s_shapes import NodeShape, QuantityError, quantity
 
@@ -51,11 +52,39 @@ def _limits(spec: Mapping, name: str, gaps: list[str]) -> dict[str, int]:
     return found
 
 
+def _overlays(index: Index, cat: Catalog, gaps: list[str]) -> list[tuple[list[karpenter.Requirement], dict[str, int]]]:
+    """The plan's NodeOverlays that Karpenter reads, highest weight first: (requirements, capacity).
+    Karpenter reads them only with its NodeOverlay feature gate on; a Karpenter release of the plan
+    that leaves it off makes them inert, and without one in the plan the gate is taken as on, said."""
+    facts = cat.facts.karpenter
+    found = []
+    overlays = index.of(tokens.KARPENTER_NODE_OVERLAY)
+    if not overlays:
+        return found
+    releases = [r for r in index.of(tokens.HELM_RELEASE) if r.props.get("chart") == facts.chart.chart]
+    gate = [at(r.props.get("values") if isinstance(r.props.get("values"), Mapping) else {}, facts.node_overlay.feature_gate) for r in releases]
+    on = any(truthy(g) for g in gate)
+    for overlay in sorted(overlays, key=lambda o: (-as_int(_spec(o).get("weight")), _name(o))):
+        name, spec = _name(overlay), _spec(overlay)
+        if releases and not on:
+            gaps.append(
+                f"Karpenter NodeOverlay {name!r}: the plan's Karpenter release leaves its NodeOverlay feature gate off "
+                f"({'.'.join(facts.node_overlay.feature_gate)}), so Karpenter ignores it ({facts.node_overlay.source})"
+            )
+            continue
+        if not releases:
+            gaps.append(f"Karpenter NodeOverlay {name!r}: the Karpenter release is not in the plan; its NodeOverlay feature gate is taken as on")
+        capacity = _limits({"limits": spec.get("capacity")}, f"{name} (NodeOverlay)", gaps)
+        found.append((_requirements(spec, name, gaps), capacity))
+    return found
+
+
 def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
     """Every NodePool of the plan as the simulation launches from it, and what of them is unknown."""
     facts, eks = cat.facts.karpenter, cat.facts.eks
     names = eks.well_known_labels
     found, gaps = [], []
+    overlays = _overlays(index, cat, gaps)
     for resource in index.of(tokens.KARPENTER_NODE_POOL):
         name, spec = _name(resource), _spec(resource)
         if not spec:
@@ -80,13 +109,21 @@ def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
             if not all(r.admits(type_labels) for r in requirements if r.key in type_labels or (r.key.startswith(facts.labels.domain + "/") and r.key.rsplit("/", 1)[-1] not in facts.labels.not_in_catalog)):
                 continue
             allocatable = node_capacity.karpenter_allocatable(it, facts, eks)
+            overlaid: set[str] = set()
+            for requirements_of, capacity in overlays:
+                if all(r.admits(type_labels) for r in requirements_of):
+                    for resource_name, amount in capacity.items():
+                        if resource_name not in overlaid:  # the heaviest overlay sets it
+                            allocatable[resource_name] = amount
+                            overlaid.add(resource_name)
             shape = NodeShape(
                 group=f"NodePool {name}", instance_type=it.name, labels={**type_labels, **labels}, taints=taints,
                 allocatable=allocatable, nodes=0, max_nodes=0, min_nodes=0,
                 plugin_resources=frozenset(r for r in allocatable if r not in ("cpu", "memory", "pods")),
             )
             capacity = {"cpu": it.vcpus * 1000, "memory": it.memory_mib * node_capacity.MIB, **{k: v for k, v in allocatable.items() if k not in ("cpu", "memory")}}
-            candidates.append(karpenter.Candidate(shape, capacity, it.vcpus, it.memory_mib, exotic=bool(it.gpu and it.gpu.count) or it.neuron is not None or "metal" in it.name))
+            candidates.append(karpenter.Candidate(shape, capacity, it.vcpus, it.memory_mib, exotic=bool(it.gpu and it.gpu.count) or it.neuron is not None or "metal" in it.name,
+                                                overlaid=frozenset(overlaid)))
         for r in requirements:
             if r.key in type_keys:
                 continue

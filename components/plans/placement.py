@@ -106,13 +106,14 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
         operator = next((r for r in index.of(tokens.HELM_RELEASE) if r.props.get("chart") == cat.facts.charts.gpu_operator.chart), None)
         given = operator.props.get("values") if operator is not None and isinstance(operator.props.get("values"), Mapping) else {}
         values = charts.operator_plugin_values(given)
-    shapes, gaps = node_shapes(index, cat, charts.nvidia_sharing(values, eks.accelerator_resources.nvidia))
+    sharing = charts.nvidia_sharing(values, eks.accelerator_resources.nvidia)
+    shapes, gaps = node_shapes(index, cat, sharing)
     pods, pod_gaps = pod_templates(index, cat)
     gaps += pod_gaps
     placed = k8s_scheduler.simulate(shapes, pods) if pods else []
     pools, pool_gaps = karpenter_pools(index, cat)
     gaps += pool_gaps
-    launched = karpenter.provision(placed, pools, [p for p in pods if p.replicas is None])
+    launched = karpenter.provision(placed, pools, [p for p in pods if p.replicas is None], sharing)
     tasks, task_gaps = task_placements(index, cat)
     networks, network_gaps = awsx.networks(index, awsx_lib)
     if derived or networks:

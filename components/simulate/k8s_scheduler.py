@@ -143,10 +143,14 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate]) -> list[P
     return results
 
 
-def per_new_node(pod: PodTemplate, shape: NodeShape, daemons: Sequence[PodTemplate], assigned: Sequence[tuple[PodTemplate, int]] = ()) -> tuple[int, list[str]]:
+def per_new_node(
+    pod: PodTemplate, shape: NodeShape, daemons: Sequence[PodTemplate], assigned: Sequence[tuple[PodTemplate, int]] = (), advertised: bool = True
+) -> tuple[int, list[str]]:
     """How many pods of the template one new node of the shape holds once the DaemonSets that land
-    on it, and the pods already `assigned` to it, took their share; 0 and the filters' reasons when none."""
-    node = _fresh(shape, daemons, _advertisers(daemons))
+    on it, and the pods already `assigned` to it, took their share; 0 and the filters' reasons when
+    none. `advertised=False` counts extended resources whether or not a device plugin of the plan
+    runs there to advertise them (as a provisioner counts a type's capacity)."""
+    node = _fresh(shape, daemons, _advertisers(daemons) if advertised else {})
     for other, count in assigned:
         _take(node, other, count)
     reasons = node.reasons(pod)

@@ -66,6 +66,7 @@ class Candidate:
     # An accelerated or bare-metal type: Karpenter launches one only where no other type fits
     # (ExoticInstanceTypeFilter, karpenter-provider-aws pkg/providers/instance/filter/filter.go @bde00654 L326-L368).
     exotic: bool = False
+    overlaid: frozenset[str] = frozenset()  # resources a NodeOverlay sets on this type (what Karpenter then sees)
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,19 @@ def _room(pod: PodTemplate, claim: _Claim, candidate: Candidate, daemons: Sequen
     if labels is None:
         return 0, ["the pod selects a label the NodePool does not define (Karpenter: 'label does not have known values')"]
     shape = candidate.shape if labels == candidate.shape.labels else replace(candidate.shape, labels=labels)
-    return k8s_scheduler.per_new_node(pod, shape, daemons, claim.assigned)
+    return k8s_scheduler.per_new_node(pod, shape, daemons, claim.assigned, advertised=False)
+
+
+def _unadvertised(pod: PodTemplate, claim: _Claim, daemons: Sequence[PodTemplate]) -> list[str]:
+    """The extended resources the pod needs that no device plugin of the plan advertises on the node
+    Karpenter launches: Karpenter counts the type's capacity, the kubelet only what a plugin advertises."""
+    launched = _launched(claim)
+    labels = _labels_for(pod, claim.pool, launched.shape) or launched.shape.labels
+    shape = replace(launched.shape, labels=labels)
+    alone = [(p, n) for p, n in claim.assigned if p is not pod]
+    if k8s_scheduler.per_new_node(pod, shape, daemons, alone)[0]:
+        return []
+    return sorted(r for r in pod.requests if r in launched.shape.plugin_resources and pod.requests[r] > 0)
 
 
 def _add(pod: PodTemplate, wanted: int, claim: _Claim, daemons: Sequence[PodTemplate], why: dict[str, int] | None = None) -> int:
@@ -164,30 +177,19 @@ def _launched(claim: _Claim) -> Candidate:
     return min(claim.options, key=lambda c: (c.exotic, c.vcpus, c.memory_mib, c.shape.instance_type))
 
 
-def provision(placed: Sequence[Placement], pools: Sequence[Pool], daemons: Sequence[PodTemplate]) -> list[dict]:
-    """Give the replicas the node groups leave Pending to the NodePools, as Karpenter's scheduler
-    does: templates largest first (CPU, then memory), each replica to a NodeClaim being built (fewest
-    pods first) while one of its types holds it, else to a new NodeClaim of the first pool, in
-    weight order, that admits it within its limits. A pool's limits lose, per new NodeClaim, the
-    largest capacity among its types (subtractMax, scheduler.go L1045-L1066). Each Placement gains
-    `provisioned` (pool, type, nodes, replicas) and becomes `provisioned` when every replica is held,
-    or stays Pending with each pool's reason. Returns the nodes launched: per pool and type, how many."""
-    if not pools:
-        return []
+def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool], daemons: Sequence[PodTemplate]):
+    """Karpenter's scheduling loop over (template, replicas left Pending): the claims it builds, and
+    per template the claims holding it, the replicas left and each pool's reason."""
     ordered = order(pools)
     remaining = {p.name: dict(p.limits) for p in ordered}
     claims: list[_Claim] = []
-    queue = sorted(
-        (r for r in placed if r.status == PENDING and r.pod.replicas is not None and r.pending > 0),
-        key=lambda r: (-r.pod.requests.get("cpu", 0), -r.pod.requests.get("memory", 0)),
-    )
     outcomes = []
-    for result in queue:
-        wanted, refusals, mine = result.pending, {}, []
+    for pod, wanted in sorted(wanted_by, key=lambda pw: (-pw[0].requests.get("cpu", 0), -pw[0].requests.get("memory", 0))):
+        refusals, mine = {}, []
         for claim in sorted(claims, key=lambda c: c.pods):
             if wanted == 0:
                 break
-            added = _add(result.pod, wanted, claim, daemons)
+            added = _add(pod, wanted, claim, daemons)
             if added:
                 wanted -= added
                 mine.append(claim)
@@ -198,7 +200,7 @@ def provision(placed: Sequence[Placement], pools: Sequence[Pool], daemons: Seque
                     refusals[pool.name] = f"held back by its limits ({_limits(pool)})" if pool.candidates else (pool.why_empty or "its requirements admit no instance type of the catalog")
                     break
                 claim, why = _Claim(pool, options), {}
-                added = _add(result.pod, wanted, claim, daemons, why)
+                added = _add(pod, wanted, claim, daemons, why)
                 if not added:
                     top = sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
                     refusals[pool.name] = f"none of its {len(options)} instance types holds the pod: " + "; ".join(f"{n} {r}" for r, n in top)
@@ -210,10 +212,70 @@ def provision(placed: Sequence[Placement], pools: Sequence[Pool], daemons: Seque
                 wanted -= added
             if wanted == 0:
                 break
-        outcomes.append((result, mine, wanted, refusals))
+        outcomes.append((pod, mine, wanted, refusals))
+    return claims, outcomes
+
+
+def _nodes_by_pool(claims: Sequence[_Claim]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for claim in claims:
+        found[claim.pool.name] = found.get(claim.pool.name, 0) + 1
+    return found
+
+
+def _shared_view(pool: Pool, resource: str, replicas: int) -> Pool:
+    """The pool as its nodes will be once the device plugin time-slices each GPU: the count
+    Karpenter does not see (a type a NodeOverlay already sets is left as it is)."""
+    candidates = tuple(
+        c if resource not in c.shape.allocatable or resource in c.overlaid
+        else replace(c, shape=replace(c.shape, allocatable={**c.shape.allocatable, resource: c.shape.allocatable[resource] * replicas}))
+        for c in pool.candidates
+    )
+    return replace(pool, candidates=candidates)
+
+
+def provision(placed: Sequence[Placement], pools: Sequence[Pool], daemons: Sequence[PodTemplate], sharing: Mapping | None = None) -> list[dict]:
+    """Give the replicas the node groups leave Pending to the NodePools, as Karpenter's scheduler
+    does: templates largest first (CPU, then memory), each replica to a NodeClaim being built (fewest
+    pods first) while one of its types holds it, else to a new NodeClaim of the first pool, in
+    weight order, that admits it within its limits. A pool's limits lose, per new NodeClaim, the
+    largest capacity among its types (subtractMax, scheduler.go L1045-L1066). Each Placement gains
+    `provisioned` (pool, type, nodes, replicas) and becomes `provisioned` when every replica is held,
+    or stays Pending with each pool's reason. Returns the nodes launched: per pool and type, how many.
+
+    With the device plugin time-slicing `nvidia.com/gpu` (`sharing`: its resource and replicas),
+    Karpenter still counts physical GPUs (aws/karpenter-provider-aws#3376): where the same pods
+    would need fewer nodes once each GPU is shared, each pod provisioned from that pool says so."""
+    if not pools:
+        return []
+    results = {id(r.pod): r for r in placed if r.status == PENDING and r.pod.replicas is not None and r.pending > 0}
+    wanted = [(r.pod, r.pending) for r in results.values()]
+    before = {id(pod): n for pod, n in wanted}
+    claims, outcomes = _give_out(wanted, pools, daemons)
     # Recorded once every template is given out: a later one narrows the types of the claims it joins.
-    for outcome in outcomes:
-        _record(*outcome)
+    for pod, mine, left, refusals in outcomes:
+        _record(results[id(pod)], mine, left, refusals)
+        missing = sorted({r for claim in mine for r in _unadvertised(pod, claim, daemons)})
+        if missing:
+            result = results[id(pod)]
+            result.status, result.pending = PENDING, before[id(pod)]
+            result.message = "; ".join(m for m in (result.message, (
+                f"Karpenter launches nodes for it, but no device plugin of the plan runs on them to advertise {', '.join(missing)}: "
+                "its pods stay Pending there"
+            )) if m)
+    resource, replicas = (sharing or {}).get("resource"), (sharing or {}).get("replicas", 1)
+    if resource and replicas > 1:
+        shared, _ = _give_out(wanted, [_shared_view(p, resource, replicas) for p in pools], daemons)
+        fewer = _nodes_by_pool(shared)
+        for pool, nodes in _nodes_by_pool(claims).items():
+            if fewer.get(pool, 0) < nodes:
+                for result in results.values():
+                    if any(p["nodePool"] == pool for p in result.provisioned):
+                        result.notes.append(
+                            f"Karpenter counts physical GPUs (aws/karpenter-provider-aws#3376): NodePool {pool} launches {nodes} nodes where "
+                            f"{fewer.get(pool, 0)} hold these pods once the device plugin shares each GPU {replicas} ways; a NodeOverlay giving "
+                            f"its types' {resource} capacity corrects what Karpenter sees"
+                        )
     launched: dict[tuple[str, str], int] = {}
     for claim in claims:
         key = (claim.pool.name, _launched(claim).shape.instance_type)

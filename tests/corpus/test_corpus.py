@@ -29,9 +29,10 @@ def corpus_python(tmp_path_factory) -> Path:
     venv = tmp_path_factory.mktemp("corpus") / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
-    install = [str(python), "-m", "pip", "install", "-q", "-c", str(ROOT / "constraints.txt"), "-r", str(HERE / "requirements.txt")]
-    done = subprocess.run(install, capture_output=True, text=True, timeout=1800)
-    assert done.returncode == 0, done.stderr[-3000:]
+    install = [str(python), "-m", "pip", "install", "-q", "-c", str(ROOT / "constraints.txt")]
+    for extra, requirements in (([], "requirements.txt"), (["--ignore-requires-python"], "requirements-ignore-python.txt")):
+        done = subprocess.run([*install, *extra, "-r", str(HERE / requirements)], capture_output=True, text=True, timeout=1800)
+        assert done.returncode == 0, done.stderr[-3000:]
     return python
 
 
@@ -58,3 +59,22 @@ def test_a_public_program_previews_as_reviewed(corpus_python, name, tmp_path):
     saved.write_text(out)
     checked, policy, _ = run_cli("check", str(saved), "--json")
     assert checked == code and json.loads(policy) == plan["policy"]
+
+
+def test_a_foreign_program_s_node_pools_are_judged_by_the_pack(corpus_python, tmp_path):
+    """eks-ml-starter with the pools a user configures (`starter:node_pools`, as its README says):
+    a GPU pool whose family no type has is a mandatory finding on the program's own NodePool."""
+    import shutil
+
+    program = tmp_path / "eks-ml-starter"
+    shutil.copytree(HERE / "third_party" / "eks-ml-starter", program)
+    config = yaml.safe_load((program / "Pulumi.dev.yaml").read_text())
+    config["config"]["starter:node_pools"] = [
+        {"name": "general", "capacity_type": "on-demand", "instance_category": ["t"]},
+        {"name": "gpu", "capacity_type": "on-demand", "instance_family": ["g6x"]},  # a typo: no such family
+    ]
+    (program / "Pulumi.dev.yaml").write_text(yaml.safe_dump(config))
+    code, out, err = run_cli("preview", "--program", str(program), "--python", str(corpus_python), "--json", "--timeout", "300")
+    assert code == 1, err[-3000:]
+    found = [(v["policy"], v["level"], v["urn"].rsplit("::", 1)[-1]) for v in json.loads(out)["policy"]["violations"] if v["policy"].startswith("karpenter-")]
+    assert found == [("karpenter-nodepool-admits-a-type", "mandatory", "starter-dev-cls-gpu-npl")]

@@ -189,3 +189,69 @@ def test_what_a_pool_leaves_unknown_is_a_gap():
     assert any("requirements on karpenter.k8s.aws/instance-hypervisor" in g and "not judged" in g for g in placed["gaps"])
     assert any("requirement on karpenter.k8s.aws/instance-family has a value not known until apply" in g for g in placed["gaps"])
     assert placed["pods"][0]["status"] == "provisioned"  # judged without them
+
+
+def _device_plugin(replicas: int | None = None) -> dict:
+    from gpufleet.components.catalog import catalog
+
+    chart = catalog.load().facts.charts.nvidia_device_plugin
+    values = {}
+    if replicas:
+        config = f"version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: {replicas}\n"
+        values = {"config": {"map": {"default": config}}}
+    inputs = {"chart": chart.chart, "version": chart.version, "namespace": "kube-system", "name": "nvdp", "values": values}
+    return {"urn": "urn:pulumi:s::p::kubernetes:helm.sh/v3:Release::nvdp", "type": "kubernetes:helm.sh/v3:Release", "name": "nvdp", "inputs": inputs}
+
+
+def _overlay(capacity: dict, gate: bool | None) -> list[dict]:
+    from gpufleet.components.catalog import catalog
+
+    facts = catalog.load().facts.karpenter
+    spec = {"requirements": [{"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "In", "values": ["1"]}], "capacity": capacity}
+    overlay = {"urn": "urn:pulumi:s::p::kubernetes:karpenter.sh/v1alpha1:NodeOverlay::slices", "type": "kubernetes:karpenter.sh/v1alpha1:NodeOverlay",
+               "name": "slices", "inputs": {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": "slices"}, "spec": spec}}
+    if gate is None:
+        return [overlay]
+    values = {"settings": {"clusterName": "ml", "featureGates": {"nodeOverlay": gate}}}
+    release = {"urn": "urn:pulumi:s::p::kubernetes:helm.sh/v3:Release::karpenter", "type": "kubernetes:helm.sh/v3:Release", "name": "karpenter",
+               "inputs": {"chart": facts.chart.chart, "version": facts.chart.version, "namespace": "kube-system", "values": values}}
+    return [overlay, release]
+
+
+# The NVIDIA device plugin's default affinity wants this label where NFD does not run (curated eks.acceleratorLabels).
+GPU_POOL = _pool("gpu", [_types(["g5.xlarge", "g5.2xlarge"])], taints=[GPU_TAINT], labels={"nvidia.com/gpu.present": "true"})
+
+
+def test_over_provisioned_by_time_slicing():
+    """Karpenter counts physical GPUs (aws/karpenter-provider-aws#3376): four one-GPU pods make four
+    one-GPU nodes, where one holds them once the plugin shares each GPU four ways."""
+    placed = _placed(GPU_POOL, _device_plugin(replicas=4), _deployment("llm", 4, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))
+    assert placed["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 4}]
+    [llm] = [p for p in placed["pods"] if p["pod"].endswith("/llm")]
+    assert llm["status"] == "provisioned"
+    assert "NodePool gpu launches 4 nodes where 1 hold these pods once the device plugin shares each GPU 4 ways" in " ".join(llm["notes"])
+    # Whole GPUs: four nodes are what the pods need, and nothing is said.
+    whole = [p for p in _placed(GPU_POOL, _device_plugin(), _deployment("llm", 4, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))["pods"] if p["pod"].endswith("/llm")]
+    assert not any("physical GPUs" in n for n in whole[0].get("notes", []))
+
+
+def test_corrected_by_a_node_overlay():
+    pods = (GPU_POOL, _device_plugin(replicas=4), _deployment("llm", 4, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))
+    placed = _placed(*pods, *_overlay({"nvidia.com/gpu": "4"}, gate=True))
+    assert placed["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 1}]
+    assert not any("physical GPUs" in n for p in placed["pods"] for n in p.get("notes", []))
+    # Karpenter reads an overlay only with its feature gate on (off by default): otherwise it is inert, said.
+    inert = _placed(*pods, *_overlay({"nvidia.com/gpu": "4"}, gate=False))
+    assert inert["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 4}]
+    assert any("leaves its NodeOverlay feature gate off (settings.featureGates.nodeOverlay)" in g for g in inert["gaps"])
+    assumed = _placed(*pods, *_overlay({"nvidia.com/gpu": "4"}, gate=None))
+    assert assumed["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 1}]
+    assert any("the Karpenter release is not in the plan; its NodeOverlay feature gate is taken as on" in g for g in assumed["gaps"])
+
+
+def test_a_node_no_device_plugin_serves_leaves_its_pods_pending():
+    """Karpenter launches for the type's GPUs; the kubelet offers only what a plugin advertises."""
+    unlabelled = _pool("gpu", [_types(["g5.xlarge"])], taints=[GPU_TAINT])  # the plugin's affinity finds no label
+    [llm] = [p for p in _placed(unlabelled, _device_plugin(), _deployment("llm", 1, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))["pods"] if p["pod"].endswith("/llm")]
+    assert (llm["status"], llm["pending"]) == ("pending", 1)
+    assert "Karpenter launches nodes for it, but no device plugin of the plan runs on them to advertise nvidia.com/gpu" in llm["message"]
