@@ -21,6 +21,7 @@ ECS_TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
 EKS_ADDON = "aws:eks/addon:Addon"
 # pulumi-eks's components (their provider builds the resources: curated libraries.pulumiEks).
 PULUMI_EKS_CLUSTER = "eks:index:Cluster"
+PULUMI_EKS_NODE_GROUP = "eks:index:NodeGroup"  # deprecated: a launch configuration, the same node defaults as V2
 PULUMI_EKS_NODE_GROUP_V2 = "eks:index:NodeGroupV2"
 PULUMI_EKS_MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 AWSX_VPC = "awsx:ec2:Vpc"
@@ -47,6 +48,9 @@ GKE_CLUSTER = "gcp:container/cluster:Cluster"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 AKS_NODE_POOL = "azure:containerservice/kubernetesClusterNodePool:KubernetesClusterNodePool"
 AKS_CLUSTER = "azure:containerservice/kubernetesCluster:KubernetesCluster"
+# azure-native's AKS: a cluster with its agentPoolProfiles, and pools of their own.
+AKS_NATIVE_CLUSTER = "azure-native:containerservice:ManagedCluster"
+AKS_NATIVE_AGENT_POOL = "azure-native:containerservice:AgentPool"
 STACK = "pulumi:pulumi:Stack"
 AWS_PROVIDER = "pulumi:providers:aws"
 
@@ -61,4 +65,4 @@ GET_AMI = "aws:ec2/getAmi:getAmi"
 GET_SSM_PARAMETER = "aws:ssm/getParameter:getParameter"
 
 # A plan that creates one of these holds its cluster's node groups (the placement and the taint rule).
-CLUSTERS = (EKS_CLUSTER, GKE_CLUSTER, AKS_CLUSTER, ACK_CLUSTER, PULUMI_EKS_CLUSTER)
+CLUSTERS = (EKS_CLUSTER, GKE_CLUSTER, AKS_CLUSTER, AKS_NATIVE_CLUSTER, ACK_CLUSTER, PULUMI_EKS_CLUSTER)

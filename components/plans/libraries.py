@@ -1,5 +1,5 @@
 """The nodes of component libraries whose provider builds the resources (pulumi-eks's Cluster,
-NodeGroupV2 and ManagedNodeGroup): derived from the component's inputs and the library's own
+NodeGroupV2, the deprecated NodeGroup and ManagedNodeGroup): derived from the component's inputs and the library's own
 defaults at a pinned version (curated libraries.pulumiEks), each shape marked as derived.
 
 A `pulumi preview` runs the component's provider, so its plan holds the launch template and Auto
@@ -73,9 +73,10 @@ def library_node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[
         if options is not None:
             found = _shape(f"{cluster.name} default node group", options, eks_lib.default_node_group, version, cat, gpu_sharing, f"the default node group of pulumi-eks Cluster {cluster.name!r}")
             (shapes if not isinstance(found, str) else gaps).append(found)
-    for group in index.of(tokens.PULUMI_EKS_NODE_GROUP_V2):
-        found = _shape(group.name, group.props, eks_lib.default_node_group, None, cat, gpu_sharing, f"pulumi-eks NodeGroupV2 {group.name!r}")
-        (shapes if not isinstance(found, str) else gaps).append(found)
+    for token in (tokens.PULUMI_EKS_NODE_GROUP_V2, tokens.PULUMI_EKS_NODE_GROUP):
+        for group in index.of(token):
+            found = _shape(group.name, group.props, eks_lib.default_node_group, None, cat, gpu_sharing, f"pulumi-eks {token.rsplit(':', 1)[-1]} {group.name!r}")
+            (shapes if not isinstance(found, str) else gaps).append(found)
     for group in index.of(tokens.PULUMI_EKS_MANAGED_NODE_GROUP):
         props = dict(group.props)
         scaling = props.get("scalingConfig") if isinstance(props.get("scalingConfig"), Mapping) else {}

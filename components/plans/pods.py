@@ -125,6 +125,36 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
                 gaps.append(f"GKE cluster {cluster.name!r} is regional or its location unknown: its default pool has {shape.nodes} nodes in each of its zones, which the plan does not name")
     if index.of(tokens.AKS_NODE_POOL) and not index.of(tokens.AKS_CLUSTER):
         gaps.append("the AKS node pools join an existing cluster: its other node pools are not in the plan")
+    native, native_gaps = _aks_native_pools(index, cat)
+    return shapes + native, gaps + native_gaps
+
+
+# azure-native's agent pool fields, in the classic provider's names the AKS readers take.
+_AKS_NATIVE_FIELDS = {"count": "nodeCount", "enableAutoScaling": "autoScalingEnabled", "gpuInstanceProfile": "gpuInstance"}
+
+
+def _aks_native_pools(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.NodeShape], list[str]]:
+    """azure-native's AKS pools (a ManagedCluster's agentPoolProfiles, and AgentPools), read as the
+    classic provider's: a GPU VM size of the curated table as its GPUs; a System pool of another
+    size by its labels and taints only, as a classic cluster's default pool."""
+    pools = [(c, p) for c in index.of(tokens.AKS_NATIVE_CLUSTER) for p in c.props.get("agentPoolProfiles") or [] if isinstance(p, Mapping)]
+    pools += [(a, {**a.props, "name": a.props.get("agentPoolName", a.name)}) for a in index.of(tokens.AKS_NATIVE_AGENT_POOL)]
+    shapes, gaps = [], []
+    for owner, profile in pools:
+        props = {_AKS_NATIVE_FIELDS.get(k, k): v for k, v in profile.items()}
+        name = props.get("name") if isinstance(props.get("name"), str) else owner.name
+        if props.get("mode") == "System" and props.get("vmSize") not in cat.facts.aks.vm_sizes:
+            labels = {**_aks_os(props, cat), **{str(k): str(v) for k, v in (props.get("nodeLabels") or {}).items()}, cat.facts.aks.pool_label: name}
+            taints = [t for t in (aks_rules.parse_taint(x) for x in props.get("nodeTaints") or [] if isinstance(x, str)) if t]
+            shapes.append(node_capacity.plain_node_shape(name, str(props.get("vmSize")), labels, taints, _aks_sizes(props)))
+            continue
+        shape = _aks_shape(Resource(owner.urn, tokens.AKS_NODE_POOL, name, {**props, "name": name}), cat)
+        if isinstance(shape, str):
+            gaps.append(f"AKS node pool {name!r}: {shape}")
+        else:
+            shapes.append(shape)
+    if index.of(tokens.AKS_NATIVE_AGENT_POOL) and not index.of(tokens.AKS_NATIVE_CLUSTER):
+        gaps.append("the AKS agent pools join an existing cluster: its other node pools are not in the plan")
     return shapes, gaps
 
 

@@ -66,11 +66,14 @@ def test_a_cluster_without_its_default_node_group_brings_no_nodes_and_no_coredns
 def test_node_groups_of_their_own():
     placed = _placed(
         ("eks:index:NodeGroupV2", "v2", {"instanceType": "c6i.xlarge", "desiredCapacity": 1, "labels": {"team": "ml"}}),
+        ("eks:index:NodeGroup", "v1", {"maxSize": 3}),  # deprecated, the same defaults
         ("eks:index:ManagedNodeGroup", "managed", {"scalingConfig": {"minSize": 0, "desiredSize": 1, "maxSize": 4}, "instanceTypes": ["m6i.large", "m6a.large"]}),
         ("eks:index:ManagedNodeGroup", "plain", {}),
     )
     groups = _groups(placed)
     assert groups["v2"]["instanceType"] == "c6i.xlarge" and groups["v2"]["nodes"] == {"min": 1, "desired": 1, "max": 2}
+    assert groups["v1"]["instanceType"] == DEFAULTS.instance_type and groups["v1"]["nodes"] == {"min": DEFAULTS.min_size, "desired": DEFAULTS.desired_capacity, "max": 3}
+    assert groups["v1"]["derived"].startswith("pulumi-eks NodeGroup 'v1', as pulumi-eks 4.3.0 makes it")
     assert groups["managed"]["instanceType"] == "m6i.large" and groups["managed"]["nodes"] == {"min": 0, "desired": 1, "max": 4}
     managed = CAT.facts.libraries.pulumi_eks.managed_scaling
     assert groups["plain"]["instanceType"] == CAT.facts.eks.node_group_default_instance_type.value

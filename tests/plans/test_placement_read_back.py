@@ -528,3 +528,23 @@ def test_a_fargate_service_s_task_is_said_to_run_on_fargate():
         fargate = "it runs on AWS Fargate, whose capacity AWS provides: not simulated" in task["notes"]
         assert fargate == (strategy.get("launchType") != "EC2"), strategy
 
+
+
+def test_azure_native_aks_pools_are_read_as_the_classic_provider_s():
+    """A ManagedCluster's agentPoolProfiles and an AgentPool of its own (azure-native's names): the
+    System pool by its labels and taints, the GPU pool by its VM size's GPUs; a GPU pod that does not
+    tolerate the GPU pool's taint is Pending, judged (the plan creates the cluster)."""
+    cluster = {"urn": "urn:pulumi:s::p::azure-native:containerservice:ManagedCluster::aks", "type": "azure-native:containerservice:ManagedCluster", "name": "aks",
+               "inputs": {"agentPoolProfiles": [{"name": "system", "mode": "System", "vmSize": "Standard_DS2_v2", "count": 3, "osType": "Linux"}]}}
+    pool = {"urn": "urn:pulumi:s::p::azure-native:containerservice:AgentPool::gpu", "type": "azure-native:containerservice:AgentPool", "name": "gpu",
+            "inputs": {"agentPoolName": "gpu", "mode": "User", "vmSize": "Standard_NC4as_T4_v3", "count": 1, "enableAutoScaling": True, "minCount": 1, "maxCount": 2,
+                       "nodeTaints": ["sku=gpu:NoSchedule"]}}
+    pod = {"containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}
+    deployment = {"urn": "urn:pulumi:s::p::kubernetes:apps/v1:Deployment::llm", "type": "kubernetes:apps/v1:Deployment", "name": "llm",
+                  "inputs": {"metadata": {"name": "llm", "namespace": "default"}, "spec": {"replicas": 1, "template": {"spec": pod}}}}
+    placed = _placed({"resources": [cluster, pool, deployment]})
+    groups = {g["nodeGroup"]: g for g in placed["nodeGroups"]}
+    assert groups["system"]["nodes"] == {"min": 3, "desired": 3, "max": 3} and groups["gpu"]["nodes"] == {"min": 1, "desired": 1, "max": 2}
+    assert groups["gpu"]["allocatable"]["nvidia.com/gpu"] == "1"
+    [llm] = [p for p in placed["pods"] if p["pod"].endswith("/llm")]
+    assert llm["status"] == "pending" and "untolerated taint" in llm["message"] and placed["gaps"] == []
