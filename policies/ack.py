@@ -112,13 +112,19 @@ def _validate_sharing_mode(args: StackValidationArgs, report: ReportViolation) -
                 report(f"{where}: {reason}", r.urn)
 
 
-@POLICIES.resource("ack-region", on=tokens.ACK_NODE_POOL)
+def _region(resource) -> str | None:
+    return provider_region(resource, "alicloud", "ALICLOUD_REGION")
+
+
+def _region_unknown(resource) -> str | None:
+    return None if _region(resource) is not None else "no region known before apply (its provider's region, alicloud:region or ALICLOUD_REGION)"
+
+
+@POLICIES.resource("ack-region", on=tokens.ACK_NODE_POOL, unjudged=_region_unknown)
 def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
     ack = _ack()
     mode = ack_rules.pool_mode(_labels(args), ack)
-    region = provider_region(args, "alicloud", "ALICLOUD_REGION")
-    if region is None:
-        return  # no region known before apply: nothing to judge
+    region = _region(args)
     reason = ack_rules.sharing_region(region, mode, ack)
     if reason:
         report(f"node pool {args.name!r} ({ack.schedule_label}={mode}): {reason}")

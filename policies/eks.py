@@ -94,16 +94,27 @@ def _validate_efa_security_group(args: StackValidationArgs, report: ReportViolat
             )
 
 
-@POLICIES.stack("eks-efa-single-az")
-def _validate_efa_single_az(args: StackValidationArgs, report: ReportViolation) -> None:
-    for template, _, group in _efa_templates(args):
+def _efa_group_zones(args: StackValidationArgs):
+    """(node group, its subnets' zones or None where they are not known) of each EFA node group."""
+    for _, _, group in _efa_templates(args):
         if group is None:
             continue
         subnets = depended_on(group, tokens.SUBNET)
         zones = [get(s.props, "availabilityZone") for s in subnets]
-        if not subnets or not all(isinstance(z, str) for z in zones):
-            continue  # subnets outside this stack: their zones are not known here
-        reason = eks_rules.efa_single_zone(zones)
+        yield group, (zones if subnets and all(isinstance(z, str) for z in zones) else None)
+
+
+def _efa_zones_unknown(args: StackValidationArgs) -> list[tuple[str, str]]:
+    return [
+        (group.urn, f"node group {group.name!r}: its subnets are outside this stack or their zones are not known before apply")
+        for group, zones in _efa_group_zones(args) if zones is None
+    ]
+
+
+@POLICIES.stack("eks-efa-single-az", unjudged=_efa_zones_unknown)
+def _validate_efa_single_az(args: StackValidationArgs, report: ReportViolation) -> None:
+    for group, zones in _efa_group_zones(args):
+        reason = eks_rules.efa_single_zone(zones) if zones is not None else None
         if reason:
             report(f"node group {group.name!r}: {reason}", group.urn)
 

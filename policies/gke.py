@@ -59,12 +59,19 @@ def _region(props) -> str | None:
     return "-".join(parts[:2]) if len(parts) > 2 else location
 
 
-@POLICIES.resource("gke-zone", on=tokens.GKE_NODE_POOL)
+def _location_unknown(resource) -> str | None:
+    """A GPU pool whose location is not known before apply."""
+    if not isinstance(_gpus(resource.props, _gke()), gke_rules.GkeGpus) or _region(resource.props) is not None:
+        return None
+    return "its location (a region or zone) is not known before apply"
+
+
+@POLICIES.resource("gke-zone", on=tokens.GKE_NODE_POOL, unjudged=_location_unknown)
 def _validate_zones(args: ResourceValidationArgs, report: ReportViolation) -> None:
     gke = _gke()
     machine_type, region = get(args.props, "nodeConfig", "machineType"), _region(args.props)
-    if not isinstance(_gpus(args.props, gke), gke_rules.GkeGpus) or region is None:
-        return  # no GPUs (or not known ones, reported above), or no location known before apply
+    if not isinstance(_gpus(args.props, gke), gke_rules.GkeGpus):
+        return  # no GPUs (or not known ones, reported by gke-accelerator)
     for zone in items(get(args.props, "nodeLocations")):
         if isinstance(zone, str):
             reason = gke_rules.zone_problem(machine_type, region, zone, gke)

@@ -86,28 +86,47 @@ def _validate_ipc_lock(args: ResourceValidationArgs, report: ReportViolation, ta
             report(f"container {name!r} {reason}")
 
 
-def _neuron_launch_template(args: ResourceValidationArgs):
+def _neuron_facts(resource):
     """(the ECS Neuron AMI or None, the Neuron instance type or None) of a launch template that starts
-    ECS Neuron container instances; not applicable otherwise."""
-    if args.resource_type != tokens.LAUNCH_TEMPLATE:
-        return None, None
-    ami = catalog.ecs_amis().get(get(args.props, "imageId"))
-    it = instance_type(catalog.load(), get(args.props, "instanceType"))
-    joins_ecs = "ECS_CLUSTER" in user_data_text(get(args.props, "userData"))
+    ECS Neuron container instances; None for any other resource."""
+    if resource.resource_type != tokens.LAUNCH_TEMPLATE:
+        return None
+    ami = catalog.ecs_amis().get(get(resource.props, "imageId"))
+    it = instance_type(catalog.load(), get(resource.props, "instanceType"))
+    joins_ecs = "ECS_CLUSTER" in user_data_text(get(resource.props, "userData"))
     neuron_ami = ami if ami is not None and ami.accelerator == "neuron" else None
     if neuron_ami is None and not (joins_ecs and it is not None and it.neuron is not None):
-        args.not_applicable("neither an ECS Neuron AMI nor a Neuron instance that joins an ECS cluster")
+        return None
     return neuron_ami, it
 
 
-@POLICIES.resource("ecs-neuron-region")
+def _neuron_launch_template(args: ResourceValidationArgs):
+    """`_neuron_facts`, the policy not applicable where there are none."""
+    if args.resource_type != tokens.LAUNCH_TEMPLATE:
+        return None, None
+    found = _neuron_facts(args)
+    if found is None:
+        args.not_applicable("neither an ECS Neuron AMI nor a Neuron instance that joins an ECS cluster")
+    return found
+
+
+def _region(resource) -> str | None:
+    return provider_region(resource, "aws", "AWS_REGION", "AWS_DEFAULT_REGION")
+
+
+def _region_unknown(resource) -> str | None:
+    """A Neuron launch template whose region is not known before apply."""
+    if _neuron_facts(resource) is None or _region(resource) is not None:
+        return None
+    return "no region known before apply (its provider's region, aws:region or AWS_REGION)"
+
+
+@POLICIES.resource("ecs-neuron-region", unjudged=_region_unknown)
 def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
     ami, it = _neuron_launch_template(args)
     if ami is None and it is None:
         return
-    region = provider_region(args, "aws", "AWS_REGION", "AWS_DEFAULT_REGION")
-    if region is None:
-        return  # no region known before apply: nothing to judge
+    region = _region(args)
     reason = ami_rules.neuron_ami_region(region, catalog.load().ecs())
     if reason:
         what = f"{ami.ami_id} is the ECS Neuron AMI {ami.variant}" if ami else f"{it.name} runs ECS on the Neuron AMI"

@@ -23,6 +23,11 @@ def table() -> dict[str, dict[str, dict[str, Any]]]:
     return {module: {row["name"]: row for row in rows} for module, rows in data.items()}
 
 
+# Every rule module's policies, in the order the modules are imported: the not-judged report
+# (policies/coverage.py) asks each what it could not judge.
+ALL: list["Policies"] = []
+
+
 class Policies(list):
     """A rule module's policies: `@POLICIES.resource("name")` or `@POLICIES.stack("name")` on each
     validate function, the name one of the module's rows in policies.yaml.
@@ -30,18 +35,30 @@ class Policies(list):
     A resource policy may name what it judges, so its function holds only the judgement:
     - `on=TOKEN`: any other resource type is not applicable;
     - `subject=f`: `f(args)` finds the subject (None: nothing to judge, or f marks the policy not
-      applicable), and the function is called as `validate(args, report, subject)`."""
+      applicable), and the function is called as `validate(args, report, subject)`;
+    - `unjudged=f`: `f(resource)` says why the policy cannot judge an applicable resource before
+      apply (a region or type not known yet), or None. The function is then not called, and the
+      advisory `rules-not-judged` names the policy, the resource and the reason: never a silent pass.
+
+    A stack policy may give `unjudged=f`, `f(args)` listing (urn, reason) of what it could not judge."""
 
     def __init__(self, module: str) -> None:
         super().__init__()
         self.module = module.rsplit(".", 1)[-1]
+        self.unjudged: list[tuple[str, str | None, Callable[[Any], Any], bool]] = []  # (policy, on, f, per resource)
+        ALL.append(self)
 
-    def resource(self, name: str, on: str | None = None, subject: Callable[[Any], Any] | None = None) -> Callable:
+    def resource(self, name: str, on: str | None = None, subject: Callable[[Any], Any] | None = None, unjudged: Callable[[Any], str | None] | None = None) -> Callable:
+        if unjudged is not None:
+            self.unjudged.append((name, on, unjudged, True))
+
         def narrowed(validate: Callable) -> Callable:
             @functools.wraps(validate)
             def judge(args, report) -> None:
                 if on is not None and args.resource_type != on:
                     args.not_applicable(f"not a {on}")
+                if unjudged is not None and unjudged(args) is not None:
+                    return None
                 if subject is None:
                     return validate(args, report)
                 found = subject(args)
@@ -50,10 +67,13 @@ class Policies(list):
 
             return judge
 
-        return self._declare(ResourceValidationPolicy, name, narrowed if on or subject else None)
+        return self._declare(ResourceValidationPolicy, name, narrowed if on or subject or unjudged else None)
 
-    def stack(self, name: str) -> Callable:
+    def stack(self, name: str, unjudged: Callable[[Any], list[tuple[str, str]]] | None = None) -> Callable:
+        if unjudged is not None:
+            self.unjudged.append((name, None, unjudged, False))
         return self._declare(StackValidationPolicy, name)
+
 
     def _declare(self, kind: type, name: str, narrowed: Callable | None = None) -> Callable:
         row = table().get(self.module, {}).get(name)
@@ -76,3 +96,19 @@ class Policies(list):
             return validate
 
         return register
+
+
+def not_judged(args: Any) -> list[tuple[str, str, str]]:
+    """(policy, urn, reason) for each applicable resource a policy of the pack could not judge."""
+    found = []
+    for module in ALL:
+        for name, on, why, per_resource in module.unjudged:
+            if not per_resource:
+                found += [(name, urn, reason) for urn, reason in why(args)]
+                continue
+            for r in args.resources:
+                if on is None or r.resource_type == on:
+                    reason = why(r)
+                    if reason is not None:
+                        found.append((name, r.urn, reason))
+    return found

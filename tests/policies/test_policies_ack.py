@@ -165,3 +165,13 @@ def test_every_pool_and_container_is_judged_past_one_that_cannot_be(judge):
 def test_only_the_sharing_charts_release_is_held_to_its_version(judge):
     other = resource(RELEASE, "other", {"chart": "some-other-chart", "version": "0.1.0"})
     assert findings(judge([other]), "ack-cluster-prerequisites", "other") == []
+
+
+def test_a_pool_of_no_known_region_is_said_not_judged(judge):
+    """No provider, no alicloud:region in the pack's config, no ALICLOUD_REGION in its environment."""
+    listed = _provider("cn-hangzhou")
+    result = judge([listed, _pool("nowhere", "core_mem"), _pool("somewhere", "core_mem", provider=listed)])
+    assert findings(result, "ack-region", "nowhere") == []
+    [message] = findings(result, "rules-not-judged", "nowhere")
+    assert message.endswith("ack-region was not judged: no region known before apply (its provider's region, alicloud:region or ALICLOUD_REGION)")
+    assert findings(result, "rules-not-judged", "somewhere") == []

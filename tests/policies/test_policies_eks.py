@@ -176,6 +176,10 @@ def test_every_efa_template_is_judged_past_one_that_cannot_be(judge):
         _node_group("spread", "trn1.32xlarge", spread, [b, c]),
     ])
     assert findings(result, "eks-efa-single-az", "outside") == [] and findings(result, "eks-efa-single-az", "unknown") == []
+    for name in ("outside", "unknown"):  # said, not passed in silence
+        [message] = findings(result, "rules-not-judged", name)
+        assert f"eks-efa-single-az was not judged: node group {name!r}: its subnets are outside this stack or their zones are not known before apply" in message
+    assert findings(result, "rules-not-judged", "spread") == []
     [message] = findings(result, "eks-efa-single-az", "spread")
     assert "the subnets span us-east-1b, us-east-1c" in message
     assert findings(result, "eks-efa-interfaces", "typeless") == [] and findings(result, "eks-efa-interfaces", "counted") != []

@@ -129,6 +129,9 @@ def test_a_zonal_clusters_location_names_its_region(judge):
     assert "us-central1-f does not offer g2-standard" in findings(result, "gke-zone", "zonal")[0]
     assert "us-central1-a is not a zone of the cluster's region europe-west4" in findings(result, "gke-zone", "elsewhere")[0]
     assert findings(result, "gke-zone", "unknown") == []  # the location is known only after apply
+    # ... which the pack says, rather than pass in silence; the judged pools are not named.
+    assert [m.split("\n", 1)[1] for m in findings(result, "rules-not-judged", "unknown")] == ["gke-zone was not judged: its location (a region or zone) is not known before apply"]
+    assert findings(result, "rules-not-judged", "zonal") == findings(result, "rules-not-judged", "elsewhere") == []
 
 
 def test_pools_without_known_gpus_are_passed_over_and_the_rest_judged(judge):
