@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from gpufleet.components.catalog import tokens
 from gpufleet.components.catalog.facts import Awsx, AwsxTaskDefinition
-from gpufleet.components.plans.index import Index, Resource, as_int
+from gpufleet.components.plans.index import Index, Resource, as_int, seq
 
 # The service inputs that make awsx leave launchType out (fargateService.ts L60-L71, ec2Service.ts L56-L67).
 _STRATEGIES = ("capacityProviderStrategies", "useClusterDefaultCapacityProviderStrategy")
@@ -49,7 +49,7 @@ def _containers(args: Mapping) -> list[dict]:
     for name in sorted(named):
         container = {k: v for k, v in named[name].items()}
         mappings = []
-        for m in container.get("portMappings") or []:
+        for m in seq(container.get("portMappings")):
             if isinstance(m, Mapping):
                 mapping = {k: v for k, v in m.items() if k != "targetGroup"}
                 if "containerPort" in mapping and "hostPort" not in mapping:
@@ -127,7 +127,7 @@ def networks(index: Index, awsx: Awsx) -> tuple[list[dict], list[str]]:
         if _built_by_provider(index, vpc):
             continue
         props = vpc.props
-        names = [z for z in props.get("availabilityZoneNames") or [] if isinstance(z, str)]
+        names = [z for z in seq(props.get("availabilityZoneNames")) if isinstance(z, str)]
         count = len(names) or as_int(props.get("numberOfAvailabilityZones"), defaults.availability_zones)
         zones = names or [f"the region's zone {i + 1} (by name)" for i in range(count)]
         cidr = props.get("cidrBlock", defaults.cidr_block)

@@ -65,3 +65,13 @@ def as_int(value: object, default: int = 0) -> int:
         return int(float(value))
     except (ValueError, OverflowError):
         return default
+
+
+def mapping(value: object) -> Mapping:
+    """An input read as a map: any other shape (a foreign program may pass anything) reads empty."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def seq(value: object) -> list:
+    """An input read as a list: any other shape reads empty."""
+    return list(value) if isinstance(value, (list, tuple)) else []

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from gpufleet.components.catalog import tokens
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.charts import at
-from gpufleet.components.plans.index import Index, Resource, as_int, truthy
+from gpufleet.components.plans.index import Index, Resource, as_int, mapping, seq, truthy
 from gpufleet.components.simulate import karpenter, node_capacity
 from gpufleet.components.simulate.k8s_shapes import NodeShape, QuantityError, quantity
 
@@ -20,22 +20,21 @@ _OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gt
 
 
 def _spec(pool: Resource) -> Mapping:
-    spec = pool.props.get("spec")
-    return spec if isinstance(spec, Mapping) else {}
+    return mapping(pool.props.get("spec"))
 
 
 def _name(pool: Resource) -> str:
-    metadata = pool.props.get("metadata") if isinstance(pool.props.get("metadata"), Mapping) else {}
-    return metadata["name"] if isinstance(metadata.get("name"), str) else pool.name
+    name = mapping(pool.props.get("metadata")).get("name")
+    return name if isinstance(name, str) else pool.name
 
 
 def _requirements(template: Mapping, name: str, gaps: list[str]) -> list[karpenter.Requirement]:
     found = []
-    for r in template.get("requirements") or []:
-        if not isinstance(r, Mapping) or not isinstance(r.get("key"), str) or r.get("operator") not in _OPERATORS:
+    for r in seq(template.get("requirements")):
+        if not isinstance(r, Mapping) or not isinstance(r.get("key"), str) or r.get("operator") not in _OPERATORS or not isinstance(r.get("values", []), (list, tuple)):
             gaps.append(f"Karpenter NodePool {name!r}: requirement {r!r} is not one the simulation reads: not judged")
             continue
-        if tokens.UNKNOWN in (r.get("values") or []):
+        if tokens.UNKNOWN in r.get("values", []):
             gaps.append(f"Karpenter NodePool {name!r}: requirement on {r['key']} has a value not known until apply: not judged")
             continue
         found.append(karpenter.Requirement(r["key"], r["operator"], tuple(str(v) for v in r.get("values") or [])))
@@ -44,7 +43,7 @@ def _requirements(template: Mapping, name: str, gaps: list[str]) -> list[karpent
 
 def _limits(spec: Mapping, name: str, gaps: list[str]) -> dict[str, int]:
     found = {}
-    for resource, value in (spec.get("limits") or {}).items() if isinstance(spec.get("limits"), Mapping) else ():
+    for resource, value in mapping(spec.get("limits")).items():
         try:
             found[str(resource)] = quantity(str(resource), value)
         except QuantityError:
@@ -62,7 +61,7 @@ def _overlays(index: Index, cat: Catalog, gaps: list[str]) -> list[tuple[list[ka
     if not overlays:
         return found
     releases = [r for r in index.of(tokens.HELM_RELEASE) if r.props.get("chart") == facts.chart.chart]
-    gate = [at(r.props.get("values") if isinstance(r.props.get("values"), Mapping) else {}, facts.node_overlay.feature_gate) for r in releases]
+    gate = [at(mapping(r.props.get("values")), facts.node_overlay.feature_gate) for r in releases]
     on = any(truthy(g) for g in gate)
     for overlay in sorted(overlays, key=lambda o: (-as_int(_spec(o).get("weight")), _name(o))):
         name, spec = _name(overlay), _spec(overlay)
@@ -90,13 +89,12 @@ def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
         if not spec:
             gaps.append(f"Karpenter NodePool {name!r}: its spec is not known offline: the nodes it would launch are not judged")
             continue
-        template = spec.get("template") if isinstance(spec.get("template"), Mapping) else {}
-        node = template.get("spec") if isinstance(template.get("spec"), Mapping) else {}
-        metadata = template.get("metadata") if isinstance(template.get("metadata"), Mapping) else {}
+        template = mapping(spec.get("template"))
+        node, metadata = mapping(template.get("spec")), mapping(template.get("metadata"))
         requirements = _requirements(node, name, gaps)
-        labels = {str(k): str(v) for k, v in (metadata.get("labels") or {}).items()} if isinstance(metadata.get("labels"), Mapping) else {}
+        labels = {str(k): str(v) for k, v in mapping(metadata.get("labels")).items()}
         labels[facts.labels.node_pool] = name
-        taints = tuple(t for t in node.get("taints") or [] if isinstance(t, Mapping))
+        taints = tuple(t for t in seq(node.get("taints")) if isinstance(t, Mapping))
         unjudged = sorted({r.key for r in requirements if r.key.rsplit("/", 1)[-1] in facts.labels.not_in_catalog and r.key.startswith(facts.labels.domain)})
         if unjudged:
             gaps.append(f"Karpenter NodePool {name!r}: requirements on {', '.join(unjudged)}, which EC2's record in the catalog does not give: not judged")

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from gpufleet.components.catalog import tokens
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.facts import EksLibraryNodeGroup
-from gpufleet.components.plans.index import Index, Resource, as_int, truthy
+from gpufleet.components.plans.index import Index, Resource, as_int, seq, truthy
 from gpufleet.components.simulate import k8s_scheduler, node_capacity
 
 # The Cluster's own node arguments, which nodeGroupOptions replaces (pulumi-eks takes one or the other).
@@ -45,7 +45,7 @@ def _taints(options: Mapping) -> list[dict]:
     given = options.get("taints")
     if isinstance(given, Mapping):
         return [{"key": str(k), "value": v.get("value"), "effect": v.get("effect")} for k, v in given.items() if isinstance(v, Mapping)]
-    return [t for t in given or [] if isinstance(t, Mapping)]  # ManagedNodeGroup: aws.eks taints
+    return [t for t in seq(given) if isinstance(t, Mapping)]  # ManagedNodeGroup: aws.eks taints
 
 
 def _shape(name: str, options: Mapping, defaults: EksLibraryNodeGroup, version: str, cat: Catalog, gpu_sharing: dict, why: str) -> k8s_scheduler.NodeShape | str:

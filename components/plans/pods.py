@@ -14,7 +14,7 @@ from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.rules.efa import EFA_TYPES
 from gpufleet.components.catalog.facts import Chart
 from gpufleet.components.plans import libraries
-from gpufleet.components.plans.index import CONFIG_FILES, Index, Resource, as_int, truthy
+from gpufleet.components.plans.index import CONFIG_FILES, Index, Resource, as_int, seq, truthy
 from gpufleet.components.rules.eks import node_group_name
 from gpufleet.components.catalog import tokens
 
@@ -137,7 +137,7 @@ def _aks_native_pools(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.No
     """azure-native's AKS pools (a ManagedCluster's agentPoolProfiles, and AgentPools), read as the
     classic provider's: a GPU VM size of the curated table as its GPUs; a System pool of another
     size by its labels and taints only, as a classic cluster's default pool."""
-    pools = [(c, p) for c in index.of(tokens.AKS_NATIVE_CLUSTER) for p in c.props.get("agentPoolProfiles") or [] if isinstance(p, Mapping)]
+    pools = [(c, p) for c in index.of(tokens.AKS_NATIVE_CLUSTER) for p in seq(c.props.get("agentPoolProfiles")) if isinstance(p, Mapping)]
     pools += [(a, {**a.props, "name": a.props.get("agentPoolName", a.name)}) for a in index.of(tokens.AKS_NATIVE_AGENT_POOL)]
     shapes, gaps = [], []
     for owner, profile in pools:

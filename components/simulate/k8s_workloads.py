@@ -116,9 +116,9 @@ def pod_template(owner: str, replicas: int | None, spec: Mapping, *, urn: str | 
 def object_pods(type_token: str, name: str, obj: Mapping, urn: str | None = None) -> list[PodTemplate]:
     """The pod templates of a Kubernetes object (none for kinds that run no pods)."""
     kind = kind_of(type_token)
-    metadata = obj.get("metadata") or {}
-    namespace = metadata.get("namespace") or "default"
-    label = f"{kind} {namespace}/{metadata.get('name') or name}"
+    metadata = obj.get("metadata") if isinstance(obj, Mapping) and isinstance(obj.get("metadata"), Mapping) else {}
+    namespace = metadata.get("namespace") if isinstance(metadata.get("namespace"), str) else "default"
+    label = f"{kind} {namespace}/{metadata.get('name') if isinstance(metadata.get('name'), str) else name}"
     found = []
     for where, replicas, spec in pod_specs(type_token, obj):
         role = where.split(".")[2] if kind == "MPIJob" else None
