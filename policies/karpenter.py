@@ -4,7 +4,7 @@ spec calls (components/rules/karpenter.py)."""
 
 from __future__ import annotations
 
-from pulumi_policy import ReportViolation, ResourceValidationArgs
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.components.catalog import catalog, tokens
 from gpufleet.components.plans import index as plan_index, karpenter as plan_karpenter
@@ -50,3 +50,22 @@ def _validate_limited(args: ResourceValidationArgs, report: ReportViolation, sub
     reason = karpenter_rules.unlimited_accelerator_pool(_kind(pool), pool.limits, catalog.load().facts.eks)
     if reason:
         report(f"NodePool {pool.name!r}: {reason}")
+
+
+def _stack_pools(args: StackValidationArgs) -> list:
+    """The stack's NodePools, each read with the EC2NodeClasses of the stack."""
+    wanted = (tokens.KARPENTER_NODE_POOL, tokens.KARPENTER_EC2_NODE_CLASS)
+    resources = [plan_index.Resource(r.urn, r.resource_type, r.name, plain(r.props)) for r in args.resources if r.resource_type in wanted]
+    pools, _ = plan_karpenter.pools(plan_index.Index(resources), catalog.load())
+    return pools
+
+
+def _node_class_unseen(args: StackValidationArgs) -> list[tuple[str, str]]:
+    return [(p.urn, f"NodePool {p.name!r} allows only reserved capacity, and its EC2NodeClass {p.unseen_node_class!r} is not in this stack") for p in _stack_pools(args) if p.unseen_node_class]
+
+
+@POLICIES.stack("karpenter-reserved-has-reservations", unjudged=_node_class_unseen)
+def _validate_reserved(args: StackValidationArgs, report: ReportViolation) -> None:
+    for pool in _stack_pools(args):
+        if pool.refused:
+            report(f"NodePool {pool.name!r}: {pool.refused}", pool.urn)

@@ -655,11 +655,17 @@ class NodeOverlayFacts(Sourced):
     enabled_by_default: bool
 
 
+class ReservedCapacity(Sourced):
+    capacity_type: str
+    selector: str  # the EC2NodeClass field that selects the reservations
+
+
 class Karpenter(_Facts):
     version: str
     allocatable: KarpenterAllocatable
     labels: KarpenterLabels
     node_pool_order: Sourced
+    reserved_capacity: ReservedCapacity
     chart: KarpenterChart
     node_overlay: NodeOverlayFacts
 

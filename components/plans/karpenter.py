@@ -13,6 +13,7 @@ from gpufleet.components.catalog import tokens
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.charts import at
 from gpufleet.components.plans.index import Index, Resource, as_int, mapping, seq, truthy
+from gpufleet.components.rules import karpenter as karpenter_rules
 from gpufleet.components.simulate import karpenter, node_capacity
 from gpufleet.components.simulate.k8s_shapes import NodeShape, QuantityError, quantity
 
@@ -78,6 +79,22 @@ def _overlays(index: Index, cat: Catalog, gaps: list[str]) -> list[tuple[list[ka
     return found
 
 
+def _capacity_types(requirements: list[karpenter.Requirement], key: str) -> frozenset[str] | None:
+    """The capacity types a pool's requirements allow (None: left open)."""
+    allowed = [frozenset(r.values) for r in requirements if r.key == key and r.operator == "In"]
+    return frozenset.intersection(*allowed) if allowed else None
+
+
+def _node_class(index: Index, node: Mapping) -> tuple[str | None, Mapping | None]:
+    """(the name of the EC2NodeClass a pool's template refers to, its spec where the plan holds it)."""
+    ref = mapping(node.get("nodeClassRef"))
+    name = ref.get("name") if isinstance(ref.get("name"), str) else None
+    for resource in index.of(tokens.KARPENTER_EC2_NODE_CLASS):
+        if name is not None and _name(resource) == name:
+            return name, _spec(resource)
+    return name, None
+
+
 def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
     """Every NodePool of the plan as the simulation launches from it, and what of them is unknown."""
     facts, eks = cat.facts.karpenter, cat.facts.eks
@@ -126,8 +143,14 @@ def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
             if r.key in type_keys:
                 continue
             defined[r.key] = frozenset(r.values) if r.operator == "In" else None
+        class_name, node_class = _node_class(index, node)
+        capacity_types = _capacity_types(requirements, facts.labels.capacity_type)
+        refused = karpenter_rules.reserved_without_reservations(capacity_types, node_class, facts)
+        unseen = class_name if node_class is None and capacity_types is not None and capacity_types <= {facts.reserved_capacity.capacity_type} else None
+        if unseen is not None:
+            gaps.append(f"Karpenter NodePool {name!r}: its EC2NodeClass {unseen!r} is not in the plan, so the capacity reservations it selects are not known")
         found.append(karpenter.Pool(
             name, as_int(spec.get("weight")), tuple(candidates), defined, _limits(spec, name, gaps), resource.urn,
-            well_known=frozenset({names.zone, facts.labels.capacity_type, names.os, names.arch}),
+            well_known=frozenset({names.zone, facts.labels.capacity_type, names.os, names.arch}), refused=refused, unseen_node_class=unseen,
         ))
     return found, gaps

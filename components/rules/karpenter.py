@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gpufleet.components.catalog.catalog import InstanceType
-from gpufleet.components.catalog.facts import EksFacts
+from gpufleet.components.catalog.facts import EksFacts, Karpenter
 from gpufleet.components.rules import eks as eks_rules
 from gpufleet.components.rules.k8s import k8s_effect
 
@@ -48,3 +48,18 @@ def unlimited_accelerator_pool(kind: str | None, limits: Mapping[str, int], eks:
         return None
     resource = getattr(eks.accelerator_resources, kind)
     return f"every type it admits has {kind} accelerators but it sets no limits: set spec.limits ({resource}, cpu) to bound what it may launch"
+
+
+def reserved_without_reservations(capacity_types: frozenset[str] | None, node_class: Mapping | None, karpenter: Karpenter) -> str | None:
+    """A pool that allows only reserved capacity launches only into reservations its EC2NodeClass
+    selects: with none selected it never launches. `capacity_types` None: the pool leaves them open;
+    `node_class` None: not known here (the caller says so)."""
+    reserved = karpenter.reserved_capacity
+    if not capacity_types or capacity_types - {reserved.capacity_type} or node_class is None:
+        return None
+    if node_class.get(reserved.selector):
+        return None
+    return (
+        f"it allows only {reserved.capacity_type} capacity, and its EC2NodeClass selects no capacity reservation "
+        f"({reserved.selector}): Karpenter has no offering to launch, and its pods stay Pending"
+    )

@@ -82,6 +82,8 @@ class Pool:
     urn: str | None = None
     well_known: frozenset[str] = frozenset()  # keys a pod may select though the pool leaves them open (zone, capacity type)
     why_empty: str = ""  # why its requirements admit no type
+    refused: str | None = None  # why it never launches, whatever it admits (no offering: reserved capacity with no reservation)
+    unseen_node_class: str | None = None  # its EC2NodeClass, where the plan does not hold it
 
 
 def order(pools: Sequence[Pool]) -> list[Pool]:
@@ -194,6 +196,9 @@ def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool
                 wanted -= added
                 mine.append(claim)
         for pool in ordered:
+            if pool.refused and wanted > 0:
+                refusals[pool.name] = pool.refused
+                continue
             while wanted > 0:
                 options = [c for c in pool.candidates if _fits_limits(c, remaining[pool.name])]
                 if not options:

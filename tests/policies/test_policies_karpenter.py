@@ -58,3 +58,35 @@ def test_an_accelerator_pool_carries_its_taint_and_limits(judge):
         assert _said(result, "karpenter-accelerator-pool-tainted", name) == _said(result, "karpenter-accelerator-pool-limited", name) == []
     assert _said(result, "karpenter-accelerator-pool-tainted", "neuron") == []
     assert {f.level for f in result.findings if f.policy.startswith("karpenter-accelerator")} == {"advisory"}
+
+
+def _node_class(name: str, **spec) -> dict:
+    inputs = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name}, "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "node", **spec}}
+    return resource(tokens.KARPENTER_EC2_NODE_CLASS, f"{name}-class", inputs)
+
+
+def _reserved_pool(name: str, node_class: str, capacity_types=("reserved",)) -> dict:
+    pool = _pool(name, [_family("p5"), {"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(capacity_types)}], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 16})
+    pool["inputs"]["spec"]["template"]["spec"]["nodeClassRef"]["name"] = node_class
+    return pool
+
+
+def test_reserved_capacity_needs_reservations_the_node_class_selects(judge):
+    result = judge([
+        _node_class("plain"), _node_class("blocks", capacityReservationSelectorTerms=[{"id": "cr-0123456789abcdef0"}]),
+        _reserved_pool("none-selected", "plain"),
+        _reserved_pool("selected", "blocks"),
+        _reserved_pool("falls-back", "plain", ("reserved", "on-demand")),
+        _reserved_pool("elsewhere", "not-in-this-stack"),
+    ])
+    policy = "karpenter-reserved-has-reservations"
+    assert _said(result, policy, "none-selected") == [
+        "NodePool 'none-selected': it allows only reserved capacity, and its EC2NodeClass selects no capacity reservation "
+        "(capacityReservationSelectorTerms): Karpenter has no offering to launch, and its pods stay Pending"
+    ]
+    assert {f.level for f in result.findings if f.policy == policy} == {"mandatory"}
+    for name in ("selected", "falls-back", "elsewhere"):
+        assert _said(result, policy, name) == [], name
+    assert _said(result, "rules-not-judged", "elsewhere") == [
+        "karpenter-reserved-has-reservations was not judged: NodePool 'elsewhere' allows only reserved capacity, and its EC2NodeClass 'not-in-this-stack' is not in this stack"
+    ]

@@ -255,3 +255,13 @@ def test_a_node_no_device_plugin_serves_leaves_its_pods_pending():
     [llm] = [p for p in _placed(unlabelled, _device_plugin(), _deployment("llm", 1, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))["pods"] if p["pod"].endswith("/llm")]
     assert (llm["status"], llm["pending"]) == ("pending", 1)
     assert "Karpenter launches nodes for it, but no device plugin of the plan runs on them to advertise nvidia.com/gpu" in llm["message"]
+
+
+def test_never_provisioned_from_reserved_capacity_without_a_reservation():
+    pool = _pool("reserved", [_types(["g5.xlarge"]), {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["reserved"]}])
+    node_class = {"urn": "urn:pulumi:s::p::kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::default", "type": "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "name": "default",
+                  "inputs": {"metadata": {"name": "default"}, "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}}}
+    web = _pods(pool, node_class, _deployment("web", 1, {"cpu": "1"}))["web"]
+    assert web["status"] == "pending" and "NodePool reserved: it allows only reserved capacity, and its EC2NodeClass selects no capacity reservation" in web["message"]
+    node_class["inputs"]["spec"]["capacityReservationSelectorTerms"] = [{"id": "cr-0123456789abcdef0"}]
+    assert _pods(pool, node_class, _deployment("web", 1, {"cpu": "1"}))["web"]["status"] == "provisioned"
