@@ -29,8 +29,8 @@ def _kind(pool) -> str | None:
 
 @POLICIES.resource("karpenter-nodepool-admits-a-type", on=tokens.KARPENTER_NODE_POOL, subject=_pool)
 def _validate_admits(args: ResourceValidationArgs, report: ReportViolation, subject) -> None:
-    pool, gaps = subject
-    reason = karpenter_rules.admits_no_type(len(pool.candidates), gaps)
+    pool, _ = subject
+    reason = karpenter_rules.admits_no_type(len(pool.candidates), pool.unjudged)
     if reason:
         report(f"NodePool {pool.name!r}: {reason}")
 
@@ -69,3 +69,10 @@ def _validate_reserved(args: StackValidationArgs, report: ReportViolation) -> No
     for pool in _stack_pools(args):
         if pool.refused:
             report(f"NodePool {pool.name!r}: {pool.refused}", pool.urn)
+
+
+@POLICIES.stack("karpenter-ami-runs-accelerator")
+def _validate_ami(args: StackValidationArgs, report: ReportViolation) -> None:
+    for pool in _stack_pools(args):
+        if pool.ami_problem:
+            report(f"NodePool {pool.name!r}: {pool.ami_problem}", pool.urn)

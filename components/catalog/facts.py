@@ -655,6 +655,10 @@ class NodeOverlayFacts(Sourced):
     enabled_by_default: bool
 
 
+class AmiVariants(Sourced):
+    families: dict[str, dict[str, list[str]]]  # alias family -> architecture -> accelerators with a variant
+
+
 class ReservedCapacity(Sourced):
     capacity_type: str
     selector: str  # the EC2NodeClass field that selects the reservations
@@ -665,6 +669,7 @@ class Karpenter(_Facts):
     allocatable: KarpenterAllocatable
     labels: KarpenterLabels
     node_pool_order: Sourced
+    ami_variants: AmiVariants
     reserved_capacity: ReservedCapacity
     chart: KarpenterChart
     node_overlay: NodeOverlayFacts

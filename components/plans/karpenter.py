@@ -13,7 +13,7 @@ from gpufleet.components.catalog import tokens
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.charts import at
 from gpufleet.components.plans.index import Index, Resource, as_int, mapping, seq, truthy
-from gpufleet.components.rules import karpenter as karpenter_rules
+from gpufleet.components.rules import eks as eks_rules, karpenter as karpenter_rules
 from gpufleet.components.simulate import karpenter, node_capacity
 from gpufleet.components.simulate.k8s_shapes import NodeShape, QuantityError, quantity
 
@@ -95,6 +95,13 @@ def _node_class(index: Index, node: Mapping) -> tuple[str | None, Mapping | None
     return name, None
 
 
+def _alias_family(node_class: Mapping | None) -> str | None:
+    """The AMI family of an EC2NodeClass that selects its AMI by alias (the only term), else None."""
+    terms = [t for t in seq((node_class or {}).get("amiSelectorTerms")) if isinstance(t, Mapping)]
+    alias = terms[0].get("alias") if len(terms) == 1 else None
+    return alias.split("@", 1)[0] if isinstance(alias, str) else None
+
+
 def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
     """Every NodePool of the plan as the simulation launches from it, and what of them is unknown."""
     facts, eks = cat.facts.karpenter, cat.facts.eks
@@ -103,6 +110,7 @@ def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
     overlays = _overlays(index, cat, gaps)
     for resource in index.of(tokens.KARPENTER_NODE_POOL):
         name, spec = _name(resource), _spec(resource)
+        before = len(gaps)
         if not spec:
             gaps.append(f"Karpenter NodePool {name!r}: its spec is not known offline: the nodes it would launch are not judged")
             continue
@@ -117,7 +125,7 @@ def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
             gaps.append(f"Karpenter NodePool {name!r}: requirements on {', '.join(unjudged)}, which EC2's record in the catalog does not give: not judged")
         defined: dict[str, frozenset[str] | None] = {k: frozenset({v}) for k, v in labels.items()}
         type_keys = set()
-        candidates = []
+        candidates, ami_problem = [], None
         for it in cat.types.values():
             type_labels = node_capacity.karpenter_labels(it, facts, eks)
             type_keys |= set(type_labels)
@@ -143,7 +151,20 @@ def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
             if r.key in type_keys:
                 continue
             defined[r.key] = frozenset(r.values) if r.operator == "In" else None
+        # What leaves the pool's admitted types undecided (its requirements' gaps, not its AMI's).
+        requirement_gaps = tuple(gaps[before:])
         class_name, node_class = _node_class(index, node)
+        family = _alias_family(node_class)
+        variants = facts.ami_variants.families.get(family) if family else None
+        accelerated = [c for c in candidates if eks_rules.accelerator(cat.get(c.shape.instance_type))]
+        if variants is not None and accelerated:
+            arch = names.arch
+            kept = [c for c in candidates if (kind := eks_rules.accelerator(cat.get(c.shape.instance_type))) is None or kind in variants.get(c.shape.labels.get(arch), [])]
+            if not kept:
+                ami_problem = karpenter_rules.no_ami_for_accelerators(family, facts)
+            candidates = kept
+        elif accelerated:
+            gaps.append(f"Karpenter NodePool {name!r}: its EC2NodeClass {class_name!r} does not select its AMI by one alias (or is not in the plan): whether its AMI runs the accelerators is not judged")
         capacity_types = _capacity_types(requirements, facts.labels.capacity_type)
         refused = karpenter_rules.reserved_without_reservations(capacity_types, node_class, facts)
         unseen = class_name if node_class is None and capacity_types is not None and capacity_types <= {facts.reserved_capacity.capacity_type} else None
@@ -151,6 +172,7 @@ def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
             gaps.append(f"Karpenter NodePool {name!r}: its EC2NodeClass {unseen!r} is not in the plan, so the capacity reservations it selects are not known")
         found.append(karpenter.Pool(
             name, as_int(spec.get("weight")), tuple(candidates), defined, _limits(spec, name, gaps), resource.urn,
-            well_known=frozenset({names.zone, facts.labels.capacity_type, names.os, names.arch}), refused=refused, unseen_node_class=unseen,
+            well_known=frozenset({names.zone, facts.labels.capacity_type, names.os, names.arch}), refused=refused, unseen_node_class=unseen, ami_problem=ami_problem,
+            unjudged=requirement_gaps,
         ))
     return found, gaps

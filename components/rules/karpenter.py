@@ -63,3 +63,12 @@ def reserved_without_reservations(capacity_types: frozenset[str] | None, node_cl
         f"it allows only {reserved.capacity_type} capacity, and its EC2NodeClass selects no capacity reservation "
         f"({reserved.selector}): Karpenter has no offering to launch, and its pods stay Pending"
     )
+
+
+def no_ami_for_accelerators(family: str, karpenter: Karpenter) -> str:
+    """Every type a pool admits has an accelerator its EC2NodeClass's alias family has no AMI
+    variant for: Karpenter finds no AMI for them, and launches none."""
+    return (
+        f"its EC2NodeClass's AMI alias family {family} has no AMI variant for the accelerators of the types it admits: "
+        "Karpenter finds no AMI for them and launches none; use an alias family with the accelerator's variant (al2023 or bottlerocket)"
+    )

@@ -84,6 +84,8 @@ class Pool:
     why_empty: str = ""  # why its requirements admit no type
     refused: str | None = None  # why it never launches, whatever it admits (no offering: reserved capacity with no reservation)
     unseen_node_class: str | None = None  # its EC2NodeClass, where the plan does not hold it
+    unjudged: tuple[str, ...] = ()  # what of its requirements could not be judged (its types are then a guess)
+    ami_problem: str | None = None  # why its node class's AMIs run none of its types
 
 
 def order(pools: Sequence[Pool]) -> list[Pool]:
@@ -196,8 +198,8 @@ def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool
                 wanted -= added
                 mine.append(claim)
         for pool in ordered:
-            if pool.refused and wanted > 0:
-                refusals[pool.name] = pool.refused
+            if (pool.refused or pool.ami_problem) and wanted > 0:
+                refusals[pool.name] = pool.refused or pool.ami_problem
                 continue
             while wanted > 0:
                 options = [c for c in pool.candidates if _fits_limits(c, remaining[pool.name])]

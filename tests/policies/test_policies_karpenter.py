@@ -90,3 +90,26 @@ def test_reserved_capacity_needs_reservations_the_node_class_selects(judge):
     assert _said(result, "rules-not-judged", "elsewhere") == [
         "karpenter-reserved-has-reservations was not judged: NodePool 'elsewhere' allows only reserved capacity, and its EC2NodeClass 'not-in-this-stack' is not in this stack"
     ]
+
+
+def _aliased_pool(name: str, family: str, alias: str) -> list[dict]:
+    pool = _pool(name, [_family(family)], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 8})
+    pool["inputs"]["spec"]["template"]["spec"]["nodeClassRef"]["name"] = name
+    node_class = _node_class(name)
+    node_class["inputs"]["spec"]["amiSelectorTerms"] = [{"alias": alias}]
+    return [pool, node_class]
+
+
+def test_the_node_class_s_ami_runs_the_pool_s_accelerators(judge):
+    """Karpenter 1.14.1's AMI families: AL2's accelerated AMI is x86_64 only, so Graviton GPU types
+    (g5g) get no AMI under al2@latest; AL2023 and Bottlerocket have an arm64 NVIDIA variant."""
+    result = judge([*_aliased_pool("al2-arm", "g5g", "al2@latest"), *_aliased_pool("al2023-arm", "g5g", "al2023@latest"),
+                    *_aliased_pool("br-arm", "g5g", "bottlerocket@latest"), *_aliased_pool("al2-x86", "g5", "al2@latest")])
+    policy = "karpenter-ami-runs-accelerator"
+    assert _said(result, policy, "al2-arm") == [
+        "NodePool 'al2-arm': its EC2NodeClass's AMI alias family al2 has no AMI variant for the accelerators of the types it admits: "
+        "Karpenter finds no AMI for them and launches none; use an alias family with the accelerator's variant (al2023 or bottlerocket)"
+    ]
+    for name in ("al2023-arm", "br-arm", "al2-x86"):
+        assert _said(result, policy, name) == [], name
+    assert {f.level for f in result.findings if f.policy == policy} == {"mandatory"}
