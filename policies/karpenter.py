@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
+from gpufleet.components.apis import karpenter as karpenter_api
 from gpufleet.components.catalog import catalog, tokens
 from gpufleet.components.plans import index as plan_index, karpenter as plan_karpenter
 from gpufleet.components.rules import karpenter as karpenter_rules
@@ -17,7 +18,7 @@ POLICIES = Policies(__name__)
 
 def _pool(args: ResourceValidationArgs) -> tuple[plan_karpenter.karpenter.Pool, list[str]] | None:
     """The pool as the simulation launches from it, and what of it is unknown (None: its spec is not known)."""
-    resource = plan_index.Resource(args.urn, args.resource_type, args.name, plain(args.props))
+    resource = plan_index.Resource(args.urn, args.resource_type, args.name, plain(args.props, tokens.UNKNOWN))
     pools, gaps = plan_karpenter.pools(plan_index.Index([resource]), catalog.load())
     return (pools[0], gaps) if pools else None
 
@@ -25,6 +26,20 @@ def _pool(args: ResourceValidationArgs) -> tuple[plan_karpenter.karpenter.Pool, 
 def _kind(pool) -> str | None:
     cat = catalog.load()
     return karpenter_rules.accelerator_kind([cat.get(c.shape.instance_type) for c in pool.candidates])
+
+
+def _crd_subject(args: ResourceValidationArgs):
+    if args.resource_type not in karpenter_api.checked_types():
+        args.not_applicable("not a Karpenter NodePool, EC2NodeClass or NodeOverlay")
+    return plain(args.props, tokens.UNKNOWN)  # the engine's marker where a value is known only after apply
+
+
+@POLICIES.resource("karpenter-crd-schema", subject=_crd_subject)
+def _validate_crd(args: ResourceValidationArgs, report: ReportViolation, obj) -> None:
+    found = karpenter_api.check(args.resource_type, obj)
+    kind = args.resource_type.rsplit(":", 1)[-1]
+    for problem in found.problems:
+        report(f"{kind} {args.name!r}: {problem} (its CRD's schema, Karpenter {catalog.load().facts.karpenter.version}; its {found.cel_rules} CEL rules are not evaluated)")
 
 
 @POLICIES.resource("karpenter-nodepool-admits-a-type", on=tokens.KARPENTER_NODE_POOL, subject=_pool)
@@ -55,7 +70,7 @@ def _validate_limited(args: ResourceValidationArgs, report: ReportViolation, sub
 def _stack_pools(args: StackValidationArgs) -> list:
     """The stack's NodePools, each read with the EC2NodeClasses of the stack."""
     wanted = (tokens.KARPENTER_NODE_POOL, tokens.KARPENTER_EC2_NODE_CLASS)
-    resources = [plan_index.Resource(r.urn, r.resource_type, r.name, plain(r.props)) for r in args.resources if r.resource_type in wanted]
+    resources = [plan_index.Resource(r.urn, r.resource_type, r.name, plain(r.props, tokens.UNKNOWN)) for r in args.resources if r.resource_type in wanted]
     pools, _ = plan_karpenter.pools(plan_index.Index(resources), catalog.load())
     return pools
 

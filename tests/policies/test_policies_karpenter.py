@@ -113,3 +113,21 @@ def test_the_node_class_s_ami_runs_the_pool_s_accelerators(judge):
     for name in ("al2023-arm", "br-arm", "al2-x86"):
         assert _said(result, policy, name) == [], name
     assert {f.level for f in result.findings if f.policy == policy} == {"mandatory"}
+
+
+def test_objects_are_valid_against_their_crd(judge):
+    """The CRD's schema at Karpenter 1.14.1, as the API server holds it; a value known only after
+    apply (the node role's ARN, the subnets) is not judged."""
+    bad = _pool("bad", [{"key": "karpenter.k8s.aws/instance-family", "operator": "Within", "values": ["g5"]}])
+    bad["inputs"]["spec"]["disruption"] = {"consolidationPolicy": "WhenEmpty"}  # consolidateAfter is required with it
+    unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+    node_class = _node_class("default", role=unknown, subnetSelectorTerms=unknown, securityGroupSelectorTerms=[{"id": unknown}])
+    result = judge([bad, _pool("good", [_family("g5")], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 4}), node_class])
+    said = _said(result, "karpenter-crd-schema", "bad")
+    assert said == [
+        "NodePool 'bad': spec.disruption: 'consolidateAfter' is a required property (its CRD's schema, Karpenter 1.14.1; its 20 CEL rules are not evaluated)",
+        "NodePool 'bad': spec.template.spec.requirements[0].operator: 'Within' is not one of ['Gte', 'Lte', 'In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'] "
+        "(its CRD's schema, Karpenter 1.14.1; its 20 CEL rules are not evaluated)",
+    ]
+    assert _said(result, "karpenter-crd-schema", "good") == _said(result, "karpenter-crd-schema", "default-class") == []
+    assert {f.level for f in result.findings if f.policy == "karpenter-crd-schema"} == {"mandatory"}
