@@ -84,6 +84,19 @@ def _validate_capacity_blocks(args: StackValidationArgs, report: ReportViolation
             report(f"capacity block node group {group.name!r}: {reason}", group.urn)
 
 
+def _auto_mode_unknown(resource) -> str | None:
+    """A cluster whose Auto Mode settings are known only after apply."""
+    props, auto_mode = plain(resource.props, tokens.UNKNOWN), catalog.load().facts.eks.auto_mode
+    values = [api_rules.at(props, path) for path in auto_mode.capabilities] + [props.get("bootstrapSelfManagedAddons")]
+    return "its Auto Mode settings are not known before apply" if tokens.UNKNOWN in values else None
+
+
+@POLICIES.resource("eks-auto-mode-capabilities", on=tokens.EKS_CLUSTER, unjudged=_auto_mode_unknown)
+def _validate_auto_mode(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    for reason in api_rules.auto_mode_problems(plain(args.props), catalog.load().facts.eks.auto_mode):
+        report(f"EKS cluster {args.name!r} {reason}")
+
+
 def _quota_findings(args: StackValidationArgs):
     """(problem, urn) of every quota the plan passes."""
     quotas = catalog.load().facts.quotas

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
+from gpufleet.components.apis import aws_rules as api_rules
 from gpufleet.components.catalog import catalog
 from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules
 from gpufleet.components.rules.efa import efa_bandwidth_note, efa_layout_problems
 from gpufleet.policies.eks_nodes import has_efa, interfaces, node_group_type, template_types
 from gpufleet.policies.k8s import operator_installs_driver
 from gpufleet.policies.registry import Policies
-from gpufleet.policies.inputs import depended_on, get, instance_type, items, present, truthy
+from gpufleet.policies.inputs import depended_on, get, instance_type, items, plain, present, truthy
 from gpufleet.components.catalog import tokens
 
 POLICIES = Policies(__name__)
@@ -49,6 +50,20 @@ def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None
         reason = k8s_rules.one_driver_problem(eks_rules.ami_driver(ami, eks_facts), f"amiType {ami}", operator)
         if reason:
             report(f"node group {group.name!r}: {reason}", group.urn)
+
+
+@POLICIES.stack("eks-auto-mode-one-device-plugin")
+def _validate_auto_mode_plugins(args: StackValidationArgs, report: ReportViolation) -> None:
+    """Auto Mode brings the accelerators' device plugins: a release of one more registers the device twice."""
+    facts = catalog.load().facts
+    auto = facts.eks.auto_mode
+    if not any(r.resource_type == tokens.EKS_CLUSTER and api_rules.auto_mode_enabled(plain(r.props), auto) for r in args.resources):
+        return
+    built_in = {chart.chart: key for key, chart in facts.charts.plugins().items() if key in auto.built_in_plugins}
+    for release in args.resources:
+        chart = get(release.props, "chart") if release.resource_type == tokens.HELM_RELEASE else None
+        if chart in built_in:
+            report(f"Helm release {release.name!r} installs {chart} on a cluster that runs EKS Auto Mode, which brings that plugin itself: one of them is one too many", release.urn)
 
 
 @POLICIES.stack("eks-efa-interfaces")

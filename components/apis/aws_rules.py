@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpufleet.components.catalog.facts import AutoMode
+
 
 def essential_container_problem(containers: list[Mapping]) -> str | None:
     """A task definition needs an essential container (`essential` defaults to true): ECS developer
@@ -64,4 +66,33 @@ def capacity_block_problems(group: Mapping, template: Mapping | None) -> list[st
         found.append("its launch template's instanceMarketOptions.marketType is not capacity-block")
     if not (template.get("capacityReservationSpecification") or {}).get("capacityReservationTarget"):
         found.append("its launch template targets no capacity reservation (capacityReservationSpecification.capacityReservationTarget)")
+    return found
+
+
+def at(props: Mapping, path: list[str]) -> object:
+    """The input at a path of keys, or None where one is missing."""
+    for key in path:
+        props = props.get(key) if isinstance(props, Mapping) else None
+    return props
+
+
+def auto_mode_enabled(props: Mapping, auto_mode: AutoMode) -> bool:
+    """Does a cluster's request turn EKS Auto Mode on (its compute capability)?"""
+    return at(props, auto_mode.capabilities[0]) is True
+
+
+def auto_mode_problems(props: Mapping, auto_mode: AutoMode) -> list[str]:
+    """EKS Auto Mode's capabilities (compute, block storage, load balancing) are enabled or disabled
+    together, in the same request, and with them on the self-managed add-ons are off (curated
+    eks.autoMode). `props` are a cluster's inputs; an unset capability is not enabled."""
+    given = {".".join(path): at(props, path) for path in auto_mode.capabilities}
+    on = [p for p, v in given.items() if v is True]
+    if not on:
+        return []
+    found = []
+    off = [p for p, v in given.items() if v is not True]
+    if off:
+        found.append(f"enables {', '.join(on)} but not {', '.join(off)}: EKS takes Auto Mode's three capabilities on together or not at all")
+    if auto_mode_enabled(props, auto_mode) and props.get("bootstrapSelfManagedAddons") is not auto_mode.bootstrap_self_managed_addons:
+        found.append("enables Auto Mode with bootstrapSelfManagedAddons unset or true (its default): Auto Mode needs it false")
     return found

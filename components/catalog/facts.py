@@ -192,6 +192,12 @@ class TaintEffects(Sourced):
         return {"NoSchedule": self.no_schedule, "NoExecute": self.no_execute, "PreferNoSchedule": self.prefer_no_schedule}
 
 
+class AutoMode(Sourced):
+    capabilities: list[list[str]]  # input paths of the cluster that go on and off together
+    bootstrap_self_managed_addons: bool  # what it must be with Auto Mode on
+    built_in_plugins: list[str]  # chart keys of the device plugins Auto Mode brings
+
+
 class EksFacts(_Facts):
     accelerated_ami_types: dict[str, AcceleratedAmiType]
     ami_types_source: str
@@ -211,6 +217,7 @@ class EksFacts(_Facts):
     efa_resource: str
     resources_source: str
     taint_effects: TaintEffects
+    auto_mode: AutoMode
 
 
 # --- charts ---------------------------------------------------------------------------------------

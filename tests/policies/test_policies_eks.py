@@ -202,3 +202,30 @@ def test_efa_security_group_rules_beside_others_spelt_all_or_in_a_second_group(j
     two = resource(LT, "two", _template("two", "trn1.32xlarge", plain)["inputs"], networkInterfaces=[plain, worded])
     result = judge([mixed, worded, plain, _template("mixed-lt", "trn1.32xlarge", mixed), _template("worded-lt", "trn1.32xlarge", worded), two])
     assert findings(result, "eks-efa-security-group") == []
+
+
+def _auto_cluster(name: str, compute=True, storage=True, balancing=True, bootstrap=False) -> dict:
+    inputs = {"roleArn": "arn:aws:iam::123456789012:role/eks", "vpcConfig": {"subnetIds": ["subnet-1", "subnet-2"]},
+              "computeConfig": {"enabled": compute, "nodePools": ["general-purpose", "system"], "nodeRoleArn": "arn:aws:iam::123456789012:role/node"},
+              "storageConfig": {"blockStorage": {"enabled": storage}}, "kubernetesNetworkConfig": {"elasticLoadBalancing": {"enabled": balancing}}}
+    if bootstrap is not None:
+        inputs["bootstrapSelfManagedAddons"] = bootstrap
+    return resource("aws:eks/cluster:Cluster", name, inputs)
+
+
+def test_auto_mode_s_capabilities_go_together(judge):
+    result = judge([_auto_cluster("all"), _auto_cluster("compute-only", storage=False, balancing=False), _auto_cluster("bootstrapped", bootstrap=None),
+                    _auto_cluster("off", compute=False, storage=False, balancing=False, bootstrap=None)])
+    said = lambda name: [m.split("\n", 1)[1] for m in findings(result, "eks-auto-mode-capabilities", name)]  # noqa: E731
+    assert said("all") == said("off") == []
+    assert said("compute-only") == ["EKS cluster 'compute-only' enables computeConfig.enabled but not storageConfig.blockStorage.enabled, "
+                                    "kubernetesNetworkConfig.elasticLoadBalancing.enabled: EKS takes Auto Mode's three capabilities on together or not at all"]
+    assert said("bootstrapped") == ["EKS cluster 'bootstrapped' enables Auto Mode with bootstrapSelfManagedAddons unset or true (its default): Auto Mode needs it false"]
+
+
+def test_auto_mode_brings_its_own_device_plugins(judge):
+    plugin = resource("kubernetes:helm.sh/v3:Release", "nvdp", {"chart": catalog.load().facts.charts.nvidia_device_plugin.chart, "values": {}})
+    [message] = findings(judge([_auto_cluster("auto"), plugin]), "eks-auto-mode-one-device-plugin", "nvdp")
+    chart = catalog.load().facts.charts.nvidia_device_plugin.chart
+    assert f"Helm release 'nvdp' installs {chart} on a cluster that runs EKS Auto Mode, which brings that plugin itself" in message
+    assert findings(judge([_auto_cluster("plain", compute=False, storage=False, balancing=False, bootstrap=None), plugin]), "eks-auto-mode-one-device-plugin") == []
