@@ -192,10 +192,19 @@ class TaintEffects(Sourced):
         return {"NoSchedule": self.no_schedule, "NoExecute": self.no_execute, "PreferNoSchedule": self.prefer_no_schedule}
 
 
+class BuiltInPool(_Facts):
+    requirements: list[dict[str, Any]]
+    taints: list[dict[str, str]] = []
+
+
 class AutoMode(Sourced):
     capabilities: list[list[str]]  # input paths of the cluster that go on and off together
     bootstrap_self_managed_addons: bool  # what it must be with Auto Mode on
     built_in_plugins: list[str]  # chart keys of the device plugins Auto Mode brings
+    node_class_group: str
+    label_domain: str
+    max_pods: int
+    built_in_pools: dict[str, BuiltInPool]
 
 
 class EksFacts(_Facts):

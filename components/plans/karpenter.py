@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpufleet.components.apis import aws_rules
 from gpufleet.components.catalog import tokens
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.charts import at
@@ -102,57 +103,98 @@ def _alias_family(node_class: Mapping | None) -> str | None:
     return alias.split("@", 1)[0] if isinstance(alias, str) else None
 
 
-def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
-    """Every NodePool of the plan as the simulation launches from it, and what of them is unknown."""
-    facts, eks = cat.facts.karpenter, cat.facts.eks
-    names = eks.well_known_labels
-    found, gaps = [], []
-    overlays = _overlays(index, cat, gaps)
-    for resource in index.of(tokens.KARPENTER_NODE_POOL):
-        name, spec = _name(resource), _spec(resource)
-        before = len(gaps)
-        if not spec:
-            gaps.append(f"Karpenter NodePool {name!r}: its spec is not known offline: the nodes it would launch are not judged")
+def _built_in_pools(index: Index, cat: Catalog) -> list[Resource]:
+    """EKS Auto Mode's built-in NodePools of each cluster that turns them on, as NodePool resources
+    (curated eks.autoMode.builtInPools: the user guide's description)."""
+    auto = cat.facts.eks.auto_mode
+    found = []
+    for cluster in index.of(tokens.EKS_CLUSTER):
+        if not aws_rules.auto_mode_enabled(cluster.props, auto):
             continue
-        template = mapping(spec.get("template"))
-        node, metadata = mapping(template.get("spec")), mapping(template.get("metadata"))
-        requirements = _requirements(node, name, gaps)
-        labels = {str(k): str(v) for k, v in mapping(metadata.get("labels")).items()}
-        labels[facts.labels.node_pool] = name
-        taints = tuple(t for t in seq(node.get("taints")) if isinstance(t, Mapping))
-        unjudged = sorted({r.key for r in requirements if r.key.rsplit("/", 1)[-1] in facts.labels.not_in_catalog and r.key.startswith(facts.labels.domain)})
-        if unjudged:
-            gaps.append(f"Karpenter NodePool {name!r}: requirements on {', '.join(unjudged)}, which EC2's record in the catalog does not give: not judged")
-        defined: dict[str, frozenset[str] | None] = {k: frozenset({v}) for k, v in labels.items()}
-        type_keys = set()
-        candidates, ami_problem = [], None
-        for it in cat.types.values():
-            type_labels = node_capacity.karpenter_labels(it, facts, eks)
-            type_keys |= set(type_labels)
-            if not all(r.admits(type_labels) for r in requirements if r.key in type_labels or (r.key.startswith(facts.labels.domain + "/") and r.key.rsplit("/", 1)[-1] not in facts.labels.not_in_catalog)):
+        for name in seq(mapping(cluster.props.get("computeConfig")).get("nodePools")):
+            pool = auto.built_in_pools.get(name) if isinstance(name, str) else None
+            if pool is None:
                 continue
-            allocatable = node_capacity.karpenter_allocatable(it, facts, eks)
-            overlaid: set[str] = set()
-            for requirements_of, capacity in overlays:
-                if all(r.admits(type_labels) for r in requirements_of):
-                    for resource_name, amount in capacity.items():
-                        if resource_name not in overlaid:  # the heaviest overlay sets it
-                            allocatable[resource_name] = amount
-                            overlaid.add(resource_name)
-            shape = NodeShape(
-                group=f"NodePool {name}", instance_type=it.name, labels={**type_labels, **labels}, taints=taints,
-                allocatable=allocatable, nodes=0, max_nodes=0, min_nodes=0,
-                plugin_resources=frozenset(r for r in allocatable if r not in ("cpu", "memory", "pods")),
-            )
-            capacity = {"cpu": it.vcpus * 1000, "memory": it.memory_mib * node_capacity.MIB, **{k: v for k, v in allocatable.items() if k not in ("cpu", "memory")}}
-            candidates.append(karpenter.Candidate(shape, capacity, it.vcpus, it.memory_mib, exotic=bool(it.gpu and it.gpu.count) or it.neuron is not None or "metal" in it.name,
-                                                overlaid=frozenset(overlaid)))
-        for r in requirements:
-            if r.key in type_keys:
-                continue
-            defined[r.key] = frozenset(r.values) if r.operator == "In" else None
-        # What leaves the pool's admitted types undecided (its requirements' gaps, not its AMI's).
-        requirement_gaps = tuple(gaps[before:])
+            template = {"requirements": pool.requirements, "taints": pool.taints, "nodeClassRef": {"group": auto.node_class_group, "kind": "NodeClass", "name": "default"}}
+            props = {"metadata": {"name": name}, "spec": {"template": {"spec": template}}}
+            found.append(Resource(cluster.urn, tokens.KARPENTER_NODE_POOL, name, props, derived=f"EKS Auto Mode's built-in NodePool of cluster {cluster.name!r}"))
+    return found
+
+
+def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
+    """Every NodePool of the plan (EKS Auto Mode's built-in ones too) as the simulation launches from
+    it, and what of them is unknown."""
+    gaps: list[str] = []
+    overlays = _overlays(index, cat, gaps)
+    found = []
+    built_in = _built_in_pools(index, cat)
+    for resource in [*index.of(tokens.KARPENTER_NODE_POOL), *built_in]:
+        pool = _read_pool(resource, index, cat, overlays, gaps)
+        if pool is not None:
+            found.append(pool)
+    if built_in:
+        gaps.append(
+            f"NodePools {', '.join(repr(r.name) for r in built_in)} are EKS Auto Mode's built-in pools, derived from the user guide's "
+            "description (their YAML is not published): verdicts on their nodes are advisory"
+        )
+    return found, gaps
+
+
+def _read_pool(resource: Resource, index: Index, cat: Catalog, overlays, gaps: list[str]) -> karpenter.Pool | None:
+    facts, eks = cat.facts.karpenter, cat.facts.eks
+    auto = eks.auto_mode
+    names = eks.well_known_labels
+    name, spec = _name(resource), _spec(resource)
+    before = len(gaps)
+    if not spec:
+        gaps.append(f"Karpenter NodePool {name!r}: its spec is not known offline: the nodes it would launch are not judged")
+        return None
+    template = mapping(spec.get("template"))
+    node, metadata = mapping(template.get("spec")), mapping(template.get("metadata"))
+    # An EKS Auto Mode pool: its nodes' labels are under eks.amazonaws.com, its plugins built in.
+    on_auto = mapping(node.get("nodeClassRef")).get("group") == auto.node_class_group
+    domain = auto.label_domain if on_auto else facts.labels.domain
+    requirements = _requirements(node, name, gaps)
+    labels = {str(k): str(v) for k, v in mapping(metadata.get("labels")).items()}
+    labels[facts.labels.node_pool] = name
+    taints = tuple(t for t in seq(node.get("taints")) if isinstance(t, Mapping))
+    unjudged = sorted({r.key for r in requirements if r.key.rsplit("/", 1)[-1] in facts.labels.not_in_catalog and r.key.startswith(domain)})
+    if unjudged:
+        gaps.append(f"Karpenter NodePool {name!r}: requirements on {', '.join(unjudged)}, which EC2's record in the catalog does not give: not judged")
+    defined: dict[str, frozenset[str] | None] = {k: frozenset({v}) for k, v in labels.items()}
+    type_keys = set()
+    candidates, ami_problem = [], None
+    for it in cat.types.values():
+        type_labels = node_capacity.karpenter_labels(it, facts, eks, domain)
+        type_keys |= set(type_labels)
+        if not all(r.admits(type_labels) for r in requirements if r.key in type_labels or (r.key.startswith(domain + "/") and r.key.rsplit("/", 1)[-1] not in facts.labels.not_in_catalog)):
+            continue
+        allocatable = node_capacity.karpenter_allocatable(it, facts, eks)
+        if on_auto:
+            allocatable["pods"] = min(allocatable["pods"], auto.max_pods)
+        overlaid: set[str] = set()
+        for requirements_of, capacity in () if on_auto else overlays:  # Auto Mode reads no NodeOverlay (containers-roadmap#2690)
+            if all(r.admits(type_labels) for r in requirements_of):
+                for resource_name, amount in capacity.items():
+                    if resource_name not in overlaid:  # the heaviest overlay sets it
+                        allocatable[resource_name] = amount
+                        overlaid.add(resource_name)
+        shape = NodeShape(
+            group=f"NodePool {name}", instance_type=it.name, labels={**type_labels, **labels}, taints=taints,
+            allocatable=allocatable, nodes=0, max_nodes=0, min_nodes=0,
+            plugin_resources=frozenset(r for r in allocatable if r not in ("cpu", "memory", "pods")),
+        )
+        capacity = {"cpu": it.vcpus * 1000, "memory": it.memory_mib * node_capacity.MIB, **{k: v for k, v in allocatable.items() if k not in ("cpu", "memory")}}
+        candidates.append(karpenter.Candidate(shape, capacity, it.vcpus, it.memory_mib, exotic=bool(it.gpu and it.gpu.count) or it.neuron is not None or "metal" in it.name,
+                                            overlaid=frozenset(overlaid)))
+    for r in requirements:
+        if r.key in type_keys:
+            continue
+        defined[r.key] = frozenset(r.values) if r.operator == "In" else None
+    # What leaves the pool's admitted types undecided (its requirements' gaps, not its AMI's).
+    requirement_gaps = tuple(gaps[before:])
+    refused = unseen = None
+    if not on_auto:  # Auto Mode chooses its nodes' AMIs itself
         class_name, node_class = _node_class(index, node)
         family = _alias_family(node_class)
         variants = facts.ami_variants.families.get(family) if family else None
@@ -170,9 +212,8 @@ def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
         unseen = class_name if node_class is None and capacity_types is not None and capacity_types <= {facts.reserved_capacity.capacity_type} else None
         if unseen is not None:
             gaps.append(f"Karpenter NodePool {name!r}: its EC2NodeClass {unseen!r} is not in the plan, so the capacity reservations it selects are not known")
-        found.append(karpenter.Pool(
-            name, as_int(spec.get("weight")), tuple(candidates), defined, _limits(spec, name, gaps), resource.urn,
-            well_known=frozenset({names.zone, facts.labels.capacity_type, names.os, names.arch}), refused=refused, unseen_node_class=unseen, ami_problem=ami_problem,
-            unjudged=requirement_gaps,
-        ))
-    return found, gaps
+    return karpenter.Pool(
+        name, as_int(spec.get("weight")), tuple(candidates), defined, _limits(spec, name, gaps), resource.urn,
+        well_known=frozenset({names.zone, facts.labels.capacity_type, names.os, names.arch}), refused=refused, unseen_node_class=unseen, ami_problem=ami_problem,
+        unjudged=requirement_gaps, plugins_built_in=on_auto,
+    )

@@ -86,6 +86,7 @@ class Pool:
     unseen_node_class: str | None = None  # its EC2NodeClass, where the plan does not hold it
     unjudged: tuple[str, ...] = ()  # what of its requirements could not be judged (its types are then a guess)
     ami_problem: str | None = None  # why its node class's AMIs run none of its types
+    plugins_built_in: bool = False  # its nodes advertise their accelerators with no DaemonSet (EKS Auto Mode)
 
 
 def order(pools: Sequence[Pool]) -> list[Pool]:
@@ -146,6 +147,8 @@ def _room(pod: PodTemplate, claim: _Claim, candidate: Candidate, daemons: Sequen
 def _unadvertised(pod: PodTemplate, claim: _Claim, daemons: Sequence[PodTemplate]) -> list[str]:
     """The extended resources the pod needs that no device plugin of the plan advertises on the node
     Karpenter launches: Karpenter counts the type's capacity, the kubelet only what a plugin advertises."""
+    if claim.pool.plugins_built_in:
+        return []
     launched = _launched(claim)
     labels = _labels_for(pod, claim.pool, launched.shape) or launched.shape.labels
     shape = replace(launched.shape, labels=labels)

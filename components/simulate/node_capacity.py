@@ -162,10 +162,11 @@ def _kabob(text: str) -> str:
     return text.lower().replace(" ", "-")
 
 
-def karpenter_labels(it: InstanceType, karpenter: Karpenter, eks: EksFacts) -> dict[str, str]:
+def karpenter_labels(it: InstanceType, karpenter: Karpenter, eks: EksFacts, domain: str | None = None) -> dict[str, str]:
     """The labels Karpenter gives a type (its requirements are matched against them) that EC2's
-    record decides; those it reads elsewhere are `karpenter.labels.notInCatalog`."""
-    names, domain = eks.well_known_labels, karpenter.labels.domain
+    record decides; those it reads elsewhere are `karpenter.labels.notInCatalog`. `domain`: EKS Auto
+    Mode's (eks.amazonaws.com) in place of karpenter.k8s.aws."""
+    names, domain = eks.well_known_labels, domain or karpenter.labels.domain
     arch = next((a for a in it.architectures if a in names.architectures), it.architectures[0])
     family, _, size = it.name.partition(".")
     labels = {

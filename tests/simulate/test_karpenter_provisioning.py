@@ -265,3 +265,37 @@ def test_never_provisioned_from_reserved_capacity_without_a_reservation():
     assert web["status"] == "pending" and "NodePool reserved: it allows only reserved capacity, and its EC2NodeClass selects no capacity reservation" in web["message"]
     node_class["inputs"]["spec"]["capacityReservationSelectorTerms"] = [{"id": "cr-0123456789abcdef0"}]
     assert _pods(pool, node_class, _deployment("web", 1, {"cpu": "1"}))["web"]["status"] == "provisioned"
+
+
+def _auto_cluster(pools=("general-purpose", "system")) -> dict:
+    inputs = {"computeConfig": {"enabled": True, "nodePools": list(pools)}, "storageConfig": {"blockStorage": {"enabled": True}},
+              "kubernetesNetworkConfig": {"elasticLoadBalancing": {"enabled": True}}, "bootstrapSelfManagedAddons": False}
+    return {"urn": "urn:pulumi:s::p::aws:eks/cluster:Cluster::auto", "type": "aws:eks/cluster:Cluster", "name": "auto", "inputs": inputs}
+
+
+def test_eks_auto_mode_s_built_in_pools_provision_what_tolerates_them():
+    """general-purpose and system (the user guide's description, derived and said so): a plain pod
+    lands on general-purpose, a C, M or R type of generation 5 or newer; system keeps its taint."""
+    placed = _placed(_auto_cluster(), _deployment("web", 2, {"cpu": "1", "memory": "1Gi"}))
+    [web] = [p for p in placed["pods"] if p["pod"].endswith("/web")]
+    assert web["status"] == "provisioned" and web["provisioned"][0]["nodePool"] == "general-purpose"
+    launched = web["provisioned"][0]["instanceType"]
+    assert launched.split(".")[0][0] in "cmr" and int("".join(ch for ch in launched.split(".")[0] if ch.isdigit())) >= 5
+    assert any("EKS Auto Mode's built-in pools, derived from the user guide's description" in g for g in placed["gaps"])
+    # Without general-purpose, only the tainted system pool is left.
+    [web] = [p for p in _placed(_auto_cluster(("system",)), _deployment("web", 1, {"cpu": "1"}))["pods"] if p["pod"].endswith("/web")]
+    assert web["status"] == "pending" and "NodePool system: none of its" in web["message"] and "untolerated taint" in web["message"]
+
+
+def test_an_auto_mode_gpu_pool_needs_no_device_plugin_of_the_plan():
+    """Auto Mode's nodes advertise their GPUs themselves; its labels are under eks.amazonaws.com."""
+    pool = _pool("gpu", [{"key": "eks.amazonaws.com/instance-gpu-name", "operator": "In", "values": ["l40s"]}], taints=[GPU_TAINT])
+    pool["inputs"]["spec"]["template"]["spec"]["nodeClassRef"] = {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}
+    placed = _placed(_auto_cluster(), pool, _deployment("llm", 1, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))
+    [llm] = [p for p in placed["pods"] if p["pod"].endswith("/llm")]
+    assert llm["status"] == "provisioned" and llm["provisioned"][0]["instanceType"].startswith("g6e.")
+    # The same pool on Karpenter's own EC2NodeClass needs a device plugin the plan runs.
+    pool["inputs"]["spec"]["template"]["spec"]["nodeClassRef"] = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}
+    pool["inputs"]["spec"]["template"]["spec"]["requirements"][0]["key"] = "karpenter.k8s.aws/instance-gpu-name"
+    [llm] = [p for p in _placed(pool, _device_plugin(), _deployment("llm", 1, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))["pods"] if p["pod"].endswith("/llm")]
+    assert llm["status"] == "pending" and "no device plugin of the plan runs on them" in llm["message"]
