@@ -675,6 +675,12 @@ class AmiVariants(Sourced):
     families: dict[str, dict[str, list[str]]]  # alias family -> architecture -> accelerators with a variant
 
 
+class Drift(Sourced):
+    node_pool: list[str]  # input paths of a NodePool whose change drifts its nodes
+    resolved: list[str]  # of those, the ones that drift only the nodes the new value no longer admits
+    node_class: list[str]  # input paths of an EC2NodeClass whose change drifts the nodes of its pools
+
+
 class ReservedCapacity(Sourced):
     capacity_type: str
     selector: str  # the EC2NodeClass field that selects the reservations
@@ -686,6 +692,7 @@ class Karpenter(_Facts):
     labels: KarpenterLabels
     node_pool_order: Sourced
     ami_variants: AmiVariants
+    drift: Drift
     reserved_capacity: ReservedCapacity
     chart: KarpenterChart
     node_overlay: NodeOverlayFacts

@@ -18,6 +18,7 @@ from gpufleet.components.plans import placement as plan_placement, replacement
 from gpufleet.cli import diagram
 from gpufleet.cli.property_changes import summarize
 from gpufleet.components.plans.groups import Group, accelerated_groups
+from gpufleet.components.plans.index import mapping
 from gpufleet.components.catalog import tokens
 
 COUNTS = (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("neuronCores", "NeuronCores"), ("efaInterfaces", "EFA interfaces"))
@@ -124,6 +125,7 @@ def diff_plans(
         {_key(u): g for u, g in accelerated_groups(base).items()},
         {_key(u): g for u, g in accelerated_groups(head).items()},
     )
+    _karpenter_drift(result, new)
     _placement(result, base, head)
     result.picture = diagram.changes(result, base, head)
     key = lambda f: (f["policy"], _key(f.get("urn") or ""), f["message"])  # noqa: E731
@@ -266,6 +268,42 @@ def _groups(result: PlanDiff, base: dict[str, Group], head: dict[str, Group]) ->
     result.totals = {
         side: {k: sum(g.totals()[k] for g in groups.values()) for k, _ in COUNTS} for side, groups in (("before", base), ("after", head))
     }
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r + ".") or path.startswith(r + "[") for r in roots)
+
+
+def _karpenter_drift(result: PlanDiff, new: dict[str, dict]) -> None:
+    """A change that drifts a Karpenter pool's nodes: Karpenter replaces them, within the pool's
+    disruption budgets, as a node group rolls for a new launch template (curated karpenter.drift)."""
+    drift = catalog.load().facts.karpenter.drift
+    pools = [r for r in new.values() if r["type"] == tokens.KARPENTER_NODE_POOL]
+
+    def name_of(r: dict) -> str:
+        name = mapping(mapping(r.get("inputs")).get("metadata")).get("name")
+        return name if isinstance(name, str) else r["name"]
+
+    for entry in result.replaced + result.updated:
+        paths = [c["path"] for c in entry["properties"]]
+        if entry["type"] == tokens.KARPENTER_NODE_POOL:
+            static = [p for p in paths if _under(p, drift.node_pool) and not _under(p, drift.resolved)]
+            resolved = [p for p in paths if _under(p, drift.resolved)]
+            if static:
+                why = f"its node template changed ({', '.join(static)}): Karpenter replaces every node of the pool, within its disruption budgets"
+            elif resolved:
+                why = "its requirements changed: Karpenter replaces the nodes they no longer admit, within the pool's disruption budgets"
+            else:
+                continue
+            result.drains.append({"group": name_of(new.get(_key(entry["urn"]), entry)), "platform": "karpenter", "urn": entry["urn"], "reason": why})
+        elif entry["type"] == tokens.KARPENTER_EC2_NODE_CLASS:
+            changed = [p for p in paths if _under(p, drift.node_class)]
+            class_name = name_of(new.get(_key(entry["urn"]), entry))
+            for pool in pools:
+                ref = mapping(mapping(mapping(mapping(pool.get("inputs")).get("spec")).get("template")).get("spec")).get("nodeClassRef")
+                if changed and mapping(ref).get("name") == class_name:
+                    why = f"its EC2NodeClass {class_name} changed ({', '.join(changed)}): Karpenter replaces every node of the pool, within its disruption budgets"
+                    result.drains.append({"group": name_of(pool), "platform": "karpenter", "urn": pool["urn"], "reason": why})
 
 
 def _kind(group: Group) -> str:

@@ -436,3 +436,43 @@ def test_a_head_template_with_no_instance_type_is_an_unknown_group_not_a_crash(t
     assert code == 1  # the pack refuses the template (aws-api-model, eks-capacity-block); the diff still reads it
     [group] = d["accelerators"]["groups"]
     assert "instance type p5.48xlarge -> ?" in group["notes"]
+
+
+def _karpenter_plan(family: str = "g5", limit: int = 8, alias: str = "al2023@latest", weight: int | None = None) -> list[dict]:
+    spec = {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": [family]}],
+                                  "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"}}}, "limits": {"nvidia.com/gpu": limit}}
+    if weight is not None:
+        spec["weight"] = weight
+    pool = {"urn": "urn:pulumi:s::p::kubernetes:karpenter.sh/v1:NodePool::gpu-pool", "type": "kubernetes:karpenter.sh/v1:NodePool", "name": "gpu-pool",
+            "inputs": {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu"}, "spec": spec}}
+    node_class = {"urn": "urn:pulumi:s::p::kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::gpu-class", "type": "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+                  "name": "gpu-class", "inputs": {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "gpu"},
+                                                  "spec": {"amiSelectorTerms": [{"alias": alias}], "role": "node"}}}
+    return [pool, node_class]
+
+
+def test_a_change_that_drifts_a_karpenter_pool_says_its_nodes_are_replaced():
+    """Karpenter's drift (disruption.md): the node class's AMI and the pool's template drift every
+    node; requirements only the nodes they no longer admit; limits and weight none."""
+    def drains(head):
+        return [(d["group"], d["reason"]) for d in diff_plans(_karpenter_plan(), head, [], []).drains]
+
+    assert drains(_karpenter_plan(alias="al2023@v20260101")) == [
+        ("gpu", "its EC2NodeClass gpu changed (spec.amiSelectorTerms[0].alias): Karpenter replaces every node of the pool, within its disruption budgets")]
+    assert drains(_karpenter_plan(family="g6e")) == [
+        ("gpu", "its requirements changed: Karpenter replaces the nodes they no longer admit, within the pool's disruption budgets")]
+    assert drains(_karpenter_plan(limit=16)) == drains(_karpenter_plan(weight=10)) == []
+    head = _karpenter_plan()
+    head[0]["inputs"]["spec"]["template"]["spec"]["taints"] = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
+    [(group, reason)] = drains(head)
+    assert reason.startswith("its node template changed (spec.template.spec.taints")
+
+
+def test_a_change_that_leaves_pods_unprovisionable_is_named():
+    pod = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}
+    web = {"urn": "urn:pulumi:s::p::kubernetes:apps/v1:Deployment::web", "type": "kubernetes:apps/v1:Deployment", "name": "web",
+           "inputs": {"metadata": {"name": "web", "namespace": "default"}, "spec": {"replicas": 1, "template": {"spec": pod}}}}
+    result = diff_plans([*_karpenter_plan("m5"), web], [*_karpenter_plan("m5x"), web], [], [])
+    [worse] = result.placement_worse
+    assert (worse["name"], worse["before"], worse["after"]) == ("pod Deployment default/web", "provisioned", "pending")
+    assert "NodePool gpu: its requirements admit no instance type of the catalog" in worse["why"]
