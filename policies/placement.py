@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pulumi_policy import ReportViolation, StackValidationArgs
 
+from gpufleet.components.catalog import catalog
+from gpufleet.components.rules import karpenter as karpenter_rules
 from gpufleet.components.simulate import k8s_scheduler
 from gpufleet.components.plans import index as plan_index, placement as plan_placement
 from gpufleet.policies.registry import Policies
@@ -84,3 +86,15 @@ def _validate_unverified(args: StackValidationArgs, report: ReportViolation) -> 
             report(f"{t.task.family} may never be placed{gaps}: {t.reason}; {'; '.join(t.notes)}", t.task.urn)
         elif t.notes:
             report(f"{t.task.family}: {'; '.join(t.notes)}", t.task.urn)
+
+
+@POLICIES.stack("karpenter-batch-pods-not-disrupted")
+def _validate_batch_pods(args: StackValidationArgs, report: ReportViolation) -> None:
+    found = _placement(args)
+    consolidation = {p.name: p.consolidation for p in found.pools}
+    facts = catalog.load().facts.karpenter
+    for p in found.pods:
+        for pool in sorted({launch["nodePool"] for launch in p.provisioned}):
+            reason = karpenter_rules.batch_pod_consolidated(p.pod.owner.split(" ", 1)[0], p.pod.annotations, consolidation.get(pool, ""), facts)
+            if reason:
+                report(f"{p.pod.owner} on NodePool {pool}: {reason}", p.pod.urn)

@@ -77,6 +77,10 @@ _SHARED_RULES = [
     "tests/rules/test_predicates.py", "tests/catalog/test_catalog.py", "tests/ecs/test_spec_errors.py", "tests/policies/test_policies_ecs.py",
     "tests/ecs/test_spec_errors_neuron.py", "tests/policies/test_policies_neuron.py", "tests/eks/test_spec_errors_eks.py",
 ]
+_KARPENTER = [
+    "tests/simulate/test_karpenter_provisioning.py", "tests/simulate/test_karpenter_capacity.py", "tests/policies/test_policies_karpenter.py",
+    "tests/apis/test_karpenter_crd.py", "tests/plans/test_foreign_shapes.py",
+]
 MODULES: dict[str, tuple[str, list[str]]] = {
     # components/catalog/: the catalog, its rule modules and the placement simulator
     "ack_rules": ("components/rules/ack.py", ["tests/rules/test_ack_rules.py", "tests/ack/test_spec_errors_ack.py", "tests/policies/test_policies_ack.py", "tests/ack/test_preview_ack.py"]),
@@ -114,6 +118,12 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         ("gpu_rules", "gpus"), ("neuron_rules", "neuron"), ("ami_rules", "ecs_amis"), ("offering_rules", "offerings"),
     )},
     "quotas": ("components/rules/quotas.py", ["tests/apis/test_api_rules.py"]),
+    # Karpenter and the component libraries: the provisioning simulation, its plan reader, the pack's NodePool rules
+    **{name: (path, _KARPENTER) for name, path in (
+        ("karpenter_sim", "components/simulate/karpenter.py"), ("karpenter_rules", "components/rules/karpenter.py"),
+        ("plan_karpenter", "components/plans/karpenter.py"), ("karpenter_api", "components/apis/karpenter.py"),
+    )},
+    "plan_awsx": ("components/plans/awsx.py", ["tests/plans/test_awsx.py", "tests/plans/test_foreign_shapes.py"]),
     "images": ("components/rules/images.py", ["tests/rules/test_images.py"]),
     "lifecycle": ("components/rules/lifecycle.py", ["tests/rules/test_lifecycle.py", "tests/ecs/test_preview.py"]),
     "policies_lifecycle": ("policies/lifecycle.py", ["tests/rules/test_lifecycle.py", "tests/ecs/test_preview.py"]),

@@ -681,6 +681,13 @@ class Drift(Sourced):
     node_class: list[str]  # input paths of an EC2NodeClass whose change drifts the nodes of its pools
 
 
+class Consolidation(Sourced):
+    default_policy: str
+    moves_running_pods: list[str]  # the policies that move pods off nodes that are not empty
+    do_not_disrupt: dict[str, str]  # the pod annotation (key, value) that keeps them
+    batch_kinds: list[str]  # workload kinds whose pods lose their work when moved
+
+
 class ReservedCapacity(Sourced):
     capacity_type: str
     selector: str  # the EC2NodeClass field that selects the reservations
@@ -693,6 +700,7 @@ class Karpenter(_Facts):
     node_pool_order: Sourced
     ami_variants: AmiVariants
     drift: Drift
+    consolidation: Consolidation
     reserved_capacity: ReservedCapacity
     chart: KarpenterChart
     node_overlay: NodeOverlayFacts

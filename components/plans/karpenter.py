@@ -216,4 +216,5 @@ def _read_pool(resource: Resource, index: Index, cat: Catalog, overlays, gaps: l
         name, as_int(spec.get("weight")), tuple(candidates), defined, _limits(spec, name, gaps), resource.urn,
         well_known=frozenset({names.zone, facts.labels.capacity_type, names.os, names.arch}), refused=refused, unseen_node_class=unseen, ami_problem=ami_problem,
         unjudged=requirement_gaps, plugins_built_in=on_auto,
+        consolidation=str(mapping(spec.get("disruption")).get("consolidationPolicy") or facts.consolidation.default_policy),
     )

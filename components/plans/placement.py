@@ -29,6 +29,7 @@ class PlanPlacement:
     gaps: list[str]  # what the plan lacks for a judgement (its verdicts are then advisory)
     networks: list[dict] = field(default_factory=list)  # networks a component library will create (derived)
     provisioned: list[dict] = field(default_factory=list)  # nodes Karpenter launches: per NodePool and type, how many
+    pools: list = field(default_factory=list)  # the NodePools read (simulate/karpenter.Pool)
 
     def certain(self, placed) -> bool:
         """Is a verdict decided by what the plan holds (no gap, nothing assumed)?"""
@@ -120,7 +121,7 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
         # The defaults are awsx's at the pinned version; the program's own awsx may differ.
         named = [f"{r.type.rsplit(':', 1)[-1]} {r.name!r}" for r in derived] + [f"network {n['network']!r}" for n in networks]
         gaps.append(f"derived from awsx {awsx_lib.version}'s defaults, not read from the plan (verdicts on them are advisory): {', '.join(named)}")
-    return PlanPlacement(placed, tasks, shapes, gaps + task_gaps + network_gaps, networks, launched)
+    return PlanPlacement(placed, tasks, shapes, gaps + task_gaps + network_gaps, networks, launched, pools)
 
 
 def from_plan(plan: Mapping) -> list[Resource]:

@@ -72,3 +72,16 @@ def no_ami_for_accelerators(family: str, karpenter: Karpenter) -> str:
         f"its EC2NodeClass's AMI alias family {family} has no AMI variant for the accelerators of the types it admits: "
         "Karpenter finds no AMI for them and launches none; use an alias family with the accelerator's variant (al2023 or bottlerocket)"
     )
+
+
+def batch_pod_consolidated(kind: str, annotations: Mapping[str, str], consolidation: str, karpenter: Karpenter) -> str | None:
+    """A batch pod (a Job's, an MPIJob's) on a pool that consolidates nodes that are not empty is
+    moved, and loses its work, unless it carries karpenter.sh/do-not-disrupt."""
+    facts = karpenter.consolidation
+    key, value = facts.do_not_disrupt["key"], facts.do_not_disrupt["value"]
+    if kind not in facts.batch_kinds or consolidation not in facts.moves_running_pods or annotations.get(key) == value:
+        return None
+    return (
+        f"its pods run on a pool that consolidates with {consolidation}, which moves pods off underutilized nodes: "
+        f"annotate the pod template {key}: \"{value}\" so a run is not restarted, or give the pool consolidationPolicy WhenEmpty"
+    )

@@ -102,6 +102,7 @@ class PodTemplate:
     urn: str | None = None
     source: str = ""  # where the pod spec comes from (a chart's values, an EKS add-on, a manifest)
     notes: tuple[str, ...] = ()  # what could not be read (unknown values)
+    annotations: Mapping[str, str] = field(default_factory=dict)  # the pod template's (karpenter.sh/do-not-disrupt)
 
 
 @dataclass

@@ -122,8 +122,17 @@ def object_pods(type_token: str, name: str, obj: Mapping, urn: str | None = None
     found = []
     for where, replicas, spec in pod_specs(type_token, obj):
         role = where.split(".")[2] if kind == "MPIJob" else None
-        found.append(pod_template(f"{label} ({role})" if role else label, replicas, spec, urn=urn))
+        template = pod_template(f"{label} ({role})" if role else label, replicas, spec, urn=urn)
+        found.append(dataclasses.replace(template, annotations=_annotations(obj, where)))
     return found
+
+
+def _annotations(obj: Mapping, where: str) -> dict[str, str]:
+    """The annotations of the pod template whose spec is at `where` (its metadata beside it)."""
+    value: object = obj
+    for key in [*where.split(".")[:-1], "metadata", "annotations"]:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
 
 
 def addon_pods(addons: Mapping[str, Addon], overrides: Mapping[str, Mapping] | None = None, urn: str | None = None) -> list[PodTemplate]:

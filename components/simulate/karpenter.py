@@ -87,6 +87,7 @@ class Pool:
     unjudged: tuple[str, ...] = ()  # what of its requirements could not be judged (its types are then a guess)
     ami_problem: str | None = None  # why its node class's AMIs run none of its types
     plugins_built_in: bool = False  # its nodes advertise their accelerators with no DaemonSet (EKS Auto Mode)
+    consolidation: str = ""  # its disruption.consolidationPolicy (the CRD's default where unset)
 
 
 def order(pools: Sequence[Pool]) -> list[Pool]:

@@ -131,3 +131,24 @@ def test_objects_are_valid_against_their_crd(judge):
     ]
     assert _said(result, "karpenter-crd-schema", "good") == _said(result, "karpenter-crd-schema", "default-class") == []
     assert {f.level for f in result.findings if f.policy == "karpenter-crd-schema"} == {"mandatory"}
+
+
+def _job(name: str, annotations: dict | None = None) -> dict:
+    template = {"spec": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                         "containers": [{"name": "c", "image": "x:1", "resources": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}}]}}
+    if annotations:
+        template["metadata"] = {"annotations": annotations}
+    return resource("kubernetes:batch/v1:Job", name, {"metadata": {"name": name, "namespace": "default"}, "spec": {"parallelism": 1, "template": template}})
+
+
+def test_batch_pods_on_a_consolidating_pool_say_do_not_disrupt(judge):
+    gpu = _pool("gpu", [_family("g5")], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 8})  # the CRD's default: WhenEmptyOrUnderutilized
+    policy = "karpenter-batch-pods-not-disrupted"
+    result = judge([gpu, _job("train"), _job("kept", {"karpenter.sh/do-not-disrupt": "true"})])
+    [message] = _said(result, policy, "train")
+    assert message.startswith("Job default/train on NodePool gpu: its pods run on a pool that consolidates with WhenEmptyOrUnderutilized")
+    assert _said(result, policy, "kept") == []
+    assert {f.level for f in result.findings if f.policy == policy} == {"advisory"}
+    quiet = _pool("gpu", [_family("g5")], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 8})
+    quiet["inputs"]["spec"]["disruption"] = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "5m"}
+    assert _said(judge([quiet, _job("train")]), policy, "train") == []
