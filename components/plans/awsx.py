@@ -29,9 +29,11 @@ def _child_urn(parent: str, types: tuple[str, ...], name: str) -> str:
 
 
 def _built_by_provider(index: Index, component: Resource) -> bool:
-    """Are the component's children in the plan (its provider ran, as under `pulumi preview`)?"""
+    """Are the component's children in the plan (its provider ran, as under `pulumi preview`)? A
+    child's URN carries its parents' types, not their names; awsx names every child from its
+    component's name (vpc.ts L165-L349, the ECS components' children their own name)."""
     qualified = component.urn.rsplit("::", 2)[1]
-    return any(r.urn.rsplit("::", 2)[1].startswith(qualified + "$") for r in index.resources)
+    return any(r.urn.rsplit("::", 2)[1].startswith(qualified + "$") and r.urn.rsplit("::", 1)[1].startswith(component.name) for r in index.resources)
 
 
 def _containers(args: Mapping) -> list[dict]:

@@ -40,6 +40,9 @@ def test_a_value_known_only_after_apply_is_not_judged():
     assert karpenter.check(tokens.KARPENTER_NODE_POOL, unknown).problems == ()
     typed = _with(["spec", "template", "spec", "requirements"], tokens.UNKNOWN)  # a list, known later
     assert karpenter.check(tokens.KARPENTER_NODE_POOL, typed).problems == ()
+    # ... and the fields beside it are still judged.
+    typed["spec"]["weight"] = 0
+    assert karpenter.check(tokens.KARPENTER_NODE_POOL, typed).problems == ("spec.weight: 0 is less than the minimum of 1",)
 
 
 def test_the_cel_rules_it_does_not_evaluate_are_counted():

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from gpufleet.components.catalog import catalog
 from gpufleet.components.plans import placement as plan_placement
 from tests.plan_edits import golden
@@ -115,3 +117,70 @@ def test_what_a_vpc_s_inputs_leave_open_is_a_gap():
     ):
         placed = _placed([_component("awsx:ec2:Vpc", "net", inputs)])
         assert placed["networks"][0]["subnets"] == [] and any(gap in g for g in placed["gaps"]), inputs
+
+
+def _derived(*components: dict) -> dict:
+    from gpufleet.components.plans import awsx
+    from gpufleet.components.plans.index import Index
+
+    return {(r.type, r.name): r for r in awsx.ecs_resources(Index(plan_placement.from_plan({"resources": list(components)})), AWSX)}
+
+
+def test_what_each_derived_resource_holds():
+    args = {"container": {"image": "x", "cpu": 256, "portMappings": [{"containerPort": 80, "hostPort": 8080}]}, "cpu": "512", "memory": "1024",
+            "placementConstraints": [{"type": "memberOf", "expression": "attribute:ecs.instance-type == g5.xlarge"}]}
+    service = _component("awsx:ecs:EC2Service", "svc", {"taskDefinitionArgs": args, "assignPublicIp": True, "continueBeforeSteadyState": True, "desiredCount": 2},
+                         {"cluster": ["urn:c"], "taskDefinitionArgs": ["urn:lb"]})
+    made = _derived(service)
+    td, svc = made[("aws:ecs/taskDefinition:TaskDefinition", "svc")], made[("aws:ecs/service:Service", "svc")]
+    assert td.urn == "urn:pulumi:s::p::awsx:ecs:EC2Service$awsx:ecs:EC2TaskDefinition$aws:ecs/taskDefinition:TaskDefinition::svc"
+    assert svc.urn == "urn:pulumi:s::p::awsx:ecs:EC2Service$aws:ecs/service:Service::svc"
+    # The task's own sizes and constraints pass through; a container with no name is awsx's "container"; a given hostPort stays.
+    assert (td.props["cpu"], td.props["memory"], td.props["placementConstraints"]) == ("512", "1024", args["placementConstraints"])
+    assert td.props["containerDefinitions"] == [{"image": "x", "cpu": 256, "portMappings": [{"containerPort": 80, "hostPort": 8080}], "name": "container"}]
+    # The service keeps the aws.ecs.Service's inputs, not the component's own.
+    assert svc.props == {"desiredCount": 2, "launchType": "EC2"}
+    assert dict(svc.deps) == {"cluster": ("urn:c",), "taskDefinition": (td.urn,)}
+
+
+def test_a_service_of_a_task_definition_component_reads_its_derived_task_definition():
+    td = _component("awsx:ecs:EC2TaskDefinition", "td", {"container": {"name": "app", "image": "x"}})
+    service = _component("awsx:ecs:EC2Service", "svc", {"taskDefinition": "arn"}, {"taskDefinition": [td["urn"]]})
+    made = _derived(td, service)
+    derived_td = made[("aws:ecs/taskDefinition:TaskDefinition", "td")]
+    assert derived_td.urn == "urn:pulumi:s::p::awsx:ecs:EC2TaskDefinition$aws:ecs/taskDefinition:TaskDefinition::td"
+    assert derived_td.derived.startswith(f"derived from awsx EC2TaskDefinition 'td' as awsx {AWSX.version} makes it")
+    assert made[("aws:ecs/service:Service", "svc")].deps["taskDefinition"] == (derived_td.urn,)
+
+
+def test_each_component_is_derived_unless_its_own_children_are_in_the_plan():
+    built = _component("awsx:ecs:EC2TaskDefinition", "built", {"container": {"name": "a", "image": "x"}})
+    child = {"urn": "urn:pulumi:s::p::awsx:ecs:EC2TaskDefinition$aws:ecs/taskDefinition:TaskDefinition::built", "type": "aws:ecs/taskDefinition:TaskDefinition", "name": "built", "inputs": {}}
+    other = _component("awsx:ecs:EC2TaskDefinition", "other", {"container": {"name": "a", "image": "x"}})
+    built_svc = _component("awsx:ecs:FargateService", "built-svc", {"taskDefinitionArgs": {"container": {"name": "a", "image": "x"}}})
+    svc_child = {"urn": "urn:pulumi:s::p::awsx:ecs:FargateService$aws:ecs/service:Service::built-svc", "type": "aws:ecs/service:Service", "name": "built-svc", "inputs": {}}
+    other_svc = _component("awsx:ecs:FargateService", "other-svc", {"taskDefinitionArgs": {"container": {"name": "a", "image": "x"}}})
+    names = {name for _, name in _derived(built, child, other, built_svc, svc_child, other_svc)}
+    assert names == {"other", "other-svc"}
+    vpc, other_vpc = _component("awsx:ec2:Vpc", "built-vpc", {}), _component("awsx:ec2:Vpc", "other-vpc", {})
+    subnet = {"urn": "urn:pulumi:s::p::awsx:ec2:Vpc$aws:ec2/vpc:Vpc$aws:ec2/subnet:Subnet::built-vpc-private-1", "type": "aws:ec2/subnet:Subnet", "name": "s", "inputs": {}}
+    assert [n["network"] for n in _placed([vpc, subnet, other_vpc])["networks"]] == ["other-vpc"]
+
+
+@pytest.mark.parametrize("zones, private", [
+    (1, ["10.0.0.0/17"]),  # one zone: the whole block is its own
+    (2, ["10.0.0.0/18", "10.0.128.0/18"]),
+    (3, ["10.0.0.0/19", "10.0.64.0/19", "10.0.128.0/19"]),  # three zones take the blocks of four
+    (4, ["10.0.0.0/19", "10.0.64.0/19", "10.0.128.0/19", "10.0.192.0/19"]),
+])
+def test_a_vpc_s_zone_blocks_by_the_count_of_its_zones(zones, private):
+    [network] = _placed([_component("awsx:ec2:Vpc", "net", {"numberOfAvailabilityZones": zones})])["networks"]
+    assert [s["cidrBlock"] for s in network["subnets"] if s["type"] == "Private"] == private
+
+
+def test_a_vpc_s_other_strategies_and_pools_are_gaps():
+    for inputs in ({"subnetStrategy": "Auto"}, {"ipv4IpamPoolId": "ipam-pool-1"}):
+        placed = _placed([_component("awsx:ec2:Vpc", "net", inputs)])
+        assert placed["networks"][0]["subnets"] == [] and any("is not derived" in g for g in placed["gaps"]), inputs
+    [network] = _placed([_component("awsx:ec2:Vpc", "net", {"cidrBlock": 7})])["networks"]
+    assert network["cidrBlock"] is None and network["subnets"] == []

@@ -44,6 +44,9 @@ def test_an_accelerator_pool_carries_its_taint_and_limits(judge):
         _pool("kept", [_family("g6e")], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 16}),
         _pool("mixed", [_family("g6e", "m7i")]),  # not every type is a GPU type: neither rule applies
         _pool("neuron", [_family("inf2")], taints=[{"key": "aws.amazon.com/neuron", "effect": "NoSchedule"}]),
+        _pool("other-taint", [_family("g6e")], taints=[{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}], limits={"cpu": 100}),
+        _pool("preferred", [_family("g6e")], taints=[{"key": "nvidia.com/gpu", "effect": "PreferNoSchedule"}], limits={"cpu": 100}),
+        _pool("evicting", [_family("g6e")], taints=[{"key": "nvidia.com/gpu", "effect": "NoExecute"}], limits={"cpu": 100}),
     ])
     assert _said(result, "karpenter-accelerator-pool-tainted", "bare") == [
         "NodePool 'bare': every type it admits has nvidia accelerators but it has no nvidia.com/gpu:NoSchedule taint: any Pending pod may make Karpenter launch one of them"
@@ -56,7 +59,9 @@ def test_an_accelerator_pool_carries_its_taint_and_limits(judge):
     ]
     for name in ("kept", "mixed"):
         assert _said(result, "karpenter-accelerator-pool-tainted", name) == _said(result, "karpenter-accelerator-pool-limited", name) == []
-    assert _said(result, "karpenter-accelerator-pool-tainted", "neuron") == []
+    assert _said(result, "karpenter-accelerator-pool-tainted", "neuron") == _said(result, "karpenter-accelerator-pool-tainted", "evicting") == []
+    # Another key, or an effect that only prefers, keeps no other pod off.
+    assert _said(result, "karpenter-accelerator-pool-tainted", "other-taint") != [] and _said(result, "karpenter-accelerator-pool-tainted", "preferred") != []
     assert {f.level for f in result.findings if f.policy.startswith("karpenter-accelerator")} == {"advisory"}
 
 
