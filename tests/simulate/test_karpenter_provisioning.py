@@ -299,3 +299,63 @@ def test_an_auto_mode_gpu_pool_needs_no_device_plugin_of_the_plan():
     pool["inputs"]["spec"]["template"]["spec"]["requirements"][0]["key"] = "karpenter.k8s.aws/instance-gpu-name"
     [llm] = [p for p in _placed(pool, _device_plugin(), _deployment("llm", 1, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))["pods"] if p["pod"].endswith("/llm")]
     assert llm["status"] == "pending" and "no device plugin of the plan runs on them" in llm["message"]
+
+
+def test_cpu_and_memory_limits_count_each_node_s_capacity():
+    pool = _pool("general", [_types(["m5.xlarge"])], limits={"cpu": "8"})  # two 4-vCPU nodes
+    web = _pods(pool, _deployment("web", 3, {"cpu": "3"}))["web"]
+    assert (web["pending"], web["provisioned"][0]["nodes"]) == (1, 2)
+    pool = _pool("general", [_types(["m5.xlarge"])], limits={"memory": "20Gi"})  # one 16 GiB node
+    web = _pods(pool, _deployment("web", 3, {"cpu": "3"}))["web"]
+    assert (web["pending"], web["provisioned"][0]["nodes"]) == (2, 1)
+
+
+def test_keys_a_pool_s_requirements_define_admit_the_pods_that_select_them():
+    """A custom key the requirements define: In admits its values only, Exists any value."""
+    team_in = _pool("general", [_types(["m5.large"]), {"key": "team", "operator": "In", "values": ["ml"]}])
+    assert _pods(team_in, _deployment("web", 1, {"cpu": "1"}, node_selector={"team": "ml"}))["web"]["status"] == "provisioned"
+    assert _pods(team_in, _deployment("web", 1, {"cpu": "1"}, node_selector={"team": "web"}))["web"]["status"] == "pending"
+    team_any = _pool("general", [_types(["m5.large"]), {"key": "team", "operator": "Exists"}])
+    assert _pods(team_any, _deployment("web", 1, {"cpu": "1"}, node_selector={"team": "web"}))["web"]["status"] == "provisioned"
+    # A well-known key the pool leaves open (the zone) admits any value.
+    zone = _pods(_pool("general", [_types(["m5.large"])]), _deployment("web", 1, {"cpu": "1"}, node_selector={"topology.kubernetes.io/zone": "us-west-2a"}))
+    assert zone["web"]["status"] == "provisioned"
+
+
+def test_a_generic_type_is_launched_before_an_accelerated_one_of_its_size():
+    """Karpenter's ExoticInstanceTypeFilter: g5.xlarge and inf2.xlarge match m5.xlarge's 4 vCPUs and 16 GiB."""
+    for accelerated in ("g5.xlarge", "inf2.xlarge"):
+        web = _pods(_pool("general", [_types([accelerated, "m5.xlarge"])]), _deployment("web", 1, {"cpu": "3"}))["web"]
+        assert web["provisioned"][0]["instanceType"] == "m5.xlarge", accelerated
+
+
+def test_the_heaviest_node_overlay_sets_a_type_s_capacity_and_all_its_requirements_must_match():
+    def overlay(name: str, weight: int, gpus: str, requirements: list[dict]) -> dict:
+        spec = {"weight": weight, "requirements": requirements, "capacity": {"nvidia.com/gpu": gpus}}
+        return {"urn": f"urn:pulumi:s::p::kubernetes:karpenter.sh/v1alpha1:NodeOverlay::{name}", "type": "kubernetes:karpenter.sh/v1alpha1:NodeOverlay", "name": name,
+                "inputs": {"metadata": {"name": name}, "spec": spec}}
+    one_gpu = [{"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "In", "values": ["1"]}]
+    pods = (GPU_POOL, _device_plugin(replicas=4), _deployment("llm", 4, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))
+    heavy_four = _placed(*pods, overlay("a", 10, "4", one_gpu), overlay("b", 1, "2", one_gpu))
+    assert heavy_four["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 1}]
+    heavy_two = _placed(*pods, overlay("a", 1, "4", one_gpu), overlay("b", 10, "2", one_gpu))
+    assert heavy_two["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 2}]
+    unmatched = one_gpu + [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g6"]}]
+    assert _placed(*pods, overlay("a", 1, "4", unmatched))["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 4}]
+
+
+def test_an_auto_mode_node_holds_at_most_110_pods():
+    pool = _pool("auto", [_types(["m5.24xlarge"])])  # 737 pods by its ENIs
+    pool["inputs"]["spec"]["template"]["spec"]["nodeClassRef"] = {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}
+    tiny = _pods(pool, _deployment("tiny", 200, {"cpu": "10m"}))["tiny"]
+    assert tiny["provisioned"][0]["nodes"] == 2
+    pool["inputs"]["spec"]["template"]["spec"]["nodeClassRef"] = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}
+    assert _pods(pool, _deployment("tiny", 200, {"cpu": "10m"}))["tiny"]["provisioned"][0]["nodes"] == 1
+
+
+def test_a_reserved_pool_whose_node_class_is_elsewhere_is_a_gap():
+    pool = _pool("reserved", [_types(["g5.xlarge"]), {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["reserved"]}])
+    placed = _placed(pool, _deployment("web", 1, {"cpu": "1"}))
+    assert "Karpenter NodePool 'reserved': its EC2NodeClass 'default' is not in the plan, so the capacity reservations it selects are not known" in placed["gaps"]
+    spot = _pool("spot", [_types(["g5.xlarge"]), {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}])
+    assert not any("capacity reservations" in g for g in _placed(spot, _deployment("web", 1, {"cpu": "1"}))["gaps"])
