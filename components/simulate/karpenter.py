@@ -81,7 +81,6 @@ class Pool:
     limits: Mapping[str, int] = field(default_factory=dict)  # resource -> amount; "nodes" counts nodes
     urn: str | None = None
     well_known: frozenset[str] = frozenset()  # keys a pod may select though the pool leaves them open (zone, capacity type)
-    why_empty: str = ""  # why its requirements admit no type
     refused: str | None = None  # why it never launches, whatever it admits (no offering: reserved capacity with no reservation)
     unseen_node_class: str | None = None  # its EC2NodeClass, where the plan does not hold it
     unjudged: tuple[str, ...] = ()  # what of its requirements could not be judged (its types are then a guess)
@@ -208,7 +207,7 @@ def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool
             while wanted > 0:
                 options = [c for c in pool.candidates if _fits_limits(c, remaining[pool.name])]
                 if not options:
-                    refusals[pool.name] = f"held back by its limits ({_limits(pool)})" if pool.candidates else (pool.why_empty or "its requirements admit no instance type of the catalog")
+                    refusals[pool.name] = f"held back by its limits ({_limits(pool)})" if pool.candidates else "its requirements admit no instance type of the catalog"
                     break
                 claim, why = _Claim(pool, options), {}
                 added = _add(pod, wanted, claim, daemons, why)

@@ -359,3 +359,43 @@ def test_a_reserved_pool_whose_node_class_is_elsewhere_is_a_gap():
     assert "Karpenter NodePool 'reserved': its EC2NodeClass 'default' is not in the plan, so the capacity reservations it selects are not known" in placed["gaps"]
     spot = _pool("spot", [_types(["g5.xlarge"]), {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}])
     assert not any("capacity reservations" in g for g in _placed(spot, _deployment("web", 1, {"cpu": "1"}))["gaps"])
+
+
+def test_a_new_claim_takes_the_largest_capacity_of_its_types_from_the_limits():
+    """subtractMax (scheduler.go L1045-L1066): a claim that may be an m5.xlarge takes 4 vCPUs from a
+    6-vCPU limit even when it ends an m5.large, so the fourth replica is held back."""
+    pool = _pool("general", [_types(["m5.large", "m5.xlarge"])], limits={"cpu": "6"})
+    web = _pods(pool, _deployment("web", 4, {"cpu": "1500m"}))["web"]
+    assert web["pending"] == 1 and sorted((p["instanceType"], p["nodes"]) for p in web["provisioned"]) == [("m5.large", 1), ("m5.xlarge", 1)]
+    one = _pods(_pool("general", [_types(["m5.large"])], limits={"nodes": "1"}), _deployment("web", 3, {"cpu": "1500m"}))["web"]
+    assert (one["pending"], one["provisioned"][0]["nodes"]) == (2, 1)
+
+
+def test_comparison_operators_need_the_label_and_one_value():
+    for operator, values, admitted in (("Gt", ["0"], {"g5.xlarge"}), ("Gt", ["0", "1"], set()), ("Lt", ["9"], {"g5.xlarge"})):
+        pool = _pool("p", [_types(["m5.large", "g5.xlarge"]), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": operator, "values": values}])
+        from gpufleet.components.catalog import catalog
+        from gpufleet.components.plans import karpenter as plan_karpenter
+        from gpufleet.components.plans.index import Index
+
+        [found], _ = plan_karpenter.pools(Index(plan_placement.from_plan({"resources": [pool]})), catalog.load())
+        assert {c.shape.instance_type for c in found.candidates} == admitted, (operator, values)
+
+
+def test_time_slicing_that_saves_no_node_is_not_said():
+    placed = _placed(GPU_POOL, _device_plugin(replicas=2), _deployment("llm", 1, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))
+    [llm] = [p for p in placed["pods"] if p["pod"].endswith("/llm")]
+    assert llm["status"] == "provisioned" and not any("physical GPUs" in n for n in llm.get("notes", []))
+
+
+def test_a_pod_s_required_affinity_picks_among_the_values_a_pool_allows():
+    pool = _pool("general", [_types(["m5.large"]), {"key": "team", "operator": "In", "values": ["ml", "web"]}])
+
+    def with_affinity(values: list[str]) -> dict:
+        web = _deployment("web", 1, {"cpu": "1"})
+        term = {"matchExpressions": [{"key": "team", "operator": "In", "values": values}]}
+        web["inputs"]["spec"]["template"]["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+        return web
+
+    assert _pods(pool, with_affinity(["data", "web"]))["web"]["status"] == "provisioned"
+    assert _pods(pool, with_affinity(["data"]))["web"]["status"] == "pending"
