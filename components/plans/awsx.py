@@ -111,7 +111,7 @@ def _subnet_cidrs(cidr: str, zones: int) -> list[tuple[str, str]] | None:
     (subnetDistributorLegacy.ts L25-L55, L184-L216); None where the block cannot hold them."""
     try:
         network = ipaddress.ip_network(cidr)
-        bits = math.ceil(math.log2(zones)) if zones > 1 else 0
+        bits = math.ceil(math.log2(zones))  # no zone at all is a ValueError: not derived
         found = []
         for base in list(network.subnets(prefixlen_diff=bits))[:zones]:
             private, rest = base.subnets(prefixlen_diff=1)

@@ -182,7 +182,7 @@ def _read_pool(resource: Resource, index: Index, cat: Catalog, overlays, gaps: l
         shape = NodeShape(
             group=f"NodePool {name}", instance_type=it.name, labels={**type_labels, **labels}, taints=taints,
             allocatable=allocatable, nodes=0, max_nodes=0, min_nodes=0,
-            plugin_resources=frozenset(r for r in allocatable if r not in ("cpu", "memory", "pods")),
+            plugin_resources=frozenset(r for r in allocatable if "/" in r),  # extended resources are domain-prefixed
         )
         capacity = {"cpu": it.vcpus * 1000, "memory": it.memory_mib * node_capacity.MIB, **{k: v for k, v in allocatable.items() if k not in ("cpu", "memory")}}
         candidates.append(karpenter.Candidate(shape, capacity, it.vcpus, it.memory_mib, exotic=bool(it.gpu and it.gpu.count) or it.neuron is not None or "metal" in it.name,
@@ -214,7 +214,7 @@ def _read_pool(resource: Resource, index: Index, cat: Catalog, overlays, gaps: l
             gaps.append(f"Karpenter NodePool {name!r}: its EC2NodeClass {unseen!r} is not in the plan, so the capacity reservations it selects are not known")
     return karpenter.Pool(
         name, as_int(spec.get("weight")), tuple(candidates), defined, _limits(spec, name, gaps), resource.urn,
-        well_known=frozenset({names.zone, facts.labels.capacity_type, names.os, names.arch}), refused=refused, unseen_node_class=unseen, ami_problem=ami_problem,
+        well_known=frozenset({names.zone, facts.labels.capacity_type}), refused=refused, unseen_node_class=unseen, ami_problem=ami_problem,
         unjudged=requirement_gaps, plugins_built_in=on_auto,
         consolidation=str(mapping(spec.get("disruption")).get("consolidationPolicy") or facts.consolidation.default_policy),
     )

@@ -80,7 +80,7 @@ class Pool:
     defined: Mapping[str, frozenset[str] | None]
     limits: Mapping[str, int] = field(default_factory=dict)  # resource -> amount; "nodes" counts nodes
     urn: str | None = None
-    well_known: frozenset[str] = frozenset()  # keys a pod may select though the pool leaves them open (zone, capacity type)
+    well_known: frozenset[str] = frozenset()  # offering keys a pod may select though the pool leaves them open (zone, capacity type)
     refused: str | None = None  # why it never launches, whatever it admits (no offering: reserved capacity with no reservation)
     unseen_node_class: str | None = None  # its EC2NodeClass, where the plan does not hold it
     unjudged: tuple[str, ...] = ()  # what of its requirements could not be judged (its types are then a guess)

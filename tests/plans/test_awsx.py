@@ -151,6 +151,7 @@ def test_a_service_of_a_task_definition_component_reads_its_derived_task_definit
     assert derived_td.urn == "urn:pulumi:s::p::awsx:ecs:EC2TaskDefinition$aws:ecs/taskDefinition:TaskDefinition::td"
     assert derived_td.derived.startswith(f"derived from awsx EC2TaskDefinition 'td' as awsx {AWSX.version} makes it")
     assert made[("aws:ecs/service:Service", "svc")].deps["taskDefinition"] == (derived_td.urn,)
+    assert made[("aws:ecs/service:Service", "svc")].props == {"launchType": "EC2"}  # the component's taskDefinition is not the Service's input as given
 
 
 def test_each_component_is_derived_unless_its_own_children_are_in_the_plan():
@@ -179,6 +180,8 @@ def test_a_vpc_s_zone_blocks_by_the_count_of_its_zones(zones, private):
 
 
 def test_a_vpc_s_other_strategies_and_pools_are_gaps():
+    [network] = _placed([_component("awsx:ec2:Vpc", "net", {"numberOfAvailabilityZones": 0})])["networks"]
+    assert network["subnets"] == []
     for inputs in ({"subnetStrategy": "Auto"}, {"ipv4IpamPoolId": "ipam-pool-1"}):
         placed = _placed([_component("awsx:ec2:Vpc", "net", inputs)])
         assert placed["networks"][0]["subnets"] == [] and any("is not derived" in g for g in placed["gaps"]), inputs

@@ -399,3 +399,37 @@ def test_a_pod_s_required_affinity_picks_among_the_values_a_pool_allows():
 
     assert _pods(pool, with_affinity(["data", "web"]))["web"]["status"] == "provisioned"
     assert _pods(pool, with_affinity(["data"]))["web"]["status"] == "pending"
+
+
+def test_a_requirement_not_read_leaves_the_next_one_read():
+    family = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}
+    size = {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large"]}
+    for unread in ({"key": "x", "operator": "Near", "values": ["1"]}, {"key": "x", "operator": "In", "values": "m5"},
+                   {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["04da6b54-80e4-46f7-96ec-b56ff0331ba9"]}):
+        placed = _placed(_pool("p", [unread, family, size]), _deployment("web", 1, {"cpu": "1"}))
+        assert placed["pods"][0]["provisioned"][0]["instanceType"] == "m5.large", unread
+        assert any("not judged" in g for g in placed["gaps"]), unread
+
+
+def test_limits_count_capacity_not_allocatable():
+    """Two m5.xlarge have 8 vCPUs (7,840m allocatable): a 7,900m limit holds one."""
+    web = _pods(_pool("general", [_types(["m5.xlarge"])], limits={"cpu": "7900m"}), _deployment("web", 2, {"cpu": "3"}))["web"]
+    assert (web["pending"], web["provisioned"][0]["nodes"]) == (1, 1)
+
+
+def test_a_pod_may_select_the_capacity_type_a_pool_leaves_open():
+    web = _pods(_pool("general", [_types(["m5.large"])]), _deployment("web", 1, {"cpu": "1"}, node_selector={"karpenter.sh/capacity-type": "spot"}))["web"]
+    assert web["status"] == "provisioned"
+
+
+def test_the_unadvertised_resources_named_are_the_plugins_only():
+    unlabelled = _pool("gpu", [_types(["g5.xlarge"])], taints=[GPU_TAINT])
+    [llm] = [p for p in _placed(unlabelled, _device_plugin(), _deployment("llm", 1, {"nvidia.com/gpu": "1", "cpu": "1", "memory": "1Gi"}, tolerate_gpu=True))["pods"] if p["pod"].endswith("/llm")]
+    assert "to advertise nvidia.com/gpu: its pods stay Pending there" in llm["message"]
+
+
+def test_only_the_built_in_pools_a_cluster_names_are_read():
+    plain = {"urn": "urn:pulumi:s::p::aws:eks/cluster:Cluster::plain", "type": "aws:eks/cluster:Cluster", "name": "plain", "inputs": {}}
+    auto = _auto_cluster(("no-such-pool", "system"))
+    placed = _placed(plain, auto, _deployment("web", 1, {"cpu": "1"}))
+    assert any("NodePools 'system' are EKS Auto Mode's built-in pools" in g for g in placed["gaps"])
