@@ -14,7 +14,7 @@ from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.rules.efa import EFA_TYPES
 from gpufleet.components.catalog.facts import Chart
 from gpufleet.components.plans import libraries
-from gpufleet.components.plans.index import CONFIG_FILES, Index, Resource, as_int, seq, truthy
+from gpufleet.components.plans.index import CONFIG_FILES, Index, Resource, as_int, mapping, seq, truthy
 from gpufleet.components.rules.eks import node_group_name
 from gpufleet.components.catalog import tokens
 
@@ -144,8 +144,8 @@ def _aks_native_pools(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.No
         props = {_AKS_NATIVE_FIELDS.get(k, k): v for k, v in profile.items()}
         name = props.get("name") if isinstance(props.get("name"), str) else owner.name
         if props.get("mode") == "System" and props.get("vmSize") not in cat.facts.aks.vm_sizes:
-            labels = {**_aks_os(props, cat), **{str(k): str(v) for k, v in (props.get("nodeLabels") or {}).items()}, cat.facts.aks.pool_label: name}
-            taints = [t for t in (aks_rules.parse_taint(x) for x in props.get("nodeTaints") or [] if isinstance(x, str)) if t]
+            labels = {**_aks_os(props, cat), **{str(k): str(v) for k, v in mapping(props.get("nodeLabels")).items()}, cat.facts.aks.pool_label: name}
+            taints = [t for t in (aks_rules.parse_taint(x) for x in seq(props.get("nodeTaints")) if isinstance(x, str)) if t]
             shapes.append(node_capacity.plain_node_shape(name, str(props.get("vmSize")), labels, taints, _aks_sizes(props)))
             continue
         shape = _aks_shape(Resource(owner.urn, tokens.AKS_NODE_POOL, name, {**props, "name": name}), cat)

@@ -13,12 +13,13 @@ from gpufleet.components.plans import placement as plan_placement
 
 KEYS = ["spec", "template", "requirements", "key", "operator", "values", "limits", "taints", "metadata", "labels", "weight", "capacity",
         "container", "containers", "portMappings", "cpu", "memory", "name", "taskDefinitionArgs", "availabilityZoneNames",
-        "numberOfAvailabilityZones", "cidrBlock", "subnetSpecs", "natGateways", "nvidia.com/gpu", "effect", "agentPoolProfiles", "vmSize"]
-LEAVES = [1, -3, "x", None, True, 2.5, "In", "NotIn", "Gt", "karpenter.k8s.aws/instance-family", "g5", "10.0.0.0/16",
+        "numberOfAvailabilityZones", "cidrBlock", "subnetSpecs", "natGateways", "nvidia.com/gpu", "effect", "agentPoolProfiles", "vmSize",
+        "mode", "nodeLabels", "nodeTaints", "computeConfig", "nodePools", "enabled"]
+LEAVES = [1, -3, "x", None, True, 2.5, "In", "NotIn", "Gt", "karpenter.k8s.aws/instance-family", "g5", "10.0.0.0/16", "System", "system",
           "04da6b54-80e4-46f7-96ec-b56ff0331ba9", "1Gi", "nodes", float("nan"), [], {}]
 TYPES = ["kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.sh/v1alpha1:NodeOverlay", "awsx:ec2:Vpc", "awsx:ecs:FargateService",
          "awsx:ecs:EC2Service", "awsx:ecs:EC2TaskDefinition", "azure-native:containerservice:ManagedCluster",
-         "azure-native:containerservice:AgentPool", "eks:index:NodeGroup", "kubernetes:apps/v1:Deployment"]
+         "azure-native:containerservice:AgentPool", "eks:index:NodeGroup", "kubernetes:apps/v1:Deployment", "aws:eks/cluster:Cluster"]
 
 
 def _value(rng: random.Random, depth: int = 0):
