@@ -16,7 +16,7 @@ from gpufleet.policies.inputs import plain
 
 POLICIES = Policies(__name__)
 
-# (the stack judged, its placement): the three policies judge one stack in turn. pulumi_policy gives
+# (the stack judged, its placement): the four policies judge one stack in turn. pulumi_policy gives
 # each stack policy a list of its own, but (with servicer_memo) the same input objects: a stack is the
 # same when its URNs, dependencies and input objects are (held here, so an object seen is the object
 # judged; inputs equal by content share one object, hence the dependencies).

@@ -222,11 +222,11 @@ def _placement_servicer(monkeypatch):
 
 
 def test_the_placement_policies_place_a_stack_once_and_each_stack_anew(monkeypatch):
-    """The three placement policies judge one placement of a stack (the simulator is the costly part);
+    """The four placement policies judge one placement of a stack (the simulator is the costly part);
     a stack that differs only in what its resources read is placed again."""
     servicer, calls, plan = _placement_servicer(monkeypatch)
     servicer.AnalyzeStack(_stack_request(plan), None)
-    assert len(placement.POLICIES) == 3 and len(calls) == 1
+    assert len(placement.POLICIES) == 4 and len(calls) == 1
     servicer.AnalyzeStack(_stack_request(plan), None)  # the same stack again: equal inputs, the same objects
     assert len(calls) == 1
     group = next(r for r in plan["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup")
