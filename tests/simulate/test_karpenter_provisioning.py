@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from gpufleet.components.catalog import catalog
 from gpufleet.components.plans import placement as plan_placement
 from tests.conftest import ROOT
 
@@ -73,7 +74,6 @@ def test_the_fake_types_are_the_provider_s():
 
 
 def test_a_case_not_run_is_one_the_catalog_cannot_judge():
-    from gpufleet.components.catalog import catalog
 
     for type_ in NOT_RUN:
         assert catalog.load().find(type_) is None
@@ -170,7 +170,6 @@ def test_requirement_operators_on_a_type_s_labels(operator, values, admitted):
     """Karpenter's operators, Gte and Lte beside Kubernetes' own, over instance-gpu-count."""
     pool = _pool("gpu", [_types(["p5.48xlarge", "g6e.48xlarge", "g6e.xlarge", "g6e.12xlarge"]),
                          {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": operator, "values": values}])
-    from gpufleet.components.catalog import catalog
     from gpufleet.components.plans import karpenter as plan_karpenter
     from gpufleet.components.plans.index import Index
 
@@ -192,7 +191,6 @@ def test_what_a_pool_leaves_unknown_is_a_gap():
 
 
 def _device_plugin(replicas: int | None = None) -> dict:
-    from gpufleet.components.catalog import catalog
 
     chart = catalog.load().facts.charts.nvidia_device_plugin
     values = {}
@@ -204,7 +202,6 @@ def _device_plugin(replicas: int | None = None) -> dict:
 
 
 def _overlay(capacity: dict, gate: bool | None) -> list[dict]:
-    from gpufleet.components.catalog import catalog
 
     facts = catalog.load().facts.karpenter
     spec = {"requirements": [{"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "In", "values": ["1"]}], "capacity": capacity}
@@ -219,7 +216,7 @@ def _overlay(capacity: dict, gate: bool | None) -> list[dict]:
 
 
 # The NVIDIA device plugin's default affinity wants this label where NFD does not run (curated eks.acceleratorLabels).
-GPU_POOL = _pool("gpu", [_types(["g5.xlarge", "g5.2xlarge"])], taints=[GPU_TAINT], labels={"nvidia.com/gpu.present": "true"})
+GPU_POOL = _pool("gpu", [_types(["g5.xlarge", "g5.2xlarge"])], taints=[GPU_TAINT], labels=catalog.load().facts.eks.accelerator_labels.of("nvidia"))
 
 
 def test_over_provisioned_by_time_slicing():
@@ -374,7 +371,6 @@ def test_a_new_claim_takes_the_largest_capacity_of_its_types_from_the_limits():
 def test_comparison_operators_need_the_label_and_one_value():
     for operator, values, admitted in (("Gt", ["0"], {"g5.xlarge"}), ("Gt", ["0", "1"], set()), ("Lt", ["9"], {"g5.xlarge"})):
         pool = _pool("p", [_types(["m5.large", "g5.xlarge"]), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": operator, "values": values}])
-        from gpufleet.components.catalog import catalog
         from gpufleet.components.plans import karpenter as plan_karpenter
         from gpufleet.components.plans.index import Index
 
