@@ -14,13 +14,18 @@ from gpufleet.policies.inputs import plain
 from gpufleet.policies.registry import Policies
 
 POLICIES = Policies(__name__)
+_LAST: list = []  # (urn, props object, the pool read): the last NodePool judged
 
 
 def _pool(args: ResourceValidationArgs) -> tuple[plan_karpenter.karpenter.Pool, list[str]] | None:
     """The pool as the simulation launches from it, and what of it is unknown (None: its spec is not known)."""
+    # One NodePool's candidate types are read from the whole catalog: its policies share the reading.
+    if _LAST and _LAST[0] == args.urn and _LAST[1] is args.props:
+        return _LAST[2]
     resource = plan_index.Resource(args.urn, args.resource_type, args.name, plain(args.props, tokens.UNKNOWN))
     pools, gaps = plan_karpenter.pools(plan_index.Index([resource]), catalog.load())
-    return (pools[0], gaps) if pools else None
+    _LAST[:] = [args.urn, args.props, (pools[0], gaps) if pools else None]
+    return _LAST[2]
 
 
 def _kind(pool) -> str | None:
@@ -42,7 +47,15 @@ def _validate_crd(args: ResourceValidationArgs, report: ReportViolation, obj) ->
         report(f"{kind} {args.name!r}: {problem} (its CRD's schema, Karpenter {catalog.load().facts.karpenter.version}; its {found.cel_rules} CEL rules are not evaluated)")
 
 
-@POLICIES.resource("karpenter-nodepool-admits-a-type", on=tokens.KARPENTER_NODE_POOL, subject=_pool)
+def _admission_unjudged(resource) -> str | None:
+    """A pool that admits no type where some of its requirements could not be judged."""
+    found = _pool(resource)
+    if found is None or found[0].candidates or not found[0].unjudged:
+        return None
+    return "; ".join(found[0].unjudged)
+
+
+@POLICIES.resource("karpenter-nodepool-admits-a-type", on=tokens.KARPENTER_NODE_POOL, subject=_pool, unjudged=_admission_unjudged)
 def _validate_admits(args: ResourceValidationArgs, report: ReportViolation, subject) -> None:
     pool, _ = subject
     reason = karpenter_rules.admits_no_type(len(pool.candidates), pool.unjudged)

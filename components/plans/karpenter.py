@@ -43,13 +43,14 @@ def _requirements(template: Mapping, name: str, gaps: list[str]) -> list[karpent
     return found
 
 
-def _limits(spec: Mapping, name: str, gaps: list[str]) -> dict[str, int]:
+def _quantities(given: object, what: str, gaps: list[str]) -> dict[str, int]:
+    """A resource list (a NodePool's limits, a NodeOverlay's capacity); a value not known offline is a gap."""
     found = {}
-    for resource, value in mapping(spec.get("limits")).items():
+    for resource, value in mapping(given).items():
         try:
             found[str(resource)] = quantity(str(resource), value)
         except QuantityError:
-            gaps.append(f"Karpenter NodePool {name!r}: limit {resource}={value!r} is not known offline: not counted")
+            gaps.append(f"{what} {resource}={value!r} is not known offline: not counted")
     return found
 
 
@@ -75,7 +76,7 @@ def _overlays(index: Index, cat: Catalog, gaps: list[str]) -> list[tuple[list[ka
             continue
         if not releases:
             gaps.append(f"Karpenter NodeOverlay {name!r}: the Karpenter release is not in the plan; its NodeOverlay feature gate is taken as on")
-        capacity = _limits({"limits": spec.get("capacity")}, f"{name} (NodeOverlay)", gaps)
+        capacity = _quantities(spec.get("capacity"), f"Karpenter NodeOverlay {name!r}: capacity", gaps)
         found.append((_requirements(spec, name, gaps), capacity))
     return found
 
@@ -164,8 +165,10 @@ def _read_pool(resource: Resource, index: Index, cat: Catalog, overlays, gaps: l
     defined: dict[str, frozenset[str] | None] = {k: frozenset({v}) for k, v in labels.items()}
     type_keys = set()
     candidates, ami_problem = [], None
+    held = []  # every type's labels, as the catalog holds them
     for it in cat.types.values():
         type_labels = node_capacity.karpenter_labels(it, facts, eks, domain)
+        held.append(type_labels)
         type_keys |= set(type_labels)
         if not all(r.admits(type_labels) for r in requirements if r.key in type_labels or (r.key.startswith(domain + "/") and r.key.rsplit("/", 1)[-1] not in facts.labels.not_in_catalog)):
             continue
@@ -191,6 +194,11 @@ def _read_pool(resource: Resource, index: Index, cat: Catalog, overlays, gaps: l
         if r.key in type_keys:
             continue
         defined[r.key] = frozenset(r.values) if r.operator == "In" else None
+    # Types or families the catalog's EC2 data does not hold may be newer than it, not wrong.
+    unheld = sorted({v for r in requirements if r.operator == "In" and r.key in (names.instance_type, f"{domain}/instance-family")
+                     for v in r.values if v not in {labels_of[r.key] for labels_of in held}})
+    if unheld:
+        gaps.append(f"Karpenter NodePool {name!r}: requirements name {', '.join(unheld)}, which the catalog's EC2 data does not hold (a typo, or newer than the data): not judged")
     # What leaves the pool's admitted types undecided (its requirements' gaps, not its AMI's).
     requirement_gaps = tuple(gaps[before:])
     refused = unseen = None
@@ -213,7 +221,7 @@ def _read_pool(resource: Resource, index: Index, cat: Catalog, overlays, gaps: l
         if unseen is not None:
             gaps.append(f"Karpenter NodePool {name!r}: its EC2NodeClass {unseen!r} is not in the plan, so the capacity reservations it selects are not known")
     return karpenter.Pool(
-        name, as_int(spec.get("weight")), tuple(candidates), defined, _limits(spec, name, gaps), resource.urn,
+        name, as_int(spec.get("weight")), tuple(candidates), defined, _quantities(spec.get("limits"), f"Karpenter NodePool {name!r}: limit", gaps), resource.urn,
         well_known=frozenset({names.zone, facts.labels.capacity_type}), refused=refused, unseen_node_class=unseen, ami_problem=ami_problem,
         unjudged=requirement_gaps, plugins_built_in=on_auto,
         consolidation=str(mapping(spec.get("disruption")).get("consolidationPolicy") or facts.consolidation.default_policy),

@@ -62,8 +62,9 @@ def test_a_public_program_previews_as_reviewed(corpus_python, name, tmp_path):
 
 
 def test_a_foreign_program_s_node_pools_are_judged_by_the_pack(corpus_python, tmp_path):
-    """eks-ml-starter with the pools a user configures (`starter:node_pools`, as its README says):
-    a GPU pool whose family no type has is a mandatory finding on the program's own NodePool."""
+    """eks-ml-starter with the pools a user configures (`starter:node_pools`, as its README says): a
+    GPU pool whose requirements no type meets is a mandatory finding on the program's own NodePool;
+    one that names a family the catalog's EC2 data does not hold is said not judged (it may be newer)."""
     import shutil
 
     program = tmp_path / "eks-ml-starter"
@@ -71,10 +72,14 @@ def test_a_foreign_program_s_node_pools_are_judged_by_the_pack(corpus_python, tm
     config = yaml.safe_load((program / "Pulumi.dev.yaml").read_text())
     config["config"]["starter:node_pools"] = [
         {"name": "general", "capacity_type": "on-demand", "instance_category": ["t"]},
-        {"name": "gpu", "capacity_type": "on-demand", "instance_family": ["g6x"]},  # a typo: no such family
+        {"name": "gpu", "capacity_type": "on-demand", "instance_family": ["g5"], "instance_category": ["p"]},  # g5 is not of category p
+        {"name": "newer", "capacity_type": "on-demand", "instance_family": ["g9z"]},  # not in the catalog's EC2 data
     ]
     (program / "Pulumi.dev.yaml").write_text(yaml.safe_dump(config))
     code, out, err = run_cli("preview", "--program", str(program), "--python", str(corpus_python), "--json", "--timeout", "300")
     assert code == 1, err[-3000:]
-    found = [(v["policy"], v["level"], v["urn"].rsplit("::", 1)[-1]) for v in json.loads(out)["policy"]["violations"] if v["policy"].startswith("karpenter-")]
+    violations = json.loads(out)["policy"]["violations"]
+    found = [(v["policy"], v["level"], v["urn"].rsplit("::", 1)[-1]) for v in violations if v["policy"].startswith("karpenter-")]
     assert found == [("karpenter-nodepool-admits-a-type", "mandatory", "starter-dev-cls-gpu-npl")]
+    [unjudged] = [v for v in violations if v["policy"] == "rules-not-judged" and v["urn"].endswith("::starter-dev-cls-newer-npl")]
+    assert unjudged["level"] == "advisory" and "g9z, which the catalog's EC2 data does not hold" in unjudged["message"]

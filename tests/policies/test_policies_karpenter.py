@@ -31,10 +31,14 @@ def test_requirements_that_admit_no_type(judge):
         _pool("some", [_family("g5"), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gte", "values": ["8"]}]),
         _pool("unjudged", [_family("g5"), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["8"]},
                            {"key": "karpenter.k8s.aws/instance-hypervisor", "operator": "In", "values": ["nitro"]}]),
+        _pool("newer", [_family("g9z")]),  # a family the catalog's EC2 data does not hold: a typo, or newer than the data
     ])
     policy = "karpenter-nodepool-admits-a-type"
     assert _said(result, policy, "none") == ["NodePool 'none': its requirements admit no instance type: Karpenter never launches a node for it, and its pods stay Pending"]
-    assert _said(result, policy, "some") == _said(result, policy, "unjudged") == []
+    assert _said(result, policy, "some") == _said(result, policy, "unjudged") == _said(result, policy, "newer") == []
+    assert _said(result, "rules-not-judged", "newer") == [
+        "karpenter-nodepool-admits-a-type was not judged: Karpenter NodePool 'newer': requirements name g9z, which the catalog's EC2 data does not hold (a typo, or newer than the data): not judged"
+    ]
     assert {f.level for f in result.findings if f.policy == policy} == {"mandatory"}
 
 
