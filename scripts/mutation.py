@@ -121,7 +121,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     # Karpenter and the component libraries: the provisioning simulation, its plan reader, the pack's NodePool rules
     **{name: (path, _KARPENTER) for name, path in (
         ("karpenter_sim", "components/simulate/karpenter.py"), ("karpenter_rules", "components/rules/karpenter.py"),
-        ("plan_karpenter", "components/plans/karpenter.py"), ("karpenter_api", "components/apis/karpenter.py"),
+        ("plan_karpenter", "components/plans/karpenter.py"), ("karpenter_pools", "components/simulate/karpenter_pools.py"), ("karpenter_api", "components/apis/karpenter.py"),
     )},
     "plan_awsx": ("components/plans/awsx.py", ["tests/plans/test_awsx.py", "tests/plans/test_foreign_shapes.py"]),
     "images": ("components/rules/images.py", ["tests/rules/test_images.py"]),

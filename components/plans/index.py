@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gpufleet.components.catalog import tokens
+# Foreign input read whatever its shape: the one statement, below every reader (re-exported here).
+from gpufleet.components.simulate.loose import as_int, mapping, seq, truthy  # noqa: F401
 
 CONFIG_FILES = (tokens.K8S_CONFIG_FILE, tokens.K8S_CONFIG_FILE_V1)
 
@@ -52,26 +54,3 @@ class Index:
         return found
 
 
-def truthy(value: object) -> bool:
-    """A boolean input as a plan carries it: the providers type some as text ("true"/"false")."""
-    return value is True or (isinstance(value, str) and value.lower() == "true")
-
-
-def as_int(value: object, default: int = 0) -> int:
-    """A count a plan gives as a number or text; `default` when it is none ("lots", "inf", NaN)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return default
-    try:
-        return int(float(value))
-    except (ValueError, OverflowError):
-        return default
-
-
-def mapping(value: object) -> Mapping:
-    """An input read as a map: any other shape (a foreign program may pass anything) reads empty."""
-    return value if isinstance(value, Mapping) else {}
-
-
-def seq(value: object) -> list:
-    """An input read as a list: any other shape reads empty."""
-    return list(value) if isinstance(value, (list, tuple)) else []
