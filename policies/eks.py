@@ -59,11 +59,11 @@ def _validate_auto_mode_plugins(args: StackValidationArgs, report: ReportViolati
     auto = facts.eks.auto_mode
     if not any(r.resource_type == tokens.EKS_CLUSTER and api_rules.auto_mode_enabled(plain(r.props), auto) for r in args.resources):
         return
-    built_in = {chart.chart: key for key, chart in facts.charts.plugins().items() if key in auto.built_in_plugins}
     for release in args.resources:
         chart = get(release.props, "chart") if release.resource_type == tokens.HELM_RELEASE else None
-        if chart in built_in:
-            report(f"Helm release {release.name!r} installs {chart} on a cluster that runs EKS Auto Mode, which brings that plugin itself: one of them is one too many", release.urn)
+        reason = eks_rules.auto_mode_plugin(chart, facts.eks, facts.charts) if isinstance(chart, str) else None
+        if reason:
+            report(f"Helm release {release.name!r} {reason}", release.urn)
 
 
 @POLICIES.stack("eks-efa-interfaces")

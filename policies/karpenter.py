@@ -4,13 +4,16 @@ spec calls (components/rules/karpenter.py)."""
 
 from __future__ import annotations
 
+import os
+
+import pulumi
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.components.apis import karpenter as karpenter_api
 from gpufleet.components.catalog import catalog, tokens
 from gpufleet.components.plans import index as plan_index, karpenter as plan_karpenter
 from gpufleet.components.rules import karpenter as karpenter_rules
-from gpufleet.policies.inputs import plain
+from gpufleet.policies.inputs import get, plain
 from gpufleet.policies.registry import Policies
 
 POLICIES = Policies(__name__)
@@ -80,11 +83,20 @@ def _validate_limited(args: ResourceValidationArgs, report: ReportViolation, sub
         report(f"NodePool {pool.name!r}: {reason}")
 
 
+_STACK: list = []  # (the stack's NodePools and EC2NodeClasses by URN, their input objects, the pools read)
+
+
 def _stack_pools(args: StackValidationArgs) -> list:
-    """The stack's NodePools, each read with the EC2NodeClasses of the stack."""
+    """The stack's NodePools, each read with the EC2NodeClasses of the stack; read once for the
+    stack policies that judge them (the servicer hands each the same input objects, as placement.py says)."""
     wanted = (tokens.KARPENTER_NODE_POOL, tokens.KARPENTER_EC2_NODE_CLASS)
-    resources = [plan_index.Resource(r.urn, r.resource_type, r.name, plain(r.props, tokens.UNKNOWN)) for r in args.resources if r.resource_type in wanted]
+    mine = [r for r in args.resources if r.resource_type in wanted]
+    urns, props = [r.urn for r in mine], [r.props for r in mine]
+    if _STACK and _STACK[0] == urns and all(a is b for a, b in zip(_STACK[1], props)):
+        return _STACK[2]
+    resources = [plan_index.Resource(r.urn, r.resource_type, r.name, plain(r.props, tokens.UNKNOWN)) for r in mine]
     pools, _ = plan_karpenter.pools(plan_index.Index(resources), catalog.load())
+    _STACK[:] = [urns, props, pools]
     return pools
 
 
@@ -97,6 +109,37 @@ def _validate_reserved(args: StackValidationArgs, report: ReportViolation) -> No
     for pool in _stack_pools(args):
         if pool.refused:
             report(f"NodePool {pool.name!r}: {pool.refused}", pool.urn)
+
+
+def _stack_region(args: StackValidationArgs) -> str | None:
+    """The region of the stack's AWS resources: aws:region or AWS_REGION, else the one region of
+    the AWS providers the stack's resources use (None: none, or several)."""
+    given = pulumi.Config("aws").get("region") or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if given:
+        return given
+    regions = {get(r.provider.props, "region") for r in args.resources if r.provider is not None and r.resource_type.startswith("aws:")}
+    regions.discard(None)
+    return next(iter(regions)) if len(regions) == 1 and isinstance(next(iter(regions)), str) else None
+
+
+def _offering_unjudged(args: StackValidationArgs) -> list[tuple[str, str]]:
+    if _stack_region(args) is not None:
+        return []
+    return [(p.urn, f"NodePool {p.name!r}: no region known before apply (aws:region, AWS_REGION or one AWS provider's region)") for p in _stack_pools(args) if p.candidates]
+
+
+@POLICIES.stack("karpenter-nodepool-offered", unjudged=_offering_unjudged)
+def _validate_offered(args: StackValidationArgs, report: ReportViolation) -> None:
+    region = _stack_region(args)
+    if region is None:
+        return
+    cat = catalog.load()
+    zone = cat.facts.eks.well_known_labels.zone
+    for pool in _stack_pools(args):
+        zones = pool.defined.get(zone)
+        reason = karpenter_rules.offered_nowhere([cat.get(c.shape.instance_type) for c in pool.candidates], region, sorted(zones) if zones else None)
+        if reason:
+            report(f"NodePool {pool.name!r}: {reason}", pool.urn)
 
 
 @POLICIES.stack("karpenter-ami-runs-accelerator")

@@ -205,6 +205,20 @@ class AutoMode(Sourced):
     label_domain: str
     max_pods: int
     built_in_pools: dict[str, BuiltInPool]
+    build: "AutoModeBuild"
+
+
+class AutoModeBuild(Sourced):
+    """What a cluster gpufleet creates with Auto Mode needs: its roles' AWS managed policies and the
+    cluster role's trust, and what a NodeClass (eks.amazonaws.com/v1) takes."""
+
+    cluster_policies: list[str]
+    cluster_trust_actions: list[str]
+    node_policies: list[str]
+    node_class_kind: str
+    node_class_version: str
+    node_class_fields: list[str]
+    labels_not_given: list[str]  # Karpenter's instance labels Auto Mode's nodes do not carry
 
 
 class EksFacts(_Facts):
@@ -666,6 +680,29 @@ class KarpenterChart(Sourced):
     version: str
 
 
+class KarpenterInstall(Sourced):
+    """How Karpenter is installed: its namespace and service account (the Pod Identity association's),
+    the controller's resources, the Pod Identity trust, the agent add-on, the nodes' access entry type."""
+
+    namespace: str
+    service_account: str
+    controller_resources: dict[str, str]
+    pod_identity_principal: str
+    pod_identity_actions: list[str]
+    pod_identity_agent_addon: str
+    node_access_entry_type: str
+    discovery_tag: str  # the tag key its EC2NodeClass selects subnets by (the value: the cluster's name)
+
+
+class KarpenterController(Sourced):
+    """The chart's controller Deployment as the scheduler reads it: the values.yaml defaults of what
+    scheduling reads, and what of them the simulation does not model."""
+
+    name: str
+    defaults: dict[str, Any]  # replicas, nodeSelector, affinity, tolerations, controller.resources
+    not_simulated: list[str]
+
+
 class NodeOverlayFacts(Sourced):
     feature_gate: list[str]  # the chart value that turns NodeOverlay on
     enabled_by_default: bool
@@ -703,6 +740,8 @@ class Karpenter(_Facts):
     consolidation: Consolidation
     reserved_capacity: ReservedCapacity
     chart: KarpenterChart
+    install: KarpenterInstall
+    controller: KarpenterController
     node_overlay: NodeOverlayFacts
 
 

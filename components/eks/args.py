@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from gpufleet.components.catalog import catalog
 from gpufleet.components.network.args import NetworkArgs
 from gpufleet.components.k8s.args import GpuWorkloadArgs, KubernetesArgs
+from gpufleet.components.karpenter.args import KarpenterArgs, NodePoolArgs
 from gpufleet.components.spec_model import SpecModel, rule_error, size_order_error
 
 _EKS = catalog.load().facts.eks
@@ -23,12 +24,26 @@ TaintEffect = Literal.__getitem__(tuple([*_EFFECTS, *_EFFECTS.values()]))
 EKS_NAME = r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$"  # CreateCluster / CreateNodegroup name rule
 
 
+class AutoModeArgs(SpecModel):
+    """EKS Auto Mode: EKS runs Karpenter, the nodes' drivers and the NVIDIA, Neuron and EFA device
+    plugins; its compute, block storage and load balancing are turned on together."""
+
+    built_in_node_pools: list[Literal["general-purpose", "system"]] = Field(
+        default_factory=lambda: ["general-purpose", "system"],
+        description="Auto Mode's own NodePools: general-purpose (on-demand C, M, R nodes for ordinary pods) and "
+        "system (tainted CriticalAddonsOnly); an empty list leaves only the stack's nodePools.",
+    )
+
+
 class NewClusterArgs(SpecModel):
     """An EKS cluster to create: its IAM role, API authentication and a pinned Kubernetes version."""
 
     version: str = Field(pattern=r"^1\.\d{2}$", description="Kubernetes version, pinned (e.g. 1.33); upgrades are explicit.")
     authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = Field(
         "API", description="How the cluster authenticates IAM principals: access entries only (API), or also the aws-auth ConfigMap."
+    )
+    auto_mode: AutoModeArgs | None = Field(
+        None, description="Turn on EKS Auto Mode: nodePools then use its NodeClass, and gpufleet installs no Karpenter, system group or device plugin."
     )
     endpoint_public_access: bool = Field(
         False,
@@ -194,7 +209,13 @@ class EksFleetArgs(SpecModel):
 
     cluster: ClusterArgs = Field(description="The cluster: existing, or one to create.")
     network: NetworkArgs = Field(description="The cluster's subnets (at least two zones), or a VPC to create.")
-    node_groups: list[NodeGroupArgs] = Field(min_length=1, description="Accelerated node groups, one instance type each.")
+    node_groups: list[NodeGroupArgs] = Field(default_factory=list, description="Accelerated managed node groups, one instance type each.")
+    node_pools: list[NodePoolArgs] = Field(
+        default_factory=list,
+        description="Karpenter NodePools of GPU or Neuron nodes, launched when pods are Pending (a created cluster; "
+        "Karpenter is installed with them, on the system node group).",
+    )
+    karpenter: KarpenterArgs = Field(default_factory=KarpenterArgs, description="Karpenter's own settings, with nodePools.")
     system_node_group: SystemNodeGroupArgs = Field(
         default_factory=SystemNodeGroupArgs,
         description="The untainted, on-demand node group for cluster add-ons and controllers (a created cluster only).",
@@ -206,5 +227,11 @@ class EksFleetArgs(SpecModel):
     )
     workloads: list[GpuWorkloadArgs] = Field(
         default_factory=list,
-        description="GPU workloads, each on one NVIDIA node group (nodePool names the group), installed with the device plugins (needs kubernetes).",
+        description="GPU workloads, each on one NVIDIA node group or NodePool (nodePool names it), installed with the device plugins (needs kubernetes).",
     )
+
+    @model_validator(mode="after")
+    def _some_accelerators(self) -> "EksFleetArgs":
+        if not self.node_groups and not self.node_pools:
+            raise rule_error("eks-accelerated-capacity", "give nodeGroups or nodePools: an EKS fleet of gpufleet has accelerated nodes")
+        return self

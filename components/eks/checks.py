@@ -13,8 +13,9 @@ from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules, gpus a
 from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.components.rules.efa import default_layout, efa_count_problem, efa_supported
 from gpufleet.components.eks.args import EksFleetArgs, NodeGroupArgs
-from gpufleet.components.eks.resolved import efa_zone, places_in_group, system_ami_type, system_group_created, vpc_zones, resolve
+from gpufleet.components.eks.resolved import auto_mode, efa_zone, places_in_group, system_ami_type, system_group_created, vpc_zones, resolve
 from gpufleet.components.network import zones
+from gpufleet.components.karpenter.checks import check_pools
 from gpufleet.components.spec_model import Violation, duplicate_names
 
 
@@ -44,6 +45,8 @@ def _group_zones(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str) -> Ite
 def check_fleet(fleet: EksFleetArgs, region: str, cat: Catalog) -> list[Violation]:
     found: list[Violation] = []
     found += duplicate_names([ng.name for ng in fleet.node_groups], ("nodeGroups",), "node group")
+    found += duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "NodePool")
+    found += list(_pools(fleet, region, cat))
     known = True
     for i, ng in enumerate(fleet.node_groups):
         try:
@@ -62,6 +65,47 @@ def check_fleet(fleet: EksFleetArgs, region: str, cat: Catalog) -> list[Violatio
         found += list(_kubernetes(fleet, cat))
         found += list(_workloads(fleet, cat))
     return found
+
+
+def _pools(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
+    """NodePools need a cluster gpufleet creates (Karpenter's controller runs on its system group)
+    and the cluster's Kubernetes access; a workload names a group or a pool, so no name is both."""
+    yield from _auto_mode(fleet, cat)
+    if not fleet.node_pools:
+        return
+    if not system_group_created(fleet) and not auto_mode(fleet):
+        yield Violation(
+            "karpenter-cluster", ("nodePools",), [p.name for p in fleet.node_pools],
+            "Karpenter is installed on a cluster gpufleet creates, its controller on the system node group (keep systemNodeGroup enabled)",
+        )
+    if fleet.kubernetes is None:
+        yield Violation("kubernetes-access", ("kubernetes",), None, "NodePools are Kubernetes objects: give kubernetes (the device plugins come with it)")
+    groups = {ng.name for ng in fleet.node_groups} | {"system"}
+    for i, pool in enumerate(fleet.node_pools):
+        if pool.name in groups:
+            yield Violation("names-unique", ("nodePools", i, "name"), pool.name, "a NodePool and a node group share this name: a workload's nodePool could name either")
+    yield from check_pools(fleet.node_pools, region, vpc_zones(fleet) if fleet.network.create is not None else None, cat, auto_mode(fleet))
+
+
+def _auto_mode(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
+    """An Auto Mode cluster of gpufleet carries NodePools only: EKS runs its system pods and device
+    plugins, so no managed node group, system group, GPU Operator or NodeOverlay of gpufleet's."""
+    if not auto_mode(fleet):
+        return
+    where = ("cluster", "create", "autoMode")
+    if fleet.node_groups:
+        yield Violation("eks-auto-mode-capacity", ("nodeGroups",), [ng.name for ng in fleet.node_groups], "with Auto Mode, give nodePools (gpufleet builds no managed node group beside them)")
+    if "system_node_group" in fleet.model_fields_set:
+        yield Violation("eks-auto-mode-capacity", ("systemNodeGroup",), fleet.system_node_group.model_dump(by_alias=True, exclude_defaults=True),
+                        "with Auto Mode, its built-in system pool runs the cluster's pods (autoMode.builtInNodePools)")
+    if fleet.karpenter.node_overlays:
+        yield Violation("eks-auto-mode-node-class", ("karpenter", "nodeOverlays"), True, "Auto Mode reads no NodeOverlay (aws/containers-roadmap#2690)")
+    operator = fleet.kubernetes.gpu_operator if fleet.kubernetes is not None else None
+    if operator is not None:
+        reason = eks_rules.auto_mode_plugin(cat.facts.charts.gpu_operator.chart, cat.facts.eks, cat.facts.charts)
+        yield Violation("eks-auto-mode-one-device-plugin", ("kubernetes", "gpuOperator"), operator.model_dump(by_alias=True, exclude_defaults=True), reason)
+    if not fleet.node_pools and not fleet.cluster.create.auto_mode.built_in_node_pools:
+        yield Violation("eks-auto-mode-capacity", (*where, "builtInNodePools"), [], "with no built-in pool and no nodePools, nothing runs the cluster's pods")
 
 
 def _lifecycle(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
@@ -84,10 +128,14 @@ def _workloads(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
     if fleet.workloads and fleet.kubernetes is None:
         yield Violation("kubernetes-access", ("kubernetes",), None, "workloads are installed through the cluster: give kubernetes (the device plugins come with it)")
     groups = {ng.name: ng for ng in fleet.node_groups}
+    pools = {p.name: p for p in fleet.node_pools}
     for i, wl in enumerate(fleet.workloads):
         ng = groups.get(wl.node_pool)
-        if ng is None:
-            yield Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"no node group of that name (groups: {', '.join(groups)})")
+        if wl.node_pool in pools:
+            if pools[wl.node_pool].gpu is None:
+                yield Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"a workload asks for nvidia.com/gpu: NodePool {wl.node_pool} has Neuron devices")
+        elif ng is None:
+            yield Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"no node group or NodePool of that name (have: {', '.join([*groups, *pools])})")
         elif eks_rules.accelerator(cat.get(ng.instance_type)) != "nvidia":
             yield Violation(
                 "node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool,

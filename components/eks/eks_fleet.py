@@ -20,6 +20,8 @@ from gpufleet.components.k8s.gpu_operator import GpuOperator
 from gpufleet.components.k8s.gpu_workload import GpuWorkload
 from gpufleet.components.k8s.kubeconfig import kubeconfig
 from gpufleet.components.k8s.nccl_test import NcclTest
+from gpufleet.components.karpenter.controller import Karpenter
+from gpufleet.components.karpenter.node_pool import KarpenterNodePool
 from gpufleet.components.network.vpc import Vpc
 
 
@@ -30,9 +32,12 @@ class EksFleet(pulumi.ComponentResource):
     def __init__(self, name: str, args: EksFleetArgs, region: str, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:eks:EksFleet", name, None, opts)
         self._name, self._args, self._region = name, args, region
+        self._auto = resolved.auto_mode(args)
         self._vpc_id, self._subnet_ids, self._zone_subnets = self._network()
+        # Before the cluster: an Auto Mode cluster names the nodes' role in its compute config.
+        self.node_role = node_role(name, self._child(), self._auto)
         self.cluster_name, self.cluster_security_group_id = self._cluster()
-        self.node_role = node_role(name, self._child())
+        self.node_pools: dict[str, KarpenterNodePool] = {}
         self.node_groups = {
             ng.name: AcceleratedNodeGroup(
                 f"{name}-{ng.name}",
@@ -80,12 +85,14 @@ class EksFleet(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         groups = self._args.node_groups
-        served = served_groups(g.resolved for g in self.node_groups.values())
+        served = resolved.served_pools(served_groups(g.resolved for g in self.node_groups.values()), resolved.plugin_pools(self._args))
         # Plugins schedule onto nodes: create them after the node groups exist.
         groups_created = [g.node_group for g in self.node_groups.values()]
         if self.system_node_group is not None:
             groups_created.append(self.system_node_group.node_group)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=groups_created)
+        if self._args.node_pools:
+            self._node_pools(groups_created)
         if k8s_args.gpu_operator is not None:
             # The operator's device plugin serves the NVIDIA groups; the EFA and Neuron plugins stay.
             self.gpu_operator = GpuOperator(
@@ -94,13 +101,11 @@ class EksFleet(pulumi.ComponentResource):
             served = replace(served, nvidia=[])
         self.device_plugins = DevicePlugins(f"{self._name}-device-plugins", served, k8s_args.nvidia_device_plugin, opts=k8s_opts)
         cat = catalog.load()
-        by_name = {ng.name: ng for ng in groups}
-        # The pods need the groups' nodes and the plugins that advertise their GPUs.
-        plugins = [self.device_plugins, *([self.gpu_operator] if k8s_args.gpu_operator is not None else [])]
+        # The pods need the groups' nodes (or the pools that launch them) and the plugins that advertise their GPUs.
+        plugins = [self.device_plugins, *([self.gpu_operator] if k8s_args.gpu_operator is not None else []), *self.node_pools.values()]
         self.workloads = [
             GpuWorkload(
-                f"{self._name}-{wl.name}", wl,
-                resolved.workload_selector(by_name[wl.node_pool], cat.facts.eks), resolved.workload_tolerations(by_name[wl.node_pool], cat),
+                f"{self._name}-{wl.name}", wl, *resolved.workload_scheduling(wl, self._args, cat),
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=plugins),
             )
             for wl in self._args.workloads
@@ -112,6 +117,30 @@ class EksFleet(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=[self.device_plugins]),
             )
 
+    def _node_pools(self, groups_created: list[pulumi.Resource]) -> None:
+        """Karpenter on the system group (its chart brings the CRDs), or Auto Mode's own; then each
+        pool's NodePool and node class: subnets by the tag the created VPC puts on its private
+        subnets (or the given ids), the cluster's security group by id."""
+        if self._auto:
+            role, after = self.node_role.role.name, [self.cluster]
+        else:
+            self.karpenter = Karpenter(
+                f"{self._name}-karpenter", self.cluster_name, self._region, self.k8s_provider, self._args.karpenter.node_overlays,
+                depends_on=groups_created, opts=pulumi.ResourceOptions(parent=self),
+            )
+            role, after = self.karpenter.node_role_name, [self.karpenter]
+        if self._args.network.create is not None:
+            subnets = [{"tags": resolved.discovery_tag(self._args)}]
+        else:
+            subnets = [{"id": s} for s in self._args.network.subnet_ids]
+        self.node_pools = {
+            pool.name: KarpenterNodePool(
+                f"{self._name}-{pool.name}", pool, role, subnets, [{"id": self.cluster_security_group_id}], auto_mode=self._auto,
+                opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
+            )
+            for pool in self._args.node_pools
+        }
+
     def _child(self, *depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions(parent=self, depends_on=list(depends_on))
 
@@ -120,7 +149,9 @@ class EksFleet(pulumi.ComponentResource):
         if net.create is None:
             return net.vpc_id, list(net.subnet_ids), {}
         named = resolved.vpc_zones(self._args)
-        vpc = Vpc(self._name, net.create.cidr, named, opts=self._child())
+        # Karpenter finds the nodes' subnets by a tag (its getting-started guide's karpenter.sh/discovery).
+        tags = resolved.discovery_tag(self._args) if self._args.node_pools else {}
+        vpc = Vpc(self._name, net.create.cidr, named, private_tags=tags, opts=self._child())
         # The control plane's network interfaces go in the first two named zones only: EKS needs two
         # zones and accepts later subnets only in the zones the cluster was created with (EKS user
         # guide, VPC and subnet requirements), so a zone appended to the list must not reach it.
@@ -131,7 +162,17 @@ class EksFleet(pulumi.ComponentResource):
         c = self._args.cluster
         if c.create is None:
             return c.name, c.security_group_id
-        role = cluster_role(self._name, self._child())
+        role = cluster_role(self._name, self._child(), self._auto)
+        auto: dict = {}
+        if c.create.auto_mode is not None:
+            # Compute, block storage and load balancing on together, the self-managed add-ons off
+            # (curated eks.autoMode): EKS runs CoreDNS, the CNI and the device plugins itself.
+            auto = {
+                "compute_config": {"enabled": True, "node_pools": list(c.create.auto_mode.built_in_node_pools), "node_role_arn": self.node_role.role.arn},
+                "kubernetes_network_config": {"elastic_load_balancing": {"enabled": True}},
+                "storage_config": {"block_storage": {"enabled": True}},
+                "bootstrap_self_managed_addons": False,
+            }
         cluster = aws.eks.Cluster(
             self._name,
             name=c.name,
@@ -143,7 +184,8 @@ class EksFleet(pulumi.ComponentResource):
                 "endpoint_public_access": c.create.endpoint_public_access,
             },
             access_config={"authentication_mode": c.create.authentication_mode, "bootstrap_cluster_creator_admin_permissions": True},
-            opts=self._child(*role.attachments),
+            **auto,
+            opts=self._child(*role.attachments, *(self.node_role.attachments if auto else [])),
         )
         self.cluster = cluster
         return cluster.name, cluster.vpc_config.cluster_security_group_id

@@ -9,7 +9,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpufleet.components.catalog import catalog, charts
-from gpufleet.components.simulate import k8s_scheduler, k8s_workloads, node_capacity
+from gpufleet.components.simulate import k8s_scheduler, k8s_workloads, karpenter, node_capacity
+from gpufleet.components.karpenter import manifests
+from gpufleet.components.karpenter.controller import chart_values
 from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.eks import resolved
@@ -88,8 +90,12 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
         chart = charts_facts.plugins()[key]
         for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, k8s_workloads.advertised(chart, values, eks)):
             found.append((("kubernetes",), pod))
-    if fleet.cluster.create is not None:
+    if fleet.cluster.create is not None and not resolved.auto_mode(fleet):  # Auto Mode runs them off the pods' nodes
         found += [(_SYSTEM, pod) for pod in k8s_workloads.addon_pods(eks.default_addons)]
+    if fleet.node_pools and not resolved.auto_mode(fleet):
+        karpenter_facts = cat.facts.karpenter
+        values = chart_values(fleet.cluster.name, fleet.cluster.name, fleet.karpenter.node_overlays)
+        found += [(_SYSTEM, pod) for pod in k8s_workloads.karpenter_pods(karpenter_facts, values, None, None)]
     nccl = fleet.kubernetes.nccl_test if fleet.kubernetes is not None else None
     if nccl is not None:
         ng = next(ng for ng in fleet.node_groups if ng.name == nccl.node_group)
@@ -99,10 +105,8 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
         for pod in k8s_workloads.object_pods(tokens.MPIJOB, nccl_job_name(target), job):
             where = _SYSTEM if pod.owner.endswith("(Launcher)") else ("kubernetes", "ncclTest", "nodeGroup")
             found.append((where, pod))
-    groups = {ng.name: ng for ng in fleet.node_groups}
     for i, wl in enumerate(fleet.workloads):
-        ng = groups[wl.node_pool]
-        token, obj = workload_object(wl, resolved.workload_selector(ng, eks), resolved.workload_tolerations(ng, cat))
+        token, obj = workload_object(wl, *resolved.workload_scheduling(wl, fleet, cat))
         found += [(("workloads", i, "replicas"), pod) for pod in k8s_workloads.object_pods(token, wl.name, obj)]
     return found
 
@@ -112,7 +116,7 @@ def plugin_values(fleet: EksFleetArgs) -> dict[str, dict]:
     `gpuOperator` instead of the NVIDIA plugin's."""
     if fleet.kubernetes is None:
         return {}
-    served = served_groups(fleet.node_groups)
+    served = resolved.served_pools(served_groups(fleet.node_groups), resolved.plugin_pools(fleet))
     operator = fleet.kubernetes.gpu_operator
     if operator is None:
         return release_values(served, fleet.kubernetes.nvidia_device_plugin)
@@ -132,6 +136,12 @@ def check_placement(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[
     shapes = node_shapes(fleet, region, cat, values)
     found = pods(fleet, cat, values)
     placed = k8s_scheduler.simulate(shapes, [pod for _, pod in found])
+    if fleet.node_pools:
+        auto = resolved.auto_mode(fleet)
+        cat_pools = [manifests.read(p, cat, manifests.limits(p, cat, auto), auto=auto) for p in fleet.node_pools]
+        nvidia = values.get("nvidiaDevicePlugin") or charts.operator_plugin_values(values.get(OPERATOR))
+        sharing = charts.nvidia_sharing(nvidia, cat.facts.eks.accelerator_resources.nvidia)
+        karpenter.provision(placed, cat_pools, [pod for _, pod in found if pod.replicas is None], sharing)
     for (where, pod), result in zip(found, placed):
         if result.status != k8s_scheduler.PENDING:
             continue
@@ -145,7 +155,7 @@ def _fix(fleet: EksFleetArgs, where: tuple) -> tuple[tuple, object, str]:
     if where[-1] == "nodeGroup":
         return where, fleet.kubernetes.nccl_test.node_group, ""
     if where[0] == "workloads":
-        return where, fleet.workloads[where[1]].replicas, " (fewer replicas, or a larger maxSize)"
+        return where, fleet.workloads[where[1]].replicas, " (fewer replicas, or a larger maxSize or maxNodes)"
     if where == _SYSTEM and not resolved.system_group_created(fleet):
         return (*_SYSTEM, "enabled"), False, " (keep the system node group, or give one node group taints: [])"
     if where == _SYSTEM:

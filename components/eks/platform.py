@@ -22,6 +22,21 @@ def _summary(fleet, region, cat):
         resolved = resolve(ng, cat)
         details = {"purchase": ng.capacity_type, "amiType": resolved.ami_type}
         groups.append(group(resolved.instance, "eks", ng.name, (ng.min_size, ng.desired_size, ng.max_size), details, resolved.efa_count))
+    from gpufleet.components.eks.resolved import auto_mode
+    from gpufleet.components.karpenter import manifests
+
+    auto = auto_mode(fleet)
+    for pool in fleet.node_pools:
+        # At most maxNodes of the largest type it admits (what its limits are made of); none at rest.
+        types = manifests.admitted(pool, cat, auto)
+        if not types:
+            continue
+        largest = max(types, key=lambda it: (manifests.accelerators_of(it), it.vcpus, it.name))
+        details = {"purchase": "/".join(pool.capacity_types), "provisioner": "EKS Auto Mode" if auto else "Karpenter", "typesAdmitted": len(types)}
+        if not auto:
+            details["amiAlias"] = f"{pool.ami_family}@{pool.ami_version}"
+        efa = len([i for i in manifests.efa_interfaces(pool, cat, auto) if i.interface_type == "efa-only"]) if pool.efa is not None else 0
+        groups.append(group(largest, "eks", pool.name, (0, 0, pool.max_nodes), details, efa))
     part = {"groups": groups}
     if fleet.kubernetes is not None and fleet.kubernetes.nccl_test is not None:
         name = fleet.kubernetes.nccl_test.node_group

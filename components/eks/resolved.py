@@ -21,6 +21,9 @@ from gpufleet.components.rules.efa import EfaInterface, efa_count, efa_layout
 from gpufleet.components.eks.args import EksFleetArgs, NodeGroupArgs
 from gpufleet.components.k8s.device_plugins import ServedGroups
 from gpufleet.components.k8s.nccl_test import NcclTarget
+from gpufleet.components.k8s.args import GpuWorkloadArgs
+from gpufleet.components.karpenter import manifests
+from gpufleet.components.karpenter.args import NodePoolArgs
 from gpufleet.components.spec_model import by_identity
 
 
@@ -101,8 +104,14 @@ def places_in_group(ng: NodeGroupArgs) -> bool:
 
 
 def system_group_created(fleet: EksFleetArgs) -> bool:
-    """gpufleet adds the system node group to a cluster it creates, unless the stack turns it off."""
-    return fleet.cluster.create is not None and fleet.system_node_group.enabled
+    """gpufleet adds the system node group to a cluster it creates, unless the stack turns it off
+    (or EKS Auto Mode runs the cluster's own pods)."""
+    return fleet.cluster.create is not None and fleet.system_node_group.enabled and not auto_mode(fleet)
+
+
+def auto_mode(fleet: EksFleetArgs) -> bool:
+    """Does the stack create its cluster with EKS Auto Mode?"""
+    return fleet.cluster.create is not None and fleet.cluster.create.auto_mode is not None
 
 
 def system_ami_type(it, eks_facts: EksFacts) -> str | None:
@@ -155,3 +164,41 @@ def workload_selector(ng: NodeGroupArgs, eks: EksFacts) -> dict[str, str]:
 def workload_tolerations(ng: NodeGroupArgs, cat: Catalog) -> list[dict]:
     """What a workload on the group tolerates: the group's taints (the accelerator's by default)."""
     return [k8s_rules.toleration_for(t, cat.facts.eks) for t in resolve(ng, cat).taints]
+
+
+def served_pools(served: ServedGroups, pools: Iterable[NodePoolArgs], cat: Catalog | None = None) -> ServedGroups:
+    """The groups' served taints with the NodePools' added (EKS spelling, as the groups')."""
+    cat = cat or catalog.load()
+    eks = cat.facts.eks
+    found = ServedGroups(list(served.nvidia), list(served.efa), list(served.neuron))
+    for pool in pools:
+        taints = [{**t, "effect": eks_rules.taint_effect_enum(t["effect"], eks)} for t in manifests.taints(pool, cat)]
+        getattr(found, manifests.kind(pool)).extend(taints)
+        if pool.efa is not None:
+            found.efa.extend(taints)
+    return found
+
+
+def plugin_pools(fleet: EksFleetArgs) -> list[NodePoolArgs]:
+    """The NodePools whose nodes need gpufleet's device plugins: none under Auto Mode, which brings its own."""
+    return [] if auto_mode(fleet) else list(fleet.node_pools)
+
+
+def discovery_tag(fleet: EksFleetArgs) -> dict[str, str]:
+    """The tag Karpenter's EC2NodeClasses select the created VPC's private subnets by."""
+    return {catalog.load().facts.karpenter.install.discovery_tag: fleet.cluster.name}
+
+
+def workload_scheduling(wl: GpuWorkloadArgs, fleet: EksFleetArgs, cat: Catalog) -> tuple[dict[str, str], list[dict], dict[str, str]]:
+    """(node selector, tolerations, pod annotations) of a workload on its node group or NodePool. A
+    Job on a NodePool carries karpenter.sh/do-not-disrupt: consolidation and drift then leave its
+    node until it completes."""
+    group = next((ng for ng in fleet.node_groups if ng.name == wl.node_pool), None)
+    if group is not None:
+        return workload_selector(group, cat.facts.eks), workload_tolerations(group, cat), {}
+    pool = next(p for p in fleet.node_pools if p.name == wl.node_pool)
+    facts = cat.facts.karpenter
+    tolerations = [k8s_rules.toleration_for(t, cat.facts.eks) for t in manifests.taints(pool, cat)]
+    keep = facts.consolidation.do_not_disrupt
+    annotations = {keep["key"]: keep["value"]} if wl.kind in facts.consolidation.batch_kinds else {}
+    return {facts.labels.node_pool: pool.name}, tolerations, annotations

@@ -24,10 +24,12 @@ class Vpc(pulumi.ComponentResource):
     """VPC with private subnets (no public IPs) and one NAT gateway, so instances reach ECR and the
     ECS endpoints without being reachable from the internet."""
 
-    def __init__(self, name: str, cidr: str, zones: list[str], opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, cidr: str, zones: list[str], private_tags: dict[str, str] | None = None, opts: pulumi.ResourceOptions | None = None):
+        """`private_tags`: tags on the private subnets besides gpufleet's (Karpenter's discovery tag)."""
         super().__init__("gpufleet:network:Vpc", name, None, opts)
         self._name = name
         self._zones = zones
+        self._private_tags = dict(private_tags or {})
         self._private_cidrs, self._public_cidrs = subnet_cidrs(cidr, len(zones))
         self.vpc = aws.ec2.Vpc(
             name,
@@ -62,7 +64,7 @@ class Vpc(pulumi.ComponentResource):
             cidr_block=cidrs[i],
             availability_zone=zone,
             map_public_ip_on_launch=False,
-            tags={"Name": f"{self._name}-{tier}-{zone}", "gpufleet-tier": tier},
+            tags={"Name": f"{self._name}-{tier}-{zone}", "gpufleet-tier": tier, **(self._private_tags if tier == "private" else {})},
             opts=self._child(),
         )
 

@@ -9,9 +9,11 @@ import pulumi
 import pulumi_aws as aws
 
 
-def trusting(service: str) -> str:
-    """The assume-role policy that lets `service` (ec2.amazonaws.com, ...) assume the role."""
-    return json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]})
+def trusting(service: str, actions: list[str] | None = None) -> str:
+    """The assume-role policy that lets `service` (ec2.amazonaws.com, ...) assume the role (`actions`:
+    more than sts:AssumeRole, as EKS Auto Mode's cluster role needs sts:TagSession)."""
+    action = list(actions) if actions else "sts:AssumeRole"
+    return json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": action}]})
 
 
 def managed_policy(name: str, role: aws.iam.Role, policy: str, partition: str, parent: pulumi.Resource) -> aws.iam.RolePolicyAttachment:

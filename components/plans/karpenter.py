@@ -53,14 +53,16 @@ def _overlays(index: Index, cat: Catalog, gaps: list[str]) -> list[karpenter_poo
     return found
 
 
-def _node_class(index: Index, node: Mapping) -> tuple[str | None, Mapping | None]:
-    """(the name of the EC2NodeClass a pool's template refers to, its spec where the plan holds it)."""
+def _node_class(index: Index, node: Mapping) -> tuple[str | None, Mapping | None, int | None]:
+    """(the name of the EC2NodeClass a pool's template refers to, its spec where the plan holds it,
+    the instances its reservations hold where gpufleet recorded them)."""
     ref = mapping(node.get("nodeClassRef"))
     name = ref.get("name") if isinstance(ref.get("name"), str) else None
     for resource in index.of(tokens.KARPENTER_EC2_NODE_CLASS):
         if name is not None and _name(resource) == name:
-            return name, _spec(resource)
-    return name, None
+            stated = mapping(mapping(resource.props.get("metadata")).get("annotations")).get(karpenter_pools.RESERVED_INSTANCES)
+            return name, _spec(resource), as_int(stated, -1) if stated is not None and as_int(stated, -1) >= 0 else None
+    return name, None, None
 
 
 def _built_in_pools(index: Index, cat: Catalog) -> list[Resource]:
@@ -102,4 +104,5 @@ def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
 
 def _read_pool(resource: Resource, index: Index, cat: Catalog, overlays, gaps: list[str]) -> karpenter.Pool | None:
     node = mapping(mapping(_spec(resource).get("template")).get("spec"))
-    return karpenter_pools.read_pool(_name(resource), _spec(resource), _node_class(index, node), overlays, cat, gaps, resource.urn)
+    class_name, node_class, reserved = _node_class(index, node)
+    return karpenter_pools.read_pool(_name(resource), _spec(resource), (class_name, node_class), overlays, cat, gaps, resource.urn, reserved)

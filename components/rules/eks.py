@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpufleet.components.catalog.catalog import InstanceType
-from gpufleet.components.catalog.facts import EksFacts
+from gpufleet.components.catalog.facts import Charts, EksFacts
 
 
 def accelerator(it: InstanceType) -> str | None:
@@ -100,3 +100,13 @@ def node_group_name(props: Mapping, fallback: str) -> str:
     if isinstance(name, str):
         return name
     return f"{prefix}*" if isinstance(prefix, str) else fallback
+
+
+def auto_mode_plugin(chart: str, eks_facts: EksFacts, charts: Charts) -> str | None:
+    """On an EKS Auto Mode cluster, a Helm release of a device plugin Auto Mode brings itself (or the
+    GPU Operator, whose device plugin is one more NVIDIA plugin) registers the device twice."""
+    auto = eks_facts.auto_mode
+    built_in = {c.chart for key, c in charts.plugins().items() if key in auto.built_in_plugins} | {charts.gpu_operator.chart}
+    if chart not in built_in:
+        return None
+    return f"installs {chart} on a cluster that runs EKS Auto Mode, which brings the accelerators' device plugins itself: one of them is one too many"

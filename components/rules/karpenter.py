@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from gpufleet.components.catalog.catalog import InstanceType
 from gpufleet.components.catalog.facts import EksFacts, Karpenter
-from gpufleet.components.rules import eks as eks_rules
+from gpufleet.components.rules import eks as eks_rules, offerings
 from gpufleet.components.rules.k8s import k8s_effect
 
 
@@ -19,6 +19,15 @@ def admits_no_type(admitted: int, unjudged: Sequence[str]) -> str | None:
     if admitted or unjudged:
         return None
     return "its requirements admit no instance type: Karpenter never launches a node for it, and its pods stay Pending"
+
+
+def offered_nowhere(types: Sequence[InstanceType], region: str, zones: Sequence[str] | None) -> str | None:
+    """A pool whose admitted types are offered in none of its zones (any zone of the region where
+    it names none) never gets a node: Karpenter finds no offering to launch."""
+    if not types or any(offerings.offered_in(it, region, zone) is None for it in types for zone in (zones or [None])):
+        return None
+    where = f"{region} ({', '.join(zones)})" if zones else region
+    return f"none of the {len(types)} instance types its requirements admit is offered in {where}: Karpenter finds no offering, and its pods stay Pending"
 
 
 def accelerator_kind(types: Sequence[InstanceType]) -> str | None:

@@ -138,6 +138,8 @@ def fit_count(pod: PodTemplate, free: Mapping[str, int], node: NodeShape, device
             counts.append(free.get(resource, 0) // amount)
     if bound:
         counts.append(sum(min(d.get(k, 0) // v for k, v in bound.items()) for d in (node.devices if devices is None else devices)))
+    if pod.one_per_node:
+        counts.append(1)
     return max(0, min(counts)) if counts else None
 
 

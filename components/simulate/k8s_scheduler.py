@@ -33,6 +33,8 @@ from gpufleet.components.simulate.k8s_filters import (
 from gpufleet.components.catalog.wording import counted
 from gpufleet.components.simulate.k8s_shapes import AFTER_SCALE_UP, DAEMON, PENDING, SCHEDULED, NodeShape, Placement, PodTemplate, show
 
+# kube-scheduler's InterPodAffinity reason (pkg/scheduler/framework/plugins/interpodaffinity ErrReasonAntiAffinityRulesNotMatch).
+ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 
 
 @dataclass
@@ -45,12 +47,15 @@ class _Node:
     memory_used: int = 0
     devices: list[dict[str, int]] = field(default_factory=list)
     count: int = 1
+    holding: frozenset[str] = frozenset()  # templates with one pod per node that have one here
 
     def reasons(self, pod: PodTemplate) -> list[str]:
+        if pod.one_per_node and pod.owner in self.holding:
+            return [ANTI_AFFINITY]
         return filter_reasons(pod, self.shape, self.free, self.devices)
 
     def copy(self, count: int) -> "_Node":
-        return _Node(self.shape, dict(self.free), self.memory_used, [dict(d) for d in self.devices], count)
+        return _Node(self.shape, dict(self.free), self.memory_used, [dict(d) for d in self.devices], count, self.holding)
 
 
 def _node(shape: NodeShape, free: Mapping[str, int], devices=None) -> _Node:
@@ -61,6 +66,8 @@ def _take(node: _Node, pod: PodTemplate, times: int = 1) -> None:
     """`times` pods of the template onto each node of `node`, device-bound requests first fit device
     by device (as `times` pods placed one after another)."""
     node.free["pods"] = node.free.get("pods", 0) - times
+    if pod.one_per_node:
+        node.holding = node.holding | {pod.owner}
     for resource, amount in pod.requests.items():
         node.free[resource] = node.free.get(resource, 0) - amount * times
     node.memory_used += pod.requests.get("memory", 0) * times
@@ -98,6 +105,22 @@ def _fresh(shape: NodeShape, daemons: Sequence[PodTemplate], advertisers: dict) 
     for daemon in landed:
         _take(node, daemon)
     return node
+
+
+# A provisioner asks about the same candidate node for pod after pod: the node as it joins is worked
+# out once per (shape, DaemonSets) object pair, and each caller gets its own copy. The objects are
+# kept with their node, so their ids are not reused while cached.
+_JOINED: dict[tuple[int, int, bool], tuple[NodeShape, Sequence[PodTemplate], _Node]] = {}
+
+
+def _fresh_copy(shape: NodeShape, daemons: Sequence[PodTemplate], advertised: bool) -> _Node:
+    key = (id(shape), id(daemons), advertised)
+    if key not in _JOINED:
+        if len(_JOINED) > 4096:
+            _JOINED.clear()
+        _JOINED[key] = (shape, daemons, _fresh(shape, daemons, _advertisers(daemons) if advertised else {}))
+    node = _JOINED[key][2]
+    return _Node(node.shape, dict(node.free), node.memory_used, [dict(d) for d in node.devices], 1, node.holding)
 
 
 def _notes(pod: PodTemplate, shapes: Sequence[NodeShape], advertisers: dict) -> list[str]:
@@ -150,7 +173,7 @@ def per_new_node(
     on it, and the pods already `assigned` to it, took their share; 0 and the filters' reasons when
     none. `advertised=False` counts extended resources whether or not a device plugin of the plan
     runs there to advertise them (as a provisioner counts a type's capacity)."""
-    node = _fresh(shape, daemons, _advertisers(daemons) if advertised else {})
+    node = _fresh_copy(shape, daemons, advertised)
     for other, count in assigned:
         _take(node, other, count)
     reasons = node.reasons(pod)

@@ -103,6 +103,8 @@ class PodTemplate:
     source: str = ""  # where the pod spec comes from (a chart's values, an EKS add-on, a manifest)
     notes: tuple[str, ...] = ()  # what could not be read (unknown values)
     annotations: Mapping[str, str] = field(default_factory=dict)  # the pod template's (karpenter.sh/do-not-disrupt)
+    # A required pod anti-affinity on kubernetes.io/hostname against its own pods: one per node.
+    one_per_node: bool = False
 
 
 @dataclass

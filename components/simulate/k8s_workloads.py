@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from gpufleet.components.catalog import charts
-from gpufleet.components.catalog.facts import Addon, Chart, EksFacts, ManifestObject
+from gpufleet.components.catalog.facts import Addon, Chart, EksFacts, Karpenter, ManifestObject
 from gpufleet.components.simulate.k8s_shapes import PodTemplate, QuantityError, quantity
 
 # Pulumi type tokens of the workload kinds: kubernetes:<group>/<version>:<Kind>.
@@ -213,6 +213,20 @@ def controller_pods(chart: Chart, defaults: Mapping, given: Mapping | None, valu
         name = f"{_fullname(release, c.subchart)}-{c.name}" if c.subchart else c.name
         found.append(pod_template(f"Deployment {chart.namespace}/{name} ({chart.chart} {chart.version})", replicas, spec, urn=urn, source=c.source))
     return found
+
+
+def karpenter_pods(karpenter: Karpenter, given: Mapping | None, namespace: str | None, urn: str | None) -> list[PodTemplate]:
+    """Karpenter's controller pods as its chart's values make them (the release's over the chart's)."""
+    c = karpenter.controller
+    values = charts.merge(c.defaults, given)
+    spec = {key: values[key] for key in ("nodeSelector", "tolerations", "affinity") if values.get(key)}
+    spec["containers"] = [{"name": "controller", "resources": charts.at(values, ["controller", "resources"]) or {}}]
+    owner = f"Deployment {namespace or karpenter.install.namespace}/{c.name} ({karpenter.chart.chart.rsplit('/', 1)[-1]} {karpenter.chart.version})"
+    template = pod_template(owner, _count(values.get("replicas"), 1), spec, urn=urn, source=c.source)
+    anti = charts.at(values, ["affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"])
+    # The chart gives a term without a selector its own pods' labels: on the hostname, one per node.
+    one = any(isinstance(t, Mapping) and t.get("topologyKey") == "kubernetes.io/hostname" and "labelSelector" not in t for t in anti or [])
+    return [dataclasses.replace(template, one_per_node=one)]
 
 
 def _fullname(release: str, chart: str) -> str:

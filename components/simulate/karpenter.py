@@ -87,6 +87,8 @@ class Pool:
     ami_problem: str | None = None  # why its node class's AMIs run none of its types
     plugins_built_in: bool = False  # its nodes advertise their accelerators with no DaemonSet (EKS Auto Mode)
     consolidation: str = ""  # its disruption.consolidationPolicy (the CRD's default where unset)
+    # A pool of reserved capacity only: the instances its reservations hold (None: not known, or not only reserved).
+    reserved: int | None = None
 
 
 def order(pools: Sequence[Pool]) -> list[Pool]:
@@ -189,6 +191,7 @@ def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool
     per template the claims holding it, the replicas left and each pool's reason."""
     ordered = order(pools)
     remaining = {p.name: dict(p.limits) for p in ordered}
+    reserved_left = {p.name: p.reserved for p in ordered if p.reserved is not None}
     claims: list[_Claim] = []
     outcomes = []
     for pod, wanted in sorted(wanted_by, key=lambda pw: (-pw[0].requests.get("cpu", 0), -pw[0].requests.get("memory", 0))):
@@ -205,6 +208,9 @@ def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool
                 refusals[pool.name] = pool.refused or pool.ami_problem
                 continue
             while wanted > 0:
+                if reserved_left.get(pool.name, 1) <= 0:
+                    refusals[pool.name] = f"held back by its capacity reservations: all {pool.reserved} reserved instances are launched"
+                    break
                 options = [c for c in pool.candidates if _fits_limits(c, remaining[pool.name])]
                 if not options:
                     refusals[pool.name] = f"held back by its limits ({_limits(pool)})" if pool.candidates else "its requirements admit no instance type of the catalog"
@@ -217,6 +223,8 @@ def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool
                     break
                 for resource in remaining[pool.name]:
                     remaining[pool.name][resource] -= max(1 if resource == "nodes" else c.capacity.get(resource, 0) for c in options)
+                if pool.name in reserved_left:
+                    reserved_left[pool.name] -= 1
                 claims.append(claim)
                 mine.append(claim)
                 wanted -= added
@@ -248,7 +256,7 @@ def provision(placed: Sequence[Placement], pools: Sequence[Pool], daemons: Seque
     """Give the replicas the node groups leave Pending to the NodePools, as Karpenter's scheduler
     does: templates largest first (CPU, then memory), each replica to a NodeClaim being built (fewest
     pods first) while one of its types holds it, else to a new NodeClaim of the first pool, in
-    weight order, that admits it within its limits. A pool's limits lose, per new NodeClaim, the
+    weight order, that admits it within its limits (and, reserved only, its reservations' instances). A pool's limits lose, per new NodeClaim, the
     largest capacity among its types (subtractMax, scheduler.go L1045-L1066). Each Placement gains
     `provisioned` (pool, type, nodes, replicas) and becomes `provisioned` when every replica is held,
     or stays Pending with each pool's reason. Returns the nodes launched: per pool and type, how many.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gpufleet.components.catalog import tokens
-from gpufleet.components.catalog.catalog import Catalog
+from gpufleet.components.catalog.catalog import Catalog, InstanceType
 from gpufleet.components.rules import eks as eks_rules, karpenter as karpenter_rules
 from gpufleet.components.simulate import karpenter, node_capacity
 from gpufleet.components.simulate.k8s_shapes import NodeShape, QuantityError, quantity
@@ -20,6 +20,9 @@ from gpufleet.components.simulate.loose import as_int, mapping, seq
 _OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"})
 # A NodeOverlay as the reader hands it in: its requirements and the capacity it sets.
 Overlay = tuple[list[karpenter.Requirement], dict[str, int]]
+# gpufleet's own record, on the EC2NodeClasses it makes, of the instances their reservations hold
+# (a stated count: Karpenter reads the reservations themselves, which a plan does not hold).
+RESERVED_INSTANCES = "gpufleet.dev/reserved-instances"
 
 
 def requirements_of(template: Mapping, name: str, gaps: list[str]) -> list[karpenter.Requirement]:
@@ -60,11 +63,29 @@ def alias_family(node_class: Mapping | None) -> str | None:
 
 
 
+_LABELLED: dict[tuple[int, str], tuple[Catalog, list]] = {}
+
+
+def _labelled(cat: Catalog, domain: str) -> list[tuple[InstanceType, dict[str, str], frozenset[str]]]:
+    """Every type of the catalog with Karpenter's labels of it (under `domain`): the same for every
+    pool, so read once per catalog (the catalog is kept with them, so its id is not reused)."""
+    key = (id(cat), domain)
+    if key not in _LABELLED:
+        found = []
+        for it in cat.types.values():
+            labels = node_capacity.karpenter_labels(it, cat.facts.karpenter, cat.facts.eks, domain)
+            found.append((it, labels, frozenset(labels)))
+        _LABELLED[key] = (cat, found)
+    return _LABELLED[key][1]
+
+
 def read_pool(
-    name: str, spec: Mapping, node_class: tuple[str | None, Mapping | None], overlays: Sequence[Overlay], cat: Catalog, gaps: list[str], urn: str | None = None
+    name: str, spec: Mapping, node_class: tuple[str | None, Mapping | None], overlays: Sequence[Overlay], cat: Catalog, gaps: list[str],
+    urn: str | None = None, reserved: int | None = None,
 ) -> karpenter.Pool | None:
     """The pool a NodePool's `spec` makes; `node_class` is (the name its template refers to, that
-    EC2NodeClass's spec where known); None when the spec itself is not known."""
+    EC2NodeClass's spec where known); `reserved` the instances its reservations hold, where stated.
+    None when the spec itself is not known."""
     facts, eks = cat.facts.karpenter, cat.facts.eks
     auto = eks.auto_mode
     names = eks.well_known_labels
@@ -88,11 +109,12 @@ def read_pool(
     type_keys = set()
     candidates, ami_problem = [], None
     held = []  # every type's labels, as the catalog holds them
-    for it in cat.types.values():
-        type_labels = node_capacity.karpenter_labels(it, facts, eks, domain)
+    # Requirements on a label the catalog can give but a type lacks (its GPU labels, say) exclude it.
+    judged_anyway = [r for r in requirements if r.key.startswith(domain + "/") and r.key.rsplit("/", 1)[-1] not in facts.labels.not_in_catalog]
+    for it, type_labels, keys in _labelled(cat, domain):
         held.append(type_labels)
-        type_keys |= set(type_labels)
-        if not all(r.admits(type_labels) for r in requirements if r.key in type_labels or (r.key.startswith(domain + "/") and r.key.rsplit("/", 1)[-1] not in facts.labels.not_in_catalog)):
+        type_keys |= keys
+        if not all(r.admits(type_labels) for r in requirements if r.key in keys) or not all(r.admits(type_labels) for r in judged_anyway if r.key not in keys):
             continue
         allocatable = node_capacity.karpenter_allocatable(it, facts, eks)
         if on_auto:
@@ -123,7 +145,7 @@ def read_pool(
         gaps.append(f"Karpenter NodePool {name!r}: requirements name {', '.join(unheld)}, which the catalog's EC2 data does not hold (a typo, or newer than the data): not judged")
     # What leaves the pool's admitted types undecided (its requirements' gaps, not its AMI's).
     requirement_gaps = tuple(gaps[before:])
-    refused = unseen = None
+    refused = unseen = capacity_types = None
     if not on_auto:  # Auto Mode chooses its nodes' AMIs itself
         class_name, node_class = node_class
         family = alias_family(node_class)
@@ -146,5 +168,6 @@ def read_pool(
         name, as_int(spec.get("weight")), tuple(candidates), defined, quantities(spec.get("limits"), f"Karpenter NodePool {name!r}: limit", gaps), urn,
         well_known=frozenset({names.zone, facts.labels.capacity_type}), refused=refused, unseen_node_class=unseen, ami_problem=ami_problem,
         unjudged=requirement_gaps, plugins_built_in=on_auto,
+        reserved=reserved if capacity_types and capacity_types <= {facts.reserved_capacity.capacity_type} else None,
         consolidation=str(mapping(spec.get("disruption")).get("consolidationPolicy") or facts.consolidation.default_policy),
     )

@@ -101,6 +101,8 @@ def _sizes(counts: dict | None) -> str:
 def _software(g: dict) -> str:
     """What runs the accelerators: the AMI (ECS variant, EKS AMI type), else who installs the
     GPU driver (the cloud, or no one: the GPU Operator brings its own)."""
+    if g.get("provisioner"):  # a NodePool: Karpenter (and its AMI alias) or EKS Auto Mode
+        return ", ".join(x for x in (g["provisioner"], g.get("amiAlias")) if x)
     if g.get("amiVariant") or g.get("amiType"):
         return g.get("amiVariant") or g["amiType"]
     by = g["driverInstalledBy"]
@@ -117,7 +119,7 @@ def render_summary(summary: dict, console: Console) -> None:
             row = [
                 f"{g['group']}\n{g['platform']}, {g['purchase']}, {_software(g)}"
                 + (f"\n{counted(g['efaInterfacesPerInstance'], 'EFA interface')}" if g.get("efaInterfacesPerInstance") else ""),
-                g["instanceType"],
+                g["instanceType"] + (f"\n(largest of {g['typesAdmitted']})" if g.get("typesAdmitted", 1) > 1 else ""),
                 _per_instance(g),
                 _sizes(g["instances"]),
                 _sizes(g["accelerators"]),

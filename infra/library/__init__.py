@@ -42,7 +42,7 @@ from gpufleet.components.ecs.gpu_cluster import GpuCluster
 from gpufleet.components.ecs.instance_role import InstanceRole
 from gpufleet.components.ecs.managed_instances import ManagedInstancesCapacityProvider
 from gpufleet.components.ecs.resolved import ResolvedCapacityProvider
-from gpufleet.components.eks.args import EfaArgs, EksFleetArgs, NodeGroupArgs, TaintArgs
+from gpufleet.components.eks.args import AutoModeArgs, EfaArgs, EksFleetArgs, NodeGroupArgs, TaintArgs
 from gpufleet.components.eks.eks_fleet import EksFleet
 from gpufleet.components.eks.node_group import AcceleratedNodeGroup, EksClusterRef
 from gpufleet.components.eks.resolved import ResolvedNodeGroup, served_groups
@@ -54,6 +54,9 @@ from gpufleet.components.k8s.device_plugins import DevicePlugins, ServedGroups
 from gpufleet.components.k8s.gpu_operator import GpuOperator
 from gpufleet.components.k8s.gpu_workload import GpuWorkload
 from gpufleet.components.k8s.nccl_test import NcclTest
+from gpufleet.components.karpenter.args import GpuSelectorArgs, KarpenterArgs, NeuronSelectorArgs, NodePoolArgs, PoolEfaArgs, ReservationArgs
+from gpufleet.components.karpenter.controller import Karpenter
+from gpufleet.components.karpenter.node_pool import KarpenterNodePool
 from gpufleet.components.ack.shared_gpu_workload import SharedGpuWorkload
 from gpufleet.components.network.args import NetworkArgs, NewVpcArgs
 
@@ -83,6 +86,16 @@ __all__ = [
     "TaintArgs",
     "EksFleet",
     "EksFleetArgs",
+    "AutoModeArgs",
+    # EKS: Karpenter (its AWS side and chart) and a GPU or Neuron NodePool with its node class.
+    "Karpenter",
+    "KarpenterArgs",
+    "KarpenterNodePool",
+    "NodePoolArgs",
+    "GpuSelectorArgs",
+    "NeuronSelectorArgs",
+    "PoolEfaArgs",
+    "ReservationArgs",
     "NetworkArgs",
     "NewVpcArgs",
     # In the cluster: device plugins and the NCCL test.

@@ -368,7 +368,7 @@ def test_workloads_need_the_kubernetes_block(stack_variant):
 
 def test_a_workload_names_a_node_group_that_exists(stack_variant):
     err = _errors(stack_variant(lambda c: _workloads(c)[0].__setitem__("nodePool", "g6"), "eks-g5-timeslice"))
-    assert "gpufleet:eks.workloads[0].nodePool = 'g6': no node group of that name (groups: g5)" in err
+    assert "gpufleet:eks.workloads[0].nodePool = 'g6': no node group or NodePool of that name (have: g5)" in err
     assert "[rule: node-pool-exists]" in err
 
 

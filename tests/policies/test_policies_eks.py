@@ -227,5 +227,5 @@ def test_auto_mode_brings_its_own_device_plugins(judge):
     plugin = resource("kubernetes:helm.sh/v3:Release", "nvdp", {"chart": catalog.load().facts.charts.nvidia_device_plugin.chart, "values": {}})
     [message] = findings(judge([_auto_cluster("auto"), plugin]), "eks-auto-mode-one-device-plugin", "nvdp")
     chart = catalog.load().facts.charts.nvidia_device_plugin.chart
-    assert f"Helm release 'nvdp' installs {chart} on a cluster that runs EKS Auto Mode, which brings that plugin itself" in message
+    assert f"Helm release 'nvdp' installs {chart} on a cluster that runs EKS Auto Mode, which brings the accelerators' device plugins itself" in message
     assert findings(judge([_auto_cluster("plain", compute=False, storage=False, balancing=False, bootstrap=None), plugin]), "eks-auto-mode-one-device-plugin") == []

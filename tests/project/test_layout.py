@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 KERNEL = ("catalog", "apis", "rules", "simulate", "plans")
 _BELOW_PLANS = {"catalog", "apis", "rules", "simulate"}
 _SHARED = _BELOW_PLANS | {"components"}  # components/*.py: the model base, the platform record, summary rows
-_COMPONENT_ROOMS = set(KERNEL) | {"catalog.generate", "components", "network", "nodes", "k8s", "ecs", "eks", "ack", "gke", "aks"}
+_COMPONENT_ROOMS = set(KERNEL) | {"catalog.generate", "components", "network", "nodes", "k8s", "karpenter", "ecs", "eks", "ack", "gke", "aks"}
 ALLOWED = {
     "catalog": set(),
     "catalog.generate": {"catalog"},
@@ -29,7 +29,8 @@ ALLOWED = {
     "k8s": _SHARED,
     "nodes": _SHARED,
     "ecs": _SHARED | {"network", "nodes"},
-    "eks": _SHARED | {"network", "nodes", "k8s"},
+    "karpenter": _SHARED | {"nodes", "k8s"},
+    "eks": _SHARED | {"network", "nodes", "k8s", "karpenter"},
     "ack": _SHARED | {"k8s"},
     "gke": _SHARED | {"k8s"},
     "aks": _SHARED | {"k8s"},

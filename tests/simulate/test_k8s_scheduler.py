@@ -167,6 +167,16 @@ def test_a_group_that_may_grow_is_placeable_after_scale_up():
     assert placed.status == ks.PENDING and placed.pending == 1 and placed.scaled_up == {"gpu": 1}
 
 
+def test_a_pod_that_repels_its_own_kind_takes_one_node_each():
+    """A required pod anti-affinity on kubernetes.io/hostname against the pod's own labels (Karpenter's
+    controller): one per node, whatever room is left, the rest Pending in InterPodAffinity's words."""
+    [placed] = simulate([node(nodes=2)], [PodTemplate(owner="Deployment kube-system/karpenter", replicas=3, requests={"cpu": 100}, one_per_node=True)])
+    assert placed.per_node == {"gpu": 1} and placed.placed == {"gpu": 2} and placed.pending == 1
+    assert placed.message == "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules."
+    [grown] = simulate([node(nodes=1, max_nodes=3)], [PodTemplate(owner="Deployment kube-system/karpenter", replicas=3, requests={"cpu": 100}, one_per_node=True)])
+    assert grown.placed == {"gpu": 3} and grown.scaled_up == {"gpu": 2} and grown.pending == 0
+
+
 def test_no_nodes_at_all():
     assert simulate([], [pod()])[0].message == "no nodes available to schedule pods"
 

@@ -1,6 +1,7 @@
 """Karpenter's provisioning of the pods the node groups leave Pending, read from a plan's NodePool
 CustomResources: the provider's own accelerator cases (tests/fixtures/karpenter, v1.14.1), then one
-test per outcome: provisioned, held back by limits, never provisioned with the reason."""
+test per outcome: provisioned, held back by limits or by the reservation count, never provisioned
+with the reason, over-provisioned by time-slicing, corrected by a NodeOverlay."""
 
 from __future__ import annotations
 
@@ -262,6 +263,24 @@ def test_never_provisioned_from_reserved_capacity_without_a_reservation():
     assert web["status"] == "pending" and "NodePool reserved: it allows only reserved capacity, and its EC2NodeClass selects no capacity reservation" in web["message"]
     node_class["inputs"]["spec"]["capacityReservationSelectorTerms"] = [{"id": "cr-0123456789abcdef0"}]
     assert _pods(pool, node_class, _deployment("web", 1, {"cpu": "1"}))["web"]["status"] == "provisioned"
+
+
+def test_held_back_by_the_reservation_count():
+    """A reserved pool launches no more nodes than its reservations hold (gpufleet records the count
+    on the EC2NodeClasses it makes); a pool that also allows on-demand is not held to it."""
+    pool = _pool("reserved", [_types(["g5.xlarge"]), {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["reserved"]}])
+    node_class = {"urn": "urn:pulumi:s::p::kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::default", "type": "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "name": "default",
+                  "inputs": {"metadata": {"name": "default", "annotations": {"gpufleet.dev/reserved-instances": "2"}},
+                             "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "capacityReservationSelectorTerms": [{"id": "cr-0123456789abcdef0"}]}}}
+    web = _pods(pool, node_class, _deployment("web", 3, {"cpu": "3"}))["web"]
+    assert (web["status"], web["pending"]) == ("pending", 1)
+    assert web["provisioned"][0]["nodes"] == 2
+    assert "NodePool reserved: held back by its capacity reservations: all 2 reserved instances are launched" in web["message"]
+    node_class["inputs"]["metadata"]["annotations"]["gpufleet.dev/reserved-instances"] = "3"
+    assert _pods(pool, node_class, _deployment("web", 3, {"cpu": "3"}))["web"]["status"] == "provisioned"
+    either = _pool("reserved", [_types(["g5.xlarge"]), {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["reserved", "on-demand"]}])
+    node_class["inputs"]["metadata"]["annotations"]["gpufleet.dev/reserved-instances"] = "2"
+    assert _pods(either, node_class, _deployment("web", 3, {"cpu": "3"}))["web"]["status"] == "provisioned"
 
 
 def _auto_cluster(pools=("general-purpose", "system")) -> dict:

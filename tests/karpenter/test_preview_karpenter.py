@@ -1,0 +1,116 @@
+"""The offline preview of the shipped Karpenter stack: its golden plan; NodePools and EC2NodeClasses
+held against the pinned CRDs; Karpenter's AWS side read against its getting-started template (read
+here as raw text, not through the reader under test); EFA interfaces against moto's raw record; the
+reservations; and where every pod lands."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from gpufleet.components.apis import karpenter as karpenter_api
+from gpufleet.components.catalog import tokens
+from gpufleet.components.catalog.generate.sources import MotoSnapshot
+from tests.conftest import ROOT, check_golden, plans_of
+
+STACK = "eks-karpenter-gpu"
+TEMPLATE = (ROOT / "components" / "catalog" / "data" / "karpenter" / "cloudformation.yaml").read_text()
+plans = plans_of((STACK,))
+
+
+def _of(plan: dict, token: str) -> dict[str, dict]:
+    return {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == token}
+
+
+def test_plan_matches_golden(plans):
+    """Regenerate with GPUFLEET_UPDATE_GOLDEN=1 after an intended change, then read the diff."""
+    check_golden(plans[STACK], STACK)
+    assert plans[STACK]["policy"]["violations"] == []
+
+
+def test_every_pod_is_scheduled_or_provisioned(plans):
+    pods = plans[STACK]["placement"]["pods"]
+    assert {p["status"] for p in pods} <= {"scheduled", "daemon", "provisioned"}
+    provisioned = {p["pod"]: p["provisioned"] for p in pods if p["status"] == "provisioned"}
+    assert {p: [(x["nodePool"], x["instanceType"], x["nodes"]) for x in v] for p, v in provisioned.items()} == {
+        "Job default/finetune": [("train", "p5.48xlarge", 2)],
+        "Deployment default/llm-serve": [("inference", "g5.xlarge", 3)],
+    }
+    controller = next(p for p in pods if p["pod"].startswith("Deployment kube-system/karpenter"))
+    assert controller["status"] == "scheduled" and controller["nodeGroups"] == {"system-*": {"perNode": 1, "placed": 2}}
+    assert plans[STACK]["placement"]["gaps"] == ["Karpenter's controller (karpenter-gpu-karpenter): not simulated: its topology spread over zones (maxSkew 1, DoNotSchedule)"]
+
+
+@pytest.mark.parametrize("token", [tokens.KARPENTER_NODE_POOL, tokens.KARPENTER_EC2_NODE_CLASS])
+def test_custom_resources_validate_against_the_pinned_crds(plans, token):
+    objects = _of(plans[STACK], token)
+    assert len(objects) == 2
+    for name, obj in objects.items():
+        found = karpenter_api.check(token, obj)
+        assert found.problems == (), name
+
+
+def test_pools_derive_requirements_taint_limits_and_disruption(plans):
+    pools = {r["metadata"]["name"]: r["spec"] for r in _of(plans[STACK], tokens.KARPENTER_NODE_POOL).values()}
+    train, inference = pools["train"], pools["inference"]
+    requirements = {r["key"]: r["values"] for r in train["template"]["spec"]["requirements"]}
+    assert requirements["karpenter.k8s.aws/instance-gpu-name"] == ["h100"]
+    assert requirements["karpenter.sh/capacity-type"] == ["reserved"]
+    assert requirements["topology.kubernetes.io/zone"] == ["us-east-1a"]
+    assert train["template"]["spec"]["taints"] == [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
+    gpus = MotoSnapshot().instance_types()["p5.48xlarge"]["GpuInfo"]["Gpus"][0]["Count"]
+    assert train["limits"] == {"nvidia.com/gpu": str(2 * gpus), "cpu": str(2 * 192)}
+    assert train["disruption"]["consolidationPolicy"] == "WhenEmpty"
+    assert inference["disruption"]["consolidationPolicy"] == "WhenEmptyOrUnderutilized"
+    assert inference["template"]["metadata"]["labels"] == {"nvidia.com/gpu.present": "true"}
+
+
+def test_the_efa_pool_lays_out_every_interface_of_the_type(plans):
+    classes = {r["metadata"]["name"]: r for r in _of(plans[STACK], tokens.KARPENTER_EC2_NODE_CLASS).values()}
+    interfaces = classes["train"]["spec"]["networkInterfaces"]
+    efa = MotoSnapshot().instance_types()["p5.48xlarge"]["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"]
+    assert sum(i["interfaceType"] == "efa-only" for i in interfaces) == efa
+    assert interfaces[0] == {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
+    # The capacity block carries its own placement: no placement group.
+    assert "placementGroupSelector" not in classes["train"]["spec"]
+    assert not _of(plans[STACK], "aws:ec2/placementGroup:PlacementGroup")
+    assert classes["train"]["spec"]["capacityReservationSelectorTerms"] == [{"id": "cr-0123456789abcdef0"}]
+    assert classes["train"]["metadata"]["annotations"] == {"gpufleet.dev/reserved-instances": "2"}
+    assert "networkInterfaces" not in classes["inference"]["spec"]
+    assert classes["inference"]["spec"]["amiSelectorTerms"] == [{"alias": "al2023@v20260724"}]
+
+
+def test_karpenter_s_aws_side_is_its_getting_started_template(plans):
+    plan = plans[STACK]
+    sids = re.findall(r'"Sid": "(\w+)"', TEMPLATE.split("KarpenterInterruptionQueue:")[0])
+    made = [s["Sid"] for p in _of(plan, "aws:iam/rolePolicy:RolePolicy").values() for s in json.loads(p["policy"])["Statement"]]
+    assert sorted(made) == sorted(sids) and len(sids) == 18
+    patterns = sorted(json.loads(r["eventPattern"])["detail-type"][0] for r in _of(plan, "aws:cloudwatch/eventRule:EventRule").values())
+    assert patterns == sorted(re.findall(r"detail-type:\n\s+- (.+)", TEMPLATE))
+    [queue] = _of(plan, "aws:sqs/queue:Queue").values()
+    assert queue["name"] == "karpenter-gpu" and queue["messageRetentionSeconds"] == 300 and queue["sqsManagedSseEnabled"] is True
+    [association] = _of(plan, "aws:eks/podIdentityAssociation:PodIdentityAssociation").values()
+    assert (association["namespace"], association["serviceAccount"]) == ("kube-system", "karpenter")
+    [entry] = _of(plan, "aws:eks/accessEntry:AccessEntry").values()
+    assert entry["type"] == "EC2_LINUX"
+    release = next(r for r in _of(plan, tokens.HELM_RELEASE).values() if r["chart"].endswith("/karpenter"))
+    assert (release["version"], release["namespace"]) == ("1.14.1", "kube-system")
+    assert release["values"]["settings"]["clusterName"] == "karpenter-gpu"
+    assert release["values"]["serviceAccount"] == {"name": "karpenter"}
+
+
+def test_the_private_subnets_carry_the_tag_the_node_classes_select(plans):
+    subnets = _of(plans[STACK], "aws:ec2/subnet:Subnet")
+    tagged = sorted(n for n, s in subnets.items() if s["tags"].get("karpenter.sh/discovery") == "karpenter-gpu")
+    assert tagged == ["karpenter-gpu-private-us-east-1a", "karpenter-gpu-private-us-east-1b"]
+    for node_class in _of(plans[STACK], tokens.KARPENTER_EC2_NODE_CLASS).values():
+        assert node_class["spec"]["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "karpenter-gpu"}}]
+
+
+def test_a_job_on_a_pool_is_not_disrupted(plans):
+    [job] = _of(plans[STACK], tokens.K8S_JOB).values()
+    assert job["spec"]["template"]["metadata"]["annotations"] == {"karpenter.sh/do-not-disrupt": "true"}
+    [deployment] = _of(plans[STACK], tokens.K8S_DEPLOYMENT).values()
+    assert "annotations" not in deployment["spec"]["template"]["metadata"]

@@ -1,0 +1,54 @@
+"""The stack spec's NodePool rules: each bad value of the shipped Karpenter stack stops the preview
+at exit 2, naming the field, the value and the rule; the provisioning outcomes the placement
+refuses (a reservation's count, a pool's limits, a controller replica with no second node)."""
+
+from __future__ import annotations
+
+from tests.conftest import refused_cases, spec_errors
+
+STACK = "eks-karpenter-gpu"
+POOL = "gpufleet:eks.nodePools"
+
+test_refused = refused_cases({
+    "a model none of the families carries": (STACK, f"{POOL}[0].gpu", {"names": ["h100"]}, (
+        f'{POOL}[0].instanceFamilies = ["g6e", "g5"]: its requirements admit no instance type', "[rule: karpenter-nodepool-admits-a-type]")),
+    "a family the EC2 data lacks": (STACK, f"{POOL}[0].instanceFamilies", ["g9z"], (
+        f"{POOL}[0].instanceFamilies[0] = 'g9z': no instance type of the catalog's EC2 data is of this family", "[rule: instance-type-known]")),
+    "a type the EC2 data lacks": (STACK, f"{POOL}[1].instanceTypes", ["p5.96xlarge"], (f"{POOL}[1].instanceTypes[0] = 'p5.96xlarge'", "[rule: instance-type-known]")),
+    "reserved capacity with no reservation": (STACK, f"{POOL}[1].capacityReservations", [], (
+        f'{POOL}[1].capacityTypes = ["reserved"]: it allows only reserved capacity, and its EC2NodeClass selects no capacity reservation',
+        "[rule: karpenter-reserved-has-reservations]")),
+    "reservations on an on-demand pool": (STACK, f"{POOL}[1].capacityTypes", ["on-demand"], ("capacityReservations are launched into only with capacityTypes reserved", "[rule: karpenter-pool-reservations]")),
+    "an EFA pool in two zones": (STACK, f"{POOL}[1].zones", ["us-east-1a", "us-east-1b"], (
+        f'{POOL}[1].zones = ["us-east-1a", "us-east-1b"]: an EFA pool runs in one zone', "[rule: eks-efa-single-az]")),
+    "a zone outside the VPC": (STACK, f"{POOL}[1].zones", ["us-east-1c"], (f"{POOL}[1].zones[0] = 'us-east-1c': not one of the created VPC's zones", "[rule: node-group-zones]")),
+    "EFA on types without it": (STACK, f"{POOL}[0].efa", {}, (f"{POOL}[0].efa = {{}}: g5.", "does not support EFA (EC2 NetworkInfo.EfaSupported is false)", "[rule: eks-efa-supported]")),
+    "gpu and neuron together": (STACK, f"{POOL}[0].neuron", {}, ("give gpu or neuron (exactly one)", "[rule: karpenter-pool-accelerator]")),
+    "an unpinned AMI": (STACK, f"{POOL}[0].amiVersion", "latest", (f"{POOL}[0].amiVersion = 'latest'",)),
+    "a workload on a pool that does not exist": (STACK, "gpufleet:eks.workloads[0].nodePool", "serve", (
+        "no node group or NodePool of that name (have: inference, train)", "[rule: node-pool-exists]")),
+    "more training pods than the reservation holds": (STACK, "gpufleet:eks.workloads[1].replicas", 3, (
+        "Job default/finetune: 1 of 3 Pending",
+        "NodePool train: held back by its capacity reservations: all 2 reserved instances are launched", "[rule: k8s-pods-schedulable]")),
+    "more services than the pool's limits hold": (STACK, f"{POOL}[0].maxNodes", 2, (
+        "Deployment default/llm-serve: 1 of 3 Pending", "NodePool inference: held back by its limits", "[rule: k8s-pods-schedulable]")),
+})
+
+
+def test_the_controller_s_second_replica_needs_a_second_system_node(stack_variant):
+    """Karpenter's chart keeps one controller per node (its hostname anti-affinity): one system node
+    leaves a replica Pending, in kube-scheduler's words."""
+    def one_node(c):
+        c["gpufleet:eks"]["systemNodeGroup"] = {"minSize": 1, "desiredSize": 1, "maxSize": 1}
+
+    err = spec_errors(stack_variant(one_node, STACK))
+    assert "Deployment kube-system/karpenter (karpenter 1.14.1): 1 of 2 Pending" in err
+    assert "node(s) didn't match pod anti-affinity rules" in err
+
+
+def test_pools_need_a_created_cluster(stack_variant):
+    def existing(c):
+        c["gpufleet:eks"]["cluster"] = {"name": "karpenter-gpu", "securityGroupId": "sg-0123456789abcdef0"}
+
+    err = spec_errors(stack_variant(existing, STACK))
+    assert "Karpenter is installed on a cluster gpufleet creates" in err and "[rule: karpenter-cluster]" in err
