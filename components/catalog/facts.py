@@ -694,6 +694,15 @@ class KarpenterInstall(Sourced):
     discovery_tag: str  # the tag key its EC2NodeClass selects subnets by (the value: the cluster's name)
 
 
+class KarpenterVolumes(Sourced):
+    """The volumes of an EC2NodeClass's AMI family: its root device, and Bottlerocket's data device
+    beside its small control volume (Karpenter's own default size for it)."""
+
+    root_device: dict[str, str]  # alias family -> device
+    data_device: dict[str, str]  # alias family -> device where images and pods' data live
+    control_volume_gib: dict[str, int]  # alias family -> its OS volume's size, where the data is elsewhere
+
+
 class KarpenterController(Sourced):
     """The chart's controller Deployment as the scheduler reads it: the values.yaml defaults of what
     scheduling reads, and what of them the simulation does not model."""
@@ -742,6 +751,7 @@ class Karpenter(_Facts):
     chart: KarpenterChart
     install: KarpenterInstall
     controller: KarpenterController
+    volumes: KarpenterVolumes
     node_overlay: NodeOverlayFacts
 
 

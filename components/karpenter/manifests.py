@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.catalog import Catalog, InstanceType
 from gpufleet.components.rules import k8s as k8s_rules
 from gpufleet.components.rules.efa import EfaInterface, efa_layout
@@ -98,6 +99,21 @@ def node_pool_spec(pool: NodePoolArgs, cat: Catalog, limits: Mapping[str, int] |
     return spec
 
 
+def volumes(pool: NodePoolArgs, cat: Catalog) -> list[dict]:
+    """Encrypted gp3 volumes of the family's layout, the size where images and pods live (Bottlerocket:
+    its data volume, beside its control volume at Karpenter's default size)."""
+    facts = cat.facts.karpenter.volumes
+    family = pool.ami_family
+
+    def volume(device: str, gib: int) -> dict:
+        return {"deviceName": device, "ebs": {"volumeSize": f"{gib}Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}}
+
+    data = volume(facts.data_device[family], pool.root_volume_gib)
+    if facts.data_device[family] == facts.root_device[family]:
+        return [{**data, "rootVolume": True}]
+    return [volume(facts.root_device[family], facts.control_volume_gib[family]), data]
+
+
 def node_class_spec(pool: NodePoolArgs, role: object, subnets: list, security_groups: list, efa: Sequence[EfaInterface] = (), placement_group: object = None) -> dict:
     """The EC2NodeClass's spec: the pinned AMI alias, the nodes' role, the selector terms the caller
     resolves (gpufleet's tags or ids), an encrypted gp3 root volume, IMDSv2 with hop limit 1, the
@@ -107,13 +123,7 @@ def node_class_spec(pool: NodePoolArgs, role: object, subnets: list, security_gr
         "amiSelectorTerms": [{"alias": f"{pool.ami_family}@{pool.ami_version}"}],
         "subnetSelectorTerms": subnets,
         "securityGroupSelectorTerms": security_groups,
-        "blockDeviceMappings": [
-            {
-                "deviceName": "/dev/xvda" if pool.ami_family == "al2023" else "/dev/xvdb",
-                "rootVolume": True,
-                "ebs": {"volumeSize": f"{pool.root_volume_gib}Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True},
-            }
-        ],
+        "blockDeviceMappings": volumes(pool, catalog.load()),
         "metadataOptions": {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled", "httpPutResponseHopLimit": 1, "httpTokens": "required"},
     }
     if pool.capacity_reservations:

@@ -63,6 +63,17 @@ def alias_family(node_class: Mapping | None) -> str | None:
 
 
 
+def _laid_out_efa(it: InstanceType, layout: list[Mapping]) -> int | None:
+    """The EFA devices a node of the type gets from an EC2NodeClass's networkInterfaces: its efa-only
+    entries (instancetype/types.go L472-L483); None where the type cannot take the layout, which
+    Karpenter filters out (compatibility.go L39-L130: too few network cards, or EFA interfaces)."""
+    cards = max((as_int(i.get("networkCardIndex")) for i in layout), default=0) + 1
+    efa = sum(1 for i in layout if i.get("interfaceType") == "efa-only")
+    if cards > max(it.max_network_cards, 1) or efa > it.max_efa_interfaces:
+        return None
+    return efa
+
+
 _LABELLED: dict[tuple[int, str], tuple[Catalog, list]] = {}
 
 
@@ -109,6 +120,7 @@ def read_pool(
     type_keys = set()
     candidates, ami_problem = [], None
     held = []  # every type's labels, as the catalog holds them
+    layout = [] if on_auto else [i for i in seq(mapping(node_class[1]).get("networkInterfaces")) if isinstance(i, Mapping)]
     # Requirements on a label the catalog can give but a type lacks (its GPU labels, say) exclude it.
     judged_anyway = [r for r in requirements if r.key.startswith(domain + "/") and r.key.rsplit("/", 1)[-1] not in facts.labels.not_in_catalog]
     for it, type_labels, keys in _labelled(cat, domain):
@@ -117,6 +129,13 @@ def read_pool(
         if not all(r.admits(type_labels) for r in requirements if r.key in keys) or not all(r.admits(type_labels) for r in judged_anyway if r.key not in keys):
             continue
         allocatable = node_capacity.karpenter_allocatable(it, facts, eks)
+        if layout:
+            efa = _laid_out_efa(it, layout)
+            if efa is None:
+                continue
+            allocatable.pop(eks.efa_resource, None)
+            if efa:
+                allocatable[eks.efa_resource] = efa
         if on_auto:
             allocatable["pods"] = min(allocatable["pods"], auto.max_pods)
         overlaid: set[str] = set()

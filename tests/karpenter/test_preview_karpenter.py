@@ -13,7 +13,7 @@ import pytest
 from gpufleet.components.apis import karpenter as karpenter_api
 from gpufleet.components.catalog import tokens
 from gpufleet.components.catalog.generate.sources import MotoSnapshot
-from tests.conftest import ROOT, check_golden, plans_of
+from tests.conftest import ROOT, check_golden, plans_of, preview_plan
 
 STACK = "eks-karpenter-gpu"
 TEMPLATE = (ROOT / "components" / "catalog" / "data" / "karpenter" / "cloudformation.yaml").read_text()
@@ -114,3 +114,20 @@ def test_a_job_on_a_pool_is_not_disrupted(plans):
     assert job["spec"]["template"]["metadata"]["annotations"] == {"karpenter.sh/do-not-disrupt": "true"}
     [deployment] = _of(plans[STACK], tokens.K8S_DEPLOYMENT).values()
     assert "annotations" not in deployment["spec"]["template"]["metadata"]
+
+
+def test_a_bottlerocket_pool_sizes_its_data_volume_beside_its_control_volume(stack_variant):
+    """An EC2NodeClass's blockDeviceMappings replace the family's defaults: Bottlerocket keeps its OS
+    on the control volume (Karpenter's 4Gi) and images and pods' data on /dev/xvdb, which takes the size."""
+    def bottlerocket(c):
+        c["gpufleet:eks"]["nodePools"][0]["amiFamily"] = "bottlerocket"
+        c["gpufleet:eks"]["nodePools"][0]["amiVersion"] = "v1.50.0"
+
+    plan = preview_plan("--config-file", str(stack_variant(bottlerocket, STACK)))
+    classes = {r["metadata"]["name"]: r["spec"] for r in _of(plan, tokens.KARPENTER_EC2_NODE_CLASS).values()}
+    assert classes["inference"]["amiSelectorTerms"] == [{"alias": "bottlerocket@v1.50.0"}]
+    assert [(v["deviceName"], v["ebs"]["volumeSize"], v["ebs"]["encrypted"]) for v in classes["inference"]["blockDeviceMappings"]] == [
+        ("/dev/xvda", "4Gi", True), ("/dev/xvdb", "200Gi", True)]
+    assert [(v["deviceName"], v["ebs"]["volumeSize"], v.get("rootVolume")) for v in classes["train"]["blockDeviceMappings"]] == [("/dev/xvda", "500Gi", True)]
+    assert karpenter_api.check(tokens.KARPENTER_EC2_NODE_CLASS, {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "x"},
+                                                                 "spec": classes["inference"]}).problems == ()

@@ -162,3 +162,21 @@ def test_batch_pods_on_a_consolidating_pool_say_do_not_disrupt(judge):
     quiet = _pool("gpu", [_family("g5")], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 8})
     quiet["inputs"]["spec"]["disruption"] = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "5m"}
     assert _said(judge([quiet, _job("train")]), policy, "train") == []
+
+
+def test_efa_pods_no_pool_can_give_efa_stay_pending(judge):
+    """A pod asking for EFA interfaces that no NodePool's types (or its node class's layout) give is
+    never provisioned: the placement's mandatory verdict, on a cluster of the plan."""
+    cluster = resource("aws:eks/cluster:Cluster", "ml", {"name": "ml", "version": "1.35"})
+    node_class = resource(tokens.KARPENTER_EC2_NODE_CLASS, "default", {"metadata": {"name": "default"}, "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}})
+    efa = _job("allreduce")
+    container = efa["inputs"]["spec"]["template"]["spec"]["containers"][0]
+    container["resources"] = {"requests": {"nvidia.com/gpu": "1", "vpc.amazonaws.com/efa": "1"}, "limits": {"nvidia.com/gpu": "1", "vpc.amazonaws.com/efa": "1"}}
+    policy = "k8s-pods-schedulable"
+    g5 = _pool("gpu", [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g5.xlarge", "g5.2xlarge"]}], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 8})
+    result = judge([cluster, node_class, g5, efa])
+    [message] = _said(result, policy, "allreduce")
+    assert "NodePool gpu: none of its 2 instance types holds the pod" in message and "Insufficient vpc.amazonaws.com/efa" in message
+    assert {f.level for f in result.findings if f.policy == policy} == {"mandatory"}
+    p5 = _pool("gpu", [_family("p5")], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 8})
+    assert "Insufficient vpc.amazonaws.com/efa" not in " ".join(_said(judge([cluster, node_class, p5, efa]), policy, "allreduce"))

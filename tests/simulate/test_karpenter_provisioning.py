@@ -283,6 +283,27 @@ def test_held_back_by_the_reservation_count():
     assert _pods(either, node_class, _deployment("web", 3, {"cpu": "3"}))["web"]["status"] == "provisioned"
 
 
+def test_efa_pods_get_the_interfaces_the_node_class_lays_out():
+    """With networkInterfaces, a node's vpc.amazonaws.com/efa is its efa-only entries, and a type that
+    cannot take the layout is not launched (Karpenter's compatibility filter); an EFA pod no pool can
+    give its interfaces to is never provisioned."""
+    layout = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}] + [
+        {"networkCardIndex": c, "deviceIndex": 1 if c == 0 else 0, "interfaceType": "efa-only"} for c in range(2)]
+    node_class = {"urn": "urn:pulumi:s::p::kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::default", "type": "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "name": "default",
+                  "inputs": {"metadata": {"name": "default"}, "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "networkInterfaces": layout}}}
+    pool = _pool("p5", [_types(["p5.48xlarge", "g5.48xlarge"])], taints=[GPU_TAINT])
+    train = _deployment("train", 1, {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}, tolerate_gpu=True)
+    pod = _pods(pool, node_class, train)["train"]
+    # g5.48xlarge has one network card: the two-card layout leaves it out.
+    assert pod["status"] == "pending" and "NodePool p5: none of its 1 instance types holds the pod" in pod["message"]
+    assert "Insufficient vpc.amazonaws.com/efa" in pod["message"]
+    fits = _pods(pool, node_class, _deployment("train", 1, {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "2"}, tolerate_gpu=True))["train"]
+    assert fits["provisioned"][0]["instanceType"] == "p5.48xlarge" and fits["provisioned"][0]["candidates"] == 1
+    # A layout on 33 network cards: no type takes it, so the pool admits none.
+    node_class["inputs"]["spec"]["networkInterfaces"] = layout + [{"networkCardIndex": 32, "deviceIndex": 0, "interfaceType": "efa-only"}]
+    assert "its requirements admit no instance type of the catalog" in _pods(pool, node_class, train)["train"]["message"]
+
+
 def _auto_cluster(pools=("general-purpose", "system")) -> dict:
     inputs = {"computeConfig": {"enabled": True, "nodePools": list(pools)}, "storageConfig": {"blockStorage": {"enabled": True}},
               "kubernetesNetworkConfig": {"elasticLoadBalancing": {"enabled": True}}, "bootstrapSelfManagedAddons": False}
