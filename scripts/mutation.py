@@ -79,7 +79,7 @@ _SHARED_RULES = [
 ]
 _KARPENTER = [
     "tests/simulate/test_karpenter_provisioning.py", "tests/simulate/test_karpenter_capacity.py", "tests/policies/test_policies_karpenter.py",
-    "tests/apis/test_karpenter_crd.py", "tests/plans/test_foreign_shapes.py",
+    "tests/apis/test_karpenter_crd.py", "tests/plans/test_foreign_shapes.py", "tests/karpenter",
 ]
 MODULES: dict[str, tuple[str, list[str]]] = {
     # components/catalog/: the catalog, its rule modules and the placement simulator
@@ -122,6 +122,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     **{name: (path, _KARPENTER) for name, path in (
         ("karpenter_sim", "components/simulate/karpenter.py"), ("karpenter_rules", "components/rules/karpenter.py"),
         ("plan_karpenter", "components/plans/karpenter.py"), ("karpenter_pools", "components/simulate/karpenter_pools.py"), ("karpenter_api", "components/apis/karpenter.py"),
+        ("karpenter_manifests", "components/karpenter/manifests.py"), ("karpenter_checks", "components/karpenter/checks.py"),
     )},
     "plan_awsx": ("components/plans/awsx.py", ["tests/plans/test_awsx.py", "tests/plans/test_foreign_shapes.py"]),
     "images": ("components/rules/images.py", ["tests/rules/test_images.py"]),

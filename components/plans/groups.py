@@ -1,6 +1,6 @@
 """The accelerated groups of a plan, read from its resources alone (so `pulumi preview --json` output
 reads the same as gpufleet's plans): EKS node groups, ECS capacity providers (through their Auto
-Scaling group and launch template) and ACK node pools, each with its instance type, sizes, AMI,
+Scaling group and launch template), ACK, GKE and AKS node pools and Karpenter NodePools, each with its instance type, sizes, AMI,
 purchase option, taints and what one instance carries (GPUs, Neuron chips and cores, EFA interfaces).
 """
 
@@ -16,6 +16,8 @@ from gpufleet.components.rules.efa import EFA_TYPES
 from gpufleet.components.rules.k8s import describe_taint
 from gpufleet.components.rules.eks import node_group_name
 from gpufleet.components.catalog import tokens
+from gpufleet.components.plans.index import mapping
+from gpufleet.components.simulate import karpenter_pools
 
 
 # What a group's instances carry, as counted in findings, diffs and diagrams: totals() key, noun.
@@ -187,6 +189,31 @@ def _aks(r: dict) -> Group | None:
     return group
 
 
+def _karpenter(r: dict) -> Group | None:
+    """A Karpenter NodePool whose every type has accelerators: none at rest, at most as many of its
+    largest type as its limits allow (unbounded without limits), that type standing for the pool."""
+    cat = catalog.load()
+    metadata, spec = mapping(r["inputs"].get("metadata")), mapping(r["inputs"].get("spec"))
+    name = metadata.get("name") if isinstance(metadata.get("name"), str) else r["name"]
+    pool = karpenter_pools.read_pool(name, spec, (None, None), [], cat, [])
+    types = [cat.get(c.shape.instance_type) for c in pool.candidates] if pool is not None else []
+    if not types or any(not (it.gpu and it.gpu.count) and it.neuron is None for it in types):
+        return None
+    largest = max(pool.candidates, key=lambda c: (c.capacity.get(cat.facts.eks.accelerator_resources.nvidia, 0) + c.capacity.get(cat.facts.eks.accelerator_resources.neuron, 0), c.vcpus, c.shape.instance_type))
+    bounds = [limit // largest.capacity[k] for k, limit in pool.limits.items() if largest.capacity.get(k)] + ([pool.limits["nodes"]] if "nodes" in pool.limits else [])
+    capacity = next((t for t in mapping(spec.get("template")).get("spec", {}).get("requirements") or [] if isinstance(t, dict) and t.get("key") == cat.facts.karpenter.labels.capacity_type), {})
+    group = Group(
+        "karpenter", name, r["urn"], largest.shape.instance_type, {"min": 0, "desired": 0, "max": min(bounds) if bounds else None}, None,
+        "/".join(capacity.get("values") or []) or None, sorted(describe_taint(t) for t in largest.shape.taints),
+    )
+    it = cat.get(largest.shape.instance_type)
+    group.gpus = gpu_rules.whole_gpus(it) or 0
+    if it.neuron is not None:
+        group.neuron_chips, group.neuron_cores = it.neuron.count, it.neuron.count * it.neuron.cores_per_device
+    group.efa_interfaces = largest.capacity.get(cat.facts.eks.efa_resource, 0)
+    return group
+
+
 def _times(value: object, zones: int | None) -> int | None:
     return value * zones if isinstance(value, int) and zones is not None else None
 
@@ -206,6 +233,8 @@ def accelerated_groups(resources: list[dict]) -> dict[str, Group]:
             group = _gke(r)
         elif r["type"] == tokens.AKS_NODE_POOL:
             group = _aks(r)
+        elif r["type"] == tokens.KARPENTER_NODE_POOL:
+            group = _karpenter(r)
         else:
             continue
         if group is not None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from gpufleet.components.simulate import k8s_scheduler
 from gpufleet.components.simulate.k8s_filters import selected_keys
-from gpufleet.components.simulate.k8s_shapes import PENDING, NodeShape, Placement, PodTemplate
+from gpufleet.components.simulate.k8s_shapes import PENDING, NodeShape, Placement, PodTemplate, show
 
 PROVISIONED = "provisioned"
 
@@ -322,4 +322,4 @@ def _record(result: Placement, claims: list[_Claim], wanted: int, refusals: dict
 
 
 def _limits(pool: Pool) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(pool.limits.items()))
+    return ", ".join(f"{k} {show(k, v)}" for k, v in sorted(pool.limits.items()))

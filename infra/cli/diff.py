@@ -307,7 +307,7 @@ def _karpenter_drift(result: PlanDiff, new: dict[str, dict]) -> None:
 
 
 def _kind(group: Group) -> str:
-    return {"eks": "node group", "ecs": "capacity provider's group", "ack": "ACK node pool", "gke": "GKE node pool", "aks": "AKS node pool"}[group.platform]
+    return {"eks": "node group", "ecs": "capacity provider's group", "ack": "ACK node pool", "gke": "GKE node pool", "aks": "AKS node pool", "karpenter": "Karpenter NodePool"}[group.platform]
 
 
 def _drain(result: PlanDiff, group: Group, why: str) -> None:
@@ -329,7 +329,7 @@ def _group_notes(before: Group | None, after: Group | None) -> list[str]:
             notes.append(f"{words} (desired) {b[key]} -> {a[key]}")
     if before.efa_interfaces != after.efa_interfaces:
         notes.append(f"EFA interfaces per instance {before.efa_interfaces} -> {after.efa_interfaces}")
-    what = {"eks": "AMI type", "ecs": "AMI", "ack": "sharing mode", "gke": "GPU driver and sharing", "aks": "GPU driver and MIG"}[after.platform]
+    what = {"eks": "AMI type", "ecs": "AMI", "ack": "sharing mode", "gke": "GPU driver and sharing", "aks": "GPU driver and MIG", "karpenter": "AMI"}[after.platform]
     if before.ami != after.ami:
         notes.append(f"{what} {before.ami} -> {after.ami}")
     if before.purchase != after.purchase:

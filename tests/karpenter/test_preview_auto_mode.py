@@ -61,7 +61,9 @@ def test_the_pods_are_provisioned_by_the_pool(plans):
 
 
 test_refused = refused_cases({
-    "EFA interfaces": (STACK, f"{POOL}[0].efa", {}, ("not with Auto Mode: an EKS Auto Mode NodeClass takes only role,", "[rule: eks-auto-mode-node-class]")),
+    "EFA interfaces": (STACK, f"{POOL}[0].efa", {}, (
+        "not with Auto Mode: an EKS Auto Mode NodeClass takes only role, subnetSelectorTerms, securityGroupSelectorTerms, snatPolicy, networkPolicy, "
+        "networkPolicyEventLogs, ephemeralStorage, tags (github.com/awsdocs/amazon-eks-user-guide @4d52b4d0, create-node-class.adoc)", "[rule: eks-auto-mode-node-class]")),
     "a reservation": (STACK, f"{POOL}[0]", {"name": "r", "gpu": {}, "maxNodes": 1, "capacityTypes": ["reserved"],
                                             "capacityReservations": [{"id": "cr-0123456789abcdef0", "instances": 1}]},
                       (f"{POOL}[0].capacityReservations", "not with Auto Mode", "[rule: eks-auto-mode-node-class]")),

@@ -13,7 +13,7 @@ import pytest
 from gpufleet.components.apis import karpenter as karpenter_api
 from gpufleet.components.catalog import tokens
 from gpufleet.components.catalog.generate.sources import MotoSnapshot
-from tests.conftest import ROOT, check_golden, plans_of, preview_plan
+from tests.conftest import ROOT, check_golden, plans_of, preview_plan, run_cli
 
 STACK = "eks-karpenter-gpu"
 TEMPLATE = (ROOT / "components" / "catalog" / "data" / "karpenter" / "cloudformation.yaml").read_text()
@@ -131,3 +131,20 @@ def test_a_bottlerocket_pool_sizes_its_data_volume_beside_its_control_volume(sta
     assert [(v["deviceName"], v["ebs"]["volumeSize"], v.get("rootVolume")) for v in classes["train"]["blockDeviceMappings"]] == [("/dev/xvda", "500Gi", True)]
     assert karpenter_api.check(tokens.KARPENTER_EC2_NODE_CLASS, {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "x"},
                                                                  "spec": classes["inference"]}).problems == ()
+
+
+def test_the_diff_names_a_pool_s_reach_and_the_nodes_an_ami_change_replaces(plans, stack_variant, tmp_path):
+    def bumped(c):
+        for pool in c["gpufleet:eks"]["nodePools"]:
+            pool["amiVersion"] = "v20260801"
+        c["gpufleet:eks"]["nodePools"][0]["maxNodes"] = 5
+
+    head = preview_plan("--config-file", str(stack_variant(bumped, STACK)))
+    (tmp_path / "base.json").write_text(json.dumps(plans[STACK]))
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    code, out, _ = run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "head.json"))
+    assert code == 3
+    assert "  - karpenter inference (g6e.16xlarge): max instances 4 -> 5" in out
+    for pool in ("inference", "train"):
+        assert (f"  - karpenter {pool}: its EC2NodeClass {pool} changed (spec.amiSelectorTerms[0].alias): "
+                "Karpenter replaces every node of the pool, within its disruption budgets") in out

@@ -27,11 +27,16 @@ test_refused = refused_cases({
     "an unpinned AMI": (STACK, f"{POOL}[0].amiVersion", "latest", (f"{POOL}[0].amiVersion = 'latest'",)),
     "a workload on a pool that does not exist": (STACK, "gpufleet:eks.workloads[0].nodePool", "serve", (
         "no node group or NodePool of that name (have: inference, train)", "[rule: node-pool-exists]")),
+    "a GPU no type has, by model and count": (STACK, f"{POOL}[0]", {"name": "inference", "gpu": {"names": ["h100"], "count": 3}, "maxNodes": 1, "amiVersion": "v20260724"}, (
+        f'{POOL}[0].gpu = {{"names": ["h100"], "count": 3}}: its requirements admit no instance type', "[rule: karpenter-nodepool-admits-a-type]")),
+    "a Neuron device no type has": (STACK, f"{POOL}[0]", {"name": "inference", "neuron": {"names": ["inferentia9"]}, "maxNodes": 1, "amiVersion": "v20260724"}, (
+        f'{POOL}[0].neuron = {{"names": ["inferentia9"]}}: its requirements admit no instance type', "[rule: karpenter-nodepool-admits-a-type]")),
+    "a label the kubelet may not set": (STACK, f"{POOL}[0].labels", {"kubernetes.io/team": "ml"}, (f"{POOL}[0].labels", "[rule: k8s-node-labels]")),
     "more training pods than the reservation holds": (STACK, "gpufleet:eks.workloads[1].replicas", 3, (
         "Job default/finetune: 1 of 3 Pending",
         "NodePool train: held back by its capacity reservations: all 2 reserved instances are launched", "[rule: k8s-pods-schedulable]")),
     "more services than the pool's limits hold": (STACK, f"{POOL}[0].maxNodes", 2, (
-        "Deployment default/llm-serve: 1 of 3 Pending", "NodePool inference: held back by its limits", "[rule: k8s-pods-schedulable]")),
+        "Deployment default/llm-serve: 1 of 3 Pending", "NodePool inference: held back by its limits (cpu 128, nvidia.com/gpu 2)", "[rule: k8s-pods-schedulable]")),
 })
 
 
@@ -52,3 +57,35 @@ def test_pools_need_a_created_cluster(stack_variant):
 
     err = spec_errors(stack_variant(existing, STACK))
     assert "Karpenter is installed on a cluster gpufleet creates" in err and "[rule: karpenter-cluster]" in err
+
+
+def test_a_pool_whose_types_no_zone_offers(stack_variant):
+    """us-east-1e offers no g6e and no g5 (moto's DescribeInstanceTypeOfferings): the pool's zone, or
+    with none named the VPC's, is where Karpenter looks for an offering."""
+    def in_1e(c):
+        c["gpufleet:eks"]["network"]["create"]["zones"] = ["us-east-1a", "us-east-1b", "us-east-1e"]
+        c["gpufleet:eks"]["nodePools"][0]["zones"] = ["us-east-1e"]
+
+    err = spec_errors(stack_variant(in_1e, STACK))
+    assert f'{POOL}[0].zones = ["us-east-1e"]: none of the 10 instance types its requirements admit is offered in us-east-1 (us-east-1e)' in err
+    assert "[rule: karpenter-nodepool-offered]" in err
+
+
+def test_a_neuron_pool_under_auto_mode_names_its_families(stack_variant):
+    def neuron(c):
+        c["gpufleet:eks"]["nodePools"][0] = {"name": "inf", "neuron": {}, "maxNodes": 1}
+
+    err = spec_errors(stack_variant(neuron, "eks-auto-gpu"))
+    assert f"{POOL}[0].instanceFamilies = null: a Neuron pool under Auto Mode names its families or types" in err
+    assert "[rule: eks-auto-mode-node-class]" in err
+
+
+def test_an_efa_pool_s_types_lay_out_their_interfaces_alike(stack_variant):
+    def mixed(c):
+        pool = c["gpufleet:eks"]["nodePools"][1]
+        pool["gpu"] = {"count": 8}
+        pool["instanceTypes"] = ["p5.48xlarge", "p4d.24xlarge"]
+
+    err = spec_errors(stack_variant(mixed, STACK))
+    assert f"{POOL}[1].efa = {{}}: the admitted types lay out EFA differently (p4d.24xlarge, p5.48xlarge)" in err
+    assert "[rule: eks-efa-layout]" in err
