@@ -80,6 +80,9 @@ def _pools(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation
         )
     if fleet.kubernetes is None:
         yield Violation("kubernetes-access", ("kubernetes",), None, "NodePools are Kubernetes objects: give kubernetes (the device plugins come with it)")
+    if fleet.karpenter.node_overlays and (fleet.kubernetes is None or fleet.kubernetes.nvidia_device_plugin.time_slicing_replicas is None):
+        yield Violation("karpenter-node-overlays", ("karpenter", "nodeOverlays"), True,
+                        "NodeOverlays correct what Karpenter sees of time-sliced GPUs: give kubernetes.nvidiaDevicePlugin.timeSlicingReplicas, or leave them off")
     groups = {ng.name for ng in fleet.node_groups} | {"system"}
     for i, pool in enumerate(fleet.node_pools):
         if pool.name in groups:

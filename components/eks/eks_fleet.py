@@ -20,6 +20,7 @@ from gpufleet.components.k8s.gpu_operator import GpuOperator
 from gpufleet.components.k8s.gpu_workload import GpuWorkload
 from gpufleet.components.k8s.kubeconfig import kubeconfig
 from gpufleet.components.k8s.nccl_test import NcclTest
+from gpufleet.components.karpenter import manifests
 from gpufleet.components.karpenter.controller import Karpenter
 from gpufleet.components.karpenter.node_pool import KarpenterNodePool
 from gpufleet.components.network.vpc import Vpc
@@ -133,9 +134,15 @@ class EksFleet(pulumi.ComponentResource):
             subnets = [{"tags": resolved.discovery_tag(self._args)}]
         else:
             subnets = [{"id": s} for s in self._args.network.subnet_ids]
+        replicas = self._args.kubernetes.nvidia_device_plugin.time_slicing_replicas if self._args.karpenter.node_overlays else None
+        for overlay, spec in manifests.time_slicing_overlays(self._args.node_pools, replicas, catalog.load()).items():
+            k8s.apiextensions.CustomResource(
+                f"{self._name}-{overlay}", api_version=manifests.OVERLAY_API, kind="NodeOverlay", metadata={"name": overlay}, spec=spec,
+                opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
+            )
         self.node_pools = {
             pool.name: KarpenterNodePool(
-                f"{self._name}-{pool.name}", pool, role, subnets, [{"id": self.cluster_security_group_id}], auto_mode=self._auto,
+                f"{self._name}-{pool.name}", pool, role, subnets, [{"id": self.cluster_security_group_id}], auto_mode=self._auto, shared_gpus=replicas or 1,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
             )
             for pool in self._args.node_pools

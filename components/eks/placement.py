@@ -138,7 +138,9 @@ def check_placement(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[
     placed = k8s_scheduler.simulate(shapes, [pod for _, pod in found])
     if fleet.node_pools:
         auto = resolved.auto_mode(fleet)
-        cat_pools = [manifests.read(p, cat, manifests.limits(p, cat, auto), auto=auto) for p in fleet.node_pools]
+        replicas = fleet.kubernetes.nvidia_device_plugin.time_slicing_replicas if fleet.karpenter.node_overlays and fleet.kubernetes else None
+        overlays = manifests.overlays_read(manifests.time_slicing_overlays(fleet.node_pools, replicas, cat), cat)
+        cat_pools = [manifests.read(p, cat, manifests.limits(p, cat, auto, replicas or 1), auto=auto, overlays=overlays) for p in fleet.node_pools]
         nvidia = values.get("nvidiaDevicePlugin") or charts.operator_plugin_values(values.get(OPERATOR))
         sharing = charts.nvidia_sharing(nvidia, cat.facts.eks.accelerator_resources.nvidia)
         karpenter.provision(placed, cat_pools, [pod for _, pod in found if pod.replicas is None], sharing)

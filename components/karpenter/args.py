@@ -140,7 +140,8 @@ class KarpenterArgs(SpecModel):
 
     node_overlays: bool = Field(
         False,
-        description="With the NVIDIA device plugin time-slicing GPUs, a NodeOverlay per GPU pool gives Karpenter the "
-        "shared nvidia.com/gpu count (alpha: turns on the NodeOverlay feature gate); absent, Karpenter counts physical "
-        "GPUs and launches a node where a shared one would do (aws/karpenter-provider-aws#3376).",
+        description="With the NVIDIA device plugin time-slicing GPUs (kubernetes.nvidiaDevicePlugin.timeSlicingReplicas), "
+        "NodeOverlays (one per GPU count of the pools' types) give Karpenter the shared nvidia.com/gpu count (alpha: turns "
+        "on the NodeOverlay feature gate); off, Karpenter counts physical GPUs and launches a node where a shared one would "
+        "do (aws/karpenter-provider-aws#3376).",
     )

@@ -163,12 +163,45 @@ def places_in_group(pool: NodePoolArgs) -> bool:
     return pool.efa is not None and pool.efa.placement_group and not pool.capacity_reservations
 
 
-def read(pool: NodePoolArgs, cat: Catalog, limits: Mapping[str, int] | None = None, gaps: list[str] | None = None, auto: bool = False) -> karpenter.Pool:
+OVERLAY_API = "karpenter.sh/v1alpha1"
+
+
+def time_slicing_overlays(pools: Sequence[NodePoolArgs], replicas: int | None, cat: Catalog) -> dict[str, dict]:
+    """NodeOverlays (name -> spec) that tell Karpenter what the device plugin's time-slicing makes
+    of a node's GPUs: one per GPU count among the NVIDIA pools' types, each setting nvidia.com/gpu to
+    that count times `replicas` (the plugin shares every NVIDIA node alike, so no pool is named)."""
+    if not replicas:
+        return {}
+    domain, resource = cat.facts.karpenter.labels.domain, cat.facts.eks.accelerator_resources.nvidia
+    counts = sorted({accelerators_of(it) for pool in pools if pool.gpu is not None for it in admitted(pool, cat)})
+    return {
+        f"nvidia-time-slicing-{n}-gpu": {
+            "requirements": [
+                {"key": f"{domain}/instance-gpu-manufacturer", "operator": "In", "values": ["nvidia"]},
+                {"key": f"{domain}/instance-gpu-count", "operator": "In", "values": [str(n)]},
+            ],
+            "capacity": {resource: str(n * replicas)},
+        }
+        for n in counts
+        if n
+    }
+
+
+def overlays_read(overlays: Mapping[str, dict], cat: Catalog) -> list[karpenter_pools.Overlay]:
+    """The NodeOverlays as the pool reader takes them (the plan reader reads the plan's the same way)."""
+    gaps: list[str] = []
+    return [(karpenter_pools.requirements_of(spec, name, gaps), karpenter_pools.quantities(spec["capacity"], name, gaps)) for name, spec in overlays.items()]
+
+
+def read(
+    pool: NodePoolArgs, cat: Catalog, limits: Mapping[str, int] | None = None, gaps: list[str] | None = None, auto: bool = False,
+    overlays: Sequence[karpenter_pools.Overlay] = (),
+) -> karpenter.Pool:
     """The pool as the provisioning simulation (and the pack) reads its NodePool and node class."""
     node_class = node_class_spec(pool, "role", [{"tags": {}}], [{"tags": {}}]) if not auto else None
     reserved = sum(r.instances for r in pool.capacity_reservations) if pool.capacity_reservations else None
     spec = node_pool_spec(pool, cat, limits, auto)
-    found = karpenter_pools.read_pool(pool.name, spec, (pool.name, node_class), [], cat, [] if gaps is None else gaps, reserved=reserved)
+    found = karpenter_pools.read_pool(pool.name, spec, (pool.name, node_class), list(overlays), cat, [] if gaps is None else gaps, reserved=reserved)
     assert found is not None  # a spec is always known here
     return found
 
@@ -178,14 +211,15 @@ def admitted(pool: NodePoolArgs, cat: Catalog, auto: bool = False) -> list[Insta
     return [cat.get(c.shape.instance_type) for c in read(pool, cat, auto=auto).candidates]
 
 
-def limits(pool: NodePoolArgs, cat: Catalog, auto: bool = False) -> dict[str, int]:
+def limits(pool: NodePoolArgs, cat: Catalog, auto: bool = False, shared: int = 1) -> dict[str, int]:
     """maxNodes of the largest admitted type's accelerators, and of its vCPUs: Karpenter subtracts a
-    new node's largest possible capacity, so the pool can always reach maxNodes nodes."""
+    new node's largest possible capacity, so the pool can always reach maxNodes nodes. `shared`: the
+    NVIDIA GPUs a NodeOverlay tells Karpenter each GPU counts for (time-slicing's replicas)."""
     types = admitted(pool, cat, auto)
     if not types:
         return {}
     resource = getattr(cat.facts.eks.accelerator_resources, kind(pool))
-    per_node = max(accelerators_of(it) for it in types)
+    per_node = max(accelerators_of(it) for it in types) * (shared if pool.gpu is not None else 1)
     return {resource: pool.max_nodes * per_node, "cpu": pool.max_nodes * max(it.vcpus for it in types)}
 
 

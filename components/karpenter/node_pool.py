@@ -30,9 +30,11 @@ class KarpenterNodePool(pulumi.ComponentResource):
         subnet_terms: list[Mapping],
         security_group_terms: list[Mapping],
         auto_mode: bool = False,
+        shared_gpus: int = 1,
         opts: pulumi.ResourceOptions | None = None,
     ):
-        """`auto_mode`: an EKS Auto Mode cluster's pool, of an eks.amazonaws.com/v1 NodeClass."""
+        """`auto_mode`: an EKS Auto Mode cluster's pool, of an eks.amazonaws.com/v1 NodeClass;
+        `shared_gpus`: what each GPU counts for where NodeOverlays give Karpenter time-slicing's count."""
         super().__init__("gpufleet:karpenter:NodePool", name, None, opts)
         cat = catalog.load()
         child = pulumi.ResourceOptions(parent=self)
@@ -49,7 +51,7 @@ class KarpenterNodePool(pulumi.ComponentResource):
         self.node_class = k8s.apiextensions.CustomResource(
             f"{name}-class", api_version=api_version, kind=ref["kind"], metadata=manifests.node_class_metadata(pool), spec=node_class, opts=child
         )
-        spec = manifests.node_pool_spec(pool, cat, manifests.limits(pool, cat, auto_mode), auto_mode)
+        spec = manifests.node_pool_spec(pool, cat, manifests.limits(pool, cat, auto_mode, shared_gpus), auto_mode)
         self.node_pool = k8s.apiextensions.CustomResource(
             name, api_version=NODE_POOL_API, kind="NodePool", metadata={"name": pool.name}, spec=spec,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.node_class]),

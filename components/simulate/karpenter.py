@@ -252,6 +252,14 @@ def _shared_view(pool: Pool, resource: str, replicas: int) -> Pool:
     return replace(pool, candidates=candidates)
 
 
+def _single_unit(pool: Pool, resource: str) -> Pool:
+    candidates = tuple(
+        replace(c, shape=replace(c.shape, single_unit_resources=c.shape.single_unit_resources | {resource})) if resource in c.shape.allocatable else c
+        for c in pool.candidates
+    )
+    return replace(pool, candidates=candidates)
+
+
 def provision(placed: Sequence[Placement], pools: Sequence[Pool], daemons: Sequence[PodTemplate], sharing: Mapping | None = None) -> list[dict]:
     """Give the replicas the node groups leave Pending to the NodePools, as Karpenter's scheduler
     does: templates largest first (CPU, then memory), each replica to a NodeClaim being built (fewest
@@ -266,6 +274,11 @@ def provision(placed: Sequence[Placement], pools: Sequence[Pool], daemons: Seque
     would need fewer nodes once each GPU is shared, each pod provisioned from that pool says so."""
     if not pools:
         return []
+    resource, replicas = (sharing or {}).get("resource"), (sharing or {}).get("replicas", 1)
+    if resource and (sharing or {}).get("failRequestsGreaterThanOne"):
+        # The device plugin's config is the cluster's: the kubelet of every node Karpenter launches
+        # refuses a request of more than one shared GPU too.
+        pools = [_single_unit(p, resource) for p in pools]
     results = {id(r.pod): r for r in placed if r.status == PENDING and r.pod.replicas is not None and r.pending > 0}
     wanted = [(r.pod, r.pending) for r in results.values()]
     before = {id(pod): n for pod, n in wanted}
@@ -281,7 +294,6 @@ def provision(placed: Sequence[Placement], pools: Sequence[Pool], daemons: Seque
                 f"Karpenter launches nodes for it, but no device plugin of the plan runs on them to advertise {', '.join(missing)}: "
                 "its pods stay Pending there"
             )) if m)
-    resource, replicas = (sharing or {}).get("resource"), (sharing or {}).get("replicas", 1)
     if resource and replicas > 1:
         shared, _ = _give_out(wanted, [_shared_view(p, resource, replicas) for p in pools], daemons)
         fewer = _nodes_by_pool(shared)

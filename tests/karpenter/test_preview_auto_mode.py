@@ -76,3 +76,12 @@ test_refused = refused_cases({
     "Neuron by device name": (STACK, f"{POOL}[0]", {"name": "inf", "neuron": {"names": ["inferentia2"]}, "maxNodes": 1}, (
         "Auto Mode's nodes carry no instance-accelerator-name", "[rule: eks-auto-mode-node-class]")),
 })
+
+
+def test_a_gpu_pool_under_auto_mode_may_leave_its_families_open(stack_variant):
+    """Auto Mode's nodes carry the instance-gpu-* labels: a GPU pool needs no families (a Neuron pool does)."""
+    from tests.conftest import run_cli
+
+    path = stack_variant(lambda c: c["gpufleet:eks"]["nodePools"][0].pop("instanceFamilies"), STACK)
+    code, _, err = run_cli("preview", "--config-file", str(path))
+    assert code == 0, err

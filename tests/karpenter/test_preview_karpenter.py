@@ -148,3 +148,54 @@ def test_the_diff_names_a_pool_s_reach_and_the_nodes_an_ami_change_replaces(plan
     for pool in ("inference", "train"):
         assert (f"  - karpenter {pool}: its EC2NodeClass {pool} changed (spec.amiSelectorTerms[0].alias): "
                 "Karpenter replaces every node of the pool, within its disruption budgets") in out
+
+
+def _time_sliced(overlays: bool, jobs: bool = False):
+    def edit(c):
+        c["gpufleet:eks"]["kubernetes"] = {"nvidiaDevicePlugin": {"timeSlicingReplicas": 4}}
+        if not jobs:  # the eight-GPU job: see the next test
+            c["gpufleet:eks"]["workloads"].pop(1)
+        if overlays:
+            c["gpufleet:eks"]["karpenter"] = {"nodeOverlays": True}
+    return edit
+
+
+def test_time_slicing_over_provisions_until_node_overlays_correct_it(stack_variant):
+    """Karpenter counts physical GPUs (karpenter-provider-aws#3376): three one-GPU pods on GPUs the
+    plugin shares four ways launch three nodes. The NodeOverlays gpufleet writes (one per GPU count of
+    the pools' types) give it the shared count: one node, and the Karpenter release turns the gate on."""
+    plan = preview_plan("--config-file", str(stack_variant(_time_sliced(False), STACK)))
+    [serve] = [p for p in plan["placement"]["pods"] if p["pod"] == "Deployment default/llm-serve"]
+    assert serve["provisioned"][0]["nodes"] == 3
+    assert any("NodePool inference launches 3 nodes where 1 hold these pods once the device plugin shares each GPU 4 ways" in n for n in serve["notes"])
+    assert not _of(plan, tokens.KARPENTER_NODE_OVERLAY)
+
+    corrected = preview_plan("--config-file", str(stack_variant(_time_sliced(True), STACK)))
+    [serve] = [p for p in corrected["placement"]["pods"] if p["pod"] == "Deployment default/llm-serve"]
+    assert serve["provisioned"][0]["nodes"] == 1 and not serve.get("notes")
+    overlays = {o["metadata"]["name"]: o for o in _of(corrected, tokens.KARPENTER_NODE_OVERLAY).values()}
+    p5 = sum(g["Count"] for g in MotoSnapshot().instance_types()["p5.48xlarge"]["GpuInfo"]["Gpus"])
+    # The inference pool admits one-GPU types only, the training pool p5.48xlarge.
+    assert sorted(overlays) == sorted(f"nvidia-time-slicing-{n}-gpu" for n in (1, p5))
+    assert overlays["nvidia-time-slicing-8-gpu"]["spec"]["capacity"] == {"nvidia.com/gpu": "32"}
+    for overlay in overlays.values():
+        assert karpenter_api.check(tokens.KARPENTER_NODE_OVERLAY, overlay).problems == ()
+    release = next(r for r in _of(corrected, tokens.HELM_RELEASE).values() if r["chart"].endswith("/karpenter"))
+    assert release["values"]["settings"]["featureGates"] == {"nodeOverlay": True}
+
+
+def test_a_time_sliced_cluster_refuses_a_pod_more_than_one_gpu_on_the_nodes_karpenter_launches(stack_variant):
+    """The device plugin's time-slicing config (failRequestsGreaterThanOne) is the cluster's: the
+    kubelet of a node Karpenter launches rejects the training job's eight-GPU request too."""
+    from tests.conftest import spec_errors
+
+    err = spec_errors(stack_variant(_time_sliced(False, jobs=True), STACK))
+    assert "Job default/finetune: 2 of 2 Pending" in err
+    assert "time-slice nvidia.com/gpu with failRequestsGreaterThanOne: the kubelet rejects a request of 8 (UnexpectedAdmissionError)" in err
+
+
+def test_node_overlays_need_time_slicing(stack_variant):
+    from tests.conftest import spec_errors
+
+    err = spec_errors(stack_variant(lambda c: c["gpufleet:eks"].__setitem__("karpenter", {"nodeOverlays": True}), STACK))
+    assert "gpufleet:eks.karpenter.nodeOverlays = true: NodeOverlays correct what Karpenter sees of time-sliced GPUs" in err

@@ -85,7 +85,8 @@ def test_an_efa_pool_s_types_lay_out_their_interfaces_alike(stack_variant):
         pool = c["gpufleet:eks"]["nodePools"][1]
         pool["gpu"] = {"count": 8}
         pool["instanceTypes"] = ["p5.48xlarge", "p4d.24xlarge"]
+        pool["efa"] = {"placementGroup": False}
 
     err = spec_errors(stack_variant(mixed, STACK))
-    assert f"{POOL}[1].efa = {{}}: the admitted types lay out EFA differently (p4d.24xlarge, p5.48xlarge)" in err
+    assert f'{POOL}[1].efa = {{"placementGroup": false}}: the admitted types lay out EFA differently (p4d.24xlarge, p5.48xlarge)' in err
     assert "[rule: eks-efa-layout]" in err
