@@ -469,3 +469,51 @@ def test_only_the_built_in_pools_a_cluster_names_are_read():
     auto = _auto_cluster(("no-such-pool", "system"))
     placed = _placed(plain, auto, _deployment("web", 1, {"cpu": "1"}))
     assert any("NodePools 'system' are EKS Auto Mode's built-in pools" in g for g in placed["gaps"])
+
+
+def test_without_prices_the_type_with_least_memory_of_the_fewest_vcpus_is_named():
+    """d3.xlarge and m6i.xlarge have 4 vCPUs each; m6i.xlarge has half the memory (EC2's records), so
+    it is the smaller, though its name sorts after."""
+    cat = catalog.load()
+    assert cat.get("d3.xlarge").vcpus == cat.get("m6i.xlarge").vcpus and cat.get("m6i.xlarge").memory_mib < cat.get("d3.xlarge").memory_mib
+    web = _pods(_pool("general", [_types(["d3.xlarge", "m6i.xlarge"])]), _deployment("web", 1, {"cpu": "1"}))["web"]
+    assert web["provisioned"][0]["instanceType"] == "m6i.xlarge" and web["provisioned"][0]["candidates"] == 2
+
+
+def test_a_node_takes_each_label_the_pod_selects_that_the_pool_allows():
+    """The pod selects a label the type has (its architecture) and one the pool's requirements allow
+    several values of: the node gets the value the pod selects for the second too."""
+    pool = _pool("general", [_types(["m6i.xlarge"]), {"key": "team", "operator": "In", "values": ["ml", "web"]}])
+    web = _pods(pool, _deployment("web", 1, {"cpu": "1"}, node_selector={"kubernetes.io/arch": "amd64", "team": "ml"}))["web"]
+    assert web["status"] == "provisioned"
+
+
+def test_the_last_replica_spills_to_the_next_pool():
+    first = _pool("first", [_types(["g5.xlarge"])], taints=[GPU_TAINT], limits={"nvidia.com/gpu": "4"}, weight=50)
+    second = _pool("second", [_types(["g6e.xlarge"])], taints=[GPU_TAINT], weight=10)
+    llm = _pods(first, second, _deployment("llm", 5, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))["llm"]
+    assert llm["status"] == "provisioned"
+    assert [(p["nodePool"], p["nodes"]) for p in llm["provisioned"]] == [("first", 4), ("second", 1)]
+
+
+def test_a_pool_s_refusal_names_its_three_commonest_reasons():
+    pod = _deployment("big", 1, {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "1", "vpc.amazonaws.com/efa": "1"})
+    big = _pods(_pool("small", [_types(["m5.large"])]), pod)["big"]
+    assert big["message"].endswith(
+        "NodePool small: none of its 1 instance types holds the pod: 1 Insufficient cpu; 1 Insufficient memory; 1 Insufficient nvidia.com/gpu"
+    )
+
+
+def test_a_layout_on_a_second_network_card_leaves_out_a_type_of_one():
+    """g5.48xlarge has one network card and one EFA interface (EC2's record): one efa-only interface
+    on card 0 fits it, the same on card 1 does not."""
+    def node_class(card: int) -> dict:
+        layout = [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}, {"networkCardIndex": card, "deviceIndex": 1 if card == 0 else 0, "interfaceType": "efa-only"}]
+        return {"urn": "urn:pulumi:s::p::kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::default", "type": "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "name": "default",
+                "inputs": {"metadata": {"name": "default"}, "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "networkInterfaces": layout}}}
+    it = catalog.load().get("g5.48xlarge")
+    assert (it.max_network_cards, it.max_efa_interfaces) == (1, 1)
+    pool = _pool("efa", [_types(["g5.48xlarge"])], taints=[GPU_TAINT])
+    pod = _deployment("train", 1, {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "1"}, tolerate_gpu=True)
+    assert _pods(pool, node_class(0), pod)["train"]["status"] == "provisioned"
+    assert "its requirements admit no instance type of the catalog" in _pods(pool, node_class(1), pod)["train"]["message"]
