@@ -17,17 +17,19 @@ from gpufleet.policies.inputs import get, plain
 from gpufleet.policies.registry import Policies
 
 POLICIES = Policies(__name__)
-_LAST: list = []  # (urn, props object, the pool read): the last NodePool judged
+_LAST: list = []  # (urn, props object, the pools read): the last NodePool (or ConfigGroup) judged
+# A NodePool, or a yaml/v2 ConfigGroup whose objects may be NodePools (plans/karpenter.py reads them).
+POOLS = (tokens.KARPENTER_NODE_POOL, tokens.K8S_CONFIG_GROUP)
 
 
-def _pool(args: ResourceValidationArgs) -> tuple[plan_karpenter.karpenter.Pool, list[str]] | None:
-    """The pool as the simulation launches from it, and what of it is unknown (None: its spec is not known)."""
+def _pools(args: ResourceValidationArgs) -> list[plan_karpenter.karpenter.Pool] | None:
+    """The resource's pools as the simulation launches from them (None: none known)."""
     # One NodePool's candidate types are read from the whole catalog: its policies share the reading.
     if _LAST and _LAST[0] == args.urn and _LAST[1] is args.props:
         return _LAST[2]
     resource = plan_index.Resource(args.urn, args.resource_type, args.name, plain(args.props, tokens.UNKNOWN))
-    pools, gaps = plan_karpenter.pools(plan_index.Index([resource]), catalog.load())
-    _LAST[:] = [args.urn, args.props, (pools[0], gaps) if pools else None]
+    pools, _ = plan_karpenter.pools(plan_index.Index([resource]), catalog.load())
+    _LAST[:] = [args.urn, args.props, pools or None]
     return _LAST[2]
 
 
@@ -51,36 +53,34 @@ def _validate_crd(args: ResourceValidationArgs, report: ReportViolation, obj) ->
 
 
 def _admission_unjudged(resource) -> str | None:
-    """A pool that admits no type where some of its requirements could not be judged."""
-    found = _pool(resource)
-    if found is None or found[0].candidates or not found[0].unjudged:
-        return None
-    return "; ".join(found[0].unjudged)
+    """Pools that admit no type where some of their requirements could not be judged."""
+    said = ["; ".join(p.unjudged) for p in _pools(resource) or [] if not p.candidates and p.unjudged]
+    return "; ".join(said) or None
 
 
-@POLICIES.resource("karpenter-nodepool-admits-a-type", on=tokens.KARPENTER_NODE_POOL, subject=_pool, unjudged=_admission_unjudged)
-def _validate_admits(args: ResourceValidationArgs, report: ReportViolation, subject) -> None:
-    pool, _ = subject
-    reason = karpenter_rules.admits_no_type(len(pool.candidates), pool.unjudged)
-    if reason:
-        report(f"NodePool {pool.name!r}: {reason}")
+@POLICIES.resource("karpenter-nodepool-admits-a-type", on=POOLS, subject=_pools, unjudged=_admission_unjudged)
+def _validate_admits(args: ResourceValidationArgs, report: ReportViolation, pools) -> None:
+    for pool in pools:
+        reason = karpenter_rules.admits_no_type(len(pool.candidates), pool.unjudged)
+        if reason:
+            report(f"NodePool {pool.name!r}: {reason}")
 
 
-@POLICIES.resource("karpenter-accelerator-pool-tainted", on=tokens.KARPENTER_NODE_POOL, subject=_pool)
-def _validate_tainted(args: ResourceValidationArgs, report: ReportViolation, subject) -> None:
-    pool, _ = subject
-    taints = pool.candidates[0].shape.taints if pool.candidates else ()
-    reason = karpenter_rules.untainted_accelerator_pool(_kind(pool), taints, catalog.load().facts.eks)
-    if reason:
-        report(f"NodePool {pool.name!r}: {reason}")
+@POLICIES.resource("karpenter-accelerator-pool-tainted", on=POOLS, subject=_pools)
+def _validate_tainted(args: ResourceValidationArgs, report: ReportViolation, pools) -> None:
+    for pool in pools:
+        taints = pool.candidates[0].shape.taints if pool.candidates else ()
+        reason = karpenter_rules.untainted_accelerator_pool(_kind(pool), taints, catalog.load().facts.eks)
+        if reason:
+            report(f"NodePool {pool.name!r}: {reason}")
 
 
-@POLICIES.resource("karpenter-accelerator-pool-limited", on=tokens.KARPENTER_NODE_POOL, subject=_pool)
-def _validate_limited(args: ResourceValidationArgs, report: ReportViolation, subject) -> None:
-    pool, _ = subject
-    reason = karpenter_rules.unlimited_accelerator_pool(_kind(pool), pool.limits, catalog.load().facts.eks)
-    if reason:
-        report(f"NodePool {pool.name!r}: {reason}")
+@POLICIES.resource("karpenter-accelerator-pool-limited", on=POOLS, subject=_pools)
+def _validate_limited(args: ResourceValidationArgs, report: ReportViolation, pools) -> None:
+    for pool in pools:
+        reason = karpenter_rules.unlimited_accelerator_pool(_kind(pool), pool.limits, catalog.load().facts.eks)
+        if reason:
+            report(f"NodePool {pool.name!r}: {reason}")
 
 
 _STACK: list = []  # (the stack's NodePools and EC2NodeClasses by URN, their input objects, the pools read)
@@ -89,7 +89,7 @@ _STACK: list = []  # (the stack's NodePools and EC2NodeClasses by URN, their inp
 def _stack_pools(args: StackValidationArgs) -> list:
     """The stack's NodePools, each read with the EC2NodeClasses of the stack; read once for the
     stack policies that judge them (the servicer hands each the same input objects, as placement.py says)."""
-    wanted = (tokens.KARPENTER_NODE_POOL, tokens.KARPENTER_EC2_NODE_CLASS)
+    wanted = (tokens.KARPENTER_NODE_POOL, tokens.KARPENTER_EC2_NODE_CLASS, tokens.K8S_CONFIG_GROUP)
     mine = [r for r in args.resources if r.resource_type in wanted]
     urns, props = [r.urn for r in mine], [r.props for r in mine]
     if _STACK and _STACK[0] == urns and all(a is b for a, b in zip(_STACK[1], props)):

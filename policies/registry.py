@@ -45,18 +45,22 @@ class Policies(list):
     def __init__(self, module: str) -> None:
         super().__init__()
         self.module = module.rsplit(".", 1)[-1]
-        self.unjudged: list[tuple[str, str | None, Callable[[Any], Any], bool]] = []  # (policy, on, f, per resource)
+        self.unjudged: list[tuple[str, tuple[str, ...] | None, Callable[[Any], Any], bool]] = []  # (policy, on, f, per resource)
         ALL.append(self)
 
-    def resource(self, name: str, on: str | None = None, subject: Callable[[Any], Any] | None = None, unjudged: Callable[[Any], str | None] | None = None) -> Callable:
+    def resource(
+        self, name: str, on: str | tuple[str, ...] | None = None, subject: Callable[[Any], Any] | None = None, unjudged: Callable[[Any], str | None] | None = None
+    ) -> Callable:
+        """`on`: the resource type (or types) the policy applies to; every other is not applicable."""
+        on = (on,) if isinstance(on, str) else on
         if unjudged is not None:
             self.unjudged.append((name, on, unjudged, True))
 
         def narrowed(validate: Callable) -> Callable:
             @functools.wraps(validate)
             def judge(args, report) -> None:
-                if on is not None and args.resource_type != on:
-                    args.not_applicable(f"not a {on}")
+                if on is not None and args.resource_type not in on:
+                    args.not_applicable(f"not a {' or '.join(on)}")
                 if unjudged is not None and unjudged(args) is not None:
                     return None
                 if subject is None:
@@ -107,7 +111,7 @@ def not_judged(args: Any) -> list[tuple[str, str, str]]:
                 found += [(name, urn, reason) for urn, reason in why(args)]
                 continue
             for r in args.resources:
-                if on is None or r.resource_type == on:
+                if on is None or r.resource_type in on:
                     reason = why(r)
                     if reason is not None:
                         found.append((name, r.urn, reason))

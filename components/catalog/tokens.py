@@ -40,6 +40,8 @@ IAM_INSTANCE_PROFILE = "aws:iam/instanceProfile:InstanceProfile"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 K8S_CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 K8S_CONFIG_FILE_V1 = "kubernetes:yaml:ConfigFile"
+# yaml/v2 components are expanded by the provider, not in the program: a plan holds their inputs only.
+K8S_CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
 MPIJOB = "kubernetes:kubeflow.org/v2beta1:MPIJob"
 K8S_DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 K8S_JOB = "kubernetes:batch/v1:Job"

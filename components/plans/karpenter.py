@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpufleet.components.apis import aws_rules
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
 from gpufleet.components.catalog import tokens
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.catalog.charts import at
@@ -83,10 +86,47 @@ def _built_in_pools(index: Index, cat: Catalog) -> list[Resource]:
     return found
 
 
+_KARPENTER_KINDS = {
+    ("karpenter.sh/v1", "NodePool"): tokens.KARPENTER_NODE_POOL,
+    ("karpenter.k8s.aws/v1", "EC2NodeClass"): tokens.KARPENTER_EC2_NODE_CLASS,
+    ("karpenter.sh/v1alpha1", "NodeOverlay"): tokens.KARPENTER_NODE_OVERLAY,
+}
+
+
+def _from_yaml(index: Index, cat: Catalog, gaps: list[str]) -> list[Resource]:
+    """The Karpenter objects of yaml/v2 ConfigGroups and ConfigFiles, which the provider expands (so a
+    plan holds their inputs, not their objects): a ConfigGroup's `objs` and `yaml` are read as the
+    objects it creates; a file's YAML is not in the plan, said where the plan runs Karpenter."""
+    found = []
+    for group in index.of(tokens.K8S_CONFIG_GROUP):
+        given = [o for o in seq(group.props.get("objs")) if isinstance(o, Mapping)]
+        texts = group.props.get("yaml")
+        for text in [texts] if isinstance(texts, str) else [t for t in seq(texts) if isinstance(t, str)]:
+            try:
+                given += [d for d in YAML(typ="safe", pure=True).load_all(text) if isinstance(d, Mapping)]
+            except YAMLError as err:
+                gaps.append(f"ConfigGroup {group.name!r}: its YAML does not parse ({type(err).__name__}): its objects are not read")
+        for obj in given:
+            token = _KARPENTER_KINDS.get((obj.get("apiVersion"), obj.get("kind")))
+            name = mapping(obj.get("metadata")).get("name")
+            if token is not None and isinstance(name, str):
+                found.append(Resource(f"{group.urn}${token}::{name}", token, name, obj, derived=f"an object of ConfigGroup {group.name!r}"))
+        if seq(group.props.get("files")) or isinstance(group.props.get("files"), str):
+            gaps.append(f"ConfigGroup {group.name!r}: the YAML of its files is not in the plan: Karpenter objects there are not read")
+    karpenter_chart = cat.facts.karpenter.chart.chart
+    uses_karpenter = found or any(index.of(t) for t in _KARPENTER_KINDS.values()) or any(r.props.get("chart") == karpenter_chart for r in index.of(tokens.HELM_RELEASE))
+    for config in index.of(tokens.K8S_CONFIG_FILE) if uses_karpenter else ():
+        gaps.append(f"ConfigFile {config.name!r} ({config.props.get('file')!r}): its YAML is not in the plan: Karpenter objects there are not read")
+    return found
+
+
 def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
-    """Every NodePool of the plan (EKS Auto Mode's built-in ones too) as the simulation launches from
-    it, and what of them is unknown."""
+    """Every NodePool of the plan (EKS Auto Mode's built-in ones too, and those of ConfigGroups) as the
+    simulation launches from it, and what of them is unknown."""
     gaps: list[str] = []
+    from_yaml = _from_yaml(index, cat, gaps)
+    if from_yaml:
+        index = Index([*index.resources, *from_yaml])
     overlays = _overlays(index, cat, gaps)
     found = []
     built_in = _built_in_pools(index, cat)

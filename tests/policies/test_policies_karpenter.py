@@ -180,3 +180,50 @@ def test_efa_pods_no_pool_can_give_efa_stay_pending(judge):
     assert {f.level for f in result.findings if f.policy == policy} == {"mandatory"}
     p5 = _pool("gpu", [_family("p5")], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 8})
     assert "Insufficient vpc.amazonaws.com/efa" not in " ".join(_said(judge([cluster, node_class, p5, efa]), policy, "allreduce"))
+
+
+NODE_POOLS_YAML = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}
+        - {key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [h100]}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: open}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+"""
+
+
+def test_node_pools_of_a_config_group_are_judged_as_its_own(judge):
+    """A yaml/v2 ConfigGroup is expanded by the provider, so a plan holds its YAML, not its objects:
+    the pack reads the NodePools there, and says so of a ConfigFile whose YAML the plan does not hold."""
+    group = resource("kubernetes:yaml/v2:ConfigGroup", "karpenter-pools", {"yaml": [NODE_POOLS_YAML]})
+    result = judge([group])
+    [message] = _said(result, "karpenter-nodepool-admits-a-type", "karpenter-pools")
+    assert message.startswith("NodePool 'gpu': its requirements admit no instance type")
+    [tainted] = _said(result, "karpenter-accelerator-pool-tainted", "karpenter-pools")
+    assert tainted.startswith("NodePool 'open': every type it admits has nvidia accelerators but it has no nvidia.com/gpu:NoSchedule taint")
+    release = resource("kubernetes:helm.sh/v3:Release", "karpenter", {"chart": "oci://public.ecr.aws/karpenter/karpenter", "values": {}})
+    config_file = resource("kubernetes:yaml/v2:ConfigFile", "pools", {"file": "pools.yaml"})
+    from gpufleet.components.plans import placement as plan_placement
+
+    gaps = plan_placement.placement(plan_placement.from_plan({"resources": [release, config_file]})).gaps
+    assert "ConfigFile 'pools' ('pools.yaml'): its YAML is not in the plan: Karpenter objects there are not read" in gaps
