@@ -673,6 +673,9 @@ class KarpenterLabels(Sourced):
     capacity_type: str
     capacity_types: list[str]
     not_in_catalog: list[str]
+    # The manufacturer label values of the accelerators gpufleet builds pools for: EC2's NVIDIA as
+    # Karpenter writes it (lower case), and the value it writes for every Neuron device.
+    manufacturers: dict[str, str]
 
 
 class KarpenterChart(Sourced):

@@ -100,8 +100,9 @@ def _efa(pool: NodePoolArgs, types: list, cat: Catalog) -> Iterator[Violation]:
         if reason:
             yield Violation("eks-efa-supported", ("efa",), pool.efa.model_dump(by_alias=True, exclude_defaults=True), reason)
             return
-    if pool.zones is None or len(pool.zones) != 1:
-        yield Violation("eks-efa-single-az", ("zones",), pool.zones, "an EFA pool runs in one zone (EFA traffic stays in one AZ): name it")
+    reason = eks_rules.efa_single_zone(pool.zones or [], "the pool's zones are")
+    if reason:
+        yield Violation("eks-efa-single-az", ("zones",), pool.zones, reason)
     try:
         manifests.efa_interfaces(pool, cat)
     except ValueError as err:

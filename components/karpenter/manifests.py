@@ -34,10 +34,10 @@ def requirements(pool: NodePoolArgs, cat: Catalog, auto: bool = False) -> list[d
     domain = cat.facts.eks.auto_mode.label_domain if auto else facts.labels.domain
     found = [{"key": names.os, "operator": "In", "values": ["linux"]}]
     if pool.gpu is not None:
-        found.append({"key": f"{domain}/instance-gpu-manufacturer", "operator": "In", "values": ["nvidia"]})
+        found.append({"key": f"{domain}/instance-gpu-manufacturer", "operator": "In", "values": [facts.labels.manufacturers["nvidia"]]})
         selector, prefix = pool.gpu, "instance-gpu"
     elif not auto:
-        found.append({"key": f"{domain}/instance-accelerator-manufacturer", "operator": "In", "values": ["aws"]})
+        found.append({"key": f"{domain}/instance-accelerator-manufacturer", "operator": "In", "values": [facts.labels.manufacturers["neuron"]]})
         selector, prefix = pool.neuron, "instance-accelerator"
     else:
         selector, prefix = None, ""
@@ -177,7 +177,7 @@ def time_slicing_overlays(pools: Sequence[NodePoolArgs], replicas: int | None, c
     return {
         f"nvidia-time-slicing-{n}-gpu": {
             "requirements": [
-                {"key": f"{domain}/instance-gpu-manufacturer", "operator": "In", "values": ["nvidia"]},
+                {"key": f"{domain}/instance-gpu-manufacturer", "operator": "In", "values": [cat.facts.karpenter.labels.manufacturers["nvidia"]]},
                 {"key": f"{domain}/instance-gpu-count", "operator": "In", "values": [str(n)]},
             ],
             "capacity": {resource: str(n * replicas)},

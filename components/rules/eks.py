@@ -86,10 +86,10 @@ def efa_placement(capacity_reserved: bool, placement_group: bool) -> str | None:
     return None
 
 
-def efa_single_zone(zones: list[str]) -> str | None:
-    """EFA traffic stays in one availability zone: the group's subnets must be in exactly one."""
+def efa_single_zone(zones: list[str], what: str = "the subnets span") -> str | None:
+    """EFA traffic stays in one availability zone: a group's subnets (a NodePool's zones) are in exactly one."""
     if len(set(zones)) != 1:
-        return f"EFA node groups must be in one availability zone; the subnets span {', '.join(sorted(set(zones))) or 'none'}"
+        return f"EFA node groups must be in one availability zone; {what} {', '.join(sorted(set(zones))) or 'none'}"
     return None
 
 

@@ -189,7 +189,7 @@ def karpenter_labels(it: InstanceType, karpenter: Karpenter, eks: EksFacts, doma
         })
     if it.neuron is not None:
         labels.update({
-            f"{domain}/instance-accelerator-name": _kabob(it.neuron.model), f"{domain}/instance-accelerator-manufacturer": "aws",
+            f"{domain}/instance-accelerator-name": _kabob(it.neuron.model), f"{domain}/instance-accelerator-manufacturer": karpenter.labels.manufacturers["neuron"],
             f"{domain}/instance-accelerator-count": str(it.neuron.count),
         })
     return labels

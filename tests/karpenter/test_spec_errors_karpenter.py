@@ -20,7 +20,8 @@ test_refused = refused_cases({
         "[rule: karpenter-reserved-has-reservations]")),
     "reservations on an on-demand pool": (STACK, f"{POOL}[1].capacityTypes", ["on-demand"], ("capacityReservations are launched into only with capacityTypes reserved", "[rule: karpenter-pool-reservations]")),
     "an EFA pool in two zones": (STACK, f"{POOL}[1].zones", ["us-east-1a", "us-east-1b"], (
-        f'{POOL}[1].zones = ["us-east-1a", "us-east-1b"]: an EFA pool runs in one zone', "[rule: eks-efa-single-az]")),
+        f'{POOL}[1].zones = ["us-east-1a", "us-east-1b"]: EFA node groups must be in one availability zone; the pool\'s zones are us-east-1a, us-east-1b',
+        "[rule: eks-efa-single-az]")),
     "a zone outside the VPC": (STACK, f"{POOL}[1].zones", ["us-east-1c"], (f"{POOL}[1].zones[0] = 'us-east-1c': not one of the created VPC's zones", "[rule: node-group-zones]")),
     "EFA on types without it": (STACK, f"{POOL}[0].efa", {}, (f"{POOL}[0].efa = {{}}: g5.", "does not support EFA (EC2 NetworkInfo.EfaSupported is false)", "[rule: eks-efa-supported]")),
     "gpu and neuron together": (STACK, f"{POOL}[0].neuron", {}, ("give gpu or neuron (exactly one)", "[rule: karpenter-pool-accelerator]")),
