@@ -72,3 +72,8 @@ def of_type(type_: str) -> dict[str, Mapping]:
 def policy_documents(values: Mapping[str, str]) -> dict[str, str]:
     """The controller's managed policies (AWS::IAM::ManagedPolicy), by logical name: JSON documents."""
     return {name: json.dumps(json.loads(resolve(p["PolicyDocument"], values))) for name, p in of_type("AWS::IAM::ManagedPolicy").items()}
+
+
+def node_role_name(cluster_name: str) -> str:
+    """The nodes' role name the template gives a cluster (KarpenterNodeRole-<cluster>)."""
+    return resolve(of_type("AWS::IAM::Role")["KarpenterNodeRole"]["RoleName"], {"ClusterName": cluster_name})

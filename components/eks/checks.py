@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from gpufleet.components.capacity_checks import offered_and_purchasable
 from gpufleet.components.apis import aws as aws_api
+from gpufleet.components.catalog import cloudformation
 from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules, gpus as gpu_rules, lifecycle, offerings as offering_rules
 from gpufleet.components.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.components.rules.efa import default_layout, efa_count_problem, efa_supported
@@ -83,6 +84,11 @@ def _pools(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation
     if fleet.karpenter.node_overlays and (fleet.kubernetes is None or fleet.kubernetes.nvidia_device_plugin.time_slicing_replicas is None):
         yield Violation("karpenter-node-overlays", ("karpenter", "nodeOverlays"), True,
                         "NodeOverlays correct what Karpenter sees of time-sliced GPUs: give kubernetes.nvidiaDevicePlugin.timeSlicingReplicas, or leave them off")
+    if not auto_mode(fleet):
+        role = cloudformation.node_role_name(fleet.cluster.name)
+        reason = aws_api.field_problem(role, "iam", "CreateRoleRequest", "RoleName")
+        if reason:
+            yield Violation("aws-api-model", ("cluster", "name"), fleet.cluster.name, f"Karpenter's node role is named {role}: {reason}; a shorter cluster name")
     groups = {ng.name for ng in fleet.node_groups} | {"system"}
     for i, pool in enumerate(fleet.node_pools):
         if pool.name in groups:

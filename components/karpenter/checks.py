@@ -37,20 +37,20 @@ def _auto_mode(pool: NodePoolArgs, cat: Catalog) -> Iterator[Violation]:
     build = cat.facts.eks.auto_mode.build
     fields = ", ".join(build.node_class_fields)
     source = f"an EKS Auto Mode NodeClass takes only {fields} ({build.source.split(':', 1)[0]}, create-node-class.adoc)"
-    for name, given in (("efa", pool.efa is not None), ("capacityReservations", bool(pool.capacity_reservations)),
-                        ("amiFamily", "ami_family" in pool.model_fields_set), ("amiVersion", pool.ami_version is not None)):
-        if given:
-            yield Violation("eks-auto-mode-node-class", (name,), getattr(pool, _snake(name)) if name != "efa" else pool.efa.model_dump(by_alias=True),
-                            f"not with Auto Mode: {source}; its AMIs, interfaces, placement and reservations are Auto Mode's")
+    given = {
+        "efa": pool.efa.model_dump(by_alias=True) if pool.efa is not None else None,
+        "capacityReservations": [r.model_dump(by_alias=True) for r in pool.capacity_reservations] or None,
+        "amiFamily": pool.ami_family if "ami_family" in pool.model_fields_set else None,
+        "amiVersion": pool.ami_version,
+    }
+    for name, value in given.items():
+        if value is not None:
+            yield Violation("eks-auto-mode-node-class", (name,), value, f"not with Auto Mode: {source}; its AMIs, interfaces, placement and reservations are Auto Mode's")
     if pool.neuron is not None and (pool.neuron.names or pool.neuron.count):
         yield Violation("eks-auto-mode-node-class", ("neuron",), pool.neuron.model_dump(exclude_none=True),
                         f"Auto Mode's nodes carry no {', '.join(build.labels_not_given)} label: select Neuron nodes by instanceFamilies or instanceTypes")
     elif pool.neuron is not None and not (pool.instance_families or pool.instance_types):
         yield Violation("eks-auto-mode-node-class", ("instanceFamilies",), None, "a Neuron pool under Auto Mode names its families or types (Auto Mode labels no Neuron device)")
-
-
-def _snake(name: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
 
 
 def _known(pool: NodePoolArgs, cat: Catalog) -> Iterator[Violation]:

@@ -59,7 +59,7 @@ class Karpenter(pulumi.ComponentResource):
         cluster = pulumi.Output.from_input(cluster_name)
         # The template's names (KarpenterNodeRole-<cluster>, a queue named as the cluster): the ARNs the
         # controller's policies name are then known before the role and the queue exist.
-        role_name = cluster.apply(lambda c: cloudformation.resolve(template_role["RoleName"], {"ClusterName": c}))
+        role_name = cluster.apply(cloudformation.node_role_name)
         self.node_role = aws.iam.Role(
             f"{name}-nodes", name=role_name, path=template_role["Path"], assume_role_policy=trusting(f"ec2.{partition.dns_suffix}"),
             description="Karpenter nodes (gpufleet)", opts=child,

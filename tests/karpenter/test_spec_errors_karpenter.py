@@ -91,3 +91,11 @@ def test_an_efa_pool_s_types_lay_out_their_interfaces_alike(stack_variant):
     err = spec_errors(stack_variant(mixed, STACK))
     assert f'{POOL}[1].efa = {{"placementGroup": false}}: the admitted types lay out EFA differently (p4d.24xlarge, p5.48xlarge)' in err
     assert "[rule: eks-efa-layout]" in err
+
+
+def test_karpenter_s_node_role_name_fits_iam(stack_variant):
+    """The getting-started template names the nodes' role KarpenterNodeRole-<cluster>; IAM takes 64
+    characters (its API model), an EKS cluster name 100."""
+    err = spec_errors(stack_variant(lambda c: c["gpufleet:eks"]["cluster"].__setitem__("name", "k" * 47), STACK))
+    assert f"gpufleet:eks.cluster.name = '{'k' * 47}': Karpenter's node role is named KarpenterNodeRole-{'k' * 47}: at most 64 characters (iam API, CreateRoleRequest.RoleName)" in err
+    assert "[rule: aws-api-model]" in err
