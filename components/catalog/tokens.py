@@ -19,6 +19,7 @@ ECS_CAPACITY_PROVIDER = "aws:ecs/capacityProvider:CapacityProvider"
 ECS_SERVICE = "aws:ecs/service:Service"
 ECS_TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
 EKS_ADDON = "aws:eks/addon:Addon"
+EKS_FARGATE_PROFILE = "aws:eks/fargateProfile:FargateProfile"
 # pulumi-eks's components (their provider builds the resources: curated libraries.pulumiEks).
 PULUMI_EKS_CLUSTER = "eks:index:Cluster"
 PULUMI_EKS_NODE_GROUP = "eks:index:NodeGroup"  # deprecated: a launch configuration, the same node defaults as V2

@@ -16,7 +16,7 @@ from gpufleet.components import simulate
 from gpufleet.components.simulate import ecs_scheduler, k8s_scheduler, karpenter
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.plans import awsx
-from gpufleet.components.plans.index import Index, Resource
+from gpufleet.components.plans.index import Index, Resource, mapping, seq
 from gpufleet.components.plans.karpenter import pools as karpenter_pools
 from gpufleet.components.plans.pods import node_shapes, plugins, pod_templates
 from gpufleet.components.plans.tasks import task_placements
@@ -90,6 +90,24 @@ class PlanPlacement:
 
 
 
+def _on_fargate(index: Index, placed: Sequence[k8s_scheduler.Placement]) -> None:
+    """A Pending pod in a namespace a Fargate profile of the plan selects may run on Fargate, whose
+    capacity AWS provides (EKS places a pod matching a profile's namespace and labels there): its
+    verdict is not the simulation's to give, and the pod says why."""
+    selected: dict[str, list] = {}
+    for profile in index.of(tokens.EKS_FARGATE_PROFILE):
+        for selector in seq(profile.props.get("selectors")):
+            namespace = mapping(selector).get("namespace")
+            if isinstance(namespace, str):
+                selected.setdefault(namespace, []).append((profile.name, dict(mapping(mapping(selector).get("labels")))))
+    for p in placed:
+        parts = p.pod.owner.split(" ", 2)
+        namespace = parts[1].split("/", 1)[0] if len(parts) > 1 and "/" in parts[1] else None
+        if p.status == k8s_scheduler.PENDING and namespace in selected:
+            said = "; ".join(f"{name} (labels {labels or 'any'})" for name, labels in selected[namespace])
+            p.notes.append(f"Fargate profiles of the plan select namespace {namespace}: {said}: a pod they match runs on AWS Fargate, whose capacity AWS provides: not simulated")
+
+
 def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> PlanPlacement:
     """Every pod template and task definition of the plan, placed."""
     if not simulate.enabled():
@@ -115,6 +133,7 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
     pools, pool_gaps = karpenter_pools(index, cat)
     gaps += pool_gaps
     launched = karpenter.provision(placed, pools, [p for p in pods if p.replicas is None], sharing)
+    _on_fargate(index, placed)
     tasks, task_gaps = task_placements(index, cat)
     networks, network_gaps = awsx.networks(index, awsx_lib)
     if derived or networks:

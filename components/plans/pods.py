@@ -308,7 +308,6 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
             values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
             namespace = release.props.get("namespace") if isinstance(release.props.get("namespace"), str) else None
             pods += k8s_workloads.karpenter_pods(cat.facts.karpenter, values, namespace, release.urn)
-            gaps.append(f"Karpenter's controller ({release.name}): not simulated: {'; '.join(cat.facts.karpenter.controller.not_simulated)}")
     clusters = index.of(tokens.EKS_CLUSTER)
     library_clusters = libraries.library_clusters(index)
     if clusters:

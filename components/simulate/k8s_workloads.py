@@ -222,7 +222,10 @@ def karpenter_pods(karpenter: Karpenter, given: Mapping | None, namespace: str |
     spec = {key: values[key] for key in ("nodeSelector", "tolerations", "affinity") if values.get(key)}
     spec["containers"] = [{"name": "controller", "resources": charts.at(values, ["controller", "resources"]) or {}}]
     owner = f"Deployment {namespace or karpenter.install.namespace}/{c.name} ({karpenter.chart.chart.rsplit('/', 1)[-1]} {karpenter.chart.version})"
-    template = pod_template(owner, _count(values.get("replicas"), 1), spec, urn=urn, source=c.source)
+    # What is not simulated only narrows where a replica may go: the pod's source says it, and a
+    # replica the simulation leaves Pending is Pending under it too.
+    source = f"{c.source}; not simulated: {'; '.join(c.not_simulated)}"
+    template = pod_template(owner, _count(values.get("replicas"), 1), spec, urn=urn, source=source)
     anti = charts.at(values, ["affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"])
     # The chart gives a term without a selector its own pods' labels: on the hostname, one per node.
     one = any(isinstance(t, Mapping) and t.get("topologyKey") == "kubernetes.io/hostname" and "labelSelector" not in t for t in anti or [])

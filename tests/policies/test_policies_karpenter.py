@@ -227,3 +227,16 @@ def test_node_pools_of_a_config_group_are_judged_as_its_own(judge):
 
     gaps = plan_placement.placement(plan_placement.from_plan({"resources": [release, config_file]})).gaps
     assert "ConfigFile 'pools' ('pools.yaml'): its YAML is not in the plan: Karpenter objects there are not read" in gaps
+
+
+def test_a_pod_a_fargate_profile_selects_is_not_judged_pending(judge):
+    """Karpenter's controller on Fargate (eks-ml-starter's layout): no node of the plan takes it, but
+    a Fargate profile of the plan selects its namespace, so its verdict is advisory, saying why."""
+    cluster = resource("aws:eks/cluster:Cluster", "ml", {"name": "ml", "version": "1.35"})
+    profile = resource("aws:eks/fargateProfile:FargateProfile", "system", {"clusterName": "ml", "selectors": [{"namespace": "karpenter", "labels": {"app.kubernetes.io/name": "karpenter"}}]})
+    release = resource("kubernetes:helm.sh/v3:Release", "karpenter", {"chart": "oci://public.ecr.aws/karpenter/karpenter", "namespace": "karpenter", "values": {}})
+    result = judge([cluster, profile, release])
+    assert _said(result, "k8s-pods-schedulable", "karpenter") == []
+    [said] = _said(result, "placement-unverified", "karpenter")
+    assert "Fargate profiles of the plan select namespace karpenter: system (labels {'app.kubernetes.io/name': 'karpenter'})" in said
+    assert _said(judge([cluster, release]), "k8s-pods-schedulable", "karpenter")  # without the profile, the verdict is the simulation's
