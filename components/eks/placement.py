@@ -11,7 +11,6 @@ from dataclasses import replace
 from gpufleet.components.catalog import catalog, charts
 from gpufleet.components.simulate import k8s_scheduler, k8s_workloads, karpenter, node_capacity
 from gpufleet.components.karpenter import manifests
-from gpufleet.components.karpenter.controller import chart_values
 from gpufleet.components.rules import eks as eks_rules, k8s as k8s_rules
 from gpufleet.components.catalog.catalog import Catalog
 from gpufleet.components.eks import resolved
@@ -94,7 +93,7 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
         found += [(_SYSTEM, pod) for pod in k8s_workloads.addon_pods(eks.default_addons)]
     if fleet.node_pools and not resolved.auto_mode(fleet):
         karpenter_facts = cat.facts.karpenter
-        values = chart_values(fleet.cluster.name, fleet.cluster.name, fleet.karpenter.node_overlays)
+        values = manifests.chart_values(fleet.cluster.name, fleet.cluster.name, fleet.karpenter.node_overlays)
         found += [(_SYSTEM, pod) for pod in k8s_workloads.karpenter_pods(karpenter_facts, values, None, None)]
     nccl = fleet.kubernetes.nccl_test if fleet.kubernetes is not None else None
     if nccl is not None:

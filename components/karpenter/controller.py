@@ -15,24 +15,8 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpufleet.components.catalog import catalog, cloudformation
+from gpufleet.components.karpenter.manifests import chart_values
 from gpufleet.components.nodes.roles import trusting
-
-
-def chart_values(cluster_name: pulumi.Input[str], queue_name: pulumi.Input[str], node_overlays: bool) -> dict:
-    """The chart's values: the cluster and queue, the Pod Identity service account, the guide's
-    controller resources; the NodeOverlay gate only when the stack asks for overlays."""
-    facts = catalog.load().facts.karpenter
-    install = facts.install
-    settings: dict = {"clusterName": cluster_name, "interruptionQueue": queue_name}
-    if node_overlays:
-        gate = facts.node_overlay.feature_gate
-        settings.setdefault(gate[1], {})[gate[2]] = True
-    resources = dict(install.controller_resources)
-    return {
-        "settings": settings,
-        "serviceAccount": {"name": install.service_account},
-        "controller": {"resources": {"requests": resources, "limits": resources}},
-    }
 
 
 class Karpenter(pulumi.ComponentResource):

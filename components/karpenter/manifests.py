@@ -26,6 +26,23 @@ def kind(pool: NodePoolArgs) -> str:
     return "nvidia" if pool.gpu is not None else "neuron"
 
 
+def chart_values(cluster_name: object, queue_name: object, node_overlays: bool) -> dict:
+    """The chart's values: the cluster and queue, the Pod Identity service account, the guide's
+    controller resources; the NodeOverlay gate only when the stack asks for overlays."""
+    facts = catalog.load().facts.karpenter
+    install = facts.install
+    settings: dict = {"clusterName": cluster_name, "interruptionQueue": queue_name}
+    if node_overlays:
+        gate = facts.node_overlay.feature_gate
+        settings.setdefault(gate[1], {})[gate[2]] = True
+    resources = dict(install.controller_resources)
+    return {
+        "settings": settings,
+        "serviceAccount": {"name": install.service_account},
+        "controller": {"resources": {"requests": resources, "limits": resources}},
+    }
+
+
 def requirements(pool: NodePoolArgs, cat: Catalog, auto: bool = False) -> list[dict]:
     """The pool's requirements on Karpenter's well-known labels (under eks.amazonaws.com with Auto
     Mode, whose nodes carry no instance-accelerator-* label: a Neuron pool there is its families or
