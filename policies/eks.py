@@ -52,6 +52,33 @@ def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None
             report(f"node group {group.name!r}: {reason}", group.urn)
 
 
+def _groups(args: StackValidationArgs):
+    return [r for r in args.resources if r.resource_type == tokens.EKS_NODE_GROUP]
+
+
+def _repair_unknown(args: StackValidationArgs) -> list[tuple[str, str]]:
+    found = []
+    for group in _groups(args):
+        if node_group_type(group) is None:
+            found.append((group.urn, f"node group {group.name!r}: its instance type is not known before apply (or it has several)"))
+        elif present(group.props, "nodeRepairConfig", "enabled") and get(group.props, "nodeRepairConfig", "enabled") is None:
+            found.append((group.urn, f"node group {group.name!r}: nodeRepairConfig.enabled is known only after apply"))
+    return found
+
+
+@POLICIES.stack("eks-node-repair", unjudged=_repair_unknown)
+def _validate_repair(args: StackValidationArgs, report: ReportViolation) -> None:
+    """An accelerated managed node group repairs its nodes (GPU and Neuron faults become node conditions repair acts on)."""
+    for group in _groups(args):
+        it = node_group_type(group)
+        enabled = get(group.props, "nodeRepairConfig", "enabled")
+        if it is None or (present(group.props, "nodeRepairConfig", "enabled") and enabled is None):
+            continue
+        reason = eks_rules.repair_missing(it, enabled)
+        if reason:
+            report(f"node group {group.name!r}: {reason}", group.urn)
+
+
 @POLICIES.stack("eks-auto-mode-one-device-plugin")
 def _validate_auto_mode_plugins(args: StackValidationArgs, report: ReportViolation) -> None:
     """Auto Mode brings the accelerators' device plugins: a release of one more registers the device twice."""

@@ -25,6 +25,7 @@ def _pool(pool, aks) -> dict:
     gpu = aks.gpus[node.gpu]
     resources = aks_rules.gpu_resources_per_node(node, pool.mig_profile, aks)
     group = gpu_pool("aks", pool, aks.driver_installed_by, pool.vm_size, gpu.model, gpu.memory_gib, node.count, resources, pool_sizes(pool))
+    group["repair"] = aks.node_repair.value
     if pool.mig_profile is not None:
         group["partitionSize"] = pool.mig_profile
     return group

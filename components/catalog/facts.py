@@ -221,6 +221,17 @@ class AutoModeBuild(Sourced):
     labels_not_given: list[str]  # Karpenter's instance labels Auto Mode's nodes do not carry
 
 
+class NodeHealth(Sourced):
+    """EKS's node monitoring agent add-on (its DaemonSets' pods, and where its configuration takes the
+    DCGM server's tolerations) and what a managed node group's repair does."""
+
+    monitoring_addon: str
+    values_keys: dict[str, str]  # DaemonSet name -> the configuration key of its values
+    pods: dict[str, Addon]
+    repair: str  # what a managed group's repair does, in the summary's words
+    auto_mode_repair: str
+
+
 class EksFacts(_Facts):
     accelerated_ami_types: dict[str, AcceleratedAmiType]
     ami_types_source: str
@@ -241,6 +252,7 @@ class EksFacts(_Facts):
     resources_source: str
     taint_effects: TaintEffects
     auto_mode: AutoMode
+    node_health: NodeHealth
 
 
 # --- charts ---------------------------------------------------------------------------------------
@@ -408,6 +420,7 @@ class GkeLabels(Sourced):
 
 
 class GkeFacts(_Facts):
+    node_repair: Value
     accelerators: dict[str, GpuModel]
     accelerators_source: str
     machine_types: dict[str, GkeMachineType]
@@ -449,6 +462,7 @@ class Supported(Sourced):
 
 
 class AksFacts(_Facts):
+    node_repair: Value
     gpus: dict[str, GpuModel]
     vm_sizes: dict[str, AksVmSize]
     vm_sizes_source: str

@@ -118,6 +118,27 @@ class EfaArgs(SpecModel):
     )
 
 
+class NodeRepairArgs(SpecModel):
+    """EKS node auto repair of a managed node group: nodes the node monitoring agent reports unhealthy
+    (a GPU XID, a DCGM or Neuron fault: AcceleratedHardwareReady) are rebooted or replaced."""
+
+    enabled: bool = Field(
+        True,
+        description="Repair the group's unhealthy nodes (EKS leaves repair off unless asked); a node that lost a GPU "
+        "otherwise stays in the group until someone replaces it.",
+    )
+    max_unhealthy_node_threshold_percentage: int | None = Field(
+        None,
+        ge=1,
+        le=100,
+        description="Stop repairing when more than this percentage of the group's nodes is unhealthy (a fleet-wide fault "
+        "is not repaired node by node); absent leaves EKS's choice.",
+    )
+    max_parallel_nodes_repaired_count: int | None = Field(
+        None, ge=1, description="Nodes repaired at once; absent leaves EKS's choice."
+    )
+
+
 class NodeGroupArgs(SpecModel):
     """An EKS managed node group of one GPU or Neuron instance type."""
 
@@ -164,6 +185,7 @@ class NodeGroupArgs(SpecModel):
         le=64,
         description="IMDSv2 response hop limit; 1 keeps pods from the node role's credentials (they use IRSA or Pod Identity).",
     )
+    repair: NodeRepairArgs = Field(default_factory=NodeRepairArgs, description="Node auto repair of the group's nodes, on unless turned off.")
 
     @model_validator(mode="after")
     def _sizes_and_capacity(self) -> "NodeGroupArgs":

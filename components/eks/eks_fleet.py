@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pulumi
@@ -67,6 +68,16 @@ class EksFleet(pulumi.ComponentResource):
             if resolved.system_group_created(args)
             else None
         )
+        if resolved.monitoring_addon(args):
+            # GPU XID, DCGM and Neuron faults become node conditions that the groups' repair acts on.
+            values = resolved.monitoring_values(args)
+            self.node_monitoring = aws.eks.Addon(
+                f"{name}-node-monitoring-agent",
+                cluster_name=self.cluster_name,
+                addon_name=catalog.load().facts.eks.node_health.monitoring_addon,
+                configuration_values=json.dumps(values, sort_keys=True) if values else None,
+                opts=self._child(),
+            )
         if args.kubernetes is not None:
             self._kubernetes()
         self.register_outputs({"clusterName": self.cluster_name, "nodeGroups": [g.node_group.arn for g in self.node_groups.values()]})

@@ -11,7 +11,7 @@ import pulumi_aws as aws
 from gpufleet.components.catalog import catalog
 from gpufleet.components.catalog.facts import AcceleratedAmiType, StandardAmiType
 from gpufleet.components.eks.args import NodeGroupArgs
-from gpufleet.components.eks.resolved import places_in_group
+from gpufleet.components.eks.resolved import places_in_group, repair_config
 from gpufleet.components.eks.resolved import ResolvedNodeGroup, resolve
 from gpufleet.components.nodes.hardening import ebs, metadata_options
 
@@ -100,6 +100,7 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
             scaling_config={"min_size": args.min_size, "desired_size": args.desired_size, "max_size": args.max_size},
             labels=group.labels,
             taints=list(group.taints),
+            node_repair_config=repair_config(args),
             launch_template={"id": self.launch_template.id, "version": self.launch_template.latest_version.apply(str)},
             # The cluster autoscaler owns the node count once the group exists. The group keeps the
             # stack's name (taints, selectors and dashboards name it), and EKS refuses a second group

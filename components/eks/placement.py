@@ -91,6 +91,8 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
             found.append((("kubernetes",), pod))
     if fleet.cluster.create is not None and not resolved.auto_mode(fleet):  # Auto Mode runs them off the pods' nodes
         found += [(_SYSTEM, pod) for pod in k8s_workloads.addon_pods(eks.default_addons)]
+    if resolved.monitoring_addon(fleet):
+        found += [(_SYSTEM, pod) for pod in k8s_workloads.monitoring_pods(eks.node_health, resolved.monitoring_values(fleet, cat))]
     if fleet.node_pools and not resolved.auto_mode(fleet):
         karpenter_facts = cat.facts.karpenter
         values = manifests.chart_values(fleet.cluster.name, fleet.cluster.name, fleet.karpenter.node_overlays)

@@ -13,6 +13,11 @@ def _build(fleet, region, opts):
     return {"eksClusterName": eks.cluster_name}
 
 
+def _repair(ng, cat) -> str:
+    """What repairs the group's nodes, in the summary's words."""
+    return cat.facts.eks.node_health.repair if ng.repair.enabled else "none: nodeRepairConfig is off (a node that lost a GPU stays in the group)"
+
+
 def _summary(fleet, region, cat):
     from gpufleet.components.eks.resolved import resolve
     from gpufleet.components.k8s.nccl_test import nccl_size
@@ -20,7 +25,7 @@ def _summary(fleet, region, cat):
     groups = []
     for ng in fleet.node_groups:
         resolved = resolve(ng, cat)
-        details = {"purchase": ng.capacity_type, "amiType": resolved.ami_type}
+        details = {"purchase": ng.capacity_type, "amiType": resolved.ami_type, "repair": _repair(ng, cat)}
         groups.append(group(resolved.instance, "eks", ng.name, (ng.min_size, ng.desired_size, ng.max_size), details, resolved.efa_count))
     from gpufleet.components.eks.resolved import auto_mode
     from gpufleet.components.karpenter import manifests
@@ -35,6 +40,8 @@ def _summary(fleet, region, cat):
         details = {"purchase": "/".join(pool.capacity_types), "provisioner": "EKS Auto Mode" if auto else "Karpenter", "typesAdmitted": len(types)}
         if not auto:
             details["amiAlias"] = f"{pool.ami_family}@{pool.ami_version}"
+        else:
+            details["repair"] = cat.facts.eks.node_health.auto_mode_repair
         efa = len([i for i in manifests.efa_interfaces(pool, cat, auto) if i.interface_type == "efa-only"]) if pool.efa is not None else 0
         groups.append(group(largest, "eks", pool.name, (0, 0, pool.max_nodes), details, efa))
     part = {"groups": groups}

@@ -179,6 +179,36 @@ def served_pools(served: ServedGroups, pools: Iterable[NodePoolArgs], cat: Catal
     return found
 
 
+def monitoring_addon(fleet: EksFleetArgs) -> bool:
+    """Does gpufleet install EKS's node monitoring agent? On every cluster it creates, except under
+    Auto Mode, which includes the agent (its DaemonSets stay off Auto Mode's nodes)."""
+    return fleet.cluster.create is not None and not auto_mode(fleet)
+
+
+def monitoring_values(fleet: EksFleetArgs, cat: Catalog | None = None) -> dict:
+    """The add-on's configuration: the DCGM server's tolerations for the NVIDIA groups' and pools'
+    taints (its chart gives it none, so it would never run on a GPU node gpufleet taints)."""
+    cat = cat or catalog.load()
+    eks = cat.facts.eks
+    served = served_pools(served_groups(fleet.node_groups), plugin_pools(fleet), cat)
+    tolerations: list[dict] = []
+    for taint in served.nvidia:
+        toleration = k8s_rules.toleration_for(taint, eks)
+        if toleration not in tolerations:
+            tolerations.append(toleration)
+    return {eks.node_health.values_keys["dcgm-server"]: {"tolerations": tolerations}} if tolerations else {}
+
+
+def repair_config(ng: NodeGroupArgs) -> dict:
+    """The group's nodeRepairConfig (snake_case, as the provider takes it); unset limits stay EKS's."""
+    r = ng.repair
+    limits = {
+        "max_unhealthy_node_threshold_percentage": r.max_unhealthy_node_threshold_percentage,
+        "max_parallel_nodes_repaired_count": r.max_parallel_nodes_repaired_count,
+    }
+    return {"enabled": r.enabled, **{k: v for k, v in limits.items() if v is not None}}
+
+
 def plugin_pools(fleet: EksFleetArgs) -> list[NodePoolArgs]:
     """The NodePools whose nodes need gpufleet's device plugins: none under Auto Mode, which brings its own."""
     return [] if auto_mode(fleet) else list(fleet.node_pools)

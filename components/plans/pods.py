@@ -321,6 +321,10 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
         index.of(t) for t in (tokens.ACK_NODE_POOL, tokens.GKE_NODE_POOL, tokens.AKS_NODE_POOL, *tokens.CLUSTERS)
     ):
         gaps.append("the plan creates no cluster and no node group: the nodes its pods run on are not in the plan")
+    monitoring = eks.node_health.monitoring_addon
+    for addon in index.of(tokens.EKS_ADDON):
+        if addon.props.get("addonName") == monitoring:
+            pods += k8s_workloads.monitoring_pods(eks.node_health, _addon_overrides(index).get(monitoring), addon.urn)
     if len(clusters) + len(index.of(tokens.PULUMI_EKS_CLUSTER)) > 1:
         gaps.append("the plan has several clusters: pods are judged against every node group")
     operator = charts_facts.mpi_operator

@@ -21,6 +21,18 @@ def accelerator(it: InstanceType) -> str | None:
     return None
 
 
+def repair_missing(it: InstanceType, enabled: object) -> str | None:
+    """An accelerated managed node group repairs its nodes: without nodeRepairConfig.enabled (EKS's
+    default is off) a node whose GPU or Neuron device fails stays in the group."""
+    if (it.gpu is None and it.neuron is None) or enabled is True:
+        return None
+    return (
+        f"{it.name} nodes have no node auto repair (nodeRepairConfig.enabled is not true; EKS's default is off): "
+        "a node whose GPU or Neuron device fails (an XID, a DCGM or Neuron fault, reported by the node monitoring "
+        "agent as AcceleratedHardwareReady) stays in the group, its pods failing or Pending, until someone replaces it"
+    )
+
+
 def default_ami_type(it: InstanceType, eks_facts: EksFacts) -> str | None:
     """The accelerated AMI type EKS runs the type on, when not named: AL2023 for the accelerator and
     architecture."""

@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from gpufleet.components.catalog import charts
-from gpufleet.components.catalog.facts import Addon, Chart, EksFacts, Karpenter, ManifestObject
+from gpufleet.components.catalog.facts import Addon, Chart, EksFacts, Karpenter, ManifestObject, NodeHealth
 from gpufleet.components.simulate.k8s_shapes import PodTemplate, QuantityError, quantity
 
 # Pulumi type tokens of the workload kinds: kubernetes:<group>/<version>:<Kind>.
@@ -135,9 +135,12 @@ def _annotations(obj: Mapping, where: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
 
 
-def addon_pods(addons: Mapping[str, Addon], overrides: Mapping[str, Mapping] | None = None, urn: str | None = None) -> list[PodTemplate]:
+def addon_pods(
+    addons: Mapping[str, Addon], overrides: Mapping[str, Mapping] | None = None, urn: str | None = None, addon_name: str | None = None
+) -> list[PodTemplate]:
     """The pods of EKS's default add-ons (curated), with an EKS Addon resource's configurationValues
-    (replicaCount, tolerations, nodeSelector, affinity, resources) where one configures them."""
+    (replicaCount, tolerations, nodeSelector, affinity, resources) where one configures them; with
+    `addon_name`, the workloads of that one add-on."""
     found = []
     for name, addon in addons.items():
         spec = dict(addon.spec)
@@ -150,8 +153,16 @@ def addon_pods(addons: Mapping[str, Addon], overrides: Mapping[str, Mapping] | N
                 spec[key] = given[key]
         if isinstance(given.get("resources"), Mapping):
             spec["containers"] = [{**spec["containers"][0], "resources": given["resources"]}]
-        found.append(pod_template(f"{addon.kind} {addon.namespace}/{name}", replicas, spec, urn=urn, source=f"EKS add-on {name}: {addon.source}"))
+        source = f"EKS add-on {addon_name or name}: {addon.source}"
+        found.append(pod_template(f"{addon.kind} {addon.namespace}/{name}", replicas, spec, urn=urn, source=source))
     return found
+
+
+def monitoring_pods(health: NodeHealth, values: Mapping | None, urn: str | None = None) -> list[PodTemplate]:
+    """The node monitoring agent add-on's DaemonSets, with its configuration's values for each."""
+    given = values if isinstance(values, Mapping) else {}
+    overrides = {pod: given.get(key) if isinstance(given.get(key), Mapping) else {} for pod, key in health.values_keys.items()}
+    return addon_pods(health.pods, overrides, urn, health.monitoring_addon)
 
 
 def device_plugin_pods(

@@ -129,6 +129,13 @@ def render_summary(summary: dict, console: Console) -> None:
             row = ["total", "", f"{t['model']} ({'chips' if t['kind'] == 'neuron' else 'GPUs'})", "", _sizes(t)]
             table.add_row(*row, *([_sizes(t.get("neuronCores"))] if neuron else []), bold=True)
         table.print(console)
+        # Groups that state what repairs their nodes: one line per distinct statement.
+        repairs: dict[str, list[str]] = {}
+        for g in groups:
+            if g.get("repair"):
+                repairs.setdefault(g["repair"], []).append(g["group"])
+        for text, names in repairs.items():
+            console.print(f"Node repair ({', '.join(names)}): {text}", highlight=False)
     if summary.get("managedInstances"):
         table = TextTable("ECS Managed Instances (ECS launches what the tasks need)", ["provider", "admitted types", "accelerators"])
         for m in summary["managedInstances"]:
