@@ -306,6 +306,13 @@ class MpiOperator(Sourced):
     operator: ManifestObject
 
 
+class EfaGate(Sourced):
+    net: str  # NCCL_NET
+    devices: str  # the directory of the devices each worker counts
+    device_name: str  # their names' prefix
+    marker: str  # what starts each worker's line
+
+
 class NcclTests(Sourced):
     run_policy: dict[str, Any]
     mpirun: list[str]
@@ -314,6 +321,7 @@ class NcclTests(Sourced):
     memory: str
     path: str
     ld_library_path: str
+    efa_gate: EfaGate
 
 
 class Charts(_Facts):

@@ -2,11 +2,14 @@
 
 The job is sized from the node group: workers = its nodes, slotsPerWorker = GPUs per node, -np =
 workers x GPUs; each worker requests (requests = limits) its GPUs, EFA interfaces, 2 MiB hugepages
-and memory, tolerates the group's taints and mounts /dev/shm (charts.md "NCCL tests on EKS").
+and memory, tolerates the group's taints and mounts /dev/shm (charts.md "NCCL tests on EKS"). The
+job fails closed: each worker checks its EFA devices before the run, and NCCL's network is pinned
+(`gpufleet verify --nccl` reads both from the launcher's log).
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 import pulumi
@@ -41,6 +44,22 @@ def nccl_size(target: NcclTarget) -> dict:
     return {"nodeGroup": target.node_group, "workers": workers, "slotsPerWorker": gpus, "worldSize": workers * gpus, "efaInterfacesPerWorker": target.efa_per_node}
 
 
+def launcher_command(target: NcclTarget) -> list[str]:
+    """The launcher's command: first, on every worker, the EFA pre-check (a worker short of the
+    group's EFA devices prints its count and fails the job before the run); then the all-reduce, with
+    NCCL's network pinned so a plugin that does not start fails the run instead of falling back to
+    sockets."""
+    charts = catalog.load().facts.charts.nccl_tests
+    gate = charts.efa_gate
+    size = nccl_size(target)
+    efa = size["efaInterfacesPerWorker"]
+    count = f"$(ls -1 {gate.devices} 2>/dev/null | grep -c '^{gate.device_name}[0-9]')"
+    check = f'n={count}; echo "{gate.marker}: $(hostname) found $n of {efa} EFA devices"; test "$n" -eq {efa}'
+    mpirun = [*charts.mpirun, "-np", str(size["workers"]), "-N", "1", "--bind-to", "none", "bash", "-c", check]
+    run = [*charts.mpirun, "-np", str(size["worldSize"]), "-N", str(size["slotsPerWorker"]), "-x", f"NCCL_NET={gate.net}", *charts.mpirun_tail]
+    return ["/bin/bash", "-c", f"{shlex.join(mpirun)} && exec {shlex.join(run)}"]
+
+
 def nccl_job(target: NcclTarget, image: str) -> dict:
     """The MPIJob's spec for the node group."""
     cat = catalog.load()
@@ -54,11 +73,10 @@ def nccl_job(target: NcclTarget, image: str) -> dict:
         "memory": charts.memory,
     }
     tolerations = [k8s_rules.toleration_for(t, eks) for t in target.taints]
-    mpirun = [*charts.mpirun, "-np", str(size["worldSize"]), "-N", str(gpus), *charts.mpirun_tail]
     launcher = {
         "name": "launcher",
         "image": image,
-        "command": mpirun,
+        "command": launcher_command(target),
         "env": [
             {"name": "PATH", "value": f"$(PATH):{charts.path}"},
             {"name": "LD_LIBRARY_PATH", "value": f"{charts.ld_library_path}:$(LD_LIBRARY_PATH)"},
