@@ -5,6 +5,7 @@ NCCL job (validated against the MPIJob CRD's schema) and the summary."""
 from __future__ import annotations
 
 import json
+import shlex
 
 import jsonschema
 import pytest
@@ -166,7 +167,8 @@ def test_nccl_job_is_sized_from_the_node_group_and_fits_the_crd(plans):
     assert container["resources"]["limits"]["hugepages-2Mi"] == "5120Mi"
     assert {"name": "shm", "mountPath": "/dev/shm"} in container["volumeMounts"]
     assert worker["template"]["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
-    command = spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
+    shell = spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
+    command = shlex.split(shell[2].split(" && exec ", 1)[1])  # the run, after the EFA pre-check
     assert command[command.index("-np") + 1] == str(2 * gpus) and command[command.index("-N") + 1] == str(gpus)
     schema = YAML(typ="safe").load(CRD.read_text())["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     jsonschema.validate({"apiVersion": job["apiVersion"], "kind": job["kind"], "metadata": job["metadata"], "spec": spec}, schema)
