@@ -77,7 +77,7 @@ class AksFleet(pulumi.ComponentResource):
             mig = "single" if any(p.mig_profile for p in served) else "none"
             self.device_plugins = DevicePlugins(
                 f"{name}-device-plugins",
-                ServedGroups(nvidia=[taint], efa=[], neuron=[]),
+                ServedGroups(nvidia=[taint], efa=[], neuron=[], needed=frozenset({"nvidia"})),
                 NvidiaDevicePluginArgs(mig_strategy=mig),
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=created),
             )

@@ -654,6 +654,22 @@ class Autonaming(Sourced):
     kubernetes_random_length: int
 
 
+class NcclThreshold(Sourced):
+    """A published all-reduce bus bandwidth an instance type's fabric should reach: the out-of-place
+    busbw of the run's row at `message_bytes`, across at least `min_nodes` nodes; a run passes at
+    busbw >= busbw_gbps x tolerance (the source's own margin)."""
+
+    busbw_gbps: float = Field(alias="busbwGBps", gt=0)
+    tolerance: float = Field(gt=0, le=1)
+    message_bytes: int = Field(gt=0)
+    min_nodes: int = Field(ge=1)
+
+
+class NcclBandwidth(_Facts):
+    thresholds: dict[str, NcclThreshold]  # instance type -> its threshold; a type not here has none
+    not_used: str  # the published figures considered and left out, and why
+
+
 class CuratedFacts(_Facts):
     """Everything the curated facts file holds, by group."""
 
@@ -675,6 +691,7 @@ class CuratedFacts(_Facts):
     libraries: Libraries
     autonaming: Autonaming
     karpenter: Karpenter
+    nccl_bandwidth: NcclBandwidth
 
 
 class KarpenterAllocatable(Sourced):

@@ -110,7 +110,7 @@ class EksFleet(pulumi.ComponentResource):
             self.gpu_operator = GpuOperator(
                 f"{self._name}-gpu-operator", k8s_args.gpu_operator, served.nvidia, catalog.load().facts.eks.accelerator_labels.nvidia, opts=k8s_opts
             )
-            served = replace(served, nvidia=[])
+            served = replace(served, nvidia=[], needed=served.needed - {"nvidia"})
         self.device_plugins = DevicePlugins(f"{self._name}-device-plugins", served, k8s_args.nvidia_device_plugin, opts=k8s_opts)
         cat = catalog.load()
         # The pods need the groups' nodes (or the pools that launch them) and the plugins that advertise their GPUs.

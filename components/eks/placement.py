@@ -121,8 +121,8 @@ def plugin_values(fleet: EksFleetArgs) -> dict[str, dict]:
     operator = fleet.kubernetes.gpu_operator
     if operator is None:
         return release_values(served, fleet.kubernetes.nvidia_device_plugin)
-    values = release_values(replace(served, nvidia=[]), fleet.kubernetes.nvidia_device_plugin)
-    if served.nvidia:
+    values = release_values(replace(served, nvidia=[], needed=served.needed - {"nvidia"}), fleet.kubernetes.nvidia_device_plugin)
+    if served.needs("nvidia"):
         values[OPERATOR] = operator_values(operator, served.nvidia, catalog.load().facts.eks.accelerator_labels.nvidia)
     return values
 

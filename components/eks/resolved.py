@@ -10,7 +10,7 @@ one stack's groups are resolved once per process); a group made from the library
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpufleet.components.catalog.facts import EksFacts
 from gpufleet.components.network import zones
@@ -94,6 +94,7 @@ def served_groups(groups: Iterable[NodeGroupArgs | ResolvedNodeGroup]) -> Served
         nvidia=[t for g in resolved if g.accelerator == "nvidia" for t in g.taints],
         efa=[t for g in resolved if g.args.efa is not None for t in g.taints],
         neuron=[t for g in resolved if g.accelerator == "neuron" for t in g.taints],
+        needed=frozenset({g.accelerator for g in resolved if g.accelerator} | ({"efa"} if any(g.args.efa is not None for g in resolved) else set())),
     )
 
 
@@ -170,13 +171,16 @@ def served_pools(served: ServedGroups, pools: Iterable[NodePoolArgs], cat: Catal
     """The groups' served taints with the NodePools' added (EKS spelling, as the groups')."""
     cat = cat or catalog.load()
     eks = cat.facts.eks
+    needed = set(served.needed)
     found = ServedGroups(list(served.nvidia), list(served.efa), list(served.neuron))
     for pool in pools:
         taints = [{**t, "effect": eks_rules.taint_effect_enum(t["effect"], eks)} for t in manifests.taints(pool, cat)]
         getattr(found, manifests.kind(pool)).extend(taints)
+        needed.add(manifests.kind(pool))
         if pool.efa is not None:
             found.efa.extend(taints)
-    return found
+            needed.add("efa")
+    return replace(found, needed=frozenset(needed))
 
 
 def monitoring_addon(fleet: EksFleetArgs) -> bool:

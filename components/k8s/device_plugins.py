@@ -22,11 +22,16 @@ from gpufleet.components.k8s.args import NvidiaDevicePluginArgs
 @dataclass(frozen=True)
 class ServedGroups:
     """The taints (EKS spelling) of the node groups each plugin must run on, by the charts' `serves`
-    (nvidia, neuron: the groups' accelerator; efa: the groups with EFA)."""
+    (nvidia, neuron: the groups' accelerator; efa: the groups with EFA), and which plugins some group
+    needs: an untainted group needs its plugin though it adds no taint."""
 
     nvidia: list[dict]
     efa: list[dict]
     neuron: list[dict]
+    needed: frozenset[str] = frozenset()  # nvidia | efa | neuron
+
+    def needs(self, serves: str) -> bool:
+        return bool(getattr(self, serves)) or serves in self.needed
 
 
 def tolerations(key: str, taints: list[dict]) -> list[dict]:
@@ -68,16 +73,16 @@ def release_values(served: ServedGroups, nvidia_args) -> dict[str, dict]:
     """The values of each device-plugin release the served groups need, by chart key."""
     charts_facts = catalog.load().facts.charts
     found: dict[str, dict] = {}
-    if served.nvidia:
+    if served.needs("nvidia"):
         values: dict = _at(charts_facts.nvidia_device_plugin.tolerations_path, tolerations("nvidiaDevicePlugin", served.nvidia))
         if nvidia_args.time_slicing_replicas is not None:
             values["config"] = {"default": "default", "map": {"default": time_slicing_config(nvidia_args.time_slicing_replicas)}}
         if nvidia_args.mig_strategy != "none":
             values["migStrategy"] = nvidia_args.mig_strategy
         found["nvidiaDevicePlugin"] = values
-    if served.efa:
+    if served.needs("efa"):
         found["efaDevicePlugin"] = _at(charts_facts.efa_device_plugin.tolerations_path, tolerations("efaDevicePlugin", served.efa))
-    if served.neuron:
+    if served.needs("neuron"):
         chart = charts_facts.neuron_helm_chart
         found["neuronHelmChart"] = {**(chart.values or {}), **_at(chart.tolerations_path, tolerations("neuronHelmChart", served.neuron))}
     return found

@@ -71,6 +71,10 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="print the diff as JSON on stdout")
     diff.add_argument("--format", choices=("text", "markdown"), default="text", help="text for a terminal, markdown for a pull-request comment")
     _policy_flags(diff)
+
+    from gpufleet.cli.verify_command import add_parser as add_verify
+
+    add_verify(sub)
     return parser
 
 
@@ -299,8 +303,9 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     from gpufleet.cli.diff_command import cmd_diff
+    from gpufleet.cli.verify_command import cmd_verify
 
-    handler = {"preview": cmd_preview, "check": cmd_check, "catalog": cmd_catalog, "schema": cmd_schema, "diff": cmd_diff}[args.command]
+    handler = {"preview": cmd_preview, "check": cmd_check, "catalog": cmd_catalog, "schema": cmd_schema, "diff": cmd_diff, "verify": cmd_verify}[args.command]
     try:
         lifecycle.today()  # a GPUFLEET_TODAY that is no date stops here, before a worker or the pack reads it
         return handler(args)

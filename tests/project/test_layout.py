@@ -40,7 +40,9 @@ ALLOWED = {
     "gpufleet": _COMPONENT_ROOMS | {"stacks"},  # infra/*.py: the program, spec, summary, library
     "analyzer": _COMPONENT_ROOMS | {"gpufleet"},
     "engine": _COMPONENT_ROOMS | {"gpufleet", "analyzer", "engine.patches"},
-    "cli": _COMPONENT_ROOMS | {"gpufleet", "analyzer", "engine", "engine.patches", "stacks", "policies"},
+    # `gpufleet verify`: reads a fleet and holds it against a plan the CLI hands it (no engine).
+    "verify": _COMPONENT_ROOMS | {"gpufleet"},
+    "cli": _COMPONENT_ROOMS | {"gpufleet", "analyzer", "engine", "engine.patches", "stacks", "policies", "verify"},
     "stacks": set(),  # the shipped stack files: data, no code
 }
 # Where each room's files are, and the module prefix they install as.
@@ -62,7 +64,7 @@ def room_of(module: str) -> str | None:
         return parts[2]
     if parts[1] == "engine" and len(parts) > 2 and parts[2] == "patches":
         return "engine.patches"
-    if parts[1] in ("analyzer", "engine", "cli", "policies", "stacks"):
+    if parts[1] in ("analyzer", "engine", "cli", "policies", "stacks", "verify"):
         return parts[1]
     return "gpufleet"
 
