@@ -49,6 +49,7 @@ class _Group:
     desired: int | None = None  # None: a NodePool (Karpenter launches what pods need)
     max_nodes: int | None = None
     nodes: list[dict] = field(default_factory=list)
+    differs: bool = False  # its nodes do not match the plan (a Pending pod there is the fleet's doing)
 
 
 def _groups(placement: PlanPlacement, urns: Mapping[str, str]) -> list[_Group]:
@@ -105,7 +106,7 @@ def check(placement: PlanPlacement, fleet: KubeFleet, urns: Mapping[str, str]) -
     findings += _allocatable(groups)
     if foreign:
         findings.append(Finding("nodes", NOT_JUDGED, "nodes outside the plan", f"{len(foreign)} node(s) belong to no group of the plan: {', '.join(sorted(foreign)[:10])}"))
-    short_groups = {f.subject.removeprefix("node group ").removeprefix("NodePool ") for f in findings if f.verdict == MISMATCH}
+    short_groups = {g.name for g in groups if g.differs}
     findings += _plugins(placement, fleet, groups, by_node)
     findings += _pods(placement, fleet, by_node, short_groups)
     return findings
@@ -119,6 +120,7 @@ def _node_counts(groups: list[_Group]) -> list[Finding]:
         subject = f"{g.kind} {g.name}"
         if g.desired is None:
             verdict = MATCH if not not_ready else MISMATCH
+            g.differs |= bool(not_ready)
             message = f"{len(ready)} node(s) Ready (Karpenter launches what its pods need)" + (f"; NotReady: {', '.join(not_ready)}" if not_ready else "")
             found.append(Finding("nodes", verdict, subject, message, g.urn, observed=len(ready)))
             continue
@@ -130,6 +132,7 @@ def _node_counts(groups: list[_Group]) -> list[Finding]:
         if not_ready:
             problems.append(f"NotReady: {', '.join(not_ready)}")
         message = "; ".join(problems) or f"{len(ready)} node(s) registered and Ready (desired {g.desired})"
+        g.differs |= bool(problems)
         found.append(Finding("nodes", MISMATCH if problems else MATCH, subject, message, g.urn, expected=g.desired, observed=len(ready)))
     return found
 
@@ -160,6 +163,7 @@ def _allocatable(groups: list[_Group]) -> list[Finding]:
                 elif got > amount and _exact(resource):
                     beyond.append(f"{resource} {show(resource, got)}, the plan's model says {show(resource, amount)}")
             subject = f"node {name}"
+            g.differs |= bool(short)
             if short:
                 reason = "short-" + re.sub(r"[^a-z0-9]+", "-", short[0].split(" ")[0].rsplit("/", 1)[-1].lower()).strip("-")
                 message = f"{g.kind} {g.name} ({shape.instance_type}): allocatable " + "; ".join(short) + ": quarantine it (printed, not run)"

@@ -98,7 +98,9 @@ def launcher_log(api_client, job: dict, wait_seconds: float, poll_seconds: float
         if ended:
             pod = ended[-1]["metadata"]["name"]
             try:
-                text = core.read_namespaced_pod_log(pod, namespace, _request_timeout=REQUEST_SECONDS)
+                # Raw: the client's own decoding turns a log into the repr of its bytes.
+                response = core.read_namespaced_pod_log(pod, namespace, _preload_content=False, _request_timeout=REQUEST_SECONDS)
+                text = response.data.decode("utf-8", errors="replace")
             except ApiException as err:
                 return None, f"the launcher pod {namespace}/{pod} ended, its log could not be read ({err.status} {err.reason})"
             return text, f"pod {namespace}/{pod} (MPIJob {name}'s launcher)"

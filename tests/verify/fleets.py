@@ -1,0 +1,254 @@
+"""The recorded fleets `gpufleet verify` is tested on, built from real material
+(tests/fixtures/verify/SOURCE.md): a real EKS GPU node's JSON (performance-study, p3dn.24xlarge),
+with identifiers edited and, for p5 nodes, the allocatable a real p5.48xlarge reports; the NCCL logs
+of real runs; the ECS describe output of the AWS CLI's example. What no public recording holds
+(DaemonSet status, Pod objects, a p5 run's provider lines) is written here in the API's shape, each
+marked so; SOURCE.md lists every edit.
+
+Each case is a folder as `gpufleet verify --from DIR` reads it, and `KubeApi` serves the same
+objects at the Kubernetes API's paths, so the official client reads them as from a cluster."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+from tests.conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures" / "verify"
+SOURCES = FIXTURES / "sources"
+STUDY = FIXTURES / "performance-study" / "nodes-8.json"
+GATE_MARKER = "gpufleet-efa-check"
+
+
+def study_nodes() -> list[dict]:
+    return json.loads(STUDY.read_text())["items"]
+
+
+def p5_allocatable() -> dict[str, str]:
+    """The Allocatable block of a real p5.48xlarge node (awsome-distributed-training's stable
+    diffusion README, `kubectl describe node`), read from the file."""
+    text = (SOURCES / "adt-stable-diffusion-README.md").read_text()
+    block = text.split("Allocatable:", 1)[1].split("```", 1)[0]
+    return dict(re.findall(r"^\s+([\w./-]+):\s+(\S+)\s*$", block, re.M))
+
+
+def _node(template: dict, name: str, group: str, instance_type: str, allocatable: dict[str, str]) -> dict:
+    """The real node with its identifiers edited (name, host, group, type labels, instance id) and
+    the allocatable (and capacity) of its type."""
+    node = copy.deepcopy(template)
+    meta = node["metadata"]
+    meta["name"] = name
+    meta["uid"] = f"uid-{name}"
+    labels = meta["labels"]
+    for key in ("kubernetes.io/hostname",):
+        labels[key] = name
+    for key in ("eks.amazonaws.com/nodegroup", "alpha.eksctl.io/nodegroup-name"):
+        labels[key] = group
+    for key in ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"):
+        labels[key] = instance_type
+    node["spec"]["providerID"] = f"aws:///us-east-1a/i-{abs(hash(name)) % 16**17:017x}"
+    node["status"]["allocatable"] = dict(allocatable)
+    node["status"]["capacity"] = dict(allocatable)
+    return node
+
+
+def p5_fleet_nodes(gpus_on_second: str | None = None) -> list[dict]:
+    """eks-p5-efa's nodes: two p5.48xlarge of group p5 and two system nodes (the real node's
+    allocatable without its accelerators, which an m6i.large has none of)."""
+    template = study_nodes()[0]
+    p5 = p5_allocatable()
+    system = {k: v for k, v in template["status"]["allocatable"].items() if "/" not in k and not k.startswith("hugepages")}
+    nodes = [_node(template, f"ip-10-60-0-{i}.ec2.internal", "p5", "p5.48xlarge", p5) for i in (11, 12)]
+    nodes += [_node(template, f"ip-10-60-1-{i}.ec2.internal", "system-20261127", "m6i.large", system) for i in (21, 22)]
+    if gpus_on_second is not None:
+        nodes[1]["status"]["allocatable"]["nvidia.com/gpu"] = gpus_on_second
+    return nodes
+
+
+# --- written here: no public recording of these exists (SOURCE.md) --------------------------------
+
+def daemonset(namespace: str, name: str, nodes: list[str], ready: int | None = None, chart: str | None = None) -> dict:
+    """A DaemonSet as the API returns it, its status counting the nodes it runs on."""
+    ready = len(nodes) if ready is None else ready
+    labels = {"app.kubernetes.io/name": chart} if chart else {"k8s-app": name}
+    return {
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-ds-{name}", "labels": labels},
+        "status": {"desiredNumberScheduled": len(nodes), "currentNumberScheduled": len(nodes), "numberReady": ready,
+                   "numberAvailable": ready, "numberUnavailable": len(nodes) - ready, "numberMisscheduled": 0, "updatedNumberScheduled": len(nodes)},
+    }
+
+
+def pod(namespace: str, name: str, node: str | None, phase: str = "Running", ready: bool = True, owner: dict | None = None,
+        unschedulable: str | None = None, labels: dict | None = None) -> dict:
+    conditions = [{"type": "Ready", "status": "True" if ready and phase == "Running" else "False"}]
+    if unschedulable is not None:
+        conditions.append({"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": unschedulable})
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}, "ownerReferences": [owner] if owner else []},
+        "spec": {"nodeName": node} if node else {},
+        "status": {"phase": phase, "conditions": conditions},
+    }
+
+
+def _daemon_pods(ds: dict, nodes: list[str], ready: int) -> list[dict]:
+    owner = {"kind": "DaemonSet", "name": ds["metadata"]["name"], "uid": ds["metadata"]["uid"]}
+    return [pod(ds["metadata"]["namespace"], f"{ds['metadata']['name']}-{i:05d}", n, ready=i < ready, owner=owner,
+                phase="Running") for i, n in enumerate(nodes)]
+
+
+def p5_cluster(nodes: list[dict], efa_plugin: bool = True, nvidia_ready: int | None = None, worker_pending: str | None = None) -> list[dict]:
+    """eks-p5-efa's cluster as `kubectl get nodes,pods,daemonsets -A -o json` lists it."""
+    p5 = [n["metadata"]["name"] for n in nodes if n["metadata"]["labels"]["eks.amazonaws.com/nodegroup"] == "p5"]
+    system = [n["metadata"]["name"] for n in nodes if n["metadata"]["labels"]["eks.amazonaws.com/nodegroup"] != "p5"]
+    everyone = p5 + system
+    sets = [
+        (daemonset("nvidia-device-plugin", "p5-train-device-plugins-nvidia-x7k2p-nvidia-device-plugin", p5, nvidia_ready, "nvidia-device-plugin"), p5),
+        (daemonset("kube-system", "aws-node", everyone), everyone),
+        (daemonset("kube-system", "eks-node-monitoring-agent", everyone), everyone),
+        (daemonset("kube-system", "dcgm-server", p5), p5),
+    ]
+    if efa_plugin:
+        sets.append((daemonset("kube-system", "aws-efa-k8s-device-plugin-daemonset", p5, chart="aws-efa-k8s-device-plugin"), p5))
+    items: list[dict] = [*nodes]
+    for ds, on in sets:
+        items.append(ds)
+        items += _daemon_pods(ds, on, ds["status"]["numberReady"])
+    items += [pod("kube-system", f"coredns-5d5f9c6b8-{s}", system[i % len(system)]) for i, s in enumerate(("abcde", "fghij"))]
+    items.append(pod("mpi-operator", "mpi-operator-7c9f8d6b5-qwert", system[0]))
+    items.append(pod("default", "nccl-tests-p5-launcher-zx9kq", system[1], phase="Succeeded", ready=False,
+                     labels={"training.kubeflow.org/job-name": "nccl-tests-p5", "training.kubeflow.org/job-role": "launcher"}))
+    for i in range(2):
+        if worker_pending is not None and i == 1:
+            items.append(pod("default", f"nccl-tests-p5-worker-{i}", None, phase="Pending", ready=False, unschedulable=worker_pending))
+        else:
+            items.append(pod("default", f"nccl-tests-p5-worker-{i}", p5[i]))
+    return items
+
+
+def study_failed_scheduling() -> str:
+    """The live scheduler's message for a GPU pod no node could take (the study's recorded event)."""
+    return json.loads((SOURCES / "performance-study-failedscheduling-event.json").read_text())["message"]
+
+
+# --- NCCL logs -------------------------------------------------------------------------------------
+
+def _lines(path: Path, first: int, last: int) -> str:
+    return "\n".join(path.read_text().splitlines()[first - 1:last]) + "\n"
+
+
+def socket_fallback_log() -> str:
+    """aws-do-eks's run without EFA ("Using network Socket"), lines 169-208 of its README, unchanged."""
+    return _lines(SOURCES / "doeks-karpenter-README.md", 169, 208)
+
+
+def g4dn_efa_log() -> str:
+    """aws-do-eks's complete EFA run on g4dn.metal, lines 469-562 of its README, unchanged."""
+    return _lines(SOURCES / "doeks-eks-efa-README.md", 469, 562)
+
+
+def p5_table() -> str:
+    """A real 2 x p5.48xlarge all-reduce table to 16 GiB (awsome-distributed-training, lines 192-225)."""
+    return _lines(SOURCES / "adt-nccl-tests-README.md", 192, 225)
+
+
+def p5_run_log(busbw_at_16g: str | None = None, efa_found: tuple[int, int] = (32, 32)) -> str:
+    """The p5 run as gpufleet's job logs it: its workers' EFA pre-check lines and the provider and
+    network lines of aws-ofi-nccl 1.19 (written here: no public p5 log has them, SOURCE.md), then the
+    real table; `busbw_at_16g` edits the 16 GiB row's out-of-place busbw (the below-threshold case)."""
+    head = "".join(f"[1,{i}]<stdout>:{GATE_MARKER}: nccl-tests-p5-worker-{i} found {n} of 32 EFA devices\n" for i, n in enumerate(efa_found))
+    head += "".join(
+        f"[1,{i}]<stdout>:nccl-tests-p5-worker-{i}:31:31 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa (found 32 nics)\n"
+        f"[1,{i}]<stdout>:nccl-tests-p5-worker-{i}:31:31 [0] NCCL INFO Using network Libfabric\n" for i in range(2)
+    )
+    table = p5_table()
+    if busbw_at_16g is not None:
+        table = table.replace("259.78  487.09", f"259.78  {busbw_at_16g}")
+        assert busbw_at_16g in table
+    return head + table
+
+
+# --- a case on disk, and a cluster that serves it ------------------------------------------------
+
+def write_case(folder: Path, items: list[dict] | None = None, log: str | None = None, ecs: dict[str, dict] | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    if items is not None:
+        (folder / "cluster.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=1))
+    if log is not None:
+        (folder / "launcher.log").write_text(log)
+    for name, document in (ecs or {}).items():
+        (folder / f"{name}.json").write_text(json.dumps(document, indent=1))
+    return folder
+
+
+class KubeApi:
+    """The Kubernetes API's list, get and log paths, answered from recorded objects: the official
+    client talks to it through a kubeconfig as to a cluster (`with KubeApi(items, logs) as api:`
+    api.kubeconfig is the file, api.requests what was asked)."""
+
+    def __init__(self, items: list[dict], logs: dict[str, str] | None = None, mpijobs: list[dict] | None = None):
+        self.items, self.logs, self.mpijobs, self.requests = items, logs or {}, mpijobs or [], []
+
+    def __enter__(self):
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - the stdlib's name
+                url = urlparse(self.path)
+                api.requests.append(url.path)
+                status, body, kind = api.answer(url.path, parse_qs(url.query))
+                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def write_kubeconfig(self, path: Path, context: str = "recorded") -> Path:
+        config = {
+            "apiVersion": "v1", "kind": "Config", "current-context": context,
+            "clusters": [{"name": "recorded", "cluster": {"server": f"http://127.0.0.1:{self.server.server_port}"}}],
+            "users": [{"name": "reader", "user": {"token": "not-a-secret"}}],
+            "contexts": [{"name": context, "context": {"cluster": "recorded", "user": "reader"}}],
+        }
+        path.write_text(json.dumps(config))
+        return path
+
+    def _of(self, kind: str) -> list[dict]:
+        return [i for i in self.items if i.get("kind") == kind]
+
+    def answer(self, path: str, query: dict) -> tuple[int, object, str]:
+        lists = {"/api/v1/nodes": ("Node", "NodeList"), "/api/v1/pods": ("Pod", "PodList"), "/apis/apps/v1/daemonsets": ("DaemonSet", "DaemonSetList")}
+        if path in lists:
+            kind, list_kind = lists[path]
+            return 200, {"kind": list_kind, "apiVersion": "v1", "items": self._of(kind)}, "application/json"
+        if m := re.fullmatch(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/log", path):
+            text = self.logs.get(m[2])
+            return (200, text, "text/plain") if text is not None else (404, {"kind": "Status", "code": 404}, "application/json")
+        if m := re.fullmatch(r"/api/v1/namespaces/([^/]+)/pods", path):
+            selector = dict(s.split("=", 1) for s in (query.get("labelSelector") or [""])[0].split(",") if "=" in s)
+            found = [p for p in self._of("Pod") if p["metadata"]["namespace"] == m[1]
+                     and all(p["metadata"].get("labels", {}).get(k) == v for k, v in selector.items())]
+            return 200, {"kind": "PodList", "apiVersion": "v1", "items": found}, "application/json"
+        if m := re.fullmatch(r"/apis/kubeflow.org/v2beta1/namespaces/([^/]+)/mpijobs/([^/]+)", path):
+            job = next((j for j in self.mpijobs if j["metadata"]["name"] == m[2]), None)
+            return (200, job, "application/json") if job else (404, {"kind": "Status", "code": 404}, "application/json")
+        return 404, {"kind": "Status", "code": 404}, "application/json"
