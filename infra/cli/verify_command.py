@@ -49,8 +49,9 @@ def _resources(args) -> tuple[list[dict], str, str | None]:
             raise InputError(f"{sf.path}: offline preview failed: {err}") from None
         resources, stack = plan["resources"], sf.stack
     clusters = [r for r in resources if r["type"] == tokens.ECS_CLUSTER]
-    names = [(r.get("inputs") or {}).get("name") or r["name"] for r in clusters]
-    return resources, stack, names[0] if len(names) == 1 else None
+    # An auto-named cluster's name exists only once it does: --ecs-cluster names it.
+    names = [(r.get("inputs") or {}).get("name") for r in clusters]
+    return resources, stack, names[0] if len(names) == 1 and isinstance(names[0], str) else None
 
 
 def cmd_verify(args) -> int:

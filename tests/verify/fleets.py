@@ -252,3 +252,40 @@ class KubeApi:
             job = next((j for j in self.mpijobs if j["metadata"]["name"] == m[2]), None)
             return (200, job, "application/json") if job else (404, {"kind": "Status", "code": 404}, "application/json")
         return 404, {"kind": "Status", "code": 404}, "application/json"
+
+
+# --- ECS -------------------------------------------------------------------------------------------
+
+def _cli_output(name: str, index: int = 0) -> dict:
+    """The `index`-th Output:: JSON of an AWS CLI example page, read from the file."""
+    block = (SOURCES / name).read_text().split("Output::")[index + 1]
+    text = "\n".join(line[4:] if line.startswith("    ") else line for line in block.splitlines()).strip()
+    return json.JSONDecoder().raw_decode(text)[0]
+
+
+# The GPU resource an instance registers: a STRINGSET of GPU ids (the shape of
+# stitchfix/flotilla-os#123's recorded fragment; SOURCE.md).
+def gpu_resource(count: int) -> dict:
+    return {"name": "GPU", "type": "STRINGSET", "doubleValue": 0.0, "longValue": 0, "integerValue": 0,
+            "stringSetValue": [f"GPU-2c8b9806-28af-3530-70e8-4d719a1492b{i}" for i in range(count)]}
+
+
+def container_instance(i: int, provider: str, instance_type: str, gpus: int, attributes: dict[str, str] | None = None) -> dict:
+    """The AWS CLI example's container instance, its identifiers edited, registered by `provider`'s
+    Auto Scaling group with the type attribute and `gpus` GPU ids."""
+    ci = copy.deepcopy(_cli_output("aws-cli-describe-container-instances.rst")["containerInstances"][0])
+    ci["containerInstanceArn"] = ci["containerInstanceArn"].replace("11111EXAMPLE", f"{i:05d}EXAMPLE")
+    ci["ec2InstanceId"] = f"i-0a1b2c3d4e5f6{i:04d}"
+    ci["capacityProviderName"] = provider
+    ci["attributes"] = [{"name": k, "value": v} for k, v in {"ecs.instance-type": instance_type, **(attributes or {})}.items()]
+    if gpus:
+        ci["registeredResources"].append(gpu_resource(gpus))
+    return ci
+
+
+def service_task(i: int, service: str, provider: str, status: str = "RUNNING") -> dict:
+    """The AWS CLI example's first task, its identifiers edited, of `service` on `provider`."""
+    task = copy.deepcopy(_cli_output("aws-cli-describe-tasks.rst")["tasks"][0])
+    task["taskArn"] = re.sub(r"/[^/]+$", f"/{i:032x}", task["taskArn"])
+    task["group"], task["lastStatus"], task["capacityProviderName"] = f"service:{service}", status, provider
+    return task
