@@ -15,7 +15,7 @@ from gpufleet.components.catalog.generate.sources import MotoSnapshot
 from gpufleet.engine.runtime import UNKNOWN
 from tests.conftest import ROOT, check_golden, plans_of, run_cli
 
-STACKS = ("eks-p5-efa", "eks-trn1", "eks-g5-timeslice")
+STACKS = ("eks-p5-efa", "eks-trn1", "eks-g5-timeslice", "eks-p3dn-efa")
 RAW = MotoSnapshot().instance_types()
 CRD = ROOT / "tests" / "fixtures" / "schemas" / "mpi-operator-v0.8.2-mpijob-v2beta1-crd-excerpt.yaml"
 

@@ -24,6 +24,18 @@ def test_the_preview_excerpt_is_the_real_output_in_order():
         at = lines.index(line, at) + 1
 
 
+def test_the_verify_excerpt_is_the_real_output_on_real_nodes():
+    """The tour's `gpufleet verify` excerpt: the stack's plan against a public study's real
+    `kubectl get nodes -o json` (tests/fixtures/verify/SOURCE.md), unchanged."""
+    code, out, err = run_cli("verify", "eks-p3dn-efa", "--from", str(ROOT / "tests" / "fixtures" / "verify" / "performance-study"))
+    assert code == 0, err
+    lines = out.splitlines()
+    at = 0
+    for line in _excerpt("verify-eks-p3dn-efa"):
+        assert line in lines[at:], line
+        at = lines.index(line, at) + 1
+
+
 def test_every_link_of_the_readme_and_the_guides_opens():
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         for target in re.findall(r"\]\(((?:\.\./|[\w-]+/)*[\w.-]+\.(?:md|py|yaml|json|txt))(?:#[^)]*)?\)", page.read_text()):
