@@ -124,6 +124,11 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         ("plan_karpenter", "components/plans/karpenter.py"), ("karpenter_pools", "components/simulate/karpenter_pools.py"), ("karpenter_api", "components/apis/karpenter.py"),
         ("karpenter_manifests", "components/karpenter/manifests.py"), ("karpenter_checks", "components/karpenter/checks.py"),
     )},
+    # gpufleet verify: the NCCL gate's rules, the log reader and the fleet comparisons
+    **{name: (path, ["tests/verify", "tests/k8s/test_nccl_gate.py"]) for name, path in (
+        ("nccl_rules", "components/rules/nccl.py"), ("verify_nccl_log", "infra/verify/nccl_log.py"), ("verify_nccl_gate", "infra/verify/nccl_gate.py"),
+        ("verify_kube", "infra/verify/kube_checks.py"), ("verify_ecs", "infra/verify/ecs_checks.py"), ("verify_recorded", "infra/verify/recorded.py"),
+    )},
     "plan_awsx": ("components/plans/awsx.py", ["tests/plans/test_awsx.py", "tests/plans/test_foreign_shapes.py"]),
     "images": ("components/rules/images.py", ["tests/rules/test_images.py"]),
     "lifecycle": ("components/rules/lifecycle.py", ["tests/rules/test_lifecycle.py", "tests/ecs/test_preview.py"]),

@@ -109,3 +109,24 @@ def test_missing_nodes_are_counted_against_desired(tmp_path, drop):
     assert code == 1
     [finding] = _findings(verdict, "nodes", "mismatch")
     assert "1 of 2 desired nodes registered and Ready" in finding["message"]
+
+
+def test_nodepool_nodes_are_held_to_the_plans_node_for_their_type(tmp_path):
+    """eks-karpenter-gpu: Karpenter's p5 nodes of pool `train` (matched by karpenter.sh/nodepool),
+    against the plan's node for p5.48xlarge; one short of a GPU."""
+    plan = str(ROOT / "tests" / "golden" / "eks-karpenter-gpu.plan.json")
+    nodes = fleets.p5_fleet_nodes(gpus_on_second="7")
+    for node in nodes[:2]:
+        labels = node["metadata"]["labels"]
+        del labels["eks.amazonaws.com/nodegroup"]
+        labels["karpenter.sh/nodepool"] = "train"
+    folder = fleets.write_case(tmp_path / "case", nodes)
+    code, out, err = run_cli("verify", plan, "--from", str(folder), "--json")
+    assert code == 1, err
+    findings = json.loads(out)["verify"]["findings"]
+    [pool] = [f for f in findings if f["subject"] == "NodePool train" and f["check"] == "nodes"]
+    assert pool["verdict"] == "match" and pool["observed"] == 2
+    [short] = [f for f in findings if f["check"] == "allocatable" and f["verdict"] == "mismatch"]
+    assert short["subject"] == f"node {nodes[1]['metadata']['name']}" and "NodePool train (p5.48xlarge): allocatable nvidia.com/gpu 7 of 8" in short["message"]
+    [whole] = [f for f in findings if f["check"] == "allocatable" and f["subject"] == "NodePool train" and f["verdict"] == "match"]
+    assert whole["observed"] == [nodes[0]["metadata"]["name"]]
