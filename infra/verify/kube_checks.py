@@ -212,7 +212,7 @@ def _plugins(placement: PlanPlacement, fleet: KubeFleet, groups: list[_Group], b
     found = []
     for placed in placement.pods:
         owner = _owner(placed)
-        if placed.status != k8s_scheduler.DAEMON or owner is None or not placed.placed:
+        if placed.status != k8s_scheduler.DAEMON or owner is None:
             continue
         subject = f"DaemonSet {owner['namespace']}/{owner['name']}"
         wanted = {g.name: g for g in groups if g.name in placed.placed}
@@ -222,7 +222,8 @@ def _plugins(placement: PlanPlacement, fleet: KubeFleet, groups: list[_Group], b
             continue
         candidates = _daemonsets_for(owner, fleet.daemonsets)
         if not candidates:
-            found.append(Finding("device-plugins", MISMATCH, subject, f"not in the cluster; the plan runs it on {', '.join(sorted(wanted))}", placed.pod.urn))
+            where = ", ".join(sorted(wanted)) or "the nodes its NodePools launch"
+            found.append(Finding("device-plugins", MISMATCH, subject, f"not in the cluster; the plan runs it on {where}", placed.pod.urn))
             continue
         if len(candidates) > 1:
             names = ", ".join(sorted(_name(d) for d in candidates))
@@ -230,12 +231,18 @@ def _plugins(placement: PlanPlacement, fleet: KubeFleet, groups: list[_Group], b
             continue
         ds = candidates[0]
         status = ds.get("status") or {}
+        counts = f"ready {status.get('numberReady', 0)} of {status.get('desiredNumberScheduled', 0)} scheduled"
+        if not placed.placed:
+            # The plan puts it on no node group (its nodes are a NodePool's, launched later): its own
+            # status says whether it is ready where it runs.
+            verdict = MATCH if status.get("numberReady", 0) == status.get("desiredNumberScheduled", 0) else MISMATCH
+            found.append(Finding("device-plugins", verdict, subject, f"{_name(ds)}: {counts} (the plan puts it on no node group)", placed.pod.urn))
+            continue
         if fleet.pods is not None:
             ready_on = {(p.get("spec") or {}).get("nodeName") for p in _pods_of_daemonset(ds, fleet.pods) if _ready(p)}
             missing = [n for n in nodes if n not in ready_on]
         else:
             missing = [] if status.get("numberReady") == status.get("desiredNumberScheduled") else ["(its pods are not recorded)"]
-        counts = f"ready {status.get('numberReady', 0)} of {status.get('desiredNumberScheduled', 0)} scheduled"
         if missing:
             message = f"{_name(ds)}: {counts}; not ready on " + ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
             found.append(Finding("device-plugins", MISMATCH, subject, message, placed.pod.urn, expected=len(nodes), observed=status.get("numberReady", 0)))

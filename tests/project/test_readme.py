@@ -14,14 +14,18 @@ def _excerpt(marker: str) -> list[str]:
     return README.split(f"<!-- {marker}:", 1)[1].split("```text\n", 1)[1].split("```", 1)[0].splitlines()
 
 
+def _in_order(out: str, marker: str) -> None:
+    lines = out.splitlines()
+    at = 0
+    for line in _excerpt(marker):
+        assert line in lines[at:], line
+        at = lines.index(line, at) + 1
+
+
 def test_the_preview_excerpt_is_the_real_output_in_order():
     code, out, err = run_cli("preview", "ecs-gpu")
     assert code == 0, err
-    lines = out.splitlines()
-    at = 0
-    for line in _excerpt("preview-ecs-gpu"):
-        assert line in lines[at:], line
-        at = lines.index(line, at) + 1
+    _in_order(out, "preview-ecs-gpu")
 
 
 def test_the_verify_excerpt_is_the_real_output_on_real_nodes():
@@ -29,11 +33,7 @@ def test_the_verify_excerpt_is_the_real_output_on_real_nodes():
     `kubectl get nodes -o json` (tests/fixtures/verify/SOURCE.md), unchanged."""
     code, out, err = run_cli("verify", "eks-p3dn-efa", "--from", str(ROOT / "tests" / "fixtures" / "verify" / "performance-study"))
     assert code == 0, err
-    lines = out.splitlines()
-    at = 0
-    for line in _excerpt("verify-eks-p3dn-efa"):
-        assert line in lines[at:], line
-        at = lines.index(line, at) + 1
+    _in_order(out, "verify-eks-p3dn-efa")
 
 
 def test_every_link_of_the_readme_and_the_guides_opens():

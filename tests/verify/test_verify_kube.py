@@ -130,3 +130,92 @@ def test_nodepool_nodes_are_held_to_the_plans_node_for_their_type(tmp_path):
     assert short["subject"] == f"node {nodes[1]['metadata']['name']}" and "NodePool train (p5.48xlarge): allocatable nvidia.com/gpu 7 of 8" in short["message"]
     [whole] = [f for f in findings if f["check"] == "allocatable" and f["subject"] == "NodePool train" and f["verdict"] == "match"]
     assert whole["observed"] == [nodes[0]["metadata"]["name"]]
+
+
+def _edited_plan(tmp_path, edit) -> str:
+    plan = json.loads(open(PLAN).read())
+    edit(plan)
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    return str(path)
+
+
+def _worker_replicas(n: int):
+    def edit(plan):
+        [job] = [r for r in plan["resources"] if r["type"] == "kubernetes:kubeflow.org/v2beta1:MPIJob"]
+        job["inputs"]["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] = n
+    return edit
+
+
+def _verify(plan: str, folder) -> tuple[int, dict]:
+    code, out, err = run_cli("verify", plan, "--from", str(folder), "--json")
+    assert "Traceback" not in err and out, err
+    return code, json.loads(out)["verify"]
+
+
+def test_a_pod_pending_as_the_plan_predicted_matches_with_both_messages(tmp_path):
+    """Three workers on two p5 nodes: the plan leaves one Pending, and so does the live scheduler."""
+    plan = _edited_plan(tmp_path, _worker_replicas(3))
+    message = fleets.study_failed_scheduling()
+    items = fleets.p5_cluster(fleets.p5_fleet_nodes())
+    items.append(fleets.pod("default", "nccl-tests-p5-worker-2", None, phase="Pending", ready=False, unschedulable=message))
+    code, verdict = _verify(plan, fleets.write_case(tmp_path / "case", items))
+    [worker] = [f for f in verdict["findings"] if "(Worker)" in f["subject"]]
+    assert code == 0 and worker["verdict"] == "match"
+    assert worker["message"].startswith(f"Pending, as predicted: the live scheduler: {message}; the plan: Pending (0/4 nodes are available")
+
+
+def test_pods_running_where_the_plan_predicted_pending_are_a_finding_against_the_simulator(tmp_path):
+    plan = _edited_plan(tmp_path, _worker_replicas(3))
+    items = fleets.p5_cluster(fleets.p5_fleet_nodes())
+    items.append(fleets.pod("default", "nccl-tests-p5-worker-2", items[0]["metadata"]["name"]))
+    code, verdict = _verify(plan, fleets.write_case(tmp_path / "case", items))
+    [worker] = [f for f in verdict["findings"] if "(Worker)" in f["subject"]]
+    assert code == 1 and worker["check"] == "simulator" and worker["message"].startswith("3 running; the plan: Pending")
+
+
+def test_a_pod_on_a_group_the_plan_says_it_cannot_land_on(tmp_path):
+    """CoreDNS tolerates no GPU taint: running on a p5 node contradicts the simulator."""
+    items = fleets.p5_cluster(fleets.p5_fleet_nodes())
+    coredns = next(i for i in items if i["metadata"]["name"].startswith("coredns-"))
+    coredns["spec"]["nodeName"] = items[0]["metadata"]["name"]
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", items))
+    [finding] = [f for f in verdict["findings"] if f["subject"] == "Deployment kube-system/coredns"]
+    assert code == 1 and finding["check"] == "simulator"
+    assert f"{coredns['metadata']['name']} on p5" in finding["message"] and "the plan: on system-*" in finding["message"]
+
+
+def test_a_pod_still_starting_is_counted_and_not_a_mismatch(tmp_path):
+    items = fleets.p5_cluster(fleets.p5_fleet_nodes())
+    items.append(fleets.pod("kube-system", "coredns-5d5f9c6b8-klmno", items[2]["metadata"]["name"], phase="Pending", ready=False))
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", items))
+    [finding] = [f for f in verdict["findings"] if f["subject"] == "Deployment kube-system/coredns"]
+    assert code == 0 and finding["message"] == "2 running on system-*; 1 starting; the plan: on system-*"
+
+
+def test_two_daemonsets_that_could_be_the_plugin_are_not_judged(tmp_path):
+    items = fleets.p5_cluster(fleets.p5_fleet_nodes())
+    p5 = [n["metadata"]["name"] for n in items[:2]]
+    items.append(fleets.daemonset("nvidia-device-plugin", "nvidia-device-plugin-daemonset", p5, chart="nvidia-device-plugin"))
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", items))
+    [finding] = [f for f in verdict["findings"] if f["subject"] == "DaemonSet nvidia-device-plugin/p5-train-device-plugins-nvidia"]
+    assert code == 0 and finding["verdict"] == "not-judged" and "several DaemonSets could be it" in finding["message"]
+
+
+def test_a_plugin_the_plan_puts_on_nodepool_nodes_only_is_judged_by_its_own_status(tmp_path):
+    plan = str(ROOT / "tests" / "golden" / "eks-karpenter-gpu.plan.json")
+    nodes = fleets.p5_fleet_nodes()[2:]  # the system group only: no NodePool node yet
+    ds = fleets.daemonset("kube-system", "aws-efa-k8s-device-plugin-daemonset", ["ip-10-60-0-99.ec2.internal"], ready=0, chart="aws-efa-k8s-device-plugin")
+    code, verdict = _verify(plan, fleets.write_case(tmp_path / "case", [*nodes, ds]))
+    [finding] = [f for f in verdict["findings"] if f["subject"] == "DaemonSet kube-system/karpenter-gpu-device-plugins-efa"]
+    assert code == 1 and finding["verdict"] == "mismatch" and "ready 0 of 1 scheduled (the plan puts it on no node group)" in finding["message"]
+    [missing] = [f for f in verdict["findings"] if f["subject"] == "DaemonSet nvidia-device-plugin/karpenter-gpu-device-plugins-nvidia"]
+    assert missing["verdict"] == "mismatch" and "the nodes its NodePools launch" in missing["message"]
+
+
+def test_a_node_with_an_unreadable_quantity_is_not_judged(tmp_path):
+    nodes = fleets.p5_fleet_nodes()
+    nodes[0]["status"]["allocatable"]["nvidia.com/gpu"] = "eight"
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", nodes))
+    [finding] = [f for f in verdict["findings"] if f["subject"] == f"node {nodes[0]['metadata']['name']}"]
+    assert finding["verdict"] == "not-judged" and "nvidia.com/gpu 'eight'" in finding["message"]

@@ -6,6 +6,7 @@ published threshold. It fails closed."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -128,3 +129,20 @@ def test_the_threshold_is_not_judged_below_its_node_count():
 def test_a_plan_without_an_nccl_job_refuses_nccl(tmp_path):
     code, _, err = run_cli("verify", "eks-p3dn-efa", "--from", str(fleets.STUDY.parent), "--nccl")
     assert code == 2 and "the plan has no MPIJob that runs all_reduce_perf" in err
+
+
+def test_the_older_plugins_network_name_is_the_pinned_one():
+    """aws-ofi-nccl before 1.13 calls its network "AWS Libfabric" (NCCL_NET accepts both): the real
+    g4dn.metal run, one EFA NIC per node, passes the network check; it has no pre-check line."""
+    job = nccl_gate.NcclJob("urn:x", "test-nccl-efa", "default", "g4dn.metal", 2, 1, {})
+    found = {f.message.split(":")[0]: f for f in nccl_gate.judge(job, fleets.g4dn_efa_log(), "launcher.log")}
+    assert found["network"].verdict == "match" and "AWS Libfabric over efa, 1 NIC(s) per node" in found["network"].message
+    assert found["the log holds no EFA pre-check line (gpufleet-efa-check)"].verdict == "not-judged"
+
+
+def test_a_run_that_stops_short_of_the_thresholds_message_size_is_not_judged():
+    log = "".join(line + "\n" for line in fleets.p5_run_log().splitlines() if not re.search(r"\s(4294967296|8589934592|17179869184)\s", line))
+    job = nccl_gate.NcclJob("urn:x", "nccl-tests-p5", "default", "p5.48xlarge", 2, 32, {})
+    [bandwidth] = [f for f in nccl_gate.judge(job, log, "launcher.log") if f.message.startswith("bandwidth")]
+    assert bandwidth.verdict == "not-judged"
+    assert "the run's largest message is 2147483648 bytes; the threshold is read at 17179869184" in bandwidth.message
