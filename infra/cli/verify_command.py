@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gpufleet.cli.output import EXIT_OK, EXIT_VIOLATION, InputError, print_json, write
 
+MOST_WAIT = 86400.0  # a bounded wait: an NCCL run that takes longer is not waited for
 MARKS = {"match": "ok", "mismatch": "MISMATCH", "not-judged": "not judged"}
 
 
@@ -69,8 +70,8 @@ def cmd_verify(args) -> int:
         raise InputError("--kubeconfig goes with --context NAME")
     if args.ecs_cluster is not None and args.region is None:
         raise InputError("--ecs-cluster goes with --region REGION")
-    if not args.wait > 0:
-        raise InputError(f"--wait {args.wait:g}: expected a number of seconds above 0")
+    if not 0 < args.wait <= MOST_WAIT:
+        raise InputError(f"--wait {args.wait:g}: expected a number of seconds above 0 and at most {MOST_WAIT:g} (a day)")
     resources, stack, ecs_cluster = _resources(args)
     jobs = nccl_gate.jobs(resources) if args.nccl else []
     if args.nccl and not jobs:

@@ -13,6 +13,7 @@ from gpufleet.verify.fleet import KubeFleet, Observed
 from gpufleet.verify.verdict import BadInput
 
 REQUEST_SECONDS = 30  # one API call; a cluster that does not answer is named, not waited on forever
+LOG_BYTES = 256 * 1024 * 1024  # the most of a launcher's log read (as for a recorded one)
 MPIJOB = ("kubeflow.org", "v2beta1", "mpijobs")
 # The MPI operator's pod labels (kubeflow training-operator's JobNameLabel and JobRoleLabel).
 JOB_NAME, JOB_ROLE = "training.kubeflow.org/job-name", "training.kubeflow.org/job-role"
@@ -99,7 +100,7 @@ def launcher_log(api_client, job: dict, wait_seconds: float, poll_seconds: float
             pod = ended[-1]["metadata"]["name"]
             try:
                 # Raw: the client's own decoding turns a log into the repr of its bytes.
-                response = core.read_namespaced_pod_log(pod, namespace, _preload_content=False, _request_timeout=REQUEST_SECONDS)
+                response = core.read_namespaced_pod_log(pod, namespace, limit_bytes=LOG_BYTES, _preload_content=False, _request_timeout=REQUEST_SECONDS)
                 text = response.data.decode("utf-8", errors="replace")
             except ApiException as err:
                 return None, f"the launcher pod {namespace}/{pod} ended, its log could not be read ({err.status} {err.reason})"

@@ -74,6 +74,8 @@ def test_an_empty_folder_and_a_missing_one(tmp_path):
         ((), "say where the fleet is"),
         (("--from", "x", "--context", "c"), "--from DIR is a recorded fleet: not with --context or --region"),
         (("--context", "c", "--wait", "0"), "--wait 0: expected a number of seconds above 0"),
+        (("--context", "c", "--wait", "inf"), "--wait inf: expected a number of seconds above 0 and at most 86400"),
+        (("--context", "c", "--wait", "nan"), "--wait nan: expected"),
         (("--kubeconfig", "k", "--region", "r"), "--kubeconfig goes with --context NAME"),
     ],
 )

@@ -219,3 +219,33 @@ def test_a_node_with_an_unreadable_quantity_is_not_judged(tmp_path):
     code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", nodes))
     [finding] = [f for f in verdict["findings"] if f["subject"] == f"node {nodes[0]['metadata']['name']}"]
     assert finding["verdict"] == "not-judged" and "nvidia.com/gpu 'eight'" in finding["message"]
+
+
+def test_a_node_without_the_efa_resource_is_short_of_it(tmp_path):
+    """Where the EFA plugin never ran, the node advertises no vpc.amazonaws.com/efa at all."""
+    nodes = fleets.p5_fleet_nodes()
+    for node in nodes[:2]:
+        del node["status"]["allocatable"]["vpc.amazonaws.com/efa"]
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", nodes))
+    short = [f for f in verdict["findings"] if f["check"] == "allocatable" and f["verdict"] == "mismatch"]
+    assert code == 1 and len(short) == 2 and all("vpc.amazonaws.com/efa 0 of 32" in f["message"] for f in short)
+    assert short[0]["commands"][1].endswith("gpufleet.dev/quarantine=short-efa:NoSchedule")
+
+
+def test_a_node_of_a_type_the_plan_does_not_give_its_group(tmp_path):
+    nodes = fleets.p5_fleet_nodes()
+    nodes[0]["metadata"]["labels"]["node.kubernetes.io/instance-type"] = "p5e.48xlarge"
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", nodes))
+    [finding] = [f for f in verdict["findings"] if f["subject"] == f"node {nodes[0]['metadata']['name']}"]
+    assert finding["verdict"] == "not-judged" and "p5e.48xlarge is not a type the plan gives node group p5" in finding["message"]
+    # The other p5 node is still compared.
+    assert any(f["check"] == "allocatable" and f["verdict"] == "match" and f["subject"] == "node group p5" for f in verdict["findings"])
+
+
+def test_daemonsets_recorded_without_their_pods_are_judged_by_their_status(tmp_path):
+    items = [i for i in fleets.p5_cluster(fleets.p5_fleet_nodes(), nvidia_ready=1) if i["kind"] != "Pod"]
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", items))
+    by_subject = {f["subject"]: f for f in verdict["findings"] if f["check"] == "device-plugins"}
+    assert code == 1
+    assert by_subject["DaemonSet nvidia-device-plugin/p5-train-device-plugins-nvidia"]["message"].endswith("not ready on (its pods are not recorded)")
+    assert by_subject["DaemonSet kube-system/aws-node"]["verdict"] == "match"

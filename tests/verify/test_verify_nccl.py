@@ -40,6 +40,7 @@ def test_a_healthy_p5_run_passes_the_gate(tmp_path):
     bandwidth = next(f for f in found if f["message"].startswith("bandwidth"))
     assert network["verdict"] == "match" and "Libfabric over efa, 32 NIC(s) per node" in network["message"]
     assert bandwidth["verdict"] == "match" and bandwidth["observed"]["busbwGBps"] == 487.09
+    assert bandwidth["message"] == "bandwidth: 487.09 GB/s at 17179869184 bytes, at least 270 GB/s"
     assert bandwidth["expected"]["busbwGBps"] == 300 and "NVIDIA/aicr" in bandwidth["expected"]["source"]
     assert bandwidth["urn"].endswith("MPIJob::p5-train-p5-nccl-tests")
 
@@ -138,6 +139,25 @@ def test_the_older_plugins_network_name_is_the_pinned_one():
     found = {f.message.split(":")[0]: f for f in nccl_gate.judge(job, fleets.g4dn_efa_log(), "launcher.log")}
     assert found["network"].verdict == "match" and "AWS Libfabric over efa, 1 NIC(s) per node" in found["network"].message
     assert found["the log holds no EFA pre-check line (gpufleet-efa-check)"].verdict == "not-judged"
+    assert found["bandwidth"].observed == {"messageBytes": 1073741824, "busbwGBps": 3.11, "averageBusbwGBps": 1.15327}
+
+
+def test_a_worker_short_of_efa_in_a_run_that_went_on_fails_the_gate():
+    """A job that is not gpufleet's may run past a short worker: its pre-check line still fails it."""
+    job = nccl_gate.NcclJob("urn:x", "nccl-tests-p5", "default", "p5.48xlarge", 2, 32, {})
+    found = nccl_gate.judge(job, fleets.p5_run_log(efa_found=(32, 30)), "launcher.log")
+    [check] = [f for f in found if f.message.startswith("EFA pre-check")]
+    assert check.verdict == "mismatch" and check.message == "EFA pre-check: nccl-tests-p5-worker-1 found 30 of 32 EFA devices"
+
+
+def test_only_mpijobs_that_run_all_reduce_perf_are_the_gates():
+    plan = json.loads(open(PLAN).read())
+    [job] = [r for r in plan["resources"] if r["type"] == "kubernetes:kubeflow.org/v2beta1:MPIJob"]
+    other = json.loads(json.dumps(job))
+    other["urn"], other["inputs"]["metadata"]["name"] = job["urn"] + "-hello", "mpi-hello"
+    other["inputs"]["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"] = ["mpirun", "hostname"]
+    [found] = nccl_gate.jobs([other, job])
+    assert (found.name, found.workers, found.efa_per_worker, found.instance_type) == ("nccl-tests-p5", 2, 32, "p5.48xlarge")
 
 
 def test_a_run_that_stops_short_of_the_thresholds_message_size_is_not_judged():
