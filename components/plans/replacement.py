@@ -63,11 +63,16 @@ def noise(before, after) -> bool:
     return False
 
 
+def _in_order(path: str) -> str:
+    """A path's sort key that keeps list entries in their order ([2] before [10])."""
+    return re.sub(r"\[(\d+)\]", lambda m: f"[{int(m[1]):010d}]", path)
+
+
 def property_changes(before: Mapping, after: Mapping) -> list[dict]:
     a, b = flatten(dict(before)), flatten(dict(after))
     return [
         {"path": path, "before": a.get(path), "after": b.get(path)}
-        for path in sorted(set(a) | set(b))
+        for path in sorted(set(a) | set(b), key=_in_order)
         if a.get(path) != b.get(path) and not noise(a.get(path), b.get(path))
     ]
 

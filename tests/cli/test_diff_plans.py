@@ -495,3 +495,11 @@ def test_a_group_replaced_through_its_subnets_shows_its_own_list_changes_entry_b
     group = next(r for r in d["resources"]["replaced"] if r["type"].endswith("eks/nodeGroup:NodeGroup") and r["name"] == G5)
     assert group["reason"].startswith("subnetIds comes from Subnet inference-private-us-east-1a (replaced)")
     assert group["summary"] == ["taints[0].effect: NO_SCHEDULE -> NO_EXECUTE"]
+
+
+def test_a_long_lists_changes_keep_its_order():
+    """A reviewer reads a list's entries in order: [2] before [10], not as text sorts them."""
+    from gpufleet.components.plans.replacement import property_changes
+
+    changes = property_changes({"command": [f"a{i}" for i in range(12)]}, {"command": [f"b{i}" for i in range(12)]})
+    assert [c["path"] for c in changes] == [f"command[{i}]" for i in range(12)]
