@@ -21,7 +21,7 @@ def verify(resources: list[dict], observed: Observed, ecs_cluster: str | None, n
         verdict.findings.append(Finding("nodes", NOT_JUDGED, "Kubernetes nodes", "the plan has Kubernetes node groups; none were read (--context NAME, or a recording)"))
     ecs_groups = [g for g in groups if g.platform == "ecs"]
     if observed.ecs is not None:
-        verdict.findings += ecs_checks.check(resources, ecs_groups, observed.ecs, ecs_cluster or "CLUSTER")
+        verdict.findings += ecs_checks.check(resources, ecs_groups, observed.ecs, ecs_cluster or "<cluster>")
     elif ecs_groups:
         verdict.findings.append(Finding("ecs-instances", NOT_JUDGED, "ECS capacity providers", "the plan has ECS capacity providers; none were read (--region REGION, or a recording)"))
     for gap in placement.gaps:

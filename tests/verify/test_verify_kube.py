@@ -213,12 +213,21 @@ def test_a_plugin_the_plan_puts_on_nodepool_nodes_only_is_judged_by_its_own_stat
     assert missing["verdict"] == "mismatch" and "the nodes its NodePools launch" in missing["message"]
 
 
-def test_a_node_with_an_unreadable_quantity_is_not_judged(tmp_path):
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (lambda n: n["status"]["allocatable"].__setitem__("nvidia.com/gpu", "eight"), "not a quantity: nvidia.com/gpu 'eight'"),
+        (lambda n: n["metadata"]["labels"].__setitem__("node.kubernetes.io/instance-type", "p5e.48xlarge"), "p5e.48xlarge is not a type the plan gives node group p5"),
+    ],
+)
+def test_a_node_that_cannot_be_compared_is_not_judged_and_the_others_are(tmp_path, edit, said):
     nodes = fleets.p5_fleet_nodes()
-    nodes[0]["status"]["allocatable"]["nvidia.com/gpu"] = "eight"
+    edit(nodes[0])
     code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", nodes))
     [finding] = [f for f in verdict["findings"] if f["subject"] == f"node {nodes[0]['metadata']['name']}"]
-    assert finding["verdict"] == "not-judged" and "nvidia.com/gpu 'eight'" in finding["message"]
+    assert code == 0 and finding["verdict"] == "not-judged" and said in finding["message"]
+    [other] = [f for f in verdict["findings"] if f["check"] == "allocatable" and f["subject"] == "node group p5"]
+    assert other["verdict"] == "match" and other["observed"] == [nodes[1]["metadata"]["name"]]
 
 
 def test_a_node_without_the_efa_resource_is_short_of_it(tmp_path):
@@ -230,16 +239,6 @@ def test_a_node_without_the_efa_resource_is_short_of_it(tmp_path):
     short = [f for f in verdict["findings"] if f["check"] == "allocatable" and f["verdict"] == "mismatch"]
     assert code == 1 and len(short) == 2 and all("vpc.amazonaws.com/efa 0 of 32" in f["message"] for f in short)
     assert short[0]["commands"][1].endswith("gpufleet.dev/quarantine=short-efa:NoSchedule")
-
-
-def test_a_node_of_a_type_the_plan_does_not_give_its_group(tmp_path):
-    nodes = fleets.p5_fleet_nodes()
-    nodes[0]["metadata"]["labels"]["node.kubernetes.io/instance-type"] = "p5e.48xlarge"
-    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", nodes))
-    [finding] = [f for f in verdict["findings"] if f["subject"] == f"node {nodes[0]['metadata']['name']}"]
-    assert finding["verdict"] == "not-judged" and "p5e.48xlarge is not a type the plan gives node group p5" in finding["message"]
-    # The other p5 node is still compared.
-    assert any(f["check"] == "allocatable" and f["verdict"] == "match" and f["subject"] == "node group p5" for f in verdict["findings"])
 
 
 def test_daemonsets_recorded_without_their_pods_are_judged_by_their_status(tmp_path):
