@@ -251,10 +251,25 @@ def _plugins(placement: PlanPlacement, fleet: KubeFleet, groups: list[_Group], b
     return found
 
 
+# The names the controllers give their pods (a 5-character random suffix from generateName; a
+# Deployment's ReplicaSet adds its pod-template hash, up to 10 characters; an indexed Job its index;
+# the MPI operator names its workers by index and its launcher's Job after the MPIJob). A bare name
+# prefix would take coredns-autoscaler's pods for CoreDNS's.
+_POD_NAMES = {
+    "Deployment": r"-[a-z0-9]{1,10}-[a-z0-9]{5}",
+    "Job": r"(-\d+)?-[a-z0-9]{5}",
+    "CronJob": r"-\d+(-\d+)?-[a-z0-9]{5}",
+    "StatefulSet": r"-\d+",
+    ("MPIJob", "worker"): r"-worker-\d+",
+    ("MPIJob", "launcher"): r"-launcher(-[a-z0-9]{5})?",
+}
+
+
 def _live_pods(owner: re.Match, pods: Iterable[Mapping]) -> list[Mapping]:
     namespace, name, role = owner["namespace"], owner["name"], (owner["extra"] or "").lower()
-    prefix = f"{name}-{role}" if owner["kind"] == "MPIJob" and role else f"{name}-"
-    return [p for p in pods if (p.get("metadata") or {}).get("namespace") == namespace and _name(p).startswith(prefix)]
+    suffix = _POD_NAMES.get((owner["kind"], role)) or _POD_NAMES.get(owner["kind"]) or r"-[a-z0-9-]+"
+    pattern = re.compile(re.escape(name) + suffix)
+    return [p for p in pods if (p.get("metadata") or {}).get("namespace") == namespace and pattern.fullmatch(_name(p))]
 
 
 def _unschedulable(pod: Mapping) -> str | None:

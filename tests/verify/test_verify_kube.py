@@ -248,3 +248,15 @@ def test_daemonsets_recorded_without_their_pods_are_judged_by_their_status(tmp_p
     assert code == 1
     assert by_subject["DaemonSet nvidia-device-plugin/p5-train-device-plugins-nvidia"]["message"].endswith("not ready on (its pods are not recorded)")
     assert by_subject["DaemonSet kube-system/aws-node"]["verdict"] == "match"
+
+
+def test_pods_of_another_deployment_sharing_the_name_prefix_are_not_counted(tmp_path):
+    """coredns-autoscaler's pod is not one of CoreDNS's (the pod names a Deployment gives its pods)."""
+    items = fleets.p5_cluster(fleets.p5_fleet_nodes())
+    items.append(fleets.pod("kube-system", "coredns-autoscaler-6d8f9c7b5-x2k4p", items[0]["metadata"]["name"]))
+    items.append(fleets.pod("default", "nccl-tests-p5-worker-2-debug", items[0]["metadata"]["name"]))
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", items))
+    by_subject = {f["subject"]: f for f in verdict["findings"]}
+    assert code == 0
+    assert by_subject["Deployment kube-system/coredns"]["message"] == "2 running on system-*; the plan: on system-*"
+    assert by_subject["MPIJob default/nccl-tests-p5 (Worker)"]["message"].startswith("2 running on p5")
