@@ -10,7 +10,7 @@ from pulumi_policy import EnforcementLevel, PolicyPack
 
 from gpufleet.components.catalog import catalog
 from gpufleet.engine.patches import PACK, applied
-from gpufleet.policies import ack, aks, api, coverage, ecs, ecs_managed, ecs_sharing, eks, gke, k8s, karpenter, lifecycle, neuron, placement, security, updates
+from gpufleet.policies import ack, aks, api, budget, coverage, ecs, ecs_managed, ecs_sharing, eks, gke, k8s, karpenter, lifecycle, neuron, placement, security, updates
 
 # The catalog (every instance type, every ECS GPU AMI id) is loaded once and never freed: keep it
 # out of the collector's full passes, which otherwise walk it again for every batch of resources.
@@ -23,7 +23,7 @@ gc.freeze()
 # less often. The pack lives for one preview.
 gc.set_threshold(100_000, 20, 100)
 # The pack's rule groups, in the order its policies are listed: one module each, with its POLICIES.
-GROUPS = (ecs, ecs_sharing, ecs_managed, neuron, eks, k8s, karpenter, ack, gke, aks, placement, api, lifecycle, security, updates, coverage)
+GROUPS = (ecs, ecs_sharing, ecs_managed, neuron, eks, k8s, karpenter, ack, gke, aks, placement, api, lifecycle, security, updates, budget, coverage)
 
 # pulumi_policy's servicer, mended and spared repeated work where its version is the one the
 # patches were written for (gpufleet.engine.patches); PolicyPack serves until the CLI stops it.

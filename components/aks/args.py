@@ -94,6 +94,11 @@ class AksFleetArgs(SpecModel):
         description="Azure resource ID of an existing AKS cluster (absent with createCluster).",
     )
     create_cluster: AksClusterCreateArgs | None = Field(None, description="Create the cluster (absent with clusterId).")
+    location: str | None = Field(
+        None,
+        pattern=r"^[a-z]+[a-z0-9]*$",
+        description="Azure region of the existing cluster (clusterId), e.g. eastus: the pools' prices are its region's; absent leaves them unknown. A created cluster gives createCluster.location instead.",
+    )
     node_pools: list[AksNodePoolArgs] = Field(min_length=1, description="GPU node pools.")
     kubernetes: AksKubernetesArgs | None = Field(
         None, description="Access to an existing cluster for the device plugin and workloads; absent installs nothing there (a created cluster needs none)."
@@ -106,7 +111,14 @@ class AksFleetArgs(SpecModel):
     def _one_cluster(self) -> "AksFleetArgs":
         if (self.cluster_id is None) == (self.create_cluster is None):
             raise rule_error("aks-cluster", "give exactly one of clusterId (an existing cluster) and createCluster")
+        if self.location is not None and self.create_cluster is not None:
+            raise rule_error("aks-location", f"location {self.location!r} is for an existing cluster: a created cluster's region is createCluster.location")
         return self
+
+    @property
+    def region(self) -> str | None:
+        """The cluster's Azure region, where known (it prices the pools)."""
+        return self.create_cluster.location if self.create_cluster is not None else self.location
 
     @property
     def subscription_id(self) -> str:

@@ -14,7 +14,8 @@ def _build(fleet, region, opts):
 
 
 def _summary(fleet, region, cat):
-    return {"groups": [_pool(pool, cat.facts.aks) for pool in fleet.node_pools]}
+    # An existing cluster's region is in no resource of the plan: the summary carries it for the prices.
+    return {"groups": [_pool(pool, cat.facts.aks) for pool in fleet.node_pools], **({"regions": {"azure": fleet.region}} if fleet.region else {})}
 
 
 def _pool(pool, aks) -> dict:

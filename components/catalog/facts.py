@@ -431,6 +431,8 @@ class GkeFacts(_Facts):
     node_repair: Value
     accelerators: dict[str, GpuModel]
     accelerators_source: str
+    price_names: dict[str, str]  # accelerator type -> the price snapshot's GPU name
+    price_names_source: str
     machine_types: dict[str, GkeMachineType]
     machine_types_source: str
     default_machine_type: Value

@@ -57,6 +57,7 @@ AKS_NATIVE_CLUSTER = "azure-native:containerservice:ManagedCluster"
 AKS_NATIVE_AGENT_POOL = "azure-native:containerservice:AgentPool"
 STACK = "pulumi:pulumi:Stack"
 AWS_PROVIDER = "pulumi:providers:aws"
+GCP_PROVIDER = "pulumi:providers:gcp"
 
 # Provider functions (invokes) the offline engine answers
 GET_AVAILABILITY_ZONES = "aws:index/getAvailabilityZones:getAvailabilityZones"

@@ -39,6 +39,10 @@ class Group:
     neuron_cores: int = 0
     efa_interfaces: int = 0
     template_urn: str | None = None  # the launch template whose change rolls the group's instances
+    cloud: str | None = None  # whose prices apply: aws, gcp, azure (None: no price source, Alibaba)
+    zones: tuple[str, ...] = ()  # the zones the plan names for the group (spot prices differ by zone)
+    priced_accelerator: tuple[str, int] | None = None  # GCP: the GPUs priced apart from the machine type
+    gpu_fraction: float = 0  # a fractional-GPU type's share of a GPU per instance (G6f)
 
     def totals(self) -> dict[str, int]:
         n = self.sizes.get("desired") or 0
@@ -77,6 +81,8 @@ def _accelerators(group: Group) -> None:
     except UnknownInstanceType:
         return
     group.gpus = gpu_rules.whole_gpus(it) or 0
+    if it.gpu is not None and it.gpu.fractional:
+        group.gpu_fraction = it.gpu.partition_size * it.gpu.logical_count
     if it.neuron is not None:
         group.neuron_chips = it.neuron.count
         group.neuron_cores = it.neuron.count * it.neuron.cores_per_device
@@ -97,7 +103,7 @@ def _eks(r: dict, by_urn: dict[str, dict]) -> Group:
         {"min": scaling.get("minSize"), "desired": scaling.get("desiredSize"), "max": scaling.get("maxSize")},
         inputs.get("amiType"), inputs.get("capacityType") or "ON_DEMAND",
         sorted(describe_taint(t) for t in inputs.get("taints") or [] if isinstance(t, dict)),
-        efa_interfaces=_efa(template), template_urn=template["urn"] if template else None,
+        efa_interfaces=_efa(template), template_urn=template["urn"] if template else None, cloud="aws",
     )
     _accelerators(group)
     return group
@@ -119,7 +125,7 @@ def _ecs(r: dict, by_urn: dict[str, dict]) -> Group | None:
         "ecs", r["inputs"].get("name") or r["name"], r["urn"], lt.get("instanceType") or "?",
         {"min": sizes.get("minSize"), "desired": sizes.get("desiredCapacity"), "max": sizes.get("maxSize")},
         f"{ami.accelerator} {ami.variant}" if ami else lt.get("imageId"), "SPOT" if market == "spot" else "ON_DEMAND",
-        efa_interfaces=_efa(template), template_urn=template["urn"],
+        efa_interfaces=_efa(template), template_urn=template["urn"], cloud="aws",
     )
     _accelerators(group)
     return group
@@ -168,8 +174,11 @@ def _gke(r: dict) -> Group | None:
         ami = f"{ami}, MIG {first['gpuPartitionSize']}"
     if sharing:
         ami = f"{ami}, {sharing.get('gpuSharingStrategy')} x{sharing.get('maxSharedClientsPerGpu')}"
-    group = Group("gke", inputs.get("name") or r["name"], r["urn"], machine_type, sizes, ami, "SPOT" if config.get("spot") else "ON_DEMAND")
+    group = Group("gke", inputs.get("name") or r["name"], r["urn"], machine_type, sizes, ami, "SPOT" if config.get("spot") else "ON_DEMAND", cloud="gcp")
     group.gpus = gpus.count
+    locations = inputs.get("nodeLocations") or ([inputs["location"]] if gke_rules.is_zone(inputs.get("location")) else [])
+    group.zones = tuple(z for z in locations if isinstance(z, str))
+    group.priced_accelerator = (gke.price_names.get(gpus.accelerator, gpus.accelerator), gpus.count)
     return group
 
 
@@ -184,7 +193,7 @@ def _aks(r: dict) -> Group | None:
         sizes = {"min": inputs.get("nodeCount"), "desired": inputs.get("nodeCount"), "max": inputs.get("nodeCount")}
     ami = f"driver {inputs.get('gpuDriver') or 'Install'}" + (f", {inputs['gpuInstance']}" if inputs.get("gpuInstance") else "")
     taints = sorted(t for t in inputs.get("nodeTaints") or [] if isinstance(t, str))
-    group = Group("aks", inputs.get("name") or r["name"], r["urn"], node.vm_size, sizes, ami, inputs.get("priority") or "Regular", taints)
+    group = Group("aks", inputs.get("name") or r["name"], r["urn"], node.vm_size, sizes, ami, inputs.get("priority") or "Regular", taints, cloud="azure")
     group.gpus = node.count
     return group
 
@@ -204,7 +213,7 @@ def _karpenter(r: dict) -> Group | None:
     capacity = next((t for t in mapping(spec.get("template")).get("spec", {}).get("requirements") or [] if isinstance(t, dict) and t.get("key") == cat.facts.karpenter.labels.capacity_type), {})
     group = Group(
         "karpenter", name, r["urn"], largest.shape.instance_type, {"min": 0, "desired": 0, "max": min(bounds) if bounds else None}, None,
-        "/".join(capacity.get("values") or []) or None, sorted(describe_taint(t) for t in largest.shape.taints),
+        "/".join(capacity.get("values") or []) or None, sorted(describe_taint(t) for t in largest.shape.taints), cloud="aws",
     )
     it = cat.get(largest.shape.instance_type)
     group.gpus = gpu_rules.whole_gpus(it) or 0

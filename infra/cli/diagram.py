@@ -40,11 +40,21 @@ def label(*lines: str) -> str:
     return f'"{text}"'
 
 
-def group_lines(g: Group) -> list[str]:
+def group_lines(g: Group, costs: dict[str, dict] | None = None) -> list[str]:
+    """A group's label: name, type and size, what it carries, and (priced) its hourly cost at desired."""
     desired = g.sizes.get("desired")
     total = g.totals()
     carried = [counted(total[k], noun) for k, noun in CARRIED if total[k]]
-    return [f"{g.platform} {g.name}", f"{g.instance_type} x{desired}", ", ".join(carried) or "no accelerators"]
+    lines = [f"{g.platform} {g.name}", f"{g.instance_type} x{desired}", ", ".join(carried) or "no accelerators"]
+    priced = (costs or {}).get(g.urn)
+    if priced is not None:
+        hourly = priced["hourly"]["desired"]
+        lines.append(f"${hourly:,.2f}/h" if hourly is not None else f"$ unknown ({priced['purchase']})")
+    return lines
+
+
+def _costs(cost: dict | None) -> dict[str, dict]:
+    return {c["urn"]: c for c in (cost or {}).get("groups") or []}
 
 
 def _cluster_of(resources: list[dict], clusters: dict[str, dict]) -> dict[str, str]:
@@ -68,6 +78,7 @@ def fleet(plan: dict) -> str:
     resources = plan["resources"]
     clusters = {r["urn"]: r for r in resources if r["type"] in CLUSTERS}
     groups = accelerated_groups(resources)
+    costs = _costs(plan.get("cost"))
     where = _cluster_of(resources, clusters)
     lines = ["flowchart LR"]
     by_cluster: dict[str | None, list[Group]] = {}
@@ -80,7 +91,7 @@ def fleet(plan: dict) -> str:
             title = label(CLUSTERS[c["type"]] + " " + c["name"])
             lines.append(f"  subgraph {node_id('cluster', curn)}[{title}]")
             indent = "    "
-        lines += [f"{indent}{node_id('group', g.urn)}[{label(*group_lines(g))}]" for g in members]
+        lines += [f"{indent}{node_id('group', g.urn)}[{label(*group_lines(g, costs))}]" for g in members]
         if curn is not None:
             lines.append("  end")
     by_name = {g.name: g for g in groups.values()}
@@ -114,14 +125,15 @@ def changes(d, base: list[dict], head: list[dict]) -> str:
     a = {key(u): g for u, g in after.items()}
     if not (a or b):
         return ""  # no accelerated group on either side: nothing to draw
+    costs = {side: _costs(d.cost.get(side)) for side in ("before", "after")}
     drains = {key(x["urn"]): x["reason"] for x in d.drains}
     replaced = {key(x["urn"]) for x in d.replaced}
     lines = ["flowchart LR", "  subgraph before[before]"]
-    lines += [f"    {node_id('b', u)}[{label(*group_lines(g))}]" + ("" if u in a else ":::removed") for u, g in b.items()]
+    lines += [f"    {node_id('b', u)}[{label(*group_lines(g, costs['before']))}]" + ("" if u in a else ":::removed") for u, g in b.items()]
     lines += ["  end", "  subgraph after[after]"]
     for u, g in a.items():
         mark = ":::added" if u not in b else ":::replaced" if u in replaced else ""
-        lines.append(f"    {node_id('a', u)}[{label(*group_lines(g))}]{mark}")
+        lines.append(f"    {node_id('a', u)}[{label(*group_lines(g, costs['after']))}]{mark}")
     lines.append("  end")
     for u in (u for u in a if u in b):
         reason = drains.get(u, "")

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from gpufleet.components.catalog import catalog
 from gpufleet.components.simulate import k8s_scheduler
-from gpufleet.components.plans import placement as plan_placement, replacement
+from gpufleet.components.plans import cost as plan_cost, placement as plan_placement, replacement
+from gpufleet.components.rules import cost as cost_rules
 from gpufleet.cli import diagram
 from gpufleet.cli.property_changes import summarize
 from gpufleet.components.plans.groups import Group, accelerated_groups
@@ -49,6 +50,8 @@ class PlanDiff:
     refused: list[dict] = field(default_factory=list)
     # The groups before and after as a Mermaid flowchart (Markdown output only).
     picture: str = ""
+    # What the change adds or saves: per group and for the fleet, per hour and month, at desired and max.
+    cost: dict = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -65,6 +68,7 @@ class PlanDiff:
             "placement": {"worse": self.placement_worse, "better": self.placement_better},
             "affected": self.affected,
             "refusedDeletes": self.refused,
+            "cost": self.cost,
         }
 
 
@@ -126,6 +130,7 @@ def diff_plans(
         {_key(u): g for u, g in accelerated_groups(head).items()},
     )
     _karpenter_drift(result, new)
+    result.cost = cost_change(base, head)
     _placement(result, base, head)
     result.picture = diagram.changes(result, base, head)
     key = lambda f: (f["policy"], _key(f.get("urn") or ""), f["message"])  # noqa: E731
@@ -340,3 +345,56 @@ def _group_notes(before: Group | None, after: Group | None) -> list[str]:
     if added:
         notes.append(f"taints added: {', '.join(added)}")
     return notes
+
+
+def _delta(before: float | None, after: float | None) -> float | None:
+    return round(after - before, 4) if before is not None and after is not None else None
+
+
+def _cost_sides(before: dict | None, after: dict | None) -> dict:
+    """Per hour and per month at desired and max: before, after and the change (None: unknown)."""
+    out = {}
+    for size in ("desired", "max"):
+        b = before["hourly"][size] if before else 0.0
+        a = after["hourly"][size] if after else 0.0
+        change = _delta(b, a)
+        out[size] = {"before": b, "after": a, "hourly": change, "monthly": round(change * cost_rules.HOURS_PER_MONTH, 2) if change is not None else None}
+    return out
+
+
+def cost_change(base: list[dict], head: list[dict]) -> dict:
+    """What the change adds or saves, per group whose cost changes and for the whole fleet, priced
+    from the same snapshot on both sides."""
+    before, after = plan_cost.plan_cost(base), plan_cost.plan_cost(head)
+    old = {_key(g["urn"]): g for g in before["groups"]}
+    new = {_key(g["urn"]): g for g in after["groups"]}
+    groups = []
+    for urn in list(new) + [u for u in old if u not in new]:
+        b, a = old.get(urn), new.get(urn)
+        sides = _cost_sides(b, a)
+        if all(v["before"] == v["after"] for v in sides.values()):
+            continue
+        g = a or b
+        what = []
+        if b and a:
+            if b["instanceType"] != a["instanceType"]:
+                what.append(f"instance type {b['instanceType']} -> {a['instanceType']}")
+            what += [f"{size}Size {b['instances'][size]} -> {a['instances'][size]}" for size in ("min", "desired", "max") if b["instances"][size] != a["instances"][size]]
+            if b["purchase"] != a["purchase"]:
+                what.append(f"purchase {b['purchase']} -> {a['purchase']}")
+        unknown = [x["basis"] for x in (b, a) if x is not None and x["pricePerHour"] is None]
+        groups.append(
+            {
+                "group": g["group"], "platform": g["platform"], "urn": g["urn"], "instanceType": g["instanceType"],
+                "status": "added" if b is None else "removed" if a is None else "changed",
+                "changes": what, **sides, **({"unknown": unknown[0]} if unknown else {}),
+            }
+        )
+    return {
+        "prices": after["prices"]["date"],
+        "before": before,
+        "after": after,
+        "groups": groups,
+        "total": _cost_sides(before["total"], after["total"]),
+        "complete": before["complete"] and after["complete"],
+    }

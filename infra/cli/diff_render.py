@@ -13,6 +13,31 @@ def _where(finding: dict) -> str:
     return (finding.get("urn") or "the stack").rsplit("::", 1)[-1]
 
 
+def _dollars(value: float | None, per: str) -> str:
+    if value is None:
+        return "unknown"
+    sign = "+" if value > 0 else "-" if value < 0 else "±"
+    return f"{sign}${abs(value):,.2f}/{per}"
+
+
+def _cost_lines(cost: dict, h, bullet: str) -> list[str]:
+    """The cost a change adds or saves: each group whose cost changes, then the fleet."""
+    if not cost or not cost["groups"]:
+        return []
+
+    def at(sides: dict) -> str:
+        return ", ".join(f"{_dollars(sides[s]['hourly'], 'h')} at {s} ({_dollars(sides[s]['monthly'], 'month')})" for s in ("max", "desired"))
+
+    lines = ["", h(3, "Cost"), ""]
+    for g in cost["groups"]:
+        what = "; ".join(g["changes"]) or g["status"]
+        unknown = f" (price unknown: {g['unknown']})" if g.get("unknown") else ""
+        lines.append(f"{bullet}{g['platform']} {g['group']} ({g['instanceType']}) {what}: {at(g)}{unknown}")
+    partial = "" if cost["complete"] else " (groups of unknown price left out)"
+    lines.append(f"{bullet}fleet: {at(cost['total'])}{partial}; prices of {cost['prices']}")
+    return lines
+
+
 def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
     def h(level: int, text: str) -> str:
         if markdown:
@@ -42,6 +67,7 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
             lines.append(f"{bullet}{title}: {g['status']}, " + ", ".join(carried))
         else:
             lines.append(f"{bullet}{title}: " + "; ".join(g["notes"]))
+    lines += _cost_lines(d.cost, h, bullet)
     if markdown and d.picture:
         lines += ["", "```mermaid", d.picture.rstrip("\n"), "```"]
     def placement(e: dict) -> str:

@@ -39,7 +39,7 @@ def _render_preview(plan: dict, console: Console) -> None:
         # Components in bold: the groups a reader scans for.
         nodes[r["urn"]] = parent.add(f"{r['type']}  {r['name']}", bold=not r["custom"])
     root.print(console)
-    render_summary(plan["summary"], console)
+    render_summary(plan["summary"], console, plan.get("cost"))
     render_placement(plan.get("placement") or {}, console)
     render_findings(plan["policy"], console)
 
@@ -60,7 +60,7 @@ def render_findings(policy: dict, console: Console) -> None:
     console.print(f"{head}: {mandatory} mandatory, {len(violations) - mandatory} advisory", style="bold")
     by_urn: dict[str, list[dict]] = {}
     for v in violations:
-        by_urn.setdefault(v["urn"], []).append(v)
+        by_urn.setdefault(v.get("urn") or "", []).append(v)
     for urn, found in by_urn.items():
         kind = found[0].get("type", "")
         # soft_wrap: a URN is copied into other tools, so it is never broken across lines.
@@ -109,12 +109,43 @@ def _software(g: dict) -> str:
     return "no cloud driver" if by == "none" else f"driver: {by.upper()}"
 
 
-def render_summary(summary: dict, console: Console) -> None:
+def _money(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return f"{value:,.0f}" if value >= 1000 else f"{value:,.2f}"
+
+
+def _cost_sizes(amounts: dict | None) -> str:
+    return "/".join(_money(amounts[k]) for k in ("min", "desired", "max")) if amounts else "-"
+
+
+def _cost_cells(c: dict | None) -> list[str]:
+    """A group's cost column: $/h at min/desired/max (one instance's price and one accelerator-hour's
+    follow the table, per group)."""
+    if c is None:
+        return ["-"]
+    if c["pricePerHour"] is None:
+        return [f"unknown ({c['purchase']})"]
+    return [_cost_sizes(c["hourly"])]
+
+
+def _matching(g: dict, priced: list[dict]) -> dict | None:
+    """The cost block's entry for a summary group: the same type, and the group's name (a capacity
+    provider's name is its cluster's prefix and the group's)."""
+    for c in priced:
+        if c["instanceType"] == g["instanceType"] and (c["group"] == g["group"] or c["group"].endswith(f"-{g['group']}")):
+            return c
+    return None
+
+
+def render_summary(summary: dict, console: Console, cost: dict | None = None) -> None:
     groups = summary.get("groups") or []
-    neuron = any(g["kind"] == "neuron" for g in groups)
+    priced = list((cost or {}).get("groups") or [])
     if groups:
         columns = ["group", "instance type", "per instance", "instances\nmin/des/max", "GPUs or chips\nmin/des/max"]
-        table = TextTable("Accelerators", columns + (["NeuronCores\nmin/des/max"] if neuron else []))
+        money = ["$ per hour\nmin/des/max"] if cost else []
+        table = TextTable("Accelerators", columns + money)
+        shown: list[dict] = []
         for g in groups:
             row = [
                 f"{g['group']}\n{g['platform']}, {g['purchase']}, {_software(g)}"
@@ -122,12 +153,23 @@ def render_summary(summary: dict, console: Console) -> None:
                 g["instanceType"] + (f"\n(largest of {g['typesAdmitted']})" if g.get("typesAdmitted", 1) > 1 else ""),
                 _per_instance(g),
                 _sizes(g["instances"]),
-                _sizes(g["accelerators"]),
+                _sizes(g["accelerators"]) + (f"\n= {_sizes(g.get('neuronCores'))}\nNeuronCores" if g["kind"] == "neuron" else ""),
             ]
-            table.add_row(*row, *([_sizes(g.get("neuronCores"))] if neuron else []))
+            match = _matching(g, priced) if cost else None
+            if match is not None:
+                shown.append(match)
+            table.add_row(*row, *(_cost_cells(match) if cost else []))
+        for c in priced:
+            if c not in shown:  # a group without accelerators (a system group) costs money too
+                row = [f"{c['group']}\n{c['platform']}, {c['purchase']}", c["instanceType"], "no accelerators" if not c["acceleratorsPerInstance"] else "-", _sizes(c["instances"]), "-"]
+                table.add_row(*row, *_cost_cells(c))
         for t in summary.get("totals") or []:
-            row = ["total", "", f"{t['model']} ({'chips' if t['kind'] == 'neuron' else 'GPUs'})", "", _sizes(t)]
-            table.add_row(*row, *([_sizes(t.get("neuronCores"))] if neuron else []), bold=True)
+            cores = f"\n= {_sizes(t.get('neuronCores'))}\nNeuronCores" if t.get("neuronCores") else ""
+            row = ["total", "", f"{t['model']} ({'chips' if t['kind'] == 'neuron' else 'GPUs'})", "", _sizes(t) + cores]
+            table.add_row(*row, *([""] if cost else []), bold=True)
+        if cost:
+            at_least = "" if cost["complete"] else "at least\n"
+            table.add_row("cost", "", "", "", "", at_least + _cost_sizes(cost["total"]["hourly"]), bold=True)
         table.print(console)
         # Groups that state what repairs their nodes: one line per distinct statement.
         repairs: dict[str, list[str]] = {}
@@ -136,6 +178,8 @@ def render_summary(summary: dict, console: Console) -> None:
                 repairs.setdefault(g["repair"], []).append(g["group"])
         for text, names in repairs.items():
             console.print(f"Node repair ({', '.join(names)}): {text}", highlight=False)
+    if cost:
+        render_cost(cost, console, table_shown=bool(groups))
     if summary.get("managedInstances"):
         table = TextTable("ECS Managed Instances (ECS launches what the tasks need)", ["provider", "admitted types", "accelerators"])
         for m in summary["managedInstances"]:
@@ -171,6 +215,48 @@ def render_summary(summary: dict, console: Console) -> None:
                 service += f"\n{w['perChip']['note']}"
             table.add_row(w["name"], w["capacityProvider"], per_task, str(fit), service)
         table.print(console)
+
+
+def render_cost(cost: dict, console: Console, table_shown: bool = True) -> None:
+    """The cost lines under the Accelerators table (or a table of their own for a plan without one):
+    totals, by purchase option, the idle cost of the minimum sizes, what the workloads need, the
+    prices' date and source, and every group whose price is unknown."""
+    groups = cost.get("groups") or []
+    if not groups:
+        return
+    if not table_shown:
+        table = TextTable("Cost", ["group", "instance type", "instances\nmin/des/max", "$ per hour\nmin/des/max"])
+        for c in groups:
+            table.add_row(f"{c['group']}\n{c['platform']}", c["instanceType"], _sizes(c["instances"]), *_cost_cells(c))
+        table.add_row("total", "", "", _cost_sizes(cost["total"]["hourly"]), bold=True)
+        table.print(console)
+    total, hours = cost["total"], cost["prices"]["hoursPerMonth"]
+    partial = "" if cost["complete"] else f" (without {counted(len(cost['unpriced']), 'group')} of unknown price)"
+    console.print(
+        f"Cost{partial}: ${_money(total['hourly']['desired'])}/h at desired size (${_money(total['monthly']['desired'])}/month), "
+        f"${_money(total['monthly']['max'])}/month at max; idle at min size ${_money(total['idleMonthly'])}/month",
+        highlight=False,
+    )
+    if "needed" in total:
+        least = "" if total["needed"]["complete"] else "at least "
+        console.print(f"What the workloads need (placement): {least}${_money(total['needed']['hourly'])}/h (${_money(total['needed']['monthly'])}/month)", highlight=False)
+    options = cost.get("byPurchase") or {}
+    if len(options) > 1:
+        said = "; ".join(f"{o} ${_money(v['hourly']['desired'])}/h at desired, ${_money(v['hourly']['max'])}/h at max" for o, v in options.items())
+        console.print(f"By purchase option: {said}", highlight=False)
+    each = [
+        f"{c['group']} ${_money(c['pricePerHour'])}/h an instance ({c['purchase']})"
+        + (f", ${_money(c['perAcceleratorHour'])} an accelerator-hour" if c["perAcceleratorHour"] is not None else "")
+        for c in groups
+        if c["pricePerHour"] is not None
+    ]
+    if each:
+        console.print(f"Prices: {'; '.join(each)}", highlight=False)
+    for u in cost.get("unpriced") or []:
+        console.print(f"Cost of {u['group']} ({u['instanceType']}) unknown: {u['reason']}", highlight=False, soft_wrap=True)
+    used = {c.get("cloud") for c in groups}
+    sources = "; ".join(f"{c} {s}" for c, s in cost["prices"]["sources"].items() if c in used) or "no group priced"
+    console.print(f"Prices of {cost['prices']['date']} in USD, {hours} hours a month ({sources})", highlight=False, soft_wrap=True)
 
 
 def render_ack_pools(pools: list[dict], console: Console) -> None:

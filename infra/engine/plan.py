@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpufleet.components.plans import placement as plan_placement
+from gpufleet.components.plans import cost as plan_cost, placement as plan_placement
 from gpufleet.engine.runtime import ProgramRun, RecordedResource
 from gpufleet.summary import SUMMARY_OUTPUT
 
@@ -48,6 +48,7 @@ def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
     outputs = {k: v for k, v in run.outputs.items() if k != SUMMARY_OUTPUT}
     summary = dict(run.outputs.get(SUMMARY_OUTPUT) or {})
     entries = [plan_resource(r) for r in resources]
+    placement = _with_gaps(plan_placement.placement(plan_placement.from_plan({"resources": entries})).as_dict(), run.gaps)
     return {
         "version": PLAN_VERSION,
         "project": project,
@@ -62,7 +63,9 @@ def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
             **summary,
         },
         # Where every pod and task lands, read from the resources as the policy pack reads them.
-        "placement": _with_gaps(plan_placement.placement(plan_placement.from_plan({"resources": entries})).as_dict(), run.gaps),
+        "placement": placement,
+        # What the groups cost, priced from the catalog's dated snapshot (null where unknown).
+        "cost": plan_cost.plan_cost(entries, placement, plan_cost.plan_hints(summary)),
     }
 
 

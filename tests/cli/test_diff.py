@@ -476,3 +476,35 @@ def test_a_change_that_leaves_pods_unprovisionable_is_named():
     [worse] = result.placement_worse
     assert (worse["name"], worse["before"], worse["after"]) == ("pod Deployment default/web", "provisioned", "pending")
     assert "NodePool gpu: its requirements admit no instance type of the catalog" in worse["why"]
+
+
+COST_GOLDEN = ROOT / "tests" / "golden" / "diff-p5-maxsize.md"
+
+
+def _p5_on_demand(c):
+    group = c["gpufleet:eks"]["nodeGroups"][0]
+    group["capacityType"] = "ON_DEMAND"
+    group.pop("capacityReservationId", None)
+
+
+def test_doubling_a_p5_group_s_max_size_names_the_added_cost(tmp_path):
+    """p5 maxSize 2 -> 4 (on demand, so the snapshot prices it): +2 x $55.04/h at max, nothing at
+    desired. GPUFLEET_UPDATE_GOLDEN=1 rewrites the golden Markdown after a reviewed change."""
+    import os
+
+    def doubled(c):
+        _p5_on_demand(c)
+        c["gpufleet:eks"]["nodeGroups"][0]["maxSize"] = 4
+
+    (tmp_path / "b").mkdir()
+    (tmp_path / "h").mkdir()
+    base, head = _plan_of(tmp_path / "b", "eks-p5-efa", _p5_on_demand), _plan_of(tmp_path / "h", "eks-p5-efa", doubled)
+    d = diff_plans(base["resources"], head["resources"], [], [])
+    [p5] = d.cost["groups"]
+    assert p5["changes"] == ["maxSize 2 -> 4"] and p5["max"]["hourly"] == 110.08 and p5["desired"]["hourly"] == 0
+    text = render(d, "main", "p5-max-4", markdown=True)
+    if os.environ.get("GPUFLEET_UPDATE_GOLDEN"):
+        COST_GOLDEN.write_text(text)
+    assert text == COST_GOLDEN.read_text()
+    assert "- eks p5 (p5.48xlarge) maxSize 2 -> 4: +$110.08/h at max (+$80,358.40/month)" in text
+    assert "$110.08/h" not in render(diff_plans(base["resources"], base["resources"], [], []), "main", "main", markdown=True)

@@ -1,0 +1,176 @@
+"""The cost of a plan: every group the plan provisions (components/plans/groups.py), priced from the
+catalog's snapshot by the cost rules, per group, by purchase option and in total, beside the cost of
+the nodes its workloads need (the plan's placement). The JSON plan's `cost` block, the pack's
+`fleet-budget` and the diff all read this one function.
+
+A group whose price is unknown (its region not known before apply, a Capacity Block, no source for
+its cloud) keeps null amounts and is listed under `unpriced` with the reason; totals add the groups
+that are priced and say they are incomplete.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from gpufleet.components.catalog import prices as price_catalog, tokens
+from gpufleet.components.catalog.prices import PriceSnapshot
+from gpufleet.components.plans.groups import Group, accelerated_groups
+from gpufleet.components.rules import cost as cost_rules
+from gpufleet.components.rules import gke as gke_rules
+
+SIZES = cost_rules.SIZES
+# The provider whose `region` prices a cloud's groups (Azure's pools take their cluster's location).
+_PROVIDERS = {"aws": tokens.AWS_PROVIDER, "gcp": tokens.GCP_PROVIDER}
+
+
+def _provider_region(resource: Mapping, by_urn: Mapping[str, Mapping], cloud: str, resources: Sequence[Mapping]) -> str | None:
+    ref = resource.get("provider")
+    if isinstance(ref, str):
+        provider = by_urn.get(ref.rsplit("::", 1)[0]) or by_urn.get(ref)
+        region = ((provider or {}).get("inputs") or {}).get("region")
+        if isinstance(region, str):
+            return region
+    found = {(r.get("inputs") or {}).get("region") for r in resources if r.get("type") == _PROVIDERS.get(cloud)}
+    found.discard(None)
+    return next(iter(found)) if len(found) == 1 and isinstance(next(iter(found)), str) else None
+
+
+def _region(group: Group, by_urn: Mapping[str, Mapping], resources: Sequence[Mapping], hints: Mapping[str, str]) -> str | None:
+    resource = by_urn.get(group.urn) or {}
+    inputs = resource.get("inputs") or {}
+    location = inputs.get("location")
+    if group.cloud == "gcp" and isinstance(location, str):
+        return location.rsplit("-", 1)[0] if gke_rules.is_zone(location) else location
+    if group.cloud == "azure":
+        for urn in (resource.get("propertyDependencies") or {}).get("kubernetesClusterId", []):
+            cluster_location = ((by_urn.get(urn) or {}).get("inputs") or {}).get("location")
+            if isinstance(cluster_location, str):
+                return cluster_location
+    if group.cloud is None:
+        return None
+    return _provider_region(resource, by_urn, group.cloud, resources) or hints.get(group.cloud)
+
+
+def _accelerators(group: Group) -> float:
+    return group.gpus or group.gpu_fraction or group.neuron_chips
+
+
+def _needed(placement: Mapping) -> tuple[dict[str, int], dict[str, list[tuple[str, int]]], bool]:
+    """Nodes the workloads need, per group name: node groups and capacity providers (each workload
+    counted on nodes of its own), and per NodePool the nodes Karpenter launches, by type."""
+    per_group: dict[str, int] = {}
+    for pod in placement.get("pods") or []:
+        if pod.get("status") == "daemon":
+            continue
+        for name, where in (pod.get("nodeGroups") or {}).items():
+            placed, per_node = where.get("placed") or 0, where.get("perNode")
+            if placed and per_node:
+                per_group[name] = per_group.get(name, 0) + math.ceil(placed / per_node)
+        for name, grown in (pod.get("scaleUp") or {}).items():
+            per_group[name] = per_group.get(name, 0) + grown
+    for task in placement.get("tasks") or []:
+        if task.get("instancesNeeded") and task.get("capacityProvider"):
+            per_group[task["capacityProvider"]] = per_group.get(task["capacityProvider"], 0) + task["instancesNeeded"]
+    launched: dict[str, list[tuple[str, int]]] = {}
+    for launch in placement.get("provisioned") or []:
+        launched.setdefault(launch["nodePool"], []).append((launch["instanceType"], launch["nodes"]))
+    placed_any = bool([p for p in placement.get("pods") or [] if p.get("status") != "daemon"] or placement.get("tasks"))
+    return per_group, launched, placed_any
+
+
+def _group_entry(group: Group, region: str | None, snapshot: PriceSnapshot) -> tuple[dict, cost_rules.Price]:
+    price = cost_rules.instance_price(snapshot, group.cloud, region, group.instance_type, group.purchase, group.zones, group.priced_accelerator)
+    entry = {
+        "platform": group.platform,
+        "cloud": group.cloud,
+        "group": group.name,
+        "urn": group.urn,
+        "instanceType": group.instance_type,
+        "region": region,
+        "instances": dict(group.sizes),
+        "acceleratorsPerInstance": _accelerators(group),
+        **cost_rules.group_cost(price, group.sizes, _accelerators(group)),
+    }
+    return entry, price
+
+
+def plan_cost(resources: Sequence[Mapping], placement: Mapping | None = None, hints: Mapping[str, str] | None = None, snapshot: PriceSnapshot | None = None) -> dict:
+    """The plan's `cost` block. `hints`: cloud -> region, for groups whose region the resources do not
+    give (a stack file's AKS location of an existing cluster)."""
+    snapshot = snapshot or price_catalog.load()
+    hints = hints or {}
+    by_urn = {r["urn"]: r for r in resources}
+    per_group, launched, placed_any = _needed(placement or {})
+    groups, unpriced = [], []
+    for group in accelerated_groups(list(resources)).values():
+        region = _region(group, by_urn, resources, hints)
+        entry, price = _group_entry(group, region, snapshot)
+        if group.platform == "karpenter" and group.name in launched:
+            needs = [
+                {"instanceType": name, **cost_rules.nodes_cost(cost_rules.instance_price(snapshot, group.cloud, region, name, group.purchase), nodes)}
+                for name, nodes in launched[group.name]
+            ]
+            entry["needed"] = {
+                "nodes": sum(n["nodes"] for n in needs),
+                "hourly": cost_rules.add([n["hourly"] for n in needs]) if all(n["hourly"] is not None for n in needs) else None,
+                "byType": needs,
+                "from": "the nodes Karpenter launches for the Pending pods",
+            }
+            entry["needed"]["monthly"] = round(entry["needed"]["hourly"] * cost_rules.HOURS_PER_MONTH, 2) if entry["needed"]["hourly"] is not None else None
+        elif placed_any and group.platform != "karpenter":
+            nodes = per_group.get(group.name, 0)
+            entry["needed"] = {**cost_rules.nodes_cost(price, nodes), "from": "the placement: each workload on nodes of its own (a bound from above when workloads share nodes)"}
+        groups.append(entry)
+        if price.dollars is None:
+            unpriced.append({"group": group.name, "urn": group.urn, "instanceType": group.instance_type, "reason": price.basis})
+    return {
+        "prices": {
+            "date": snapshot.date,
+            "sources": {cloud: snapshot.source_line(cloud) for cloud in price_catalog.CLOUDS},
+            "currency": "USD",
+            "hoursPerMonth": cost_rules.HOURS_PER_MONTH,
+        },
+        "groups": groups,
+        "byPurchase": _by_purchase(groups),
+        "total": _total(groups),
+        "complete": not unpriced,
+        "unpriced": unpriced,
+    }
+
+
+def _sum_sizes(groups: list[dict], key: str) -> dict:
+    return {k: cost_rules.add([g[key][k] for g in groups]) for k in SIZES}
+
+
+def _total(groups: list[dict]) -> dict:
+    needed = [g["needed"] for g in groups if "needed" in g]
+    total = {
+        "hourly": _sum_sizes(groups, "hourly"),
+        "monthly": {k: (round(v * cost_rules.HOURS_PER_MONTH, 2) if v is not None else None) for k, v in _sum_sizes(groups, "hourly").items()},
+    }
+    total["idleMonthly"] = total["monthly"]["min"]
+    if needed:
+        hourly = cost_rules.add([n["hourly"] for n in needed])
+        total["needed"] = {
+            "hourly": hourly,
+            "monthly": round(hourly * cost_rules.HOURS_PER_MONTH, 2) if hourly is not None else None,
+            "complete": all(n["hourly"] is not None for n in needed),
+        }
+    return total
+
+
+def _by_purchase(groups: list[dict]) -> dict:
+    options: dict[str, list[dict]] = {}
+    for g in groups:
+        options.setdefault(g["purchase"], []).append(g)
+    return {
+        option: {"groups": [g["group"] for g in found], "hourly": _sum_sizes(found, "hourly"), "monthly": {k: (round(v * cost_rules.HOURS_PER_MONTH, 2) if v is not None else None) for k, v in _sum_sizes(found, "hourly").items()}}
+        for option, found in sorted(options.items())
+    }
+
+
+def plan_hints(summary: Mapping) -> dict[str, str]:
+    """Regions a gpufleet plan's summary states for clouds whose resources may not (cloud -> region)."""
+    return {cloud: region for cloud, region in (summary.get("regions") or {}).items() if isinstance(region, str)}
+

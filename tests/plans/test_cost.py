@@ -1,0 +1,94 @@
+"""The cost block of a plan (components/plans/cost.py) against the snapshot's own rows, computed by
+hand here from the recorded CSV slices (tests/fixtures/prices), and the report's lines."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from gpufleet.components.plans.cost import plan_cost
+from gpufleet.library.cost import group_cost
+from tests.plan_edits import golden
+
+ROOT = Path(__file__).resolve().parents[2]
+SLICES = ROOT / "tests" / "fixtures" / "prices" / "skypilot-catalog"
+
+
+def _rows(cloud: str, **match) -> list[dict]:
+    with (SLICES / f"{cloud}-vms.csv").open() as fh:
+        return [r for r in csv.DictReader(fh) if all(r[k] == v for k, v in match.items())]
+
+
+def test_ecs_gpu_totals_match_a_hand_count_from_the_catalog_rows():
+    # inference: g5.12xlarge on-demand, 1/1/4 instances; training: p4d.24xlarge spot, 0/0/2, priced
+    # at the highest spot price of the region's zones (zone names map to zone ids per account).
+    g5 = float(_rows("aws", InstanceType="g5.12xlarge", Region="us-east-1")[0]["Price"])
+    p4d = max(float(r["SpotPrice"]) for r in _rows("aws", InstanceType="p4d.24xlarge", Region="us-east-1"))
+    plan = golden("ecs-gpu")
+    cost = plan_cost(plan["resources"], plan["placement"])
+    hourly = {"min": g5 * 1, "desired": g5 * 1, "max": g5 * 4 + p4d * 2}
+    assert cost["total"]["hourly"] == {k: round(v, 4) for k, v in hourly.items()}
+    assert cost["total"]["monthly"]["max"] == round(round(hourly["max"], 4) * 730, 2)
+    assert cost["total"]["idleMonthly"] == round(g5 * 730, 2)
+    assert cost["complete"] and cost["prices"]["date"] == "2026-11-26"
+    by_name = {g["group"]: g for g in cost["groups"]}
+    assert by_name["ml-gpu-inference"]["perAcceleratorHour"] == round(g5 / 4, 4)
+    assert by_name["ml-gpu-training"]["purchase"] == "spot" and by_name["ml-gpu-training"]["pricePerHour"] == p4d
+    assert cost["byPurchase"]["spot"]["hourly"]["max"] == round(p4d * 2, 4)
+    # The placement: llm-serve needs one inference instance; nothing runs on training.
+    assert by_name["ml-gpu-inference"]["needed"]["nodes"] == 1 and by_name["ml-gpu-training"]["needed"]["nodes"] == 0
+    # The plan written by the preview carries the same block.
+    assert plan["cost"] == cost
+
+
+def test_a_gke_pool_is_its_machine_type_plus_its_gpus():
+    host = float(_rows("gcp", InstanceType="a2-highgpu-2g", Region="us-central1")[0]["Price"])
+    gpus = float(_rows("gcp", InstanceType="", AcceleratorName="A100", AcceleratorCount="2", Region="us-central1")[0]["Price"])
+    [pool] = plan_cost(golden("gke-a100-mig")["resources"])["groups"]
+    assert pool["pricePerHour"] == round(host + gpus, 6) and pool["hourly"]["desired"] == round((host + gpus) * 2, 4)
+
+
+def test_an_unknown_price_is_null_and_named_never_zero():
+    cost = plan_cost(golden("eks-p5-efa")["resources"])
+    [p5] = [g for g in cost["groups"] if g["instanceType"] == "p5.48xlarge"]
+    assert p5["pricePerHour"] is None and p5["hourly"] == {"min": None, "desired": None, "max": None}
+    assert [u["group"] for u in cost["unpriced"]] == ["p5"] and "Capacity Block" in cost["unpriced"][0]["reason"]
+    assert not cost["complete"] and cost["total"]["hourly"]["desired"] == 0.192  # the system group alone, said incomplete
+    [ack] = plan_cost(golden("ack-shared-gpu")["resources"])["unpriced"][:1]
+    assert "Alibaba" in ack["reason"]
+
+
+def test_karpenter_prices_the_nodes_it_launches_for_pending_pods():
+    plan = golden("eks-auto-gpu")
+    [pool] = plan_cost(plan["resources"], plan["placement"])["groups"]
+    g6 = float(_rows("aws", InstanceType="g6.xlarge", Region="us-east-1")[0]["Price"])
+    assert pool["needed"]["byType"] == [{"instanceType": "g6.xlarge", "nodes": 2, "hourly": round(g6 * 2, 4), "monthly": round(round(g6 * 2, 4) * 730, 2)}]
+    assert "priced at on-demand" in pool["basis"]  # spot or on-demand: the most it pays
+
+
+def test_an_existing_aks_cluster_s_pools_are_priced_at_the_location_the_stack_gives():
+    plan = golden("aks-a100-mig")
+    assert plan["summary"]["regions"] == {"azure": "eastus"}
+    [pool] = plan["cost"]["groups"]
+    assert pool["region"] == "eastus" and pool["pricePerHour"] == float(_rows("azure", InstanceType="Standard_NC24ads_A100_v4")[0]["Price"])
+    assert plan_cost(plan["resources"])["unpriced"][0]["reason"] == "its region is not known before apply"
+
+
+@pytest.mark.parametrize("stack", ["ack-shared-gpu", "aks-a100-mig", "aks-gpu-operator", "ecs-gpu", "ecs-managed-gpu", "ecs-mps", "ecs-neuron", "eks-auto-gpu", "eks-g5-timeslice", "eks-karpenter-gpu", "eks-p3dn-efa", "eks-p5-efa", "eks-trn1", "gke-a100-mig", "gke-l4-timeshare"])
+def test_every_shipped_stack_s_plan_carries_its_cost_and_the_price_date(stack):
+    cost = golden(stack)["cost"]
+    assert cost["prices"]["date"] == "2026-11-26" and cost["prices"]["hoursPerMonth"] == 730
+    for g in cost["groups"]:
+        assert (g["pricePerHour"] is None) == any(u["urn"] == g["urn"] for u in cost["unpriced"])
+        assert g["pricePerHour"] is None or g["pricePerHour"] > 0
+
+
+def test_the_library_function_prices_a_group_as_the_plan_does():
+    found = group_cost("g5.12xlarge", "us-east-1", min_size=1, desired_size=1, max_size=4, accelerators_per_instance=4)
+    [inference] = [g for g in golden("ecs-gpu")["cost"]["groups"] if g["group"] == "ml-gpu-inference"]
+    assert {k: found[k] for k in ("hourly", "monthly", "idleMonthly", "perAcceleratorHour")} == {k: inference[k] for k in ("hourly", "monthly", "idleMonthly", "perAcceleratorHour")}
+    assert found["pricesDate"] == "2026-11-26"
+    unknown = group_cost("p5.48xlarge", "us-east-1", desired_size=2, purchase="CAPACITY_BLOCK")
+    assert unknown["hourly"]["desired"] is None and "Capacity Block" in unknown["basis"]
