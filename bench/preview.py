@@ -7,8 +7,9 @@ Prints resources, seconds and per-resource cost per size, the per-resource cost 
 200 vs 10: growth should stay linear), the policy column (the same preview judged by the policy
 pack over gRPC, the pack started once before the program runs, as `gpufleet preview` does) with its
 overhead, the placement simulation's overhead (the judged preview with it against the same with
-GPUFLEET_PLACEMENT=off, which skips it in the spec, the plan and the pack), and the cold-process
-time of `gpufleet preview ecs-gpu`.
+GPUFLEET_PLACEMENT=off, which skips it in the spec, the plan and the pack), the cold-process
+time of `gpufleet preview ecs-gpu`, and the price snapshot's share of that cold preview (its modules,
+the snapshot's load and the pricing of the plan, timed in a cold process of their own).
 
 The overhead is the median, over pairs of back-to-back runs (their order alternating), of each
 pair's ratio: these machines' speed drifts over seconds, which a ratio of two minimums taken minutes
@@ -64,6 +65,31 @@ def cold_cli() -> float:
     return time.perf_counter() - start
 
 
+# What the price snapshot adds to a cold process: the modules and the snapshot the cost block alone
+# needs (everything else the preview imports is imported first), loaded and applied to the plan.
+_COST_PART = """
+import json, sys, time
+import gpufleet.components.plans.groups, gpufleet.components.plans.placement, gpufleet.components.catalog.catalog as c
+c.load()
+plan = json.loads(open(sys.argv[1]).read())
+start = time.perf_counter()
+from gpufleet.components.plans import cost
+cost.plan_cost(plan["resources"], plan["placement"])
+print(time.perf_counter() - start)
+"""
+
+
+def cold_cost_share(pairs: int = 7) -> float:
+    """The snapshot's share of a cold `gpufleet preview ecs-gpu --json`: median over back-to-back
+    pairs of (a cold process's cost part) / (a cold preview)."""
+    golden = ROOT / "tests" / "golden" / "ecs-gpu.plan.json"
+    ratios = []
+    for _ in range(pairs):
+        part = float(subprocess.run([sys.executable, "-c", _COST_PART, str(golden)], cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+        ratios.append(part / cold_cli())
+    return statistics.median(ratios)
+
+
 def main() -> None:
     preview(1)  # warm-up: imports and the catalog load are a per-process cost, measured by cold_cli
     rows, judged = {}, {}
@@ -94,6 +120,8 @@ def main() -> None:
     print(f"placement simulation overhead at 200 services: {simulation_overhead(200, 15):.0%} "
           "(judged preview with the simulation vs GPUFLEET_PLACEMENT=off, median of paired ratios; target < 10%)")
     print(f"cold process `gpufleet preview ecs-gpu --json`: {cold_cli():.2f} s (target < 2 s)")
+    print(f"price snapshot and cost block in a cold preview of ecs-gpu: {cold_cost_share():.1%} "
+          "(its modules, snapshot load and pricing in a cold process / a cold preview, median of paired ratios; target < 5%)")
 
 
 if __name__ == "__main__":

@@ -129,6 +129,11 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         ("nccl_rules", "components/rules/nccl.py"), ("verify_nccl_log", "infra/verify/nccl_log.py"), ("verify_nccl_gate", "infra/verify/nccl_gate.py"),
         ("verify_kube", "infra/verify/kube_checks.py"), ("verify_ecs", "infra/verify/ecs_checks.py"), ("verify_recorded", "infra/verify/recorded.py"),
     )},
+    # cost: the rules, the plan's cost block, the snapshot's generator and fleet-budget
+    **{name: (path, ["tests/rules/test_cost_rules.py", "tests/plans/test_cost.py", "tests/catalog/test_price_snapshot.py", "tests/policies/test_policies_budget.py"]) for name, path in (
+        ("cost_rules", "components/rules/cost.py"), ("plan_cost", "components/plans/cost.py"),
+        ("price_generator", "components/catalog/generate/prices.py"), ("policies_budget", "policies/budget.py"),
+    )},
     "plan_awsx": ("components/plans/awsx.py", ["tests/plans/test_awsx.py", "tests/plans/test_foreign_shapes.py"]),
     "images": ("components/rules/images.py", ["tests/rules/test_images.py"]),
     "lifecycle": ("components/rules/lifecycle.py", ["tests/rules/test_lifecycle.py", "tests/ecs/test_preview.py"]),

@@ -13,21 +13,21 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from gpufleet.components.catalog import prices as price_catalog, tokens
+from gpufleet.components.catalog import catalog, prices as price_catalog, tokens
 from gpufleet.components.catalog.prices import PriceSnapshot
-from gpufleet.components.plans.groups import Group, accelerated_groups
+from gpufleet.components.plans.groups import Group, priced_groups
+from gpufleet.components.plans.index import mapping
 from gpufleet.components.rules import cost as cost_rules
-from gpufleet.components.rules import gke as gke_rules
 
 SIZES = cost_rules.SIZES
-# The provider whose `region` prices a cloud's groups (Azure's pools take their cluster's location).
+# The provider whose `region` prices a cloud's groups that do not say where they are themselves.
 _PROVIDERS = {"aws": tokens.AWS_PROVIDER, "gcp": tokens.GCP_PROVIDER}
 
 
 def _provider_region(resource: Mapping, by_urn: Mapping[str, Mapping], cloud: str, resources: Sequence[Mapping]) -> str | None:
     ref = resource.get("provider")
     if isinstance(ref, str):
-        provider = by_urn.get(ref.rsplit("::", 1)[0]) or by_urn.get(ref)
+        provider = by_urn.get(ref) or by_urn.get(ref.rsplit("::", 1)[0])  # a plan's reference ends in the provider's id
         region = ((provider or {}).get("inputs") or {}).get("region")
         if isinstance(region, str):
             return region
@@ -37,19 +37,21 @@ def _provider_region(resource: Mapping, by_urn: Mapping[str, Mapping], cloud: st
 
 
 def _region(group: Group, by_urn: Mapping[str, Mapping], resources: Sequence[Mapping], hints: Mapping[str, str]) -> str | None:
-    resource = by_urn.get(group.urn) or {}
-    inputs = resource.get("inputs") or {}
-    location = inputs.get("location")
-    if group.cloud == "gcp" and isinstance(location, str):
-        return location.rsplit("-", 1)[0] if gke_rules.is_zone(location) else location
-    if group.cloud == "azure":
-        for urn in (resource.get("propertyDependencies") or {}).get("kubernetesClusterId", []):
-            cluster_location = ((by_urn.get(urn) or {}).get("inputs") or {}).get("location")
-            if isinstance(cluster_location, str):
-                return cluster_location
-    if group.cloud is None:
-        return None
-    return _provider_region(resource, by_urn, group.cloud, resources) or hints.get(group.cloud)
+    """Where the group's prices are: what its resource says, else its provider's region, else the
+    plan's hint for its cloud."""
+    if group.region is not None or group.cloud is None:
+        return group.region
+    return _provider_region(by_urn.get(group.urn) or {}, by_urn, group.cloud, resources) or hints.get(group.cloud)
+
+
+# What the snapshot cannot price, said where it applies.
+AUTO_MODE_FEE = "EKS Auto Mode adds a management fee per instance (aws.amazon.com/eks/pricing), which the snapshot does not hold: the cost shown is EC2's alone"
+MANAGED_INSTANCES = "ECS Managed Instances chooses the instance types when tasks run (from the provider's instance requirements): the plan names no type to price"
+
+
+def _node_class_group(resource: Mapping) -> object:
+    spec = mapping(mapping(mapping(mapping(resource.get("inputs")).get("spec")).get("template")).get("spec")).get("nodeClassRef")
+    return mapping(spec).get("group")
 
 
 def _accelerators(group: Group) -> float:
@@ -103,9 +105,12 @@ def plan_cost(resources: Sequence[Mapping], placement: Mapping | None = None, hi
     by_urn = {r["urn"]: r for r in resources}
     per_group, launched, placed_any = _needed(placement or {})
     groups, unpriced = [], []
-    for group in accelerated_groups(list(resources)).values():
+    auto_mode = catalog.load().facts.eks.auto_mode
+    for group in priced_groups(list(resources)).values():
         region = _region(group, by_urn, resources, hints)
         entry, price = _group_entry(group, region, snapshot)
+        if group.platform == "karpenter" and _node_class_group(by_urn.get(group.urn) or {}) == auto_mode.node_class_group:
+            entry["notes"] = [AUTO_MODE_FEE]
         if group.platform == "karpenter" and group.name in launched:
             needs = [
                 {"instanceType": name, **cost_rules.nodes_cost(cost_rules.instance_price(snapshot, group.cloud, region, name, group.purchase), nodes)}
@@ -124,6 +129,13 @@ def plan_cost(resources: Sequence[Mapping], placement: Mapping | None = None, hi
         groups.append(entry)
         if price.dollars is None:
             unpriced.append({"group": group.name, "urn": group.urn, "instanceType": group.instance_type, "reason": price.basis})
+        elif any(entry["hourly"][k] is None for k in SIZES):
+            unknown = ", ".join(k for k in SIZES if entry["hourly"][k] is None)
+            unpriced.append({"group": group.name, "urn": group.urn, "instanceType": group.instance_type, "reason": f"its {unknown} size is not known from the plan (a regional pool's nodes are per zone of its cluster; an autoscaled pool's desired size is the autoscaler's)"})
+    for r in resources:
+        if r.get("type") == tokens.ECS_CAPACITY_PROVIDER and (r.get("inputs") or {}).get("managedInstancesProvider"):
+            name = (r.get("inputs") or {}).get("name") or r.get("name")
+            unpriced.append({"group": name, "urn": r["urn"], "instanceType": "ECS Managed Instances", "reason": MANAGED_INSTANCES})
     return {
         "prices": {
             "date": snapshot.date,

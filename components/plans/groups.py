@@ -43,6 +43,7 @@ class Group:
     zones: tuple[str, ...] = ()  # the zones the plan names for the group (spot prices differ by zone)
     priced_accelerator: tuple[str, int] | None = None  # GCP: the GPUs priced apart from the machine type
     gpu_fraction: float = 0  # a fractional-GPU type's share of a GPU per instance (G6f)
+    region: str | None = None  # where the resource itself says (a GKE pool's location, an AKS cluster's); else its provider's
 
     def totals(self) -> dict[str, int]:
         n = self.sizes.get("desired") or 0
@@ -150,16 +151,19 @@ def _ack(r: dict) -> Group:
     return group
 
 
-def _gke(r: dict) -> Group | None:
-    """A GKE pool with GPUs: nvidia.com/gpu per node counts MIG slices and sharing clients."""
+def _gke(r: dict, plain: bool = False) -> Group | None:
+    """A GKE pool with GPUs: nvidia.com/gpu per node counts MIG slices and sharing clients. `plain`:
+    a pool without GPUs too (it costs money), with none counted."""
     inputs, gke = r["inputs"], catalog.load().facts.gke
     config = inputs.get("nodeConfig") or {}
     first = next(iter(config.get("guestAccelerators") or []), {}) or {}
-    machine_type = config.get("machineType") or "?"
+    machine_type = config.get("machineType") or gke.default_machine_type.value
     count = first.get("count")
     gpus = gke_rules.gpus(machine_type, first.get("type"), count if isinstance(count, int) else None, gke)
     if isinstance(gpus, str):
-        return None
+        if not plain or first or machine_type in gke.machine_types:
+            return None  # a GPU pool the rules refuse is not counted as one without GPUs
+        gpus = None
     zones = gke_rules.pool_zones(inputs)  # None: a regional pool's zones are its cluster's (sizes unknown)
     scaling = inputs.get("autoscaling") or {}
     if scaling:
@@ -168,13 +172,17 @@ def _gke(r: dict) -> Group | None:
     else:
         n = _times(inputs.get("nodeCount"), zones)
         sizes = {"min": n, "desired": n, "max": n}
+    if gpus is None:
+        group = Group("gke", inputs.get("name") or inputs.get("namePrefix") or r["name"], r["urn"], machine_type, sizes, None, "SPOT" if config.get("spot") else "ON_DEMAND", cloud="gcp", region=_gcp_region(inputs))
+        group.zones = tuple(z for z in inputs.get("nodeLocations") or [] if isinstance(z, str))
+        return group
     sharing = first.get("gpuSharingConfig") or {}
     ami = (first.get("gpuDriverInstallationConfig") or {}).get("gpuDriverVersion")
     if first.get("gpuPartitionSize"):
         ami = f"{ami}, MIG {first['gpuPartitionSize']}"
     if sharing:
         ami = f"{ami}, {sharing.get('gpuSharingStrategy')} x{sharing.get('maxSharedClientsPerGpu')}"
-    group = Group("gke", inputs.get("name") or r["name"], r["urn"], machine_type, sizes, ami, "SPOT" if config.get("spot") else "ON_DEMAND", cloud="gcp")
+    group = Group("gke", inputs.get("name") or r["name"], r["urn"], machine_type, sizes, ami, "SPOT" if config.get("spot") else "ON_DEMAND", cloud="gcp", region=_gcp_region(inputs))
     group.gpus = gpus.count
     locations = inputs.get("nodeLocations") or ([inputs["location"]] if gke_rules.is_zone(inputs.get("location")) else [])
     group.zones = tuple(z for z in locations if isinstance(z, str))
@@ -182,18 +190,39 @@ def _gke(r: dict) -> Group | None:
     return group
 
 
-def _aks(r: dict) -> Group | None:
+def _gcp_region(inputs: dict) -> str | None:
+    location = inputs.get("location")
+    if not isinstance(location, str):
+        return None
+    return location.rsplit("-", 1)[0] if gke_rules.is_zone(location) else location
+
+
+def _cluster_location(r: dict, by_urn: dict[str, dict]) -> str | None:
+    """An AKS pool's region: its cluster's location, where the plan holds the cluster."""
+    for urn in (r.get("propertyDependencies") or {}).get("kubernetesClusterId", []):
+        location = (by_urn.get(urn, {}).get("inputs") or {}).get("location")
+        if isinstance(location, str):
+            return location
+    return None
+
+
+def _aks_sizes(inputs: dict) -> dict[str, int | None]:
+    if inputs.get("autoScalingEnabled"):
+        return {"min": inputs.get("minCount"), "desired": inputs.get("minCount"), "max": inputs.get("maxCount")}
+    return {"min": inputs.get("nodeCount"), "desired": inputs.get("nodeCount"), "max": inputs.get("nodeCount")}
+
+
+def _aks(r: dict, by_urn: dict[str, dict], plain: bool = False) -> Group | None:
     inputs, aks = r["inputs"], catalog.load().facts.aks
     node = aks_rules.gpus(str(inputs.get("vmSize")), aks)
+    sizes = _aks_sizes(inputs)
     if isinstance(node, str):
-        return None
-    if inputs.get("autoScalingEnabled"):
-        sizes = {"min": inputs.get("minCount"), "desired": inputs.get("minCount"), "max": inputs.get("maxCount")}
-    else:
-        sizes = {"min": inputs.get("nodeCount"), "desired": inputs.get("nodeCount"), "max": inputs.get("nodeCount")}
+        if not plain or not isinstance(inputs.get("vmSize"), str):
+            return None
+        return Group("aks", inputs.get("name") or r["name"], r["urn"], inputs["vmSize"], sizes, None, inputs.get("priority") or "Regular", cloud="azure", region=_cluster_location(r, by_urn))
     ami = f"driver {inputs.get('gpuDriver') or 'Install'}" + (f", {inputs['gpuInstance']}" if inputs.get("gpuInstance") else "")
     taints = sorted(t for t in inputs.get("nodeTaints") or [] if isinstance(t, str))
-    group = Group("aks", inputs.get("name") or r["name"], r["urn"], node.vm_size, sizes, ami, inputs.get("priority") or "Regular", taints, cloud="azure")
+    group = Group("aks", inputs.get("name") or r["name"], r["urn"], node.vm_size, sizes, ami, inputs.get("priority") or "Regular", taints, cloud="azure", region=_cluster_location(r, by_urn))
     group.gpus = node.count
     return group
 
@@ -241,9 +270,39 @@ def accelerated_groups(resources: list[dict]) -> dict[str, Group]:
         elif r["type"] == tokens.GKE_NODE_POOL:
             group = _gke(r)
         elif r["type"] == tokens.AKS_NODE_POOL:
-            group = _aks(r)
+            group = _aks(r, by_urn)
         elif r["type"] == tokens.KARPENTER_NODE_POOL:
             group = _karpenter(r)
+        else:
+            continue
+        if group is not None:
+            groups[r["urn"]] = group
+    return groups
+
+
+def _aks_default_pool(r: dict) -> Group | None:
+    """The default (system) pool an AKS cluster resource carries: no GPUs, but instances all the same."""
+    pool = r["inputs"].get("defaultNodePool") or {}
+    if not isinstance(pool, dict) or not isinstance(pool.get("vmSize"), str):
+        return None
+    location = r["inputs"].get("location")
+    return Group("aks", pool.get("name") or "default", r["urn"], pool["vmSize"], _aks_sizes(pool), None, "Regular", cloud="azure", region=location if isinstance(location, str) else None)
+
+
+def priced_groups(resources: list[dict]) -> dict[str, Group]:
+    """Every group whose instances cost money: the accelerated groups, and the GKE and AKS pools
+    without GPUs (system pools, an AKS cluster's default pool) that accelerated_groups leaves out."""
+    groups = accelerated_groups(resources)
+    by_urn = {r["urn"]: r for r in resources}
+    for r in resources:
+        if r["urn"] in groups:
+            continue
+        if r["type"] == tokens.GKE_NODE_POOL:
+            group = _gke(r, plain=True)
+        elif r["type"] == tokens.AKS_NODE_POOL:
+            group = _aks(r, by_urn, plain=True)
+        elif r["type"] == tokens.AKS_CLUSTER:
+            group = _aks_default_pool(r)
         else:
             continue
         if group is not None:

@@ -94,7 +94,7 @@ def _gpu_resources(g: dict) -> str:
 
 def _sizes(counts: dict | None) -> str:
     # G6f slices count as fractions of a GPU: 0.25, not 0.250000.
-    show = lambda n: f"{n:g}" if isinstance(n, float) else str(n)  # noqa: E731
+    show = lambda n: "?" if n is None else f"{n:g}" if isinstance(n, float) else str(n)  # noqa: E731
     return f"{show(counts['min'])}/{show(counts['desired'])}/{show(counts['max'])}" if counts else "-"
 
 
@@ -113,6 +113,10 @@ def _money(value: float | None) -> str:
     if value is None:
         return "?"
     return f"{value:,.0f}" if value >= 1000 else f"{value:,.2f}"
+
+
+def _usd(value: float | None) -> str:
+    return "unknown" if value is None else f"${_money(value)}"
 
 
 def _cost_sizes(amounts: dict | None) -> str:
@@ -222,31 +226,34 @@ def render_cost(cost: dict, console: Console, table_shown: bool = True) -> None:
     totals, by purchase option, the idle cost of the minimum sizes, what the workloads need, the
     prices' date and source, and every group whose price is unknown."""
     groups = cost.get("groups") or []
-    if not groups:
-        return
-    if not table_shown:
+    if not table_shown and groups:
         table = TextTable("Cost", ["group", "instance type", "instances\nmin/des/max", "$ per hour\nmin/des/max"])
         for c in groups:
             table.add_row(f"{c['group']}\n{c['platform']}", c["instanceType"], _sizes(c["instances"]), *_cost_cells(c))
         table.add_row("total", "", "", _cost_sizes(cost["total"]["hourly"]), bold=True)
         table.print(console)
     total, hours = cost["total"], cost["prices"]["hoursPerMonth"]
+    if not groups and not cost.get("unpriced"):
+        return  # the plan provisions no instances
     partial = "" if cost["complete"] else f" (without {counted(len(cost['unpriced']), 'group')} of unknown price)"
-    console.print(
-        f"Cost{partial}: ${_money(total['hourly']['desired'])}/h at desired size (${_money(total['monthly']['desired'])}/month), "
-        f"${_money(total['monthly']['max'])}/month at max; idle at min size ${_money(total['idleMonthly'])}/month",
-        highlight=False,
-    )
-    if "needed" in total:
+    if total["hourly"]["desired"] is None and total["hourly"]["max"] is None:
+        console.print("Cost: unknown: no group of the plan has a price in the snapshot", highlight=False)
+    else:
+        console.print(
+            f"Cost{partial}: {_usd(total['hourly']['desired'])}/h at desired size ({_usd(total['monthly']['desired'])}/month), "
+            f"{_usd(total['monthly']['max'])}/month at max; idle at min size {_usd(total['idleMonthly'])}/month",
+            highlight=False,
+        )
+    if "needed" in total and total["needed"]["hourly"] is not None:
         least = "" if total["needed"]["complete"] else "at least "
-        console.print(f"What the workloads need (placement): {least}${_money(total['needed']['hourly'])}/h (${_money(total['needed']['monthly'])}/month)", highlight=False)
+        console.print(f"What the workloads need (placement): {least}{_usd(total['needed']['hourly'])}/h ({_usd(total['needed']['monthly'])}/month)", highlight=False)
     options = cost.get("byPurchase") or {}
     if len(options) > 1:
-        said = "; ".join(f"{o} ${_money(v['hourly']['desired'])}/h at desired, ${_money(v['hourly']['max'])}/h at max" for o, v in options.items())
+        said = "; ".join(f"{o} {_usd(v['hourly']['desired'])}/h at desired, {_usd(v['hourly']['max'])}/h at max" for o, v in options.items())
         console.print(f"By purchase option: {said}", highlight=False)
     each = [
-        f"{c['group']} ${_money(c['pricePerHour'])}/h an instance ({c['purchase']})"
-        + (f", ${_money(c['perAcceleratorHour'])} an accelerator-hour" if c["perAcceleratorHour"] is not None else "")
+        f"{c['group']} {_usd(c['pricePerHour'])}/h an instance ({c['purchase']})"
+        + (f", {_usd(c['perAcceleratorHour'])} an accelerator-hour" if c["perAcceleratorHour"] is not None else "")
         for c in groups
         if c["pricePerHour"] is not None
     ]
@@ -254,7 +261,9 @@ def render_cost(cost: dict, console: Console, table_shown: bool = True) -> None:
         console.print(f"Prices: {'; '.join(each)}", highlight=False)
     for u in cost.get("unpriced") or []:
         console.print(f"Cost of {u['group']} ({u['instanceType']}) unknown: {u['reason']}", highlight=False, soft_wrap=True)
-    used = {c.get("cloud") for c in groups}
+    for note in sorted({n for c in groups for n in c.get("notes") or []}):
+        console.print(f"Cost: {note}", highlight=False, soft_wrap=True)
+    used = {c.get("cloud") for c in groups if c["pricePerHour"] is not None}
     sources = "; ".join(f"{c} {s}" for c, s in cost["prices"]["sources"].items() if c in used) or "no group priced"
     console.print(f"Prices of {cost['prices']['date']} in USD, {hours} hours a month ({sources})", highlight=False, soft_wrap=True)
 

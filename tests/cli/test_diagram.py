@@ -50,7 +50,7 @@ def test_preview_draws_the_eks_fleet_its_groups_and_where_pods_land():
     groups = accelerated_groups(plan["resources"])
     assert sorted(members) == sorted(node_id("group", u) for u in groups)
     p5 = next(g for g in groups.values() if g.name == "p5")
-    assert nodes[node_id("group", p5.urn)]["label"] == ["eks p5", "p5.48xlarge x2", "16 GPUs, 64 EFA interfaces"]
+    assert nodes[node_id("group", p5.urn)]["label"] == ["eks p5", "p5.48xlarge x2", "16 GPUs, 64 EFA interfaces", "$ unknown (capacity-block)"]
     # Every placed pod is linked to each group it lands on, with the count the plan gives.
     by_name = {g.name: node_id("group", g.urn) for g in groups.values()}
     drawn = {(a, b, text) for a, _, text, b in edges}
@@ -69,7 +69,7 @@ def test_preview_draws_ecs_tasks_on_their_capacity_providers_spot_included():
     nodes, edges, _ = parse(out)
     groups = {g.name: g for g in accelerated_groups(plan["resources"]).values()}
     # The Spot training group names its template in a mixed instances policy: it is drawn too.
-    assert nodes[node_id("group", groups["ml-gpu-training"].urn)]["label"] == ["ecs ml-gpu-training", "p4d.24xlarge x0", "no accelerators"]
+    assert nodes[node_id("group", groups["ml-gpu-training"].urn)]["label"] == ["ecs ml-gpu-training", "p4d.24xlarge x0", "no accelerators", "$0.00/h"]
     for task in plan["placement"]["tasks"]:
         wid = node_id("task", task["urn"] + task["task"])
         assert (wid, "-->", f"{task['perInstance']} per instance", node_id("group", groups[task["capacityProvider"]].urn)) in edges

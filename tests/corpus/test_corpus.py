@@ -83,3 +83,22 @@ def test_a_foreign_program_s_node_pools_are_judged_by_the_pack(corpus_python, tm
     assert found == [("karpenter-nodepool-admits-a-type", "mandatory", "starter-dev-cls-gpu-npl")]
     [unjudged] = [v for v in violations if v["policy"] == "rules-not-judged" and v["urn"].endswith("::starter-dev-cls-newer-npl")]
     assert unjudged["level"] == "advisory" and "g9z, which the catalog's EC2 data does not hold" in unjudged["message"]
+
+
+def test_fleet_budget_names_what_it_cannot_price_in_a_foreign_program(corpus_python, tmp_path):
+    """aws-py-eks (a public program) under a budget: its node group names no instance type (EKS picks
+    one) in a region the snapshot has no rows for, so fleet-budget prices nothing, says so under
+    rules-not-judged on the program's own node group, and passes no ceiling on a guess."""
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps({"fleet-budget": {"maxMonthlyAtMax": 1}}))
+    code, out, err = run_cli(
+        "preview", "--program", str(HERE / "third_party" / "aws-py-eks"), "--python", str(corpus_python),
+        "--json", "--timeout", "300", "--policy-config", str(config),
+    )
+    assert code == 0, err[-3000:]
+    plan = json.loads(out)
+    assert not [v for v in plan["policy"]["violations"] if v["policy"] == "fleet-budget"]
+    [unjudged] = [v for v in plan["policy"]["violations"] if v["policy"] == "rules-not-judged" and "fleet-budget was not judged" in v["message"]]
+    assert unjudged["urn"].endswith("aws:eks/nodeGroup:NodeGroup::eks-node-group") and "has no price" in unjudged["message"]
+    [group] = plan["cost"]["groups"]
+    assert group["pricePerHour"] is None and not plan["cost"]["complete"]

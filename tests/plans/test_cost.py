@@ -81,8 +81,10 @@ def test_every_shipped_stack_s_plan_carries_its_cost_and_the_price_date(stack):
     cost = golden(stack)["cost"]
     assert cost["prices"]["date"] == "2026-11-26" and cost["prices"]["hoursPerMonth"] == 730
     for g in cost["groups"]:
-        assert (g["pricePerHour"] is None) == any(u["urn"] == g["urn"] for u in cost["unpriced"])
+        unknown = g["pricePerHour"] is None or None in g["hourly"].values()
+        assert unknown == any(u["urn"] == g["urn"] for u in cost["unpriced"])
         assert g["pricePerHour"] is None or g["pricePerHour"] > 0
+    assert cost["complete"] == (not cost["unpriced"])
 
 
 def test_the_library_function_prices_a_group_as_the_plan_does():
@@ -92,3 +94,21 @@ def test_the_library_function_prices_a_group_as_the_plan_does():
     assert found["pricesDate"] == "2026-11-26"
     unknown = group_cost("p5.48xlarge", "us-east-1", desired_size=2, purchase="CAPACITY_BLOCK")
     assert unknown["hourly"]["desired"] is None and "Capacity Block" in unknown["basis"]
+
+
+def test_pools_without_gpus_cost_money_too():
+    # aks-gpu-operator creates its cluster: the default pool (Standard_D4s_v5, 2 nodes) is priced at
+    # the cluster's location; gke-l4-timeshare's regional system pool has a price but no known size.
+    d4 = float(_rows("azure", InstanceType="Standard_D4s_v5")[0]["Price"])
+    [system] = [g for g in golden("aks-gpu-operator")["cost"]["groups"] if g["instanceType"] == "Standard_D4s_v5"]
+    assert system["region"] == "eastus" and system["hourly"]["desired"] == round(d4 * 2, 4)
+    cost = golden("gke-l4-timeshare")["cost"]
+    [pool] = [g for g in cost["groups"] if g["instanceType"] == "e2-standard-4"]
+    assert pool["pricePerHour"] == 0.13402 and pool["hourly"]["desired"] is None
+    assert any(u["instanceType"] == "e2-standard-4" and "not known from the plan" in u["reason"] for u in cost["unpriced"])
+
+
+def test_ecs_managed_instances_are_named_unpriced():
+    cost = golden("ecs-managed-gpu")["cost"]
+    assert cost["groups"] == [] and {u["group"] for u in cost["unpriced"]} == {"ml-managed-gpu", "ml-managed-neuron"}
+    assert all("ECS Managed Instances chooses" in u["reason"] for u in cost["unpriced"])

@@ -1,0 +1,92 @@
+"""The cost rules (components/rules/cost.py) over a small snapshot of known rows: which price a
+purchase option takes, how sizes multiply, and where a budget ceiling starts to hold."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpufleet.components.catalog.prices import PriceSnapshot, Quote, accelerator_key
+from gpufleet.components.rules import cost
+
+SNAPSHOT = PriceSnapshot(
+    "2026-11-26",
+    {"aws": {"repository": "r", "path": "p", "commit": "c"}},
+    {
+        "aws": {"us-east-1": {"p5.48xlarge": Quote(55.04, {"use1-az1": 55.04, "use1-az2": 47.2054}), "m6i.large": Quote(0.096, {})}},
+        "gcp": {"us-central1": {"a2-highgpu-2g": Quote(1.47895, {"us-central1-a": 0.7395, "us-central1-b": 0.8}), accelerator_key("A100", 2): Quote(5.86782, {"us-central1-a": 2.8682})}},
+        "azure": {},
+    },
+    {"aws": {"us-east-1": ["p5e.48xlarge"]}},
+)
+
+
+def test_on_demand_takes_the_regional_price():
+    price = cost.instance_price(SNAPSHOT, "aws", "us-east-1", "p5.48xlarge", "ON_DEMAND")
+    assert (price.purchase, price.dollars) == ("on-demand", 55.04)
+
+
+def test_spot_takes_the_highest_zone_of_the_region_unless_zones_are_named():
+    assert cost.instance_price(SNAPSHOT, "aws", "us-east-1", "p5.48xlarge", "SPOT").dollars == 55.04
+    assert cost.instance_price(SNAPSHOT, "aws", "us-east-1", "p5.48xlarge", "SPOT", ("use1-az2",)).dollars == 47.2054
+    assert cost.instance_price(SNAPSHOT, "aws", "us-east-1", "m6i.large", "spot").dollars is None  # no spot row
+
+
+def test_spot_or_on_demand_is_priced_at_on_demand():
+    price = cost.instance_price(SNAPSHOT, "aws", "us-east-1", "p5.48xlarge", "spot/on-demand")
+    assert price.dollars == 55.04 and "the most it pays" in price.basis
+
+
+def test_gcp_gpus_add_to_the_machine_type():
+    on_demand = cost.instance_price(SNAPSHOT, "gcp", "us-central1", "a2-highgpu-2g", "ON_DEMAND", (), ("A100", 2))
+    spot = cost.instance_price(SNAPSHOT, "gcp", "us-central1", "a2-highgpu-2g", "SPOT", ("us-central1-a",), ("A100", 2))
+    assert on_demand.dollars == round(1.47895 + 5.86782, 6) and spot.dollars == round(0.7395 + 2.8682, 6)
+    assert cost.instance_price(SNAPSHOT, "gcp", "us-central1", "a2-highgpu-2g", "ON_DEMAND", (), ("A100", 4)).dollars is None
+
+
+@pytest.mark.parametrize(
+    "cloud, region, name, purchase, said",
+    [
+        ("aws", "us-east-1", "p5.48xlarge", "CAPACITY_BLOCK", "Capacity Block"),
+        ("aws", "us-east-1", "p5.48xlarge", "reserved", "reservation"),
+        (None, "cn-hangzhou", "ecs.gn6i-c24g1.24xlarge", "PrePaid", "subscription"),
+        (None, "cn-hangzhou", "ecs.gn6i-c24g1.24xlarge", "PostPaid", "Alibaba"),
+        ("aws", None, "p5.48xlarge", "ON_DEMAND", "region is not known"),
+        ("aws", "us-east-1", "p5e.48xlarge", "ON_DEMAND", "lists it without an on-demand price"),
+        ("aws", "us-west-2", "p5.48xlarge", "ON_DEMAND", "the snapshot has no price for it"),
+    ],
+)
+def test_what_the_snapshot_cannot_price_is_unknown_never_zero(cloud, region, name, purchase, said):
+    price = cost.instance_price(SNAPSHOT, cloud, region, name, purchase)
+    assert price.dollars is None and said in price.basis
+    assert cost.group_cost(price, {"min": 1, "desired": 2, "max": 3})["hourly"] == {"min": None, "desired": None, "max": None}
+
+
+def test_a_group_s_cost_at_each_size():
+    price = cost.instance_price(SNAPSHOT, "aws", "us-east-1", "p5.48xlarge", "ON_DEMAND")
+    found = cost.group_cost(price, {"min": 1, "desired": 2, "max": 4.0}, 8)
+    assert found["hourly"] == {"min": 55.04, "desired": 110.08, "max": 220.16}
+    assert found["monthly"] == {"min": 40179.2, "desired": 80358.4, "max": 160716.8}
+    assert found["idleMonthly"] == 40179.2 and found["perAcceleratorHour"] == 6.88
+    assert cost.group_cost(price, {"min": None, "desired": 1.5, "max": -1})["hourly"] == {"min": None, "desired": None, "max": None}
+    assert cost.group_cost(price, {"min": 0, "desired": 0, "max": 0})["perAcceleratorHour"] is None
+
+
+def test_nodes_cost_and_sums_of_known_amounts():
+    price = cost.instance_price(SNAPSHOT, "aws", "us-east-1", "m6i.large", "ON_DEMAND")
+    assert cost.nodes_cost(price, 3) == {"nodes": 3, "hourly": 0.288, "monthly": 210.24}
+    assert cost.add([1.0, None, 2.5]) == 3.5 and cost.add([None]) is None
+
+
+def test_ceilings_hold_above_their_value_only():
+    assert cost.over_monthly_max(100.0, 100.0) is None and cost.over_monthly_max(100.01, 100.0)
+    assert cost.over_monthly_max(None, 1.0) is None and cost.over_monthly_max(5.0, None) is None
+    assert cost.over_idle(50.0, 50.0) is None and "idle" in cost.over_idle(50.5, 50.0)
+    assert cost.over_accelerator_hour(2.0, "spot", {"spot": 2.0}) is None
+    assert "spot" in cost.over_accelerator_hour(2.1, "spot", {"spot": 2.0})
+    assert cost.over_accelerator_hour(9.0, "on-demand", {"spot": 2.0}) is None  # no ceiling for its option
+
+
+def test_purchase_options_as_each_api_spells_them():
+    assert cost.purchase_options(None) == ("on-demand",)
+    assert cost.purchase_options("Regular") == ("on-demand",) and cost.purchase_options("Spot") == ("spot",)
+    assert cost.purchase_options("spot/on-demand") == ("spot", "on-demand")
