@@ -249,7 +249,10 @@ def render_cost(cost: dict, console: Console, table_shown: bool = True) -> None:
         console.print(f"What the workloads need (placement): {least}{_usd(total['needed']['hourly'])}/h ({_usd(total['needed']['monthly'])}/month)", highlight=False)
     options = cost.get("byPurchase") or {}
     if len(options) > 1:
-        said = "; ".join(f"{o} {_usd(v['hourly']['desired'])}/h at desired, {_usd(v['hourly']['max'])}/h at max" for o, v in options.items())
+        said = "; ".join(
+            f"{o} unknown" if v["hourly"]["max"] is None else f"{o} {_usd(v['hourly']['desired'])}/h at desired, {_usd(v['hourly']['max'])}/h at max"
+            for o, v in options.items()
+        )
         console.print(f"By purchase option: {said}", highlight=False)
     each = [
         f"{c['group']} {_usd(c['pricePerHour'])}/h an instance ({c['purchase']})"

@@ -43,7 +43,7 @@ def test_a_cluster_that_does_not_answer_is_named(tmp_path):
     "name, document, said",
     [
         ("configmap.json", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, "a ConfigMap object, not a recording verify reads"),
-        ("plan.json", json.loads((ROOT / "tests" / "golden" / "ecs-gpu.plan.json").read_text()), "a JSON object with keys outputs, placement, policy"),
+        ("plan.json", json.loads((ROOT / "tests" / "golden" / "ecs-gpu.plan.json").read_text()), "a JSON object with keys cost, outputs, placement"),
         ("list.json", [1, 2], "a JSON list, expected"),
     ],
 )
