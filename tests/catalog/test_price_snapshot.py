@@ -177,3 +177,41 @@ def test_the_offer_replaces_the_catalog_s_on_demand_price_of_the_types_it_holds(
     assert document["aws"]["us-east-1"]["m6i.large"]["onDemand"] == 0.1
     assert document["aws"]["us-west-2"]["m6i.large"]["onDemand"] == 0.096
     assert document["generated"]["sources"]["awsOnDemand"]["us-east-1"]["publicationDate"] == "2019-03-29T04:06:54Z"
+
+
+@pytest.mark.parametrize("cloud, column", [(c, col) for c, cols in generator.REQUIRED.items() for col in cols])
+def test_each_required_column_is_asked_for(tmp_path, capsys, cloud, column):
+    def drop(text: str) -> str:
+        lines = text.splitlines()
+        lines[0] = lines[0].replace(column, "Renamed", 1)
+        return "\n".join(lines) + "\n"
+
+    folder = _folder(tmp_path, cloud, drop)
+    assert generator.main(["--from", str(folder), "--out", str(tmp_path / "p.json")]) == 2
+    assert f"line 1: the header lacks {column}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("count, said", [("0", "must be a whole number"), ("1.5", "must be a whole number"), ("two", "is not a number")])
+def test_a_gcp_attached_gpu_row_needs_a_whole_count(tmp_path, capsys, count, said):
+    def edit(text: str) -> str:
+        return text.replace(",,,A100,2,", f",,,A100,{count},", 1)
+
+    folder = _folder(tmp_path, "gcp", edit)
+    assert generator.main(["--from", str(folder), "--out", str(tmp_path / "p.json")]) == 2
+    assert f"AcceleratorCount '{count}' {said}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("document", [[], {"terms": {}}, {"products": {}}, {"products": [], "terms": {}}])
+def test_a_document_that_is_not_an_offer_file_is_refused(document):
+    with pytest.raises(generator.SourceError, match="not an AWS offer file"):
+        generator.read_offer(document, "index.json")
+
+
+def test_provenance_of_another_shape_is_refused(tmp_path, capsys):
+    folder = _folder(tmp_path, "aws", lambda text: text)
+    (folder / "provenance.json").write_text("[]")
+    assert generator.main(["--from", str(folder), "--out", str(tmp_path / "p.json")]) == 2
+    assert "provenance.json: an object keyed by cloud is expected" in capsys.readouterr().err
+    (folder / "provenance.json").unlink()
+    assert generator.main(["--from", str(folder), "--out", str(tmp_path / "p.json")]) == 2
+    assert "provenance.json is missing" in capsys.readouterr().err

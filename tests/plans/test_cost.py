@@ -112,3 +112,63 @@ def test_ecs_managed_instances_are_named_unpriced():
     cost = golden("ecs-managed-gpu")["cost"]
     assert cost["groups"] == [] and {u["group"] for u in cost["unpriced"]} == {"ml-managed-gpu", "ml-managed-neuron"}
     assert all("ECS Managed Instances chooses" in u["reason"] for u in cost["unpriced"])
+
+
+STACKS = ["ack-shared-gpu", "aks-a100-mig", "aks-gpu-operator", "ecs-gpu", "ecs-managed-gpu", "ecs-mps", "ecs-neuron", "eks-auto-gpu", "eks-g5-timeslice", "eks-karpenter-gpu", "eks-p3dn-efa", "eks-p5-efa", "eks-trn1", "gke-a100-mig", "gke-l4-timeshare"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_plan_s_cost_is_read_back_from_its_resources_alone(stack):
+    """The golden plans' cost blocks (reviewed, rewritten only by GPUFLEET_UPDATE_GOLDEN=1) are what
+    the plan reader gives from the resources, the placement and the summary's regions."""
+    from gpufleet.components.plans.cost import plan_hints
+
+    plan = golden(stack)
+    assert plan_cost(plan["resources"], plan["placement"], plan_hints(plan["summary"])) == plan["cost"]
+
+
+def test_what_the_workloads_need_adds_each_workload_s_nodes_and_its_scale_up():
+    from gpufleet.components.plans.cost import _needed
+
+    placement = {
+        "pods": [
+            {"status": "daemon", "nodeGroups": {"gpu": {"placed": 4, "perNode": 1}}},
+            {"status": "scheduled", "nodeGroups": {"gpu": {"placed": 5, "perNode": 2}, "cpu": {"placed": 0, "perNode": 3}}},
+            {"status": "after-scale-up", "nodeGroups": {"gpu": {"placed": 1, "perNode": 1}}, "scaleUp": {"gpu": 2}},
+        ],
+        "tasks": [{"capacityProvider": "ml", "instancesNeeded": 3}, {"capacityProvider": "ml", "instancesNeeded": 1}, {"capacityProvider": "ml"}],
+        "provisioned": [{"nodePool": "np", "instanceType": "g6.xlarge", "nodes": 2}, {"nodePool": "np", "instanceType": "g5.xlarge", "nodes": 1}],
+    }
+    per_group, launched, placed_any = _needed(placement)
+    assert per_group == {"gpu": 3 + 1 + 2, "ml": 4}
+    assert launched == {"np": [("g6.xlarge", 2), ("g5.xlarge", 1)]} and placed_any
+    assert _needed({"pods": [placement["pods"][0]]})[2] is False  # DaemonSets alone ask for no nodes
+
+
+def test_a_group_s_region_comes_from_itself_then_its_provider_then_the_plan_s_hint():
+    from tests.policy_helpers import resource
+
+    def plan(provider_region: str | None, *, linked: bool = True):
+        provider = resource("pulumi:providers:aws", "p", {"region": provider_region} if provider_region else {})
+        group = resource("aws:eks/nodeGroup:NodeGroup", "g", {"instanceTypes": ["m6i.large"], "scalingConfig": {"minSize": 1, "desiredSize": 1, "maxSize": 1}})
+        if linked:
+            group["provider"] = f"{provider['urn']}::id"
+        return [provider, group]
+
+    [g] = plan_cost(plan("us-west-2"), hints={"aws": "us-east-1"})["groups"]
+    assert g["region"] == "us-west-2"
+    [g] = plan_cost(plan(None), hints={"aws": "us-east-1"})["groups"]
+    assert g["region"] == "us-east-1"
+    [g] = plan_cost(plan("us-west-2", linked=False))["groups"]
+    assert g["region"] == "us-west-2"  # the plan's one AWS provider
+    [g] = plan_cost(plan(None))["groups"]
+    assert g["region"] is None and g["basis"] == "its region is not known before apply"
+
+
+def test_an_ecs_managed_instances_provider_is_named_by_its_name():
+    from tests.policy_helpers import resource
+
+    provider = resource("aws:ecs/capacityProvider:CapacityProvider", "res-name", {"managedInstancesProvider": {"infrastructureRoleArn": "arn"}})
+    assert [u["group"] for u in plan_cost([provider])["unpriced"]] == ["res-name"]
+    provider["inputs"]["name"] = "given"
+    assert [u["group"] for u in plan_cost([provider])["unpriced"]] == ["given"]

@@ -28,6 +28,7 @@ def test_on_demand_takes_the_regional_price():
 def test_spot_takes_the_highest_zone_of_the_region_unless_zones_are_named():
     assert cost.instance_price(SNAPSHOT, "aws", "us-east-1", "p5.48xlarge", "SPOT").dollars == 55.04
     assert cost.instance_price(SNAPSHOT, "aws", "us-east-1", "p5.48xlarge", "SPOT", ("use1-az2",)).dollars == 47.2054
+    assert cost.instance_price(SNAPSHOT, "aws", "us-east-1", "p5.48xlarge", "SPOT", ("use1-az2", "use1-az1", "use1-az9")).dollars == 55.04
     assert cost.instance_price(SNAPSHOT, "aws", "us-east-1", "m6i.large", "spot").dollars is None  # no spot row
 
 
