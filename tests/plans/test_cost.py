@@ -139,8 +139,9 @@ def test_what_the_workloads_need_adds_each_workload_s_nodes_and_its_scale_up():
         "tasks": [{"capacityProvider": "ml", "instancesNeeded": 3}, {"capacityProvider": "ml", "instancesNeeded": 1}, {"capacityProvider": "ml"}],
         "provisioned": [{"nodePool": "np", "instanceType": "g6.xlarge", "nodes": 2}, {"nodePool": "np", "instanceType": "g5.xlarge", "nodes": 1}],
     }
+    placement["pods"].append({"status": "pending", "nodeGroups": {}, "scaleUp": {"new": 2}})
     per_group, launched, placed_any = _needed(placement)
-    assert per_group == {"gpu": 3 + 1 + 2, "ml": 4}
+    assert per_group == {"gpu": 3 + 1 + 2, "ml": 4, "new": 2}
     assert launched == {"np": [("g6.xlarge", 2), ("g5.xlarge", 1)]} and placed_any
     assert _needed({"pods": [placement["pods"][0]]})[2] is False  # DaemonSets alone ask for no nodes
 
@@ -163,6 +164,30 @@ def test_a_group_s_region_comes_from_itself_then_its_provider_then_the_plan_s_hi
     assert g["region"] == "us-west-2"  # the plan's one AWS provider
     [g] = plan_cost(plan(None))["groups"]
     assert g["region"] is None and g["basis"] == "its region is not known before apply"
+    # Two AWS providers: the group's own is the one its reference names.
+    resources = plan("us-west-2") + [resource("pulumi:providers:aws", "other", {"region": "eu-west-1"})]
+    [g] = plan_cost(resources)["groups"]
+    assert g["region"] == "us-west-2"
+    resources[1]["provider"] = resources[2]["urn"] + "::id"
+    [g] = plan_cost(resources)["groups"]
+    assert g["region"] == "eu-west-1"
+
+
+def test_a_group_of_unknown_desired_size_is_named_though_its_price_is_known():
+    from tests.policy_helpers import resource
+
+    provider = resource("pulumi:providers:aws", "p", {"region": "us-east-1"})
+    group = resource("aws:eks/nodeGroup:NodeGroup", "g", {"instanceTypes": ["m6i.large"], "scalingConfig": {"minSize": 1, "maxSize": 3}})
+    cost = plan_cost([provider, group])
+    [g] = cost["groups"]
+    assert g["pricePerHour"] == 0.096 and g["hourly"] == {"min": 0.096, "desired": None, "max": 0.288}
+    [u] = cost["unpriced"]
+    assert u["reason"].startswith("its desired size is not known from the plan") and not cost["complete"]
+
+
+def test_a_pool_without_a_placement_has_no_needed_nodes():
+    cost = plan_cost(golden("eks-auto-gpu")["resources"])
+    assert "needed" not in cost["groups"][0] and "needed" not in cost["total"]
 
 
 def test_an_ecs_managed_instances_provider_is_named_by_its_name():
