@@ -372,8 +372,6 @@ def cost_change(base: list[dict], head: list[dict]) -> dict:
     for urn in list(new) + [u for u in old if u not in new]:
         b, a = old.get(urn), new.get(urn)
         sides = _cost_sides(b, a)
-        if all(v["before"] == v["after"] for v in sides.values()):
-            continue
         g = a or b
         what = []
         if b and a:
@@ -382,6 +380,8 @@ def cost_change(base: list[dict], head: list[dict]) -> dict:
             what += [f"{size}Size {b['instances'][size]} -> {a['instances'][size]}" for size in ("min", "desired", "max") if b["instances"][size] != a["instances"][size]]
             if b["purchase"] != a["purchase"]:
                 what.append(f"purchase {b['purchase']} -> {a['purchase']}")
+        if b and a and not what and all(v["before"] == v["after"] for v in sides.values()):
+            continue  # the same group at the same price (a change of unknown price is still said)
         unknown = [x["basis"] for x in (b, a) if x is not None and x["pricePerHour"] is None]
         groups.append(
             {

@@ -31,8 +31,12 @@ def _cost_lines(cost: dict, h, bullet: str) -> list[str]:
     lines = ["", h(3, "Cost"), ""]
     for g in cost["groups"]:
         what = "; ".join(g["changes"]) or g["status"]
-        unknown = f" (price unknown: {g['unknown']})" if g.get("unknown") else ""
-        lines.append(f"{bullet}{g['platform']} {g['group']} ({g['instanceType']}) {what}: {at(g)}{unknown}")
+        title = f"{bullet}{g['platform']} {g['group']} ({g['instanceType']}) {what}"
+        if g.get("unknown") and all(g[s]["hourly"] is None for s in ("max", "desired")):
+            lines.append(f"{title}: cost unknown ({g['unknown']})")
+        else:
+            unknown = f" (price unknown: {g['unknown']})" if g.get("unknown") else ""
+            lines.append(f"{title}: {at(g)}{unknown}")
     partial = "" if cost["complete"] else " (groups of unknown price left out)"
     lines.append(f"{bullet}fleet: {at(cost['total'])}{partial}; prices of {cost['prices']}")
     return lines

@@ -508,3 +508,17 @@ def test_doubling_a_p5_group_s_max_size_names_the_added_cost(tmp_path):
     assert text == COST_GOLDEN.read_text()
     assert "- eks p5 (p5.48xlarge) maxSize 2 -> 4: +$110.08/h at max (+$80,358.40/month)" in text
     assert "$110.08/h" not in render(diff_plans(base["resources"], base["resources"], [], []), "main", "main", markdown=True)
+
+
+def test_a_change_to_a_group_of_unknown_price_says_so(tmp_path):
+    """eks-p5-efa's p5 group is a Capacity Block: doubling its maxSize has no public price, and the
+    diff says that instead of passing over it."""
+    def doubled(c):
+        c["gpufleet:eks"]["nodeGroups"][0]["maxSize"] = 4
+
+    d = diff_plans(golden("eks-p5-efa")["resources"], _plan_of(tmp_path, "eks-p5-efa", doubled)["resources"], [], [])
+    [p5] = d.cost["groups"]
+    assert p5["changes"] == ["maxSize 2 -> 4"] and p5["max"]["hourly"] is None and "Capacity Block" in p5["unknown"]
+    text = render(d, "main", "head", markdown=False)
+    assert "  - eks p5 (p5.48xlarge) maxSize 2 -> 4: cost unknown (a Capacity Block's price is set when the block is bought" in text
+    assert "  - fleet: ±$0.00/h at max (±$0.00/month), ±$0.00/h at desired (±$0.00/month) (groups of unknown price left out)" in text
