@@ -18,6 +18,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 from gpufleet.components.plans import cost as plan_cost
 from gpufleet.components.rules import cost as cost_rules
 from gpufleet.policies.inputs import plain
+from gpufleet.policies.placement import placement_of
 from gpufleet.policies.registry import Policies
 
 POLICIES = Policies(__name__)
@@ -51,7 +52,9 @@ def _hints() -> dict[str, str]:
 
 
 def _cost(args: StackValidationArgs) -> dict:
-    return plan_cost.plan_cost(_resources(args), None, _hints())
+    # The placement names the nodes the groups do not (a pulumi-eks component's): the same one the
+    # placement policies judged, worked out once.
+    return plan_cost.plan_cost(_resources(args), placement_of(args).as_dict(), _hints())
 
 
 def _ceilings(args: StackValidationArgs) -> dict:

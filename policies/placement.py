@@ -23,7 +23,8 @@ POLICIES = Policies(__name__)
 _LAST: list = []
 
 
-def _placement(args: StackValidationArgs) -> plan_placement.PlanPlacement:
+def placement_of(args: StackValidationArgs) -> plan_placement.PlanPlacement:
+    """The stack's placement, worked out once for the policies that read it."""
     shape = [(r.urn, tuple((p, tuple(d.urn for d in deps)) for p, deps in r.property_dependencies.items())) for r in args.resources]
     props = [r.props for r in args.resources]
     if _LAST and _LAST[0] == shape and all(a is b for a, b in zip(_LAST[1], props)):
@@ -52,7 +53,7 @@ def _pod_message(p: k8s_scheduler.Placement) -> str:
 
 @POLICIES.stack("k8s-pods-schedulable")
 def _validate_pods(args: StackValidationArgs, report: ReportViolation) -> None:
-    found = _placement(args)
+    found = placement_of(args)
     for p in found.pending_pods():
         if found.certain(p):
             report(_pod_message(p), p.pod.urn)
@@ -63,7 +64,7 @@ def _validate_pods(args: StackValidationArgs, report: ReportViolation) -> None:
 
 @POLICIES.stack("ecs-tasks-placeable")
 def _validate_tasks(args: StackValidationArgs, report: ReportViolation) -> None:
-    found = _placement(args)
+    found = placement_of(args)
     for t in found.pending_tasks():
         if found.certain(t):
             what = f"service of {t.desired} tasks" if t.desired is not None else "task"
@@ -72,7 +73,7 @@ def _validate_tasks(args: StackValidationArgs, report: ReportViolation) -> None:
 
 @POLICIES.stack("placement-unverified")
 def _validate_unverified(args: StackValidationArgs, report: ReportViolation) -> None:
-    found = _placement(args)
+    found = placement_of(args)
     gaps = f" ({'; '.join(found.gaps)})" if found.gaps else ""
     for p in found.pods:
         if p.status == k8s_scheduler.PENDING and not found.certain(p):
@@ -90,7 +91,7 @@ def _validate_unverified(args: StackValidationArgs, report: ReportViolation) -> 
 
 @POLICIES.stack("karpenter-batch-pods-not-disrupted")
 def _validate_batch_pods(args: StackValidationArgs, report: ReportViolation) -> None:
-    found = _placement(args)
+    found = placement_of(args)
     consolidation = {p.name: p.consolidation for p in found.pools}
     facts = catalog.load().facts.karpenter
     for p in found.pods:

@@ -43,9 +43,6 @@ class PriceSnapshot:
             return None
         return self.quotes.get(cloud, {}).get(region, {}).get(name)
 
-    def regions(self, cloud: str) -> list[str]:
-        return sorted(self.quotes.get(cloud, {}))
-
     def source_line(self, cloud: str) -> str:
         s = self.sources.get(cloud) or {}
         return f"{s.get('repository', '?')} {s.get('path', '')} @{str(s.get('commit', '?'))[:8]}".strip()

@@ -132,6 +132,13 @@ def plan_cost(resources: Sequence[Mapping], placement: Mapping | None = None, hi
         elif any(entry["hourly"][k] is None for k in SIZES):
             unknown = ", ".join(k for k in SIZES if entry["hourly"][k] is None)
             unpriced.append({"group": group.name, "urn": group.urn, "instanceType": group.instance_type, "reason": f"its {unknown} size is not known from the plan (a regional pool's nodes are per zone of its cluster; an autoscaled pool's desired size is the autoscaler's)"})
+    # Nodes the placement reads that no group here prices (a pulumi-eks component's, derived from
+    # its defaults; a GKE cluster's default pool; azure-native pools): named, never passed over.
+    read = {(g["group"], g["instanceType"]) for g in groups}
+    for shape in (placement or {}).get("nodeGroups") or []:
+        if (shape["nodeGroup"], shape["instanceType"]) not in read:
+            how = f"derived: {shape['derived']}" if shape.get("derived") else "read by the placement"
+            unpriced.append({"group": shape["nodeGroup"], "urn": None, "instanceType": shape["instanceType"], "reason": f"the placement reads its nodes, but no resource of the plan prices them ({how}): not counted"})
     for r in resources:
         if r.get("type") == tokens.ECS_CAPACITY_PROVIDER and (r.get("inputs") or {}).get("managedInstancesProvider"):
             name = (r.get("inputs") or {}).get("name") or r.get("name")

@@ -173,7 +173,7 @@ def _gke(r: dict, plain: bool = False) -> Group | None:
         n = _times(inputs.get("nodeCount"), zones)
         sizes = {"min": n, "desired": n, "max": n}
     if gpus is None:
-        group = Group("gke", inputs.get("name") or inputs.get("namePrefix") or r["name"], r["urn"], machine_type, sizes, None, "SPOT" if config.get("spot") else "ON_DEMAND", cloud="gcp", region=_gcp_region(inputs))
+        group = Group("gke", gke_rules.pool_name(inputs, r["name"]), r["urn"], machine_type, sizes, None, "SPOT" if config.get("spot") else "ON_DEMAND", cloud="gcp", region=gke_rules.location_region(inputs.get("location")))
         group.zones = tuple(z for z in inputs.get("nodeLocations") or [] if isinstance(z, str))
         return group
     sharing = first.get("gpuSharingConfig") or {}
@@ -182,19 +182,12 @@ def _gke(r: dict, plain: bool = False) -> Group | None:
         ami = f"{ami}, MIG {first['gpuPartitionSize']}"
     if sharing:
         ami = f"{ami}, {sharing.get('gpuSharingStrategy')} x{sharing.get('maxSharedClientsPerGpu')}"
-    group = Group("gke", inputs.get("name") or r["name"], r["urn"], machine_type, sizes, ami, "SPOT" if config.get("spot") else "ON_DEMAND", cloud="gcp", region=_gcp_region(inputs))
+    group = Group("gke", gke_rules.pool_name(inputs, r["name"]), r["urn"], machine_type, sizes, ami, "SPOT" if config.get("spot") else "ON_DEMAND", cloud="gcp", region=gke_rules.location_region(inputs.get("location")))
     group.gpus = gpus.count
     locations = inputs.get("nodeLocations") or ([inputs["location"]] if gke_rules.is_zone(inputs.get("location")) else [])
     group.zones = tuple(z for z in locations if isinstance(z, str))
     group.priced_accelerator = (gke.price_names.get(gpus.accelerator, gpus.accelerator), gpus.count)
     return group
-
-
-def _gcp_region(inputs: dict) -> str | None:
-    location = inputs.get("location")
-    if not isinstance(location, str):
-        return None
-    return location.rsplit("-", 1)[0] if gke_rules.is_zone(location) else location
 
 
 def _cluster_location(r: dict, by_urn: dict[str, dict]) -> str | None:

@@ -241,7 +241,7 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
         sizes = (count * zones, count * zones, count * zones)
     labels = {**node_capacity.os_label(cat.facts.eks), **{str(k): str(v) for k, v in (config.get("labels") or {}).items()}}
     taints = [k8s_rules.taint(t) for t in config.get("taints") or [] if isinstance(t, Mapping)]
-    name = props.get("name") if isinstance(props.get("name"), str) else f"{props['namePrefix']}*" if isinstance(props.get("namePrefix"), str) else pool.name
+    name = gke_rules.pool_name(props, pool.name)
     if not accelerators and not (isinstance(machine_type, str) and machine_type in gke.machine_types):
         return node_capacity.plain_node_shape(name, str(machine_type), {**labels, gke.labels.node_pool: name}, taints, sizes)
     first = accelerators[0] if accelerators else {}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from gpufleet.components.catalog.prices import PriceSnapshot, accelerator_key
 
-# 24 x 365 / 12: the month of the AWS, Google Cloud and Azure pricing calculators.
+# 24 x 365 / 12 hours: the month issue 42 prices by (a 365-day year's average month).
 HOURS_PER_MONTH = 730
 SIZES = ("min", "desired", "max")
 

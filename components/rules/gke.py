@@ -42,6 +42,20 @@ def pool_zones(inputs: Mapping) -> int | None:
     return 1 if _ZONE.match(str(inputs.get("location") or "")) else None
 
 
+def pool_name(inputs: Mapping, fallback: str) -> str:
+    """A node pool's name as GKE gives it: its name, or its namePrefix and a suffix GKE picks."""
+    if isinstance(inputs.get("name"), str):
+        return inputs["name"]
+    return f"{inputs['namePrefix']}*" if isinstance(inputs.get("namePrefix"), str) else fallback
+
+
+def location_region(location: object) -> str | None:
+    """The region of a GKE location: a zone's region, or the region itself."""
+    if not isinstance(location, str):
+        return None
+    return location.rsplit("-", 1)[0] if is_zone(location) else location
+
+
 def gpus(machine_type: str, accelerator: str | None, count: int | None, gke: GkeFacts) -> GkeGpus | str:
     """The node's GPUs, or why the machine type, accelerator and count do not go together."""
     bundled = gke.machine_types.get(machine_type)

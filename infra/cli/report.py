@@ -133,13 +133,15 @@ def _cost_cells(c: dict | None) -> list[str]:
     return [_cost_sizes(c["hourly"])]
 
 
-def _matching(g: dict, priced: list[dict]) -> dict | None:
-    """The cost block's entry for a summary group: the same type, and the group's name (a capacity
-    provider's name is its cluster's prefix and the group's)."""
-    for c in priced:
-        if c["instanceType"] == g["instanceType"] and (c["group"] == g["group"] or c["group"].endswith(f"-{g['group']}")):
-            return c
-    return None
+def _matching(g: dict, priced: list[dict], shown: list[dict]) -> dict | None:
+    """The cost block's entry for a summary group: the same type and sizes, and the same name, else
+    the one whose name ends in it (a capacity provider is named for its cluster and group). None when
+    that is not one entry: the cost block's group then has a row of its own."""
+    same = [c for c in priced if c not in shown and c["instanceType"] == g["instanceType"] and c["instances"] == g["instances"]]
+    exact = [c for c in same if c["group"] == g["group"]]
+    suffixed = [c for c in same if c["group"].endswith(f"-{g['group']}")]
+    found = exact or suffixed
+    return found[0] if len(found) == 1 else None
 
 
 def render_summary(summary: dict, console: Console, cost: dict | None = None) -> None:
@@ -159,7 +161,7 @@ def render_summary(summary: dict, console: Console, cost: dict | None = None) ->
                 _sizes(g["instances"]),
                 _sizes(g["accelerators"]) + (f"\n= {_sizes(g.get('neuronCores'))}\nNeuronCores" if g["kind"] == "neuron" else ""),
             ]
-            match = _matching(g, priced) if cost else None
+            match = _matching(g, priced, shown) if cost else None
             if match is not None:
                 shown.append(match)
             table.add_row(*row, *(_cost_cells(match) if cost else []))

@@ -114,11 +114,9 @@ def test_a_header_of_another_schema_is_refused(tmp_path, capsys):
 
 
 def test_a_type_without_an_on_demand_price_is_refused_unless_recorded_as_unpriced(tmp_path, capsys):
-    header = (SLICES / "aws-vms.csv").read_text().splitlines()[0]
     folder = _folder(tmp_path, "aws", lambda text: text + ANOMALIES.read_text())
     assert generator.main(["--from", str(folder), "--out", str(tmp_path / "p.json")]) == 2
     assert "Price is missing" in capsys.readouterr().err
-    assert header.startswith("InstanceType,")
     assert generator.main(["--from", str(folder), "--out", str(tmp_path / "p.json"), "--allow-unpriced"]) == 0
     document = json.loads((tmp_path / "p.json").read_text())
     assert document["unpriced"]["aws"] == {"ap-south-1": ["trn1.32xlarge"], "us-east-2": ["trn2.48xlarge"], "us-west-2": ["p5e.48xlarge"]}

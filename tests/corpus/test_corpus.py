@@ -102,3 +102,19 @@ def test_fleet_budget_names_what_it_cannot_price_in_a_foreign_program(corpus_pyt
     assert unjudged["urn"].endswith("aws:eks/nodeGroup:NodeGroup::eks-node-group") and "has no price" in unjudged["message"]
     [group] = plan["cost"]["groups"]
     assert group["pricePerHour"] is None and not plan["cost"]["complete"]
+
+
+def test_fleet_budget_names_the_node_groups_pulumi_eks_makes(corpus_python, tmp_path):
+    """eks-managed-nodegroups-py (pulumi-eks ManagedNodeGroups): the plan holds the components, not
+    the instances; the placement derives their nodes and fleet-budget names each, counting none."""
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps({"fleet-budget": {"maxMonthlyAtMax": 1}}))
+    code, out, err = run_cli(
+        "preview", "--program", str(HERE / "third_party" / "eks-managed-nodegroups-py"), "--python", str(corpus_python),
+        "--json", "--timeout", "300", "--policy-config", str(config),
+    )
+    assert code == 0, err[-3000:]
+    plan = json.loads(out)
+    named = sorted(v["message"].split(": ", 1)[1].split(" (", 1)[0] for v in plan["policy"]["violations"] if v["policy"] == "rules-not-judged" and "fleet-budget was not judged" in v["message"])
+    assert named == ["example-managed-ng0", "example-managed-ng1", "example-managed-ng2"]
+    assert not [v for v in plan["policy"]["violations"] if v["policy"] == "fleet-budget"]

@@ -197,3 +197,20 @@ def test_an_ecs_managed_instances_provider_is_named_by_its_name():
     assert [u["group"] for u in plan_cost([provider])["unpriced"]] == ["res-name"]
     provider["inputs"]["name"] = "given"
     assert [u["group"] for u in plan_cost([provider])["unpriced"]] == ["given"]
+
+
+def test_nodes_the_placement_reads_but_no_group_prices_are_named():
+    """A pulumi-eks Cluster's default node group is made by the library's provider: the placement
+    derives it, the cost names it (not counted) instead of passing over it."""
+    from gpufleet.components.plans import placement as plan_placement
+    from tests.policy_helpers import resource
+
+    provider = resource("pulumi:providers:aws", "default", {"region": "us-east-1"})
+    cluster = resource("eks:index:Cluster", "ml", {"instanceType": "g5.12xlarge", "desiredCapacity": 2, "minSize": 1, "maxSize": 3})
+    resources = [provider, cluster]
+    placement = plan_placement.placement(plan_placement.from_plan({"resources": resources})).as_dict()
+    cost = plan_cost(resources, placement)
+    [u] = cost["unpriced"]
+    assert (u["group"], u["instanceType"]) == ("ml default node group", "g5.12xlarge")
+    assert "derived: the default node group of pulumi-eks Cluster 'ml'" in u["reason"] and not cost["complete"]
+    assert cost["groups"] == [] and plan_cost(resources)["unpriced"] == []  # without the placement, nothing read

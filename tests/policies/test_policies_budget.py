@@ -5,7 +5,7 @@ without a ceiling."""
 from __future__ import annotations
 
 from tests.plan_edits import golden
-from tests.policy_helpers import findings, resource, urn
+from tests.policy_helpers import findings, resource
 
 POLICY = "fleet-budget"
 
@@ -61,4 +61,17 @@ def test_a_program_gpufleet_did_not_write_is_priced_from_its_provider_s_region(j
     # g5.2xlarge in us-west-2: 1.212 $/h x 8 x 730 = $7,078.08.
     [over] = [m.splitlines()[-1] for m in findings(result, POLICY)]
     assert over == "the fleet costs $7,078.08 a month at max size, over the ceiling of $5,000.00; prices of 2026-11-26"
-    assert urn("aws:eks/nodeGroup:NodeGroup", "gpu")
+
+
+def test_a_pulumi_eks_node_group_the_plan_only_derives_is_named_not_counted(judge):
+    """A pulumi-eks ManagedNodeGroup's instances are made by its provider, not in the plan: the
+    placement derives them from the library's defaults; the budget names them and counts none."""
+    provider = resource("pulumi:providers:aws", "default", {"region": "us-east-1"})
+    managed = resource(
+        "eks:index:ManagedNodeGroup", "gpu",
+        {"cluster": {"eksCluster": {"name": "ml"}}, "instanceTypes": ["p5.48xlarge"], "scalingConfig": {"minSize": 2, "desiredSize": 2, "maxSize": 4}},
+    )
+    result = judge([provider, managed], {POLICY: {"maxMonthlyAtMax": 1}})
+    assert findings(result, POLICY) == []  # nothing priced: no verdict on a guess
+    [unjudged] = [f for f in result.findings if f.policy == "rules-not-judged" and "fleet-budget was not judged: gpu (p5.48xlarge)" in f.message]
+    assert "derived: pulumi-eks ManagedNodeGroup 'gpu'" in unjudged.message and unjudged.message.endswith("not counted")
