@@ -58,22 +58,27 @@ def _accelerators(group: Group) -> float:
     return group.gpus or group.gpu_fraction or group.neuron_chips
 
 
-def _needed(placement: Mapping) -> tuple[dict[str, int], dict[str, list[tuple[str, int]]], bool]:
-    """Nodes the workloads need, per group name: node groups and capacity providers (each workload
-    counted on nodes of its own), and per NodePool the nodes Karpenter launches, by type."""
-    per_group: dict[str, int] = {}
+def _needed(placement: Mapping) -> tuple[dict[str, tuple[int, int]], dict[str, list[tuple[str, int]]], bool]:
+    """Nodes the workloads need: per node group or capacity provider, (at least, at most): the
+    workload that needs the most nodes alone, and every workload on nodes of its own (the plan says
+    how many of each fit a node, not which share one); per NodePool, the nodes Karpenter launches."""
+    alone: dict[str, list[int]] = {}
     for pod in placement.get("pods") or []:
         if pod.get("status") == "daemon":
             continue
+        own: dict[str, int] = {}
         for name, where in (pod.get("nodeGroups") or {}).items():
             placed, per_node = where.get("placed") or 0, where.get("perNode")
             if placed and per_node:
-                per_group[name] = per_group.get(name, 0) + math.ceil(placed / per_node)
+                own[name] = math.ceil(placed / per_node)
         for name, grown in (pod.get("scaleUp") or {}).items():
-            per_group[name] = per_group.get(name, 0) + grown
+            own[name] = own.get(name, 0) + grown
+        for name, nodes in own.items():
+            alone.setdefault(name, []).append(nodes)
     for task in placement.get("tasks") or []:
         if task.get("instancesNeeded") and task.get("capacityProvider"):
-            per_group[task["capacityProvider"]] = per_group.get(task["capacityProvider"], 0) + task["instancesNeeded"]
+            alone.setdefault(task["capacityProvider"], []).append(task["instancesNeeded"])
+    per_group = {name: (max(counts), sum(counts)) for name, counts in alone.items()}
     launched: dict[str, list[tuple[str, int]]] = {}
     for launch in placement.get("provisioned") or []:
         launched.setdefault(launch["nodePool"], []).append((launch["instanceType"], launch["nodes"]))
@@ -116,16 +121,20 @@ def plan_cost(resources: Sequence[Mapping], placement: Mapping | None = None, hi
                 {"instanceType": name, **cost_rules.nodes_cost(cost_rules.instance_price(snapshot, group.cloud, region, name, group.purchase), nodes)}
                 for name, nodes in launched[group.name]
             ]
+            hourly = cost_rules.add([n["hourly"] for n in needs]) if all(n["hourly"] is not None for n in needs) else None
+            monthly = _monthly(hourly)
             entry["needed"] = {
-                "nodes": sum(n["nodes"] for n in needs),
-                "hourly": cost_rules.add([n["hourly"] for n in needs]) if all(n["hourly"] is not None for n in needs) else None,
-                "byType": needs,
-                "from": "the nodes Karpenter launches for the Pending pods",
+                "nodes": sum(n["nodes"] for n in needs), "hourly": hourly, "monthly": monthly,
+                "nodesAtMost": sum(n["nodes"] for n in needs), "hourlyAtMost": hourly, "monthlyAtMost": monthly,
+                "byType": needs, "from": "the nodes Karpenter launches for the Pending pods",
             }
-            entry["needed"]["monthly"] = round(entry["needed"]["hourly"] * cost_rules.HOURS_PER_MONTH, 2) if entry["needed"]["hourly"] is not None else None
         elif placed_any and group.platform != "karpenter":
-            nodes = per_group.get(group.name, 0)
-            entry["needed"] = {**cost_rules.nodes_cost(price, nodes), "from": "the placement: each workload on nodes of its own (a bound from above when workloads share nodes)"}
+            least, most = per_group.get(group.name, (0, 0))
+            low, high = cost_rules.nodes_cost(price, least), cost_rules.nodes_cost(price, most)
+            entry["needed"] = {
+                **low, "nodesAtMost": most, "hourlyAtMost": high["hourly"], "monthlyAtMost": high["monthly"],
+                "from": "the placement: at least the workload that needs the most nodes alone, at most every workload on nodes of its own",
+            }
         groups.append(entry)
         if price.dollars is None:
             unpriced.append({"group": group.name, "urn": group.urn, "instanceType": group.instance_type, "reason": price.basis})
@@ -134,9 +143,10 @@ def plan_cost(resources: Sequence[Mapping], placement: Mapping | None = None, hi
             unpriced.append({"group": group.name, "urn": group.urn, "instanceType": group.instance_type, "reason": f"its {unknown} size is not known from the plan (a regional pool's nodes are per zone of its cluster; an autoscaled pool's desired size is the autoscaler's)"})
     # Nodes the placement reads that no group here prices (a pulumi-eks component's, derived from
     # its defaults; a GKE cluster's default pool; azure-native pools): named, never passed over.
-    read = {(g["group"], g["instanceType"]) for g in groups}
+    # (A group the cost reads by another type, such as a managed group naming none, is the same group.)
+    read = {g["group"] for g in groups}
     for shape in (placement or {}).get("nodeGroups") or []:
-        if (shape["nodeGroup"], shape["instanceType"]) not in read:
+        if shape["nodeGroup"] not in read:
             how = f"derived: {shape['derived']}" if shape.get("derived") else "read by the placement"
             unpriced.append({"group": shape["nodeGroup"], "urn": None, "instanceType": shape["instanceType"], "reason": f"the placement reads its nodes, but no resource of the plan prices them ({how}): not counted"})
     for r in resources:
@@ -158,6 +168,10 @@ def plan_cost(resources: Sequence[Mapping], placement: Mapping | None = None, hi
     }
 
 
+def _monthly(hourly: float | None) -> float | None:
+    return round(hourly * cost_rules.HOURS_PER_MONTH, 2) if hourly is not None else None
+
+
 def _sum_sizes(groups: list[dict], key: str) -> dict:
     return {k: cost_rules.add([g[key][k] for g in groups]) for k in SIZES}
 
@@ -170,10 +184,9 @@ def _total(groups: list[dict]) -> dict:
     }
     total["idleMonthly"] = total["monthly"]["min"]
     if needed:
-        hourly = cost_rules.add([n["hourly"] for n in needed])
+        hourly, most = cost_rules.add([n["hourly"] for n in needed]), cost_rules.add([n["hourlyAtMost"] for n in needed])
         total["needed"] = {
-            "hourly": hourly,
-            "monthly": round(hourly * cost_rules.HOURS_PER_MONTH, 2) if hourly is not None else None,
+            "hourly": hourly, "monthly": _monthly(hourly), "hourlyAtMost": most, "monthlyAtMost": _monthly(most),
             "complete": all(n["hourly"] is not None for n in needed),
         }
     return total

@@ -247,8 +247,12 @@ def render_cost(cost: dict, console: Console, table_shown: bool = True) -> None:
             highlight=False,
         )
     if "needed" in total and total["needed"]["hourly"] is not None:
-        least = "" if total["needed"]["complete"] else "at least "
-        console.print(f"What the workloads need (placement): {least}{_usd(total['needed']['hourly'])}/h ({_usd(total['needed']['monthly'])}/month)", highlight=False)
+        need = total["needed"]
+        least = "" if need["complete"] else " (at least: some of their nodes have no price)"
+        span = f"{_usd(need['hourly'])}/h ({_usd(need['monthly'])}/month)"
+        if need["hourlyAtMost"] != need["hourly"]:
+            span = f"{_usd(need['hourly'])} to {_usd(need['hourlyAtMost'])}/h ({_usd(need['monthly'])} to {_usd(need['monthlyAtMost'])}/month: workloads sharing nodes, or each on nodes of its own)"
+        console.print(f"What the workloads need (placement): {span}{least}", highlight=False)
     options = cost.get("byPurchase") or {}
     if len(options) > 1:
         said = "; ".join(

@@ -141,7 +141,8 @@ def test_what_the_workloads_need_adds_each_workload_s_nodes_and_its_scale_up():
     }
     placement["pods"].append({"status": "pending", "nodeGroups": {}, "scaleUp": {"new": 2}})
     per_group, launched, placed_any = _needed(placement)
-    assert per_group == {"gpu": 3 + 1 + 2, "ml": 4, "new": 2}
+    # gpu: the scheduled template alone needs 3 nodes, the scaled-up one 1 + 2; together at most 6.
+    assert per_group == {"gpu": (3, 6), "ml": (3, 4), "new": (2, 2)}
     assert launched == {"np": [("g6.xlarge", 2), ("g5.xlarge", 1)]} and placed_any
     assert _needed({"pods": [placement["pods"][0]]})[2] is False  # DaemonSets alone ask for no nodes
 
@@ -214,3 +215,15 @@ def test_nodes_the_placement_reads_but_no_group_prices_are_named():
     assert (u["group"], u["instanceType"]) == ("ml default node group", "g5.12xlarge")
     assert "derived: the default node group of pulumi-eks Cluster 'ml'" in u["reason"] and not cost["complete"]
     assert cost["groups"] == [] and plan_cost(resources)["unpriced"] == []  # without the placement, nothing read
+
+
+def test_workloads_that_share_instances_need_a_range_not_a_sum():
+    """ecs-neuron: six services, each pinned to its own Neuron chip of inf2.24xlarge (6 chips), two
+    tasks each: they fit 2 instances together, 12 if none shared one. The plan says how many of each
+    fit an instance, not which share: the cost says both, never the sum alone."""
+    plan = golden("ecs-neuron")
+    inf2 = float(_rows("aws", InstanceType="inf2.24xlarge", Region="us-west-2")[0]["Price"])
+    [inference] = [g for g in plan["cost"]["groups"] if g["group"] == "ml-neuron-inference"]
+    assert (inference["needed"]["nodes"], inference["needed"]["nodesAtMost"]) == (2, 12)
+    assert inference["needed"]["hourly"] == round(inf2 * 2, 4) and inference["needed"]["hourlyAtMost"] == round(inf2 * 12, 4)
+    assert plan["cost"]["total"]["needed"]["hourly"] == round(inf2 * 2, 4)
