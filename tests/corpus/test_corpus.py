@@ -85,20 +85,26 @@ def test_a_foreign_program_s_node_pools_are_judged_by_the_pack(corpus_python, tm
     assert unjudged["level"] == "advisory" and "g9z, which the catalog's EC2 data does not hold" in unjudged["message"]
 
 
-def test_fleet_budget_names_what_it_cannot_price_in_a_foreign_program(corpus_python, tmp_path):
-    """aws-py-eks (a public program) under a budget: its node group names no instance type (EKS picks
-    one) in a region the snapshot has no rows for, so fleet-budget prices nothing, says so under
-    rules-not-judged on the program's own node group, and passes no ceiling on a guess."""
+def _under_a_budget(corpus_python, tmp_path, name: str) -> tuple[dict, list[dict]]:
+    """The public program previewed with a $1 monthly ceiling: its plan, and what fleet-budget said
+    it could not judge."""
     config = tmp_path / "policy.json"
     config.write_text(json.dumps({"fleet-budget": {"maxMonthlyAtMax": 1}}))
     code, out, err = run_cli(
-        "preview", "--program", str(HERE / "third_party" / "aws-py-eks"), "--python", str(corpus_python),
+        "preview", "--program", str(HERE / "third_party" / name), "--python", str(corpus_python),
         "--json", "--timeout", "300", "--policy-config", str(config),
     )
     assert code == 0, err[-3000:]
     plan = json.loads(out)
-    assert not [v for v in plan["policy"]["violations"] if v["policy"] == "fleet-budget"]
-    [unjudged] = [v for v in plan["policy"]["violations"] if v["policy"] == "rules-not-judged" and "fleet-budget was not judged" in v["message"]]
+    assert not [v for v in plan["policy"]["violations"] if v["policy"] == "fleet-budget"]  # no verdict on a guess
+    return plan, [v for v in plan["policy"]["violations"] if v["policy"] == "rules-not-judged" and "fleet-budget was not judged" in v["message"]]
+
+
+def test_fleet_budget_names_what_it_cannot_price_in_a_foreign_program(corpus_python, tmp_path):
+    """aws-py-eks (a public program) under a budget: its node group names no instance type (EKS picks
+    one) in a region the snapshot has no rows for, so fleet-budget prices nothing, says so under
+    rules-not-judged on the program's own node group, and passes no ceiling on a guess."""
+    plan, [unjudged] = _under_a_budget(corpus_python, tmp_path, "aws-py-eks")
     assert unjudged["urn"].endswith("aws:eks/nodeGroup:NodeGroup::eks-node-group") and "has no price" in unjudged["message"]
     [group] = plan["cost"]["groups"]
     assert group["pricePerHour"] is None and not plan["cost"]["complete"]
@@ -107,14 +113,6 @@ def test_fleet_budget_names_what_it_cannot_price_in_a_foreign_program(corpus_pyt
 def test_fleet_budget_names_the_node_groups_pulumi_eks_makes(corpus_python, tmp_path):
     """eks-managed-nodegroups-py (pulumi-eks ManagedNodeGroups): the plan holds the components, not
     the instances; the placement derives their nodes and fleet-budget names each, counting none."""
-    config = tmp_path / "policy.json"
-    config.write_text(json.dumps({"fleet-budget": {"maxMonthlyAtMax": 1}}))
-    code, out, err = run_cli(
-        "preview", "--program", str(HERE / "third_party" / "eks-managed-nodegroups-py"), "--python", str(corpus_python),
-        "--json", "--timeout", "300", "--policy-config", str(config),
-    )
-    assert code == 0, err[-3000:]
-    plan = json.loads(out)
-    named = sorted(v["message"].split(": ", 1)[1].split(" (", 1)[0] for v in plan["policy"]["violations"] if v["policy"] == "rules-not-judged" and "fleet-budget was not judged" in v["message"])
+    _, unjudged = _under_a_budget(corpus_python, tmp_path, "eks-managed-nodegroups-py")
+    named = sorted(v["message"].split(": ", 1)[1].split(" (", 1)[0] for v in unjudged)
     assert named == ["example-managed-ng0", "example-managed-ng1", "example-managed-ng2"]
-    assert not [v for v in plan["policy"]["violations"] if v["policy"] == "fleet-budget"]
