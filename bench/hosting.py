@@ -26,7 +26,7 @@ PAIRS = 5
 _ONE = """
 import sys
 from pathlib import Path
-from gpufleet import stackfile
+from gpufleet.stack import files as stackfile
 from gpufleet.engine import user_program
 from gpufleet.engine.preview import preview_plan
 from gpufleet.engine.program_host import Hosting

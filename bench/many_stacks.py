@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from gpufleet import stackfile
+from gpufleet.stack import files as stackfile
 
 GPUFLEET = [str(Path(sys.executable).with_name("gpufleet"))]
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from gpufleet.analyzer.pack_dir import DEFAULT_PACK  # noqa: E402
 from gpufleet.engine.preview import preview_plan  # noqa: E402
-from gpufleet.spec import decode_config, load_spec  # noqa: E402
+from gpufleet.stack.spec import decode_config, load_spec  # noqa: E402
 from bench.fleets import ecs_fleet  # noqa: E402
 
 def preview(services: int, policy: bool = False) -> tuple[int, float]:
@@ -69,11 +69,11 @@ def cold_cli() -> float:
 # needs (everything else the preview imports is imported first), loaded and applied to the plan.
 _COST_PART = """
 import json, sys, time
-import gpufleet.components.plans.groups, gpufleet.components.plans.placement, gpufleet.components.catalog.catalog as c
+import gpufleet.plans.groups, gpufleet.plans.placement, gpufleet.catalog.catalog as c
 c.load()
 plan = json.loads(open(sys.argv[1]).read())
 start = time.perf_counter()
-from gpufleet.components.plans import cost
+from gpufleet.plans import cost
 cost.plan_cost(plan["resources"], plan["placement"])
 print(time.perf_counter() - start)
 """

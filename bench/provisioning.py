@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gpufleet.analyzer.pack_dir import DEFAULT_PACK  # noqa: E402
-from gpufleet.components.catalog import catalog  # noqa: E402
-from gpufleet.components.plans.placement import from_plan, placement  # noqa: E402
+from gpufleet.catalog import catalog  # noqa: E402
+from gpufleet.plans.placement import from_plan, placement  # noqa: E402
 from gpufleet.engine.preview import preview_plan  # noqa: E402
-from gpufleet.spec import decode_config, load_spec  # noqa: E402
+from gpufleet.stack.spec import decode_config, load_spec  # noqa: E402
 from bench.fleets import EKS_LARGEST, eks_fleet  # noqa: E402
 
 PAIRS = 7

@@ -78,11 +78,11 @@ def child_preview(kind: str, scale: int, plan_out: str | None) -> dict:
     without, writing the plan to `plan_out`)."""
     from rich.console import Console
 
-    from gpufleet import stackfile
+    from gpufleet.stack import files as stackfile
     from gpufleet.analyzer.pack_dir import DEFAULT_PACK
     from gpufleet.cli.report import render_preview
     from gpufleet.engine.preview import preview_plan
-    from gpufleet.spec import decode_config, load_spec
+    from gpufleet.stack.spec import decode_config, load_spec
 
     stages: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as folder:
@@ -218,7 +218,7 @@ def fifty_thousand(folder: Path) -> None:
 
 
 def cold_starts() -> None:
-    from gpufleet import stackfile
+    from gpufleet.stack import files as stackfile
 
     print("cold `gpufleet preview STACK`, median of five runs (target < 1.5 s):")
     medians = {}

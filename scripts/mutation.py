@@ -18,8 +18,8 @@ A listed mutant is not run when its key names it alone (a survivor costs every t
 runs them too, to find entries that a newer test kills.
 
 Why cosmic-ray rather than mutmut: cosmic-ray mutates the files where they are and its mutants can
-be judged by any test run, so it works with gpufleet's layout (one `gpufleet` namespace mapped over the repository's
-folders), which mutmut 3's copied `mutants/` tree and trampolines do not import. Mutations inside
+be judged by any test run, so it works with gpufleet's layout (the editable install's finder maps `gpufleet` onto
+src/gpufleet), which mutmut 3's copied `mutants/` tree and trampolines do not import. Mutations inside
 type annotations are skipped: with `from __future__ import annotations` they are strings, so
 `str | None` turned into `str & None` cannot change behaviour.
 
@@ -82,110 +82,110 @@ _KARPENTER = [
     "tests/apis/test_karpenter_crd.py", "tests/plans/test_foreign_shapes.py", "tests/karpenter",
 ]
 MODULES: dict[str, tuple[str, list[str]]] = {
-    # components/catalog/: the catalog, its rule modules and the placement simulator
-    "ack_rules": ("components/rules/ack.py", ["tests/rules/test_ack_rules.py", "tests/ack/test_spec_errors_ack.py", "tests/policies/test_policies_ack.py", "tests/ack/test_preview_ack.py"]),
-    "aks_api": ("components/apis/aks.py", ["tests/rules/test_gke_rules.py", "tests/policies/test_policies_aks.py", "tests/aks/test_preview_aks.py"]),
-    "aks_rules": ("components/rules/aks.py", ["tests/rules/test_gke_rules.py", "tests/aks/test_spec_errors_aks.py", "tests/policies/test_policies_aks.py"]),
-    "api_rules": ("components/apis/aws_rules.py", ["tests/apis/test_api_rules.py", "tests/apis/test_aws_accepts.py"]),
-    "api_values": ("components/apis/values.py", ["tests/rules/test_gke_rules.py", "tests/aks/test_preview_aks.py", "tests/gke/test_preview_gke.py"]),
-    "aws_api": ("components/apis/aws.py", ["tests/apis/test_aws_api.py", "tests/apis/test_api_rules.py", "tests/apis/test_aws_accepts.py"]),
-    "catalog": ("components/catalog/catalog.py", ["tests/catalog/test_catalog.py", "tests/ecs/test_spec_errors.py", "tests/policies/test_policies_ecs.py"]),
-    "charts": ("components/catalog/charts.py", ["tests/catalog/test_charts.py", "tests/k8s/test_gpu_operator.py", "tests/policies/test_policies_k8s.py", "tests/eks/test_preview_eks.py"]),
-    "ecs_gpu_sharing": ("components/rules/ecs_gpu_sharing.py", ["tests/rules/test_ecs_gpu_sharing.py"]),
-    "ecs_placement": ("components/simulate/ecs_placement.py", ["tests/simulate/test_ecs_placement.py", "tests/policies/test_policies_ecs.py"]),
-    "ecs_scheduler": ("components/simulate/ecs_scheduler.py", ["tests/simulate/test_ecs_scheduler.py", "tests/plans/test_placement_read_back.py", "tests/rules/test_ecs_gpu_sharing.py", *_PLACEMENT]),
+    # src/gpufleet/catalog/: the catalog, its rule modules and the placement simulator
+    "ack_rules": ("src/gpufleet/rules/ack.py", ["tests/rules/test_ack_rules.py", "tests/ack/test_spec_errors_ack.py", "tests/policies/test_policies_ack.py", "tests/ack/test_preview_ack.py"]),
+    "aks_api": ("src/gpufleet/apis/aks.py", ["tests/rules/test_gke_rules.py", "tests/policies/test_policies_aks.py", "tests/aks/test_preview_aks.py"]),
+    "aks_rules": ("src/gpufleet/rules/aks.py", ["tests/rules/test_gke_rules.py", "tests/aks/test_spec_errors_aks.py", "tests/policies/test_policies_aks.py"]),
+    "api_rules": ("src/gpufleet/apis/aws_rules.py", ["tests/apis/test_api_rules.py", "tests/apis/test_aws_accepts.py"]),
+    "api_values": ("src/gpufleet/apis/values.py", ["tests/rules/test_gke_rules.py", "tests/aks/test_preview_aks.py", "tests/gke/test_preview_gke.py"]),
+    "aws_api": ("src/gpufleet/apis/aws.py", ["tests/apis/test_aws_api.py", "tests/apis/test_api_rules.py", "tests/apis/test_aws_accepts.py"]),
+    "catalog": ("src/gpufleet/catalog/catalog.py", ["tests/catalog/test_catalog.py", "tests/ecs/test_spec_errors.py", "tests/policies/test_policies_ecs.py"]),
+    "charts": ("src/gpufleet/catalog/charts.py", ["tests/catalog/test_charts.py", "tests/k8s/test_gpu_operator.py", "tests/policies/test_policies_k8s.py", "tests/eks/test_preview_eks.py"]),
+    "ecs_gpu_sharing": ("src/gpufleet/rules/ecs_gpu_sharing.py", ["tests/rules/test_ecs_gpu_sharing.py"]),
+    "ecs_placement": ("src/gpufleet/simulate/ecs_placement.py", ["tests/simulate/test_ecs_placement.py", "tests/policies/test_policies_ecs.py"]),
+    "ecs_scheduler": ("src/gpufleet/simulate/ecs_scheduler.py", ["tests/simulate/test_ecs_scheduler.py", "tests/plans/test_placement_read_back.py", "tests/rules/test_ecs_gpu_sharing.py", *_PLACEMENT]),
     # efa's layouts are judged through every EKS door: the layout table, the spec's errors and the pack.
-    "efa": ("components/rules/efa.py", ["tests/rules/test_efa.py", "tests/eks/test_spec_errors_eks.py", "tests/policies/test_policies_eks.py"]),
-    "eks_rules": ("components/rules/eks.py", ["tests/eks/test_spec_errors_eks.py", "tests/policies/test_policies_eks.py", "tests/eks/test_preview_eks.py"]),
-    "facts": ("components/catalog/facts.py", ["tests/catalog/test_facts.py", "tests/catalog/test_catalog.py"]),
-    "fleet_view": ("components/plans/groups.py", ["tests/plans/test_fleet_view.py"]),
-    "generate": ("components/catalog/generate/__init__.py", ["tests/catalog/test_fact_sources.py", "tests/catalog/test_catalog.py"]),
-    "gke_api": ("components/apis/gke.py", ["tests/rules/test_gke_rules.py", "tests/gke/test_preview_gke.py"]),
-    "gke_rules": ("components/rules/gke.py", ["tests/rules/test_gke_rules.py", "tests/plans/test_fleet_view.py", "tests/plans/test_placement_read_back.py", "tests/gke/test_spec_errors_gke.py", "tests/policies/test_policies_gke.py"]),
-    "k8s_filters": ("components/simulate/k8s_filters.py", ["tests/simulate/test_k8s_filters.py", *_K8S]),
-    "k8s_rules": ("components/rules/k8s.py", ["tests/rules/test_k8s_rules.py", "tests/simulate/test_k8s_filters.py", *_K8S, "tests/eks/test_spec_errors_eks.py"]),
-    "k8s_scheduler": ("components/simulate/k8s_scheduler.py", _K8S),
-    "k8s_shapes": ("components/simulate/k8s_shapes.py", ["tests/simulate/test_k8s_shapes.py", *_K8S]),
-    "k8s_workloads": ("components/simulate/k8s_workloads.py", ["tests/simulate/test_k8s_workloads.py", *_K8S]),
-    "managed_instances": ("components/rules/managed_instances.py", ["tests/rules/test_ecs_managed_instances.py", "tests/policies/test_policies_neuron.py"]),
-    "node_capacity": ("components/simulate/node_capacity.py", ["tests/simulate/test_node_capacity.py", "tests/simulate/test_ecs_scheduler.py", "tests/plans/test_placement_doors.py"]),
-    "plan_index": ("components/plans/index.py", ["tests/plans/test_placement_read_back.py", *_PLACEMENT]),
-    "plan_placement": ("components/plans/placement.py", ["tests/plans/test_placement_read_back.py", *_PLACEMENT]),
-    "plan_pods": ("components/plans/pods.py", ["tests/plans/test_placement_read_back.py", *_PLACEMENT]),
-    "plan_tasks": ("components/plans/tasks.py", ["tests/plans/test_placement_read_back.py", *_PLACEMENT, "tests/rules/test_ecs_gpu_sharing.py"]),
+    "efa": ("src/gpufleet/rules/efa.py", ["tests/rules/test_efa.py", "tests/eks/test_spec_errors_eks.py", "tests/policies/test_policies_eks.py"]),
+    "eks_rules": ("src/gpufleet/rules/eks.py", ["tests/eks/test_spec_errors_eks.py", "tests/policies/test_policies_eks.py", "tests/eks/test_preview_eks.py"]),
+    "facts": ("src/gpufleet/catalog/facts.py", ["tests/catalog/test_facts.py", "tests/catalog/test_catalog.py"]),
+    "fleet_view": ("src/gpufleet/plans/groups.py", ["tests/plans/test_fleet_view.py"]),
+    "generate": ("src/gpufleet/catalog/generate/__init__.py", ["tests/catalog/test_fact_sources.py", "tests/catalog/test_catalog.py"]),
+    "gke_api": ("src/gpufleet/apis/gke.py", ["tests/rules/test_gke_rules.py", "tests/gke/test_preview_gke.py"]),
+    "gke_rules": ("src/gpufleet/rules/gke.py", ["tests/rules/test_gke_rules.py", "tests/plans/test_fleet_view.py", "tests/plans/test_placement_read_back.py", "tests/gke/test_spec_errors_gke.py", "tests/policies/test_policies_gke.py"]),
+    "k8s_filters": ("src/gpufleet/simulate/k8s_filters.py", ["tests/simulate/test_k8s_filters.py", *_K8S]),
+    "k8s_rules": ("src/gpufleet/rules/k8s.py", ["tests/rules/test_k8s_rules.py", "tests/simulate/test_k8s_filters.py", *_K8S, "tests/eks/test_spec_errors_eks.py"]),
+    "k8s_scheduler": ("src/gpufleet/simulate/k8s_scheduler.py", _K8S),
+    "k8s_shapes": ("src/gpufleet/simulate/k8s_shapes.py", ["tests/simulate/test_k8s_shapes.py", *_K8S]),
+    "k8s_workloads": ("src/gpufleet/simulate/k8s_workloads.py", ["tests/simulate/test_k8s_workloads.py", *_K8S]),
+    "managed_instances": ("src/gpufleet/rules/managed_instances.py", ["tests/rules/test_ecs_managed_instances.py", "tests/policies/test_policies_neuron.py"]),
+    "node_capacity": ("src/gpufleet/simulate/node_capacity.py", ["tests/simulate/test_node_capacity.py", "tests/simulate/test_ecs_scheduler.py", "tests/plans/test_placement_doors.py"]),
+    "plan_index": ("src/gpufleet/plans/index.py", ["tests/plans/test_placement_read_back.py", *_PLACEMENT]),
+    "plan_placement": ("src/gpufleet/plans/placement.py", ["tests/plans/test_placement_read_back.py", *_PLACEMENT]),
+    "plan_pods": ("src/gpufleet/plans/pods.py", ["tests/plans/test_placement_read_back.py", *_PLACEMENT]),
+    "plan_tasks": ("src/gpufleet/plans/tasks.py", ["tests/plans/test_placement_read_back.py", *_PLACEMENT, "tests/rules/test_ecs_gpu_sharing.py"]),
     # the shared rules of GPUs, Neuron chips, ECS AMIs and offerings: the ECS, Neuron and EKS doors (spec errors and the pack)
-    **{name: (f"components/rules/{module}.py", _SHARED_RULES) for name, module in (
+    **{name: (f"src/gpufleet/rules/{module}.py", _SHARED_RULES) for name, module in (
         ("gpu_rules", "gpus"), ("neuron_rules", "neuron"), ("ami_rules", "ecs_amis"), ("offering_rules", "offerings"),
     )},
-    "quotas": ("components/rules/quotas.py", ["tests/apis/test_api_rules.py"]),
+    "quotas": ("src/gpufleet/rules/quotas.py", ["tests/apis/test_api_rules.py"]),
     # Karpenter and the component libraries: the provisioning simulation, its plan reader, the pack's NodePool rules
     **{name: (path, _KARPENTER) for name, path in (
-        ("karpenter_sim", "components/simulate/karpenter.py"), ("karpenter_rules", "components/rules/karpenter.py"),
-        ("plan_karpenter", "components/plans/karpenter.py"), ("karpenter_pools", "components/simulate/karpenter_pools.py"), ("karpenter_api", "components/apis/karpenter.py"),
-        ("karpenter_manifests", "components/karpenter/manifests.py"), ("karpenter_checks", "components/karpenter/checks.py"),
+        ("karpenter_sim", "src/gpufleet/simulate/karpenter.py"), ("karpenter_rules", "src/gpufleet/rules/karpenter.py"),
+        ("plan_karpenter", "src/gpufleet/plans/karpenter.py"), ("karpenter_pools", "src/gpufleet/simulate/karpenter_pools.py"), ("karpenter_api", "src/gpufleet/apis/karpenter.py"),
+        ("karpenter_manifests", "src/gpufleet/karpenter/manifests.py"), ("karpenter_checks", "src/gpufleet/karpenter/checks.py"),
     )},
     # gpufleet verify: the NCCL gate's rules, the log reader and the fleet comparisons
     **{name: (path, ["tests/verify", "tests/k8s/test_nccl_gate.py"]) for name, path in (
-        ("nccl_rules", "components/rules/nccl.py"), ("verify_nccl_log", "infra/verify/nccl_log.py"), ("verify_nccl_gate", "infra/verify/nccl_gate.py"),
-        ("verify_kube", "infra/verify/kube_checks.py"), ("verify_ecs", "infra/verify/ecs_checks.py"), ("verify_recorded", "infra/verify/recorded.py"),
+        ("nccl_rules", "src/gpufleet/rules/nccl.py"), ("verify_nccl_log", "src/gpufleet/verify/nccl_log.py"), ("verify_nccl_gate", "src/gpufleet/verify/nccl_gate.py"),
+        ("verify_kube", "src/gpufleet/verify/kube_checks.py"), ("verify_ecs", "src/gpufleet/verify/ecs_checks.py"), ("verify_recorded", "src/gpufleet/verify/recorded.py"),
     )},
     # cost: the rules, the plan's cost block, the snapshot's generator and fleet-budget
     **{name: (path, ["tests/rules/test_cost_rules.py", "tests/plans/test_cost.py", "tests/catalog/test_price_snapshot.py", "tests/policies/test_policies_budget.py"]) for name, path in (
-        ("cost_rules", "components/rules/cost.py"), ("plan_cost", "components/plans/cost.py"),
-        ("price_generator", "components/catalog/generate/prices.py"), ("policies_budget", "policies/budget.py"),
+        ("cost_rules", "src/gpufleet/rules/cost.py"), ("plan_cost", "src/gpufleet/plans/cost.py"),
+        ("price_generator", "src/gpufleet/catalog/generate/prices.py"), ("policies_budget", "src/gpufleet/policies/budget.py"),
     )},
-    "plan_awsx": ("components/plans/awsx.py", ["tests/plans/test_awsx.py", "tests/plans/test_foreign_shapes.py"]),
-    "images": ("components/rules/images.py", ["tests/rules/test_images.py"]),
-    "lifecycle": ("components/rules/lifecycle.py", ["tests/rules/test_lifecycle.py", "tests/ecs/test_preview.py"]),
-    "policies_lifecycle": ("policies/lifecycle.py", ["tests/rules/test_lifecycle.py", "tests/ecs/test_preview.py"]),
-    "replacement": ("components/plans/replacement.py", ["tests/cli/test_diff_plans.py", "tests/catalog/test_facts.py", "tests/cli/test_diff.py"]),
-    "sources": ("components/catalog/generate/sources.py", ["tests/catalog/test_fact_sources.py", "tests/catalog/test_catalog.py", "tests/engine/test_engine.py"]),
-    # components/*/checks.py: each cloud's spec rules
-    "ack_checks": ("components/ack/checks.py", ["tests/ack/test_spec_errors_ack.py", "tests/policies/test_policy_parity.py"]),
-    "aks_checks": ("components/aks/checks.py", ["tests/aks/test_spec_errors_aks.py", "tests/rules/test_gke_rules.py"]),
+    "plan_awsx": ("src/gpufleet/plans/awsx.py", ["tests/plans/test_awsx.py", "tests/plans/test_foreign_shapes.py"]),
+    "images": ("src/gpufleet/rules/images.py", ["tests/rules/test_images.py"]),
+    "lifecycle": ("src/gpufleet/rules/lifecycle.py", ["tests/rules/test_lifecycle.py", "tests/ecs/test_preview.py"]),
+    "policies_lifecycle": ("src/gpufleet/policies/lifecycle.py", ["tests/rules/test_lifecycle.py", "tests/ecs/test_preview.py"]),
+    "replacement": ("src/gpufleet/plans/replacement.py", ["tests/cli/test_diff_plans.py", "tests/catalog/test_facts.py", "tests/cli/test_diff.py"]),
+    "sources": ("src/gpufleet/catalog/generate/sources.py", ["tests/catalog/test_fact_sources.py", "tests/catalog/test_catalog.py", "tests/engine/test_engine.py"]),
+    # src/gpufleet/*/checks.py: each cloud's spec rules
+    "ack_checks": ("src/gpufleet/ack/checks.py", ["tests/ack/test_spec_errors_ack.py", "tests/policies/test_policy_parity.py"]),
+    "aks_checks": ("src/gpufleet/aks/checks.py", ["tests/aks/test_spec_errors_aks.py", "tests/rules/test_gke_rules.py"]),
     # ECS's spec checks reach the API rules (quotas, essential containers) and the spec-time placement.
     # and what each platform derives once (resolved.py), which its checks and builders read.
     **{name: (path, [
         "tests/ecs/test_spec_errors.py", "tests/ecs/test_spec_errors_neuron.py", "tests/rules/test_ecs_gpu_sharing.py", "tests/rules/test_ecs_managed_instances.py",
         "tests/apis/test_api_rules.py", "tests/plans/test_placement_doors.py", "tests/simulate/test_ecs_scheduler.py",
-    ]) for name, path in (("ecs_checks", "components/ecs/checks.py"), ("ecs_resolved", "components/ecs/resolved.py"))},
-    "eks_checks": ("components/eks/checks.py", ["tests/eks/test_spec_errors_eks.py", "tests/apis/test_api_rules.py"]),
-    "eks_resolved": ("components/eks/resolved.py", ["tests/eks/test_spec_errors_eks.py", "tests/eks/test_preview_eks.py", "tests/plans/test_placement_doors.py"]),
-    "gke_checks": ("components/gke/checks.py", ["tests/gke/test_spec_errors_gke.py", "tests/rules/test_gke_rules.py"]),
+    ]) for name, path in (("ecs_checks", "src/gpufleet/ecs/checks.py"), ("ecs_resolved", "src/gpufleet/ecs/resolved.py"))},
+    "eks_checks": ("src/gpufleet/eks/checks.py", ["tests/eks/test_spec_errors_eks.py", "tests/apis/test_api_rules.py"]),
+    "eks_resolved": ("src/gpufleet/eks/resolved.py", ["tests/eks/test_spec_errors_eks.py", "tests/eks/test_preview_eks.py", "tests/plans/test_placement_doors.py"]),
+    "gke_checks": ("src/gpufleet/gke/checks.py", ["tests/gke/test_spec_errors_gke.py", "tests/rules/test_gke_rules.py"]),
     # each cloud's placement before its plan exists (the spec door of the simulator)
-    "eks_placement": ("components/eks/placement.py", ["tests/plans/test_placement_doors.py", "tests/eks/test_spec_errors_eks.py", "tests/k8s/test_gpu_operator.py"]),
-    "aks_placement": ("components/aks/placement.py", ["tests/plans/test_placement_doors.py", "tests/aks/test_spec_errors_aks.py", "tests/aks/test_preview_aks.py"]),
-    "gke_placement": ("components/gke/placement.py", ["tests/plans/test_placement_doors.py", "tests/gke/test_spec_errors_gke.py", "tests/gke/test_preview_gke.py"]),
+    "eks_placement": ("src/gpufleet/eks/placement.py", ["tests/plans/test_placement_doors.py", "tests/eks/test_spec_errors_eks.py", "tests/k8s/test_gpu_operator.py"]),
+    "aks_placement": ("src/gpufleet/aks/placement.py", ["tests/plans/test_placement_doors.py", "tests/aks/test_spec_errors_aks.py", "tests/aks/test_preview_aks.py"]),
+    "gke_placement": ("src/gpufleet/gke/placement.py", ["tests/plans/test_placement_doors.py", "tests/gke/test_spec_errors_gke.py", "tests/gke/test_preview_gke.py"]),
     # the offline engine's registrations: paced, and the SDK work nothing reads skipped
-    "paced_registration": ("infra/engine/patches/paced_registration.py", ["tests/engine/test_paced_registration.py"]),
-    "sdk_patches": ("infra/engine/patches/__init__.py", ["tests/engine/test_patches.py"]),
+    "paced_registration": ("src/gpufleet/engine/patches/paced_registration.py", ["tests/engine/test_paced_registration.py"]),
+    "sdk_patches": ("src/gpufleet/engine/patches/__init__.py", ["tests/engine/test_patches.py"]),
     # policies/: the pack (its rules run in the pack's process, which reads the mutant from disk)
-    "policies_ack": ("policies/ack.py", ["tests/policies/test_policies_ack.py", "tests/policies/test_policy_parity.py"]),
-    "policies_aks": ("policies/aks.py", ["tests/policies/test_policies_aks.py"]),
-    "policies_api": ("policies/api.py", ["tests/apis/test_api_rules.py", "tests/apis/test_aws_accepts.py"]),
-    "policies_ecs": ("policies/ecs.py", ["tests/policies/test_policies_ecs.py", "tests/policies/test_policy_parity.py"]),
-    "policies_ecs_managed": ("policies/ecs_managed.py", ["tests/rules/test_ecs_managed_instances.py"]),
-    "policies_ecs_sharing": ("policies/ecs_sharing.py", ["tests/rules/test_ecs_gpu_sharing.py"]),
-    "policies_ecs_task": ("policies/ecs_task.py", ["tests/policies/test_policies_ecs.py", "tests/policies/test_policies_neuron.py"]),
-    "policies_eks": ("policies/eks.py", ["tests/policies/test_policies_eks.py"]),
-    "policies_eks_nodes": ("policies/eks_nodes.py", ["tests/policies/test_policies_eks.py"]),
-    "policies_gke": ("policies/gke.py", ["tests/policies/test_policies_gke.py"]),
-    "policies_inputs": ("policies/inputs.py", ["tests/policies/test_policy_inputs.py", "tests/policies/test_policies_ecs.py", "tests/policies/test_policies_eks.py"]),
-    "policies_k8s": ("policies/k8s.py", ["tests/policies/test_policies_k8s.py", "tests/policies/test_policies_eks.py", "tests/policies/test_policies_gke.py", "tests/policies/test_policies_aks.py"]),
-    "policies_neuron": ("policies/neuron.py", ["tests/policies/test_policies_neuron.py"]),
-    "policies_placement": ("policies/placement.py", [*_PLACEMENT, "tests/engine/test_servicer_memo.py"]),
-    "policies_security": ("policies/security.py", ["tests/policies/test_policies_security.py"]),
-    "policies_servicer_memo": ("infra/engine/patches/servicer_memo.py", ["tests/engine/test_servicer_memo.py"]),
+    "policies_ack": ("src/gpufleet/policies/ack.py", ["tests/policies/test_policies_ack.py", "tests/policies/test_policy_parity.py"]),
+    "policies_aks": ("src/gpufleet/policies/aks.py", ["tests/policies/test_policies_aks.py"]),
+    "policies_api": ("src/gpufleet/policies/api.py", ["tests/apis/test_api_rules.py", "tests/apis/test_aws_accepts.py"]),
+    "policies_ecs": ("src/gpufleet/policies/ecs.py", ["tests/policies/test_policies_ecs.py", "tests/policies/test_policy_parity.py"]),
+    "policies_ecs_managed": ("src/gpufleet/policies/ecs_managed.py", ["tests/rules/test_ecs_managed_instances.py"]),
+    "policies_ecs_sharing": ("src/gpufleet/policies/ecs_sharing.py", ["tests/rules/test_ecs_gpu_sharing.py"]),
+    "policies_ecs_task": ("src/gpufleet/policies/ecs_task.py", ["tests/policies/test_policies_ecs.py", "tests/policies/test_policies_neuron.py"]),
+    "policies_eks": ("src/gpufleet/policies/eks.py", ["tests/policies/test_policies_eks.py"]),
+    "policies_eks_nodes": ("src/gpufleet/policies/eks_nodes.py", ["tests/policies/test_policies_eks.py"]),
+    "policies_gke": ("src/gpufleet/policies/gke.py", ["tests/policies/test_policies_gke.py"]),
+    "policies_inputs": ("src/gpufleet/policies/inputs.py", ["tests/policies/test_policy_inputs.py", "tests/policies/test_policies_ecs.py", "tests/policies/test_policies_eks.py"]),
+    "policies_k8s": ("src/gpufleet/policies/k8s.py", ["tests/policies/test_policies_k8s.py", "tests/policies/test_policies_eks.py", "tests/policies/test_policies_gke.py", "tests/policies/test_policies_aks.py"]),
+    "policies_neuron": ("src/gpufleet/policies/neuron.py", ["tests/policies/test_policies_neuron.py"]),
+    "policies_placement": ("src/gpufleet/policies/placement.py", [*_PLACEMENT, "tests/engine/test_servicer_memo.py"]),
+    "policies_security": ("src/gpufleet/policies/security.py", ["tests/policies/test_policies_security.py"]),
+    "policies_servicer_memo": ("src/gpufleet/engine/patches/servicer_memo.py", ["tests/engine/test_servicer_memo.py"]),
     # the pack applies ConfigureStack's config: judged by a config too large for the environment
-    "policies_stack_config": ("infra/engine/patches/stack_config.py", ["tests/policies/test_policies_ack.py"]),
-    "policies_stack_once": ("infra/engine/patches/stack_once.py", ["tests/engine/test_stack_once.py"]),
-    "policies_updates": ("policies/updates.py", ["tests/policies/test_policies_updates.py", "tests/cli/test_diff.py"]),
+    "policies_stack_config": ("src/gpufleet/engine/patches/stack_config.py", ["tests/policies/test_policies_ack.py"]),
+    "policies_stack_once": ("src/gpufleet/engine/patches/stack_once.py", ["tests/engine/test_stack_once.py"]),
+    "policies_updates": ("src/gpufleet/policies/updates.py", ["tests/policies/test_policies_updates.py", "tests/cli/test_diff.py"]),
     # the diff a reviewer reads, and the preview's report
-    "text_layout": ("infra/cli/text_layout.py", ["tests/cli/test_text_layout.py"]),
-    "wording": ("components/catalog/wording.py", ["tests/rules/test_predicates.py", "tests/cli/test_text_layout.py", "tests/policies/test_policies_updates.py"]),
-    "diff": ("infra/cli/diff.py", ["tests/cli/test_diff_plans.py", "tests/plans/test_fleet_view.py", "tests/cli/test_diff.py"]),
-    "diff_render": ("infra/cli/diff_render.py", ["tests/cli/test_diff_render.py", "tests/cli/test_diff.py"]),
-    "property_changes": ("infra/cli/property_changes.py", ["tests/cli/test_diff_plans.py", "tests/cli/test_diff.py"]),
+    "text_layout": ("src/gpufleet/cli/text_layout.py", ["tests/cli/test_text_layout.py"]),
+    "wording": ("src/gpufleet/catalog/wording.py", ["tests/rules/test_predicates.py", "tests/cli/test_text_layout.py", "tests/policies/test_policies_updates.py"]),
+    "diff": ("src/gpufleet/cli/diff.py", ["tests/cli/test_diff_plans.py", "tests/plans/test_fleet_view.py", "tests/cli/test_diff.py"]),
+    "diff_render": ("src/gpufleet/cli/diff_render.py", ["tests/cli/test_diff_render.py", "tests/cli/test_diff.py"]),
+    "property_changes": ("src/gpufleet/cli/property_changes.py", ["tests/cli/test_diff_plans.py", "tests/cli/test_diff.py"]),
 }
 
 
@@ -382,15 +382,10 @@ def write_seconds(measured: dict[str, float]) -> None:
 
 def _copy(into: Path) -> Path:
     """A copy of the working tree that imports as gpufleet itself: the editable install maps the
-    package onto this checkout, so the copy puts a `gpufleet` of its own first on PYTHONPATH (the
-    pack's processes inherit it). Returns the folder to put on PYTHONPATH."""
+    package onto this checkout, so the copy puts its own src/ first on PYTHONPATH (the pack's
+    processes inherit it). Returns the folder to put on PYTHONPATH."""
     shutil.copytree(ROOT, into, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", LOCK.name), symlinks=True)
-    for package in ("components", "policies", "stacks"):
-        (into / "infra" / package).symlink_to(f"../{package}")
-    shim = into / ".mutation-path"
-    shim.mkdir()
-    (shim / "gpufleet").symlink_to(into / "infra")
-    return shim
+    return into / "src"
 
 
 LOCK = ROOT / ".mutation-run.lock"

@@ -412,15 +412,12 @@ class _LineTracer:
         Path(self.out).write_text(json.dumps(tests))
 
 
-# gpufleet's layout (pyproject's package-dir): a top folder of the repository -> its package.
-_PACKAGES = {"infra": ("gpufleet",), "components": ("gpufleet", "components"), "policies": ("gpufleet", "policies")}
-
-
 @functools.cache
 def module_name(relative: str) -> str:
-    """The dotted name gpufleet's layout gives a file."""
+    """The dotted name of a file under src/ (a folder is its import path)."""
     parts = Path(relative).with_suffix("").parts
     if parts[-1] == "__init__":  # a package's own module is the package
         parts = parts[:-1]
-    return ".".join([*_PACKAGES[parts[0]], *parts[1:]])
+    assert parts[0] == "src", relative
+    return ".".join(parts[1:])
 

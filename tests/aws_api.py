@@ -1,3 +1,3 @@
-"""The AWS request walk the tests use is the product's (components/apis/aws.py)."""
+"""The AWS request walk the tests use is the product's (src/gpufleet/apis/aws.py)."""
 
-from gpufleet.components.apis.aws import CHECKED_TYPES, Request, to_request  # noqa: F401
+from gpufleet.apis.aws import CHECKED_TYPES, Request, to_request  # noqa: F401

@@ -53,8 +53,8 @@ def check_golden(plan: dict, stack: str) -> None:
 
 def ecs_registered(instance_type: str) -> dict:
     """What one instance of the type registers with ECS (the catalog's EC2 data, less the OS share)."""
-    from gpufleet.components.catalog import catalog
-    from gpufleet.components.simulate import node_capacity
+    from gpufleet.catalog import catalog
+    from gpufleet.simulate import node_capacity
 
     cat = catalog.load()
     return node_capacity.ecs_registered(cat.find(instance_type), cat.facts.memory_overhead)

@@ -11,7 +11,7 @@ import pulumi_alicloud as alicloud
 import pytest
 from pydantic.alias_generators import to_snake
 
-from gpufleet.components.catalog import catalog
+from gpufleet.catalog import catalog
 from tests.conftest import check_golden, inputs_by_name, preview_plan, run_cli
 
 STACK = "ack-shared-gpu"

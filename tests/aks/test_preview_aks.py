@@ -11,8 +11,8 @@ import pulumi_azure as azure
 import pytest
 from pydantic.alias_generators import to_snake
 
-from gpufleet.components.apis import aks as aks_api
-from gpufleet.components.catalog import tokens
+from gpufleet.apis import aks as aks_api
+from gpufleet.catalog import tokens
 from tests.conftest import check_golden, inputs_by_name, plans_of
 
 STACKS = ("aks-a100-mig", "aks-gpu-operator")

@@ -3,7 +3,7 @@ same predicates judge the pack's AKS rules (tests/policies/test_policies_aks.py)
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import catalog
+from gpufleet.catalog import catalog
 from tests.ecs.test_spec_errors import _errors
 from tests.conftest import at, refused_cases
 

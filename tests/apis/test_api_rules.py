@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog
+from gpufleet.catalog import catalog
 from tests.policy_helpers import findings, resource
 from tests.conftest import run_cli
 from tests.ecs.test_spec_errors import _errors
@@ -212,7 +212,7 @@ def test_the_spec_takes_eks_label_lengths_from_the_api_model(stack_variant):
 
 
 def test_the_pack_walks_the_api_model(judge):
-    from gpufleet.components.apis.aws import UNKNOWN
+    from gpufleet.apis.aws import UNKNOWN
 
     good = resource(LT, "good", {"name": "good-template", "metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1.0}})
     typo = resource(LT, "typo", {"name": "typo-template", "metadataOptions": {"httpTokens": "requird"}})
@@ -263,7 +263,7 @@ def test_pack_quotas_read_sizes_as_the_wires_doubles(judge):
 
 
 def test_a_capacity_block_group_with_its_types_and_no_template_is_told_both():
-    from gpufleet.components.apis import aws_rules
+    from gpufleet.apis import aws_rules
 
     group = {"capacityType": "CAPACITY_BLOCK", "instanceTypes": ["p5.48xlarge"]}
     assert aws_rules.capacity_block_problems(group, None) == [

@@ -1,4 +1,4 @@
-"""components/apis/aws.py: how a plan resource's inputs become the API request (names,
+"""src/gpufleet/apis/aws.py: how a plan resource's inputs become the API request (names,
 values known only after apply, the provider's own conversions) and what the botocore model refuses
 in it, worded as the pack's aws-api-model findings and the spec's errors quote it. The bounds,
 enums and patterns are read from botocore's model, not typed here."""
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.apis import aws as aws_api
-from gpufleet.components.catalog import tokens
-from gpufleet.components.apis.aws import UNKNOWN, field_problem, member_shape, to_request
+from gpufleet.apis import aws as aws_api
+from gpufleet.catalog import tokens
+from gpufleet.apis.aws import UNKNOWN, field_problem, member_shape, to_request
 
 
 def _request(kind: str, inputs: dict, strict: bool = True):

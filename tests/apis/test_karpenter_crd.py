@@ -1,10 +1,10 @@
-"""Karpenter objects against their CRDs at 1.14.1 (components/apis/karpenter.py): the schema's rules
+"""Karpenter objects against their CRDs at 1.14.1 (src/gpufleet/apis/karpenter.py): the schema's rules
 as the API server applies them, values known only after apply left out, CEL rules counted."""
 
 from __future__ import annotations
 
-from gpufleet.components.apis import karpenter
-from gpufleet.components.catalog import tokens
+from gpufleet.apis import karpenter
+from gpufleet.catalog import tokens
 
 POOL = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu"},
         "spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}],

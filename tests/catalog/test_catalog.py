@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from gpufleet.components.catalog import catalog, generate
-from gpufleet.components.rules import ecs_amis as ami_rules, gpus as gpu_rules, neuron as neuron_rules, offerings as offering_rules
-from gpufleet.components.catalog.catalog import UnknownInstanceType
-from gpufleet.components.catalog.generate.sources import MotoSnapshot
+from gpufleet.catalog import catalog, generate
+from gpufleet.rules import ecs_amis as ami_rules, gpus as gpu_rules, neuron as neuron_rules, offerings as offering_rules
+from gpufleet.catalog.catalog import UnknownInstanceType
+from gpufleet.catalog.generate.sources import MotoSnapshot
 
 CAT = catalog.load()
 
@@ -92,7 +92,7 @@ def test_typo_is_unknown_with_the_nearest_real_names():
     with pytest.raises(UnknownInstanceType) as err:
         CAT.get("g5.12xlarg")
     assert "g5.12xlarge" in err.value.suggestions
-    assert "python -m gpufleet.components.catalog.generate" in err.value.reason
+    assert "python -m gpufleet.catalog.generate" in err.value.reason
 
 
 def test_incomplete_neuron_record_is_unknown_not_accelerator_less():
@@ -177,7 +177,7 @@ def test_the_curated_facts_are_checked_at_load():
     or mistyped fact fails when the catalog loads, naming its path."""
     import copy
 
-    from gpufleet.components.catalog import facts
+    from gpufleet.catalog import facts
 
     document = catalog.curated_facts()
     assert catalog.load().facts == facts.checked(document, "curated.yaml")
@@ -207,7 +207,7 @@ def test_a_record_that_leaves_fields_out_gets_the_safe_defaults():
     """A live DescribeInstanceTypes answer may leave optional fields out (a type newer than the
     snapshot, a partial record): what it does not say is no GPU, no Neuron chip, no EFA, one network
     card, whole GPUs, and no interfaces to count on."""
-    from gpufleet.components.catalog.catalog import Gpu, NeuronDevices, _instance_type
+    from gpufleet.catalog.catalog import Gpu, NeuronDevices, _instance_type
 
     base = {"ProcessorInfo": {"SupportedArchitectures": ["x86_64"]}, "VCpuInfo": {"DefaultVCpus": 2}, "MemoryInfo": {"SizeInMiB": 4096}}
     it = _instance_type("x9.large", base, {}, None)
@@ -222,7 +222,7 @@ def test_a_record_that_leaves_fields_out_gets_the_safe_defaults():
 def test_the_default_network_cards_interfaces():
     """The VPC CNI's ENIs are those of the default card (card 0 unless the record names another);
     a record without per-card data falls back to the type's MaximumNetworkInterfaces."""
-    from gpufleet.components.catalog.catalog import _instance_type
+    from gpufleet.catalog.catalog import _instance_type
 
     base = {"ProcessorInfo": {"SupportedArchitectures": ["x86_64"]}, "VCpuInfo": {"DefaultVCpus": 2}, "MemoryInfo": {"SizeInMiB": 4096}}
     cards = [{"NetworkCardIndex": 0, "MaximumNetworkInterfaces": 6}, {"NetworkCardIndex": 1, "MaximumNetworkInterfaces": 2}]
@@ -244,7 +244,7 @@ def test_the_default_network_cards_interfaces():
     [(0, 0.125, True), (0, 0.5, True), (0, 1.0, False), (0, 0.0, False), (1, 0.5, False), (1, 1.0, False)],
 )
 def test_a_fractional_gpu_is_less_than_one_whole_gpu(count, partition, fractional):
-    from gpufleet.components.catalog.catalog import Gpu
+    from gpufleet.catalog.catalog import Gpu
 
     assert Gpu("NVIDIA", "L4", count, 2861, partition, 1).fractional is fractional
 
@@ -267,7 +267,7 @@ def test_a_typo_gets_at_most_three_close_names():
 
 @pytest.mark.parametrize("name", [None, 5, ["p5.48xlarge"]])
 def test_a_name_of_the_wrong_kind_is_an_unknown_type_not_a_crash(name):
-    from gpufleet.components.catalog.catalog import UnknownInstanceType
+    from gpufleet.catalog.catalog import UnknownInstanceType
 
     with pytest.raises(UnknownInstanceType, match="an instance type is a string, not"):
         catalog.load().get(name)

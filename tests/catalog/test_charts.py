@@ -1,10 +1,10 @@
-"""components/catalog/charts.py: the device-plugin DaemonSet pods the pinned charts render from a
+"""src/gpufleet/catalog/charts.py: the device-plugin DaemonSet pods the pinned charts render from a
 release's values (their templates read as the chart's source says), and the NVIDIA plugin's
 time-slicing config."""
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import catalog, charts
+from gpufleet.catalog import catalog, charts
 
 CHARTS = catalog.load().facts.charts
 

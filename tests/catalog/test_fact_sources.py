@@ -10,8 +10,8 @@ import json
 import pytest
 from botocore.stub import Stubber
 
-from gpufleet.components.catalog import generate
-from gpufleet.components.catalog.generate.sources import LiveAws, MotoSnapshot
+from gpufleet.catalog import generate
+from gpufleet.catalog.generate.sources import LiveAws, MotoSnapshot
 
 
 @pytest.fixture

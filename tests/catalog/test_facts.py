@@ -1,4 +1,4 @@
-"""components/catalog/facts.py: the curated facts are checked as they load (every entry sourced,
+"""src/gpufleet/catalog/facts.py: the curated facts are checked as they load (every entry sourced,
 nothing unknown, nothing mistyped, names that refer to other entries resolved), and the helpers the
 rules read them through."""
 
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from gpufleet.components.catalog import catalog, facts
+from gpufleet.catalog import catalog, facts
 
 DOCUMENT = catalog.curated_facts()
 FACTS = catalog.load().facts

@@ -1,4 +1,4 @@
-"""The price snapshot and its generator (components/catalog/generate/prices.py), against the recorded
+"""The price snapshot and its generator (src/gpufleet/catalog/generate/prices.py), against the recorded
 slices of each source (tests/fixtures/prices, SOURCE.md there): the committed snapshot is what the
 slices give, each cloud's rows read in their own shape, and a row of the wrong shape or with a missing,
 zero or negative price stops the run (exit 2) naming the file, line, field and value."""
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.components.catalog import prices
-from gpufleet.components.catalog.generate import prices as generator
+from gpufleet.catalog import prices
+from gpufleet.catalog.generate import prices as generator
 
 ROOT = Path(__file__).resolve().parents[2]
 SLICES = ROOT / "tests" / "fixtures" / "prices" / "skypilot-catalog"

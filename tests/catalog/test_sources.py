@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.components.catalog.catalog import curated_facts
+from gpufleet.catalog.catalog import curated_facts
 from tests.conftest import ROOT
 
 # A URL, a host path (docs.aws.amazon.com/..., cloud.google.com/...), or owner/repo path @commit.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from gpufleet.cli.diagram import fleet, node_id
-from gpufleet.components.plans.groups import accelerated_groups
+from gpufleet.plans.groups import accelerated_groups
 from tests.conftest import preview_plan, run_cli
 from tests.cli.test_diff import _diff, _plan_of
 

@@ -499,7 +499,7 @@ def test_a_group_replaced_through_its_subnets_shows_its_own_list_changes_entry_b
 
 def test_a_long_lists_changes_keep_its_order():
     """A reviewer reads a list's entries in order: [2] before [10], not as text sorts them."""
-    from gpufleet.components.plans.replacement import property_changes
+    from gpufleet.plans.replacement import property_changes
 
     changes = property_changes({"command": [f"a{i}" for i in range(12)]}, {"command": [f"b{i}" for i in range(12)]})
     assert [c["path"] for c in changes] == [f"command[{i}]" for i in range(12)]

@@ -1,4 +1,4 @@
-"""infra/cli/diff_render.py: the reviewer's diff as text and Markdown, section by section, from a
+"""src/gpufleet/cli/diff_render.py: the reviewer's diff as text and Markdown, section by section, from a
 PlanDiff built here (the plans behind it are tests/cli/test_diff.py's)."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import re
 from pydantic import BaseModel
 
 from gpufleet.cli import docs
-from gpufleet.spec import FleetSpec
+from gpufleet.stack.spec import FleetSpec
 
 
 def _fields(model: type[BaseModel], seen=None):
@@ -34,7 +34,7 @@ def test_stack_file_reference_is_generated_from_the_models():
 
 
 def test_schema_accepts_config_keys_of_the_models():
-    from gpufleet.schema import stack_file_schema
+    from gpufleet.stack.schema import stack_file_schema
 
     schema = stack_file_schema()
     props = schema["properties"]["config"]["properties"]

@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from gpufleet.components.plans import placement as plan_placement
+from gpufleet.plans import placement as plan_placement
 from gpufleet.cli import plan_file
 from gpufleet.cli.diff import diff_plans
 from gpufleet.cli.diff_render import render
-from gpufleet.stackfile import stack_names
+from gpufleet.stack.files import stack_names
 from tests.aws_api import CHECKED_TYPES, to_request
 from tests.conftest import ROOT, run_cli
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gpufleet import stackfile
+from gpufleet.stack import files as stackfile
 from gpufleet.cli import many
 from gpufleet.cli.output import InputError
 from tests.conftest import ROOT, run_cli

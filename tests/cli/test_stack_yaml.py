@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from gpufleet import stack_yaml, stackfile
+from gpufleet.stack import files as stackfile, yaml_reader as stack_yaml
 from tests.conftest import ROOT
 
 

@@ -1,4 +1,4 @@
-"""infra/cli/text_layout.py: tables and trees in rich's look, laid out without rich's measuring."""
+"""src/gpufleet/cli/text_layout.py: tables and trees in rich's look, laid out without rich's measuring."""
 
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ def test_launch_templates_use_the_gpu_ami_from_ssm_and_secure_defaults(plan):
     lts = by_type(plan, "aws:ec2/launchTemplate:LaunchTemplate")
     inference, training = lts["ml-gpu-inference"]["inputs"], lts["ml-gpu-training"]["inputs"]
     # moto's us-east-1 snapshot of /aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id
-    from gpufleet.components.catalog.generate.sources import MotoSnapshot
+    from gpufleet.catalog.generate.sources import MotoSnapshot
 
     moto = MotoSnapshot()
     al2023_ami = moto.ssm_parameter("us-east-1", "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id")
@@ -81,7 +81,7 @@ def test_launch_templates_use_the_gpu_ami_from_ssm_and_secure_defaults(plan):
 def test_an_al2_provider_gets_its_ami_its_yum_fix_and_the_end_of_support_advisory(stack_variant):
     """Amazon Linux 2 is past its end of support (2026-06-30) but ECS still takes it: named on purpose,
     the provider gets the AL2 GPU AMI, the yum IPv4 fix its IPv6 needs, and the pack's advisory."""
-    from gpufleet.components.catalog.generate.sources import MotoSnapshot
+    from gpufleet.catalog.generate.sources import MotoSnapshot
 
     path = stack_variant(lambda c: c["gpufleet:ecs"]["capacityProviders"][1].__setitem__("amiVariant", "al2"))
     plan = preview_plan("--config-file", str(path))
@@ -133,7 +133,7 @@ def test_instance_role_has_the_ecs_managed_policy(plan):
 
 
 def test_vpc_zones_offer_both_instance_types(plan):
-    from gpufleet.components.catalog import catalog
+    from gpufleet.catalog import catalog
 
     cat = catalog.load()
     subnets = by_type(plan, "aws:ec2/subnet:Subnet")

@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import ecs_amis as ami_rules
-from gpufleet.components.catalog.generate.sources import MotoSnapshot
-from gpufleet.components.ecs.neuron import device_counts
-from gpufleet.spec import load_spec
+from gpufleet.catalog import catalog
+from gpufleet.rules import ecs_amis as ami_rules
+from gpufleet.catalog.generate.sources import MotoSnapshot
+from gpufleet.ecs.neuron import device_counts
+from gpufleet.stack.spec import load_spec
 from tests.conftest import check_golden, preview_plan, run_cli
 
 

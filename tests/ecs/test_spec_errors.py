@@ -239,7 +239,7 @@ def test_an_internal_error_is_exit_4_in_one_line(monkeypatch):
 
 
 def test_spot_capacity_of_a_type_sold_on_demand_only(stack_variant):
-    from gpufleet.components.catalog.generate.sources import MotoSnapshot
+    from gpufleet.catalog.generate.sources import MotoSnapshot
 
     classes = MotoSnapshot().instance_types()["hpc7a.12xlarge"]["SupportedUsageClasses"]
     assert "spot" not in classes
@@ -256,7 +256,7 @@ def test_a_task_per_chip_needs_neuron_chips(stack_variant):
 
 
 def test_a_capacity_provider_name_of_128_characters_is_the_longest(stack_variant):
-    from gpufleet.components.ecs.resolved import capacity_provider_name
+    from gpufleet.ecs.resolved import capacity_provider_name
 
     def named(length: int):
         def edit(c):
@@ -301,7 +301,7 @@ def test_driver_capabilities_set_twice(stack_variant):
 def test_a_created_vpc_names_its_zones_and_is_shown_two_that_offer_every_type(stack_variant):
     import re
 
-    from gpufleet.components.catalog import catalog
+    from gpufleet.catalog import catalog
 
     err = _errors(stack_variant(lambda c: c["gpufleet:ecs"]["network"]["create"].pop("zones")))
     assert "gpufleet:ecs.network.create.zones = null: name the VPC's zones (for example [" in err and "[rule: vpc-zones-required]" in err
@@ -317,7 +317,7 @@ def _ecs(c) -> dict:
 
 
 def test_managed_instance_providers_count_toward_the_providers_quota(stack_variant):
-    from gpufleet.components.catalog import catalog
+    from gpufleet.catalog import catalog
 
     limit = catalog.load().facts.quotas["ecsCapacityProvidersPerCluster"].value
     managed = 6
@@ -392,7 +392,7 @@ def test_services_that_share_a_provider_are_judged_together(stack_variant):
         _ecs(c)["workloads"][0]["service"]["desiredCount"] = 10
         _ecs(c)["workloads"][1]["service"] = {"desiredCount": 4}
 
-    from gpufleet.components.catalog import catalog
+    from gpufleet.catalog import catalog
 
     err = _errors(stack_variant(edit))
     per_instance = catalog.load().get("g5.12xlarge").gpu.count  # the inference provider's type, maxSize 4
@@ -417,8 +417,8 @@ def test_every_provider_is_checked_after_one_of_an_unknown_type(stack_variant):
 
 
 def test_a_resolved_capacity_provider_is_named_as_its_args():
-    from gpufleet.components.ecs.args import CapacityProviderArgs
-    from gpufleet.components.ecs.resolved import resolve
+    from gpufleet.ecs.args import CapacityProviderArgs
+    from gpufleet.ecs.resolved import resolve
 
     args = CapacityProviderArgs(name="g5", instance_type="g5.xlarge", min_size=0, desired_size=1, max_size=1)
     assert resolve(args).name == "g5"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gpufleet.components.catalog.generate.sources import MotoSnapshot
+from gpufleet.catalog.generate.sources import MotoSnapshot
 from tests.conftest import run_cli
 from tests.ecs.test_spec_errors import _errors
 

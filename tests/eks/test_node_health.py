@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog, tokens
-from gpufleet.components.plans import placement as plan_placement
-from gpufleet.components.rules import eks as eks_rules
+from gpufleet.catalog import catalog, tokens
+from gpufleet.plans import placement as plan_placement
+from gpufleet.rules import eks as eks_rules
 from tests.conftest import inputs_by_name, plans_of, preview_plan
 from tests.plan_edits import golden
 from tests.policy_helpers import findings, resource

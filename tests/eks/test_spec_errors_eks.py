@@ -6,7 +6,7 @@ import pytest
 
 from gpufleet.cli.diff import diff_plans
 
-from gpufleet.components.catalog.generate.sources import MotoSnapshot
+from gpufleet.catalog.generate.sources import MotoSnapshot
 from tests.ecs.test_spec_errors import _errors
 
 RAW = MotoSnapshot().instance_types()
@@ -418,7 +418,7 @@ def test_an_unknown_type_is_named_and_the_other_groups_still_judged(stack_varian
 
 
 def test_a_system_group_of_a_family_whose_zones_are_not_kept(stack_variant):
-    from gpufleet.components.catalog import catalog
+    from gpufleet.catalog import catalog
 
     families = catalog.load().facts.eks.system_node_families.values
     assert "c5" not in families
@@ -473,7 +473,7 @@ def test_zones_with_existing_subnets(stack_variant):
 def test_a_taint_key_kubernetes_takes_and_the_eks_api_does_not(stack_variant):
     """Kubernetes takes a 60-character name under a prefix; CreateNodegroup's Taint.key stops at 63
     characters in all (botocore's model, the one place the bound is written)."""
-    from gpufleet.components.apis.aws import member_shape
+    from gpufleet.apis.aws import member_shape
 
     limit = member_shape("eks", "Taint", "key").metadata["max"]
     key = "example.com/" + "k" * (limit - len("example.com/") + 1)  # the name part is within Kubernetes' 63
@@ -527,7 +527,7 @@ def test_a_layout_the_types_cards_cannot_hold(stack_variant):
 
 
 def _offered(instance_type: str, region: str) -> set[str]:
-    from gpufleet.components.catalog import catalog
+    from gpufleet.catalog import catalog
 
     return set(catalog.load().get(instance_type).offerings.get(region, ()))
 
@@ -540,8 +540,8 @@ def _two_zones(region: str, offering: str, lacking: str) -> list[str]:
 
 
 def test_the_zones_suggested_offer_the_system_groups_type_too(stack_variant):
-    from gpufleet.components.network import zones as network_zones
-    from gpufleet.components.catalog import catalog
+    from gpufleet.network import zones as network_zones
+    from gpufleet.catalog import catalog
 
     region = "il-central-1"
     system = "c7i.large"
@@ -588,7 +588,7 @@ def test_zones_and_ami_of_the_groups_gpufleet_places(stack_variant):
     """With an EFA group that names no zone and an arm64 system group: the EFA group takes the first
     VPC zone (in the stack's order) that offers its type, the system group the first two that offer
     its type, on the AL2023 standard AMI of its architecture."""
-    from gpufleet.components.catalog import catalog
+    from gpufleet.catalog import catalog
     from tests.conftest import preview_plan
 
     region, system = "us-east-1", "m7g.large"
@@ -612,7 +612,7 @@ def test_zones_and_ami_of_the_groups_gpufleet_places(stack_variant):
 
 
 def test_an_arm64_gpu_group_runs_the_arm_nvidia_ami_and_refuses_an_x86_one(stack_variant):
-    from gpufleet.components.catalog import catalog
+    from gpufleet.catalog import catalog
     from tests.conftest import preview_plan
 
     types = catalog.load().facts.eks.accelerated_ami_types

@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.catalog.tokens import UNKNOWN
+from gpufleet.catalog import catalog
+from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.engine.autonames import TooLong, sdk_inputs, with_auto_names
 from tests.conftest import run_cli
 

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.catalog.generate.sources import MotoSnapshot
+from gpufleet.catalog import catalog
+from gpufleet.catalog.generate.sources import MotoSnapshot
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
 from gpufleet.engine.runtime import EngineError, run_program
 from tests.conftest import ROOT
@@ -61,7 +61,7 @@ def test_engine_error_when_the_program_calls_an_unanswerable_parameter(monkeypat
 
 
 def test_the_program_does_not_depend_on_the_offline_engine():
-    code = "import sys, gpufleet.program; print(sorted(m for m in sys.modules if m.startswith(('gpufleet.engine.runtime', 'gpufleet.engine.answers', 'moto'))))"
+    code = "import sys, gpufleet.stack.program; print(sorted(m for m in sys.modules if m.startswith(('gpufleet.engine.runtime', 'gpufleet.engine.answers', 'moto'))))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -69,7 +69,7 @@ def test_the_program_does_not_depend_on_the_offline_engine():
 def test_a_preview_validates_the_spec_once(monkeypatch):
     """The CLI validates the stack first (for line numbers); the program it runs then gets the same
     spec instead of validating the same config again."""
-    from gpufleet import spec
+    from gpufleet.stack import spec
     from tests.conftest import run_cli
 
     calls = []
@@ -84,8 +84,8 @@ def test_a_preview_validates_the_spec_once(monkeypatch):
 def test_a_preview_lays_out_each_efa_group_once(monkeypatch):
     """The spec check, the launch template, the NCCL job, the placement and the summary all read one
     resolution of the group: the type's EFA layout is computed once per group per preview."""
-    from gpufleet import spec
-    from gpufleet.components.eks import resolved
+    from gpufleet.stack import spec
+    from gpufleet.eks import resolved
     from tests.conftest import run_cli
 
     calls = []

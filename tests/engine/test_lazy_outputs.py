@@ -1,5 +1,5 @@
 """The offline engine makes a custom resource's outputs when a program first reads them
-(infra/engine/patches/lazy_outputs.py): read before the engine answers or after, an output carries what the
+(src/gpufleet/engine/patches/lazy_outputs.py): read before the engine answers or after, an output carries what the
 SDK's own would; one nobody reads is never made; a plain attribute (no generated getter) is made at
 once. The shipped stacks' golden plans (tests/test_preview*.py) hold the whole preview unchanged.
 Also the engine's collector policy during a preview (young generations only), which the same

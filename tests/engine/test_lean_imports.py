@@ -1,4 +1,4 @@
-"""The offline engine loads the provider SDK's service packages lean (infra/engine/patches/lean_imports.py):
+"""The offline engine loads the provider SDK's service packages lean (src/gpufleet/engine/patches/lean_imports.py):
 every public name of each package a shipped stack uses must be the very object the package's own
 `__init__` binds, and a preview must not load the package's other modules."""
 

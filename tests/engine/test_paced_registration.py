@@ -1,4 +1,4 @@
-"""The offline engine's paced registration (infra/engine/patches/paced_registration.py): registrations
+"""The offline engine's paced registration (src/gpufleet/engine/patches/paced_registration.py): registrations
 keep pace with a program's declarations (a turn of the event loop every few), a turn is never
 taken inside another, and the alias URNs the SDK would compute, which nothing reads under a
 monitor with alias specs, are skipped while the monitor receives the same alias specs. The shipped

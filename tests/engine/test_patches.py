@@ -1,4 +1,4 @@
-"""The one gate of the SDK patches (infra/engine/patches/): nothing patched at import, everything
+"""The one gate of the SDK patches (src/gpufleet/engine/patches/): nothing patched at import, everything
 restored after a preview, a patch outside its versions left out and said so, and the same plans with
 every speed patch off."""
 

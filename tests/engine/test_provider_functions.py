@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.components.catalog.tokens import UNKNOWN
+from gpufleet.catalog.tokens import UNKNOWN
 from tests.conftest import run_cli
 
 

@@ -1,4 +1,4 @@
-"""infra/engine/patches/servicer_memo.py: doing once what pulumi_policy repeats per policy gives the same answers."""
+"""src/gpufleet/engine/patches/servicer_memo.py: doing once what pulumi_policy repeats per policy gives the same answers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pulumi_policy.policy import EnforcementLevel, _PolicyAnalyzerServicer
 import pulumi_policy.policy as pulumi_policy_module
 from gpufleet.engine.patches import servicer_memo
 from gpufleet.policies import ack, ecs, eks, k8s, neuron, placement, security
-from gpufleet.components.simulate.ecs_placement import member_of
+from gpufleet.simulate.ecs_placement import member_of
 from tests.conftest import preview_plan
 from tests.policy_helpers import gpu_container, launch_template, task_definition
 
@@ -208,7 +208,7 @@ def _placement_servicer(monkeypatch):
     plan of a shipped EKS stack to send it."""
     import json as _json
 
-    from gpufleet.components.plans import placement as plan_placement
+    from gpufleet.plans import placement as plan_placement
     from tests.conftest import ROOT
 
     _undo_install(monkeypatch)

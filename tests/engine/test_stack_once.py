@@ -1,4 +1,4 @@
-"""infra/engine/patches/stack_once.py: AnalyzeStack with the resources built once answers as pulumi_policy's own."""
+"""src/gpufleet/engine/patches/stack_once.py: AnalyzeStack with the resources built once answers as pulumi_policy's own."""
 
 from __future__ import annotations
 

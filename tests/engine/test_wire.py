@@ -1,10 +1,10 @@
-"""gpufleet.wire: the Pulumi wire's values as a plan holds them."""
+"""gpufleet.plans.wire: the Pulumi wire's values as a plan holds them."""
 
 from pulumi.output import Unknown
 from pulumi.runtime import rpc
 
-from gpufleet.components.catalog.tokens import UNKNOWN
-from gpufleet.wire import SECRET_SIG, SIG_KEY, json_value
+from gpufleet.catalog.tokens import UNKNOWN
+from gpufleet.plans.wire import SECRET_SIG, SIG_KEY, json_value
 
 
 def test_the_protocol_constants_are_the_sdks():

@@ -11,8 +11,8 @@ import pulumi_gcp as gcp
 import pytest
 from pydantic.alias_generators import to_snake
 
-from gpufleet.components.apis import gke as gke_api
-from gpufleet.components.catalog import tokens
+from gpufleet.apis import gke as gke_api
+from gpufleet.catalog import tokens
 from tests.conftest import check_golden, inputs_by_name, plans_of, run_cli
 from tests.gke.test_spec_errors_gke import SLICES
 

@@ -13,8 +13,8 @@ SHARED = "gke-l4-timeshare"
 def _slices_per_node() -> int:
     """nvidia.com/gpu one node of the MIG stack's pool advertises, from the curated GKE facts (the
     machine type's GPUs, times the partitions of its size per GPU), not typed here."""
-    from gpufleet.components.catalog import catalog
-    from gpufleet.components.rules import gke as gke_rules
+    from gpufleet.catalog import catalog
+    from gpufleet.rules import gke as gke_rules
 
     gke = catalog.load().facts.gke
     node = gke_rules.gpus("a2-highgpu-2g", None, None, gke)

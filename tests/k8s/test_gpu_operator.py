@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from gpufleet.components.catalog import tokens
-from gpufleet.components.k8s.args import GpuOperatorArgs
-from gpufleet.components.k8s.gpu_operator import operator_values
+from gpufleet.catalog import tokens
+from gpufleet.k8s.args import GpuOperatorArgs
+from gpufleet.k8s.gpu_operator import operator_values
 from tests.conftest import run_cli
 from tests.policy_helpers import findings, resource
 from tests.ecs.test_spec_errors import _errors

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.k8s.nccl_test import NcclTarget, launcher_command
+from gpufleet.catalog import catalog
+from gpufleet.k8s.nccl_test import NcclTarget, launcher_command
 from tests.conftest import inputs_by_name, plans_of
 
 EKS_STACKS = ("eks-p5-efa", "eks-trn1", "eks-g5-timeslice", "eks-karpenter-gpu", "eks-auto-gpu")

@@ -4,10 +4,10 @@ accelerators and vCPUs, for GPU and Neuron pools alike."""
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.catalog.generate.sources import MotoSnapshot
-from gpufleet.components.karpenter import manifests
-from gpufleet.components.karpenter.args import NodePoolArgs
+from gpufleet.catalog import catalog
+from gpufleet.catalog.generate.sources import MotoSnapshot
+from gpufleet.karpenter import manifests
+from gpufleet.karpenter.args import NodePoolArgs
 
 RAW = MotoSnapshot().instance_types()
 

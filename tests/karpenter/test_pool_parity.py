@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog import catalog, tokens
-from gpufleet.components.karpenter import manifests
-from gpufleet.components.karpenter.args import NodePoolArgs
-from gpufleet.spec import SpecError, load_spec
+from gpufleet.catalog import catalog, tokens
+from gpufleet.karpenter import manifests
+from gpufleet.karpenter.args import NodePoolArgs
+from gpufleet.stack.spec import SpecError, load_spec
 from tests.policy_helpers import resource
 
 ADMITS, RESERVED, OFFERED = "karpenter-nodepool-admits-a-type", "karpenter-reserved-has-reservations", "karpenter-nodepool-offered"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from gpufleet.components.apis import karpenter as karpenter_api
-from gpufleet.components.catalog import catalog, tokens
+from gpufleet.apis import karpenter as karpenter_api
+from gpufleet.catalog import catalog, tokens
 from tests.conftest import check_golden, plans_of, refused_cases
 
 STACK = "eks-auto-gpu"

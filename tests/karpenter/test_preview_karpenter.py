@@ -10,13 +10,13 @@ import re
 
 import pytest
 
-from gpufleet.components.apis import karpenter as karpenter_api
-from gpufleet.components.catalog import tokens
-from gpufleet.components.catalog.generate.sources import MotoSnapshot
+from gpufleet.apis import karpenter as karpenter_api
+from gpufleet.catalog import tokens
+from gpufleet.catalog.generate.sources import MotoSnapshot
 from tests.conftest import ROOT, check_golden, plans_of, preview_plan, run_cli
 
 STACK = "eks-karpenter-gpu"
-TEMPLATE = (ROOT / "components" / "catalog" / "data" / "karpenter" / "cloudformation.yaml").read_text()
+TEMPLATE = (ROOT / "src" / "gpufleet" / "catalog" / "data" / "karpenter" / "cloudformation.yaml").read_text()
 plans = plans_of((STACK,))
 
 

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.plans import placement as plan_placement
+from gpufleet.catalog import catalog
+from gpufleet.plans import placement as plan_placement
 from tests.plan_edits import golden
 
 AWSX = catalog.load().facts.libraries.awsx
@@ -71,8 +71,8 @@ def test_a_fargate_service_runs_on_fargate_with_one_task_unless_told():
 
 
 def test_containers_are_written_as_awsx_writes_them():
-    from gpufleet.components.plans import awsx
-    from gpufleet.components.plans.index import Index
+    from gpufleet.plans import awsx
+    from gpufleet.plans.index import Index
 
     args = {"containers": {"b": {"name": "ignored", "image": "x", "portMappings": [{"containerPort": 8080, "targetGroup": "tg"}]}, "a": {"name": "a", "image": "y"}}, "networkMode": "bridge"}
     index = Index(plan_placement.from_plan({"resources": [_component("awsx:ecs:EC2TaskDefinition", "t", args), _component("awsx:ecs:FargateTaskDefinition", "f", args)]}))
@@ -120,8 +120,8 @@ def test_what_a_vpc_s_inputs_leave_open_is_a_gap():
 
 
 def _derived(*components: dict) -> dict:
-    from gpufleet.components.plans import awsx
-    from gpufleet.components.plans.index import Index
+    from gpufleet.plans import awsx
+    from gpufleet.plans.index import Index
 
     return {(r.type, r.name): r for r in awsx.ecs_resources(Index(plan_placement.from_plan({"resources": list(components)})), AWSX)}
 

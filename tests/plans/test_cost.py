@@ -1,4 +1,4 @@
-"""The cost block of a plan (components/plans/cost.py) against the snapshot's own rows, computed by
+"""The cost block of a plan (src/gpufleet/plans/cost.py) against the snapshot's own rows, computed by
 hand here from the recorded CSV slices (tests/fixtures/prices), and the report's lines."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.components.plans.cost import plan_cost
+from gpufleet.plans.cost import plan_cost
 from gpufleet.library.cost import group_cost
 from tests.plan_edits import golden
 
@@ -121,14 +121,14 @@ STACKS = ["ack-shared-gpu", "aks-a100-mig", "aks-gpu-operator", "ecs-gpu", "ecs-
 def test_a_plan_s_cost_is_read_back_from_its_resources_alone(stack):
     """The golden plans' cost blocks (reviewed, rewritten only by GPUFLEET_UPDATE_GOLDEN=1) are what
     the plan reader gives from the resources, the placement and the summary's regions."""
-    from gpufleet.components.plans.cost import plan_hints
+    from gpufleet.plans.cost import plan_hints
 
     plan = golden(stack)
     assert plan_cost(plan["resources"], plan["placement"], plan_hints(plan["summary"])) == plan["cost"]
 
 
 def test_what_the_workloads_need_adds_each_workload_s_nodes_and_its_scale_up():
-    from gpufleet.components.plans.cost import _needed
+    from gpufleet.plans.cost import _needed
 
     placement = {
         "pods": [
@@ -203,7 +203,7 @@ def test_an_ecs_managed_instances_provider_is_named_by_its_name():
 def test_nodes_the_placement_reads_but_no_group_prices_are_named():
     """A pulumi-eks Cluster's default node group is made by the library's provider: the placement
     derives it, the cost names it (not counted) instead of passing over it."""
-    from gpufleet.components.plans import placement as plan_placement
+    from gpufleet.plans import placement as plan_placement
     from tests.policy_helpers import resource
 
     provider = resource("pulumi:providers:aws", "default", {"region": "us-east-1"})

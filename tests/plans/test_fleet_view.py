@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog import catalog
+from gpufleet.catalog import catalog
 from tests.plan_edits import added, diff_json, edited, golden, notes
 
 NONE = {"gpus": 0, "neuronChips": 0, "neuronCores": 0, "efaInterfaces": 0}

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from gpufleet.components.plans import placement as plan_placement
+from gpufleet.plans import placement as plan_placement
 
 KEYS = ["spec", "template", "requirements", "key", "operator", "values", "limits", "taints", "metadata", "labels", "weight", "capacity",
         "container", "containers", "portMappings", "cpu", "memory", "name", "taskDefinitionArgs", "availabilityZoneNames",

@@ -4,8 +4,8 @@ derived: a pulumi-eks Cluster's default node group holds CoreDNS."""
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.plans import placement as plan_placement
+from gpufleet.catalog import catalog
+from gpufleet.plans import placement as plan_placement
 
 CAT = catalog.load()
 DEFAULTS = CAT.facts.libraries.pulumi_eks.default_node_group  # the library's defaults, as curated with their source

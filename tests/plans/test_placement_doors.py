@@ -10,11 +10,11 @@ from dataclasses import replace
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.plans import placement as plan_placement
-from gpufleet.components.eks import placement as eks_placement
-from gpufleet.spec import SpecError, decode_config, load_spec
-from gpufleet.stackfile import load, stack_path
+from gpufleet.catalog import catalog
+from gpufleet.plans import placement as plan_placement
+from gpufleet.eks import placement as eks_placement
+from gpufleet.stack.spec import SpecError, decode_config, load_spec
+from gpufleet.stack.files import load, stack_path
 from tests.conftest import preview_plan
 
 CAT = catalog.load()
@@ -115,7 +115,7 @@ def test_spec_and_pack_agree_on_system_node_groups(case, pack_verdicts):
 
 # --- ECS: a table of task memory around what each type registers ---------------------------------
 
-from gpufleet.components.simulate import node_capacity  # noqa: E402
+from gpufleet.simulate import node_capacity  # noqa: E402
 from tests.policies.test_policies_placement import _ecs  # noqa: E402
 
 ECS_TYPES = ("g5.xlarge", "g5.12xlarge")

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.plans import placement as plan_placement
+from gpufleet.catalog import catalog
+from gpufleet.plans import placement as plan_placement
 from tests.conftest import ROOT, ecs_registered
 from tests.plan_edits import golden
 
@@ -444,7 +444,7 @@ def test_a_managed_instances_task_is_judged_on_the_smallest_candidate_of_those_t
 
 
 def test_a_pool_whose_types_have_no_gpu_facts_is_a_gap_not_a_shape():
-    from gpufleet.components.catalog import tokens
+    from gpufleet.catalog import tokens
 
     pool = {"urn": "urn:pulumi:s::p::alicloud:cs/nodePool:NodePool::cpu", "type": tokens.ACK_NODE_POOL, "name": "cpu",
             "inputs": {"nodePoolName": "cpu", "instanceTypes": ["ecs.g7.xlarge"], "desiredSize": 1}}
@@ -500,7 +500,7 @@ def test_a_regional_gke_cluster_s_default_pool_is_a_gap():
 
 def test_a_program_s_own_device_plugin_release_is_read_as_written():
     """Its namespace and chart version, never gpufleet's pins; a pod read from another version's values says so."""
-    from gpufleet.components.catalog import catalog
+    from gpufleet.catalog import catalog
 
     chart = catalog.load().facts.charts.nvidia_device_plugin
     release = {"urn": "urn:pulumi:s::p::kubernetes:helm.sh/v3:Release::nvdp", "type": "kubernetes:helm.sh/v3:Release", "name": "nvdp",

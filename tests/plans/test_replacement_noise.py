@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.plans.replacement import noise as is_noise
+from gpufleet.plans.replacement import noise as is_noise
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from gpufleet.components.plans import placement as plan_placement
+from gpufleet.plans import placement as plan_placement
 from tests.plan_edits import golden
 
 CLUSTER, GROUP = "aws:eks/cluster:Cluster", "aws:eks/nodeGroup:NodeGroup"

@@ -1,4 +1,4 @@
-"""policies/ack.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
+"""src/gpufleet/policies/ack.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""policies/aks.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
+"""src/gpufleet/policies/aks.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import tokens
+from gpufleet.catalog import tokens
 from tests.policy_helpers import findings, resource
 
 CLUSTER = "/subscriptions/0/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c"

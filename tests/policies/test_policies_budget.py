@@ -1,4 +1,4 @@
-"""policies/budget.py (fleet-budget) over the real gRPC path: under and over each ceiling, groups of
+"""src/gpufleet/policies/budget.py (fleet-budget) over the real gRPC path: under and over each ceiling, groups of
 unknown price named under rules-not-judged, a program gpufleet did not write, and nothing said
 without a ceiling."""
 

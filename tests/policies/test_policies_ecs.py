@@ -1,13 +1,13 @@
-"""policies/ecs.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
+"""src/gpufleet/policies/ecs.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
 
 from __future__ import annotations
 
 import base64
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import ecs_amis as ami_rules
-from gpufleet.components.simulate.ecs_placement import member_of
+from gpufleet.catalog import catalog
+from gpufleet.rules import ecs_amis as ami_rules
+from gpufleet.simulate.ecs_placement import member_of
 from tests.policy_helpers import findings, gpu_container, launch_template, resource, task_definition
 
 

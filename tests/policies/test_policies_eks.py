@@ -1,11 +1,11 @@
-"""policies/eks.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
+"""src/gpufleet/policies/eks.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.rules.efa import efa_layout
+from gpufleet.catalog import catalog
+from gpufleet.rules.efa import efa_layout
 from tests.policy_helpers import findings, resource
 
 SG = "aws:ec2/securityGroup:SecurityGroup"

@@ -1,4 +1,4 @@
-"""policies/k8s.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
+"""src/gpufleet/policies/k8s.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
 
 from __future__ import annotations
 
@@ -207,7 +207,7 @@ def test_mig_is_judged_only_when_asked_and_only_on_gpu_groups(judge):
 def test_a_gke_pods_toleration_is_held_to_the_pools_own_taints_and_gkes(judge):
     """GKE adds its GPU taint beside a pool's own: a pod must tolerate both (slips found either
     one unjudged)."""
-    from gpufleet.components.catalog import catalog
+    from gpufleet.catalog import catalog
 
     gke_taint = catalog.load().facts.gke.gpu_taint
     own = {"key": "team", "value": "ml", "effect": "NO_SCHEDULE"}

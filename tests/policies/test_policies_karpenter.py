@@ -1,9 +1,9 @@
-"""policies/karpenter.py: each NodePool rule with a violating and a clean pool, judged by the pack
+"""src/gpufleet/policies/karpenter.py: each NodePool rule with a violating and a clean pool, judged by the pack
 over gRPC. The foreign program's NodePools are judged in tests/corpus."""
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import tokens
+from gpufleet.catalog import tokens
 from tests.policy_helpers import findings, resource
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
@@ -223,7 +223,7 @@ def test_node_pools_of_a_config_group_are_judged_as_its_own(judge):
     assert tainted.startswith("NodePool 'open': every type it admits has nvidia accelerators but it has no nvidia.com/gpu:NoSchedule taint")
     release = resource("kubernetes:helm.sh/v3:Release", "karpenter", {"chart": "oci://public.ecr.aws/karpenter/karpenter", "values": {}})
     config_file = resource("kubernetes:yaml/v2:ConfigFile", "pools", {"file": "pools.yaml"})
-    from gpufleet.components.plans import placement as plan_placement
+    from gpufleet.plans import placement as plan_placement
 
     gaps = plan_placement.placement(plan_placement.from_plan({"resources": [release, config_file]})).gaps
     assert "ConfigFile 'pools' ('pools.yaml'): its YAML is not in the plan: Karpenter objects there are not read" in gaps

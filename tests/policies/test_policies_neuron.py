@@ -1,10 +1,10 @@
-"""policies/neuron.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
+"""src/gpufleet/policies/neuron.py: each rule with a violating and a clean fixture, judged by the pack over gRPC."""
 
 from __future__ import annotations
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.simulate.ecs_placement import member_of
-from gpufleet.components.catalog.generate.sources import MotoSnapshot
+from gpufleet.catalog import catalog
+from gpufleet.simulate.ecs_placement import member_of
+from gpufleet.catalog.generate.sources import MotoSnapshot
 from tests.conftest import preview_plan
 from tests.policy_helpers import findings, launch_template, resource, task_definition
 

@@ -1,4 +1,4 @@
-"""policies/placement.py over gRPC: a violating and a clean fixture per rule, the advisory verdict
+"""src/gpufleet/policies/placement.py over gRPC: a violating and a clean fixture per rule, the advisory verdict
 where the plan lacks what a judgement needs, and the levels compliance relies on."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""policies/updates.py (update-drains-capacity): the pack given the deployed plan as its config says
+"""src/gpufleet/policies/updates.py (update-drains-capacity): the pack given the deployed plan as its config says
 which groups an update drains, at the group's URN, judged over gRPC on golden-plan edits."""
 
 from __future__ import annotations
 
 import json
 
-from gpufleet.components.catalog import catalog
+from gpufleet.catalog import catalog
 from tests.plan_edits import edited, golden
 from tests.policy_helpers import findings
 

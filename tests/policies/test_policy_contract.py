@@ -83,5 +83,5 @@ def test_every_row_of_the_policy_table_is_served_in_its_order():
 def test_a_policy_with_no_row_in_the_table_fails_at_import():
     from gpufleet.policies.registry import Policies
 
-    with pytest.raises(LookupError, match="'eks-no-such-policy' of policies/eks.py has no row"):
+    with pytest.raises(LookupError, match="'eks-no-such-policy' of src/gpufleet/policies/eks.py has no row"):
         Policies("gpufleet.policies.eks").stack("eks-no-such-policy")

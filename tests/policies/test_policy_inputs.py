@@ -1,4 +1,4 @@
-"""policies/inputs.py: how every policy reads a resource's inputs as the engine sends them during a
+"""src/gpufleet/policies/inputs.py: how every policy reads a resource's inputs as the engine sends them during a
 preview: values known only after apply (pulumi_policy's proxy raises on them), strings for booleans,
 doubles for numbers, base64 user data, and the region a resource is created in."""
 

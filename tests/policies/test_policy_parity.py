@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from gpufleet.components.simulate.ecs_placement import member_of
-from gpufleet.components.catalog.generate.sources import MotoSnapshot
-from gpufleet.components.ecs.args import WorkloadArgs
-from gpufleet.components.ecs.container_definitions import container_definitions
-from gpufleet.spec import SpecError, load_spec
+from gpufleet.simulate.ecs_placement import member_of
+from gpufleet.catalog.generate.sources import MotoSnapshot
+from gpufleet.ecs.args import WorkloadArgs
+from gpufleet.ecs.container_definitions import container_definitions
+from gpufleet.stack.spec import SpecError, load_spec
 from tests.conftest import run_cli
 from tests.policy_helpers import resource
 
@@ -145,9 +145,9 @@ def _ack_spec_door(gib, pct, instance_type) -> set[str]:
 
 @pytest.fixture(scope="module")
 def ack_pack_verdicts(judge) -> dict[tuple, set[str]]:
-    from gpufleet.components.ack.args import AckFleetArgs
-    from gpufleet.components.ack.node_pool import pool_labels, workload_selector
-    from gpufleet.components.ack.shared_gpu_workload import pod_template
+    from gpufleet.ack.args import AckFleetArgs
+    from gpufleet.ack.node_pool import pool_labels, workload_selector
+    from gpufleet.ack.shared_gpu_workload import pod_template
 
     resources = []
     for gib, pct, instance_type in ACK_CASES:

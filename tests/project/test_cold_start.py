@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 
 from gpufleet.analyzer import pack_process
-from gpufleet import stackfile
-from gpufleet.spec import FleetSpec, SpecError, decode_config, load_spec, spec_model
+from gpufleet.stack import files as stackfile
+from gpufleet.stack.spec import FleetSpec, SpecError, decode_config, load_spec, spec_model
 from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.slow  # a quick loop leaves it out: pytest -m 'not slow'
 
 # What each fleet key loads that no other needs: its provider SDK, its own components and checks.
 # (pulumi_aws lists every submodule in sys.modules lazily, so EKS is told by its component; every
-# platform's record, components/<platform>/platform.py, is loaded, and loads nothing of its own.)
+# platform's record, src/gpufleet/<platform>/platform.py, is loaded, and loads nothing of its own.)
 _ONLY = {
-    key: [*sdk, f"gpufleet.components.{key}.{fleet}", f"gpufleet.components.{key}.checks", f"gpufleet.components.{key}.args"]
+    key: [*sdk, f"gpufleet.{key}.{fleet}", f"gpufleet.{key}.checks", f"gpufleet.{key}.args"]
     for key, sdk, fleet in (
         ("ecs", [], "gpu_cluster"),
         ("eks", [], "eks_fleet"),

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import eks as eks_rules
-from gpufleet.components.rules.efa import efa_layout
+from gpufleet.catalog import catalog
+from gpufleet.rules import eks as eks_rules
+from gpufleet.rules.efa import efa_layout
 from tests.conftest import ROOT, run_cli
 
 EXAMPLES = ROOT / "examples"
@@ -203,8 +203,8 @@ def test_an_ecs_cluster_reference_without_what_its_capacity_needs_is_exit_2(tmp_
 
 def test_the_group_s_own_subnets_are_used():
     """Subnets in the group's args, none in the reference: the node group runs in them."""
-    from gpufleet.components.eks.args import NodeGroupArgs
-    from gpufleet.components.eks.node_group import EksClusterRef, group_subnets
+    from gpufleet.eks.args import NodeGroupArgs
+    from gpufleet.eks.node_group import EksClusterRef, group_subnets
 
     args = NodeGroupArgs(name="g", instance_type="g5.xlarge", min_size=0, desired_size=1, max_size=1, subnet_ids=["subnet-1"])
     assert group_subnets(args, EksClusterRef("c", "sg", "arn", "vpc"), placed=False) == ["subnet-1"]

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from gpufleet.stackfile import stack_names
+from gpufleet.stack.files import stack_names
 from tests.conftest import ROOT
 
 try:

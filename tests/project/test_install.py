@@ -29,7 +29,7 @@ from gpufleet.analyzer.client import PolicyPack
 
 from gpufleet.analyzer.pack_dir import DEFAULT_PACK
 from gpufleet.analyzer.policy_config import parse
-from gpufleet.stackfile import stack_names
+from gpufleet.stack.files import stack_names
 from tests.conftest import ROOT
 from tests.policy_helpers import gpu_container, task_definition
 
@@ -71,7 +71,11 @@ def wheel(tmp_path_factory) -> Path:
     source = top / "source"
     tracked = _run(["git", "ls-files", "-z"], cwd=ROOT).stdout.split("\0")
     for name in filter(None, tracked):
-        if (ROOT / name).is_file():
+        # The links a clone has (src/gpufleet/stacks, the pack's shell) stay links, as git keeps them.
+        if (ROOT / name).is_symlink():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            (source / name).symlink_to(os.readlink(ROOT / name))
+        elif (ROOT / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(top / "dist"), str(source)], cwd=top)
@@ -88,18 +92,13 @@ def installed(wheel, tmp_path_factory) -> Path:
     return python.parent
 
 
-def test_the_package_list_names_every_package_folder():
-    """A folder missing from pyproject's list would be missing from the wheel."""
-    mapped = PYPROJECT["tool"]["setuptools"]["package-dir"]
-    expected = set()
-    for package, folder in mapped.items():
-        for init in (ROOT / folder).rglob("__init__.py"):
-            relative = init.parent.relative_to(ROOT / folder).parts
-            name = ".".join((package, *relative))
-            # a subfolder of a mapped folder that is itself mapped elsewhere is counted once
-            if not any(name == p or name.startswith(p + ".") for p in mapped if p != package and p.startswith(package + ".")):
-                expected.add(name)
-    assert set(PYPROJECT["tool"]["setuptools"]["packages"]) == expected
+def test_every_folder_of_code_is_a_package_the_wheel_finds():
+    """setuptools finds the packages under src/ by their __init__.py: a folder of code without one
+    would be missing from the wheel. Nothing maps a package onto another folder."""
+    setuptools = PYPROJECT["tool"]["setuptools"]
+    assert setuptools["packages"] == {"find": {"where": ["src"]}} and "package-dir" not in setuptools
+    for module in (ROOT / "src").rglob("*.py"):
+        assert (module.parent / "__init__.py").is_file() or module.name == "__main__.py", module
 
 
 def test_the_pack_names_gpufleet_at_the_distributions_version():
@@ -117,7 +116,7 @@ def test_only_gpufleet_lands_in_site_packages(installed):
     for name in ("components", "infra", "policies", "stacks"):
         done = _run([python, "-c", f"import {name}"], cwd=installed, check=False)
         assert done.returncode == 1 and f"No module named '{name}'" in done.stderr
-    where = _run([python, "-c", "import gpufleet.components.catalog as c, gpufleet.analyzer.pack_dir as a; print(c.__file__); print(a.DEFAULT_PACK)"], cwd=installed).stdout
+    where = _run([python, "-c", "import gpufleet.catalog as c, gpufleet.analyzer.pack_dir as a; print(c.__file__); print(a.DEFAULT_PACK)"], cwd=installed).stdout
     assert all(line.startswith(str(site)) for line in where.split())
 
 

@@ -10,21 +10,23 @@ import pytest
 from tests.conftest import ROOT
 
 # The rooms, lowest first, and what each may import besides itself. The shared kernel is layered
-# catalog < apis < rules < simulate < plans; platforms and leaves use the kernel but never plans/
-# (reading a plan is the pack's and the CLI's business); the pack imports only the five kernel rooms
-# (never the generator's sub-room, which reaches live AWS); infra's own rooms come last, the CLI on top.
+# catalog < apis < rules < simulate < plans; `platform` (the model base, the platform record, the
+# summary rows), the leaves and the platforms use the kernel but never plans/ (reading a plan is the
+# application's business); the pack imports only the five kernel rooms (never the generator's
+# sub-room, which reaches live AWS); the application's rooms come last, the CLI on top.
 KERNEL = ("catalog", "apis", "rules", "simulate", "plans")
 _BELOW_PLANS = {"catalog", "apis", "rules", "simulate"}
-_SHARED = _BELOW_PLANS | {"components"}  # components/*.py: the model base, the platform record, summary rows
-_COMPONENT_ROOMS = set(KERNEL) | {"catalog.generate", "components", "network", "nodes", "k8s", "karpenter", "ecs", "eks", "ack", "gke", "aks"}
+_SHARED = _BELOW_PLANS | {"platform"}
+_COMPONENT_ROOMS = set(KERNEL) | {"catalog.generate", "platform", "network", "nodes", "k8s", "karpenter", "ecs", "eks", "ack", "gke", "aks"}
 ALLOWED = {
+    "gpufleet": set(),  # the package's own __init__: a docstring
     "catalog": set(),
     "catalog.generate": {"catalog"},
     "apis": {"catalog"},
     "rules": {"catalog", "apis"},
     "simulate": {"catalog", "apis", "rules"},
     "plans": set(_BELOW_PLANS),
-    "components": set(_BELOW_PLANS),
+    "platform": set(_BELOW_PLANS),
     "network": _SHARED,
     "k8s": _SHARED,
     "nodes": _SHARED,
@@ -37,50 +39,46 @@ ALLOWED = {
     # The SDK patches (engine/patches/): below everything, for the engine and the pack's process.
     "engine.patches": set(),
     "policies": set(KERNEL) | {"engine.patches"},
-    "gpufleet": _COMPONENT_ROOMS | {"stacks"},  # infra/*.py: the program, spec, summary, library
-    "analyzer": _COMPONENT_ROOMS | {"gpufleet"},
-    "engine": _COMPONENT_ROOMS | {"gpufleet", "analyzer", "engine.patches"},
+    # The application: the stack-file program, the public component API, the pack client, the
+    # offline engine, verify, the CLI.
+    "stack": set(_COMPONENT_ROOMS),
+    "library": _COMPONENT_ROOMS | {"stack"},
+    "analyzer": _COMPONENT_ROOMS | {"stack", "library"},
+    "engine": _COMPONENT_ROOMS | {"stack", "library", "analyzer", "engine.patches"},
     # `gpufleet verify`: reads a fleet and holds it against a plan the CLI hands it (no engine).
-    "verify": _COMPONENT_ROOMS | {"gpufleet"},
-    "cli": _COMPONENT_ROOMS | {"gpufleet", "analyzer", "engine", "engine.patches", "stacks", "policies", "verify"},
-    "stacks": set(),  # the shipped stack files: data, no code
+    "verify": _COMPONENT_ROOMS | {"stack", "library"},
+    "cli": _COMPONENT_ROOMS | {"stack", "library", "analyzer", "engine", "engine.patches", "policies", "verify"},
 }
-# Where each room's files are, and the module prefix they install as.
-FOLDERS = {"components": "gpufleet.components", "infra": "gpufleet", "policies": "gpufleet.policies"}
+SRC = ROOT / "src"
 
 
 def room_of(module: str) -> str | None:
-    """The room a gpufleet module belongs to (None: not gpufleet's)."""
+    """The room a gpufleet module belongs to (None: not gpufleet's): its folder under src/gpufleet/."""
     parts = module.split(".")
     if parts[0] != "gpufleet":
         return None
     if len(parts) == 1:
         return "gpufleet"
-    if parts[1] == "components":
-        if len(parts) == 2 or parts[2] in ("spec_model", "capacity_checks", "platform", "summary_rows"):
-            return "components"
-        if parts[2] == "catalog" and len(parts) > 3 and parts[3] == "generate":
-            return "catalog.generate"
-        return parts[2]
-    if parts[1] == "engine" and len(parts) > 2 and parts[2] == "patches":
+    if parts[1:3] == ["catalog", "generate"]:
+        return "catalog.generate"
+    if parts[1:3] == ["engine", "patches"]:
         return "engine.patches"
-    if parts[1] in ("analyzer", "engine", "cli", "policies", "stacks", "verify"):
-        return parts[1]
-    return "gpufleet"
+    return parts[1]
 
 
 def module_name(path) -> str:
-    folder, *rest = path.relative_to(ROOT).with_suffix("").parts
-    if rest[-1] == "__init__":
-        rest = rest[:-1]
-    return ".".join([FOLDERS[folder], *rest])
+    """A file's module: its path under src/ (the folder is the import path)."""
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
 
 
 def imported(source: str):
     """Every module a file imports, at the top or inside a function (a lazy import is still one)."""
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.module:
-            # `from gpufleet.components import simulate` imports the room simulate.
+            # `from gpufleet import simulate` imports the room simulate.
             yield from (f"{node.module}.{a.name}" for a in node.names)
         elif isinstance(node, ast.Import):
             yield from (a.name for a in node.names)
@@ -127,11 +125,21 @@ def module_cycles(files: dict) -> list[list[str]]:
 
 
 def tree() -> dict:
-    return {module_name(p): p.read_text() for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))}
+    """Every module of the package (rglob does not follow the links to stacks/ and the pack's shell)."""
+    return {module_name(p): p.read_text() for p in sorted((SRC / "gpufleet").rglob("*.py"))}
 
 
 def test_every_folder_is_a_room():
-    assert {room_of(m) for m in tree()} == set(ALLOWED) - {"stacks"}
+    assert {room_of(m) for m in tree()} == set(ALLOWED)
+
+
+def test_a_folder_is_its_import_path():
+    """Nothing maps a package onto another folder: every module imports from where it lies."""
+    import importlib.util
+
+    for module in ("gpufleet.plans.wire", "gpufleet.stack.program", "gpufleet.platform.record", "gpufleet.policies.serve"):
+        assert importlib.util.find_spec(module).origin == str(SRC / (module.replace(".", "/") + ".py"))
+    assert "package-dir" not in (ROOT / "pyproject.toml").read_text()
 
 
 def test_each_room_imports_only_the_rooms_below_it():
@@ -155,14 +163,14 @@ def test_no_module_imports_itself_around_a_cycle():
     assert module_cycles(tree()) == []
 
 
-@pytest.mark.parametrize("room", sorted(set(ALLOWED) - {"stacks"}))
+@pytest.mark.parametrize("room", sorted(set(ALLOWED) - {"gpufleet"}))
 def test_an_upward_import_planted_in_a_room_is_caught(room):
     files = tree()
-    upward = sorted(r for r in ALLOWED if r != room and r not in ALLOWED[room] and r != "stacks")
+    upward = sorted(r for r in ALLOWED if r != room and r not in ALLOWED[room] and r != "gpufleet")
     if not upward:
         pytest.skip(f"{room} may import every other room")
-    target = {"gpufleet": "gpufleet.program", "components": "gpufleet.components.spec_model",
-              "catalog.generate": "gpufleet.components.catalog.generate.sources",
+    target = {"stack": "gpufleet.stack.program", "platform": "gpufleet.platform.model",
+              "catalog.generate": "gpufleet.catalog.generate.sources",
               "engine": "gpufleet.engine.runtime", "engine.patches": "gpufleet.engine.patches.lean_imports"}.get(upward[-1])
     target = target or next(m for m in files if room_of(m) == upward[-1])
     module = next(m for m in files if room_of(m) == room)
@@ -178,20 +186,20 @@ def test_a_cycle_planted_between_two_modules_is_caught():
 
 def test_the_engine_and_the_analyzer_do_not_import_the_cli():
     for room in ("engine", "analyzer"):
-        for path in sorted((ROOT / "infra" / room).glob("*.py")):
+        for path in sorted((SRC / "gpufleet" / room).glob("*.py")):
             assert not [n for n in imported(path.read_text()) if n.startswith("gpufleet.cli")], path
 
 
 def test_type_tokens_are_declared_once():
-    """Resource and function type tokens are spelled in components/catalog/tokens.py only; the rules,
+    """Resource and function type tokens are spelled in src/gpufleet/catalog/tokens.py only; the rules,
     the plan's shapes, the diff and the engine refer to its names."""
     import re
 
     token = re.compile(r"[\"'](?:aws|kubernetes|alicloud|gcp|azure|pulumi):[\w/.-]+:\w+[\"']")
-    for folder in ("components", "infra", "policies"):
+    for folder in ("src/gpufleet", "policies"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             if path.name == "tokens.py" and path.parent.name == "catalog":
                 continue
             found = token.findall(path.read_text())
             # A component's own type token (gpufleet:...) is its declaration, in its one file.
-            assert not found, f"{path.relative_to(ROOT)} spells {found[0]}: use gpufleet.components.catalog.tokens"
+            assert not found, f"{path.relative_to(ROOT)} spells {found[0]}: use gpufleet.catalog.tokens"

@@ -20,7 +20,7 @@ SAMPLE = [*(a for m in MODULES for a in ("--module", m)), "--sample", "6", "--se
 
 
 def _digests() -> dict[str, str]:
-    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((ROOT / "components").rglob("*.py"))}
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((ROOT / "src").rglob("*.py"))}
 
 
 def test_the_seeded_sample_of_mutants_is_killed():
@@ -62,7 +62,7 @@ def test_an_equivalent_entry_keys_a_line_that_has_a_comment_of_its_own():
         sys.path.remove(str(ROOT / "scripts"))
     keys = mutation.equivalent()
     # The key is everything before the reason, the last "  # ": the line's own comment stays in it.
-    assert "components/catalog/catalog.py | core/AddNot | if loader is None:  # PyYAML built without libyaml" in keys
+    assert "src/gpufleet/catalog/catalog.py | core/AddNot | if loader is None:  # PyYAML built without libyaml" in keys
     assert not any(k.endswith("#") for k in keys)
 
 
@@ -90,6 +90,6 @@ def test_a_package_s_own_module_is_named_as_the_package():
         import mutation_runner
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    assert mutation_runner.module_name("infra/engine/patches/__init__.py") == "gpufleet.engine.patches"
-    assert mutation_runner.module_name("components/catalog/generate/__init__.py") == "gpufleet.components.catalog.generate"
-    assert mutation_runner.module_name("components/rules/gpus.py") == "gpufleet.components.rules.gpus"
+    assert mutation_runner.module_name("src/gpufleet/engine/patches/__init__.py") == "gpufleet.engine.patches"
+    assert mutation_runner.module_name("src/gpufleet/catalog/generate/__init__.py") == "gpufleet.catalog.generate"
+    assert mutation_runner.module_name("src/gpufleet/rules/gpus.py") == "gpufleet.rules.gpus"

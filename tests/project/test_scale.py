@@ -8,7 +8,7 @@ from collections import Counter
 
 from bench.fleets import ECS_LARGEST, EKS_EFA_TYPES, EKS_LARGEST, ecs_fleet, eks_fleet
 from gpufleet.analyzer.pack_dir import DEFAULT_PACK
-from gpufleet.components.catalog import catalog, tokens
+from gpufleet.catalog import catalog, tokens
 from gpufleet.engine.preview import preview_plan
 from tests.conftest import ROOT, run_cli
 import pytest

@@ -1,11 +1,11 @@
-"""components/rules/ack.py: the 004 rules of ACK shared GPU scheduling (groundwork of issue 7)."""
+"""src/gpufleet/rules/ack.py: the 004 rules of ACK shared GPU scheduling (groundwork of issue 7)."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.rules import ack as ack_rules
-from gpufleet.components.catalog import catalog
+from gpufleet.rules import ack as ack_rules
+from gpufleet.catalog import catalog
 
 ACK = catalog.load().facts.ack
 
@@ -55,8 +55,8 @@ def test_prerequisites_judge_only_known_versions():
 def test_a_pool_of_types_without_sourced_gpus_shows_none_in_the_fleet_view():
     """A plan's ACK pool (a `pulumi preview --json` of any program) of types whose GPUs no source
     gives: the diff and the diagram count 0 GPUs per node, not a guess."""
-    from gpufleet.components.catalog import tokens
-    from gpufleet.components.plans.groups import accelerated_groups
+    from gpufleet.catalog import tokens
+    from gpufleet.plans.groups import accelerated_groups
 
     unsourced = "ecs.g7.xlarge"
     assert ack_rules.gpu_type(unsourced, ACK) is None

@@ -1,12 +1,12 @@
-"""The cost rules (components/rules/cost.py) over a small snapshot of known rows: which price a
+"""The cost rules (src/gpufleet/rules/cost.py) over a small snapshot of known rows: which price a
 purchase option takes, how sizes multiply, and where a budget ceiling starts to hold."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog.prices import PriceSnapshot, Quote, accelerator_key
-from gpufleet.components.rules import cost
+from gpufleet.catalog.prices import PriceSnapshot, Quote, accelerator_key
+from gpufleet.rules import cost
 
 SNAPSHOT = PriceSnapshot(
     "2026-11-26",

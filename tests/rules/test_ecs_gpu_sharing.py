@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import ecs_gpu_sharing
-from gpufleet.components.simulate import ecs_scheduler
-from gpufleet.components.simulate.ecs_placement import member_of
-from gpufleet.components.ecs.args import WorkloadArgs
-from gpufleet.components.ecs.container_definitions import container_definitions
-from gpufleet.spec import SpecError, load_spec
+from gpufleet.catalog import catalog
+from gpufleet.rules import ecs_gpu_sharing
+from gpufleet.simulate import ecs_scheduler
+from gpufleet.simulate.ecs_placement import member_of
+from gpufleet.ecs.args import WorkloadArgs
+from gpufleet.ecs.container_definitions import container_definitions
+from gpufleet.stack.spec import SpecError, load_spec
 from tests.conftest import check_golden, preview_plan, run_cli
 from tests.policy_helpers import findings, gpu_container, launch_template, resource, task_definition
 
@@ -402,7 +402,7 @@ def test_a_sharing_error_points_at_the_ask_to_edit(asks, instance_type, expected
 
 
 def test_mps_is_refused_on_external_when_any_container_shares():
-    from gpufleet.components.rules.ecs_gpu_sharing import GpuRequest, compatibility_problem
+    from gpufleet.rules.ecs_gpu_sharing import GpuRequest, compatibility_problem
 
     share = GpuRequest(0, "a", None, {"nvidiaMps": {"memory": 1000}})
     whole = GpuRequest(1, "b", "1", None)

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import managed_instances
-from gpufleet.components.catalog.generate.sources import MotoSnapshot
-from gpufleet.components.ecs.args import WorkloadArgs
-from gpufleet.components.ecs.container_definitions import container_definitions
-from gpufleet.spec import SpecError, load_spec
+from gpufleet.catalog import catalog
+from gpufleet.rules import managed_instances
+from gpufleet.catalog.generate.sources import MotoSnapshot
+from gpufleet.ecs.args import WorkloadArgs
+from gpufleet.ecs.container_definitions import container_definitions
+from gpufleet.stack.spec import SpecError, load_spec
 from tests.conftest import check_golden, preview_plan, run_cli
 from tests.policy_helpers import findings, resource
 
@@ -280,7 +280,7 @@ def test_an_auto_scaling_provider_is_not_a_managed_instances_one(judge):
 
 
 def test_among_types_that_hold_as_many_tasks_the_smallest_is_where_tasks_land():
-    from gpufleet.summary import accelerator_summary
+    from gpufleet.stack.summary import accelerator_summary
 
     admitted = ["g5.8xlarge", "gr6.4xlarge", "g6.4xlarge"]  # the larger ones first: a tie must not keep the first
     assert {CAT.get(t).gpu.count for t in admitted} == {1}  # a one-GPU task: one per instance on each

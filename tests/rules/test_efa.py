@@ -1,4 +1,4 @@
-"""components/rules/efa.py: both layouts on every EFA type, read against moto's raw network-card
+"""src/gpufleet/rules/efa.py: both layouts on every EFA type, read against moto's raw network-card
 records (not through the catalog's parsing); the judge accepts every layout EC2 accepts (AWS's
 recommended one, eksctl's and terraform-aws-eks's) and rejects what EC2 rejects, card by card."""
 
@@ -8,9 +8,9 @@ import dataclasses
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.rules.efa import EfaInterface, default_layout, efa_bandwidth_note, efa_count, efa_layout, efa_layout_problems
-from gpufleet.components.catalog.generate.sources import MotoSnapshot
+from gpufleet.catalog import catalog
+from gpufleet.rules.efa import EfaInterface, default_layout, efa_bandwidth_note, efa_count, efa_layout, efa_layout_problems
+from gpufleet.catalog.generate.sources import MotoSnapshot
 
 RAW = MotoSnapshot().instance_types()
 EFA_TYPES = sorted(n for n, r in RAW.items() if (r.get("NetworkInfo") or {}).get("EfaSupported"))
@@ -170,7 +170,7 @@ def test_moving_an_interface_to_a_card_that_lacks_its_type_is_rejected():
 
 @pytest.mark.parametrize("name", ["g5.48xlarge", "p4d.24xlarge"])
 def test_a_type_with_efa_is_supported_and_one_without_is_not(name):
-    from gpufleet.components.rules.efa import efa_supported
+    from gpufleet.rules.efa import efa_supported
 
     assert RAW[name]["NetworkInfo"]["EfaSupported"] and efa_supported(CAT.get(name)) is None
     assert not RAW["g6.xlarge"]["NetworkInfo"]["EfaSupported"]

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from gpufleet.components.catalog import catalog, tokens
-from gpufleet.components.apis import gke as gke_api
-from gpufleet.components.rules import gke as gke_rules
-from gpufleet.spec import SpecError, load_spec
+from gpufleet.catalog import catalog, tokens
+from gpufleet.apis import gke as gke_api
+from gpufleet.rules import gke as gke_rules
+from gpufleet.stack.spec import SpecError, load_spec
 from tests.policy_helpers import findings, resource
 
 GKE = catalog.load().facts.gke
@@ -184,7 +184,7 @@ API_KINDS = [
 
 
 def test_aks_inputs_map_to_the_agent_pool_body():
-    from gpufleet.components.apis import aks as aks_api
+    from gpufleet.apis import aks as aks_api
 
     inputs = {"frobnicate": 1, "name": "t4", "vmSize": "Standard_NC4as_T4_v3", "kubernetesClusterId": "c", "gpuDriver": "None", "nodeCount": 2}
     body, unmapped = aks_api.to_api(inputs)
@@ -195,7 +195,7 @@ def test_aks_inputs_map_to_the_agent_pool_body():
 
 @pytest.mark.parametrize("api, body, expected", API_KINDS, ids=[f"{a}-{json.dumps(b)}" for a, b, _ in API_KINDS])
 def test_api_value_kinds(api, body, expected):
-    from gpufleet.components.apis import aks as aks_api
+    from gpufleet.apis import aks as aks_api
 
     assert (gke_api if api == "gke" else aks_api).problems(body) == expected
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog.tokens import UNKNOWN
-from gpufleet.components.rules.images import ecs_image_problem, reference_problem
+from gpufleet.catalog.tokens import UNKNOWN
+from gpufleet.rules.images import ecs_image_problem, reference_problem
 from tests.conftest import ROOT, run_cli
 from tests.policy_helpers import findings, resource, task_definition
 

@@ -1,4 +1,4 @@
-"""components/rules/k8s.py: Kubernetes' own validation of label and taint keys and values
+"""src/gpufleet/rules/k8s.py: Kubernetes' own validation of label and taint keys and values
 (apimachinery's IsQualifiedName and IsValidLabelValue), the kubelet's label namespaces, requests
 equal to limits, and one GPU driver per node, at their bounds. The bounds are read from the curated
 facts (which cite the Kubernetes sources), not typed here."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import k8s as k8s_rules
+from gpufleet.catalog import catalog
+from gpufleet.rules import k8s as k8s_rules
 
 FACTS = catalog.load().facts
 K8S = FACTS.kubernetes

@@ -1,4 +1,4 @@
-"""What has an end (components/rules/lifecycle.py): AL2 AMI types past the last Kubernetes version
+"""What has an end (src/gpufleet/rules/lifecycle.py): AL2 AMI types past the last Kubernetes version
 with AMIs, AMI families and Kubernetes versions past their support, each judged against one day."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from datetime import date
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import lifecycle
+from gpufleet.catalog import catalog
+from gpufleet.rules import lifecycle
 from tests.conftest import FROZEN_TODAY, run_cli
 from tests.policy_helpers import findings, resource
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.rules import ecs_amis as ami_rules, gpus as gpu_rules, neuron as neuron_rules, offerings as offering_rules
+from gpufleet.catalog import catalog
+from gpufleet.rules import ecs_amis as ami_rules, gpus as gpu_rules, neuron as neuron_rules, offerings as offering_rules
 
 CAT = catalog.load()
 ECS = CAT.ecs()
@@ -81,7 +81,7 @@ def test_zones_offering_every_type():
 
 
 def test_counts_read_in_the_singular_for_one():
-    from gpufleet.components.catalog.wording import counted
+    from gpufleet.catalog.wording import counted
 
     assert [counted(n, "GPU") for n in (0, 1, 2, 1.0, 8.0)] == ["0 GPUs", "1 GPU", "2 GPUs", "1 GPU", "8 GPUs"]
     assert counted(1, "Neuron chip") == "1 Neuron chip" and counted(16, "Neuron chip") == "16 Neuron chips"

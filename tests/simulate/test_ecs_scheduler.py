@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.simulate import ecs_scheduler as es, node_capacity
-from gpufleet.components.simulate.ecs_scheduler import InstanceShape, TaskShape
+from gpufleet.catalog import catalog
+from gpufleet.simulate import ecs_scheduler as es, node_capacity
+from gpufleet.simulate.ecs_scheduler import InstanceShape, TaskShape
 from tests.conftest import run_cli
 
 CAT = catalog.load()
@@ -114,7 +114,7 @@ def test_the_spec_refuses_a_service_its_provider_cannot_hold(stack_variant):
 
 
 def test_the_spec_refuses_a_service_of_one_task_per_instance_past_max_size(stack_variant):
-    from gpufleet.components.catalog import catalog
+    from gpufleet.catalog import catalog
 
     gpus = catalog.load().get("p4d.24xlarge").gpu.count
 
@@ -137,7 +137,7 @@ def test_the_line_of_the_field_is_named(stack_variant):
 # --- GPU sharing and Neuron chips at the scheduler's bounds ----------------------------------------
 
 def test_task_gpus_reads_whole_gpus_mps_memory_and_a_fraction():
-    from gpufleet.components.rules.ecs_gpu_sharing import GpuRequest
+    from gpufleet.rules.ecs_gpu_sharing import GpuRequest
 
     whole = es.task_gpus(task(gpus=0), [GpuRequest(0, "a", "2", None), GpuRequest(1, "b", "1", None)])
     assert (whole.gpus, whole.mps_memory, whole.gpu_fraction) == (3, 0, 0.0)

@@ -1,4 +1,4 @@
-"""components/simulate/k8s_filters.py: kube-scheduler's filters at their edges, in the scheduler's
+"""src/gpufleet/simulate/k8s_filters.py: kube-scheduler's filters at their edges, in the scheduler's
 own words (TaintToleration, NodeAffinity, NodeResourcesFit, the kubelet's admission, FitError)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from gpufleet.components.rules import k8s as k8s_rules
-from gpufleet.components.simulate import k8s_filters as kf
-from gpufleet.components.simulate.k8s_shapes import NodeShape, PodTemplate
+from gpufleet.rules import k8s as k8s_rules
+from gpufleet.simulate import k8s_filters as kf
+from gpufleet.simulate.k8s_shapes import NodeShape, PodTemplate
 
 
 def node(**kw) -> NodeShape:

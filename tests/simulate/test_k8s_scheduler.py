@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.simulate import k8s_scheduler as ks
-from gpufleet.components.simulate.k8s_scheduler import simulate
-from gpufleet.components.simulate.k8s_shapes import NodeShape, PodTemplate, QuantityError, quantity
+from gpufleet.simulate import k8s_scheduler as ks
+from gpufleet.simulate.k8s_scheduler import simulate
+from gpufleet.simulate.k8s_shapes import NodeShape, PodTemplate, QuantityError, quantity
 
 GIB = 2**30
 
@@ -327,7 +327,7 @@ def test_a_zero_request_leaves_none_of_a_resource_the_node_lacks():
 
 
 def test_the_nodes_a_pod_waits_for_read_in_words():
-    from gpufleet.components.simulate.k8s_scheduler import new_nodes
+    from gpufleet.simulate.k8s_scheduler import new_nodes
 
     assert new_nodes({"g5": 1, "p5": 2}) == "1 new node of g5, 2 new nodes of p5"
     assert new_nodes({}) == ""

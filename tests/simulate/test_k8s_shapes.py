@@ -1,4 +1,4 @@
-"""components/simulate/k8s_shapes.py: Kubernetes quantities read in every suffix the API takes
+"""src/gpufleet/simulate/k8s_shapes.py: Kubernetes quantities read in every suffix the API takes
 (apimachinery's resource.Quantity: binary Ki..Ei, decimal n..E, exponents), rounded up as the API
 server rounds, and shown back in the units people write."""
 
@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from gpufleet.components.simulate.k8s_shapes import Placement, PodTemplate, QuantityError, quantity, show
+from gpufleet.simulate.k8s_shapes import Placement, PodTemplate, QuantityError, quantity, show
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""components/simulate/k8s_workloads.py: the pod templates read from Kubernetes objects (every
+"""src/gpufleet/simulate/k8s_workloads.py: the pod templates read from Kubernetes objects (every
 workload kind, the Kubeflow MPIJob), EKS's add-ons and their configuration values, and the charts'
 device plugins: where each pod spec is, how many replicas, and what a pod requests."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.simulate import k8s_workloads as kw
+from gpufleet.catalog import catalog
+from gpufleet.simulate import k8s_workloads as kw
 
 FACTS = catalog.load().facts
 SPEC = {"containers": [{"name": "main", "image": "x:1"}]}
@@ -133,7 +133,7 @@ def test_the_gpu_operators_device_plugin_and_its_switch():
     chart = FACTS.charts.gpu_operator
     [plugin, *_] = kw.gpu_operator_pods(chart, None, "gpu-operator", "urn:o", "nvidia.com/gpu")
     assert plugin.replicas is None and plugin.advertises == ("nvidia.com/gpu",) and plugin.urn == "urn:o"
-    from gpufleet.components.catalog import charts
+    from gpufleet.catalog import charts
 
     tolerations = charts.at(charts.defaults(chart), chart.tolerations_path)
     assert tolerations and plugin.tolerations == tuple(tolerations)  # the operands' tolerations, from the chart's values

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.plans import placement as plan_placement
+from gpufleet.catalog import catalog
+from gpufleet.plans import placement as plan_placement
 from tests.conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "karpenter"
@@ -171,8 +171,8 @@ def test_requirement_operators_on_a_type_s_labels(operator, values, admitted):
     """Karpenter's operators, Gte and Lte beside Kubernetes' own, over instance-gpu-count."""
     pool = _pool("gpu", [_types(["p5.48xlarge", "g6e.48xlarge", "g6e.xlarge", "g6e.12xlarge"]),
                          {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": operator, "values": values}])
-    from gpufleet.components.plans import karpenter as plan_karpenter
-    from gpufleet.components.plans.index import Index
+    from gpufleet.plans import karpenter as plan_karpenter
+    from gpufleet.plans.index import Index
 
     [found], _ = plan_karpenter.pools(Index(plan_placement.from_plan({"resources": [pool]})), catalog.load())
     assert {c.shape.instance_type for c in found.candidates} == admitted
@@ -411,8 +411,8 @@ def test_a_new_claim_takes_the_largest_capacity_of_its_types_from_the_limits():
 def test_comparison_operators_need_the_label_and_one_value():
     for operator, values, admitted in (("Gt", ["0"], {"g5.xlarge"}), ("Gt", ["0", "1"], set()), ("Lt", ["9"], {"g5.xlarge"})):
         pool = _pool("p", [_types(["m5.large", "g5.xlarge"]), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": operator, "values": values}])
-        from gpufleet.components.plans import karpenter as plan_karpenter
-        from gpufleet.components.plans.index import Index
+        from gpufleet.plans import karpenter as plan_karpenter
+        from gpufleet.plans.index import Index
 
         [found], _ = plan_karpenter.pools(Index(plan_placement.from_plan({"resources": [pool]})), catalog.load())
         assert {c.shape.instance_type for c in found.candidates} == admitted, (operator, values)

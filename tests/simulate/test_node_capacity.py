@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.components.catalog import catalog
-from gpufleet.components.simulate import node_capacity
-from gpufleet.components.catalog.generate.sources import MotoSnapshot
+from gpufleet.catalog import catalog
+from gpufleet.simulate import node_capacity
+from gpufleet.catalog.generate.sources import MotoSnapshot
 from tests.conftest import ROOT
 
 CAT = catalog.load()
@@ -195,7 +195,7 @@ def _ack_shape(types, labels, sizes=(1, 2, 3)):
 
 
 def test_an_ack_pools_devices_per_gpu_and_its_sizes():
-    from gpufleet.components.rules import ack as ack_rules
+    from gpufleet.rules import ack as ack_rules
 
     ack = FACTS.ack
     four = next(n for n in ack.gpu_instance_types if ack_rules.gpu_type(n, ack).gpus > 1)
@@ -211,7 +211,7 @@ def test_an_ack_pools_devices_per_gpu_and_its_sizes():
 
 
 def test_a_gke_pools_labels_resources_and_sizes():
-    from gpufleet.components.rules import gke as gke_rules
+    from gpufleet.rules import gke as gke_rules
 
     gke = FACTS.gke
     names = gke.labels
@@ -235,7 +235,7 @@ def test_a_gke_pools_labels_resources_and_sizes():
 
 
 def test_an_aks_pools_label_resources_and_sizes():
-    from gpufleet.components.rules import aks as aks_rules
+    from gpufleet.rules import aks as aks_rules
 
     aks = FACTS.aks
     node = aks_rules.gpus("Standard_NC24ads_A100_v4", aks)

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from gpufleet.components.catalog import catalog
+from gpufleet.catalog import catalog
 from gpufleet.verify import nccl_gate, nccl_log
 from tests.conftest import run_cli
 from tests.verify import fleets

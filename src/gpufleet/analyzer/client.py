@@ -1,0 +1,379 @@
+"""Run a CrossGuard policy pack as the Pulumi CLI does: its own process, spoken to over the analyzer
+gRPC protocol with the stubs the Pulumi SDK ships.
+
+The pack prints its port on stdout; we call GetPluginInfo and GetAnalyzerInfo, reconcile the policy
+config (`policy_config.py`), call Configure (and ConfigureStack, which packs may not implement),
+then Analyze for every resource as it registers (sixteen at a time, at most 64 in flight over one
+channel, so the pack's work overlaps the program's), and AnalyzeStack once at the end.
+
+Fail closed: a pack that does not start, dies, answers garbage or times out raises PolicyPackError;
+no caller may read that as "no violations".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from pathlib import Path
+
+import grpc
+from google.protobuf import empty_pb2, json_format
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
+
+from gpufleet.plans.wire import json_value
+from gpufleet.analyzer import wire
+from gpufleet.analyzer.pack_process import PackProcess, PolicyPackError  # noqa: F401 - PolicyPackError is re-exported
+from gpufleet.analyzer.policy_config import PolicyConfig, PolicyMeta, reconcile
+from gpufleet.analyzer.results import LEVEL_CODES, LEVELS, Finding, PolicyResult
+
+# Resources are handed to the channel's loop sixteen at a time: each hand-over wakes the loop thread,
+# which then takes the GIL from the program. Waking it once per resource measured about 5 points
+# more policy overhead on the 200-provider preview (paired runs, bench/preview.py). A partial batch
+# goes out when the session finishes.
+_BATCH = 16
+# Analyze calls in flight at once. Sent all at once (a saved plan), calls past about 1,400 in flight
+# came back CANCELLED from the pack's server (pulumi_policy's synchronous server, four worker
+# threads: a trailers-only answer and RST_STREAM in the HTTP/2 trace), so `check` of a plan of
+# 5,000 resources failed closed. The CLI, too, analyses a resource per step, its steps bounded.
+_WINDOW = 64
+
+# What the methods sent as bytes answer.
+_RESPONSES = {"Analyze": analyzer_pb2.AnalyzeResponse, "Remediate": analyzer_pb2.RemediateResponse, "AnalyzeStack": analyzer_pb2.AnalyzeResponse}
+
+_RESOURCES_FIELD = bytes([1 << 3 | 2])  # AnalyzeStackRequest.resources: field 1, length-delimited
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _seconds(variable: str, default: float) -> float:
+    try:
+        return float(os.environ.get(variable, default))
+    except ValueError:
+        return default
+
+
+class PolicyPack:
+    """One running pack process and a channel to it. Use as a context manager. `started` is the
+    pack's process when the caller started it early (the CLI does, before its own imports)."""
+
+    def __init__(
+        self,
+        pack_dir: Path,
+        *,
+        project: str,
+        stack: str,
+        config: dict[str, str] | None = None,
+        started: PackProcess | None = None,
+    ):
+        self.pack = started or PackProcess(pack_dir, project=project, stack=stack, config=config)
+        self.pack_dir, self.manifest, self.process = self.pack.pack_dir, self.pack.manifest, self.pack.process
+        self.project, self.stack, self.stack_config = project, stack, dict(config or {})
+        self.start_timeout = _seconds("GPUFLEET_POLICY_START_TIMEOUT", 60)
+        self.call_timeout = _seconds("GPUFLEET_POLICY_TIMEOUT", 120)
+        # One channel, driven by an event loop on its own thread: the program's thread only hands a
+        # resource over (call_soon_threadsafe), and the loop sends and collects calls in batches
+        # whenever it holds the GIL. Futures of the blocking API cost about half as much again in
+        # GIL time per call; sender threads doing blocking calls wait for the GIL once per call.
+        self._loop = asyncio.new_event_loop()
+        self._loop_thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._loop_thread.start()
+        self.channel: grpc.aio.Channel | None = None
+        self._raw_calls: dict[str, grpc.aio.UnaryUnaryMultiCallable] = {}
+        self.stub: analyzer_pb2_grpc.AnalyzerStub | None = None
+        self.policies: list[PolicyMeta] = []
+        self.name = ""
+        self.version = str(self.manifest.get("version", ""))
+
+    def _failure(self, what: str) -> PolicyPackError:
+        return self.pack.failure(what)
+
+    def wait_ready(self) -> None:
+        """Wait for the port, connect, and read the pack's policies."""
+        if self.stub is not None:
+            return
+        line = self.pack.port(self.start_timeout)
+        self.channel = self._run(self._connect(f"127.0.0.1:{line}"), None)
+        if self.channel is None:
+            raise self._failure("did not accept a connection")
+        self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+        self._call("GetPluginInfo", empty_pb2.Empty())
+        info = self._call("GetAnalyzerInfo", empty_pb2.Empty())
+        self.name = info.name
+        self.version = self.version or info.version
+        # As the CLI reads it: an initial config entry always carries a level (advisory when unset).
+        self.initial_config = {
+            name: PolicyConfig(LEVELS[c.enforcementLevel], json_format.MessageToDict(c.properties))
+            for name, c in info.initialConfig.items()
+        }
+        self.policies = [
+            PolicyMeta(
+                name=p.name,
+                enforcement_level=LEVELS[p.enforcementLevel],
+                config_schema=wire.schema(p),
+                remediation=p.remediation_steps,
+            )
+            for p in info.policies
+        ]
+
+    async def _connect(self, target: str) -> grpc.aio.Channel | None:
+        channel = grpc.aio.insecure_channel(target)
+        try:
+            await asyncio.wait_for(channel.channel_ready(), self.start_timeout)
+        except asyncio.TimeoutError:
+            await channel.close()
+            return None
+        return channel
+
+    def _run(self, coroutine, timeout: float | None):
+        """Run a coroutine on the channel's loop and wait for it (from any other thread)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+
+    async def _unary(self, method: str, request, timeout: float):
+        if isinstance(request, bytes):  # serialized already: a resource's request (_request), the stack's
+            return await self._raw(method)(request, timeout=timeout)
+        return await getattr(self.stub, method)(request, timeout=timeout)
+
+    def _raw(self, method: str) -> grpc.aio.UnaryUnaryMultiCallable:
+        """The method as a call that sends bytes as they are (the stub would serialize the message again)."""
+        if method not in self._raw_calls:
+            self._raw_calls[method] = self.channel.unary_unary(f"/pulumirpc.Analyzer/{method}", response_deserializer=_RESPONSES[method].FromString)
+        return self._raw_calls[method]
+
+    def _call(self, method: str, request, optional: bool = False, timeout: float | None = None):
+        timeout = timeout or self.call_timeout
+        try:
+            return self._run(self._unary(method, request, timeout), None)
+        except grpc.RpcError as err:
+            if optional and err.code() == grpc.StatusCode.UNIMPLEMENTED:
+                return None
+            raise self._rpc_failure(method, err, timeout) from None
+
+    def _rpc_failure(self, method: str, err: grpc.RpcError, timeout: float | None = None) -> PolicyPackError:
+        if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return self._failure(f"{method} timed out after {timeout or self.call_timeout:.0f} s")
+        return self._failure(f"{method} failed ({err.code().name}: {err.details()})")
+
+    def close(self) -> None:
+        if self.channel is not None:
+            try:
+                self._run(self.channel.close(), 5)
+            except Exception:  # noqa: BLE001 - the process is terminated below either way
+                pass
+            self.channel = None
+        if not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._loop_thread.join(5)
+            self._loop.close()
+        self.pack.stop()
+
+    def __enter__(self) -> PolicyPack:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- protocol --------------------------------------------------------------------------------
+    def configure(self, given: dict[str, PolicyConfig]) -> None:
+        self.wait_ready()
+        resolved = reconcile(self.policies, self.initial_config, given, self.name)
+        request = analyzer_pb2.ConfigureAnalyzerRequest()
+        for name, c in resolved.items():
+            entry = request.policyConfig[name]
+            entry.enforcementLevel = LEVEL_CODES[c.enforcement_level or "advisory"]
+            entry.properties.update(c.properties)
+        self._call("Configure", request)
+        # Python packs remediate only with policies at the remediate level; without one, the CLI's
+        # Remediate pass changes nothing, so it is skipped (one RPC per resource saved).
+        self._remediate = any(c.enforcement_level == "remediate" for c in resolved.values())
+        stack_request = analyzer_pb2.AnalyzerStackConfigureRequest(stack=self.stack, project=self.project, dry_run=True)
+        stack_request.config.update(self.stack_config)
+        self._call("ConfigureStack", stack_request, optional=True)
+
+    def begin(self, given: dict[str, PolicyConfig]) -> None:
+        """Start a session: once the pack is up and configured, every `submit`ted resource goes to
+        Analyze, as the CLI does when a resource registers, so the pack works while the program
+        still runs."""
+        self._by_urn: dict[str, dict] = {}
+        self._requests: dict[str, bytes] = {}  # serialized: a message object holds several times its bytes
+        self._providers: dict[str, analyzer_pb2.AnalyzerProviderResource] = {}
+        self._backlog: list[dict] | None = []  # None once configured (touched on the loop only)
+        self._pending: list[tuple[dict, asyncio.Future | None]] = []
+        self._error: BaseException | None = None
+        self._batch: list[dict] = []
+        self._batch_lock = threading.Lock()
+        self._window = asyncio.Semaphore(_WINDOW)
+        self._worker = threading.Thread(target=self._configure, args=(given,), daemon=True)
+        self._worker.start()
+
+    def submit(self, resource: dict) -> None:
+        """Queue a resource for Analyze (sent with the next full batch, or by `finish`). Thread-safe:
+        the SDK's mock monitor registers resources on its executor's threads."""
+        with self._batch_lock:
+            # Recorded here, in registration order, so a provider is known before any resource using it.
+            self._by_urn[resource["urn"]] = resource
+            self._batch.append(resource)
+            if len(self._batch) < _BATCH:
+                return
+            batch, self._batch = self._batch, []
+        self._loop.call_soon_threadsafe(self._start_all, batch)
+
+    def _send_batch(self) -> None:
+        with self._batch_lock:
+            batch, self._batch = self._batch, []
+        if batch:
+            self._loop.call_soon_threadsafe(self._start_all, batch)
+
+    def _start_all(self, batch: list[dict]) -> None:
+        for resource in batch:
+            self._start(resource)
+
+    def _configure(self, given: dict[str, PolicyConfig]) -> None:
+        try:
+            self.configure(given)
+        except BaseException as err:  # re-raised by finish() in the caller's thread
+            self._error = err
+            return
+        self._loop.call_soon_threadsafe(self._flush)
+
+    def _start(self, resource: dict) -> None:
+        """On the loop: send Analyze now, or hold the resource until the pack is configured."""
+        if self._backlog is not None:
+            self._backlog.append(resource)
+        elif self._remediate:
+            self._pending.append((resource, None))  # remediated first, then analysed, in finish()
+        else:
+            self._pending.append((resource, asyncio.ensure_future(self._analyze(resource))))
+
+    async def _analyze(self, resource: dict) -> analyzer_pb2.AnalyzeResponse:
+        async with self._window:
+            return await self._raw("Analyze")(self._request(resource), timeout=self.call_timeout)
+
+    def _flush(self) -> None:
+        backlog, self._backlog = self._backlog, None
+        for resource in backlog:
+            self._start(resource)
+
+    def _request(self, resource: dict) -> bytes:
+        """The Analyze request of a resource, serialized and kept: AnalyzeStack sends the same fields again."""
+        request = analyzer_pb2.AnalyzeRequest(**wire.fields(resource, self._provider(resource))).SerializeToString()
+        self._requests[resource["urn"]] = request
+        return request
+
+    def _provider(self, resource: dict) -> analyzer_pb2.AnalyzerProviderResource | None:
+        urn = resource.get("provider") or ""
+        if urn not in self._providers:
+            provider = self._by_urn.get(urn)
+            self._providers[urn] = provider and analyzer_pb2.AnalyzerProviderResource(
+                type=provider["type"], urn=urn, name=provider["name"], properties=wire.struct(provider.get("inputs") or {})
+            )
+        return self._providers[urn]
+
+    def finish(self, resources: list[dict]) -> PolicyResult:
+        """Collect every Analyze answer, then AnalyzeStack over `resources`; findings with their fix."""
+        self._send_batch()
+        self._worker.join()
+        if self._error is not None:
+            raise self._error
+        try:
+            # Queued after every _start: by the time this runs on the loop, all calls are out.
+            answers = self._run(self._answers(), None)
+        except grpc.RpcError as err:
+            raise self._rpc_failure("Analyze", err) from None
+        except Exception as err:  # noqa: BLE001
+            raise self._failure(f"a resource could not be sent to Analyze ({err!r})") from err
+        by_urn = {r["urn"]: r for r in resources}
+        result = PolicyResult(self.name, self.version)
+        fixes = {p.name: p.remediation for p in self.policies}
+        for resource, response in answers:
+            if response is None:
+                self._remediate_one(resource, by_urn, result)
+                response = self._call("Analyze", self._request(resource))
+            # As the CLI does: a resource's diagnostics belong to the resource analysed.
+            self._collect(result, response, fixes, by_urn, resource["urn"])
+        stack_request = self._stack_request(resources)
+        # The stack's policies see every resource: their deadline grows with the stack (2 ms a
+        # resource past the per-call one), so a plan of 50,000 resources is judged, and a hung pack
+        # still fails closed.
+        deadline = self.call_timeout + 0.002 * len(resources)
+        self._collect(result, self._call("AnalyzeStack", stack_request, timeout=deadline), fixes, by_urn, None)
+        return result
+
+    async def _answers(self) -> list[tuple[dict, analyzer_pb2.AnalyzeResponse | None]]:
+        try:
+            responses = await asyncio.gather(*(call for _, call in self._pending if call is not None))
+        except BaseException:
+            for _, call in self._pending:
+                if call is not None:
+                    call.cancel()
+            raise
+        answered = iter(responses)
+        return [(resource, call and next(answered)) for resource, call in self._pending]
+
+    def _stack_request(self, resources: list[dict]) -> bytes:
+        """AnalyzeStackRequest, serialized. AnalyzerResource begins with AnalyzeRequest's fields
+        under the same numbers, and serialized fields concatenate (the message parsed is the same):
+        each resource is its analysed request as it was sent (after any remediation) followed by
+        its parent and dependencies. No message is built a resource: they had cost the largest EKS
+        stack 7 MB at its peak."""
+        parts = []
+        for resource in resources:
+            if resource["urn"] not in self._requests:
+                self._request(resource)
+            links = analyzer_pb2.AnalyzerResource(parent=resource.get("parent") or "", dependencies=resource.get("dependencies") or [])
+            for key, urns in (resource.get("propertyDependencies") or {}).items():
+                links.propertyDependencies[key].urns.extend(urns)
+            body = self._requests[resource["urn"]] + links.SerializeToString()
+            parts += (_RESOURCES_FIELD, _varint(len(body)), body)
+        return b"".join(parts)
+
+    def judge(self, given: dict[str, PolicyConfig], resources: list[dict]) -> PolicyResult:
+        """A whole session over resources already known (a saved plan)."""
+        self.begin(given)
+        for resource in resources:
+            self.submit(resource)
+        return self.finish(resources)
+
+    def _remediate_one(self, resource: dict, by_urn: dict, result: PolicyResult) -> None:
+        """The CLI's first pass: remediations rewrite the inputs that analysis (and the plan) then see."""
+        response = self._call("Remediate", self._request(resource))
+        for r in response.remediations:
+            if r.diagnostic:
+                result.findings.append(Finding(r.policyName, "advisory", resource["urn"], r.diagnostic, resource["type"]))
+            elif r.HasField("properties"):
+                inputs = json_value(json_format.MessageToDict(r.properties))
+                resource["inputs"] = inputs
+                if resource["urn"] in by_urn:
+                    by_urn[resource["urn"]]["inputs"] = inputs  # the plan shows what will be created
+                result.remediations.append({"policy": r.policyName, "urn": resource["urn"]})
+        for na in response.not_applicable:
+            result.not_applicable[na.policy_name] = result.not_applicable.get(na.policy_name, 0) + 1
+
+    @staticmethod
+    def _collect(result: PolicyResult, response, fixes: dict, by_urn: dict, urn: str | None) -> None:
+        for d in response.diagnostics:
+            level = LEVELS.get(d.enforcementLevel, "advisory")
+            if level == "remediate":
+                level = "mandatory"  # a remediation that still violates is mandatory, as under the CLI
+            target = urn or d.urn
+            result.findings.append(
+                Finding(
+                    policy=d.policyName,
+                    level=level,
+                    urn=target,
+                    message=d.message,
+                    type=by_urn.get(target, {}).get("type", ""),
+                    fix=fixes.get(d.policyName, ""),
+                )
+            )
+        for na in response.not_applicable:
+            result.not_applicable[na.policy_name] = result.not_applicable.get(na.policy_name, 0) + 1
+
+

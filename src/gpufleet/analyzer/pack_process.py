@@ -1,0 +1,104 @@
+"""A policy pack's process, started as the Pulumi CLI starts it (the pack's folder as the working
+directory, the project, stack and dry-run in the environment), reading its port and its stderr.
+
+Kept apart from the gRPC client and free of heavy imports, so the CLI can start the pack before it
+imports the engine: the pack's own start (pulumi_policy, the catalog, the rules: about a second)
+then overlaps the CLI's imports and the program instead of following them.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+from gpufleet.analyzer.pack_dir import interpreter, read_pack_manifest
+
+# Bytes of stack config still handed over in the environment as well (well under Linux's 128 KiB
+# per string, MAX_ARG_STRLEN, and the whole environment's share of ARG_MAX).
+ENV_CONFIG_LIMIT = 32 * 1024
+
+
+class PolicyPackError(RuntimeError):
+    """The pack could not judge the resources (did not start, crashed, timed out): fail closed."""
+
+
+class PackProcess:
+    """The running pack process: its port line once printed, and its last words on stderr."""
+
+    def __init__(self, pack_dir: Path, *, project: str, stack: str, config: dict[str, str] | None = None):
+        self.pack_dir = pack_dir.resolve()
+        self.manifest = read_pack_manifest(self.pack_dir)
+        env = dict(os.environ)
+        env.update(PULUMI_PROJECT=project, PULUMI_STACK=stack, PULUMI_DRY_RUN="true", PYTHONUNBUFFERED="1")
+        # The config travels in ConfigureStack (the pack applies it: src/gpufleet/engine/patches/stack_config.py); the
+        # environment carries it too while it is small, for packs that read only the variable. A
+        # large stack's would not fit an environment string (Linux: 128 KiB): the pack could not start.
+        text = json.dumps(dict(config or {}))
+        if len(text.encode()) <= ENV_CONFIG_LIMIT:
+            env["PULUMI_CONFIG"] = text
+        else:
+            env.pop("PULUMI_CONFIG", None)
+        self._stderr: collections.deque[str] = collections.deque(maxlen=40)
+        self._port_line: list[str] = []
+        self._port_ready = threading.Event()
+        self.process = subprocess.Popen(
+            [interpreter(self.pack_dir, self.manifest), "-u", str(self.pack_dir)],
+            cwd=self.pack_dir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        threading.Thread(target=self._read_port, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
+
+    def _read_port(self) -> None:
+        line = self.process.stdout.readline()
+        self._port_line.append(line)
+        self._port_ready.set()
+        for _ in self.process.stdout:  # keep the pipe drained; a pack may print
+            pass
+
+    def _drain_stderr(self) -> None:
+        for line in self.process.stderr:
+            self._stderr.append(line.rstrip())
+
+    def port(self, timeout: float) -> str:
+        """The port the pack listens on; PolicyPackError when it does not print one in time."""
+        if not self._port_ready.wait(timeout):
+            raise self.failure(f"did not print its port within {timeout:.0f} s")
+        line = self._port_line[0].strip()
+        if not self._port_line[0]:
+            raise self.failure("ended its output before printing its gRPC port")
+        if not line.isdigit():
+            raise self.failure(f"printed {line!r} instead of its gRPC port")
+        return line
+
+    def failure(self, what: str) -> PolicyPackError:
+        try:  # a pack that is going down gets a moment, so its exit code and last words are reported
+            self.process.wait(2)
+            self._stderr_reader.join(2)
+        except subprocess.TimeoutExpired:
+            pass
+        code = self.process.poll()
+        state = f"the pack process exited with code {code}" if code is not None else "the pack process is still running"
+        tail = "\n".join(list(self._stderr)[-12:])
+        detail = f"\n--- pack stderr (last lines) ---\n{tail}" if tail else ""
+        return PolicyPackError(
+            f"policy pack {self.pack_dir}: {what}; {state}. No policy results: nothing was judged.{detail}"
+        )
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()

@@ -1,0 +1,271 @@
+"""The catalog: typed views over the generated EC2 data and the curated facts file.
+
+Loading is the only I/O of the catalog room (its generate/ sub-room aside); the rules over what is
+loaded here are src/gpufleet/rules/. The spec validators and the policy pack both read this one catalog.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from ruamel.yaml import YAML
+
+from gpufleet.catalog.facts import CuratedFacts, EcsAmiVariant, EcsFacts, checked
+
+DATA = Path(__file__).parent / "data"
+REGENERATE = "python -m gpufleet.catalog.generate"
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """The GPUs of an instance type (`GpuInfo.Gpus[0]` of DescribeInstanceTypes)."""
+
+    manufacturer: str
+    model: str
+    count: int  # whole GPUs; 0 on fractional types
+    memory_mib: int  # per GPU, or per partition on fractional types
+    partition_size: float  # 1.0 for whole GPUs, e.g. 0.125 for an eighth of one
+    logical_count: int
+
+    @property
+    def fractional(self) -> bool:
+        return self.count == 0 and 0 < self.partition_size < 1
+
+
+@dataclass(frozen=True)
+class NeuronDevices:
+    """The Neuron chips of an instance type (`NeuronInfo.NeuronDevices[0]`)."""
+
+    model: str
+    count: int
+    cores_per_device: int
+    memory_mib: int
+
+
+@dataclass(frozen=True)
+class NetworkCard:
+    index: int
+    max_interfaces: int
+    interface_types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """What gpufleet knows of one EC2 instance type."""
+
+    name: str
+    architectures: tuple[str, ...]
+    vcpus: int
+    memory_mib: int
+    gpu: Gpu | None
+    neuron: NeuronDevices | None
+    efa_supported: bool
+    max_efa_interfaces: int
+    max_network_cards: int
+    network_cards: tuple[NetworkCard, ...]
+    ipv4_per_interface: int  # NetworkInfo.Ipv4AddressesPerInterface (0 when the record lacks it)
+    default_card_interfaces: int  # MaximumNetworkInterfaces of the default network card (the VPC CNI's ENIs)
+    usage_classes: tuple[str, ...]
+    placement_strategies: tuple[str, ...]
+    offerings: dict[str, tuple[str, ...]] = field(hash=False, compare=False)
+    incomplete: str | None = None  # why the accelerator facts are unknown, when they are
+
+    @property
+    def family(self) -> str:
+        return family_of(self.name)
+
+
+def family_of(instance_type: str) -> str:
+    return instance_type.split(".", 1)[0]
+
+
+class UnknownInstanceType(LookupError):
+    """An instance type the catalog has no record of."""
+
+    def __init__(self, name: str, reason: str, suggestions: list[str]):
+        self.name = name
+        self.reason = reason
+        self.suggestions = suggestions
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"unknown instance type {name!r}: {reason}{hint}")
+
+
+def _gpu(record: dict) -> Gpu | None:
+    gpus = (record.get("GpuInfo") or {}).get("Gpus") or []
+    if not gpus:
+        return None
+    g = gpus[0]
+    return Gpu(
+        manufacturer=g.get("Manufacturer", "unknown"),
+        model=g.get("Name", "unknown"),
+        count=int(g.get("Count", 0)),
+        memory_mib=int((g.get("MemoryInfo") or {}).get("SizeInMiB", 0)),
+        partition_size=float(g.get("GpuPartitionSize", 1.0)),
+        logical_count=int(g.get("LogicalGpuCount", g.get("Count", 0))),
+    )
+
+
+def _neuron(record: dict) -> NeuronDevices | None:
+    devices = (record.get("NeuronInfo") or {}).get("NeuronDevices") or []
+    if not devices:
+        return None
+    d = devices[0]
+    return NeuronDevices(
+        model=d.get("Name", "unknown"),
+        count=int(d.get("Count", 0)),
+        cores_per_device=int((d.get("CoreInfo") or {}).get("Count", 0)),
+        memory_mib=int((d.get("MemoryInfo") or {}).get("SizeInMiB", 0)),
+    )
+
+
+def _default_card_interfaces(net: dict) -> int:
+    default = int(net.get("DefaultNetworkCardIndex", 0))
+    for card in net.get("NetworkCards", []):
+        if int(card["NetworkCardIndex"]) == default:
+            return int(card.get("MaximumNetworkInterfaces", 0))
+    return int(net.get("MaximumNetworkInterfaces", 0))
+
+
+def _instance_type(name: str, record: dict, offerings: dict, incomplete: str | None) -> InstanceType:
+    net = record.get("NetworkInfo") or {}
+    return InstanceType(
+        name=name,
+        architectures=tuple(record["ProcessorInfo"]["SupportedArchitectures"]),
+        vcpus=int(record["VCpuInfo"]["DefaultVCpus"]),
+        memory_mib=int(record["MemoryInfo"]["SizeInMiB"]),
+        gpu=_gpu(record),
+        neuron=_neuron(record),
+        efa_supported=bool(net.get("EfaSupported")),
+        max_efa_interfaces=int((net.get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0)),
+        max_network_cards=int(net.get("MaximumNetworkCards", 1)),
+        network_cards=tuple(
+            NetworkCard(int(c["NetworkCardIndex"]), int(c.get("MaximumNetworkInterfaces", 0)), tuple(c.get("InterfaceTypes", ())))
+            for c in net.get("NetworkCards", [])
+        ),
+        ipv4_per_interface=int(net.get("Ipv4AddressesPerInterface", 0)),
+        default_card_interfaces=_default_card_interfaces(net),
+        usage_classes=tuple(record.get("SupportedUsageClasses", ())),
+        placement_strategies=tuple((record.get("PlacementGroupInfo") or {}).get("SupportedStrategies", ())),
+        offerings=offerings,
+        incomplete=incomplete,
+    )
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Instance types from EC2 data plus the curated facts, loaded once."""
+
+    types: dict[str, InstanceType]
+    regions: tuple[str, ...]
+    # The curated facts, typed and checked at load (facts.py): a misspelt or missing key fails there.
+    facts: CuratedFacts
+    source: str
+
+    def get(self, name: str) -> InstanceType:
+        """The instance type, or UnknownInstanceType with the reason and the nearest real names."""
+        found = self.types.get(name) if isinstance(name, str) else None
+        if found is not None:
+            return found
+        if not isinstance(name, str):
+            # A plan's field of the wrong kind (null, a number) names no type: refused like a misspelt one.
+            raise UnknownInstanceType(str(name)[:40], f"an instance type is a string, not {type(name).__name__}", [])
+        retired = self.facts.retired_families.get(family_of(name))
+        if retired:
+            reason = f"{retired.reason} ({retired.source})"
+        else:
+            reason = f"not in the EC2 data of the catalog ({self.source}); if it is new, run `{REGENERATE}`"
+        raise UnknownInstanceType(name, reason, difflib.get_close_matches(name, self.types, n=3, cutoff=0.6))
+
+    def find(self, name: object) -> InstanceType | None:
+        """The record of a type named in some input; None when the name is absent or unknown."""
+        return self.types.get(name) if isinstance(name, str) else None
+
+    def ecs(self) -> EcsFacts:
+        return self.facts.ecs
+
+    def ecs_ami_variants(self, it: InstanceType) -> tuple[str, dict[str, EcsAmiVariant]]:
+        """The ECS-optimized AMI family of the type's accelerator and its variants: ("neuron", ...)
+        for Inferentia and Trainium, else ("gpu", ...)."""
+        if it.neuron is not None:
+            return "neuron", self.facts.ecs.neuron_ami_variants
+        return "gpu", self.facts.ecs.gpu_ami_variants
+
+
+@dataclass(frozen=True)
+class EcsAmi:
+    """An AMI id published under an ECS GPU or Neuron AMI variant's SSM path."""
+
+    ami_id: str
+    accelerator: str  # gpu | neuron
+    variant: str
+    image_version: str
+    region: str
+    agent_version: str = ""  # the ECS agent the AMI ships ("" when SSM does not say)
+
+
+@functools.cache
+def ecs_amis() -> dict[str, EcsAmi]:
+    """Every ECS GPU and Neuron AMI id the generated data knows, whatever its region (AMI ids are unique)."""
+    document = json.loads((DATA / "ecs_amis.json").read_text())
+    return {
+        ami_id: EcsAmi(ami_id, accelerator, variant, version, region, agent)
+        for region, amis in document["amis"].items()
+        for ami_id, (accelerator, variant, version, agent) in amis.items()
+    }
+
+
+@functools.cache
+def nodeadm_interfaces() -> dict[str, tuple[int, int]]:
+    """nodeadm's own instance data (data/nodeadm/SOURCE.md): type -> (ENIs of the default network
+    card, IPv4 addresses per ENI), what the EKS AMIs' bootstrap reads to set max pods."""
+    found = {}
+    with (DATA / "nodeadm" / "instance-info.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            record = json.loads(line)
+            found[record["instanceType"]] = (int(record["defaultMaxENIs"]), int(record["ipv4AddressesPerInterface"]))
+    return found
+
+
+@functools.cache
+def curated_facts() -> dict:
+    """The curated facts file (what EC2 does not publish), each entry with its source. Read by
+    libyaml (C): ruamel's pure-Python reader took about 0.2 s of every cold start. libyaml reads
+    YAML 1.1, ruamel 1.2; tests/catalog/test_catalog.py holds that both read this file alike."""
+    text = (DATA / "curated.yaml").read_text()
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is None:  # PyYAML built without libyaml
+        return YAML(typ="safe", pure=True).load(text)
+    return yaml.load(text, Loader=loader)
+
+
+@functools.cache
+def load() -> Catalog:
+    """The catalog from the committed data files (cached per process)."""
+    document = json.loads((DATA / "instance_types.json").read_text())
+    curated = curated_facts()
+    per_type: dict[str, dict[str, tuple[str, ...]]] = {}
+    for region, offered in document["offerings"].items():
+        for name, azs in offered.items():
+            per_type.setdefault(name, {})[region] = tuple(azs)
+    facts = checked(curated, str(DATA / "curated.yaml"))
+    incomplete = facts.incomplete_records
+    types = {
+        name: _instance_type(
+            name,
+            record,
+            per_type.get(name, {}),
+            incomplete[family_of(name)].reason if family_of(name) in incomplete else None,
+        )
+        for name, record in document["instanceTypes"].items()
+    }
+    return Catalog(
+        types=types,
+        regions=tuple(sorted(document["offerings"])),
+        facts=facts,
+        source=document["generated"]["source"],
+    )

@@ -1,0 +1,312 @@
+"""Rules over a whole EKS fleet spec: each check calls a catalog predicate and returns Violations.
+
+Field paths use the stack file's keys (camelCase) so an error points at the line to fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpufleet.platform.capacity import offered_and_purchasable
+from gpufleet.apis import aws as aws_api
+from gpufleet.catalog import cloudformation
+from gpufleet.rules import eks as eks_rules, k8s as k8s_rules, gpus as gpu_rules, lifecycle, offerings as offering_rules
+from gpufleet.catalog.catalog import Catalog, UnknownInstanceType
+from gpufleet.rules.efa import default_layout, efa_count_problem, efa_supported
+from gpufleet.eks.args import EksFleetArgs, NodeGroupArgs
+from gpufleet.eks.resolved import auto_mode, efa_zone, places_in_group, system_ami_type, system_group_created, vpc_zones, resolve
+from gpufleet.network import zones
+from gpufleet.karpenter.checks import check_pools
+from gpufleet.platform.model import Violation, duplicate_names
+
+
+def _group_zones(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str) -> Iterator[Violation]:
+    """A group's named zones: with a created VPC, without EFA, each a VPC zone that offers the type."""
+    if ng.zones is None:
+        return
+    if fleet.network.create is None:
+        yield Violation("node-group-zones", ("zones",), list(ng.zones), "zones place a group in a created VPC; with existing subnets give subnetIds")
+        return
+    if ng.efa is not None:
+        yield Violation("node-group-zones", ("zones",), list(ng.zones), "an EFA group runs in one zone: efa.availabilityZone")
+        return
+    for i, zone in enumerate(ng.zones):
+        reason = offering_rules.offered_in(it, region, zone)
+        if zone in ng.zones[:i]:
+            yield Violation("names-unique", ("zones", i), zone, "each zone is named once")
+        elif zone not in vpc_zones(fleet):
+            yield Violation(
+                "node-group-zones", ("zones", i), zone,
+                "not one of the created VPC's zones: append it to network.create.zones (new subnets, additive)",
+            )
+        elif reason:
+            yield Violation("vpc-zones-offered", ("zones", i), zone, reason)
+
+
+def check_fleet(fleet: EksFleetArgs, region: str, cat: Catalog) -> list[Violation]:
+    found: list[Violation] = []
+    found += duplicate_names([ng.name for ng in fleet.node_groups], ("nodeGroups",), "node group")
+    found += duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "NodePool")
+    found += list(_pools(fleet, region, cat))
+    known = True
+    for i, ng in enumerate(fleet.node_groups):
+        try:
+            it = cat.get(ng.instance_type)
+        except UnknownInstanceType as err:
+            found.append(Violation("instance-type-known", ("nodeGroups", i, "instanceType"), ng.instance_type, str(err)))
+            known = False
+            continue
+        found += [v.under("nodeGroups", i) for v in _node_group(ng, it, fleet, region, cat)]
+    system = list(_system_node_group(fleet, region, cat))
+    found += system
+    found += list(_lifecycle(fleet, cat))
+    # The VPC's zones and the placement need the system group's type too.
+    if known and not any(v.field[-1] == "instanceType" for v in system):
+        found += list(_network(fleet, region, cat))
+        found += list(_kubernetes(fleet, cat))
+        found += list(_workloads(fleet, cat))
+    return found
+
+
+def _pools(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
+    """NodePools need a cluster gpufleet creates (Karpenter's controller runs on its system group)
+    and the cluster's Kubernetes access; a workload names a group or a pool, so no name is both."""
+    yield from _auto_mode(fleet, cat)
+    if not fleet.node_pools:
+        return
+    if not system_group_created(fleet) and not auto_mode(fleet):
+        yield Violation(
+            "karpenter-cluster", ("nodePools",), [p.name for p in fleet.node_pools],
+            "Karpenter is installed on a cluster gpufleet creates, its controller on the system node group (keep systemNodeGroup enabled)",
+        )
+    if fleet.kubernetes is None:
+        yield Violation("kubernetes-access", ("kubernetes",), None, "NodePools are Kubernetes objects: give kubernetes (the device plugins come with it)")
+    if fleet.karpenter.node_overlays and (fleet.kubernetes is None or fleet.kubernetes.nvidia_device_plugin.time_slicing_replicas is None):
+        yield Violation("karpenter-node-overlays", ("karpenter", "nodeOverlays"), True,
+                        "NodeOverlays correct what Karpenter sees of time-sliced GPUs: give kubernetes.nvidiaDevicePlugin.timeSlicingReplicas, or leave them off")
+    if not auto_mode(fleet):
+        role = cloudformation.node_role_name(fleet.cluster.name)
+        reason = aws_api.field_problem(role, "iam", "CreateRoleRequest", "RoleName")
+        if reason:
+            yield Violation("aws-api-model", ("cluster", "name"), fleet.cluster.name, f"Karpenter's node role is named {role}: {reason}; a shorter cluster name")
+    groups = {ng.name for ng in fleet.node_groups} | {"system"}
+    for i, pool in enumerate(fleet.node_pools):
+        if pool.name in groups:
+            yield Violation("names-unique", ("nodePools", i, "name"), pool.name, "a NodePool and a node group share this name: a workload's nodePool could name either")
+    yield from check_pools(fleet.node_pools, region, vpc_zones(fleet) if fleet.network.create is not None else None, cat, auto_mode(fleet))
+
+
+def _auto_mode(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
+    """An Auto Mode cluster of gpufleet carries NodePools only: EKS runs its system pods and device
+    plugins, so no managed node group, system group, GPU Operator or NodeOverlay of gpufleet's."""
+    if not auto_mode(fleet):
+        return
+    where = ("cluster", "create", "autoMode")
+    if fleet.node_groups:
+        yield Violation("eks-auto-mode-capacity", ("nodeGroups",), [ng.name for ng in fleet.node_groups], "with Auto Mode, give nodePools (gpufleet builds no managed node group beside them)")
+    if "system_node_group" in fleet.model_fields_set:
+        yield Violation("eks-auto-mode-capacity", ("systemNodeGroup",), fleet.system_node_group.model_dump(by_alias=True, exclude_defaults=True),
+                        "with Auto Mode, its built-in system pool runs the cluster's pods (autoMode.builtInNodePools)")
+    if fleet.karpenter.node_overlays:
+        yield Violation("eks-auto-mode-node-class", ("karpenter", "nodeOverlays"), True, "Auto Mode reads no NodeOverlay (aws/containers-roadmap#2690)")
+    operator = fleet.kubernetes.gpu_operator if fleet.kubernetes is not None else None
+    if operator is not None:
+        reason = eks_rules.auto_mode_plugin(cat.facts.charts.gpu_operator.chart, cat.facts.eks, cat.facts.charts)
+        yield Violation("eks-auto-mode-one-device-plugin", ("kubernetes", "gpuOperator"), operator.model_dump(by_alias=True, exclude_defaults=True), reason)
+    if not fleet.node_pools and not fleet.cluster.create.auto_mode.built_in_node_pools:
+        yield Violation("eks-auto-mode-capacity", (*where, "builtInNodePools"), [], "with no built-in pool and no nodePools, nothing runs the cluster's pods")
+
+
+def _lifecycle(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
+    """What EKS refuses by date or version: a created cluster's version past its windows, and an AMI
+    type with no AMI for that version (an existing cluster's version is not in the stack)."""
+    create = fleet.cluster.create
+    if create is None:
+        return
+    reason = lifecycle.kubernetes_version_problem(cat.facts.lifecycle.kubernetes.eks, "EKS", create.version, lifecycle.today())
+    if reason:
+        yield Violation("kubernetes-version-supported", ("cluster", "create", "version"), create.version, reason)
+    for i, ng in enumerate(fleet.node_groups):
+        reason = lifecycle.eks_ami_type_problem(ng.ami_type, create.version, cat.facts)
+        if reason:
+            yield Violation("eks-ami-type-available", ("nodeGroups", i, "amiType"), ng.ami_type, reason)
+
+
+def _workloads(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
+    yield from duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
+    if fleet.workloads and fleet.kubernetes is None:
+        yield Violation("kubernetes-access", ("kubernetes",), None, "workloads are installed through the cluster: give kubernetes (the device plugins come with it)")
+    groups = {ng.name: ng for ng in fleet.node_groups}
+    pools = {p.name: p for p in fleet.node_pools}
+    for i, wl in enumerate(fleet.workloads):
+        ng = groups.get(wl.node_pool)
+        if wl.node_pool in pools:
+            if pools[wl.node_pool].gpu is None:
+                yield Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"a workload asks for nvidia.com/gpu: NodePool {wl.node_pool} has Neuron devices")
+        elif ng is None:
+            yield Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"no node group or NodePool of that name (have: {', '.join([*groups, *pools])})")
+        elif eks_rules.accelerator(cat.get(ng.instance_type)) != "nvidia":
+            yield Violation(
+                "node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool,
+                f"a workload asks for nvidia.com/gpu: node group {ng.name} ({ng.instance_type}) has no NVIDIA GPUs",
+            )
+
+
+def _system_node_group(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
+    sys = fleet.system_node_group
+    where = ("systemNodeGroup",)
+    if fleet.cluster.create is None:
+        if "system_node_group" in fleet.model_fields_set:
+            yield Violation(
+                "eks-system-node-group", where, sys.model_dump(by_alias=True, exclude_defaults=True),
+                "gpufleet adds a system node group only to a cluster it creates; an existing cluster keeps its own",
+            )
+        return
+    if not sys.enabled:
+        return  # the placement rules judge whether CoreDNS still has an untainted node
+    families = cat.facts.eks.system_node_families.values
+    try:
+        it = cat.get(sys.instance_type)
+    except UnknownInstanceType as err:
+        yield Violation("instance-type-known", (*where, "instanceType"), sys.instance_type, str(err))
+        return
+    if it.family not in families or gpu_rules.accelerated(it):
+        yield Violation(
+            "eks-system-node-group", (*where, "instanceType"), sys.instance_type,
+            f"a system node group uses a general-purpose type of {', '.join(families)} (the families whose zones the catalog keeps)",
+        )
+        return
+    if system_ami_type(it, cat.facts.eks) is None:
+        yield Violation("eks-system-node-group", (*where, "instanceType"), sys.instance_type, f"no AL2023 standard AMI type runs {'/'.join(it.architectures)}")
+    yield from (v.under(*where) for v in offered_and_purchasable(it, region, False, ("instanceType", sys.instance_type)))
+    if "system" in {ng.name for ng in fleet.node_groups}:
+        i = [ng.name for ng in fleet.node_groups].index("system")
+        yield Violation("names-unique", ("nodeGroups", i, "name"), "system", "the system node group is named system; rename this group")
+
+
+def _api_model(ng: NodeGroupArgs, taints: list[dict]) -> Iterator[Violation]:
+    """The node group's labels and taints as CreateNodegroup's model takes them (it is stricter than
+    Kubernetes: keys and values of 1..63 characters)."""
+    for key, value in ng.labels.items():
+        for part, given in (("key", key), ("value", value)):
+            reason = aws_api.field_problem(given, "eks", "CreateNodegroupRequest", "labels", part)
+            if reason:
+                yield Violation("aws-api-model", ("labels", key), given, f"label {part}: {reason}")
+    for i, taint in enumerate(taints):
+        for part in ("key", "value"):
+            if part in taint:
+                reason = aws_api.field_problem(taint[part], "eks", "Taint", part)
+                if reason:
+                    yield Violation("aws-api-model", ("taints", i, part), taint[part], reason)
+
+
+def _kubernetes(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
+    k8s = fleet.kubernetes
+    if k8s is None:
+        return
+    if k8s.nvidia_device_plugin.mig_strategy != "none":
+        models = cat.facts.mig_capable_gpu_models.values
+        for i, ng in enumerate(fleet.node_groups):
+            it = cat.get(ng.instance_type)
+            if eks_rules.accelerator(it) == "nvidia":
+                reason = k8s_rules.mig_supported(it, models)
+                if reason:
+                    yield Violation("eks-mig-supported", ("kubernetes", "nvidiaDevicePlugin", "migStrategy"), k8s.nvidia_device_plugin.mig_strategy, f"node group {ng.name}: {reason}")
+    if k8s.gpu_operator is not None:
+        for i, ng in enumerate(fleet.node_groups):
+            group = resolve(ng, cat)
+            if group.accelerator == "nvidia":
+                reason = k8s_rules.one_driver_problem(eks_rules.ami_driver(group.ami_type, cat.facts.eks), f"amiType {group.ami_type}", k8s.gpu_operator.driver)
+                if reason:
+                    yield Violation("eks-gpu-driver", ("kubernetes", "gpuOperator", "driver"), k8s.gpu_operator.driver, f"node group {ng.name}: {reason}")
+    if k8s.nccl_test is not None:
+        groups = {ng.name: ng for ng in fleet.node_groups}
+        ng = groups.get(k8s.nccl_test.node_group)
+        where = ("kubernetes", "ncclTest", "nodeGroup")
+        if ng is None:
+            yield Violation("nccl-test-node-group", where, k8s.nccl_test.node_group, f"no node group of that name (have: {', '.join(groups)})")
+        elif ng.efa is None or eks_rules.accelerator(cat.get(ng.instance_type)) != "nvidia":
+            yield Violation("nccl-test-node-group", where, ng.name, "the NCCL test runs on a node group with NVIDIA GPUs and EFA")
+
+
+def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
+    create = fleet.network.create
+    if create is None:
+        if len(fleet.network.subnet_ids) < 2:
+            yield Violation(
+                "eks-cluster-zones", ("network", "subnetIds"), fleet.network.subnet_ids,
+                "an EKS cluster needs subnets in at least two availability zones",
+            )
+        return
+    field = ("network", "create", "zones")
+    names = [ng.instance_type for ng in fleet.node_groups] + ([fleet.system_node_group.instance_type] if system_group_created(fleet) else [])
+    if create.zones is None:
+        suggestion = zones.suggested_zones([cat.get(n) for n in names], region, 2)
+        yield Violation(
+            "vpc-zones-required", field, None,
+            f"name the VPC's zones (for example [{', '.join(suggestion)}], which offer every node group's type): "
+            "gpufleet does not choose them, so a later change cannot move them",
+        )
+        return
+    if len(create.zones) < 2:
+        yield Violation("eks-cluster-zones", field, list(create.zones), "an EKS cluster needs at least two availability zones")
+    groups = [(("nodeGroups", i, "instanceType"), cat.get(ng.instance_type)) for i, ng in enumerate(fleet.node_groups)]
+    if system_group_created(fleet):
+        groups.append((("systemNodeGroup", "instanceType"), cat.get(fleet.system_node_group.instance_type)))
+    followers = [(ng.name, cat.get(ng.instance_type)) for ng in fleet.node_groups if ng.efa is None and ng.zones is None]
+    yield from zones.zone_problems(list(create.zones), region, groups, cat, field, followers)
+
+
+def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
+    taints = [t.model_dump(exclude_none=True) for t in ng.taints or []]
+    for where, value, reason in k8s_rules.node_label_problems(dict(ng.labels), taints, cat.facts.kubernetes):
+        yield Violation("k8s-node-labels", where, value, reason)
+    yield from _api_model(ng, taints)
+    reason = eks_rules.ami_type_support(it, ng.ami_type, cat.facts.eks)
+    if reason:
+        yield Violation("eks-ami-type-supported", ("amiType",) if ng.ami_type else ("instanceType",), ng.ami_type or ng.instance_type, reason)
+    yield from offered_and_purchasable(it, region, ng.capacity_type == "SPOT", ("capacityType", ng.capacity_type))
+    yield from _group_zones(ng, it, fleet, region)
+    if ng.efa is None:
+        return  # the cluster's subnets (or the created VPC's private subnets)
+    reason = efa_supported(it)
+    if reason:
+        yield Violation("eks-efa-supported", ("efa",), ng.efa.model_dump(by_alias=True, exclude_defaults=True), reason)
+        return
+    reason = efa_count_problem(it, ng.efa.interfaces) if ng.efa.interfaces is not None else None
+    if reason:
+        yield Violation("eks-efa-interfaces", ("efa", "interfaces"), ng.efa.interfaces, reason)
+        return
+    layout = ng.efa.layout or default_layout(it, ng.efa.interfaces)
+    if layout == "recommended" and "secondary_interface_type" in ng.efa.model_fields_set:
+        yield Violation(
+            "eks-efa-layout", ("efa", "secondaryInterfaceType"), ng.efa.secondary_interface_type,
+            "the recommended layout makes every EFA interface efa-only; secondaryInterfaceType is for layout: efa-primary",
+        )
+    try:
+        resolve(ng, cat)  # lays out the interfaces, once for everything that reads them later
+    except ValueError as err:
+        yield Violation("eks-efa-layout", ("efa", "layout"), layout, str(err))
+    reason = eks_rules.efa_placement(ng.capacity_reservation_id is not None, places_in_group(ng))
+    if reason:
+        yield Violation("eks-efa-placement", ("efa", "placementGroup"), ng.efa.placement_group, reason)
+    if fleet.network.create is None:
+        if ng.efa.availability_zone is None:
+            yield Violation("eks-efa-single-az", ("efa", "availabilityZone"), None, "an EFA group on existing subnets names the zone of its subnet")
+        if len(ng.subnet_ids) != 1:
+            yield Violation(
+                "eks-efa-single-az", ("subnetIds",), ng.subnet_ids,
+                "an EFA group on existing subnets gives exactly one subnet, in its availabilityZone",
+            )
+    elif ng.subnet_ids:
+        yield Violation("eks-efa-single-az", ("subnetIds",), ng.subnet_ids, "with a created VPC, the group uses the VPC's subnet of its zone")
+    zone = efa_zone(ng, fleet, cat, region)
+    if zone is not None:
+        reason = offering_rules.offered_in(it, region, zone)
+        if reason:
+            yield Violation("eks-efa-single-az", ("efa", "availabilityZone"), zone, reason)
+        elif fleet.network.create is not None and zone not in vpc_zones(fleet):
+            yield Violation(
+                "eks-efa-single-az", ("efa", "availabilityZone"), zone,
+                "not one of the created VPC's zones: append it to network.create.zones (a new subnet, additive)",
+            )

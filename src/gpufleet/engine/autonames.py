@@ -1,0 +1,97 @@
+"""The names providers give a resource whose program leaves them out, as `pulumi preview` shows them:
+the logical name, the separator and random hex (curated `autonaming`, from the providers' sources).
+Offline the random part is the URN's hash, so a program previews to the same names every time.
+
+Which resources take one is the providers' own rule, not a list: a Terraform-bridged provider
+auto-names a top-level input literally named `name`, which its generated SDK declares (the SDK is
+generated from the same schema the bridge reads); a resource override names another property or
+length; Kubernetes names `metadata.name`."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.util
+import re
+import threading
+from pathlib import Path
+
+from gpufleet.catalog.facts import AutoNameRule, Autonaming
+from gpufleet.catalog.tokens import UNKNOWN
+
+
+class TooLong(ValueError):
+    """The provider's own error: the auto-name would pass the property's maximum length."""
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+# The monitor answers registrations on several threads; CPython's parser is not safe to run on two at
+# once: its recursion-depth bookkeeping is shared, and two parses at once fail its check ("AST
+# constructor recursion depth mismatch", seen on the corpus under CI).
+_PARSING = threading.Lock()
+
+
+@functools.cache
+def sdk_inputs(type_: str) -> frozenset[str] | None:
+    """The input names the provider's Python SDK declares for the resource type (its `*Args`), or
+    None where that SDK is not installed here. Read from the module's source, not imported: importing
+    a provider's service package costs up to half a second, on the monitor's answer to the program."""
+    package, module, name = type_.split(":")
+    parts = module.split("/")
+    spec = importlib.util.find_spec(f"pulumi_{package.replace('-', '_')}")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(spec.submodule_search_locations[0]).joinpath(*([] if parts[0] == "index" else [parts[0]]), f"{_snake(parts[-1] if len(parts) > 1 else name)}.py")
+    try:
+        with _PARSING:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == f"{name}Args":
+            init = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+            if init is not None:
+                return frozenset(_camel(a.arg) for a in [*init.args.args, *init.args.kwonlyargs] if a.arg != "__self__")
+    return None
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def _rule(type_: str, facts: Autonaming) -> AutoNameRule | None:
+    if type_ in facts.overrides:
+        return facts.overrides[type_]
+    rule = facts.bridged.get(type_.split(":", 1)[0])
+    inputs = sdk_inputs(type_) if rule is not None else None
+    return rule if inputs is not None and rule.property in inputs else None
+
+
+def _suffix(urn: str, length: int) -> str:
+    return hashlib.sha256(urn.encode()).hexdigest()[:length]
+
+
+def with_auto_names(type_: str, logical: str, urn: str, inputs: dict, custom: bool, facts: Autonaming) -> dict:
+    """The inputs as the provider completes them in a preview: an omitted auto-named property named.
+    Raises TooLong where the provider refuses the name."""
+    if not custom:
+        return inputs
+    if type_.startswith("kubernetes:") and "/" in type_.split(":")[1] and not type_.startswith("kubernetes:helm.sh/"):
+        metadata = inputs.get("metadata") if isinstance(inputs.get("metadata"), dict) else {}
+        if "name" in metadata or "generateName" in metadata:
+            return inputs
+        return {**inputs, "metadata": {**metadata, "name": f"{logical}-{_suffix(urn, facts.kubernetes_random_length)}"}}
+    rule = _rule(type_, facts)
+    if rule is None or rule.property in inputs:
+        return inputs
+    if any(p in inputs for p in ([rule.unless_given] if rule.unless_given else facts.prefix_inputs)):
+        return {**inputs, rule.property: UNKNOWN}  # the provider computes it from the prefix: known after apply
+    base = logical.lower() if rule.lowercase else logical
+    if len(base) + len(rule.separator) + facts.random_length > rule.max_length:
+        raise TooLong(f"{type_} {logical!r}: name {base + rule.separator!r} plus {facts.random_length} random chars is longer than maximum length {rule.max_length}")
+    return {**inputs, rule.property: f"{base}{rule.separator}{_suffix(urn, facts.random_length)}"}

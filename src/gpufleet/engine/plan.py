@@ -1,0 +1,75 @@
+"""The JSON plan (design.md contract): the resources of a preview, its outputs, policy and summary."""
+
+from __future__ import annotations
+
+from gpufleet.plans import cost as plan_cost, placement as plan_placement
+from gpufleet.engine.runtime import ProgramRun, RecordedResource
+from gpufleet.stack.summary import SUMMARY_OUTPUT
+
+PLAN_VERSION = 1
+
+
+def tree_order(resources: list[RecordedResource]) -> list[RecordedResource]:
+    """Parents before children, siblings by URN: the same order on every run, whatever order the
+    asynchronous registrations arrived in."""
+    children: dict[str, list[RecordedResource]] = {}
+    for r in resources:
+        children.setdefault(r.parent, []).append(r)
+    ordered: list[RecordedResource] = []
+
+    def visit(parent: str) -> None:
+        for r in sorted(children.get(parent, []), key=lambda r: r.urn):
+            ordered.append(r)
+            visit(r.urn)
+
+    visit("")
+    return ordered
+
+
+def plan_resource(r: RecordedResource) -> dict:
+    entry = {"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent or None, "custom": r.custom, "inputs": r.inputs}
+    # Same keys as the resource states of `pulumi preview --json`, present only when non-empty.
+    for key, value in (
+        ("provider", r.provider),
+        ("dependencies", r.dependencies),
+        ("propertyDependencies", r.property_dependencies),
+        ("replaceOnChanges", r.replace_on_changes),
+        ("deleteBeforeReplace", r.delete_before_replace),
+    ):
+        if value:
+            entry[key] = value
+    return entry
+
+
+def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
+    resources = tree_order(run.resources)
+    # The stack output `accelerators` (what `pulumi stack output accelerators` shows) is the plan's
+    # summary: carried there once, not again under `outputs`.
+    outputs = {k: v for k, v in run.outputs.items() if k != SUMMARY_OUTPUT}
+    summary = dict(run.outputs.get(SUMMARY_OUTPUT) or {})
+    entries = [plan_resource(r) for r in resources]
+    placement = _with_gaps(plan_placement.placement(plan_placement.from_plan({"resources": entries})).as_dict(), run.gaps)
+    return {
+        "version": PLAN_VERSION,
+        "project": project,
+        "stack": run.stack,
+        "resources": entries,
+        "outputs": outputs,
+        # Filled by the policy pack's verdict when one runs (`--no-policy` leaves it empty).
+        "policy": {"pack": None, "violations": []},
+        "summary": {
+            "resourceCount": len(resources),
+            "customResourceCount": sum(1 for r in resources if r.custom),
+            **summary,
+        },
+        # Where every pod and task lands, read from the resources as the policy pack reads them.
+        "placement": placement,
+        # What the groups cost, priced from the catalog's dated snapshot (null where unknown).
+        "cost": plan_cost.plan_cost(entries, placement, plan_cost.plan_hints(summary)),
+    }
+
+
+def _with_gaps(placement: dict, gaps: list[str]) -> dict:
+    """The engine's own gaps (a provider function answered unknown) join the placement's."""
+    placement["gaps"] = [*placement["gaps"], *sorted(set(gaps))]  # the program's calls arrive in any order
+    return placement

@@ -1,0 +1,109 @@
+"""A GKE GPU fleet: the cluster (a regional Standard cluster gpufleet creates, or an existing one),
+its system pool, the GPU node pools, and the GPU workloads through the cluster's Kubernetes provider."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from gpufleet.gke.args import GkeFleetArgs
+from gpufleet.catalog import catalog
+from gpufleet.k8s.gpu_operator import GpuOperator
+from gpufleet.k8s.gpu_workload import GpuWorkload
+from gpufleet.k8s.kubeconfig import exec_kubeconfig
+from gpufleet.gke.node_pool import GkeGpuNodePool
+from gpufleet.gke.resolved import gpu_tolerations, workload_selector
+
+
+class GkeFleet(pulumi.ComponentResource):
+    """GPU node pools of a GKE cluster (one Google provider in the fleet's project and region), and,
+    with cluster access, the workloads on them."""
+
+    def __init__(self, name: str, args: GkeFleetArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpufleet:gke:GkeFleet", name, None, opts)
+        self.provider = gcp.Provider(f"gcp-{args.project}-{args.region}", project=args.project, region=args.region, opts=pulumi.ResourceOptions(parent=self))
+        child = pulumi.ResourceOptions(parent=self, provider=self.provider)
+        self.cluster = None
+        self.system_pool = None
+        cluster_name: pulumi.Input[str] = args.cluster.name
+        if args.cluster.create is not None:
+            self._create_cluster(name, args, child)
+            cluster_name = self.cluster.name
+        facts = catalog.load().facts
+        # With the GPU Operator: GKE's device plugin stays off, node feature discovery selects the GPU nodes.
+        operator_labels = {**facts.gke.operator_node_labels.values, **facts.eks.accelerator_labels.nvidia} if args.gpu_operator else None
+        self.node_pools = {
+            pool.name: GkeGpuNodePool(
+                f"{name}-{pool.name}", pool, cluster=cluster_name, location=args.region, project=args.project, extra_labels=operator_labels,
+                # GKE taints GPU nodes only when the cluster has other pools: the system pool first.
+                opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[self.system_pool] if self.system_pool else None),
+            )
+            for pool in args.node_pools
+        }
+        if args.workloads or args.gpu_operator:
+            self._kubernetes(name, args)
+        self.register_outputs({"nodePools": {n: p.node_pool.id for n, p in self.node_pools.items()}})
+
+    def _create_cluster(self, name: str, args: GkeFleetArgs, child: pulumi.ResourceOptions) -> None:
+        create = args.cluster.create
+        self.cluster = gcp.container.Cluster(
+            name,
+            name=args.cluster.name,
+            location=args.region,
+            project=args.project,
+            network=create.network,
+            subnetwork=create.subnetwork,
+            release_channel={"channel": create.release_channel},
+            deletion_protection=create.deletion_protection,
+            # The default pool goes: the system pool and the GPU pools are managed as node pools.
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            opts=child,
+        )
+        system = create.system_pool
+        self.system_pool = gcp.container.NodePool(
+            f"{name}-system",
+            # A prefix, not a name: a replacement creates the new pool before the old one goes, so
+            # CoreDNS and the controllers always have a node.
+            name_prefix="system-",
+            cluster=self.cluster.name,
+            location=args.region,
+            project=args.project,
+            node_count=system.node_count,
+            node_config={"machine_type": system.machine_type},
+            management={"auto_repair": True, "auto_upgrade": True},
+            opts=child,
+        )
+
+    def _kubernetes(self, name: str, args: GkeFleetArgs) -> None:
+        if self.cluster is not None:
+            # Credentials from gke-gcloud-auth-plugin, as `gcloud container clusters get-credentials` writes them.
+            server = self.cluster.endpoint.apply(lambda endpoint: f"https://{endpoint}")
+            config = exec_kubeconfig(
+                self.cluster.name, server, self.cluster.master_auth.cluster_ca_certificate,
+                lambda _: {"command": "gke-gcloud-auth-plugin", "provideClusterInfo": True},
+            )
+            self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=pulumi.ResourceOptions(parent=self))
+        else:
+            # The context of the ambient kubeconfig: nothing secret is stored in the stack.
+            self.k8s_provider = k8s.Provider(f"{name}-k8s", context=args.kubernetes.context, opts=pulumi.ResourceOptions(parent=self))
+        pools = {p.name: p for p in args.node_pools}
+        taint = catalog.load().facts.gke.gpu_taint
+        after: list[pulumi.Resource] = [p.node_pool for p in self.node_pools.values()]
+        if args.gpu_operator is not None:
+            labels = {**catalog.load().facts.eks.accelerator_labels.nvidia}
+            self.gpu_operator = GpuOperator(
+                f"{name}-gpu-operator", args.gpu_operator, [{"key": taint.key, "value": taint.value, "effect": taint.effect}], labels,
+                opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=list(after)),
+            )
+            after.append(self.gpu_operator)
+        tolerations = gpu_tolerations()
+        self.workloads = [
+            GpuWorkload(
+                f"{name}-{wl.name}", wl, workload_selector(pools[wl.node_pool], self.node_pools[wl.node_pool].gpus), tolerations,
+                # The pods need the pool's nodes (and the operator's device plugin, when it runs).
+                opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
+            )
+            for wl in args.workloads
+        ]

@@ -1,0 +1,62 @@
+"""What the catalog decides about a GKE GPU node pool from its args: its GPUs, its accelerator block,
+its sizes, the tolerations and node selector its workloads need. Free of pulumi_gcp: the spec's
+placement and the summary read these without importing the provider SDK.
+"""
+
+from __future__ import annotations
+
+from gpufleet.catalog import catalog
+from gpufleet.rules.gke import GkeGpus
+from gpufleet.gke.args import GkeNodePoolArgs
+from gpufleet.gke.checks import pool_gpus
+
+
+def resolved_gpus(pool: GkeNodePoolArgs) -> GkeGpus:
+    """The pool's GPUs (the spec check has refused a pool without them first)."""
+    resolved = pool_gpus(pool, catalog.load().facts.gke)
+    if isinstance(resolved, str):
+        raise ValueError(f"node pool {pool.name}: {resolved}")
+    return resolved
+
+
+def guest_accelerator(pool: GkeNodePoolArgs, gpus: GkeGpus) -> dict:
+    """The accelerator block, always explicit: without gpuDriverInstallationConfig GKE installs no
+    driver (the API's default), so even a bundled A2 or G2 type names its GPUs and the driver."""
+    accelerator: dict = {"type": gpus.accelerator, "count": gpus.count, "gpu_driver_installation_config": {"gpu_driver_version": pool.driver}}
+    if pool.partition_size is not None:
+        accelerator["gpu_partition_size"] = pool.partition_size
+    if pool.sharing is not None:
+        accelerator["gpu_sharing_config"] = {
+            "gpu_sharing_strategy": pool.sharing.strategy,
+            "max_shared_clients_per_gpu": pool.sharing.max_shared_clients_per_gpu,
+        }
+    return accelerator
+
+
+def gpu_tolerations() -> list[dict]:
+    """What a GPU workload tolerates: GKE's own GPU taint (003: GKE taints GPU nodes when the cluster
+    has other pools)."""
+    taint = catalog.load().facts.gke.gpu_taint
+    return [{"key": taint.key, "operator": "Exists", "effect": taint.effect}]
+
+
+def pool_sizes(pool: GkeNodePoolArgs) -> tuple[int, int, int]:
+    """The pool's (min, desired, max) nodes in all its zones: GKE counts nodes per zone."""
+    zones = len(pool.zones)
+    if pool.autoscaling is not None:
+        low, high = pool.autoscaling.min_node_count, pool.autoscaling.max_node_count
+        return low * zones, low * zones, high * zones
+    return (pool.node_count * zones,) * 3
+
+
+def workload_selector(pool: GkeNodePoolArgs, gpus: GkeGpus) -> dict[str, str]:
+    """The node labels GKE sets on the pool's nodes that a workload selects: the pool, its accelerator,
+    and the partition size or sharing settings the pod's request is counted in."""
+    labels = catalog.load().facts.gke.labels
+    selector = {labels.node_pool: pool.name, labels.accelerator: gpus.accelerator}
+    if pool.partition_size is not None:
+        selector[labels.partition_size] = pool.partition_size
+    if pool.sharing is not None:
+        selector[labels.sharing_strategy] = catalog.load().facts.gke.sharing_strategies[pool.sharing.strategy]
+        selector[labels.max_shared_clients] = str(pool.sharing.max_shared_clients_per_gpu)
+    return selector

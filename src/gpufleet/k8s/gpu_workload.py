@@ -1,0 +1,51 @@
+"""A Deployment or Job whose container asks for nvidia.com/gpu on one GPU node pool: requests equal
+limits (GPUs are limits-only extended resources, 003), the pool's labels selected, the pool's GPU
+taint tolerated. GKE and AKS fleets build their workloads with it."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpufleet.catalog import catalog, tokens
+from gpufleet.k8s.args import GpuWorkloadArgs
+
+
+def pod_template(wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], restart: str, annotations: dict[str, str] | None = None) -> dict:
+    resource = catalog.load().facts.eks.accelerator_resources.nvidia
+    amount = str(wl.gpus)
+    container: dict = {"name": wl.name, "image": wl.image, "resources": {"requests": {resource: amount}, "limits": {resource: amount}}}
+    if wl.command:
+        container["command"] = list(wl.command)
+    spec = {"containers": [container], "nodeSelector": node_selector, "tolerations": tolerations, "restartPolicy": restart}
+    metadata: dict = {"labels": {"app": wl.name}}
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    return {"metadata": metadata, "spec": spec}
+
+
+def workload_object(wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], annotations: dict[str, str] | None = None) -> tuple[str, dict]:
+    """The Deployment or Job (type token, metadata and spec) the component creates, which the
+    spec's placement check simulates too."""
+    metadata = {"name": wl.name, "labels": {"app": wl.name}}
+    if wl.kind == "Deployment":
+        spec = {"replicas": wl.replicas, "selector": {"matchLabels": {"app": wl.name}}, "template": pod_template(wl, node_selector, tolerations, "Always", annotations)}
+        return tokens.K8S_DEPLOYMENT, {"metadata": metadata, "spec": spec}
+    spec = {"parallelism": wl.replicas, "completions": wl.replicas, "template": pod_template(wl, node_selector, tolerations, "Never", annotations)}
+    return tokens.K8S_JOB, {"metadata": metadata, "spec": spec}
+
+
+class GpuWorkload(pulumi.ComponentResource):
+    """A Deployment or Job on one GPU pool: give it the pool's node selector and the tolerations of
+    the pool's taints, and the cluster's Kubernetes provider."""
+
+    def __init__(
+        self, name: str, wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict],
+        annotations: dict[str, str] | None = None, opts: pulumi.ResourceOptions | None = None,
+    ):
+        """`annotations`: the pod template's (karpenter.sh/do-not-disrupt for a Job on a NodePool)."""
+        super().__init__("gpufleet:k8s:GpuWorkload", name, None, opts)
+        token, obj = workload_object(wl, node_selector, tolerations, annotations)
+        kind = k8s.apps.v1.Deployment if token == tokens.K8S_DEPLOYMENT else k8s.batch.v1.Job
+        self.workload = kind(name, metadata=obj["metadata"], spec=obj["spec"], opts=pulumi.ResourceOptions(parent=self))
+        self.register_outputs({})

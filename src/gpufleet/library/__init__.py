@@ -1,0 +1,135 @@
+"""The components a Pulumi program of your own composes, and their typed args: one import,
+`from gpufleet.library import ...`. Each is a `pulumi.ComponentResource` whose children are the
+plain pulumi-aws, pulumi-kubernetes, pulumi-alicloud, pulumi-gcp and pulumi-azure resources a
+preview and a policy pack see.
+
+They take your VPC, subnets, cluster, roles and providers as Pulumi inputs (pass
+`opts=pulumi.ResourceOptions(provider=...)` for your own provider); the args are the same frozen,
+validated models the stack file is read into (snake_case in Python). The stack-file program
+(`gpufleet/program.py`) is one user of this module: the whole-fleet components at the end compose
+the others. `examples/` holds two programs written against it, and `gpufleet preview --program DIR`
+previews such a program offline with the policy pack.
+
+What a component resolves itself, from EC2 data and the curated facts: an EKS group's AMI type, the
+EFA interface layout from the type's network cards, the ECS AMI's SSM parameter, the device
+plugins' chart values and tolerations. What it leaves to you: anything of your account it cannot
+know (the cluster, its security group, the node role, the subnets). Rules that span several
+resources (a GPU count that fits the type, a task pinned to GPU instances) are the policy pack's:
+run it on your program's preview.
+"""
+
+from __future__ import annotations
+
+from gpufleet.ack.ack_fleet import AckFleet
+from gpufleet.ack.args import AckFleetArgs, AckNodePoolArgs, AckTaintArgs, AckWorkloadArgs, AutoscalingArgs
+from gpufleet.ack.node_pool import SharedGpuNodePool, workload_selector
+from gpufleet.aks.aks_fleet import AksFleet
+from gpufleet.aks.args import AksFleetArgs, AksNodePoolArgs
+from gpufleet.aks.node_pool import AksGpuNodePool
+from gpufleet.ecs.args import (
+    CapacityProviderArgs,
+    ContainerArgs,
+    EcsFleetArgs,
+    GpuShareArgs,
+    ManagedInstanceProviderArgs,
+    RangeArgs,
+    ServiceArgs,
+    WorkloadArgs,
+)
+from gpufleet.ecs.capacity_provider import GpuCapacityProvider
+from gpufleet.ecs.cluster_ref import EcsClusterRef
+from gpufleet.ecs.gpu_cluster import GpuCluster
+from gpufleet.ecs.instance_role import InstanceRole
+from gpufleet.ecs.managed_instances import ManagedInstancesCapacityProvider
+from gpufleet.ecs.resolved import ResolvedCapacityProvider
+from gpufleet.eks.args import AutoModeArgs, EfaArgs, EksFleetArgs, NodeGroupArgs, TaintArgs
+from gpufleet.eks.eks_fleet import EksFleet
+from gpufleet.eks.node_group import AcceleratedNodeGroup, EksClusterRef
+from gpufleet.eks.resolved import ResolvedNodeGroup, served_groups
+from gpufleet.gke.args import GkeAcceleratorArgs, GkeFleetArgs, GkeNodePoolArgs, GpuSharingArgs
+from gpufleet.gke.gke_fleet import GkeFleet
+from gpufleet.gke.node_pool import GkeGpuNodePool
+from gpufleet.k8s.args import GpuOperatorArgs, GpuWorkloadArgs, NcclTestArgs, NvidiaDevicePluginArgs
+from gpufleet.k8s.device_plugins import DevicePlugins, ServedGroups
+from gpufleet.k8s.gpu_operator import GpuOperator
+from gpufleet.k8s.gpu_workload import GpuWorkload
+from gpufleet.k8s.nccl_test import NcclTest
+from gpufleet.karpenter.args import GpuSelectorArgs, KarpenterArgs, NeuronSelectorArgs, NodePoolArgs, PoolEfaArgs, ReservationArgs
+from gpufleet.karpenter.controller import Karpenter
+from gpufleet.karpenter.node_pool import KarpenterNodePool
+from gpufleet.ack.shared_gpu_workload import SharedGpuWorkload
+from gpufleet.network.args import NetworkArgs, NewVpcArgs
+
+__all__ = [
+    # ECS: GPU or Neuron capacity for a cluster, and the whole cluster.
+    "GpuCapacityProvider",
+    "EcsClusterRef",
+    "CapacityProviderArgs",
+    "ResolvedCapacityProvider",
+    "InstanceRole",
+    "GpuCluster",
+    "EcsFleetArgs",
+    "WorkloadArgs",
+    "ContainerArgs",
+    "GpuShareArgs",
+    "ServiceArgs",
+    # ECS Managed Instances: a capacity provider ECS fills itself, with the roles it needs.
+    "ManagedInstancesCapacityProvider",
+    "ManagedInstanceProviderArgs",
+    "RangeArgs",
+    # EKS: an accelerated managed node group with EFA, and the whole fleet.
+    "AcceleratedNodeGroup",
+    "EksClusterRef",
+    "NodeGroupArgs",
+    "ResolvedNodeGroup",
+    "EfaArgs",
+    "TaintArgs",
+    "EksFleet",
+    "EksFleetArgs",
+    "AutoModeArgs",
+    # EKS: Karpenter (its AWS side and chart) and a GPU or Neuron NodePool with its node class.
+    "Karpenter",
+    "KarpenterArgs",
+    "KarpenterNodePool",
+    "NodePoolArgs",
+    "GpuSelectorArgs",
+    "NeuronSelectorArgs",
+    "PoolEfaArgs",
+    "ReservationArgs",
+    "NetworkArgs",
+    "NewVpcArgs",
+    # In the cluster: device plugins and the NCCL test.
+    "DevicePlugins",
+    "ServedGroups",
+    "served_groups",
+    "NvidiaDevicePluginArgs",
+    "NcclTest",
+    "NcclTestArgs",
+    # In the cluster: the NVIDIA GPU Operator, and a GPU workload on one pool (GKE, AKS).
+    "GpuOperator",
+    "GpuOperatorArgs",
+    "GpuWorkload",
+    "GpuWorkloadArgs",
+    # Alibaba ACK: shared-GPU node pools and the workloads that share a GPU.
+    "SharedGpuNodePool",
+    "AckNodePoolArgs",
+    "AckTaintArgs",
+    "AutoscalingArgs",
+    "workload_selector",
+    "SharedGpuWorkload",
+    "AckWorkloadArgs",
+    "AckFleet",
+    "AckFleetArgs",
+    # Google GKE: a GPU node pool (MIG, time-sharing or MPS, the driver), and the whole fleet.
+    "GkeGpuNodePool",
+    "GkeNodePoolArgs",
+    "GkeAcceleratorArgs",
+    "GpuSharingArgs",
+    "GkeFleet",
+    "GkeFleetArgs",
+    # Azure AKS: a GPU node pool (MIG profile, the driver), and the whole fleet.
+    "AksGpuNodePool",
+    "AksNodePoolArgs",
+    "AksFleet",
+    "AksFleetArgs",
+]

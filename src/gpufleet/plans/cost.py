@@ -1,0 +1,208 @@
+"""The cost of a plan: every group the plan provisions (src/gpufleet/plans/groups.py), priced from the
+catalog's snapshot by the cost rules, per group, by purchase option and in total, beside the cost of
+the nodes its workloads need (the plan's placement). The JSON plan's `cost` block, the pack's
+`fleet-budget` and the diff all read this one function.
+
+A group whose price is unknown (its region not known before apply, a Capacity Block, no source for
+its cloud) keeps null amounts and is listed under `unpriced` with the reason; totals add the groups
+that are priced and say they are incomplete.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from gpufleet.catalog import catalog, prices as price_catalog, tokens
+from gpufleet.catalog.prices import PriceSnapshot
+from gpufleet.plans.groups import Group, priced_groups
+from gpufleet.plans.index import mapping
+from gpufleet.rules import cost as cost_rules
+
+SIZES = cost_rules.SIZES
+# The provider whose `region` prices a cloud's groups that do not say where they are themselves.
+_PROVIDERS = {"aws": tokens.AWS_PROVIDER, "gcp": tokens.GCP_PROVIDER}
+
+
+def _provider_region(resource: Mapping, by_urn: Mapping[str, Mapping], cloud: str, resources: Sequence[Mapping]) -> str | None:
+    ref = resource.get("provider")
+    if isinstance(ref, str):
+        provider = by_urn.get(ref) or by_urn.get(ref.rsplit("::", 1)[0])  # a plan's reference ends in the provider's id
+        region = ((provider or {}).get("inputs") or {}).get("region")
+        if isinstance(region, str):
+            return region
+    found = {(r.get("inputs") or {}).get("region") for r in resources if r.get("type") == _PROVIDERS.get(cloud)}
+    found.discard(None)
+    return next(iter(found)) if len(found) == 1 and isinstance(next(iter(found)), str) else None
+
+
+def _region(group: Group, by_urn: Mapping[str, Mapping], resources: Sequence[Mapping], hints: Mapping[str, str]) -> str | None:
+    """Where the group's prices are: what its resource says, else its provider's region, else the
+    plan's hint for its cloud."""
+    if group.region is not None or group.cloud is None:
+        return group.region
+    return _provider_region(by_urn.get(group.urn) or {}, by_urn, group.cloud, resources) or hints.get(group.cloud)
+
+
+# What the snapshot cannot price, said where it applies.
+AUTO_MODE_FEE = "EKS Auto Mode adds a management fee per instance (aws.amazon.com/eks/pricing), which the snapshot does not hold: the cost shown is EC2's alone"
+MANAGED_INSTANCES = "ECS Managed Instances chooses the instance types when tasks run (from the provider's instance requirements): the plan names no type to price"
+
+
+def _node_class_group(resource: Mapping) -> object:
+    spec = mapping(mapping(mapping(mapping(resource.get("inputs")).get("spec")).get("template")).get("spec")).get("nodeClassRef")
+    return mapping(spec).get("group")
+
+
+def _accelerators(group: Group) -> float:
+    return group.gpus or group.gpu_fraction or group.neuron_chips
+
+
+def _needed(placement: Mapping) -> tuple[dict[str, tuple[int, int]], dict[str, list[tuple[str, int]]], bool]:
+    """Nodes the workloads need: per node group or capacity provider, (at least, at most): the
+    workload that needs the most nodes alone, and every workload on nodes of its own (the plan says
+    how many of each fit a node, not which share one); per NodePool, the nodes Karpenter launches."""
+    alone: dict[str, list[int]] = {}
+    for pod in placement.get("pods") or []:
+        if pod.get("status") == "daemon":
+            continue
+        own: dict[str, int] = {}
+        for name, where in (pod.get("nodeGroups") or {}).items():
+            placed, per_node = where.get("placed") or 0, where.get("perNode")
+            if placed and per_node:
+                own[name] = math.ceil(placed / per_node)
+        for name, grown in (pod.get("scaleUp") or {}).items():
+            own[name] = own.get(name, 0) + grown
+        for name, nodes in own.items():
+            alone.setdefault(name, []).append(nodes)
+    for task in placement.get("tasks") or []:
+        if task.get("instancesNeeded") and task.get("capacityProvider"):
+            alone.setdefault(task["capacityProvider"], []).append(task["instancesNeeded"])
+    per_group = {name: (max(counts), sum(counts)) for name, counts in alone.items()}
+    launched: dict[str, list[tuple[str, int]]] = {}
+    for launch in placement.get("provisioned") or []:
+        launched.setdefault(launch["nodePool"], []).append((launch["instanceType"], launch["nodes"]))
+    placed_any = bool([p for p in placement.get("pods") or [] if p.get("status") != "daemon"] or placement.get("tasks"))
+    return per_group, launched, placed_any
+
+
+def _group_entry(group: Group, region: str | None, snapshot: PriceSnapshot) -> tuple[dict, cost_rules.Price]:
+    price = cost_rules.instance_price(snapshot, group.cloud, region, group.instance_type, group.purchase, group.zones, group.priced_accelerator)
+    entry = {
+        "platform": group.platform,
+        "cloud": group.cloud,
+        "group": group.name,
+        "urn": group.urn,
+        "instanceType": group.instance_type,
+        "region": region,
+        "instances": dict(group.sizes),
+        "acceleratorsPerInstance": _accelerators(group),
+        **cost_rules.group_cost(price, group.sizes, _accelerators(group)),
+    }
+    return entry, price
+
+
+def plan_cost(resources: Sequence[Mapping], placement: Mapping | None = None, hints: Mapping[str, str] | None = None, snapshot: PriceSnapshot | None = None) -> dict:
+    """The plan's `cost` block. `hints`: cloud -> region, for groups whose region the resources do not
+    give (a stack file's AKS location of an existing cluster)."""
+    snapshot = snapshot or price_catalog.load()
+    hints = hints or {}
+    by_urn = {r["urn"]: r for r in resources}
+    per_group, launched, placed_any = _needed(placement or {})
+    groups, unpriced = [], []
+    auto_mode = catalog.load().facts.eks.auto_mode
+    for group in priced_groups(list(resources)).values():
+        region = _region(group, by_urn, resources, hints)
+        entry, price = _group_entry(group, region, snapshot)
+        if group.platform == "karpenter" and _node_class_group(by_urn.get(group.urn) or {}) == auto_mode.node_class_group:
+            entry["notes"] = [AUTO_MODE_FEE]
+        if group.platform == "karpenter" and group.name in launched:
+            needs = [
+                {"instanceType": name, **cost_rules.nodes_cost(cost_rules.instance_price(snapshot, group.cloud, region, name, group.purchase), nodes)}
+                for name, nodes in launched[group.name]
+            ]
+            hourly = cost_rules.add([n["hourly"] for n in needs]) if all(n["hourly"] is not None for n in needs) else None
+            monthly = _monthly(hourly)
+            entry["needed"] = {
+                "nodes": sum(n["nodes"] for n in needs), "hourly": hourly, "monthly": monthly,
+                "nodesAtMost": sum(n["nodes"] for n in needs), "hourlyAtMost": hourly, "monthlyAtMost": monthly,
+                "byType": needs, "from": "the nodes Karpenter launches for the Pending pods",
+            }
+        elif placed_any and group.platform != "karpenter":
+            least, most = per_group.get(group.name, (0, 0))
+            low, high = cost_rules.nodes_cost(price, least), cost_rules.nodes_cost(price, most)
+            entry["needed"] = {
+                **low, "nodesAtMost": most, "hourlyAtMost": high["hourly"], "monthlyAtMost": high["monthly"],
+                "from": "the placement: at least the workload that needs the most nodes alone, at most every workload on nodes of its own",
+            }
+        groups.append(entry)
+        if price.dollars is None:
+            unpriced.append({"group": group.name, "urn": group.urn, "instanceType": group.instance_type, "reason": price.basis})
+        elif any(entry["hourly"][k] is None for k in SIZES):
+            unknown = ", ".join(k for k in SIZES if entry["hourly"][k] is None)
+            unpriced.append({"group": group.name, "urn": group.urn, "instanceType": group.instance_type, "reason": f"its {unknown} size is not known from the plan (a regional pool's nodes are per zone of its cluster; an autoscaled pool's desired size is the autoscaler's)"})
+    # Nodes the placement reads that no group here prices (a pulumi-eks component's, derived from
+    # its defaults; a GKE cluster's default pool; azure-native pools): named, never passed over.
+    # (A group the cost reads by another type, such as a managed group naming none, is the same group.)
+    read = {g["group"] for g in groups}
+    for shape in (placement or {}).get("nodeGroups") or []:
+        if shape["nodeGroup"] not in read:
+            how = f"derived: {shape['derived']}" if shape.get("derived") else "read by the placement"
+            unpriced.append({"group": shape["nodeGroup"], "urn": None, "instanceType": shape["instanceType"], "reason": f"the placement reads its nodes, but no resource of the plan prices them ({how}): not counted"})
+    for r in resources:
+        if r.get("type") == tokens.ECS_CAPACITY_PROVIDER and (r.get("inputs") or {}).get("managedInstancesProvider"):
+            name = (r.get("inputs") or {}).get("name") or r.get("name")
+            unpriced.append({"group": name, "urn": r["urn"], "instanceType": "ECS Managed Instances", "reason": MANAGED_INSTANCES})
+    return {
+        "prices": {
+            "date": snapshot.date,
+            "sources": {cloud: snapshot.source_line(cloud) for cloud in price_catalog.CLOUDS},
+            "currency": "USD",
+            "hoursPerMonth": cost_rules.HOURS_PER_MONTH,
+        },
+        "groups": groups,
+        "byPurchase": _by_purchase(groups),
+        "total": _total(groups),
+        "complete": not unpriced,
+        "unpriced": unpriced,
+    }
+
+
+def _monthly(hourly: float | None) -> float | None:
+    return round(hourly * cost_rules.HOURS_PER_MONTH, 2) if hourly is not None else None
+
+
+def _sum_sizes(groups: list[dict], key: str) -> dict:
+    return {k: cost_rules.add([g[key][k] for g in groups]) for k in SIZES}
+
+
+def _total(groups: list[dict]) -> dict:
+    needed = [g["needed"] for g in groups if "needed" in g]
+    total = {
+        "hourly": _sum_sizes(groups, "hourly"),
+        "monthly": {k: (round(v * cost_rules.HOURS_PER_MONTH, 2) if v is not None else None) for k, v in _sum_sizes(groups, "hourly").items()},
+    }
+    total["idleMonthly"] = total["monthly"]["min"]
+    if needed:
+        hourly, most = cost_rules.add([n["hourly"] for n in needed]), cost_rules.add([n["hourlyAtMost"] for n in needed])
+        total["needed"] = {
+            "hourly": hourly, "monthly": _monthly(hourly), "hourlyAtMost": most, "monthlyAtMost": _monthly(most),
+            "complete": all(n["hourly"] is not None for n in needed),
+        }
+    return total
+
+
+def _by_purchase(groups: list[dict]) -> dict:
+    options: dict[str, list[dict]] = {}
+    for g in groups:
+        options.setdefault(g["purchase"], []).append(g)
+    return {
+        option: {"groups": [g["group"] for g in found], "hourly": _sum_sizes(found, "hourly"), "monthly": {k: (round(v * cost_rules.HOURS_PER_MONTH, 2) if v is not None else None) for k, v in _sum_sizes(found, "hourly").items()}}
+        for option, found in sorted(options.items())
+    }
+
+
+def plan_hints(summary: Mapping) -> dict[str, str]:
+    """Regions a gpufleet plan's summary states for clouds whose resources may not (cloud -> region)."""
+    return {cloud: region for cloud, region in (summary.get("regions") or {}).items() if isinstance(region, str)}
+

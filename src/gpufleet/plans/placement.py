@@ -1,0 +1,157 @@
+"""Placement of a whole plan: node groups, capacity providers, pods and tasks read from any Pulumi
+program's resources (types, inputs and property dependencies only), then simulated.
+
+The policy pack hands in the resources of `pulumi preview` (`k8s-pods-schedulable`,
+`ecs-tasks-placeable`); gpufleet's plan and `check` hand in a JSON plan's resources. Both reach the
+same `placement()`, which calls the same simulators the stack spec calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gpufleet.catalog import catalog, charts, tokens
+from gpufleet import simulate
+from gpufleet.simulate import ecs_scheduler, k8s_scheduler, karpenter
+from gpufleet.catalog.catalog import Catalog
+from gpufleet.plans import awsx
+from gpufleet.plans.index import Index, Resource, mapping, seq
+from gpufleet.plans.karpenter import pools as karpenter_pools
+from gpufleet.plans.pods import node_shapes, plugins, pod_templates
+from gpufleet.plans.tasks import task_placements
+
+@dataclass
+class PlanPlacement:
+    pods: list[k8s_scheduler.Placement]
+    tasks: list[ecs_scheduler.TaskPlacement]
+    shapes: list[k8s_scheduler.NodeShape]
+    gaps: list[str]  # what the plan lacks for a judgement (its verdicts are then advisory)
+    networks: list[dict] = field(default_factory=list)  # networks a component library will create (derived)
+    provisioned: list[dict] = field(default_factory=list)  # nodes Karpenter launches: per NodePool and type, how many
+    pools: list = field(default_factory=list)  # the NodePools read (simulate/karpenter.Pool)
+
+    def certain(self, placed) -> bool:
+        """Is a verdict decided by what the plan holds (no gap, nothing assumed)?"""
+        return not self.gaps and not placed.notes
+
+    def pending_pods(self) -> list[k8s_scheduler.Placement]:
+        return [p for p in self.pods if p.status == k8s_scheduler.PENDING]
+
+    def unserved(self) -> list[tuple[k8s_scheduler.Placement, k8s_scheduler.NodeShape, list[str]]]:
+        """(device plugin, group, resources) where a plugin runs on no node of a group it serves."""
+        return [(p, shape, wanted) for p in self.pods for shape, wanted in k8s_scheduler.unserved(p, self.shapes)]
+
+    def pending_tasks(self) -> list[ecs_scheduler.TaskPlacement]:
+        return [t for t in self.tasks if t.status == ecs_scheduler.PENDING]
+
+    def as_dict(self) -> dict:
+        """The plan's `placement` block (documented in README "Placement")."""
+        return {
+            "nodeGroups": [
+                {"nodeGroup": s.group, "instanceType": s.instance_type, "nodes": {"min": s.min_nodes, "desired": s.nodes, "max": s.max_nodes},
+                 "allocatable": {k: k8s_scheduler.show(k, v) for k, v in sorted(s.allocatable.items())},
+                 **({"derived": s.derived} if s.derived else {})}
+                for s in self.shapes
+            ],
+            "pods": [
+                {
+                    "pod": p.pod.owner,
+                    "urn": p.pod.urn,
+                    "replicas": p.pod.replicas if p.pod.replicas is not None else "one per node",
+                    "status": p.status,
+                    "nodeGroups": {g: {"perNode": n, "placed": p.placed.get(g, 0)} for g, n in sorted(p.per_node.items())},
+                    **({"scaleUp": dict(p.scaled_up)} if p.scaled_up else {}),
+                    **({"provisioned": list(p.provisioned)} if p.provisioned else {}),
+                    **({"pending": p.pending, "message": p.message} if p.pending else {}),
+                    **({"notes": list(p.notes)} if p.notes else {}),
+                    **({"source": p.pod.source} if p.pod.source else {}),
+                }
+                for p in self.pods
+            ],
+            "tasks": [
+                {
+                    "task": t.task.family,
+                    "urn": t.task.urn,
+                    "capacityProvider": t.provider,
+                    "status": t.status,
+                    "perInstance": t.per_instance,
+                    **({"desiredCount": t.desired, "instancesNeeded": t.instances_needed} if t.desired is not None else {}),
+                    **({"reason": t.reason} if t.reason else {}),
+                    **({"notes": list(t.notes)} if t.notes else {}),
+                }
+                for t in self.tasks
+            ],
+            **({"provisioned": self.provisioned} if self.provisioned else {}),
+            **({"networks": self.networks} if self.networks else {}),
+            "gaps": list(self.gaps),
+        }
+
+
+
+
+def _on_fargate(index: Index, placed: Sequence[k8s_scheduler.Placement]) -> None:
+    """A Pending pod in a namespace a Fargate profile of the plan selects may run on Fargate, whose
+    capacity AWS provides (EKS places a pod matching a profile's namespace and labels there): its
+    verdict is not the simulation's to give, and the pod says why."""
+    selected: dict[str, list] = {}
+    for profile in index.of(tokens.EKS_FARGATE_PROFILE):
+        for selector in seq(profile.props.get("selectors")):
+            namespace = mapping(selector).get("namespace")
+            if isinstance(namespace, str):
+                selected.setdefault(namespace, []).append((profile.name, dict(mapping(mapping(selector).get("labels")))))
+    for p in placed:
+        parts = p.pod.owner.split(" ", 2)
+        namespace = parts[1].split("/", 1)[0] if len(parts) > 1 and "/" in parts[1] else None
+        if p.status == k8s_scheduler.PENDING and namespace in selected:
+            said = "; ".join(f"{name} (labels {labels or 'any'})" for name, labels in selected[namespace])
+            p.notes.append(f"Fargate profiles of the plan select namespace {namespace}: {said}: a pod they match runs on AWS Fargate, whose capacity AWS provides: not simulated")
+
+
+def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> PlanPlacement:
+    """Every pod template and task definition of the plan, placed."""
+    if not simulate.enabled():
+        return PlanPlacement([], [], [], ["the placement simulation is off (GPUFLEET_PLACEMENT=off)"])
+    cat = cat or catalog.load()
+    awsx_lib = cat.facts.libraries.awsx
+    index = Index(resources)
+    derived = awsx.ecs_resources(index, awsx_lib)
+    index = Index([*resources, *derived])
+    eks = cat.facts.eks
+    nvidia = next((r for key, _, r in plugins(index, cat) if key == "nvidiaDevicePlugin"), None)
+    values = nvidia.props.get("values") if nvidia is not None and isinstance(nvidia.props.get("values"), Mapping) else {}
+    if nvidia is None:
+        # The GPU Operator's device plugin, when the plan installs the operator instead.
+        operator = next((r for r in index.of(tokens.HELM_RELEASE) if r.props.get("chart") == cat.facts.charts.gpu_operator.chart), None)
+        given = operator.props.get("values") if operator is not None and isinstance(operator.props.get("values"), Mapping) else {}
+        values = charts.operator_plugin_values(given)
+    sharing = charts.nvidia_sharing(values, eks.accelerator_resources.nvidia)
+    shapes, gaps = node_shapes(index, cat, sharing)
+    pods, pod_gaps = pod_templates(index, cat)
+    gaps += pod_gaps
+    placed = k8s_scheduler.simulate(shapes, pods) if pods else []
+    pools, pool_gaps = karpenter_pools(index, cat)
+    gaps += pool_gaps
+    launched = karpenter.provision(placed, pools, [p for p in pods if p.replicas is None], sharing)
+    _on_fargate(index, placed)
+    tasks, task_gaps = task_placements(index, cat)
+    networks, network_gaps = awsx.networks(index, awsx_lib)
+    if derived or networks:
+        # The defaults are awsx's at the pinned version; the program's own awsx may differ.
+        named = [f"{r.type.rsplit(':', 1)[-1]} {r.name!r}" for r in derived] + [f"network {n['network']!r}" for n in networks]
+        gaps.append(f"derived from awsx {awsx_lib.version}'s defaults, not read from the plan (verdicts on them are advisory): {', '.join(named)}")
+    return PlanPlacement(placed, tasks, shapes, gaps + task_gaps + network_gaps, networks, launched, pools)
+
+
+def from_plan(plan: Mapping) -> list[Resource]:
+    """A JSON plan's resources (gpufleet's, or `pulumi preview --json` read into that shape)."""
+    return [
+        Resource(
+            r["urn"],
+            r["type"],
+            r.get("name") or r["urn"].rsplit("::", 1)[-1],
+            r.get("inputs") or {},
+            {k: tuple(v) for k, v in (r.get("propertyDependencies") or {}).items()},
+        )
+        for r in plan.get("resources", [])
+    ]

@@ -1,0 +1,97 @@
+"""Budget rules: what the plan's groups cost, priced from the catalog's snapshot by the functions the
+preview and the diff use (src/gpufleet/plans/cost.py, src/gpufleet/rules/cost.py), held to the ceilings
+the policy config gives. Without a ceiling there is nothing to hold: the policy says nothing.
+
+A group whose price is unknown (a Capacity Block, reserved capacity, Alibaba Cloud, a region not known
+before apply) is not priced: `rules-not-judged` names it, and the totals held are those of the
+groups priced, said to be incomplete. A ceiling is never passed on a guess.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import pulumi
+from pulumi_policy import ReportViolation, StackValidationArgs
+
+from gpufleet.plans import cost as plan_cost
+from gpufleet.rules import cost as cost_rules
+from gpufleet.policies.inputs import plain
+from gpufleet.policies.placement import placement_of
+from gpufleet.policies.registry import Policies
+
+POLICIES = Policies(__name__)
+
+_CEILINGS = ("maxMonthlyAtMax", "maxIdleMonthly", "maxPricePerAcceleratorHour")
+
+
+def _resources(args: StackValidationArgs) -> list[dict]:
+    """The stack's resources as a plan's, each naming its provider (whose region prices it)."""
+    out, providers = [], {}
+    for r in args.resources:
+        entry = {
+            "urn": r.urn,
+            "type": r.resource_type,
+            "name": r.name,
+            "inputs": plain(r.props),
+            "propertyDependencies": {p: [d.urn for d in deps] for p, deps in r.property_dependencies.items()},
+        }
+        if r.provider is not None:
+            entry["provider"] = r.provider.urn
+            providers[r.provider.urn] = {"urn": r.provider.urn, "type": r.provider.resource_type, "name": r.provider.name, "inputs": plain(r.provider.props)}
+        out.append(entry)
+    known = {e["urn"] for e in out}
+    return out + [p for u, p in providers.items() if u not in known]
+
+
+def _hints() -> dict[str, str]:
+    """The stack's regions where a provider does not give one (aws:region, AWS_REGION)."""
+    aws = pulumi.Config("aws").get("region") or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    return {"aws": aws} if aws else {}
+
+
+def _cost(args: StackValidationArgs) -> dict:
+    # The placement names the nodes the groups do not (a pulumi-eks component's): the same one the
+    # placement policies judged, worked out once.
+    return plan_cost.plan_cost(_resources(args), placement_of(args).as_dict(), _hints())
+
+
+def _ceilings(args: StackValidationArgs) -> dict:
+    config = args.get_config() or {}
+    return {k: config.get(k) for k in _CEILINGS if config.get(k) is not None}
+
+
+# The stack judged last and its cost, when fleet-budget held ceilings: rules-not-judged (served after
+# it, with its own config) names the groups it could not price.
+_JUDGED: list = []
+
+
+def _unpriced(args: StackValidationArgs) -> list[tuple[str, str]]:
+    if not _JUDGED or _JUDGED[0] != [r.urn for r in args.resources]:
+        return []
+    return [(u["urn"], f"{u['group']} ({u['instanceType']}) has no price: {u['reason']}") for u in _JUDGED[1]["unpriced"]]
+
+
+@POLICIES.stack("fleet-budget", unjudged=_unpriced)
+def _validate_budget(args: StackValidationArgs, report: ReportViolation) -> None:
+    _JUDGED.clear()
+    ceilings = _ceilings(args)
+    if not ceilings:
+        return
+    cost = _cost(args)
+    _JUDGED[:] = [[r.urn for r in args.resources], cost]
+    partial = "" if cost["complete"] else f" (at least: {len(cost['unpriced'])} group(s) of unknown price not counted)"
+    prices = f"; prices of {cost['prices']['date']}"
+    for found in (
+        cost_rules.over_monthly_max(cost["total"]["monthly"]["max"], ceilings.get("maxMonthlyAtMax")),
+        cost_rules.over_idle(cost["total"]["idleMonthly"], ceilings.get("maxIdleMonthly")),
+    ):
+        if found:
+            report(found + partial + prices)
+    per_hour = ceilings.get("maxPricePerAcceleratorHour")
+    if isinstance(per_hour, Mapping):
+        for g in cost["groups"]:
+            found = cost_rules.over_accelerator_hour(g["perAcceleratorHour"], g["purchase"], dict(per_hour))
+            if found:
+                report(f"{g['platform']} {g['group']} ({g['instanceType']}): {found}{prices}", g["urn"])

@@ -1,0 +1,113 @@
+"""ECS GPU sharing rules: how a task definition's containers ask for GPUs (whole, a G6f fraction or an
+NVIDIA MPS share), and the container instances MPS tasks need.
+
+Each rule reads resource types and inputs only and decides with catalog/ecs_gpu_sharing.py, the
+functions the stack spec calls on its rendered containers.
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
+
+from gpufleet.catalog import catalog, tokens
+from gpufleet.rules import ecs_gpu_sharing
+from gpufleet.simulate.ecs_placement import PlacementSyntaxError
+from gpufleet.policies.ecs_task import EcsTask, gpu_task, known_types
+from gpufleet.policies.registry import Policies
+from gpufleet.policies.inputs import get
+
+POLICIES = Policies(__name__)
+
+
+@POLICIES.resource("ecs-gpu-value-or-share")
+def _validate_value_or_share(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = gpu_task(args)
+    ecs_facts = catalog.load().ecs()
+    for r in task.gpu_requests if task else []:
+        reason = ecs_gpu_sharing.value_or_share_problem(r) or ecs_gpu_sharing.value_problem(r, ecs_facts)
+        if reason:
+            report(reason)
+
+
+@POLICIES.resource("ecs-gpu-one-option")
+def _validate_one_option(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = gpu_task(args)
+    reason = ecs_gpu_sharing.one_option_problem(task.gpu_requests) if task else None
+    if reason:
+        report(reason)
+
+
+@POLICIES.resource("ecs-mps-compute-percent")
+def _validate_compute_percent(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = gpu_task(args)
+    for r in task.gpu_requests if task else []:
+        reason = ecs_gpu_sharing.compute_percent_problem(r.max_compute_percent) if r.option == ecs_gpu_sharing.SHARE else None
+        if reason:
+            report(f"container {r.container!r}: {reason}")
+
+
+def _admitted_types(task: EcsTask, report: ReportViolation) -> list:
+    """The catalog records of the types the task's memberOf admits ([] when it pins none: the
+    placement rule reports that)."""
+    admitted = task.admitted_or_report(report)
+    return known_types(admitted, report) if admitted else []
+
+
+@POLICIES.resource("ecs-mps-memory-fits")
+def _validate_memory_fits(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    task = gpu_task(args)
+    if task is None or not any(r.option == ecs_gpu_sharing.SHARE for r in task.gpu_requests):
+        return
+    types = _admitted_types(task, report)
+    reasons = [ecs_gpu_sharing.mps_memory_problem(it, task.gpu_requests) for it in types]
+    # ECS places the task where it fits: one admitted type with a GPU large enough is enough.
+    if types and all(reasons):
+        report("; ".join(reasons))
+
+
+@POLICIES.resource("ecs-gpu-fractional", subject=gpu_task)
+def _validate_fractional(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
+    ecs_facts = catalog.load().ecs()
+    types = _admitted_types(task, report)
+    for r in task.gpu_requests:
+        if r.option == ecs_gpu_sharing.WHOLE:
+            continue
+        if r.option == ecs_gpu_sharing.SHARE:
+            reasons = [ecs_gpu_sharing.mps_type_problem(it) for it in types]
+        else:
+            reasons = [ecs_gpu_sharing.fraction_problem(it, r, ecs_facts) for it in types] or [
+                ecs_gpu_sharing.fraction_value_problem(r, ecs_facts)
+            ]
+        if reasons and all(reasons):
+            report(f"container {r.container!r}: {'; '.join(dict.fromkeys(reasons))}")
+
+
+@POLICIES.stack("ecs-mps-agent")
+def _validate_agent(args: StackValidationArgs, report: ReportViolation) -> None:
+    """Container instances that MPS tasks may land on run an agent that places MPS shares."""
+    ecs_facts = catalog.load().ecs()
+    admitted: set[str] | None = set()
+    for resource in args.resources:
+        if resource.resource_type != tokens.ECS_TASK_DEFINITION:
+            continue
+        task = EcsTask(resource.props)
+        if not any(r.option == ecs_gpu_sharing.SHARE for r in task.gpu_requests):
+            continue
+        try:
+            types = task.admitted()
+        except PlacementSyntaxError:
+            types = None
+        admitted = None if types is None or admitted is None else admitted | types
+    if admitted is not None and not admitted:
+        return  # no MPS task in the stack
+    amis = catalog.ecs_amis()
+    for template in args.resources:
+        if template.resource_type != tokens.LAUNCH_TEMPLATE:
+            continue
+        ami = amis.get(get(template.props, "imageId"))
+        name = get(template.props, "instanceType")
+        if ami is None or ami.accelerator != "gpu" or (admitted is not None and name not in admitted):
+            continue
+        reason = ecs_gpu_sharing.agent_problem(ami.agent_version, ecs_facts)
+        if reason:
+            report(f"MPS tasks run on {name or 'its instances'}, but {reason} (ECS GPU AMI {ami.variant} {ami.image_version})", template.urn)

@@ -1,0 +1,144 @@
+"""Reading a resource's inputs as the engine sends them to a policy pack: camelCase keys, JSON-string
+properties, unknown values during preview, booleans that pulumi-aws types as strings ("true").
+
+Every policy reads inputs through these helpers so that an unknown value makes a check skip that
+value (it cannot be judged before apply) instead of failing the whole policy.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pulumi
+from pulumi_policy.proxy import UnknownValueError
+
+from gpufleet.catalog.catalog import Catalog, InstanceType
+from gpufleet.plans.index import truthy  # noqa: F401 - one reading of a boolean sent as text, the plan room's
+
+
+def _walk(value: Any, path: tuple[str | int, ...]) -> Any:
+    """`value[path...]`, or None where a key is missing; an unknown value on the way raises UnknownValueError."""
+    for key in path:
+        if isinstance(key, int):
+            if not is_list(value) or key >= len(value):
+                return None
+        elif not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def get(value: Any, *path: str | int) -> Any:
+    """`value[path[0]][path[1]]...`, or None where a key is missing or a value is unknown."""
+    try:
+        return _walk(value, path)
+    except UnknownValueError:
+        return None
+
+
+def present(value: Any, *path: str | int) -> bool:
+    """Is `value[path...]` set, known or not? (A value known only after apply is present.)"""
+    try:
+        return _walk(value, path) is not None
+    except UnknownValueError:
+        return True
+
+
+def items(value: Any) -> list[Any]:
+    """The known elements of a list input (unknown elements are left out)."""
+    if not is_list(value):
+        return []
+    return [element for i in range(len(value)) if (element := get(value, i)) is not None]
+
+
+_LEAVE_OUT = object()
+
+
+def plain(value: Any, unknown: Any = _LEAVE_OUT) -> Any:
+    """A property as plain dicts and lists, for the rule functions that read Kubernetes objects,
+    chart values and API requests in their API shape; unknown values are left out, or replaced by
+    `unknown` when given (the engine's marker, for the API model walk)."""
+    if isinstance(value, Mapping):
+        found = {}
+        for key in list(value.keys()):
+            try:
+                element = value[key]
+            except UnknownValueError:
+                if unknown is not _LEAVE_OUT:
+                    found[key] = unknown
+                continue
+            found[key] = plain(element, unknown)
+        return found
+    if is_list(value):
+        if unknown is _LEAVE_OUT:
+            return [plain(element) for element in items(value)]
+        found = []
+        for i in range(len(value)):
+            try:
+                found.append(plain(value[i], unknown))
+            except UnknownValueError:
+                found.append(unknown)
+        return found
+    return value
+
+
+def is_list(value: Any) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+
+
+def text(value: Any) -> str:
+    """A value for a message: the wire carries every number as a double, so 22.0 reads as 22."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def json_document(value: Any) -> Any:
+    """A JSON-string property (such as `containerDefinitions`) decoded, or as is when already decoded."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def user_data_text(value: Any) -> str:
+    """A launch template's user data (base64) as text; '' when absent or unknown, as given when not base64."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        return base64.b64decode(value, validate=True).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return value
+
+
+def instance_type(cat: Catalog, name: Any) -> InstanceType | None:
+    """The catalog's record of a type named in an input; None when the name is unknown or absent."""
+    return cat.find(name)
+
+
+def depended_on(resource: Any, *types: str) -> list[Any]:
+    """The resources of the given types that any input of `resource` depends on (stack policies)."""
+    found, seen = [], set()
+    for deps in resource.property_dependencies.values():
+        for dep in deps:
+            if dep.resource_type in types and dep.urn not in seen:
+                seen.add(dep.urn)
+                found.append(dep)
+    return found
+
+
+def provider_region(args: Any, namespace: str, *env: str) -> str | None:
+    """The region a resource is created in: its provider's `region`, else the stack's
+    `<namespace>:region`, else the provider's environment variables."""
+    if args.provider is not None:
+        region = get(args.provider.props, "region")
+        if isinstance(region, str):
+            return region
+    return pulumi.Config(namespace).get("region") or next((os.environ[e] for e in env if os.environ.get(e)), None)

@@ -1,0 +1,78 @@
+"""Update rules: a plan that replaces or removes a group carrying running capacity (directly, or
+through what it reads: its Auto Scaling group, subnets, security group or cluster) drains it, and says
+what drains.
+
+CrossGuard's analyzer sees the stack as it will be, never the operation that gets it there, so the
+policy needs the deployed stack as its config: `deployed`, the resources of the plan that is live
+(a gpufleet plan's `resources`, as `gpufleet diff` passes them). Without it there is nothing to
+compare, and the policy says nothing. The replacement rules are the diff's
+(src/gpufleet/plans/replacement.py), the capacity the deployed plan's groups
+(src/gpufleet/plans/groups.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pulumi_policy import ReportViolation, StackValidationArgs
+
+from gpufleet.plans import replacement
+from gpufleet.catalog.tokens import UNKNOWN
+from gpufleet.plans.groups import CARRIED, accelerated_groups
+from gpufleet.catalog.wording import counted
+from gpufleet.policies.registry import Policies
+from gpufleet.policies.inputs import plain
+
+POLICIES = Policies(__name__)
+
+def _whole(value):
+    """Config arrives as protobuf Struct, whose numbers are doubles: integral ones back to ints."""
+    if isinstance(value, Mapping):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _deployed(config: Mapping) -> dict[str, dict]:
+    rows = _whole(config.get("deployed") or [])
+    return {
+        replacement.key(r["urn"]): {**r, "name": r.get("name") or r["urn"].rsplit("::", 1)[-1], "inputs": r.get("inputs") or {}}
+        for r in rows
+        if isinstance(r, Mapping) and isinstance(r.get("urn"), str) and isinstance(r.get("type"), str)
+    }
+
+
+@POLICIES.stack("update-drains-capacity")
+def _validate_drains(args: StackValidationArgs, report: ReportViolation) -> None:
+    old = _deployed(args.get_config())
+    if not old:
+        return  # no deployed stack given: an update cannot be told from a first create
+    new = {
+        replacement.key(r.urn): {
+            "urn": r.urn,
+            "type": r.resource_type,
+            "name": r.name,
+            # Unknown values as the plan writes them, so a deployed plan's markers compare equal.
+            "inputs": _whole(plain(r.props, UNKNOWN)),
+            "propertyDependencies": {p: [d.urn for d in deps] for p, deps in r.property_dependencies.items()},
+        }
+        for r in args.resources
+    }
+    going = replacement.direct(old, new)
+    replacement.cascade(going, old, new)
+    for group in accelerated_groups(list(old.values())).values():
+        total = group.totals()
+        if not any(total.values()):
+            continue  # no accelerators (or no instances) to drain
+        gkey = replacement.key(group.urn)
+        if gkey not in going:
+            continue
+        what = ", ".join(counted(total[k], noun) for k, noun in CARRIED if total[k])
+        desired = group.sizes.get("desired")
+        instances = counted(desired, f"running {group.instance_type} instance")
+        stop = "drains and its jobs stop" if desired == 1 else "drain and their jobs stop"
+        report(
+            f"{group.platform} {group.name} is {going[gkey]} by this update: its {instances} with {what} {stop}",
+            new[gkey]["urn"] if gkey in new else None,
+        )

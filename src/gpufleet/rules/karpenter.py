@@ -1,0 +1,96 @@
+"""Rules on Karpenter NodePools: plain functions over what a pool admits and declares, called by
+the pack (src/gpufleet/policies/karpenter.py) on any program's NodePools and by the stack spec on gpufleet's own.
+
+Each returns None when the rule holds, else the problem in words."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from gpufleet.catalog.catalog import InstanceType
+from gpufleet.catalog.facts import EksFacts, Karpenter
+from gpufleet.rules import eks as eks_rules, offerings
+from gpufleet.rules.k8s import k8s_effect
+
+
+def admits_no_type(admitted: int, unjudged: Sequence[str]) -> str | None:
+    """A pool whose requirements admit no instance type never launches a node; where some of them
+    could not be judged, the verdict is not this rule's to give."""
+    if admitted or unjudged:
+        return None
+    return "its requirements admit no instance type: Karpenter never launches a node for it, and its pods stay Pending"
+
+
+def offered_nowhere(types: Sequence[InstanceType], region: str, zones: Sequence[str] | None) -> str | None:
+    """A pool whose admitted types are offered in none of its zones (any zone of the region where
+    it names none) never gets a node: Karpenter finds no offering to launch."""
+    if not types or any(offerings.offered_in(it, region, zone) is None for it in types for zone in (zones or [None])):
+        return None
+    where = f"{region} ({', '.join(zones)})" if zones else region
+    return f"none of the {len(types)} instance types its requirements admit is offered in {where}: Karpenter finds no offering, and its pods stay Pending"
+
+
+def accelerator_kind(types: Sequence[InstanceType]) -> str | None:
+    """The accelerator every type a pool admits carries (nvidia | neuron), or None when not all carry one."""
+    kinds = {eks_rules.accelerator(it) for it in types}
+    return next(iter(kinds)) if len(kinds) == 1 and None not in kinds else None
+
+
+def untainted_accelerator_pool(kind: str | None, taints: Sequence[Mapping], eks: EksFacts) -> str | None:
+    """An accelerator pool carries its accelerator's taint, so pods that do not ask for the devices
+    do not land on (and keep alive) nodes that cost ten times more."""
+    convention = eks.accelerator_taints.of(kind)
+    if convention is None:
+        return None
+    if any(t.get("key") == convention["key"] and k8s_effect(t.get("effect")) in ("NoSchedule", "NoExecute") for t in taints):
+        return None
+    return (
+        f"every type it admits has {kind} accelerators but it has no {convention['key']}:{convention['effect']} taint: "
+        "any Pending pod may make Karpenter launch one of them"
+    )
+
+
+def unlimited_accelerator_pool(kind: str | None, limits: Mapping[str, int], eks: EksFacts) -> str | None:
+    """An accelerator pool has limits: without them a burst of Pending pods (or a runaway
+    replica count) launches accelerated nodes until the account's quota stops it."""
+    if kind is None or limits:
+        return None
+    resource = getattr(eks.accelerator_resources, kind)
+    return f"every type it admits has {kind} accelerators but it sets no limits: set spec.limits ({resource}, cpu) to bound what it may launch"
+
+
+def reserved_without_reservations(capacity_types: frozenset[str] | None, node_class: Mapping | None, karpenter: Karpenter) -> str | None:
+    """A pool that allows only reserved capacity launches only into reservations its EC2NodeClass
+    selects: with none selected it never launches. `capacity_types` None: the pool leaves them open;
+    `node_class` None: not known here (the caller says so)."""
+    reserved = karpenter.reserved_capacity
+    if not capacity_types or capacity_types - {reserved.capacity_type} or node_class is None:
+        return None
+    if node_class.get(reserved.selector):
+        return None
+    return (
+        f"it allows only {reserved.capacity_type} capacity, and its EC2NodeClass selects no capacity reservation "
+        f"({reserved.selector}): Karpenter has no offering to launch, and its pods stay Pending"
+    )
+
+
+def no_ami_for_accelerators(family: str, karpenter: Karpenter) -> str:
+    """Every type a pool admits has an accelerator its EC2NodeClass's alias family has no AMI
+    variant for: Karpenter finds no AMI for them, and launches none."""
+    return (
+        f"its EC2NodeClass's AMI alias family {family} has no AMI variant for the accelerators of the types it admits: "
+        "Karpenter finds no AMI for them and launches none; use an alias family with the accelerator's variant (al2023 or bottlerocket)"
+    )
+
+
+def batch_pod_consolidated(kind: str, annotations: Mapping[str, str], consolidation: str, karpenter: Karpenter) -> str | None:
+    """A batch pod (a Job's, an MPIJob's) on a pool that consolidates nodes that are not empty is
+    moved, and loses its work, unless it carries karpenter.sh/do-not-disrupt."""
+    facts = karpenter.consolidation
+    key, value = facts.do_not_disrupt["key"], facts.do_not_disrupt["value"]
+    if kind not in facts.batch_kinds or consolidation not in facts.moves_running_pods or annotations.get(key) == value:
+        return None
+    return (
+        f"its pods run on a pool that consolidates with {consolidation}, which moves pods off underutilized nodes: "
+        f"annotate the pod template {key}: \"{value}\" so a run is not restarted, or give the pool consolidationPolicy WhenEmpty"
+    )

@@ -1,0 +1,292 @@
+"""The filter stage of kube-scheduler over node groups: where each pod template can run.
+
+Plain functions and frozen records, no I/O. The stack spec, the summary and the policy pack all call
+`simulate`, so a pod that stays Pending is reported the same way at every door. The filters are
+kube-scheduler's default ones that a plan can decide, in its order (pkg/scheduler/apis/config/v1
+default plugins): TaintToleration (NoSchedule and NoExecute), NodeAffinity (nodeSelector and the
+required node affinity), NodeResourcesFit (requests against allocatable, and the pod count), and
+the messages are its own ("0/2 nodes are available: 2 node(s) had untolerated taint(s).").
+
+Nodes are the groups' nodes at creation (desired size). DaemonSet pods land first, one per matching
+node, and take their requests from it; an extended resource that a device-plugin DaemonSet
+advertises exists only on the nodes that plugin runs on. Other pods are placed replica by replica,
+first fit, in the order given; a pod that fits no node that exists but fits a new node of a group
+that may grow (maxSize > desiredSize) is placeable after scale-up. Identical nodes and replicas are
+placed as counts (a node state times N, a template times R), never one object per node or replica.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gpufleet.simulate.k8s_filters import (
+    affinity_matches,
+    device_bound,
+    filter_reasons,
+    fit_count,
+    selected_keys,
+    unavailable_message,
+    untolerated_taint,
+)
+from gpufleet.catalog.wording import counted
+from gpufleet.simulate.k8s_shapes import AFTER_SCALE_UP, DAEMON, PENDING, SCHEDULED, NodeShape, Placement, PodTemplate, show
+
+# kube-scheduler's InterPodAffinity reason (pkg/scheduler/framework/plugins/interpodaffinity ErrReasonAntiAffinityRulesNotMatch).
+ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+
+
+@dataclass
+class _Node:
+    """`count` identical nodes of one group in one state: a group's nodes are one _Node until pods
+    make them differ, so the cost grows with groups and templates, not with nodes and replicas."""
+
+    shape: NodeShape
+    free: dict[str, int]
+    memory_used: int = 0
+    devices: list[dict[str, int]] = field(default_factory=list)
+    count: int = 1
+    holding: frozenset[str] = frozenset()  # templates with one pod per node that have one here
+
+    def reasons(self, pod: PodTemplate) -> list[str]:
+        if pod.one_per_node and pod.owner in self.holding:
+            return [ANTI_AFFINITY]
+        return filter_reasons(pod, self.shape, self.free, self.devices)
+
+    def copy(self, count: int) -> "_Node":
+        return _Node(self.shape, dict(self.free), self.memory_used, [dict(d) for d in self.devices], count, self.holding)
+
+
+def _node(shape: NodeShape, free: Mapping[str, int], devices=None) -> _Node:
+    return _Node(shape, dict(free), devices=[dict(d) for d in (shape.devices if devices is None else devices)])
+
+
+def _take(node: _Node, pod: PodTemplate, times: int = 1) -> None:
+    """`times` pods of the template onto each node of `node`, device-bound requests first fit device
+    by device (as `times` pods placed one after another)."""
+    node.free["pods"] = node.free.get("pods", 0) - times
+    if pod.one_per_node:
+        node.holding = node.holding | {pod.owner}
+    for resource, amount in pod.requests.items():
+        node.free[resource] = node.free.get(resource, 0) - amount * times
+    node.memory_used += pod.requests.get("memory", 0) * times
+    bound = device_bound(pod, node.shape)
+    left = times if bound else 0
+    for device in node.devices:
+        if not left:
+            break
+        n = min(left, *(device.get(k, 0) // v for k, v in bound.items()))
+        for k, v in bound.items():
+            device[k] -= v * n
+        left -= n
+
+
+def _advertisers(pods: Sequence[PodTemplate]) -> dict[str, list[PodTemplate]]:
+    found: dict[str, list[PodTemplate]] = {}
+    for pod in pods:
+        for resource in pod.advertises:
+            found.setdefault(resource, []).append(pod)
+    return found
+
+
+def _landing(pod: PodTemplate, node: _Node) -> bool:
+    return untolerated_taint(pod, node.shape) is None and affinity_matches(pod, node.shape.labels)
+
+
+def _fresh(shape: NodeShape, daemons: Sequence[PodTemplate], advertisers: dict) -> _Node:
+    """A node of the group as it joins: allocatable, minus what the DaemonSets that land on it take;
+    an extended resource some DaemonSet advertises exists only where one of them runs."""
+    node = _node(shape, shape.allocatable)
+    landed = [d for d in daemons if _landing(d, node)]
+    for resource, plugins in advertisers.items():
+        if resource in node.free and not any(p in landed for p in plugins):
+            node.free[resource] = 0
+    for daemon in landed:
+        _take(node, daemon)
+    return node
+
+
+# A provisioner asks about the same candidate node for pod after pod: the node as it joins is worked
+# out once per (shape, DaemonSets) object pair, and each caller gets its own copy. The objects are
+# kept with their node, so their ids are not reused while cached.
+_JOINED: dict[tuple[int, int, bool], tuple[NodeShape, Sequence[PodTemplate], _Node]] = {}
+
+
+def _fresh_copy(shape: NodeShape, daemons: Sequence[PodTemplate], advertised: bool) -> _Node:
+    key = (id(shape), id(daemons), advertised)
+    if key not in _JOINED:
+        if len(_JOINED) > 4096:
+            _JOINED.clear()
+        _JOINED[key] = (shape, daemons, _fresh(shape, daemons, _advertisers(daemons) if advertised else {}))
+    node = _JOINED[key][2]
+    return _Node(node.shape, dict(node.free), node.memory_used, [dict(d) for d in node.devices], 1, node.holding)
+
+
+def _notes(pod: PodTemplate, shapes: Sequence[NodeShape], advertisers: dict) -> list[str]:
+    notes = list(pod.notes)
+    for resource in sorted(pod.requests):
+        if pod.requests[resource] > 0 and resource not in advertisers and any(resource in s.plugin_resources for s in shapes):
+            notes.append(f"{resource}: no device plugin in the plan advertises it; assumed installed outside the plan")
+    keys = selected_keys(pod)
+    for shape in shapes:
+        uncertain = sorted(keys & shape.uncertain_labels)
+        if uncertain:
+            notes.append(f"node group {shape.group}: {', '.join(uncertain)} differs between its nodes or is unknown")
+        unknown = sorted(r for r in pod.requests if r in shape.unknown_resources)
+        if unknown and _landing(pod, _node(shape, {})):
+            notes.append(f"node group {shape.group}: the amount of {', '.join(unknown)} {shape.unknown_reason}")
+    return notes
+
+
+def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate]) -> list[Placement]:
+    """Place every pod template on the groups' nodes; one Placement per template, in input order."""
+    daemons = [p for p in pods if p.replicas is None]
+    advertisers = _advertisers(daemons)
+    nodes = [_fresh(s, daemons, advertisers).copy(s.nodes) for s in shapes if s.nodes > 0]
+    empty = {s.group: _fresh(s, daemons, advertisers) for s in shapes}
+    grown = Counter()
+    results = []
+    for pod in pods:
+        result = Placement(pod, DAEMON if pod.replicas is None else SCHEDULED, notes=_notes(pod, shapes, advertisers))
+        for shape in shapes:
+            probe = empty[shape.group]
+            if not probe.reasons(pod):
+                result.per_node[shape.group] = fit_count(pod, probe.free, shape, probe.devices)
+        if pod.replicas is None:
+            for node in nodes:
+                if _landing(pod, node):
+                    result.placed[node.shape.group] = result.placed.get(node.shape.group, 0) + node.count
+        else:
+            _place_replicas(pod, result, nodes, shapes, empty, grown)
+        result.notes += _tight(pod, result, nodes)
+        if pod.replicas is not None and (pod.requests.get("cpu") or pod.requests.get("memory")):
+            result.notes += [a for s in shapes if s.group in result.placed or s.group in result.scaled_up for a in s.assumptions]
+        results.append(result)
+    return results
+
+
+def per_new_node(
+    pod: PodTemplate, shape: NodeShape, daemons: Sequence[PodTemplate], assigned: Sequence[tuple[PodTemplate, int]] = (), advertised: bool = True
+) -> tuple[int, list[str]]:
+    """How many pods of the template one new node of the shape holds once the DaemonSets that land
+    on it, and the pods already `assigned` to it, took their share; 0 and the filters' reasons when
+    none. `advertised=False` counts extended resources whether or not a device plugin of the plan
+    runs there to advertise them (as a provisioner counts a type's capacity)."""
+    node = _fresh_copy(shape, daemons, advertised)
+    for other, count in assigned:
+        _take(node, other, count)
+    reasons = node.reasons(pod)
+    if reasons:
+        return 0, reasons
+    per = fit_count(pod, node.free, shape, node.devices)
+    return (pod.replicas or 1) if per is None else per, []
+
+
+def new_nodes(scale_up: Mapping[str, int]) -> str:
+    """The nodes a pod waits for, in words ('1 new node of g5, 2 new nodes of p5'): the pack's
+    finding and the diff say it alike."""
+    return ", ".join(f"{counted(n, 'new node')} of {group}" for group, n in scale_up.items())
+
+
+def unserved(result: Placement, shapes: Sequence[NodeShape]) -> list[tuple[NodeShape, list[str]]]:
+    """The groups a device-plugin DaemonSet should serve (their nodes have what it advertises) but
+    runs on no node of: there those resources are never advertised."""
+    if result.pod.replicas is not None or not result.pod.advertises:
+        return []
+    found = []
+    for shape in shapes:
+        wanted = [r for r in result.pod.advertises if r in shape.allocatable]
+        if wanted and shape.nodes and shape.group not in result.placed:
+            found.append((shape, wanted))
+    return found
+
+
+def unserved_message(result: Placement, shape: NodeShape, wanted: list[str]) -> str:
+    return (
+        f"{result.pod.owner} runs on no node of group {shape.group} (its taints, node selector or affinity exclude "
+        f"{shape.instance_type}): {', '.join(wanted)} is never advertised there"
+    )
+
+
+def _per_node(pod: PodTemplate, node: _Node) -> int | None:
+    """Pods of the template one node in this state holds (it holds one: its reasons are none); None
+    when nothing known bounds it."""
+    fits = fit_count(pod, node.free, node.shape, node.devices)
+    return None if fits is None else max(fits, 1)
+
+
+def _place_replicas(pod, result: Placement, nodes: list[_Node], shapes, empty, grown: Counter) -> None:
+    """First fit, replica by replica, in counts: the first nodes that hold the pod fill up one after
+    another (a node in the same state holds as many), then a group that may grow adds nodes."""
+    remaining = pod.replicas
+    while remaining > 0:
+        i = next((i for i, n in enumerate(nodes) if not n.reasons(pod)), None)
+        if i is None:
+            if _scale_up(pod, nodes, shapes, empty, grown, remaining, result):
+                continue
+            reasons = Counter()
+            for n in nodes:
+                for r in n.reasons(pod):
+                    reasons[r] += n.count
+            result.message = unavailable_message(sum(n.count for n in nodes), reasons)
+            result.pending += remaining
+            result.status = PENDING
+            return
+        node = nodes[i]
+        per = _per_node(pod, node)
+        placed = remaining if per is None else min(remaining, node.count * per)
+        per = placed if per is None else per
+        full, part = divmod(placed, per)
+        filled = []
+        if full:
+            filled.append(node.copy(full))
+            _take(filled[-1], pod, per)
+        if part:
+            filled.append(node.copy(1))
+            _take(filled[-1], pod, part)
+        node.count -= full + (1 if part else 0)
+        nodes[i : i + 1] = [*filled, *([node] if node.count else [])]
+        result.placed[node.shape.group] = result.placed.get(node.shape.group, 0) + placed
+        remaining -= placed
+
+
+def _scale_up(pod, nodes: list[_Node], shapes, empty, grown: Counter, wanted: int, result: Placement) -> bool:
+    """New nodes of the first group that may grow and would hold the pod: as many as `wanted`
+    replicas need, up to its maxSize; False when no group may."""
+    for shape in shapes:
+        room = shape.max_nodes - shape.nodes - grown[shape.group]
+        probe = empty[shape.group]
+        if room <= 0 or probe.reasons(pod):
+            continue
+        per = _per_node(pod, probe)
+        added = min(room, 1 if per is None else -(-wanted // per))
+        grown[shape.group] += added
+        node = _node(shape, probe.free, probe.devices)
+        node.memory_used = shape.allocatable.get("memory", 0) - node.free.get("memory", 0)
+        node.count = added
+        nodes.append(node)
+        result.scaled_up[shape.group] = result.scaled_up.get(shape.group, 0) + added
+        result.status = AFTER_SCALE_UP
+        return True
+    return False
+
+
+def _tight(pod: PodTemplate, result: Placement, nodes: list[_Node]) -> list[str]:
+    """Nodes whose pods need more memory than the estimate leaves, where this template landed."""
+    if not pod.requests.get("memory"):
+        return []
+    tight = sorted(
+        {
+            n.shape.group
+            for n in nodes
+            if n.shape.memory_estimate is not None
+            and n.shape.group in result.placed
+            and n.memory_used > n.shape.memory_estimate
+        }
+    )
+    return [
+        f"node group {g}: memory is tight (its pods need more than the {show('memory', next(n.shape.memory_estimate for n in nodes if n.shape.group == g))} "
+        "allocatable if the OS keeps the estimated share of memory; they may not all fit a real node)"
+        for g in tight
+    ]

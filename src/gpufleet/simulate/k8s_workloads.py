@@ -1,0 +1,264 @@
+"""Pod templates read from Kubernetes objects in their API shape (camelCase, as the engine and the
+policy pack see them): every workload kind, the Kubeflow MPIJob, and the pods EKS and the pinned
+charts run. The placement simulator takes the PodTemplates these functions return."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from gpufleet.catalog import charts
+from gpufleet.catalog.facts import Addon, Chart, EksFacts, Karpenter, ManifestObject, NodeHealth
+from gpufleet.simulate.k8s_shapes import PodTemplate, QuantityError, quantity
+
+# Pulumi type tokens of the workload kinds: kubernetes:<group>/<version>:<Kind>.
+KINDS_WITH_TEMPLATE = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "DaemonSet", "Job")
+
+
+def kind_of(type_token: str) -> str | None:
+    """The Kubernetes kind of a pulumi-kubernetes type token; None for other providers."""
+    if not type_token.startswith("kubernetes:"):
+        return None
+    return type_token.rsplit(":", 1)[-1]
+
+
+def _count(value: object, default: int) -> int:
+    """A replica count; the engine's wire carries every number as a double (2.0)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        return default
+    return int(value)
+
+
+def pod_specs(type_token: str, obj: Mapping) -> list[tuple[str, int | None, Mapping]]:
+    """(where, replicas or None for a DaemonSet, pod spec) of every pod template of an object."""
+    kind = kind_of(type_token)
+    spec = obj.get("spec") if isinstance(obj, Mapping) else None
+    if kind is None or not isinstance(spec, Mapping):
+        return []
+    if kind == "Pod":
+        return [("spec", 1, spec)]
+    if kind == "CronJob":
+        job = (spec.get("jobTemplate") or {}).get("spec") or {}
+        template = (job.get("template") or {}).get("spec")
+        return [("spec.jobTemplate.spec.template.spec", _count(job.get("parallelism"), 1), template)] if isinstance(template, Mapping) else []
+    if kind == "MPIJob":
+        found = []
+        for role, default in (("Launcher", 1), ("Worker", 0)):
+            replica = (spec.get("mpiReplicaSpecs") or {}).get(role) or {}
+            template = (replica.get("template") or {}).get("spec")
+            if isinstance(template, Mapping):
+                found.append((f"spec.mpiReplicaSpecs.{role}.template.spec", _count(replica.get("replicas"), default), template))
+        return found
+    if kind not in KINDS_WITH_TEMPLATE:
+        return []
+    template = (spec.get("template") or {}).get("spec")
+    if not isinstance(template, Mapping):
+        return []
+    if kind == "DaemonSet":
+        replicas = None
+    elif kind == "Job":
+        replicas = _count(spec.get("parallelism"), 1)
+    else:
+        replicas = _count(spec.get("replicas"), 1)
+    return [("spec.template.spec", replicas, template)]
+
+
+def _container_requests(container: Mapping, notes: list[str]) -> dict[str, int]:
+    """A container's requests; a resource with a limit and no request requests its limit (API defaulting)."""
+    resources = container.get("resources") or {}
+    given = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+    found = {}
+    for name, value in given.items():
+        try:
+            found[name] = quantity(name, value)
+        except QuantityError as err:
+            notes.append(f"container {container.get('name', '?')!r}: {err}")
+    return found
+
+
+def pod_requests(spec: Mapping, notes: list[str] | None = None) -> dict[str, int]:
+    """The pod's effective request: the sum over containers, at least each init container's."""
+    notes = notes if notes is not None else []
+    total: dict[str, int] = {}
+    for c in spec.get("containers") or []:
+        if isinstance(c, Mapping):
+            for name, amount in _container_requests(c, notes).items():
+                total[name] = total.get(name, 0) + amount
+    for c in spec.get("initContainers") or []:
+        if isinstance(c, Mapping):
+            for name, amount in _container_requests(c, notes).items():
+                total[name] = max(total.get(name, 0), amount)
+    return total
+
+
+def pod_template(owner: str, replicas: int | None, spec: Mapping, *, urn: str | None = None, source: str = "", advertises=()) -> PodTemplate:
+    notes: list[str] = []
+    requests = pod_requests(spec, notes)
+    affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    terms = None
+    if isinstance(affinity, Mapping):
+        terms = tuple(t for t in affinity.get("nodeSelectorTerms") or [] if isinstance(t, Mapping))
+    selector = spec.get("nodeSelector") or {}
+    return PodTemplate(
+        owner=owner,
+        replicas=replicas,
+        node_selector={str(k): str(v) for k, v in selector.items()} if isinstance(selector, Mapping) else {},
+        affinity_terms=terms,
+        tolerations=tuple(t for t in spec.get("tolerations") or [] if isinstance(t, Mapping)),
+        requests=requests,
+        advertises=tuple(advertises),
+        urn=urn,
+        source=source,
+        notes=tuple(notes),
+    )
+
+
+def object_pods(type_token: str, name: str, obj: Mapping, urn: str | None = None) -> list[PodTemplate]:
+    """The pod templates of a Kubernetes object (none for kinds that run no pods)."""
+    kind = kind_of(type_token)
+    metadata = obj.get("metadata") if isinstance(obj, Mapping) and isinstance(obj.get("metadata"), Mapping) else {}
+    namespace = metadata.get("namespace") if isinstance(metadata.get("namespace"), str) else "default"
+    label = f"{kind} {namespace}/{metadata.get('name') if isinstance(metadata.get('name'), str) else name}"
+    found = []
+    for where, replicas, spec in pod_specs(type_token, obj):
+        role = where.split(".")[2] if kind == "MPIJob" else None
+        template = pod_template(f"{label} ({role})" if role else label, replicas, spec, urn=urn)
+        found.append(dataclasses.replace(template, annotations=_annotations(obj, where)))
+    return found
+
+
+def _annotations(obj: Mapping, where: str) -> dict[str, str]:
+    """The annotations of the pod template whose spec is at `where` (its metadata beside it)."""
+    value: object = obj
+    for key in [*where.split(".")[:-1], "metadata", "annotations"]:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+def addon_pods(
+    addons: Mapping[str, Addon], overrides: Mapping[str, Mapping] | None = None, urn: str | None = None, addon_name: str | None = None
+) -> list[PodTemplate]:
+    """The pods of EKS's default add-ons (curated), with an EKS Addon resource's configurationValues
+    (replicaCount, tolerations, nodeSelector, affinity, resources) where one configures them; with
+    `addon_name`, the workloads of that one add-on."""
+    found = []
+    for name, addon in addons.items():
+        spec = dict(addon.spec)
+        replicas = addon.replicas if addon.kind != "DaemonSet" else None
+        given = (overrides or {}).get(name) or {}
+        if replicas is not None and "replicaCount" in given:
+            replicas = _count(given["replicaCount"], replicas)
+        for key in ("tolerations", "nodeSelector", "affinity"):
+            if key in given:
+                spec[key] = given[key]
+        if isinstance(given.get("resources"), Mapping):
+            spec["containers"] = [{**spec["containers"][0], "resources": given["resources"]}]
+        source = f"EKS add-on {addon_name or name}: {addon.source}"
+        found.append(pod_template(f"{addon.kind} {addon.namespace}/{name}", replicas, spec, urn=urn, source=source))
+    return found
+
+
+def monitoring_pods(health: NodeHealth, values: Mapping | None, urn: str | None = None) -> list[PodTemplate]:
+    """The node monitoring agent add-on's DaemonSets, with its configuration's values for each."""
+    given = values if isinstance(values, Mapping) else {}
+    overrides = {pod: given.get(key) if isinstance(given.get(key), Mapping) else {} for pod, key in health.values_keys.items()}
+    return addon_pods(health.pods, overrides, urn, health.monitoring_addon)
+
+
+def device_plugin_pods(
+    key: str, chart: Chart, given: Mapping | None, release: str, urn: str | None, resources: tuple[str, ...],
+    namespace: str | None = None, version: str | None = None,
+) -> list[PodTemplate]:
+    """The DaemonSet pod of a device-plugin release (none when its values switch the plugin off),
+    named as the release writes it (its namespace and chart version, where it gives them). The pod
+    is rendered from the pinned chart's values: a release of another version is noted as such."""
+    spec = charts.device_plugin_pod(key, chart, given)
+    if spec is None:
+        return []
+    version = version or chart.version
+    owner = f"DaemonSet {namespace or chart.namespace}/{release} ({chart.chart.rsplit('/', 1)[-1]} {version})"
+    template = pod_template(owner, None, spec, urn=urn, source=f"chart {chart.chart} {chart.version} values", advertises=resources)
+    if version != chart.version:
+        note = f"the release pins chart version {version}; its pod is read from the values of {chart.version}, the version gpufleet has"
+        template = dataclasses.replace(template, notes=(*template.notes, note))
+    return [template]
+
+
+def gpu_operator_pods(chart: Chart, given: Mapping | None, release: str, urn: str | None, resource: str) -> list[PodTemplate]:
+    """The GPU Operator's pods as the scheduler sees them: its device plugin, a DaemonSet with the
+    operands' tolerations (daemonsets.tolerations) on the nodes node feature discovery labels (its
+    workers' nodeSelector), advertising nvidia.com/gpu, unless the release turns it off; then its
+    controllers (controller_pods)."""
+    defaults = charts.defaults(chart)
+    values = charts.merge(defaults, given)
+    controllers = controller_pods(chart, defaults, given, values, release, urn)
+    if charts.at(values, ["devicePlugin", "enabled"]) is False:
+        return controllers
+    spec = {
+        "tolerations": list(charts.at(values, chart.tolerations_path) or []),
+        "nodeSelector": dict(charts.at(values, ["node-feature-discovery", "worker", "nodeSelector"]) or {}),
+        "containers": [{"name": "nvidia-device-plugin"}],
+    }
+    owner = f"DaemonSet {chart.namespace}/nvidia-device-plugin-daemonset ({chart.chart} {chart.version})"
+    source = f"chart {chart.chart} {chart.version} values"
+    return [pod_template(owner, None, spec, urn=urn, source=source, advertises=(resource,)), *controllers]
+
+
+def controller_pods(chart: Chart, defaults: Mapping, given: Mapping | None, values: Mapping, release: str, urn: str | None) -> list[PodTemplate]:
+    """The Deployments a chart runs besides its node agents (the GPU Operator's controller, node
+    feature discovery's master and garbage collector). `values` are the chart's `defaults` merged
+    with the release's `given` ones; a Deployment's own merge as Helm's: the subchart's defaults,
+    the chart's values.yaml, the release's values (where a null removes a key, and a Deployment
+    without replicas gets Kubernetes' one)."""
+    found = []
+    for c in chart.controllers:
+        if any(charts.at(values, path) is False for path in c.enabled_paths):
+            continue
+        merged = c.defaults
+        for layer in (defaults, given or {}):
+            part = charts.at(layer, c.values_path)
+            merged = charts.merge(merged, part if isinstance(part, Mapping) else {})
+        replicas = c.replicas if c.replicas is not None else _count(merged.get("replicaCount"), 1)
+        spec = {key: merged[key] for key in ("nodeSelector", "tolerations", "affinity") if merged.get(key)}
+        spec["containers"] = [{"name": c.name, "resources": merged.get("resources") or {}}]
+        name = f"{_fullname(release, c.subchart)}-{c.name}" if c.subchart else c.name
+        found.append(pod_template(f"Deployment {chart.namespace}/{name} ({chart.chart} {chart.version})", replicas, spec, urn=urn, source=c.source))
+    return found
+
+
+def karpenter_pods(karpenter: Karpenter, given: Mapping | None, namespace: str | None, urn: str | None) -> list[PodTemplate]:
+    """Karpenter's controller pods as its chart's values make them (the release's over the chart's)."""
+    c = karpenter.controller
+    values = charts.merge(c.defaults, given)
+    spec = {key: values[key] for key in ("nodeSelector", "tolerations", "affinity") if values.get(key)}
+    spec["containers"] = [{"name": "controller", "resources": charts.at(values, ["controller", "resources"]) or {}}]
+    owner = f"Deployment {namespace or karpenter.install.namespace}/{c.name} ({karpenter.chart.chart.rsplit('/', 1)[-1]} {karpenter.chart.version})"
+    # What is not simulated only narrows where a replica may go: the pod's source says it, and a
+    # replica the simulation leaves Pending is Pending under it too.
+    source = f"{c.source}; not simulated: {'; '.join(c.not_simulated)}"
+    template = pod_template(owner, _count(values.get("replicas"), 1), spec, urn=urn, source=source)
+    anti = charts.at(values, ["affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"])
+    # The chart gives a term without a selector its own pods' labels: on the hostname, one per node.
+    one = any(isinstance(t, Mapping) and t.get("topologyKey") == "kubernetes.io/hostname" and "labelSelector" not in t for t in anti or [])
+    return [dataclasses.replace(template, one_per_node=one)]
+
+
+def _fullname(release: str, chart: str) -> str:
+    """Helm's conventional <chart>.fullname helper (node feature discovery's _helpers.tpl): the
+    release name when it holds the chart's, else both, cut at 63 characters without a trailing hyphen."""
+    return (release if chart in release else f"{release}-{chart}")[:63].removesuffix("-")
+
+
+def manifest_pods(entry: ManifestObject, urn: str | None) -> list[PodTemplate]:
+    """The pods of a pinned manifest's Deployment (curated: the MPI operator)."""
+    return [pod_template(f"{entry.kind} {entry.namespace}/{entry.name}", entry.replicas, entry.spec, urn=urn, source=entry.source)]
+
+
+def advertised(chart: Chart, values: Mapping | None, eks: EksFacts) -> tuple[str, ...]:
+    """The extended resources a device-plugin release advertises on the nodes it runs on."""
+    if chart.serves == "efa":
+        return (eks.efa_resource,)
+    if chart.serves == "neuron":
+        return (eks.accelerator_resources.neuron, eks.neuron_core_resource)
+    sharing = charts.nvidia_sharing(values, eks.accelerator_resources.nvidia)
+    return (sharing.get("resource", eks.accelerator_resources.nvidia),)

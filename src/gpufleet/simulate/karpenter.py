@@ -1,0 +1,337 @@
+"""Karpenter's provisioning of the pods the node groups leave Pending: which NodePool admits them,
+which of its instance types hold them once the DaemonSets are counted, how many nodes, within the
+pool's `limits`; or why no pool ever launches one.
+
+Plain functions and frozen records, no I/O. As Karpenter's scheduler (kubernetes-sigs/karpenter
+v1.14.1, pkg/controllers/provisioning/scheduling): pools are tried highest weight first, equal
+weights by name in reverse; a pool admits a pod whose tolerations and node selection its taints and
+requirements allow (a custom label key the pool does not define admits nothing); a NodeClaim keeps
+taking pods while one of its types still holds them all, each type judged on Karpenter's estimate of
+a node of it (node_capacity.karpenter_*) by kube-scheduler's own filters, DaemonSets counted; a
+pool's limits lose the largest capacity among a new claim's types.
+
+Karpenter launches the cheapest of a claim's types. Without prices the smallest is named (fewest
+vCPUs, then least memory; a generic type before an accelerated one), and `candidates` says how many
+would hold the pods. Offerings per zone, capacity types and the node class's AMI are not judged here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from gpufleet.simulate import k8s_scheduler
+from gpufleet.simulate.k8s_filters import selected_keys
+from gpufleet.simulate.k8s_shapes import PENDING, NodeShape, Placement, PodTemplate, show
+
+PROVISIONED = "provisioned"
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A NodePool requirement (a node selector requirement with Karpenter's Gte and Lte)."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+    def admits(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        if self.operator == "In":
+            return present and labels[self.key] in self.values
+        if self.operator == "NotIn":
+            return not present or labels[self.key] not in self.values
+        if self.operator == "Exists":
+            return present
+        if self.operator == "DoesNotExist":
+            return not present
+        if self.operator in ("Gt", "Lt", "Gte", "Lte") and present and len(self.values) == 1:
+            try:
+                have, bound = int(labels[self.key]), int(self.values[0])
+            except ValueError:
+                return False
+            return {"Gt": have > bound, "Lt": have < bound, "Gte": have >= bound, "Lte": have <= bound}[self.operator]
+        return False
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One instance type a pool may launch: a node as Karpenter estimates it, and its capacity (what
+    the pool's limits count)."""
+
+    shape: NodeShape
+    capacity: Mapping[str, int]
+    vcpus: int
+    memory_mib: int
+    # An accelerated or bare-metal type: Karpenter launches one only where no other type fits
+    # (ExoticInstanceTypeFilter, karpenter-provider-aws pkg/providers/instance/filter/filter.go @bde00654 L326-L368).
+    exotic: bool = False
+    overlaid: frozenset[str] = frozenset()  # resources a NodeOverlay sets on this type (what Karpenter then sees)
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A NodePool as Karpenter provisions from it."""
+
+    name: str
+    weight: int
+    candidates: tuple[Candidate, ...]  # its requirements' types, with the pool's labels and taints
+    # Keys the pool's requirements and labels define: the values a node may take (None: any).
+    defined: Mapping[str, frozenset[str] | None]
+    limits: Mapping[str, int] = field(default_factory=dict)  # resource -> amount; "nodes" counts nodes
+    urn: str | None = None
+    well_known: frozenset[str] = frozenset()  # offering keys a pod may select though the pool leaves them open (zone, capacity type)
+    refused: str | None = None  # why it never launches, whatever it admits (no offering: reserved capacity with no reservation)
+    unseen_node_class: str | None = None  # its EC2NodeClass, where the plan does not hold it
+    unjudged: tuple[str, ...] = ()  # what of its requirements could not be judged (its types are then a guess)
+    ami_problem: str | None = None  # why its node class's AMIs run none of its types
+    plugins_built_in: bool = False  # its nodes advertise their accelerators with no DaemonSet (EKS Auto Mode)
+    consolidation: str = ""  # its disruption.consolidationPolicy (the CRD's default where unset)
+    # A pool of reserved capacity only: the instances its reservations hold (None: not known, or not only reserved).
+    reserved: int | None = None
+
+
+def order(pools: Sequence[Pool]) -> list[Pool]:
+    """Highest weight first; equal weights by name, in reverse (nodepool.go OrderByWeight)."""
+    return sorted(sorted(pools, key=lambda p: p.name, reverse=True), key=lambda p: -p.weight)
+
+
+def _wanted(pod: PodTemplate, key: str) -> list[str]:
+    """The values the pod's node selection accepts for a key: its nodeSelector's, else its first
+    required term's In values."""
+    if key in pod.node_selector:
+        return [str(pod.node_selector[key])]
+    for term in (pod.affinity_terms or ())[:1]:
+        for e in term.get("matchExpressions") or []:
+            if e.get("key") == key and e.get("operator") == "In":
+                return [str(v) for v in e.get("values") or []]
+    return []
+
+
+def _labels_for(pod: PodTemplate, pool: Pool, shape: NodeShape) -> dict[str, str] | None:
+    """The node's labels as Karpenter would write them for this pod: a key the pool leaves open or
+    allows several values of takes the one the pod selects; None when the pod selects a custom key
+    the pool does not define ('label ... does not have known values')."""
+    labels = dict(shape.labels)
+    for key in sorted(selected_keys(pod)):
+        if key in labels:
+            continue
+        if key not in pool.defined and key not in pool.well_known:
+            return None
+        allowed = pool.defined.get(key)
+        value = next((v for v in _wanted(pod, key) if allowed is None or v in allowed), None)
+        if value is not None:
+            labels[key] = value
+    return labels
+
+
+@dataclass
+class _Claim:
+    """A NodeClaim being built: the pool's types that still hold every pod given to it, and those pods."""
+
+    pool: Pool
+    options: list[Candidate]
+    assigned: list[tuple[PodTemplate, int]] = field(default_factory=list)
+
+    @property
+    def pods(self) -> int:
+        return sum(n for _, n in self.assigned)
+
+
+def _room(pod: PodTemplate, claim: _Claim, candidate: Candidate, daemons: Sequence[PodTemplate]) -> tuple[int, list[str]]:
+    labels = _labels_for(pod, claim.pool, candidate.shape)
+    if labels is None:
+        return 0, ["the pod selects a label the NodePool does not define (Karpenter: 'label does not have known values')"]
+    shape = candidate.shape if labels == candidate.shape.labels else replace(candidate.shape, labels=labels)
+    return k8s_scheduler.per_new_node(pod, shape, daemons, claim.assigned, advertised=False)
+
+
+def _unadvertised(pod: PodTemplate, claim: _Claim, daemons: Sequence[PodTemplate]) -> list[str]:
+    """The extended resources the pod needs that no device plugin of the plan advertises on the node
+    Karpenter launches: Karpenter counts the type's capacity, the kubelet only what a plugin advertises."""
+    if claim.pool.plugins_built_in:
+        return []
+    launched = _launched(claim)
+    labels = _labels_for(pod, claim.pool, launched.shape) or launched.shape.labels
+    shape = replace(launched.shape, labels=labels)
+    alone = [(p, n) for p, n in claim.assigned if p is not pod]
+    if k8s_scheduler.per_new_node(pod, shape, daemons, alone)[0]:
+        return []
+    return sorted(r for r in pod.requests if r in launched.shape.plugin_resources and pod.requests[r] > 0)
+
+
+def _add(pod: PodTemplate, wanted: int, claim: _Claim, daemons: Sequence[PodTemplate], why: dict[str, int] | None = None) -> int:
+    """Give the claim as many of `wanted` replicas as one of its types holds with what it already
+    has; its types narrow to those that hold them all (Karpenter adds pods one by one while any does)."""
+    rooms = []
+    for candidate in claim.options:
+        room, reasons = _room(pod, claim, candidate, daemons)
+        rooms.append(room)
+        for r in reasons if why is not None else ():
+            why[r] = why.get(r, 0) + 1
+    most = min(wanted, max(rooms, default=0))
+    if most > 0:
+        claim.options = [c for c, room in zip(claim.options, rooms) if room >= most]
+        claim.assigned.append((pod, most))
+    return most
+
+
+def _fits_limits(candidate: Candidate, remaining: Mapping[str, int]) -> bool:
+    return all((1 if r == "nodes" else candidate.capacity.get(r, 0)) <= left for r, left in remaining.items())
+
+
+def _launched(claim: _Claim) -> Candidate:
+    """The type Karpenter would launch for the claim: the cheapest; with no prices, the smallest
+    (a generic type before an accelerated or bare-metal one)."""
+    return min(claim.options, key=lambda c: (c.exotic, c.vcpus, c.memory_mib, c.shape.instance_type))
+
+
+def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool], daemons: Sequence[PodTemplate]):
+    """Karpenter's scheduling loop over (template, replicas left Pending): the claims it builds, and
+    per template the claims holding it, the replicas left and each pool's reason."""
+    ordered = order(pools)
+    remaining = {p.name: dict(p.limits) for p in ordered}
+    reserved_left = {p.name: p.reserved for p in ordered if p.reserved is not None}
+    claims: list[_Claim] = []
+    outcomes = []
+    for pod, wanted in sorted(wanted_by, key=lambda pw: (-pw[0].requests.get("cpu", 0), -pw[0].requests.get("memory", 0))):
+        refusals, mine = {}, []
+        for claim in sorted(claims, key=lambda c: c.pods):
+            if wanted == 0:
+                break
+            added = _add(pod, wanted, claim, daemons)
+            if added:
+                wanted -= added
+                mine.append(claim)
+        for pool in ordered:
+            if (pool.refused or pool.ami_problem) and wanted > 0:
+                refusals[pool.name] = pool.refused or pool.ami_problem
+                continue
+            while wanted > 0:
+                if reserved_left.get(pool.name, 1) <= 0:
+                    refusals[pool.name] = f"held back by its capacity reservations: all {pool.reserved} reserved instances are launched"
+                    break
+                options = [c for c in pool.candidates if _fits_limits(c, remaining[pool.name])]
+                if not options:
+                    refusals[pool.name] = f"held back by its limits ({_limits(pool)})" if pool.candidates else "its requirements admit no instance type of the catalog"
+                    break
+                claim, why = _Claim(pool, options), {}
+                added = _add(pod, wanted, claim, daemons, why)
+                if not added:
+                    top = sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+                    refusals[pool.name] = f"none of its {len(options)} instance types holds the pod: " + "; ".join(f"{n} {r}" for r, n in top)
+                    break
+                for resource in remaining[pool.name]:
+                    remaining[pool.name][resource] -= max(1 if resource == "nodes" else c.capacity.get(resource, 0) for c in options)
+                if pool.name in reserved_left:
+                    reserved_left[pool.name] -= 1
+                claims.append(claim)
+                mine.append(claim)
+                wanted -= added
+            if wanted == 0:
+                break
+        outcomes.append((pod, mine, wanted, refusals))
+    return claims, outcomes
+
+
+def _nodes_by_pool(claims: Sequence[_Claim]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for claim in claims:
+        found[claim.pool.name] = found.get(claim.pool.name, 0) + 1
+    return found
+
+
+def _shared_view(pool: Pool, resource: str, replicas: int) -> Pool:
+    """The pool as its nodes will be once the device plugin time-slices each GPU: the count
+    Karpenter does not see (a type a NodeOverlay already sets is left as it is)."""
+    candidates = tuple(
+        c if resource not in c.shape.allocatable or resource in c.overlaid
+        else replace(c, shape=replace(c.shape, allocatable={**c.shape.allocatable, resource: c.shape.allocatable[resource] * replicas}))
+        for c in pool.candidates
+    )
+    return replace(pool, candidates=candidates)
+
+
+def _single_unit(pool: Pool, resource: str) -> Pool:
+    candidates = tuple(
+        replace(c, shape=replace(c.shape, single_unit_resources=c.shape.single_unit_resources | {resource})) if resource in c.shape.allocatable else c
+        for c in pool.candidates
+    )
+    return replace(pool, candidates=candidates)
+
+
+def provision(placed: Sequence[Placement], pools: Sequence[Pool], daemons: Sequence[PodTemplate], sharing: Mapping | None = None) -> list[dict]:
+    """Give the replicas the node groups leave Pending to the NodePools, as Karpenter's scheduler
+    does: templates largest first (CPU, then memory), each replica to a NodeClaim being built (fewest
+    pods first) while one of its types holds it, else to a new NodeClaim of the first pool, in
+    weight order, that admits it within its limits (and, reserved only, its reservations' instances). A pool's limits lose, per new NodeClaim, the
+    largest capacity among its types (subtractMax, scheduler.go L1045-L1066). Each Placement gains
+    `provisioned` (pool, type, nodes, replicas) and becomes `provisioned` when every replica is held,
+    or stays Pending with each pool's reason. Returns the nodes launched: per pool and type, how many.
+
+    With the device plugin time-slicing `nvidia.com/gpu` (`sharing`: its resource and replicas),
+    Karpenter still counts physical GPUs (aws/karpenter-provider-aws#3376): where the same pods
+    would need fewer nodes once each GPU is shared, each pod provisioned from that pool says so."""
+    if not pools:
+        return []
+    resource, replicas = (sharing or {}).get("resource"), (sharing or {}).get("replicas", 1)
+    if resource and (sharing or {}).get("failRequestsGreaterThanOne"):
+        # The device plugin's config is the cluster's: the kubelet of every node Karpenter launches
+        # refuses a request of more than one shared GPU too.
+        pools = [_single_unit(p, resource) for p in pools]
+    results = {id(r.pod): r for r in placed if r.status == PENDING and r.pod.replicas is not None and r.pending > 0}
+    wanted = [(r.pod, r.pending) for r in results.values()]
+    before = {id(pod): n for pod, n in wanted}
+    claims, outcomes = _give_out(wanted, pools, daemons)
+    # Recorded once every template is given out: a later one narrows the types of the claims it joins.
+    for pod, mine, left, refusals in outcomes:
+        _record(results[id(pod)], mine, left, refusals)
+        missing = sorted({r for claim in mine for r in _unadvertised(pod, claim, daemons)})
+        if missing:
+            result = results[id(pod)]
+            result.status, result.pending = PENDING, before[id(pod)]
+            result.message = "; ".join(m for m in (result.message, (
+                f"Karpenter launches nodes for it, but no device plugin of the plan runs on them to advertise {', '.join(missing)}: "
+                "its pods stay Pending there"
+            )) if m)
+    if resource and replicas > 1:
+        shared, _ = _give_out(wanted, [_shared_view(p, resource, replicas) for p in pools], daemons)
+        fewer = _nodes_by_pool(shared)
+        for pool, nodes in _nodes_by_pool(claims).items():
+            if fewer.get(pool, 0) < nodes:
+                for result in results.values():
+                    if any(p["nodePool"] == pool for p in result.provisioned):
+                        result.notes.append(
+                            f"Karpenter counts physical GPUs (aws/karpenter-provider-aws#3376): NodePool {pool} launches {nodes} nodes where "
+                            f"{fewer.get(pool, 0)} hold these pods once the device plugin shares each GPU {replicas} ways; a NodeOverlay giving "
+                            f"its types' {resource} capacity corrects what Karpenter sees"
+                        )
+    launched: dict[tuple[str, str], int] = {}
+    for claim in claims:
+        key = (claim.pool.name, _launched(claim).shape.instance_type)
+        launched[key] = launched.get(key, 0) + 1
+    return [{"nodePool": pool, "instanceType": type_, "nodes": n} for (pool, type_), n in launched.items()]
+
+
+def _record(result: Placement, claims: list[_Claim], wanted: int, refusals: dict[str, str]) -> None:
+    counts: dict[tuple[str, str], list[int]] = {}
+    for claim in claims:
+        held = sum(n for pod, n in claim.assigned if pod is result.pod)
+        entry = counts.setdefault((claim.pool.name, _launched(claim).shape.instance_type), [0, 0, 0])
+        entry[0] += 1
+        entry[1] += held
+        entry[2] = max(entry[2], len(claim.options))
+    result.provisioned = [
+        {"nodePool": pool, "instanceType": type_, "nodes": nodes, "placed": held, "candidates": options}
+        for (pool, type_), (nodes, held, options) in counts.items()
+    ]
+    result.pending = wanted
+    if wanted == 0:
+        result.status, result.message = PROVISIONED, ""
+    else:
+        said = "; ".join(f"NodePool {pool}: {why}" for pool, why in refusals.items())
+        result.message = "; ".join(m for m in (result.message, f"Karpenter launches no node for {wanted}: {said}") if m)
+
+
+def _limits(pool: Pool) -> str:
+    return ", ".join(f"{k} {show(k, v)}" for k, v in sorted(pool.limits.items()))

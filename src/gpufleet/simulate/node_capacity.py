@@ -1,0 +1,331 @@
+"""What one instance of a type offers pods and tasks: memory the OS reports (less than installed),
+what ECS registers, and what the kubelet of an EKS AMI leaves allocatable (kube-reserved, eviction
+threshold, huge pages, max pods, the extended resources the device plugins advertise).
+
+Plain functions over the catalog and the curated facts; the spec, the summary and the policy pack
+read capacities only from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpufleet.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules
+from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import InstanceType
+import math
+import re
+
+from gpufleet.catalog.facts import AckFacts, AksFacts, CuratedFacts, EksFacts, GkeFacts, Karpenter, KarpenterAllocatable, Kubelet, MemoryOverhead
+from gpufleet.simulate.k8s_shapes import NodeShape
+
+MIB = 2**20
+
+
+def os_memory_mib(it: InstanceType, overhead: MemoryOverhead) -> tuple[int, int]:
+    """(at most, estimated) MiB of memory the OS of an instance reports: installed memory less the
+    share AWS's documented example loses, and less the share Karpenter assumes."""
+    documented = overhead.documented
+    at_most = it.memory_mib * documented.registered_mib // documented.installed_mib
+    estimate = int(it.memory_mib * (100 - overhead.estimate_percent.value) / 100)
+    return at_most, min(at_most, estimate)
+
+
+def ecs_registered(it: InstanceType, overhead: MemoryOverhead) -> dict[str, int]:
+    """What a container instance of the type registers with ECS: CPU units (1024 per vCPU), memory
+    in MiB at most and as estimated (the agent registers what the OS reports, less
+    ECS_RESERVED_MEMORY, which gpufleet does not set)."""
+    at_most, estimate = os_memory_mib(it, overhead)
+    return {"cpu": it.vcpus * 1024, "memory": at_most, "memoryEstimate": estimate}
+
+
+def max_pods(it: InstanceType, kubelet: Kubelet) -> int:
+    """nodeadm's default: ENIs of the default network card x (IPv4 addresses per ENI - 1) + 2, with
+    the counts of nodeadm's own instance data where it has the type (the node reads that file), else
+    of the EC2 record (as nodeadm asks DescribeInstanceTypes)."""
+    rule = kubelet.max_pods
+    enis, addresses = catalog.nodeadm_interfaces().get(it.name, (it.default_card_interfaces, it.ipv4_per_interface))
+    if not enis or not addresses:
+        return rule.fallback
+    return enis * (addresses - rule.per_eni_addresses_less) + rule.plus
+
+
+def kube_reserved_cpu(millicores: int, kubelet: Kubelet | KarpenterAllocatable) -> int:
+    """nodeadm's getCPUMillicoresToReserve (and Karpenter's kubeReservedResources, the same bands):
+    a share of each range of the node's millicores."""
+    reserved = 0
+    for band in kubelet.kube_reserved_cpu_per10000:
+        start = band.from_millicores
+        end = band.to_millicores if band.to_millicores is not None else millicores
+        if millicores > start:
+            reserved += (min(millicores, end) - start) * band.reserve // 10000
+    return reserved
+
+
+def well_known_labels(it: InstanceType, group: str, capacity_type: str, zones: list[str], eks: EksFacts) -> tuple[dict[str, str], frozenset[str]]:
+    """The labels the kubelet and EKS put on every node of a managed group, and those whose value
+    is not the same on every node (the zone of a group in several zones)."""
+    names = eks.well_known_labels
+    # A type EC2 lists as i386 and x86_64 boots the x86_64 AMIs: the architecture Kubernetes names.
+    arch = next((a for a in it.architectures if a in names.architectures), it.architectures[0])
+    labels = {
+        names.os: "linux",
+        names.arch: names.architectures.get(arch, arch),
+        names.instance_type: it.name,
+        names.node_group: group,
+        names.capacity_type: capacity_type,
+    }
+    if len(set(zones)) == 1:
+        labels[names.zone] = zones[0]
+        return labels, frozenset()
+    return labels, frozenset({names.zone})
+
+
+def eks_node_shape(
+    it: InstanceType,
+    *,
+    group: str,
+    ami_type: str,
+    labels: Mapping[str, str],
+    taints: list[dict],
+    sizes: tuple[int, int, int],
+    capacity_type: str,
+    zones: list[str],
+    efa_interfaces: int,
+    gpu_sharing: dict | None,
+    facts: CuratedFacts,
+    kubernetes_version: str | None = None,
+    derived: str | None = None,
+) -> NodeShape:
+    """A managed node group's nodes as the scheduler sees them. `facts` are the curated facts;
+    `gpu_sharing` what the NVIDIA device plugin's values make of each GPU (charts.nvidia_sharing)."""
+    eks, kubelet = facts.eks, facts.eks.kubelet
+    accelerated = ami_type in eks.accelerated_ami_types
+    pods = max_pods(it, kubelet)
+    millicores = it.vcpus * 1000
+    at_most, estimate = os_memory_mib(it, facts.memory_overhead)
+    hugepages = eks.hugepages2_mi.pages * 2 * MIB if accelerated else 0
+    reserved = kubelet.kube_reserved_memory_mib
+    kept = (reserved.per_pod * pods + reserved.base + kubelet.eviction_hard_memory_mib) * MIB
+    allocatable = {
+        "cpu": millicores - kube_reserved_cpu(millicores, kubelet),
+        "memory": at_most * MIB - kept - hugepages,
+        "pods": pods,
+    }
+    if hugepages:
+        allocatable["hugepages-2Mi"] = hugepages
+    resources = eks.accelerator_resources
+    unknown, single = set(), set()
+    if it.gpu is not None and it.gpu.manufacturer == "NVIDIA" and it.gpu.count and accelerated:
+        sharing = gpu_sharing or {}
+        if sharing.get("migStrategy") not in (None, "none"):
+            unknown.add(resources.nvidia)
+        else:
+            name = sharing.get("resource", resources.nvidia)
+            allocatable[name] = it.gpu.count * sharing.get("replicas", 1)
+            if sharing.get("failRequestsGreaterThanOne"):
+                single.add(name)
+    if it.neuron is not None and accelerated:
+        allocatable[resources.neuron] = it.neuron.count
+        allocatable[eks.neuron_core_resource] = it.neuron.count * it.neuron.cores_per_device
+    if efa_interfaces:
+        allocatable[eks.efa_resource] = efa_interfaces
+    plugin = {r for r in allocatable if r not in ("cpu", "memory", "pods", "hugepages-2Mi")}
+    well_known, uncertain = well_known_labels(it, group, capacity_type, zones, eks)
+    assumptions = () if ami_type in kubelet.ami_types else (
+        f"node group {group}: the kubelet reservations of {ami_type} are not sourced; the Amazon Linux figures are assumed",
+    )
+    return NodeShape(
+        group=group,
+        instance_type=it.name,
+        labels={**well_known, **labels},
+        taints=tuple(taints),
+        allocatable=allocatable,
+        nodes=sizes[1],
+        min_nodes=sizes[0],
+        max_nodes=sizes[2],
+        memory_estimate=estimate * MIB - kept - hugepages,
+        kubernetes_version=kubernetes_version,
+        uncertain_labels=uncertain,
+        unknown_resources=frozenset(unknown),
+        single_unit_resources=frozenset(single),
+        assumptions=assumptions,
+        plugin_resources=frozenset(plugin),
+        derived=derived,
+    )
+
+
+_CATEGORY = re.compile(r"(^[a-z]+)(\-[0-9]+tb)?([0-9]+).*\.")  # Karpenter's, types.go L49
+
+
+def _kabob(text: str) -> str:
+    return text.lower().replace(" ", "-")
+
+
+def karpenter_labels(it: InstanceType, karpenter: Karpenter, eks: EksFacts, domain: str | None = None) -> dict[str, str]:
+    """The labels Karpenter gives a type (its requirements are matched against them) that EC2's
+    record decides; those it reads elsewhere are `karpenter.labels.notInCatalog`. `domain`: EKS Auto
+    Mode's (eks.amazonaws.com) in place of karpenter.k8s.aws."""
+    names, domain = eks.well_known_labels, domain or karpenter.labels.domain
+    arch = next((a for a in it.architectures if a in names.architectures), it.architectures[0])
+    family, _, size = it.name.partition(".")
+    labels = {
+        names.os: "linux",
+        names.arch: names.architectures.get(arch, arch),
+        names.instance_type: it.name,
+        f"{domain}/instance-family": family,
+        f"{domain}/instance-size": size,
+        f"{domain}/instance-cpu": str(it.vcpus),
+        f"{domain}/instance-memory": str(it.memory_mib),
+    }
+    match = _CATEGORY.match(it.name)
+    if match:
+        labels[f"{domain}/instance-category"] = match.group(1)
+        labels[f"{domain}/instance-generation"] = match.group(3)
+    if it.gpu is not None:  # fractional types too (count 0), as Karpenter labels them
+        labels.update({
+            f"{domain}/instance-gpu-name": _kabob(it.gpu.model), f"{domain}/instance-gpu-manufacturer": _kabob(it.gpu.manufacturer),
+            f"{domain}/instance-gpu-count": str(it.gpu.count), f"{domain}/instance-gpu-memory": str(it.gpu.memory_mib),
+        })
+    if it.neuron is not None:
+        labels.update({
+            f"{domain}/instance-accelerator-name": _kabob(it.neuron.model), f"{domain}/instance-accelerator-manufacturer": karpenter.labels.manufacturers["neuron"],
+            f"{domain}/instance-accelerator-count": str(it.neuron.count),
+        })
+    return labels
+
+
+def karpenter_allocatable(it: InstanceType, karpenter: Karpenter, eks: EksFacts) -> dict[str, int]:
+    """What Karpenter estimates a node of the type leaves to pods (AL2023, no kubelet settings), before
+    it launches one: the estimate it chooses the type by."""
+    rule = karpenter.allocatable
+    enis, addresses = it.default_card_interfaces, it.ipv4_per_interface
+    pods = enis * (addresses - rule.pods_per_interface_addresses_less) + rule.pods_plus if enis and addresses else 0
+    memory = it.memory_mib - (rule.arm64_reserved_mib if "arm64" in it.architectures else 0)
+    memory -= math.ceil(memory * rule.vm_memory_overhead_percent / 100)
+    memory -= rule.kube_reserved_memory_mib.per_pod * pods + rule.kube_reserved_memory_mib.base + rule.eviction_hard_memory_mib
+    millicores = it.vcpus * 1000
+    found = {"cpu": millicores - kube_reserved_cpu(millicores, rule), "memory": memory * MIB, "pods": pods}
+    resources = eks.accelerator_resources
+    if it.gpu is not None and it.gpu.manufacturer == "NVIDIA" and it.gpu.count:
+        found[resources.nvidia] = it.gpu.count
+    if it.neuron is not None:
+        found[resources.neuron] = it.neuron.count
+        found[eks.neuron_core_resource] = it.neuron.count * it.neuron.cores_per_device
+    if it.max_efa_interfaces:
+        found[eks.efa_resource] = it.max_efa_interfaces
+    return found
+
+
+def ack_node_shape(pool: str, instance_types: list[str], labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int], ack: AckFacts) -> NodeShape | None:
+    """An ACK shared-GPU pool's nodes as the GPU-sharing scheduler sees them: per GPU, the GiB of
+    aliyun.com/gpu-mem the plugin advertises and (core_mem) 100 % of aliyun.com/gpu-core.percentage,
+    a pod's share taken from one GPU; for a pool of several types, what its smallest one guarantees.
+    CPU, memory and the pod count of Alibaba types are not in the catalog: not judged. None when no
+    type of the pool has sourced GPU facts."""
+    smallest = ack_rules.smallest_gpu(instance_types, ack)
+    gpus = ack_rules.pool_gpus(instance_types, ack)
+    if smallest is None or not gpus:
+        return None
+    device = {ack.memory_resource: smallest.shared_gib}
+    if ack_rules.pool_mode(dict(labels), ack) == "core_mem":
+        device[ack.compute_resource] = ack.compute_percentage.maximum
+    return NodeShape(
+        group=pool,
+        instance_type=", ".join(instance_types),
+        labels=dict(labels),
+        taints=tuple(taints),
+        allocatable={k: v * gpus for k, v in device.items()},
+        nodes=sizes[1],
+        min_nodes=sizes[0],
+        max_nodes=sizes[2],
+        unknown_resources=frozenset({"cpu", "memory", "pods"}),
+        unknown_reason=_not_in_catalog(", ".join(instance_types)),
+        devices=tuple(dict(device) for _ in range(gpus)),
+    )
+
+
+def _not_in_catalog(machine: str) -> str:
+    return f"is not in the catalog for {machine} nodes: not checked"
+
+
+def os_label(eks: EksFacts, os: str = "linux") -> dict[str, str]:
+    """The kubelet's operating-system label, which every node carries (operators select it)."""
+    return {eks.well_known_labels.os: os}
+
+
+def plain_node_shape(group: str, machine_type: str, labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int]) -> NodeShape:
+    """A pool without accelerators on a cloud whose machine sizes the catalog does not hold (an AKS
+    cluster's default pool, a GKE system pool): where a pod may go is judged (labels, taints),
+    what fits is not (CPU, memory and pod count unknown)."""
+    return NodeShape(
+        group=group,
+        instance_type=machine_type,
+        labels=dict(labels),
+        taints=tuple(taints),
+        allocatable={},
+        nodes=sizes[1],
+        min_nodes=sizes[0],
+        max_nodes=sizes[2],
+        unknown_resources=frozenset({"cpu", "memory", "pods"}),
+        unknown_reason=_not_in_catalog(machine_type),
+    )
+
+
+def gke_node_shape(
+    pool: str,
+    gpus: gke_rules.GkeGpus,
+    partition_size: str | None,
+    sharing: tuple[str, int] | None,
+    labels: Mapping[str, str],
+    taints: list[dict],
+    sizes: tuple[int, int, int],
+    resource: str,
+    gke: GkeFacts,
+) -> NodeShape:
+    """A GKE GPU pool's nodes: the labels GKE sets (pool, accelerator, partition size, sharing), its
+    GPU taint, and nvidia.com/gpu per node (a GPU per partition, times the clients sharing each).
+    Machine types' CPU and memory are not in the catalog: not judged."""
+    names = gke.labels
+    node_labels = {**labels, names.node_pool: pool, names.accelerator: gpus.accelerator}
+    if partition_size is not None:
+        node_labels[names.partition_size] = partition_size
+    if sharing is not None:
+        node_labels[names.sharing_strategy] = gke.sharing_strategies.get(sharing[0], sharing[0])
+        node_labels[names.max_shared_clients] = str(sharing[1])
+    taint = gke.gpu_taint
+    return NodeShape(
+        group=pool,
+        instance_type=gpus.machine_type,
+        labels=node_labels,
+        taints=(*taints, {"key": taint.key, "value": taint.value, "effect": taint.effect}),
+        allocatable={resource: gke_rules.gpu_resources_per_node(gpus, partition_size, sharing[1] if sharing else None, gke)},
+        nodes=sizes[1],
+        min_nodes=sizes[0],
+        max_nodes=sizes[2],
+        unknown_resources=frozenset({"cpu", "memory", "pods"}),
+        unknown_reason=_not_in_catalog(gpus.machine_type),
+        single_unit_resources=frozenset({resource}) if sharing is not None else frozenset(),
+        assumptions=(f"GKE taints GPU nodes {taint.key}={taint.value}:{taint.effect} (the cluster has non-GPU pools; {taint.source})",),
+    )
+
+
+def aks_node_shape(
+    pool: str, gpus: aks_rules.AksGpus, mig_profile: str | None, labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int], resource: str, aks: AksFacts
+) -> NodeShape:
+    """An AKS GPU pool's nodes: AKS's pool label, the pool's labels and taints, and nvidia.com/gpu
+    per GPU or per MIG instance (the device plugin's single strategy), advertised only where the
+    plugin's DaemonSet lands. VM sizes' CPU and memory are not in the catalog: not judged."""
+    return NodeShape(
+        group=pool,
+        instance_type=gpus.vm_size,
+        labels={**labels, aks.pool_label: pool},
+        taints=tuple(taints),
+        allocatable={resource: aks_rules.gpu_resources_per_node(gpus, mig_profile, aks)},
+        nodes=sizes[1],
+        min_nodes=sizes[0],
+        max_nodes=sizes[2],
+        unknown_resources=frozenset({"cpu", "memory", "pods"}),
+        unknown_reason=_not_in_catalog(gpus.vm_size),
+        plugin_resources=frozenset({resource}),
+    )
