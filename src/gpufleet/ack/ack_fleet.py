@@ -10,9 +10,9 @@ import pulumi_kubernetes as k8s
 from gpufleet.ack.args import AckFleetArgs
 from gpufleet.ack.gpu_sharing import GpuSharing
 from gpufleet.ack.node_pool import SharedGpuNodePool, workload_selector
+from gpufleet.ack.shared_gpu_workload import SharedGpuWorkload
 from gpufleet.catalog import catalog
 from gpufleet.rules import k8s as k8s_rules
-from gpufleet.ack.shared_gpu_workload import SharedGpuWorkload
 
 
 class AckFleet(pulumi.ComponentResource):
@@ -47,7 +47,10 @@ class AckFleet(pulumi.ComponentResource):
             tolerations = [k8s_rules.toleration_for(pool.taint.model_dump(), eks)] if pool.taint else []
             self.workloads.append(
                 SharedGpuWorkload(
-                    f"{name}-{wl.name}", wl, workload_selector(pool), tolerations,
+                    f"{name}-{wl.name}",
+                    wl,
+                    workload_selector(pool),
+                    tolerations,
                     # The pods need the pool's nodes and the sharing plugin's resources.
                     opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
                 )

@@ -18,13 +18,14 @@ SharingMode = Literal.__getitem__(tuple(_ACK.sharing_modes))
 Placement = Literal.__getitem__(tuple(_ACK.placements))
 
 
-
 class AckTaintArgs(SpecModel):
     """A taint on every node of the pool; the fleet's workloads on the pool tolerate it."""
 
     key: str = Field(min_length=1, description="Taint key, e.g. nvidia.com/gpu.")
     value: str = Field("", description="Taint value.")
-    effect: Literal["NoSchedule", "NoExecute", "PreferNoSchedule"] = Field("NoSchedule", description="Taint effect (Kubernetes spelling, as ACK takes it).")
+    effect: Literal["NoSchedule", "NoExecute", "PreferNoSchedule"] = Field(
+        "NoSchedule", description="Taint effect (Kubernetes spelling, as ACK takes it)."
+    )
 
 
 class AutoscalingArgs(SpecModel):
@@ -34,7 +35,7 @@ class AutoscalingArgs(SpecModel):
     max_size: int = Field(ge=1, description="Most nodes.")
 
     @model_validator(mode="after")
-    def _ordered(self) -> "AutoscalingArgs":
+    def _ordered(self) -> AutoscalingArgs:
         if self.min_size > self.max_size:
             raise rule_error("size-order", f"minSize {self.min_size} is larger than maxSize {self.max_size}")
         return self
@@ -50,7 +51,8 @@ class AckNodePoolArgs(SpecModel):
         "(memory isolation only). A node runs one mode: memory-only and memory+compute jobs never share it."
     )
     placement: Placement | None = Field(
-        None, description="ack.node.gpu.placement: binpack fills one GPU before the next, spread spreads pods; absent sets no label, and ACK packs (binpack)."
+        None,
+        description="ack.node.gpu.placement: binpack fills one GPU before the next, spread spreads pods; absent sets no label, and ACK packs (binpack).",
     )
     instance_types: list[str] = Field(min_length=1, description="ECS GPU instance types, e.g. ecs.gn6v-c8g1.8xlarge.")
     vswitch_ids: list[str] = Field(min_length=1, description="vSwitches the nodes are placed in (vsw-...).")
@@ -60,7 +62,7 @@ class AckNodePoolArgs(SpecModel):
     image_type: str | None = Field(None, min_length=1, description="Node OS image type, e.g. AliyunLinux3; absent lets ACK choose.")
 
     @model_validator(mode="after")
-    def _one_size(self) -> "AckNodePoolArgs":
+    def _one_size(self) -> AckNodePoolArgs:
         if (self.desired_size is None) == (self.autoscaling is None):
             raise rule_error("ack-pool-size", "give exactly one of desiredSize (a fixed pool) and autoscaling (minSize, maxSize)")
         return self
@@ -70,7 +72,9 @@ class SharingComponentArgs(SpecModel):
     """The GPU sharing component 004 requires (ack-ai-installer: the sharing device plugin and cGPU),
     installed as a Helm release. No public chart repository could be confirmed, so the stack names it."""
 
-    repository: str = Field(min_length=1, description="Helm repository that serves the chart (the one your ACK console's App Catalog uses).")
+    repository: str = Field(
+        min_length=1, description="Helm repository that serves the chart (the one your ACK console's App Catalog uses)."
+    )
     version: str = Field(pattern=r"^v?\d+\.\d+\.\d+", description="Chart version; computing power allocation needs 1.2.0 or later (004).")
     namespace: str = Field("kube-system", pattern=K8S_NAME, description="Namespace of the release.")
 
@@ -86,7 +90,8 @@ class AckWorkloadArgs(SpecModel):
     replicas: int = Field(1, ge=1, description="Pods (Deployment replicas, or Job parallelism and completions).")
     gpu_mem_gib: int = Field(ge=1, description="aliyun.com/gpu-mem: GiB of one GPU's memory per pod.")
     gpu_core_percentage: int | None = Field(
-        None, description="aliyun.com/gpu-core.percentage: share of one GPU's compute (5..100, steps of 5; core_mem pools only). Absent asks none."
+        None,
+        description="aliyun.com/gpu-core.percentage: share of one GPU's compute (5..100, steps of 5; core_mem pools only). Absent asks none.",
     )
 
 
@@ -105,9 +110,13 @@ class AckFleetArgs(SpecModel):
     kubernetes_version: str | None = Field(
         None, pattern=r"^1\.\d+", description="The cluster's Kubernetes version, when known: checked against 004's minimum (1.20)."
     )
-    cgpu_version: str | None = Field(None, pattern=r"^v?\d+\.\d+\.\d+", description="The nodes' cGPU version, when known: checked against 004's minimum (1.0.5).")
+    cgpu_version: str | None = Field(
+        None, pattern=r"^v?\d+\.\d+\.\d+", description="The nodes' cGPU version, when known: checked against 004's minimum (1.0.5)."
+    )
     node_pools: list[AckNodePoolArgs] = Field(min_length=1, description="GPU node pools.")
-    kubernetes: AckKubernetesArgs | None = Field(None, description="Cluster access for the sharing component and workloads; absent installs nothing in the cluster.")
+    kubernetes: AckKubernetesArgs | None = Field(
+        None, description="Cluster access for the sharing component and workloads; absent installs nothing in the cluster."
+    )
     sharing_component: SharingComponentArgs | None = Field(
         None, description="Install the GPU sharing component; absent assumes it is installed (from the ACK console)."
     )

@@ -4,10 +4,11 @@ pack calls) and returns Violations with the stack file's field paths."""
 from __future__ import annotations
 
 from gpufleet.ack.args import AckFleetArgs, AckNodePoolArgs
-from gpufleet.rules import ack as ack_rules, k8s as k8s_rules
-from gpufleet.catalog.facts import AckFacts
 from gpufleet.catalog.catalog import Catalog
+from gpufleet.catalog.facts import AckFacts
 from gpufleet.platform.model import Violation, pool_fleet_names
+from gpufleet.rules import ack as ack_rules
+from gpufleet.rules import k8s as k8s_rules
 
 
 def check_fleet(fleet: AckFleetArgs, region: str | None, cat: Catalog) -> list[Violation]:
@@ -36,7 +37,12 @@ def check_fleet(fleet: AckFleetArgs, region: str | None, cat: Catalog) -> list[V
         found.append(Violation("ack-cluster-prerequisites", field, value, problem))
     if (fleet.workloads or fleet.sharing_component) and fleet.kubernetes is None:
         found.append(
-            Violation("kubernetes-access", ("kubernetes",), None, "workloads and the sharing component are installed through the cluster: give kubernetes.context")
+            Violation(
+                "kubernetes-access",
+                ("kubernetes",),
+                None,
+                "workloads and the sharing component are installed through the cluster: give kubernetes.context",
+            )
         )
     pools = {p.name: p for p in fleet.node_pools}
     for i, wl in enumerate(fleet.workloads):
@@ -52,7 +58,10 @@ def _check_workload(wl, pools: dict[str, AckNodePoolArgs], ack: AckFacts) -> lis
             found.append(Violation("ack-gpu-core-percentage", ("gpuCorePercentage",), wl.gpu_core_percentage, reason))
     pool = pools.get(wl.node_pool)
     if pool is None:
-        return [*found, Violation("node-pool-exists", ("nodePool",), wl.node_pool, f"no node pool of that name (pools: {', '.join(pools)})")]
+        return [
+            *found,
+            Violation("node-pool-exists", ("nodePool",), wl.node_pool, f"no node pool of that name (pools: {', '.join(pools)})"),
+        ]
     reason = ack_rules.sharing_mode_allows(pool.sharing_mode, wl.gpu_core_percentage is not None, ack)
     if reason:
         found.append(Violation("ack-pool-sharing-mode", ("nodePool",), wl.node_pool, reason))

@@ -34,7 +34,13 @@ def _pool(pool, fleet, ack) -> dict:
         per_gpu = ack_rules.shares_per_gpu(gib_per_gpu, *key, ack)
         size = sizes.setdefault(
             key,
-            {"gpuMemGiB": key[0], "gpuCorePercentage": key[1], "podsPerGpu": per_gpu, "podsPerNode": per_gpu * gpus_per_node, "workloads": []},
+            {
+                "gpuMemGiB": key[0],
+                "gpuCorePercentage": key[1],
+                "podsPerGpu": per_gpu,
+                "podsPerNode": per_gpu * gpus_per_node,
+                "workloads": [],
+            },
         )
         size["workloads"].append(wl.name)
     return {
@@ -56,5 +62,6 @@ def _pool(pool, fleet, ack) -> dict:
 PLATFORM = Platform(
     "ack",
     "GPU node pools for shared GPU scheduling on an existing Alibaba ACK Pro cluster; absent provisions none.",
-    _build, _summary,
+    _build,
+    _summary,
 )

@@ -24,7 +24,9 @@ class AksFleet(pulumi.ComponentResource):
     def __init__(self, name: str, args: AksFleetArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:aks:AksFleet", name, None, opts)
         # One explicit provider in the cluster's subscription (azurerm 4 requires it named).
-        self.provider = azure.Provider(f"{name}-azure", features={}, subscription_id=args.subscription_id, opts=pulumi.ResourceOptions(parent=self))
+        self.provider = azure.Provider(
+            f"{name}-azure", features={}, subscription_id=args.subscription_id, opts=pulumi.ResourceOptions(parent=self)
+        )
         pool_opts = pulumi.ResourceOptions(parent=self, provider=self.provider)
         self.cluster = self._create_cluster(name, args.create_cluster, pool_opts) if args.create_cluster is not None else None
         cluster_id = self.cluster.id if self.cluster is not None else args.cluster_id
@@ -68,7 +70,10 @@ class AksFleet(pulumi.ComponentResource):
         if args.gpu_operator is not None:
             # The operator's device plugin (and driver, when on) instead of the standalone plugin.
             self.gpu_operator = GpuOperator(
-                f"{name}-gpu-operator", args.gpu_operator, [taint], eks.accelerator_labels.nvidia,
+                f"{name}-gpu-operator",
+                args.gpu_operator,
+                [taint],
+                eks.accelerator_labels.nvidia,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=created),
             )
             after.append(self.gpu_operator)
@@ -84,9 +89,11 @@ class AksFleet(pulumi.ComponentResource):
             after.append(self.device_plugins)
         self.workloads = [
             GpuWorkload(
-                f"{name}-{wl.name}", wl, workload_selector(pools[wl.node_pool]), gpu_tolerations(),
+                f"{name}-{wl.name}",
+                wl,
+                workload_selector(pools[wl.node_pool]),
+                gpu_tolerations(),
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
             )
             for wl in args.workloads
         ]
-

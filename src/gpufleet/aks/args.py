@@ -31,7 +31,7 @@ class AksAutoscalingArgs(SpecModel):
     max_count: int = Field(ge=1, description="Most nodes.")
 
     @model_validator(mode="after")
-    def _ordered(self) -> "AksAutoscalingArgs":
+    def _ordered(self) -> AksAutoscalingArgs:
         if self.min_count > self.max_count:
             raise rule_error("size-order", f"minCount {self.min_count} is larger than maxCount {self.max_count}")
         return self
@@ -43,16 +43,23 @@ class AksNodePoolArgs(SpecModel):
 
     name: str = Field(pattern=AKS_POOL_NAME, description="Node pool name (lowercase letters and digits, at most 12).")
     vm_size: str = Field(min_length=1, description="Azure VM size with NVIDIA GPUs, e.g. Standard_NC24ads_A100_v4.")
-    zones: list[Literal["1", "2", "3"]] | None = Field(None, description="Availability zones of the pool; absent lets Azure place the nodes regionally.")
-    driver: Driver = Field("Install", description="gpuProfile.driver: Install (AKS installs the driver) or None (no driver: only with the GPU Operator installing one).")
-    mig_profile: MigProfile | None = Field(None, description="gpuInstanceProfile: the MIG partition of each GPU (A100, H100 sizes only); absent partitions nothing.")
+    zones: list[Literal["1", "2", "3"]] | None = Field(
+        None, description="Availability zones of the pool; absent lets Azure place the nodes regionally."
+    )
+    driver: Driver = Field(
+        "Install",
+        description="gpuProfile.driver: Install (AKS installs the driver) or None (no driver: only with the GPU Operator installing one).",
+    )
+    mig_profile: MigProfile | None = Field(
+        None, description="gpuInstanceProfile: the MIG partition of each GPU (A100, H100 sizes only); absent partitions nothing."
+    )
     node_count: int | None = Field(None, ge=0, description="Fixed node count (absent with autoscaling).")
     autoscaling: AksAutoscalingArgs | None = Field(None, description="Autoscaling bounds (absent with nodeCount).")
     spot: bool = Field(False, description="Spot priority (evictable); absent runs regular VMs.")
     labels: dict[str, str] = Field(default_factory=dict, description="Extra Kubernetes labels on the nodes.")
 
     @model_validator(mode="after")
-    def _one_size(self) -> "AksNodePoolArgs":
+    def _one_size(self) -> AksNodePoolArgs:
         if (self.node_count is None) == (self.autoscaling is None):
             raise rule_error("aks-pool-size", "give exactly one of nodeCount (a fixed pool) and autoscaling (minCount, maxCount)")
         return self
@@ -101,18 +108,23 @@ class AksFleetArgs(SpecModel):
     )
     node_pools: list[AksNodePoolArgs] = Field(min_length=1, description="GPU node pools.")
     kubernetes: AksKubernetesArgs | None = Field(
-        None, description="Access to an existing cluster for the device plugin and workloads; absent installs nothing there (a created cluster needs none)."
+        None,
+        description="Access to an existing cluster for the device plugin and workloads; absent installs nothing there (a created cluster needs none).",
     )
     gpu_operator: GpuOperatorArgs | None = Field(
-        None, description="Install the NVIDIA GPU Operator (its device plugin replaces the standalone one); absent uses AKS's driver and gpufleet's device plugin."
+        None,
+        description="Install the NVIDIA GPU Operator (its device plugin replaces the standalone one); absent uses AKS's driver and gpufleet's device plugin.",
     )
 
     @model_validator(mode="after")
-    def _one_cluster(self) -> "AksFleetArgs":
+    def _one_cluster(self) -> AksFleetArgs:
         if (self.cluster_id is None) == (self.create_cluster is None):
             raise rule_error("aks-cluster", "give exactly one of clusterId (an existing cluster) and createCluster")
         if self.location is not None and self.create_cluster is not None:
-            raise rule_error("aks-location", f"location {self.location!r} is for an existing cluster: a created cluster's region is createCluster.location")
+            raise rule_error(
+                "aks-location",
+                f"location {self.location!r} is for an existing cluster: a created cluster's region is createCluster.location",
+            )
         return self
 
     @property
@@ -124,4 +136,5 @@ class AksFleetArgs(SpecModel):
     def subscription_id(self) -> str:
         """The subscription of the cluster: named in its resource ID, or given to create it."""
         return self.create_cluster.subscription_id if self.create_cluster is not None else self.cluster_id.split("/")[2]
+
     workloads: list[GpuWorkloadArgs] = Field(default_factory=list, description="GPU workloads.")

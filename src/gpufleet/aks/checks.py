@@ -4,11 +4,11 @@ pack calls) and returns Violations with the stack file's field paths."""
 from __future__ import annotations
 
 from gpufleet.aks.args import AksFleetArgs, AksNodePoolArgs
+from gpufleet.catalog.catalog import Catalog
+from gpufleet.catalog.facts import AksFacts
+from gpufleet.platform.model import Violation, pool_checks, pool_workloads
 from gpufleet.rules import aks as aks_rules
 from gpufleet.rules.aks import AksGpus
-from gpufleet.catalog.facts import AksFacts
-from gpufleet.catalog.catalog import Catalog
-from gpufleet.platform.model import Violation, pool_checks, pool_workloads
 
 
 def check_fleet(fleet: AksFleetArgs, region: str | None, cat: Catalog) -> list[Violation]:
@@ -17,20 +17,35 @@ def check_fleet(fleet: AksFleetArgs, region: str | None, cat: Catalog) -> list[V
     found, per_node = pool_checks(fleet, lambda pool, operator_installs_driver: _check_pool(pool, aks, operator_installs_driver))
     if fleet.create_cluster is not None:
         if fleet.kubernetes is not None:
-            found.append(Violation("kubernetes-access", ("kubernetes", "context"), fleet.kubernetes.context, "a cluster gpufleet creates is reached through its own kubeconfig: drop kubernetes"))
+            found.append(
+                Violation(
+                    "kubernetes-access",
+                    ("kubernetes", "context"),
+                    fleet.kubernetes.context,
+                    "a cluster gpufleet creates is reached through its own kubeconfig: drop kubernetes",
+                )
+            )
     elif fleet.kubernetes is None and fleet.gpu_operator is not None:
-        found.append(Violation("kubernetes-access", ("kubernetes",), None, "the GPU Operator is installed through the cluster: give kubernetes.context"))
+        found.append(
+            Violation(
+                "kubernetes-access", ("kubernetes",), None, "the GPU Operator is installed through the cluster: give kubernetes.context"
+            )
+        )
     elif fleet.kubernetes is None and any(aks.driver_installed_by.get(p.driver) == "aks" for p in fleet.node_pools):
         found.append(
             Violation(
-                "kubernetes-access", ("kubernetes",), None,
+                "kubernetes-access",
+                ("kubernetes",),
+                None,
                 "AKS installs the driver but not the NVIDIA device plugin (003): give kubernetes.context so gpufleet installs it (or the GPU Operator), or the GPUs are never advertised",
             )
         )
     if fleet.gpu_operator is not None and fleet.gpu_operator.time_slicing_replicas is not None:
         reason = aks_rules.time_sharing_problem(aks)
         if reason:
-            found.append(Violation("aks-time-sharing", ("gpuOperator", "timeSlicingReplicas"), fleet.gpu_operator.time_slicing_replicas, reason))
+            found.append(
+                Violation("aks-time-sharing", ("gpuOperator", "timeSlicingReplicas"), fleet.gpu_operator.time_slicing_replicas, reason)
+            )
     return found + pool_workloads(fleet, per_node, "aks")
 
 

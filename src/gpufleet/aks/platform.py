@@ -15,7 +15,10 @@ def _build(fleet, region, opts):
 
 def _summary(fleet, region, cat):
     # An existing cluster's region is in no resource of the plan: the summary carries it for the prices.
-    return {"groups": [_pool(pool, cat.facts.aks) for pool in fleet.node_pools], **({"regions": {"azure": fleet.region}} if fleet.region else {})}
+    return {
+        "groups": [_pool(pool, cat.facts.aks) for pool in fleet.node_pools],
+        **({"regions": {"azure": fleet.region}} if fleet.region else {}),
+    }
 
 
 def _pool(pool, aks) -> dict:
@@ -35,5 +38,7 @@ def _pool(pool, aks) -> dict:
 PLATFORM = Platform(
     "aks",
     "GPU node pools (MIG instance profiles, the GPU driver) in an existing Azure AKS cluster; absent provisions none.",
-    _build, _summary, placement=True,
+    _build,
+    _summary,
+    placement=True,
 )

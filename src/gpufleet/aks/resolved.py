@@ -7,8 +7,9 @@ provider SDK.
 from __future__ import annotations
 
 from gpufleet.aks.args import AksNodePoolArgs
-from gpufleet.rules import aks as aks_rules, k8s as k8s_rules
 from gpufleet.catalog import catalog
+from gpufleet.rules import aks as aks_rules
+from gpufleet.rules import k8s as k8s_rules
 from gpufleet.rules.aks import AksGpus
 
 

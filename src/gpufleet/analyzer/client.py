@@ -21,11 +21,11 @@ import grpc
 from google.protobuf import empty_pb2, json_format
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from gpufleet.plans.wire import json_value
 from gpufleet.analyzer import wire
 from gpufleet.analyzer.pack_process import PackProcess, PolicyPackError  # noqa: F401 - PolicyPackError is re-exported
 from gpufleet.analyzer.policy_config import PolicyConfig, PolicyMeta, reconcile
 from gpufleet.analyzer.results import LEVEL_CODES, LEVELS, Finding, PolicyResult
+from gpufleet.plans.wire import json_value
 
 # Resources are handed to the channel's loop sixteen at a time: each hand-over wakes the loop thread,
 # which then takes the GIL from the program. Waking it once per resource measured about 5 points
@@ -39,7 +39,11 @@ _BATCH = 16
 _WINDOW = 64
 
 # What the methods sent as bytes answer.
-_RESPONSES = {"Analyze": analyzer_pb2.AnalyzeResponse, "Remediate": analyzer_pb2.RemediateResponse, "AnalyzeStack": analyzer_pb2.AnalyzeResponse}
+_RESPONSES = {
+    "Analyze": analyzer_pb2.AnalyzeResponse,
+    "Remediate": analyzer_pb2.RemediateResponse,
+    "AnalyzeStack": analyzer_pb2.AnalyzeResponse,
+}
 
 _RESOURCES_FIELD = bytes([1 << 3 | 2])  # AnalyzeStackRequest.resources: field 1, length-delimited
 
@@ -144,7 +148,9 @@ class PolicyPack:
     def _raw(self, method: str) -> grpc.aio.UnaryUnaryMultiCallable:
         """The method as a call that sends bytes as they are (the stub would serialize the message again)."""
         if method not in self._raw_calls:
-            self._raw_calls[method] = self.channel.unary_unary(f"/pulumirpc.Analyzer/{method}", response_deserializer=_RESPONSES[method].FromString)
+            self._raw_calls[method] = self.channel.unary_unary(
+                f"/pulumirpc.Analyzer/{method}", response_deserializer=_RESPONSES[method].FromString
+            )
         return self._raw_calls[method]
 
     def _call(self, method: str, request, optional: bool = False, timeout: float | None = None):
@@ -375,5 +381,3 @@ class PolicyPack:
             )
         for na in response.not_applicable:
             result.not_applicable[na.policy_name] = result.not_applicable.get(na.policy_name, 0) + 1
-
-

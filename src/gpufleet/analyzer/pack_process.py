@@ -90,9 +90,7 @@ class PackProcess:
         state = f"the pack process exited with code {code}" if code is not None else "the pack process is still running"
         tail = "\n".join(list(self._stderr)[-12:])
         detail = f"\n--- pack stderr (last lines) ---\n{tail}" if tail else ""
-        return PolicyPackError(
-            f"policy pack {self.pack_dir}: {what}; {state}. No policy results: nothing was judged.{detail}"
-        )
+        return PolicyPackError(f"policy pack {self.pack_dir}: {what}; {state}. No policy results: nothing was judged.{detail}")
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -66,17 +66,13 @@ def parse(document: object, where: str = "policy config") -> dict[str, PolicyCon
             level = props.pop("enforcementLevel", None)
             result[name] = PolicyConfig(None if level is None else _level(where, name, level), props)
         else:
-            raise PolicyConfigError(
-                f"{where}: {name}: {json.dumps(value)} is not a valid value; must be an enforcement level or an object"
-            )
+            raise PolicyConfigError(f"{where}: {name}: {json.dumps(value)} is not a valid value; must be an enforcement level or an object")
     return result
 
 
 def _level(where: str, name: str, value: object) -> str:
     if value not in LEVELS:
-        raise PolicyConfigError(
-            f"{where}: {name}: enforcementLevel {json.dumps(value)} is not one of {', '.join(LEVELS)}"
-        )
+        raise PolicyConfigError(f"{where}: {name}: enforcementLevel {json.dumps(value)} is not one of {', '.join(LEVELS)}")
     return value  # type: ignore[return-value]
 
 
@@ -87,9 +83,7 @@ def reconcile(
     known = {p.name for p in policies}
     for name in given:
         if name != "all" and name not in known:
-            raise PolicyConfigError(
-                f"policy config: {name!r} is not a policy of pack {pack} (policies: {', '.join(sorted(known))})"
-            )
+            raise PolicyConfigError(f"policy config: {name!r} is not a policy of pack {pack} (policies: {', '.join(sorted(known))})")
     result = {
         p.name: PolicyConfig(
             p.enforcement_level,

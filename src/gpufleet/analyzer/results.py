@@ -38,8 +38,7 @@ class PolicyResult:
             "pack": self.pack,
             "version": self.version,
             "violations": [
-                {k: v for k, v in vars(f).items() if v != ""}
-                for f in sorted(self.findings, key=lambda f: (f.urn, f.policy, f.message))
+                {k: v for k, v in vars(f).items() if v != ""} for f in sorted(self.findings, key=lambda f: (f.urn, f.policy, f.message))
             ],
         }
         if self.remediations:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import sys
 import typing
-from functools import lru_cache
+from functools import cache
 
 from gpufleet.apis.values import kind_problem, rename
 
@@ -58,7 +58,7 @@ def _nest(body: dict, target: tuple[str, str], key: str, value: object) -> list[
     return []
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fields(model_name: str) -> dict[str, object]:
     """REST name -> type hint of a model of azure-mgmt-containerservice."""
     from azure.mgmt.containerservice import models

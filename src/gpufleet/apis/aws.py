@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from botocore.loaders import create_loader
 from botocore.model import ServiceModel
+
 from gpufleet.catalog import tokens
 from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.catalog.wording import counted
-
 
 # Inputs the Pulumi provider keeps for itself; they have no API member.
 PROVIDER_ONLY = {"skipDestroy", "trackLatest", "region", "updateDefaultVersion", "tagsAll"}
@@ -247,7 +247,9 @@ def to_request(resource: dict, strict: bool = True) -> Request:
         renamed = {"name": "GroupName"}
         inputs.setdefault("name", inputs.pop("namePrefix", None) or "generated-by-the-provider")
         inputs.setdefault("description", "Managed by Pulumi")  # the provider's default
-        return _request("ec2", "CreateSecurityGroup", _renamed(inputs, renamed, ("ingress", "egress", "tags", "revokeRulesOnDelete")), strict)
+        return _request(
+            "ec2", "CreateSecurityGroup", _renamed(inputs, renamed, ("ingress", "egress", "tags", "revokeRulesOnDelete")), strict
+        )
     raise KeyError(kind)
 
 

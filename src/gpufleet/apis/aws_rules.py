@@ -92,7 +92,9 @@ def auto_mode_problems(props: Mapping, auto_mode: AutoMode) -> list[str]:
     found = []
     off = [p for p, v in given.items() if v is not True]
     if off:
-        found.append(f"enables {', '.join(on)} but not {', '.join(off)}: EKS takes Auto Mode's three capabilities on together or not at all")
+        found.append(
+            f"enables {', '.join(on)} but not {', '.join(off)}: EKS takes Auto Mode's three capabilities on together or not at all"
+        )
     if auto_mode_enabled(props, auto_mode) and props.get("bootstrapSelfManagedAddons") is not auto_mode.bootstrap_self_managed_addons:
         found.append("enables Auto Mode with bootstrapSelfManagedAddons unset or true (its default): Auto Mode needs it false")
     return found

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import jsonschema
 from ruamel.yaml import YAML
@@ -36,7 +36,7 @@ def checked_types() -> tuple[str, ...]:
     return tuple(_FILES)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema(type_token: str) -> tuple[dict, int]:
     """The version's openAPIV3Schema (the object's `status` left out), and its CEL rule count."""
     document = YAML(typ="safe", pure=True).load((CRDS / _FILES[type_token]).read_text())

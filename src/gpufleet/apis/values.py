@@ -34,7 +34,9 @@ def kind_problem(kind: str, value: object) -> str | None:
     return None
 
 
-def rename(inputs: Mapping, mapping: Mapping[str, object], place: Callable[[dict, object, str, object], list[str]]) -> tuple[dict, list[str]]:
+def rename(
+    inputs: Mapping, mapping: Mapping[str, object], place: Callable[[dict, object, str, object], list[str]]
+) -> tuple[dict, list[str]]:
     """A request body from the provider's inputs, and the inputs with no mapping. A target of None is
     the provider's own (never sent); a string is the API's name for the input; any other target is
     put in the body by `place(body, target, key, value)`, which returns what it could not map."""

@@ -75,7 +75,10 @@ def _efa(chart: Chart, v: dict) -> dict | None:
     # templates/daemonset.yaml: CriticalAddonsOnly always, then `tolerations`; one required term per
     # supportedInstanceLabels key (In its values), the last one also excluding EKS Auto Mode nodes.
     labels = v.get("supportedInstanceLabels") or {}
-    terms = [{"matchExpressions": [{"key": key, "operator": "In", "values": list(labels.get("values") or [])}]} for key in labels.get("keys") or []]
+    terms = [
+        {"matchExpressions": [{"key": key, "operator": "In", "values": list(labels.get("values") or [])}]}
+        for key in labels.get("keys") or []
+    ]
     if terms:
         terms[-1]["matchExpressions"].append({"key": "eks.amazonaws.com/compute-type", "operator": "NotIn", "values": ["auto"]})
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}

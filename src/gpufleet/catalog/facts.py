@@ -150,15 +150,17 @@ class Addon(Sourced):
     spec: dict[str, Any]  # a Kubernetes pod spec
 
 
-class Taint(_Facts):
+class AcceleratorTaint(_Facts):
+    """One accelerator kind's conventional taint (its source is AcceleratorTaints', for both kinds)."""
+
     key: str
     effect: str
     value: str | None = None
 
 
 class AcceleratorTaints(Sourced):
-    nvidia: Taint
-    neuron: Taint
+    nvidia: AcceleratorTaint
+    neuron: AcceleratorTaint
 
     def of(self, kind: str | None) -> dict | None:
         """The conventional taint of an accelerator kind (Kubernetes spelling), or None."""
@@ -205,7 +207,7 @@ class AutoMode(Sourced):
     label_domain: str
     max_pods: int
     built_in_pools: dict[str, BuiltInPool]
-    build: "AutoModeBuild"
+    build: AutoModeBuild
 
 
 class AutoModeBuild(Sourced):
@@ -334,7 +336,11 @@ class Charts(_Facts):
 
     def plugins(self) -> dict[str, Chart]:
         """The device-plugin charts by their key in the facts file (nvidiaDevicePlugin, ...)."""
-        return {"nvidiaDevicePlugin": self.nvidia_device_plugin, "efaDevicePlugin": self.efa_device_plugin, "neuronHelmChart": self.neuron_helm_chart}
+        return {
+            "nvidiaDevicePlugin": self.nvidia_device_plugin,
+            "efaDevicePlugin": self.efa_device_plugin,
+            "neuronHelmChart": self.neuron_helm_chart,
+        }
 
 
 # --- the rest -------------------------------------------------------------------------------------
@@ -448,10 +454,10 @@ class GkeFacts(_Facts):
     sharing_strategies: dict[str, str]  # gpuSharingStrategy -> node label value
     shared_request_max: int
     sharing_source: str
-    operator_node_labels: "Labels"
+    operator_node_labels: Labels
 
     @model_validator(mode="after")
-    def _accelerators_known(self) -> "GkeFacts":
+    def _accelerators_known(self) -> GkeFacts:
         named = [*(m.accelerator for m in self.machine_types.values()), *self.n1_attachable, *self.mig_partitions]
         unknown = sorted(set(named) - set(self.accelerators))
         if unknown:
@@ -487,7 +493,7 @@ class AksFacts(_Facts):
     critical_addons_taint: Taint  # what onlyCriticalAddonsEnabled puts on a cluster's default pool
 
     @model_validator(mode="after")
-    def _gpus_known(self) -> "AksFacts":
+    def _gpus_known(self) -> AksFacts:
         unknown = sorted({*(s.gpu for s in self.vm_sizes.values()), *self.mig_profiles} - set(self.gpus))
         if unknown:
             raise ValueError(f"GPUs named but not listed under aks.gpus: {', '.join(unknown)}")

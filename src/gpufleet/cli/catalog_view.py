@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from gpufleet.rules import ecs_amis as ami_rules, gpus as gpu_rules, offerings as offering_rules
 from gpufleet.catalog.catalog import Catalog, InstanceType
+from gpufleet.rules import ecs_amis as ami_rules
+from gpufleet.rules import gpus as gpu_rules
+from gpufleet.rules import offerings as offering_rules
 
 
 def describe(cat: Catalog, it: InstanceType) -> dict:
@@ -48,7 +50,11 @@ def describe(cat: Catalog, it: InstanceType) -> dict:
         "ecsAmi": {
             "accelerator": accelerator,
             "variants": {v: ami_rules.ecs_ami_support(it, v, ecs) for v in variants},
-            **({"regions": [r for r in sorted(it.offerings) if ami_rules.neuron_ami_region(r, ecs) is None]} if accelerator == "neuron" else {}),
+            **(
+                {"regions": [r for r in sorted(it.offerings) if ami_rules.neuron_ami_region(r, ecs) is None]}
+                if accelerator == "neuron"
+                else {}
+            ),
         },
         "notes": [notes.note] if notes else [],
     }

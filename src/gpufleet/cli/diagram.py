@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from gpufleet.plans.groups import CARRIED, Group, accelerated_groups
-from gpufleet.catalog.wording import counted
 from gpufleet.catalog import tokens
+from gpufleet.catalog.wording import counted
+from gpufleet.plans.groups import CARRIED, Group, accelerated_groups
 
 CLUSTERS = {
     tokens.EKS_CLUSTER: "EKS cluster",

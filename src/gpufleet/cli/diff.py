@@ -12,15 +12,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpufleet.catalog import catalog
-from gpufleet.simulate import k8s_scheduler
-from gpufleet.plans import cost as plan_cost, placement as plan_placement, replacement
-from gpufleet.rules import cost as cost_rules
+from gpufleet.catalog import catalog, tokens
 from gpufleet.cli import diagram
 from gpufleet.cli.property_changes import summarize
+from gpufleet.plans import cost as plan_cost
+from gpufleet.plans import placement as plan_placement
+from gpufleet.plans import replacement
 from gpufleet.plans.groups import Group, accelerated_groups
 from gpufleet.plans.index import mapping
-from gpufleet.catalog import tokens
+from gpufleet.rules import cost as cost_rules
+from gpufleet.simulate import k8s_scheduler
 
 COUNTS = (("gpus", "GPUs"), ("neuronChips", "Neuron chips"), ("neuronCores", "NeuronCores"), ("efaInterfaces", "EFA interfaces"))
 
@@ -108,9 +109,17 @@ def diff_plans(
             ]
         elif not changes:
             continue
-        entry = {**_brief(new[urn]), "properties": changes, "summary": summarize(changes, old[urn].get("inputs") or {}, new[urn].get("inputs") or {})}
+        entry = {
+            **_brief(new[urn]),
+            "properties": changes,
+            "summary": summarize(changes, old[urn].get("inputs") or {}, new[urn].get("inputs") or {}),
+        }
         if verdict is not None:
-            reason = f"the engine: replaceReasons {', '.join(verdict['replaceReasons'])}" if verdict["replaceReasons"] else "the engine replaces it"
+            reason = (
+                f"the engine: replaceReasons {', '.join(verdict['replaceReasons'])}"
+                if verdict["replaceReasons"]
+                else "the engine replaces it"
+            )
             reason = reason if set(verdict["ops"]) & REPLACE_OPS else None
         else:
             reason = replacement.replacement_reason(new[urn], changes)
@@ -162,8 +171,13 @@ def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict], follo
             own = [c for u in result.updated if _key(u["urn"]) == urn for c in u["properties"]]
             result.updated = [u for u in result.updated if _key(u["urn"]) != urn]
             result.replaced.append(
-                {**_brief(new[urn]), "properties": own, "summary": summarize(own, old[urn].get("inputs") or {}, new[urn].get("inputs") or {}),
-                 "reason": why, "deleteFirst": bool(new[urn].get("deleteBeforeReplace"))}
+                {
+                    **_brief(new[urn]),
+                    "properties": own,
+                    "summary": summarize(own, old[urn].get("inputs") or {}, new[urn].get("inputs") or {}),
+                    "reason": why,
+                    "deleteFirst": bool(new[urn].get("deleteBeforeReplace")),
+                }
             )
         elif urn not in changed:
             result.updated.append({**_brief(new[urn]), "properties": [], "summary": []})
@@ -215,6 +229,7 @@ def not_running(status: str) -> int:
 def _placements(resources: list[dict]) -> dict[str, dict]:
     """Pod templates and task definitions by name, with their placement verdict."""
     found = plan_placement.placement(plan_placement.from_plan({"resources": resources})).as_dict()
+
     def why(p: dict) -> str:
         grown = k8s_scheduler.new_nodes(p.get("scaleUp") or {})
         return p.get("message") or (f"needs {grown} (a cluster autoscaler or a larger desiredSize)" if grown else "")
@@ -245,7 +260,11 @@ def _groups(result: PlanDiff, base: dict[str, Group], head: dict[str, Group]) ->
         before, after = base.get(urn), head.get(urn)
         notes = _group_notes(before, after)
         if after is not None and urn in replaced:
-            first = "; the old one is deleted first, so the group has no capacity until the new one is up" if replaced[urn]["deleteFirst"] else ""
+            first = (
+                "; the old one is deleted first, so the group has no capacity until the new one is up"
+                if replaced[urn]["deleteFirst"]
+                else ""
+            )
             _drain(result, after, f"the {_kind(after)} is replaced ({replaced[urn]['reason']}){first}")
         elif before is not None and after is None:
             _drain(result, before, f"the {_kind(before)} is removed")
@@ -300,7 +319,9 @@ def _karpenter_drift(result: PlanDiff, new: dict[str, dict]) -> None:
                 why = "its requirements changed: Karpenter replaces the nodes they no longer admit, within the pool's disruption budgets"
             else:
                 continue
-            result.drains.append({"group": name_of(new.get(_key(entry["urn"]), entry)), "platform": "karpenter", "urn": entry["urn"], "reason": why})
+            result.drains.append(
+                {"group": name_of(new.get(_key(entry["urn"]), entry)), "platform": "karpenter", "urn": entry["urn"], "reason": why}
+            )
         elif entry["type"] == tokens.KARPENTER_EC2_NODE_CLASS:
             changed = [p for p in paths if _under(p, drift.node_class)]
             class_name = name_of(new.get(_key(entry["urn"]), entry))
@@ -312,7 +333,14 @@ def _karpenter_drift(result: PlanDiff, new: dict[str, dict]) -> None:
 
 
 def _kind(group: Group) -> str:
-    return {"eks": "node group", "ecs": "capacity provider's group", "ack": "ACK node pool", "gke": "GKE node pool", "aks": "AKS node pool", "karpenter": "Karpenter NodePool"}[group.platform]
+    return {
+        "eks": "node group",
+        "ecs": "capacity provider's group",
+        "ack": "ACK node pool",
+        "gke": "GKE node pool",
+        "aks": "AKS node pool",
+        "karpenter": "Karpenter NodePool",
+    }[group.platform]
 
 
 def _drain(result: PlanDiff, group: Group, why: str) -> None:
@@ -334,7 +362,14 @@ def _group_notes(before: Group | None, after: Group | None) -> list[str]:
             notes.append(f"{words} (desired) {b[key]} -> {a[key]}")
     if before.efa_interfaces != after.efa_interfaces:
         notes.append(f"EFA interfaces per instance {before.efa_interfaces} -> {after.efa_interfaces}")
-    what = {"eks": "AMI type", "ecs": "AMI", "ack": "sharing mode", "gke": "GPU driver and sharing", "aks": "GPU driver and MIG", "karpenter": "AMI"}[after.platform]
+    what = {
+        "eks": "AMI type",
+        "ecs": "AMI",
+        "ack": "sharing mode",
+        "gke": "GPU driver and sharing",
+        "aks": "GPU driver and MIG",
+        "karpenter": "AMI",
+    }[after.platform]
     if before.ami != after.ami:
         notes.append(f"{what} {before.ami} -> {after.ami}")
     if before.purchase != after.purchase:
@@ -358,7 +393,12 @@ def _cost_sides(before: dict | None, after: dict | None) -> dict:
         b = before["hourly"][size] if before else 0.0
         a = after["hourly"][size] if after else 0.0
         change = _delta(b, a)
-        out[size] = {"before": b, "after": a, "hourly": change, "monthly": round(change * cost_rules.HOURS_PER_MONTH, 2) if change is not None else None}
+        out[size] = {
+            "before": b,
+            "after": a,
+            "hourly": change,
+            "monthly": round(change * cost_rules.HOURS_PER_MONTH, 2) if change is not None else None,
+        }
     return out
 
 
@@ -377,7 +417,11 @@ def cost_change(base: list[dict], head: list[dict]) -> dict:
         if b and a:
             if b["instanceType"] != a["instanceType"]:
                 what.append(f"instance type {b['instanceType']} -> {a['instanceType']}")
-            what += [f"{size}Size {b['instances'][size]} -> {a['instances'][size]}" for size in ("min", "desired", "max") if b["instances"][size] != a["instances"][size]]
+            what += [
+                f"{size}Size {b['instances'][size]} -> {a['instances'][size]}"
+                for size in ("min", "desired", "max")
+                if b["instances"][size] != a["instances"][size]
+            ]
             if b["purchase"] != a["purchase"]:
                 what.append(f"purchase {b['purchase']} -> {a['purchase']}")
         if b and a and not what and all(v["before"] == v["after"] for v in sides.values()):
@@ -385,9 +429,14 @@ def cost_change(base: list[dict], head: list[dict]) -> dict:
         unknown = [x["basis"] for x in (b, a) if x is not None and x["pricePerHour"] is None]
         groups.append(
             {
-                "group": g["group"], "platform": g["platform"], "urn": g["urn"], "instanceType": g["instanceType"],
+                "group": g["group"],
+                "platform": g["platform"],
+                "urn": g["urn"],
+                "instanceType": g["instanceType"],
                 "status": "added" if b is None else "removed" if a is None else "changed",
-                "changes": what, **sides, **({"unknown": unknown[0]} if unknown else {}),
+                "changes": what,
+                **sides,
+                **({"unknown": unknown[0]} if unknown else {}),
             }
         )
     return {

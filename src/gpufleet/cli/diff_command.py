@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from gpufleet.cli.output import EXIT_CHANGED, EXIT_OK, EXIT_VIOLATION, policy_inputs, print_json, write
 
+
 def cmd_diff(args) -> int:
-    from gpufleet.cli import plan_file
     from gpufleet.analyzer.client import PolicyPack
+    from gpufleet.cli import plan_file
     from gpufleet.cli.diff import diff_plans
     from gpufleet.cli.diff_render import render
 
@@ -15,10 +16,14 @@ def cmd_diff(args) -> int:
     if args.head is None:
         return _diff_one_preview(args, pack_dir, given)
     base, head = plan_file.load(args.base), plan_file.load(args.head)
+
     def judged(plans) -> list[list[dict]]:
         with PolicyPack(pack_dir, project=plans[0].project, stack=plans[0].stack) as pack:
             # HEAD is judged as an update of BASE: the pack's update policy gets BASE as deployed.
-            return [pack.judge(_with_deployed(pack, given, base.resources) if p is head else given, p.resources).as_plan_block()["violations"] for p in plans]
+            return [
+                pack.judge(_with_deployed(pack, given, base.resources) if p is head else given, p.resources).as_plan_block()["violations"]
+                for p in plans
+            ]
 
     # Both plans are judged by the same pack and config, so findings compare like for like; plans of
     # one stack share one pack process (a pack reads its stack's config, so others get their own).
@@ -52,14 +57,18 @@ def _with_deployed(pack, given: dict, deployed: list[dict]) -> dict:
 def _diff_one_preview(args, pack_dir, given) -> int:
     """One `pulumi preview --json` against a deployed stack: its old states are BASE, its new
     states HEAD, and each step's op is the verdict (the pack judges what will exist)."""
-    from gpufleet.cli import plan_file
     from gpufleet.analyzer.client import PolicyPack
+    from gpufleet.cli import plan_file
     from gpufleet.cli.diff import diff_plans
     from gpufleet.cli.diff_render import render
 
     preview = plan_file.load(args.base)
     # A preview of a stack not yet deployed creates every resource: its deployed side is empty.
-    first_up = preview.kind == "pulumi-preview" and bool(preview.verdicts) and all(v["ops"] == ["create"] for v in (preview.verdicts or {}).values())
+    first_up = (
+        preview.kind == "pulumi-preview"
+        and bool(preview.verdicts)
+        and all(v["ops"] == ["create"] for v in (preview.verdicts or {}).values())
+    )
     if preview.kind != "pulumi-preview" or not (preview.before or first_up):
         raise plan_file.PlanFileError(
             f"{args.base}: one plan alone is read only as `pulumi preview --json` of a deployed stack "

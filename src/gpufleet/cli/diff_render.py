@@ -3,9 +3,9 @@ picture of the groups before and after)."""
 
 from __future__ import annotations
 
+from gpufleet.catalog.wording import counted
 from gpufleet.cli.diff import COUNTS, PlanDiff, not_running
 from gpufleet.plans.groups import CARRIED
-from gpufleet.catalog.wording import counted
 
 
 def _where(finding: dict) -> str:
@@ -26,7 +26,9 @@ def _cost_lines(cost: dict, h, bullet: str) -> list[str]:
         return []
 
     def at(sides: dict) -> str:
-        return ", ".join(f"{_dollars(sides[s]['hourly'], 'h')} at {s} ({_dollars(sides[s]['monthly'], 'month')})" for s in ("max", "desired"))
+        return ", ".join(
+            f"{_dollars(sides[s]['hourly'], 'h')} at {s} ({_dollars(sides[s]['monthly'], 'month')})" for s in ("max", "desired")
+        )
 
     lines = ["", h(3, "Cost"), ""]
     for g in cost["groups"]:
@@ -74,6 +76,7 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
     lines += _cost_lines(d.cost, h, bullet)
     if markdown and d.picture:
         lines += ["", "```mermaid", d.picture.rstrip("\n"), "```"]
+
     def placement(e: dict) -> str:
         why = f": {e['why']}" if e["why"] and not_running(e["after"]) else ""
         return f"{e['name']}: {e['before']} -> {e['after']}{why}"
@@ -81,10 +84,19 @@ def render(d: PlanDiff, base_name: str, head_name: str, markdown: bool) -> str:
     # Each section is shown only when it has entries, in the order a reviewer weighs them.
     sections = (
         ("Replaces instances (running jobs are drained)", [f"{x['platform']} {x['group']}: {x['reason']}" for x in d.drains]),
-        ("Tolerations changed", [f"{code(t['type'])} {t['name']}: {', '.join(code(c['path']) for c in t['properties'])}" for t in d.tolerations]),
+        (
+            "Tolerations changed",
+            [f"{code(t['type'])} {t['name']}: {', '.join(code(c['path']) for c in t['properties'])}" for t in d.tolerations],
+        ),
         ("Placement", [placement(e) for e in d.placement_worse + d.placement_better]),
-        ("Replaced or updated because what they read is replaced or removed", [f"{a['effect']} {code(a['type'])} {a['name']}: {'; '.join(a['because'])}" for a in d.affected]),
-        ("Deletes the cloud will refuse", [f"{code(r['type'])} {r['name']} ({r['how']}): {r['reason']}. Fix: {r['fix']}" for r in d.refused]),
+        (
+            "Replaced or updated because what they read is replaced or removed",
+            [f"{a['effect']} {code(a['type'])} {a['name']}: {'; '.join(a['because'])}" for a in d.affected],
+        ),
+        (
+            "Deletes the cloud will refuse",
+            [f"{code(r['type'])} {r['name']} ({r['how']}): {r['reason']}. Fix: {r['fix']}" for r in d.refused],
+        ),
         (
             "Policy",
             [f"new ({f['level']}) {code(f['policy'])} on {_where(f)}: {f['message']}" for f in d.new_findings]

@@ -122,7 +122,13 @@ def render_library() -> str:
         if inspect.isclass(obj) and issubclass(obj, BaseModel):
             lines += [f"## `{name}` (args)", "", doc, "", *_model_table(obj), ""]
             continue
-        kind = "component" if inspect.isclass(obj) and issubclass(obj, pulumi.ComponentResource) else "class" if inspect.isclass(obj) else "function"
+        kind = (
+            "component"
+            if inspect.isclass(obj) and issubclass(obj, pulumi.ComponentResource)
+            else "class"
+            if inspect.isclass(obj)
+            else "function"
+        )
         lines += [f"## `{name}` ({kind})", "", "```python", _signature(obj), "```", "", doc, ""]
         init_doc = inspect.cleandoc(obj.__init__.__doc__ or "") if inspect.isclass(obj) and "__init__" in vars(obj) else ""
         if init_doc:

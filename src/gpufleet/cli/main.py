@@ -10,7 +10,19 @@ import sys
 import traceback
 from pathlib import Path
 
-from gpufleet.cli.output import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, REPORT_TO, InputError, console, exit_for, policy_inputs, print_json, silence_stdout, write
+from gpufleet.cli.output import (
+    EXIT_INTERNAL,
+    EXIT_INVALID,
+    EXIT_OK,
+    REPORT_TO,
+    InputError,
+    console,
+    exit_for,
+    policy_inputs,
+    print_json,
+    silence_stdout,
+    write,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,29 +35,42 @@ def _parser() -> argparse.ArgumentParser:
     preview.add_argument("--shard", metavar="K/N", help="with --all or several stacks: only the K-th of N deterministic shards")
     preview.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes for several stacks (default: the cores)")
     preview.add_argument(
-        "--stacks-dir", type=Path, metavar="DIR",
+        "--stacks-dir",
+        type=Path,
+        metavar="DIR",
         help="the folder of Pulumi.<STACK>.yaml files that STACK, --all and --shard read (default: gpufleet's shipped stacks/)",
     )
     preview.add_argument("--config-file", type=Path, help="any Pulumi stack config file (instead of STACK)")
     preview.add_argument(
-        "--program", type=Path, metavar="DIR",
+        "--program",
+        type=Path,
+        metavar="DIR",
         help="a Pulumi Python program of your own (its Pulumi.yaml and, as STACK or the only one there, a stack's config)",
     )
     preview.add_argument(
-        "--python", type=Path, metavar="PATH",
+        "--python",
+        type=Path,
+        metavar="PATH",
         help="with --program: the interpreter to run it with (default: the virtualenv its Pulumi.yaml names)",
     )
     preview.add_argument(
-        "--timeout", type=_seconds, default=None, metavar="SECONDS",
+        "--timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
         help="with --program: stop a program that has not finished by then, exit 2 (default: 300)",
     )
     preview.add_argument(
-        "--answers", type=Path, metavar="FILE",
+        "--answers",
+        type=Path,
+        metavar="FILE",
         help='with --program: provider function outputs for given inputs, {"TOKEN": [{"inputs": {...}, "outputs": {...}}]}',
     )
     preview.add_argument("--json", action="store_true", help="print only the JSON plan on stdout")
     preview.add_argument(
-        "--format", choices=("text", "mermaid"), default="text",
+        "--format",
+        choices=("text", "mermaid"),
+        default="text",
         help="mermaid: the fleet as a Mermaid flowchart (clusters, groups, the workloads placed on them)",
     )
     _policy_flags(preview)
@@ -65,11 +90,16 @@ def _parser() -> argparse.ArgumentParser:
     diff = sub.add_parser("diff", help="what changes between two plans (gpufleet's or `pulumi preview --json`), for reviewers")
     diff.add_argument("base", type=Path, metavar="BASE.json")
     diff.add_argument(
-        "head", type=Path, metavar="HEAD.json", nargs="?",
+        "head",
+        type=Path,
+        metavar="HEAD.json",
+        nargs="?",
         help="absent: BASE.json is one `pulumi preview --json` of a deployed stack, read with the engine's verdict per step",
     )
     diff.add_argument("--json", action="store_true", help="print the diff as JSON on stdout")
-    diff.add_argument("--format", choices=("text", "markdown"), default="text", help="text for a terminal, markdown for a pull-request comment")
+    diff.add_argument(
+        "--format", choices=("text", "markdown"), default="text", help="text for a terminal, markdown for a pull-request comment"
+    )
     _policy_flags(diff)
 
     from gpufleet.cli.verify_command import add_parser as add_verify
@@ -171,8 +201,8 @@ def _preview_stack(args, sf, config: dict[str, str], pack_dir: Path | None, give
 
 
 def _preview_many(args) -> int:
-    from gpufleet.stack import files as stackfile
     from gpufleet.cli import many
+    from gpufleet.stack import files as stackfile
 
     if args.config_file is not None or args.program is not None:
         raise InputError("several stacks, --all and --shard preview stacks/ by name: not with --config-file or --program")
@@ -222,10 +252,10 @@ def _preview_program(args) -> int:
     """A program of one's own under the same engine and pack: its resources are judged as they
     register, as with gpufleet's own program."""
     from gpufleet.engine import user_program
-    from gpufleet.engine.runtime import EngineError
-    from gpufleet.engine.preview import preview_plan
     from gpufleet.engine.answers import load_given
+    from gpufleet.engine.preview import preview_plan
     from gpufleet.engine.program_host import DEFAULT_TIMEOUT, Hosting
+    from gpufleet.engine.runtime import EngineError
 
     if args.config_file is not None:
         raise InputError("--program reads the program's own stack config: name the stack as STACK, not --config-file")
@@ -242,8 +272,8 @@ def _preview_program(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from gpufleet.cli import plan_file
     from gpufleet.analyzer.client import PolicyPack
+    from gpufleet.cli import plan_file
 
     pack_dir, given = policy_inputs(args)
     saved = plan_file.load(args.plan)
@@ -294,23 +324,40 @@ def cmd_schema(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     from gpufleet.analyzer.client import PolicyPackError
     from gpufleet.analyzer.pack_dir import PolicyPackInvalid
-    from gpufleet.cli.plan_file import PlanFileError
     from gpufleet.analyzer.policy_config import PolicyConfigError
-    from gpufleet.stack.files import StackFileError
-    from gpufleet.engine.user_program import ProgramError
+    from gpufleet.cli.plan_file import PlanFileError
     from gpufleet.engine.answers import AnswersFileError
+    from gpufleet.engine.user_program import ProgramError
     from gpufleet.rules import lifecycle
+    from gpufleet.stack.files import StackFileError
 
     args = _parser().parse_args(argv)
     from gpufleet.cli.diff_command import cmd_diff
     from gpufleet.cli.verify_command import cmd_verify
 
-    handler = {"preview": cmd_preview, "check": cmd_check, "catalog": cmd_catalog, "schema": cmd_schema, "diff": cmd_diff, "verify": cmd_verify}[args.command]
+    handler = {
+        "preview": cmd_preview,
+        "check": cmd_check,
+        "catalog": cmd_catalog,
+        "schema": cmd_schema,
+        "diff": cmd_diff,
+        "verify": cmd_verify,
+    }[args.command]
     try:
         lifecycle.today()  # a GPUFLEET_TODAY that is no date stops here, before a worker or the pack reads it
         return handler(args)
     # A pack that could not judge the resources (PolicyPackError) fails closed: exit 2, never "no violations".
-    except (InputError, StackFileError, PlanFileError, PolicyConfigError, PolicyPackInvalid, PolicyPackError, ProgramError, AnswersFileError, lifecycle.TodayError) as err:
+    except (
+        InputError,
+        StackFileError,
+        PlanFileError,
+        PolicyConfigError,
+        PolicyPackInvalid,
+        PolicyPackError,
+        ProgramError,
+        AnswersFileError,
+        lifecycle.TodayError,
+    ) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:  # stdout closed while a table was printed: quiet

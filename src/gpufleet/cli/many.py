@@ -65,7 +65,10 @@ def run(command: Callable[[list[str]], int], names: list[str], flags: list[str],
                 results = [f.result() for f in futures]
     codes = {name: code for name, (code, _, _) in zip(names, results)}
     if as_json:
-        plans = {name: (json.loads(out) if code in (0, 1) and out.strip() else {"error": err.strip()}) for name, (code, out, err) in zip(names, results)}
+        plans = {
+            name: (json.loads(out) if code in (0, 1) and out.strip() else {"error": err.strip()})
+            for name, (code, out, err) in zip(names, results)
+        }
         print_json({"stacks": plans, "exitCodes": codes})
     else:
         for name, (code, out, err) in zip(names, results):

@@ -9,8 +9,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpufleet.plans import shapes as plan_shapes
 from gpufleet.engine.plan import PLAN_VERSION
+from gpufleet.plans import shapes as plan_shapes
 
 
 class PlanFileError(ValueError):
@@ -58,9 +58,7 @@ def load(path: Path) -> SavedPlan:
         return _from_pulumi_preview(path, document)
     if "resources" in document:
         return _from_gpufleet(path, document)
-    raise PlanFileError(
-        f"{path}: neither a gpufleet plan (no 'resources') nor `pulumi preview --json` output (no 'steps')"
-    )
+    raise PlanFileError(f"{path}: neither a gpufleet plan (no 'resources') nor `pulumi preview --json` output (no 'steps')")
 
 
 # How deep a plan's values may nest. Real inputs (Kubernetes manifests, Helm values) nest about 20

@@ -8,8 +8,8 @@ import difflib
 import json
 import re
 
-from gpufleet.plans import replacement
 from gpufleet.engine.runtime import UNKNOWN
+from gpufleet.plans import replacement
 
 _ENTRY = re.compile(r"^([^\[]+)\[(\d+)\](.*)$")
 
@@ -51,7 +51,12 @@ def summarize(changes: list[dict], before: dict, after: dict) -> list[str]:
     for (prop, how), idx in sorted(whole.items()):
         idx.sort()
         cards = sorted(
-            {c["before" if how == "removed" else "after"] for i in idx for c in entries[(prop, i)] if c["path"].endswith(".networkCardIndex")}
+            {
+                c["before" if how == "removed" else "after"]
+                for i in idx
+                for c in entries[(prop, i)]
+                if c["path"].endswith(".networkCardIndex")
+            }
         )
         detail = f"; networkCardIndex {_runs(cards)}" if cards and all(isinstance(x, int) for x in cards) else ""
         side = "before" if how == "removed" else "after"

@@ -7,8 +7,8 @@ import gc
 
 from rich.console import Console
 
-from gpufleet.cli.text_layout import TextTable, TextTree
 from gpufleet.catalog.wording import counted
+from gpufleet.cli.text_layout import TextTable, TextTree
 
 
 @contextlib.contextmanager
@@ -167,7 +167,13 @@ def render_summary(summary: dict, console: Console, cost: dict | None = None) ->
             table.add_row(*row, *(_cost_cells(match) if cost else []))
         for c in priced:
             if c not in shown:  # a group without accelerators (a system group) costs money too
-                row = [f"{c['group']}\n{c['platform']}, {c['purchase']}", c["instanceType"], "no accelerators" if not c["acceleratorsPerInstance"] else "-", _sizes(c["instances"]), "-"]
+                row = [
+                    f"{c['group']}\n{c['platform']}, {c['purchase']}",
+                    c["instanceType"],
+                    "no accelerators" if not c["acceleratorsPerInstance"] else "-",
+                    _sizes(c["instances"]),
+                    "-",
+                ]
                 table.add_row(*row, *_cost_cells(c))
         for t in summary.get("totals") or []:
             cores = f"\n= {_sizes(t.get('neuronCores'))}\nNeuronCores" if t.get("neuronCores") else ""
@@ -256,7 +262,9 @@ def render_cost(cost: dict, console: Console, table_shown: bool = True) -> None:
     options = cost.get("byPurchase") or {}
     if len(options) > 1:
         said = "; ".join(
-            f"{o} unknown" if v["hourly"]["max"] is None else f"{o} {_usd(v['hourly']['desired'])}/h at desired, {_usd(v['hourly']['max'])}/h at max"
+            f"{o} unknown"
+            if v["hourly"]["max"] is None
+            else f"{o} {_usd(v['hourly']['desired'])}/h at desired, {_usd(v['hourly']['max'])}/h at max"
             for o, v in options.items()
         )
         console.print(f"By purchase option: {said}", highlight=False)
@@ -278,7 +286,9 @@ def render_cost(cost: dict, console: Console, table_shown: bool = True) -> None:
 
 
 def render_ack_pools(pools: list[dict], console: Console) -> None:
-    table = TextTable("ACK shared-GPU pools", ["pool", "instance types", "per node", "nodes\nmin/des/max", "pod size", "pods per\nGPU / node"])
+    table = TextTable(
+        "ACK shared-GPU pools", ["pool", "instance types", "per node", "nodes\nmin/des/max", "pod size", "pods per\nGPU / node"]
+    )
     for p in pools:
         head = [
             f"{p['pool']}\n{p['sharingMode']}" + (f", {p['placement']}" if p.get("placement") else ""),
@@ -303,11 +313,16 @@ def _landing(p: dict) -> str:
     if p["status"] == "daemon":
         lines = [f"{g}: on {counted(v['placed'], 'node')}" for g, v in groups.items()]
     else:
-        lines = [f"{g}: " + (f"{v['perNode']} per node, " if v["perNode"] is not None else "") + f"{v['placed']} placed" for g, v in groups.items()]
+        lines = [
+            f"{g}: " + (f"{v['perNode']} per node, " if v["perNode"] is not None else "") + f"{v['placed']} placed"
+            for g, v in groups.items()
+        ]
     for g, n in (p.get("scaleUp") or {}).items():
         lines.append(f"{g}: +{counted(n, 'node')} after scale-up")
     for launch in p.get("provisioned") or []:
-        lines.append(f"provisioned by NodePool {launch['nodePool']} as {launch['instanceType']} ({counted(launch['nodes'], 'node')}), {launch['placed']} placed")
+        lines.append(
+            f"provisioned by NodePool {launch['nodePool']} as {launch['instanceType']} ({counted(launch['nodes'], 'node')}), {launch['placed']} placed"
+        )
     return "\n".join(lines) or "-"
 
 
@@ -318,7 +333,10 @@ def render_placement(placement: dict, console: Console) -> None:
         _placement_table(pods, tasks).print(console)
     for n in placement.get("networks") or []:
         subnets = ", ".join(f"{s['type'].lower()} {s['cidrBlock']}" for s in n["subnets"]) or "subnets not derived"
-        console.print(f"network {n['network']}: {n['cidrBlock'] or 'unknown block'} over {len(n['zones'])} zones ({subnets}); derived {n['derived']}", highlight=False)
+        console.print(
+            f"network {n['network']}: {n['cidrBlock'] or 'unknown block'} over {len(n['zones'])} zones ({subnets}); derived {n['derived']}",
+            highlight=False,
+        )
     if pods or tasks:
         for gap in placement.get("gaps") or []:
             console.print(f"placement: {gap} (verdicts that depend on it are advisory)", highlight=False)

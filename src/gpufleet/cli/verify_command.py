@@ -14,14 +14,26 @@ MARKS = {"match": "ok", "mismatch": "MISMATCH", "not-judged": "not judged"}
 
 def add_parser(sub) -> None:
     verify = sub.add_parser("verify", help="hold the live (or recorded) fleet against the plan; --nccl proves the EFA fabric")
-    verify.add_argument("plan", metavar="STACK|PLAN.json", help="a shipped stack's name, or a saved plan (gpufleet's or `pulumi preview --json`)")
+    verify.add_argument(
+        "plan", metavar="STACK|PLAN.json", help="a shipped stack's name, or a saved plan (gpufleet's or `pulumi preview --json`)"
+    )
     verify.add_argument("--context", metavar="NAME", help="the kubeconfig context of the live cluster (read with the Kubernetes client)")
-    verify.add_argument("--kubeconfig", type=Path, metavar="PATH", help="with --context: the kubeconfig (default: KUBECONFIG or ~/.kube/config)")
+    verify.add_argument(
+        "--kubeconfig", type=Path, metavar="PATH", help="with --context: the kubeconfig (default: KUBECONFIG or ~/.kube/config)"
+    )
     verify.add_argument("--region", metavar="REGION", help="the live ECS cluster's region (read with boto3)")
     verify.add_argument("--ecs-cluster", metavar="NAME", help="with --region: the ECS cluster (default: the plan's one ECS cluster)")
-    verify.add_argument("--from", dest="recorded", type=Path, metavar="DIR", help="a recorded fleet: kubectl and aws ecs JSON, the NCCL launcher log")
+    verify.add_argument(
+        "--from", dest="recorded", type=Path, metavar="DIR", help="a recorded fleet: kubectl and aws ecs JSON, the NCCL launcher log"
+    )
     verify.add_argument("--nccl", action="store_true", help="the fabric gate: run or find the plan's NCCL MPIJob, judge its launcher's log")
-    verify.add_argument("--wait", type=float, default=1800.0, metavar="SECONDS", help="with --nccl on a live cluster: how long to wait for the launcher (default 1800)")
+    verify.add_argument(
+        "--wait",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
+        help="with --nccl on a live cluster: how long to wait for the launcher (default 1800)",
+    )
     verify.add_argument("--json", action="store_true", help="print only the verdict as JSON on stdout")
 
 
@@ -39,9 +51,9 @@ def _resources(args) -> tuple[list[dict], str, str | None]:
             raise InputError(str(err)) from None
         resources, stack = saved.resources, saved.stack
     else:
-        from gpufleet.stack import files as stackfile
         from gpufleet.engine.preview import preview_plan
         from gpufleet.engine.runtime import EngineError
+        from gpufleet.stack import files as stackfile
 
         sf = stackfile.load(stackfile.stack_path(args.plan, stackfile.STACKS), args.plan)
         try:
@@ -84,7 +96,9 @@ def cmd_verify(args) -> int:
                 if observed.nccl_log is None:
                     raise BadInput(f"--from {args.recorded}: --nccl needs the launcher's log in it (a *.log or *.txt file)")
                 if len(jobs) > 1:
-                    raise BadInput(f"--from {args.recorded}: one log for {len(jobs)} NCCL jobs ({', '.join(j.subject for j in jobs)}); record one job's")
+                    raise BadInput(
+                        f"--from {args.recorded}: one log for {len(jobs)} NCCL jobs ({', '.join(j.subject for j in jobs)}); record one job's"
+                    )
                 runs = [(jobs[0], observed.nccl_log, observed.nccl_log_source)]
         else:
             observed = Observed(where="")

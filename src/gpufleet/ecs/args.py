@@ -12,9 +12,9 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from gpufleet.catalog import catalog
-from gpufleet.rules import managed_instances
 from gpufleet.network.args import NetworkArgs
 from gpufleet.platform.model import EcsImageReference, SpecModel, rule_error, size_order_error
+from gpufleet.rules import managed_instances
 
 # The variants come from the curated facts file, so the schema's enum and the rules cannot drift:
 # the GPU AMI's variants, then the Neuron AMI's that the GPU AMI does not have.
@@ -98,7 +98,7 @@ class ServiceArgs(SpecModel):
     )
 
     @model_validator(mode="after")
-    def _one_size(self) -> "ServiceArgs":
+    def _one_size(self) -> ServiceArgs:
         if (self.desired_count is None) == (not self.per_chip):
             raise rule_error("ecs-service-size", "give either desiredCount or perChip: true")
         return self
@@ -132,25 +132,20 @@ class CapacityProviderArgs(SpecModel):
     )
     min_size: int = Field(ge=0, description="Minimum number of instances.")
     max_size: int = Field(ge=1, description="Maximum number of instances.")
-    desired_size: int = Field(
-        ge=0, description="Instances at creation; ECS managed scaling owns the value afterwards."
-    )
+    desired_size: int = Field(ge=0, description="Instances at creation; ECS managed scaling owns the value afterwards.")
     purchase: Literal["on-demand", "spot"] = Field("on-demand", description="On-Demand or Spot capacity.")
     root_volume_gib: int = Field(100, alias="rootVolumeGiB", ge=30, le=16384, description="Size of the encrypted gp3 root volume in GiB.")
-    target_capacity: int = Field(
-        100, ge=1, le=100, description="ECS managed scaling target: percent of the group's capacity in use."
-    )
+    target_capacity: int = Field(100, ge=1, le=100, description="ECS managed scaling target: percent of the group's capacity in use.")
     associate_public_ip: bool = Field(False, description="Give instances a public IPv4 address.")
     metadata_hop_limit: int = Field(
         1,
         ge=1,
         le=64,
-        description="IMDSv2 response hop limit; 1 keeps containers in bridge mode from reaching the instance "
-        "role's credentials.",
+        description="IMDSv2 response hop limit; 1 keeps containers in bridge mode from reaching the instance role's credentials.",
     )
 
     @model_validator(mode="after")
-    def _sizes(self) -> "CapacityProviderArgs":
+    def _sizes(self) -> CapacityProviderArgs:
         error = size_order_error(self.min_size, self.desired_size, self.max_size)
         if error:
             raise rule_error("size-order", error)
@@ -165,6 +160,8 @@ class RangeArgs(SpecModel):
 
 
 _MI_ENUMS = {m: Literal.__getitem__(managed_instances.api_enum(m)) for m in ("acceleratorManufacturers", "acceleratorNames")}
+_MI_MANUFACTURER = _MI_ENUMS["acceleratorManufacturers"]
+_MI_ACCELERATOR_NAME = _MI_ENUMS["acceleratorNames"]
 
 
 class ManagedInstanceProviderArgs(SpecModel):
@@ -175,13 +172,12 @@ class ManagedInstanceProviderArgs(SpecModel):
     name: str = Field(pattern=LOCAL_NAME, description="Short name, unique within the fleet (lowercase, digits, '-').")
     instance_types: list[str] = Field(
         default_factory=list,
-        description="The instance types ECS may launch (allowedInstanceTypes); empty admits every type the other "
-        "requirements match.",
+        description="The instance types ECS may launch (allowedInstanceTypes); empty admits every type the other requirements match.",
     )
-    accelerator_manufacturers: list[_MI_ENUMS["acceleratorManufacturers"]] = Field(  # type: ignore[valid-type]
+    accelerator_manufacturers: list[_MI_MANUFACTURER] = Field(  # type: ignore[valid-type]
         default_factory=list, description="Accelerator makers admitted: `nvidia` for GPUs, `amazon-web-services` for Neuron."
     )
-    accelerator_names: list[_MI_ENUMS["acceleratorNames"]] = Field(  # type: ignore[valid-type]
+    accelerator_names: list[_MI_ACCELERATOR_NAME] = Field(  # type: ignore[valid-type]
         default_factory=list,
         description="Accelerators admitted by the API's name (e.g. `l4`, `a10g`, `l40s`); types whose accelerator the "
         "API does not name (Inferentia2, Trainium) are admitted through instanceTypes.",
@@ -200,8 +196,13 @@ class ManagedInstanceProviderArgs(SpecModel):
     def requirements(self) -> managed_instances.Requirements:
         bounds = lambda r: (r.min, r.max) if r is not None else (None, None)  # noqa: E731
         return managed_instances.Requirements(
-            tuple(self.instance_types), tuple(self.accelerator_manufacturers), tuple(self.accelerator_names),
-            bounds(self.accelerator_count), bounds(self.accelerator_total_memory_mib), bounds(self.vcpu_count), bounds(self.memory_mib),
+            tuple(self.instance_types),
+            tuple(self.accelerator_manufacturers),
+            tuple(self.accelerator_names),
+            bounds(self.accelerator_count),
+            bounds(self.accelerator_total_memory_mib),
+            bounds(self.vcpu_count),
+            bounds(self.memory_mib),
         )
 
 
@@ -220,14 +221,14 @@ class EcsFleetArgs(SpecModel):
         default_factory=list, description="ECS Managed Instances capacity providers, besides or instead of capacityProviders."
     )
     workloads: list[WorkloadArgs] = Field(default_factory=list, description="Task definitions, optionally run as services.")
+
     @model_validator(mode="after")
-    def _some_capacity(self) -> "EcsFleetArgs":
+    def _some_capacity(self) -> EcsFleetArgs:
         if not self.capacity_providers and not self.managed_instance_providers:
             raise rule_error("ecs-capacity", "give capacityProviders, managedInstanceProviders or both: the workloads need instances")
         return self
 
     session_manager: bool = Field(
         False,
-        description="Attach AmazonSSMManagedInstanceCore to the instance role so operators can open "
-        "Session Manager shells instead of SSH.",
+        description="Attach AmazonSSMManagedInstanceCore to the instance role so operators can open Session Manager shells instead of SSH.",
     )

@@ -9,8 +9,7 @@ import pulumi_aws as aws
 
 from gpufleet.ecs.args import CapacityProviderArgs
 from gpufleet.ecs.cluster_ref import EcsClusterRef
-from gpufleet.ecs.resolved import capacity_provider_name
-from gpufleet.ecs.resolved import ResolvedCapacityProvider, resolve
+from gpufleet.ecs.resolved import ResolvedCapacityProvider, capacity_provider_name, resolve
 from gpufleet.nodes.hardening import ebs, metadata_options
 
 
@@ -34,9 +33,13 @@ class GpuCapacityProvider(pulumi.ComponentResource):
         `args.ami_variant`, read from SSM through the resource's provider."""
         # The instances' user data names the cluster at preview, and they boot with the instance profile.
         if not isinstance(cluster.name, str):
-            raise ValueError(f"EcsClusterRef.name = {cluster.name!r}: the instances' user data names the cluster; give its name as a string")
+            raise ValueError(
+                f"EcsClusterRef.name = {cluster.name!r}: the instances' user data names the cluster; give its name as a string"
+            )
         if cluster.instance_profile_arn is None:
-            raise ValueError("EcsClusterRef.instance_profile_arn: missing; Auto Scaling capacity runs with an instance profile (InstanceRole's profile.arn)")
+            raise ValueError(
+                "EcsClusterRef.instance_profile_arn: missing; Auto Scaling capacity runs with an instance profile (InstanceRole's profile.arn)"
+            )
         cluster_name, instance_profile_arn = cluster.name, cluster.instance_profile_arn
         subnet_ids, security_group_id = cluster.subnet_ids, cluster.security_group_id
         super().__init__("gpufleet:ecs:GpuCapacityProvider", name, None, opts)

@@ -8,20 +8,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from gpufleet.platform.capacity import offered_and_purchasable
-
-from gpufleet.apis import aws_rules as api_rules
-from gpufleet.rules import ecs_gpu_sharing, managed_instances, ecs_amis as ami_rules, gpus as gpu_rules, neuron as neuron_rules
-from gpufleet.simulate import ecs_scheduler
 from gpufleet import simulate
-from gpufleet.rules.quotas import quota_problem
+from gpufleet.apis import aws_rules as api_rules
 from gpufleet.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.ecs.args import CapacityProviderArgs, EcsFleetArgs, ManagedInstanceProviderArgs, WorkloadArgs
 from gpufleet.ecs.container_definitions import container_definitions
 from gpufleet.ecs.neuron import device_counts, per_chip_families
 from gpufleet.ecs.resolved import capacity_provider_name, gpu_requests, instance_shape, provider_of, task_shape, workload_type
 from gpufleet.network import zones
+from gpufleet.platform.capacity import offered_and_purchasable
 from gpufleet.platform.model import Violation, duplicate_names
+from gpufleet.rules import ecs_amis as ami_rules
+from gpufleet.rules import ecs_gpu_sharing, managed_instances
+from gpufleet.rules import gpus as gpu_rules
+from gpufleet.rules import neuron as neuron_rules
+from gpufleet.rules.quotas import quota_problem
+from gpufleet.simulate import ecs_scheduler
 
 RESERVED_CAPACITY_PROVIDER_PREFIXES = ("aws", "ecs", "fargate")  # CreateCapacityProvider `name` rule
 
@@ -67,7 +69,9 @@ def _managed_provider(mp: ManagedInstanceProviderArgs, region: str, cat: Catalog
             return
     reason = managed_instances.no_match_problem(mp.requirements(), region, cat)
     if reason:
-        field = ("instanceTypes",) if mp.instance_types else ("acceleratorNames",) if mp.accelerator_names else ("acceleratorManufacturers",)
+        field = (
+            ("instanceTypes",) if mp.instance_types else ("acceleratorNames",) if mp.accelerator_names else ("acceleratorManufacturers",)
+        )
         yield Violation("ecs-managed-instances-match", field, list(mp.instance_types) or list(mp.accelerator_names), reason)
 
 
@@ -76,10 +80,18 @@ def _quotas(fleet: EcsFleetArgs, cat: Catalog) -> Iterator[Violation]:
     cluster (maxSize summed), containers per task definition."""
     quotas = cat.facts.quotas
     for field, quota, count, what in (
-        (("capacityProviders",), "ecsCapacityProvidersPerCluster", len(fleet.capacity_providers) + len(fleet.managed_instance_providers),
-         "capacity providers (managedInstanceProviders included)"),
-        (("capacityProviders",), "ecsContainerInstancesPerCluster", sum(cp.max_size for cp in fleet.capacity_providers),
-         "container instances (the providers' maxSize summed)"),
+        (
+            ("capacityProviders",),
+            "ecsCapacityProvidersPerCluster",
+            len(fleet.capacity_providers) + len(fleet.managed_instance_providers),
+            "capacity providers (managedInstanceProviders included)",
+        ),
+        (
+            ("capacityProviders",),
+            "ecsContainerInstancesPerCluster",
+            sum(cp.max_size for cp in fleet.capacity_providers),
+            "container instances (the providers' maxSize summed)",
+        ),
     ):
         problem = quota_problem(quota, count, quotas)
         if problem:
@@ -116,7 +128,9 @@ def _vpc_zones(fleet: EcsFleetArgs, types: dict, region: str, cat: Catalog) -> I
     if create.zones is None:
         suggestion = zones.suggested_zones(list(types.values()), region, 2)
         yield Violation(
-            "vpc-zones-required", field, None,
+            "vpc-zones-required",
+            field,
+            None,
             f"name the VPC's zones (for example [{', '.join(suggestion)}], which offer every capacity provider's type): "
             "gpufleet does not choose them, so a later change cannot move them",
         )
@@ -136,7 +150,12 @@ def _unique_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
     taken = {cp.name for cp in fleet.capacity_providers}
     for i, mp in enumerate(fleet.managed_instance_providers):
         if mp.name in taken:
-            yield Violation("names-unique", ("managedInstanceProviders", i, "name"), mp.name, "capacity provider names must be unique across capacityProviders and managedInstanceProviders")
+            yield Violation(
+                "names-unique",
+                ("managedInstanceProviders", i, "name"),
+                mp.name,
+                "capacity provider names must be unique across capacityProviders and managedInstanceProviders",
+            )
     for i, wl in enumerate(fleet.workloads):
         yield from duplicate_names([c.name for c in wl.containers], ("workloads", i, "containers"), "a workload's container")
 
@@ -173,7 +192,10 @@ def _capacity_provider(cp: CapacityProviderArgs, it, region: str, cat: Catalog) 
         reason = ami_rules.neuron_ami_region(region, cat.ecs())
         if reason:
             yield Violation(
-                "ecs-neuron-region", ("instanceType",), cp.instance_type, f"{cp.instance_type} needs the ECS Neuron AMI: {reason} (gpufleet:region)"
+                "ecs-neuron-region",
+                ("instanceType",),
+                cp.instance_type,
+                f"{cp.instance_type} needs the ECS Neuron AMI: {reason} (gpufleet:region)",
             )
     yield from offered_and_purchasable(it, region, cp.purchase == "spot", ("purchase", cp.purchase))
 
@@ -240,7 +262,9 @@ def _gpu_requests(wl: WorkloadArgs, it, cat: Catalog) -> Iterator[Violation]:
             yield Violation("ecs-gpu-value-or-share", ("containers", r.index, "gpus"), c.gpus, reason)
         reason = ecs_gpu_sharing.compute_percent_problem(r.max_compute_percent)
         if reason:
-            yield Violation("ecs-mps-compute-percent", ("containers", r.index, "gpuShare", "maxComputePercent"), r.max_compute_percent, reason)
+            yield Violation(
+                "ecs-mps-compute-percent", ("containers", r.index, "gpuShare", "maxComputePercent"), r.max_compute_percent, reason
+            )
     reason = ecs_gpu_sharing.one_option_problem(requests)
     if reason:
         last = requests[-1]
@@ -334,7 +358,9 @@ def _managed_neuron(wl: WorkloadArgs, it) -> Iterator[Violation]:
     for j, c in enumerate(wl.containers):
         if isinstance(c.neuron_devices, int) and c.neuron_devices:
             yield Violation(
-                "ecs-neuron-device-managed", ("containers", j, "neuronDevices"), c.neuron_devices,
+                "ecs-neuron-device-managed",
+                ("containers", j, "neuronDevices"),
+                c.neuron_devices,
                 "on Managed Instances ECS maps every chip of the instance to one container (NeuronDevice ALL): set neuronDevices: all",
             )
     definitions = container_definitions(wl, device_counts(wl, it), managed=True)
@@ -342,7 +368,9 @@ def _managed_neuron(wl: WorkloadArgs, it) -> Iterator[Violation]:
         yield Violation("ecs-neuron-device-managed", ("containers", 0, "neuronDevices"), "all", reason)
     if wl.service is not None and wl.service.per_chip:
         yield Violation(
-            "ecs-neuron-per-chip", ("service", "perChip"), True,
+            "ecs-neuron-per-chip",
+            ("service", "perChip"),
+            True,
             "a task per chip maps fixed chips; on Managed Instances a task gets every chip of its instance (NeuronDevice ALL)",
         )
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from gpufleet.catalog import catalog
-from gpufleet.rules import managed_instances, neuron as neuron_rules
 from gpufleet.ecs.args import ContainerArgs, WorkloadArgs
 from gpufleet.ecs.neuron import chip_offsets
+from gpufleet.rules import managed_instances
+from gpufleet.rules import neuron as neuron_rules
 
 
 def gpu_value(gpus: int | float) -> str:
@@ -65,7 +66,9 @@ def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: 
     return definition
 
 
-def container_definitions(workload: WorkloadArgs, neuron_devices: list[int] | None = None, first_chip: int = 0, managed: bool = False) -> list[dict]:
+def container_definitions(
+    workload: WorkloadArgs, neuron_devices: list[int] | None = None, first_chip: int = 0, managed: bool = False
+) -> list[dict]:
     """The task's containers; `neuron_devices` per container (see `neuron.device_counts`) take
     consecutive chips from `first_chip` on (as devices on EC2, as NeuronDevice ALL on Managed Instances)."""
     counts = neuron_devices or [0] * len(workload.containers)

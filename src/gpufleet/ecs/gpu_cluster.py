@@ -8,20 +8,19 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from gpufleet.ecs.args import EcsFleetArgs, WorkloadArgs
-from gpufleet.ecs.cluster_ref import EcsClusterRef
-from gpufleet.ecs.capacity_provider import GpuCapacityProvider
 from gpufleet.catalog import catalog
-from gpufleet.rules.managed_instances import MANAGED_INSTANCES
-from gpufleet.ecs.resolved import capacity_provider_name, managed_candidates, workload_type
-from gpufleet.ecs.managed_instances import ManagedInstancesCapacityProvider
-from gpufleet.ecs.resolved import resolve
-from gpufleet.simulate.ecs_placement import member_of
+from gpufleet.ecs.args import EcsFleetArgs, WorkloadArgs
+from gpufleet.ecs.capacity_provider import GpuCapacityProvider
+from gpufleet.ecs.cluster_ref import EcsClusterRef
 from gpufleet.ecs.container_definitions import container_definitions
-from gpufleet.ecs.neuron import device_counts, per_chip_families
 from gpufleet.ecs.instance_role import InstanceRole
+from gpufleet.ecs.managed_instances import ManagedInstancesCapacityProvider
+from gpufleet.ecs.neuron import device_counts, per_chip_families
+from gpufleet.ecs.resolved import capacity_provider_name, managed_candidates, resolve, workload_type
 from gpufleet.network import zones
 from gpufleet.network.vpc import Vpc
+from gpufleet.rules.managed_instances import MANAGED_INSTANCES
+from gpufleet.simulate.ecs_placement import member_of
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -84,7 +83,9 @@ class GpuCluster(pulumi.ComponentResource):
             return net.vpc_id, {name: list(net.subnet_ids) for name in [*(cp.name for cp in self._args.capacity_providers), *managed]}
         vpc = Vpc(self._name, net.create.cidr, list(net.create.zones), opts=self._child())
         subnets = {
-            cp.name: [vpc.private_subnet_by_zone[z].id for z in zones.group_zones(resolve(cp).instance, list(net.create.zones), self._region)]
+            cp.name: [
+                vpc.private_subnet_by_zone[z].id for z in zones.group_zones(resolve(cp).instance, list(net.create.zones), self._region)
+            ]
             for cp in self._args.capacity_providers
         }
         # ECS launches Managed Instances in a zone of these subnets that offers the type it picks.
@@ -97,9 +98,7 @@ class GpuCluster(pulumi.ComponentResource):
             f"{self._name}-instances",
             vpc_id=self._vpc_id,
             description=f"ECS GPU instances of {self._args.cluster_name}: egress only",
-            egress=[
-                {"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"], "ipv6_cidr_blocks": ["::/0"]}
-            ],
+            egress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"], "ipv6_cidr_blocks": ["::/0"]}],
             tags={"Name": f"{self._args.cluster_name}-instances"},
             opts=self._child(),
         )
@@ -115,9 +114,7 @@ class GpuCluster(pulumi.ComponentResource):
     def _ami_ids(self) -> dict[str, pulumi.Input[str]]:
         """One SSM look-up per AMI in use, in the provider's region, keyed by its parameter."""
         parameters = sorted({resolve(cp).ami_parameter for cp in self._args.capacity_providers})
-        return {
-            name: aws.ssm.get_parameter(name=name, opts=pulumi.InvokeOptions(parent=self)).value for name in parameters
-        }
+        return {name: aws.ssm.get_parameter(name=name, opts=pulumi.InvokeOptions(parent=self)).value for name in parameters}
 
     def _cluster_capacity_providers(self) -> aws.ecs.ClusterCapacityProviders:
         return aws.ecs.ClusterCapacityProviders(
@@ -140,7 +137,9 @@ class GpuCluster(pulumi.ComponentResource):
         if wl.service is not None and wl.service.per_chip:
             for chip, family in enumerate(per_chip_families(wl.name, it)):
                 self.task_definitions[family] = self._task_definition(family, wl, cp.instance_type, counts, chip)
-                self.services[family] = self._service(family, wl.capacity_provider, self.task_definitions[family], cp.desired_size, one_per_instance=True)
+                self.services[family] = self._service(
+                    family, wl.capacity_provider, self.task_definitions[family], cp.desired_size, one_per_instance=True
+                )
             return
         self.task_definitions[wl.name] = self._task_definition(wl.name, wl, cp.instance_type, counts, 0)
         if wl.service is not None:
@@ -164,11 +163,20 @@ class GpuCluster(pulumi.ComponentResource):
         )
         if wl.service is not None:
             self.services[wl.name] = self._service(
-                wl.name, wl.capacity_provider, self.task_definitions[wl.name], wl.service.desired_count,
-                network={"subnets": self._subnet_ids[wl.capacity_provider], "security_groups": [self.security_group.id], "assign_public_ip": False},
+                wl.name,
+                wl.capacity_provider,
+                self.task_definitions[wl.name],
+                wl.service.desired_count,
+                network={
+                    "subnets": self._subnet_ids[wl.capacity_provider],
+                    "security_groups": [self.security_group.id],
+                    "assign_public_ip": False,
+                },
             )
 
-    def _task_definition(self, family: str, wl: WorkloadArgs, instance_type: str, neuron_devices: list[int], first_chip: int) -> aws.ecs.TaskDefinition:
+    def _task_definition(
+        self, family: str, wl: WorkloadArgs, instance_type: str, neuron_devices: list[int], first_chip: int
+    ) -> aws.ecs.TaskDefinition:
         return aws.ecs.TaskDefinition(
             f"{self._name}-{family}",
             family=family,
@@ -179,8 +187,13 @@ class GpuCluster(pulumi.ComponentResource):
         )
 
     def _service(
-        self, name: str, capacity_provider: str, task_definition: aws.ecs.TaskDefinition, desired_count: int,
-        one_per_instance: bool = False, network: dict | None = None,
+        self,
+        name: str,
+        capacity_provider: str,
+        task_definition: aws.ecs.TaskDefinition,
+        desired_count: int,
+        one_per_instance: bool = False,
+        network: dict | None = None,
     ) -> aws.ecs.Service:
         provider = self.capacity_providers[capacity_provider]
         return aws.ecs.Service(
@@ -190,9 +203,7 @@ class GpuCluster(pulumi.ComponentResource):
             task_definition=task_definition.arn,
             desired_count=desired_count,
             # A capacity provider strategy and a launch type are mutually exclusive: no launch type here.
-            capacity_provider_strategies=[
-                {"capacity_provider": provider.capacity_provider.name, "weight": 1, "base": 0}
-            ],
+            capacity_provider_strategies=[{"capacity_provider": provider.capacity_provider.name, "weight": 1, "base": 0}],
             placement_constraints=[{"type": "distinctInstance"}] if one_per_instance else None,
             network_configuration=network,
             # The strategy's provider must be associated with the cluster before the service exists.

@@ -8,10 +8,10 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet.catalog.catalog import InstanceType
-from gpufleet.rules.managed_instances import INFRASTRUCTURE_POLICY, INSTANCE_POLICY, INSTANCE_ROLE_PREFIX
 from gpufleet.ecs.args import ManagedInstanceProviderArgs, RangeArgs
 from gpufleet.ecs.cluster_ref import EcsClusterRef
 from gpufleet.nodes.roles import managed_policy, trusting
+from gpufleet.rules.managed_instances import INFRASTRUCTURE_POLICY, INSTANCE_POLICY, INSTANCE_ROLE_PREFIX
 
 
 def instance_role_name(provider_name: str) -> str:

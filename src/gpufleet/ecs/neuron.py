@@ -6,9 +6,9 @@ default ("a lone container takes every chip", "a per-chip task maps one") is sta
 
 from __future__ import annotations
 
-from gpufleet.rules import neuron as neuron_rules
 from gpufleet.catalog.catalog import InstanceType
 from gpufleet.ecs.args import WorkloadArgs
+from gpufleet.rules import neuron as neuron_rules
 
 
 def device_counts(wl: WorkloadArgs, it: InstanceType | None) -> list[int]:

@@ -30,5 +30,7 @@ def _summary(fleet, region, cat):
 PLATFORM = Platform(
     "ecs",
     "An ECS cluster of GPU or Neuron instances; absent provisions none.",
-    _build, _summary, aws=True,
+    _build,
+    _summary,
+    aws=True,
 )

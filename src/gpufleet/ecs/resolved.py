@@ -15,9 +15,11 @@ from gpufleet.catalog.catalog import Catalog, InstanceType
 from gpufleet.ecs.args import CapacityProviderArgs, EcsFleetArgs, ManagedInstanceProviderArgs, WorkloadArgs
 from gpufleet.ecs.container_definitions import container_definitions
 from gpufleet.ecs.neuron import chip_offsets, device_counts
-from gpufleet.rules import ecs_gpu_sharing, gpus as gpu_rules, managed_instances, neuron as neuron_rules
-from gpufleet.simulate import ecs_scheduler, node_capacity
 from gpufleet.platform.model import by_identity
+from gpufleet.rules import ecs_gpu_sharing, managed_instances
+from gpufleet.rules import gpus as gpu_rules
+from gpufleet.rules import neuron as neuron_rules
+from gpufleet.simulate import ecs_scheduler, node_capacity
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,13 @@ def instance_shape(cp: CapacityProviderArgs | ManagedInstanceProviderArgs, it, c
     registered = node_capacity.ecs_registered(it, cat.facts.memory_overhead)
     sizes = (cp.desired_size, cp.max_size) if isinstance(cp, CapacityProviderArgs) else (0, ecs_scheduler.UNBOUNDED)
     return ecs_scheduler.InstanceShape(
-        cp.name, it.name, registered["cpu"], registered["memory"], registered["memoryEstimate"],
-        gpu_rules.whole_gpus(it) or 0, neuron_rules.neuron_chips(it) or 0, *sizes,
+        cp.name,
+        it.name,
+        registered["cpu"],
+        registered["memory"],
+        registered["memoryEstimate"],
+        gpu_rules.whole_gpus(it) or 0,
+        neuron_rules.neuron_chips(it) or 0,
+        *sizes,
         **ecs_scheduler.instance_gpus(it),
     )

@@ -6,13 +6,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpufleet.catalog import catalog
-from gpufleet.rules import ecs_gpu_sharing, gpus as gpu_rules, neuron as neuron_rules
-from gpufleet.simulate import ecs_scheduler
-from gpufleet.ecs import resolved
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.wording import counted
+from gpufleet.ecs import resolved
 from gpufleet.ecs.args import EcsFleetArgs, ManagedInstanceProviderArgs
 from gpufleet.ecs.neuron import device_counts
+from gpufleet.rules import ecs_gpu_sharing
+from gpufleet.rules import gpus as gpu_rules
+from gpufleet.rules import neuron as neuron_rules
+from gpufleet.simulate import ecs_scheduler
 
 
 def workload_rows(ecs: EcsFleetArgs, region: str, cat: Catalog) -> list[dict]:

@@ -10,9 +10,9 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from gpufleet.catalog import catalog
-from gpufleet.network.args import NetworkArgs
 from gpufleet.k8s.args import GpuWorkloadArgs, KubernetesArgs
 from gpufleet.karpenter.args import KarpenterArgs, NodePoolArgs
+from gpufleet.network.args import NetworkArgs
 from gpufleet.platform.model import SpecModel, rule_error, size_order_error
 
 _EKS = catalog.load().facts.eks
@@ -43,7 +43,8 @@ class NewClusterArgs(SpecModel):
         "API", description="How the cluster authenticates IAM principals: access entries only (API), or also the aws-auth ConfigMap."
     )
     auto_mode: AutoModeArgs | None = Field(
-        None, description="Turn on EKS Auto Mode: nodePools then use its NodeClass, and gpufleet installs no Karpenter, system group or device plugin."
+        None,
+        description="Turn on EKS Auto Mode: nodePools then use its NodeClass, and gpufleet installs no Karpenter, system group or device plugin.",
     )
     endpoint_public_access: bool = Field(
         False,
@@ -65,7 +66,7 @@ class ClusterArgs(SpecModel):
     )
 
     @model_validator(mode="after")
-    def _existing_needs_its_group(self) -> "ClusterArgs":
+    def _existing_needs_its_group(self) -> ClusterArgs:
         if self.create is None and self.security_group_id is None:
             raise rule_error("eks-cluster-security-group", "an existing cluster needs securityGroupId (its cluster security group)")
         if self.create is not None and self.security_group_id is not None:
@@ -78,7 +79,9 @@ class TaintArgs(SpecModel):
 
     # Lengths are the EKS API model's (botocore's Taint shape: src/gpufleet/eks/checks.py), not typed here.
     key: str = Field(description="Taint key, e.g. nvidia.com/gpu; its length is checked against the EKS API model (Taint.key).")
-    value: str | None = Field(None, description="Taint value; absent for key-only taints; its length is checked against the EKS API model (Taint.value).")
+    value: str | None = Field(
+        None, description="Taint value; absent for key-only taints; its length is checked against the EKS API model (Taint.value)."
+    )
     effect: TaintEffect = Field(  # type: ignore[valid-type]
         description="NoSchedule, NoExecute or PreferNoSchedule (or the EKS API spelling NO_SCHEDULE ...); "
         "written in the EKS API's spelling."
@@ -134,9 +137,7 @@ class NodeRepairArgs(SpecModel):
         description="Stop repairing when more than this percentage of the group's nodes is unhealthy (a fleet-wide fault "
         "is not repaired node by node); absent leaves EKS's choice.",
     )
-    max_parallel_nodes_repaired_count: int | None = Field(
-        None, ge=1, description="Nodes repaired at once; absent leaves EKS's choice."
-    )
+    max_parallel_nodes_repaired_count: int | None = Field(None, ge=1, description="Nodes repaired at once; absent leaves EKS's choice.")
 
 
 class NodeGroupArgs(SpecModel):
@@ -185,15 +186,19 @@ class NodeGroupArgs(SpecModel):
         le=64,
         description="IMDSv2 response hop limit; 1 keeps pods from the node role's credentials (they use IRSA or Pod Identity).",
     )
-    repair: NodeRepairArgs = Field(default_factory=NodeRepairArgs, description="Node auto repair of the group's nodes, on unless turned off.")
+    repair: NodeRepairArgs = Field(
+        default_factory=NodeRepairArgs, description="Node auto repair of the group's nodes, on unless turned off."
+    )
 
     @model_validator(mode="after")
-    def _sizes_and_capacity(self) -> "NodeGroupArgs":
+    def _sizes_and_capacity(self) -> NodeGroupArgs:
         error = size_order_error(self.min_size, self.desired_size, self.max_size)
         if error:
             raise rule_error("size-order", error)
         if self.capacity_type == "CAPACITY_BLOCK" and self.capacity_reservation_id is None:
-            raise rule_error("eks-capacity-block-reservation", "capacityType CAPACITY_BLOCK needs capacityReservationId (the capacity block)")
+            raise rule_error(
+                "eks-capacity-block-reservation", "capacityType CAPACITY_BLOCK needs capacityReservationId (the capacity block)"
+            )
         if self.capacity_type == "SPOT" and self.capacity_reservation_id is not None:
             raise rule_error("eks-reservation-purchase", "a capacity reservation is On-Demand or a capacity block, not Spot")
         return self
@@ -219,7 +224,7 @@ class SystemNodeGroupArgs(SpecModel):
     root_volume_gib: int = Field(50, alias="rootVolumeGiB", ge=20, le=16384, description="Size of the encrypted gp3 root volume in GiB.")
 
     @model_validator(mode="after")
-    def _sizes(self) -> "SystemNodeGroupArgs":
+    def _sizes(self) -> SystemNodeGroupArgs:
         error = size_order_error(self.min_size, self.desired_size, self.max_size)
         if error:
             raise rule_error("size-order", error)
@@ -253,7 +258,7 @@ class EksFleetArgs(SpecModel):
     )
 
     @model_validator(mode="after")
-    def _some_accelerators(self) -> "EksFleetArgs":
+    def _some_accelerators(self) -> EksFleetArgs:
         if not self.node_groups and not self.node_pools:
             raise rule_error("eks-accelerated-capacity", "give nodeGroups or nodePools: an EKS fleet of gpufleet has accelerated nodes")
         return self

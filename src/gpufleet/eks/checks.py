@@ -7,17 +7,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpufleet.platform.capacity import offered_and_purchasable
 from gpufleet.apis import aws as aws_api
 from gpufleet.catalog import cloudformation
-from gpufleet.rules import eks as eks_rules, k8s as k8s_rules, gpus as gpu_rules, lifecycle, offerings as offering_rules
 from gpufleet.catalog.catalog import Catalog, UnknownInstanceType
-from gpufleet.rules.efa import default_layout, efa_count_problem, efa_supported
 from gpufleet.eks.args import EksFleetArgs, NodeGroupArgs
-from gpufleet.eks.resolved import auto_mode, efa_zone, places_in_group, system_ami_type, system_group_created, vpc_zones, resolve
-from gpufleet.network import zones
+from gpufleet.eks.resolved import auto_mode, efa_zone, places_in_group, resolve, system_ami_type, system_group_created, vpc_zones
 from gpufleet.karpenter.checks import check_pools
+from gpufleet.network import zones
+from gpufleet.platform.capacity import offered_and_purchasable
 from gpufleet.platform.model import Violation, duplicate_names
+from gpufleet.rules import eks as eks_rules
+from gpufleet.rules import gpus as gpu_rules
+from gpufleet.rules import k8s as k8s_rules
+from gpufleet.rules import lifecycle
+from gpufleet.rules import offerings as offering_rules
+from gpufleet.rules.efa import default_layout, efa_count_problem, efa_supported
 
 
 def _group_zones(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str) -> Iterator[Violation]:
@@ -25,7 +29,9 @@ def _group_zones(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str) -> Ite
     if ng.zones is None:
         return
     if fleet.network.create is None:
-        yield Violation("node-group-zones", ("zones",), list(ng.zones), "zones place a group in a created VPC; with existing subnets give subnetIds")
+        yield Violation(
+            "node-group-zones", ("zones",), list(ng.zones), "zones place a group in a created VPC; with existing subnets give subnetIds"
+        )
         return
     if ng.efa is not None:
         yield Violation("node-group-zones", ("zones",), list(ng.zones), "an EFA group runs in one zone: efa.availabilityZone")
@@ -36,7 +42,9 @@ def _group_zones(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str) -> Ite
             yield Violation("names-unique", ("zones", i), zone, "each zone is named once")
         elif zone not in vpc_zones(fleet):
             yield Violation(
-                "node-group-zones", ("zones", i), zone,
+                "node-group-zones",
+                ("zones", i),
+                zone,
                 "not one of the created VPC's zones: append it to network.create.zones (new subnets, additive)",
             )
         elif reason:
@@ -76,23 +84,44 @@ def _pools(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation
         return
     if not system_group_created(fleet) and not auto_mode(fleet):
         yield Violation(
-            "karpenter-cluster", ("nodePools",), [p.name for p in fleet.node_pools],
+            "karpenter-cluster",
+            ("nodePools",),
+            [p.name for p in fleet.node_pools],
             "Karpenter is installed on a cluster gpufleet creates, its controller on the system node group (keep systemNodeGroup enabled)",
         )
     if fleet.kubernetes is None:
-        yield Violation("kubernetes-access", ("kubernetes",), None, "NodePools are Kubernetes objects: give kubernetes (the device plugins come with it)")
+        yield Violation(
+            "kubernetes-access",
+            ("kubernetes",),
+            None,
+            "NodePools are Kubernetes objects: give kubernetes (the device plugins come with it)",
+        )
     if fleet.karpenter.node_overlays and (fleet.kubernetes is None or fleet.kubernetes.nvidia_device_plugin.time_slicing_replicas is None):
-        yield Violation("karpenter-node-overlays", ("karpenter", "nodeOverlays"), True,
-                        "NodeOverlays correct what Karpenter sees of time-sliced GPUs: give kubernetes.nvidiaDevicePlugin.timeSlicingReplicas, or leave them off")
+        yield Violation(
+            "karpenter-node-overlays",
+            ("karpenter", "nodeOverlays"),
+            True,
+            "NodeOverlays correct what Karpenter sees of time-sliced GPUs: give kubernetes.nvidiaDevicePlugin.timeSlicingReplicas, or leave them off",
+        )
     if not auto_mode(fleet):
         role = cloudformation.node_role_name(fleet.cluster.name)
         reason = aws_api.field_problem(role, "iam", "CreateRoleRequest", "RoleName")
         if reason:
-            yield Violation("aws-api-model", ("cluster", "name"), fleet.cluster.name, f"Karpenter's node role is named {role}: {reason}; a shorter cluster name")
+            yield Violation(
+                "aws-api-model",
+                ("cluster", "name"),
+                fleet.cluster.name,
+                f"Karpenter's node role is named {role}: {reason}; a shorter cluster name",
+            )
     groups = {ng.name for ng in fleet.node_groups} | {"system"}
     for i, pool in enumerate(fleet.node_pools):
         if pool.name in groups:
-            yield Violation("names-unique", ("nodePools", i, "name"), pool.name, "a NodePool and a node group share this name: a workload's nodePool could name either")
+            yield Violation(
+                "names-unique",
+                ("nodePools", i, "name"),
+                pool.name,
+                "a NodePool and a node group share this name: a workload's nodePool could name either",
+            )
     yield from check_pools(fleet.node_pools, region, vpc_zones(fleet) if fleet.network.create is not None else None, cat, auto_mode(fleet))
 
 
@@ -103,18 +132,39 @@ def _auto_mode(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
         return
     where = ("cluster", "create", "autoMode")
     if fleet.node_groups:
-        yield Violation("eks-auto-mode-capacity", ("nodeGroups",), [ng.name for ng in fleet.node_groups], "with Auto Mode, give nodePools (gpufleet builds no managed node group beside them)")
+        yield Violation(
+            "eks-auto-mode-capacity",
+            ("nodeGroups",),
+            [ng.name for ng in fleet.node_groups],
+            "with Auto Mode, give nodePools (gpufleet builds no managed node group beside them)",
+        )
     if "system_node_group" in fleet.model_fields_set:
-        yield Violation("eks-auto-mode-capacity", ("systemNodeGroup",), fleet.system_node_group.model_dump(by_alias=True, exclude_defaults=True),
-                        "with Auto Mode, its built-in system pool runs the cluster's pods (autoMode.builtInNodePools)")
+        yield Violation(
+            "eks-auto-mode-capacity",
+            ("systemNodeGroup",),
+            fleet.system_node_group.model_dump(by_alias=True, exclude_defaults=True),
+            "with Auto Mode, its built-in system pool runs the cluster's pods (autoMode.builtInNodePools)",
+        )
     if fleet.karpenter.node_overlays:
-        yield Violation("eks-auto-mode-node-class", ("karpenter", "nodeOverlays"), True, "Auto Mode reads no NodeOverlay (aws/containers-roadmap#2690)")
+        yield Violation(
+            "eks-auto-mode-node-class", ("karpenter", "nodeOverlays"), True, "Auto Mode reads no NodeOverlay (aws/containers-roadmap#2690)"
+        )
     operator = fleet.kubernetes.gpu_operator if fleet.kubernetes is not None else None
     if operator is not None:
         reason = eks_rules.auto_mode_plugin(cat.facts.charts.gpu_operator.chart, cat.facts.eks, cat.facts.charts)
-        yield Violation("eks-auto-mode-one-device-plugin", ("kubernetes", "gpuOperator"), operator.model_dump(by_alias=True, exclude_defaults=True), reason)
+        yield Violation(
+            "eks-auto-mode-one-device-plugin",
+            ("kubernetes", "gpuOperator"),
+            operator.model_dump(by_alias=True, exclude_defaults=True),
+            reason,
+        )
     if not fleet.node_pools and not fleet.cluster.create.auto_mode.built_in_node_pools:
-        yield Violation("eks-auto-mode-capacity", (*where, "builtInNodePools"), [], "with no built-in pool and no nodePools, nothing runs the cluster's pods")
+        yield Violation(
+            "eks-auto-mode-capacity",
+            (*where, "builtInNodePools"),
+            [],
+            "with no built-in pool and no nodePools, nothing runs the cluster's pods",
+        )
 
 
 def _lifecycle(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
@@ -135,19 +185,36 @@ def _lifecycle(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
 def _workloads(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
     yield from duplicate_names([w.name for w in fleet.workloads], ("workloads",), "workload")
     if fleet.workloads and fleet.kubernetes is None:
-        yield Violation("kubernetes-access", ("kubernetes",), None, "workloads are installed through the cluster: give kubernetes (the device plugins come with it)")
+        yield Violation(
+            "kubernetes-access",
+            ("kubernetes",),
+            None,
+            "workloads are installed through the cluster: give kubernetes (the device plugins come with it)",
+        )
     groups = {ng.name: ng for ng in fleet.node_groups}
     pools = {p.name: p for p in fleet.node_pools}
     for i, wl in enumerate(fleet.workloads):
         ng = groups.get(wl.node_pool)
         if wl.node_pool in pools:
             if pools[wl.node_pool].gpu is None:
-                yield Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"a workload asks for nvidia.com/gpu: NodePool {wl.node_pool} has Neuron devices")
+                yield Violation(
+                    "node-pool-exists",
+                    ("workloads", i, "nodePool"),
+                    wl.node_pool,
+                    f"a workload asks for nvidia.com/gpu: NodePool {wl.node_pool} has Neuron devices",
+                )
         elif ng is None:
-            yield Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"no node group or NodePool of that name (have: {', '.join([*groups, *pools])})")
+            yield Violation(
+                "node-pool-exists",
+                ("workloads", i, "nodePool"),
+                wl.node_pool,
+                f"no node group or NodePool of that name (have: {', '.join([*groups, *pools])})",
+            )
         elif eks_rules.accelerator(cat.get(ng.instance_type)) != "nvidia":
             yield Violation(
-                "node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool,
+                "node-pool-exists",
+                ("workloads", i, "nodePool"),
+                wl.node_pool,
                 f"a workload asks for nvidia.com/gpu: node group {ng.name} ({ng.instance_type}) has no NVIDIA GPUs",
             )
 
@@ -158,7 +225,9 @@ def _system_node_group(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterat
     if fleet.cluster.create is None:
         if "system_node_group" in fleet.model_fields_set:
             yield Violation(
-                "eks-system-node-group", where, sys.model_dump(by_alias=True, exclude_defaults=True),
+                "eks-system-node-group",
+                where,
+                sys.model_dump(by_alias=True, exclude_defaults=True),
                 "gpufleet adds a system node group only to a cluster it creates; an existing cluster keeps its own",
             )
         return
@@ -172,12 +241,19 @@ def _system_node_group(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterat
         return
     if it.family not in families or gpu_rules.accelerated(it):
         yield Violation(
-            "eks-system-node-group", (*where, "instanceType"), sys.instance_type,
+            "eks-system-node-group",
+            (*where, "instanceType"),
+            sys.instance_type,
             f"a system node group uses a general-purpose type of {', '.join(families)} (the families whose zones the catalog keeps)",
         )
         return
     if system_ami_type(it, cat.facts.eks) is None:
-        yield Violation("eks-system-node-group", (*where, "instanceType"), sys.instance_type, f"no AL2023 standard AMI type runs {'/'.join(it.architectures)}")
+        yield Violation(
+            "eks-system-node-group",
+            (*where, "instanceType"),
+            sys.instance_type,
+            f"no AL2023 standard AMI type runs {'/'.join(it.architectures)}",
+        )
     yield from (v.under(*where) for v in offered_and_purchasable(it, region, False, ("instanceType", sys.instance_type)))
     if "system" in {ng.name for ng in fleet.node_groups}:
         i = [ng.name for ng in fleet.node_groups].index("system")
@@ -206,25 +282,39 @@ def _kubernetes(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
         return
     if k8s.nvidia_device_plugin.mig_strategy != "none":
         models = cat.facts.mig_capable_gpu_models.values
-        for i, ng in enumerate(fleet.node_groups):
+        for ng in fleet.node_groups:
             it = cat.get(ng.instance_type)
             if eks_rules.accelerator(it) == "nvidia":
                 reason = k8s_rules.mig_supported(it, models)
                 if reason:
-                    yield Violation("eks-mig-supported", ("kubernetes", "nvidiaDevicePlugin", "migStrategy"), k8s.nvidia_device_plugin.mig_strategy, f"node group {ng.name}: {reason}")
+                    yield Violation(
+                        "eks-mig-supported",
+                        ("kubernetes", "nvidiaDevicePlugin", "migStrategy"),
+                        k8s.nvidia_device_plugin.mig_strategy,
+                        f"node group {ng.name}: {reason}",
+                    )
     if k8s.gpu_operator is not None:
-        for i, ng in enumerate(fleet.node_groups):
+        for ng in fleet.node_groups:
             group = resolve(ng, cat)
             if group.accelerator == "nvidia":
-                reason = k8s_rules.one_driver_problem(eks_rules.ami_driver(group.ami_type, cat.facts.eks), f"amiType {group.ami_type}", k8s.gpu_operator.driver)
+                reason = k8s_rules.one_driver_problem(
+                    eks_rules.ami_driver(group.ami_type, cat.facts.eks), f"amiType {group.ami_type}", k8s.gpu_operator.driver
+                )
                 if reason:
-                    yield Violation("eks-gpu-driver", ("kubernetes", "gpuOperator", "driver"), k8s.gpu_operator.driver, f"node group {ng.name}: {reason}")
+                    yield Violation(
+                        "eks-gpu-driver",
+                        ("kubernetes", "gpuOperator", "driver"),
+                        k8s.gpu_operator.driver,
+                        f"node group {ng.name}: {reason}",
+                    )
     if k8s.nccl_test is not None:
         groups = {ng.name: ng for ng in fleet.node_groups}
         ng = groups.get(k8s.nccl_test.node_group)
         where = ("kubernetes", "ncclTest", "nodeGroup")
         if ng is None:
-            yield Violation("nccl-test-node-group", where, k8s.nccl_test.node_group, f"no node group of that name (have: {', '.join(groups)})")
+            yield Violation(
+                "nccl-test-node-group", where, k8s.nccl_test.node_group, f"no node group of that name (have: {', '.join(groups)})"
+            )
         elif ng.efa is None or eks_rules.accelerator(cat.get(ng.instance_type)) != "nvidia":
             yield Violation("nccl-test-node-group", where, ng.name, "the NCCL test runs on a node group with NVIDIA GPUs and EFA")
 
@@ -234,16 +324,22 @@ def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violati
     if create is None:
         if len(fleet.network.subnet_ids) < 2:
             yield Violation(
-                "eks-cluster-zones", ("network", "subnetIds"), fleet.network.subnet_ids,
+                "eks-cluster-zones",
+                ("network", "subnetIds"),
+                fleet.network.subnet_ids,
                 "an EKS cluster needs subnets in at least two availability zones",
             )
         return
     field = ("network", "create", "zones")
-    names = [ng.instance_type for ng in fleet.node_groups] + ([fleet.system_node_group.instance_type] if system_group_created(fleet) else [])
+    names = [ng.instance_type for ng in fleet.node_groups] + (
+        [fleet.system_node_group.instance_type] if system_group_created(fleet) else []
+    )
     if create.zones is None:
         suggestion = zones.suggested_zones([cat.get(n) for n in names], region, 2)
         yield Violation(
-            "vpc-zones-required", field, None,
+            "vpc-zones-required",
+            field,
+            None,
             f"name the VPC's zones (for example [{', '.join(suggestion)}], which offer every node group's type): "
             "gpufleet does not choose them, so a later change cannot move them",
         )
@@ -264,7 +360,9 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
     yield from _api_model(ng, taints)
     reason = eks_rules.ami_type_support(it, ng.ami_type, cat.facts.eks)
     if reason:
-        yield Violation("eks-ami-type-supported", ("amiType",) if ng.ami_type else ("instanceType",), ng.ami_type or ng.instance_type, reason)
+        yield Violation(
+            "eks-ami-type-supported", ("amiType",) if ng.ami_type else ("instanceType",), ng.ami_type or ng.instance_type, reason
+        )
     yield from offered_and_purchasable(it, region, ng.capacity_type == "SPOT", ("capacityType", ng.capacity_type))
     yield from _group_zones(ng, it, fleet, region)
     if ng.efa is None:
@@ -280,7 +378,9 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
     layout = ng.efa.layout or default_layout(it, ng.efa.interfaces)
     if layout == "recommended" and "secondary_interface_type" in ng.efa.model_fields_set:
         yield Violation(
-            "eks-efa-layout", ("efa", "secondaryInterfaceType"), ng.efa.secondary_interface_type,
+            "eks-efa-layout",
+            ("efa", "secondaryInterfaceType"),
+            ng.efa.secondary_interface_type,
             "the recommended layout makes every EFA interface efa-only; secondaryInterfaceType is for layout: efa-primary",
         )
     try:
@@ -292,14 +392,20 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
         yield Violation("eks-efa-placement", ("efa", "placementGroup"), ng.efa.placement_group, reason)
     if fleet.network.create is None:
         if ng.efa.availability_zone is None:
-            yield Violation("eks-efa-single-az", ("efa", "availabilityZone"), None, "an EFA group on existing subnets names the zone of its subnet")
+            yield Violation(
+                "eks-efa-single-az", ("efa", "availabilityZone"), None, "an EFA group on existing subnets names the zone of its subnet"
+            )
         if len(ng.subnet_ids) != 1:
             yield Violation(
-                "eks-efa-single-az", ("subnetIds",), ng.subnet_ids,
+                "eks-efa-single-az",
+                ("subnetIds",),
+                ng.subnet_ids,
                 "an EFA group on existing subnets gives exactly one subnet, in its availabilityZone",
             )
     elif ng.subnet_ids:
-        yield Violation("eks-efa-single-az", ("subnetIds",), ng.subnet_ids, "with a created VPC, the group uses the VPC's subnet of its zone")
+        yield Violation(
+            "eks-efa-single-az", ("subnetIds",), ng.subnet_ids, "with a created VPC, the group uses the VPC's subnet of its zone"
+        )
     zone = efa_zone(ng, fleet, cat, region)
     if zone is not None:
         reason = offering_rules.offered_in(it, region, zone)
@@ -307,6 +413,8 @@ def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Ca
             yield Violation("eks-efa-single-az", ("efa", "availabilityZone"), zone, reason)
         elif fleet.network.create is not None and zone not in vpc_zones(fleet):
             yield Violation(
-                "eks-efa-single-az", ("efa", "availabilityZone"), zone,
+                "eks-efa-single-az",
+                ("efa", "availabilityZone"),
+                zone,
                 "not one of the created VPC's zones: append it to network.create.zones (a new subnet, additive)",
             )

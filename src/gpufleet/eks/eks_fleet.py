@@ -108,7 +108,11 @@ class EksFleet(pulumi.ComponentResource):
         if k8s_args.gpu_operator is not None:
             # The operator's device plugin serves the NVIDIA groups; the EFA and Neuron plugins stay.
             self.gpu_operator = GpuOperator(
-                f"{self._name}-gpu-operator", k8s_args.gpu_operator, served.nvidia, catalog.load().facts.eks.accelerator_labels.nvidia, opts=k8s_opts
+                f"{self._name}-gpu-operator",
+                k8s_args.gpu_operator,
+                served.nvidia,
+                catalog.load().facts.eks.accelerator_labels.nvidia,
+                opts=k8s_opts,
             )
             served = replace(served, nvidia=[], needed=served.needed - {"nvidia"})
         self.device_plugins = DevicePlugins(f"{self._name}-device-plugins", served, k8s_args.nvidia_device_plugin, opts=k8s_opts)
@@ -117,7 +121,9 @@ class EksFleet(pulumi.ComponentResource):
         plugins = [self.device_plugins, *([self.gpu_operator] if k8s_args.gpu_operator is not None else []), *self.node_pools.values()]
         self.workloads = [
             GpuWorkload(
-                f"{self._name}-{wl.name}", wl, *resolved.workload_scheduling(wl, self._args, cat),
+                f"{self._name}-{wl.name}",
+                wl,
+                *resolved.workload_scheduling(wl, self._args, cat),
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=plugins),
             )
             for wl in self._args.workloads
@@ -125,7 +131,9 @@ class EksFleet(pulumi.ComponentResource):
         if k8s_args.nccl_test is not None:
             ng = next(ng for ng in groups if ng.name == k8s_args.nccl_test.node_group)
             self.nccl_test = NcclTest(
-                f"{self._name}-{ng.name}", self.node_groups[ng.name].nccl_target, k8s_args.nccl_test.image,
+                f"{self._name}-{ng.name}",
+                self.node_groups[ng.name].nccl_target,
+                k8s_args.nccl_test.image,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=[self.device_plugins]),
             )
 
@@ -137,8 +145,13 @@ class EksFleet(pulumi.ComponentResource):
             role, after = self.node_role.role.name, [self.cluster]
         else:
             self.karpenter = Karpenter(
-                f"{self._name}-karpenter", self.cluster_name, self._region, self.k8s_provider, self._args.karpenter.node_overlays,
-                depends_on=groups_created, opts=pulumi.ResourceOptions(parent=self),
+                f"{self._name}-karpenter",
+                self.cluster_name,
+                self._region,
+                self.k8s_provider,
+                self._args.karpenter.node_overlays,
+                depends_on=groups_created,
+                opts=pulumi.ResourceOptions(parent=self),
             )
             role, after = self.karpenter.node_role_name, [self.karpenter]
         if self._args.network.create is not None:
@@ -148,12 +161,22 @@ class EksFleet(pulumi.ComponentResource):
         replicas = self._args.kubernetes.nvidia_device_plugin.time_slicing_replicas if self._args.karpenter.node_overlays else None
         for overlay, spec in manifests.time_slicing_overlays(self._args.node_pools, replicas, catalog.load()).items():
             k8s.apiextensions.CustomResource(
-                f"{self._name}-{overlay}", api_version=manifests.OVERLAY_API, kind="NodeOverlay", metadata={"name": overlay}, spec=spec,
+                f"{self._name}-{overlay}",
+                api_version=manifests.OVERLAY_API,
+                kind="NodeOverlay",
+                metadata={"name": overlay},
+                spec=spec,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
             )
         self.node_pools = {
             pool.name: KarpenterNodePool(
-                f"{self._name}-{pool.name}", pool, role, subnets, [{"id": self.cluster_security_group_id}], auto_mode=self._auto, shared_gpus=replicas or 1,
+                f"{self._name}-{pool.name}",
+                pool,
+                role,
+                subnets,
+                [{"id": self.cluster_security_group_id}],
+                auto_mode=self._auto,
+                shared_gpus=replicas or 1,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
             )
             for pool in self._args.node_pools
@@ -186,7 +209,11 @@ class EksFleet(pulumi.ComponentResource):
             # Compute, block storage and load balancing on together, the self-managed add-ons off
             # (curated eks.autoMode): EKS runs CoreDNS, the CNI and the device plugins itself.
             auto = {
-                "compute_config": {"enabled": True, "node_pools": list(c.create.auto_mode.built_in_node_pools), "node_role_arn": self.node_role.role.arn},
+                "compute_config": {
+                    "enabled": True,
+                    "node_pools": list(c.create.auto_mode.built_in_node_pools),
+                    "node_role_arn": self.node_role.role.arn,
+                },
                 "kubernetes_network_config": {"elastic_load_balancing": {"enabled": True}},
                 "storage_config": {"block_storage": {"enabled": True}},
                 "bootstrap_self_managed_addons": False,

@@ -13,12 +13,20 @@ class ServiceRole(pulumi.ComponentResource):
     """A role a service assumes, with exactly the AWS managed policies named in the curated facts."""
 
     def __init__(
-        self, name: str, service: str, policies: list[str], description: str, opts: pulumi.ResourceOptions | None = None, actions: list[str] | None = None
+        self,
+        name: str,
+        service: str,
+        policies: list[str],
+        description: str,
+        opts: pulumi.ResourceOptions | None = None,
+        actions: list[str] | None = None,
     ):
         super().__init__("gpufleet:eks:ServiceRole", name, None, opts)
         # The partition (aws, aws-cn, aws-us-gov) comes from the provider, never from a hand rule.
         partition = aws.get_partition(opts=pulumi.InvokeOptions(parent=self)).partition
-        self.role = aws.iam.Role(name, assume_role_policy=trusting(service, actions), description=description, opts=pulumi.ResourceOptions(parent=self))
+        self.role = aws.iam.Role(
+            name, assume_role_policy=trusting(service, actions), description=description, opts=pulumi.ResourceOptions(parent=self)
+        )
         self.attachments = [managed_policy(f"{name}-{policy}", self.role, policy, partition, self) for policy in policies]
         self.register_outputs({"roleArn": self.role.arn})
 
@@ -28,7 +36,14 @@ def cluster_role(name: str, opts: pulumi.ResourceOptions, auto_mode: bool = Fals
     eks = catalog.load().facts.eks
     if auto_mode:
         build = eks.auto_mode.build
-        return ServiceRole(f"{name}-cluster", "eks.amazonaws.com", build.cluster_policies, "EKS Auto Mode cluster (gpufleet)", opts, build.cluster_trust_actions)
+        return ServiceRole(
+            f"{name}-cluster",
+            "eks.amazonaws.com",
+            build.cluster_policies,
+            "EKS Auto Mode cluster (gpufleet)",
+            opts,
+            build.cluster_trust_actions,
+        )
     return ServiceRole(f"{name}-cluster", "eks.amazonaws.com", eks.cluster_policies.values, "EKS cluster (gpufleet)", opts)
 
 

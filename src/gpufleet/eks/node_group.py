@@ -11,8 +11,7 @@ import pulumi_aws as aws
 from gpufleet.catalog import catalog
 from gpufleet.catalog.facts import AcceleratedAmiType, StandardAmiType
 from gpufleet.eks.args import NodeGroupArgs
-from gpufleet.eks.resolved import places_in_group, repair_config
-from gpufleet.eks.resolved import ResolvedNodeGroup, resolve
+from gpufleet.eks.resolved import ResolvedNodeGroup, places_in_group, repair_config, resolve
 from gpufleet.nodes.hardening import ebs, metadata_options
 
 
@@ -52,13 +51,19 @@ def group_subnets(args: NodeGroupArgs, cluster: EksClusterRef, placed: bool) -> 
     group in a VPC the stack file creates, which a `placed` group's fleet turned into the
     reference's subnets; a group of your own has no such VPC, so zones there would be ignored."""
     if args.zones is not None and not placed:
-        raise ValueError(f"zones = {list(args.zones)}: zones place a group in a VPC the stack file creates; give its subnets (subnet_ids, or EksClusterRef.subnet_ids)")
+        raise ValueError(
+            f"zones = {list(args.zones)}: zones place a group in a VPC the stack file creates; give its subnets (subnet_ids, or EksClusterRef.subnet_ids)"
+        )
     if args.subnet_ids and cluster.subnet_ids is not None:
-        raise ValueError(f"subnetIds = {list(args.subnet_ids)}: the group's subnets are given twice (its args and EksClusterRef.subnet_ids); give them once")
+        raise ValueError(
+            f"subnetIds = {list(args.subnet_ids)}: the group's subnets are given twice (its args and EksClusterRef.subnet_ids); give them once"
+        )
     if args.subnet_ids:
         return list(args.subnet_ids)
     if cluster.subnet_ids is None:
-        raise ValueError(f"subnetIds of node group {args.name!r}: missing; give them in its args (subnet_ids) or in EksClusterRef.subnet_ids")
+        raise ValueError(
+            f"subnetIds of node group {args.name!r}: missing; give them in its args (subnet_ids) or in EksClusterRef.subnet_ids"
+        )
     return cluster.subnet_ids
 
 
@@ -81,7 +86,12 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
         self.resolved = group = resolve(args)
         args = group.args
         subnet_ids = group_subnets(args, cluster, placed)
-        cluster_name, cluster_security_group_id, node_role_arn, vpc_id = cluster.name, cluster.security_group_id, cluster.node_role_arn, cluster.vpc_id
+        cluster_name, cluster_security_group_id, node_role_arn, vpc_id = (
+            cluster.name,
+            cluster.security_group_id,
+            cluster.node_role_arn,
+            cluster.vpc_id,
+        )
         self._name, self._args = name, args
         # What an NcclTest across these nodes needs (NcclTest(name, group.nccl_target, image)).
         self.nccl_target = group.nccl_target
@@ -151,7 +161,9 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
         if self.placement_group is not None:
             template["placement"] = {"group_name": self.placement_group.name}
         if a.capacity_reservation_id is not None:
-            template["capacity_reservation_specification"] = {"capacity_reservation_target": {"capacity_reservation_id": a.capacity_reservation_id}}
+            template["capacity_reservation_specification"] = {
+                "capacity_reservation_target": {"capacity_reservation_id": a.capacity_reservation_id}
+            }
             if a.capacity_type == "CAPACITY_BLOCK":
                 template["instance_market_options"] = {"market_type": "capacity-block"}
         return aws.ec2.LaunchTemplate(self._name, name=self._name, update_default_version=True, opts=self._child(), **template)

@@ -8,10 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from gpufleet.catalog import catalog, charts
-from gpufleet.simulate import k8s_scheduler, k8s_workloads, karpenter, node_capacity
-from gpufleet.karpenter import manifests
-from gpufleet.rules import eks as eks_rules, k8s as k8s_rules
+from gpufleet.catalog import catalog, charts, tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.eks import resolved
 from gpufleet.eks.args import EksFleetArgs
@@ -20,12 +17,15 @@ from gpufleet.eks.system_node_group import SYSTEM_NAME_PREFIX, system_labels
 from gpufleet.k8s.device_plugins import release_values
 from gpufleet.k8s.gpu_operator import operator_values
 from gpufleet.k8s.gpu_workload import workload_object
+from gpufleet.k8s.nccl_test import nccl_job, nccl_job_name
+from gpufleet.karpenter import manifests
+from gpufleet.platform.model import Violation
+from gpufleet.rules import eks as eks_rules
+from gpufleet.rules import k8s as k8s_rules
+from gpufleet.simulate import k8s_scheduler, k8s_workloads, karpenter, node_capacity
 
 # The GPU Operator's values among the device plugins' (not a device-plugin chart key).
 OPERATOR = "gpuOperator"
-from gpufleet.k8s.nccl_test import nccl_job, nccl_job_name
-from gpufleet.platform.model import Violation
-from gpufleet.catalog import tokens
 
 # Where a Pending pod of each kind is fixed in the stack file.
 _SYSTEM = ("systemNodeGroup",)
@@ -84,7 +84,12 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
     for key, values in plugin_values.items():
         if key == OPERATOR:
             release = f"{fleet.cluster.name}-gpu-operator"  # EksFleet's name for the release
-            found += [(("kubernetes", "gpuOperator"), pod) for pod in k8s_workloads.gpu_operator_pods(charts_facts.gpu_operator, values, release, None, eks.accelerator_resources.nvidia)]
+            found += [
+                (("kubernetes", "gpuOperator"), pod)
+                for pod in k8s_workloads.gpu_operator_pods(
+                    charts_facts.gpu_operator, values, release, None, eks.accelerator_resources.nvidia
+                )
+            ]
             continue
         chart = charts_facts.plugins()[key]
         for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, k8s_workloads.advertised(chart, values, eks)):
@@ -139,9 +144,13 @@ def check_placement(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[
     placed = k8s_scheduler.simulate(shapes, [pod for _, pod in found])
     if fleet.node_pools:
         auto = resolved.auto_mode(fleet)
-        replicas = fleet.kubernetes.nvidia_device_plugin.time_slicing_replicas if fleet.karpenter.node_overlays and fleet.kubernetes else None
+        replicas = (
+            fleet.kubernetes.nvidia_device_plugin.time_slicing_replicas if fleet.karpenter.node_overlays and fleet.kubernetes else None
+        )
         overlays = manifests.overlays_read(manifests.time_slicing_overlays(fleet.node_pools, replicas, cat), cat)
-        cat_pools = [manifests.read(p, cat, manifests.limits(p, cat, auto, replicas or 1), auto=auto, overlays=overlays) for p in fleet.node_pools]
+        cat_pools = [
+            manifests.read(p, cat, manifests.limits(p, cat, auto, replicas or 1), auto=auto, overlays=overlays) for p in fleet.node_pools
+        ]
         nvidia = values.get("nvidiaDevicePlugin") or charts.operator_plugin_values(values.get(OPERATOR))
         sharing = charts.nvidia_sharing(nvidia, cat.facts.eks.accelerator_resources.nvidia)
         karpenter.provision(placed, cat_pools, [pod for _, pod in found if pod.replicas is None], sharing)
@@ -149,7 +158,9 @@ def check_placement(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[
         if result.status != k8s_scheduler.PENDING:
             continue
         where, value, hint = _fix(fleet, where)
-        yield Violation("k8s-pods-schedulable", where, value, f"{pod.owner}: {result.pending} of {pod.replicas} Pending: {result.message}{hint}")
+        yield Violation(
+            "k8s-pods-schedulable", where, value, f"{pod.owner}: {result.pending} of {pod.replicas} Pending: {result.message}{hint}"
+        )
     yield from _plugins_run(fleet, shapes, found, placed)
 
 

@@ -15,7 +15,11 @@ def _build(fleet, region, opts):
 
 def _repair(ng, cat) -> str:
     """What repairs the group's nodes, in the summary's words."""
-    return cat.facts.eks.node_health.repair if ng.repair.enabled else "none: nodeRepairConfig is off (a node that lost a GPU stays in the group)"
+    return (
+        cat.facts.eks.node_health.repair
+        if ng.repair.enabled
+        else "none: nodeRepairConfig is off (a node that lost a GPU stays in the group)"
+    )
 
 
 def _summary(fleet, region, cat):
@@ -37,7 +41,11 @@ def _summary(fleet, region, cat):
         if not types:
             continue
         largest = max(types, key=lambda it: (manifests.accelerators_of(it), it.vcpus, it.name))
-        details = {"purchase": "/".join(pool.capacity_types), "provisioner": "EKS Auto Mode" if auto else "Karpenter", "typesAdmitted": len(types)}
+        details = {
+            "purchase": "/".join(pool.capacity_types),
+            "provisioner": "EKS Auto Mode" if auto else "Karpenter",
+            "typesAdmitted": len(types),
+        }
         if not auto:
             details["amiAlias"] = f"{pool.ami_family}@{pool.ami_version}"
         else:
@@ -54,5 +62,8 @@ def _summary(fleet, region, cat):
 PLATFORM = Platform(
     "eks",
     "An EKS cluster with accelerated managed node groups (EFA); absent provisions none.",
-    _build, _summary, aws=True, placement=True,
+    _build,
+    _summary,
+    aws=True,
+    placement=True,
 )

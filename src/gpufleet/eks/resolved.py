@@ -12,19 +12,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from gpufleet.catalog.facts import EksFacts
-from gpufleet.network import zones
 from gpufleet.catalog import catalog
-from gpufleet.rules import eks as eks_rules, gpus as gpu_rules, k8s as k8s_rules
 from gpufleet.catalog.catalog import Catalog, InstanceType
-from gpufleet.rules.efa import EfaInterface, efa_count, efa_layout
+from gpufleet.catalog.facts import EksFacts
 from gpufleet.eks.args import EksFleetArgs, NodeGroupArgs
+from gpufleet.k8s.args import GpuWorkloadArgs
 from gpufleet.k8s.device_plugins import ServedGroups
 from gpufleet.k8s.nccl_test import NcclTarget
-from gpufleet.k8s.args import GpuWorkloadArgs
 from gpufleet.karpenter import manifests
 from gpufleet.karpenter.args import NodePoolArgs
+from gpufleet.network import zones
 from gpufleet.platform.model import by_identity
+from gpufleet.rules import eks as eks_rules
+from gpufleet.rules import gpus as gpu_rules
+from gpufleet.rules import k8s as k8s_rules
+from gpufleet.rules.efa import EfaInterface, efa_count, efa_layout
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,9 @@ def served_groups(groups: Iterable[NodeGroupArgs | ResolvedNodeGroup]) -> Served
         nvidia=[t for g in resolved if g.accelerator == "nvidia" for t in g.taints],
         efa=[t for g in resolved if g.args.efa is not None for t in g.taints],
         neuron=[t for g in resolved if g.accelerator == "neuron" for t in g.taints],
-        needed=frozenset({g.accelerator for g in resolved if g.accelerator} | ({"efa"} if any(g.args.efa is not None for g in resolved) else set())),
+        needed=frozenset(
+            {g.accelerator for g in resolved if g.accelerator} | ({"efa"} if any(g.args.efa is not None for g in resolved) else set())
+        ),
     )
 
 

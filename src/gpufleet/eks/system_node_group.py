@@ -8,8 +8,8 @@ import pulumi_aws as aws
 
 from gpufleet.catalog import catalog
 from gpufleet.eks.args import SystemNodeGroupArgs
-from gpufleet.eks.resolved import system_ami_type
 from gpufleet.eks.node_group import base_template
+from gpufleet.eks.resolved import system_ami_type
 
 SYSTEM_GROUP = "system"
 # The EKS name of the group is this prefix and a suffix the provider picks (see SystemNodeGroup).

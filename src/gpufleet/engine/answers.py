@@ -12,8 +12,8 @@ import json
 import threading
 from pathlib import Path
 
-from gpufleet.catalog.generate.sources import FactSource
 from gpufleet.catalog import tokens
+from gpufleet.catalog.generate.sources import FactSource
 from gpufleet.engine import aws_functions
 
 
@@ -52,7 +52,9 @@ def load_given(path: Path) -> dict[str, list[tuple[dict, dict]]]:
             raise AnswersFileError(f"--answers {path}: [{token!r}] = {entries!r}: a list of {{inputs, outputs}} is required")
         for i, entry in enumerate(entries):
             if not isinstance(entry, dict) or set(entry) != {"inputs", "outputs"} or not all(isinstance(entry[k], dict) for k in entry):
-                raise AnswersFileError(f"--answers {path}: [{token!r}][{i}] = {entry!r}: an object of exactly two objects, inputs and outputs, is required")
+                raise AnswersFileError(
+                    f"--answers {path}: [{token!r}][{i}] = {entry!r}: an object of exactly two objects, inputs and outputs, is required"
+                )
             given.setdefault(token, []).append((entry["inputs"], entry["outputs"]))
     return given
 
@@ -114,9 +116,7 @@ class OfflineAnswers:
         name = args["name"]
         value = self.source.ssm_parameter(region, name)
         if value is None:
-            raise UnansweredCall(
-                f"aws:ssm/getParameter: parameter {name} does not exist in {region} ({self.source.label})"
-            )
+            raise UnansweredCall(f"aws:ssm/getParameter: parameter {name} does not exist in {region} ({self.source.label})")
         return {
             "arn": f"arn:{partition_of(region)['partition']}:ssm:{region}::parameter{name}",
             "id": name,

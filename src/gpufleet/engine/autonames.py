@@ -45,7 +45,9 @@ def sdk_inputs(type_: str) -> frozenset[str] | None:
     spec = importlib.util.find_spec(f"pulumi_{package.replace('-', '_')}")
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(spec.submodule_search_locations[0]).joinpath(*([] if parts[0] == "index" else [parts[0]]), f"{_snake(parts[-1] if len(parts) > 1 else name)}.py")
+    path = Path(spec.submodule_search_locations[0]).joinpath(
+        *([] if parts[0] == "index" else [parts[0]]), f"{_snake(parts[-1] if len(parts) > 1 else name)}.py"
+    )
     try:
         with _PARSING:
             tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -93,5 +95,7 @@ def with_auto_names(type_: str, logical: str, urn: str, inputs: dict, custom: bo
         return {**inputs, rule.property: UNKNOWN}  # the provider computes it from the prefix: known after apply
     base = logical.lower() if rule.lowercase else logical
     if len(base) + len(rule.separator) + facts.random_length > rule.max_length:
-        raise TooLong(f"{type_} {logical!r}: name {base + rule.separator!r} plus {facts.random_length} random chars is longer than maximum length {rule.max_length}")
+        raise TooLong(
+            f"{type_} {logical!r}: name {base + rule.separator!r} plus {facts.random_length} random chars is longer than maximum length {rule.max_length}"
+        )
     return {**inputs, rule.property: f"{base}{rule.separator}{_suffix(urn, facts.random_length)}"}

@@ -47,12 +47,15 @@ def vpc(client: Callable, args: dict, region: str) -> Answer:
     if len(found) != 1:
         raise NoAnswer(f"{len(found)} VPCs match (the provider takes exactly one)")
     v = found[0]
-    tables = ec2.describe_route_tables(Filters=[{"Name": "vpc-id", "Values": [v["VpcId"]]}, {"Name": "association.main", "Values": ["true"]}])["RouteTables"]
+    tables = ec2.describe_route_tables(
+        Filters=[{"Name": "vpc-id", "Values": [v["VpcId"]]}, {"Name": "association.main", "Values": ["true"]}]
+    )["RouteTables"]
     return {
         "arn": f"arn:aws:ec2:{region}:{v['OwnerId']}:vpc/{v['VpcId']}",
         "cidrBlock": v["CidrBlock"],
         "cidrBlockAssociations": [
-            {"associationId": a["AssociationId"], "cidrBlock": a["CidrBlock"], "state": a["CidrBlockState"]["State"]} for a in v.get("CidrBlockAssociationSet", [])
+            {"associationId": a["AssociationId"], "cidrBlock": a["CidrBlock"], "state": a["CidrBlockState"]["State"]}
+            for a in v.get("CidrBlockAssociationSet", [])
         ],
         "default": v["IsDefault"],
         "dhcpOptionsId": v["DhcpOptionsId"],
@@ -71,7 +74,12 @@ def subnets(client: Callable, args: dict, region: str) -> Answer:
     found = client("ec2", region).describe_subnets(Filters=_filters(args, {}))["Subnets"]
     if not found:
         raise NoAnswer("no subnet matches")
-    return {"id": region, "ids": sorted(s["SubnetId"] for s in found), "region": region, **{k: args[k] for k in ("filters", "tags") if args.get(k)}}, None
+    return {
+        "id": region,
+        "ids": sorted(s["SubnetId"] for s in found),
+        "region": region,
+        **{k: args[k] for k in ("filters", "tags") if args.get(k)},
+    }, None
 
 
 def ami(client: Callable, args: dict, region: str) -> Answer:

@@ -76,8 +76,13 @@ class Activity:
 
 class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineServicer):
     def __init__(
-        self, project: str, stack: str, answers: OfflineAnswers, region: str,
-        on_resource: Callable[[RecordedResource], None] | None, given: dict[str, list[tuple[dict, dict]]] | None = None,
+        self,
+        project: str,
+        stack: str,
+        answers: OfflineAnswers,
+        region: str,
+        on_resource: Callable[[RecordedResource], None] | None,
+        given: dict[str, list[tuple[dict, dict]]] | None = None,
     ):
         self.project, self.stack = project, stack
         self.given = given or {}
@@ -105,10 +110,15 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
         call = self.activity.start(f"RegisterResource {request.type} {request.name!r}")
         try:
             if request.transforms or (request.HasField("hooks") and request.hooks.ByteSize()):
-                return self._refuse(context, f"{request.type} {request.name!r} has transforms or hooks: the offline engine does not run callbacks into the program")
+                return self._refuse(
+                    context,
+                    f"{request.type} {request.name!r} has transforms or hooks: the offline engine does not run callbacks into the program",
+                )
             urn = self._urn(request.parent, request.type, request.name)
             try:
-                inputs = autonames.with_auto_names(request.type, request.name, urn, struct_value(request.object), request.custom, self.autonaming)
+                inputs = autonames.with_auto_names(
+                    request.type, request.name, urn, struct_value(request.object), request.custom, self.autonaming
+                )
             except autonames.TooLong as err:
                 return self._refuse(context, str(err))
             if request.type.startswith(tokens.AWS_PROVIDER) and "region" in inputs:
@@ -154,7 +164,9 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
                 with self._lock:
                     if call not in self.unknown_calls:
                         self.unknown_calls.append(call)
-                        self.run.gaps.append(f"provider function {call}: {reason}; answered unknown, as a preview answers before the value exists")
+                        self.run.gaps.append(
+                            f"provider function {call}: {reason}; answered unknown, as a preview answers before the value exists"
+                        )
                 return resource_pb2.ResourceInvokeResponse(unknown=True)
             if note is not None:
                 with self._lock:
@@ -277,5 +289,3 @@ class Served:
 
     def __exit__(self, *exc) -> None:
         self.server.stop(grace=None)
-
-

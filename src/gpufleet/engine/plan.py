@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from gpufleet.plans import cost as plan_cost, placement as plan_placement
 from gpufleet.engine.runtime import ProgramRun, RecordedResource
+from gpufleet.plans import cost as plan_cost
+from gpufleet.plans import placement as plan_placement
 from gpufleet.stack.summary import SUMMARY_OUTPUT
 
 PLAN_VERSION = 1

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from gpufleet.analyzer.client import PolicyPack
 from gpufleet.analyzer.pack_process import PackProcess
+from gpufleet.analyzer.policy_config import PolicyConfig
+from gpufleet.engine.plan import build_plan, plan_resource
 from gpufleet.engine.program_host import Hosting, run_hosted
 from gpufleet.engine.runtime import PROJECT, Program, run_program
-from gpufleet.engine.plan import build_plan, plan_resource
-from gpufleet.analyzer.policy_config import PolicyConfig
 
 
 def preview_plan(

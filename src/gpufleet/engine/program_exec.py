@@ -47,8 +47,13 @@ def main():
     pulumi.runtime.set_all_config(pulumi.runtime.get_config_env(), secret_keys)
     pulumi.runtime.configure(
         pulumi.runtime.Settings(
-            monitor=args.monitor, engine=args.engine, project=args.project, stack=args.stack,
-            parallel=os.cpu_count() or 1, dry_run=True, organization=args.organization,
+            monitor=args.monitor,
+            engine=args.engine,
+            project=args.project,
+            stack=args.stack,
+            parallel=os.cpu_count() or 1,
+            dry_run=True,
+            organization=args.organization,
         )
     )
     sys.argv = [args.program]
@@ -68,7 +73,10 @@ def main():
                 break
             cause = nxt
         _report(
-            args.report, kind="raised", type=type(cause).__name__, message=str(cause),
+            args.report,
+            kind="raised",
+            type=type(cause).__name__,
+            message=str(cause),
             where=_where(cause, args.root) or _where(err, args.root),
         )
         return 1

@@ -59,8 +59,13 @@ def run_hosted(
         env = {**os.environ, **env, "PULUMI_CONFIG": json.dumps(config), "PULUMI_DRY_RUN": "true"}
         try:
             child = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=workdir, env=env, start_new_session=True,
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=workdir,
+                env=env,
+                start_new_session=True,
             )
         except OSError as err:
             raise EngineError(f"the program's interpreter {python} does not run: {err.strerror}") from None
@@ -79,13 +84,16 @@ def run_hosted(
     if monitor.refused:
         raise EngineError(monitor.refused[0])
     if outcome.get("kind") == "no-sdk":
-        raise EngineError(f"the program's interpreter {python} has no Pulumi SDK ({outcome.get('message')}): install the program's requirements into it")
+        raise EngineError(
+            f"the program's interpreter {python} has no Pulumi SDK ({outcome.get('message')}): install the program's requirements into it"
+        )
     if outcome.get("kind") == "raised":
         where = f" ({outcome['where']})" if outcome.get("where") else ""
         unknown = (
             f"; offline, these provider functions were answered unknown, and the program may need a concrete value: "
             f"{'; '.join(monitor.unknown_calls)} (give their outputs for those inputs with --answers FILE)"
-            if monitor.unknown_calls else ""
+            if monitor.unknown_calls
+            else ""
         )
         raise EngineError(f"the program raised {outcome.get('type')}: {outcome.get('message')}{where}{unknown}")
     if outcome.get("kind") != "ok":
@@ -95,12 +103,29 @@ def run_hosted(
 
 def _launch(program: Program, interpreter: Path, address: str, stack: str, workdir: Path, report: Path) -> tuple[list[str], dict[str, str]]:
     """The command and environment a language host starts the program with."""
-    common = ["--monitor", address, "--engine", address, "--project", program.project, "--stack", stack, "--organization", "organization", "--pwd", str(workdir)]
+    common = [
+        "--monitor",
+        address,
+        "--engine",
+        address,
+        "--project",
+        program.project,
+        "--stack",
+        stack,
+        "--organization",
+        "organization",
+        "--pwd",
+        str(workdir),
+    ]
     if program.runtime == "nodejs":
         # The Node.js SDK's own runner, from the program's packages (what the nodejs language host runs).
         typescript = program.typescript and (workdir / "node_modules" / "ts-node").is_dir()
-        return [str(interpreter), str(workdir / NODE_RUN), *common, "--dry-run", str(program.main)], {"PULUMI_NODEJS_TYPESCRIPT": str(typescript).lower()}
-    return [str(interpreter), "-u", str(EXEC), *common, "--report", str(report), "--root", str(workdir), str(program.main)], {"PYTHONUNBUFFERED": "1"}
+        return [str(interpreter), str(workdir / NODE_RUN), *common, "--dry-run", str(program.main)], {
+            "PULUMI_NODEJS_TYPESCRIPT": str(typescript).lower()
+        }
+    return [str(interpreter), "-u", str(EXEC), *common, "--report", str(report), "--root", str(workdir), str(program.main)], {
+        "PYTHONUNBUFFERED": "1"
+    }
 
 
 def _node_outcome(code: int, monitor: Monitor) -> dict:

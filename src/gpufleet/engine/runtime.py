@@ -24,12 +24,14 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
-from gpufleet.catalog.generate.sources import FactSource, MotoSnapshot
-from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
 from gpufleet.catalog import tokens
+from gpufleet.catalog.generate.sources import FactSource, MotoSnapshot
+from gpufleet.engine import (
+    PROJECT,  # noqa: F401 - the engine's callers read it here
+    patches,
+)
+from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
 from gpufleet.plans.wire import json_value
-from gpufleet.engine import PROJECT  # noqa: F401 - the engine's callers read it here
-from gpufleet.engine import patches
 
 PROGRAM = Path(__file__).parent.parent / "stack" / "__main__.py"
 UNKNOWN = rpc.UNKNOWN  # how the engine marks a value known only after apply

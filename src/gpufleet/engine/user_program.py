@@ -13,9 +13,8 @@ from pathlib import Path
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
-from gpufleet.stack import files as stackfile
 from gpufleet.engine.runtime import Program
-
+from gpufleet.stack import files as stackfile
 
 NODE_RUN = Path("node_modules/@pulumi/pulumi/cmd/run")  # the Node.js SDK's program runner, in the program's own packages
 
@@ -43,21 +42,27 @@ def load(folder: Path, stack: str | None, python: Path | None = None) -> LoadedP
     except MarkedYAMLError as err:
         raise ProgramError(f"{project_file}: not valid YAML ({str(err).splitlines()[0]})") from None
     if not isinstance(project, dict) or not isinstance(project.get("name"), str) or not project["name"]:
-        raise ProgramError(f"{project_file}: name = {project.get('name') if isinstance(project, dict) else None!r}: a project name is required")
+        raise ProgramError(
+            f"{project_file}: name = {project.get('name') if isinstance(project, dict) else None!r}: a project name is required"
+        )
     runtime = project.get("runtime")
     runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
     if runtime_name not in ("python", "nodejs"):
         raise ProgramError(f"{project_file}: runtime = {runtime_name!r}: offline, gpufleet runs Python and Node.js programs")
     main = folder / str(project.get("main") or ".")
     if runtime_name == "python" and not (main.is_dir() and (main / "__main__.py").is_file()):
-        raise ProgramError(f"{project_file}: main = {project.get('main') or '.'!r}: must be a folder with a __main__.py (the Python runtime's entry)")
+        raise ProgramError(
+            f"{project_file}: main = {project.get('main') or '.'!r}: must be a folder with a __main__.py (the Python runtime's entry)"
+        )
     if runtime_name == "nodejs" and not main.exists():
         raise ProgramError(f"{project_file}: main = {project.get('main') or '.'!r}: no such file or folder (the Node.js runtime's entry)")
     config_dir = folder / str(project.get("stackConfigDir") or ".")
     found = stackfile.stack_names(config_dir)
     if stack is None:
         if len(found) != 1:
-            raise ProgramError(f"--program {folder}: {len(found)} stack config files in {config_dir} ({', '.join(found) or 'none'}): name one with --stack")
+            raise ProgramError(
+                f"--program {folder}: {len(found)} stack config files in {config_dir} ({', '.join(found) or 'none'}): name one with --stack"
+            )
         stack = found[0]
     path = config_dir / f"Pulumi.{stack}.yaml"
     if not path.is_file():

@@ -30,7 +30,9 @@ class GkeAcceleratorArgs(SpecModel):
     """The node's GPUs. A2, A3, A4 and G2 machine types come with theirs (give nothing, or the same
     type and count); N1 machine types take T4, V100 or P4 GPUs attached."""
 
-    type: str | None = Field(None, min_length=1, description="Accelerator type, e.g. nvidia-tesla-t4 (required for N1; implied by A2/A3/A4/G2 types).")
+    type: str | None = Field(
+        None, min_length=1, description="Accelerator type, e.g. nvidia-tesla-t4 (required for N1; implied by A2/A3/A4/G2 types)."
+    )
     count: int | None = Field(None, ge=1, description="GPUs per node (required for N1; implied by A2/A3/A4/G2 types).")
 
 
@@ -48,7 +50,7 @@ class NodeAutoscalingArgs(SpecModel):
     max_node_count: int = Field(ge=1, description="Most nodes per zone.")
 
     @model_validator(mode="after")
-    def _ordered(self) -> "NodeAutoscalingArgs":
+    def _ordered(self) -> NodeAutoscalingArgs:
         if self.min_node_count > self.max_node_count:
             raise rule_error("size-order", f"minNodeCount {self.min_node_count} is larger than maxNodeCount {self.max_node_count}")
         return self
@@ -61,22 +63,32 @@ class GkeNodePoolArgs(SpecModel):
 
     name: str = Field(pattern=GKE_NAME, description="Node pool name.")
     machine_type: str = Field(min_length=1, description="Compute Engine machine type, e.g. a2-highgpu-1g, g2-standard-8, n1-standard-8.")
-    accelerator: GkeAcceleratorArgs = Field(default_factory=GkeAcceleratorArgs, description="The node's GPUs (implied by A2/A3/A4/G2 machine types).")
-    zones: list[str] = Field(min_length=1, description="Zones of the cluster's region the nodes run in (nodeLocations); each must offer the machine type.")
+    accelerator: GkeAcceleratorArgs = Field(
+        default_factory=GkeAcceleratorArgs, description="The node's GPUs (implied by A2/A3/A4/G2 machine types)."
+    )
+    zones: list[str] = Field(
+        min_length=1, description="Zones of the cluster's region the nodes run in (nodeLocations); each must offer the machine type."
+    )
     driver: Driver = Field(
         "DEFAULT",
         description="gpuDriverInstallationConfig.gpuDriverVersion: GKE installs its chosen or its latest driver, or "
         "INSTALLATION_DISABLED installs none (only with the GPU Operator installing one).",
     )
-    partition_size: str | None = Field(None, min_length=1, description="Multi-instance GPU partition size, e.g. 1g.5gb (A100, H100, H200, B200 only); absent partitions nothing.")
-    sharing: GpuSharingArgs | None = Field(None, description="GPU sharing (time-sharing or MPS); absent gives each container whole GPUs or partitions.")
+    partition_size: str | None = Field(
+        None,
+        min_length=1,
+        description="Multi-instance GPU partition size, e.g. 1g.5gb (A100, H100, H200, B200 only); absent partitions nothing.",
+    )
+    sharing: GpuSharingArgs | None = Field(
+        None, description="GPU sharing (time-sharing or MPS); absent gives each container whole GPUs or partitions."
+    )
     node_count: int | None = Field(None, ge=0, description="Fixed nodes per zone (absent with autoscaling).")
     autoscaling: NodeAutoscalingArgs | None = Field(None, description="Autoscaling bounds per zone (absent with nodeCount).")
     spot: bool = Field(False, description="Spot VMs (preemptible at any time); absent runs on-demand.")
     labels: dict[str, str] = Field(default_factory=dict, description="Extra Kubernetes labels on the nodes.")
 
     @model_validator(mode="after")
-    def _one_size(self) -> "GkeNodePoolArgs":
+    def _one_size(self) -> GkeNodePoolArgs:
         if (self.node_count is None) == (self.autoscaling is None):
             raise rule_error("gke-pool-size", "give exactly one of nodeCount (a fixed pool) and autoscaling (minNodeCount, maxNodeCount)")
         return self
@@ -104,7 +116,9 @@ class GkeClusterArgs(SpecModel):
     """The cluster: created (with `create`) or an existing one joined by name."""
 
     name: str = Field(pattern=GKE_NAME, description="Cluster name.")
-    create: GkeClusterCreateArgs | None = Field(None, description="Create the cluster; absent joins an existing cluster of this name in the region.")
+    create: GkeClusterCreateArgs | None = Field(
+        None, description="Create the cluster; absent joins an existing cluster of this name in the region."
+    )
 
 
 class GkeKubernetesArgs(SpecModel):
@@ -122,8 +136,11 @@ class GkeFleetArgs(SpecModel):
     region: str = Field(pattern=GCP_REGION, description="Region of the (regional) cluster, e.g. us-central1.")
     cluster: GkeClusterArgs = Field(description="The cluster: created, or existing.")
     node_pools: list[GkeNodePoolArgs] = Field(min_length=1, description="GPU node pools.")
-    kubernetes: GkeKubernetesArgs | None = Field(None, description="Cluster access for the workloads; absent installs nothing in the cluster.")
+    kubernetes: GkeKubernetesArgs | None = Field(
+        None, description="Cluster access for the workloads; absent installs nothing in the cluster."
+    )
     workloads: list[GpuWorkloadArgs] = Field(default_factory=list, description="GPU workloads.")
     gpu_operator: GpuOperatorArgs | None = Field(
-        None, description="Install the NVIDIA GPU Operator instead of GKE's device plugin (and driver, when its driver is on); absent uses GKE's GPU stack."
+        None,
+        description="Install the NVIDIA GPU Operator instead of GKE's device plugin (and driver, when its driver is on); absent uses GKE's GPU stack.",
     )

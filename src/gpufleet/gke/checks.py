@@ -3,12 +3,12 @@ pack calls) and returns Violations with the stack file's field paths."""
 
 from __future__ import annotations
 
-from gpufleet.rules import gke as gke_rules
-from gpufleet.catalog.facts import GkeFacts
-from gpufleet.rules.gke import GkeGpus
-from gpufleet.gke.args import GkeFleetArgs, GkeNodePoolArgs
 from gpufleet.catalog.catalog import Catalog
+from gpufleet.catalog.facts import GkeFacts
+from gpufleet.gke.args import GkeFleetArgs, GkeNodePoolArgs
 from gpufleet.platform.model import Violation, pool_checks, pool_workloads
+from gpufleet.rules import gke as gke_rules
+from gpufleet.rules.gke import GkeGpus
 
 
 def pool_gpus(pool: GkeNodePoolArgs, gke: GkeFacts) -> GkeGpus | str:
@@ -23,14 +23,30 @@ def strategy(pool: GkeNodePoolArgs) -> str | None:
 def check_fleet(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> list[Violation]:
     """Every rule broken by the fleet (the stack's AWS region is not GKE's: the cluster has its location)."""
     gke = cat.facts.gke
-    found, per_node = pool_checks(fleet, lambda pool, operator_installs_driver: _check_pool(pool, fleet.region, gke, operator_installs_driver))
-    if (fleet.workloads or fleet.gpu_operator) and fleet.cluster.create is None and (fleet.kubernetes is None or fleet.kubernetes.context is None):
+    found, per_node = pool_checks(
+        fleet, lambda pool, operator_installs_driver: _check_pool(pool, fleet.region, gke, operator_installs_driver)
+    )
+    if (
+        (fleet.workloads or fleet.gpu_operator)
+        and fleet.cluster.create is None
+        and (fleet.kubernetes is None or fleet.kubernetes.context is None)
+    ):
         found.append(
-            Violation("kubernetes-access", ("kubernetes",), None, "workloads and the GPU Operator on an existing cluster are installed through its kubeconfig: give kubernetes.context")
+            Violation(
+                "kubernetes-access",
+                ("kubernetes",),
+                None,
+                "workloads and the GPU Operator on an existing cluster are installed through its kubeconfig: give kubernetes.context",
+            )
         )
     if fleet.cluster.create is not None and fleet.kubernetes is not None and fleet.kubernetes.context is not None:
         found.append(
-            Violation("kubernetes-access", ("kubernetes", "context"), fleet.kubernetes.context, "a cluster gpufleet creates is reached through its own outputs: drop the context")
+            Violation(
+                "kubernetes-access",
+                ("kubernetes", "context"),
+                fleet.kubernetes.context,
+                "a cluster gpufleet creates is reached through its own outputs: drop the context",
+            )
         )
     return found + pool_workloads(fleet, per_node, "gke", lambda wl, pool: gke_rules.shared_request_problem(wl.gpus, strategy(pool), gke))
 
@@ -55,11 +71,19 @@ def _check_pool(pool: GkeNodePoolArgs, region: str, gke: GkeFacts, operator_inst
         reason = gke_rules.zone_problem(pool.machine_type, region, zone, gke)
         if reason:
             found.append(Violation("gke-zone", ("zones", j), zone, reason))
-    partition = gke_rules.partition_problem(resolved.accelerator, pool.partition_size, gke) if pool.partition_size and isinstance(resolved, GkeGpus) else None
+    partition = (
+        gke_rules.partition_problem(resolved.accelerator, pool.partition_size, gke)
+        if pool.partition_size and isinstance(resolved, GkeGpus)
+        else None
+    )
     if partition:
         found.append(Violation("gke-mig-partition", ("partitionSize",), pool.partition_size, partition))
     reason = gke_rules.driver_problem(pool.driver, operator_installs_driver, gke)
     if reason:
         found.append(Violation("gke-gpu-driver", ("driver",), pool.driver, reason))
-    advertised = gke_rules.gpu_resources_per_node(resolved, pool.partition_size, _clients(pool), gke) if isinstance(resolved, GkeGpus) and not partition else None
+    advertised = (
+        gke_rules.gpu_resources_per_node(resolved, pool.partition_size, _clients(pool), gke)
+        if isinstance(resolved, GkeGpus) and not partition
+        else None
+    )
     return found, advertised

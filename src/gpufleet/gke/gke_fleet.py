@@ -7,13 +7,13 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from gpufleet.gke.args import GkeFleetArgs
 from gpufleet.catalog import catalog
+from gpufleet.gke.args import GkeFleetArgs
+from gpufleet.gke.node_pool import GkeGpuNodePool
+from gpufleet.gke.resolved import gpu_tolerations, workload_selector
 from gpufleet.k8s.gpu_operator import GpuOperator
 from gpufleet.k8s.gpu_workload import GpuWorkload
 from gpufleet.k8s.kubeconfig import exec_kubeconfig
-from gpufleet.gke.node_pool import GkeGpuNodePool
-from gpufleet.gke.resolved import gpu_tolerations, workload_selector
 
 
 class GkeFleet(pulumi.ComponentResource):
@@ -22,7 +22,9 @@ class GkeFleet(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GkeFleetArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:gke:GkeFleet", name, None, opts)
-        self.provider = gcp.Provider(f"gcp-{args.project}-{args.region}", project=args.project, region=args.region, opts=pulumi.ResourceOptions(parent=self))
+        self.provider = gcp.Provider(
+            f"gcp-{args.project}-{args.region}", project=args.project, region=args.region, opts=pulumi.ResourceOptions(parent=self)
+        )
         child = pulumi.ResourceOptions(parent=self, provider=self.provider)
         self.cluster = None
         self.system_pool = None
@@ -35,9 +37,16 @@ class GkeFleet(pulumi.ComponentResource):
         operator_labels = {**facts.gke.operator_node_labels.values, **facts.eks.accelerator_labels.nvidia} if args.gpu_operator else None
         self.node_pools = {
             pool.name: GkeGpuNodePool(
-                f"{name}-{pool.name}", pool, cluster=cluster_name, location=args.region, project=args.project, extra_labels=operator_labels,
+                f"{name}-{pool.name}",
+                pool,
+                cluster=cluster_name,
+                location=args.region,
+                project=args.project,
+                extra_labels=operator_labels,
                 # GKE taints GPU nodes only when the cluster has other pools: the system pool first.
-                opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[self.system_pool] if self.system_pool else None),
+                opts=pulumi.ResourceOptions(
+                    parent=self, provider=self.provider, depends_on=[self.system_pool] if self.system_pool else None
+                ),
             )
             for pool in args.node_pools
         }
@@ -81,7 +90,9 @@ class GkeFleet(pulumi.ComponentResource):
             # Credentials from gke-gcloud-auth-plugin, as `gcloud container clusters get-credentials` writes them.
             server = self.cluster.endpoint.apply(lambda endpoint: f"https://{endpoint}")
             config = exec_kubeconfig(
-                self.cluster.name, server, self.cluster.master_auth.cluster_ca_certificate,
+                self.cluster.name,
+                server,
+                self.cluster.master_auth.cluster_ca_certificate,
                 lambda _: {"command": "gke-gcloud-auth-plugin", "provideClusterInfo": True},
             )
             self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=pulumi.ResourceOptions(parent=self))
@@ -94,14 +105,20 @@ class GkeFleet(pulumi.ComponentResource):
         if args.gpu_operator is not None:
             labels = {**catalog.load().facts.eks.accelerator_labels.nvidia}
             self.gpu_operator = GpuOperator(
-                f"{name}-gpu-operator", args.gpu_operator, [{"key": taint.key, "value": taint.value, "effect": taint.effect}], labels,
+                f"{name}-gpu-operator",
+                args.gpu_operator,
+                [{"key": taint.key, "value": taint.value, "effect": taint.effect}],
+                labels,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=list(after)),
             )
             after.append(self.gpu_operator)
         tolerations = gpu_tolerations()
         self.workloads = [
             GpuWorkload(
-                f"{name}-{wl.name}", wl, workload_selector(pools[wl.node_pool], self.node_pools[wl.node_pool].gpus), tolerations,
+                f"{name}-{wl.name}",
+                wl,
+                workload_selector(pools[wl.node_pool], self.node_pools[wl.node_pool].gpus),
+                tolerations,
                 # The pods need the pool's nodes (and the operator's device plugin, when it runs).
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
             )

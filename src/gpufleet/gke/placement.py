@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpufleet.simulate import node_capacity
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.gke.args import GkeFleetArgs
 from gpufleet.gke.resolved import gpu_tolerations, pool_sizes, resolved_gpus, workload_selector
 from gpufleet.k8s.workload_placement import pending_workloads
 from gpufleet.platform.model import Violation
+from gpufleet.simulate import node_capacity
 
 
 def check_placement(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> Iterator[Violation]:
@@ -20,6 +20,10 @@ def check_placement(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> It
     for pool in fleet.node_pools:
         gpus = resolved_gpus(pool)
         sharing = (pool.sharing.strategy, pool.sharing.max_shared_clients_per_gpu) if pool.sharing is not None else None
-        shapes.append(node_capacity.gke_node_shape(pool.name, gpus, pool.partition_size, sharing, dict(pool.labels), [], pool_sizes(pool), resource, gke))
+        shapes.append(
+            node_capacity.gke_node_shape(
+                pool.name, gpus, pool.partition_size, sharing, dict(pool.labels), [], pool_sizes(pool), resource, gke
+            )
+        )
         selectors[pool.name] = workload_selector(pool, gpus)
     yield from pending_workloads(shapes, [(i, wl, selectors[wl.node_pool], gpu_tolerations()) for i, wl in enumerate(fleet.workloads)])

@@ -25,7 +25,21 @@ def _pool(pool, gke) -> dict:
     accelerator = gke.accelerators[gpus.accelerator]
     clients = pool.sharing.max_shared_clients_per_gpu if pool.sharing is not None else None
     resources = gke_rules.gpu_resources_per_node(gpus, pool.partition_size, clients, gke)
-    group = {**gpu_pool("gke", pool, gke.driver_installed_by, pool.machine_type, accelerator.model, accelerator.memory_gib, gpus.count, resources, pool_sizes(pool)), "zones": list(pool.zones), "repair": gke.node_repair.value}
+    group = {
+        **gpu_pool(
+            "gke",
+            pool,
+            gke.driver_installed_by,
+            pool.machine_type,
+            accelerator.model,
+            accelerator.memory_gib,
+            gpus.count,
+            resources,
+            pool_sizes(pool),
+        ),
+        "zones": list(pool.zones),
+        "repair": gke.node_repair.value,
+    }
     if pool.partition_size is not None:
         group["partitionSize"] = pool.partition_size
     if pool.sharing is not None:
@@ -36,5 +50,7 @@ def _pool(pool, gke) -> dict:
 PLATFORM = Platform(
     "gke",
     "GPU node pools (MIG partitions, time-sharing or MPS) in a new or existing Google GKE cluster; absent provisions none.",
-    _build, _summary, placement=True,
+    _build,
+    _summary,
+    placement=True,
 )

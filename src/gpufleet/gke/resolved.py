@@ -6,9 +6,9 @@ placement and the summary read these without importing the provider SDK.
 from __future__ import annotations
 
 from gpufleet.catalog import catalog
-from gpufleet.rules.gke import GkeGpus
 from gpufleet.gke.args import GkeNodePoolArgs
 from gpufleet.gke.checks import pool_gpus
+from gpufleet.rules.gke import GkeGpus
 
 
 def resolved_gpus(pool: GkeNodePoolArgs) -> GkeGpus:
@@ -22,7 +22,11 @@ def resolved_gpus(pool: GkeNodePoolArgs) -> GkeGpus:
 def guest_accelerator(pool: GkeNodePoolArgs, gpus: GkeGpus) -> dict:
     """The accelerator block, always explicit: without gpuDriverInstallationConfig GKE installs no
     driver (the API's default), so even a bundled A2 or G2 type names its GPUs and the driver."""
-    accelerator: dict = {"type": gpus.accelerator, "count": gpus.count, "gpu_driver_installation_config": {"gpu_driver_version": pool.driver}}
+    accelerator: dict = {
+        "type": gpus.accelerator,
+        "count": gpus.count,
+        "gpu_driver_installation_config": {"gpu_driver_version": pool.driver},
+    }
     if pool.partition_size is not None:
         accelerator["gpu_partition_size"] = pool.partition_size
     if pool.sharing is not None:

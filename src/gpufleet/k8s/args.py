@@ -24,7 +24,7 @@ class NvidiaDevicePluginArgs(SpecModel):
     )
 
     @model_validator(mode="after")
-    def _one_sharing(self) -> "NvidiaDevicePluginArgs":
+    def _one_sharing(self) -> NvidiaDevicePluginArgs:
         if self.time_slicing_replicas is not None and self.mig_strategy != "none":
             raise rule_error("nvidia-one-sharing", "choose time-slicing or a MIG strategy, not both")
         return self
@@ -46,13 +46,18 @@ class GpuOperatorArgs(SpecModel):
     pool of the fleet gets exactly one driver: with `driver` on, the pools install none; with it off,
     the cloud installs it (the rules refuse any other pairing)."""
 
-    driver: bool = Field(False, description="The operator installs the driver (pools with the driver off: GKE INSTALLATION_DISABLED, AKS None).")
+    driver: bool = Field(
+        False, description="The operator installs the driver (pools with the driver off: GKE INSTALLATION_DISABLED, AKS None)."
+    )
     toolkit: bool = Field(True, description="The operator installs the NVIDIA container toolkit.")
     mig_strategy: Literal["single", "mixed"] = Field(
         "single", description="How MIG instances are advertised: single (nvidia.com/gpu) or mixed (nvidia.com/mig-<profile>)."
     )
     time_slicing_replicas: int | None = Field(
-        None, ge=2, le=64, description="Advertise each GPU as this many nvidia.com/gpu (the device plugin's time-slicing); absent shares nothing."
+        None,
+        ge=2,
+        le=64,
+        description="Advertise each GPU as this many nvidia.com/gpu (the device plugin's time-slicing); absent shares nothing.",
     )
 
 
@@ -68,13 +73,17 @@ class KubernetesArgs(SpecModel):
         None, description="Install the Kubeflow MPI operator and an NCCL all-reduce test job; absent installs neither."
     )
     gpu_operator: GpuOperatorArgs | None = Field(
-        None, description="Install the NVIDIA GPU Operator instead of the NVIDIA device plugin (the EFA and Neuron plugins stay); absent installs the plugin."
+        None,
+        description="Install the NVIDIA GPU Operator instead of the NVIDIA device plugin (the EFA and Neuron plugins stay); absent installs the plugin.",
     )
 
     @model_validator(mode="after")
-    def _one_nvidia_plugin(self) -> "KubernetesArgs":
+    def _one_nvidia_plugin(self) -> KubernetesArgs:
         if self.gpu_operator is not None and self.nvidia_device_plugin != NvidiaDevicePluginArgs():
-            raise rule_error("nvidia-one-plugin", "the GPU Operator brings its own device plugin: set time-slicing and MIG on gpuOperator, not nvidiaDevicePlugin")
+            raise rule_error(
+                "nvidia-one-plugin",
+                "the GPU Operator brings its own device plugin: set time-slicing and MIG on gpuOperator, not nvidiaDevicePlugin",
+            )
         return self
 
 
@@ -88,4 +97,8 @@ class GpuWorkloadArgs(SpecModel):
     image: ImageReference = Field(min_length=1, description="Container image.")
     command: list[str] | None = Field(None, description="Container command; absent runs the image's entrypoint.")
     replicas: int = Field(1, ge=1, description="Pods (Deployment replicas, or Job parallelism and completions).")
-    gpus: int = Field(1, ge=1, description="nvidia.com/gpu per pod, in limits equal to requests: GPUs, MIG instances, or one shared GPU on a sharing pool.")
+    gpus: int = Field(
+        1,
+        ge=1,
+        description="nvidia.com/gpu per pod, in limits equal to requests: GPUs, MIG instances, or one shared GPU on a sharing pool.",
+    )

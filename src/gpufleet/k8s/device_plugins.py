@@ -14,9 +14,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpufleet.catalog import catalog, charts
-from gpufleet.rules import k8s as k8s_rules
 from gpufleet.catalog.facts import Chart
 from gpufleet.k8s.args import NvidiaDevicePluginArgs
+from gpufleet.rules import k8s as k8s_rules
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,9 @@ RELEASE_SUFFIX = {"nvidiaDevicePlugin": "nvidia", "efaDevicePlugin": "efa", "neu
 class DevicePlugins(pulumi.ComponentResource):
     """One Helm release per accelerator the node groups have (NVIDIA, EFA, Neuron)."""
 
-    def __init__(self, name: str, served: ServedGroups, nvidia_args: NvidiaDevicePluginArgs | None = None, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self, name: str, served: ServedGroups, nvidia_args: NvidiaDevicePluginArgs | None = None, opts: pulumi.ResourceOptions | None = None
+    ):
         """`served`: the taints of the groups each plugin runs on (`served_groups(node_group_args)`);
         `nvidia_args`: time-slicing and MIG of the NVIDIA plugin (none by default)."""
         super().__init__("gpufleet:k8s:DevicePlugins", name, None, opts)

@@ -8,9 +8,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpufleet.catalog import catalog, charts
-from gpufleet.rules import k8s as k8s_rules
 from gpufleet.k8s.args import GpuOperatorArgs
 from gpufleet.k8s.device_plugins import time_slicing_config
+from gpufleet.rules import k8s as k8s_rules
 
 # The config map entry the device plugin reads when time-slicing is on.
 SLICING_CONFIG = "time-slicing"
@@ -38,7 +38,12 @@ def operator_values(args: GpuOperatorArgs, pool_taints: list[dict], gpu_node_lab
     }
     if args.time_slicing_replicas is not None:
         values["devicePlugin"] = {
-            "config": {"create": True, "name": "gpufleet-device-plugin", "default": SLICING_CONFIG, "data": {SLICING_CONFIG: time_slicing_config(args.time_slicing_replicas)}}
+            "config": {
+                "create": True,
+                "name": "gpufleet-device-plugin",
+                "default": SLICING_CONFIG,
+                "data": {SLICING_CONFIG: time_slicing_config(args.time_slicing_replicas)},
+            }
         }
     return values
 
@@ -46,7 +51,14 @@ def operator_values(args: GpuOperatorArgs, pool_taints: list[dict], gpu_node_lab
 class GpuOperator(pulumi.ComponentResource):
     """One Helm release of the pinned gpu-operator chart. Give it the cluster's Kubernetes provider."""
 
-    def __init__(self, name: str, args: GpuOperatorArgs, pool_taints: list[dict], gpu_node_labels: dict[str, str], opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        args: GpuOperatorArgs,
+        pool_taints: list[dict],
+        gpu_node_labels: dict[str, str],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
         super().__init__("gpufleet:k8s:GpuOperator", name, None, opts)
         chart = catalog.load().facts.charts.gpu_operator
         self.release = k8s.helm.v3.Release(

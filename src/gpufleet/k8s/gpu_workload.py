@@ -11,7 +11,9 @@ from gpufleet.catalog import catalog, tokens
 from gpufleet.k8s.args import GpuWorkloadArgs
 
 
-def pod_template(wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], restart: str, annotations: dict[str, str] | None = None) -> dict:
+def pod_template(
+    wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], restart: str, annotations: dict[str, str] | None = None
+) -> dict:
     resource = catalog.load().facts.eks.accelerator_resources.nvidia
     amount = str(wl.gpus)
     container: dict = {"name": wl.name, "image": wl.image, "resources": {"requests": {resource: amount}, "limits": {resource: amount}}}
@@ -24,14 +26,24 @@ def pod_template(wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations
     return {"metadata": metadata, "spec": spec}
 
 
-def workload_object(wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], annotations: dict[str, str] | None = None) -> tuple[str, dict]:
+def workload_object(
+    wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], annotations: dict[str, str] | None = None
+) -> tuple[str, dict]:
     """The Deployment or Job (type token, metadata and spec) the component creates, which the
     spec's placement check simulates too."""
     metadata = {"name": wl.name, "labels": {"app": wl.name}}
     if wl.kind == "Deployment":
-        spec = {"replicas": wl.replicas, "selector": {"matchLabels": {"app": wl.name}}, "template": pod_template(wl, node_selector, tolerations, "Always", annotations)}
+        spec = {
+            "replicas": wl.replicas,
+            "selector": {"matchLabels": {"app": wl.name}},
+            "template": pod_template(wl, node_selector, tolerations, "Always", annotations),
+        }
         return tokens.K8S_DEPLOYMENT, {"metadata": metadata, "spec": spec}
-    spec = {"parallelism": wl.replicas, "completions": wl.replicas, "template": pod_template(wl, node_selector, tolerations, "Never", annotations)}
+    spec = {
+        "parallelism": wl.replicas,
+        "completions": wl.replicas,
+        "template": pod_template(wl, node_selector, tolerations, "Never", annotations),
+    }
     return tokens.K8S_JOB, {"metadata": metadata, "spec": spec}
 
 
@@ -40,8 +52,13 @@ class GpuWorkload(pulumi.ComponentResource):
     the pool's taints, and the cluster's Kubernetes provider."""
 
     def __init__(
-        self, name: str, wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict],
-        annotations: dict[str, str] | None = None, opts: pulumi.ResourceOptions | None = None,
+        self,
+        name: str,
+        wl: GpuWorkloadArgs,
+        node_selector: dict[str, str],
+        tolerations: list[dict],
+        annotations: dict[str, str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
     ):
         """`annotations`: the pod template's (karpenter.sh/do-not-disrupt for a Job on a NodePool)."""
         super().__init__("gpufleet:k8s:GpuWorkload", name, None, opts)

@@ -33,5 +33,8 @@ def exec_kubeconfig(
 def kubeconfig(cluster_name: pulumi.Input[str], endpoint: pulumi.Input[str], ca_data: pulumi.Input[str], region: str) -> pulumi.Output[str]:
     """An EKS cluster's: its endpoint is a URL already; the token from `aws eks get-token`."""
     return exec_kubeconfig(
-        cluster_name, endpoint, ca_data, lambda name: {"command": "aws", "args": ["eks", "get-token", "--cluster-name", name, "--region", region]}
+        cluster_name,
+        endpoint,
+        ca_data,
+        lambda name: {"command": "aws", "args": ["eks", "get-token", "--cluster-name", name, "--region", region]},
     )

@@ -41,7 +41,13 @@ def nccl_size(target: NcclTarget) -> dict:
     """Workers (one per node), slots (GPUs per node), world size (-np) and EFA interfaces per worker."""
     gpus = target.gpus_per_node
     workers = max(target.nodes, 2)  # an all-reduce across nodes needs two at least
-    return {"nodeGroup": target.node_group, "workers": workers, "slotsPerWorker": gpus, "worldSize": workers * gpus, "efaInterfacesPerWorker": target.efa_per_node}
+    return {
+        "nodeGroup": target.node_group,
+        "workers": workers,
+        "slotsPerWorker": gpus,
+        "worldSize": workers * gpus,
+        "efaInterfacesPerWorker": target.efa_per_node,
+    }
 
 
 def launcher_command(target: NcclTarget) -> list[str]:
@@ -56,7 +62,16 @@ def launcher_command(target: NcclTarget) -> list[str]:
     count = f"$(ls -1 {gate.devices} 2>/dev/null | grep -c '^{gate.device_name}[0-9]')"
     check = f'n={count}; echo "{gate.marker}: $(hostname) found $n of {efa} EFA devices"; test "$n" -eq {efa}'
     mpirun = [*charts.mpirun, "-np", str(size["workers"]), "-N", "1", "--bind-to", "none", "bash", "-c", check]
-    run = [*charts.mpirun, "-np", str(size["worldSize"]), "-N", str(size["slotsPerWorker"]), "-x", f"NCCL_NET={gate.net}", *charts.mpirun_tail]
+    run = [
+        *charts.mpirun,
+        "-np",
+        str(size["worldSize"]),
+        "-N",
+        str(size["slotsPerWorker"]),
+        "-x",
+        f"NCCL_NET={gate.net}",
+        *charts.mpirun_tail,
+    ]
     return ["/bin/bash", "-c", f"{shlex.join(mpirun)} && exec {shlex.join(run)}"]
 
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from gpufleet.simulate import k8s_scheduler, k8s_workloads
-from gpufleet.simulate.k8s_shapes import NodeShape
 from gpufleet.k8s.args import GpuWorkloadArgs
 from gpufleet.k8s.gpu_workload import workload_object
 from gpufleet.platform.model import Violation
+from gpufleet.simulate import k8s_scheduler, k8s_workloads
+from gpufleet.simulate.k8s_shapes import NodeShape
 
 
-def pending_workloads(shapes: Sequence[NodeShape], workloads: Sequence[tuple[int, GpuWorkloadArgs, dict[str, str], list[dict]]]) -> Iterator[Violation]:
+def pending_workloads(
+    shapes: Sequence[NodeShape], workloads: Sequence[tuple[int, GpuWorkloadArgs, dict[str, str], list[dict]]]
+) -> Iterator[Violation]:
     """`workloads`: (index in the stack's list, args, node selector, tolerations). A Violation for
     each workload whose pods stay Pending at the pools' minimum sizes grown to their maximum."""
     pods = []
@@ -25,6 +27,8 @@ def pending_workloads(shapes: Sequence[NodeShape], workloads: Sequence[tuple[int
     for (i, wl, pod), result in zip(pods, placed):
         if result.status == k8s_scheduler.PENDING:
             yield Violation(
-                "k8s-pods-schedulable", ("workloads", i, "replicas"), wl.replicas,
+                "k8s-pods-schedulable",
+                ("workloads", i, "replicas"),
+                wl.replicas,
                 f"{pod.owner}: {result.pending} of {pod.replicas} Pending: {result.message} (fewer replicas, or a larger maximum pool size)",
             )

@@ -82,7 +82,8 @@ class NodePoolArgs(SpecModel):
         description="on-demand, spot or reserved (capacity reservations and Capacity Blocks, given in capacityReservations).",
     )
     capacity_reservations: list[ReservationArgs] = Field(
-        default_factory=list, description="The reservations a reserved pool launches into (its EC2NodeClass's capacityReservationSelectorTerms)."
+        default_factory=list,
+        description="The reservations a reserved pool launches into (its EC2NodeClass's capacityReservationSelectorTerms).",
     )
     zones: list[str] | None = Field(
         None, min_length=1, description="Zones of the pool (each a created VPC's zone); absent: every zone of the cluster's subnets."
@@ -98,10 +99,14 @@ class NodePoolArgs(SpecModel):
         "also moves running pods to fewer, cheaper nodes (services that tolerate restarts).",
     )
     consolidate_after: str = Field(
-        "1m", pattern=DURATION, description="How long a node stays empty or underutilized before it goes (Karpenter's getting-started value)."
+        "1m",
+        pattern=DURATION,
+        description="How long a node stays empty or underutilized before it goes (Karpenter's getting-started value).",
     )
     disruption_budget: str = Field(
-        "10%", pattern=BUDGET, description="Nodes (a count or a percentage) Karpenter may disrupt at once (the value the CRD takes when none is given)."
+        "10%",
+        pattern=BUDGET,
+        description="Nodes (a count or a percentage) Karpenter may disrupt at once (the value the CRD takes when none is given).",
     )
     expire_after: str = Field(
         "720h",
@@ -109,7 +114,9 @@ class NodePoolArgs(SpecModel):
         description="Node lifetime before replacement (as the CRD when unset; Never keeps nodes). Expiry is forceful: "
         "it does not wait for karpenter.sh/do-not-disrupt pods.",
     )
-    ami_family: Literal["al2023", "bottlerocket"] = Field("al2023", description="The EC2NodeClass's AMI alias family (not with Auto Mode, which chooses).")
+    ami_family: Literal["al2023", "bottlerocket"] = Field(
+        "al2023", description="The EC2NodeClass's AMI alias family (not with Auto Mode, which chooses)."
+    )
     ami_version: str | None = Field(
         None,
         pattern=r"^v[0-9][0-9A-Za-z.\-]*$",
@@ -122,7 +129,7 @@ class NodePoolArgs(SpecModel):
     weight: int | None = Field(None, ge=1, le=100, description="Karpenter tries heavier pools first; absent counts 0.")
 
     @model_validator(mode="after")
-    def _one_accelerator(self) -> "NodePoolArgs":
+    def _one_accelerator(self) -> NodePoolArgs:
         if (self.gpu is None) == (self.neuron is None):
             raise rule_error("karpenter-pool-accelerator", "give gpu or neuron (exactly one): a pool of gpufleet carries accelerators")
         if self.instance_families is not None and self.instance_types is not None:

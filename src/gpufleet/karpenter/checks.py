@@ -11,12 +11,16 @@ from collections.abc import Iterator, Sequence
 from gpufleet.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.karpenter import manifests
 from gpufleet.karpenter.args import NodePoolArgs
-from gpufleet.rules import eks as eks_rules, k8s as k8s_rules, karpenter as karpenter_rules
-from gpufleet.rules.efa import efa_count_problem, efa_supported
 from gpufleet.platform.model import Violation
+from gpufleet.rules import eks as eks_rules
+from gpufleet.rules import k8s as k8s_rules
+from gpufleet.rules import karpenter as karpenter_rules
+from gpufleet.rules.efa import efa_count_problem, efa_supported
 
 
-def check_pools(pools: Sequence[NodePoolArgs], region: str, vpc_zones: list[str] | None, cat: Catalog, auto: bool = False) -> list[Violation]:
+def check_pools(
+    pools: Sequence[NodePoolArgs], region: str, vpc_zones: list[str] | None, cat: Catalog, auto: bool = False
+) -> list[Violation]:
     """`vpc_zones`: the created VPC's zones (None: existing subnets); `auto`: an EKS Auto Mode cluster's pools."""
     found = []
     for i, pool in enumerate(pools):
@@ -29,7 +33,12 @@ def check_pools(pools: Sequence[NodePoolArgs], region: str, vpc_zones: list[str]
 
 def _karpenter(pool: NodePoolArgs) -> Iterator[Violation]:
     if pool.ami_version is None:
-        yield Violation("karpenter-ami-pinned", ("amiVersion",), None, f"pin the AMI release the {pool.ami_family}@ alias resolves to (e.g. v20260724): @latest replaces every node at each release")
+        yield Violation(
+            "karpenter-ami-pinned",
+            ("amiVersion",),
+            None,
+            f"pin the AMI release the {pool.ami_family}@ alias resolves to (e.g. v20260724): @latest replaces every node at each release",
+        )
 
 
 def _auto_mode(pool: NodePoolArgs, cat: Catalog) -> Iterator[Violation]:
@@ -45,12 +54,26 @@ def _auto_mode(pool: NodePoolArgs, cat: Catalog) -> Iterator[Violation]:
     }
     for name, value in given.items():
         if value is not None:
-            yield Violation("eks-auto-mode-node-class", (name,), value, f"not with Auto Mode: {source}; its AMIs, interfaces, placement and reservations are Auto Mode's")
+            yield Violation(
+                "eks-auto-mode-node-class",
+                (name,),
+                value,
+                f"not with Auto Mode: {source}; its AMIs, interfaces, placement and reservations are Auto Mode's",
+            )
     if pool.neuron is not None and (pool.neuron.names or pool.neuron.count):
-        yield Violation("eks-auto-mode-node-class", ("neuron",), pool.neuron.model_dump(exclude_none=True),
-                        f"Auto Mode's nodes carry no {', '.join(build.labels_not_given)} label: select Neuron nodes by instanceFamilies or instanceTypes")
+        yield Violation(
+            "eks-auto-mode-node-class",
+            ("neuron",),
+            pool.neuron.model_dump(exclude_none=True),
+            f"Auto Mode's nodes carry no {', '.join(build.labels_not_given)} label: select Neuron nodes by instanceFamilies or instanceTypes",
+        )
     elif pool.neuron is not None and not (pool.instance_families or pool.instance_types):
-        yield Violation("eks-auto-mode-node-class", ("instanceFamilies",), None, "a Neuron pool under Auto Mode names its families or types (Auto Mode labels no Neuron device)")
+        yield Violation(
+            "eks-auto-mode-node-class",
+            ("instanceFamilies",),
+            None,
+            "a Neuron pool under Auto Mode names its families or types (Auto Mode labels no Neuron device)",
+        )
 
 
 def _known(pool: NodePoolArgs, cat: Catalog) -> Iterator[Violation]:
@@ -62,7 +85,9 @@ def _known(pool: NodePoolArgs, cat: Catalog) -> Iterator[Violation]:
     families = {it.family for it in cat.types.values()}
     for j, family in enumerate(pool.instance_families or []):
         if family not in families:
-            yield Violation("instance-type-known", ("instanceFamilies", j), family, "no instance type of the catalog's EC2 data is of this family")
+            yield Violation(
+                "instance-type-known", ("instanceFamilies", j), family, "no instance type of the catalog's EC2 data is of this family"
+            )
 
 
 def _pool(pool: NodePoolArgs, region: str, vpc_zones: list[str] | None, cat: Catalog, auto: bool) -> Iterator[Violation]:
@@ -72,7 +97,12 @@ def _pool(pool: NodePoolArgs, region: str, vpc_zones: list[str] | None, cat: Cat
         yield Violation("k8s-node-labels", where, value, reason)
     for j, zone in enumerate(pool.zones or []):
         if vpc_zones is not None and zone not in vpc_zones:
-            yield Violation("node-group-zones", ("zones", j), zone, "not one of the created VPC's zones: append it to network.create.zones (new subnets, additive)")
+            yield Violation(
+                "node-group-zones",
+                ("zones", j),
+                zone,
+                "not one of the created VPC's zones: append it to network.create.zones (new subnets, additive)",
+            )
     if unknown:
         return
     read = manifests.read(pool, cat, auto=auto)
@@ -87,7 +117,9 @@ def _pool(pool: NodePoolArgs, region: str, vpc_zones: list[str] | None, cat: Cat
     zones = pool.zones or vpc_zones
     reason = karpenter_rules.offered_nowhere(types, region, zones)
     if reason:
-        yield Violation("karpenter-nodepool-offered", ("zones",) if pool.zones else (_selector(pool),), pool.zones or _selector_value(pool), reason)
+        yield Violation(
+            "karpenter-nodepool-offered", ("zones",) if pool.zones else (_selector(pool),), pool.zones or _selector_value(pool), reason
+        )
     if read.refused:
         yield Violation("karpenter-reserved-has-reservations", ("capacityTypes",), list(pool.capacity_types), read.refused)
     if pool.efa is not None:
@@ -113,7 +145,15 @@ def _efa(pool: NodePoolArgs, types: list, cat: Catalog) -> Iterator[Violation]:
 
 
 def _selector(pool: NodePoolArgs) -> str:
-    return "instanceTypes" if pool.instance_types else "instanceFamilies" if pool.instance_families else "gpu" if pool.gpu is not None else "neuron"
+    return (
+        "instanceTypes"
+        if pool.instance_types
+        else "instanceFamilies"
+        if pool.instance_families
+        else "gpu"
+        if pool.gpu is not None
+        else "neuron"
+    )
 
 
 def _selector_value(pool: NodePoolArgs):

@@ -45,12 +45,17 @@ class Karpenter(pulumi.ComponentResource):
         # controller's policies name are then known before the role and the queue exist.
         role_name = cluster.apply(cloudformation.node_role_name)
         self.node_role = aws.iam.Role(
-            f"{name}-nodes", name=role_name, path=template_role["Path"], assume_role_policy=trusting(f"ec2.{partition.dns_suffix}"),
-            description="Karpenter nodes (gpufleet)", opts=child,
+            f"{name}-nodes",
+            name=role_name,
+            path=template_role["Path"],
+            assume_role_policy=trusting(f"ec2.{partition.dns_suffix}"),
+            description="Karpenter nodes (gpufleet)",
+            opts=child,
         )
         arns = cloudformation.resolve(template_role["ManagedPolicyArns"], {"AWS::Partition": partition.partition})
         attachments = [
-            aws.iam.RolePolicyAttachment(f"{name}-nodes-{arn.rsplit('/', 1)[-1]}", role=self.node_role.name, policy_arn=arn, opts=child) for arn in arns
+            aws.iam.RolePolicyAttachment(f"{name}-nodes-{arn.rsplit('/', 1)[-1]}", role=self.node_role.name, policy_arn=arn, opts=child)
+            for arn in arns
         ]
         self.access_entry = aws.eks.AccessEntry(
             f"{name}-nodes", cluster_name=cluster_name, principal_arn=self.node_role.arn, type=install.node_access_entry_type, opts=child
@@ -69,41 +74,64 @@ class Karpenter(pulumi.ComponentResource):
         aws.sqs.QueuePolicy(
             name,
             queue_url=self.queue.url,
-            policy=self.queue.arn.apply(lambda arn: json.dumps(cloudformation.resolve(queue_policy, {"KarpenterInterruptionQueue.Arn": arn}))),
+            policy=self.queue.arn.apply(
+                lambda arn: json.dumps(cloudformation.resolve(queue_policy, {"KarpenterInterruptionQueue.Arn": arn}))
+            ),
             opts=child,
         )
         for rule_name, rule in cloudformation.of_type("AWS::Events::Rule").items():
             event_rule = aws.cloudwatch.EventRule(f"{name}-{rule_name}", event_pattern=json.dumps(rule["EventPattern"]), opts=child)
             for target in rule["Targets"]:
-                aws.cloudwatch.EventTarget(f"{name}-{rule_name}", rule=event_rule.name, target_id=target["Id"], arn=self.queue.arn, opts=child)
+                aws.cloudwatch.EventTarget(
+                    f"{name}-{rule_name}", rule=event_rule.name, target_id=target["Id"], arn=self.queue.arn, opts=child
+                )
 
         self.controller_role = aws.iam.Role(
             f"{name}-controller",
-            assume_role_policy=json.dumps({
-                "Version": "2012-10-17",
-                "Statement": [{"Effect": "Allow", "Principal": {"Service": install.pod_identity_principal}, "Action": list(install.pod_identity_actions)}],
-            }),
+            assume_role_policy=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": install.pod_identity_principal},
+                            "Action": list(install.pod_identity_actions),
+                        }
+                    ],
+                }
+            ),
             description="Karpenter controller (gpufleet)",
             opts=child,
         )
         values = pulumi.Output.all(cluster, account, role_name, queue_name).apply(
             lambda v: {
-                "ClusterName": v[0], "AWS::Partition": partition.partition, "AWS::Region": region, "AWS::AccountId": v[1],
+                "ClusterName": v[0],
+                "AWS::Partition": partition.partition,
+                "AWS::Region": region,
+                "AWS::AccountId": v[1],
                 "KarpenterNodeRole.Arn": f"arn:{partition.partition}:iam::{v[1]}:role{template_role['Path']}{v[2]}",
                 "KarpenterInterruptionQueue.Arn": f"arn:{partition.partition}:sqs:{region}:{v[1]}:{v[3]}",
             }
         )
         policies = [
             aws.iam.RolePolicy(
-                f"{name}-{policy_name}", role=self.controller_role.id,
-                policy=values.apply(lambda v, n=policy_name: cloudformation.policy_documents(v)[n]), opts=child,
+                f"{name}-{policy_name}",
+                role=self.controller_role.id,
+                policy=values.apply(lambda v, n=policy_name: cloudformation.policy_documents(v)[n]),
+                opts=child,
             )
             for policy_name in cloudformation.of_type("AWS::IAM::ManagedPolicy")
         ]
-        agent = aws.eks.Addon(f"{name}-pod-identity-agent", cluster_name=cluster_name, addon_name=install.pod_identity_agent_addon, opts=child)
+        agent = aws.eks.Addon(
+            f"{name}-pod-identity-agent", cluster_name=cluster_name, addon_name=install.pod_identity_agent_addon, opts=child
+        )
         association = aws.eks.PodIdentityAssociation(
-            name, cluster_name=cluster_name, namespace=install.namespace, service_account=install.service_account,
-            role_arn=self.controller_role.arn, opts=pulumi.ResourceOptions(parent=self, depends_on=[agent]),
+            name,
+            cluster_name=cluster_name,
+            namespace=install.namespace,
+            service_account=install.service_account,
+            role_arn=self.controller_role.arn,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[agent]),
         )
         chart = catalog.load().facts.karpenter.chart
         self.release = k8s.helm.v3.Release(
@@ -113,7 +141,9 @@ class Karpenter(pulumi.ComponentResource):
             namespace=install.namespace,
             values=chart_values(cluster_name, self.queue.name, node_overlays),
             opts=pulumi.ResourceOptions(
-                parent=self, provider=k8s_provider, depends_on=[*(depends_on or []), association, *policies, *attachments, self.access_entry]
+                parent=self,
+                provider=k8s_provider,
+                depends_on=[*(depends_on or []), association, *policies, *attachments, self.access_entry],
             ),
         )
         self.node_role_name = self.node_role.name

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 
 from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import Catalog, InstanceType
+from gpufleet.karpenter.args import NodePoolArgs
 from gpufleet.rules import k8s as k8s_rules
 from gpufleet.rules.efa import EfaInterface, efa_layout
 from gpufleet.simulate import karpenter, karpenter_pools
-from gpufleet.karpenter.args import NodePoolArgs
 
 NODE_CLASS_GROUP, NODE_CLASS_KIND = "karpenter.k8s.aws", "EC2NodeClass"
 # The node class's ENA interfaces are `interface` in Karpenter's enum (ec2nodeclass.go L543-L565).
@@ -54,7 +54,9 @@ def requirements(pool: NodePoolArgs, cat: Catalog, auto: bool = False) -> list[d
         found.append({"key": f"{domain}/instance-gpu-manufacturer", "operator": "In", "values": [facts.labels.manufacturers["nvidia"]]})
         selector, prefix = pool.gpu, "instance-gpu"
     elif not auto:
-        found.append({"key": f"{domain}/instance-accelerator-manufacturer", "operator": "In", "values": [facts.labels.manufacturers["neuron"]]})
+        found.append(
+            {"key": f"{domain}/instance-accelerator-manufacturer", "operator": "In", "values": [facts.labels.manufacturers["neuron"]]}
+        )
         selector, prefix = pool.neuron, "instance-accelerator"
     else:
         selector, prefix = None, ""
@@ -123,7 +125,10 @@ def volumes(pool: NodePoolArgs, cat: Catalog) -> list[dict]:
     family = pool.ami_family
 
     def volume(device: str, gib: int) -> dict:
-        return {"deviceName": device, "ebs": {"volumeSize": f"{gib}Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}}
+        return {
+            "deviceName": device,
+            "ebs": {"volumeSize": f"{gib}Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True},
+        }
 
     data = volume(facts.data_device[family], pool.root_volume_gib)
     if facts.data_device[family] == facts.root_device[family]:
@@ -131,7 +136,9 @@ def volumes(pool: NodePoolArgs, cat: Catalog) -> list[dict]:
     return [volume(facts.root_device[family], facts.control_volume_gib[family]), data]
 
 
-def node_class_spec(pool: NodePoolArgs, role: object, subnets: list, security_groups: list, efa: Sequence[EfaInterface] = (), placement_group: object = None) -> dict:
+def node_class_spec(
+    pool: NodePoolArgs, role: object, subnets: list, security_groups: list, efa: Sequence[EfaInterface] = (), placement_group: object = None
+) -> dict:
     """The EC2NodeClass's spec: the pinned AMI alias, the nodes' role, the selector terms the caller
     resolves (gpufleet's tags or ids), an encrypted gp3 root volume, IMDSv2 with hop limit 1, the
     reservations, and for EFA the interfaces card by card."""
@@ -141,13 +148,19 @@ def node_class_spec(pool: NodePoolArgs, role: object, subnets: list, security_gr
         "subnetSelectorTerms": subnets,
         "securityGroupSelectorTerms": security_groups,
         "blockDeviceMappings": volumes(pool, catalog.load()),
-        "metadataOptions": {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled", "httpPutResponseHopLimit": 1, "httpTokens": "required"},
+        "metadataOptions": {
+            "httpEndpoint": "enabled",
+            "httpProtocolIPv6": "disabled",
+            "httpPutResponseHopLimit": 1,
+            "httpTokens": "required",
+        },
     }
     if pool.capacity_reservations:
         spec["capacityReservationSelectorTerms"] = [{"id": r.id} for r in pool.capacity_reservations]
     if efa:
         spec["networkInterfaces"] = [
-            {"networkCardIndex": i.network_card_index, "deviceIndex": i.device_index, "interfaceType": _INTERFACE_TYPES[i.interface_type]} for i in efa
+            {"networkCardIndex": i.network_card_index, "deviceIndex": i.device_index, "interfaceType": _INTERFACE_TYPES[i.interface_type]}
+            for i in efa
         ]
     if placement_group is not None:
         spec["placementGroupSelector"] = {"name": placement_group}
@@ -194,7 +207,11 @@ def time_slicing_overlays(pools: Sequence[NodePoolArgs], replicas: int | None, c
     return {
         f"nvidia-time-slicing-{n}-gpu": {
             "requirements": [
-                {"key": f"{domain}/instance-gpu-manufacturer", "operator": "In", "values": [cat.facts.karpenter.labels.manufacturers["nvidia"]]},
+                {
+                    "key": f"{domain}/instance-gpu-manufacturer",
+                    "operator": "In",
+                    "values": [cat.facts.karpenter.labels.manufacturers["nvidia"]],
+                },
                 {"key": f"{domain}/instance-gpu-count", "operator": "In", "values": [str(n)]},
             ],
             "capacity": {resource: str(n * replicas)},
@@ -207,18 +224,27 @@ def time_slicing_overlays(pools: Sequence[NodePoolArgs], replicas: int | None, c
 def overlays_read(overlays: Mapping[str, dict], cat: Catalog) -> list[karpenter_pools.Overlay]:
     """The NodeOverlays as the pool reader takes them (the plan reader reads the plan's the same way)."""
     gaps: list[str] = []
-    return [(karpenter_pools.requirements_of(spec, name, gaps), karpenter_pools.quantities(spec["capacity"], name, gaps)) for name, spec in overlays.items()]
+    return [
+        (karpenter_pools.requirements_of(spec, name, gaps), karpenter_pools.quantities(spec["capacity"], name, gaps))
+        for name, spec in overlays.items()
+    ]
 
 
 def read(
-    pool: NodePoolArgs, cat: Catalog, limits: Mapping[str, int] | None = None, gaps: list[str] | None = None, auto: bool = False,
+    pool: NodePoolArgs,
+    cat: Catalog,
+    limits: Mapping[str, int] | None = None,
+    gaps: list[str] | None = None,
+    auto: bool = False,
     overlays: Sequence[karpenter_pools.Overlay] = (),
 ) -> karpenter.Pool:
     """The pool as the provisioning simulation (and the pack) reads its NodePool and node class."""
     node_class = node_class_spec(pool, "role", [{"tags": {}}], [{"tags": {}}]) if not auto else None
     reserved = sum(r.instances for r in pool.capacity_reservations) if pool.capacity_reservations else None
     spec = node_pool_spec(pool, cat, limits, auto)
-    found = karpenter_pools.read_pool(pool.name, spec, (pool.name, node_class), list(overlays), cat, [] if gaps is None else gaps, reserved=reserved)
+    found = karpenter_pools.read_pool(
+        pool.name, spec, (pool.name, node_class), list(overlays), cat, [] if gaps is None else gaps, reserved=reserved
+    )
     assert found is not None  # a spec is always known here
     return found
 
@@ -254,7 +280,9 @@ def efa_interfaces(pool: NodePoolArgs, cat: Catalog, auto: bool = False) -> list
     layouts = {it.name: tuple(efa_layout(it, "recommended", count=pool.efa.interfaces)) for it in admitted(pool, cat, auto)}
     distinct = set(layouts.values())
     if len(distinct) > 1:
-        raise ValueError(f"the admitted types lay out EFA differently ({', '.join(sorted(layouts))}): give one instance type, or types of one layout")
+        raise ValueError(
+            f"the admitted types lay out EFA differently ({', '.join(sorted(layouts))}): give one instance type, or types of one layout"
+        )
     found = list(next(iter(distinct), ()))
     if any(i.interface_type not in _INTERFACE_TYPES for i in found):
         raise ValueError("Karpenter's networkInterfaces take interface and efa-only only: this type's EFA needs an efa interface")

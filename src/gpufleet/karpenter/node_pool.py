@@ -46,14 +46,25 @@ class KarpenterNodePool(pulumi.ComponentResource):
             placement_group = None
             if manifests.places_in_group(pool):
                 placement_group = aws.ec2.PlacementGroup(name, strategy="cluster", opts=child).name
-            node_class = manifests.node_class_spec(pool, node_role_name, subnet_terms, security_group_terms, manifests.efa_interfaces(pool, cat), placement_group)
+            node_class = manifests.node_class_spec(
+                pool, node_role_name, subnet_terms, security_group_terms, manifests.efa_interfaces(pool, cat), placement_group
+            )
             api_version = NODE_CLASS_API
         self.node_class = k8s.apiextensions.CustomResource(
-            f"{name}-class", api_version=api_version, kind=ref["kind"], metadata=manifests.node_class_metadata(pool), spec=node_class, opts=child
+            f"{name}-class",
+            api_version=api_version,
+            kind=ref["kind"],
+            metadata=manifests.node_class_metadata(pool),
+            spec=node_class,
+            opts=child,
         )
         spec = manifests.node_pool_spec(pool, cat, manifests.limits(pool, cat, auto_mode, shared_gpus), auto_mode)
         self.node_pool = k8s.apiextensions.CustomResource(
-            name, api_version=NODE_POOL_API, kind="NodePool", metadata={"name": pool.name}, spec=spec,
+            name,
+            api_version=NODE_POOL_API,
+            kind="NodePool",
+            metadata={"name": pool.name},
+            spec=spec,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.node_class]),
         )
         self.register_outputs({"nodePool": pool.name})

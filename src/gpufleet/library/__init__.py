@@ -23,6 +23,7 @@ from __future__ import annotations
 from gpufleet.ack.ack_fleet import AckFleet
 from gpufleet.ack.args import AckFleetArgs, AckNodePoolArgs, AckTaintArgs, AckWorkloadArgs, AutoscalingArgs
 from gpufleet.ack.node_pool import SharedGpuNodePool, workload_selector
+from gpufleet.ack.shared_gpu_workload import SharedGpuWorkload
 from gpufleet.aks.aks_fleet import AksFleet
 from gpufleet.aks.args import AksFleetArgs, AksNodePoolArgs
 from gpufleet.aks.node_pool import AksGpuNodePool
@@ -57,7 +58,6 @@ from gpufleet.k8s.nccl_test import NcclTest
 from gpufleet.karpenter.args import GpuSelectorArgs, KarpenterArgs, NeuronSelectorArgs, NodePoolArgs, PoolEfaArgs, ReservationArgs
 from gpufleet.karpenter.controller import Karpenter
 from gpufleet.karpenter.node_pool import KarpenterNodePool
-from gpufleet.ack.shared_gpu_workload import SharedGpuWorkload
 from gpufleet.network.args import NetworkArgs, NewVpcArgs
 
 __all__ = [

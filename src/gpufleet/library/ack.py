@@ -9,4 +9,13 @@ from gpufleet.ack.args import AckFleetArgs, AckNodePoolArgs, AckTaintArgs, AckWo
 from gpufleet.ack.node_pool import SharedGpuNodePool
 from gpufleet.ack.shared_gpu_workload import SharedGpuWorkload
 
-__all__ = ["AckFleet", "AckFleetArgs", "AckNodePoolArgs", "AckTaintArgs", "AckWorkloadArgs", "AutoscalingArgs", "SharedGpuNodePool", "SharedGpuWorkload"]
+__all__ = [
+    "AckFleet",
+    "AckFleetArgs",
+    "AckNodePoolArgs",
+    "AckTaintArgs",
+    "AckWorkloadArgs",
+    "AutoscalingArgs",
+    "SharedGpuNodePool",
+    "SharedGpuWorkload",
+]

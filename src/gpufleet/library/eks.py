@@ -12,6 +12,20 @@ from gpufleet.karpenter.controller import Karpenter
 from gpufleet.karpenter.node_pool import KarpenterNodePool
 
 __all__ = [
-    "AcceleratedNodeGroup", "AutoModeArgs", "EfaArgs", "EksClusterRef", "EksFleet", "EksFleetArgs", "GpuSelectorArgs", "Karpenter", "KarpenterArgs",
-    "KarpenterNodePool", "NeuronSelectorArgs", "NodeGroupArgs", "NodePoolArgs", "PoolEfaArgs", "ReservationArgs", "TaintArgs",
+    "AcceleratedNodeGroup",
+    "AutoModeArgs",
+    "EfaArgs",
+    "EksClusterRef",
+    "EksFleet",
+    "EksFleetArgs",
+    "GpuSelectorArgs",
+    "Karpenter",
+    "KarpenterArgs",
+    "KarpenterNodePool",
+    "NeuronSelectorArgs",
+    "NodeGroupArgs",
+    "NodePoolArgs",
+    "PoolEfaArgs",
+    "ReservationArgs",
+    "TaintArgs",
 ]

@@ -11,4 +11,14 @@ from gpufleet.k8s.gpu_operator import GpuOperator
 from gpufleet.k8s.gpu_workload import GpuWorkload
 from gpufleet.k8s.nccl_test import NcclTest
 
-__all__ = ["DevicePlugins", "GpuOperator", "GpuOperatorArgs", "GpuWorkload", "GpuWorkloadArgs", "NcclTest", "NcclTestArgs", "NvidiaDevicePluginArgs", "served_groups"]
+__all__ = [
+    "DevicePlugins",
+    "GpuOperator",
+    "GpuOperatorArgs",
+    "GpuWorkload",
+    "GpuWorkloadArgs",
+    "NcclTest",
+    "NcclTestArgs",
+    "NvidiaDevicePluginArgs",
+    "served_groups",
+]

@@ -42,9 +42,7 @@ class NetworkArgs(SpecModel):
     """Where the instances run: existing subnets of a VPC, or a VPC to create. Exactly one."""
 
     vpc_id: str | None = Field(None, pattern=r"^vpc-[0-9a-f]{8,17}$", description="Existing VPC (with `subnetIds`).")
-    subnet_ids: list[str] = Field(
-        default_factory=list, description="Existing private subnets of `vpcId` for the instances (with `vpcId`)."
-    )
+    subnet_ids: list[str] = Field(default_factory=list, description="Existing private subnets of `vpcId` for the instances (with `vpcId`).")
     create: NewVpcArgs | None = Field(None, description="Create a VPC instead of using existing subnets.")
 
     @field_validator("subnet_ids")
@@ -56,7 +54,7 @@ class NetworkArgs(SpecModel):
         return value
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> "NetworkArgs":
+    def _exactly_one(self) -> NetworkArgs:
         existing = self.vpc_id is not None or bool(self.subnet_ids)
         if existing and self.create is not None:
             raise rule_error("network-one-of", "give either vpcId with subnetIds, or create; not both")
@@ -65,5 +63,3 @@ class NetworkArgs(SpecModel):
         if existing and (self.vpc_id is None or not self.subnet_ids):
             raise rule_error("network-one-of", "vpcId and subnetIds go together")
         return self
-
-

@@ -24,7 +24,9 @@ class Vpc(pulumi.ComponentResource):
     """VPC with private subnets (no public IPs) and one NAT gateway, so instances reach ECR and the
     ECS endpoints without being reachable from the internet."""
 
-    def __init__(self, name: str, cidr: str, zones: list[str], private_tags: dict[str, str] | None = None, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self, name: str, cidr: str, zones: list[str], private_tags: dict[str, str] | None = None, opts: pulumi.ResourceOptions | None = None
+    ):
         """`private_tags`: tags on the private subnets besides gpufleet's (Karpenter's discovery tag)."""
         super().__init__("gpufleet:network:Vpc", name, None, opts)
         self._name = name
@@ -77,9 +79,7 @@ class Vpc(pulumi.ComponentResource):
             opts=self._child(),
         )
         for subnet, zone in zip(self.public_subnets, self._zones):
-            aws.ec2.RouteTableAssociation(
-                f"{self._name}-public-{zone}", subnet_id=subnet.id, route_table_id=table.id, opts=self._child()
-            )
+            aws.ec2.RouteTableAssociation(f"{self._name}-public-{zone}", subnet_id=subnet.id, route_table_id=table.id, opts=self._child())
 
     def _nat_and_private_routes(self) -> None:
         eip = aws.ec2.Eip(f"{self._name}-nat", domain="vpc", tags={"Name": f"{self._name}-nat"}, opts=self._child(self.igw))
@@ -98,6 +98,4 @@ class Vpc(pulumi.ComponentResource):
             opts=self._child(),
         )
         for subnet, zone in zip(self.private_subnets, self._zones):
-            aws.ec2.RouteTableAssociation(
-                f"{self._name}-private-{zone}", subnet_id=subnet.id, route_table_id=table.id, opts=self._child()
-            )
+            aws.ec2.RouteTableAssociation(f"{self._name}-private-{zone}", subnet_id=subnet.id, route_table_id=table.id, opts=self._child())

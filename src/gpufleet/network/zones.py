@@ -8,9 +8,9 @@ with the fix that is additive: a new zone (a new subnet) that offers it.
 
 from __future__ import annotations
 
-from gpufleet.rules import offerings as offering_rules
 from gpufleet.catalog.catalog import Catalog, InstanceType
 from gpufleet.platform.model import Violation
+from gpufleet.rules import offerings as offering_rules
 
 
 def region_zones(cat: Catalog, region: str) -> set[str]:
@@ -42,7 +42,9 @@ def zone_problems(
     known = region_zones(cat, region)
     for i, zone in enumerate(zones):
         if zone not in known:
-            found.append(Violation("vpc-zone-known", (*field, i), zone, f"not an availability zone of {region} (known: {', '.join(sorted(known))})"))
+            found.append(
+                Violation("vpc-zone-known", (*field, i), zone, f"not an availability zone of {region} (known: {', '.join(sorted(known))})")
+            )
         if zone in zones[:i]:
             found.append(Violation("names-unique", (*field, i), zone, "each zone is named once"))
     if found:

@@ -33,7 +33,10 @@ def _built_by_provider(index: Index, component: Resource) -> bool:
     child's URN carries its parents' types, not their names; awsx names every child from its
     component's name (vpc.ts L165-L349, the ECS components' children their own name)."""
     qualified = component.urn.rsplit("::", 2)[1]
-    return any(r.urn.rsplit("::", 2)[1].startswith(qualified + "$") and r.urn.rsplit("::", 1)[1].startswith(component.name) for r in index.resources)
+    return any(
+        r.urn.rsplit("::", 2)[1].startswith(qualified + "$") and r.urn.rsplit("::", 1)[1].startswith(component.name)
+        for r in index.resources
+    )
 
 
 def _containers(args: Mapping) -> list[dict]:
@@ -83,7 +86,15 @@ def ecs_resources(index: Index, awsx: Awsx) -> list[Resource]:
                 continue
             urn = _child_urn(td.urn, (tokens.ECS_TASK_DEFINITION,), td.name)
             made[td.urn] = urn
-            found.append(_task_definition(urn, td.name, td.props, facts, f"derived from awsx {token.rsplit(':', 1)[-1]} {td.name!r} as awsx {awsx.version} makes it ({facts.source})"))
+            found.append(
+                _task_definition(
+                    urn,
+                    td.name,
+                    td.props,
+                    facts,
+                    f"derived from awsx {token.rsplit(':', 1)[-1]} {td.name!r} as awsx {awsx.version} makes it ({facts.source})",
+                )
+            )
     for token, facts in awsx.services.items():
         for service in index.of(token):
             if _built_by_provider(index, service):
@@ -93,7 +104,9 @@ def ecs_resources(index: Index, awsx: Awsx) -> list[Resource]:
             deps = {k: v for k, v in service.deps.items() if k not in _NOT_SERVICE}
             if isinstance(props.get("taskDefinitionArgs"), Mapping):
                 urn = _child_urn(service.urn, (facts.task_definition, tokens.ECS_TASK_DEFINITION), service.name)
-                found.append(_task_definition(urn, service.name, props["taskDefinitionArgs"], awsx.task_definitions[facts.task_definition], why))
+                found.append(
+                    _task_definition(urn, service.name, props["taskDefinitionArgs"], awsx.task_definitions[facts.task_definition], why)
+                )
                 deps["taskDefinition"] = (urn,)
             else:
                 deps["taskDefinition"] = tuple(made.get(u, u) for u in service.deps.get("taskDefinition", ()))
@@ -102,7 +115,16 @@ def ecs_resources(index: Index, awsx: Awsx) -> list[Resource]:
                 inputs["launchType"] = facts.launch_type
             if "desiredCount" not in inputs and facts.desired_count is not None:
                 inputs["desiredCount"] = facts.desired_count
-            found.append(Resource(_child_urn(service.urn, (tokens.ECS_SERVICE,), service.name), tokens.ECS_SERVICE, service.name, inputs, deps, derived=why))
+            found.append(
+                Resource(
+                    _child_urn(service.urn, (tokens.ECS_SERVICE,), service.name),
+                    tokens.ECS_SERVICE,
+                    service.name,
+                    inputs,
+                    deps,
+                    derived=why,
+                )
+            )
     return found
 
 
@@ -143,13 +165,17 @@ def networks(index: Index, awsx: Awsx) -> tuple[list[dict], list[str]]:
             for i, (zone, blocks) in enumerate(zip(zones, layout), start=1):
                 for kind, block in zip(defaults.subnet_types, blocks):
                     subnets.append({"subnet": f"{vpc.name}-{kind.lower()}-{i}", "type": kind, "zone": zone, "cidrBlock": block})
-        found.append({
-            "network": vpc.name,
-            "urn": vpc.urn,
-            "cidrBlock": cidr if isinstance(cidr, str) else None,
-            "zones": zones,
-            "subnets": subnets,
-            "natGateways": (props.get("natGateways") or {}).get("strategy", defaults.nat_gateways) if isinstance(props.get("natGateways", {}), Mapping) else None,
-            "derived": f"as awsx {awsx.version} makes it ({defaults.source})",
-        })
+        found.append(
+            {
+                "network": vpc.name,
+                "urn": vpc.urn,
+                "cidrBlock": cidr if isinstance(cidr, str) else None,
+                "zones": zones,
+                "subnets": subnets,
+                "natGateways": (props.get("natGateways") or {}).get("strategy", defaults.nat_gateways)
+                if isinstance(props.get("natGateways", {}), Mapping)
+                else None,
+                "derived": f"as awsx {awsx.version} makes it ({defaults.source})",
+            }
+        )
     return found, gaps

@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from gpufleet.catalog import catalog, prices as price_catalog, tokens
+from gpufleet.catalog import catalog, tokens
+from gpufleet.catalog import prices as price_catalog
 from gpufleet.catalog.prices import PriceSnapshot
 from gpufleet.plans.groups import Group, priced_groups
 from gpufleet.plans.index import mapping
@@ -87,7 +88,9 @@ def _needed(placement: Mapping) -> tuple[dict[str, tuple[int, int]], dict[str, l
 
 
 def _group_entry(group: Group, region: str | None, snapshot: PriceSnapshot) -> tuple[dict, cost_rules.Price]:
-    price = cost_rules.instance_price(snapshot, group.cloud, region, group.instance_type, group.purchase, group.zones, group.priced_accelerator)
+    price = cost_rules.instance_price(
+        snapshot, group.cloud, region, group.instance_type, group.purchase, group.zones, group.priced_accelerator
+    )
     entry = {
         "platform": group.platform,
         "cloud": group.cloud,
@@ -102,7 +105,12 @@ def _group_entry(group: Group, region: str | None, snapshot: PriceSnapshot) -> t
     return entry, price
 
 
-def plan_cost(resources: Sequence[Mapping], placement: Mapping | None = None, hints: Mapping[str, str] | None = None, snapshot: PriceSnapshot | None = None) -> dict:
+def plan_cost(
+    resources: Sequence[Mapping],
+    placement: Mapping | None = None,
+    hints: Mapping[str, str] | None = None,
+    snapshot: PriceSnapshot | None = None,
+) -> dict:
     """The plan's `cost` block. `hints`: cloud -> region, for groups whose region the resources do not
     give (a stack file's AKS location of an existing cluster)."""
     snapshot = snapshot or price_catalog.load()
@@ -118,21 +126,32 @@ def plan_cost(resources: Sequence[Mapping], placement: Mapping | None = None, hi
             entry["notes"] = [AUTO_MODE_FEE]
         if group.platform == "karpenter" and group.name in launched:
             needs = [
-                {"instanceType": name, **cost_rules.nodes_cost(cost_rules.instance_price(snapshot, group.cloud, region, name, group.purchase), nodes)}
+                {
+                    "instanceType": name,
+                    **cost_rules.nodes_cost(cost_rules.instance_price(snapshot, group.cloud, region, name, group.purchase), nodes),
+                }
                 for name, nodes in launched[group.name]
             ]
             hourly = cost_rules.add([n["hourly"] for n in needs]) if all(n["hourly"] is not None for n in needs) else None
             monthly = _monthly(hourly)
             entry["needed"] = {
-                "nodes": sum(n["nodes"] for n in needs), "hourly": hourly, "monthly": monthly,
-                "nodesAtMost": sum(n["nodes"] for n in needs), "hourlyAtMost": hourly, "monthlyAtMost": monthly,
-                "byType": needs, "from": "the nodes Karpenter launches for the Pending pods",
+                "nodes": sum(n["nodes"] for n in needs),
+                "hourly": hourly,
+                "monthly": monthly,
+                "nodesAtMost": sum(n["nodes"] for n in needs),
+                "hourlyAtMost": hourly,
+                "monthlyAtMost": monthly,
+                "byType": needs,
+                "from": "the nodes Karpenter launches for the Pending pods",
             }
         elif placed_any and group.platform != "karpenter":
             least, most = per_group.get(group.name, (0, 0))
             low, high = cost_rules.nodes_cost(price, least), cost_rules.nodes_cost(price, most)
             entry["needed"] = {
-                **low, "nodesAtMost": most, "hourlyAtMost": high["hourly"], "monthlyAtMost": high["monthly"],
+                **low,
+                "nodesAtMost": most,
+                "hourlyAtMost": high["hourly"],
+                "monthlyAtMost": high["monthly"],
                 "from": "the placement: at least the workload that needs the most nodes alone, at most every workload on nodes of its own",
             }
         groups.append(entry)
@@ -140,7 +159,14 @@ def plan_cost(resources: Sequence[Mapping], placement: Mapping | None = None, hi
             unpriced.append({"group": group.name, "urn": group.urn, "instanceType": group.instance_type, "reason": price.basis})
         elif any(entry["hourly"][k] is None for k in SIZES):
             unknown = ", ".join(k for k in SIZES if entry["hourly"][k] is None)
-            unpriced.append({"group": group.name, "urn": group.urn, "instanceType": group.instance_type, "reason": f"its {unknown} size is not known from the plan (a regional pool's nodes are per zone of its cluster; an autoscaled pool's desired size is the autoscaler's)"})
+            unpriced.append(
+                {
+                    "group": group.name,
+                    "urn": group.urn,
+                    "instanceType": group.instance_type,
+                    "reason": f"its {unknown} size is not known from the plan (a regional pool's nodes are per zone of its cluster; an autoscaled pool's desired size is the autoscaler's)",
+                }
+            )
     # Nodes the placement reads that no group here prices (a pulumi-eks component's, derived from
     # its defaults; a GKE cluster's default pool; azure-native pools): named, never passed over.
     # (A group the cost reads by another type, such as a managed group naming none, is the same group.)
@@ -148,7 +174,14 @@ def plan_cost(resources: Sequence[Mapping], placement: Mapping | None = None, hi
     for shape in (placement or {}).get("nodeGroups") or []:
         if shape["nodeGroup"] not in read:
             how = f"derived: {shape['derived']}" if shape.get("derived") else "read by the placement"
-            unpriced.append({"group": shape["nodeGroup"], "urn": None, "instanceType": shape["instanceType"], "reason": f"the placement reads its nodes, but no resource of the plan prices them ({how}): not counted"})
+            unpriced.append(
+                {
+                    "group": shape["nodeGroup"],
+                    "urn": None,
+                    "instanceType": shape["instanceType"],
+                    "reason": f"the placement reads its nodes, but no resource of the plan prices them ({how}): not counted",
+                }
+            )
     for r in resources:
         if r.get("type") == tokens.ECS_CAPACITY_PROVIDER and (r.get("inputs") or {}).get("managedInstancesProvider"):
             name = (r.get("inputs") or {}).get("name") or r.get("name")
@@ -180,13 +213,18 @@ def _total(groups: list[dict]) -> dict:
     needed = [g["needed"] for g in groups if "needed" in g]
     total = {
         "hourly": _sum_sizes(groups, "hourly"),
-        "monthly": {k: (round(v * cost_rules.HOURS_PER_MONTH, 2) if v is not None else None) for k, v in _sum_sizes(groups, "hourly").items()},
+        "monthly": {
+            k: (round(v * cost_rules.HOURS_PER_MONTH, 2) if v is not None else None) for k, v in _sum_sizes(groups, "hourly").items()
+        },
     }
     total["idleMonthly"] = total["monthly"]["min"]
     if needed:
         hourly, most = cost_rules.add([n["hourly"] for n in needed]), cost_rules.add([n["hourlyAtMost"] for n in needed])
         total["needed"] = {
-            "hourly": hourly, "monthly": _monthly(hourly), "hourlyAtMost": most, "monthlyAtMost": _monthly(most),
+            "hourly": hourly,
+            "monthly": _monthly(hourly),
+            "hourlyAtMost": most,
+            "monthlyAtMost": _monthly(most),
             "complete": all(n["hourly"] is not None for n in needed),
         }
     return total
@@ -197,7 +235,13 @@ def _by_purchase(groups: list[dict]) -> dict:
     for g in groups:
         options.setdefault(g["purchase"], []).append(g)
     return {
-        option: {"groups": [g["group"] for g in found], "hourly": _sum_sizes(found, "hourly"), "monthly": {k: (round(v * cost_rules.HOURS_PER_MONTH, 2) if v is not None else None) for k, v in _sum_sizes(found, "hourly").items()}}
+        option: {
+            "groups": [g["group"] for g in found],
+            "hourly": _sum_sizes(found, "hourly"),
+            "monthly": {
+                k: (round(v * cost_rules.HOURS_PER_MONTH, 2) if v is not None else None) for k, v in _sum_sizes(found, "hourly").items()
+            },
+        }
         for option, found in sorted(options.items())
     }
 
@@ -205,4 +249,3 @@ def _by_purchase(groups: list[dict]) -> dict:
 def plan_hints(summary: Mapping) -> dict[str, str]:
     """Regions a gpufleet plan's summary states for clouds whose resources may not (cloud -> region)."""
     return {cloud: region for cloud, region in (summary.get("regions") or {}).items() if isinstance(region, str)}
-

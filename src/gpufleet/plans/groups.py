@@ -9,16 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpufleet.apis.values import decimal
-from gpufleet.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules, gpus as gpu_rules
-from gpufleet.catalog import catalog
+from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.catalog import UnknownInstanceType
-from gpufleet.rules.efa import EFA_TYPES
-from gpufleet.rules.k8s import describe_taint
-from gpufleet.rules.eks import node_group_name
-from gpufleet.catalog import tokens
 from gpufleet.plans.index import mapping
+from gpufleet.rules import ack as ack_rules
+from gpufleet.rules import aks as aks_rules
+from gpufleet.rules import gke as gke_rules
+from gpufleet.rules import gpus as gpu_rules
+from gpufleet.rules.efa import EFA_TYPES
+from gpufleet.rules.eks import node_group_name
+from gpufleet.rules.k8s import describe_taint
 from gpufleet.simulate import karpenter_pools
-
 
 # What a group's instances carry, as counted in findings, diffs and diagrams: totals() key, noun.
 CARRIED = (("gpus", "GPU"), ("neuronChips", "Neuron chip"), ("efaInterfaces", "EFA interface"))
@@ -64,7 +65,12 @@ class Group:
             "ami": self.ami,
             "purchase": self.purchase,
             "taints": self.taints,
-            "perInstance": {"gpus": self.gpus, "neuronChips": self.neuron_chips, "neuronCores": self.neuron_cores, "efaInterfaces": self.efa_interfaces},
+            "perInstance": {
+                "gpus": self.gpus,
+                "neuronChips": self.neuron_chips,
+                "neuronCores": self.neuron_cores,
+                "efaInterfaces": self.efa_interfaces,
+            },
             "total": self.totals(),
         }
 
@@ -100,11 +106,17 @@ def _eks(r: dict, by_urn: dict[str, dict]) -> Group:
     types = inputs.get("instanceTypes") or [(template or {}).get("inputs", {}).get("instanceType") or "?"]
     scaling = inputs.get("scalingConfig") or {}
     group = Group(
-        "eks", node_group_name(inputs, r["name"]), r["urn"], types[0],
+        "eks",
+        node_group_name(inputs, r["name"]),
+        r["urn"],
+        types[0],
         {"min": scaling.get("minSize"), "desired": scaling.get("desiredSize"), "max": scaling.get("maxSize")},
-        inputs.get("amiType"), inputs.get("capacityType") or "ON_DEMAND",
+        inputs.get("amiType"),
+        inputs.get("capacityType") or "ON_DEMAND",
         sorted(describe_taint(t) for t in inputs.get("taints") or [] if isinstance(t, dict)),
-        efa_interfaces=_efa(template), template_urn=template["urn"] if template else None, cloud="aws",
+        efa_interfaces=_efa(template),
+        template_urn=template["urn"] if template else None,
+        cloud="aws",
     )
     _accelerators(group)
     return group
@@ -113,7 +125,14 @@ def _eks(r: dict, by_urn: dict[str, dict]) -> Group:
 def _ecs(r: dict, by_urn: dict[str, dict]) -> Group | None:
     asg = _linked(r, "autoScalingGroupProvider", by_urn, tokens.ASG)
     # A Spot group names its template inside its mixed instances policy.
-    template = (_linked(asg, "launchTemplate", by_urn, tokens.LAUNCH_TEMPLATE) or _linked(asg, "mixedInstancesPolicy", by_urn, tokens.LAUNCH_TEMPLATE)) if asg else None
+    template = (
+        (
+            _linked(asg, "launchTemplate", by_urn, tokens.LAUNCH_TEMPLATE)
+            or _linked(asg, "mixedInstancesPolicy", by_urn, tokens.LAUNCH_TEMPLATE)
+        )
+        if asg
+        else None
+    )
     if template is None:
         return None
     lt, sizes = template["inputs"], asg["inputs"]
@@ -123,10 +142,16 @@ def _ecs(r: dict, by_urn: dict[str, dict]) -> Group | None:
     if distribution and distribution.get("onDemandPercentageAboveBaseCapacity", 100) == 0 and not distribution.get("onDemandBaseCapacity"):
         market = "spot"
     group = Group(
-        "ecs", r["inputs"].get("name") or r["name"], r["urn"], lt.get("instanceType") or "?",
+        "ecs",
+        r["inputs"].get("name") or r["name"],
+        r["urn"],
+        lt.get("instanceType") or "?",
         {"min": sizes.get("minSize"), "desired": sizes.get("desiredCapacity"), "max": sizes.get("maxSize")},
-        f"{ami.accelerator} {ami.variant}" if ami else lt.get("imageId"), "SPOT" if market == "spot" else "ON_DEMAND",
-        efa_interfaces=_efa(template), template_urn=template["urn"], cloud="aws",
+        f"{ami.accelerator} {ami.variant}" if ami else lt.get("imageId"),
+        "SPOT" if market == "spot" else "ON_DEMAND",
+        efa_interfaces=_efa(template),
+        template_urn=template["urn"],
+        cloud="aws",
     )
     _accelerators(group)
     return group
@@ -141,10 +166,15 @@ def _ack(r: dict) -> Group:
     else:
         desired = decimal(str(inputs.get("desiredSize", "")))
         sizes = {"min": desired, "desired": desired, "max": desired}
-    labels = {l.get("key"): l.get("value") for l in inputs.get("labels") or [] if isinstance(l, dict)}
+    labels = {label.get("key"): label.get("value") for label in inputs.get("labels") or [] if isinstance(label, dict)}
     group = Group(
-        "ack", inputs.get("nodePoolName") or r["name"], r["urn"], ", ".join(types), sizes,
-        ack_rules.pool_mode(labels, ack), inputs.get("instanceChargeType") or "PostPaid",
+        "ack",
+        inputs.get("nodePoolName") or r["name"],
+        r["urn"],
+        ", ".join(types),
+        sizes,
+        ack_rules.pool_mode(labels, ack),
+        inputs.get("instanceChargeType") or "PostPaid",
         sorted(describe_taint(t) for t in inputs.get("taints") or [] if isinstance(t, dict)),
     )
     group.gpus = ack_rules.pool_gpus(types, ack)
@@ -173,7 +203,17 @@ def _gke(r: dict, plain: bool = False) -> Group | None:
         n = _times(inputs.get("nodeCount"), zones)
         sizes = {"min": n, "desired": n, "max": n}
     if gpus is None:
-        group = Group("gke", gke_rules.pool_name(inputs, r["name"]), r["urn"], machine_type, sizes, None, "SPOT" if config.get("spot") else "ON_DEMAND", cloud="gcp", region=gke_rules.location_region(inputs.get("location")))
+        group = Group(
+            "gke",
+            gke_rules.pool_name(inputs, r["name"]),
+            r["urn"],
+            machine_type,
+            sizes,
+            None,
+            "SPOT" if config.get("spot") else "ON_DEMAND",
+            cloud="gcp",
+            region=gke_rules.location_region(inputs.get("location")),
+        )
         group.zones = tuple(z for z in inputs.get("nodeLocations") or [] if isinstance(z, str))
         return group
     sharing = first.get("gpuSharingConfig") or {}
@@ -182,7 +222,17 @@ def _gke(r: dict, plain: bool = False) -> Group | None:
         ami = f"{ami}, MIG {first['gpuPartitionSize']}"
     if sharing:
         ami = f"{ami}, {sharing.get('gpuSharingStrategy')} x{sharing.get('maxSharedClientsPerGpu')}"
-    group = Group("gke", gke_rules.pool_name(inputs, r["name"]), r["urn"], machine_type, sizes, ami, "SPOT" if config.get("spot") else "ON_DEMAND", cloud="gcp", region=gke_rules.location_region(inputs.get("location")))
+    group = Group(
+        "gke",
+        gke_rules.pool_name(inputs, r["name"]),
+        r["urn"],
+        machine_type,
+        sizes,
+        ami,
+        "SPOT" if config.get("spot") else "ON_DEMAND",
+        cloud="gcp",
+        region=gke_rules.location_region(inputs.get("location")),
+    )
     group.gpus = gpus.count
     locations = inputs.get("nodeLocations") or ([inputs["location"]] if gke_rules.is_zone(inputs.get("location")) else [])
     group.zones = tuple(z for z in locations if isinstance(z, str))
@@ -212,10 +262,31 @@ def _aks(r: dict, by_urn: dict[str, dict], plain: bool = False) -> Group | None:
     if isinstance(node, str):
         if not plain or not isinstance(inputs.get("vmSize"), str):
             return None
-        return Group("aks", inputs.get("name") or r["name"], r["urn"], inputs["vmSize"], sizes, None, inputs.get("priority") or "Regular", cloud="azure", region=_cluster_location(r, by_urn))
+        return Group(
+            "aks",
+            inputs.get("name") or r["name"],
+            r["urn"],
+            inputs["vmSize"],
+            sizes,
+            None,
+            inputs.get("priority") or "Regular",
+            cloud="azure",
+            region=_cluster_location(r, by_urn),
+        )
     ami = f"driver {inputs.get('gpuDriver') or 'Install'}" + (f", {inputs['gpuInstance']}" if inputs.get("gpuInstance") else "")
     taints = sorted(t for t in inputs.get("nodeTaints") or [] if isinstance(t, str))
-    group = Group("aks", inputs.get("name") or r["name"], r["urn"], node.vm_size, sizes, ami, inputs.get("priority") or "Regular", taints, cloud="azure", region=_cluster_location(r, by_urn))
+    group = Group(
+        "aks",
+        inputs.get("name") or r["name"],
+        r["urn"],
+        node.vm_size,
+        sizes,
+        ami,
+        inputs.get("priority") or "Regular",
+        taints,
+        cloud="azure",
+        region=_cluster_location(r, by_urn),
+    )
     group.gpus = node.count
     return group
 
@@ -230,12 +301,35 @@ def _karpenter(r: dict) -> Group | None:
     types = [cat.get(c.shape.instance_type) for c in pool.candidates] if pool is not None else []
     if not types or any(not (it.gpu and it.gpu.count) and it.neuron is None for it in types):
         return None
-    largest = max(pool.candidates, key=lambda c: (c.capacity.get(cat.facts.eks.accelerator_resources.nvidia, 0) + c.capacity.get(cat.facts.eks.accelerator_resources.neuron, 0), c.vcpus, c.shape.instance_type))
-    bounds = [limit // largest.capacity[k] for k, limit in pool.limits.items() if largest.capacity.get(k)] + ([pool.limits["nodes"]] if "nodes" in pool.limits else [])
-    capacity = next((t for t in mapping(spec.get("template")).get("spec", {}).get("requirements") or [] if isinstance(t, dict) and t.get("key") == cat.facts.karpenter.labels.capacity_type), {})
+    largest = max(
+        pool.candidates,
+        key=lambda c: (
+            c.capacity.get(cat.facts.eks.accelerator_resources.nvidia, 0) + c.capacity.get(cat.facts.eks.accelerator_resources.neuron, 0),
+            c.vcpus,
+            c.shape.instance_type,
+        ),
+    )
+    bounds = [limit // largest.capacity[k] for k, limit in pool.limits.items() if largest.capacity.get(k)] + (
+        [pool.limits["nodes"]] if "nodes" in pool.limits else []
+    )
+    capacity = next(
+        (
+            t
+            for t in mapping(spec.get("template")).get("spec", {}).get("requirements") or []
+            if isinstance(t, dict) and t.get("key") == cat.facts.karpenter.labels.capacity_type
+        ),
+        {},
+    )
     group = Group(
-        "karpenter", name, r["urn"], largest.shape.instance_type, {"min": 0, "desired": 0, "max": min(bounds) if bounds else None}, None,
-        "/".join(capacity.get("values") or []) or None, sorted(describe_taint(t) for t in largest.shape.taints), cloud="aws",
+        "karpenter",
+        name,
+        r["urn"],
+        largest.shape.instance_type,
+        {"min": 0, "desired": 0, "max": min(bounds) if bounds else None},
+        None,
+        "/".join(capacity.get("values") or []) or None,
+        sorted(describe_taint(t) for t in largest.shape.taints),
+        cloud="aws",
     )
     it = cat.get(largest.shape.instance_type)
     group.gpus = gpu_rules.whole_gpus(it) or 0
@@ -279,7 +373,17 @@ def _aks_default_pool(r: dict) -> Group | None:
     if not isinstance(pool, dict) or not isinstance(pool.get("vmSize"), str):
         return None
     location = r["inputs"].get("location")
-    return Group("aks", pool.get("name") or "default", r["urn"], pool["vmSize"], _aks_sizes(pool), None, "Regular", cloud="azure", region=location if isinstance(location, str) else None)
+    return Group(
+        "aks",
+        pool.get("name") or "default",
+        r["urn"],
+        pool["vmSize"],
+        _aks_sizes(pool),
+        None,
+        "Regular",
+        cloud="azure",
+        region=location if isinstance(location, str) else None,
+    )
 
 
 def priced_groups(resources: list[dict]) -> dict[str, Group]:

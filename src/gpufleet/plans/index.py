@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gpufleet.catalog import tokens
+
 # Foreign input read whatever its shape: the one statement, below every reader (re-exported here).
 from gpufleet.simulate.loose import as_int, mapping, seq, truthy  # noqa: F401
 
@@ -15,7 +16,35 @@ CONFIG_FILES = (tokens.K8S_CONFIG_FILE, tokens.K8S_CONFIG_FILE_V1)
 
 # The resource types the placement reads (and every Kubernetes object): callers may hand in only these.
 READS = frozenset(
-    {tokens.EKS_NODE_GROUP, tokens.EKS_CLUSTER, tokens.EKS_ADDON, tokens.EKS_FARGATE_PROFILE, tokens.PULUMI_EKS_CLUSTER, tokens.PULUMI_EKS_NODE_GROUP, tokens.PULUMI_EKS_NODE_GROUP_V2, tokens.PULUMI_EKS_MANAGED_NODE_GROUP, tokens.AWSX_VPC, tokens.AWSX_FARGATE_SERVICE, tokens.AWSX_EC2_SERVICE, tokens.AWSX_FARGATE_TASK_DEFINITION, tokens.AWSX_EC2_TASK_DEFINITION, tokens.LAUNCH_TEMPLATE, tokens.SUBNET, tokens.ECS_TASK_DEFINITION, tokens.ECS_SERVICE, tokens.ECS_CAPACITY_PROVIDER, tokens.ASG, tokens.ACK_NODE_POOL, tokens.ACK_CLUSTER, tokens.GKE_NODE_POOL, tokens.GKE_CLUSTER, tokens.AKS_NODE_POOL, tokens.AKS_CLUSTER, tokens.AKS_NATIVE_CLUSTER, tokens.AKS_NATIVE_AGENT_POOL}
+    {
+        tokens.EKS_NODE_GROUP,
+        tokens.EKS_CLUSTER,
+        tokens.EKS_ADDON,
+        tokens.EKS_FARGATE_PROFILE,
+        tokens.PULUMI_EKS_CLUSTER,
+        tokens.PULUMI_EKS_NODE_GROUP,
+        tokens.PULUMI_EKS_NODE_GROUP_V2,
+        tokens.PULUMI_EKS_MANAGED_NODE_GROUP,
+        tokens.AWSX_VPC,
+        tokens.AWSX_FARGATE_SERVICE,
+        tokens.AWSX_EC2_SERVICE,
+        tokens.AWSX_FARGATE_TASK_DEFINITION,
+        tokens.AWSX_EC2_TASK_DEFINITION,
+        tokens.LAUNCH_TEMPLATE,
+        tokens.SUBNET,
+        tokens.ECS_TASK_DEFINITION,
+        tokens.ECS_SERVICE,
+        tokens.ECS_CAPACITY_PROVIDER,
+        tokens.ASG,
+        tokens.ACK_NODE_POOL,
+        tokens.ACK_CLUSTER,
+        tokens.GKE_NODE_POOL,
+        tokens.GKE_CLUSTER,
+        tokens.AKS_NODE_POOL,
+        tokens.AKS_CLUSTER,
+        tokens.AKS_NATIVE_CLUSTER,
+        tokens.AKS_NATIVE_AGENT_POOL,
+    }
 )
 
 
@@ -52,5 +81,3 @@ class Index:
             if dep is not None and dep.type in types:
                 found.append(dep)
         return found
-
-

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpufleet.apis import aws_rules
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from gpufleet.apis import aws_rules
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.charts import at
@@ -50,7 +50,9 @@ def _overlays(index: Index, cat: Catalog, gaps: list[str]) -> list[karpenter_poo
             )
             continue
         if not releases:
-            gaps.append(f"Karpenter NodeOverlay {name!r}: the Karpenter release is not in the plan; its NodeOverlay feature gate is taken as on")
+            gaps.append(
+                f"Karpenter NodeOverlay {name!r}: the Karpenter release is not in the plan; its NodeOverlay feature gate is taken as on"
+            )
         capacity = karpenter_pools.quantities(spec.get("capacity"), f"Karpenter NodeOverlay {name!r}: capacity", gaps)
         found.append((karpenter_pools.requirements_of(spec, name, gaps), capacity))
     return found
@@ -80,9 +82,21 @@ def _built_in_pools(index: Index, cat: Catalog) -> list[Resource]:
             pool = auto.built_in_pools.get(name) if isinstance(name, str) else None
             if pool is None:
                 continue
-            template = {"requirements": pool.requirements, "taints": pool.taints, "nodeClassRef": {"group": auto.node_class_group, "kind": "NodeClass", "name": "default"}}
+            template = {
+                "requirements": pool.requirements,
+                "taints": pool.taints,
+                "nodeClassRef": {"group": auto.node_class_group, "kind": "NodeClass", "name": "default"},
+            }
             props = {"metadata": {"name": name}, "spec": {"template": {"spec": template}}}
-            found.append(Resource(cluster.urn, tokens.KARPENTER_NODE_POOL, name, props, derived=f"EKS Auto Mode's built-in NodePool of cluster {cluster.name!r}"))
+            found.append(
+                Resource(
+                    cluster.urn,
+                    tokens.KARPENTER_NODE_POOL,
+                    name,
+                    props,
+                    derived=f"EKS Auto Mode's built-in NodePool of cluster {cluster.name!r}",
+                )
+            )
     return found
 
 
@@ -114,9 +128,15 @@ def _from_yaml(index: Index, cat: Catalog, gaps: list[str]) -> list[Resource]:
         if seq(group.props.get("files")) or isinstance(group.props.get("files"), str):
             gaps.append(f"ConfigGroup {group.name!r}: the YAML of its files is not in the plan: Karpenter objects there are not read")
     karpenter_chart = cat.facts.karpenter.chart.chart
-    uses_karpenter = found or any(index.of(t) for t in _KARPENTER_KINDS.values()) or any(r.props.get("chart") == karpenter_chart for r in index.of(tokens.HELM_RELEASE))
+    uses_karpenter = (
+        found
+        or any(index.of(t) for t in _KARPENTER_KINDS.values())
+        or any(r.props.get("chart") == karpenter_chart for r in index.of(tokens.HELM_RELEASE))
+    )
     for config in index.of(tokens.K8S_CONFIG_FILE) if uses_karpenter else ():
-        gaps.append(f"ConfigFile {config.name!r} ({config.props.get('file')!r}): its YAML is not in the plan: Karpenter objects there are not read")
+        gaps.append(
+            f"ConfigFile {config.name!r} ({config.props.get('file')!r}): its YAML is not in the plan: Karpenter objects there are not read"
+        )
     return found
 
 
@@ -145,4 +165,6 @@ def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
 def _read_pool(resource: Resource, index: Index, cat: Catalog, overlays, gaps: list[str]) -> karpenter.Pool | None:
     node = mapping(mapping(_spec(resource).get("template")).get("spec"))
     class_name, node_class, reserved = _node_class(index, node)
-    return karpenter_pools.read_pool(_name(resource), _spec(resource), (class_name, node_class), overlays, cat, gaps, resource.urn, reserved)
+    return karpenter_pools.read_pool(
+        _name(resource), _spec(resource), (class_name, node_class), overlays, cat, gaps, resource.urn, reserved
+    )

@@ -26,7 +26,12 @@ def default_node_group_options(cluster: Resource) -> Mapping | None:
     """The options of a pulumi-eks Cluster's default node group, or None when it makes none."""
     props = cluster.props
     auto = props.get("autoMode") if isinstance(props.get("autoMode"), Mapping) else {}
-    if truthy(props.get("skipDefaultNodeGroup")) or truthy(props.get("fargate")) or isinstance(props.get("fargate"), Mapping) or truthy(auto.get("enabled")):
+    if (
+        truthy(props.get("skipDefaultNodeGroup"))
+        or truthy(props.get("fargate"))
+        or isinstance(props.get("fargate"), Mapping)
+        or truthy(auto.get("enabled"))
+    ):
         return None
     options = props.get("nodeGroupOptions")
     return options if isinstance(options, Mapping) else {k: props[k] for k in _CLUSTER_ARGS if k in props}
@@ -48,16 +53,31 @@ def _taints(options: Mapping) -> list[dict]:
     return [t for t in seq(given) if isinstance(t, Mapping)]  # ManagedNodeGroup: aws.eks taints
 
 
-def _shape(name: str, options: Mapping, defaults: EksLibraryNodeGroup, version: str, cat: Catalog, gpu_sharing: dict, why: str) -> k8s_scheduler.NodeShape | str:
+def _shape(
+    name: str, options: Mapping, defaults: EksLibraryNodeGroup, version: str, cat: Catalog, gpu_sharing: dict, why: str
+) -> k8s_scheduler.NodeShape | str:
     instance_type = options.get("instanceType") if isinstance(options.get("instanceType"), str) else defaults.instance_type
     it = cat.find(instance_type)
     if it is None:
         return f"{name}: instance type {instance_type!r} is not one known type"
-    sizes = (as_int(options.get("minSize"), defaults.min_size), as_int(options.get("desiredCapacity"), defaults.desired_capacity), as_int(options.get("maxSize"), defaults.max_size))
+    sizes = (
+        as_int(options.get("minSize"), defaults.min_size),
+        as_int(options.get("desiredCapacity"), defaults.desired_capacity),
+        as_int(options.get("maxSize"), defaults.max_size),
+    )
     labels = {str(k): str(v) for k, v in (options.get("labels") or {}).items()} if isinstance(options.get("labels"), Mapping) else {}
     shape = node_capacity.eks_node_shape(
-        it, group=name, ami_type=_ami_type(options, defaults), labels=labels, taints=_taints(options),
-        sizes=sizes, capacity_type="ON_DEMAND", zones=[], efa_interfaces=0, gpu_sharing=gpu_sharing, facts=cat.facts,
+        it,
+        group=name,
+        ami_type=_ami_type(options, defaults),
+        labels=labels,
+        taints=_taints(options),
+        sizes=sizes,
+        capacity_type="ON_DEMAND",
+        zones=[],
+        efa_interfaces=0,
+        gpu_sharing=gpu_sharing,
+        facts=cat.facts,
         kubernetes_version=version,
     )
     return dataclasses.replace(shape, derived=f"{why}, as pulumi-eks {cat.facts.libraries.pulumi_eks.version} makes it ({defaults.source})")
@@ -71,17 +91,38 @@ def library_node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[
         options = default_node_group_options(cluster)
         version = cluster.props.get("version") if isinstance(cluster.props.get("version"), str) else None
         if options is not None:
-            found = _shape(f"{cluster.name} default node group", options, eks_lib.default_node_group, version, cat, gpu_sharing, f"the default node group of pulumi-eks Cluster {cluster.name!r}")
+            found = _shape(
+                f"{cluster.name} default node group",
+                options,
+                eks_lib.default_node_group,
+                version,
+                cat,
+                gpu_sharing,
+                f"the default node group of pulumi-eks Cluster {cluster.name!r}",
+            )
             (shapes if not isinstance(found, str) else gaps).append(found)
     for token in (tokens.PULUMI_EKS_NODE_GROUP_V2, tokens.PULUMI_EKS_NODE_GROUP):
         for group in index.of(token):
-            found = _shape(group.name, group.props, eks_lib.default_node_group, None, cat, gpu_sharing, f"pulumi-eks {token.rsplit(':', 1)[-1]} {group.name!r}")
+            found = _shape(
+                group.name,
+                group.props,
+                eks_lib.default_node_group,
+                None,
+                cat,
+                gpu_sharing,
+                f"pulumi-eks {token.rsplit(':', 1)[-1]} {group.name!r}",
+            )
             (shapes if not isinstance(found, str) else gaps).append(found)
     for group in index.of(tokens.PULUMI_EKS_MANAGED_NODE_GROUP):
         props = dict(group.props)
         scaling = props.get("scalingConfig") if isinstance(props.get("scalingConfig"), Mapping) else {}
         types = [t for t in props.get("instanceTypes") or [] if isinstance(t, str)]
-        options = {**props, "minSize": scaling.get("minSize"), "desiredCapacity": scaling.get("desiredSize"), "maxSize": scaling.get("maxSize")}
+        options = {
+            **props,
+            "minSize": scaling.get("minSize"),
+            "desiredCapacity": scaling.get("desiredSize"),
+            "maxSize": scaling.get("maxSize"),
+        }
         # pulumi-eks leaves a managed group's AMI type to EKS: `gpu` alone picks no NVIDIA AMI there.
         options = {k: v for k, v in options.items() if v is not None and k != "gpu"}
         if types:

@@ -11,15 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gpufleet.catalog import catalog, charts, tokens
 from gpufleet import simulate
-from gpufleet.simulate import ecs_scheduler, k8s_scheduler, karpenter
+from gpufleet.catalog import catalog, charts, tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.plans import awsx
 from gpufleet.plans.index import Index, Resource, mapping, seq
 from gpufleet.plans.karpenter import pools as karpenter_pools
 from gpufleet.plans.pods import node_shapes, plugins, pod_templates
 from gpufleet.plans.tasks import task_placements
+from gpufleet.simulate import ecs_scheduler, k8s_scheduler, karpenter
+
 
 @dataclass
 class PlanPlacement:
@@ -49,9 +50,13 @@ class PlanPlacement:
         """The plan's `placement` block (documented in README "Placement")."""
         return {
             "nodeGroups": [
-                {"nodeGroup": s.group, "instanceType": s.instance_type, "nodes": {"min": s.min_nodes, "desired": s.nodes, "max": s.max_nodes},
-                 "allocatable": {k: k8s_scheduler.show(k, v) for k, v in sorted(s.allocatable.items())},
-                 **({"derived": s.derived} if s.derived else {})}
+                {
+                    "nodeGroup": s.group,
+                    "instanceType": s.instance_type,
+                    "nodes": {"min": s.min_nodes, "desired": s.nodes, "max": s.max_nodes},
+                    "allocatable": {k: k8s_scheduler.show(k, v) for k, v in sorted(s.allocatable.items())},
+                    **({"derived": s.derived} if s.derived else {}),
+                }
                 for s in self.shapes
             ],
             "pods": [
@@ -88,8 +93,6 @@ class PlanPlacement:
         }
 
 
-
-
 def _on_fargate(index: Index, placed: Sequence[k8s_scheduler.Placement]) -> None:
     """A Pending pod in a namespace a Fargate profile of the plan selects may run on Fargate, whose
     capacity AWS provides (EKS places a pod matching a profile's namespace and labels there): its
@@ -105,7 +108,9 @@ def _on_fargate(index: Index, placed: Sequence[k8s_scheduler.Placement]) -> None
         namespace = parts[1].split("/", 1)[0] if len(parts) > 1 and "/" in parts[1] else None
         if p.status == k8s_scheduler.PENDING and namespace in selected:
             said = "; ".join(f"{name} (labels {labels or 'any'})" for name, labels in selected[namespace])
-            p.notes.append(f"Fargate profiles of the plan select namespace {namespace}: {said}: a pod they match runs on AWS Fargate, whose capacity AWS provides: not simulated")
+            p.notes.append(
+                f"Fargate profiles of the plan select namespace {namespace}: {said}: a pod they match runs on AWS Fargate, whose capacity AWS provides: not simulated"
+            )
 
 
 def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> PlanPlacement:
@@ -139,7 +144,9 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
     if derived or networks:
         # The defaults are awsx's at the pinned version; the program's own awsx may differ.
         named = [f"{r.type.rsplit(':', 1)[-1]} {r.name!r}" for r in derived] + [f"network {n['network']!r}" for n in networks]
-        gaps.append(f"derived from awsx {awsx_lib.version}'s defaults, not read from the plan (verdicts on them are advisory): {', '.join(named)}")
+        gaps.append(
+            f"derived from awsx {awsx_lib.version}'s defaults, not read from the plan (verdicts on them are advisory): {', '.join(named)}"
+        )
     return PlanPlacement(placed, tasks, shapes, gaps + task_gaps + network_gaps, networks, launched, pools)
 
 

@@ -8,15 +8,17 @@ import dataclasses
 import json
 from collections.abc import Mapping
 
-from gpufleet.rules import aks as aks_rules, gke as gke_rules, k8s as k8s_rules
-from gpufleet.simulate import k8s_scheduler, k8s_workloads, node_capacity
+from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
-from gpufleet.rules.efa import EFA_TYPES
 from gpufleet.catalog.facts import Chart
 from gpufleet.plans import libraries
 from gpufleet.plans.index import CONFIG_FILES, Index, Resource, as_int, mapping, seq, truthy
+from gpufleet.rules import aks as aks_rules
+from gpufleet.rules import gke as gke_rules
+from gpufleet.rules import k8s as k8s_rules
+from gpufleet.rules.efa import EFA_TYPES
 from gpufleet.rules.eks import node_group_name
-from gpufleet.catalog import tokens
+from gpufleet.simulate import k8s_scheduler, k8s_workloads, node_capacity
 
 
 def node_group_instance_type(index: Index, group: Resource, cat: Catalog):
@@ -122,7 +124,9 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
         if shape is not None:
             shapes.append(shape)
             if not cluster.props.get("nodeLocations") and not gke_rules.is_zone(cluster.props.get("location")):
-                gaps.append(f"GKE cluster {cluster.name!r} is regional or its location unknown: its default pool has {shape.nodes} nodes in each of its zones, which the plan does not name")
+                gaps.append(
+                    f"GKE cluster {cluster.name!r} is regional or its location unknown: its default pool has {shape.nodes} nodes in each of its zones, which the plan does not name"
+                )
     if index.of(tokens.AKS_NODE_POOL) and not index.of(tokens.AKS_CLUSTER):
         gaps.append("the AKS node pools join an existing cluster: its other node pools are not in the plan")
     native, native_gaps = _aks_native_pools(index, cat)
@@ -144,7 +148,11 @@ def _aks_native_pools(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.No
         props = {_AKS_NATIVE_FIELDS.get(k, k): v for k, v in profile.items()}
         name = props.get("name") if isinstance(props.get("name"), str) else owner.name
         if props.get("mode") == "System" and props.get("vmSize") not in cat.facts.aks.vm_sizes:
-            labels = {**_aks_os(props, cat), **{str(k): str(v) for k, v in mapping(props.get("nodeLabels")).items()}, cat.facts.aks.pool_label: name}
+            labels = {
+                **_aks_os(props, cat),
+                **{str(k): str(v) for k, v in mapping(props.get("nodeLabels")).items()},
+                cat.facts.aks.pool_label: name,
+            }
             taints = [t for t in (aks_rules.parse_taint(x) for x in seq(props.get("nodeTaints")) if isinstance(x, str)) if t]
             shapes.append(node_capacity.plain_node_shape(name, str(props.get("vmSize")), labels, taints, _aks_sizes(props)))
             continue
@@ -193,7 +201,11 @@ def _aks_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShap
     aks = cat.facts.aks
     name = pool.get("name") if isinstance(pool.get("name"), str) else "default"
     # A system pool runs Linux (learn.microsoft.com/azure/aks/use-system-pools: its osType is Linux).
-    labels = {**node_capacity.os_label(cat.facts.eks), **{str(k): str(v) for k, v in (pool.get("nodeLabels") or {}).items()}, aks.pool_label: name}
+    labels = {
+        **node_capacity.os_label(cat.facts.eks),
+        **{str(k): str(v) for k, v in (pool.get("nodeLabels") or {}).items()},
+        aks.pool_label: name,
+    }
     taint = aks.critical_addons_taint
     taints = [{"key": taint.key, "value": taint.value, "effect": taint.effect}] if truthy(pool.get("onlyCriticalAddonsEnabled")) else []
     return node_capacity.plain_node_shape(name, str(pool.get("vmSize")), labels, taints, _aks_sizes(pool))
@@ -205,7 +217,13 @@ def _gke_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShap
     machine type's CPU and memory are not in the catalog: where a pod may go is judged, not what fits."""
     props = cluster.props
     count = props.get("initialNodeCount")
-    if truthy(props.get("removeDefaultNodePool")) or props.get("nodePools") or isinstance(count, bool) or not isinstance(count, (int, float)) or count < 1:
+    if (
+        truthy(props.get("removeDefaultNodePool"))
+        or props.get("nodePools")
+        or isinstance(count, bool)
+        or not isinstance(count, (int, float))
+        or count < 1
+    ):
         return None
     config = props.get("nodeConfig") if isinstance(props.get("nodeConfig"), Mapping) else {}
     default = cat.facts.gke.default_machine_type
@@ -253,13 +271,17 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
     if partition is not None and gke_rules.partition_problem(gpus.accelerator, partition, gke):
         return f"partition size {partition} is not one of {gpus.accelerator}'s"
     sharing_config = first.get("gpuSharingConfig") if isinstance(first.get("gpuSharingConfig"), Mapping) else {}
-    sharing = (str(sharing_config.get("gpuSharingStrategy")), as_int(sharing_config.get("maxSharedClientsPerGpu"), 1)) if sharing_config else None
-    return node_capacity.gke_node_shape(name, gpus, partition, sharing, labels, taints, sizes, cat.facts.eks.accelerator_resources.nvidia, gke)
+    sharing = (
+        (str(sharing_config.get("gpuSharingStrategy")), as_int(sharing_config.get("maxSharedClientsPerGpu"), 1)) if sharing_config else None
+    )
+    return node_capacity.gke_node_shape(
+        name, gpus, partition, sharing, labels, taints, sizes, cat.facts.eks.accelerator_resources.nvidia, gke
+    )
 
 
 def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
     props = pool.props
-    labels = {str(l.get("key")): str(l.get("value")) for l in props.get("labels") or [] if isinstance(l, Mapping)}
+    labels = {str(label.get("key")): str(label.get("value")) for label in props.get("labels") or [] if isinstance(label, Mapping)}
     taints = [k8s_rules.taint(t) for t in props.get("taints") or [] if isinstance(t, Mapping)]
     scaling = props.get("scalingConfig") or {}
     if scaling.get("enable"):
@@ -296,7 +318,9 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
         name = release.props.get("name") if isinstance(release.props.get("name"), str) else release.name
         namespace = release.props.get("namespace") if isinstance(release.props.get("namespace"), str) else None
         version = release.props.get("version") if isinstance(release.props.get("version"), str) else None
-        pods += k8s_workloads.device_plugin_pods(key, chart, values, name, release.urn, k8s_workloads.advertised(chart, values, eks), namespace, version)
+        pods += k8s_workloads.device_plugin_pods(
+            key, chart, values, name, release.urn, k8s_workloads.advertised(chart, values, eks), namespace, version
+        )
     gpu_operator = charts_facts.gpu_operator
     for release in index.of(tokens.HELM_RELEASE):
         if release.props.get("chart") == gpu_operator.chart:

@@ -10,14 +10,13 @@ without the stack (`key`), so plans of one stack previewed under two stack names
 
 from __future__ import annotations
 
-import json
 import functools
+import json
 import re
 from collections.abc import Mapping
 
 from gpufleet.catalog import catalog
 from gpufleet.catalog.tokens import UNKNOWN
-
 
 
 @functools.cache

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 
-from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.catalog import tokens
+from gpufleet.catalog.tokens import UNKNOWN
 
 NUM, BOOL, QTY, ANY = "number", "boolean", "quantity", "any"
 
@@ -39,7 +39,15 @@ _PLUGIN_POD = {
 }
 _REPLICA = {"replicas": NUM, "template": _TEMPLATE}
 # What the placement reads of an AKS pool, a separate one or a cluster's default one.
-_AKS_POOL = {"name": str, "vmSize": str, "nodeCount": NUM, "autoScalingEnabled": BOOL, "minCount": NUM, "maxCount": NUM, "nodeLabels": {str: str}}
+_AKS_POOL = {
+    "name": str,
+    "vmSize": str,
+    "nodeCount": NUM,
+    "autoScalingEnabled": BOOL,
+    "minCount": NUM,
+    "maxCount": NUM,
+    "nodeLabels": {str: str},
+}
 _WORKLOAD = {
     "metadata": {"name": str, "namespace": str},
     "spec": {

@@ -7,13 +7,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from gpufleet.rules import ecs_gpu_sharing, managed_instances, gpus as gpu_rules, neuron as neuron_rules
-from gpufleet.simulate import ecs_scheduler, node_capacity
+from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import EcsFacts
-from gpufleet.simulate.ecs_placement import PlacementSyntaxError, admitted_instance_types
 from gpufleet.plans.index import Index, Resource, as_int
-from gpufleet.catalog import tokens
+from gpufleet.rules import ecs_gpu_sharing, managed_instances
+from gpufleet.rules import gpus as gpu_rules
+from gpufleet.rules import neuron as neuron_rules
+from gpufleet.simulate import ecs_scheduler, node_capacity
+from gpufleet.simulate.ecs_placement import PlacementSyntaxError, admitted_instance_types
 
 
 def task_shape(td: Resource, ecs_facts: EcsFacts) -> tuple[ecs_scheduler.TaskShape, list[str]]:
@@ -55,8 +57,15 @@ def _managed_shapes(cp: Resource, cat: Catalog) -> list[ecs_scheduler.InstanceSh
         registered = node_capacity.ecs_registered(it, cat.facts.memory_overhead)
         shapes.append(
             ecs_scheduler.InstanceShape(
-                provider, it.name, registered["cpu"], registered["memory"], registered["memoryEstimate"],
-                gpu_rules.whole_gpus(it) or 0, neuron_rules.neuron_chips(it) or 0, 0, ecs_scheduler.UNBOUNDED,
+                provider,
+                it.name,
+                registered["cpu"],
+                registered["memory"],
+                registered["memoryEstimate"],
+                gpu_rules.whole_gpus(it) or 0,
+                neuron_rules.neuron_chips(it) or 0,
+                0,
+                ecs_scheduler.UNBOUNDED,
                 **ecs_scheduler.instance_gpus(it),
             )
         )
@@ -121,7 +130,9 @@ def task_placements(index: Index, cat: Catalog) -> tuple[list[ecs_scheduler.Task
         providers = index.deps(service, tokens.ECS_CAPACITY_PROVIDER)
         cps = [instances[cp.urn][0] for cp in providers if cp.urn in instances]
         cps += [best for cp in providers if cp.props.get("managedInstancesProvider") and (best := _best(task, _managed_shapes(cp, cat)))]
-        distinct = any(isinstance(c, Mapping) and c.get("type") == "distinctInstance" for c in service.props.get("placementConstraints") or [])
+        distinct = any(
+            isinstance(c, Mapping) and c.get("type") == "distinctInstance" for c in service.props.get("placementConstraints") or []
+        )
         result = ecs_scheduler.place_task(task, cps[0] if cps else None, as_int(service.props.get("desiredCount")), distinct)
         result.notes += notes + [r.derived for r in (service, tds[0]) if r.derived][:1]
         if not cps and _on_fargate(service):

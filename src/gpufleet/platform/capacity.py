@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpufleet.rules import offerings as offering_rules
 from gpufleet.catalog.catalog import InstanceType
 from gpufleet.platform.model import Violation
+from gpufleet.rules import offerings as offering_rules
 
 
 def offered_and_purchasable(it: InstanceType, region: str, spot: bool, purchase: tuple[str, str]) -> Iterator[Violation]:

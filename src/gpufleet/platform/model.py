@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from typing import Annotated, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
-from pydantic_core import PydanticCustomError
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 from gpufleet.rules import images
-
 
 K8S_NAME = r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$"  # a DNS label, short enough for derived names
 INT32_MAX = 2**31 - 1  # AWS API `integer` members are 32-bit (botocore shapes of type integer)
@@ -57,7 +56,7 @@ class Violation:
     value: object
     reason: str
 
-    def under(self, *prefix: str | int) -> "Violation":
+    def under(self, *prefix: str | int) -> Violation:
         return Violation(self.rule, (*prefix, *self.field), self.value, self.reason)
 
 
@@ -93,7 +92,9 @@ def pool_checks(fleet, check_pool: Callable[[object, bool], tuple[list[Violation
     return found, per_node
 
 
-def pool_workloads(fleet, advertised: Mapping[str, int], platform: str, request_problem: Callable[[object, object], str | None] | None = None) -> list[Violation]:
+def pool_workloads(
+    fleet, advertised: Mapping[str, int], platform: str, request_problem: Callable[[object, object], str | None] | None = None
+) -> list[Violation]:
     """A GKE or AKS fleet's workloads against the pools they name: the pool exists; the request is one
     the pool's nodes admit (`request_problem(workload, pool)`, rule `{platform}-shared-gpu-request`);
     and it fits what one node advertises (`advertised`: pool -> nvidia.com/gpu per node, for the pools
@@ -103,12 +104,23 @@ def pool_workloads(fleet, advertised: Mapping[str, int], platform: str, request_
     for i, wl in enumerate(fleet.workloads):
         pool = pools.get(wl.node_pool)
         if pool is None:
-            found.append(Violation("node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"no node pool of that name (pools: {', '.join(pools)})"))
+            found.append(
+                Violation(
+                    "node-pool-exists", ("workloads", i, "nodePool"), wl.node_pool, f"no node pool of that name (pools: {', '.join(pools)})"
+                )
+            )
         elif request_problem is not None and (reason := request_problem(wl, pool)):
             found.append(Violation(f"{platform}-shared-gpu-request", ("workloads", i, "gpus"), wl.gpus, reason))
         elif pool.name in advertised and wl.gpus > advertised[pool.name]:
             per_node = advertised[pool.name]
-            found.append(Violation(f"{platform}-gpus-fit-node", ("workloads", i, "gpus"), wl.gpus, f"a node of pool {pool.name} advertises {per_node} nvidia.com/gpu: the pods never schedule"))
+            found.append(
+                Violation(
+                    f"{platform}-gpus-fit-node",
+                    ("workloads", i, "gpus"),
+                    wl.gpus,
+                    f"a node of pool {pool.name} advertises {per_node} nvidia.com/gpu: the pods never schedule",
+                )
+            )
     return found
 
 

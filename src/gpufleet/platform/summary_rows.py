@@ -56,7 +56,17 @@ def group(it, platform: str, name: str, sizes: tuple[int, int, int], details: di
     return group
 
 
-def gpu_pool(platform: str, pool, installed_by: dict[str, str], instance_type: str, model: str, memory_gib: int, gpus: int, resources: int, sizes: tuple[int, int, int]) -> dict:
+def gpu_pool(
+    platform: str,
+    pool,
+    installed_by: dict[str, str],
+    instance_type: str,
+    model: str,
+    memory_gib: int,
+    gpus: int,
+    resources: int,
+    sizes: tuple[int, int, int],
+) -> dict:
     """A Kubernetes GPU pool (GKE, AKS): its GPUs, and the nvidia.com/gpu each node advertises,
     which is a whole GPU, a MIG slice, or a share of either."""
     instances = dict(zip(SIZES, sizes))

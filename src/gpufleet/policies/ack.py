@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.apis.values import decimal
-from gpufleet.rules import ack as ack_rules, k8s as k8s_rules
-from gpufleet.catalog import catalog
+from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.facts import AckFacts
-from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import get, items, provider_region
 from gpufleet.policies.k8s import containers, pod_specs, workload_pods
-from gpufleet.catalog import tokens
+from gpufleet.policies.registry import Policies
+from gpufleet.rules import ack as ack_rules
+from gpufleet.rules import k8s as k8s_rules
 
 POLICIES = Policies(__name__)
 
@@ -30,7 +30,7 @@ def _ack() -> AckFacts:
 
 
 def _labels(pool) -> dict[str, str]:
-    return {get(l, "key"): get(l, "value") for l in items(get(pool.props, "labels")) if isinstance(get(l, "key"), str)}
+    return {get(label, "key"): get(label, "value") for label in items(get(pool.props, "labels")) if isinstance(get(label, "key"), str)}
 
 
 def _asks(pod: Mapping, resource: str) -> list[tuple[str, int | None]]:
@@ -117,7 +117,11 @@ def _region(resource) -> str | None:
 
 
 def _region_unknown(resource) -> str | None:
-    return None if _region(resource) is not None else "no region known before apply (its provider's region, alicloud:region or ALICLOUD_REGION)"
+    return (
+        None
+        if _region(resource) is not None
+        else "no region known before apply (its provider's region, alicloud:region or ALICLOUD_REGION)"
+    )
 
 
 @POLICIES.resource("ack-region", on=tokens.ACK_NODE_POOL, unjudged=_region_unknown)

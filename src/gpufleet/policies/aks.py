@@ -8,12 +8,12 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.apis import aks as aks_api
-from gpufleet.rules import aks as aks_rules
 from gpufleet.catalog import catalog, charts, tokens
 from gpufleet.catalog.facts import AksFacts
+from gpufleet.policies.inputs import get, items, plain
 from gpufleet.policies.k8s import operator_installs_driver
 from gpufleet.policies.registry import Policies
-from gpufleet.policies.inputs import get, items, plain
+from gpufleet.rules import aks as aks_rules
 
 POLICIES = Policies(__name__)
 
@@ -75,7 +75,9 @@ def _time_sliced(release) -> bool:
     nvidia = catalog.load().facts.charts
     chart = get(release.props, "chart")
     if chart == nvidia.nvidia_device_plugin.chart:
-        return "replicas" in charts.nvidia_sharing(plain(get(release.props, "values")), catalog.load().facts.eks.accelerator_resources.nvidia)
+        return "replicas" in charts.nvidia_sharing(
+            plain(get(release.props, "values")), catalog.load().facts.eks.accelerator_resources.nvidia
+        )
     if chart == nvidia.gpu_operator.chart:
         data = plain(get(release.props, "values", "devicePlugin", "config", "data")) or {}
         return any(isinstance(v, str) and "timeSlicing" in v for v in data.values())

@@ -8,16 +8,16 @@ from collections.abc import Mapping
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
-from gpufleet.apis import aws_rules as api_rules, aws as aws_api
-from gpufleet.catalog import catalog
-from gpufleet.rules import images, k8s as k8s_rules
-from gpufleet.rules.quotas import quota_problem
+from gpufleet.apis import aws as aws_api
+from gpufleet.apis import aws_rules as api_rules
+from gpufleet.catalog import catalog, tokens
 from gpufleet.policies.ecs_task import EcsTask
-from gpufleet.policies.k8s import containers, pod_specs
-
-from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, items, plain
-from gpufleet.catalog import tokens
+from gpufleet.policies.k8s import containers, pod_specs
+from gpufleet.policies.registry import Policies
+from gpufleet.rules import images
+from gpufleet.rules import k8s as k8s_rules
+from gpufleet.rules.quotas import quota_problem
 
 POLICIES = Policies(__name__)
 
@@ -108,7 +108,9 @@ def _quota_findings(args: StackValidationArgs):
             providers = items(get(r.props, "capacityProviders"))
             found.append((quota_problem("ecsCapacityProvidersPerCluster", len(providers), quotas), r.urn))
             sizes = [get(g.props, "maxSize") for cp in depended_on(r, tokens.ECS_CAPACITY_PROVIDER) for g in depended_on(cp, tokens.ASG)]
-            found.append((quota_problem("ecsContainerInstancesPerCluster", int(sum(s for s in sizes if isinstance(s, (int, float)))), quotas), r.urn))
+            found.append(
+                (quota_problem("ecsContainerInstancesPerCluster", int(sum(s for s in sizes if isinstance(s, (int, float)))), quotas), r.urn)
+            )
         elif r.resource_type == tokens.EKS_NODE_GROUP:
             size = get(r.props, "scalingConfig", "maxSize")
             if isinstance(size, (int, float)):
@@ -143,7 +145,11 @@ def _validate_node_labels(args: ResourceValidationArgs, report: ReportViolation)
         labels = plain(get(args.props, "labels")) or {}
         taints = [t for t in plain(get(args.props, "taints")) or [] if isinstance(t, Mapping)]
     elif args.resource_type == tokens.ACK_NODE_POOL:
-        labels = {l.get("key"): l.get("value") for l in plain(get(args.props, "labels")) or [] if isinstance(l, Mapping) and isinstance(l.get("key"), str)}
+        labels = {
+            label.get("key"): label.get("value")
+            for label in plain(get(args.props, "labels")) or []
+            if isinstance(label, Mapping) and isinstance(label.get("key"), str)
+        }
         taints = [t for t in plain(get(args.props, "taints")) or [] if isinstance(t, Mapping)]
     else:
         return

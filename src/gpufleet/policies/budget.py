@@ -16,10 +16,10 @@ import pulumi
 from pulumi_policy import ReportViolation, StackValidationArgs
 
 from gpufleet.plans import cost as plan_cost
-from gpufleet.rules import cost as cost_rules
 from gpufleet.policies.inputs import plain
 from gpufleet.policies.placement import placement_of
 from gpufleet.policies.registry import Policies
+from gpufleet.rules import cost as cost_rules
 
 POLICIES = Policies(__name__)
 
@@ -39,7 +39,12 @@ def _resources(args: StackValidationArgs) -> list[dict]:
         }
         if r.provider is not None:
             entry["provider"] = r.provider.urn
-            providers[r.provider.urn] = {"urn": r.provider.urn, "type": r.provider.resource_type, "name": r.provider.name, "inputs": plain(r.provider.props)}
+            providers[r.provider.urn] = {
+                "urn": r.provider.urn,
+                "type": r.provider.resource_type,
+                "name": r.provider.name,
+                "inputs": plain(r.provider.props),
+            }
         out.append(entry)
     known = {e["urn"] for e in out}
     return out + [p for u, p in providers.items() if u not in known]

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
-from gpufleet.catalog import catalog
-from gpufleet.rules import ecs_gpu_sharing, managed_instances, ecs_amis as ami_rules, gpus as gpu_rules
+from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.catalog import UnknownInstanceType
 from gpufleet.catalog.wording import counted
 from gpufleet.policies.ecs_task import EcsTask, gpu_task, known_types
-from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, items, text, truthy, user_data_text
-from gpufleet.catalog import tokens
+from gpufleet.policies.registry import Policies
+from gpufleet.rules import ecs_amis as ami_rules
+from gpufleet.rules import ecs_gpu_sharing, managed_instances
+from gpufleet.rules import gpus as gpu_rules
 
 POLICIES = Policies(__name__)
 
@@ -69,9 +70,7 @@ def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportVi
     for i, container in enumerate(task.containers):
         if i not in asking:
             continue
-        env = {
-            e.get("name"): e.get("value") for e in container.get("environment") or [] if isinstance(e, dict)
-        }
+        env = {e.get("name"): e.get("value") for e in container.get("environment") or [] if isinstance(e, dict)}
         value = env.get("NVIDIA_DRIVER_CAPABILITIES")
         name = container.get("name", "?")
         if value is None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.catalog import catalog, tokens
-from gpufleet.rules import managed_instances
-from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, provider_region
+from gpufleet.policies.registry import Policies
+from gpufleet.rules import managed_instances
 
 POLICIES = Policies(__name__)
 

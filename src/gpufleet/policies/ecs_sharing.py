@@ -10,11 +10,11 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.catalog import catalog, tokens
+from gpufleet.policies.ecs_task import EcsTask, gpu_task, known_types
+from gpufleet.policies.inputs import get
+from gpufleet.policies.registry import Policies
 from gpufleet.rules import ecs_gpu_sharing
 from gpufleet.simulate.ecs_placement import PlacementSyntaxError
-from gpufleet.policies.ecs_task import EcsTask, gpu_task, known_types
-from gpufleet.policies.registry import Policies
-from gpufleet.policies.inputs import get
 
 POLICIES = Policies(__name__)
 
@@ -110,4 +110,6 @@ def _validate_agent(args: StackValidationArgs, report: ReportViolation) -> None:
             continue
         reason = ecs_gpu_sharing.agent_problem(ami.agent_version, ecs_facts)
         if reason:
-            report(f"MPS tasks run on {name or 'its instances'}, but {reason} (ECS GPU AMI {ami.variant} {ami.image_version})", template.urn)
+            report(
+                f"MPS tasks run on {name or 'its instances'}, but {reason} (ECS GPU AMI {ami.variant} {ami.image_version})", template.urn
+            )

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from gpufleet.catalog import catalog
-from gpufleet.rules import ecs_gpu_sharing, neuron as neuron_rules
+from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.catalog import UnknownInstanceType
-from gpufleet.simulate.ecs_placement import PlacementSyntaxError, admitted_instance_types
-from gpufleet.catalog import tokens
 from gpufleet.policies.inputs import get, items, json_document
+from gpufleet.rules import ecs_gpu_sharing
+from gpufleet.rules import neuron as neuron_rules
+from gpufleet.simulate.ecs_placement import PlacementSyntaxError, admitted_instance_types
 
 
 def neuron_paths(container: dict) -> list[str]:

@@ -10,14 +10,14 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.apis import aws_rules as api_rules
-from gpufleet.catalog import catalog
-from gpufleet.rules import eks as eks_rules, k8s as k8s_rules
-from gpufleet.rules.efa import efa_bandwidth_note, efa_layout_problems
+from gpufleet.catalog import catalog, tokens
 from gpufleet.policies.eks_nodes import has_efa, interfaces, node_group_type, template_types
+from gpufleet.policies.inputs import depended_on, get, instance_type, items, plain, present, truthy
 from gpufleet.policies.k8s import operator_installs_driver
 from gpufleet.policies.registry import Policies
-from gpufleet.policies.inputs import depended_on, get, instance_type, items, plain, present, truthy
-from gpufleet.catalog import tokens
+from gpufleet.rules import eks as eks_rules
+from gpufleet.rules import k8s as k8s_rules
+from gpufleet.rules.efa import efa_bandwidth_note, efa_layout_problems
 
 POLICIES = Policies(__name__)
 
@@ -38,7 +38,10 @@ def _efa_templates(args: StackValidationArgs):
 @POLICIES.stack("eks-gpu-driver")
 def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None:
     """With a GPU Operator in the stack, each NVIDIA node group gets one driver: its AMI's or the operator's."""
-    if not any(r.resource_type == tokens.HELM_RELEASE and get(r.props, "chart") == catalog.load().facts.charts.gpu_operator.chart for r in args.resources):
+    if not any(
+        r.resource_type == tokens.HELM_RELEASE and get(r.props, "chart") == catalog.load().facts.charts.gpu_operator.chart
+        for r in args.resources
+    ):
         return
     operator, eks_facts = operator_installs_driver(args), catalog.load().facts.eks
     for group in args.resources:
@@ -123,7 +126,7 @@ def _self_referencing(group) -> tuple[bool, bool]:
 
 @POLICIES.stack("eks-efa-security-group")
 def _validate_efa_security_group(args: StackValidationArgs, report: ReportViolation) -> None:
-    for template, it, _ in _efa_templates(args):
+    for template, _it, _ in _efa_templates(args):
         groups = depended_on(template, tokens.SECURITY_GROUP)
         verdicts = {g.name: _self_referencing(g) for g in groups}
         if not any(ingress and egress for ingress, egress in verdicts.values()):
@@ -149,7 +152,8 @@ def _efa_group_zones(args: StackValidationArgs):
 def _efa_zones_unknown(args: StackValidationArgs) -> list[tuple[str, str]]:
     return [
         (group.urn, f"node group {group.name!r}: its subnets are outside this stack or their zones are not known before apply")
-        for group, zones in _efa_group_zones(args) if zones is None
+        for group, zones in _efa_group_zones(args)
+        if zones is None
     ]
 
 

@@ -3,11 +3,10 @@ template names no instance type (the group does), and its EFA interfaces sit on 
 
 from __future__ import annotations
 
-from gpufleet.catalog import catalog
+from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.catalog import InstanceType
-from gpufleet.rules.efa import EFA_TYPES, EfaInterface
 from gpufleet.policies.inputs import depended_on, get, instance_type, items
-from gpufleet.catalog import tokens
+from gpufleet.rules.efa import EFA_TYPES, EfaInterface
 
 
 def node_group_type(group) -> InstanceType | None:

@@ -12,16 +12,18 @@ from collections.abc import Mapping
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
+from gpufleet.apis import gke as gke_api
 from gpufleet.apis.values import decimal
 from gpufleet.catalog import catalog, tokens
-from gpufleet.apis import gke as gke_api
-from gpufleet.rules import gke as gke_rules, k8s as k8s_rules
 from gpufleet.catalog.facts import GkeFacts
-from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import get, items, plain
 from gpufleet.policies.k8s import containers, operator_installs_driver, pod_specs
+from gpufleet.policies.registry import Policies
+from gpufleet.rules import gke as gke_rules
+from gpufleet.rules import k8s as k8s_rules
 
 POLICIES = Policies(__name__)
+
 
 def _gke() -> GkeFacts:
     return catalog.load().facts.gke
@@ -40,7 +42,9 @@ def _gpus(props, gke: GkeFacts) -> gke_rules.GkeGpus | str | None:
         return None
     count = get(accelerator, "count")
     kind = get(accelerator, "type")
-    return gke_rules.gpus(machine_type, kind if isinstance(kind, str) else None, int(count) if isinstance(count, (int, float)) else None, gke)
+    return gke_rules.gpus(
+        machine_type, kind if isinstance(kind, str) else None, int(count) if isinstance(count, (int, float)) else None, gke
+    )
 
 
 @POLICIES.resource("gke-accelerator", on=tokens.GKE_NODE_POOL)

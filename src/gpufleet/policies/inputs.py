@@ -8,9 +8,9 @@ value (it cannot be judged before apply) instead of failing the whole policy.
 from __future__ import annotations
 
 import base64
-import os
 import binascii
 import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 

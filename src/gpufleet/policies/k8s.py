@@ -9,12 +9,13 @@ from collections.abc import Mapping
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
-from gpufleet.rules import aks as aks_rules, eks as eks_rules, k8s as k8s_rules
-from gpufleet.catalog import catalog, charts
+from gpufleet.catalog import catalog, charts, tokens
 from gpufleet.policies.eks_nodes import has_efa, node_group_type
-from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, items, plain, truthy
-from gpufleet.catalog import tokens
+from gpufleet.policies.registry import Policies
+from gpufleet.rules import aks as aks_rules
+from gpufleet.rules import eks as eks_rules
+from gpufleet.rules import k8s as k8s_rules
 
 POLICIES = Policies(__name__)
 
@@ -98,7 +99,9 @@ def _gpu_pool_taints(args: StackValidationArgs) -> list[list[dict]]:
     facts = catalog.load().facts
     found = []
     for r in args.resources:
-        if r.resource_type == tokens.GKE_NODE_POOL and (get(r.props, "nodeConfig", "guestAccelerators") or get(r.props, "nodeConfig", "machineType") in facts.gke.machine_types):
+        if r.resource_type == tokens.GKE_NODE_POOL and (
+            get(r.props, "nodeConfig", "guestAccelerators") or get(r.props, "nodeConfig", "machineType") in facts.gke.machine_types
+        ):
             own = [t for t in items(get(r.props, "nodeConfig", "taints")) if isinstance(t, Mapping)]
             taint = facts.gke.gpu_taint
             found.append([*own, {"key": taint.key, "value": taint.value, "effect": taint.effect}])
@@ -161,12 +164,14 @@ def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportV
     plugins = {c.chart: (key, c) for key, c in catalog.load().facts.charts.plugins().items()}
     groups = _node_groups(args)
     for release in args.resources:
-        key, chart = plugins.get(get(release.props, "chart"), (None, None)) if release.resource_type == tokens.HELM_RELEASE else (None, None)
+        key, chart = (
+            plugins.get(get(release.props, "chart"), (None, None)) if release.resource_type == tokens.HELM_RELEASE else (None, None)
+        )
         if chart is None:
             continue
         tolerations = charts.release_tolerations(key, chart, plain(get(release.props, "values")))
         for group, kind, taints, efa, _ in groups:
-            if (efa if chart.serves == "efa" else kind == chart.serves):
+            if efa if chart.serves == "efa" else kind == chart.serves:
                 missing = k8s_rules.untolerated(tolerations, taints, eks)
                 if missing:
                     report(

@@ -11,10 +11,11 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidati
 
 from gpufleet.apis import karpenter as karpenter_api
 from gpufleet.catalog import catalog, tokens
-from gpufleet.plans import index as plan_index, karpenter as plan_karpenter
-from gpufleet.rules import karpenter as karpenter_rules
+from gpufleet.plans import index as plan_index
+from gpufleet.plans import karpenter as plan_karpenter
 from gpufleet.policies.inputs import get, plain
 from gpufleet.policies.registry import Policies
+from gpufleet.rules import karpenter as karpenter_rules
 
 POLICIES = Policies(__name__)
 _LAST: list = []  # (urn, props object, the pools read): the last NodePool (or ConfigGroup) judged
@@ -49,7 +50,9 @@ def _validate_crd(args: ResourceValidationArgs, report: ReportViolation, obj) ->
     found = karpenter_api.check(args.resource_type, obj)
     kind = args.resource_type.rsplit(":", 1)[-1]
     for problem in found.problems:
-        report(f"{kind} {args.name!r}: {problem} (its CRD's schema, Karpenter {catalog.load().facts.karpenter.version}; its {found.cel_rules} CEL rules are not evaluated)")
+        report(
+            f"{kind} {args.name!r}: {problem} (its CRD's schema, Karpenter {catalog.load().facts.karpenter.version}; its {found.cel_rules} CEL rules are not evaluated)"
+        )
 
 
 def _admission_unjudged(resource) -> str | None:
@@ -101,7 +104,11 @@ def _stack_pools(args: StackValidationArgs) -> list:
 
 
 def _node_class_unseen(args: StackValidationArgs) -> list[tuple[str, str]]:
-    return [(p.urn, f"NodePool {p.name!r} allows only reserved capacity, and its EC2NodeClass {p.unseen_node_class!r} is not in this stack") for p in _stack_pools(args) if p.unseen_node_class]
+    return [
+        (p.urn, f"NodePool {p.name!r} allows only reserved capacity, and its EC2NodeClass {p.unseen_node_class!r} is not in this stack")
+        for p in _stack_pools(args)
+        if p.unseen_node_class
+    ]
 
 
 @POLICIES.stack("karpenter-reserved-has-reservations", unjudged=_node_class_unseen)
@@ -125,7 +132,11 @@ def _stack_region(args: StackValidationArgs) -> str | None:
 def _offering_unjudged(args: StackValidationArgs) -> list[tuple[str, str]]:
     if _stack_region(args) is not None:
         return []
-    return [(p.urn, f"NodePool {p.name!r}: no region known before apply (aws:region, AWS_REGION or one AWS provider's region)") for p in _stack_pools(args) if p.candidates]
+    return [
+        (p.urn, f"NodePool {p.name!r}: no region known before apply (aws:region, AWS_REGION or one AWS provider's region)")
+        for p in _stack_pools(args)
+        if p.candidates
+    ]
 
 
 @POLICIES.stack("karpenter-nodepool-offered", unjudged=_offering_unjudged)
@@ -137,7 +148,9 @@ def _validate_offered(args: StackValidationArgs, report: ReportViolation) -> Non
     zone = cat.facts.eks.well_known_labels.zone
     for pool in _stack_pools(args):
         zones = pool.defined.get(zone)
-        reason = karpenter_rules.offered_nowhere([cat.get(c.shape.instance_type) for c in pool.candidates], region, sorted(zones) if zones else None)
+        reason = karpenter_rules.offered_nowhere(
+            [cat.get(c.shape.instance_type) for c in pool.candidates], region, sorted(zones) if zones else None
+        )
         if reason:
             report(f"NodePool {pool.name!r}: {reason}", pool.urn)
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.catalog import catalog, tokens
-from gpufleet.rules import lifecycle
 from gpufleet.policies.inputs import depended_on, get
 from gpufleet.policies.registry import Policies
+from gpufleet.rules import lifecycle
 
 POLICIES = Policies(__name__)
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from gpufleet.catalog import catalog
-from gpufleet.rules import managed_instances, ecs_amis as ami_rules, neuron as neuron_rules
+from gpufleet.catalog import catalog, tokens
 from gpufleet.policies.ecs_task import EcsTask, known_types
-from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import get, instance_type, provider_region, user_data_text
-from gpufleet.catalog import tokens
+from gpufleet.policies.registry import Policies
+from gpufleet.rules import ecs_amis as ami_rules
+from gpufleet.rules import managed_instances
+from gpufleet.rules import neuron as neuron_rules
 
 POLICIES = Policies(__name__)
 
@@ -23,7 +24,9 @@ def _neuron_task(args: ResourceValidationArgs) -> EcsTask | None:
     if args.resource_type != tokens.ECS_TASK_DEFINITION:
         return None
     task = EcsTask(args.props)
-    asks = any(isinstance(r, dict) and r.get("type") == "NeuronDevice" for c in task.containers for r in c.get("resourceRequirements") or [])
+    asks = any(
+        isinstance(r, dict) and r.get("type") == "NeuronDevice" for c in task.containers for r in c.get("resourceRequirements") or []
+    )
     if not task.maps_neuron and not asks:
         args.not_applicable("the task definition maps no Neuron device")
     return task

@@ -8,11 +8,12 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, StackValidationArgs
 
 from gpufleet.catalog import catalog
+from gpufleet.plans import index as plan_index
+from gpufleet.plans import placement as plan_placement
+from gpufleet.policies.inputs import plain
+from gpufleet.policies.registry import Policies
 from gpufleet.rules import karpenter as karpenter_rules
 from gpufleet.simulate import k8s_scheduler
-from gpufleet.plans import index as plan_index, placement as plan_placement
-from gpufleet.policies.registry import Policies
-from gpufleet.policies.inputs import plain
 
 POLICIES = Policies(__name__)
 
@@ -79,7 +80,10 @@ def _validate_unverified(args: StackValidationArgs, report: ReportViolation) -> 
         if p.status == k8s_scheduler.PENDING and not found.certain(p):
             report(f"{_pod_message(p)}; not certain{gaps}: {'; '.join(p.notes) or 'the plan is incomplete'}", p.pod.urn)
         elif p.status == k8s_scheduler.AFTER_SCALE_UP:
-            report(f"{p.pod.owner} is placeable only after scale-up ({k8s_scheduler.new_nodes(p.scaled_up)}): a cluster autoscaler or a larger desiredSize adds them", p.pod.urn)
+            report(
+                f"{p.pod.owner} is placeable only after scale-up ({k8s_scheduler.new_nodes(p.scaled_up)}): a cluster autoscaler or a larger desiredSize adds them",
+                p.pod.urn,
+            )
         elif p.notes:
             report(f"{p.pod.owner}: {'; '.join(p.notes)}", p.pod.urn)
     for t in found.tasks:
@@ -96,6 +100,8 @@ def _validate_batch_pods(args: StackValidationArgs, report: ReportViolation) -> 
     facts = catalog.load().facts.karpenter
     for p in found.pods:
         for pool in sorted({launch["nodePool"] for launch in p.provisioned}):
-            reason = karpenter_rules.batch_pod_consolidated(p.pod.owner.split(" ", 1)[0], p.pod.annotations, consolidation.get(pool, ""), facts)
+            reason = karpenter_rules.batch_pod_consolidated(
+                p.pod.owner.split(" ", 1)[0], p.pod.annotations, consolidation.get(pool, ""), facts
+            )
             if reason:
                 report(f"{p.pod.owner} on NodePool {pool}: {reason}", p.pod.urn)

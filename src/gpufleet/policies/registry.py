@@ -25,7 +25,7 @@ def table() -> dict[str, dict[str, dict[str, Any]]]:
 
 # Every rule module's policies, in the order the modules are imported: the not-judged report
 # (src/gpufleet/policies/coverage.py) asks each what it could not judge.
-ALL: list["Policies"] = []
+ALL: list[Policies] = []
 
 
 class Policies(list):
@@ -49,7 +49,11 @@ class Policies(list):
         ALL.append(self)
 
     def resource(
-        self, name: str, on: str | tuple[str, ...] | None = None, subject: Callable[[Any], Any] | None = None, unjudged: Callable[[Any], str | None] | None = None
+        self,
+        name: str,
+        on: str | tuple[str, ...] | None = None,
+        subject: Callable[[Any], Any] | None = None,
+        unjudged: Callable[[Any], str | None] | None = None,
     ) -> Callable:
         """`on`: the resource type (or types) the policy applies to; every other is not applicable."""
         on = (on,) if isinstance(on, str) else on
@@ -77,7 +81,6 @@ class Policies(list):
         if unjudged is not None:
             self.unjudged.append((name, None, unjudged, False))
         return self._declare(StackValidationPolicy, name)
-
 
     def _declare(self, kind: type, name: str, narrowed: Callable | None = None) -> Callable:
         row = table().get(self.module, {}).get(name)

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
-from gpufleet.catalog import catalog
-from gpufleet.rules import gpus as gpu_rules
+from gpufleet.catalog import catalog, tokens
 from gpufleet.policies.eks_nodes import template_types
-from gpufleet.policies.registry import Policies
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, text, truthy
-from gpufleet.catalog import tokens
+from gpufleet.policies.registry import Policies
+from gpufleet.rules import gpus as gpu_rules
 
 POLICIES = Policies(__name__)
 

@@ -7,10 +7,46 @@ from pulumi_policy import EnforcementLevel, PolicyPack
 
 from gpufleet.catalog import catalog
 from gpufleet.engine.patches import PACK, applied
-from gpufleet.policies import ack, aks, api, budget, coverage, ecs, ecs_managed, ecs_sharing, eks, gke, k8s, karpenter, lifecycle, neuron, placement, security, updates
+from gpufleet.policies import (
+    ack,
+    aks,
+    api,
+    budget,
+    coverage,
+    ecs,
+    ecs_managed,
+    ecs_sharing,
+    eks,
+    gke,
+    k8s,
+    karpenter,
+    lifecycle,
+    neuron,
+    placement,
+    security,
+    updates,
+)
 
 # The pack's rule groups, in the order its policies are listed: one module each, with its POLICIES.
-GROUPS = (ecs, ecs_sharing, ecs_managed, neuron, eks, k8s, karpenter, ack, gke, aks, placement, api, lifecycle, security, updates, budget, coverage)
+GROUPS = (
+    ecs,
+    ecs_sharing,
+    ecs_managed,
+    neuron,
+    eks,
+    k8s,
+    karpenter,
+    ack,
+    gke,
+    aks,
+    placement,
+    api,
+    lifecycle,
+    security,
+    updates,
+    budget,
+    coverage,
+)
 
 
 def serve() -> None:

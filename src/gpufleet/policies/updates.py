@@ -16,14 +16,15 @@ from collections.abc import Mapping
 
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from gpufleet.plans import replacement
 from gpufleet.catalog.tokens import UNKNOWN
-from gpufleet.plans.groups import CARRIED, accelerated_groups
 from gpufleet.catalog.wording import counted
-from gpufleet.policies.registry import Policies
+from gpufleet.plans import replacement
+from gpufleet.plans.groups import CARRIED, accelerated_groups
 from gpufleet.policies.inputs import plain
+from gpufleet.policies.registry import Policies
 
 POLICIES = Policies(__name__)
+
 
 def _whole(value):
     """Config arrives as protobuf Struct, whose numbers are doubles: integral ones back to ints."""

@@ -100,7 +100,9 @@ def sharing_mode_allows(mode: str | None, wants_compute: bool, ack_facts: AckFac
     if mode not in modes:
         return f"the pool has no GPU sharing mode ({ack_facts.schedule_label} one of {', '.join(modes)})"
     if wants_compute and not modes[mode].compute_percentage:
-        return f"a pod requesting {ack_facts.compute_resource} needs a core_mem pool; this pool is {mode} ({modes[mode].isolation} isolation)"
+        return (
+            f"a pod requesting {ack_facts.compute_resource} needs a core_mem pool; this pool is {mode} ({modes[mode].isolation} isolation)"
+        )
     if not wants_compute and modes[mode].compute_percentage:
         return "a memory-only pod on a core_mem pool: a node runs memory-only or memory+compute jobs, never both"
     return None

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpufleet.rules import gpus as gpu_rules, k8s as k8s_rules
 from gpufleet.catalog.facts import AksFacts
+from gpufleet.rules import gpus as gpu_rules
+from gpufleet.rules import k8s as k8s_rules
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,9 @@ def mig_problem(node: AksGpus, profile: str, aks: AksFacts) -> str | None:
 
 def driver_problem(driver: str, operator_installs_driver: bool, aks: AksFacts) -> str | None:
     """Exactly one driver per node: AKS's (Install) or the GPU Operator's."""
-    return k8s_rules.one_driver_problem("AKS" if aks.driver_installed_by.get(driver) == "aks" else None, f"driver {driver}", operator_installs_driver)
+    return k8s_rules.one_driver_problem(
+        "AKS" if aks.driver_installed_by.get(driver) == "aks" else None, f"driver {driver}", operator_installs_driver
+    )
 
 
 def time_sharing_problem(aks: AksFacts) -> str | None:

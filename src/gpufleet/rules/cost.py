@@ -76,7 +76,9 @@ def instance_price(
         return Price(option, None, "the snapshot has no prices for this cloud (no public source: Alibaba Cloud)")
     if region is None:
         return Price(option, None, "its region is not known before apply")
-    parts = [(instance_type, instance_type)] + ([(f"{accelerator[1]} x {accelerator[0]}", accelerator_key(*accelerator))] if accelerator else [])
+    parts = [(instance_type, instance_type)] + (
+        [(f"{accelerator[1]} x {accelerator[0]}", accelerator_key(*accelerator))] if accelerator else []
+    )
     total, bases = 0.0, []
     for shown, key in parts:
         quote = snapshot.quote(cloud, region, key)

@@ -11,8 +11,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpufleet.rules import gpus as gpu_rules, k8s as k8s_rules
 from gpufleet.catalog.facts import GkeFacts
+from gpufleet.rules import gpus as gpu_rules
+from gpufleet.rules import k8s as k8s_rules
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,9 @@ def zone_problem(machine_type: str, region: str, zone: str, gke: GkeFacts) -> st
 
 def partition_problem(accelerator: str, size: str, gke: GkeFacts) -> str | None:
     """Is the multi-instance GPU partition size one the accelerator supports?"""
-    return gpu_rules.mig_size_problem(size, gke.mig_partitions.get(accelerator), accelerator, gke.mig_partitions, "partition size", gke.mig_source)
+    return gpu_rules.mig_size_problem(
+        size, gke.mig_partitions.get(accelerator), accelerator, gke.mig_partitions, "partition size", gke.mig_source
+    )
 
 
 def driver_problem(driver: str, operator_installs_driver: bool, gke: GkeFacts) -> str | None:

@@ -7,14 +7,14 @@ and the policy pack call them.
 from __future__ import annotations
 
 import re
-
-from gpufleet.catalog.catalog import InstanceType
-from gpufleet.catalog.facts import EksFacts, KubernetesFacts
 from collections.abc import Mapping
 from functools import cache
 
 from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import InstanceType
+from gpufleet.catalog.facts import EksFacts, KubernetesFacts
 from gpufleet.rules import lifecycle
+
 
 def extended(resource: str, eks_facts: EksFacts) -> bool:
     """Is `resource` one a device plugin advertises (nvidia.com/gpu[.shared], aws.amazon.com/neuron*,
@@ -161,7 +161,12 @@ def requirement_problem(expression: object, facts: KubernetesFacts) -> str | Non
     if operator in ("Exists", "DoesNotExist"):
         return f"{key!r} {operator} takes no values (given {values!r})" if values else None
     if operator in ("Gt", "Lt"):
-        if len(values) != 1 or not isinstance(values[0], str) or not re.fullmatch(r"[+-]?[0-9]+", values[0]) or not -(2**63) <= int(values[0]) < 2**63:
+        if (
+            len(values) != 1
+            or not isinstance(values[0], str)
+            or not re.fullmatch(r"[+-]?[0-9]+", values[0])
+            or not -(2**63) <= int(values[0]) < 2**63
+        ):
             return f"{key!r} {operator} needs exactly one integer value (given {values!r})"
         return None
     return f"{operator!r} is not a node selector operator (In, NotIn, Exists, DoesNotExist, Gt, Lt)"

@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 
 from gpufleet.catalog.catalog import InstanceType
 from gpufleet.catalog.facts import EksFacts, Karpenter
-from gpufleet.rules import eks as eks_rules, offerings
+from gpufleet.rules import eks as eks_rules
+from gpufleet.rules import offerings
 from gpufleet.rules.k8s import k8s_effect
 
 
@@ -56,7 +57,9 @@ def unlimited_accelerator_pool(kind: str | None, limits: Mapping[str, int], eks:
     if kind is None or limits:
         return None
     resource = getattr(eks.accelerator_resources, kind)
-    return f"every type it admits has {kind} accelerators but it sets no limits: set spec.limits ({resource}, cpu) to bound what it may launch"
+    return (
+        f"every type it admits has {kind} accelerators but it sets no limits: set spec.limits ({resource}, cpu) to bound what it may launch"
+    )
 
 
 def reserved_without_reservations(capacity_types: frozenset[str] | None, node_class: Mapping | None, karpenter: Karpenter) -> str | None:
@@ -92,5 +95,5 @@ def batch_pod_consolidated(kind: str, annotations: Mapping[str, str], consolidat
         return None
     return (
         f"its pods run on a pool that consolidates with {consolidation}, which moves pods off underutilized nodes: "
-        f"annotate the pod template {key}: \"{value}\" so a run is not restarted, or give the pool consolidationPolicy WhenEmpty"
+        f'annotate the pod template {key}: "{value}" so a run is not restarted, or give the pool consolidationPolicy WhenEmpty'
     )

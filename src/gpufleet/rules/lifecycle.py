@@ -33,7 +33,7 @@ def today() -> date:
 
 
 def minor(version: object) -> str | None:
-    """"1.33" of "1.33", "v1.33.2" or "1.33.2-gke.1200"; None for anything else ("latest", unknown)."""
+    """ "1.33" of "1.33", "v1.33.2" or "1.33.2-gke.1200"; None for anything else ("latest", unknown)."""
     return _minor(version) if isinstance(version, str) else None
 
 

@@ -129,9 +129,13 @@ def requirements_of(props: Mapping) -> Requirements:
     req = ((props.get("managedInstancesProvider") or {}).get("instanceLaunchTemplate") or {}).get("instanceRequirements") or {}
     names = lambda key: tuple(v for v in req.get(key) or [] if isinstance(v, str))  # noqa: E731
     return Requirements(
-        names("allowedInstanceTypes"), names("acceleratorManufacturers"), names("acceleratorNames"),
-        _bounds(req.get("acceleratorCount")), _bounds(req.get("acceleratorTotalMemoryMib")),
-        _bounds(req.get("vcpuCount")), _bounds(req.get("memoryMib")),
+        names("allowedInstanceTypes"),
+        names("acceleratorManufacturers"),
+        names("acceleratorNames"),
+        _bounds(req.get("acceleratorCount")),
+        _bounds(req.get("acceleratorTotalMemoryMib")),
+        _bounds(req.get("vcpuCount")),
+        _bounds(req.get("memoryMib")),
     )
 
 
@@ -148,7 +152,9 @@ def neuron_device_problems(containers: Sequence[object], compatibilities: Sequen
                 name = str(c.get("name", f"#{i}"))
                 asking.append(name)
                 if req.get("value") != NEURON_DEVICE_ALL:
-                    found.append(f"container {name!r} asks for NeuronDevice {req.get('value')!r}: the only value is {NEURON_DEVICE_ALL} (every chip of the instance)")
+                    found.append(
+                        f"container {name!r} asks for NeuronDevice {req.get('value')!r}: the only value is {NEURON_DEVICE_ALL} (every chip of the instance)"
+                    )
     if len(asking) > 1:
         found.append(f"containers {', '.join(asking)} ask for NeuronDevice: only one container of a task may")
     if asking and MANAGED_INSTANCES not in compatibilities:

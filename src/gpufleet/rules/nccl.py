@@ -42,5 +42,8 @@ def bandwidth_problem(rows: list[tuple[int, float, float]], threshold: NcclThres
         return None, f"the run's largest message is {largest} bytes; the threshold is read at {threshold.message_bytes}"
     floor = threshold.busbw_gbps * threshold.tolerance
     if row[1] < floor:
-        return f"bus bandwidth {row[1]:g} GB/s at {row[0]} bytes, below {floor:g} GB/s ({threshold.busbw_gbps:g} x {threshold.tolerance:g})", None
+        return (
+            f"bus bandwidth {row[1]:g} GB/s at {row[0]} bytes, below {floor:g} GB/s ({threshold.busbw_gbps:g} x {threshold.tolerance:g})",
+            None,
+        )
     return None, None

@@ -47,7 +47,7 @@ def neuron_device_index(path: object, ecs_facts: EcsFacts) -> int | None:
     prefix = ecs_facts.neuron_devices.path_prefix
     if not isinstance(path, str) or not path.startswith(prefix):
         return None
-    digits = path[len(prefix):]
+    digits = path[len(prefix) :]
     return decimal(digits) if digits == "0" or not digits.startswith("0") else None
 
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from gpufleet.rules import ecs_gpu_sharing
 from gpufleet.catalog.catalog import InstanceType
 from gpufleet.catalog.wording import counted
+from gpufleet.rules import ecs_gpu_sharing
 
 PLACED, PENDING = "placed", "pending"
 # No bound: the instances of a Managed Instances provider (ECS launches what tasks need), the tasks
@@ -137,7 +137,9 @@ def per_instance(task: TaskShape, inst: InstanceShape, memory: int | None = None
 def place_task(task: TaskShape, inst: InstanceShape | None, desired: int | None, distinct_instance: bool = False) -> TaskPlacement:
     """One task definition (a service with `desired` tasks, or a task alone) on a provider's instances."""
     if inst is None:
-        return TaskPlacement(task, None, PENDING, desired=desired, reason="no capacity provider of this plan runs an instance type the task admits")
+        return TaskPlacement(
+            task, None, PENDING, desired=desired, reason="no capacity provider of this plan runs an instance type the task admits"
+        )
     count, reasons = per_instance(task, inst)
     if distinct_instance:
         count = min(count, 1)
@@ -198,12 +200,23 @@ def shared_capacity(placements: Sequence[TaskPlacement], instances: dict[str, In
                 names = ", ".join(asking[:_NAMED]) + (f" and {len(asking) - _NAMED} more" if len(asking) > _NAMED else "")
                 # Marked on the last service that asks for the resource: one that waits for it.
                 asker = [p for p in services if need(p.task)][-1]
-                found.append((asker, f"the services on {provider} reserve {total} {what} in all ({names}); {_instances(ceiling, 'register')} {ceiling * have}"))
+                found.append(
+                    (
+                        asker,
+                        f"the services on {provider} reserve {total} {what} in all ({names}); {_instances(ceiling, 'register')} {ceiling * have}",
+                    )
+                )
         for chip in sorted({k for p in services for k in p.task.neuron_chips}):
             mapping = [p for p in services if chip in p.task.neuron_chips]
             total = sum(p.desired for p in mapping)
             if total > ceiling:
-                found.append((mapping[-1], f"{counted(total, 'task')} on {provider} map /dev/neuron{chip}; {_instances(ceiling, 'have')} one" + (" each" if ceiling != 1 else "")))
+                found.append(
+                    (
+                        mapping[-1],
+                        f"{counted(total, 'task')} on {provider} map /dev/neuron{chip}; {_instances(ceiling, 'have')} one"
+                        + (" each" if ceiling != 1 else ""),
+                    )
+                )
     return found
 
 

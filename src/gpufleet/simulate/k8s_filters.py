@@ -12,7 +12,6 @@ from gpufleet.rules.k8s import k8s_effect, requirement_problem, toleration_match
 from gpufleet.simulate.k8s_shapes import NodeShape, PodTemplate
 
 
-
 def untolerated_taint(pod: PodTemplate, node: NodeShape) -> Mapping | None:
     """The first NoSchedule or NoExecute taint no toleration of the pod matches."""
     for taint in node.taints:
@@ -112,7 +111,9 @@ def _admission(pod: PodTemplate, node: NodeShape) -> str | None:
     return None
 
 
-def filter_reasons(pod: PodTemplate, node: NodeShape, free: Mapping[str, int], devices: Sequence[Mapping[str, int]] | None = None) -> list[str]:
+def filter_reasons(
+    pod: PodTemplate, node: NodeShape, free: Mapping[str, int], devices: Sequence[Mapping[str, int]] | None = None
+) -> list[str]:
     """Why the pod cannot run on this node, in kube-scheduler's words: the first failing filter
     plugin's reasons (TaintToleration, NodeAffinity, NodeResourcesFit), [] when it fits."""
     taint = untolerated_taint(pod, node)

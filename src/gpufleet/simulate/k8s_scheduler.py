@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gpufleet.catalog.wording import counted
 from gpufleet.simulate.k8s_filters import (
     affinity_matches,
     device_bound,
@@ -30,7 +31,6 @@ from gpufleet.simulate.k8s_filters import (
     unavailable_message,
     untolerated_taint,
 )
-from gpufleet.catalog.wording import counted
 from gpufleet.simulate.k8s_shapes import AFTER_SCALE_UP, DAEMON, PENDING, SCHEDULED, NodeShape, Placement, PodTemplate, show
 
 # kube-scheduler's InterPodAffinity reason (pkg/scheduler/framework/plugins/interpodaffinity ErrReasonAntiAffinityRulesNotMatch).
@@ -54,7 +54,7 @@ class _Node:
             return [ANTI_AFFINITY]
         return filter_reasons(pod, self.shape, self.free, self.devices)
 
-    def copy(self, count: int) -> "_Node":
+    def copy(self, count: int) -> _Node:
         return _Node(self.shape, dict(self.free), self.memory_used, [dict(d) for d in self.devices], count, self.holding)
 
 
@@ -167,7 +167,11 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate]) -> list[P
 
 
 def per_new_node(
-    pod: PodTemplate, shape: NodeShape, daemons: Sequence[PodTemplate], assigned: Sequence[tuple[PodTemplate, int]] = (), advertised: bool = True
+    pod: PodTemplate,
+    shape: NodeShape,
+    daemons: Sequence[PodTemplate],
+    assigned: Sequence[tuple[PodTemplate, int]] = (),
+    advertised: bool = True,
 ) -> tuple[int, list[str]]:
     """How many pods of the template one new node of the shape holds once the DaemonSets that land
     on it, and the pods already `assigned` to it, took their share; 0 and the filters' reasons when
@@ -280,9 +284,7 @@ def _tight(pod: PodTemplate, result: Placement, nodes: list[_Node]) -> list[str]
         {
             n.shape.group
             for n in nodes
-            if n.shape.memory_estimate is not None
-            and n.shape.group in result.placed
-            and n.memory_used > n.shape.memory_estimate
+            if n.shape.memory_estimate is not None and n.shape.group in result.placed and n.memory_used > n.shape.memory_estimate
         }
     )
     return [

@@ -40,7 +40,9 @@ def pod_specs(type_token: str, obj: Mapping) -> list[tuple[str, int | None, Mapp
     if kind == "CronJob":
         job = (spec.get("jobTemplate") or {}).get("spec") or {}
         template = (job.get("template") or {}).get("spec")
-        return [("spec.jobTemplate.spec.template.spec", _count(job.get("parallelism"), 1), template)] if isinstance(template, Mapping) else []
+        return (
+            [("spec.jobTemplate.spec.template.spec", _count(job.get("parallelism"), 1), template)] if isinstance(template, Mapping) else []
+        )
     if kind == "MPIJob":
         found = []
         for role, default in (("Launcher", 1), ("Worker", 0)):
@@ -91,7 +93,9 @@ def pod_requests(spec: Mapping, notes: list[str] | None = None) -> dict[str, int
     return total
 
 
-def pod_template(owner: str, replicas: int | None, spec: Mapping, *, urn: str | None = None, source: str = "", advertises=()) -> PodTemplate:
+def pod_template(
+    owner: str, replicas: int | None, spec: Mapping, *, urn: str | None = None, source: str = "", advertises=()
+) -> PodTemplate:
     notes: list[str] = []
     requests = pod_requests(spec, notes)
     affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -166,8 +170,14 @@ def monitoring_pods(health: NodeHealth, values: Mapping | None, urn: str | None 
 
 
 def device_plugin_pods(
-    key: str, chart: Chart, given: Mapping | None, release: str, urn: str | None, resources: tuple[str, ...],
-    namespace: str | None = None, version: str | None = None,
+    key: str,
+    chart: Chart,
+    given: Mapping | None,
+    release: str,
+    urn: str | None,
+    resources: tuple[str, ...],
+    namespace: str | None = None,
+    version: str | None = None,
 ) -> list[PodTemplate]:
     """The DaemonSet pod of a device-plugin release (none when its values switch the plugin off),
     named as the release writes it (its namespace and chart version, where it gives them). The pod
@@ -204,7 +214,9 @@ def gpu_operator_pods(chart: Chart, given: Mapping | None, release: str, urn: st
     return [pod_template(owner, None, spec, urn=urn, source=source, advertises=(resource,)), *controllers]
 
 
-def controller_pods(chart: Chart, defaults: Mapping, given: Mapping | None, values: Mapping, release: str, urn: str | None) -> list[PodTemplate]:
+def controller_pods(
+    chart: Chart, defaults: Mapping, given: Mapping | None, values: Mapping, release: str, urn: str | None
+) -> list[PodTemplate]:
     """The Deployments a chart runs besides its node agents (the GPU Operator's controller, node
     feature discovery's master and garbage collector). `values` are the chart's `defaults` merged
     with the release's `given` ones; a Deployment's own merge as Helm's: the subchart's defaults,
@@ -222,7 +234,9 @@ def controller_pods(chart: Chart, defaults: Mapping, given: Mapping | None, valu
         spec = {key: merged[key] for key in ("nodeSelector", "tolerations", "affinity") if merged.get(key)}
         spec["containers"] = [{"name": c.name, "resources": merged.get("resources") or {}}]
         name = f"{_fullname(release, c.subchart)}-{c.name}" if c.subchart else c.name
-        found.append(pod_template(f"Deployment {chart.namespace}/{name} ({chart.chart} {chart.version})", replicas, spec, urn=urn, source=c.source))
+        found.append(
+            pod_template(f"Deployment {chart.namespace}/{name} ({chart.chart} {chart.version})", replicas, spec, urn=urn, source=c.source)
+        )
     return found
 
 

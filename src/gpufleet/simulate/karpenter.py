@@ -213,13 +213,19 @@ def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool
                     break
                 options = [c for c in pool.candidates if _fits_limits(c, remaining[pool.name])]
                 if not options:
-                    refusals[pool.name] = f"held back by its limits ({_limits(pool)})" if pool.candidates else "its requirements admit no instance type of the catalog"
+                    refusals[pool.name] = (
+                        f"held back by its limits ({_limits(pool)})"
+                        if pool.candidates
+                        else "its requirements admit no instance type of the catalog"
+                    )
                     break
                 claim, why = _Claim(pool, options), {}
                 added = _add(pod, wanted, claim, daemons, why)
                 if not added:
                     top = sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-                    refusals[pool.name] = f"none of its {len(options)} instance types holds the pod: " + "; ".join(f"{n} {r}" for r, n in top)
+                    refusals[pool.name] = f"none of its {len(options)} instance types holds the pod: " + "; ".join(
+                        f"{n} {r}" for r, n in top
+                    )
                     break
                 for resource in remaining[pool.name]:
                     remaining[pool.name][resource] -= max(1 if resource == "nodes" else c.capacity.get(resource, 0) for c in options)
@@ -245,7 +251,8 @@ def _shared_view(pool: Pool, resource: str, replicas: int) -> Pool:
     """The pool as its nodes will be once the device plugin time-slices each GPU: the count
     Karpenter does not see (a type a NodeOverlay already sets is left as it is)."""
     candidates = tuple(
-        c if resource not in c.shape.allocatable or resource in c.overlaid
+        c
+        if resource not in c.shape.allocatable or resource in c.overlaid
         else replace(c, shape=replace(c.shape, allocatable={**c.shape.allocatable, resource: c.shape.allocatable[resource] * replicas}))
         for c in pool.candidates
     )
@@ -254,13 +261,17 @@ def _shared_view(pool: Pool, resource: str, replicas: int) -> Pool:
 
 def _single_unit(pool: Pool, resource: str) -> Pool:
     candidates = tuple(
-        replace(c, shape=replace(c.shape, single_unit_resources=c.shape.single_unit_resources | {resource})) if resource in c.shape.allocatable else c
+        replace(c, shape=replace(c.shape, single_unit_resources=c.shape.single_unit_resources | {resource}))
+        if resource in c.shape.allocatable
+        else c
         for c in pool.candidates
     )
     return replace(pool, candidates=candidates)
 
 
-def provision(placed: Sequence[Placement], pools: Sequence[Pool], daemons: Sequence[PodTemplate], sharing: Mapping | None = None) -> list[dict]:
+def provision(
+    placed: Sequence[Placement], pools: Sequence[Pool], daemons: Sequence[PodTemplate], sharing: Mapping | None = None
+) -> list[dict]:
     """Give the replicas the node groups leave Pending to the NodePools, as Karpenter's scheduler
     does: templates largest first (CPU, then memory), each replica to a NodeClaim being built (fewest
     pods first) while one of its types holds it, else to a new NodeClaim of the first pool, in
@@ -290,10 +301,17 @@ def provision(placed: Sequence[Placement], pools: Sequence[Pool], daemons: Seque
         if missing:
             result = results[id(pod)]
             result.status, result.pending = PENDING, before[id(pod)]
-            result.message = "; ".join(m for m in (result.message, (
-                f"Karpenter launches nodes for it, but no device plugin of the plan runs on them to advertise {', '.join(missing)}: "
-                "its pods stay Pending there"
-            )) if m)
+            result.message = "; ".join(
+                m
+                for m in (
+                    result.message,
+                    (
+                        f"Karpenter launches nodes for it, but no device plugin of the plan runs on them to advertise {', '.join(missing)}: "
+                        "its pods stay Pending there"
+                    ),
+                )
+                if m
+            )
     if resource and replicas > 1:
         shared, _ = _give_out(wanted, [_shared_view(p, resource, replicas) for p in pools], daemons)
         fewer = _nodes_by_pool(shared)

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog, InstanceType
-from gpufleet.rules import eks as eks_rules, karpenter as karpenter_rules
+from gpufleet.rules import eks as eks_rules
+from gpufleet.rules import karpenter as karpenter_rules
 from gpufleet.simulate import karpenter, node_capacity
 from gpufleet.simulate.k8s_shapes import NodeShape, QuantityError, quantity
 from gpufleet.simulate.loose import as_int, mapping, seq
@@ -28,7 +29,12 @@ RESERVED_INSTANCES = "gpufleet.dev/reserved-instances"
 def requirements_of(template: Mapping, name: str, gaps: list[str]) -> list[karpenter.Requirement]:
     found = []
     for r in seq(template.get("requirements")):
-        if not isinstance(r, Mapping) or not isinstance(r.get("key"), str) or r.get("operator") not in _OPERATORS or not isinstance(r.get("values", []), (list, tuple)):
+        if (
+            not isinstance(r, Mapping)
+            or not isinstance(r.get("key"), str)
+            or r.get("operator") not in _OPERATORS
+            or not isinstance(r.get("values", []), (list, tuple))
+        ):
             gaps.append(f"Karpenter NodePool {name!r}: requirement {r!r} is not one the simulation reads: not judged")
             continue
         if tokens.UNKNOWN in r.get("values", []):
@@ -62,7 +68,6 @@ def alias_family(node_class: Mapping | None) -> str | None:
     return alias.split("@", 1)[0] if isinstance(alias, str) else None
 
 
-
 def _laid_out_efa(it: InstanceType, layout: list[Mapping]) -> int | None:
     """The EFA devices a node of the type gets from an EC2NodeClass's networkInterfaces: its efa-only
     entries (instancetype/types.go L472-L483); None where the type cannot take the layout, which
@@ -91,8 +96,14 @@ def _labelled(cat: Catalog, domain: str) -> list[tuple[InstanceType, dict[str, s
 
 
 def read_pool(
-    name: str, spec: Mapping, node_class: tuple[str | None, Mapping | None], overlays: Sequence[Overlay], cat: Catalog, gaps: list[str],
-    urn: str | None = None, reserved: int | None = None,
+    name: str,
+    spec: Mapping,
+    node_class: tuple[str | None, Mapping | None],
+    overlays: Sequence[Overlay],
+    cat: Catalog,
+    gaps: list[str],
+    urn: str | None = None,
+    reserved: int | None = None,
 ) -> karpenter.Pool | None:
     """The pool a NodePool's `spec` makes; `node_class` is (the name its template refers to, that
     EC2NodeClass's spec where known); `reserved` the instances its reservations hold, where stated.
@@ -115,18 +126,24 @@ def read_pool(
     taints = tuple(t for t in seq(node.get("taints")) if isinstance(t, Mapping))
     unjudged = sorted({r.key for r in requirements if r.key.rsplit("/", 1)[-1] in facts.labels.not_in_catalog and r.key.startswith(domain)})
     if unjudged:
-        gaps.append(f"Karpenter NodePool {name!r}: requirements on {', '.join(unjudged)}, which EC2's record in the catalog does not give: not judged")
+        gaps.append(
+            f"Karpenter NodePool {name!r}: requirements on {', '.join(unjudged)}, which EC2's record in the catalog does not give: not judged"
+        )
     defined: dict[str, frozenset[str] | None] = {k: frozenset({v}) for k, v in labels.items()}
     type_keys = set()
     candidates, ami_problem = [], None
     held = []  # every type's labels, as the catalog holds them
     layout = [] if on_auto else [i for i in seq(mapping(node_class[1]).get("networkInterfaces")) if isinstance(i, Mapping)]
     # Requirements on a label the catalog can give but a type lacks (its GPU labels, say) exclude it.
-    judged_anyway = [r for r in requirements if r.key.startswith(domain + "/") and r.key.rsplit("/", 1)[-1] not in facts.labels.not_in_catalog]
+    judged_anyway = [
+        r for r in requirements if r.key.startswith(domain + "/") and r.key.rsplit("/", 1)[-1] not in facts.labels.not_in_catalog
+    ]
     for it, type_labels, keys in _labelled(cat, domain):
         held.append(type_labels)
         type_keys |= keys
-        if not all(r.admits(type_labels) for r in requirements if r.key in keys) or not all(r.admits(type_labels) for r in judged_anyway if r.key not in keys):
+        if not all(r.admits(type_labels) for r in requirements if r.key in keys) or not all(
+            r.admits(type_labels) for r in judged_anyway if r.key not in keys
+        ):
             continue
         allocatable = node_capacity.karpenter_allocatable(it, facts, eks)
         if layout:
@@ -146,22 +163,49 @@ def read_pool(
                         allocatable[resource_name] = amount
                         overlaid.add(resource_name)
         shape = NodeShape(
-            group=f"NodePool {name}", instance_type=it.name, labels={**type_labels, **labels}, taints=taints,
-            allocatable=allocatable, nodes=0, max_nodes=0, min_nodes=0,
+            group=f"NodePool {name}",
+            instance_type=it.name,
+            labels={**type_labels, **labels},
+            taints=taints,
+            allocatable=allocatable,
+            nodes=0,
+            max_nodes=0,
+            min_nodes=0,
             plugin_resources=frozenset(r for r in allocatable if "/" in r),  # extended resources are domain-prefixed
         )
-        capacity = {"cpu": it.vcpus * 1000, "memory": it.memory_mib * node_capacity.MIB, **{k: v for k, v in allocatable.items() if k not in ("cpu", "memory")}}
-        candidates.append(karpenter.Candidate(shape, capacity, it.vcpus, it.memory_mib, exotic=bool(it.gpu and it.gpu.count) or it.neuron is not None or "metal" in it.name,
-                                            overlaid=frozenset(overlaid)))
+        capacity = {
+            "cpu": it.vcpus * 1000,
+            "memory": it.memory_mib * node_capacity.MIB,
+            **{k: v for k, v in allocatable.items() if k not in ("cpu", "memory")},
+        }
+        candidates.append(
+            karpenter.Candidate(
+                shape,
+                capacity,
+                it.vcpus,
+                it.memory_mib,
+                exotic=bool(it.gpu and it.gpu.count) or it.neuron is not None or "metal" in it.name,
+                overlaid=frozenset(overlaid),
+            )
+        )
     for r in requirements:
         if r.key in type_keys:
             continue
         defined[r.key] = frozenset(r.values) if r.operator == "In" else None
     # Types or families the catalog's EC2 data does not hold may be newer than it, not wrong.
-    unheld = sorted({v for r in requirements if r.operator == "In" and r.key in (names.instance_type, f"{domain}/instance-family")
-                     for v in r.values if v not in {labels_of[r.key] for labels_of in held}})
+    unheld = sorted(
+        {
+            v
+            for r in requirements
+            if r.operator == "In" and r.key in (names.instance_type, f"{domain}/instance-family")
+            for v in r.values
+            if v not in {labels_of[r.key] for labels_of in held}
+        }
+    )
     if unheld:
-        gaps.append(f"Karpenter NodePool {name!r}: requirements name {', '.join(unheld)}, which the catalog's EC2 data does not hold (a typo, or newer than the data): not judged")
+        gaps.append(
+            f"Karpenter NodePool {name!r}: requirements name {', '.join(unheld)}, which the catalog's EC2 data does not hold (a typo, or newer than the data): not judged"
+        )
     # What leaves the pool's admitted types undecided (its requirements' gaps, not its AMI's).
     requirement_gaps = tuple(gaps[before:])
     refused = unseen = capacity_types = None
@@ -172,21 +216,43 @@ def read_pool(
         accelerated = [c for c in candidates if eks_rules.accelerator(cat.get(c.shape.instance_type))]
         if variants is not None and accelerated:
             arch = names.arch
-            kept = [c for c in candidates if (kind := eks_rules.accelerator(cat.get(c.shape.instance_type))) is None or kind in variants.get(c.shape.labels.get(arch), [])]
+            kept = [
+                c
+                for c in candidates
+                if (kind := eks_rules.accelerator(cat.get(c.shape.instance_type))) is None
+                or kind in variants.get(c.shape.labels.get(arch), [])
+            ]
             if not kept:
                 ami_problem = karpenter_rules.no_ami_for_accelerators(family, facts)
             candidates = kept
         elif accelerated:
-            gaps.append(f"Karpenter NodePool {name!r}: its EC2NodeClass {class_name!r} does not select its AMI by one alias (or is not in the plan): whether its AMI runs the accelerators is not judged")
+            gaps.append(
+                f"Karpenter NodePool {name!r}: its EC2NodeClass {class_name!r} does not select its AMI by one alias (or is not in the plan): whether its AMI runs the accelerators is not judged"
+            )
         capacity_types = _allowed(requirements, facts.labels.capacity_type)
         refused = karpenter_rules.reserved_without_reservations(capacity_types, node_class, facts)
-        unseen = class_name if node_class is None and capacity_types is not None and capacity_types <= {facts.reserved_capacity.capacity_type} else None
+        unseen = (
+            class_name
+            if node_class is None and capacity_types is not None and capacity_types <= {facts.reserved_capacity.capacity_type}
+            else None
+        )
         if unseen is not None:
-            gaps.append(f"Karpenter NodePool {name!r}: its EC2NodeClass {unseen!r} is not in the plan, so the capacity reservations it selects are not known")
+            gaps.append(
+                f"Karpenter NodePool {name!r}: its EC2NodeClass {unseen!r} is not in the plan, so the capacity reservations it selects are not known"
+            )
     return karpenter.Pool(
-        name, as_int(spec.get("weight")), tuple(candidates), defined, quantities(spec.get("limits"), f"Karpenter NodePool {name!r}: limit", gaps), urn,
-        well_known=frozenset({names.zone, facts.labels.capacity_type}), refused=refused, unseen_node_class=unseen, ami_problem=ami_problem,
-        unjudged=requirement_gaps, plugins_built_in=on_auto,
+        name,
+        as_int(spec.get("weight")),
+        tuple(candidates),
+        defined,
+        quantities(spec.get("limits"), f"Karpenter NodePool {name!r}: limit", gaps),
+        urn,
+        well_known=frozenset({names.zone, facts.labels.capacity_type}),
+        refused=refused,
+        unseen_node_class=unseen,
+        ami_problem=ami_problem,
+        unjudged=requirement_gaps,
+        plugins_built_in=on_auto,
         reserved=reserved if capacity_types and capacity_types <= {facts.reserved_capacity.capacity_type} else None,
         consolidation=str(mapping(spec.get("disruption")).get("consolidationPolicy") or facts.consolidation.default_policy),
     )

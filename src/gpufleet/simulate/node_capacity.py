@@ -8,15 +8,26 @@ read capacities only from here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from gpufleet.rules import ack as ack_rules, aks as aks_rules, gke as gke_rules
-from gpufleet.catalog import catalog
-from gpufleet.catalog.catalog import InstanceType
 import math
 import re
+from collections.abc import Mapping
 
-from gpufleet.catalog.facts import AckFacts, AksFacts, CuratedFacts, EksFacts, GkeFacts, Karpenter, KarpenterAllocatable, Kubelet, MemoryOverhead
+from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import InstanceType
+from gpufleet.catalog.facts import (
+    AckFacts,
+    AksFacts,
+    CuratedFacts,
+    EksFacts,
+    GkeFacts,
+    Karpenter,
+    KarpenterAllocatable,
+    Kubelet,
+    MemoryOverhead,
+)
+from gpufleet.rules import ack as ack_rules
+from gpufleet.rules import aks as aks_rules
+from gpufleet.rules import gke as gke_rules
 from gpufleet.simulate.k8s_shapes import NodeShape
 
 MIB = 2**20
@@ -62,7 +73,9 @@ def kube_reserved_cpu(millicores: int, kubelet: Kubelet | KarpenterAllocatable) 
     return reserved
 
 
-def well_known_labels(it: InstanceType, group: str, capacity_type: str, zones: list[str], eks: EksFacts) -> tuple[dict[str, str], frozenset[str]]:
+def well_known_labels(
+    it: InstanceType, group: str, capacity_type: str, zones: list[str], eks: EksFacts
+) -> tuple[dict[str, str], frozenset[str]]:
     """The labels the kubelet and EKS put on every node of a managed group, and those whose value
     is not the same on every node (the zone of a group in several zones)."""
     names = eks.well_known_labels
@@ -132,8 +145,10 @@ def eks_node_shape(
         allocatable[eks.efa_resource] = efa_interfaces
     plugin = {r for r in allocatable if r not in ("cpu", "memory", "pods", "hugepages-2Mi")}
     well_known, uncertain = well_known_labels(it, group, capacity_type, zones, eks)
-    assumptions = () if ami_type in kubelet.ami_types else (
-        f"node group {group}: the kubelet reservations of {ami_type} are not sourced; the Amazon Linux figures are assumed",
+    assumptions = (
+        ()
+        if ami_type in kubelet.ami_types
+        else (f"node group {group}: the kubelet reservations of {ami_type} are not sourced; the Amazon Linux figures are assumed",)
     )
     return NodeShape(
         group=group,
@@ -183,15 +198,22 @@ def karpenter_labels(it: InstanceType, karpenter: Karpenter, eks: EksFacts, doma
         labels[f"{domain}/instance-category"] = match.group(1)
         labels[f"{domain}/instance-generation"] = match.group(3)
     if it.gpu is not None:  # fractional types too (count 0), as Karpenter labels them
-        labels.update({
-            f"{domain}/instance-gpu-name": _kabob(it.gpu.model), f"{domain}/instance-gpu-manufacturer": _kabob(it.gpu.manufacturer),
-            f"{domain}/instance-gpu-count": str(it.gpu.count), f"{domain}/instance-gpu-memory": str(it.gpu.memory_mib),
-        })
+        labels.update(
+            {
+                f"{domain}/instance-gpu-name": _kabob(it.gpu.model),
+                f"{domain}/instance-gpu-manufacturer": _kabob(it.gpu.manufacturer),
+                f"{domain}/instance-gpu-count": str(it.gpu.count),
+                f"{domain}/instance-gpu-memory": str(it.gpu.memory_mib),
+            }
+        )
     if it.neuron is not None:
-        labels.update({
-            f"{domain}/instance-accelerator-name": _kabob(it.neuron.model), f"{domain}/instance-accelerator-manufacturer": karpenter.labels.manufacturers["neuron"],
-            f"{domain}/instance-accelerator-count": str(it.neuron.count),
-        })
+        labels.update(
+            {
+                f"{domain}/instance-accelerator-name": _kabob(it.neuron.model),
+                f"{domain}/instance-accelerator-manufacturer": karpenter.labels.manufacturers["neuron"],
+                f"{domain}/instance-accelerator-count": str(it.neuron.count),
+            }
+        )
     return labels
 
 
@@ -217,7 +239,9 @@ def karpenter_allocatable(it: InstanceType, karpenter: Karpenter, eks: EksFacts)
     return found
 
 
-def ack_node_shape(pool: str, instance_types: list[str], labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int], ack: AckFacts) -> NodeShape | None:
+def ack_node_shape(
+    pool: str, instance_types: list[str], labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int], ack: AckFacts
+) -> NodeShape | None:
     """An ACK shared-GPU pool's nodes as the GPU-sharing scheduler sees them: per GPU, the GiB of
     aliyun.com/gpu-mem the plugin advertises and (core_mem) 100 % of aliyun.com/gpu-core.percentage,
     a pod's share taken from one GPU; for a pool of several types, what its smallest one guarantees.
@@ -254,7 +278,9 @@ def os_label(eks: EksFacts, os: str = "linux") -> dict[str, str]:
     return {eks.well_known_labels.os: os}
 
 
-def plain_node_shape(group: str, machine_type: str, labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int]) -> NodeShape:
+def plain_node_shape(
+    group: str, machine_type: str, labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int]
+) -> NodeShape:
     """A pool without accelerators on a cloud whose machine sizes the catalog does not hold (an AKS
     cluster's default pool, a GKE system pool): where a pod may go is judged (labels, taints),
     what fits is not (CPU, memory and pod count unknown)."""
@@ -311,7 +337,14 @@ def gke_node_shape(
 
 
 def aks_node_shape(
-    pool: str, gpus: aks_rules.AksGpus, mig_profile: str | None, labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int], resource: str, aks: AksFacts
+    pool: str,
+    gpus: aks_rules.AksGpus,
+    mig_profile: str | None,
+    labels: Mapping[str, str],
+    taints: list[dict],
+    sizes: tuple[int, int, int],
+    resource: str,
+    aks: AksFacts,
 ) -> NodeShape:
     """An AKS GPU pool's nodes: AKS's pool label, the pool's labels and taints, and nvidia.com/gpu
     per GPU or per MIG instance (the device plugin's single strategy), advertised only where the

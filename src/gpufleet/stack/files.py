@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import codecs
 import functools
-
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,8 +95,13 @@ def stack_path(stack: str, folder: Path = STACKS) -> Path:
     return path
 
 
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
-         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 
 
 def decode(path: Path, data: bytes) -> str:
@@ -108,7 +112,9 @@ def decode(path: Path, data: bytes) -> str:
             try:
                 return data.decode(codec)
             except UnicodeDecodeError as err:
-                raise StackFileError(f"{path}: not valid {codec.upper()} after its byte order mark: {err.reason} at byte {err.start}") from None
+                raise StackFileError(
+                    f"{path}: not valid {codec.upper()} after its byte order mark: {err.reason} at byte {err.start}"
+                ) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -160,6 +166,7 @@ def _read_round_trip(path: Path, text: str) -> CommentedMap:
         start, stop = err.context_mark or err.problem_mark, err.problem_mark
         where = f"{path}:{start.line + 1}" if start else str(path)
         what = "; ".join(x for x in (err.context, err.problem) if x)
-        found = f" (the parser stopped at line {stop.line + 1}, column {stop.column + 1})" if stop and start and stop.line != start.line else ""
+        found = (
+            f" (the parser stopped at line {stop.line + 1}, column {stop.column + 1})" if stop and start and stop.line != start.line else ""
+        )
         raise StackFileError(f"{where}: not valid YAML: {what}{found}") from None
-

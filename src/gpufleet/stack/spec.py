@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import difflib
 import functools
-import typing
 import json
+import typing
 from dataclasses import dataclass
 
 from pydantic import Field, ValidationError, create_model
 
-from gpufleet.catalog import catalog
 from gpufleet import simulate
+from gpufleet.catalog import catalog
 from gpufleet.platform.model import SpecModel, Violation
 from gpufleet.stack.platforms import BY_KEY, PLATFORMS
 
@@ -39,7 +39,9 @@ def spec_model(fleets: frozenset[str]) -> type[SpecModel]:
     for platform in PLATFORMS:
         kind = platform.model() | None if platform.key in fleets else None
         fields[platform.key] = (kind, Field(None, description=platform.description))
-    return create_model("FleetSpec", __base__=SpecModel, __doc__="Everything one stack provisions. Config keys are `gpufleet:<field>`.", **fields)
+    return create_model(
+        "FleetSpec", __base__=SpecModel, __doc__="Everything one stack provisions. Config keys are `gpufleet:<field>`.", **fields
+    )
 
 
 def __getattr__(name: str):
@@ -117,7 +119,7 @@ def _from_pydantic(err: ValidationError, model: type[SpecModel]) -> list[SpecIss
 
 
 def _unknown_key(model: type[SpecModel], loc: tuple) -> str:
-    """"unknown key", with what replaced it (the model's MOVED) or the nearest key of its model."""
+    """ "unknown key", with what replaced it (the model's MOVED) or the nearest key of its model."""
     owner = _model_at(model, loc[:-1])
     key = loc[-1] if loc else None
     if owner is None or not isinstance(key, str):
@@ -200,7 +202,9 @@ def _validate(config: dict[str, object]) -> SpecModel:
     if not present:
         keys = [f"gpufleet:{p.key}" for p in PLATFORMS]
         issues.append(
-            SpecIssue((PLATFORMS[0].key,), _MISSING, "fleet-not-empty", f"the stack provisions nothing: add {', '.join(keys[:-1])} or {keys[-1]}")
+            SpecIssue(
+                (PLATFORMS[0].key,), _MISSING, "fleet-not-empty", f"the stack provisions nothing: add {', '.join(keys[:-1])} or {keys[-1]}"
+            )
         )
     if issues:
         raise SpecError(issues)
@@ -229,12 +233,14 @@ def decode_config(raw: dict[str, object]) -> dict[str, object]:
     for key, value in raw.items():
         if not key.startswith(prefix):
             continue
-        name = key[len(prefix):]
+        name = key[len(prefix) :]
         if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
             try:
                 value = json.loads(value)
             except json.JSONDecodeError as err:
-                issues.append(SpecIssue((name,), value, "config-json", f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}"))
+                issues.append(
+                    SpecIssue((name,), value, "config-json", f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}")
+                )
                 continue
         decoded[name] = value
     if issues:

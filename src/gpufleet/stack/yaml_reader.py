@@ -96,7 +96,9 @@ def check_bounds(root: object) -> None:
             sizes[key] = 1 + sum(sizes[id(c)] for c in children)
             heights[key] = 1 + max((heights[id(c)] for c in children), default=0)
             if sizes[key] > MAX_VALUES:
-                raise Unbounded(_line(node), f"the document expands to more than {MAX_VALUES:,} values once its aliases are expanded, the bound")
+                raise Unbounded(
+                    _line(node), f"the document expands to more than {MAX_VALUES:,} values once its aliases are expanded, the bound"
+                )
             continue
         if key in sizes:
             continue
@@ -131,7 +133,12 @@ def _line(node: object) -> int | None:
 
 
 def _number_bound(node: object) -> None:
-    if isinstance(node, yaml.ScalarNode) and not node.style and len(node.value) > MAX_NUMBER and _resolved(node.value) in (_CORE + "int", _CORE + "float"):
+    if (
+        isinstance(node, yaml.ScalarNode)
+        and not node.style
+        and len(node.value) > MAX_NUMBER
+        and _resolved(node.value) in (_CORE + "int", _CORE + "float")
+    ):
         raise Unbounded(_line(node), f"a number of {len(node.value):,} characters; the bound is {MAX_NUMBER}")
     if isinstance(node, int) and not isinstance(node, bool) and node.bit_length() > MAX_NUMBER * 10 // 3:
         raise Unbounded(None, f"a number of more than {MAX_NUMBER} digits, the bound")

@@ -43,8 +43,11 @@ def _container_definitions(task: Mapping) -> list[dict]:
 
 
 def _mps(task_definition: Mapping) -> bool:
-    return any(isinstance(r, dict) and r.get("type") == "GPU" and "nvidiaMps" in (r.get("sharingStrategy") or {})
-               for c in _container_definitions(task_definition) for r in c.get("resourceRequirements") or [])
+    return any(
+        isinstance(r, dict) and r.get("type") == "GPU" and "nvidiaMps" in (r.get("sharingStrategy") or {})
+        for c in _container_definitions(task_definition)
+        for r in c.get("resourceRequirements") or []
+    )
 
 
 def check(resources: list[dict], groups: list[Group], fleet: EcsFleet, cluster: str) -> list[Finding]:
@@ -57,7 +60,11 @@ def check(resources: list[dict], groups: list[Group], fleet: EcsFleet, cluster: 
             mps_providers |= {p.get("capacityProvider") for p in (s.get("inputs") or {}).get("capacityProviderStrategies") or []}
     findings = []
     if fleet.container_instances is None:
-        findings.append(Finding("ecs-instances", NOT_JUDGED, "container instances", "no describe-container-instances output: instances are not compared"))
+        findings.append(
+            Finding(
+                "ecs-instances", NOT_JUDGED, "container instances", "no describe-container-instances output: instances are not compared"
+            )
+        )
     else:
         findings += _instances(groups, fleet.container_instances, cluster, mps_providers)
     if fleet.tasks is None:
@@ -78,9 +85,27 @@ def _instances(groups: list[Group], instances: list[dict], cluster: str, mps_pro
         subject = f"capacity provider {g.name}"
         if isinstance(desired, int):
             verdict = MATCH if len(active) >= desired else MISMATCH
-            found.append(Finding("ecs-instances", verdict, subject, f"{len(active)} of {desired} desired container instances ACTIVE with the agent connected", g.urn, expected=desired, observed=len(active)))
+            found.append(
+                Finding(
+                    "ecs-instances",
+                    verdict,
+                    subject,
+                    f"{len(active)} of {desired} desired container instances ACTIVE with the agent connected",
+                    g.urn,
+                    expected=desired,
+                    observed=len(active),
+                )
+            )
         else:
-            found.append(Finding("ecs-instances", NOT_JUDGED, subject, f"{len(active)} container instances ACTIVE; its desired count is not in the plan", g.urn))
+            found.append(
+                Finding(
+                    "ecs-instances",
+                    NOT_JUDGED,
+                    subject,
+                    f"{len(active)} container instances ACTIVE; its desired count is not in the plan",
+                    g.urn,
+                )
+            )
         it = cat.find(g.instance_type)
         for ci in mine:
             attributes, ids = _attributes(ci), _gpu_ids(ci)
@@ -93,7 +118,16 @@ def _instances(groups: list[Group], instances: list[dict], cluster: str, mps_pro
                 problems.append(f"no {mps} attribute: the plan's MPS tasks cannot be placed on it")
             subject_ci = f"container instance {_id(ci)}"
             if problems:
-                found.append(Finding("ecs-instances", MISMATCH, subject_ci, f"{g.name} ({g.instance_type}): " + "; ".join(problems) + ": drain it (printed, not run)", g.urn, _drain(cluster, ci)))
+                found.append(
+                    Finding(
+                        "ecs-instances",
+                        MISMATCH,
+                        subject_ci,
+                        f"{g.name} ({g.instance_type}): " + "; ".join(problems) + ": drain it (printed, not run)",
+                        g.urn,
+                        _drain(cluster, ci),
+                    )
+                )
             else:
                 said = f"{len(ids)} GPU ids" if g.gpus else "no GPU in the plan"
                 if it is not None and it.neuron is not None:
@@ -111,15 +145,27 @@ def _tasks(services: list[dict], tasks: list[dict]) -> list[Finding]:
         mine = [t for t in tasks if t.get("group") == f"service:{name}"]
         running = [t for t in mine if t.get("lastStatus") == "RUNNING"]
         waiting = sorted({str(t.get("lastStatus")) for t in mine if t.get("lastStatus") != "RUNNING"})
-        elsewhere = sorted({str(t.get("capacityProviderName")) for t in running if providers and t.get("capacityProviderName") not in providers})
+        elsewhere = sorted(
+            {str(t.get("capacityProviderName")) for t in running if providers and t.get("capacityProviderName") not in providers}
+        )
         subject = f"service {name}"
         if not isinstance(desired, int):
-            found.append(Finding("ecs-tasks", NOT_JUDGED, subject, f"{len(running)} tasks RUNNING; desiredCount is not in the plan", s["urn"]))
+            found.append(
+                Finding("ecs-tasks", NOT_JUDGED, subject, f"{len(running)} tasks RUNNING; desiredCount is not in the plan", s["urn"])
+            )
         elif len(running) < desired or elsewhere:
             said = f"{len(running)} of {desired} tasks RUNNING" + (f" (others: {', '.join(waiting)})" if waiting else "")
             if elsewhere:
                 said += f"; running on {', '.join(elsewhere)}, not the plan's {', '.join(sorted(providers))}"
             found.append(Finding("ecs-tasks", MISMATCH, subject, said, s["urn"], expected=desired, observed=len(running)))
         else:
-            found.append(Finding("ecs-tasks", MATCH, subject, f"{len(running)} of {desired} tasks RUNNING on {', '.join(sorted(providers)) or 'the default strategy'}", s["urn"]))
+            found.append(
+                Finding(
+                    "ecs-tasks",
+                    MATCH,
+                    subject,
+                    f"{len(running)} of {desired} tasks RUNNING on {', '.join(sorted(providers)) or 'the default strategy'}",
+                    s["urn"],
+                )
+            )
     return found

@@ -24,10 +24,17 @@ def read(cluster: str, region: str, session=None) -> Observed:
     client = session.client("ecs", region_name=region)
     try:
         arns = _all(client, "list_container_instances", "containerInstanceArns", cluster=cluster)
-        instances = [ci for i in range(0, len(arns), BATCH)
-                     for ci in client.describe_container_instances(cluster=cluster, containerInstances=arns[i:i + BATCH])["containerInstances"]]
+        instances = [
+            ci
+            for i in range(0, len(arns), BATCH)
+            for ci in client.describe_container_instances(cluster=cluster, containerInstances=arns[i : i + BATCH])["containerInstances"]
+        ]
         task_arns = _all(client, "list_tasks", "taskArns", cluster=cluster)
-        tasks = [t for i in range(0, len(task_arns), BATCH) for t in client.describe_tasks(cluster=cluster, tasks=task_arns[i:i + BATCH])["tasks"]]
+        tasks = [
+            t
+            for i in range(0, len(task_arns), BATCH)
+            for t in client.describe_tasks(cluster=cluster, tasks=task_arns[i : i + BATCH])["tasks"]
+        ]
     except NoCredentialsError:
         raise BadInput(f"--region {region} --cluster {cluster}: no AWS credentials to read the cluster with") from None
     except ClientError as err:

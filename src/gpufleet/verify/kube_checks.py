@@ -57,7 +57,9 @@ def _groups(placement: PlanPlacement, urns: Mapping[str, str]) -> list[_Group]:
     for shape in placement.shapes:
         label = next((k for k, v in shape.labels.items() if v == shape.group), None)
         if label is not None:
-            found.append(_Group(shape.group, "node group", label, {shape.instance_type: shape}, urns.get(shape.group), shape.nodes, shape.max_nodes))
+            found.append(
+                _Group(shape.group, "node group", label, {shape.instance_type: shape}, urns.get(shape.group), shape.nodes, shape.max_nodes)
+            )
     node_pool = catalog.load().facts.karpenter.labels.node_pool
     for pool in placement.pools:
         shapes = {c.shape.instance_type: c.shape for c in pool.candidates}
@@ -91,7 +93,11 @@ def check(placement: PlanPlacement, fleet: KubeFleet, urns: Mapping[str, str]) -
     groups = _groups(placement, urns)
     findings: list[Finding] = []
     if fleet.nodes is None:
-        findings.append(Finding("nodes", NOT_JUDGED, "nodes", "the recording holds no Node objects: nodes, allocatable, plugins and pods are not compared"))
+        findings.append(
+            Finding(
+                "nodes", NOT_JUDGED, "nodes", "the recording holds no Node objects: nodes, allocatable, plugins and pods are not compared"
+            )
+        )
         return findings
     by_node: dict[str, _Group] = {}
     foreign = []
@@ -105,7 +111,14 @@ def check(placement: PlanPlacement, fleet: KubeFleet, urns: Mapping[str, str]) -
     findings += _node_counts(groups)
     findings += _allocatable(groups)
     if foreign:
-        findings.append(Finding("nodes", NOT_JUDGED, "nodes outside the plan", f"{len(foreign)} node(s) belong to no group of the plan: {', '.join(sorted(foreign)[:10])}"))
+        findings.append(
+            Finding(
+                "nodes",
+                NOT_JUDGED,
+                "nodes outside the plan",
+                f"{len(foreign)} node(s) belong to no group of the plan: {', '.join(sorted(foreign)[:10])}",
+            )
+        )
     short_groups = {g.name for g in groups if g.differs}
     findings += _plugins(placement, fleet, groups, by_node)
     findings += _pods(placement, fleet, by_node, short_groups)
@@ -121,7 +134,9 @@ def _node_counts(groups: list[_Group]) -> list[Finding]:
         if g.desired is None:
             verdict = MATCH if not not_ready else MISMATCH
             g.differs |= bool(not_ready)
-            message = f"{len(ready)} node(s) Ready (Karpenter launches what its pods need)" + (f"; NotReady: {', '.join(not_ready)}" if not_ready else "")
+            message = f"{len(ready)} node(s) Ready (Karpenter launches what its pods need)" + (
+                f"; NotReady: {', '.join(not_ready)}" if not_ready else ""
+            )
             found.append(Finding("nodes", verdict, subject, message, g.urn, observed=len(ready)))
             continue
         problems = []
@@ -146,7 +161,15 @@ def _allocatable(groups: list[_Group]) -> list[Finding]:
             kind = _labels(node).get("node.kubernetes.io/instance-type")
             shape = g.shapes.get(kind) if kind else (next(iter(g.shapes.values())) if len(g.shapes) == 1 else None)
             if shape is None:
-                found.append(Finding("allocatable", NOT_JUDGED, f"node {name}", f"{kind or 'an unlabelled type'} is not a type the plan gives {g.kind} {g.name}", g.urn))
+                found.append(
+                    Finding(
+                        "allocatable",
+                        NOT_JUDGED,
+                        f"node {name}",
+                        f"{kind or 'an unlabelled type'} is not a type the plan gives {g.kind} {g.name}",
+                        g.urn,
+                    )
+                )
                 continue
             have = (node.get("status") or {}).get("allocatable") or {}
             short, beyond, unread = [], [], []
@@ -166,17 +189,47 @@ def _allocatable(groups: list[_Group]) -> list[Finding]:
             g.differs |= bool(short)
             if short:
                 reason = "short-" + re.sub(r"[^a-z0-9]+", "-", short[0].split(" ")[0].rsplit("/", 1)[-1].lower()).strip("-")
-                message = f"{g.kind} {g.name} ({shape.instance_type}): allocatable " + "; ".join(short) + ": quarantine it (printed, not run)"
-                found.append(Finding("allocatable", MISMATCH, subject, message, g.urn, _quarantine(name, reason[:63]), expected=_shown(shape.allocatable), observed=dict(have)))
+                message = (
+                    f"{g.kind} {g.name} ({shape.instance_type}): allocatable " + "; ".join(short) + ": quarantine it (printed, not run)"
+                )
+                found.append(
+                    Finding(
+                        "allocatable",
+                        MISMATCH,
+                        subject,
+                        message,
+                        g.urn,
+                        _quarantine(name, reason[:63]),
+                        expected=_shown(shape.allocatable),
+                        observed=dict(have),
+                    )
+                )
             elif beyond:
-                found.append(Finding("allocatable", MISMATCH, subject, f"{g.kind} {g.name} ({shape.instance_type}): " + "; ".join(beyond) + ": a finding against gpufleet's model of the type", g.urn))
+                found.append(
+                    Finding(
+                        "allocatable",
+                        MISMATCH,
+                        subject,
+                        f"{g.kind} {g.name} ({shape.instance_type}): "
+                        + "; ".join(beyond)
+                        + ": a finding against gpufleet's model of the type",
+                        g.urn,
+                    )
+                )
             elif unread:
                 found.append(Finding("allocatable", NOT_JUDGED, subject, "not a quantity: " + ", ".join(unread), g.urn))
             else:
-                carried = ", ".join(f"{r} {have.get(r)}" for r, a in sorted(shape.allocatable.items()) if _compared(r) and a) or "no accelerator in the plan"
+                carried = (
+                    ", ".join(f"{r} {have.get(r)}" for r, a in sorted(shape.allocatable.items()) if _compared(r) and a)
+                    or "no accelerator in the plan"
+                )
                 matched.setdefault(f"{shape.instance_type}: {carried}", []).append(name)
         for carried, names in matched.items():
-            expected = ", ".join(f"{r} {show(r, a)}" for r, a in sorted(next(iter(g.shapes.values())).allocatable.items()) if _compared(r) and a) if len(g.shapes) == 1 else None
+            expected = (
+                ", ".join(f"{r} {show(r, a)}" for r, a in sorted(next(iter(g.shapes.values())).allocatable.items()) if _compared(r) and a)
+                if len(g.shapes) == 1
+                else None
+            )
             said = f"{len(names)} node(s) of {g.kind} {g.name} ({carried})" + (f"; the plan: {expected}" if expected else "")
             found.append(Finding("allocatable", MATCH, f"{g.kind} {g.name}", said, g.urn, observed=sorted(names)))
     return found
@@ -204,8 +257,14 @@ def _daemonsets_for(owner: re.Match, daemonsets: Iterable[Mapping]) -> list[Mapp
 def _pods_of_daemonset(ds: Mapping, pods: Iterable[Mapping]) -> list[Mapping]:
     uid = (ds.get("metadata") or {}).get("uid")
     name = _name(ds)
-    return [p for p in pods if any(r.get("kind") == "DaemonSet" and (r.get("uid") == uid if uid else r.get("name") == name)
-                                   for r in (p.get("metadata") or {}).get("ownerReferences") or [])]
+    return [
+        p
+        for p in pods
+        if any(
+            r.get("kind") == "DaemonSet" and (r.get("uid") == uid if uid else r.get("name") == name)
+            for r in (p.get("metadata") or {}).get("ownerReferences") or []
+        )
+    ]
 
 
 def _plugins(placement: PlanPlacement, fleet: KubeFleet, groups: list[_Group], by_node: dict[str, _Group]) -> list[Finding]:
@@ -236,7 +295,9 @@ def _plugins(placement: PlanPlacement, fleet: KubeFleet, groups: list[_Group], b
             # The plan puts it on no node group (its nodes are a NodePool's, launched later): its own
             # status says whether it is ready where it runs.
             verdict = MATCH if status.get("numberReady", 0) == status.get("desiredNumberScheduled", 0) else MISMATCH
-            found.append(Finding("device-plugins", verdict, subject, f"{_name(ds)}: {counts} (the plan puts it on no node group)", placed.pod.urn))
+            found.append(
+                Finding("device-plugins", verdict, subject, f"{_name(ds)}: {counts} (the plan puts it on no node group)", placed.pod.urn)
+            )
             continue
         if fleet.pods is not None:
             ready_on = {(p.get("spec") or {}).get("nodeName") for p in _pods_of_daemonset(ds, fleet.pods) if _ready(p)}
@@ -244,10 +305,26 @@ def _plugins(placement: PlanPlacement, fleet: KubeFleet, groups: list[_Group], b
         else:
             missing = [] if status.get("numberReady") == status.get("desiredNumberScheduled") else ["(its pods are not recorded)"]
         if missing:
-            message = f"{_name(ds)}: {counts}; not ready on " + ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-            found.append(Finding("device-plugins", MISMATCH, subject, message, placed.pod.urn, expected=len(nodes), observed=status.get("numberReady", 0)))
+            message = (
+                f"{_name(ds)}: {counts}; not ready on "
+                + ", ".join(missing[:10])
+                + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+            )
+            found.append(
+                Finding(
+                    "device-plugins", MISMATCH, subject, message, placed.pod.urn, expected=len(nodes), observed=status.get("numberReady", 0)
+                )
+            )
         else:
-            found.append(Finding("device-plugins", MATCH, subject, f"{_name(ds)}: {counts}; ready on the {len(nodes)} node(s) of {', '.join(sorted(wanted))}", placed.pod.urn))
+            found.append(
+                Finding(
+                    "device-plugins",
+                    MATCH,
+                    subject,
+                    f"{_name(ds)}: {counts}; ready on the {len(nodes)} node(s) of {', '.join(sorted(wanted))}",
+                    placed.pod.urn,
+                )
+            )
     return found
 
 
@@ -300,8 +377,14 @@ def _pods(placement: PlanPlacement, fleet: KubeFleet, by_node: dict[str, _Group]
             continue
         running = [p for p in live if (p.get("status") or {}).get("phase") in ("Running", "Succeeded")]
         pending = [(p, _unschedulable(p)) for p in live if (p.get("status") or {}).get("phase") == "Pending"]
-        elsewhere = sorted({(_name(p), by_node[n].name if (n := (p.get("spec") or {}).get("nodeName")) in by_node else f"node {n}") for p in running
-                            if (p.get("spec") or {}).get("nodeName") not in by_node or by_node[(p.get("spec") or {}).get("nodeName")].name not in may_land})
+        elsewhere = sorted(
+            {
+                (_name(p), by_node[n].name if (n := (p.get("spec") or {}).get("nodeName")) in by_node else f"node {n}")
+                for p in running
+                if (p.get("spec") or {}).get("nodeName") not in by_node
+                or by_node[(p.get("spec") or {}).get("nodeName")].name not in may_land
+            }
+        )
         unscheduled = [(p, m) for p, m in pending if m]
         if unscheduled and not plan_pending:
             live_words = f"the live scheduler: {unscheduled[0][1]}"
@@ -317,12 +400,22 @@ def _pods(placement: PlanPlacement, fleet: KubeFleet, by_node: dict[str, _Group]
             found.append(Finding("simulator", MISMATCH, subject, message, placed.pod.urn))
         elif elsewhere:
             where = ", ".join(f"{pod} on {group}" for pod, group in elsewhere[:5])
-            found.append(Finding("simulator", MISMATCH, subject, f"runs where the plan said it cannot land: {where}; {plan_words}", placed.pod.urn))
+            found.append(
+                Finding("simulator", MISMATCH, subject, f"runs where the plan said it cannot land: {where}; {plan_words}", placed.pod.urn)
+            )
         elif plan_pending:
             live_words = f"the live scheduler: {unscheduled[0][1]}" if unscheduled else "no pod scheduled"
             found.append(Finding("pods", MATCH, subject, f"Pending, as predicted: {live_words}; {plan_words}", placed.pod.urn))
         else:
             waiting = len(live) - len(running) - len(unscheduled)
             extra = f"; {waiting} starting" if waiting else ""
-            found.append(Finding("pods", MATCH, subject, f"{len(running)} running on {', '.join(sorted({by_node[(p.get('spec') or {}).get('nodeName')].name for p in running}))}{extra}; {plan_words}", placed.pod.urn))
+            found.append(
+                Finding(
+                    "pods",
+                    MATCH,
+                    subject,
+                    f"{len(running)} running on {', '.join(sorted({by_node[(p.get('spec') or {}).get('nodeName')].name for p in running}))}{extra}; {plan_words}",
+                    placed.pod.urn,
+                )
+            )
     return found

@@ -90,17 +90,23 @@ def launcher_log(api_client, job: dict, wait_seconds: float, poll_seconds: float
         try:
             custom.create_namespaced_custom_object(*MPIJOB[:2], namespace, MPIJOB[2], body, _request_timeout=REQUEST_SECONDS)
         except ApiException as err:
-            raise BadInput(f"MPIJob {namespace}/{name}: not in the cluster, and creating it was refused ({err.status} {err.reason})") from None
+            raise BadInput(
+                f"MPIJob {namespace}/{name}: not in the cluster, and creating it was refused ({err.status} {err.reason})"
+            ) from None
     selector = f"{JOB_NAME}={name},{JOB_ROLE}=launcher"
     deadline = time.monotonic() + wait_seconds
     while True:
-        pods = (_get(core.list_namespaced_pod, f"pods of MPIJob {namespace}/{name}", namespace, label_selector=selector) or {}).get("items") or []
+        pods = (_get(core.list_namespaced_pod, f"pods of MPIJob {namespace}/{name}", namespace, label_selector=selector) or {}).get(
+            "items"
+        ) or []
         ended = [p for p in pods if (p.get("status") or {}).get("phase") in ("Succeeded", "Failed")]
         if ended:
             pod = ended[-1]["metadata"]["name"]
             try:
                 # Raw: the client's own decoding turns a log into the repr of its bytes.
-                response = core.read_namespaced_pod_log(pod, namespace, limit_bytes=LOG_BYTES, _preload_content=False, _request_timeout=REQUEST_SECONDS)
+                response = core.read_namespaced_pod_log(
+                    pod, namespace, limit_bytes=LOG_BYTES, _preload_content=False, _request_timeout=REQUEST_SECONDS
+                )
                 text = response.data.decode("utf-8", errors="replace")
             except ApiException as err:
                 return None, f"the launcher pod {namespace}/{pod} ended, its log could not be read ({err.status} {err.reason})"

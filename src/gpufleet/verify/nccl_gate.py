@@ -47,11 +47,17 @@ def jobs(resources: list[dict]) -> list[NcclJob]:
         spec = (worker.get("template") or {}).get("spec") or {}
         limits = [((c.get("resources") or {}).get("limits") or {}) for c in spec.get("containers") or []]
         metadata = inputs.get("metadata") or {}
-        found.append(NcclJob(
-            r["urn"], str(metadata.get("name") or r["name"]), str(metadata.get("namespace") or "default"),
-            (spec.get("nodeSelector") or {}).get("node.kubernetes.io/instance-type"),
-            int(worker.get("replicas") or 1), sum(int(lim.get(efa) or 0) for lim in limits), inputs,
-        ))
+        found.append(
+            NcclJob(
+                r["urn"],
+                str(metadata.get("name") or r["name"]),
+                str(metadata.get("namespace") or "default"),
+                (spec.get("nodeSelector") or {}).get("node.kubernetes.io/instance-type"),
+                int(worker.get("replicas") or 1),
+                sum(int(lim.get(efa) or 0) for lim in limits),
+                inputs,
+            )
+        )
     return found
 
 
@@ -74,14 +80,38 @@ def judge(job: NcclJob, text: str | None, source: str) -> list[Finding]:
     if problems:
         found.append(Finding("nccl", MISMATCH, job.subject, "EFA pre-check: " + "; ".join(problems), job.urn))
     elif not run.efa_checks:
-        found.append(Finding("nccl", NOT_JUDGED, job.subject, f"the log holds no EFA pre-check line ({gate.marker}): a job gpufleet did not write", job.urn))
+        found.append(
+            Finding(
+                "nccl",
+                NOT_JUDGED,
+                job.subject,
+                f"the log holds no EFA pre-check line ({gate.marker}): a job gpufleet did not write",
+                job.urn,
+            )
+        )
     network = nccl_rules.network_problem(run.networks, run.providers, gate.net, job.efa_per_worker)
     if network:
         found.append(Finding("nccl", MISMATCH, job.subject, f"network: {network}", job.urn, observed=sorted(set(run.networks))))
     elif not any(n is not None for _, n in run.providers):
-        found.append(Finding("nccl", NOT_JUDGED, job.subject, "network: the provider line gives no NIC count (an OFI plugin before 1.x reports none)", job.urn))
+        found.append(
+            Finding(
+                "nccl",
+                NOT_JUDGED,
+                job.subject,
+                "network: the provider line gives no NIC count (an OFI plugin before 1.x reports none)",
+                job.urn,
+            )
+        )
     else:
-        found.append(Finding("nccl", MATCH, job.subject, f"network: {', '.join(sorted(set(run.networks)))} over {nccl_rules.EFA_PROVIDER}, {job.efa_per_worker} NIC(s) per node", job.urn))
+        found.append(
+            Finding(
+                "nccl",
+                MATCH,
+                job.subject,
+                f"network: {', '.join(sorted(set(run.networks)))} over {nccl_rules.EFA_PROVIDER}, {job.efa_per_worker} NIC(s) per node",
+                job.urn,
+            )
+        )
     size, busbw, _ = run.largest
     measured = {"messageBytes": size, "busbwGBps": busbw, **({"averageBusbwGBps": run.average} if run.average is not None else {})}
     threshold = facts.nccl_bandwidth.thresholds.get(job.instance_type or "")
@@ -89,12 +119,27 @@ def judge(job: NcclJob, text: str | None, source: str) -> list[Finding]:
         message = f"bandwidth: {busbw:g} GB/s at {size} bytes; no published threshold for {job.instance_type or 'its instance type'}: printed, not judged"
         found.append(Finding("nccl", NOT_JUDGED, job.subject, message, job.urn, observed=measured))
         return found
-    expected = {"busbwGBps": threshold.busbw_gbps, "tolerance": threshold.tolerance, "messageBytes": threshold.message_bytes, "source": threshold.source}
+    expected = {
+        "busbwGBps": threshold.busbw_gbps,
+        "tolerance": threshold.tolerance,
+        "messageBytes": threshold.message_bytes,
+        "source": threshold.source,
+    }
     problem, unjudged = nccl_rules.bandwidth_problem(run.rows, threshold, job.workers)
     if problem:
         found.append(Finding("nccl", MISMATCH, job.subject, f"bandwidth: {problem}", job.urn, expected=expected, observed=measured))
     elif unjudged:
-        found.append(Finding("nccl", NOT_JUDGED, job.subject, f"bandwidth: {busbw:g} GB/s at {size} bytes; not judged: {unjudged}", job.urn, expected=expected, observed=measured))
+        found.append(
+            Finding(
+                "nccl",
+                NOT_JUDGED,
+                job.subject,
+                f"bandwidth: {busbw:g} GB/s at {size} bytes; not judged: {unjudged}",
+                job.urn,
+                expected=expected,
+                observed=measured,
+            )
+        )
     else:
         row = next(r for r in run.rows if r[0] == threshold.message_bytes)
         message = f"bandwidth: {row[1]:g} GB/s at {row[0]} bytes, at least {threshold.busbw_gbps * threshold.tolerance:g} GB/s"

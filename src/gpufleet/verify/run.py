@@ -10,7 +10,9 @@ from gpufleet.verify.fleet import Observed
 from gpufleet.verify.verdict import NOT_JUDGED, Finding, Verdict
 
 
-def verify(resources: list[dict], observed: Observed, ecs_cluster: str | None, nccl_runs: list[tuple[nccl_gate.NcclJob, str | None, str]] | None) -> Verdict:
+def verify(
+    resources: list[dict], observed: Observed, ecs_cluster: str | None, nccl_runs: list[tuple[nccl_gate.NcclJob, str | None, str]] | None
+) -> Verdict:
     placement = plan_placement.placement(plan_placement.from_plan({"resources": resources}))
     groups = list(accelerated_groups(resources).values())
     verdict = Verdict(observed.where)
@@ -18,12 +20,26 @@ def verify(resources: list[dict], observed: Observed, ecs_cluster: str | None, n
     if observed.kube is not None:
         verdict.findings += kube_checks.check(placement, observed.kube, {g.name: g.urn for g in groups})
     elif kube_planned:
-        verdict.findings.append(Finding("nodes", NOT_JUDGED, "Kubernetes nodes", "the plan has Kubernetes node groups; none were read (--context NAME, or a recording)"))
+        verdict.findings.append(
+            Finding(
+                "nodes",
+                NOT_JUDGED,
+                "Kubernetes nodes",
+                "the plan has Kubernetes node groups; none were read (--context NAME, or a recording)",
+            )
+        )
     ecs_groups = [g for g in groups if g.platform == "ecs"]
     if observed.ecs is not None:
         verdict.findings += ecs_checks.check(resources, ecs_groups, observed.ecs, ecs_cluster or "<cluster>")
     elif ecs_groups:
-        verdict.findings.append(Finding("ecs-instances", NOT_JUDGED, "ECS capacity providers", "the plan has ECS capacity providers; none were read (--region REGION, or a recording)"))
+        verdict.findings.append(
+            Finding(
+                "ecs-instances",
+                NOT_JUDGED,
+                "ECS capacity providers",
+                "the plan has ECS capacity providers; none were read (--region REGION, or a recording)",
+            )
+        )
     for gap in placement.gaps:
         verdict.findings.append(Finding("plan", NOT_JUDGED, "the plan", f"the plan's own gap: {gap}"))
     for gap in observed.gaps:

@@ -53,9 +53,7 @@ def _slim(record: dict) -> dict:
     slim["MemoryInfo"] = {"SizeInMiB": record["MemoryInfo"]["SizeInMiB"]}
     network = record.get("NetworkInfo") or {}
     slim["NetworkInfo"] = {k: network[k] for k in _NETWORK_FIELDS if network.get(k) is not None}
-    slim["NetworkInfo"]["NetworkCards"] = [
-        {k: card[k] for k in _CARD_FIELDS if k in card} for card in network.get("NetworkCards", [])
-    ]
+    slim["NetworkInfo"]["NetworkCards"] = [{k: card[k] for k in _CARD_FIELDS if k in card} for card in network.get("NetworkCards", [])]
     return slim
 
 
@@ -159,4 +157,3 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text(text)
         print(f"wrote {path} from the {source.label}", file=sys.stderr)
     return 0
-

@@ -49,7 +49,13 @@ REQUIRED = {
 }
 
 # The AWS offer file's on-demand Linux price: the filters SkyPilot's fetch_aws.py and lyft/awspricing apply.
-OFFER_FILTERS = {"operatingSystem": "Linux", "tenancy": "Shared", "licenseModel": "No License required", "preInstalledSw": "NA", "capacitystatus": "Used"}
+OFFER_FILTERS = {
+    "operatingSystem": "Linux",
+    "tenancy": "Shared",
+    "licenseModel": "No License required",
+    "preInstalledSw": "NA",
+    "capacitystatus": "Used",
+}
 OFFER_FAMILIES = ("Compute Instance", "Compute Instance (bare metal)")
 
 
@@ -60,14 +66,18 @@ class SourceError(ValueError):
 def _price(text: str, where: str, field: str, required: bool) -> float | None:
     if text.strip() == "":
         if required:
-            raise SourceError(f"{where}: {field} is missing: every row needs an hourly price (use --allow-unpriced to record a type the source lists without one)")
+            raise SourceError(
+                f"{where}: {field} is missing: every row needs an hourly price (use --allow-unpriced to record a type the source lists without one)"
+            )
         return None
     try:
         value = float(text)
     except ValueError:
         raise SourceError(f"{where}: {field} {text!r} is not a number") from None
     if not math.isfinite(value) or value <= 0:
-        raise SourceError(f"{where}: {field} {text!r} must be a positive number of dollars per hour (0 is the catalog's mark for an unknown price)")
+        raise SourceError(
+            f"{where}: {field} {text!r} must be a positive number of dollars per hour (0 is the catalog's mark for an unknown price)"
+        )
     return value
 
 
@@ -95,7 +105,9 @@ def read_catalog(cloud: str, text: str, label: str, allow_unpriced: bool = False
         raise SourceError(f"{label}: the file is empty: a {cloud} vms.csv starts with its header")
     missing = [c for c in REQUIRED[cloud] if c not in header]
     if missing:
-        raise SourceError(f"{label}: line 1: the header lacks {', '.join(missing)}: a {cloud} vms.csv (schema v8) has {', '.join(REQUIRED[cloud])}")
+        raise SourceError(
+            f"{label}: line 1: the header lacks {', '.join(missing)}: a {cloud} vms.csv (schema v8) has {', '.join(REQUIRED[cloud])}"
+        )
     found: dict[str, dict[str, dict]] = {}
     unpriced: dict[str, set[str]] = {}
     for number, fields in enumerate(rows, start=2):
@@ -117,7 +129,9 @@ def read_catalog(cloud: str, text: str, label: str, allow_unpriced: bool = False
             continue
         entry = found.setdefault(region, {}).setdefault(name, {"onDemand": on_demand, "spot": {}})
         if entry["onDemand"] != on_demand:
-            raise SourceError(f"{where}: Price {row['Price']!r} of {name} in {region} differs from {entry['onDemand']} on another of the region's rows: the on-demand price is regional")
+            raise SourceError(
+                f"{where}: Price {row['Price']!r} of {name} in {region} differs from {entry['onDemand']} on another of the region's rows: the on-demand price is regional"
+            )
         if spot is not None:
             entry["spot"][zone] = spot
     return found, {region: sorted(names) for region, names in unpriced.items()}
@@ -137,7 +151,12 @@ def read_offer(document: object, label: str) -> tuple[str, dict[str, float]]:
         if product.get("productFamily") not in OFFER_FAMILIES or any(attributes.get(k) != v for k, v in OFFER_FILTERS.items()):
             continue
         name = attributes.get("instanceType")
-        dimensions = [d for term in (on_demand.get(sku) or {}).values() for d in (term.get("priceDimensions") or {}).values() if d.get("unit") == "Hrs"]
+        dimensions = [
+            d
+            for term in (on_demand.get(sku) or {}).values()
+            for d in (term.get("priceDimensions") or {}).values()
+            if d.get("unit") == "Hrs"
+        ]
         where = f"{label}: product {sku} ({name})"
         if len(dimensions) != 1:
             raise SourceError(f"{where}: {len(dimensions)} hourly on-demand price dimensions: exactly one is expected")
@@ -148,7 +167,12 @@ def read_offer(document: object, label: str) -> tuple[str, dict[str, float]]:
     return published, prices
 
 
-def build(catalogs: dict[str, tuple[str, str]], provenance: dict, offers: dict[str, tuple[object, str]] | None = None, allow_unpriced: bool = False) -> dict:
+def build(
+    catalogs: dict[str, tuple[str, str]],
+    provenance: dict,
+    offers: dict[str, tuple[object, str]] | None = None,
+    allow_unpriced: bool = False,
+) -> dict:
     """The snapshot document from each cloud's (vms.csv text, label) and their provenance."""
     document: dict = {"generated": {"by": REGENERATE, "sources": {}}, "unpriced": {}}
     reads = []
@@ -172,7 +196,10 @@ def build(catalogs: dict[str, tuple[str, str]], provenance: dict, offers: dict[s
         for name, price in prices.items():
             if name in document["aws"].get(region, {}):
                 document["aws"][region][name]["onDemand"] = price
-        document["generated"]["sources"].setdefault("awsOnDemand", {})[region] = {"url": OFFER_URL.format(region=region), "publicationDate": published}
+        document["generated"]["sources"].setdefault("awsOnDemand", {})[region] = {
+            "url": OFFER_URL.format(region=region),
+            "publicationDate": published,
+        }
     # The snapshot is as old as its oldest source.
     document["generated"]["date"] = min(reads)
     return document
@@ -216,12 +243,16 @@ def _read_dir(folder: Path) -> tuple[dict[str, tuple[str, str]], dict]:
     for cloud in CLOUDS:
         path = folder / f"{cloud}-vms.csv"
         if not path.is_file():
-            raise SourceError(f"--from {folder}: {path.name} is missing: the folder holds aws-vms.csv, gcp-vms.csv, azure-vms.csv and provenance.json")
+            raise SourceError(
+                f"--from {folder}: {path.name} is missing: the folder holds aws-vms.csv, gcp-vms.csv, azure-vms.csv and provenance.json"
+            )
         catalogs[cloud] = (path.read_text(encoding="utf-8"), str(path))
     try:
         provenance = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SourceError(f"--from {folder}: provenance.json is missing: it names each file's repository, path, commit and the day it was read") from None
+        raise SourceError(
+            f"--from {folder}: provenance.json is missing: it names each file's repository, path, commit and the day it was read"
+        ) from None
     except json.JSONDecodeError as e:
         raise SourceError(f"{folder / 'provenance.json'}: not JSON ({e.msg}, line {e.lineno})") from None
     if not isinstance(provenance, dict):
@@ -235,7 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     origin.add_argument("--from", dest="folder", type=Path, help="a folder of recorded vms.csv files and their provenance.json")
     origin.add_argument("--live", action="store_true", help="download skypilot-catalog's v8 vms.csv files")
     parser.add_argument("--aws-offer", action="store_true", help="with --live: take AWS on-demand prices from AWS's bulk price list")
-    parser.add_argument("--allow-unpriced", action="store_true", help="record types listed without an on-demand price as unpriced instead of refusing them")
+    parser.add_argument(
+        "--allow-unpriced", action="store_true", help="record types listed without an on-demand price as unpriced instead of refusing them"
+    )
     parser.add_argument("--out", type=Path, default=PRICES_FILE, help="where to write the snapshot")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the snapshot differs")
     args = parser.parse_args(argv)
@@ -246,7 +279,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             today = datetime.date.today().isoformat()
             catalogs = {c: (_download(CATALOG_URL.format(cloud=c)).decode("utf-8"), CATALOG_URL.format(cloud=c)) for c in CLOUDS}
-            provenance = {c: {"repository": "skypilot-org/skypilot-catalog", "path": f"catalogs/v8/{c}/vms.csv", "commit": "master", "read": today} for c in CLOUDS}
+            provenance = {
+                c: {"repository": "skypilot-org/skypilot-catalog", "path": f"catalogs/v8/{c}/vms.csv", "commit": "master", "read": today}
+                for c in CLOUDS
+            }
         document = build(catalogs, provenance, None, args.allow_unpriced)
         if args.aws_offer:
             if not args.live:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 import gzip
-import json
 import importlib.util
+import json
 from importlib import metadata
 from pathlib import Path
 from typing import Protocol
@@ -79,7 +79,7 @@ class MotoSnapshot:
         self.version = metadata.version("moto")
         self.label = f"moto {self.version} snapshot"
 
-    @functools.cache
+    @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
     def instance_types(self) -> dict[str, dict]:
         return _load_gz_json(_moto_file("ec2", "resources", "instance_types.json.gz"))
 
@@ -87,14 +87,14 @@ class MotoSnapshot:
         folder = _moto_file("ec2", "resources", "instance_type_offerings", "availability-zone")
         return sorted(p.name.removesuffix(".json.gz") for p in folder.iterdir() if p.name.endswith(".json.gz"))
 
-    @functools.cache
+    @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
     def az_offerings(self, region: str) -> list[dict]:
         path = _moto_file("ec2", "resources", "instance_type_offerings", "availability-zone", f"{region}.json.gz")
         if not path.is_file():
             return []
         return _load_gz_json(path)
 
-    @functools.cache
+    @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
     def _ssm_tree(self, region: str) -> dict:
         path = _moto_file("ssm", "resources", "ecs", "optimized_amis", f"{region}.json.gz")
         if not path.is_file():
@@ -151,7 +151,7 @@ class LiveAws:
     def client(self, service: str, region: str):
         return self._boto3.client(service, region_name=region)
 
-    @functools.cache
+    @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
     def instance_types(self) -> dict[str, dict]:
         pages = self.client("ec2", self.home_region).get_paginator("describe_instance_types").paginate()
         return {r["InstanceType"]: r for page in pages for r in page["InstanceTypes"]}
@@ -160,18 +160,10 @@ class LiveAws:
         answer = self.client("ec2", self.home_region).describe_regions(AllRegions=False)
         return sorted(r["RegionName"] for r in answer["Regions"])
 
-    @functools.cache
+    @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
     def az_offerings(self, region: str) -> list[dict]:
-        pages = (
-            self.client("ec2", region)
-            .get_paginator("describe_instance_type_offerings")
-            .paginate(LocationType="availability-zone")
-        )
-        return [
-            {"InstanceType": r["InstanceType"], "Location": r["Location"]}
-            for page in pages
-            for r in page["InstanceTypeOfferings"]
-        ]
+        pages = self.client("ec2", region).get_paginator("describe_instance_type_offerings").paginate(LocationType="availability-zone")
+        return [{"InstanceType": r["InstanceType"], "Location": r["Location"]} for page in pages for r in page["InstanceTypeOfferings"]]
 
     def ssm_parameter(self, region: str, name: str) -> str | None:
         client = self.client("ssm", region)

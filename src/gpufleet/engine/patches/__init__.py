@@ -166,4 +166,3 @@ def applied(patches: tuple[Patch, ...], write: Callable[[str], object] | None = 
                 reason = "its internals are not the ones it was written for"
             _say_once(patch, reason, write or sys.stderr.write)
         yield active
-

@@ -125,7 +125,11 @@ def servicer_memo():
     """Within: install()'s memos (yields whether they went in); pulumi_policy's own afterwards."""
     servicer = getattr(_policy, "_PolicyAnalyzerServicer", None)
     saved = {name: getattr(_policy, name, None) for name in ("json_format", "deserialize_properties", "unknown_checking_proxy")}
-    methods = {name: servicer.__dict__.get(name) for name in ("_get_resource_options", "_get_provider_resource", "_configure_runtime_settings")} if servicer else {}
+    methods = (
+        {name: servicer.__dict__.get(name) for name in ("_get_resource_options", "_get_provider_resource", "_configure_runtime_settings")}
+        if servicer
+        else {}
+    )
     try:
         yield install()
     finally:
