@@ -49,6 +49,8 @@ ALLOWED = {
     "verify": _COMPONENT_ROOMS | {"stack", "library"},
     "cli": _COMPONENT_ROOMS | {"stack", "library", "analyzer", "engine", "engine.patches", "policies", "verify"},
 }
+# The exception tree (gpufleet.errors) sits below every room: any room may raise its errors.
+ALLOWED = {"errors": set(), **{room: {*allowed, "errors"} for room, allowed in ALLOWED.items()}}
 SRC = ROOT / "src"
 
 

@@ -3,11 +3,13 @@ kubeconfig context, the GPU sharing component and the shared-GPU workloads."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import pulumi
 import pulumi_alicloud as alicloud
 import pulumi_kubernetes as k8s
 
-from gpufleet.ack.args import AckFleetArgs
+from gpufleet.ack.args import AckFleetArgs, AckKubernetesArgs
 from gpufleet.ack.gpu_sharing import GpuSharing
 from gpufleet.ack.node_pool import SharedGpuNodePool, workload_selector
 from gpufleet.ack.shared_gpu_workload import SharedGpuWorkload
@@ -33,7 +35,8 @@ class AckFleet(pulumi.ComponentResource):
 
     def _kubernetes(self, name: str, args: AckFleetArgs) -> None:
         # The context of the ambient kubeconfig: nothing secret is stored in the stack.
-        self.k8s_provider = k8s.Provider(f"{name}-k8s", context=args.kubernetes.context, opts=pulumi.ResourceOptions(parent=self))
+        kubernetes = cast(AckKubernetesArgs, args.kubernetes)  # given: __init__ calls this only then
+        self.k8s_provider = k8s.Provider(f"{name}-k8s", context=kubernetes.context, opts=pulumi.ResourceOptions(parent=self))
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=self.k8s_provider)
         after: list[pulumi.Resource] = [p.node_pool for p in self.node_pools.values()]
         if args.sharing_component is not None:

@@ -46,11 +46,11 @@ class AckNodePoolArgs(SpecModel):
     node cannot change mode in place (004): a change of mode, placement or labels replaces the pool."""
 
     name: str = Field(pattern=K8S_NAME, description="Pool name (also the value of the gpufleet.io/node-pool label workloads select).")
-    sharing_mode: SharingMode = Field(
+    sharing_mode: SharingMode = Field(  # type: ignore[valid-type]
         description="ack.node.gpu.schedule: core_mem (GPU memory and computing power isolation) or cgpu "
         "(memory isolation only). A node runs one mode: memory-only and memory+compute jobs never share it."
     )
-    placement: Placement | None = Field(
+    placement: Placement | None = Field(  # type: ignore[valid-type]
         None,
         description="ack.node.gpu.placement: binpack fills one GPU before the next, spread spreads pods; absent sets no label, and ACK packs (binpack).",
     )

@@ -17,8 +17,8 @@ def check_fleet(fleet: AckFleetArgs, region: str | None, cat: Catalog) -> list[V
     found = pool_fleet_names(fleet)
     for i, pool in enumerate(fleet.node_pools):
         if pool.taint is not None:
-            for where, value, reason in k8s_rules.node_label_problems({}, [pool.taint.model_dump()], kubernetes):
-                found.append(Violation("k8s-node-labels", ("nodePools", i, "taint", where[-1]), value, reason))
+            for where, value, problem in k8s_rules.node_label_problems({}, [pool.taint.model_dump()], kubernetes):
+                found.append(Violation("k8s-node-labels", ("nodePools", i, "taint", where[-1]), value, problem))
         for j, instance_type in enumerate(pool.instance_types):
             reason = ack_rules.gpu_type_known(instance_type, ack)
             if reason:
@@ -31,7 +31,7 @@ def check_fleet(fleet: AckFleetArgs, region: str | None, cat: Catalog) -> list[V
         "chart": (("sharingComponent", "version"), fleet.sharing_component.version if fleet.sharing_component else None),
         "cgpu": (("cgpuVersion",), fleet.cgpu_version),
     }
-    problems = ack_rules.cluster_prerequisites(*(value for _, value in versions.values()), ack)
+    problems = ack_rules.cluster_prerequisites(versions["kubernetes"][1], versions["chart"][1], versions["cgpu"][1], ack)
     for key, problem in problems.items():
         field, value = versions[key]
         found.append(Violation("ack-cluster-prerequisites", field, value, problem))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from gpufleet.platform.record import Platform
 from gpufleet.rules import ack as ack_rules
+from gpufleet.rules.ack import AckGpuType
 
 
 def _build(fleet, region, opts):
@@ -20,8 +23,9 @@ def _summary(fleet, region, cat):
 def _pool(pool, fleet, ack) -> dict:
     """A shared-GPU pool: its GPUs, and how many pods of each declared size fit one GPU and one node."""
     gpus_per_node = ack_rules.pool_gpus(pool.instance_types, ack)
-    gib_per_gpu = ack_rules.smallest_gpu(pool.instance_types, ack).shared_gib
-    models = sorted({ack_rules.gpu_type(t, ack).model for t in pool.instance_types})
+    # A validated spec's pools have only sourced types (ack-gpu-type-known): none of these is None.
+    gib_per_gpu = cast(AckGpuType, ack_rules.smallest_gpu(pool.instance_types, ack)).shared_gib
+    models = sorted({cast(AckGpuType, ack_rules.gpu_type(t, ack)).model for t in pool.instance_types})
     if pool.autoscaling is not None:
         nodes = {"min": pool.autoscaling.min_size, "max": pool.autoscaling.max_size}
     else:

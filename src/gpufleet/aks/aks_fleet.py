@@ -3,11 +3,13 @@ context, the NVIDIA device plugin (AKS installs the driver, not the plugin: 003)
 
 from __future__ import annotations
 
+from typing import Literal, cast
+
 import pulumi
 import pulumi_azure as azure
 import pulumi_kubernetes as k8s
 
-from gpufleet.aks.args import AksFleetArgs
+from gpufleet.aks.args import AksFleetArgs, AksKubernetesArgs
 from gpufleet.aks.node_pool import AksGpuNodePool
 from gpufleet.aks.resolved import gpu_taint, gpu_tolerations, rotation_name, workload_selector
 from gpufleet.catalog import catalog
@@ -29,7 +31,8 @@ class AksFleet(pulumi.ComponentResource):
         )
         pool_opts = pulumi.ResourceOptions(parent=self, provider=self.provider)
         self.cluster = self._create_cluster(name, args.create_cluster, pool_opts) if args.create_cluster is not None else None
-        cluster_id = self.cluster.id if self.cluster is not None else args.cluster_id
+        # Without createCluster, clusterId is given (_one_cluster).
+        cluster_id = self.cluster.id if self.cluster is not None else cast(str, args.cluster_id)
         self.node_pools = {pool.name: AksGpuNodePool(f"{name}-{pool.name}", cluster_id, pool, opts=pool_opts) for pool in args.node_pools}
         if args.kubernetes is not None or self.cluster is not None:
             self._kubernetes(name, args)
@@ -59,7 +62,12 @@ class AksFleet(pulumi.ComponentResource):
 
     def _kubernetes(self, name: str, args: AksFleetArgs) -> None:
         # A created cluster's own kubeconfig (a secret output), else the ambient kubeconfig's context.
-        access = {"kubeconfig": self.cluster.kube_config_raw} if self.cluster is not None else {"context": args.kubernetes.context}
+        # Called with a created cluster or with kubernetes given (__init__).
+        access = (
+            {"kubeconfig": self.cluster.kube_config_raw}
+            if self.cluster is not None
+            else {"context": cast(AksKubernetesArgs, args.kubernetes).context}
+        )
         self.k8s_provider = k8s.Provider(f"{name}-k8s", **access, opts=pulumi.ResourceOptions(parent=self))
         aks, eks = catalog.load().facts.aks, catalog.load().facts.eks
         pools = {p.name: p for p in args.node_pools}
@@ -79,7 +87,7 @@ class AksFleet(pulumi.ComponentResource):
             after.append(self.gpu_operator)
         elif served:
             # MIG pools advertise each instance as nvidia.com/gpu (the plugin's single strategy).
-            mig = "single" if any(p.mig_profile for p in served) else "none"
+            mig: Literal["single", "none"] = "single" if any(p.mig_profile for p in served) else "none"
             self.device_plugins = DevicePlugins(
                 f"{name}-device-plugins",
                 ServedGroups(nvidia=[taint], efa=[], neuron=[], needed=frozenset({"nvidia"})),

@@ -8,7 +8,7 @@ predicates the policy pack calls too).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import Field, model_validator
 
@@ -46,7 +46,7 @@ class AksNodePoolArgs(SpecModel):
     zones: list[Literal["1", "2", "3"]] | None = Field(
         None, description="Availability zones of the pool; absent lets Azure place the nodes regionally."
     )
-    driver: Driver = Field(
+    driver: Driver = Field(  # type: ignore[valid-type]
         "Install",
         description="gpuProfile.driver: Install (AKS installs the driver) or None (no driver: only with the GPU Operator installing one).",
     )
@@ -135,6 +135,7 @@ class AksFleetArgs(SpecModel):
     @property
     def subscription_id(self) -> str:
         """The subscription of the cluster: named in its resource ID, or given to create it."""
-        return self.create_cluster.subscription_id if self.create_cluster is not None else self.cluster_id.split("/")[2]
+        # Without createCluster, clusterId is given (_one_cluster).
+        return self.create_cluster.subscription_id if self.create_cluster is not None else cast(str, self.cluster_id).split("/")[2]
 
     workloads: list[GpuWorkloadArgs] = Field(default_factory=list, description="GPU workloads.")

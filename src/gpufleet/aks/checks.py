@@ -3,6 +3,8 @@ pack calls) and returns Violations with the stack file's field paths."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from gpufleet.aks.args import AksFleetArgs, AksNodePoolArgs
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import AksFacts
@@ -14,7 +16,9 @@ from gpufleet.rules.aks import AksGpus
 def check_fleet(fleet: AksFleetArgs, region: str | None, cat: Catalog) -> list[Violation]:
     """Every rule broken by the fleet (the stack's AWS region is not AKS's: the cluster has its location)."""
     aks = cat.facts.aks
-    found, per_node = pool_checks(fleet, lambda pool, operator_installs_driver: _check_pool(pool, aks, operator_installs_driver))
+    found, per_node = pool_checks(
+        fleet, lambda pool, operator_installs_driver: _check_pool(cast(AksNodePoolArgs, pool), aks, operator_installs_driver)
+    )
     if fleet.create_cluster is not None:
         if fleet.kubernetes is not None:
             found.append(

@@ -6,6 +6,8 @@ provider SDK.
 
 from __future__ import annotations
 
+from typing import cast
+
 from gpufleet.aks.args import AksNodePoolArgs
 from gpufleet.catalog import catalog
 from gpufleet.rules import aks as aks_rules
@@ -36,7 +38,7 @@ def pool_sizes(pool: AksNodePoolArgs) -> tuple[int, int, int]:
     """The pool's (min, desired, max) nodes."""
     if pool.autoscaling is not None:
         return pool.autoscaling.min_count, pool.autoscaling.min_count, pool.autoscaling.max_count
-    return (pool.node_count,) * 3
+    return (cast(int, pool.node_count),) * 3  # nodeCount without autoscaling (_one_size)
 
 
 def node_labels(pool: AksNodePoolArgs) -> dict[str, str]:

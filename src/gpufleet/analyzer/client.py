@@ -16,9 +16,10 @@ import asyncio
 import os
 import threading
 from pathlib import Path
+from typing import cast
 
 import grpc
-from google.protobuf import empty_pb2, json_format
+from google.protobuf import empty_pb2, json_format, message
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from gpufleet.analyzer import wire
@@ -39,7 +40,7 @@ _BATCH = 16
 _WINDOW = 64
 
 # What the methods sent as bytes answer.
-_RESPONSES = {
+_RESPONSES: dict[str, type[message.Message]] = {
     "Analyze": analyzer_pb2.AnalyzeResponse,
     "Remediate": analyzer_pb2.RemediateResponse,
     "AnalyzeStack": analyzer_pb2.AnalyzeResponse,
@@ -148,7 +149,8 @@ class PolicyPack:
     def _raw(self, method: str) -> grpc.aio.UnaryUnaryMultiCallable:
         """The method as a call that sends bytes as they are (the stub would serialize the message again)."""
         if method not in self._raw_calls:
-            self._raw_calls[method] = self.channel.unary_unary(
+            # The channel is open: wait_ready() made it before any call.
+            self._raw_calls[method] = cast(grpc.aio.Channel, self.channel).unary_unary(
                 f"/pulumirpc.Analyzer/{method}", response_deserializer=_RESPONSES[method].FromString
             )
         return self._raw_calls[method]
@@ -209,7 +211,7 @@ class PolicyPack:
         still runs."""
         self._by_urn: dict[str, dict] = {}
         self._requests: dict[str, bytes] = {}  # serialized: a message object holds several times its bytes
-        self._providers: dict[str, analyzer_pb2.AnalyzerProviderResource] = {}
+        self._providers: dict[str, analyzer_pb2.AnalyzerProviderResource | None] = {}
         self._backlog: list[dict] | None = []  # None once configured (touched on the loop only)
         self._pending: list[tuple[dict, asyncio.Future | None]] = []
         self._error: BaseException | None = None
@@ -263,7 +265,7 @@ class PolicyPack:
             return await self._raw("Analyze")(self._request(resource), timeout=self.call_timeout)
 
     def _flush(self) -> None:
-        backlog, self._backlog = self._backlog, None
+        backlog, self._backlog = cast(list[dict], self._backlog), None  # a list until this, its one flush
         for resource in backlog:
             self._start(resource)
 
@@ -277,8 +279,12 @@ class PolicyPack:
         urn = resource.get("provider") or ""
         if urn not in self._providers:
             provider = self._by_urn.get(urn)
-            self._providers[urn] = provider and analyzer_pb2.AnalyzerProviderResource(
-                type=provider["type"], urn=urn, name=provider["name"], properties=wire.struct(provider.get("inputs") or {})
+            self._providers[urn] = (
+                None
+                if provider is None
+                else analyzer_pb2.AnalyzerProviderResource(
+                    type=provider["type"], urn=urn, name=provider["name"], properties=wire.struct(provider.get("inputs") or {})
+                )
             )
         return self._providers[urn]
 
@@ -321,7 +327,7 @@ class PolicyPack:
                     call.cancel()
             raise
         answered = iter(responses)
-        return [(resource, call and next(answered)) for resource, call in self._pending]
+        return [(resource, None if call is None else next(answered)) for resource, call in self._pending]
 
     def _stack_request(self, resources: list[dict]) -> bytes:
         """AnalyzeStackRequest, serialized. AnalyzerResource begins with AnalyzeRequest's fields
@@ -329,7 +335,7 @@ class PolicyPack:
         each resource is its analysed request as it was sent (after any remediation) followed by
         its parent and dependencies. No message is built a resource: they had cost the largest EKS
         stack 7 MB at its peak."""
-        parts = []
+        parts: list[bytes] = []
         for resource in resources:
             if resource["urn"] not in self._requests:
                 self._request(resource)

@@ -10,12 +10,14 @@ from pathlib import Path
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
+from gpufleet.errors import InputError
+
 # The pack's shell ships inside the package as gpufleet/policies/pack: a link to the repository's
 # policies/ folder, copied into an installed gpufleet as package data.
 DEFAULT_PACK = (Path(__file__).resolve().parent.parent / "policies" / "pack").resolve()
 
 
-class PolicyPackInvalid(ValueError):
+class PolicyPackInvalid(InputError):
     """The pack directory is not a Python policy pack (a bad --policy-pack)."""
 
 

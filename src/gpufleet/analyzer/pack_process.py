@@ -14,15 +14,17 @@ import os
 import subprocess
 import threading
 from pathlib import Path
+from typing import IO, cast
 
 from gpufleet.analyzer.pack_dir import interpreter, read_pack_manifest
+from gpufleet.errors import NotJudged
 
 # Bytes of stack config still handed over in the environment as well (well under Linux's 128 KiB
 # per string, MAX_ARG_STRLEN, and the whole environment's share of ARG_MAX).
 ENV_CONFIG_LIMIT = 32 * 1024
 
 
-class PolicyPackError(RuntimeError):
+class PolicyPackError(NotJudged):
     """The pack could not judge the resources (did not start, crashed, timed out): fail closed."""
 
 
@@ -59,14 +61,15 @@ class PackProcess:
         self._stderr_reader.start()
 
     def _read_port(self) -> None:
-        line = self.process.stdout.readline()
+        stdout = cast(IO[str], self.process.stdout)  # a pipe: Popen(stdout=PIPE)
+        line = stdout.readline()
         self._port_line.append(line)
         self._port_ready.set()
-        for _ in self.process.stdout:  # keep the pipe drained; a pack may print
+        for _ in stdout:  # keep the pipe drained; a pack may print
             pass
 
     def _drain_stderr(self) -> None:
-        for line in self.process.stderr:
+        for line in cast(IO[str], self.process.stderr):  # a pipe: Popen(stderr=PIPE)
             self._stderr.append(line.rstrip())
 
     def port(self, timeout: float) -> str:

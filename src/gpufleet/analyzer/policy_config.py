@@ -17,10 +17,12 @@ from pathlib import Path
 
 import jsonschema
 
+from gpufleet.errors import InputError
+
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 
 
-class PolicyConfigError(ValueError):
+class PolicyConfigError(InputError):
     """The policy config is invalid: the message names the policy, the value and the rule."""
 
 
@@ -73,7 +75,7 @@ def parse(document: object, where: str = "policy config") -> dict[str, PolicyCon
 def _level(where: str, name: str, value: object) -> str:
     if value not in LEVELS:
         raise PolicyConfigError(f"{where}: {name}: enforcementLevel {json.dumps(value)} is not one of {', '.join(LEVELS)}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def reconcile(

@@ -12,6 +12,7 @@ import enum
 import sys
 import typing
 from functools import cache
+from typing import cast
 
 from gpufleet.apis.values import kind_problem, rename
 
@@ -103,9 +104,9 @@ def _check(value: object, hint: object, path: str, found: list[str]) -> None:
         found.append(f"{path}: {reason}")
     elif origin is list:
         (item,) = typing.get_args(kind) or (None,)
-        for i, element in enumerate(value):
+        for i, element in enumerate(cast(list, value)):  # a list: kind_problem says so
             _check(element, item, f"{path}[{i}]", found)
 
 
 # The SDK models' Python types as the JSON kinds they stand for.
-_KINDS = {list: "list", dict: "object", bool: "boolean", int: "integer", float: "number", str: "string"}
+_KINDS: dict[object, str] = {list: "list", dict: "object", bool: "boolean", int: "integer", float: "number", str: "string"}

@@ -71,9 +71,10 @@ def capacity_block_problems(group: Mapping, template: Mapping | None) -> list[st
 
 def at(props: Mapping, path: list[str]) -> object:
     """The input at a path of keys, or None where one is missing."""
+    node: object = props
     for key in path:
-        props = props.get(key) if isinstance(props, Mapping) else None
-    return props
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node
 
 
 def auto_mode_enabled(props: Mapping, auto_mode: AutoMode) -> bool:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
+from typing import cast
 
-from gpufleet.apis.values import decimal, kind_problem, rename, whole_number
+from gpufleet.apis.values import Target, decimal, kind_problem, rename, whole_number
 
 # pulumi-gcp input (camelCase, as the engine receives it) -> the API's field, per object. A value of
 # None means the input is provider-side only (no API field): e.g. `location` is in the request URL.
-_NODE_POOL = {
+_NODE_POOL: dict[str, Target] = {
     "name": "name",
     "namePrefix": "name",  # the provider sends the prefix with a random suffix as the pool's name
     "nodeConfig": ("config", "NodeConfig"),
@@ -30,7 +31,7 @@ _NODE_POOL = {
     "location": None,
     "project": None,
 }
-_NODE_CONFIG = {
+_NODE_CONFIG: dict[str, Target] = {
     "machineType": "machineType",
     "guestAccelerators": ("accelerators", "AcceleratorConfig"),
     "labels": "labels",
@@ -46,14 +47,14 @@ _NODE_CONFIG = {
     "metadata": "metadata",
     "tags": "tags",
 }
-_ACCELERATOR = {
+_ACCELERATOR: dict[str, Target] = {
     "type": "acceleratorType",
     "count": "acceleratorCount",
     "gpuPartitionSize": "gpuPartitionSize",
     "gpuDriverInstallationConfig": ("gpuDriverInstallationConfig", "GPUDriverInstallationConfig"),
     "gpuSharingConfig": ("gpuSharingConfig", "GPUSharingConfig"),
 }
-_AUTOSCALING = {
+_AUTOSCALING: dict[str, Target] = {
     "minNodeCount": "minNodeCount",
     "maxNodeCount": "maxNodeCount",
     "totalMinNodeCount": "totalMinNodeCount",
@@ -63,7 +64,7 @@ _AUTOSCALING = {
 # pulumi-gcp's taint effects are the API's enum already (NO_SCHEDULE); the nested objects of the
 # driver and sharing configs keep their names.
 _SAME = None
-MAPPINGS = {
+MAPPINGS: dict[str, dict[str, Target] | None] = {
     "NodePool": _NODE_POOL,
     "NodeConfig": _NODE_CONFIG,
     "AcceleratorConfig": _ACCELERATOR,
@@ -142,7 +143,7 @@ def _check(value: object, prop: dict, path: str, found: list[str]) -> None:
         if reason:
             found.append(f"{path}: {reason}")
             return
-        for i, item in enumerate(value):
+        for i, item in enumerate(cast(list, value)):  # a list: kind_problem says so
             _check(item, prop["items"], f"{path}[{i}]", found)
     elif kind == "object":
         reason = kind_problem("object", value)
@@ -150,7 +151,7 @@ def _check(value: object, prop: dict, path: str, found: list[str]) -> None:
             found.append(f"{path}: {reason}")
             return
         extra = prop.get("additionalProperties")
-        for key, item in value.items():
+        for key, item in cast(dict, value).items():  # an object: kind_problem says so
             if extra is not None:
                 _check(item, extra, f"{path}.{key}", found)
     elif kind == "string" and prop.get("format") == "int64":
@@ -163,5 +164,5 @@ def _check(value: object, prop: dict, path: str, found: list[str]) -> None:
             found.append(f"{path}: {reason}")
         elif kind == "string" and "enum" in prop and value not in prop["enum"]:
             found.append(f"{path}: {value!r} is not one of {', '.join(prop['enum'])}")
-        elif kind == "integer" and prop.get("format") == "int32" and not -(2**31) <= int(value) < 2**31:
-            found.append(f"{path}: {int(value)} is past an int32")
+        elif kind == "integer" and prop.get("format") == "int32" and not -(2**31) <= int(cast(float, value)) < 2**31:
+            found.append(f"{path}: {int(cast(float, value))} is past an int32")  # a whole number: kind_problem says so

@@ -4,6 +4,11 @@ judged one way for both API checks (`gke_api`, `aks_api`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TypeAlias
+
+# A mapping's target for an input: the API's field name, None for the provider's own (never sent),
+# or another target that `rename`'s `place` puts in the body (a field and a nested schema or key).
+Target: TypeAlias = str | tuple[str, str] | None
 
 
 def whole_number(value: object) -> bool:
@@ -35,7 +40,7 @@ def kind_problem(kind: str, value: object) -> str | None:
 
 
 def rename(
-    inputs: Mapping, mapping: Mapping[str, object], place: Callable[[dict, object, str, object], list[str]]
+    inputs: Mapping, mapping: Mapping[str, Target], place: Callable[[dict, tuple[str, str], str, object], list[str]]
 ) -> tuple[dict, list[str]]:
     """A request body from the provider's inputs, and the inputs with no mapping. A target of None is
     the provider's own (never sent); a string is the API's name for the input; any other target is
@@ -45,8 +50,10 @@ def rename(
     for key, value in inputs.items():
         if key not in mapping:
             unmapped.append(key)
-        elif isinstance(mapping[key], str):
-            body[mapping[key]] = value
-        elif mapping[key] is not None:
-            unmapped += place(body, mapping[key], key, value)
+            continue
+        target = mapping[key]
+        if isinstance(target, str):
+            body[target] = value
+        elif target is not None:
+            unmapped += place(body, target, key, value)
     return body, unmapped

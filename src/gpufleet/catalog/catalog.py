@@ -16,6 +16,7 @@ import yaml
 from ruamel.yaml import YAML
 
 from gpufleet.catalog.facts import CuratedFacts, EcsAmiVariant, EcsFacts, checked
+from gpufleet.errors import InputError
 
 DATA = Path(__file__).parent / "data"
 REGENERATE = "python -m gpufleet.catalog.generate"
@@ -84,7 +85,7 @@ def family_of(instance_type: str) -> str:
     return instance_type.split(".", 1)[0]
 
 
-class UnknownInstanceType(LookupError):
+class UnknownInstanceType(InputError, LookupError):
     """An instance type the catalog has no record of."""
 
     def __init__(self, name: str, reason: str, suggestions: list[str]):

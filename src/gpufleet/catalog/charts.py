@@ -43,11 +43,12 @@ def merge(base: dict, given: Mapping | None) -> dict:
 
 
 def at(values: Mapping, path: list[str]):
+    found: object = values  # each step's value, a Mapping or not
     for key in path:
-        if not isinstance(values, Mapping):
+        if not isinstance(found, Mapping):
             return None
-        values = values.get(key)
-    return values
+        found = found.get(key)
+    return found
 
 
 def default_tolerations(chart: Chart) -> list[dict]:

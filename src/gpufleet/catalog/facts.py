@@ -13,6 +13,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
+from gpufleet.errors import GpufleetError
+
 
 class _Facts(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, alias_generator=to_camel)
@@ -805,7 +807,7 @@ class Karpenter(_Facts):
     node_overlay: NodeOverlayFacts
 
 
-class CuratedFactsError(ValueError):
+class CuratedFactsError(GpufleetError, ValueError):
     """The curated facts file does not have the shape the rules read."""
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 from gpufleet.catalog import catalog, tokens
 from gpufleet.cli import diagram
@@ -114,6 +115,7 @@ def diff_plans(
             "properties": changes,
             "summary": summarize(changes, old[urn].get("inputs") or {}, new[urn].get("inputs") or {}),
         }
+        reason: str | None
         if verdict is not None:
             reason = (
                 f"the engine: replaceReasons {', '.join(verdict['replaceReasons'])}"
@@ -278,10 +280,11 @@ def _groups(result: PlanDiff, base: dict[str, Group], head: dict[str, Group]) ->
             if any(replacement.matches(c["path"], k) for c in changed_urns[urn]["properties"] for k in rolls):
                 _drain(result, after, "its AMI release or Kubernetes version changed: the node group rolls its nodes")
         if notes or before is None or after is None:
+            group = cast(Group, after or before)  # the urn is head's or base's
             result.groups.append(
                 {
-                    "group": (after or before).name,
-                    "platform": (after or before).platform,
+                    "group": group.name,
+                    "platform": group.platform,
                     "urn": urn,
                     "status": "added" if before is None else "removed" if after is None else "changed",
                     "before": before.as_dict() if before else None,
@@ -412,7 +415,7 @@ def cost_change(base: list[dict], head: list[dict]) -> dict:
     for urn in list(new) + [u for u in old if u not in new]:
         b, a = old.get(urn), new.get(urn)
         sides = _cost_sides(b, a)
-        g = a or b
+        g = cast(dict, a or b)  # the urn is new's or old's
         what = []
         if b and a:
             if b["instanceType"] != a["instanceType"]:

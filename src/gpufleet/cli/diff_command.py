@@ -3,6 +3,8 @@ pack and compared in a reviewer's words."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from gpufleet.cli.output import EXIT_CHANGED, EXIT_OK, EXIT_VIOLATION, policy_inputs, print_json, write
 
 
@@ -29,7 +31,8 @@ def cmd_diff(args) -> int:
     # one stack share one pack process (a pack reads its stack's config, so others get their own).
     same_stack = (base.project, base.stack) == (head.project, head.stack)
     findings = judged([base, head]) if same_stack else judged([base]) + judged([head])
-    result = diff_plans(base.resources, head.resources, *findings)
+    base_findings, head_findings = findings
+    result = diff_plans(base.resources, head.resources, base_findings, head_findings)
     if args.json:
         print_json(result.as_json())
     else:
@@ -74,10 +77,11 @@ def _diff_one_preview(args, pack_dir, given) -> int:
             f"{args.base}: one plan alone is read only as `pulumi preview --json` of a deployed stack "
             "(steps with oldState) or of a stack not yet deployed (every op create); give BASE.json and HEAD.json to compare two plans"
         )
+    deployed_states = cast(list[dict], preview.before)  # a pulumi-preview's old states: a list, maybe empty
     with PolicyPack(pack_dir, project=preview.project, stack=preview.stack) as pack:
-        before = pack.judge(given, preview.before).as_plan_block()["violations"]
-        after = pack.judge(_with_deployed(pack, given, preview.before), preview.resources).as_plan_block()["violations"]
-    result = diff_plans(preview.before, preview.resources, before, after, preview.verdicts)
+        before = pack.judge(given, deployed_states).as_plan_block()["violations"]
+        after = pack.judge(_with_deployed(pack, given, deployed_states), preview.resources).as_plan_block()["violations"]
+    result = diff_plans(deployed_states, preview.resources, before, after, preview.verdicts)
     if args.json:
         print_json(result.as_json())
     else:

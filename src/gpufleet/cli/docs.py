@@ -90,7 +90,7 @@ def _model_table(model: type[BaseModel]) -> list[str]:
 
 def _signature(obj) -> str:
     target = obj.__init__ if inspect.isclass(obj) else obj
-    parts = []
+    parts: list[str] = []
     for name, p in inspect.signature(target).parameters.items():
         if name == "self":
             continue

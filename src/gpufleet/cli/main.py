@@ -322,14 +322,8 @@ def cmd_schema(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from gpufleet.analyzer.client import PolicyPackError
-    from gpufleet.analyzer.pack_dir import PolicyPackInvalid
-    from gpufleet.analyzer.policy_config import PolicyConfigError
-    from gpufleet.cli.plan_file import PlanFileError
-    from gpufleet.engine.answers import AnswersFileError
-    from gpufleet.engine.user_program import ProgramError
+    from gpufleet.errors import NotJudged
     from gpufleet.rules import lifecycle
-    from gpufleet.stack.files import StackFileError
 
     args = _parser().parse_args(argv)
     from gpufleet.cli.diff_command import cmd_diff
@@ -346,18 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         lifecycle.today()  # a GPUFLEET_TODAY that is no date stops here, before a worker or the pack reads it
         return handler(args)
-    # A pack that could not judge the resources (PolicyPackError) fails closed: exit 2, never "no violations".
-    except (
-        InputError,
-        StackFileError,
-        PlanFileError,
-        PolicyConfigError,
-        PolicyPackInvalid,
-        PolicyPackError,
-        ProgramError,
-        AnswersFileError,
-        lifecycle.TodayError,
-    ) as err:
+    # Bad input, and a pack or program that could not judge (fail closed): one message, exit 2, never
+    # "no violations". Every other exception is a bug (exit 4).
+    except (InputError, NotJudged) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:  # stdout closed while a table was printed: quiet

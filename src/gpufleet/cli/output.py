@@ -7,12 +7,10 @@ import json
 import os
 import sys
 
+from gpufleet.errors import InputError  # noqa: F401 - the commands raise it from here
+
 EXIT_OK, EXIT_VIOLATION, EXIT_INVALID, EXIT_CHANGED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 REPORT_TO = "the gpufleet issue tracker, with the command you ran"
-
-
-class InputError(Exception):
-    """Bad input: printed as one message, exit 2."""
 
 
 def write(text: str) -> None:

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpufleet.engine.plan import PLAN_VERSION
+from gpufleet.errors import InputError
 from gpufleet.plans import shapes as plan_shapes
 
 
-class PlanFileError(ValueError):
+class PlanFileError(InputError):
     """The file is not a plan gpufleet can judge; the message says which field is wrong."""
 
 

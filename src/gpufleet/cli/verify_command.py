@@ -5,6 +5,7 @@ failed), 2 for input gpufleet cannot read."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from gpufleet.cli.output import EXIT_OK, EXIT_VIOLATION, InputError, print_json, write
 
@@ -89,7 +90,7 @@ def cmd_verify(args) -> int:
     if args.nccl and not jobs:
         raise InputError(f"{args.plan}: --nccl: the plan has no MPIJob that runs all_reduce_perf")
     try:
-        runs = []
+        runs: list[tuple[nccl_gate.NcclJob, str | None, str]] = []
         if args.recorded is not None:
             observed = recorded.read(args.recorded)
             if args.nccl:
@@ -99,7 +100,8 @@ def cmd_verify(args) -> int:
                     raise BadInput(
                         f"--from {args.recorded}: one log for {len(jobs)} NCCL jobs ({', '.join(j.subject for j in jobs)}); record one job's"
                     )
-                runs = [(jobs[0], observed.nccl_log, observed.nccl_log_source)]
+                # A recorded log comes with its source (recorded.read sets both).
+                runs = [(jobs[0], observed.nccl_log, cast(str, observed.nccl_log_source))]
         else:
             observed = Observed(where="")
             wheres = []

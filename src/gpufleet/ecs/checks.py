@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import cast
 
 from gpufleet import simulate
 from gpufleet.apis import aws_rules as api_rules
 from gpufleet.catalog.catalog import Catalog, UnknownInstanceType
-from gpufleet.ecs.args import CapacityProviderArgs, EcsFleetArgs, ManagedInstanceProviderArgs, WorkloadArgs
+from gpufleet.ecs.args import CapacityProviderArgs, EcsFleetArgs, GpuShareArgs, ManagedInstanceProviderArgs, WorkloadArgs
 from gpufleet.ecs.container_definitions import container_definitions
 from gpufleet.ecs.neuron import device_counts, per_chip_families
 from gpufleet.ecs.resolved import capacity_provider_name, gpu_requests, instance_shape, provider_of, task_shape, workload_type
@@ -50,8 +51,8 @@ def check_fleet(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[Violatio
         if not problems:
             known.add(mp.name)
     for i, wl in enumerate(fleet.workloads):
-        it = workload_type(wl, fleet, region, cat) if wl.capacity_provider in known else None
-        found += [v.under("workloads", i) for v in _workload(wl, fleet, it, region, cat)]
+        wl_type = workload_type(wl, fleet, region, cat) if wl.capacity_provider in known else None
+        found += [v.under("workloads", i) for v in _workload(wl, fleet, wl_type, region, cat)]
     found += _family_names(fleet, types)
     found += _vpc_zones(fleet, types, region, cat)
     found += _quotas(fleet, cat)
@@ -161,6 +162,7 @@ def _unique_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
 
 
 def _capacity_provider_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
+    providers: list[tuple[str, int, CapacityProviderArgs | ManagedInstanceProviderArgs]]
     providers = [("capacityProviders", i, cp) for i, cp in enumerate(fleet.capacity_providers)]
     providers += [("managedInstanceProviders", i, mp) for i, mp in enumerate(fleet.managed_instance_providers)]
     for key, i, cp in providers:
@@ -281,7 +283,8 @@ def _gpu_requests(wl: WorkloadArgs, it, cat: Catalog) -> Iterator[Violation]:
     reason = ecs_gpu_sharing.mps_memory_problem(it, requests)
     if reason:
         j = max((r for r in requests if r.option == ecs_gpu_sharing.SHARE), key=lambda r: r.mps_memory).index
-        yield Violation("ecs-mps-memory-fits", ("containers", j, "gpuShare", "memoryMiB"), wl.containers[j].gpu_share.memory_mib, reason)
+        share = cast(GpuShareArgs, wl.containers[j].gpu_share)  # a SHARE request is a container's gpuShare
+        yield Violation("ecs-mps-memory-fits", ("containers", j, "gpuShare", "memoryMiB"), share.memory_mib, reason)
 
 
 def _ask(wl: WorkloadArgs, r: ecs_gpu_sharing.GpuRequest) -> tuple[tuple, object]:
@@ -302,7 +305,9 @@ def workload_placements(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[
         if wl.service is not None and wl.service.per_chip:
             for chip, family in enumerate(per_chip_families(wl.name, it)):
                 task = task_shape(wl, it, chip)
-                found.append((i, ecs_scheduler.place_task(replace(task, family=family), inst, cp.desired_size, True)))
+                # perChip runs on Auto Scaling capacity only (ecs-neuron-per-chip): cp is a CapacityProviderArgs.
+                instances = cast(CapacityProviderArgs, cp).desired_size
+                found.append((i, ecs_scheduler.place_task(replace(task, family=family), inst, instances, True)))
         else:
             desired = wl.service.desired_count if wl.service is not None else None
             found.append((i, ecs_scheduler.place_task(task_shape(wl, it), inst, desired)))

@@ -4,6 +4,7 @@ services."""
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pulumi
 import pulumi_aws as aws
@@ -37,11 +38,14 @@ class GpuCluster(pulumi.ComponentResource):
         # Auto Scaling capacity runs with this role; Managed Instances bring their own.
         self.instance_role = InstanceRole(f"{name}-instance", args.session_manager, opts=self._child()) if args.capacity_providers else None
         amis = self._ami_ids()
-        self.capacity_providers = {
+        self.capacity_providers: dict[str, GpuCapacityProvider | ManagedInstancesCapacityProvider] = {
             cp.name: GpuCapacityProvider(
                 f"{name}-{cp.name}",
                 cp,
-                EcsClusterRef(args.cluster_name, self._subnet_ids[cp.name], self.security_group.id, self.instance_role.profile.arn),
+                # The role exists when there are capacity providers (above).
+                EcsClusterRef(
+                    args.cluster_name, self._subnet_ids[cp.name], self.security_group.id, cast(InstanceRole, self.instance_role).profile.arn
+                ),
                 provider_name=capacity_provider_name(args.cluster_name, cp.name),
                 ami_id=amis[resolve(cp).ami_parameter],
                 # Instances must find their cluster when they boot.
@@ -80,16 +84,17 @@ class GpuCluster(pulumi.ComponentResource):
         net = self._args.network
         managed = [mp.name for mp in self._args.managed_instance_providers]
         if net.create is None:
-            return net.vpc_id, {name: list(net.subnet_ids) for name in [*(cp.name for cp in self._args.capacity_providers), *managed]}
-        vpc = Vpc(self._name, net.create.cidr, list(net.create.zones), opts=self._child())
-        subnets = {
-            cp.name: [
-                vpc.private_subnet_by_zone[z].id for z in zones.group_zones(resolve(cp).instance, list(net.create.zones), self._region)
-            ]
+            # Existing subnets come with their VPC (network-one-of).
+            vpc_id = cast(str, net.vpc_id)
+            return vpc_id, {name: list(net.subnet_ids) for name in [*(cp.name for cp in self._args.capacity_providers), *managed]}
+        created_zones = cast(list[str], net.create.zones)  # required (vpc-zones-required)
+        vpc = Vpc(self._name, net.create.cidr, list(created_zones), opts=self._child())
+        subnets: dict[str, pulumi.Input[list[str]]] = {
+            cp.name: [vpc.private_subnet_by_zone[z].id for z in zones.group_zones(resolve(cp).instance, list(created_zones), self._region)]
             for cp in self._args.capacity_providers
         }
         # ECS launches Managed Instances in a zone of these subnets that offers the type it picks.
-        subnets.update({name: [vpc.private_subnet_by_zone[z].id for z in net.create.zones] for name in managed})
+        subnets.update({name: [vpc.private_subnet_by_zone[z].id for z in created_zones] for name in managed})
         return vpc.vpc_id, subnets
 
     def _security_group(self) -> aws.ec2.SecurityGroup:
@@ -191,7 +196,7 @@ class GpuCluster(pulumi.ComponentResource):
         name: str,
         capacity_provider: str,
         task_definition: aws.ecs.TaskDefinition,
-        desired_count: int,
+        desired_count: int | None,
         one_per_instance: bool = False,
         network: dict | None = None,
     ) -> aws.ecs.Service:

@@ -117,7 +117,8 @@ def gpu_requests(wl: WorkloadArgs) -> list[ecs_gpu_sharing.GpuRequest]:
 
 
 def provider_of(fleet: EcsFleetArgs, wl: WorkloadArgs) -> CapacityProviderArgs | ManagedInstanceProviderArgs:
-    return next(cp for cp in [*fleet.capacity_providers, *fleet.managed_instance_providers] if cp.name == wl.capacity_provider)
+    providers: list[CapacityProviderArgs | ManagedInstanceProviderArgs] = [*fleet.capacity_providers, *fleet.managed_instance_providers]
+    return next(cp for cp in providers if cp.name == wl.capacity_provider)
 
 
 def task_shape(wl: WorkloadArgs, it, first_chip: int = 0) -> ecs_scheduler.TaskShape:

@@ -9,7 +9,7 @@ from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.wording import counted
 from gpufleet.ecs import resolved
-from gpufleet.ecs.args import EcsFleetArgs, ManagedInstanceProviderArgs
+from gpufleet.ecs.args import CapacityProviderArgs, EcsFleetArgs, ManagedInstanceProviderArgs
 from gpufleet.ecs.neuron import device_counts
 from gpufleet.rules import ecs_gpu_sharing
 from gpufleet.rules import gpus as gpu_rules
@@ -19,7 +19,8 @@ from gpufleet.simulate import ecs_scheduler
 
 def workload_rows(ecs: EcsFleetArgs, region: str, cat: Catalog) -> list[dict]:
     """A row per workload: what each task asks for and how many one instance of its provider holds."""
-    providers = {cp.name: cp for cp in [*ecs.capacity_providers, *ecs.managed_instance_providers]}
+    every: list[CapacityProviderArgs | ManagedInstanceProviderArgs] = [*ecs.capacity_providers, *ecs.managed_instance_providers]
+    providers = {cp.name: cp for cp in every}
     return [_workload_row(wl, providers[wl.capacity_provider], resolved.workload_type(wl, ecs, region, cat)) for wl in ecs.workloads]
 
 

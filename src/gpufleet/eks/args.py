@@ -24,12 +24,16 @@ TaintEffect = Literal.__getitem__(tuple([*_EFFECTS, *_EFFECTS.values()]))
 EKS_NAME = r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$"  # CreateCluster / CreateNodegroup name rule
 
 
+def _every_built_in_pool() -> list[Literal["general-purpose", "system"]]:
+    return ["general-purpose", "system"]
+
+
 class AutoModeArgs(SpecModel):
     """EKS Auto Mode: EKS runs Karpenter, the nodes' drivers and the NVIDIA, Neuron and EFA device
     plugins; its compute, block storage and load balancing are turned on together."""
 
     built_in_node_pools: list[Literal["general-purpose", "system"]] = Field(
-        default_factory=lambda: ["general-purpose", "system"],
+        default_factory=_every_built_in_pool,
         description="Auto Mode's own NodePools: general-purpose (on-demand C, M, R nodes for ordinary pods) and "
         "system (tainted CriticalAddonsOnly); an empty list leaves only the stack's nodePools.",
     )

@@ -6,10 +6,11 @@ Field paths use the stack file's keys (camelCase) so an error points at the line
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 from gpufleet.apis import aws as aws_api
 from gpufleet.catalog import cloudformation
-from gpufleet.catalog.catalog import Catalog, UnknownInstanceType
+from gpufleet.catalog.catalog import Catalog, InstanceType, UnknownInstanceType
 from gpufleet.eks.args import EksFleetArgs, NodeGroupArgs
 from gpufleet.eks.resolved import auto_mode, efa_zone, places_in_group, resolve, system_ami_type, system_group_created, vpc_zones
 from gpufleet.karpenter.checks import check_pools
@@ -128,7 +129,8 @@ def _pools(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation
 def _auto_mode(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
     """An Auto Mode cluster of gpufleet carries NodePools only: EKS runs its system pods and device
     plugins, so no managed node group, system group, GPU Operator or NodeOverlay of gpufleet's."""
-    if not auto_mode(fleet):
+    create = fleet.cluster.create
+    if create is None or create.auto_mode is None:  # not auto_mode(fleet)
         return
     where = ("cluster", "create", "autoMode")
     if fleet.node_groups:
@@ -151,14 +153,15 @@ def _auto_mode(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
         )
     operator = fleet.kubernetes.gpu_operator if fleet.kubernetes is not None else None
     if operator is not None:
-        reason = eks_rules.auto_mode_plugin(cat.facts.charts.gpu_operator.chart, cat.facts.eks, cat.facts.charts)
+        # The GPU Operator's chart is always one too many on Auto Mode: a reason, never None.
+        reason = cast(str, eks_rules.auto_mode_plugin(cat.facts.charts.gpu_operator.chart, cat.facts.eks, cat.facts.charts))
         yield Violation(
             "eks-auto-mode-one-device-plugin",
             ("kubernetes", "gpuOperator"),
             operator.model_dump(by_alias=True, exclude_defaults=True),
             reason,
         )
-    if not fleet.node_pools and not fleet.cluster.create.auto_mode.built_in_node_pools:
+    if not fleet.node_pools and not create.auto_mode.built_in_node_pools:
         yield Violation(
             "eks-auto-mode-capacity",
             (*where, "builtInNodePools"),
@@ -309,14 +312,14 @@ def _kubernetes(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
                     )
     if k8s.nccl_test is not None:
         groups = {ng.name: ng for ng in fleet.node_groups}
-        ng = groups.get(k8s.nccl_test.node_group)
+        target = groups.get(k8s.nccl_test.node_group)
         where = ("kubernetes", "ncclTest", "nodeGroup")
-        if ng is None:
+        if target is None:
             yield Violation(
                 "nccl-test-node-group", where, k8s.nccl_test.node_group, f"no node group of that name (have: {', '.join(groups)})"
             )
-        elif ng.efa is None or eks_rules.accelerator(cat.get(ng.instance_type)) != "nvidia":
-            yield Violation("nccl-test-node-group", where, ng.name, "the NCCL test runs on a node group with NVIDIA GPUs and EFA")
+        elif target.efa is None or eks_rules.accelerator(cat.get(target.instance_type)) != "nvidia":
+            yield Violation("nccl-test-node-group", where, target.name, "the NCCL test runs on a node group with NVIDIA GPUs and EFA")
 
 
 def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
@@ -346,7 +349,9 @@ def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violati
         return
     if len(create.zones) < 2:
         yield Violation("eks-cluster-zones", field, list(create.zones), "an EKS cluster needs at least two availability zones")
-    groups = [(("nodeGroups", i, "instanceType"), cat.get(ng.instance_type)) for i, ng in enumerate(fleet.node_groups)]
+    groups: list[tuple[tuple, InstanceType]] = [
+        (("nodeGroups", i, "instanceType"), cat.get(ng.instance_type)) for i, ng in enumerate(fleet.node_groups)
+    ]
     if system_group_created(fleet):
         groups.append((("systemNodeGroup", "instanceType"), cat.get(fleet.system_node_group.instance_type)))
     followers = [(ng.name, cat.get(ng.instance_type)) for ng in fleet.node_groups if ng.efa is None and ng.zones is None]
@@ -355,8 +360,8 @@ def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violati
 
 def _node_group(ng: NodeGroupArgs, it, fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
     taints = [t.model_dump(exclude_none=True) for t in ng.taints or []]
-    for where, value, reason in k8s_rules.node_label_problems(dict(ng.labels), taints, cat.facts.kubernetes):
-        yield Violation("k8s-node-labels", where, value, reason)
+    for where, value, problem in k8s_rules.node_label_problems(dict(ng.labels), taints, cat.facts.kubernetes):
+        yield Violation("k8s-node-labels", where, value, problem)
     yield from _api_model(ng, taints)
     reason = eks_rules.ami_type_support(it, ng.ami_type, cat.facts.eks)
     if reason:

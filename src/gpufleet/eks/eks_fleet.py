@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -16,6 +18,7 @@ from gpufleet.eks.iam import cluster_role, node_role
 from gpufleet.eks.node_group import AcceleratedNodeGroup, EksClusterRef
 from gpufleet.eks.resolved import resolve, served_groups
 from gpufleet.eks.system_node_group import SystemNodeGroup
+from gpufleet.k8s.args import KubernetesArgs
 from gpufleet.k8s.device_plugins import DevicePlugins
 from gpufleet.k8s.gpu_operator import GpuOperator
 from gpufleet.k8s.gpu_workload import GpuWorkload
@@ -84,7 +87,7 @@ class EksFleet(pulumi.ComponentResource):
 
     def _kubernetes(self) -> None:
         """Device plugins for the groups' accelerators, and the NCCL test, through the cluster's provider."""
-        k8s_args = self._args.kubernetes
+        k8s_args = cast(KubernetesArgs, self._args.kubernetes)  # given: __init__ calls this only then
         if self._args.cluster.create is not None:
             endpoint, ca = self.cluster.endpoint, self.cluster.certificate_authority.data
         else:
@@ -154,11 +157,13 @@ class EksFleet(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             role, after = self.karpenter.node_role_name, [self.karpenter]
+        subnets: list[Mapping[str, Any]]
         if self._args.network.create is not None:
             subnets = [{"tags": resolved.discovery_tag(self._args)}]
         else:
             subnets = [{"id": s} for s in self._args.network.subnet_ids]
-        replicas = self._args.kubernetes.nvidia_device_plugin.time_slicing_replicas if self._args.karpenter.node_overlays else None
+        k8s_args = cast(KubernetesArgs, self._args.kubernetes)  # given: called from _kubernetes
+        replicas = k8s_args.nvidia_device_plugin.time_slicing_replicas if self._args.karpenter.node_overlays else None
         for overlay, spec in manifests.time_slicing_overlays(self._args.node_pools, replicas, catalog.load()).items():
             k8s.apiextensions.CustomResource(
                 f"{self._name}-{overlay}",
@@ -202,7 +207,7 @@ class EksFleet(pulumi.ComponentResource):
     def _cluster(self) -> tuple[pulumi.Input[str], pulumi.Input[str]]:
         c = self._args.cluster
         if c.create is None:
-            return c.name, c.security_group_id
+            return c.name, cast(str, c.security_group_id)  # an existing cluster's is given (eks-cluster-security-group)
         role = cluster_role(self._name, self._child(), self._auto)
         auto: dict = {}
         if c.create.auto_mode is not None:

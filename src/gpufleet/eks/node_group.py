@@ -4,6 +4,7 @@ interfaces card by card), EFA security group and placement group, and the node g
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import pulumi
 import pulumi_aws as aws
@@ -97,7 +98,8 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
         self.nccl_target = group.nccl_target
         self.security_group = self._efa_security_group(vpc_id) if args.efa else None
         self.placement_group = aws.ec2.PlacementGroup(name, strategy="cluster", opts=self._child()) if places_in_group(args) else None
-        self.launch_template = self._launch_template(cluster_security_group_id, group.ami_type)
+        # A validated group's type has an accelerated AMI type (eks-ami-type-supported).
+        self.launch_template = self._launch_template(cluster_security_group_id, cast(str, group.ami_type))
         self.node_group = aws.eks.NodeGroup(
             name,
             cluster_name=cluster_name,
@@ -147,7 +149,8 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
             template["instance_type"] = a.instance_type
         if a.efa is not None:
             # Security groups go on the interfaces: a template with interfaces may not also set them.
-            groups = [self.security_group.id, cluster_security_group_id]
+            # An EFA group has its security group (__init__).
+            groups = [cast("aws.ec2.SecurityGroup", self.security_group).id, cluster_security_group_id]
             template["network_interfaces"] = [
                 {
                     "device_index": i.device_index,

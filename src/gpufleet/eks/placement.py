@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import cast
 
 from gpufleet.catalog import catalog, charts, tokens
 from gpufleet.catalog.catalog import Catalog
@@ -14,6 +15,7 @@ from gpufleet.eks import resolved
 from gpufleet.eks.args import EksFleetArgs
 from gpufleet.eks.resolved import resolve, served_groups
 from gpufleet.eks.system_node_group import SYSTEM_NAME_PREFIX, system_labels
+from gpufleet.k8s.args import KubernetesArgs, NcclTestArgs
 from gpufleet.k8s.device_plugins import release_values
 from gpufleet.k8s.gpu_operator import operator_values
 from gpufleet.k8s.gpu_workload import workload_object
@@ -43,7 +45,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
             node_capacity.eks_node_shape(
                 group.instance,
                 group=ng.name,
-                ami_type=group.ami_type,
+                ami_type=cast(str, group.ami_type),  # placement runs on a spec whose other rules hold (eks-ami-type-supported)
                 labels=group.labels,
                 taints=[k8s_rules.taint(t) for t in group.taints],
                 sizes=(ng.min_size, ng.desired_size, ng.max_size),
@@ -62,7 +64,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
             node_capacity.eks_node_shape(
                 it,
                 group=eks_rules.node_group_name({"nodeGroupNamePrefix": SYSTEM_NAME_PREFIX}, ""),
-                ami_type=resolved.system_ami_type(it, eks),
+                ami_type=cast(str, resolved.system_ami_type(it, eks)),  # known: eks-system-node-group holds
                 labels=system_labels(),
                 taints=[],
                 sizes=(sys.min_size, sys.desired_size, sys.max_size),
@@ -167,7 +169,9 @@ def check_placement(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[
 def _fix(fleet: EksFleetArgs, where: tuple) -> tuple[tuple, object, str]:
     """The field a reader changes for a Pending pod, its value, and a hint."""
     if where[-1] == "nodeGroup":
-        return where, fleet.kubernetes.nccl_test.node_group, ""
+        # Only the NCCL test's pods are placed by a nodeGroup field: kubernetes.ncclTest is given.
+        nccl_test = cast(NcclTestArgs, cast(KubernetesArgs, fleet.kubernetes).nccl_test)
+        return where, nccl_test.node_group, ""
     if where[0] == "workloads":
         return where, fleet.workloads[where[1]].replicas, " (fewer replicas, or a larger maxSize or maxNodes)"
     if where == _SYSTEM and not resolved.system_group_created(fleet):

@@ -3,6 +3,8 @@ and the NCCL test's launcher run, since every accelerated group is tainted."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import pulumi
 import pulumi_aws as aws
 
@@ -36,7 +38,8 @@ class SystemNodeGroup(pulumi.ComponentResource):
     ):
         super().__init__("gpufleet:eks:SystemNodeGroup", name, None, opts)
         cat = catalog.load()
-        ami_type = system_ami_type(cat.get(args.instance_type), cat.facts.eks)
+        # A validated system group's type has a standard AMI type.
+        ami_type = cast(str, system_ami_type(cat.get(args.instance_type), cat.facts.eks))
         child = pulumi.ResourceOptions(parent=self)
         self.launch_template = aws.ec2.LaunchTemplate(
             name,

@@ -15,13 +15,14 @@ from pathlib import Path
 from gpufleet.catalog import tokens
 from gpufleet.catalog.generate.sources import FactSource
 from gpufleet.engine import aws_functions
+from gpufleet.errors import GpufleetError, InputError
 
 
-class UnansweredCall(LookupError):
+class UnansweredCall(GpufleetError, LookupError):
     """A provider function the offline engine cannot answer."""
 
 
-class AnswersFileError(ValueError):
+class AnswersFileError(InputError):
     """The `--answers` file does not have the shape the engine reads; the message names the place."""
 
 
@@ -92,7 +93,7 @@ class OfflineAnswers:
 
     def answer_noted(self, token: str, args: dict, region: str) -> tuple[dict, str | None]:
         """The answer, and what must be said of it where the emulated account is not the real one."""
-        region = args.get("region") if isinstance(args.get("region"), str) else region
+        region = given if isinstance(given := args.get("region"), str) else region
         handler = self._handlers.get(token)
         if handler is not None:
             return handler(args, region), None

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from gpufleet.catalog.facts import AutoNameRule, Autonaming
 from gpufleet.catalog.tokens import UNKNOWN
+from gpufleet.errors import InputError
 
 
-class TooLong(ValueError):
+class TooLong(InputError):
     """The provider's own error: the auto-name would pass the property's maximum length."""
 
 
@@ -71,7 +72,7 @@ def _rule(type_: str, facts: Autonaming) -> AutoNameRule | None:
         return facts.overrides[type_]
     rule = facts.bridged.get(type_.split(":", 1)[0])
     inputs = sdk_inputs(type_) if rule is not None else None
-    return rule if inputs is not None and rule.property in inputs else None
+    return rule if rule is not None and inputs is not None and rule.property in inputs else None
 
 
 def _suffix(urn: str, length: int) -> str:
@@ -84,7 +85,7 @@ def with_auto_names(type_: str, logical: str, urn: str, inputs: dict, custom: bo
     if not custom:
         return inputs
     if type_.startswith("kubernetes:") and "/" in type_.split(":")[1] and not type_.startswith("kubernetes:helm.sh/"):
-        metadata = inputs.get("metadata") if isinstance(inputs.get("metadata"), dict) else {}
+        metadata = given if isinstance(given := inputs.get("metadata"), dict) else {}
         if "name" in metadata or "generateName" in metadata:
             return inputs
         return {**inputs, "metadata": {**metadata, "name": f"{logical}-{_suffix(urn, facts.kubernetes_random_length)}"}}

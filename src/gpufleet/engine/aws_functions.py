@@ -13,9 +13,10 @@ import re
 from collections.abc import Callable
 
 from gpufleet.catalog import tokens
+from gpufleet.errors import GpufleetError
 
 
-class NoAnswer(LookupError):
+class NoAnswer(GpufleetError, LookupError):
     """The source's account holds nothing the call matches, or more than the provider would take."""
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpufleet.engine.runtime import ProgramRun, RecordedResource
 from gpufleet.plans import cost as plan_cost
 from gpufleet.plans import placement as plan_placement
@@ -28,7 +30,14 @@ def tree_order(resources: list[RecordedResource]) -> list[RecordedResource]:
 
 
 def plan_resource(r: RecordedResource) -> dict:
-    entry = {"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent or None, "custom": r.custom, "inputs": r.inputs}
+    entry: dict[str, Any] = {
+        "urn": r.urn,
+        "type": r.type,
+        "name": r.name,
+        "parent": r.parent or None,
+        "custom": r.custom,
+        "inputs": r.inputs,
+    }
     # Same keys as the resource states of `pulumi preview --json`, present only when non-empty.
     for key, value in (
         ("provider", r.provider),

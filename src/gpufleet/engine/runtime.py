@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol, cast
 
 import pulumi
 from google.protobuf import empty_pb2
@@ -31,6 +32,7 @@ from gpufleet.engine import (
     patches,
 )
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
+from gpufleet.errors import NotJudged
 from gpufleet.plans.wire import json_value
 
 PROGRAM = Path(__file__).parent.parent / "stack" / "__main__.py"
@@ -47,7 +49,13 @@ COMPUTED_OUTPUTS = {
 }
 
 
-class EngineError(RuntimeError):
+class _Paced(Protocol):
+    """What the paced-registration patch yields: it runs the program's body."""
+
+    def body(self, run: Callable[[], object]) -> Any: ...
+
+
+class EngineError(NotJudged):
     """The program could not be previewed offline; the message says why."""
 
 
@@ -190,7 +198,7 @@ def run_program(
     run = ProgramRun(stack=stack)
     region = str(config.get(f"{program.project}:region") or config.get("aws:region") or "")
     monitor = _Recorder(OfflineAnswers(source or moto_snapshot()), region, run, on_resource)
-    settings.set_root_resource(None)
+    settings.set_root_resource(None)  # type: ignore[arg-type]
     features = set(monitor.GetDeploymentInfo(empty_pb2.Empty()).supportedFeatures)
     settings.configure(
         mocks.MockSettings(
@@ -207,7 +215,9 @@ def run_program(
     pulumi.runtime.set_all_config(dict(config))
     try:
         with _young_gc_only(), patches.applied(patches.ENGINE, monitor_features=features) as active, _working_directory(program.workdir):
-            body = active["paced-registration"].body if "paced-registration" in active else _as_it_is
+            body: Callable[[Callable[[], object]], Any] = (
+                cast(_Paced, active["paced-registration"]).body if "paced-registration" in active else _as_it_is
+            )
             _sync_await(run_in_stack(lambda: body(lambda: runpy.run_path(str(program.main), run_name="__main__"))))
     except Exception as err:
         # The SDK re-raises an invoke's failure wrapped in its own exceptions: judge the root cause.
@@ -219,7 +229,7 @@ def run_program(
             raise EngineError(f"the program raised {type(cause).__name__}: {cause}{_where_raised(cause, program)}") from None
         raise
     finally:
-        settings.set_root_resource(None)
+        settings.set_root_resource(None)  # type: ignore[arg-type]
     return run
 
 

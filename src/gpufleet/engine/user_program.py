@@ -14,12 +14,13 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
 from gpufleet.engine.runtime import Program
+from gpufleet.errors import InputError
 from gpufleet.stack import files as stackfile
 
 NODE_RUN = Path("node_modules/@pulumi/pulumi/cmd/run")  # the Node.js SDK's program runner, in the program's own packages
 
 
-class ProgramError(ValueError):
+class ProgramError(InputError):
     """The folder is not a Pulumi Python program gpufleet can run; the message names the field."""
 
 
@@ -77,7 +78,7 @@ def load(folder: Path, stack: str | None, python: Path | None = None) -> LoadedP
         interpreter, named = _node(folder)
     else:
         interpreter, named = _interpreter(folder, project_file, runtime, python)
-    options = runtime.get("options") if isinstance(runtime, dict) and isinstance(runtime.get("options"), dict) else {}
+    options = given if isinstance(runtime, dict) and isinstance(given := runtime.get("options"), dict) else {}
     program = Program(main.resolve(), name, folder.resolve(), runtime_name, options.get("typescript") is not False)
     return LoadedProgram(program, stack, path, config, interpreter, named)
 

@@ -39,7 +39,9 @@ class GkeAcceleratorArgs(SpecModel):
 class GpuSharingArgs(SpecModel):
     """GKE GPU sharing: each physical GPU (or MIG partition) is advertised to that many containers."""
 
-    strategy: SharingStrategy = Field(description="TIME_SHARING (time slices) or MPS (NVIDIA Multi-Process Service).")
+    strategy: SharingStrategy = Field(  # type: ignore[valid-type]
+        description="TIME_SHARING (time slices) or MPS (NVIDIA Multi-Process Service)."
+    )
     max_shared_clients_per_gpu: int = Field(ge=1, description="Containers that share one GPU (or one partition).")
 
 
@@ -69,7 +71,7 @@ class GkeNodePoolArgs(SpecModel):
     zones: list[str] = Field(
         min_length=1, description="Zones of the cluster's region the nodes run in (nodeLocations); each must offer the machine type."
     )
-    driver: Driver = Field(
+    driver: Driver = Field(  # type: ignore[valid-type]
         "DEFAULT",
         description="gpuDriverInstallationConfig.gpuDriverVersion: GKE installs its chosen or its latest driver, or "
         "INSTALLATION_DISABLED installs none (only with the GPU Operator installing one).",

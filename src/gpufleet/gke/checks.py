@@ -3,9 +3,12 @@ pack calls) and returns Violations with the stack file's field paths."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import GkeFacts
 from gpufleet.gke.args import GkeFleetArgs, GkeNodePoolArgs
+from gpufleet.k8s.args import GpuWorkloadArgs
 from gpufleet.platform.model import Violation, pool_checks, pool_workloads
 from gpufleet.rules import gke as gke_rules
 from gpufleet.rules.gke import GkeGpus
@@ -24,7 +27,7 @@ def check_fleet(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> list[V
     """Every rule broken by the fleet (the stack's AWS region is not GKE's: the cluster has its location)."""
     gke = cat.facts.gke
     found, per_node = pool_checks(
-        fleet, lambda pool, operator_installs_driver: _check_pool(pool, fleet.region, gke, operator_installs_driver)
+        fleet, lambda pool, operator_installs_driver: _check_pool(cast(GkeNodePoolArgs, pool), fleet.region, gke, operator_installs_driver)
     )
     if (
         (fleet.workloads or fleet.gpu_operator)
@@ -48,7 +51,12 @@ def check_fleet(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> list[V
                 "a cluster gpufleet creates is reached through its own outputs: drop the context",
             )
         )
-    return found + pool_workloads(fleet, per_node, "gke", lambda wl, pool: gke_rules.shared_request_problem(wl.gpus, strategy(pool), gke))
+    return found + pool_workloads(
+        fleet,
+        per_node,
+        "gke",
+        lambda wl, pool: gke_rules.shared_request_problem(cast(GpuWorkloadArgs, wl).gpus, strategy(cast(GkeNodePoolArgs, pool)), gke),
+    )
 
 
 def _clients(pool: GkeNodePoolArgs) -> int | None:

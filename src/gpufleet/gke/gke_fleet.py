@@ -3,12 +3,14 @@ its system pool, the GPU node pools, and the GPU workloads through the cluster's
 
 from __future__ import annotations
 
+from typing import cast
+
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from gpufleet.catalog import catalog
-from gpufleet.gke.args import GkeFleetArgs
+from gpufleet.gke.args import GkeClusterCreateArgs, GkeFleetArgs, GkeKubernetesArgs
 from gpufleet.gke.node_pool import GkeGpuNodePool
 from gpufleet.gke.resolved import gpu_tolerations, workload_selector
 from gpufleet.k8s.gpu_operator import GpuOperator
@@ -26,12 +28,11 @@ class GkeFleet(pulumi.ComponentResource):
             f"gcp-{args.project}-{args.region}", project=args.project, region=args.region, opts=pulumi.ResourceOptions(parent=self)
         )
         child = pulumi.ResourceOptions(parent=self, provider=self.provider)
-        self.cluster = None
-        self.system_pool = None
+        self.cluster: gcp.container.Cluster | None = None
+        self.system_pool: gcp.container.NodePool | None = None
         cluster_name: pulumi.Input[str] = args.cluster.name
         if args.cluster.create is not None:
-            self._create_cluster(name, args, child)
-            cluster_name = self.cluster.name
+            cluster_name = self._create_cluster(name, args, child).name
         facts = catalog.load().facts
         # With the GPU Operator: GKE's device plugin stays off, node feature discovery selects the GPU nodes.
         operator_labels = {**facts.gke.operator_node_labels.values, **facts.eks.accelerator_labels.nvidia} if args.gpu_operator else None
@@ -54,8 +55,8 @@ class GkeFleet(pulumi.ComponentResource):
             self._kubernetes(name, args)
         self.register_outputs({"nodePools": {n: p.node_pool.id for n, p in self.node_pools.items()}})
 
-    def _create_cluster(self, name: str, args: GkeFleetArgs, child: pulumi.ResourceOptions) -> None:
-        create = args.cluster.create
+    def _create_cluster(self, name: str, args: GkeFleetArgs, child: pulumi.ResourceOptions) -> gcp.container.Cluster:
+        create = cast(GkeClusterCreateArgs, args.cluster.create)  # given: __init__ calls this only then
         self.cluster = gcp.container.Cluster(
             name,
             name=args.cluster.name,
@@ -84,6 +85,7 @@ class GkeFleet(pulumi.ComponentResource):
             management={"auto_repair": True, "auto_upgrade": True},
             opts=child,
         )
+        return self.cluster
 
     def _kubernetes(self, name: str, args: GkeFleetArgs) -> None:
         if self.cluster is not None:
@@ -98,7 +100,9 @@ class GkeFleet(pulumi.ComponentResource):
             self.k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=pulumi.ResourceOptions(parent=self))
         else:
             # The context of the ambient kubeconfig: nothing secret is stored in the stack.
-            self.k8s_provider = k8s.Provider(f"{name}-k8s", context=args.kubernetes.context, opts=pulumi.ResourceOptions(parent=self))
+            # An existing cluster is reached through the given context (kubernetes-access).
+            kubernetes = cast(GkeKubernetesArgs, args.kubernetes)
+            self.k8s_provider = k8s.Provider(f"{name}-k8s", context=kubernetes.context, opts=pulumi.ResourceOptions(parent=self))
         pools = {p.name: p for p in args.node_pools}
         taint = catalog.load().facts.gke.gpu_taint
         after: list[pulumi.Resource] = [p.node_pool for p in self.node_pools.values()]

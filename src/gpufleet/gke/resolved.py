@@ -5,6 +5,8 @@ placement and the summary read these without importing the provider SDK.
 
 from __future__ import annotations
 
+from typing import cast
+
 from gpufleet.catalog import catalog
 from gpufleet.gke.args import GkeNodePoolArgs
 from gpufleet.gke.checks import pool_gpus
@@ -50,7 +52,7 @@ def pool_sizes(pool: GkeNodePoolArgs) -> tuple[int, int, int]:
     if pool.autoscaling is not None:
         low, high = pool.autoscaling.min_node_count, pool.autoscaling.max_node_count
         return low * zones, low * zones, high * zones
-    return (pool.node_count * zones,) * 3
+    return (cast(int, pool.node_count) * zones,) * 3  # nodeCount without autoscaling
 
 
 def workload_selector(pool: GkeNodePoolArgs, gpus: GkeGpus) -> dict[str, str]:

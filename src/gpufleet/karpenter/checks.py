@@ -7,10 +7,11 @@ Field paths use the stack file's keys, under nodePools[i]."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import cast
 
 from gpufleet.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.karpenter import manifests
-from gpufleet.karpenter.args import NodePoolArgs
+from gpufleet.karpenter.args import GpuSelectorArgs, NeuronSelectorArgs, NodePoolArgs, PoolEfaArgs
 from gpufleet.platform.model import Violation
 from gpufleet.rules import eks as eks_rules
 from gpufleet.rules import k8s as k8s_rules
@@ -93,8 +94,8 @@ def _known(pool: NodePoolArgs, cat: Catalog) -> Iterator[Violation]:
 def _pool(pool: NodePoolArgs, region: str, vpc_zones: list[str] | None, cat: Catalog, auto: bool) -> Iterator[Violation]:
     unknown = list(_known(pool, cat))
     yield from unknown
-    for where, value, reason in k8s_rules.node_label_problems(dict(pool.labels), manifests.taints(pool, cat), cat.facts.kubernetes):
-        yield Violation("k8s-node-labels", where, value, reason)
+    for where, value, problem in k8s_rules.node_label_problems(dict(pool.labels), manifests.taints(pool, cat), cat.facts.kubernetes):
+        yield Violation("k8s-node-labels", where, value, problem)
     for j, zone in enumerate(pool.zones or []):
         if vpc_zones is not None and zone not in vpc_zones:
             yield Violation(
@@ -127,10 +128,11 @@ def _pool(pool: NodePoolArgs, region: str, vpc_zones: list[str] | None, cat: Cat
 
 
 def _efa(pool: NodePoolArgs, types: list, cat: Catalog) -> Iterator[Violation]:
+    efa = cast(PoolEfaArgs, pool.efa)  # given: _pool calls this only then
     for it in types:
-        reason = efa_supported(it) or (efa_count_problem(it, pool.efa.interfaces) if pool.efa.interfaces is not None else None)
+        reason = efa_supported(it) or (efa_count_problem(it, efa.interfaces) if efa.interfaces is not None else None)
         if reason:
-            yield Violation("eks-efa-supported", ("efa",), pool.efa.model_dump(by_alias=True, exclude_defaults=True), reason)
+            yield Violation("eks-efa-supported", ("efa",), efa.model_dump(by_alias=True, exclude_defaults=True), reason)
             return
     reason = eks_rules.efa_single_zone(pool.zones or [], "the pool's zones are")
     if reason:
@@ -138,10 +140,10 @@ def _efa(pool: NodePoolArgs, types: list, cat: Catalog) -> Iterator[Violation]:
     try:
         manifests.efa_interfaces(pool, cat)
     except ValueError as err:
-        yield Violation("eks-efa-layout", ("efa",), pool.efa.model_dump(by_alias=True, exclude_defaults=True), str(err))
+        yield Violation("eks-efa-layout", ("efa",), efa.model_dump(by_alias=True, exclude_defaults=True), str(err))
     reason = eks_rules.efa_placement(bool(pool.capacity_reservations), manifests.places_in_group(pool))
     if reason:
-        yield Violation("eks-efa-placement", ("efa", "placementGroup"), pool.efa.placement_group, reason)
+        yield Violation("eks-efa-placement", ("efa", "placementGroup"), efa.placement_group, reason)
 
 
 def _selector(pool: NodePoolArgs) -> str:
@@ -158,6 +160,7 @@ def _selector(pool: NodePoolArgs) -> str:
 
 def _selector_value(pool: NodePoolArgs):
     if pool.instance_types or pool.instance_families:
-        return list(pool.instance_types or pool.instance_families)
-    selector = pool.gpu or pool.neuron
+        return list(pool.instance_types or pool.instance_families or [])
+    # A pool without types or families selects by gpu or neuron (its validator).
+    selector = cast(GpuSelectorArgs | NeuronSelectorArgs, pool.gpu or pool.neuron)
     return selector.model_dump(exclude_none=True)

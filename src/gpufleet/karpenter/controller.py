@@ -9,6 +9,7 @@ it launches; its two replicas and their hostname anti-affinity need the system n
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 
 import pulumi
 import pulumi_aws as aws
@@ -17,6 +18,11 @@ import pulumi_kubernetes as k8s
 from gpufleet.catalog import catalog, cloudformation
 from gpufleet.karpenter.manifests import chart_values
 from gpufleet.nodes.roles import trusting
+
+
+def _policy_document(policy_name: str) -> Callable[[Mapping[str, str]], str]:
+    """The controller's managed policy `policy_name`, a JSON document, from the template's values."""
+    return lambda v: cloudformation.policy_documents(v)[policy_name]
 
 
 class Karpenter(pulumi.ComponentResource):
@@ -117,7 +123,7 @@ class Karpenter(pulumi.ComponentResource):
             aws.iam.RolePolicy(
                 f"{name}-{policy_name}",
                 role=self.controller_role.id,
-                policy=values.apply(lambda v, n=policy_name: cloudformation.policy_documents(v)[n]),
+                policy=values.apply(_policy_document(policy_name)),
                 opts=child,
             )
             for policy_name in cloudformation.of_type("AWS::IAM::ManagedPolicy")

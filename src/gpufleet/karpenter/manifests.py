@@ -8,10 +8,11 @@ are the node groups' (curated `eks`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import Catalog, InstanceType
-from gpufleet.karpenter.args import NodePoolArgs
+from gpufleet.karpenter.args import GpuSelectorArgs, NeuronSelectorArgs, NodePoolArgs
 from gpufleet.rules import k8s as k8s_rules
 from gpufleet.rules.efa import EfaInterface, efa_layout
 from gpufleet.simulate import karpenter, karpenter_pools
@@ -50,6 +51,7 @@ def requirements(pool: NodePoolArgs, cat: Catalog, auto: bool = False) -> list[d
     facts, names = cat.facts.karpenter, cat.facts.eks.well_known_labels
     domain = cat.facts.eks.auto_mode.label_domain if auto else facts.labels.domain
     found = [{"key": names.os, "operator": "In", "values": ["linux"]}]
+    selector: GpuSelectorArgs | NeuronSelectorArgs | None
     if pool.gpu is not None:
         found.append({"key": f"{domain}/instance-gpu-manufacturer", "operator": "In", "values": [facts.labels.manufacturers["nvidia"]]})
         selector, prefix = pool.gpu, "instance-gpu"
@@ -76,7 +78,7 @@ def requirements(pool: NodePoolArgs, cat: Catalog, auto: bool = False) -> list[d
 
 def taints(pool: NodePoolArgs, cat: Catalog) -> list[dict]:
     """The accelerator's taint, in Kubernetes' spelling (as a node group's)."""
-    return [k8s_rules.taint(cat.facts.eks.accelerator_taints.of(kind(pool)))]
+    return [k8s_rules.taint(cast(dict, cat.facts.eks.accelerator_taints.of(kind(pool))))]  # nvidia and neuron have one
 
 
 def labels(pool: NodePoolArgs, cat: Catalog) -> dict[str, str]:

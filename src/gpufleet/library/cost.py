@@ -35,5 +35,5 @@ def group_cost(
     per size, `idleMonthly`, `perAcceleratorHour` and the snapshot's `pricesDate`."""
     snapshot = prices.load()
     price = cost_rules.instance_price(snapshot, cloud, region, instance_type, purchase, tuple(zones), gcp_gpus)
-    sizes = {"min": min_size, "desired": desired_size, "max": max_size}
+    sizes: dict[str, int | None] = {"min": min_size, "desired": desired_size, "max": max_size}
     return {**cost_rules.group_cost(price, sizes, accelerators_per_instance), "pricesDate": snapshot.date}

@@ -8,6 +8,8 @@ with the fix that is additive: a new zone (a new subnet) that offers it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpufleet.catalog.catalog import Catalog, InstanceType
 from gpufleet.platform.model import Violation
 from gpufleet.rules import offerings as offering_rules
@@ -33,7 +35,7 @@ def zone_problems(
     groups: list[tuple[tuple, InstanceType]],
     cat: Catalog,
     field: tuple,
-    followers: list[tuple[str, InstanceType]] = (),
+    followers: Sequence[tuple[str, InstanceType]] = (),
 ) -> list[Violation]:
     """What is wrong with the stack's VPC zones for its groups ((field of the group's type, type)).
     `followers` are the groups (name, type) that run in every VPC zone offering their type and are

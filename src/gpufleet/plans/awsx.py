@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from gpufleet.catalog import tokens
 from gpufleet.catalog.facts import Awsx, AwsxTaskDefinition
@@ -95,26 +95,28 @@ def ecs_resources(index: Index, awsx: Awsx) -> list[Resource]:
                     f"derived from awsx {token.rsplit(':', 1)[-1]} {td.name!r} as awsx {awsx.version} makes it ({facts.source})",
                 )
             )
-    for token, facts in awsx.services.items():
+    for token, service_facts in awsx.services.items():
         for service in index.of(token):
             if _built_by_provider(index, service):
                 continue
-            why = f"derived from awsx {token.rsplit(':', 1)[-1]} {service.name!r} as awsx {awsx.version} makes it ({facts.source})"
+            why = f"derived from awsx {token.rsplit(':', 1)[-1]} {service.name!r} as awsx {awsx.version} makes it ({service_facts.source})"
             props = service.props
             deps = {k: v for k, v in service.deps.items() if k not in _NOT_SERVICE}
             if isinstance(props.get("taskDefinitionArgs"), Mapping):
-                urn = _child_urn(service.urn, (facts.task_definition, tokens.ECS_TASK_DEFINITION), service.name)
+                urn = _child_urn(service.urn, (service_facts.task_definition, tokens.ECS_TASK_DEFINITION), service.name)
                 found.append(
-                    _task_definition(urn, service.name, props["taskDefinitionArgs"], awsx.task_definitions[facts.task_definition], why)
+                    _task_definition(
+                        urn, service.name, props["taskDefinitionArgs"], awsx.task_definitions[service_facts.task_definition], why
+                    )
                 )
                 deps["taskDefinition"] = (urn,)
             else:
                 deps["taskDefinition"] = tuple(made.get(u, u) for u in service.deps.get("taskDefinition", ()))
             inputs = {k: v for k, v in props.items() if k not in _NOT_SERVICE}
             if not any(k in props for k in _STRATEGIES):
-                inputs["launchType"] = facts.launch_type
-            if "desiredCount" not in inputs and facts.desired_count is not None:
-                inputs["desiredCount"] = facts.desired_count
+                inputs["launchType"] = service_facts.launch_type
+            if "desiredCount" not in inputs and service_facts.desired_count is not None:
+                inputs["desiredCount"] = service_facts.desired_count
             found.append(
                 Resource(
                     _child_urn(service.urn, (tokens.ECS_SERVICE,), service.name),
@@ -135,7 +137,8 @@ def _subnet_cidrs(cidr: str, zones: int) -> list[tuple[str, str]] | None:
         network = ipaddress.ip_network(cidr)
         bits = math.ceil(math.log2(zones))  # no zone at all is a ValueError: not derived
         found = []
-        for base in list(network.subnets(prefixlen_diff=bits))[:zones]:
+        zone_blocks: Iterator[ipaddress.IPv4Network | ipaddress.IPv6Network] = network.subnets(prefixlen_diff=bits)
+        for base in list(zone_blocks)[:zones]:
             private, rest = base.subnets(prefixlen_diff=1)
             found.append((str(private), str(next(rest.subnets(prefixlen_diff=1)))))
         return found

@@ -117,7 +117,8 @@ def plan_cost(
     hints = hints or {}
     by_urn = {r["urn"]: r for r in resources}
     per_group, launched, placed_any = _needed(placement or {})
-    groups, unpriced = [], []
+    groups: list[dict] = []
+    unpriced: list[dict[str, object]] = []
     auto_mode = catalog.load().facts.eks.auto_mode
     for group in priced_groups(list(resources)).values():
         region = _region(group, by_urn, resources, hints)

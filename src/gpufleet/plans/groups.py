@@ -6,12 +6,14 @@ purchase option, taints and what one instance carries (GPUs, Neuron chips and co
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from gpufleet.apis.values import decimal
 from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.catalog import UnknownInstanceType
-from gpufleet.plans.index import mapping
+from gpufleet.plans.index import mapping, str_or
 from gpufleet.rules import ack as ack_rules
 from gpufleet.rules import aks as aks_rules
 from gpufleet.rules import gke as gke_rules
@@ -75,7 +77,7 @@ class Group:
         }
 
 
-def _linked(resource: dict, key: str, by_urn: dict[str, dict], type_: str) -> dict | None:
+def _linked(resource: Mapping, key: str, by_urn: Mapping[str, Mapping], type_: str) -> Mapping | None:
     for urn in (resource.get("propertyDependencies") or {}).get(key, []):
         if by_urn.get(urn, {}).get("type") == type_:
             return by_urn[urn]
@@ -95,12 +97,12 @@ def _accelerators(group: Group) -> None:
         group.neuron_cores = it.neuron.count * it.neuron.cores_per_device
 
 
-def _efa(template: dict | None) -> int:
+def _efa(template: Mapping | None) -> int:
     interfaces = (template or {}).get("inputs", {}).get("networkInterfaces") or []
     return sum(1 for i in interfaces if isinstance(i, dict) and i.get("interfaceType") in EFA_TYPES)
 
 
-def _eks(r: dict, by_urn: dict[str, dict]) -> Group:
+def _eks(r: Mapping, by_urn: Mapping[str, Mapping]) -> Group:
     inputs = r["inputs"]
     template = _linked(r, "launchTemplate", by_urn, tokens.LAUNCH_TEMPLATE)
     types = inputs.get("instanceTypes") or [(template or {}).get("inputs", {}).get("instanceType") or "?"]
@@ -122,7 +124,7 @@ def _eks(r: dict, by_urn: dict[str, dict]) -> Group:
     return group
 
 
-def _ecs(r: dict, by_urn: dict[str, dict]) -> Group | None:
+def _ecs(r: Mapping, by_urn: Mapping[str, Mapping]) -> Group | None:
     asg = _linked(r, "autoScalingGroupProvider", by_urn, tokens.ASG)
     # A Spot group names its template inside its mixed instances policy.
     template = (
@@ -133,7 +135,7 @@ def _ecs(r: dict, by_urn: dict[str, dict]) -> Group | None:
         if asg
         else None
     )
-    if template is None:
+    if asg is None or template is None:  # (no template without asg)
         return None
     lt, sizes = template["inputs"], asg["inputs"]
     ami = catalog.ecs_amis().get(lt.get("imageId") or "")
@@ -157,7 +159,7 @@ def _ecs(r: dict, by_urn: dict[str, dict]) -> Group | None:
     return group
 
 
-def _ack(r: dict) -> Group:
+def _ack(r: Mapping) -> Group:
     inputs, ack = r["inputs"], catalog.load().facts.ack
     types = inputs.get("instanceTypes") or ["?"]
     scaling = inputs.get("scalingConfig") or {}
@@ -181,15 +183,15 @@ def _ack(r: dict) -> Group:
     return group
 
 
-def _gke(r: dict, plain: bool = False) -> Group | None:
+def _gke(r: Mapping, plain: bool = False) -> Group | None:
     """A GKE pool with GPUs: nvidia.com/gpu per node counts MIG slices and sharing clients. `plain`:
     a pool without GPUs too (it costs money), with none counted."""
     inputs, gke = r["inputs"], catalog.load().facts.gke
     config = inputs.get("nodeConfig") or {}
-    first = next(iter(config.get("guestAccelerators") or []), {}) or {}
+    first: Mapping = next(iter(config.get("guestAccelerators") or []), {}) or {}
     machine_type = config.get("machineType") or gke.default_machine_type.value
     count = first.get("count")
-    gpus = gke_rules.gpus(machine_type, first.get("type"), count if isinstance(count, int) else None, gke)
+    gpus: gke_rules.GkeGpus | str | None = gke_rules.gpus(machine_type, first.get("type"), count if isinstance(count, int) else None, gke)
     if isinstance(gpus, str):
         if not plain or first or machine_type in gke.machine_types:
             return None  # a GPU pool the rules refuse is not counted as one without GPUs
@@ -240,7 +242,7 @@ def _gke(r: dict, plain: bool = False) -> Group | None:
     return group
 
 
-def _cluster_location(r: dict, by_urn: dict[str, dict]) -> str | None:
+def _cluster_location(r: Mapping, by_urn: Mapping[str, Mapping]) -> str | None:
     """An AKS pool's region: its cluster's location, where the plan holds the cluster."""
     for urn in (r.get("propertyDependencies") or {}).get("kubernetesClusterId", []):
         location = (by_urn.get(urn, {}).get("inputs") or {}).get("location")
@@ -249,13 +251,13 @@ def _cluster_location(r: dict, by_urn: dict[str, dict]) -> str | None:
     return None
 
 
-def _aks_sizes(inputs: dict) -> dict[str, int | None]:
+def _aks_sizes(inputs: Mapping) -> dict[str, int | None]:
     if inputs.get("autoScalingEnabled"):
         return {"min": inputs.get("minCount"), "desired": inputs.get("minCount"), "max": inputs.get("maxCount")}
     return {"min": inputs.get("nodeCount"), "desired": inputs.get("nodeCount"), "max": inputs.get("nodeCount")}
 
 
-def _aks(r: dict, by_urn: dict[str, dict], plain: bool = False) -> Group | None:
+def _aks(r: Mapping, by_urn: Mapping[str, Mapping], plain: bool = False) -> Group | None:
     inputs, aks = r["inputs"], catalog.load().facts.aks
     node = aks_rules.gpus(str(inputs.get("vmSize")), aks)
     sizes = _aks_sizes(inputs)
@@ -291,14 +293,16 @@ def _aks(r: dict, by_urn: dict[str, dict], plain: bool = False) -> Group | None:
     return group
 
 
-def _karpenter(r: dict) -> Group | None:
+def _karpenter(r: Mapping) -> Group | None:
     """A Karpenter NodePool whose every type has accelerators: none at rest, at most as many of its
     largest type as its limits allow (unbounded without limits), that type standing for the pool."""
     cat = catalog.load()
     metadata, spec = mapping(r["inputs"].get("metadata")), mapping(r["inputs"].get("spec"))
-    name = metadata.get("name") if isinstance(metadata.get("name"), str) else r["name"]
+    name = str_or(metadata.get("name"), r["name"])
     pool = karpenter_pools.read_pool(name, spec, (None, None), [], cat, [])
-    types = [cat.get(c.shape.instance_type) for c in pool.candidates] if pool is not None else []
+    if pool is None:
+        return None
+    types = [cat.get(c.shape.instance_type) for c in pool.candidates]
     if not types or any(not (it.gpu and it.gpu.count) and it.neuron is None for it in types):
         return None
     largest = max(
@@ -328,7 +332,7 @@ def _karpenter(r: dict) -> Group | None:
         {"min": 0, "desired": 0, "max": min(bounds) if bounds else None},
         None,
         "/".join(capacity.get("values") or []) or None,
-        sorted(describe_taint(t) for t in largest.shape.taints),
+        sorted(describe_taint(cast(dict, t)) for t in largest.shape.taints),  # describe_taint reads a taint's keys only
         cloud="aws",
     )
     it = cat.get(largest.shape.instance_type)
@@ -343,11 +347,12 @@ def _times(value: object, zones: int | None) -> int | None:
     return value * zones if isinstance(value, int) and zones is not None else None
 
 
-def accelerated_groups(resources: list[dict]) -> dict[str, Group]:
+def accelerated_groups(resources: Sequence[Mapping]) -> dict[str, Group]:
     """The plan's groups by URN."""
     by_urn = {r["urn"]: r for r in resources}
     groups: dict[str, Group] = {}
     for r in resources:
+        group: Group | None
         if r["type"] == tokens.EKS_NODE_GROUP:
             group = _eks(r, by_urn)
         elif r["type"] == tokens.ECS_CAPACITY_PROVIDER:
@@ -367,7 +372,7 @@ def accelerated_groups(resources: list[dict]) -> dict[str, Group]:
     return groups
 
 
-def _aks_default_pool(r: dict) -> Group | None:
+def _aks_default_pool(r: Mapping) -> Group | None:
     """The default (system) pool an AKS cluster resource carries: no GPUs, but instances all the same."""
     pool = r["inputs"].get("defaultNodePool") or {}
     if not isinstance(pool, dict) or not isinstance(pool.get("vmSize"), str):
@@ -386,7 +391,7 @@ def _aks_default_pool(r: dict) -> Group | None:
     )
 
 
-def priced_groups(resources: list[dict]) -> dict[str, Group]:
+def priced_groups(resources: Sequence[Mapping]) -> dict[str, Group]:
     """Every group whose instances cost money: the accelerated groups, and the GKE and AKS pools
     without GPUs (system pools, an AKS cluster's default pool) that accelerated_groups leaves out."""
     groups = accelerated_groups(resources)

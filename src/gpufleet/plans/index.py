@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from gpufleet.catalog import tokens
 
 # Foreign input read whatever its shape: the one statement, below every reader (re-exported here).
-from gpufleet.simulate.loose import as_int, mapping, seq, truthy  # noqa: F401
+from gpufleet.simulate.loose import as_int, mapping, seq, str_or, truthy  # noqa: F401
 
 CONFIG_FILES = (tokens.K8S_CONFIG_FILE, tokens.K8S_CONFIG_FILE_V1)
 

@@ -34,7 +34,7 @@ def _overlays(index: Index, cat: Catalog, gaps: list[str]) -> list[karpenter_poo
     Karpenter reads them only with its NodeOverlay feature gate on; a Karpenter release of the plan
     that leaves it off makes them inert, and without one in the plan the gate is taken as on, said."""
     facts = cat.facts.karpenter
-    found = []
+    found: list[karpenter_pools.Overlay] = []
     overlays = index.of(tokens.KARPENTER_NODE_OVERLAY)
     if not overlays:
         return found
@@ -100,7 +100,8 @@ def _built_in_pools(index: Index, cat: Catalog) -> list[Resource]:
     return found
 
 
-_KARPENTER_KINDS = {
+# (apiVersion, kind) -> type token; looked up with whatever an object gives.
+_KARPENTER_KINDS: dict[tuple[object, object], str] = {
     ("karpenter.sh/v1", "NodePool"): tokens.KARPENTER_NODE_POOL,
     ("karpenter.k8s.aws/v1", "EC2NodeClass"): tokens.KARPENTER_EC2_NODE_CLASS,
     ("karpenter.sh/v1alpha1", "NodeOverlay"): tokens.KARPENTER_NODE_OVERLAY,

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import EksLibraryNodeGroup
-from gpufleet.plans.index import Index, Resource, as_int, seq, truthy
+from gpufleet.plans.index import Index, Resource, as_int, mapping, seq, truthy
 from gpufleet.simulate import k8s_scheduler, node_capacity
 
 # The Cluster's own node arguments, which nodeGroupOptions replaces (pulumi-eks takes one or the other).
@@ -25,7 +25,7 @@ _CLUSTER_ARGS = ("instanceType", "desiredCapacity", "minSize", "maxSize", "gpu",
 def default_node_group_options(cluster: Resource) -> Mapping | None:
     """The options of a pulumi-eks Cluster's default node group, or None when it makes none."""
     props = cluster.props
-    auto = props.get("autoMode") if isinstance(props.get("autoMode"), Mapping) else {}
+    auto = mapping(props.get("autoMode"))
     if (
         truthy(props.get("skipDefaultNodeGroup"))
         or truthy(props.get("fargate"))
@@ -45,7 +45,7 @@ def _ami_type(options: Mapping, defaults: EksLibraryNodeGroup) -> str:
     return defaults.ami_types["gpu" if truthy(options.get("gpu")) else "standard"]
 
 
-def _taints(options: Mapping) -> list[dict]:
+def _taints(options: Mapping) -> list[Mapping]:
     """pulumi-eks's taints: a map of key -> {value, effect} in Kubernetes spelling."""
     given = options.get("taints")
     if isinstance(given, Mapping):
@@ -54,7 +54,7 @@ def _taints(options: Mapping) -> list[dict]:
 
 
 def _shape(
-    name: str, options: Mapping, defaults: EksLibraryNodeGroup, version: str, cat: Catalog, gpu_sharing: dict, why: str
+    name: str, options: Mapping, defaults: EksLibraryNodeGroup, version: str | None, cat: Catalog, gpu_sharing: dict, why: str
 ) -> k8s_scheduler.NodeShape | str:
     instance_type = options.get("instanceType") if isinstance(options.get("instanceType"), str) else defaults.instance_type
     it = cat.find(instance_type)
@@ -83,10 +83,19 @@ def _shape(
     return dataclasses.replace(shape, derived=f"{why}, as pulumi-eks {cat.facts.libraries.pulumi_eks.version} makes it ({defaults.source})")
 
 
+def _add(found: k8s_scheduler.NodeShape | str, shapes: list[k8s_scheduler.NodeShape], gaps: list[str]) -> None:
+    """A node shape to the shapes, or why there is none to the gaps."""
+    if isinstance(found, str):
+        gaps.append(found)
+    else:
+        shapes.append(found)
+
+
 def library_node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s_scheduler.NodeShape], list[str]]:
     """The node shapes pulumi-eks components bring, and the gaps of those that cannot be known."""
     eks_lib = cat.facts.libraries.pulumi_eks
-    shapes, gaps = [], []
+    shapes: list[k8s_scheduler.NodeShape] = []
+    gaps: list[str] = []
     for cluster in index.of(tokens.PULUMI_EKS_CLUSTER):
         options = default_node_group_options(cluster)
         version = cluster.props.get("version") if isinstance(cluster.props.get("version"), str) else None
@@ -100,7 +109,7 @@ def library_node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[
                 gpu_sharing,
                 f"the default node group of pulumi-eks Cluster {cluster.name!r}",
             )
-            (shapes if not isinstance(found, str) else gaps).append(found)
+            _add(found, shapes, gaps)
     for token in (tokens.PULUMI_EKS_NODE_GROUP_V2, tokens.PULUMI_EKS_NODE_GROUP):
         for group in index.of(token):
             found = _shape(
@@ -112,10 +121,10 @@ def library_node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[
                 gpu_sharing,
                 f"pulumi-eks {token.rsplit(':', 1)[-1]} {group.name!r}",
             )
-            (shapes if not isinstance(found, str) else gaps).append(found)
+            _add(found, shapes, gaps)
     for group in index.of(tokens.PULUMI_EKS_MANAGED_NODE_GROUP):
         props = dict(group.props)
-        scaling = props.get("scalingConfig") if isinstance(props.get("scalingConfig"), Mapping) else {}
+        scaling = mapping(props.get("scalingConfig"))
         types = [t for t in props.get("instanceTypes") or [] if isinstance(t, str)]
         options = {
             **props,
@@ -130,7 +139,7 @@ def library_node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[
         if len(types) > 1:
             gaps.append(f"pulumi-eks ManagedNodeGroup {group.name!r} runs several instance types: judged as its first, {types[0]}")
         found = _shape(group.name, options, eks_lib.managed_scaling, None, cat, gpu_sharing, f"pulumi-eks ManagedNodeGroup {group.name!r}")
-        (shapes if not isinstance(found, str) else gaps).append(found)
+        _add(found, shapes, gaps)
     if shapes:
         # The defaults are pulumi-eks's at the pinned version; the program's own may differ.
         gaps.append(
@@ -145,7 +154,7 @@ def library_clusters(index: Index) -> list[Resource]:
     library adds it: with a default node group, unless its options turn CoreDNS off)."""
     found = []
     for cluster in index.of(tokens.PULUMI_EKS_CLUSTER):
-        coredns = cluster.props.get("corednsAddonOptions") if isinstance(cluster.props.get("corednsAddonOptions"), Mapping) else {}
+        coredns = mapping(cluster.props.get("corednsAddonOptions"))
         if coredns.get("enabled") is False or coredns.get("enabled") == "false":
             continue
         if truthy(coredns.get("enabled")) or default_node_group_options(cluster) is not None:

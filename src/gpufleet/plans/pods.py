@@ -12,7 +12,7 @@ from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import Chart
 from gpufleet.plans import libraries
-from gpufleet.plans.index import CONFIG_FILES, Index, Resource, as_int, mapping, seq, truthy
+from gpufleet.plans.index import CONFIG_FILES, Index, Resource, as_int, mapping, seq, str_or, truthy
 from gpufleet.rules import aks as aks_rules
 from gpufleet.rules import gke as gke_rules
 from gpufleet.rules import k8s as k8s_rules
@@ -33,7 +33,7 @@ def _instance_type(index: Index, group: Resource, cat: Catalog):
     names = [t for t in given or [] if isinstance(t, str)]
     templates = index.deps(group, tokens.LAUNCH_TEMPLATE)
     if not names:
-        names = [t.props.get("instanceType") for t in templates if isinstance(t.props.get("instanceType"), str)]
+        names = [t for t in (template.props.get("instanceType") for template in templates) if isinstance(t, str)]
     if not names and not given and (templates or "launchTemplate" not in group.props):
         default = cat.facts.eks.node_group_default_instance_type
         return cat.find(default.value), f"instance type {default.value}: EKS's default for a group that names none ({default.source})"
@@ -77,7 +77,7 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
         scaling = group.props.get("scalingConfig") or {}
         sizes = (as_int(scaling.get("minSize")), as_int(scaling.get("desiredSize")), as_int(scaling.get("maxSize"), 1))
         taints = [k8s_rules.taint(t) for t in group.props.get("taints") or [] if isinstance(t, Mapping)]
-        ami_type = group.props.get("amiType") if isinstance(group.props.get("amiType"), str) else "AL2023_x86_64_STANDARD"
+        ami_type = str_or(group.props.get("amiType"), "AL2023_x86_64_STANDARD")
         labels = {str(k): str(v) for k, v in (group.props.get("labels") or {}).items()}
         name = node_group_name(group.props, group.name)
         shapes.append(
@@ -113,19 +113,20 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
         if cluster_type is not None and index.of(pool_type) and not index.of(cluster_type):
             gaps.append(f"the {cloud} node pools join an existing cluster: its other node pools are not in the plan")
     for cluster in index.of(tokens.AKS_CLUSTER):
-        shape = _aks_default_pool(cluster, cat)
-        if shape is not None:
-            shapes.append(shape)
+        default_pool = _aks_default_pool(cluster, cat)
+        if default_pool is not None:
+            shapes.append(default_pool)
     derived, derived_gaps = libraries.library_node_shapes(index, cat, gpu_sharing)
     shapes += derived
     gaps += derived_gaps
     for cluster in index.of(tokens.GKE_CLUSTER):
-        shape = _gke_default_pool(cluster, cat)
-        if shape is not None:
-            shapes.append(shape)
+        default_pool = _gke_default_pool(cluster, cat)
+        if default_pool is not None:
+            shapes.append(default_pool)
             if not cluster.props.get("nodeLocations") and not gke_rules.is_zone(cluster.props.get("location")):
                 gaps.append(
-                    f"GKE cluster {cluster.name!r} is regional or its location unknown: its default pool has {shape.nodes} nodes in each of its zones, which the plan does not name"
+                    f"GKE cluster {cluster.name!r} is regional or its location unknown: its default pool has {default_pool.nodes} nodes "
+                    "in each of its zones, which the plan does not name"
                 )
     if index.of(tokens.AKS_NODE_POOL) and not index.of(tokens.AKS_CLUSTER):
         gaps.append("the AKS node pools join an existing cluster: its other node pools are not in the plan")
@@ -146,7 +147,7 @@ def _aks_native_pools(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.No
     shapes, gaps = [], []
     for owner, profile in pools:
         props = {_AKS_NATIVE_FIELDS.get(k, k): v for k, v in profile.items()}
-        name = props.get("name") if isinstance(props.get("name"), str) else owner.name
+        name = str_or(props.get("name"), owner.name)
         if props.get("mode") == "System" and props.get("vmSize") not in cat.facts.aks.vm_sizes:
             labels = {
                 **_aks_os(props, cat),
@@ -177,7 +178,7 @@ def _aks_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
     sizes = _aks_sizes(props)
     taints = [t for t in (aks_rules.parse_taint(x) for x in props.get("nodeTaints") or [] if isinstance(x, str)) if t]
     labels = {**_aks_os(props, cat), **{str(k): str(v) for k, v in (props.get("nodeLabels") or {}).items()}}
-    name = props.get("name") if isinstance(props.get("name"), str) else pool.name
+    name = str_or(props.get("name"), pool.name)
     return node_capacity.aks_node_shape(name, gpus, profile, labels, taints, sizes, cat.facts.eks.accelerator_resources.nvidia, aks)
 
 
@@ -199,7 +200,7 @@ def _aks_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShap
     if not isinstance(pool, Mapping):
         return None
     aks = cat.facts.aks
-    name = pool.get("name") if isinstance(pool.get("name"), str) else "default"
+    name = str_or(pool.get("name"), "default")
     # A system pool runs Linux (learn.microsoft.com/azure/aks/use-system-pools: its osType is Linux).
     labels = {
         **node_capacity.os_label(cat.facts.eks),
@@ -225,9 +226,9 @@ def _gke_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShap
         or count < 1
     ):
         return None
-    config = props.get("nodeConfig") if isinstance(props.get("nodeConfig"), Mapping) else {}
+    config = mapping(props.get("nodeConfig"))
     default = cat.facts.gke.default_machine_type
-    machine_type = config.get("machineType") if isinstance(config.get("machineType"), str) else default.value
+    machine_type = str_or(config.get("machineType"), default.value)
     locations = [z for z in props.get("nodeLocations") or [] if isinstance(z, str)]
     zones = len(locations) or 1  # a zonal cluster's own zone; a regional one's zones are a gap (node_shapes)
     taints = [k8s_rules.taint(t) for t in config.get("taints") or [] if isinstance(t, Mapping)]
@@ -246,7 +247,7 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
     and taints only: the catalog does not hold machine types' CPU and memory); the reason when its
     GPUs are not known."""
     props, gke = pool.props, cat.facts.gke
-    config = props.get("nodeConfig") if isinstance(props.get("nodeConfig"), Mapping) else {}
+    config = mapping(props.get("nodeConfig"))
     accelerators = [a for a in config.get("guestAccelerators") or [] if isinstance(a, Mapping)]
     machine_type = config.get("machineType")
     zones = gke_rules.pool_zones(props) or 1  # a regional pool's zones are its cluster's: placement counts one at least
@@ -263,8 +264,10 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
     if not accelerators and not (isinstance(machine_type, str) and machine_type in gke.machine_types):
         return node_capacity.plain_node_shape(name, str(machine_type), {**labels, gke.labels.node_pool: name}, taints, sizes)
     first = accelerators[0] if accelerators else {}
-    count = first.get("count")
-    gpus = gke_rules.gpus(str(machine_type), first.get("type"), int(count) if isinstance(count, (int, float)) else None, gke)
+    accelerator_count = first.get("count")
+    gpus = gke_rules.gpus(
+        str(machine_type), first.get("type"), int(accelerator_count) if isinstance(accelerator_count, (int, float)) else None, gke
+    )
     if isinstance(gpus, str):
         return gpus
     partition = first.get("gpuPartitionSize") if isinstance(first.get("gpuPartitionSize"), str) else None
@@ -289,7 +292,7 @@ def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
     else:
         desired = as_int(props.get("desiredSize"))
         sizes = (desired, desired, desired)
-    name = props.get("nodePoolName") if isinstance(props.get("nodePoolName"), str) else pool.name
+    name = str_or(props.get("nodePoolName"), pool.name)
     types = [t for t in props.get("instanceTypes") or [] if isinstance(t, str)]
     shape = node_capacity.ack_node_shape(name, types, labels, taints, sizes, cat.facts.ack)
     return shape if shape is not None else "none of its instance types has sourced GPU facts"
@@ -315,7 +318,7 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
     gaps: list[str] = []
     for key, chart, release in plugins(index, cat):
         values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
-        name = release.props.get("name") if isinstance(release.props.get("name"), str) else release.name
+        name = str_or(release.props.get("name"), release.name)
         namespace = release.props.get("namespace") if isinstance(release.props.get("namespace"), str) else None
         version = release.props.get("version") if isinstance(release.props.get("version"), str) else None
         pods += k8s_workloads.device_plugin_pods(
@@ -325,7 +328,7 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
     for release in index.of(tokens.HELM_RELEASE):
         if release.props.get("chart") == gpu_operator.chart:
             values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
-            name = release.props.get("name") if isinstance(release.props.get("name"), str) else release.name
+            name = str_or(release.props.get("name"), release.name)
             pods += k8s_workloads.gpu_operator_pods(gpu_operator, values, name, release.urn, eks.accelerator_resources.nvidia)
     for release in index.of(tokens.HELM_RELEASE):
         if release.props.get("chart") == cat.facts.karpenter.chart.chart:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import EcsFacts
-from gpufleet.plans.index import Index, Resource, as_int
+from gpufleet.plans.index import Index, Resource, as_int, str_or
 from gpufleet.rules import ecs_gpu_sharing, managed_instances
 from gpufleet.rules import gpus as gpu_rules
 from gpufleet.rules import neuron as neuron_rules
@@ -24,7 +24,8 @@ def task_shape(td: Resource, ecs_facts: EcsFacts) -> tuple[ecs_scheduler.TaskSha
     try:
         containers = json.loads(text) if isinstance(text, str) else list(text or [])
     except ValueError:
-        containers, _ = [], notes.append("containerDefinitions is not JSON")
+        containers = []
+        notes.append("containerDefinitions is not JSON")
     containers = [c for c in containers if isinstance(c, Mapping)]
     cpu = as_int(td.props.get("cpu")) or sum(as_int(c.get("cpu")) for c in containers)
     memory = as_int(td.props.get("memory")) or sum(as_int(c.get("memoryReservation")) or as_int(c.get("memory")) for c in containers)
@@ -44,14 +45,14 @@ def task_shape(td: Resource, ecs_facts: EcsFacts) -> tuple[ecs_scheduler.TaskSha
                 port = as_int(mapping.get("hostPort")) or (as_int(mapping.get("containerPort")) if network == "host" else 0)
                 if port:
                     ports.add((port, str(mapping.get("protocol") or "tcp")))
-    family = td.props.get("family") if isinstance(td.props.get("family"), str) else td.name
+    family = str_or(td.props.get("family"), td.name)
     task = ecs_scheduler.TaskShape(family, cpu, memory, 0, frozenset(chips), frozenset(ports), td.urn)
     return ecs_scheduler.task_gpus(task, ecs_gpu_sharing.gpu_requests(containers)), notes
 
 
 def _managed_shapes(cp: Resource, cat: Catalog) -> list[ecs_scheduler.InstanceShape]:
     """A Managed Instances provider's candidate types, each as the instances ECS would launch."""
-    provider = cp.props.get("name") if isinstance(cp.props.get("name"), str) else cp.name
+    provider = str_or(cp.props.get("name"), cp.name)
     shapes = []
     for it in managed_instances.candidates(managed_instances.requirements_of(cp.props), None, cat):
         registered = node_capacity.ecs_registered(it, cat.facts.memory_overhead)
@@ -87,7 +88,7 @@ def _instance_shapes(index: Index, cat: Catalog) -> dict[str, tuple[ecs_schedule
             if it is None:
                 continue
             registered = node_capacity.ecs_registered(it, cat.facts.memory_overhead)
-            provider = cp.props.get("name") if isinstance(cp.props.get("name"), str) else cp.name
+            provider = str_or(cp.props.get("name"), cp.name)
             managed = ((cp.props.get("autoScalingGroupProvider") or {}).get("managedScaling") or {}).get("status") == "ENABLED"
             found[cp.urn] = (
                 ecs_scheduler.InstanceShape(
@@ -120,7 +121,9 @@ def task_placements(index: Index, cat: Catalog) -> tuple[list[ecs_scheduler.Task
     by_type: dict[str, list[ecs_scheduler.InstanceShape]] = {}
     for shape, _ in instances.values():
         by_type.setdefault(shape.instance_type, []).append(shape)
-    results, gaps, served = [], [], set()
+    results: list[ecs_scheduler.TaskPlacement] = []
+    gaps: list[str] = []
+    served: set[str] = set()
     for service in index.of(tokens.ECS_SERVICE):
         tds = index.deps(service, tokens.ECS_TASK_DEFINITION, prop="taskDefinition")
         if not tds:

@@ -10,6 +10,7 @@ target when the pool's labels include every selector entry. Pods that choose nod
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
@@ -75,7 +76,7 @@ def _validate_core_percentage(args: ResourceValidationArgs, report: ReportViolat
                 text = k8s_rules.quantity(value)
                 reason = ack_rules.core_percentage(n if (n := decimal(text)) is not None else text, ack)
                 if reason:
-                    report(f"{where}: container {c.get('name', '?')!r} {part}: {reason}")
+                    report(f"{where}: container {c.get('name', '?')!r} {part}: {reason}", None)
 
 
 @POLICIES.stack("ack-gpu-mem-fits")
@@ -128,10 +129,10 @@ def _region_unknown(resource) -> str | None:
 def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
     ack = _ack()
     mode = ack_rules.pool_mode(_labels(args), ack)
-    region = _region(args)
+    region = cast(str, _region(args))  # known: the unjudged guard (_region_unknown) passed
     reason = ack_rules.sharing_region(region, mode, ack)
     if reason:
-        report(f"node pool {args.name!r} ({ack.schedule_label}={mode}): {reason}")
+        report(f"node pool {args.name!r} ({ack.schedule_label}={mode}): {reason}", None)
 
 
 @POLICIES.resource("ack-cluster-prerequisites")
@@ -147,4 +148,4 @@ def _validate_prerequisites(args: ResourceValidationArgs, report: ReportViolatio
         args.not_applicable("neither the GPU sharing chart nor an ACK managed cluster")
         return
     for problem in problems.values():
-        report(problem)
+        report(problem, None)

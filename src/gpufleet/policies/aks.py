@@ -29,7 +29,7 @@ def _validate_vm_size(args: ResourceValidationArgs, report: ReportViolation) -> 
         return  # not a GPU pool by any sign: a CPU pool is not this rule's business
     node = aks_rules.gpus(size, _aks())
     if isinstance(node, str):
-        report(f"node pool {args.name!r} ({size}): {node}")
+        report(f"node pool {args.name!r} ({size}): {node}", None)
 
 
 @POLICIES.resource("aks-mig-profile", on=tokens.AKS_NODE_POOL)
@@ -39,7 +39,7 @@ def _validate_mig(args: ResourceValidationArgs, report: ReportViolation) -> None
     if isinstance(profile, str) and not isinstance(node, str):
         reason = aks_rules.mig_problem(node, profile, _aks())
         if reason:
-            report(f"node pool {args.name!r}: {reason}")
+            report(f"node pool {args.name!r}: {reason}", None)
 
 
 def _gpu_pools(args: StackValidationArgs):
@@ -98,6 +98,6 @@ def _validate_time_sharing(args: StackValidationArgs, report: ReportViolation) -
 def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:
     body, unmapped = aks_api.to_api(plain(args.props))
     for problem in aks_api.problems(body):
-        report(f"AgentPool {problem}")
+        report(f"AgentPool {problem}", None)
     if unmapped:
-        report(f"inputs {', '.join(unmapped)} have no mapping to the AKS API here: the model check does not see them")
+        report(f"inputs {', '.join(unmapped)} have no mapping to the AKS API here: the model check does not see them", None)

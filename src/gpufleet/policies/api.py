@@ -29,7 +29,7 @@ def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -
     # Not strict: another program's inputs with no member of the create call map to other calls.
     request = aws_api.to_request({"type": args.resource_type, "inputs": plain(args.props, aws_api.UNKNOWN)}, strict=False)
     for problem in request.problems:
-        report(f"{request.service} {problem}")
+        report(f"{request.service} {problem}", None)
 
 
 @POLICIES.resource("container-image-reference")
@@ -38,40 +38,40 @@ def _validate_image_reference(args: ResourceValidationArgs, report: ReportViolat
         for c in EcsTask(args.props).containers:
             reason = images.ecs_image_problem(c.get("image"))
             if reason:
-                report(f"container {c.get('name', '?')!r}: {reason}")
+                report(f"container {c.get('name', '?')!r}: {reason}", None)
         return
     for where, pod in pod_specs(args.resource_type, args.props):
         for c in containers(pod):
             reason = images.reference_problem(get(c, "image"))
             if reason:
-                report(f"{where}: container {c.get('name', '?')!r}: {reason}")
+                report(f"{where}: container {c.get('name', '?')!r}: {reason}", None)
 
 
 @POLICIES.resource("ecs-essential-container", on=tokens.ECS_TASK_DEFINITION)
 def _validate_essential(args: ResourceValidationArgs, report: ReportViolation) -> None:
     reason = api_rules.essential_container_problem(EcsTask(args.props).containers)
     if reason:
-        report(reason)
+        report(reason, None)
 
 
 @POLICIES.resource("ecs-service-launch-type", on=tokens.ECS_SERVICE)
 def _validate_launch_type(args: ResourceValidationArgs, report: ReportViolation) -> None:
     reason = api_rules.service_launch_type_problem(get(args.props, "launchType"), items(get(args.props, "capacityProviderStrategies")))
     if reason:
-        report(reason)
+        report(reason, None)
 
 
 @POLICIES.resource("ec2-launch-template-security-groups", on=tokens.LAUNCH_TEMPLATE)
 def _validate_template_groups(args: ResourceValidationArgs, report: ReportViolation) -> None:
     reason = api_rules.launch_template_security_groups_problem(plain(args.props))
     if reason:
-        report(reason)
+        report(reason, None)
 
 
 @POLICIES.resource("eks-node-group-launch-template", on=tokens.EKS_NODE_GROUP)
 def _validate_node_group_template(args: ResourceValidationArgs, report: ReportViolation) -> None:
     for reason in api_rules.node_group_template_problems(plain(args.props)):
-        report(reason)
+        report(reason, None)
 
 
 @POLICIES.stack("eks-capacity-block")
@@ -94,7 +94,7 @@ def _auto_mode_unknown(resource) -> str | None:
 @POLICIES.resource("eks-auto-mode-capabilities", on=tokens.EKS_CLUSTER, unjudged=_auto_mode_unknown)
 def _validate_auto_mode(args: ResourceValidationArgs, report: ReportViolation) -> None:
     for reason in api_rules.auto_mode_problems(plain(args.props), catalog.load().facts.eks.auto_mode):
-        report(f"EKS cluster {args.name!r} {reason}")
+        report(f"EKS cluster {args.name!r} {reason}", None)
 
 
 def _quota_findings(args: StackValidationArgs):
@@ -154,4 +154,4 @@ def _validate_node_labels(args: ResourceValidationArgs, report: ReportViolation)
     else:
         return
     for where, _, reason in k8s_rules.node_label_problems(labels if isinstance(labels, Mapping) else {}, taints, facts):
-        report(f"{'.'.join(map(str, where))}: {reason}")
+        report(f"{'.'.join(map(str, where))}: {reason}", None)

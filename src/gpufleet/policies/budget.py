@@ -93,7 +93,7 @@ def _validate_budget(args: StackValidationArgs, report: ReportViolation) -> None
         cost_rules.over_idle(cost["total"]["idleMonthly"], ceilings.get("maxIdleMonthly")),
     ):
         if found:
-            report(found + partial + prices)
+            report(found + partial + prices, None)
     per_hour = ceilings.get("maxPricePerAcceleratorHour")
     if isinstance(per_hour, Mapping):
         for g in cost["groups"]:

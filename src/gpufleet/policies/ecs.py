@@ -26,30 +26,31 @@ POLICIES = Policies(__name__)
 def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     limit = (args.get_config() or {}).get("maxGpusPerTask")
     if limit is not None and task.gpus > limit:
-        report(f"the task requests {task.gpus} GPUs; this pack allows at most {text(limit)} per task (maxGpusPerTask)")
+        report(f"the task requests {task.gpus} GPUs; this pack allows at most {text(limit)} per task (maxGpusPerTask)", None)
     admitted = task.admitted_or_report(report)
     if admitted is None:
         return  # ecs-gpu-task-placement reports a task that pins no instance type
     reason = gpu_rules.gpus_fit_any(known_types(admitted, report), task.gpus)
     if reason:
         per_container = ", ".join(f"{name}: {n}" for name, n in task.gpus_by_container.items() if n)
-        report(f"the containers request {counted(task.gpus, 'GPU')} in all ({per_container}): {reason}")
+        report(f"the containers request {counted(task.gpus, 'GPU')} in all ({per_container}): {reason}", None)
 
 
 @POLICIES.resource("ecs-gpu-task-placement", subject=gpu_task)
 def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     if task.fargate:
-        report("the task requests GPUs but is FARGATE-compatible: Fargate has no GPUs; use the EC2 launch type")
+        report("the task requests GPUs but is FARGATE-compatible: Fargate has no GPUs; use the EC2 launch type", None)
     reason = ecs_gpu_sharing.compatibility_problem(task.compatibilities, task.gpu_requests, catalog.load().ecs())
     if reason:
-        report(reason)
+        report(reason, None)
     admitted = task.admitted_or_report(report)
     if admitted is None and managed_instances.MANAGED_INSTANCES in task.compatibilities:
         return  # the capacity provider's instance requirements choose the types (ecs-tasks-placeable)
     if admitted is None:
         report(
             f"the task requests GPUs ({', '.join(sorted({r.option for r in task.gpu_requests}))}) but no memberOf placement "
-            "constraint pins a GPU instance type (attribute:ecs.instance-type == TYPE, in [...] or =~ FAMILY.*)"
+            "constraint pins a GPU instance type (attribute:ecs.instance-type == TYPE, in [...] or =~ FAMILY.*)",
+            None,
         )
         return
     allowed = (args.get_config() or {}).get("allowedInstanceFamilies")
@@ -58,9 +59,9 @@ def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolati
         # Fractions and shares have their own type rule (ecs-gpu-fractional); here, a GPU at all.
         reason = gpu_rules.gpu_capable(it) if whole else (None if it.gpu is not None or it.incomplete else f"{it.name} has no GPU")
         if reason:
-            report(f"memberOf admits {it.name}: {reason}")
+            report(f"memberOf admits {it.name}: {reason}", None)
         if allowed and it.family not in allowed:
-            report(f"memberOf admits {it.name}; allowed families are {', '.join(allowed)} (allowedInstanceFamilies)")
+            report(f"memberOf admits {it.name}; allowed families are {', '.join(allowed)} (allowedInstanceFamilies)", None)
 
 
 @POLICIES.resource("ecs-gpu-driver-capabilities", subject=gpu_task)
@@ -76,12 +77,13 @@ def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportVi
         if value is None:
             report(
                 f"container {name!r} requests GPUs but sets no NVIDIA_DRIVER_CAPABILITIES: ECS does not set it, "
-                "and images not built on the NVIDIA CUDA images then see no driver libraries"
+                "and images not built on the NVIDIA CUDA images then see no driver libraries",
+                None,
             )
             continue
         reason = gpu_rules.driver_capabilities(value, ecs_facts)
         if reason:
-            report(f"container {name!r}: {reason}")
+            report(f"container {name!r}: {reason}", None)
 
 
 @POLICIES.resource("ecs-gpu-ami-supported", on=tokens.LAUNCH_TEMPLATE)
@@ -101,19 +103,19 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
     try:
         it = catalog.load().get(name)
     except UnknownInstanceType as err:
-        report(str(err))  # the reason and the nearest real names, as the spec door says them
+        report(str(err), None)  # the reason and the nearest real names, as the spec door says them
         return
     ecs_facts = catalog.load().ecs()
     if ami is not None:
         reason = ami_rules.ecs_gpu_ami_support(it, ami.variant, ecs_facts, ami.image_version)
         if reason:
-            report(f"{ami.ami_id} is the ECS GPU AMI {ami.variant} {ami.image_version}: {reason}")
+            report(f"{ami.ami_id} is the ECS GPU AMI {ami.variant} {ami.image_version}: {reason}", None)
         return
     if it.gpu is None:
         return  # a container instance without GPUs: nothing GPU-specific to judge
     reasons = [ami_rules.ecs_gpu_ami_support(it, v, ecs_facts) for v in ecs_facts.gpu_ami_variants]
     if all(reasons):
-        report(f"{it.name} joins an ECS cluster but no ECS GPU AMI supports it: {reasons[0]}")
+        report(f"{it.name} joins an ECS cluster but no ECS GPU AMI supports it: {reasons[0]}", None)
 
 
 @POLICIES.stack("ecs-capacity-provider-managed")

@@ -19,7 +19,7 @@ def _validate_requirements_match(args: ResourceValidationArgs, report: ReportVio
     region = provider_region(args, "aws", "AWS_REGION", "AWS_DEFAULT_REGION")
     reason = managed_instances.no_match_problem(managed_instances.requirements_of(args.props), region, catalog.load())
     if reason:
-        report(reason)
+        report(reason, None)
 
 
 @POLICIES.stack("ecs-managed-instances-role-name")

@@ -7,6 +7,8 @@ functions the stack spec calls on its rendered containers.
 
 from __future__ import annotations
 
+from typing import cast
+
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.catalog import catalog, tokens
@@ -26,7 +28,7 @@ def _validate_value_or_share(args: ResourceValidationArgs, report: ReportViolati
     for r in task.gpu_requests if task else []:
         reason = ecs_gpu_sharing.value_or_share_problem(r) or ecs_gpu_sharing.value_problem(r, ecs_facts)
         if reason:
-            report(reason)
+            report(reason, None)
 
 
 @POLICIES.resource("ecs-gpu-one-option")
@@ -34,7 +36,7 @@ def _validate_one_option(args: ResourceValidationArgs, report: ReportViolation) 
     task = gpu_task(args)
     reason = ecs_gpu_sharing.one_option_problem(task.gpu_requests) if task else None
     if reason:
-        report(reason)
+        report(reason, None)
 
 
 @POLICIES.resource("ecs-mps-compute-percent")
@@ -43,7 +45,7 @@ def _validate_compute_percent(args: ResourceValidationArgs, report: ReportViolat
     for r in task.gpu_requests if task else []:
         reason = ecs_gpu_sharing.compute_percent_problem(r.max_compute_percent) if r.option == ecs_gpu_sharing.SHARE else None
         if reason:
-            report(f"container {r.container!r}: {reason}")
+            report(f"container {r.container!r}: {reason}", None)
 
 
 def _admitted_types(task: EcsTask, report: ReportViolation) -> list:
@@ -62,7 +64,7 @@ def _validate_memory_fits(args: ResourceValidationArgs, report: ReportViolation)
     reasons = [ecs_gpu_sharing.mps_memory_problem(it, task.gpu_requests) for it in types]
     # ECS places the task where it fits: one admitted type with a GPU large enough is enough.
     if types and all(reasons):
-        report("; ".join(reasons))
+        report("; ".join(cast("list[str]", reasons)), None)  # all(reasons): none is None
 
 
 @POLICIES.resource("ecs-gpu-fractional", subject=gpu_task)
@@ -79,7 +81,8 @@ def _validate_fractional(args: ResourceValidationArgs, report: ReportViolation, 
                 ecs_gpu_sharing.fraction_value_problem(r, ecs_facts)
             ]
         if reasons and all(reasons):
-            report(f"container {r.container!r}: {'; '.join(dict.fromkeys(reasons))}")
+            found = cast("list[str]", reasons)  # all(reasons): none is None
+            report(f"container {r.container!r}: {'; '.join(dict.fromkeys(found))}", None)
 
 
 @POLICIES.stack("ecs-mps-agent")

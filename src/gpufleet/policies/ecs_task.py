@@ -18,7 +18,8 @@ def neuron_paths(container: dict) -> list[str]:
     ecs_facts = catalog.load().ecs()
     devices = (container.get("linuxParameters") or {}).get("devices") or []
     paths = [d.get("hostPath") for d in devices if isinstance(d, dict)]
-    return [p for p in paths if neuron_rules.neuron_device_index(p, ecs_facts) is not None]
+    # neuron_device_index() is None for a path that is not a str: the isinstance says so to the type checker.
+    return [p for p in paths if isinstance(p, str) and neuron_rules.neuron_device_index(p, ecs_facts) is not None]
 
 
 class EcsTask:
@@ -60,7 +61,7 @@ class EcsTask:
         try:
             return self.admitted()
         except PlacementSyntaxError as err:
-            report(f"the memberOf expression cannot be read: {err}")
+            report(f"the memberOf expression cannot be read: {err}", None)
             return None
 
 
@@ -72,7 +73,7 @@ def known_types(names: frozenset[str], report: ReportViolation) -> list:
         try:
             known.append(cat.get(name))
         except UnknownInstanceType as err:
-            report(f"memberOf pins {err}")
+            report(f"memberOf pins {err}", None)
     return known
 
 

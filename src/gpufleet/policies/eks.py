@@ -181,4 +181,4 @@ def _validate_taint_effects(args: ResourceValidationArgs, report: ReportViolatio
     for taint in items(get(args.props, "taints")):
         reason = eks_rules.taint_effect_valid(get(taint, "effect"), eks_facts)
         if reason:
-            report(f"taint {get(taint, 'key')!r}: {reason}")
+            report(f"taint {get(taint, 'key')!r}: {reason}", None)

@@ -9,6 +9,7 @@ A pod targets a pool when its nodeSelector names the pool (cloud.google.com/gke-
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
@@ -51,7 +52,7 @@ def _gpus(props, gke: GkeFacts) -> gke_rules.GkeGpus | str | None:
 def _validate_accelerator(args: ResourceValidationArgs, report: ReportViolation) -> None:
     resolved = _gpus(args.props, _gke())
     if isinstance(resolved, str):
-        report(f"node pool {args.name!r} ({get(args.props, 'nodeConfig', 'machineType')}): {resolved}")
+        report(f"node pool {args.name!r} ({get(args.props, 'nodeConfig', 'machineType')}): {resolved}", None)
 
 
 def _region(props) -> str | None:
@@ -76,11 +77,12 @@ def _validate_zones(args: ResourceValidationArgs, report: ReportViolation) -> No
     machine_type, region = get(args.props, "nodeConfig", "machineType"), _region(args.props)
     if not isinstance(_gpus(args.props, gke), gke_rules.GkeGpus):
         return  # no GPUs (or not known ones, reported by gke-accelerator)
+    region = cast(str, region)  # known: the unjudged guard (_location_unknown) passed for a GPU pool
     for zone in items(get(args.props, "nodeLocations")):
         if isinstance(zone, str):
             reason = gke_rules.zone_problem(machine_type, region, zone, gke)
             if reason:
-                report(f"node pool {args.name!r}: {reason}")
+                report(f"node pool {args.name!r}: {reason}", None)
 
 
 @POLICIES.resource("gke-mig-partition", on=tokens.GKE_NODE_POOL)
@@ -91,7 +93,7 @@ def _validate_partition(args: ResourceValidationArgs, report: ReportViolation) -
     if isinstance(size, str) and isinstance(resolved, gke_rules.GkeGpus):
         reason = gke_rules.partition_problem(resolved.accelerator, size, gke)
         if reason:
-            report(f"node pool {args.name!r}: {reason}")
+            report(f"node pool {args.name!r}: {reason}", None)
 
 
 @POLICIES.stack("gke-gpu-driver")
@@ -142,11 +144,11 @@ def _validate_shared_request(args: StackValidationArgs, report: ReportViolation)
 def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:
     body, _ = gke_api.to_api(plain(args.props))
     for problem in gke_api.problems(body):
-        report(f"container.v1 {problem}")
+        report(f"container.v1 {problem}", None)
 
 
 @POLICIES.resource("gke-api-unchecked", on=tokens.GKE_NODE_POOL)
 def _validate_api_coverage(args: ResourceValidationArgs, report: ReportViolation) -> None:
     _, unmapped = gke_api.to_api(plain(args.props))
     if unmapped:
-        report(f"inputs {', '.join(unmapped)} have no mapping to the GKE API here: the discovery-document check does not see them")
+        report(f"inputs {', '.join(unmapped)} have no mapping to the GKE API here: the discovery-document check does not see them", None)

@@ -77,13 +77,13 @@ def plain(value: Any, unknown: Any = _LEAVE_OUT) -> Any:
     if is_list(value):
         if unknown is _LEAVE_OUT:
             return [plain(element) for element in items(value)]
-        found = []
+        elements = []
         for i in range(len(value)):
             try:
-                found.append(plain(value[i], unknown))
+                elements.append(plain(value[i], unknown))
             except UnknownValueError:
-                found.append(unknown)
-        return found
+                elements.append(unknown)
+        return elements
     return value
 
 

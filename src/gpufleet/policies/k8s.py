@@ -42,7 +42,7 @@ def pod_specs(resource_type: str, props) -> list[tuple[str, Mapping]]:
     return [("spec.template.spec", template)] if isinstance(template, Mapping) else []
 
 
-def containers(pod: dict) -> list[dict]:
+def containers(pod: Mapping) -> list[Mapping]:
     return [c for key in ("containers", "initContainers") for c in items(pod.get(key)) if isinstance(c, Mapping)]
 
 
@@ -54,7 +54,7 @@ def workload_pods(args: ResourceValidationArgs) -> list[tuple[str, Mapping]]:
     return specs
 
 
-def _wants(pod: dict, resource: str) -> bool:
+def _wants(pod: Mapping, resource: str) -> bool:
     for c in containers(pod):
         for part in ("requests", "limits"):
             if any(name == resource or name.startswith(resource) for name in (get(c, "resources", part) or {})):
@@ -68,7 +68,7 @@ def _validate_requests_equal_limits(args: ResourceValidationArgs, report: Report
     for where, pod in specs:
         for c in containers(pod):
             for problem in k8s_rules.requests_equal_limits(c.get("name", "?"), get(c, "resources") or {}, eks):
-                report(f"{where}: {problem}")
+                report(f"{where}: {problem}", None)
 
 
 def _node_groups(args: StackValidationArgs):
@@ -94,7 +94,7 @@ def operator_installs_driver(args: StackValidationArgs) -> bool:
     return False
 
 
-def _gpu_pool_taints(args: StackValidationArgs) -> list[list[dict]]:
+def _gpu_pool_taints(args: StackValidationArgs) -> list[list[Mapping]]:
     """The taints of the stack's GKE and AKS GPU node pools (GKE adds its own GPU taint)."""
     facts = catalog.load().facts
     found = []
@@ -167,7 +167,7 @@ def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportV
         key, chart = (
             plugins.get(get(release.props, "chart"), (None, None)) if release.resource_type == tokens.HELM_RELEASE else (None, None)
         )
-        if chart is None:
+        if chart is None or key is None:  # both None or neither: a plugin's key is a str
             continue
         tolerations = charts.release_tolerations(key, chart, plain(get(release.props, "values")))
         for group, kind, taints, efa, _ in groups:

@@ -51,7 +51,8 @@ def _validate_crd(args: ResourceValidationArgs, report: ReportViolation, obj) ->
     kind = args.resource_type.rsplit(":", 1)[-1]
     for problem in found.problems:
         report(
-            f"{kind} {args.name!r}: {problem} (its CRD's schema, Karpenter {catalog.load().facts.karpenter.version}; its {found.cel_rules} CEL rules are not evaluated)"
+            f"{kind} {args.name!r}: {problem} (its CRD's schema, Karpenter {catalog.load().facts.karpenter.version}; its {found.cel_rules} CEL rules are not evaluated)",
+            None,
         )
 
 
@@ -66,7 +67,7 @@ def _validate_admits(args: ResourceValidationArgs, report: ReportViolation, pool
     for pool in pools:
         reason = karpenter_rules.admits_no_type(len(pool.candidates), pool.unjudged)
         if reason:
-            report(f"NodePool {pool.name!r}: {reason}")
+            report(f"NodePool {pool.name!r}: {reason}", None)
 
 
 @POLICIES.resource("karpenter-accelerator-pool-tainted", on=POOLS, subject=_pools)
@@ -75,7 +76,7 @@ def _validate_tainted(args: ResourceValidationArgs, report: ReportViolation, poo
         taints = pool.candidates[0].shape.taints if pool.candidates else ()
         reason = karpenter_rules.untainted_accelerator_pool(_kind(pool), taints, catalog.load().facts.eks)
         if reason:
-            report(f"NodePool {pool.name!r}: {reason}")
+            report(f"NodePool {pool.name!r}: {reason}", None)
 
 
 @POLICIES.resource("karpenter-accelerator-pool-limited", on=POOLS, subject=_pools)
@@ -83,7 +84,7 @@ def _validate_limited(args: ResourceValidationArgs, report: ReportViolation, poo
     for pool in pools:
         reason = karpenter_rules.unlimited_accelerator_pool(_kind(pool), pool.limits, catalog.load().facts.eks)
         if reason:
-            report(f"NodePool {pool.name!r}: {reason}")
+            report(f"NodePool {pool.name!r}: {reason}", None)
 
 
 _STACK: list = []  # (the stack's NodePools and EC2NodeClasses by URN, their input objects, the pools read)

@@ -54,7 +54,7 @@ def _validate_version_supported(args: ResourceValidationArgs, report: ReportViol
     calendar, cloud, version = _version(args.resource_type, args.props)
     reason = lifecycle.kubernetes_version_problem(calendar, cloud, version, lifecycle.today())
     if reason:
-        report(reason)
+        report(reason, None)
 
 
 @POLICIES.resource("lifecycle-end-of-support")
@@ -64,13 +64,14 @@ def _validate_end_of_support(args: ResourceValidationArgs, report: ReportViolati
         calendar, cloud, version = _version(args.resource_type, args.props)
         reason = lifecycle.kubernetes_version_advisory(calendar, cloud, version, on)
         if reason:
-            report(reason)
+            report(reason, None)
     if args.resource_type == tokens.EKS_NODE_GROUP:
         reason = lifecycle.eks_ami_type_advisory(get(args.props, "amiType"), on, facts)
         if reason:
-            report(reason)
+            report(reason, None)
     if args.resource_type == tokens.LAUNCH_TEMPLATE:
         ami = catalog.ecs_amis().get(get(args.props, "imageId") or "")
-        reason = lifecycle.ecs_ami_advisory(ami.accelerator, ami.variant, on, facts) if ami is not None else None
-        if reason:
-            report(f"{ami.ami_id}: {reason}")
+        if ami is not None:
+            reason = lifecycle.ecs_ami_advisory(ami.accelerator, ami.variant, on, facts)
+            if reason:
+                report(f"{ami.ami_id}: {reason}", None)

@@ -7,6 +7,8 @@ functions the stack spec calls.
 
 from __future__ import annotations
 
+from typing import cast
+
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from gpufleet.catalog import catalog, tokens
@@ -36,7 +38,7 @@ def _neuron_task(args: ResourceValidationArgs) -> EcsTask | None:
 def _validate_device_managed(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = _neuron_task(args)
     for reason in managed_instances.neuron_device_problems(task.containers, task.compatibilities) if task else []:
-        report(reason)
+        report(reason, None)
 
 
 @POLICIES.resource("ecs-neuron-devices-exist", subject=_neuron_task)
@@ -47,14 +49,14 @@ def _validate_devices_exist(args: ResourceValidationArgs, report: ReportViolatio
     mapped = [p for paths in task.neuron_paths.values() for p in paths]
     duplicates = sorted({p for p in mapped if mapped.count(p) > 1})
     if duplicates:
-        report(f"{', '.join(duplicates)} mapped more than once in the task: one Neuron runtime owns a chip")
+        report(f"{', '.join(duplicates)} mapped more than once in the task: one Neuron runtime owns a chip", None)
     ecs_facts = catalog.load().ecs()
     for it in known_types(admitted, report):
         for name, paths in task.neuron_paths.items():
             for path in paths:
                 reason = neuron_rules.neuron_device_exists(it, path, ecs_facts)
                 if reason:
-                    report(f"container {name!r} maps {reason}")
+                    report(f"container {name!r} maps {reason}", None)
 
 
 @POLICIES.resource("ecs-neuron-task-pinned")
@@ -67,12 +69,13 @@ def _validate_task_pinned(args: ResourceValidationArgs, report: ReportViolation)
         count = "no instance types" if admitted is None else f"{len(admitted)} instance types ({', '.join(sorted(admitted)) or 'none'})"
         report(
             f"the task maps Neuron devices, so it must be specific to one instance type; its memberOf constraints "
-            f"admit {count} (use attribute:ecs.instance-type == TYPE)"
+            f"admit {count} (use attribute:ecs.instance-type == TYPE)",
+            None,
         )
         return
     for it in known_types(admitted, report):
         if it.neuron is None and not it.incomplete:
-            report(f"the task maps Neuron devices but memberOf pins {it.name}, which has no Neuron chip")
+            report(f"the task maps Neuron devices but memberOf pins {it.name}, which has no Neuron chip", None)
 
 
 @POLICIES.resource("ecs-neuron-ipc-lock", subject=_neuron_task)
@@ -86,7 +89,7 @@ def _validate_ipc_lock(args: ResourceValidationArgs, report: ReportViolation, ta
         added = [c for c in capabilities.get("add") or [] if isinstance(c, str)]
         reason = neuron_rules.neuron_capabilities(added, ecs_facts)
         if reason:
-            report(f"container {name!r} {reason}")
+            report(f"container {name!r} {reason}", None)
 
 
 def _neuron_facts(resource):
@@ -129,11 +132,11 @@ def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> N
     ami, it = _neuron_launch_template(args)
     if ami is None and it is None:
         return
-    region = _region(args)
+    region = cast(str, _region(args))  # known: the unjudged guard (_region_unknown) passed
     reason = ami_rules.neuron_ami_region(region, catalog.load().ecs())
     if reason:
         what = f"{ami.ami_id} is the ECS Neuron AMI {ami.variant}" if ami else f"{it.name} runs ECS on the Neuron AMI"
-        report(f"{what}: {reason}")
+        report(f"{what}: {reason}", None)
 
 
 @POLICIES.resource("ecs-neuron-ami-supported")
@@ -143,4 +146,4 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
         return  # a custom AMI, or the type is unknown or set by the group's overrides
     reason = ami_rules.ecs_neuron_ami_support(it, ami.variant, catalog.load().ecs())
     if reason:
-        report(f"{ami.ami_id} is the ECS Neuron AMI {ami.variant} {ami.image_version}: {reason}")
+        report(f"{ami.ami_id} is the ECS Neuron AMI {ami.variant} {ami.image_version}: {reason}", None)

@@ -29,7 +29,8 @@ def _validate_imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> N
     if http_tokens != "required":
         report(
             f"metadataOptions.httpTokens is {http_tokens or 'not set'}: without IMDSv2 any process (or SSRF) on the node "
-            "can read the instance role's credentials; set httpTokens: required"
+            "can read the instance role's credentials; set httpTokens: required",
+            None,
         )
 
 
@@ -39,18 +40,19 @@ def _validate_root_encrypted(args: ResourceValidationArgs, report: ReportViolati
     allow_default = (args.get_config() or {}).get("allowAccountDefaultEncryption", False)
     if args.resource_type == tokens.EC2_INSTANCE:
         if not truthy(get(props, "rootBlockDevice", "encrypted")) and not allow_default:
-            report("rootBlockDevice.encrypted is not true: the root volume inherits the AMI snapshot's encryption")
+            report("rootBlockDevice.encrypted is not true: the root volume inherits the AMI snapshot's encryption", None)
         return
     if args.resource_type != tokens.LAUNCH_TEMPLATE:
         return
     volumes = [m for m in items(get(props, "blockDeviceMappings")) if get(m, "ebs") is not None]
     for mapping in volumes:
         if not truthy(get(mapping, "ebs", "encrypted")):
-            report(f"the EBS volume {get(mapping, 'deviceName') or '?'} is not encrypted (ebs.encrypted: true)")
+            report(f"the EBS volume {get(mapping, 'deviceName') or '?'} is not encrypted (ebs.encrypted: true)", None)
     if not volumes and not allow_default:
         report(
             "no block device mapping encrypts the root volume: it inherits the AMI snapshot's encryption "
-            "(set allowAccountDefaultEncryption when the account encrypts EBS by default)"
+            "(set allowAccountDefaultEncryption when the account encrypts EBS by default)",
+            None,
         )
 
 
@@ -75,7 +77,7 @@ def _validate_no_public_ip(args: ResourceValidationArgs, report: ReportViolation
     else:
         public = any(truthy(get(ni, "associatePublicIpAddress")) for ni in items(get(args.props, "networkInterfaces")))
     if public:
-        report(f"{name} instances get a public IP address; keep accelerated nodes in private subnets behind NAT")
+        report(f"{name} instances get a public IP address; keep accelerated nodes in private subnets behind NAT", None)
 
 
 def _open_ingress(group, resources) -> list[str]:

@@ -13,6 +13,7 @@ compare, and the policy says nothing. The replacement rules are the diff's
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from pulumi_policy import ReportViolation, StackValidationArgs
 
@@ -70,7 +71,7 @@ def _validate_drains(args: StackValidationArgs, report: ReportViolation) -> None
         if gkey not in going:
             continue
         what = ", ".join(counted(total[k], noun) for k, noun in CARRIED if total[k])
-        desired = group.sizes.get("desired")
+        desired = cast(int, group.sizes.get("desired"))  # not None: totals() counted instances from it
         instances = counted(desired, f"running {group.instance_type} instance")
         stop = "drains and its jobs stop" if desired == 1 else "drain and their jobs stop"
         report(

@@ -144,7 +144,8 @@ def mps_memory_problem(it: InstanceType, requests: Sequence[GpuRequest]) -> str 
     reference, NvidiaMpsAllocation.memory). The agent may report a little less than EC2's figure."""
     shared = [r for r in requests if r.option == SHARE]
     total = sum(r.mps_memory for r in shared)
-    if not shared or mps_type_problem(it) is not None or total <= it.gpu.memory_mib:
+    # mps_type_problem() is None only for a type with a GPU; `it.gpu is None` says so to the type checker.
+    if not shared or mps_type_problem(it) is not None or it.gpu is None or total <= it.gpu.memory_mib:
         return None
     parts = " + ".join(f"{r.container} {r.mps_memory}" for r in shared)
     return f"the task's MPS containers share one GPU and ask {total} MiB ({parts}); one {it.gpu.model} of {it.name} has {it.gpu.memory_mib} MiB"

@@ -7,13 +7,16 @@ and the policy pack call them.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
+from typing import TypeVar
 
 from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import InstanceType
 from gpufleet.catalog.facts import EksFacts, KubernetesFacts
 from gpufleet.rules import lifecycle
+
+_Taint = TypeVar("_Taint", bound=Mapping)  # untolerated() returns the taints it is given, of their own type
 
 
 def extended(resource: str, eks_facts: EksFacts) -> bool:
@@ -57,7 +60,7 @@ def toleration_matches(toleration: Mapping, taint: Mapping) -> bool:
     return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
-def tolerates(tolerations: list[dict], taint: dict, eks_facts: EksFacts) -> bool:
+def tolerates(tolerations: Sequence[Mapping], taint: Mapping, eks_facts: EksFacts) -> bool:
     """Does any toleration match the taint (Kubernetes semantics; effects in either spelling)?"""
     return any(toleration_matches(t, taint) for t in tolerations)
 
@@ -67,7 +70,7 @@ def toleration_for(taint: dict, eks_facts: EksFacts) -> dict:
     return {"key": taint["key"], "operator": "Exists", "effect": k8s_effect(taint["effect"])}
 
 
-def untolerated(tolerations: list[dict], taints: list[dict], eks_facts: EksFacts) -> list[dict]:
+def untolerated(tolerations: Sequence[Mapping], taints: Sequence[_Taint], eks_facts: EksFacts) -> list[_Taint]:
     """The taints no toleration matches."""
     return [t for t in taints if not tolerates(tolerations, t, eks_facts)]
 
@@ -196,9 +199,9 @@ def kubelet_label_problem(key: str, facts: KubernetesFacts) -> str | None:
     return None
 
 
-def node_label_problems(labels: dict, taints: list[dict], facts: KubernetesFacts) -> list[tuple[tuple, object, str]]:
+def node_label_problems(labels: Mapping, taints: Sequence[Mapping], facts: KubernetesFacts) -> list[tuple[tuple, object, str]]:
     """(field path, value, reason) for every node label and taint the kubelet or the API refuses."""
-    found = []
+    found: list[tuple[tuple, object, str]] = []
     for key, value in labels.items():
         reason = qualified_name_problem(key, facts) or kubelet_label_problem(key, facts)
         if reason:

@@ -25,7 +25,8 @@ def admits_no_type(admitted: int, unjudged: Sequence[str]) -> str | None:
 def offered_nowhere(types: Sequence[InstanceType], region: str, zones: Sequence[str] | None) -> str | None:
     """A pool whose admitted types are offered in none of its zones (any zone of the region where
     it names none) never gets a node: Karpenter finds no offering to launch."""
-    if not types or any(offerings.offered_in(it, region, zone) is None for it in types for zone in (zones or [None])):
+    every_zone: Sequence[str | None] = zones or [None]  # None: any zone of the region
+    if not types or any(offerings.offered_in(it, region, zone) is None for it in types for zone in every_zone):
         return None
     where = f"{region} ({', '.join(zones)})" if zones else region
     return f"none of the {len(types)} instance types its requirements admit is offered in {where}: Karpenter finds no offering, and its pods stay Pending"

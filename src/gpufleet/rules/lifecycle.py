@@ -13,11 +13,12 @@ import re
 from datetime import date
 
 from gpufleet.catalog.facts import AmiEnd, CuratedFacts, VersionCalendar
+from gpufleet.errors import InputError
 
 TODAY = "GPUFLEET_TODAY"  # YYYY-MM-DD: the day to judge against, instead of the machine's
 
 
-class TodayError(ValueError):
+class TodayError(InputError):
     """GPUFLEET_TODAY is set to something that is not a date."""
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from gpufleet.apis import aws as aws_api
-from gpufleet.catalog.catalog import Catalog, InstanceType
+from gpufleet.catalog.catalog import Catalog, InstanceType, NeuronDevices
 
 MANAGED_INSTANCES = "MANAGED_INSTANCES"  # the task definition compatibility and launch type
 NEURON_DEVICE_ALL = "ALL"  # the only value ECS takes for a NeuronDevice requirement
@@ -85,7 +86,8 @@ def mismatch(it: InstanceType, req: Requirements) -> str | None:
     if req.names and accelerator_name(it) not in req.names:
         return f"its accelerator is {accelerator_name(it) or 'not an API accelerator name'}"
     count = accelerator_count(it)
-    memory = (it.gpu.memory_mib * count) if it.gpu is not None else (it.neuron.memory_mib * count)
+    # No GPU means Neuron devices: the type has one or the other (checked above).
+    memory = (it.gpu.memory_mib * count) if it.gpu is not None else (cast(NeuronDevices, it.neuron).memory_mib * count)
     for what, value, bounds in (
         ("accelerators", count, req.accelerator_count),
         ("MiB of accelerator memory", memory, req.accelerator_memory_mib),

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from gpufleet.errors import InputError
+
 ATTRIBUTE = "attribute:ecs.instance-type"
 
 # Operators of the cluster query language that name instance types positively; negations and other
@@ -21,7 +23,7 @@ _MATCHES = {"=~", "matches"}
 _TOKEN = re.compile(r"\s*(\(|\)|\[|\]|,|&&|\|\||==|!=|=~|!~|!|[^\s()\[\],!=]+)")
 
 
-class PlacementSyntaxError(ValueError):
+class PlacementSyntaxError(InputError):
     """The expression is not one this parser understands."""
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from gpufleet.catalog.catalog import InstanceType
 from gpufleet.catalog.wording import counted
@@ -63,7 +64,7 @@ class InstanceShape:
 def task_gpus(task: TaskShape, requests: Sequence[ecs_gpu_sharing.GpuRequest]) -> TaskShape:
     """The task's GPU reservations read from its GPU requirements: whole GPUs, its MPS memory on one
     GPU, or its fraction."""
-    fractions = [r.fraction for r in requests if r.option == ecs_gpu_sharing.FRACTION]
+    fractions = [cast(float, r.fraction) for r in requests if r.option == ecs_gpu_sharing.FRACTION]  # FRACTION: fraction is set
     return replace(
         task,
         gpus=sum(r.whole for r in requests),

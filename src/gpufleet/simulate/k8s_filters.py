@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from gpufleet.catalog import catalog
 from gpufleet.rules.k8s import k8s_effect, requirement_problem, toleration_matches, untolerated_taint_message
@@ -25,18 +26,18 @@ def untolerated_taint(pod: PodTemplate, node: NodeShape) -> Mapping | None:
 def _expression_matches(expression: Mapping, labels: Mapping[str, str]) -> bool:
     key, operator = expression.get("key"), expression.get("operator")
     values = [str(v) for v in expression.get("values") or []]
-    present = key in labels
+    present = key in labels  # labels[key] is read only where it is: key is one of the labels' names
     if operator == "In":
-        return present and labels[key] in values
+        return present and labels[cast(str, key)] in values
     if operator == "NotIn":
-        return not present or labels[key] not in values
+        return not present or labels[cast(str, key)] not in values
     if operator == "Exists":
         return present
     if operator == "DoesNotExist":
         return not present
     if operator in ("Gt", "Lt") and present and len(values) == 1:
         try:
-            have, bound = int(labels[key]), int(values[0])
+            have, bound = int(labels[cast(str, key)]), int(values[0])
         except ValueError:
             return False
         return have > bound if operator == "Gt" else have < bound

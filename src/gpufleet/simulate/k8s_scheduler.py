@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from gpufleet.catalog.wording import counted
 from gpufleet.simulate.k8s_filters import (
@@ -145,7 +146,7 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate]) -> list[P
     advertisers = _advertisers(daemons)
     nodes = [_fresh(s, daemons, advertisers).copy(s.nodes) for s in shapes if s.nodes > 0]
     empty = {s.group: _fresh(s, daemons, advertisers) for s in shapes}
-    grown = Counter()
+    grown: Counter[str] = Counter()
     results = []
     for pod in pods:
         result = Placement(pod, DAEMON if pod.replicas is None else SCHEDULED, notes=_notes(pod, shapes, advertisers))
@@ -229,7 +230,7 @@ def _place_replicas(pod, result: Placement, nodes: list[_Node], shapes, empty, g
         if i is None:
             if _scale_up(pod, nodes, shapes, empty, grown, remaining, result):
                 continue
-            reasons = Counter()
+            reasons: Counter[str] = Counter()
             for n in nodes:
                 for r in n.reasons(pod):
                     reasons[r] += n.count
@@ -287,8 +288,10 @@ def _tight(pod: PodTemplate, result: Placement, nodes: list[_Node]) -> list[str]
             if n.shape.memory_estimate is not None and n.shape.group in result.placed and n.memory_used > n.shape.memory_estimate
         }
     )
+    # A group's nodes share its shape, whose memory_estimate is set for every group in `tight`.
     return [
-        f"node group {g}: memory is tight (its pods need more than the {show('memory', next(n.shape.memory_estimate for n in nodes if n.shape.group == g))} "
+        f"node group {g}: memory is tight (its pods need more than the "
+        f"{show('memory', cast(int, next(n.shape.memory_estimate for n in nodes if n.shape.group == g)))} "
         "allocatable if the OS keeps the estimated share of memory; they may not all fit a real node)"
         for g in tight
     ]

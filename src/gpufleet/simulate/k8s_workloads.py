@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from gpufleet.catalog import charts
 from gpufleet.catalog.facts import Addon, Chart, EksFacts, Karpenter, ManifestObject, NodeHealth
 from gpufleet.simulate.k8s_shapes import PodTemplate, QuantityError, quantity
+from gpufleet.simulate.loose import mapping
 
 # Pulumi type tokens of the workload kinds: kubernetes:<group>/<version>:<Kind>.
 KINDS_WITH_TEMPLATE = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "DaemonSet", "Job")
@@ -44,7 +45,7 @@ def pod_specs(type_token: str, obj: Mapping) -> list[tuple[str, int | None, Mapp
             [("spec.jobTemplate.spec.template.spec", _count(job.get("parallelism"), 1), template)] if isinstance(template, Mapping) else []
         )
     if kind == "MPIJob":
-        found = []
+        found: list[tuple[str, int | None, Mapping]] = []
         for role, default in (("Launcher", 1), ("Worker", 0)):
             replica = (spec.get("mpiReplicaSpecs") or {}).get(role) or {}
             template = (replica.get("template") or {}).get("spec")
@@ -120,7 +121,7 @@ def pod_template(
 def object_pods(type_token: str, name: str, obj: Mapping, urn: str | None = None) -> list[PodTemplate]:
     """The pod templates of a Kubernetes object (none for kinds that run no pods)."""
     kind = kind_of(type_token)
-    metadata = obj.get("metadata") if isinstance(obj, Mapping) and isinstance(obj.get("metadata"), Mapping) else {}
+    metadata = mapping(obj.get("metadata")) if isinstance(obj, Mapping) else {}
     namespace = metadata.get("namespace") if isinstance(metadata.get("namespace"), str) else "default"
     label = f"{kind} {namespace}/{metadata.get('name') if isinstance(metadata.get('name'), str) else name}"
     found = []
@@ -165,7 +166,7 @@ def addon_pods(
 def monitoring_pods(health: NodeHealth, values: Mapping | None, urn: str | None = None) -> list[PodTemplate]:
     """The node monitoring agent add-on's DaemonSets, with its configuration's values for each."""
     given = values if isinstance(values, Mapping) else {}
-    overrides = {pod: given.get(key) if isinstance(given.get(key), Mapping) else {} for pod, key in health.values_keys.items()}
+    overrides = {pod: mapping(given.get(key)) for pod, key in health.values_keys.items()}
     return addon_pods(health.pods, overrides, urn, health.monitoring_addon)
 
 

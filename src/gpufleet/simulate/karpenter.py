@@ -167,8 +167,9 @@ def _add(pod: PodTemplate, wanted: int, claim: _Claim, daemons: Sequence[PodTemp
     for candidate in claim.options:
         room, reasons = _room(pod, claim, candidate, daemons)
         rooms.append(room)
-        for r in reasons if why is not None else ():
-            why[r] = why.get(r, 0) + 1
+        if why is not None:
+            for r in reasons:
+                why[r] = why.get(r, 0) + 1
     most = min(wanted, max(rooms, default=0))
     if most > 0:
         claim.options = [c for c, room in zip(claim.options, rooms) if room >= most]
@@ -219,7 +220,8 @@ def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool
                         else "its requirements admit no instance type of the catalog"
                     )
                     break
-                claim, why = _Claim(pool, options), {}
+                claim = _Claim(pool, options)
+                why: dict[str, int] = {}
                 added = _add(pod, wanted, claim, daemons, why)
                 if not added:
                     top = sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))[:3]

@@ -130,7 +130,7 @@ def read_pool(
             f"Karpenter NodePool {name!r}: requirements on {', '.join(unjudged)}, which EC2's record in the catalog does not give: not judged"
         )
     defined: dict[str, frozenset[str] | None] = {k: frozenset({v}) for k, v in labels.items()}
-    type_keys = set()
+    type_keys: set[str] = set()
     candidates, ami_problem = [], None
     held = []  # every type's labels, as the catalog holds them
     layout = [] if on_auto else [i for i in seq(mapping(node_class[1]).get("networkInterfaces")) if isinstance(i, Mapping)]
@@ -210,17 +210,17 @@ def read_pool(
     requirement_gaps = tuple(gaps[before:])
     refused = unseen = capacity_types = None
     if not on_auto:  # Auto Mode chooses its nodes' AMIs itself
-        class_name, node_class = node_class
-        family = alias_family(node_class)
+        class_name, class_spec = node_class
+        family = alias_family(class_spec)
         variants = facts.ami_variants.families.get(family) if family else None
         accelerated = [c for c in candidates if eks_rules.accelerator(cat.get(c.shape.instance_type))]
-        if variants is not None and accelerated:
+        if family and variants is not None and accelerated:  # (variants is None without a family)
             arch = names.arch
             kept = [
                 c
                 for c in candidates
                 if (kind := eks_rules.accelerator(cat.get(c.shape.instance_type))) is None
-                or kind in variants.get(c.shape.labels.get(arch), [])
+                or kind in variants.get(c.shape.labels.get(arch, ""), [])  # (no variant is listed under "")
             ]
             if not kept:
                 ami_problem = karpenter_rules.no_ami_for_accelerators(family, facts)
@@ -230,10 +230,10 @@ def read_pool(
                 f"Karpenter NodePool {name!r}: its EC2NodeClass {class_name!r} does not select its AMI by one alias (or is not in the plan): whether its AMI runs the accelerators is not judged"
             )
         capacity_types = _allowed(requirements, facts.labels.capacity_type)
-        refused = karpenter_rules.reserved_without_reservations(capacity_types, node_class, facts)
+        refused = karpenter_rules.reserved_without_reservations(capacity_types, class_spec, facts)
         unseen = (
             class_name
-            if node_class is None and capacity_types is not None and capacity_types <= {facts.reserved_capacity.capacity_type}
+            if class_spec is None and capacity_types is not None and capacity_types <= {facts.reserved_capacity.capacity_type}
             else None
         )
         if unseen is not None:

@@ -4,6 +4,9 @@ count or a boolean is expected, and a reader takes what it can and never raises 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 
 def truthy(value: object) -> bool:
@@ -24,6 +27,11 @@ def as_int(value: object, default: int = 0) -> int:
 def mapping(value: object) -> Mapping:
     """An input read as a map: any other shape (a foreign program may pass anything) reads empty."""
     return value if isinstance(value, Mapping) else {}
+
+
+def str_or(value: object, default: _T) -> str | _T:
+    """A text input as given; `default` for any other shape."""
+    return value if isinstance(value, str) else default
 
 
 def seq(value: object) -> list:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import InstanceType
@@ -100,7 +100,7 @@ def eks_node_shape(
     group: str,
     ami_type: str,
     labels: Mapping[str, str],
-    taints: list[dict],
+    taints: Sequence[Mapping],
     sizes: tuple[int, int, int],
     capacity_type: str,
     zones: list[str],
@@ -240,7 +240,7 @@ def karpenter_allocatable(it: InstanceType, karpenter: Karpenter, eks: EksFacts)
 
 
 def ack_node_shape(
-    pool: str, instance_types: list[str], labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int], ack: AckFacts
+    pool: str, instance_types: list[str], labels: Mapping[str, str], taints: Sequence[Mapping], sizes: tuple[int, int, int], ack: AckFacts
 ) -> NodeShape | None:
     """An ACK shared-GPU pool's nodes as the GPU-sharing scheduler sees them: per GPU, the GiB of
     aliyun.com/gpu-mem the plugin advertises and (core_mem) 100 % of aliyun.com/gpu-core.percentage,
@@ -279,7 +279,7 @@ def os_label(eks: EksFacts, os: str = "linux") -> dict[str, str]:
 
 
 def plain_node_shape(
-    group: str, machine_type: str, labels: Mapping[str, str], taints: list[dict], sizes: tuple[int, int, int]
+    group: str, machine_type: str, labels: Mapping[str, str], taints: Sequence[Mapping], sizes: tuple[int, int, int]
 ) -> NodeShape:
     """A pool without accelerators on a cloud whose machine sizes the catalog does not hold (an AKS
     cluster's default pool, a GKE system pool): where a pod may go is judged (labels, taints),
@@ -304,7 +304,7 @@ def gke_node_shape(
     partition_size: str | None,
     sharing: tuple[str, int] | None,
     labels: Mapping[str, str],
-    taints: list[dict],
+    taints: Sequence[Mapping],
     sizes: tuple[int, int, int],
     resource: str,
     gke: GkeFacts,
@@ -341,7 +341,7 @@ def aks_node_shape(
     gpus: aks_rules.AksGpus,
     mig_profile: str | None,
     labels: Mapping[str, str],
-    taints: list[dict],
+    taints: Sequence[Mapping],
     sizes: tuple[int, int, int],
     resource: str,
     aks: AksFacts,

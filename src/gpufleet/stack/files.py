@@ -13,6 +13,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
 
+from gpufleet.errors import InputError
 from gpufleet.stack import yaml_reader as stack_yaml
 
 # The shipped stacks: the repository's stacks/ folder, or its copy in an installed gpufleet.
@@ -21,7 +22,7 @@ from gpufleet.stack import yaml_reader as stack_yaml
 STACKS = (Path(__file__).resolve().parent.parent / "stacks").resolve()
 
 
-class StackFileError(ValueError):
+class StackFileError(InputError):
     """The stack file is missing, unreadable or not a Pulumi stack config file."""
 
 

@@ -11,12 +11,15 @@ import difflib
 import functools
 import json
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, cast
 
 from pydantic import Field, ValidationError, create_model
 
 from gpufleet import simulate
 from gpufleet.catalog import catalog
+from gpufleet.errors import InputError
 from gpufleet.platform.model import SpecModel, Violation
 from gpufleet.stack.platforms import BY_KEY, PLATFORMS
 
@@ -35,7 +38,7 @@ def spec_model(fleets: frozenset[str]) -> type[SpecModel]:
     absent (they are never present when the spec is validated with this model). A stack imports
     only its own clouds' models: AKS's alone take 0.1 s, and a cold preview should not pay for
     clouds it does not use. `FleetSpec` is the model with every fleet (docs, JSON schema)."""
-    fields: dict[str, tuple] = {"region": (str | None, _REGION)}
+    fields: dict[str, Any] = {"region": (str | None, _REGION)}
     for platform in PLATFORMS:
         kind = platform.model() | None if platform.key in fleets else None
         fields[platform.key] = (kind, Field(None, description=platform.description))
@@ -71,7 +74,7 @@ class SpecIssue:
         return f"{self.path} = {_show(self.value)}: {self.reason} [rule: {self.rule}]"
 
 
-class SpecError(ValueError):
+class SpecError(InputError):
     """The stack config is invalid; `issues` lists every problem found."""
 
     def __init__(self, issues: list[SpecIssue]):
@@ -131,7 +134,7 @@ def _unknown_key(model: type[SpecModel], loc: tuple) -> str:
     return f"unknown key; did you mean {near[0]}?" if near else f"unknown key (keys here: {', '.join(sorted(keys))})"
 
 
-def _model_at(model: type, loc: tuple) -> type[SpecModel] | None:
+def _model_at(model: type[SpecModel], loc: tuple) -> type[SpecModel] | None:
     """The spec model a pydantic error location points into, following fields by their keys (list
     indexes and dict keys pass through); None where a union leaves it ambiguous."""
     for part in loc:
@@ -147,7 +150,7 @@ def _model_at(model: type, loc: tuple) -> type[SpecModel] | None:
     return model if isinstance(model, type) and issubclass(model, SpecModel) else None
 
 
-def _models_in(annotation) -> list[type]:
+def _models_in(annotation) -> list[type[SpecModel]]:
     if isinstance(annotation, type) and issubclass(annotation, SpecModel):
         return [annotation]
     return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
@@ -187,17 +190,18 @@ def _validate(config: dict[str, object]) -> SpecModel:
     except ValidationError as err:
         raise SpecError(_from_pydantic(err, model)) from None
     cat = catalog.load()
+    region: str | None = cast(Any, spec).region  # a field of spec_model's dynamic model
     present = [p for p in PLATFORMS if getattr(spec, p.key) is not None]
-    region_issue = _region_issue(spec.region, cat) if any(p.aws for p in present) else None
+    region_issue = _region_issue(region, cat) if any(p.aws for p in present) else None
     issues: list[SpecIssue] = [region_issue] if region_issue else []
     for platform in present:
         if platform.aws and region_issue:
             continue  # its rules read the region's offerings
         fleet = getattr(spec, platform.key)
-        found = platform.checks(fleet, spec.region, cat)
+        found = platform.checks(fleet, region, cat)
         # Placement needs a fleet whose every other rule holds (known types, one zone per EFA group).
         if not found and simulate.enabled():
-            found = platform.pending(fleet, spec.region, cat)
+            found = platform.pending(fleet, region, cat)
         issues += [_from_violation(v, platform.key) for v in found]
     if not present:
         keys = [f"gpufleet:{p.key}" for p in PLATFORMS]
@@ -221,7 +225,7 @@ def _region_issue(region: str | None, cat) -> SpecIssue | None:
     return None
 
 
-def decode_config(raw: dict[str, object]) -> dict[str, object]:
+def decode_config(raw: Mapping[str, object]) -> dict[str, object]:
     """Pulumi config as the runtime hands it over (`gpufleet:key` -> string or JSON text) to spec input.
 
     Structured values arrive as JSON text; plain values as strings. Keys of other namespaces (such as

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
 import yaml
 from ruamel.yaml import nodes as ruamel_nodes
 from ruamel.yaml.resolver import VersionedResolver
+
+from gpufleet.errors import GpufleetError, InputError
 
 _NULL = {"null", "Null", "NULL", "~", ""}
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
@@ -30,14 +33,20 @@ _CORE = "tag:yaml.org,2002:"
 _STR, _SEQ, _MAP = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
 
 
-class _Doubtful(Exception):
+class _Doubtful(GpufleetError):
     """The readers might differ here: leave the file to ruamel."""
 
 
 _DEFAULT_TAGS = {yaml.ScalarNode: _STR, yaml.SequenceNode: _SEQ, yaml.MappingNode: _MAP}
 
 
-class _Parser(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+if TYPE_CHECKING:
+    from yaml import SafeLoader as _Loader
+else:
+    _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Parser(_Loader):
     """libyaml's parser; every plain scalar is left unresolved (tagged str) and judged here."""
 
     def resolve(self, kind, value, implicit):
@@ -59,7 +68,7 @@ MAX_DEPTH = 64  # mappings and sequences nested in one another
 MAX_NUMBER = 100  # characters of a plain number (2**63 has 19 digits)
 
 
-class Unbounded(ValueError):
+class Unbounded(InputError):
     """The document is past one of the bounds above; `line` is where (1-based, when known)."""
 
     def __init__(self, line: int | None, message: str) -> None:

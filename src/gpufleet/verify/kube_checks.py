@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from typing import cast
 
 from gpufleet.catalog import catalog
 from gpufleet.plans.placement import PlanPlacement
@@ -382,7 +383,8 @@ def _pods(placement: PlanPlacement, fleet: KubeFleet, by_node: dict[str, _Group]
                 (_name(p), by_node[n].name if (n := (p.get("spec") or {}).get("nodeName")) in by_node else f"node {n}")
                 for p in running
                 if (p.get("spec") or {}).get("nodeName") not in by_node
-                or by_node[(p.get("spec") or {}).get("nodeName")].name not in may_land
+                # a key of by_node here: the test before `or` says so
+                or by_node[cast(str, (p.get("spec") or {}).get("nodeName"))].name not in may_land
             }
         )
         unscheduled = [(p, m) for p, m in pending if m]
@@ -409,12 +411,14 @@ def _pods(placement: PlanPlacement, fleet: KubeFleet, by_node: dict[str, _Group]
         else:
             waiting = len(live) - len(running) - len(unscheduled)
             extra = f"; {waiting} starting" if waiting else ""
+            # Every running pod's node is in by_node here (none runs elsewhere).
+            groups = ", ".join(sorted({by_node[cast(str, (p.get("spec") or {}).get("nodeName"))].name for p in running}))
             found.append(
                 Finding(
                     "pods",
                     MATCH,
                     subject,
-                    f"{len(running)} running on {', '.join(sorted({by_node[(p.get('spec') or {}).get('nodeName')].name for p in running}))}{extra}; {plan_words}",
+                    f"{len(running)} running on {groups}{extra}; {plan_words}",
                     placed.pod.urn,
                 )
             )

@@ -112,7 +112,9 @@ def judge(job: NcclJob, text: str | None, source: str) -> list[Finding]:
                 job.urn,
             )
         )
-    size, busbw, _ = run.largest
+    largest = run.largest
+    assert largest is not None  # run.rows is not empty (returned above when it is)
+    size, busbw, _ = largest
     measured = {"messageBytes": size, "busbwGBps": busbw, **({"averageBusbwGBps": run.average} if run.average is not None else {})}
     threshold = facts.nccl_bandwidth.thresholds.get(job.instance_type or "")
     if threshold is None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gpufleet.errors import InputError
+
 # mpirun --tag-output's "[1,0]<stdout>:" and Slurm srun --label's "0: ".
 _TAG = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+: )")
 # aws-ofi-nccl's provider line: "Selected Provider is efa (found 1 nics)" (<= 1.15) and "Selected
@@ -25,7 +27,7 @@ _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<avg>[\d.]+)")
 _CHECK = r": (?P<host>\S+) found (?P<found>\d+) of (?P<expected>\d+) EFA devices"
 
 
-class NotAnNcclLog(ValueError):
+class NotAnNcclLog(InputError):
     """The text holds neither a bus bandwidth table nor any NCCL line."""
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpufleet.errors import InputError
+
 MATCH, MISMATCH, NOT_JUDGED = "match", "mismatch", "not-judged"
 
 
-class BadInput(ValueError):
+class BadInput(InputError):
     """A recording, kubeconfig, region or log gpufleet cannot read: one message naming the file or
     flag and what was expected (exit 2)."""
 
@@ -24,7 +26,7 @@ class Finding:
     observed: object = None
 
     def as_dict(self) -> dict:
-        found = {"check": self.check, "verdict": self.verdict, "subject": self.subject, "message": self.message}
+        found: dict[str, object] = {"check": self.check, "verdict": self.verdict, "subject": self.subject, "message": self.message}
         for key in ("urn", "expected", "observed"):
             if getattr(self, key) is not None:
                 found[key] = getattr(self, key)

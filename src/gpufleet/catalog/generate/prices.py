@@ -32,8 +32,10 @@ import math
 import sys
 import urllib.request
 from pathlib import Path
+from typing import Literal, cast, overload
 
 from gpufleet.catalog.prices import CLOUDS, PRICES_FILE, accelerator_key
+from gpufleet.errors import InputError
 
 REGENERATE = "python -m gpufleet.catalog.generate.prices"
 CATALOG_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/{cloud}/vms.csv"
@@ -59,10 +61,14 @@ OFFER_FILTERS = {
 OFFER_FAMILIES = ("Compute Instance", "Compute Instance (bare metal)")
 
 
-class SourceError(ValueError):
+class SourceError(InputError):
     """A source row or file the generator refuses; the message names where and why."""
 
 
+@overload
+def _price(text: str, where: str, field: str, required: Literal[True]) -> float: ...
+@overload
+def _price(text: str, where: str, field: str, required: bool) -> float | None: ...
 def _price(text: str, where: str, field: str, required: bool) -> float | None:
     if text.strip() == "":
         if required:
@@ -150,7 +156,8 @@ def read_offer(document: object, label: str) -> tuple[str, dict[str, float]]:
         attributes = (product or {}).get("attributes") or {}
         if product.get("productFamily") not in OFFER_FAMILIES or any(attributes.get(k) != v for k, v in OFFER_FILTERS.items()):
             continue
-        name = attributes.get("instanceType")
+        # A Compute Instance product always names its type (and build() would skip a None key).
+        name = cast(str, attributes.get("instanceType"))
         dimensions = [
             d
             for term in (on_demand.get(sku) or {}).values()

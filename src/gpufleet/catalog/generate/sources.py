@@ -14,7 +14,7 @@ import importlib.util
 import json
 from importlib import metadata
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 
 class FactSource(Protocol):
@@ -81,7 +81,7 @@ class MotoSnapshot:
 
     @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
     def instance_types(self) -> dict[str, dict]:
-        return _load_gz_json(_moto_file("ec2", "resources", "instance_types.json.gz"))
+        return cast("dict[str, dict]", _load_gz_json(_moto_file("ec2", "resources", "instance_types.json.gz")))
 
     def regions(self) -> list[str]:
         folder = _moto_file("ec2", "resources", "instance_type_offerings", "availability-zone")
@@ -92,14 +92,14 @@ class MotoSnapshot:
         path = _moto_file("ec2", "resources", "instance_type_offerings", "availability-zone", f"{region}.json.gz")
         if not path.is_file():
             return []
-        return _load_gz_json(path)
+        return cast("list[dict]", _load_gz_json(path))
 
     @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
     def _ssm_tree(self, region: str) -> dict:
         path = _moto_file("ssm", "resources", "ecs", "optimized_amis", f"{region}.json.gz")
         if not path.is_file():
             return {}
-        return _load_gz_json(path)
+        return cast(dict, _load_gz_json(path))
 
     def _ssm_node(self, region: str, path: str) -> object:
         # moto stores the ECS optimized AMI parameters as a tree keyed by path segment; a node's

@@ -33,6 +33,9 @@ class _Attributes(dict):
     property's getter) first asks for them."""
 
     __slots__ = ("resource", "answers", "waiting")
+    resource: Any
+    answers: dict[str, tuple | None]
+    waiting: dict[str, tuple[asyncio.Future, ...]]
 
     def get(self, name, default=None):
         if name in self.answers and not dict.__contains__(self, name):
@@ -40,7 +43,7 @@ class _Attributes(dict):
         return dict.get(self, name, default)
 
     def _output(self, name: str) -> pulumi.Output:
-        futures = tuple(asyncio.Future() for _ in range(4))  # deps, value, known, secret
+        futures: tuple[asyncio.Future, ...] = tuple(asyncio.Future() for _ in range(4))  # deps, value, known, secret
         answer = self.answers[name]
         if answer is None:
             self.waiting[name] = futures
@@ -77,6 +80,7 @@ class _Resolvers(dict):
     outputs' as the SDK made them, the lazy outputs' made when asked for (no closure a property)."""
 
     __slots__ = ("attributes",)
+    attributes: _Attributes
 
     def get(self, name, default=None):
         if name in self.attributes.answers:
@@ -98,7 +102,8 @@ def _read_by_getter(cls: type, name: str) -> bool:
 
 def transfer_properties(res, props, custom: bool):
     """rpc.transfer_properties, with a custom resource's outputs made on first read."""
-    lazy = {name for name in props if name not in ("urn", "id") and _read_by_getter(type(res), name)} if custom else set()
+    cls: type = type(res)
+    lazy = {name for name in props if name not in ("urn", "id") and _read_by_getter(cls, name)} if custom else set()
     if not lazy:
         return _SDK_TRANSFER(res, props, custom)
     resolvers = _Resolvers(_SDK_TRANSFER(res, {name: props[name] for name in props if name not in lazy}, custom))

@@ -102,7 +102,7 @@ class _LeanPackageLoader(importlib.machinery.SourceFileLoader):
             # The package is whole now: it answers as its own __init__ made it (its module class,
             # its own __getattr__ if it has one), this lookup included.
             if module.__class__ is _LeanPackage:
-                module.__class__ = types.ModuleType
+                module.__class__ = types.ModuleType  # type: ignore[assignment]
             if module.__dict__.get("__getattr__") is __getattr__:
                 del module.__getattr__
             return getattr(module, name)

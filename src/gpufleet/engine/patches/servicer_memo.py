@@ -153,8 +153,8 @@ def install() -> bool:
     if servicer is None or not all(callable(getattr(servicer, name, None)) for name in methods):
         return False
     _policy.json_format = _ConvertOnce()
-    _policy.deserialize_properties = _SameInputSameResult(_deserialize.deserialize_properties)
-    _policy.unknown_checking_proxy = _SameInputSameResult(_proxy.unknown_checking_proxy)
+    _policy.deserialize_properties = _SameInputSameResult(_deserialize.deserialize_properties)  # type: ignore[assignment]
+    _policy.unknown_checking_proxy = _SameInputSameResult(_proxy.unknown_checking_proxy)  # type: ignore[assignment]
     servicer._get_resource_options = _per_request(servicer._get_resource_options)
     servicer._get_provider_resource = _per_request(servicer._get_provider_resource)
     servicer._configure_runtime_settings = _once_per_thread(servicer._configure_runtime_settings)

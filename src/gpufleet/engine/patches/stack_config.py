@@ -32,7 +32,7 @@ def install() -> None:
     """Wrap the servicer's ConfigureStack (once; nothing when pulumi_policy has none to wrap)."""
     servicer = getattr(_policy, "_PolicyAnalyzerServicer", None)
     original = getattr(servicer, "ConfigureStack", None)
-    if original is None or getattr(original, "__wrapped__", None) is not None:
+    if servicer is None or original is None or getattr(original, "__wrapped__", None) is not None:
         return
 
     def configure_stack(self, request, context):
@@ -40,5 +40,5 @@ def install() -> None:
             pulumi.runtime.set_config(key, value)
         return original(self, request, context)
 
-    configure_stack.__wrapped__ = original
+    configure_stack.__wrapped__ = original  # type: ignore[attr-defined]
     servicer.ConfigureStack = configure_stack

@@ -115,6 +115,6 @@ def install() -> bool:
     servicer = getattr(_policy, "_PolicyAnalyzerServicer", None)
     if servicer is None or source_hash(servicer.AnalyzeStack) != WRITTEN_FROM:
         return False
-    analyze_stack.__wrapped__ = servicer.AnalyzeStack
+    analyze_stack.__wrapped__ = servicer.AnalyzeStack  # type: ignore[attr-defined]
     servicer.AnalyzeStack = analyze_stack
     return True
