@@ -7,6 +7,7 @@ import re
 
 from gpufleet.cli.diagram import fleet, node_id
 from gpufleet.plans.groups import accelerated_groups
+from gpufleet.plans.index import from_plan
 from tests.conftest import preview_plan, run_cli
 from tests.cli.test_diff import _diff, _plan_of
 
@@ -47,7 +48,7 @@ def test_preview_draws_the_eks_fleet_its_groups_and_where_pods_land():
     nodes, edges, subgraphs = parse(out)
     [(cluster, members)] = subgraphs.items()
     assert nodes.get(cluster) is None and "p5-train" in out.splitlines()[1]
-    groups = accelerated_groups(plan["resources"])
+    groups = accelerated_groups(from_plan(plan))
     assert sorted(members) == sorted(node_id("group", u) for u in groups)
     p5 = next(g for g in groups.values() if g.name == "p5")
     assert nodes[node_id("group", p5.urn)]["label"] == ["eks p5", "p5.48xlarge x2", "16 GPUs, 64 EFA interfaces", "$ unknown (capacity-block)"]
@@ -67,7 +68,7 @@ def test_preview_draws_ecs_tasks_on_their_capacity_providers_spot_included():
     code, out, _ = run_cli("preview", "ecs-gpu", "--format", "mermaid")
     assert code == 0
     nodes, edges, _ = parse(out)
-    groups = {g.name: g for g in accelerated_groups(plan["resources"]).values()}
+    groups = {g.name: g for g in accelerated_groups(from_plan(plan)).values()}
     # The Spot training group names its template in a mixed instances policy: it is drawn too.
     assert nodes[node_id("group", groups["ml-gpu-training"].urn)]["label"] == ["ecs ml-gpu-training", "p4d.24xlarge x0", "no accelerators", "$0.00/h"]
     for task in plan["placement"]["tasks"]:
@@ -92,7 +93,7 @@ def test_the_diff_picture_marks_replacements_and_links_what_drags_them(tmp_path)
     assert code == 3
     text = out.split("```mermaid\n", 1)[1].split("```", 1)[0]
     nodes, edges, subgraphs = parse(text)
-    groups = {g.name: g for g in accelerated_groups(head["resources"]).values()}
+    groups = {g.name: g for g in accelerated_groups(from_plan(head)).values()}
     key = lambda urn: urn.split("::", 1)[1]  # noqa: E731
     p5 = node_id("a", key(groups["p5"].urn))
     assert set(subgraphs) == {"before", "after"} and p5 in subgraphs["after"]

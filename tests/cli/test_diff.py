@@ -427,6 +427,10 @@ def test_a_share_change_is_listed_at_its_field(tmp_path):
 
 @pytest.mark.parametrize("value", [None, ""])
 def test_a_head_template_with_no_instance_type_is_an_unknown_group_not_a_crash(tmp_path, value):
+    """No type (None) is EKS's default type, as the placement reads it; an empty one is no type at all."""
+    from gpufleet.catalog import catalog
+
+    expected = catalog.load().facts.eks.node_group_default_instance_type.value if value is None else "?"
     base = golden("eks-p5-efa")
     head = json.loads(json.dumps(base))
     for r in head["resources"]:
@@ -435,7 +439,7 @@ def test_a_head_template_with_no_instance_type_is_an_unknown_group_not_a_crash(t
     code, d = _json_diff(tmp_path, base, head)
     assert code == 1  # the pack refuses the template (aws-api-model, eks-capacity-block); the diff still reads it
     [group] = d["accelerators"]["groups"]
-    assert "instance type p5.48xlarge -> ?" in group["notes"]
+    assert f"instance type p5.48xlarge -> {expected}" in group["notes"]
 
 
 def _karpenter_plan(family: str = "g5", limit: int = 8, alias: str = "al2023@latest", weight: int | None = None) -> list[dict]:

@@ -55,6 +55,13 @@ def test_a_public_program_previews_as_reviewed(corpus_python, name, tmp_path):
     plan = json.loads(out)
     mandatory = sorted(f"{v['policy']} {v['urn'].rsplit('::', 1)[-1]}" for v in plan["policy"]["violations"] if v["level"] == "mandatory")
     assert mandatory == sorted(expected.get("mandatory") or [])
+    # Every capacity the program declares is in the cost block, priced or named unpriced with why.
+    cost = plan["cost"]
+    if "costGroups" in expected:
+        assert sorted(g["group"] for g in cost["groups"]) == sorted(expected["costGroups"])
+    priced = {g["group"] for g in cost["groups"] if g["hourly"]["max"] is not None}
+    named = {u["group"]: u["reason"] for u in cost["unpriced"]}
+    assert all(g["group"] in priced or named.get(g["group"]) for g in cost["groups"]), cost
     saved = tmp_path / "plan.json"
     saved.write_text(out)
     checked, policy, _ = run_cli("check", str(saved), "--json")

@@ -106,13 +106,17 @@ def test_an_eks_group_reads_its_type_from_the_group_before_its_launch_template(t
         r["inputs"]["instanceTypes"] = ["p5e.48xlarge", "p5.48xlarge"]
 
     head = edited("eks-p5-efa", "p5-train-p5", "nodeGroup:NodeGroup", both)
-    assert notes(tmp_path, golden("eks-p5-efa"), head)["p5"][0] == "instance type p5.48xlarge -> p5e.48xlarge"
+    found = notes(tmp_path, golden("eks-p5-efa"), head)["p5"]
+    # Both types carry the same accelerators, so the group's count stands whichever EKS launches.
+    assert found[0] == "instance type p5.48xlarge -> p5e.48xlarge, p5.48xlarge" and not [n for n in found if "GPUs" in n]
 
 
-def test_an_eks_group_without_a_type_anywhere_shows_a_question_mark_and_carries_nothing(tmp_path):
+def test_an_eks_group_without_a_type_anywhere_runs_eks_s_default_type_said_derived(tmp_path):
+    """As the placement reads it: a group and template naming no type get the type EKS launches."""
+    default = catalog.load().facts.eks.node_group_default_instance_type.value
     plan = edited("eks-p5-efa", "p5-train-p5", "launchTemplate:LaunchTemplate", lambda r: r["inputs"].pop("instanceType"))
     p5 = added(tmp_path, plan)["p5"]
-    assert p5["instanceType"] == "?"
+    assert p5["instanceType"] == default
     assert p5["perInstance"] == {**NONE, "efaInterfaces": _efa("p5.48xlarge")["efaInterfaces"]}
 
 
@@ -243,10 +247,17 @@ def test_an_ecs_provider_whose_group_or_template_is_gone_is_no_group(tmp_path):
     base = golden("ecs-gpu")
     no_group = edited("ecs-gpu", "ml-gpu-inference", "capacityProvider:CapacityProvider", lambda r: r.pop("propertyDependencies"))
     no_template = edited("ecs-gpu", "ml-gpu-inference", "autoscaling/group:Group", lambda r: r["propertyDependencies"].pop("launchTemplate"))
-    for head in (no_group, no_template):
-        d = diff_json(tmp_path, base, head)
-        assert [(g["group"], g["status"]) for g in d["accelerators"]["groups"]] == [("ml-gpu-inference", "removed")]
-        assert d["accelerators"]["totals"]["after"]["gpus"] == 0  # the training group has 0 desired
+    d = diff_json(tmp_path, base, no_template)
+    assert [(g["group"], g["status"]) for g in d["accelerators"]["groups"]] == [("ml-gpu-inference", "removed")]
+    assert d["accelerators"]["totals"]["after"]["gpus"] == 0  # the training group has 0 desired
+    # A provider that no longer draws on its Auto Scaling group: the group's instances are still
+    # capacity, read as the plain EC2 group they then are (its GPUs still counted).
+    d = diff_json(tmp_path, base, no_group)
+    assert [(g["group"], g["status"], g["platform"]) for g in d["accelerators"]["groups"]] == [
+        ("ml-gpu-inference", "added", "ec2"),
+        ("ml-gpu-inference", "removed", "ecs"),
+    ]
+    assert d["accelerators"]["totals"]["after"]["gpus"] == d["accelerators"]["totals"]["before"]["gpus"]
 
 
 def test_an_ecs_spot_group_reads_its_template_from_the_mixed_instances_policy(tmp_path):

@@ -57,12 +57,13 @@ def test_a_pool_of_types_without_sourced_gpus_shows_none_in_the_fleet_view():
     gives: the diff and the diagram count 0 GPUs per node, not a guess."""
     from gpufleet.catalog import tokens
     from gpufleet.plans.groups import accelerated_groups
+    from gpufleet.plans.index import from_plan
 
     unsourced = "ecs.g7.xlarge"
     assert ack_rules.gpu_type(unsourced, ACK) is None
     urn = f"urn:pulumi:dev::p::{tokens.ACK_NODE_POOL}::cpu"
     pool = {"urn": urn, "type": tokens.ACK_NODE_POOL, "name": "cpu", "inputs": {"instanceTypes": [unsourced], "desiredSize": 2}}
-    group = accelerated_groups([pool])[urn].as_dict()
+    group = accelerated_groups(from_plan({"resources": [pool]}))[urn].as_dict()
     assert (group["perInstance"]["gpus"], group["total"]["gpus"]) == (0, 0)
 
 

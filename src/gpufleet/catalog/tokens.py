@@ -7,6 +7,7 @@ UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 # Resources
 ASG = "aws:autoscaling/group:Group"
 EC2_INSTANCE = "aws:ec2/instance:Instance"
+LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
 SECURITY_GROUP_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"

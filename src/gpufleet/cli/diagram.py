@@ -15,6 +15,7 @@ import re
 from gpufleet.catalog import tokens
 from gpufleet.catalog.wording import counted
 from gpufleet.plans.groups import CARRIED, Group, accelerated_groups
+from gpufleet.plans.index import from_plan
 
 CLUSTERS = {
     tokens.EKS_CLUSTER: "EKS cluster",
@@ -77,7 +78,7 @@ def fleet(plan: dict) -> str:
     groups it is placed on (with how many), a Pending one marked."""
     resources = plan["resources"]
     clusters = {r["urn"]: r for r in resources if r["type"] in CLUSTERS}
-    groups = accelerated_groups(resources)
+    groups = accelerated_groups(from_plan({"resources": resources}))
     costs = _costs(plan.get("cost"))
     where = _cluster_of(resources, clusters)
     lines = ["flowchart LR"]
@@ -119,7 +120,7 @@ def changes(d, base: list[dict], head: list[dict]) -> str:
     """A diff's groups before and after: each group's two states linked by what happens to it
     (replaced, rolls, changed, same), added and removed groups marked, and the replaced or removed
     resources a replacement comes from linked to the group they drag along."""
-    before, after = accelerated_groups(base), accelerated_groups(head)
+    before, after = accelerated_groups(from_plan({"resources": base})), accelerated_groups(from_plan({"resources": head}))
     key = lambda urn: urn.split("::", 1)[1] if "::" in urn else urn  # noqa: E731  (stack-free, as diff matches)
     b = {key(u): g for u, g in before.items()}
     a = {key(u): g for u, g in after.items()}

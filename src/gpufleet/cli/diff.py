@@ -20,7 +20,7 @@ from gpufleet.plans import cost as plan_cost
 from gpufleet.plans import placement as plan_placement
 from gpufleet.plans import replacement
 from gpufleet.plans.groups import Group, accelerated_groups
-from gpufleet.plans.index import mapping
+from gpufleet.plans.index import from_plan, mapping
 from gpufleet.rules import cost as cost_rules
 from gpufleet.simulate import k8s_scheduler
 
@@ -137,8 +137,8 @@ def diff_plans(
             result.tolerations.append({**_brief(entry), "properties": paths})
     _groups(
         result,
-        {_key(u): g for u, g in accelerated_groups(base).items()},
-        {_key(u): g for u, g in accelerated_groups(head).items()},
+        {_key(u): g for u, g in accelerated_groups(from_plan({"resources": base})).items()},
+        {_key(u): g for u, g in accelerated_groups(from_plan({"resources": head})).items()},
     )
     _karpenter_drift(result, new)
     result.cost = cost_change(base, head)
@@ -230,7 +230,7 @@ def not_running(status: str) -> int:
 
 def _placements(resources: list[dict]) -> dict[str, dict]:
     """Pod templates and task definitions by name, with their placement verdict."""
-    found = plan_placement.placement(plan_placement.from_plan({"resources": resources})).as_dict()
+    found = plan_placement.placement(from_plan({"resources": resources})).as_dict()
 
     def why(p: dict) -> str:
         grown = k8s_scheduler.new_nodes(p.get("scaleUp") or {})
@@ -343,6 +343,7 @@ def _kind(group: Group) -> str:
         "gke": "GKE node pool",
         "aks": "AKS node pool",
         "karpenter": "Karpenter NodePool",
+        "ec2": "EC2 instance or Auto Scaling group",
     }[group.platform]
 
 
@@ -372,6 +373,7 @@ def _group_notes(before: Group | None, after: Group | None) -> list[str]:
         "gke": "GPU driver and sharing",
         "aks": "GPU driver and MIG",
         "karpenter": "AMI",
+        "ec2": "AMI",
     }[after.platform]
     if before.ami != after.ami:
         notes.append(f"{what} {before.ami} -> {after.ami}")

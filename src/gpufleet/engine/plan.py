@@ -7,6 +7,7 @@ from typing import Any
 from gpufleet.engine.runtime import ProgramRun, RecordedResource
 from gpufleet.plans import cost as plan_cost
 from gpufleet.plans import placement as plan_placement
+from gpufleet.plans.index import from_plan
 from gpufleet.stack.summary import SUMMARY_OUTPUT
 
 PLAN_VERSION = 1
@@ -58,7 +59,7 @@ def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
     outputs = {k: v for k, v in run.outputs.items() if k != SUMMARY_OUTPUT}
     summary = dict(run.outputs.get(SUMMARY_OUTPUT) or {})
     entries = [plan_resource(r) for r in resources]
-    placement = _with_gaps(plan_placement.placement(plan_placement.from_plan({"resources": entries})).as_dict(), run.gaps)
+    placement = _with_gaps(plan_placement.placement(from_plan({"resources": entries})).as_dict(), run.gaps)
     return {
         "version": PLAN_VERSION,
         "project": project,

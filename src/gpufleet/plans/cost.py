@@ -17,7 +17,7 @@ from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog import prices as price_catalog
 from gpufleet.catalog.prices import PriceSnapshot
 from gpufleet.plans.groups import Group, priced_groups
-from gpufleet.plans.index import mapping
+from gpufleet.plans.index import Index, Resource, from_plan, mapping, str_or
 from gpufleet.rules import cost as cost_rules
 
 SIZES = cost_rules.SIZES
@@ -25,24 +25,24 @@ SIZES = cost_rules.SIZES
 _PROVIDERS = {"aws": tokens.AWS_PROVIDER, "gcp": tokens.GCP_PROVIDER}
 
 
-def _provider_region(resource: Mapping, by_urn: Mapping[str, Mapping], cloud: str, resources: Sequence[Mapping]) -> str | None:
-    ref = resource.get("provider")
-    if isinstance(ref, str):
-        provider = by_urn.get(ref) or by_urn.get(ref.rsplit("::", 1)[0])  # a plan's reference ends in the provider's id
-        region = ((provider or {}).get("inputs") or {}).get("region")
+def _provider_region(resource: Resource | None, index: Index, cloud: str) -> str | None:
+    ref = resource.provider if resource is not None else None
+    if ref is not None:
+        provider = index.by_urn.get(ref) or index.by_urn.get(ref.rsplit("::", 1)[0])  # a plan's reference ends in the provider's id
+        region = provider.props.get("region") if provider is not None else None
         if isinstance(region, str):
             return region
-    found = {(r.get("inputs") or {}).get("region") for r in resources if r.get("type") == _PROVIDERS.get(cloud)}
+    found = {r.props.get("region") for r in index.of(_PROVIDERS[cloud])} if cloud in _PROVIDERS else set()
     found.discard(None)
     return next(iter(found)) if len(found) == 1 and isinstance(next(iter(found)), str) else None
 
 
-def _region(group: Group, by_urn: Mapping[str, Mapping], resources: Sequence[Mapping], hints: Mapping[str, str]) -> str | None:
+def _region(group: Group, index: Index, hints: Mapping[str, str]) -> str | None:
     """Where the group's prices are: what its resource says, else its provider's region, else the
     plan's hint for its cloud."""
     if group.region is not None or group.cloud is None:
         return group.region
-    return _provider_region(by_urn.get(group.urn) or {}, by_urn, group.cloud, resources) or hints.get(group.cloud)
+    return _provider_region(index.by_urn.get(group.urn), index, group.cloud) or hints.get(group.cloud)
 
 
 # What the snapshot cannot price, said where it applies.
@@ -50,8 +50,8 @@ AUTO_MODE_FEE = "EKS Auto Mode adds a management fee per instance (aws.amazon.co
 MANAGED_INSTANCES = "ECS Managed Instances chooses the instance types when tasks run (from the provider's instance requirements): the plan names no type to price"
 
 
-def _node_class_group(resource: Mapping) -> object:
-    spec = mapping(mapping(mapping(mapping(resource.get("inputs")).get("spec")).get("template")).get("spec")).get("nodeClassRef")
+def _node_class_group(resource: Resource | None) -> object:
+    spec = mapping(mapping(mapping(resource.props.get("spec") if resource else None).get("template")).get("spec")).get("nodeClassRef")
     return mapping(spec).get("group")
 
 
@@ -115,16 +115,18 @@ def plan_cost(
     give (a stack file's AKS location of an existing cluster)."""
     snapshot = snapshot or price_catalog.load()
     hints = hints or {}
-    by_urn = {r["urn"]: r for r in resources}
+    index = Index(from_plan({"resources": resources}))
     per_group, launched, placed_any = _needed(placement or {})
     groups: list[dict] = []
     unpriced: list[dict[str, object]] = []
     auto_mode = catalog.load().facts.eks.auto_mode
-    for group in priced_groups(list(resources)).values():
-        region = _region(group, by_urn, resources, hints)
+    for group in priced_groups(index.resources).values():
+        region = _region(group, index, hints)
         entry, price = _group_entry(group, region, snapshot)
-        if group.platform == "karpenter" and _node_class_group(by_urn.get(group.urn) or {}) == auto_mode.node_class_group:
+        if group.platform == "karpenter" and _node_class_group(index.by_urn.get(group.urn)) == auto_mode.node_class_group:
             entry["notes"] = [AUTO_MODE_FEE]
+        if group.derived:
+            entry["notes"] = [*entry.get("notes", []), f"priced as derived: {group.derived}"]
         if group.platform == "karpenter" and group.name in launched:
             needs = [
                 {
@@ -183,10 +185,10 @@ def plan_cost(
                     "reason": f"the placement reads its nodes, but no resource of the plan prices them ({how}): not counted",
                 }
             )
-    for r in resources:
-        if r.get("type") == tokens.ECS_CAPACITY_PROVIDER and (r.get("inputs") or {}).get("managedInstancesProvider"):
-            name = (r.get("inputs") or {}).get("name") or r.get("name")
-            unpriced.append({"group": name, "urn": r["urn"], "instanceType": "ECS Managed Instances", "reason": MANAGED_INSTANCES})
+    for r in index.of(tokens.ECS_CAPACITY_PROVIDER):
+        if r.props.get("managedInstancesProvider"):
+            name = str_or(r.props.get("name"), r.name)
+            unpriced.append({"group": name, "urn": r.urn, "instanceType": "ECS Managed Instances", "reason": MANAGED_INSTANCES})
     return {
         "prices": {
             "date": snapshot.date,

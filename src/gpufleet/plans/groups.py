@@ -13,7 +13,7 @@ from typing import cast
 from gpufleet.apis.values import decimal
 from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.catalog import UnknownInstanceType
-from gpufleet.plans.index import mapping, str_or
+from gpufleet.plans.index import Index, Resource, mapping, seq, str_or
 from gpufleet.rules import ack as ack_rules
 from gpufleet.rules import aks as aks_rules
 from gpufleet.rules import gke as gke_rules
@@ -47,6 +47,7 @@ class Group:
     priced_accelerator: tuple[str, int] | None = None  # GCP: the GPUs priced apart from the machine type
     gpu_fraction: float = 0  # a fractional-GPU type's share of a GPU per instance (G6f)
     region: str | None = None  # where the resource itself says (a GKE pool's location, an AKS cluster's); else its provider's
+    derived: str | None = None  # why a fact of the group is not the plan's own but a default it implies
 
     def totals(self) -> dict[str, int]:
         n = self.sizes.get("desired") or 0
@@ -77,18 +78,23 @@ class Group:
         }
 
 
-def _linked(resource: Mapping, key: str, by_urn: Mapping[str, Mapping], type_: str) -> Mapping | None:
-    for urn in (resource.get("propertyDependencies") or {}).get(key, []):
-        if by_urn.get(urn, {}).get("type") == type_:
-            return by_urn[urn]
-    return None
+def _linked(resource: Resource, key: str, index: Index, type_: str) -> Resource | None:
+    """The resource of `type_` that the input `key` was computed from (its id), if the plan has it."""
+    return next(iter(index.deps(resource, type_, prop=key)), None)
 
 
 def _accelerators(group: Group) -> None:
+    """What one instance carries. Several types (a mixed policy, a managed group's list) count only
+    where every one of them carries the same: whichever is launched, the count stands."""
+    cat = catalog.load()
     try:
-        it = catalog.load().get(group.instance_type)
+        types = [cat.get(name) for name in group.instance_type.split(", ")]
     except UnknownInstanceType:
         return
+    carried = {(gpu_rules.whole_gpus(it), it.gpu and it.gpu.fractional, it.neuron) for it in types}
+    if len(carried) != 1:
+        return
+    it = types[0]
     group.gpus = gpu_rules.whole_gpus(it) or 0
     if it.gpu is not None and it.gpu.fractional:
         group.gpu_fraction = it.gpu.partition_size * it.gpu.logical_count
@@ -97,70 +103,165 @@ def _accelerators(group: Group) -> None:
         group.neuron_cores = it.neuron.count * it.neuron.cores_per_device
 
 
-def _efa(template: Mapping | None) -> int:
-    interfaces = (template or {}).get("inputs", {}).get("networkInterfaces") or []
-    return sum(1 for i in interfaces if isinstance(i, dict) and i.get("interfaceType") in EFA_TYPES)
+def _efa(template: Resource | None) -> int:
+    interfaces = seq(template.props.get("networkInterfaces")) if template else []
+    return sum(1 for i in interfaces if isinstance(i, Mapping) and i.get("interfaceType") in EFA_TYPES)
 
 
-def _eks(r: Mapping, by_urn: Mapping[str, Mapping]) -> Group:
-    inputs = r["inputs"]
-    template = _linked(r, "launchTemplate", by_urn, tokens.LAUNCH_TEMPLATE)
-    types = inputs.get("instanceTypes") or [(template or {}).get("inputs", {}).get("instanceType") or "?"]
+def eks_instance_types(group: Resource, index: Index) -> tuple[list[str], str | None]:
+    """The types an EKS managed node group runs, and why they are derived (None: the plan names them):
+    its instanceTypes, else its launch template's (a capacity block names the type there only), else,
+    where neither names one, the type the EKS API launches for a group that names none."""
+    given = group.props.get("instanceTypes")
+    names = [t for t in seq(given) if isinstance(t, str)]
+    templates = index.deps(group, tokens.LAUNCH_TEMPLATE)
+    if not names:
+        names = [t for t in (template.props.get("instanceType") for template in templates) if isinstance(t, str)]
+    if not names and not given and (templates or "launchTemplate" not in group.props):
+        default = catalog.load().facts.eks.node_group_default_instance_type
+        return [default.value], f"instance type {default.value}: EKS's default for a group that names none ({default.source})"
+    return list(dict.fromkeys(names)), None
+
+
+def eks_efa_interfaces(group: Resource, index: Index) -> int:
+    """The EFA interfaces each of a managed group's instances gets: its launch template's."""
+    return sum(_efa(template) for template in index.deps(group, tokens.LAUNCH_TEMPLATE))
+
+
+def _eks(r: Resource, index: Index) -> Group:
+    inputs = r.props
+    template = _linked(r, "launchTemplate", index, tokens.LAUNCH_TEMPLATE)
+    types, derived = eks_instance_types(r, index)
     scaling = inputs.get("scalingConfig") or {}
     group = Group(
         "eks",
-        node_group_name(inputs, r["name"]),
-        r["urn"],
-        types[0],
+        node_group_name(inputs, r.name),
+        r.urn,
+        ", ".join(types) or "?",
         {"min": scaling.get("minSize"), "desired": scaling.get("desiredSize"), "max": scaling.get("maxSize")},
         inputs.get("amiType"),
         inputs.get("capacityType") or "ON_DEMAND",
         sorted(describe_taint(t) for t in inputs.get("taints") or [] if isinstance(t, dict)),
-        efa_interfaces=_efa(template),
-        template_urn=template["urn"] if template else None,
+        efa_interfaces=eks_efa_interfaces(r, index),
+        template_urn=template.urn if template else None,
         cloud="aws",
+        derived=derived,
     )
     _accelerators(group)
     return group
 
 
-def _ecs(r: Mapping, by_urn: Mapping[str, Mapping]) -> Group | None:
-    asg = _linked(r, "autoScalingGroupProvider", by_urn, tokens.ASG)
-    # A Spot group names its template inside its mixed instances policy.
-    template = (
-        (
-            _linked(asg, "launchTemplate", by_urn, tokens.LAUNCH_TEMPLATE)
-            or _linked(asg, "mixedInstancesPolicy", by_urn, tokens.LAUNCH_TEMPLATE)
-        )
-        if asg
-        else None
-    )
-    if asg is None or template is None:  # (no template without asg)
+def _ecs(r: Resource, index: Index) -> Group | None:
+    asg = _linked(r, "autoScalingGroupProvider", index, tokens.ASG)
+    if asg is None:
         return None
-    lt, sizes = template["inputs"], asg["inputs"]
-    ami = catalog.ecs_amis().get(lt.get("imageId") or "")
-    market = (lt.get("instanceMarketOptions") or {}).get("marketType")
-    distribution = (sizes.get("mixedInstancesPolicy") or {}).get("instancesDistribution") or {}
-    if distribution and distribution.get("onDemandPercentageAboveBaseCapacity", 100) == 0 and not distribution.get("onDemandBaseCapacity"):
-        market = "spot"
+    types, source = asg_launch(asg, index)
+    if source is None:
+        return None
+    image = str_or(source.props.get("imageId"), None)
+    ami = catalog.ecs_amis().get(image or "")
     group = Group(
         "ecs",
-        r["inputs"].get("name") or r["name"],
-        r["urn"],
-        lt.get("instanceType") or "?",
-        {"min": sizes.get("minSize"), "desired": sizes.get("desiredCapacity"), "max": sizes.get("maxSize")},
-        f"{ami.accelerator} {ami.variant}" if ami else lt.get("imageId"),
-        "SPOT" if market == "spot" else "ON_DEMAND",
-        efa_interfaces=_efa(template),
-        template_urn=template["urn"],
+        str_or(r.props.get("name"), r.name),
+        r.urn,
+        ", ".join(types) or "?",
+        asg_sizes(asg.props),
+        f"{ami.accelerator} {ami.variant}" if ami else image,
+        "SPOT" if _spot(source, asg.props) else "ON_DEMAND",
+        efa_interfaces=_efa(source),
+        template_urn=source.urn,
         cloud="aws",
     )
     _accelerators(group)
     return group
 
 
-def _ack(r: Mapping) -> Group:
-    inputs, ack = r["inputs"], catalog.load().facts.ack
+def _size(value: object) -> int | None:
+    """A size as given: the pack receives the plan's numbers as floats; anything else is not known."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def asg_sizes(inputs: Mapping) -> dict[str, int | None]:
+    """An Auto Scaling group's sizes. Without desiredCapacity the group starts at its minimum
+    (botocore's CreateAutoScalingGroup: "If you do not specify a desired capacity, the default is the
+    minimum size of the group")."""
+    low, desired = _size(inputs.get("minSize")), _size(inputs.get("desiredCapacity"))
+    return {"min": low, "desired": desired if desired is not None else low, "max": _size(inputs.get("maxSize"))}
+
+
+def asg_launch(asg: Resource, index: Index) -> tuple[list[str], Resource | None]:
+    """The instance types an Auto Scaling group launches, and what it launches them from (its launch
+    template, else its launch configuration): a mixed instances policy's overrides, else the
+    template's type, else the configuration's. No types: the plan does not say (a template or a
+    configuration outside it)."""
+    policy = mapping(asg.props.get("mixedInstancesPolicy"))
+    template = _linked(asg, "launchTemplate", index, tokens.LAUNCH_TEMPLATE) or _linked(
+        asg, "mixedInstancesPolicy", index, tokens.LAUNCH_TEMPLATE
+    )
+    overrides = [mapping(o).get("instanceType") for o in seq(mapping(policy.get("launchTemplate")).get("overrides"))]
+    types = [t for t in overrides if isinstance(t, str)]
+    if not types and template is not None and isinstance(template.props.get("instanceType"), str):
+        types = [template.props["instanceType"]]
+    configuration = _linked(asg, "launchConfiguration", index, tokens.LAUNCH_CONFIGURATION)
+    if template is None and configuration is not None and isinstance(configuration.props.get("instanceType"), str):
+        types = [configuration.props["instanceType"]]
+    return list(dict.fromkeys(types)), template or configuration
+
+
+def _spot(source: Resource | None, asg_inputs: Mapping) -> bool:
+    """Instances bought on Spot: the template's market type (a configuration's spot price), or a mixed
+    policy with no on-demand share."""
+    props = source.props if source else {}
+    market = "spot" if props.get("spotPrice") else mapping(props.get("instanceMarketOptions")).get("marketType")
+    distribution = mapping(mapping(asg_inputs.get("mixedInstancesPolicy")).get("instancesDistribution"))
+    on_demand = distribution.get("onDemandPercentageAboveBaseCapacity", 100) != 0 or distribution.get("onDemandBaseCapacity")
+    return market == "spot" or (bool(distribution) and not on_demand)
+
+
+def _in_capacity_provider(asg: Resource, index: Index) -> bool:
+    """An Auto Scaling group an ECS capacity provider of the plan draws on (that provider is its group)."""
+    return any(asg.urn in cp.deps.get("autoScalingGroupProvider", ()) for cp in index.of(tokens.ECS_CAPACITY_PROVIDER))
+
+
+def _ec2(r: Resource, index: Index) -> Group | None:
+    """An EC2 instance (one, always running) or an Auto Scaling group no capacity provider of the plan
+    draws on; several types (a mixed instances policy) are named together and priced as unknown."""
+    if r.type == tokens.ASG:
+        if _in_capacity_provider(r, index):
+            return None
+        types, template = asg_launch(r, index)
+        sizes = asg_sizes(r.props)
+        spot = _spot(template, r.props)
+        zones = tuple(z for z in seq(r.props.get("availabilityZones")) if isinstance(z, str))
+    else:
+        template = _linked(r, "launchTemplate", index, tokens.LAUNCH_TEMPLATE)
+        own = r.props.get("instanceType") or (template.props.get("instanceType") if template else None)
+        types = [own] if isinstance(own, str) else []
+        sizes = {"min": 1, "desired": 1, "max": 1}
+        spot = _spot(template, {}) or mapping(r.props.get("instanceMarketOptions")).get("marketType") == "spot"
+        zone = r.props.get("availabilityZone")
+        zones = (zone,) if isinstance(zone, str) else ()
+    group = Group(
+        "ec2",
+        str_or(mapping(r.props.get("tags")).get("Name"), r.name),
+        r.urn,
+        ", ".join(types) or "?",
+        sizes,
+        str_or(r.props.get("ami"), None) or (str_or(template.props.get("imageId"), None) if template else None),
+        "SPOT" if spot else "ON_DEMAND",
+        efa_interfaces=_efa(template),
+        template_urn=template.urn if template else None,
+        cloud="aws",
+        zones=zones,
+    )
+    _accelerators(group)
+    return group
+
+
+def _ack(r: Resource) -> Group:
+    inputs, ack = r.props, catalog.load().facts.ack
     types = inputs.get("instanceTypes") or ["?"]
     scaling = inputs.get("scalingConfig") or {}
     if scaling.get("enable"):
@@ -171,8 +272,8 @@ def _ack(r: Mapping) -> Group:
     labels = {label.get("key"): label.get("value") for label in inputs.get("labels") or [] if isinstance(label, dict)}
     group = Group(
         "ack",
-        inputs.get("nodePoolName") or r["name"],
-        r["urn"],
+        inputs.get("nodePoolName") or r.name,
+        r.urn,
         ", ".join(types),
         sizes,
         ack_rules.pool_mode(labels, ack),
@@ -183,10 +284,10 @@ def _ack(r: Mapping) -> Group:
     return group
 
 
-def _gke(r: Mapping, plain: bool = False) -> Group | None:
+def _gke(r: Resource, plain: bool = False) -> Group | None:
     """A GKE pool with GPUs: nvidia.com/gpu per node counts MIG slices and sharing clients. `plain`:
     a pool without GPUs too (it costs money), with none counted."""
-    inputs, gke = r["inputs"], catalog.load().facts.gke
+    inputs, gke = r.props, catalog.load().facts.gke
     config = inputs.get("nodeConfig") or {}
     first: Mapping = next(iter(config.get("guestAccelerators") or []), {}) or {}
     machine_type = config.get("machineType") or gke.default_machine_type.value
@@ -207,8 +308,8 @@ def _gke(r: Mapping, plain: bool = False) -> Group | None:
     if gpus is None:
         group = Group(
             "gke",
-            gke_rules.pool_name(inputs, r["name"]),
-            r["urn"],
+            gke_rules.pool_name(inputs, r.name),
+            r.urn,
             machine_type,
             sizes,
             None,
@@ -226,8 +327,8 @@ def _gke(r: Mapping, plain: bool = False) -> Group | None:
         ami = f"{ami}, {sharing.get('gpuSharingStrategy')} x{sharing.get('maxSharedClientsPerGpu')}"
     group = Group(
         "gke",
-        gke_rules.pool_name(inputs, r["name"]),
-        r["urn"],
+        gke_rules.pool_name(inputs, r.name),
+        r.urn,
         machine_type,
         sizes,
         ami,
@@ -242,10 +343,10 @@ def _gke(r: Mapping, plain: bool = False) -> Group | None:
     return group
 
 
-def _cluster_location(r: Mapping, by_urn: Mapping[str, Mapping]) -> str | None:
+def _cluster_location(r: Resource, index: Index) -> str | None:
     """An AKS pool's region: its cluster's location, where the plan holds the cluster."""
-    for urn in (r.get("propertyDependencies") or {}).get("kubernetesClusterId", []):
-        location = (by_urn.get(urn, {}).get("inputs") or {}).get("location")
+    for cluster in index.deps(r, tokens.AKS_CLUSTER, tokens.AKS_NATIVE_CLUSTER, prop="kubernetesClusterId"):
+        location = cluster.props.get("location")
         if isinstance(location, str):
             return location
     return None
@@ -257,8 +358,8 @@ def _aks_sizes(inputs: Mapping) -> dict[str, int | None]:
     return {"min": inputs.get("nodeCount"), "desired": inputs.get("nodeCount"), "max": inputs.get("nodeCount")}
 
 
-def _aks(r: Mapping, by_urn: Mapping[str, Mapping], plain: bool = False) -> Group | None:
-    inputs, aks = r["inputs"], catalog.load().facts.aks
+def _aks(r: Resource, index: Index, plain: bool = False) -> Group | None:
+    inputs, aks = r.props, catalog.load().facts.aks
     node = aks_rules.gpus(str(inputs.get("vmSize")), aks)
     sizes = _aks_sizes(inputs)
     if isinstance(node, str):
@@ -266,44 +367,45 @@ def _aks(r: Mapping, by_urn: Mapping[str, Mapping], plain: bool = False) -> Grou
             return None
         return Group(
             "aks",
-            inputs.get("name") or r["name"],
-            r["urn"],
+            inputs.get("name") or r.name,
+            r.urn,
             inputs["vmSize"],
             sizes,
             None,
             inputs.get("priority") or "Regular",
             cloud="azure",
-            region=_cluster_location(r, by_urn),
+            region=_cluster_location(r, index),
         )
     ami = f"driver {inputs.get('gpuDriver') or 'Install'}" + (f", {inputs['gpuInstance']}" if inputs.get("gpuInstance") else "")
     taints = sorted(t for t in inputs.get("nodeTaints") or [] if isinstance(t, str))
     group = Group(
         "aks",
-        inputs.get("name") or r["name"],
-        r["urn"],
+        inputs.get("name") or r.name,
+        r.urn,
         node.vm_size,
         sizes,
         ami,
         inputs.get("priority") or "Regular",
         taints,
         cloud="azure",
-        region=_cluster_location(r, by_urn),
+        region=_cluster_location(r, index),
     )
     group.gpus = node.count
     return group
 
 
-def _karpenter(r: Mapping) -> Group | None:
-    """A Karpenter NodePool whose every type has accelerators: none at rest, at most as many of its
-    largest type as its limits allow (unbounded without limits), that type standing for the pool."""
+def _karpenter(r: Resource, plain: bool = False) -> Group | None:
+    """A Karpenter NodePool whose every type has accelerators (whole GPUs, GPU slices or Neuron
+    chips): none at rest, at most as many of its largest type as its limits allow (unbounded without
+    limits), that type standing for the pool. `plain`: a pool of other types too (it costs money)."""
     cat = catalog.load()
-    metadata, spec = mapping(r["inputs"].get("metadata")), mapping(r["inputs"].get("spec"))
-    name = str_or(metadata.get("name"), r["name"])
+    metadata, spec = mapping(r.props.get("metadata")), mapping(r.props.get("spec"))
+    name = str_or(metadata.get("name"), r.name)
     pool = karpenter_pools.read_pool(name, spec, (None, None), [], cat, [])
     if pool is None:
         return None
     types = [cat.get(c.shape.instance_type) for c in pool.candidates]
-    if not types or any(not (it.gpu and it.gpu.count) and it.neuron is None for it in types):
+    if not types or (not plain and any(it.gpu is None and it.neuron is None for it in types)):
         return None
     largest = max(
         pool.candidates,
@@ -327,7 +429,7 @@ def _karpenter(r: Mapping) -> Group | None:
     group = Group(
         "karpenter",
         name,
-        r["urn"],
+        r.urn,
         largest.shape.instance_type,
         {"min": 0, "desired": 0, "max": min(bounds) if bounds else None},
         None,
@@ -347,41 +449,46 @@ def _times(value: object, zones: int | None) -> int | None:
     return value * zones if isinstance(value, int) and zones is not None else None
 
 
-def accelerated_groups(resources: Sequence[Mapping]) -> dict[str, Group]:
-    """The plan's groups by URN."""
-    by_urn = {r["urn"]: r for r in resources}
+def accelerated_groups(resources: Sequence[Resource]) -> dict[str, Group]:
+    """The plan's groups by URN: every EKS node group, ECS capacity provider and Karpenter NodePool,
+    the ACK, GKE and AKS pools with accelerators, and the EC2 instances and Auto Scaling groups of
+    accelerated types."""
+    index = Index(resources)
     groups: dict[str, Group] = {}
     for r in resources:
         group: Group | None
-        if r["type"] == tokens.EKS_NODE_GROUP:
-            group = _eks(r, by_urn)
-        elif r["type"] == tokens.ECS_CAPACITY_PROVIDER:
-            group = _ecs(r, by_urn)
-        elif r["type"] == tokens.ACK_NODE_POOL:
+        if r.type == tokens.EKS_NODE_GROUP:
+            group = _eks(r, index)
+        elif r.type == tokens.ECS_CAPACITY_PROVIDER:
+            group = _ecs(r, index)
+        elif r.type == tokens.ACK_NODE_POOL:
             group = _ack(r)
-        elif r["type"] == tokens.GKE_NODE_POOL:
+        elif r.type == tokens.GKE_NODE_POOL:
             group = _gke(r)
-        elif r["type"] == tokens.AKS_NODE_POOL:
-            group = _aks(r, by_urn)
-        elif r["type"] == tokens.KARPENTER_NODE_POOL:
+        elif r.type == tokens.AKS_NODE_POOL:
+            group = _aks(r, index)
+        elif r.type == tokens.KARPENTER_NODE_POOL:
             group = _karpenter(r)
+        elif r.type in (tokens.EC2_INSTANCE, tokens.ASG):
+            group = _ec2(r, index)
+            group = group if group is not None and (group.gpus or group.gpu_fraction or group.neuron_chips) else None
         else:
             continue
         if group is not None:
-            groups[r["urn"]] = group
+            groups[r.urn] = group
     return groups
 
 
-def _aks_default_pool(r: Mapping) -> Group | None:
+def _aks_default_pool(r: Resource) -> Group | None:
     """The default (system) pool an AKS cluster resource carries: no GPUs, but instances all the same."""
-    pool = r["inputs"].get("defaultNodePool") or {}
+    pool = r.props.get("defaultNodePool") or {}
     if not isinstance(pool, dict) or not isinstance(pool.get("vmSize"), str):
         return None
-    location = r["inputs"].get("location")
+    location = r.props.get("location")
     return Group(
         "aks",
         pool.get("name") or "default",
-        r["urn"],
+        r.urn,
         pool["vmSize"],
         _aks_sizes(pool),
         None,
@@ -391,22 +498,28 @@ def _aks_default_pool(r: Mapping) -> Group | None:
     )
 
 
-def priced_groups(resources: Sequence[Mapping]) -> dict[str, Group]:
-    """Every group whose instances cost money: the accelerated groups, and the GKE and AKS pools
-    without GPUs (system pools, an AKS cluster's default pool) that accelerated_groups leaves out."""
+def priced_groups(resources: Sequence[Resource]) -> dict[str, Group]:
+    """Every group whose instances cost money: the accelerated groups, and what accelerated_groups
+    leaves out: GKE and AKS pools without GPUs (system pools, an AKS cluster's default pool), EC2
+    instances, Auto Scaling groups and Karpenter NodePools of other types."""
     groups = accelerated_groups(resources)
-    by_urn = {r["urn"]: r for r in resources}
+    index = Index(resources)
     for r in resources:
-        if r["urn"] in groups:
+        if r.urn in groups:
             continue
-        if r["type"] == tokens.GKE_NODE_POOL:
+        group: Group | None
+        if r.type == tokens.GKE_NODE_POOL:
             group = _gke(r, plain=True)
-        elif r["type"] == tokens.AKS_NODE_POOL:
-            group = _aks(r, by_urn, plain=True)
-        elif r["type"] == tokens.AKS_CLUSTER:
+        elif r.type == tokens.AKS_NODE_POOL:
+            group = _aks(r, index, plain=True)
+        elif r.type == tokens.AKS_CLUSTER:
             group = _aks_default_pool(r)
+        elif r.type in (tokens.EC2_INSTANCE, tokens.ASG):
+            group = _ec2(r, index)
+        elif r.type == tokens.KARPENTER_NODE_POOL:
+            group = _karpenter(r, plain=True)
         else:
             continue
         if group is not None:
-            groups[r["urn"]] = group
+            groups[r.urn] = group
     return groups

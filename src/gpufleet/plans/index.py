@@ -31,6 +31,8 @@ READS = frozenset(
         tokens.AWSX_FARGATE_TASK_DEFINITION,
         tokens.AWSX_EC2_TASK_DEFINITION,
         tokens.LAUNCH_TEMPLATE,
+        tokens.LAUNCH_CONFIGURATION,
+        tokens.EC2_INSTANCE,
         tokens.SUBNET,
         tokens.ECS_TASK_DEFINITION,
         tokens.ECS_SERVICE,
@@ -63,6 +65,7 @@ class Resource:
     props: Mapping
     deps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     derived: str | None = None  # not in the plan: what a component library will create, and from what
+    provider: str | None = None  # the provider reference (its URN, and in a plan its id after "::")
 
 
 class Index:
@@ -81,3 +84,19 @@ class Index:
             if dep is not None and dep.type in types:
                 found.append(dep)
         return found
+
+
+def from_plan(plan: Mapping) -> list[Resource]:
+    """A JSON plan's resources (gpufleet's, or `pulumi preview --json` read into that shape) as typed
+    resources: the one door from a plan's raw entries to what placement, groups and cost read."""
+    return [
+        Resource(
+            r["urn"],
+            r["type"],
+            r.get("name") or r["urn"].rsplit("::", 1)[-1],
+            r.get("inputs") or {},
+            {k: tuple(v) for k, v in (r.get("propertyDependencies") or {}).items()},
+            provider=r.get("provider") if isinstance(r.get("provider"), str) else None,
+        )
+        for r in plan.get("resources", [])
+    ]

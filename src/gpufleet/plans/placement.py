@@ -15,7 +15,7 @@ from gpufleet import simulate
 from gpufleet.catalog import catalog, charts, tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.plans import awsx
-from gpufleet.plans.index import Index, Resource, mapping, seq
+from gpufleet.plans.index import Index, Resource, from_plan, mapping, seq  # noqa: F401 - from_plan: its callers read it here too
 from gpufleet.plans.karpenter import pools as karpenter_pools
 from gpufleet.plans.pods import node_shapes, plugins, pod_templates
 from gpufleet.plans.tasks import task_placements
@@ -148,17 +148,3 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
             f"derived from awsx {awsx_lib.version}'s defaults, not read from the plan (verdicts on them are advisory): {', '.join(named)}"
         )
     return PlanPlacement(placed, tasks, shapes, gaps + task_gaps + network_gaps, networks, launched, pools)
-
-
-def from_plan(plan: Mapping) -> list[Resource]:
-    """A JSON plan's resources (gpufleet's, or `pulumi preview --json` read into that shape)."""
-    return [
-        Resource(
-            r["urn"],
-            r["type"],
-            r.get("name") or r["urn"].rsplit("::", 1)[-1],
-            r.get("inputs") or {},
-            {k: tuple(v) for k, v in (r.get("propertyDependencies") or {}).items()},
-        )
-        for r in plan.get("resources", [])
-    ]

@@ -11,12 +11,11 @@ from collections.abc import Mapping
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import Chart
-from gpufleet.plans import libraries
+from gpufleet.plans import groups, libraries
 from gpufleet.plans.index import CONFIG_FILES, Index, Resource, as_int, mapping, seq, str_or, truthy
 from gpufleet.rules import aks as aks_rules
 from gpufleet.rules import gke as gke_rules
 from gpufleet.rules import k8s as k8s_rules
-from gpufleet.rules.efa import EFA_TYPES
 from gpufleet.rules.eks import node_group_name
 from gpufleet.simulate import k8s_scheduler, k8s_workloads, node_capacity
 
@@ -27,26 +26,9 @@ def node_group_instance_type(index: Index, group: Resource, cat: Catalog):
 
 
 def _instance_type(index: Index, group: Resource, cat: Catalog):
-    """(the one type a managed group runs, why it is derived or None): its instanceTypes, else its
-    launch template's (capacity blocks), else EKS's default where the group names none at all."""
-    given = group.props.get("instanceTypes")
-    names = [t for t in given or [] if isinstance(t, str)]
-    templates = index.deps(group, tokens.LAUNCH_TEMPLATE)
-    if not names:
-        names = [t for t in (template.props.get("instanceType") for template in templates) if isinstance(t, str)]
-    if not names and not given and (templates or "launchTemplate" not in group.props):
-        default = cat.facts.eks.node_group_default_instance_type
-        return cat.find(default.value), f"instance type {default.value}: EKS's default for a group that names none ({default.source})"
-    return (cat.find(names[0]) if len(names) == 1 else None), None
-
-
-def _efa_interfaces(index: Index, group: Resource) -> int:
-    return sum(
-        1
-        for template in index.deps(group, tokens.LAUNCH_TEMPLATE)
-        for ni in template.props.get("networkInterfaces") or []
-        if isinstance(ni, Mapping) and ni.get("interfaceType") in EFA_TYPES
-    )
+    """(the one type a managed group runs, why it is derived or None), as the group reader reads it."""
+    names, derived = groups.eks_instance_types(group, index)
+    return (cat.find(names[0]) if len(names) == 1 else None), derived
 
 
 def _zones(index: Index, group: Resource) -> list[str]:
@@ -90,7 +72,7 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
                 sizes=sizes,
                 capacity_type=group.props.get("capacityType") or "ON_DEMAND",
                 zones=_zones(index, group),
-                efa_interfaces=_efa_interfaces(index, group),
+                efa_interfaces=groups.eks_efa_interfaces(group, index),
                 gpu_sharing=gpu_sharing,
                 facts=cat.facts,
                 kubernetes_version=_kubernetes_version(index, group),

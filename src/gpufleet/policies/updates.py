@@ -21,6 +21,7 @@ from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.catalog.wording import counted
 from gpufleet.plans import replacement
 from gpufleet.plans.groups import CARRIED, accelerated_groups
+from gpufleet.plans.index import from_plan
 from gpufleet.policies.inputs import plain
 from gpufleet.policies.registry import Policies
 
@@ -63,7 +64,7 @@ def _validate_drains(args: StackValidationArgs, report: ReportViolation) -> None
     }
     going = replacement.direct(old, new)
     replacement.cascade(going, old, new)
-    for group in accelerated_groups(list(old.values())).values():
+    for group in accelerated_groups(from_plan({"resources": list(old.values())})).values():
         total = group.totals()
         if not any(total.values()):
             continue  # no accelerators (or no instances) to drain

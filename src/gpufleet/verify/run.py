@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpufleet.plans import placement as plan_placement
 from gpufleet.plans.groups import accelerated_groups
+from gpufleet.plans.index import from_plan
 from gpufleet.verify import ecs_checks, kube_checks, nccl_gate
 from gpufleet.verify.fleet import Observed
 from gpufleet.verify.verdict import NOT_JUDGED, Finding, Verdict
@@ -13,8 +14,9 @@ from gpufleet.verify.verdict import NOT_JUDGED, Finding, Verdict
 def verify(
     resources: list[dict], observed: Observed, ecs_cluster: str | None, nccl_runs: list[tuple[nccl_gate.NcclJob, str | None, str]] | None
 ) -> Verdict:
-    placement = plan_placement.placement(plan_placement.from_plan({"resources": resources}))
-    groups = list(accelerated_groups(resources).values())
+    typed = from_plan({"resources": resources})
+    placement = plan_placement.placement(typed)
+    groups = list(accelerated_groups(typed).values())
     verdict = Verdict(observed.where)
     kube_planned = bool(placement.shapes or placement.pools)
     if observed.kube is not None:
