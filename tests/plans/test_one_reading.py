@@ -1,8 +1,10 @@
 """One reading of each group: the placement, the cost (and fleet-budget, which calls the same
-function), the diff and verify (which read accelerated_groups) see the same instance type, sizes and
-EFA interfaces for every group of every shipped stack's plan."""
+function), the diff and verify (which read accelerated_groups) and the pack's EKS rules see the same
+instance type, sizes and EFA interfaces for every group of every shipped stack's plan."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import pytest
 
@@ -11,6 +13,7 @@ from gpufleet.plans import placement as plan_placement
 from gpufleet.plans.cost import plan_cost, plan_hints
 from gpufleet.plans.groups import accelerated_groups
 from gpufleet.plans.index import from_plan
+from gpufleet.policies import eks_nodes
 from tests.conftest import ROOT
 from tests.plan_edits import edited, golden
 
@@ -24,6 +27,19 @@ def readings(plan: dict) -> tuple[dict, dict, dict]:
     groups = {g.name: g for g in accelerated_groups(typed).values()}
     cost = {g["group"]: g for g in plan_cost(plan["resources"], plan["placement"], plan_hints(plan["summary"]))["groups"]}
     return placed, groups, cost
+
+
+def _as_analyzed(plan: dict) -> dict:
+    """The plan's resources as the pack receives them over the analyzer protocol (their inputs, their
+    dependencies as resources, their provider)."""
+    by_urn = {
+        r["urn"]: SimpleNamespace(urn=r["urn"], resource_type=r["type"], name=r["name"], props=r.get("inputs") or {}, provider=None)
+        for r in plan["resources"]
+    }
+    for r in plan["resources"]:
+        deps = r.get("propertyDependencies") or {}
+        by_urn[r["urn"]].property_dependencies = {p: [by_urn[u] for u in urns if u in by_urn] for p, urns in deps.items()}
+    return by_urn
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -41,6 +57,12 @@ def test_every_door_reads_a_group_alike(stack):
             assert int(shape["allocatable"].get(EFA, "0")) in (0, group.efa_interfaces)
             if group.efa_interfaces and EFA in shape["allocatable"]:
                 assert int(shape["allocatable"][EFA]) == group.efa_interfaces
+    # The pack's EKS rules read each node group's type through the same reader.
+    analyzed = _as_analyzed(plan)
+    for group in groups.values():
+        if group.platform == "eks" and not group.derived and ", " not in group.instance_type:
+            it = eks_nodes.node_group_type(analyzed[group.urn])
+            assert it is not None and it.name == group.instance_type, (stack, group.name)
     # The tasks' capacity providers are the groups the cost prices, or names unpriced.
     unpriced = {u["group"] for u in plan["cost"]["unpriced"]}
     for task in plan["placement"].get("tasks") or []:

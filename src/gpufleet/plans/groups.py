@@ -103,7 +103,8 @@ def _accelerators(group: Group) -> None:
         group.neuron_cores = it.neuron.count * it.neuron.cores_per_device
 
 
-def _efa(template: Resource | None) -> int:
+def efa_interfaces(template: Resource | None) -> int:
+    """The EFA interfaces (efa and efa-only) a launch template gives each instance."""
     interfaces = seq(template.props.get("networkInterfaces")) if template else []
     return sum(1 for i in interfaces if isinstance(i, Mapping) and i.get("interfaceType") in EFA_TYPES)
 
@@ -125,7 +126,7 @@ def eks_instance_types(group: Resource, index: Index) -> tuple[list[str], str | 
 
 def eks_efa_interfaces(group: Resource, index: Index) -> int:
     """The EFA interfaces each of a managed group's instances gets: its launch template's."""
-    return sum(_efa(template) for template in index.deps(group, tokens.LAUNCH_TEMPLATE))
+    return sum(efa_interfaces(template) for template in index.deps(group, tokens.LAUNCH_TEMPLATE))
 
 
 def _eks(r: Resource, index: Index) -> Group:
@@ -168,7 +169,7 @@ def _ecs(r: Resource, index: Index) -> Group | None:
         asg_sizes(asg.props),
         f"{ami.accelerator} {ami.variant}" if ami else image,
         "SPOT" if _spot(source, asg.props) else "ON_DEMAND",
-        efa_interfaces=_efa(source),
+        efa_interfaces=efa_interfaces(source),
         template_urn=source.urn,
         cloud="aws",
     )
@@ -251,7 +252,7 @@ def _ec2(r: Resource, index: Index) -> Group | None:
         sizes,
         str_or(r.props.get("ami"), None) or (str_or(template.props.get("imageId"), None) if template else None),
         "SPOT" if spot else "ON_DEMAND",
-        efa_interfaces=_efa(template),
+        efa_interfaces=efa_interfaces(template),
         template_urn=template.urn if template else None,
         cloud="aws",
         zones=zones,

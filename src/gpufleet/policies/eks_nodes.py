@@ -1,21 +1,26 @@
 """EKS managed node groups and their launch templates as the rules read them: a managed group's
-template names no instance type (the group does), and its EFA interfaces sit on the template."""
+template names no instance type (the group does), and its EFA interfaces sit on the template. The
+group's type is the group reader's (src/gpufleet/plans/groups.py), read as the placement and the cost
+read it."""
 
 from __future__ import annotations
 
 from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.catalog import InstanceType
-from gpufleet.policies.inputs import depended_on, get, instance_type, items
-from gpufleet.rules.efa import EFA_TYPES, EfaInterface
+from gpufleet.plans import groups as plan_groups
+from gpufleet.plans.index import Index
+from gpufleet.policies.inputs import depended_on, get, instance_type, items, typed
+from gpufleet.rules.efa import EfaInterface
 
 
 def node_group_type(group) -> InstanceType | None:
     """The one instance type a node group runs: its instanceTypes, else its launch template's (a
-    capacity block names the type there only); None when none, several or an unknown one."""
-    types = [t for t in items(get(group.props, "instanceTypes")) if isinstance(t, str)]
-    if not types:
-        types = [t for template in depended_on(group, tokens.LAUNCH_TEMPLATE) if isinstance(t := get(template.props, "instanceType"), str)]
-    return instance_type(catalog.load(), types[0]) if len(types) == 1 else None
+    capacity block names the type there only); None when none (EKS's default is not judged here:
+    the group did not choose it), several or an unknown one."""
+    resource = typed(group)
+    index = Index([resource, *(typed(t) for t in depended_on(group, tokens.LAUNCH_TEMPLATE))])
+    names, derived = plan_groups.eks_instance_types(resource, index)
+    return instance_type(catalog.load(), names[0]) if len(names) == 1 and derived is None else None
 
 
 def template_types(resources) -> dict[str, tuple]:
@@ -38,4 +43,4 @@ def interfaces(template) -> list[EfaInterface]:
 
 
 def has_efa(template) -> bool:
-    return any(i.interface_type in EFA_TYPES for i in interfaces(template))
+    return plan_groups.efa_interfaces(typed(template)) > 0

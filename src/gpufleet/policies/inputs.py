@@ -18,7 +18,10 @@ import pulumi
 from pulumi_policy.proxy import UnknownValueError
 
 from gpufleet.catalog.catalog import Catalog, InstanceType
-from gpufleet.plans.index import truthy  # noqa: F401 - one reading of a boolean sent as text, the plan room's
+from gpufleet.plans.index import (
+    Resource,
+    truthy,  # noqa: F401 - one reading of a boolean sent as text, the plan room's
+)
 
 
 def _walk(value: Any, path: tuple[str | int, ...]) -> Any:
@@ -142,3 +145,16 @@ def provider_region(args: Any, namespace: str, *env: str) -> str | None:
         if isinstance(region, str):
             return region
     return pulumi.Config(namespace).get("region") or next((os.environ[e] for e in env if os.environ.get(e)), None)
+
+
+def typed(resource: Any) -> Resource:
+    """A stack policy's resource as the plan view's typed resource (its inputs plain, its
+    dependencies by URN, its provider's URN): what the group reader and the placement read."""
+    return Resource(
+        resource.urn,
+        resource.resource_type,
+        resource.name,
+        plain(resource.props),
+        {prop: tuple(d.urn for d in deps) for prop, deps in resource.property_dependencies.items()},
+        provider=resource.provider.urn if resource.provider is not None else None,
+    )

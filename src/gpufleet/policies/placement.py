@@ -10,7 +10,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 from gpufleet.catalog import catalog
 from gpufleet.plans import index as plan_index
 from gpufleet.plans import placement as plan_placement
-from gpufleet.policies.inputs import plain
+from gpufleet.policies.inputs import typed
 from gpufleet.policies.registry import Policies
 from gpufleet.rules import karpenter as karpenter_rules
 from gpufleet.simulate import k8s_scheduler
@@ -30,17 +30,7 @@ def placement_of(args: StackValidationArgs) -> plan_placement.PlanPlacement:
     props = [r.props for r in args.resources]
     if _LAST and _LAST[0] == shape and all(a is b for a, b in zip(_LAST[1], props)):
         return _LAST[2]
-    resources = [
-        plan_index.Resource(
-            r.urn,
-            r.resource_type,
-            r.name,
-            plain(r.props),
-            {prop: tuple(d.urn for d in deps) for prop, deps in r.property_dependencies.items()},
-        )
-        for r in args.resources
-        if plan_index.reads(r.resource_type)  # converting the others' inputs would be wasted
-    ]
+    resources = [typed(r) for r in args.resources if plan_index.reads(r.resource_type)]  # converting the others' would be wasted
     found = plan_placement.placement(resources)
     _LAST[:] = [shape, props, found]
     return found
