@@ -76,6 +76,20 @@ def plans_of(stacks: tuple[str, ...]):
     return plans
 
 
+def golden_plan(stack: str):
+    """A module fixture `plan` (the shipped stack's plan, previewed once for the module's tests) and
+    the test that it equals its golden file."""
+
+    @pytest.fixture(scope="module")
+    def plan() -> dict:
+        return preview_plan(stack)
+
+    def test_plan_matches_golden(plan):
+        check_golden(plan, stack)
+
+    return plan, test_plan_matches_golden
+
+
 def inputs_by_name(plan: dict, type_token: str) -> dict[str, dict]:
     """The inputs of a plan's resources of one type, by resource name."""
     return {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == type_token}

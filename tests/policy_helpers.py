@@ -44,7 +44,9 @@ def task_definition(name: str, containers: list[dict], expression: str | None = 
 
 
 def gpu_container(name: str, gpus: int, env: dict | None = None) -> dict:
-    environment = [{"name": k, "value": v} for k, v in (env if env is not None else {"NVIDIA_DRIVER_CAPABILITIES": "utility,compute"}).items()]
+    environment = [
+        {"name": k, "value": v} for k, v in (env if env is not None else {"NVIDIA_DRIVER_CAPABILITIES": "utility,compute"}).items()
+    ]
     container = {"name": name, "image": "example:1", "memory": 1024, "essential": True, "environment": environment}
     if gpus:
         container["resourceRequirements"] = [{"type": "GPU", "value": str(gpus)}]
@@ -75,6 +77,12 @@ class Judge:
 
 def findings(result: PolicyResult, policy: str, name: str | None = None) -> list[str]:
     return [f.message for f in result.findings if f.policy == policy and (name is None or f.urn.endswith(f"::{name}"))]
+
+
+def one_finding(result: PolicyResult, policy: str, name: str | None = None) -> str:
+    """The message of a policy's one finding (on the named resource, if named): fails unless there is exactly one."""
+    [message] = findings(result, policy, name)
+    return message
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpufleet.catalog import catalog
-from tests.policy_helpers import findings, resource
+from tests.policy_helpers import findings, one_finding, resource
 from tests.conftest import run_cli
 from tests.ecs.test_spec_errors import _errors
 
@@ -84,7 +84,12 @@ def test_more_containers_than_a_task_definition_takes(stack_variant):
         ({"node-role.kubernetes.io/gpu": "true"}, None, "labels.node-role.kubernetes.io/gpu", "which the kubelet may not set on its Node"),
         ({"team": "ml platform"}, None, "labels.team = 'ml platform'", "is not a label value"),
         ({"a/b/c": "x"}, None, "labels.a/b/c", "has more than one '/'"),
-        ({}, [{"key": "Example.COM/gpu", "effect": "NoSchedule"}], "taints[0].key = 'Example.COM/gpu'", "the prefix must be a DNS subdomain"),
+        (
+            {},
+            [{"key": "Example.COM/gpu", "effect": "NoSchedule"}],
+            "taints[0].key = 'Example.COM/gpu'",
+            "the prefix must be a DNS subdomain",
+        ),
         ({}, [{"key": "gpu", "value": "-x", "effect": "NoSchedule"}], "taints[0].value = '-x'", "is not a label value"),
     ],
 )
@@ -102,7 +107,12 @@ def test_node_labels_and_taints_kubernetes_refuses(stack_variant, labels, taints
 def test_allowed_kubelet_namespaces_pass(stack_variant):
     from tests.conftest import preview_plan
 
-    path = stack_variant(lambda c: c["gpufleet:eks"]["nodeGroups"][0].__setitem__("labels", {"node.kubernetes.io/lifecycle": "spot", "example.com/team": "ml"}), "eks-g5-timeslice")
+    path = stack_variant(
+        lambda c: c["gpufleet:eks"]["nodeGroups"][0].__setitem__(
+            "labels", {"node.kubernetes.io/lifecycle": "spot", "example.com/team": "ml"}
+        ),
+        "eks-g5-timeslice",
+    )
     assert preview_plan("--config-file", str(path), "--no-policy")
 
 
@@ -124,7 +134,9 @@ def test_integers_past_32_bits(stack_variant):
 
 def _task(name: str, essential: list[bool | None]) -> dict:
     """None: the container leaves `essential` out (ECS takes it as true)."""
-    containers = [{"name": f"c{i}", "image": "x:1", "memory": 64, **({} if e is None else {"essential": e})} for i, e in enumerate(essential)]
+    containers = [
+        {"name": f"c{i}", "image": "x:1", "memory": 64, **({} if e is None else {"essential": e})} for i, e in enumerate(essential)
+    ]
     return resource("aws:ecs/taskDefinition:TaskDefinition", name, {"family": name, "containerDefinitions": json.dumps(containers)})
 
 
@@ -141,11 +153,9 @@ def test_pack_essential_container_and_launch_type(judge):
     )
     assert findings(result, "ecs-essential-container", "one") == []
     assert findings(result, "ecs-essential-container", "unsaid") == []
-    [message] = findings(result, "ecs-essential-container", "none")
-    assert "no container is essential" in message
+    assert "no container is essential" in one_finding(result, "ecs-essential-container", "none")
     assert findings(result, "ecs-service-launch-type", "strategy") == []
-    [message] = findings(result, "ecs-service-launch-type", "both")
-    assert "launchType EC2 and a capacity provider strategy" in message
+    assert "launchType EC2 and a capacity provider strategy" in one_finding(result, "ecs-service-launch-type", "both")
 
 
 def test_pack_launch_template_and_node_group_combinations(judge):
@@ -160,11 +170,15 @@ def test_pack_launch_template_and_node_group_combinations(judge):
 
 
 def test_pack_capacity_blocks(judge):
-    good_lt = resource(LT, "good-lt", {
-        "instanceType": "p5.48xlarge",
-        "instanceMarketOptions": {"marketType": "capacity-block"},
-        "capacityReservationSpecification": {"capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}},
-    })
+    good_lt = resource(
+        LT,
+        "good-lt",
+        {
+            "instanceType": "p5.48xlarge",
+            "instanceMarketOptions": {"marketType": "capacity-block"},
+            "capacityReservationSpecification": {"capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}},
+        },
+    )
     bad_lt = resource(LT, "bad-lt", {})
     good = resource(NG, "good", {"capacityType": "CAPACITY_BLOCK"}, launchTemplate=[good_lt])
     bad = resource(NG, "bad", {"capacityType": "CAPACITY_BLOCK", "instanceTypes": ["p5.48xlarge"]}, launchTemplate=[bad_lt])
@@ -176,7 +190,9 @@ def test_pack_capacity_blocks(judge):
 
 def test_pack_quotas(judge):
     limit = QUOTAS["ecsCapacityProvidersPerCluster"].value
-    association = resource("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders", "cps", {"capacityProviders": [f"cp{i}" for i in range(limit + 1)]})
+    association = resource(
+        "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders", "cps", {"capacityProviders": [f"cp{i}" for i in range(limit + 1)]}
+    )
     big_group = resource(NG, "big", {"clusterName": "c", "scalingConfig": {"minSize": 0, "desiredSize": 1, "maxSize": 451}})
     many = [resource(NG, f"g{i}", {"clusterName": "many", "scalingConfig": {"maxSize": 1}}) for i in range(31)]
     result = judge([association, big_group, *many])
@@ -189,7 +205,9 @@ def test_pack_quotas(judge):
 
 
 def test_pack_node_labels(judge):
-    bad = resource(NG, "bad", {"labels": {"kubernetes.io/role": "gpu"}, "taints": [{"key": "gpu", "value": "a b", "effect": "NO_SCHEDULE"}]})
+    bad = resource(
+        NG, "bad", {"labels": {"kubernetes.io/role": "gpu"}, "taints": [{"key": "gpu", "value": "a b", "effect": "NO_SCHEDULE"}]}
+    )
     good = resource(NG, "good", {"labels": {"example.com/role": "gpu", "node.kubernetes.io/lifecycle": "spot"}})
     pool = resource("alicloud:cs/nodePool:NodePool", "pool", {"labels": [{"key": "k8s.io/x", "value": "y"}]})
     result = judge([bad, good, pool])
@@ -207,7 +225,10 @@ def test_the_spec_takes_eks_label_lengths_from_the_api_model(stack_variant):
         c["gpufleet:eks"]["nodeGroups"][0]["labels"] = {"team": ""}  # Kubernetes takes it; CreateNodegroup does not
 
     err = _errors(stack_variant(edit, "eks-g5-timeslice"))
-    assert "gpufleet:eks.nodeGroups[0].labels.team = '': label value: at least 1 character (eks API, CreateNodegroupRequest.labels value)" in err
+    assert (
+        "gpufleet:eks.nodeGroups[0].labels.team = '': label value: at least 1 character (eks API, CreateNodegroupRequest.labels value)"
+        in err
+    )
     assert "[rule: aws-api-model]" in err
 
 
@@ -216,23 +237,39 @@ def test_the_pack_walks_the_api_model(judge):
 
     good = resource(LT, "good", {"name": "good-template", "metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1.0}})
     typo = resource(LT, "typo", {"name": "typo-template", "metadataOptions": {"httpTokens": "requird"}})
-    labelled = resource(NG, "labelled", {"clusterName": "c", "nodeGroupName": "g", "nodeRoleArn": UNKNOWN, "subnetIds": [UNKNOWN], "labels": {"team": ""}})
+    labelled = resource(
+        NG, "labelled", {"clusterName": "c", "nodeGroupName": "g", "nodeRoleArn": UNKNOWN, "subnetIds": [UNKNOWN], "labels": {"team": ""}}
+    )
     cluster = resource("aws:eks/cluster:Cluster", "named", {"name": "x" * 101, "roleArn": UNKNOWN, "vpcConfig": {"subnetIds": [UNKNOWN]}})
     # A list or a map known only after apply stands in as an empty one of its kind.
-    later = resource(NG, "later", {"clusterName": "c", "nodeGroupName": "g2", "nodeRoleArn": UNKNOWN, "subnetIds": UNKNOWN, "labels": UNKNOWN})
+    later = resource(
+        NG, "later", {"clusterName": "c", "nodeGroupName": "g2", "nodeRoleArn": UNKNOWN, "subnetIds": UNKNOWN, "labels": UNKNOWN}
+    )
     result = judge([good, typo, labelled, cluster, later])
     assert findings(result, "aws-api-model", "good") == []  # 1.0 is the integer 1 on the wire
     assert findings(result, "aws-api-model", "later") == []
     assert "MetadataOptions.HttpTokens = 'requird': not one of optional, required" in findings(result, "aws-api-model", "typo")[0]
     assert "Invalid length for parameter labels.team" in findings(result, "aws-api-model", "labelled")[0]
-    assert "CreateCluster.name = " in findings(result, "aws-api-model", "named")[0] and "at most 100 characters" in findings(result, "aws-api-model", "named")[0]
+    assert (
+        "CreateCluster.name = " in findings(result, "aws-api-model", "named")[0]
+        and "at most 100 characters" in findings(result, "aws-api-model", "named")[0]
+    )
     assert {f.level for f in result.findings if f.policy == "aws-api-model"} == {"mandatory"}
 
 
 def test_the_pack_leaves_inputs_without_a_member_to_the_provider(judge):
     """Another program's inputs may map to calls other than the create call: not a finding."""
-    group = resource(NG, "g", {"clusterName": "c", "nodeGroupName": "g", "nodeRoleArn": "arn:aws:iam::123456789012:role/r",
-                               "subnetIds": ["subnet-1"], "someProviderOnlyInput": True})
+    group = resource(
+        NG,
+        "g",
+        {
+            "clusterName": "c",
+            "nodeGroupName": "g",
+            "nodeRoleArn": "arn:aws:iam::123456789012:role/r",
+            "subnetIds": ["subnet-1"],
+            "someProviderOnlyInput": True,
+        },
+    )
     assert findings(judge([group]), "aws-api-model", "g") == []
 
 
@@ -244,9 +281,10 @@ def test_the_managed_node_group_quota_points_at_the_last_group(judge):
 
 
 def test_ack_labels_without_a_key_are_passed_over(judge):
-    pool = resource("alicloud:cs/nodePool:NodePool", "pool", {"labels": [{"key": None, "value": "x"}, "not a label", {"key": "k8s.io/x", "value": "y"}]})
-    [message] = findings(judge([pool]), "k8s-node-labels", "pool")
-    assert "the k8s.io namespace" in message
+    pool = resource(
+        "alicloud:cs/nodePool:NodePool", "pool", {"labels": [{"key": None, "value": "x"}, "not a label", {"key": "k8s.io/x", "value": "y"}]}
+    )
+    assert "the k8s.io namespace" in one_finding(judge([pool]), "k8s-node-labels", "pool")
 
 
 def test_pack_quotas_read_sizes_as_the_wires_doubles(judge):
@@ -254,12 +292,16 @@ def test_pack_quotas_read_sizes_as_the_wires_doubles(judge):
     limit = QUOTAS["ecsContainerInstancesPerCluster"].value
     asg = resource("aws:autoscaling/group:Group", "asg", {"minSize": 0.0, "maxSize": float(limit + 1)})
     cp = resource("aws:ecs/capacityProvider:CapacityProvider", "cp", {"name": "cp"}, autoScalingGroupProvider=[asg])
-    association = resource("aws:ecs/clusterCapacityProviders:ClusterCapacityProviders", "cps", {"capacityProviders": ["cp"]}, capacityProviders=[cp])
+    association = resource(
+        "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders", "cps", {"capacityProviders": ["cp"]}, capacityProviders=[cp]
+    )
     big_group = resource(NG, "big", {"clusterName": "c", "scalingConfig": {"minSize": 0.0, "desiredSize": 1.0, "maxSize": 451.5}})
     asg["inputs"]["maxSize"] = limit + 1.5  # not integral: the pack hands these on as floats whatever it does with integral ones
     result = judge([asg, cp, association, big_group])
     assert any(f"{limit + 1} container instances one ECS cluster may reach" in m for m in findings(result, "aws-service-quotas", "cps"))
-    assert any("451 nodes one managed node group may reach" in f.message for f in result.findings if f.policy == "aws-service-quotas-adjustable")
+    assert any(
+        "451 nodes one managed node group may reach" in f.message for f in result.findings if f.policy == "aws-service-quotas-adjustable"
+    )
 
 
 def test_a_capacity_block_group_with_its_types_and_no_template_is_told_both():

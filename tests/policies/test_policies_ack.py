@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.policy_helpers import findings, resource
+from tests.policy_helpers import findings, one_finding, resource
 
 POOL = "alicloud:cs/nodePool:NodePool"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -28,13 +28,14 @@ def test_core_percentage(judge):
     result = judge(
         [
             _workload("thirty", {"aliyun.com/gpu-mem": "2", "aliyun.com/gpu-core.percentage": "30"}),
-            _workload("thirty-three", {"aliyun.com/gpu-mem": 2, "aliyun.com/gpu-core.percentage": 33}, kind="kubernetes:apps/v1:Deployment"),
+            _workload(
+                "thirty-three", {"aliyun.com/gpu-mem": 2, "aliyun.com/gpu-core.percentage": 33}, kind="kubernetes:apps/v1:Deployment"
+            ),
             _workload("over", {"aliyun.com/gpu-core.percentage": "105"}),
         ]
     )
     assert findings(result, "ack-gpu-core-percentage", "thirty") == []
-    [message] = findings(result, "ack-gpu-core-percentage", "thirty-three")
-    assert "gpu-core.percentage 33 is not one of 5..100 in steps of 5" in message
+    assert "gpu-core.percentage 33 is not one of 5..100 in steps of 5" in one_finding(result, "ack-gpu-core-percentage", "thirty-three")
     assert findings(result, "ack-gpu-core-percentage", "over")
 
 
@@ -52,11 +53,11 @@ def test_gpu_mem_fits_one_gpu_of_the_selected_pool(judge):
     )
     assert findings(result, "ack-gpu-mem-fits", "fits") == []
     assert findings(result, "ack-gpu-mem-fits", "one") == []
-    [message] = findings(result, "ack-gpu-mem-fits", "none")
-    assert "container 'main' on pool 'v100': gpu-mem 0 GiB: request at least 1 GiB; the pod never schedules" in message
+    assert "container 'main' on pool 'v100': gpu-mem 0 GiB: request at least 1 GiB; the pod never schedules" in one_finding(
+        result, "ack-gpu-mem-fits", "none"
+    )
     assert findings(result, "ack-gpu-mem-fits", "elsewhere") == []
-    [message] = findings(result, "ack-gpu-mem-fits", "too-big")
-    assert "gpu-mem 16 GiB does not fit one GPU of ecs.gn6v-c8g1.8xlarge (15 GiB)" in message
+    assert "gpu-mem 16 GiB does not fit one GPU of ecs.gn6v-c8g1.8xlarge (15 GiB)" in one_finding(result, "ack-gpu-mem-fits", "too-big")
 
 
 def test_pool_sharing_mode(judge):
@@ -78,12 +79,9 @@ def test_pool_sharing_mode(judge):
     )
     for clean in ("compute-on-core", "memory-on-mem"):
         assert findings(result, "ack-pool-sharing-mode", clean) == []
-    [message] = findings(result, "ack-pool-sharing-mode", "compute-on-mem")
-    assert "needs a core_mem pool; this pool is cgpu" in message
-    [message] = findings(result, "ack-pool-sharing-mode", "memory-on-core")
-    assert "never both" in message
-    [message] = findings(result, "ack-pool-sharing-mode", "on-unlabelled")
-    assert "no GPU sharing mode" in message
+    assert "needs a core_mem pool; this pool is cgpu" in one_finding(result, "ack-pool-sharing-mode", "compute-on-mem")
+    assert "never both" in one_finding(result, "ack-pool-sharing-mode", "memory-on-core")
+    assert "no GPU sharing mode" in one_finding(result, "ack-pool-sharing-mode", "on-unlabelled")
     assert findings(result, "ack-pool-sharing-mode", "selector-says-cgpu")
 
 
@@ -91,7 +89,8 @@ def test_region_of_core_mem_pools(judge):
     listed, unlisted = _provider("cn-hangzhou"), _provider("eu-central-1")
     result = judge(
         [
-            listed, unlisted,
+            listed,
+            unlisted,
             _pool("in-region", "core_mem", provider=listed),
             _pool("out-of-region", "core_mem", provider=unlisted),
             _pool("memory-only", "cgpu", provider=unlisted),
@@ -99,8 +98,7 @@ def test_region_of_core_mem_pools(judge):
     )
     assert findings(result, "ack-region", "in-region") == []
     assert findings(result, "ack-region", "memory-only") == []
-    [message] = findings(result, "ack-region", "out-of-region")
-    assert "not supported in eu-central-1" in message
+    assert "not supported in eu-central-1" in one_finding(result, "ack-region", "out-of-region")
 
 
 def test_cluster_prerequisites(judge):
@@ -108,16 +106,24 @@ def test_cluster_prerequisites(judge):
         [
             resource(RELEASE, "sharing-new", {"chart": "ack-ai-installer", "version": "1.2.0"}),
             resource(RELEASE, "sharing-old", {"chart": "ack-ai-installer", "version": "1.1.9"}),
-            resource("alicloud:cs/managedKubernetes:ManagedKubernetes", "old-cluster", {"version": "1.18.8-aliyun.1", "clusterSpec": "ack.pro.small"}),
-            resource("alicloud:cs/managedKubernetes:ManagedKubernetes", "new-cluster", {"version": "1.28.3-aliyun.1", "clusterSpec": "ack.pro.small"}),
+            resource(
+                "alicloud:cs/managedKubernetes:ManagedKubernetes",
+                "old-cluster",
+                {"version": "1.18.8-aliyun.1", "clusterSpec": "ack.pro.small"},
+            ),
+            resource(
+                "alicloud:cs/managedKubernetes:ManagedKubernetes",
+                "new-cluster",
+                {"version": "1.28.3-aliyun.1", "clusterSpec": "ack.pro.small"},
+            ),
         ]
     )
     assert findings(result, "ack-cluster-prerequisites", "sharing-new") == []
     assert findings(result, "ack-cluster-prerequisites", "new-cluster") == []
-    [message] = findings(result, "ack-cluster-prerequisites", "sharing-old")
-    assert "the GPU sharing chart (ack-ai-installer) 1.1.9 is older than 1.2.0" in message
-    [message] = findings(result, "ack-cluster-prerequisites", "old-cluster")
-    assert "Kubernetes 1.18.8-aliyun.1 is older than 1.20" in message
+    assert "the GPU sharing chart (ack-ai-installer) 1.1.9 is older than 1.2.0" in one_finding(
+        result, "ack-cluster-prerequisites", "sharing-old"
+    )
+    assert "Kubernetes 1.18.8-aliyun.1 is older than 1.20" in one_finding(result, "ack-cluster-prerequisites", "old-cluster")
 
 
 def test_a_stack_config_too_large_for_the_environment_reaches_the_pack():
@@ -132,8 +138,7 @@ def test_a_stack_config_too_large_for_the_environment_reaches_the_pack():
     pool = _pool("v100", "core_mem")
     with PolicyPack(DEFAULT_PACK, project="gpufleet", stack=STACK, config=config) as pack:
         result = Judge(pack)([pool])
-    [message] = findings(result, "ack-region", "v100")
-    assert "eu-central-1" in message
+    assert "eu-central-1" in one_finding(result, "ack-region", "v100")
 
 
 def _pod_workload(name: str, containers: list[dict], selector: dict) -> dict:
@@ -141,9 +146,10 @@ def _pod_workload(name: str, containers: list[dict], selector: dict) -> dict:
 
 
 def test_a_percentage_given_in_requests_only_is_judged(judge):
-    requests_only = _pod_workload("req", [{"name": "c", "image": "x:1", "resources": {"requests": {"aliyun.com/gpu-core.percentage": 33}}}], {})
-    [message] = findings(judge([requests_only]), "ack-gpu-core-percentage", "req")
-    assert "requests: gpu-core.percentage 33" in message
+    requests_only = _pod_workload(
+        "req", [{"name": "c", "image": "x:1", "resources": {"requests": {"aliyun.com/gpu-core.percentage": 33}}}], {}
+    )
+    assert "requests: gpu-core.percentage 33" in one_finding(judge([requests_only]), "ack-gpu-core-percentage", "req")
 
 
 def test_a_share_given_in_limits_and_requests_is_judged_once(judge):
@@ -158,8 +164,9 @@ def test_every_pool_and_container_is_judged_past_one_that_cannot_be(judge):
     sourced["inputs"]["labels"].append({"key": "tier", "value": "shared"})
     unreadable = {"name": "first", "image": "x:1", "resources": {"limits": {"aliyun.com/gpu-mem": "lots"}}}
     big = {"name": "second", "image": "x:1", "resources": {"limits": {"aliyun.com/gpu-mem": 16}}}
-    [message] = findings(judge([unsourced, sourced, _pod_workload("job", [unreadable, big], {"tier": "shared"})]), "ack-gpu-mem-fits", "job")
-    assert "container 'second' on pool 'v100': gpu-mem 16 GiB does not fit one GPU" in message
+    assert "container 'second' on pool 'v100': gpu-mem 16 GiB does not fit one GPU" in one_finding(
+        judge([unsourced, sourced, _pod_workload("job", [unreadable, big], {"tier": "shared"})]), "ack-gpu-mem-fits", "job"
+    )
 
 
 def test_only_the_sharing_charts_release_is_held_to_its_version(judge):
@@ -173,5 +180,7 @@ def test_a_pool_of_no_known_region_is_said_not_judged(judge):
     result = judge([listed, _pool("nowhere", "core_mem"), _pool("somewhere", "core_mem", provider=listed)])
     assert findings(result, "ack-region", "nowhere") == []
     [message] = findings(result, "rules-not-judged", "nowhere")
-    assert message.endswith("ack-region was not judged: no region known before apply (its provider's region, alicloud:region or ALICLOUD_REGION)")
+    assert message.endswith(
+        "ack-region was not judged: no region known before apply (its provider's region, alicloud:region or ALICLOUD_REGION)"
+    )
     assert findings(result, "rules-not-judged", "somewhere") == []

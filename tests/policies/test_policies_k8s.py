@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.policy_helpers import findings, resource
+from tests.policy_helpers import findings, one_finding, resource
 
 NG = "aws:eks/nodeGroup:NodeGroup"
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -37,10 +37,8 @@ def test_requests_equal_limits(judge):
     )
     for clean in ("equal", "limits-only"):
         assert findings(result, "k8s-extended-resources-requests-equal-limits", clean) == []
-    [message] = findings(result, "k8s-extended-resources-requests-equal-limits", "overcommit")
-    assert "nvidia.com/gpu request 1 != limit 2" in message
-    [message] = findings(result, "k8s-extended-resources-requests-equal-limits", "no-limit")
-    assert "aws.amazon.com/neuroncore 2 without a limit" in message
+    assert "nvidia.com/gpu request 1 != limit 2" in one_finding(result, "k8s-extended-resources-requests-equal-limits", "overcommit")
+    assert "aws.amazon.com/neuroncore 2 without a limit" in one_finding(result, "k8s-extended-resources-requests-equal-limits", "no-limit")
 
 
 def test_gpu_pod_tolerates_taint(judge):
@@ -57,8 +55,9 @@ def test_gpu_pod_tolerates_taint(judge):
     )
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "tolerant") == []
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "cpu-only") == []
-    [message] = findings(result, "k8s-gpu-pod-tolerates-taint", "intolerant")
-    assert "requests nvidia.com/gpu but tolerates no nvidia node group's taints (e.g. nvidia.com/gpu:NO_SCHEDULE)" in message
+    assert "requests nvidia.com/gpu but tolerates no nvidia node group's taints (e.g. nvidia.com/gpu:NO_SCHEDULE)" in one_finding(
+        result, "k8s-gpu-pod-tolerates-taint", "intolerant"
+    )
 
 
 def test_device_plugin_tolerates_taints(judge):
@@ -72,8 +71,9 @@ def test_device_plugin_tolerates_taints(judge):
             resource(RELEASE, "nvidia-defaults", {"chart": "nvidia-device-plugin", "version": "0.20.0", "values": {}}),
         ]
     )
-    [message] = findings(result, "k8s-device-plugin-tolerates-taints", "efa-defaults")
-    assert "does not tolerate nvidia.com/gpu:NO_SCHEDULE of node group 'train'" in message
+    assert "does not tolerate nvidia.com/gpu:NO_SCHEDULE of node group 'train'" in one_finding(
+        result, "k8s-device-plugin-tolerates-taints", "efa-defaults"
+    )
     assert findings(result, "k8s-device-plugin-tolerates-taints", "efa-tolerant") == []
     assert findings(result, "k8s-device-plugin-tolerates-taints", "nvidia-defaults") == []
 
@@ -83,8 +83,9 @@ def test_mig_supported(judge):
     a100 = judge([*_group("a100", "p4d.24xlarge", [GPU_TAINT]), resource(RELEASE, "plugin", mig)])
     assert findings(a100, "eks-mig-supported") == []
     l40s = judge([*_group("l40s", "g6e.xlarge", [GPU_TAINT]), resource(RELEASE, "plugin", mig)])
-    [message] = findings(l40s, "eks-mig-supported", "plugin")
-    assert "node group 'l40s': g6e.xlarge has NVIDIA L40S GPUs, which do not support MIG" in message
+    assert "node group 'l40s': g6e.xlarge has NVIDIA L40S GPUs, which do not support MIG" in one_finding(
+        l40s, "eks-mig-supported", "plugin"
+    )
 
 
 def test_cronjob_and_mpijob_pod_templates_are_judged(judge):
@@ -92,10 +93,16 @@ def test_cronjob_and_mpijob_pod_templates_are_judged(judge):
     where it is and named in the finding."""
     overcommit = {"name": "main", "image": "x:1", "resources": {"requests": {"nvidia.com/gpu": 1}, "limits": {"nvidia.com/gpu": 2}}}
     equal = {"name": "main", "image": "x:1", "resources": {"requests": {"nvidia.com/gpu": 1}, "limits": {"nvidia.com/gpu": 1}}}
-    cron = resource("kubernetes:batch/v1:CronJob", "nightly", {"spec": {"schedule": "0 2 * * *", "jobTemplate": {"spec": {"template": {"spec": {"containers": [overcommit]}}}}}})
+    cron = resource(
+        "kubernetes:batch/v1:CronJob",
+        "nightly",
+        {"spec": {"schedule": "0 2 * * *", "jobTemplate": {"spec": {"template": {"spec": {"containers": [overcommit]}}}}}},
+    )
     roles = {"Launcher": {"template": {"spec": {"containers": [equal]}}}, "Worker": {"template": {"spec": {"containers": [overcommit]}}}}
     mpi = resource("kubernetes:kubeflow.org/v2beta1:MPIJob", "nccl", {"spec": {"mpiReplicaSpecs": roles}})
-    launcher_bad = resource("kubernetes:kubeflow.org/v2beta1:MPIJob", "launcher-bad", {"spec": {"mpiReplicaSpecs": {"Launcher": roles["Worker"]}}})
+    launcher_bad = resource(
+        "kubernetes:kubeflow.org/v2beta1:MPIJob", "launcher-bad", {"spec": {"mpiReplicaSpecs": {"Launcher": roles["Worker"]}}}
+    )
     policy = "k8s-extended-resources-requests-equal-limits"
     result = judge([cron, mpi, launcher_bad])
     [message] = findings(result, policy, "nightly")
@@ -120,14 +127,21 @@ def test_a_gpu_pod_is_judged_by_what_it_requests_or_limits_and_each_accelerator_
             *_group("trn", "trn1.32xlarge", [NEURON_TAINT]),
             _pod("shared-gpu", {"requests": {"nvidia.com/gpu.shared": 1}}),  # a renamed time-sliced GPU
             _pod("cores", {"limits": {"aws.amazon.com/neuroncore": 2}}, nvidia_toleration),
-            _pod("both-tolerated", {"limits": {"aws.amazon.com/neuron": 1}}, [*nvidia_toleration, {"key": "aws.amazon.com/neuron", "operator": "Exists"}]),
+            _pod(
+                "both-tolerated",
+                {"limits": {"aws.amazon.com/neuron": 1}},
+                [*nvidia_toleration, {"key": "aws.amazon.com/neuron", "operator": "Exists"}],
+            ),
         ]
     )
-    [message] = findings(result, "k8s-gpu-pod-tolerates-taint", "shared-gpu")
-    assert "requests nvidia.com/gpu but tolerates no nvidia node group's taints (e.g. nvidia.com/gpu:NO_SCHEDULE)" in message
+    assert "requests nvidia.com/gpu but tolerates no nvidia node group's taints (e.g. nvidia.com/gpu:NO_SCHEDULE)" in one_finding(
+        result, "k8s-gpu-pod-tolerates-taint", "shared-gpu"
+    )
     # A Neuron pod is held to the Neuron groups' taints, whatever it tolerates of the GPU groups.
-    [message] = findings(result, "k8s-gpu-pod-tolerates-taint", "cores")
-    assert "requests aws.amazon.com/neuron but tolerates no neuron node group's taints (e.g. aws.amazon.com/neuron:NO_SCHEDULE)" in message
+    assert (
+        "requests aws.amazon.com/neuron but tolerates no neuron node group's taints (e.g. aws.amazon.com/neuron:NO_SCHEDULE)"
+        in one_finding(result, "k8s-gpu-pod-tolerates-taint", "cores")
+    )
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "both-tolerated") == []
 
 
@@ -154,17 +168,40 @@ def test_gke_and_aks_gpu_pools_add_their_taints(judge):
     dedicated = {"key": "dedicated", "value": "ml", "effect": "NO_SCHEDULE"}
     # a2 machine types come with their GPUs: no guestAccelerators needed to be a GPU pool
     gke = resource(GKE_POOL, "a100", {"name": "a100", "nodeConfig": {"machineType": "a2-highgpu-1g", "taints": [dedicated]}})
-    cpu_pool = resource(GKE_POOL, "cpu", {"name": "cpu", "nodeConfig": {"machineType": "e2-standard-8", "taints": [{"key": "cpu-only", "effect": "NO_SCHEDULE"}]}})
+    cpu_pool = resource(
+        GKE_POOL,
+        "cpu",
+        {"name": "cpu", "nodeConfig": {"machineType": "e2-standard-8", "taints": [{"key": "cpu-only", "effect": "NO_SCHEDULE"}]}},
+    )
     cpu_tolerant = _pod("cpu-pool-tolerant", gpu, [gke_gpu, {"key": "cpu-only", "operator": "Exists"}])
-    result = judge([CLUSTER, gke, cpu_pool, _pod("gke-tolerated", gpu, [gke_gpu, {"key": "dedicated", "operator": "Exists"}]), _pod("gpu-taint-only", gpu, [gke_gpu]), cpu_tolerant])
+    result = judge(
+        [
+            CLUSTER,
+            gke,
+            cpu_pool,
+            _pod("gke-tolerated", gpu, [gke_gpu, {"key": "dedicated", "operator": "Exists"}]),
+            _pod("gpu-taint-only", gpu, [gke_gpu]),
+            cpu_tolerant,
+        ]
+    )
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "gke-tolerated") == []
     [message] = findings(result, "k8s-gpu-pod-tolerates-taint", "gpu-taint-only")
     assert "(e.g. dedicated=ml:NO_SCHEDULE)" in message  # the pool's own taint; the CPU pool is no candidate
     assert len(findings(result, "k8s-gpu-pod-tolerates-taint", "cpu-pool-tolerant")) == 1  # tolerating the CPU pool places no GPU pod
-    aks = resource(AKS_POOL, "t4", {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule", "team=ml:NoExecute"]})
+    aks = resource(
+        AKS_POOL, "t4", {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule", "team=ml:NoExecute"]}
+    )
     aks_cpu = resource(AKS_POOL, "cpu", {"name": "cpu", "vmSize": "Standard_D4s_v5", "nodeTaints": ["cpu=only:NoSchedule"]})
-    result = judge([CLUSTER, aks, aks_cpu, _pod("sku-only", gpu, [{"key": "sku", "operator": "Exists"}]), _pod("both", gpu, [{"key": "sku", "operator": "Exists"}, {"key": "team", "operator": "Exists"}]),
-                    _pod("cpu-only", gpu, [{"key": "cpu", "operator": "Exists"}])])
+    result = judge(
+        [
+            CLUSTER,
+            aks,
+            aks_cpu,
+            _pod("sku-only", gpu, [{"key": "sku", "operator": "Exists"}]),
+            _pod("both", gpu, [{"key": "sku", "operator": "Exists"}, {"key": "team", "operator": "Exists"}]),
+            _pod("cpu-only", gpu, [{"key": "cpu", "operator": "Exists"}]),
+        ]
+    )
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "both") == []
     assert "team=ml:NoExecute" in findings(result, "k8s-gpu-pod-tolerates-taint", "sku-only")[0]
     assert len(findings(result, "k8s-gpu-pod-tolerates-taint", "cpu-only")) == 1
@@ -215,7 +252,15 @@ def test_a_gke_pods_toleration_is_held_to_the_pools_own_taints_and_gkes(judge):
     tolerate_gke = {"key": gke_taint.key, "operator": "Exists"}
     tolerate_own = {"key": "team", "operator": "Exists"}
     gpu = {"limits": {"nvidia.com/gpu": 1}}
-    result = judge([CLUSTER, pool, _pod("gke-only", gpu, [tolerate_gke]), _pod("own-only", gpu, [tolerate_own]), _pod("both", gpu, [tolerate_gke, tolerate_own])])
+    result = judge(
+        [
+            CLUSTER,
+            pool,
+            _pod("gke-only", gpu, [tolerate_gke]),
+            _pod("own-only", gpu, [tolerate_own]),
+            _pod("both", gpu, [tolerate_gke, tolerate_own]),
+        ]
+    )
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "gke-only") and findings(result, "k8s-gpu-pod-tolerates-taint", "own-only")
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "both") == []
 
@@ -230,19 +275,24 @@ def test_with_no_group_in_the_stack_a_gpu_pod_gets_an_advisory_naming_the_gap(ju
     """The plan holds no node it could run on: the convention's taint is all there is to judge by."""
     result = judge([CLUSTER, _pod("lonely", {"limits": {"nvidia.com/gpu": 1}})])
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "lonely") == []
-    [message] = findings(result, "k8s-gpu-pod-tolerates-taint-unseen", "lonely")
-    assert "spec requests nvidia.com/gpu but does not tolerate nvidia.com/gpu:NoSchedule; not judged for certain: the plan holds no node group with nvidia devices" in message
+    assert (
+        "spec requests nvidia.com/gpu but does not tolerate nvidia.com/gpu:NoSchedule; not judged for certain: the plan holds no node group with nvidia devices"
+        in one_finding(result, "k8s-gpu-pod-tolerates-taint-unseen", "lonely")
+    )
 
 
 def test_a_pulumi_eks_cluster_the_plan_creates_holds_its_node_groups(judge):
     """The pulumi-eks component creates the cluster: the plan's node groups are all of it."""
     eks_cluster = resource("eks:index:Cluster", "ml", {"skipDefaultNodeGroup": True})
     result = judge([eks_cluster, *_group("gpus", "g6e.xlarge", [GPU_TAINT]), _pod("lonely", {"limits": {"nvidia.com/gpu": 1}})])
-    assert findings(result, "k8s-gpu-pod-tolerates-taint", "lonely") and not findings(result, "k8s-gpu-pod-tolerates-taint-unseen", "lonely")
+    assert findings(result, "k8s-gpu-pod-tolerates-taint", "lonely") and not findings(
+        result, "k8s-gpu-pod-tolerates-taint-unseen", "lonely"
+    )
 
 
 def test_node_groups_of_an_existing_cluster_give_an_advisory(judge):
     result = judge([*_group("gpus", "g6e.xlarge", [GPU_TAINT]), _pod("lonely", {"limits": {"nvidia.com/gpu": 1}})])
     assert findings(result, "k8s-gpu-pod-tolerates-taint", "lonely") == []
-    [message] = findings(result, "k8s-gpu-pod-tolerates-taint-unseen", "lonely")
-    assert "not judged for certain: the plan joins an existing cluster, whose other node groups it does not hold" in message
+    assert "not judged for certain: the plan joins an existing cluster, whose other node groups it does not hold" in one_finding(
+        result, "k8s-gpu-pod-tolerates-taint-unseen", "lonely"
+    )

@@ -10,10 +10,20 @@ GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
 
 
 def _pool(name: str, requirements: list[dict], taints=(), limits=None) -> dict:
-    spec = {"template": {"spec": {"requirements": requirements, "taints": list(taints), "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}}
+    spec = {
+        "template": {
+            "spec": {
+                "requirements": requirements,
+                "taints": list(taints),
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            }
+        }
+    }
     if limits is not None:
         spec["limits"] = limits
-    return resource(tokens.KARPENTER_NODE_POOL, name, {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name}, "spec": spec})
+    return resource(
+        tokens.KARPENTER_NODE_POOL, name, {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name}, "spec": spec}
+    )
 
 
 def _said(result, policy: str, name: str) -> list[str]:
@@ -26,15 +36,25 @@ def _family(*families: str) -> dict:
 
 
 def test_requirements_that_admit_no_type(judge):
-    result = judge([
-        _pool("none", [_family("g5"), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["8"]}]),
-        _pool("some", [_family("g5"), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gte", "values": ["8"]}]),
-        _pool("unjudged", [_family("g5"), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["8"]},
-                           {"key": "karpenter.k8s.aws/instance-hypervisor", "operator": "In", "values": ["nitro"]}]),
-        _pool("newer", [_family("g9z")]),  # a family the catalog's EC2 data does not hold: a typo, or newer than the data
-    ])
+    result = judge(
+        [
+            _pool("none", [_family("g5"), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["8"]}]),
+            _pool("some", [_family("g5"), {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gte", "values": ["8"]}]),
+            _pool(
+                "unjudged",
+                [
+                    _family("g5"),
+                    {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["8"]},
+                    {"key": "karpenter.k8s.aws/instance-hypervisor", "operator": "In", "values": ["nitro"]},
+                ],
+            ),
+            _pool("newer", [_family("g9z")]),  # a family the catalog's EC2 data does not hold: a typo, or newer than the data
+        ]
+    )
     policy = "karpenter-nodepool-admits-a-type"
-    assert _said(result, policy, "none") == ["NodePool 'none': its requirements admit no instance type: Karpenter never launches a node for it, and its pods stay Pending"]
+    assert _said(result, policy, "none") == [
+        "NodePool 'none': its requirements admit no instance type: Karpenter never launches a node for it, and its pods stay Pending"
+    ]
     assert _said(result, policy, "some") == _said(result, policy, "unjudged") == _said(result, policy, "newer") == []
     assert _said(result, "rules-not-judged", "newer") == [
         "karpenter-nodepool-admits-a-type was not judged: Karpenter NodePool 'newer': requirements name g9z, which the catalog's EC2 data does not hold (a typo, or newer than the data): not judged"
@@ -43,15 +63,19 @@ def test_requirements_that_admit_no_type(judge):
 
 
 def test_an_accelerator_pool_carries_its_taint_and_limits(judge):
-    result = judge([
-        _pool("bare", [_family("g6e")]),
-        _pool("kept", [_family("g6e")], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 16}),
-        _pool("mixed", [_family("g6e", "m7i")]),  # not every type is a GPU type: neither rule applies
-        _pool("neuron", [_family("inf2")], taints=[{"key": "aws.amazon.com/neuron", "effect": "NoSchedule"}]),
-        _pool("other-taint", [_family("g6e")], taints=[{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}], limits={"cpu": 100}),
-        _pool("preferred", [_family("g6e")], taints=[{"key": "nvidia.com/gpu", "effect": "PreferNoSchedule"}], limits={"cpu": 100}),
-        _pool("evicting", [_family("g6e")], taints=[{"key": "nvidia.com/gpu", "effect": "NoExecute"}], limits={"cpu": 100}),
-    ])
+    result = judge(
+        [
+            _pool("bare", [_family("g6e")]),
+            _pool("kept", [_family("g6e")], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 16}),
+            _pool("mixed", [_family("g6e", "m7i")]),  # not every type is a GPU type: neither rule applies
+            _pool("neuron", [_family("inf2")], taints=[{"key": "aws.amazon.com/neuron", "effect": "NoSchedule"}]),
+            _pool(
+                "other-taint", [_family("g6e")], taints=[{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}], limits={"cpu": 100}
+            ),
+            _pool("preferred", [_family("g6e")], taints=[{"key": "nvidia.com/gpu", "effect": "PreferNoSchedule"}], limits={"cpu": 100}),
+            _pool("evicting", [_family("g6e")], taints=[{"key": "nvidia.com/gpu", "effect": "NoExecute"}], limits={"cpu": 100}),
+        ]
+    )
     assert _said(result, "karpenter-accelerator-pool-tainted", "bare") == [
         "NodePool 'bare': every type it admits has nvidia accelerators but it has no nvidia.com/gpu:NoSchedule taint: any Pending pod may make Karpenter launch one of them"
     ]
@@ -63,31 +87,51 @@ def test_an_accelerator_pool_carries_its_taint_and_limits(judge):
     ]
     for name in ("kept", "mixed"):
         assert _said(result, "karpenter-accelerator-pool-tainted", name) == _said(result, "karpenter-accelerator-pool-limited", name) == []
-    assert _said(result, "karpenter-accelerator-pool-tainted", "neuron") == _said(result, "karpenter-accelerator-pool-tainted", "evicting") == []
+    assert (
+        _said(result, "karpenter-accelerator-pool-tainted", "neuron")
+        == _said(result, "karpenter-accelerator-pool-tainted", "evicting")
+        == []
+    )
     # Another key, or an effect that only prefers, keeps no other pod off.
-    assert _said(result, "karpenter-accelerator-pool-tainted", "other-taint") != [] and _said(result, "karpenter-accelerator-pool-tainted", "preferred") != []
+    assert (
+        _said(result, "karpenter-accelerator-pool-tainted", "other-taint") != []
+        and _said(result, "karpenter-accelerator-pool-tainted", "preferred") != []
+    )
     assert {f.level for f in result.findings if f.policy.startswith("karpenter-accelerator")} == {"advisory"}
 
 
 def _node_class(name: str, **spec) -> dict:
-    inputs = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name}, "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "node", **spec}}
+    inputs = {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": name},
+        "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "node", **spec},
+    }
     return resource(tokens.KARPENTER_EC2_NODE_CLASS, f"{name}-class", inputs)
 
 
 def _reserved_pool(name: str, node_class: str, capacity_types=("reserved",)) -> dict:
-    pool = _pool(name, [_family("p5"), {"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(capacity_types)}], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 16})
+    pool = _pool(
+        name,
+        [_family("p5"), {"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(capacity_types)}],
+        taints=[GPU_TAINT],
+        limits={"nvidia.com/gpu": 16},
+    )
     pool["inputs"]["spec"]["template"]["spec"]["nodeClassRef"]["name"] = node_class
     return pool
 
 
 def test_reserved_capacity_needs_reservations_the_node_class_selects(judge):
-    result = judge([
-        _node_class("plain"), _node_class("blocks", capacityReservationSelectorTerms=[{"id": "cr-0123456789abcdef0"}]),
-        _reserved_pool("none-selected", "plain"),
-        _reserved_pool("selected", "blocks"),
-        _reserved_pool("falls-back", "plain", ("reserved", "on-demand")),
-        _reserved_pool("elsewhere", "not-in-this-stack"),
-    ])
+    result = judge(
+        [
+            _node_class("plain"),
+            _node_class("blocks", capacityReservationSelectorTerms=[{"id": "cr-0123456789abcdef0"}]),
+            _reserved_pool("none-selected", "plain"),
+            _reserved_pool("selected", "blocks"),
+            _reserved_pool("falls-back", "plain", ("reserved", "on-demand")),
+            _reserved_pool("elsewhere", "not-in-this-stack"),
+        ]
+    )
     policy = "karpenter-reserved-has-reservations"
     assert _said(result, policy, "none-selected") == [
         "NodePool 'none-selected': it allows only reserved capacity, and its EC2NodeClass selects no capacity reservation "
@@ -113,8 +157,14 @@ def _aliased_pool(name: str, family: str, alias: str) -> list[dict]:
 def test_the_node_class_s_ami_runs_the_pool_s_accelerators(judge):
     """Karpenter 1.14.1's AMI families: AL2's accelerated AMI is x86_64 only, so Graviton GPU types
     (g5g) get no AMI under al2@latest; AL2023 and Bottlerocket have an arm64 NVIDIA variant."""
-    result = judge([*_aliased_pool("al2-arm", "g5g", "al2@latest"), *_aliased_pool("al2023-arm", "g5g", "al2023@latest"),
-                    *_aliased_pool("br-arm", "g5g", "bottlerocket@latest"), *_aliased_pool("al2-x86", "g5", "al2@latest")])
+    result = judge(
+        [
+            *_aliased_pool("al2-arm", "g5g", "al2@latest"),
+            *_aliased_pool("al2023-arm", "g5g", "al2023@latest"),
+            *_aliased_pool("br-arm", "g5g", "bottlerocket@latest"),
+            *_aliased_pool("al2-x86", "g5", "al2@latest"),
+        ]
+    )
     policy = "karpenter-ami-runs-accelerator"
     assert _said(result, policy, "al2-arm") == [
         "NodePool 'al2-arm': its EC2NodeClass's AMI alias family al2 has no AMI variant for the accelerators of the types it admits: "
@@ -144,11 +194,21 @@ def test_objects_are_valid_against_their_crd(judge):
 
 
 def _job(name: str, annotations: dict | None = None) -> dict:
-    template = {"spec": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                         "containers": [{"name": "c", "image": "x:1", "resources": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}}]}}
+    template = {
+        "spec": {
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "containers": [
+                {"name": "c", "image": "x:1", "resources": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}}
+            ],
+        }
+    }
     if annotations:
         template["metadata"] = {"annotations": annotations}
-    return resource("kubernetes:batch/v1:Job", name, {"metadata": {"name": name, "namespace": "default"}, "spec": {"parallelism": 1, "template": template}})
+    return resource(
+        "kubernetes:batch/v1:Job",
+        name,
+        {"metadata": {"name": name, "namespace": "default"}, "spec": {"parallelism": 1, "template": template}},
+    )
 
 
 def test_batch_pods_on_a_consolidating_pool_say_do_not_disrupt(judge):
@@ -168,12 +228,24 @@ def test_efa_pods_no_pool_can_give_efa_stay_pending(judge):
     """A pod asking for EFA interfaces that no NodePool's types (or its node class's layout) give is
     never provisioned: the placement's mandatory verdict, on a cluster of the plan."""
     cluster = resource("aws:eks/cluster:Cluster", "ml", {"name": "ml", "version": "1.35"})
-    node_class = resource(tokens.KARPENTER_EC2_NODE_CLASS, "default", {"metadata": {"name": "default"}, "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}})
+    node_class = resource(
+        tokens.KARPENTER_EC2_NODE_CLASS,
+        "default",
+        {"metadata": {"name": "default"}, "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}},
+    )
     efa = _job("allreduce")
     container = efa["inputs"]["spec"]["template"]["spec"]["containers"][0]
-    container["resources"] = {"requests": {"nvidia.com/gpu": "1", "vpc.amazonaws.com/efa": "1"}, "limits": {"nvidia.com/gpu": "1", "vpc.amazonaws.com/efa": "1"}}
+    container["resources"] = {
+        "requests": {"nvidia.com/gpu": "1", "vpc.amazonaws.com/efa": "1"},
+        "limits": {"nvidia.com/gpu": "1", "vpc.amazonaws.com/efa": "1"},
+    }
     policy = "k8s-pods-schedulable"
-    g5 = _pool("gpu", [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g5.xlarge", "g5.2xlarge"]}], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 8})
+    g5 = _pool(
+        "gpu",
+        [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g5.xlarge", "g5.2xlarge"]}],
+        taints=[GPU_TAINT],
+        limits={"nvidia.com/gpu": 8},
+    )
     result = judge([cluster, node_class, g5, efa])
     [message] = _said(result, policy, "allreduce")
     assert "NodePool gpu: none of its 2 instance types holds the pod" in message and "Insufficient vpc.amazonaws.com/efa" in message
@@ -182,34 +254,35 @@ def test_efa_pods_no_pool_can_give_efa_stay_pending(judge):
     assert "Insufficient vpc.amazonaws.com/efa" not in " ".join(_said(judge([cluster, node_class, p5, efa]), policy, "allreduce"))
 
 
-NODE_POOLS_YAML = """\
+def _pool_yaml(name: str, *requirements: str) -> str:
+    """A NodePool document on the default EC2NodeClass, as a ConfigGroup's YAML holds it."""
+    lines = "".join(f"        - {{{r}}}\n" for r in requirements)
+    return f"""\
 apiVersion: karpenter.sh/v1
 kind: NodePool
-metadata: {name: gpu}
+metadata: {{name: {name}}}
 spec:
   template:
     spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}
       requirements:
-        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}
-        - {key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [h100]}
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: open}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}
----
+{lines}"""
+
+
+G5 = "key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]"
+NODE_POOLS_YAML = "---\n".join(
+    [
+        _pool_yaml("gpu", G5, "key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [h100]"),
+        _pool_yaml("open", G5),
+        """\
 apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata: {name: default}
 spec:
   amiSelectorTerms: [{alias: al2023@latest}]
-"""
+""",
+    ]
+)
 
 
 def test_node_pools_of_a_config_group_are_judged_as_its_own(judge):
@@ -233,8 +306,16 @@ def test_a_pod_a_fargate_profile_selects_is_not_judged_pending(judge):
     """Karpenter's controller on Fargate (eks-ml-starter's layout): no node of the plan takes it, but
     a Fargate profile of the plan selects its namespace, so its verdict is advisory, saying why."""
     cluster = resource("aws:eks/cluster:Cluster", "ml", {"name": "ml", "version": "1.35"})
-    profile = resource("aws:eks/fargateProfile:FargateProfile", "system", {"clusterName": "ml", "selectors": [{"namespace": "karpenter", "labels": {"app.kubernetes.io/name": "karpenter"}}]})
-    release = resource("kubernetes:helm.sh/v3:Release", "karpenter", {"chart": "oci://public.ecr.aws/karpenter/karpenter", "namespace": "karpenter", "values": {}})
+    profile = resource(
+        "aws:eks/fargateProfile:FargateProfile",
+        "system",
+        {"clusterName": "ml", "selectors": [{"namespace": "karpenter", "labels": {"app.kubernetes.io/name": "karpenter"}}]},
+    )
+    release = resource(
+        "kubernetes:helm.sh/v3:Release",
+        "karpenter",
+        {"chart": "oci://public.ecr.aws/karpenter/karpenter", "namespace": "karpenter", "values": {}},
+    )
     result = judge([cluster, profile, release])
     assert _said(result, "k8s-pods-schedulable", "karpenter") == []
     [said] = _said(result, "placement-unverified", "karpenter")

@@ -6,15 +6,13 @@ from gpufleet.catalog import catalog
 from gpufleet.simulate.ecs_placement import member_of
 from gpufleet.catalog.generate.sources import MotoSnapshot
 from tests.conftest import preview_plan
-from tests.policy_helpers import findings, launch_template, resource, task_definition
+from tests.policy_helpers import findings, one_finding, launch_template, resource, task_definition
 
 
 def neuron_container(name: str, chips: list[int], ipc_lock: bool = True, **extra) -> dict:
     container = {"name": name, "image": "example:1", "memory": 1024, "essential": True, **extra}
     container["linuxParameters"] = {
-        "devices": [
-            {"hostPath": f"/dev/neuron{k}", "containerPath": f"/dev/neuron{k}", "permissions": ["read", "write"]} for k in chips
-        ],
+        "devices": [{"hostPath": f"/dev/neuron{k}", "containerPath": f"/dev/neuron{k}", "permissions": ["read", "write"]} for k in chips],
         **({"capabilities": {"add": ["IPC_LOCK"]}} if ipc_lock else {}),
     }
     return container
@@ -49,8 +47,7 @@ def test_devices_exist(judge):
     assert findings(result, "ecs-neuron-devices-exist", "clean") == []
     [message] = findings(result, "ecs-neuron-devices-exist", "past-the-chips")
     assert f"/dev/neuron{chips} does not exist on inf2.24xlarge" in message and f"/dev/neuron{chips - 1}" in message
-    [message] = findings(result, "ecs-neuron-devices-exist", "twice")
-    assert "/dev/neuron0 mapped more than once" in message
+    assert "/dev/neuron0 mapped more than once" in one_finding(result, "ecs-neuron-devices-exist", "twice")
     messages = findings(result, "ecs-neuron-device-managed", "requirement")
     assert any("only Managed Instances support" in m for m in messages) and any("the only value is ALL" in m for m in messages)
     assert findings(result, "ecs-neuron-device-managed", "clean") == []
@@ -66,13 +63,11 @@ def test_task_pinned(judge):
         ]
     )
     assert findings(result, "ecs-neuron-task-pinned", "pinned") == []
-    [message] = findings(result, "ecs-neuron-task-pinned", "open")
-    assert "admit no instance types" in message
+    assert "admit no instance types" in one_finding(result, "ecs-neuron-task-pinned", "open")
     [message] = findings(result, "ecs-neuron-task-pinned", "family")
     inf2 = sorted(name for name in MotoSnapshot().instance_types() if name.startswith("inf2."))
     assert f"admit {len(inf2)} instance types ({', '.join(inf2)})" in message
-    [message] = findings(result, "ecs-neuron-task-pinned", "gpu-type")
-    assert "g5.xlarge, which has no Neuron chip" in message
+    assert "g5.xlarge, which has no Neuron chip" in one_finding(result, "ecs-neuron-task-pinned", "gpu-type")
 
 
 def test_ipc_lock(judge):
@@ -83,8 +78,9 @@ def test_ipc_lock(judge):
         ]
     )
     assert findings(result, "ecs-neuron-ipc-lock", "locked") == []
-    [message] = findings(result, "ecs-neuron-ipc-lock", "unlocked")
-    assert "container 'a' maps Neuron devices but does not add the IPC_LOCK capability" in message
+    assert "container 'a' maps Neuron devices but does not add the IPC_LOCK capability" in one_finding(
+        result, "ecs-neuron-ipc-lock", "unlocked"
+    )
 
 
 def test_region(judge):
@@ -102,10 +98,10 @@ def test_region(judge):
         ]
     )
     assert findings(result, "ecs-neuron-region", "in-region") == []
-    [message] = findings(result, "ecs-neuron-region", "out-of-region")
-    assert "is the ECS Neuron AMI al2023: the ECS Neuron AMIs are not supported in af-south-1" in message
-    [message] = findings(result, "ecs-neuron-region", "custom-ami")
-    assert "trn1.32xlarge runs ECS on the Neuron AMI" in message
+    assert "is the ECS Neuron AMI al2023: the ECS Neuron AMIs are not supported in af-south-1" in one_finding(
+        result, "ecs-neuron-region", "out-of-region"
+    )
+    assert "trn1.32xlarge runs ECS on the Neuron AMI" in one_finding(result, "ecs-neuron-region", "custom-ami")
     assert findings(result, "ecs-neuron-region", "gpu") == []
 
 
@@ -134,7 +130,13 @@ def test_a_task_without_neuron_devices_is_not_the_neuron_rules_business(judge):
     """A GPU task, or one without accelerators, is counted not applicable; a task that only asks for
     NeuronDevice in its requirements is judged."""
     gpu = {"name": "g", "image": "x:1", "memory": 512, "essential": True, "resourceRequirements": [{"type": "GPU", "value": "1"}]}
-    asks = {"name": "n", "image": "x:1", "memory": 512, "essential": True, "resourceRequirements": [{"type": "NeuronDevice", "value": "ALL"}]}
+    asks = {
+        "name": "n",
+        "image": "x:1",
+        "memory": 512,
+        "essential": True,
+        "resourceRequirements": [{"type": "NeuronDevice", "value": "ALL"}],
+    }
     result = judge([task_definition("gpu", [gpu], member_of("g5.xlarge")), task_definition("asks", [asks], member_of("inf2.xlarge"))])
     assert result.not_applicable["ecs-neuron-ipc-lock"] == 1 and result.not_applicable["ecs-neuron-device-managed"] == 1
     assert findings(result, "ecs-neuron-device-managed", "asks") != []
@@ -142,8 +144,9 @@ def test_a_task_without_neuron_devices_is_not_the_neuron_rules_business(judge):
 
 def test_every_neuron_container_is_asked_for_ipc_lock(judge):
     plain = {"name": "sidecar", "image": "x:1", "memory": 128, "essential": False}
-    [message] = findings(judge([task_definition("t", [plain, neuron_container("a", [0], ipc_lock=False)], member_of("inf2.xlarge"))]), "ecs-neuron-ipc-lock")
-    assert "container 'a' maps Neuron devices" in message
+    assert "container 'a' maps Neuron devices" in one_finding(
+        judge([task_definition("t", [plain, neuron_container("a", [0], ipc_lock=False)], member_of("inf2.xlarge"))]), "ecs-neuron-ipc-lock"
+    )
 
 
 def test_the_region_rule_judges_launch_templates_only(judge):

@@ -14,7 +14,7 @@ from gpufleet.simulate.ecs_placement import member_of
 from gpufleet.ecs.args import WorkloadArgs
 from gpufleet.ecs.container_definitions import container_definitions
 from gpufleet.stack.spec import SpecError, load_spec
-from tests.conftest import check_golden, preview_plan, run_cli
+from tests.conftest import golden_plan, run_cli
 from tests.policy_helpers import findings, gpu_container, launch_template, resource, task_definition
 
 SHARING_RULES = {"ecs-gpu-value-or-share", "ecs-gpu-one-option", "ecs-mps-compute-percent", "ecs-mps-memory-fits", "ecs-gpu-fractional"}
@@ -161,7 +161,9 @@ def test_mps_tasks_need_an_agent_that_places_them(judge):
     [message] = findings(result, "ecs-mps-agent")
     assert {f.level for f in result.findings if f.policy == "ecs-mps-agent"} == {"mandatory"}
     assert minimum in message and "g5.xlarge" in message
-    assert [f.urn for f in result.findings if f.policy == "ecs-mps-agent"] == [f.urn for f in result.findings if f.urn.endswith("::old") and f.policy == "ecs-mps-agent"]
+    assert [f.urn for f in result.findings if f.policy == "ecs-mps-agent"] == [
+        f.urn for f in result.findings if f.urn.endswith("::old") and f.policy == "ecs-mps-agent"
+    ]
     # Without an MPS task the old agent is fine: whole GPUs need nothing new.
     plain = task_definition("whole", [gpu_container("server", 1)], member_of("g5.xlarge"))
     assert findings(judge([plain, launch_template("old", "g5.xlarge", imageId=old)]), "ecs-mps-agent") == []
@@ -199,16 +201,15 @@ def test_placement_of_fractions_and_shared_gpu_memory():
     shared = ecs_scheduler.place_task(ecs_scheduler.TaskShape("mps", 512, 512, 0, mps_memory=4000), inst, 1)
     [(_, why)] = ecs_scheduler.shared_capacity([whole, shared], {"p": inst})
     assert "GPU memory" in why
-    assert ecs_scheduler.shared_capacity([shared, ecs_scheduler.place_task(ecs_scheduler.TaskShape("mps2", 512, 512, 0, mps_memory=4000), inst, 1)], {"p": inst}) == []
+    assert (
+        ecs_scheduler.shared_capacity(
+            [shared, ecs_scheduler.place_task(ecs_scheduler.TaskShape("mps2", 512, 512, 0, mps_memory=4000), inst, 1)], {"p": inst}
+        )
+        == []
+    )
 
 
-@pytest.fixture(scope="module")
-def plan() -> dict:
-    return preview_plan("ecs-mps")
-
-
-def test_ecs_mps_plan_matches_golden(plan):
-    check_golden(plan, "ecs-mps")
+plan, test_ecs_mps_plan_matches_golden = golden_plan("ecs-mps")
 
 
 def test_the_summary_counts_tasks_per_gpu(plan):
@@ -274,10 +275,23 @@ MPS_PAST_THE_GPU = {"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": A
 # containers count; a value is a fraction only strictly between 0 and 1.
 RAW = [
     ("junk-then-share-past-the-gpu", ["not a container", _requirements(MPS_PAST_THE_GPU)], "g5.xlarge", {"ecs-mps-memory-fits"}),
-    ("accelerator-then-share-past-the-gpu", [_requirements({"type": "InferenceAccelerator", "value": "device-1"}, MPS_PAST_THE_GPU)], "g5.xlarge", {"ecs-mps-memory-fits"}),
+    (
+        "accelerator-then-share-past-the-gpu",
+        [_requirements({"type": "InferenceAccelerator", "value": "device-1"}, MPS_PAST_THE_GPU)],
+        "g5.xlarge",
+        {"ecs-mps-memory-fits"},
+    ),
     ("untyped-requirement-and-share", [_requirements({"value": "1"}, MPS)], "g5.xlarge", set()),
     ("memory-as-text", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": str(A10G + 1)}}})], "g5.xlarge", set()),
-    ("memory-as-bool-and-share-that-fills", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": True}}}), _requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": A10G}}})], "g5.12xlarge", set()),
+    (
+        "memory-as-bool-and-share-that-fills",
+        [
+            _requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": True}}}),
+            _requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": A10G}}}),
+        ],
+        "g5.12xlarge",
+        set(),
+    ),
     ("one-gpu-is-whole", [_requirements({"type": "GPU", "value": "1"})], "g5.xlarge", set()),
     ("zero-is-no-fraction", [_requirements({"type": "GPU", "value": "0"})], "g5.xlarge", set()),
     ("negative-is-no-fraction", [_requirements({"type": "GPU", "value": "-0.5"})], "g5.xlarge", {"ecs-gpu-value-or-share"}),
@@ -287,9 +301,19 @@ RAW = [
     ("whole-beside-a-share", [_requirements({"type": "GPU", "value": "1"}), _requirements(MPS)], "g5.12xlarge", {"ecs-gpu-one-option"}),
     ("fraction-smaller-than-the-type", [_requirements({"type": "GPU", "value": "0.125"})], "g6f.2xlarge", {"ecs-gpu-fractional"}),
     ("no-gpu-request", [gpu_container("c", 0)], "g5.xlarge", set()),
-    ("share-past-a-g6f-slice", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": CAT.get("g6f.2xlarge").gpu.memory_mib + 1}}})], "g6f.2xlarge", {"ecs-gpu-fractional"}),
+    (
+        "share-past-a-g6f-slice",
+        [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": CAT.get("g6f.2xlarge").gpu.memory_mib + 1}}})],
+        "g6f.2xlarge",
+        {"ecs-gpu-fractional"},
+    ),
     ("two-gpus-is-whole", [_requirements({"type": "GPU", "value": "2"})], "g5.12xlarge", set()),
-    ("memory-as-text-beside-a-share-past-the-gpu", [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": "lots"}}}), _requirements(MPS_PAST_THE_GPU)], "g5.12xlarge", {"ecs-mps-memory-fits"}),
+    (
+        "memory-as-text-beside-a-share-past-the-gpu",
+        [_requirements({"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": "lots"}}}), _requirements(MPS_PAST_THE_GPU)],
+        "g5.12xlarge",
+        {"ecs-mps-memory-fits"},
+    ),
 ]
 
 
@@ -307,14 +331,19 @@ def test_the_pack_reads_gpu_requests_as_ecs_does(case, containers, instance_type
 def test_the_memory_message_names_only_the_shares(judge):
     """A whole GPU or a fraction beside shares is refused by its own rule; the memory message adds up
     the MPS containers alone."""
+
     def named(name, requirement):
         container = _requirements(requirement)
         container["name"] = name
         return container
 
     tasks = [
-        task_definition("whole-beside", [named("w", {"type": "GPU", "value": "1"}), named("s", MPS_PAST_THE_GPU)], member_of("g5.12xlarge")),
-        task_definition("fraction-beside", [named("f", {"type": "GPU", "value": "0.125"}), named("s", MPS_PAST_THE_GPU)], member_of("g5.12xlarge")),
+        task_definition(
+            "whole-beside", [named("w", {"type": "GPU", "value": "1"}), named("s", MPS_PAST_THE_GPU)], member_of("g5.12xlarge")
+        ),
+        task_definition(
+            "fraction-beside", [named("f", {"type": "GPU", "value": "0.125"}), named("s", MPS_PAST_THE_GPU)], member_of("g5.12xlarge")
+        ),
     ]
     result = judge(tasks)
     for name in ("whole-beside", "fraction-beside"):
@@ -334,7 +363,10 @@ def test_only_mps_shares_are_refused_on_external(judge):
 
 
 def test_a_fraction_on_a_type_without_one_names_what_the_type_has():
-    on = {name: ecs_gpu_sharing.fraction_problem(CAT.get(name), ecs_gpu_sharing.GpuRequest(0, "c", "0.25", None), CAT.ecs()) for name in ("g5.xlarge", "c5.xlarge")}
+    on = {
+        name: ecs_gpu_sharing.fraction_problem(CAT.get(name), ecs_gpu_sharing.GpuRequest(0, "c", "0.25", None), CAT.ecs())
+        for name in ("g5.xlarge", "c5.xlarge")
+    }
     assert on["g5.xlarge"].endswith("g5.xlarge has whole GPUs")
     assert on["c5.xlarge"].endswith("c5.xlarge has no GPU")
 
@@ -381,7 +413,7 @@ def _issues(asks: list[dict], instance_type: str) -> list[tuple]:
     """(field under the workload, value) of each sharing error of the spec."""
     with pytest.raises(SpecError) as err:
         load_spec({"region": "us-east-1", "ecs": _fleet(asks, instance_type)})
-    return [(i.rule, i.field[i.field.index("containers"):], i.value) for i in err.value.issues if i.rule in SHARING_RULES]
+    return [(i.rule, i.field[i.field.index("containers") :], i.value) for i in err.value.issues if i.rule in SHARING_RULES]
 
 
 @pytest.mark.parametrize(

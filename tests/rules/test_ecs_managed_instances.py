@@ -13,7 +13,7 @@ from gpufleet.catalog.generate.sources import MotoSnapshot
 from gpufleet.ecs.args import WorkloadArgs
 from gpufleet.ecs.container_definitions import container_definitions
 from gpufleet.stack.spec import SpecError, load_spec
-from tests.conftest import check_golden, preview_plan, run_cli
+from tests.conftest import golden_plan, run_cli
 from tests.policy_helpers import findings, resource
 
 CAT = catalog.load()
@@ -50,7 +50,10 @@ INF2 = {"name": "neuron", "instanceTypes": ["inf2.xlarge", "inf2.8xlarge"]}
 
 
 def test_requirements_admit_the_types_ec2_data_matches():
-    admitted = {it.name for it in managed_instances.candidates(managed_instances.Requirements(("g6.xlarge", "g5.xlarge", "m5.large")), "us-east-1", CAT)}
+    admitted = {
+        it.name
+        for it in managed_instances.candidates(managed_instances.Requirements(("g6.xlarge", "g5.xlarge", "m5.large")), "us-east-1", CAT)
+    }
     assert admitted == {"g6.xlarge", "g5.xlarge"}  # m5.large has no accelerator
     req = managed_instances.Requirements(manufacturers=("nvidia",), names=("l4",), accelerator_count=(4, 4))
     for it in managed_instances.candidates(req, "us-east-1", CAT):
@@ -66,14 +69,22 @@ def test_requirements_admit_the_types_ec2_data_matches():
     )
     for field, what, value in bounded:
         assert managed_instances.mismatch(it, managed_instances.Requirements(**{field: (value, value)})) is None
-        assert managed_instances.mismatch(it, managed_instances.Requirements(**{field: (value + 1, None)})) == f"has {value} {what}, outside {value + 1}..any"
-        assert managed_instances.mismatch(it, managed_instances.Requirements(**{field: (None, value - 1)})) == f"has {value} {what}, outside 0..{value - 1}"
+        assert (
+            managed_instances.mismatch(it, managed_instances.Requirements(**{field: (value + 1, None)}))
+            == f"has {value} {what}, outside {value + 1}..any"
+        )
+        assert (
+            managed_instances.mismatch(it, managed_instances.Requirements(**{field: (None, value - 1)}))
+            == f"has {value} {what}, outside 0..{value - 1}"
+        )
     # A Neuron type's accelerator memory is its chips' memory together (inf2.48xlarge: 12 chips).
     inf2 = CAT.get("inf2.48xlarge")
     total = sum(d["Count"] * d["MemoryInfo"]["SizeInMiB"] for d in EC2["inf2.48xlarge"]["NeuronInfo"]["NeuronDevices"])
     assert managed_instances.mismatch(inf2, managed_instances.Requirements(accelerator_memory_mib=(total, total))) is None
     assert managed_instances.mismatch(inf2, managed_instances.Requirements(accelerator_memory_mib=(total + 1, None))) is not None
-    assert "amazon-web-services" not in (managed_instances.mismatch(CAT.get("inf2.xlarge"), managed_instances.Requirements(manufacturers=("amazon-web-services",))) or "")
+    assert "amazon-web-services" not in (
+        managed_instances.mismatch(CAT.get("inf2.xlarge"), managed_instances.Requirements(manufacturers=("amazon-web-services",))) or ""
+    )
     assert managed_instances.mismatch(CAT.get("inf2.xlarge"), managed_instances.Requirements(manufacturers=("nvidia",)))
 
 
@@ -86,20 +97,30 @@ def test_a_clean_managed_fleet_passes():
     "providers, workloads, rule, field",
     [
         ([{**L4_ONE, "acceleratorCount": {"min": 9}}], [], "ecs-managed-instances-match", ("acceleratorNames",)),
-        ([{"name": "gpu", "instanceTypes": ["g6.xlarge", "m5.large"], "acceleratorNames": ["a10g"]}], [], "ecs-managed-instances-match", ("instanceTypes",)),
+        (
+            [{"name": "gpu", "instanceTypes": ["g6.xlarge", "m5.large"], "acceleratorNames": ["a10g"]}],
+            [],
+            "ecs-managed-instances-match",
+            ("instanceTypes",),
+        ),
         ([{"name": "gpu", "instanceTypes": ["g9.huge"]}], [], "instance-type-known", ("instanceTypes", 0)),
         ([L4_ONE, {**INF2, "name": "gpu"}], [], "names-unique", ("name",)),
         ([L4_ONE], [_workload("gpu", [{"gpus": 2}])], "ecs-gpus-fit-instance", ("containers", 0, "gpus")),
         ([L4_ONE], [_workload("gpu", [{"memory": 10**6}])], "ecs-memory-fits-instance", ("containers", 0, "memory")),
         ([INF2], [_workload("neuron", [{"neuronDevices": 1}])], "ecs-neuron-device-managed", ("containers", 0, "neuronDevices")),
-        ([INF2], [_workload("neuron", [{"neuronDevices": "all"}, {"neuronDevices": "all"}])], "ecs-neuron-device-managed", ("containers", 0, "neuronDevices")),
+        (
+            [INF2],
+            [_workload("neuron", [{"neuronDevices": "all"}, {"neuronDevices": "all"}])],
+            "ecs-neuron-device-managed",
+            ("containers", 0, "neuronDevices"),
+        ),
         ([INF2], [_workload("neuron", [{}], service={"perChip": True})], "ecs-neuron-per-chip", ("service", "perChip")),
     ],
 )
 def test_managed_rules(providers, workloads, rule, field):
     found = _rules(_fleet(providers, workloads))
     assert rule in found, found
-    assert any(issue.field[-len(field):] == field for issue in found[rule]), found[rule]
+    assert any(issue.field[-len(field) :] == field for issue in found[rule]), found[rule]
 
 
 def test_a_fleet_needs_some_capacity():
@@ -119,7 +140,13 @@ def test_neuron_device_all_agrees_in_both_doors(judge):
     for name, (containers, compatibilities, _) in cases.items():
         workload = WorkloadArgs.model_validate(_workload("neuron", containers))
         definitions = container_definitions(workload, [1] * len(containers), managed=True)
-        resources.append(resource("aws:ecs/taskDefinition:TaskDefinition", name, {"family": name, "containerDefinitions": json.dumps(definitions), "requiresCompatibilities": compatibilities}))
+        resources.append(
+            resource(
+                "aws:ecs/taskDefinition:TaskDefinition",
+                name,
+                {"family": name, "containerDefinitions": json.dumps(definitions), "requiresCompatibilities": compatibilities},
+            )
+        )
     result = judge(resources)
     for name, (containers, compatibilities, broken) in cases.items():
         assert bool(findings(result, "ecs-neuron-device-managed", name)) == broken, name
@@ -130,22 +157,29 @@ def test_neuron_device_all_agrees_in_both_doors(judge):
 
 
 def test_managed_tasks_leave_the_types_to_their_provider(judge):
-    container = {"name": "c", "image": "example:1", "memory": 1024, "resourceRequirements": [{"type": "GPU", "value": "1"}],
-                 "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility,compute"}]}
-    managed = resource("aws:ecs/taskDefinition:TaskDefinition", "managed", {"family": "m", "containerDefinitions": json.dumps([container]), "requiresCompatibilities": ["MANAGED_INSTANCES"]})
-    ec2 = resource("aws:ecs/taskDefinition:TaskDefinition", "ec2", {"family": "e", "containerDefinitions": json.dumps([container]), "requiresCompatibilities": ["EC2"]})
+    container = {
+        "name": "c",
+        "image": "example:1",
+        "memory": 1024,
+        "resourceRequirements": [{"type": "GPU", "value": "1"}],
+        "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility,compute"}],
+    }
+    managed = resource(
+        "aws:ecs/taskDefinition:TaskDefinition",
+        "managed",
+        {"family": "m", "containerDefinitions": json.dumps([container]), "requiresCompatibilities": ["MANAGED_INSTANCES"]},
+    )
+    ec2 = resource(
+        "aws:ecs/taskDefinition:TaskDefinition",
+        "ec2",
+        {"family": "e", "containerDefinitions": json.dumps([container]), "requiresCompatibilities": ["EC2"]},
+    )
     result = judge([managed, ec2])
     assert findings(result, "ecs-gpu-task-placement", "managed") == []
     assert findings(result, "ecs-gpu-task-placement", "ec2")
 
 
-@pytest.fixture(scope="module")
-def plan() -> dict:
-    return preview_plan("ecs-managed-gpu")
-
-
-def test_ecs_managed_gpu_plan_matches_golden(plan):
-    check_golden(plan, "ecs-managed-gpu")
+plan, test_ecs_managed_gpu_plan_matches_golden = golden_plan("ecs-managed-gpu")
 
 
 def test_the_summary_lists_admitted_types_and_where_tasks_land(plan):
@@ -180,7 +214,9 @@ def test_the_instance_role_is_one_the_managed_policy_may_pass(judge, plan):
     assert {f.level for f in result.findings if f.policy == "ecs-managed-instances-role-name"} == {"mandatory"}
     # A custom infrastructure policy may pass any name.
     for r in renamed:
-        if r["type"] == "aws:iam/rolePolicyAttachment:RolePolicyAttachment" and "InfrastructureRolePolicyForManagedInstances" in str(r["inputs"].get("policyArn")):
+        if r["type"] == "aws:iam/rolePolicyAttachment:RolePolicyAttachment" and "InfrastructureRolePolicyForManagedInstances" in str(
+            r["inputs"].get("policyArn")
+        ):
             r["inputs"]["policyArn"] = "arn:aws:iam::123456789012:policy/custom-managed-instances"
     assert findings(judge(renamed), "ecs-managed-instances-role-name") == []
 
@@ -195,14 +231,28 @@ def test_the_instance_role_is_one_the_managed_policy_may_pass(judge, plan):
     ],
 )
 def test_requirements_that_admit_nothing_agree_in_both_doors(judge, requirements, admits):
-    inputs = {"name": "mi-gpu", "cluster": "mi", "managedInstancesProvider": {"infrastructureRoleArn": "arn:aws:iam::123456789012:role/infra",
-              "instanceLaunchTemplate": {"ec2InstanceProfileArn": "arn:aws:iam::123456789012:instance-profile/ecsInstanceRole-x",
-                                         "networkConfiguration": {"subnets": ["subnet-0123456789abcdef0"]}, "instanceRequirements": requirements}}}
+    inputs = {
+        "name": "mi-gpu",
+        "cluster": "mi",
+        "managedInstancesProvider": {
+            "infrastructureRoleArn": "arn:aws:iam::123456789012:role/infra",
+            "instanceLaunchTemplate": {
+                "ec2InstanceProfileArn": "arn:aws:iam::123456789012:instance-profile/ecsInstanceRole-x",
+                "networkConfiguration": {"subnets": ["subnet-0123456789abcdef0"]},
+                "instanceRequirements": requirements,
+            },
+        },
+    }
     result = judge([resource("aws:ecs/capacityProvider:CapacityProvider", "mi-gpu", inputs)])
     assert (findings(result, "ecs-managed-instances-match") == []) == admits
     assert {f.level for f in result.findings if f.policy == "ecs-managed-instances-match"} <= {"mandatory"}
-    spec = {"name": "gpu", "instanceTypes": requirements.get("allowedInstanceTypes", []), "acceleratorNames": requirements.get("acceleratorNames", []),
-            "vcpuCount": requirements["vcpuCount"], **({"acceleratorCount": requirements["acceleratorCount"]} if "acceleratorCount" in requirements else {})}
+    spec = {
+        "name": "gpu",
+        "instanceTypes": requirements.get("allowedInstanceTypes", []),
+        "acceleratorNames": requirements.get("acceleratorNames", []),
+        "vcpuCount": requirements["vcpuCount"],
+        **({"acceleratorCount": requirements["acceleratorCount"]} if "acceleratorCount" in requirements else {}),
+    }
     issues = _rules(_fleet([spec])).get("ecs-managed-instances-match", [])
     assert (issues == []) == admits
     if not admits:  # the spec error points at what the provider names: its types, else its accelerators
@@ -218,14 +268,42 @@ NOT_P5 = sorted(set(CAT.regions) - set(CAT.get("p5.48xlarge").offerings))[0]
     "requirements, region, message",
     [
         # What the spec and the pack say of a provider whose requirements admit nothing, per type named.
-        (R(("g5.xlarge",), names=("l4",)), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1: g5.xlarge its accelerator is a10g"),
-        (R(("g5.xlarge",), manufacturers=("amd",)), None, "the instance requirements admit no accelerated type offered in any region: g5.xlarge its accelerators are nvidia"),
-        (R(("inf2.xlarge",), names=("a10g",)), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1: inf2.xlarge its accelerator is not an API accelerator name"),
+        (
+            R(("g5.xlarge",), names=("l4",)),
+            "us-east-1",
+            "the instance requirements admit no accelerated type offered in us-east-1: g5.xlarge its accelerator is a10g",
+        ),
+        (
+            R(("g5.xlarge",), manufacturers=("amd",)),
+            None,
+            "the instance requirements admit no accelerated type offered in any region: g5.xlarge its accelerators are nvidia",
+        ),
+        (
+            R(("inf2.xlarge",), names=("a10g",)),
+            "us-east-1",
+            "the instance requirements admit no accelerated type offered in us-east-1: inf2.xlarge its accelerator is not an API accelerator name",
+        ),
         # Inferentia (inf1) is an API accelerator name; Inferentia2 is not.
-        (R(("inf1.xlarge",), names=("a10g",)), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1: inf1.xlarge its accelerator is inferentia"),
-        (R(("m5.large", "nope.large")), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1: m5.large has no accelerator"),
-        (R(("p5.48xlarge",)), NOT_P5, f"the instance requirements admit no accelerated type offered in {NOT_P5}: p5.48xlarge is not offered in {NOT_P5}"),
-        (R(names=("a10g",), accelerator_count=(9, None)), "us-east-1", "the instance requirements admit no accelerated type offered in us-east-1"),
+        (
+            R(("inf1.xlarge",), names=("a10g",)),
+            "us-east-1",
+            "the instance requirements admit no accelerated type offered in us-east-1: inf1.xlarge its accelerator is inferentia",
+        ),
+        (
+            R(("m5.large", "nope.large")),
+            "us-east-1",
+            "the instance requirements admit no accelerated type offered in us-east-1: m5.large has no accelerator",
+        ),
+        (
+            R(("p5.48xlarge",)),
+            NOT_P5,
+            f"the instance requirements admit no accelerated type offered in {NOT_P5}: p5.48xlarge is not offered in {NOT_P5}",
+        ),
+        (
+            R(names=("a10g",), accelerator_count=(9, None)),
+            "us-east-1",
+            "the instance requirements admit no accelerated type offered in us-east-1",
+        ),
         (R(("g5.xlarge",), names=("a10g",)), "us-east-1", None),
     ],
 )
@@ -242,11 +320,15 @@ def _neuron(name: str) -> dict:
     [
         ([_neuron("a")], ["MANAGED_INSTANCES"], []),
         (
-            [_neuron("a")], [],
-            ["container 'a' asks for NeuronDevice, which only Managed Instances support (requiresCompatibilities ['EC2 by default']); on EC2 capacity map the chips as /dev/neuronK devices"],
+            [_neuron("a")],
+            [],
+            [
+                "container 'a' asks for NeuronDevice, which only Managed Instances support (requiresCompatibilities ['EC2 by default']); on EC2 capacity map the chips as /dev/neuronK devices"
+            ],
         ),
         (
-            [_neuron("a"), _neuron("b")], ["EC2"],
+            [_neuron("a"), _neuron("b")],
+            ["EC2"],
             [
                 "containers a, b ask for NeuronDevice: only one container of a task may",
                 "container 'a' asks for NeuronDevice, which only Managed Instances support (requiresCompatibilities ['EC2']); on EC2 capacity map the chips as /dev/neuronK devices",
@@ -274,7 +356,12 @@ def test_each_provider_is_held_to_its_own_infrastructure_policy(judge, plan):
 
 def test_an_auto_scaling_provider_is_not_a_managed_instances_one(judge):
     group = resource("aws:autoscaling/group:Group", "asg", {"maxSize": 1, "minSize": 0})
-    cp = resource("aws:ecs/capacityProvider:CapacityProvider", "cp", {"autoScalingGroupProvider": {"autoScalingGroupArn": "arn"}}, autoScalingGroupProvider=[group])
+    cp = resource(
+        "aws:ecs/capacityProvider:CapacityProvider",
+        "cp",
+        {"autoScalingGroupProvider": {"autoScalingGroupArn": "arn"}},
+        autoScalingGroupProvider=[group],
+    )
     result = judge([group, cp])
     assert findings(result, "ecs-managed-instances-match") == [] and findings(result, "ecs-managed-instances-role-name") == []
 

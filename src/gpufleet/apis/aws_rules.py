@@ -4,9 +4,21 @@ reason with its source; the spec and the policy pack call them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from gpufleet.catalog.facts import AutoMode
+
+
+def container_requirements(containers: Sequence[object], kind: str) -> Iterator[tuple[int, str, Mapping]]:
+    """Each `resourceRequirements` entry of type `kind` (GPU, NeuronDevice) in a task's container
+    definitions, in order: the container's index, its name (`#index` without one) and the entry. The
+    rules of each kind read them from here, so that a malformed container or entry is skipped alike."""
+    for i, c in enumerate(containers):
+        if not isinstance(c, Mapping):
+            continue
+        for req in c.get("resourceRequirements") or []:
+            if isinstance(req, Mapping) and req.get("type") == kind:
+                yield i, str(c.get("name", f"#{i}")), req
 
 
 def essential_container_problem(containers: list[Mapping]) -> str | None:

@@ -96,11 +96,15 @@ class UnknownInstanceType(InputError, LookupError):
         super().__init__(f"unknown instance type {name!r}: {reason}{hint}")
 
 
+def _first(record: dict, info: str, devices: str) -> dict | None:
+    """The first device an EC2 record lists under `info` (None: none): the catalog reads one model of
+    an accelerator per type."""
+    return next(iter((record.get(info) or {}).get(devices) or []), None)
+
+
 def _gpu(record: dict) -> Gpu | None:
-    gpus = (record.get("GpuInfo") or {}).get("Gpus") or []
-    if not gpus:
+    if (g := _first(record, "GpuInfo", "Gpus")) is None:
         return None
-    g = gpus[0]
     return Gpu(
         manufacturer=g.get("Manufacturer", "unknown"),
         model=g.get("Name", "unknown"),
@@ -112,10 +116,8 @@ def _gpu(record: dict) -> Gpu | None:
 
 
 def _neuron(record: dict) -> NeuronDevices | None:
-    devices = (record.get("NeuronInfo") or {}).get("NeuronDevices") or []
-    if not devices:
+    if (d := _first(record, "NeuronInfo", "NeuronDevices")) is None:
         return None
-    d = devices[0]
     return NeuronDevices(
         model=d.get("Name", "unknown"),
         count=int(d.get("Count", 0)),

@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
-from gpufleet.catalog.catalog import Catalog, InstanceType
+from gpufleet.catalog.catalog import Catalog, Gpu, InstanceType, NeuronDevices
 from gpufleet.rules import ecs_amis as ami_rules
 from gpufleet.rules import gpus as gpu_rules
 from gpufleet.rules import offerings as offering_rules
+
+
+def _gpu_facts(it: InstanceType, gpu: Gpu) -> dict:
+    """The type's GPUs: the record's facts, and what the GPU rules read from them (whole GPUs, the summary)."""
+    return {
+        "manufacturer": gpu.manufacturer,
+        "model": gpu.model,
+        "count": gpu.count,
+        "wholeGpus": gpu_rules.whole_gpus(it),
+        "fractional": gpu.fractional,
+        "partitionSize": gpu.partition_size,
+        "memoryMiB": gpu.memory_mib,
+        "summary": gpu_rules.describe_gpus(it),
+    }
+
+
+def _neuron_facts(neuron: NeuronDevices) -> dict:
+    """The type's Neuron devices: how many, and each one's model, NeuronCores and memory."""
+    return {
+        "model": neuron.model,
+        "devices": neuron.count,
+        "coresPerDevice": neuron.cores_per_device,
+        "memoryMiBPerDevice": neuron.memory_mib,
+    }
 
 
 def describe(cat: Catalog, it: InstanceType) -> dict:
@@ -17,26 +41,8 @@ def describe(cat: Catalog, it: InstanceType) -> dict:
         "architectures": list(it.architectures),
         "vcpus": it.vcpus,
         "memoryMiB": it.memory_mib,
-        "gpu": None
-        if it.gpu is None
-        else {
-            "manufacturer": it.gpu.manufacturer,
-            "model": it.gpu.model,
-            "count": it.gpu.count,
-            "wholeGpus": gpu_rules.whole_gpus(it),
-            "fractional": it.gpu.fractional,
-            "partitionSize": it.gpu.partition_size,
-            "memoryMiB": it.gpu.memory_mib,
-            "summary": gpu_rules.describe_gpus(it),
-        },
-        "neuron": None
-        if it.neuron is None
-        else {
-            "model": it.neuron.model,
-            "devices": it.neuron.count,
-            "coresPerDevice": it.neuron.cores_per_device,
-            "memoryMiBPerDevice": it.neuron.memory_mib,
-        },
+        "gpu": None if it.gpu is None else _gpu_facts(it, it.gpu),
+        "neuron": None if it.neuron is None else _neuron_facts(it.neuron),
         "acceleratorFactsUnknown": it.incomplete,
         "efa": {
             "supported": it.efa_supported,

@@ -18,7 +18,7 @@ from gpufleet.ecs.neuron import device_counts, per_chip_families
 from gpufleet.ecs.resolved import capacity_provider_name, gpu_requests, instance_shape, provider_of, task_shape, workload_type
 from gpufleet.network import zones
 from gpufleet.platform.capacity import offered_and_purchasable
-from gpufleet.platform.model import Violation, duplicate_names
+from gpufleet.platform.model import Violation, duplicate_names, names_taken
 from gpufleet.rules import ecs_amis as ami_rules
 from gpufleet.rules import ecs_gpu_sharing, managed_instances
 from gpufleet.rules import gpus as gpu_rules
@@ -148,15 +148,12 @@ def _unique_names(fleet: EcsFleetArgs) -> Iterator[Violation]:
     ):
         yield from duplicate_names([item.name for item in items], (key,), key)
     # One namespace for both kinds of provider: a workload names its provider.
-    taken = {cp.name for cp in fleet.capacity_providers}
-    for i, mp in enumerate(fleet.managed_instance_providers):
-        if mp.name in taken:
-            yield Violation(
-                "names-unique",
-                ("managedInstanceProviders", i, "name"),
-                mp.name,
-                "capacity provider names must be unique across capacityProviders and managedInstanceProviders",
-            )
+    yield from names_taken(
+        [mp.name for mp in fleet.managed_instance_providers],
+        {cp.name for cp in fleet.capacity_providers},
+        ("managedInstanceProviders",),
+        "capacity provider names must be unique across capacityProviders and managedInstanceProviders",
+    )
     for i, wl in enumerate(fleet.workloads):
         yield from duplicate_names([c.name for c in wl.containers], ("workloads", i, "containers"), "a workload's container")
 

@@ -17,9 +17,7 @@ from gpufleet.ecs.container_definitions import container_definitions
 from gpufleet.ecs.neuron import chip_offsets, device_counts
 from gpufleet.platform.model import by_identity
 from gpufleet.rules import ecs_gpu_sharing, managed_instances
-from gpufleet.rules import gpus as gpu_rules
-from gpufleet.rules import neuron as neuron_rules
-from gpufleet.simulate import ecs_scheduler, node_capacity
+from gpufleet.simulate import ecs_scheduler
 
 
 @dataclass(frozen=True)
@@ -134,16 +132,5 @@ def task_shape(wl: WorkloadArgs, it, first_chip: int = 0) -> ecs_scheduler.TaskS
 def instance_shape(cp: CapacityProviderArgs | ManagedInstanceProviderArgs, it, cat: Catalog) -> ecs_scheduler.InstanceShape:
     """The provider's container instances as ECS registers them (managed scaling up to maxSize; Managed
     Instances have no size: ECS launches what the tasks need)."""
-    registered = node_capacity.ecs_registered(it, cat.facts.memory_overhead)
     sizes = (cp.desired_size, cp.max_size) if isinstance(cp, CapacityProviderArgs) else (0, ecs_scheduler.UNBOUNDED)
-    return ecs_scheduler.InstanceShape(
-        cp.name,
-        it.name,
-        registered["cpu"],
-        registered["memory"],
-        registered["memoryEstimate"],
-        gpu_rules.whole_gpus(it) or 0,
-        neuron_rules.neuron_chips(it) or 0,
-        *sizes,
-        **ecs_scheduler.instance_gpus(it),
-    )
+    return ecs_scheduler.registered_instances(cp.name, it, cat.facts.memory_overhead, *sizes)

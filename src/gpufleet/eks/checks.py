@@ -5,7 +5,7 @@ Field paths use the stack file's keys (camelCase) so an error points at the line
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import cast
 
 from gpufleet.apis import aws as aws_api
@@ -16,7 +16,7 @@ from gpufleet.eks.resolved import auto_mode, efa_zone, places_in_group, resolve,
 from gpufleet.karpenter.checks import check_pools
 from gpufleet.network import zones
 from gpufleet.platform.capacity import offered_and_purchasable
-from gpufleet.platform.model import Violation, duplicate_names
+from gpufleet.platform.model import Violation, duplicate_names, names_taken
 from gpufleet.rules import eks as eks_rules
 from gpufleet.rules import gpus as gpu_rules
 from gpufleet.rules import k8s as k8s_rules
@@ -114,15 +114,12 @@ def _pools(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation
                 fleet.cluster.name,
                 f"Karpenter's node role is named {role}: {reason}; a shorter cluster name",
             )
-    groups = {ng.name for ng in fleet.node_groups} | {"system"}
-    for i, pool in enumerate(fleet.node_pools):
-        if pool.name in groups:
-            yield Violation(
-                "names-unique",
-                ("nodePools", i, "name"),
-                pool.name,
-                "a NodePool and a node group share this name: a workload's nodePool could name either",
-            )
+    yield from names_taken(
+        [pool.name for pool in fleet.node_pools],
+        {ng.name for ng in fleet.node_groups} | {"system"},
+        ("nodePools",),
+        "a NodePool and a node group share this name: a workload's nodePool could name either",
+    )
     yield from check_pools(fleet.node_pools, region, vpc_zones(fleet) if fleet.network.create is not None else None, cat, auto_mode(fleet))
 
 
@@ -279,37 +276,45 @@ def _api_model(ng: NodeGroupArgs, taints: list[dict]) -> Iterator[Violation]:
                     yield Violation("aws-api-model", ("taints", i, part), taint[part], reason)
 
 
+def _per_group(
+    fleet: EksFleetArgs, problem: Callable[[NodeGroupArgs], str | None], rule: str, where: tuple[str, ...], value: object
+) -> Iterator[Violation]:
+    """A cluster-wide setting held against each node group: one violation at the setting per group
+    it does not suit, naming the group (the setting is one field, the groups it fails are many)."""
+    for ng in fleet.node_groups:
+        reason = problem(ng)
+        if reason:
+            yield Violation(rule, where, value, f"node group {ng.name}: {reason}")
+
+
 def _kubernetes(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
     k8s = fleet.kubernetes
     if k8s is None:
         return
     if k8s.nvidia_device_plugin.mig_strategy != "none":
         models = cat.facts.mig_capable_gpu_models.values
-        for ng in fleet.node_groups:
+
+        def mig_problem(ng: NodeGroupArgs) -> str | None:
             it = cat.get(ng.instance_type)
-            if eks_rules.accelerator(it) == "nvidia":
-                reason = k8s_rules.mig_supported(it, models)
-                if reason:
-                    yield Violation(
-                        "eks-mig-supported",
-                        ("kubernetes", "nvidiaDevicePlugin", "migStrategy"),
-                        k8s.nvidia_device_plugin.mig_strategy,
-                        f"node group {ng.name}: {reason}",
-                    )
+            return k8s_rules.mig_supported(it, models) if eks_rules.accelerator(it) == "nvidia" else None
+
+        yield from _per_group(
+            fleet,
+            mig_problem,
+            "eks-mig-supported",
+            ("kubernetes", "nvidiaDevicePlugin", "migStrategy"),
+            k8s.nvidia_device_plugin.mig_strategy,
+        )
     if k8s.gpu_operator is not None:
-        for ng in fleet.node_groups:
+        driver = k8s.gpu_operator.driver
+
+        def driver_problem(ng: NodeGroupArgs) -> str | None:
             group = resolve(ng, cat)
-            if group.accelerator == "nvidia":
-                reason = k8s_rules.one_driver_problem(
-                    eks_rules.ami_driver(group.ami_type, cat.facts.eks), f"amiType {group.ami_type}", k8s.gpu_operator.driver
-                )
-                if reason:
-                    yield Violation(
-                        "eks-gpu-driver",
-                        ("kubernetes", "gpuOperator", "driver"),
-                        k8s.gpu_operator.driver,
-                        f"node group {ng.name}: {reason}",
-                    )
+            if group.accelerator != "nvidia":
+                return None
+            return k8s_rules.one_driver_problem(eks_rules.ami_driver(group.ami_type, cat.facts.eks), f"amiType {group.ami_type}", driver)
+
+        yield from _per_group(fleet, driver_problem, "eks-gpu-driver", ("kubernetes", "gpuOperator", "driver"), driver)
     if k8s.nccl_test is not None:
         groups = {ng.name: ng for ng in fleet.node_groups}
         target = groups.get(k8s.nccl_test.node_group)

@@ -306,26 +306,14 @@ def _gke(r: Resource, plain: bool = False) -> Group | None:
     else:
         n = _times(inputs.get("nodeCount"), zones)
         sizes = {"min": n, "desired": n, "max": n}
-    if gpus is None:
-        group = Group(
-            "gke",
-            gke_rules.pool_name(inputs, r.name),
-            r.urn,
-            machine_type,
-            sizes,
-            None,
-            "SPOT" if config.get("spot") else "ON_DEMAND",
-            cloud="gcp",
-            region=gke_rules.location_region(inputs.get("location")),
-        )
-        group.zones = tuple(z for z in inputs.get("nodeLocations") or [] if isinstance(z, str))
-        return group
-    sharing = first.get("gpuSharingConfig") or {}
-    ami = (first.get("gpuDriverInstallationConfig") or {}).get("gpuDriverVersion")
-    if first.get("gpuPartitionSize"):
-        ami = f"{ami}, MIG {first['gpuPartitionSize']}"
-    if sharing:
-        ami = f"{ami}, {sharing.get('gpuSharingStrategy')} x{sharing.get('maxSharedClientsPerGpu')}"
+    ami: str | None = None  # a pool without GPUs has no driver, partition or sharing to name
+    if gpus is not None:
+        sharing = first.get("gpuSharingConfig") or {}
+        ami = (first.get("gpuDriverInstallationConfig") or {}).get("gpuDriverVersion")
+        if first.get("gpuPartitionSize"):
+            ami = f"{ami}, MIG {first['gpuPartitionSize']}"
+        if sharing:
+            ami = f"{ami}, {sharing.get('gpuSharingStrategy')} x{sharing.get('maxSharedClientsPerGpu')}"
     group = Group(
         "gke",
         gke_rules.pool_name(inputs, r.name),
@@ -337,6 +325,9 @@ def _gke(r: Resource, plain: bool = False) -> Group | None:
         cloud="gcp",
         region=gke_rules.location_region(inputs.get("location")),
     )
+    if gpus is None:
+        group.zones = tuple(z for z in inputs.get("nodeLocations") or [] if isinstance(z, str))
+        return group
     group.gpus = gpus.count
     locations = inputs.get("nodeLocations") or ([inputs["location"]] if gke_rules.is_zone(inputs.get("location")) else [])
     group.zones = tuple(z for z in locations if isinstance(z, str))

@@ -12,9 +12,8 @@ from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import EcsFacts
 from gpufleet.plans.index import Index, Resource, as_int, str_or
 from gpufleet.rules import ecs_gpu_sharing, managed_instances
-from gpufleet.rules import gpus as gpu_rules
 from gpufleet.rules import neuron as neuron_rules
-from gpufleet.simulate import ecs_scheduler, node_capacity
+from gpufleet.simulate import ecs_scheduler
 from gpufleet.simulate.ecs_placement import PlacementSyntaxError, admitted_instance_types
 
 
@@ -55,21 +54,7 @@ def _managed_shapes(cp: Resource, cat: Catalog) -> list[ecs_scheduler.InstanceSh
     provider = str_or(cp.props.get("name"), cp.name)
     shapes = []
     for it in managed_instances.candidates(managed_instances.requirements_of(cp.props), None, cat):
-        registered = node_capacity.ecs_registered(it, cat.facts.memory_overhead)
-        shapes.append(
-            ecs_scheduler.InstanceShape(
-                provider,
-                it.name,
-                registered["cpu"],
-                registered["memory"],
-                registered["memoryEstimate"],
-                gpu_rules.whole_gpus(it) or 0,
-                neuron_rules.neuron_chips(it) or 0,
-                0,
-                ecs_scheduler.UNBOUNDED,
-                **ecs_scheduler.instance_gpus(it),
-            )
-        )
+        shapes.append(ecs_scheduler.registered_instances(provider, it, cat.facts.memory_overhead, 0, ecs_scheduler.UNBOUNDED))
     return shapes
 
 
@@ -87,23 +72,11 @@ def _instance_shapes(index: Index, cat: Catalog) -> dict[str, tuple[ecs_schedule
             it = cat.find(next(iter(names))) if len(names) == 1 else None
             if it is None:
                 continue
-            registered = node_capacity.ecs_registered(it, cat.facts.memory_overhead)
             provider = str_or(cp.props.get("name"), cp.name)
             managed = ((cp.props.get("autoScalingGroupProvider") or {}).get("managedScaling") or {}).get("status") == "ENABLED"
+            sizes = as_int(group.props.get("desiredCapacity")), as_int(group.props.get("maxSize"), 1)
             found[cp.urn] = (
-                ecs_scheduler.InstanceShape(
-                    provider,
-                    it.name,
-                    registered["cpu"],
-                    registered["memory"],
-                    registered["memoryEstimate"],
-                    gpu_rules.whole_gpus(it) or 0,
-                    neuron_rules.neuron_chips(it) or 0,
-                    as_int(group.props.get("desiredCapacity")),
-                    as_int(group.props.get("maxSize"), 1),
-                    managed,
-                    **ecs_scheduler.instance_gpus(it),
-                ),
+                ecs_scheduler.registered_instances(provider, it, cat.facts.memory_overhead, *sizes, managed_scaling=managed),
                 cp,
             )
     return found

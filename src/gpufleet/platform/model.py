@@ -70,6 +70,12 @@ def duplicate_names(names: list[str], where: tuple[str | int, ...], what: str) -
     ]
 
 
+def names_taken(names: list[str], taken: set[str], where: tuple[str | int, ...], message: str) -> list[Violation]:
+    """Names of one list that another list already holds, where the two kinds share one namespace (a
+    reference names either): a violation at `where[i].name` for each."""
+    return [Violation("names-unique", (*where, i, "name"), name, message) for i, name in enumerate(names) if name in taken]
+
+
 def pool_fleet_names(fleet) -> list[Violation]:
     """A Kubernetes pool fleet's (ACK, GKE, AKS) node pool and workload names, each unique."""
     return duplicate_names([p.name for p in fleet.node_pools], ("nodePools",), "node pool") + duplicate_names(

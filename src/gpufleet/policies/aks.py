@@ -10,7 +10,7 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidati
 from gpufleet.apis import aks as aks_api
 from gpufleet.catalog import catalog, charts, tokens
 from gpufleet.catalog.facts import AksFacts
-from gpufleet.policies.inputs import get, items, plain
+from gpufleet.policies.inputs import get, items, plain, report_api_model
 from gpufleet.policies.k8s import operator_installs_driver
 from gpufleet.policies.registry import Policies
 from gpufleet.rules import aks as aks_rules
@@ -96,8 +96,6 @@ def _validate_time_sharing(args: StackValidationArgs, report: ReportViolation) -
 
 @POLICIES.resource("aks-api-model", on=tokens.AKS_NODE_POOL)
 def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    body, unmapped = aks_api.to_api(plain(args.props))
-    for problem in aks_api.problems(body):
-        report(f"AgentPool {problem}", None)
+    unmapped = report_api_model(args.props, aks_api.to_api, aks_api.problems, "AgentPool", report)
     if unmapped:
         report(f"inputs {', '.join(unmapped)} have no mapping to the AKS API here: the model check does not see them", None)

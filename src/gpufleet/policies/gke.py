@@ -17,7 +17,7 @@ from gpufleet.apis import gke as gke_api
 from gpufleet.apis.values import decimal
 from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.facts import GkeFacts
-from gpufleet.policies.inputs import get, items, plain
+from gpufleet.policies.inputs import get, items, plain, report_api_model
 from gpufleet.policies.k8s import containers, operator_installs_driver, pod_specs
 from gpufleet.policies.registry import Policies
 from gpufleet.rules import gke as gke_rules
@@ -142,9 +142,7 @@ def _validate_shared_request(args: StackValidationArgs, report: ReportViolation)
 
 @POLICIES.resource("gke-api-model", on=tokens.GKE_NODE_POOL)
 def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    body, _ = gke_api.to_api(plain(args.props))
-    for problem in gke_api.problems(body):
-        report(f"container.v1 {problem}", None)
+    report_api_model(args.props, gke_api.to_api, gke_api.problems, "container.v1", report)
 
 
 @POLICIES.resource("gke-api-unchecked", on=tokens.GKE_NODE_POOL)

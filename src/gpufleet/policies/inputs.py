@@ -11,10 +11,11 @@ import base64
 import binascii
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pulumi
+from pulumi_policy import ReportViolation
 from pulumi_policy.proxy import UnknownValueError
 
 from gpufleet.catalog.catalog import Catalog, InstanceType
@@ -124,6 +125,22 @@ def user_data_text(value: Any) -> str:
 def instance_type(cat: Catalog, name: Any) -> InstanceType | None:
     """The catalog's record of a type named in an input; None when the name is unknown or absent."""
     return cat.find(name)
+
+
+def report_api_model(
+    props: Any,
+    to_api: Callable[[dict], tuple[dict, list[str]]],
+    problems: Callable[[dict], list[str]],
+    model: str,
+    report: ReportViolation,
+) -> list[str]:
+    """Report what a cloud API's model refuses in a resource's inputs mapped to its request body, each
+    as `{model} {problem}`; return the inputs that have no mapping (what the check does not see is
+    each pack's to word: the API's model is named differently)."""
+    body, unmapped = to_api(plain(props))
+    for problem in problems(body):
+        report(f"{model} {problem}", None)
+    return unmapped
 
 
 def depended_on(resource: Any, *types: str) -> list[Any]:

@@ -5,6 +5,7 @@ spec calls (src/gpufleet/rules/karpenter.py)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pulumi
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
@@ -104,19 +105,27 @@ def _stack_pools(args: StackValidationArgs) -> list:
     return pools
 
 
+def _said_of_pools(args: StackValidationArgs, said: Callable[[plan_karpenter.karpenter.Pool], str | None]) -> list[tuple[str, str]]:
+    """(urn, message) for each of the stack's NodePools that `said` has words for (after the pool's
+    name), in the stack's order: the one wording of a finding or an unjudged pool."""
+    return [(p.urn, f"NodePool {p.name!r}{words}") for p in _stack_pools(args) if (words := said(p))]
+
+
 def _node_class_unseen(args: StackValidationArgs) -> list[tuple[str, str]]:
-    return [
-        (p.urn, f"NodePool {p.name!r} allows only reserved capacity, and its EC2NodeClass {p.unseen_node_class!r} is not in this stack")
-        for p in _stack_pools(args)
-        if p.unseen_node_class
-    ]
+    return _said_of_pools(
+        args,
+        lambda p: (
+            f" allows only reserved capacity, and its EC2NodeClass {p.unseen_node_class!r} is not in this stack"
+            if p.unseen_node_class
+            else None
+        ),
+    )
 
 
 @POLICIES.stack("karpenter-reserved-has-reservations", unjudged=_node_class_unseen)
 def _validate_reserved(args: StackValidationArgs, report: ReportViolation) -> None:
-    for pool in _stack_pools(args):
-        if pool.refused:
-            report(f"NodePool {pool.name!r}: {pool.refused}", pool.urn)
+    for urn, message in _said_of_pools(args, lambda p: f": {p.refused}" if p.refused else None):
+        report(message, urn)
 
 
 def _stack_region(args: StackValidationArgs) -> str | None:
@@ -133,11 +142,9 @@ def _stack_region(args: StackValidationArgs) -> str | None:
 def _offering_unjudged(args: StackValidationArgs) -> list[tuple[str, str]]:
     if _stack_region(args) is not None:
         return []
-    return [
-        (p.urn, f"NodePool {p.name!r}: no region known before apply (aws:region, AWS_REGION or one AWS provider's region)")
-        for p in _stack_pools(args)
-        if p.candidates
-    ]
+    return _said_of_pools(
+        args, lambda p: ": no region known before apply (aws:region, AWS_REGION or one AWS provider's region)" if p.candidates else None
+    )
 
 
 @POLICIES.stack("karpenter-nodepool-offered", unjudged=_offering_unjudged)
@@ -158,6 +165,5 @@ def _validate_offered(args: StackValidationArgs, report: ReportViolation) -> Non
 
 @POLICIES.stack("karpenter-ami-runs-accelerator")
 def _validate_ami(args: StackValidationArgs, report: ReportViolation) -> None:
-    for pool in _stack_pools(args):
-        if pool.ami_problem:
-            report(f"NodePool {pool.name!r}: {pool.ami_problem}", pool.urn)
+    for urn, message in _said_of_pools(args, lambda p: f": {p.ami_problem}" if p.ami_problem else None):
+        report(message, urn)

@@ -17,12 +17,15 @@ def ami_release(image_version: str) -> str:
     return match.group(1)
 
 
-def _ami_variant(it: InstanceType, variant: str, variants: dict[str, EcsAmiVariant], family: str) -> str | None:
-    """What every ECS accelerated AMI asks first: a variant it has, and known accelerator facts."""
+def _ami_variant(it: InstanceType, variant: str, variants: dict[str, EcsAmiVariant], family: str, device: str) -> str | None:
+    """What every ECS accelerated AMI asks first: a variant it has, known accelerator facts, and a type
+    with the AMI's accelerator (`device`: what a type of it has, "GPU" or "Neuron chip")."""
     if variant not in variants:
         return f"unknown ECS {family} AMI variant {variant!r} (known: {', '.join(variants)})"
     if it.incomplete:
         return f"{it.name}: accelerator facts unknown ({it.incomplete})"
+    if (it.gpu if family == "GPU" else it.neuron) is None:
+        return f"{it.name} has no {device}"
     return None
 
 
@@ -36,11 +39,10 @@ def _ami_architecture(it: InstanceType, variant: str, variants: dict[str, EcsAmi
 def ecs_gpu_ami_support(it: InstanceType, variant: str, ecs_facts: EcsFacts, image_version: str | None = None) -> str | None:
     """Can the ECS GPU-optimized AMI `variant` run GPU tasks on the type (at `image_version`, if known)?"""
     variants = ecs_facts.gpu_ami_variants
-    reason = _ami_variant(it, variant, variants, "GPU")
+    reason = _ami_variant(it, variant, variants, "GPU", "GPU")
     if reason:
         return reason
-    if it.gpu is None:
-        return f"{it.name} has no GPU"
+    assert it.gpu is not None  # _ami_variant: a type without a GPU is refused
     no_ami = ecs_facts.families_without_gpu_ami.get(it.family)
     if no_ami:
         return f"{it.name}: {no_ami.reason}"
@@ -68,12 +70,7 @@ def neuron_ami_region(region: str, ecs_facts: EcsFacts) -> str | None:
 def ecs_neuron_ami_support(it: InstanceType, variant: str, ecs_facts: EcsFacts) -> str | None:
     """Can the ECS Neuron AMI `variant` run Neuron tasks on the type?"""
     variants = ecs_facts.neuron_ami_variants
-    reason = _ami_variant(it, variant, variants, "Neuron")
-    if reason:
-        return reason
-    if it.neuron is None:
-        return f"{it.name} has no Neuron chip"
-    return _ami_architecture(it, variant, variants, "Neuron")
+    return _ami_variant(it, variant, variants, "Neuron", "Neuron chip") or _ami_architecture(it, variant, variants, "Neuron")
 
 
 def ecs_ami_support(it: InstanceType, variant: str, ecs_facts: EcsFacts) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gpufleet.apis.aws_rules import container_requirements
 from gpufleet.apis.values import decimal
 from gpufleet.catalog.catalog import InstanceType
 from gpufleet.catalog.facts import EcsFacts
@@ -69,14 +70,7 @@ class GpuRequest:
 
 def gpu_requests(containers: Sequence[object]) -> list[GpuRequest]:
     """The GPU requirements of a task's containers, in order (a container asks at most once)."""
-    found = []
-    for i, c in enumerate(containers):
-        if not isinstance(c, Mapping):
-            continue
-        for req in c.get("resourceRequirements") or []:
-            if isinstance(req, Mapping) and req.get("type") == "GPU":
-                found.append(GpuRequest(i, str(c.get("name", f"#{i}")), req.get("value"), req.get("sharingStrategy")))
-    return found
+    return [GpuRequest(i, name, req.get("value"), req.get("sharingStrategy")) for i, name, req in container_requirements(containers, "GPU")]
 
 
 def value_or_share_problem(req: GpuRequest) -> str | None:

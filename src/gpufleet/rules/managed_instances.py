@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from gpufleet.apis import aws as aws_api
+from gpufleet.apis.aws_rules import container_requirements
 from gpufleet.catalog.catalog import Catalog, InstanceType, NeuronDevices
 
 MANAGED_INSTANCES = "MANAGED_INSTANCES"  # the task definition compatibility and launch type
@@ -146,17 +147,12 @@ def neuron_device_problems(containers: Sequence[object], compatibilities: Sequen
     Managed Instances (ECS API reference, ResourceRequirement.value)."""
     asking = []
     found = []
-    for i, c in enumerate(containers):
-        if not isinstance(c, Mapping):
-            continue
-        for req in c.get("resourceRequirements") or []:
-            if isinstance(req, Mapping) and req.get("type") == "NeuronDevice":
-                name = str(c.get("name", f"#{i}"))
-                asking.append(name)
-                if req.get("value") != NEURON_DEVICE_ALL:
-                    found.append(
-                        f"container {name!r} asks for NeuronDevice {req.get('value')!r}: the only value is {NEURON_DEVICE_ALL} (every chip of the instance)"
-                    )
+    for _, name, req in container_requirements(containers, "NeuronDevice"):
+        asking.append(name)
+        if req.get("value") != NEURON_DEVICE_ALL:
+            found.append(
+                f"container {name!r} asks for NeuronDevice {req.get('value')!r}: the only value is {NEURON_DEVICE_ALL} (every chip of the instance)"
+            )
     if len(asking) > 1:
         found.append(f"containers {', '.join(asking)} ask for NeuronDevice: only one container of a task may")
     if asking and MANAGED_INSTANCES not in compatibilities:

@@ -9,7 +9,7 @@ what the components emit (a test round-trips them).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from gpufleet.errors import InputError
 
@@ -21,6 +21,7 @@ _EQUALS = {"==", "equals"}
 _IN = {"in"}
 _MATCHES = {"=~", "matches"}
 _TOKEN = re.compile(r"\s*(\(|\)|\[|\]|,|&&|\|\||==|!=|=~|!~|!|[^\s()\[\],!=]+)")
+_Admitted = frozenset[str] | None  # the types an expression admits; None: it leaves the type open
 
 
 class PlacementSyntaxError(InputError):
@@ -77,24 +78,23 @@ class _Parser:
         self.pos += 1
         return token
 
-    def expression(self) -> frozenset[str] | None:
-        result = self._and()
-        while self._peek() in ("or", "||"):
+    def _chain(
+        self, words: tuple[str, str], operand: Callable[[], _Admitted], join: Callable[[_Admitted, _Admitted], _Admitted]
+    ) -> _Admitted:
+        """Operands joined by one operator (either spelling of it), left to right."""
+        result = operand()
+        while self._peek() in words:
             self._take()
-            right = self._and()
-            result = None if result is None or right is None else result | right
+            result = join(result, operand())
         return result
 
+    def expression(self) -> frozenset[str] | None:
+        # A side that leaves the type open (None) leaves the union open.
+        return self._chain(("or", "||"), self._and, lambda a, b: None if a is None or b is None else a | b)
+
     def _and(self) -> frozenset[str] | None:
-        result = self._not()
-        while self._peek() in ("and", "&&"):
-            self._take()
-            right = self._not()
-            if result is None:
-                result = right
-            elif right is not None:
-                result = result & right
-        return result
+        # A side that leaves the type open does not narrow the other.
+        return self._chain(("and", "&&"), self._not, lambda a, b: b if a is None else a if b is None else a & b)
 
     def _not(self) -> frozenset[str] | None:
         if self._peek() in ("not", "!"):

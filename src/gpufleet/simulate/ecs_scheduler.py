@@ -17,8 +17,12 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 from gpufleet.catalog.catalog import InstanceType
+from gpufleet.catalog.facts import MemoryOverhead
 from gpufleet.catalog.wording import counted
 from gpufleet.rules import ecs_gpu_sharing
+from gpufleet.rules import gpus as gpu_rules
+from gpufleet.rules import neuron as neuron_rules
+from gpufleet.simulate.node_capacity import ecs_registered
 
 PLACED, PENDING = "placed", "pending"
 # No bound: the instances of a Managed Instances provider (ECS launches what tasks need), the tasks
@@ -81,6 +85,27 @@ def instance_gpus(it: InstanceType) -> dict:
     if g.fractional:
         return {"gpu_partition": g.partition_size, "gpu_slices": g.logical_count}
     return {"gpu_memory": g.memory_mib}
+
+
+def registered_instances(
+    provider: str, it: InstanceType, overhead: MemoryOverhead, desired: int, max_instances: int, managed_scaling: bool = True
+) -> InstanceShape:
+    """A provider's container instances of the type as ECS registers them, at the sizes given: the one
+    reading of a type into an InstanceShape, whether from the stack file's args or a plan's resources."""
+    registered = ecs_registered(it, overhead)
+    return InstanceShape(
+        provider,
+        it.name,
+        registered["cpu"],
+        registered["memory"],
+        registered["memoryEstimate"],
+        gpu_rules.whole_gpus(it) or 0,
+        neuron_rules.neuron_chips(it) or 0,
+        desired,
+        max_instances,
+        managed_scaling,
+        **instance_gpus(it),
+    )
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import InstanceType
@@ -254,23 +255,42 @@ def ack_node_shape(
     device = {ack.memory_resource: smallest.shared_gib}
     if ack_rules.pool_mode(dict(labels), ack) == "core_mem":
         device[ack.compute_resource] = ack.compute_percentage.maximum
-    return NodeShape(
-        group=pool,
-        instance_type=", ".join(instance_types),
-        labels=dict(labels),
-        taints=tuple(taints),
-        allocatable={k: v * gpus for k, v in device.items()},
-        nodes=sizes[1],
-        min_nodes=sizes[0],
-        max_nodes=sizes[2],
-        unknown_resources=frozenset({"cpu", "memory", "pods"}),
-        unknown_reason=_not_in_catalog(", ".join(instance_types)),
+    return _uncatalogued(
+        pool,
+        ", ".join(instance_types),
+        labels,
+        taints,
+        {k: v * gpus for k, v in device.items()},
+        sizes,
         devices=tuple(dict(device) for _ in range(gpus)),
     )
 
 
-def _not_in_catalog(machine: str) -> str:
-    return f"is not in the catalog for {machine} nodes: not checked"
+def _uncatalogued(
+    group: str,
+    machine: str,
+    labels: Mapping[str, str],
+    taints: Sequence[Mapping],
+    allocatable: Mapping[str, int],
+    sizes: tuple[int, int, int],
+    **more: Any,
+) -> NodeShape:
+    """The nodes of a pool whose machine's CPU, memory and pod count the catalog does not hold (ACK,
+    GKE, AKS): placed by labels, taints and the accelerator resources given, sized (min, desired,
+    max) by the pool; what fits of the rest is not judged."""
+    return NodeShape(
+        group=group,
+        instance_type=machine,
+        labels=dict(labels),
+        taints=tuple(taints),
+        allocatable=allocatable,
+        nodes=sizes[1],
+        min_nodes=sizes[0],
+        max_nodes=sizes[2],
+        unknown_resources=frozenset({"cpu", "memory", "pods"}),
+        unknown_reason=f"is not in the catalog for {machine} nodes: not checked",
+        **more,
+    )
 
 
 def os_label(eks: EksFacts, os: str = "linux") -> dict[str, str]:
@@ -284,18 +304,7 @@ def plain_node_shape(
     """A pool without accelerators on a cloud whose machine sizes the catalog does not hold (an AKS
     cluster's default pool, a GKE system pool): where a pod may go is judged (labels, taints),
     what fits is not (CPU, memory and pod count unknown)."""
-    return NodeShape(
-        group=group,
-        instance_type=machine_type,
-        labels=dict(labels),
-        taints=tuple(taints),
-        allocatable={},
-        nodes=sizes[1],
-        min_nodes=sizes[0],
-        max_nodes=sizes[2],
-        unknown_resources=frozenset({"cpu", "memory", "pods"}),
-        unknown_reason=_not_in_catalog(machine_type),
-    )
+    return _uncatalogued(group, machine_type, labels, taints, {}, sizes)
 
 
 def gke_node_shape(
@@ -320,17 +329,13 @@ def gke_node_shape(
         node_labels[names.sharing_strategy] = gke.sharing_strategies.get(sharing[0], sharing[0])
         node_labels[names.max_shared_clients] = str(sharing[1])
     taint = gke.gpu_taint
-    return NodeShape(
-        group=pool,
-        instance_type=gpus.machine_type,
-        labels=node_labels,
-        taints=(*taints, {"key": taint.key, "value": taint.value, "effect": taint.effect}),
-        allocatable={resource: gke_rules.gpu_resources_per_node(gpus, partition_size, sharing[1] if sharing else None, gke)},
-        nodes=sizes[1],
-        min_nodes=sizes[0],
-        max_nodes=sizes[2],
-        unknown_resources=frozenset({"cpu", "memory", "pods"}),
-        unknown_reason=_not_in_catalog(gpus.machine_type),
+    return _uncatalogued(
+        pool,
+        gpus.machine_type,
+        node_labels,
+        (*taints, {"key": taint.key, "value": taint.value, "effect": taint.effect}),
+        {resource: gke_rules.gpu_resources_per_node(gpus, partition_size, sharing[1] if sharing else None, gke)},
+        sizes,
         single_unit_resources=frozenset({resource}) if sharing is not None else frozenset(),
         assumptions=(f"GKE taints GPU nodes {taint.key}={taint.value}:{taint.effect} (the cluster has non-GPU pools; {taint.source})",),
     )
@@ -349,16 +354,12 @@ def aks_node_shape(
     """An AKS GPU pool's nodes: AKS's pool label, the pool's labels and taints, and nvidia.com/gpu
     per GPU or per MIG instance (the device plugin's single strategy), advertised only where the
     plugin's DaemonSet lands. VM sizes' CPU and memory are not in the catalog: not judged."""
-    return NodeShape(
-        group=pool,
-        instance_type=gpus.vm_size,
-        labels={**labels, aks.pool_label: pool},
-        taints=tuple(taints),
-        allocatable={resource: aks_rules.gpu_resources_per_node(gpus, mig_profile, aks)},
-        nodes=sizes[1],
-        min_nodes=sizes[0],
-        max_nodes=sizes[2],
-        unknown_resources=frozenset({"cpu", "memory", "pods"}),
-        unknown_reason=_not_in_catalog(gpus.vm_size),
+    return _uncatalogued(
+        pool,
+        gpus.vm_size,
+        {**labels, aks.pool_label: pool},
+        taints,
+        {resource: aks_rules.gpu_resources_per_node(gpus, mig_profile, aks)},
+        sizes,
         plugin_resources=frozenset({resource}),
     )
