@@ -8,6 +8,8 @@ from pathlib import Path
 
 from gpufleet.cli import plan_file
 from gpufleet.cli.diff import diff_plans
+from gpufleet.plans import cost
+from gpufleet.plans.index import from_plan
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -15,6 +17,11 @@ GOLDEN = ROOT / "tests" / "golden"
 
 def golden(stack: str) -> dict:
     return json.loads((GOLDEN / f"{stack}.plan.json").read_text())
+
+
+def plan_cost(resources, *args, **kwargs) -> dict:
+    """The cost block of raw plan entries, read through the plan view's one door."""
+    return cost.plan_cost(from_plan({"resources": list(resources)}), *args, **kwargs)
 
 
 def diff_json(tmp_path: Path, base: dict, head: dict) -> dict:

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.plans.cost import plan_cost
 from gpufleet.library.cost import group_cost
-from tests.plan_edits import golden
+from tests.plan_edits import golden, plan_cost
 
 ROOT = Path(__file__).resolve().parents[2]
 SLICES = ROOT / "tests" / "fixtures" / "prices" / "skypilot-catalog"
@@ -64,7 +63,9 @@ def test_karpenter_prices_the_nodes_it_launches_for_pending_pods():
     plan = golden("eks-auto-gpu")
     [pool] = plan_cost(plan["resources"], plan["placement"])["groups"]
     g6 = float(_rows("aws", InstanceType="g6.xlarge", Region="us-east-1")[0]["Price"])
-    assert pool["needed"]["byType"] == [{"instanceType": "g6.xlarge", "nodes": 2, "hourly": round(g6 * 2, 4), "monthly": round(round(g6 * 2, 4) * 730, 2)}]
+    assert pool["needed"]["byType"] == [
+        {"instanceType": "g6.xlarge", "nodes": 2, "hourly": round(g6 * 2, 4), "monthly": round(round(g6 * 2, 4) * 730, 2)}
+    ]
     assert "priced at on-demand" in pool["basis"]  # spot or on-demand: the most it pays
 
 
@@ -76,7 +77,26 @@ def test_an_existing_aks_cluster_s_pools_are_priced_at_the_location_the_stack_gi
     assert plan_cost(plan["resources"])["unpriced"][0]["reason"] == "its region is not known before apply"
 
 
-@pytest.mark.parametrize("stack", ["ack-shared-gpu", "aks-a100-mig", "aks-gpu-operator", "ecs-gpu", "ecs-managed-gpu", "ecs-mps", "ecs-neuron", "eks-auto-gpu", "eks-g5-timeslice", "eks-karpenter-gpu", "eks-p3dn-efa", "eks-p5-efa", "eks-trn1", "gke-a100-mig", "gke-l4-timeshare"])
+@pytest.mark.parametrize(
+    "stack",
+    [
+        "ack-shared-gpu",
+        "aks-a100-mig",
+        "aks-gpu-operator",
+        "ecs-gpu",
+        "ecs-managed-gpu",
+        "ecs-mps",
+        "ecs-neuron",
+        "eks-auto-gpu",
+        "eks-g5-timeslice",
+        "eks-karpenter-gpu",
+        "eks-p3dn-efa",
+        "eks-p5-efa",
+        "eks-trn1",
+        "gke-a100-mig",
+        "gke-l4-timeshare",
+    ],
+)
 def test_every_shipped_stack_s_plan_carries_its_cost_and_the_price_date(stack):
     cost = golden(stack)["cost"]
     assert cost["prices"]["date"] == "2026-11-26" and cost["prices"]["hoursPerMonth"] == 730
@@ -90,7 +110,9 @@ def test_every_shipped_stack_s_plan_carries_its_cost_and_the_price_date(stack):
 def test_the_library_function_prices_a_group_as_the_plan_does():
     found = group_cost("g5.12xlarge", "us-east-1", min_size=1, desired_size=1, max_size=4, accelerators_per_instance=4)
     [inference] = [g for g in golden("ecs-gpu")["cost"]["groups"] if g["group"] == "ml-gpu-inference"]
-    assert {k: found[k] for k in ("hourly", "monthly", "idleMonthly", "perAcceleratorHour")} == {k: inference[k] for k in ("hourly", "monthly", "idleMonthly", "perAcceleratorHour")}
+    assert {k: found[k] for k in ("hourly", "monthly", "idleMonthly", "perAcceleratorHour")} == {
+        k: inference[k] for k in ("hourly", "monthly", "idleMonthly", "perAcceleratorHour")
+    }
     assert found["pricesDate"] == "2026-11-26"
     unknown = group_cost("p5.48xlarge", "us-east-1", desired_size=2, purchase="CAPACITY_BLOCK")
     assert unknown["hourly"]["desired"] is None and "Capacity Block" in unknown["basis"]
@@ -114,7 +136,23 @@ def test_ecs_managed_instances_are_named_unpriced():
     assert all("ECS Managed Instances chooses" in u["reason"] for u in cost["unpriced"])
 
 
-STACKS = ["ack-shared-gpu", "aks-a100-mig", "aks-gpu-operator", "ecs-gpu", "ecs-managed-gpu", "ecs-mps", "ecs-neuron", "eks-auto-gpu", "eks-g5-timeslice", "eks-karpenter-gpu", "eks-p3dn-efa", "eks-p5-efa", "eks-trn1", "gke-a100-mig", "gke-l4-timeshare"]
+STACKS = [
+    "ack-shared-gpu",
+    "aks-a100-mig",
+    "aks-gpu-operator",
+    "ecs-gpu",
+    "ecs-managed-gpu",
+    "ecs-mps",
+    "ecs-neuron",
+    "eks-auto-gpu",
+    "eks-g5-timeslice",
+    "eks-karpenter-gpu",
+    "eks-p3dn-efa",
+    "eks-p5-efa",
+    "eks-trn1",
+    "gke-a100-mig",
+    "gke-l4-timeshare",
+]
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -136,8 +174,15 @@ def test_what_the_workloads_need_adds_each_workload_s_nodes_and_its_scale_up():
             {"status": "scheduled", "nodeGroups": {"gpu": {"placed": 5, "perNode": 2}, "cpu": {"placed": 0, "perNode": 3}}},
             {"status": "after-scale-up", "nodeGroups": {"gpu": {"placed": 1, "perNode": 1}}, "scaleUp": {"gpu": 2}},
         ],
-        "tasks": [{"capacityProvider": "ml", "instancesNeeded": 3}, {"capacityProvider": "ml", "instancesNeeded": 1}, {"capacityProvider": "ml"}],
-        "provisioned": [{"nodePool": "np", "instanceType": "g6.xlarge", "nodes": 2}, {"nodePool": "np", "instanceType": "g5.xlarge", "nodes": 1}],
+        "tasks": [
+            {"capacityProvider": "ml", "instancesNeeded": 3},
+            {"capacityProvider": "ml", "instancesNeeded": 1},
+            {"capacityProvider": "ml"},
+        ],
+        "provisioned": [
+            {"nodePool": "np", "instanceType": "g6.xlarge", "nodes": 2},
+            {"nodePool": "np", "instanceType": "g5.xlarge", "nodes": 1},
+        ],
     }
     placement["pods"].append({"status": "pending", "nodeGroups": {}, "scaleUp": {"new": 2}})
     per_group, launched, placed_any = _needed(placement)
@@ -152,7 +197,11 @@ def test_a_group_s_region_comes_from_itself_then_its_provider_then_the_plan_s_hi
 
     def plan(provider_region: str | None, *, linked: bool = True):
         provider = resource("pulumi:providers:aws", "p", {"region": provider_region} if provider_region else {})
-        group = resource("aws:eks/nodeGroup:NodeGroup", "g", {"instanceTypes": ["m6i.large"], "scalingConfig": {"minSize": 1, "desiredSize": 1, "maxSize": 1}})
+        group = resource(
+            "aws:eks/nodeGroup:NodeGroup",
+            "g",
+            {"instanceTypes": ["m6i.large"], "scalingConfig": {"minSize": 1, "desiredSize": 1, "maxSize": 1}},
+        )
         if linked:
             group["provider"] = f"{provider['urn']}::id"
         return [provider, group]
@@ -194,7 +243,9 @@ def test_a_pool_without_a_placement_has_no_needed_nodes():
 def test_an_ecs_managed_instances_provider_is_named_by_its_name():
     from tests.policy_helpers import resource
 
-    provider = resource("aws:ecs/capacityProvider:CapacityProvider", "res-name", {"managedInstancesProvider": {"infrastructureRoleArn": "arn"}})
+    provider = resource(
+        "aws:ecs/capacityProvider:CapacityProvider", "res-name", {"managedInstancesProvider": {"infrastructureRoleArn": "arn"}}
+    )
     assert [u["group"] for u in plan_cost([provider])["unpriced"]] == ["res-name"]
     provider["inputs"]["name"] = "given"
     assert [u["group"] for u in plan_cost([provider])["unpriced"]] == ["given"]

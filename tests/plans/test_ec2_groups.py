@@ -8,10 +8,10 @@ import pytest
 
 from gpufleet.catalog import prices as price_catalog
 from gpufleet.catalog import tokens
-from gpufleet.plans.cost import plan_cost
 from gpufleet.plans.groups import accelerated_groups, priced_groups
 from gpufleet.plans.index import from_plan
 from gpufleet.rules import cost as cost_rules
+from tests.plan_edits import plan_cost
 
 STACK = "urn:pulumi:dev::prog::"
 PROVIDER = f"{STACK}pulumi:providers:aws::default"

@@ -10,12 +10,12 @@ import pytest
 
 from gpufleet.catalog import catalog
 from gpufleet.plans import placement as plan_placement
-from gpufleet.plans.cost import plan_cost, plan_hints
+from gpufleet.plans.cost import plan_hints
 from gpufleet.plans.groups import accelerated_groups
 from gpufleet.plans.index import from_plan
 from gpufleet.policies import eks_nodes
 from tests.conftest import ROOT
-from tests.plan_edits import edited, golden
+from tests.plan_edits import edited, golden, plan_cost
 
 STACKS = sorted(p.name.removesuffix(".plan.json") for p in (ROOT / "tests" / "golden").glob("*.plan.json"))
 EFA = "vpc.amazonaws.com/efa"

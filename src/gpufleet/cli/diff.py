@@ -410,7 +410,7 @@ def _cost_sides(before: dict | None, after: dict | None) -> dict:
 def cost_change(base: list[dict], head: list[dict]) -> dict:
     """What the change adds or saves, per group whose cost changes and for the whole fleet, priced
     from the same snapshot on both sides."""
-    before, after = plan_cost.plan_cost(base), plan_cost.plan_cost(head)
+    before, after = plan_cost.plan_cost(from_plan({"resources": base})), plan_cost.plan_cost(from_plan({"resources": head}))
     old = {_key(g["urn"]): g for g in before["groups"]}
     new = {_key(g["urn"]): g for g in after["groups"]}
     groups = []

@@ -59,7 +59,8 @@ def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
     outputs = {k: v for k, v in run.outputs.items() if k != SUMMARY_OUTPUT}
     summary = dict(run.outputs.get(SUMMARY_OUTPUT) or {})
     entries = [plan_resource(r) for r in resources]
-    placement = _with_gaps(plan_placement.placement(from_plan({"resources": entries})).as_dict(), run.gaps)
+    typed = from_plan({"resources": entries})
+    placement = _with_gaps(plan_placement.placement(typed).as_dict(), run.gaps)
     return {
         "version": PLAN_VERSION,
         "project": project,
@@ -76,7 +77,7 @@ def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
         # Where every pod and task lands, read from the resources as the policy pack reads them.
         "placement": placement,
         # What the groups cost, priced from the catalog's dated snapshot (null where unknown).
-        "cost": plan_cost.plan_cost(entries, placement, plan_cost.plan_hints(summary)),
+        "cost": plan_cost.plan_cost(typed, placement, plan_cost.plan_hints(summary)),
     }
 
 

@@ -17,7 +17,7 @@ from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog import prices as price_catalog
 from gpufleet.catalog.prices import PriceSnapshot
 from gpufleet.plans.groups import Group, priced_groups
-from gpufleet.plans.index import Index, Resource, from_plan, mapping, str_or
+from gpufleet.plans.index import Index, Resource, mapping, str_or
 from gpufleet.rules import cost as cost_rules
 
 SIZES = cost_rules.SIZES
@@ -106,16 +106,17 @@ def _group_entry(group: Group, region: str | None, snapshot: PriceSnapshot) -> t
 
 
 def plan_cost(
-    resources: Sequence[Mapping],
+    resources: Sequence[Resource],
     placement: Mapping | None = None,
     hints: Mapping[str, str] | None = None,
     snapshot: PriceSnapshot | None = None,
 ) -> dict:
-    """The plan's `cost` block. `hints`: cloud -> region, for groups whose region the resources do not
+    """The plan's `cost` block, from its typed resources (`plans.index.from_plan`, or the pack's
+    `policies.inputs.typed`). `hints`: cloud -> region, for groups whose region the resources do not
     give (a stack file's AKS location of an existing cluster)."""
     snapshot = snapshot or price_catalog.load()
     hints = hints or {}
-    index = Index(from_plan({"resources": resources}))
+    index = Index(resources)
     per_group, launched, placed_any = _needed(placement or {})
     groups: list[dict] = []
     unpriced: list[dict[str, object]] = []

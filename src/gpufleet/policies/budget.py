@@ -16,7 +16,8 @@ import pulumi
 from pulumi_policy import ReportViolation, StackValidationArgs
 
 from gpufleet.plans import cost as plan_cost
-from gpufleet.policies.inputs import plain
+from gpufleet.plans.index import Resource
+from gpufleet.policies.inputs import typed
 from gpufleet.policies.placement import placement_of
 from gpufleet.policies.registry import Policies
 from gpufleet.rules import cost as cost_rules
@@ -26,28 +27,12 @@ POLICIES = Policies(__name__)
 _CEILINGS = ("maxMonthlyAtMax", "maxIdleMonthly", "maxPricePerAcceleratorHour")
 
 
-def _resources(args: StackValidationArgs) -> list[dict]:
-    """The stack's resources as a plan's, each naming its provider (whose region prices it)."""
-    out, providers = [], {}
-    for r in args.resources:
-        entry = {
-            "urn": r.urn,
-            "type": r.resource_type,
-            "name": r.name,
-            "inputs": plain(r.props),
-            "propertyDependencies": {p: [d.urn for d in deps] for p, deps in r.property_dependencies.items()},
-        }
-        if r.provider is not None:
-            entry["provider"] = r.provider.urn
-            providers[r.provider.urn] = {
-                "urn": r.provider.urn,
-                "type": r.provider.resource_type,
-                "name": r.provider.name,
-                "inputs": plain(r.provider.props),
-            }
-        out.append(entry)
-    known = {e["urn"] for e in out}
-    return out + [p for u, p in providers.items() if u not in known]
+def _resources(args: StackValidationArgs) -> list[Resource]:
+    """The stack's resources, typed, and the providers they name (whose region prices them)."""
+    resources = [typed(r) for r in args.resources]
+    known = {r.urn for r in resources}
+    providers = {r.provider.urn: r.provider for r in args.resources if r.provider is not None and r.provider.urn not in known}
+    return resources + [typed(p) for p in providers.values()]
 
 
 def _hints() -> dict[str, str]:

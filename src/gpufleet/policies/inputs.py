@@ -167,11 +167,13 @@ def provider_region(args: Any, namespace: str, *env: str) -> str | None:
 def typed(resource: Any) -> Resource:
     """A stack policy's resource as the plan view's typed resource (its inputs plain, its
     dependencies by URN, its provider's URN): what the group reader and the placement read."""
+    deps = getattr(resource, "property_dependencies", None) or {}  # a provider resource has none
+    provider = getattr(resource, "provider", None)
     return Resource(
         resource.urn,
         resource.resource_type,
         resource.name,
         plain(resource.props),
-        {prop: tuple(d.urn for d in deps) for prop, deps in resource.property_dependencies.items()},
-        provider=resource.provider.urn if resource.provider is not None else None,
+        {prop: tuple(d.urn for d in urns) for prop, urns in deps.items()},
+        provider=provider.urn if provider is not None else None,
     )
