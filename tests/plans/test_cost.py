@@ -13,6 +13,7 @@ from tests.plan_edits import golden, plan_cost
 
 ROOT = Path(__file__).resolve().parents[2]
 SLICES = ROOT / "tests" / "fixtures" / "prices" / "skypilot-catalog"
+SHIPPED = sorted(p.name.removesuffix(".plan.json") for p in (ROOT / "tests" / "golden").glob("*.plan.json"))
 
 
 def _rows(cloud: str, **match) -> list[dict]:
@@ -77,26 +78,7 @@ def test_an_existing_aks_cluster_s_pools_are_priced_at_the_location_the_stack_gi
     assert plan_cost(plan["resources"])["unpriced"][0]["reason"] == "its region is not known before apply"
 
 
-@pytest.mark.parametrize(
-    "stack",
-    [
-        "ack-shared-gpu",
-        "aks-a100-mig",
-        "aks-gpu-operator",
-        "ecs-gpu",
-        "ecs-managed-gpu",
-        "ecs-mps",
-        "ecs-neuron",
-        "eks-auto-gpu",
-        "eks-g5-timeslice",
-        "eks-karpenter-gpu",
-        "eks-p3dn-efa",
-        "eks-p5-efa",
-        "eks-trn1",
-        "gke-a100-mig",
-        "gke-l4-timeshare",
-    ],
-)
+@pytest.mark.parametrize("stack", SHIPPED)
 def test_every_shipped_stack_s_plan_carries_its_cost_and_the_price_date(stack):
     cost = golden(stack)["cost"]
     assert cost["prices"]["date"] == "2026-11-26" and cost["prices"]["hoursPerMonth"] == 730
@@ -136,26 +118,7 @@ def test_ecs_managed_instances_are_named_unpriced():
     assert all("ECS Managed Instances chooses" in u["reason"] for u in cost["unpriced"])
 
 
-STACKS = [
-    "ack-shared-gpu",
-    "aks-a100-mig",
-    "aks-gpu-operator",
-    "ecs-gpu",
-    "ecs-managed-gpu",
-    "ecs-mps",
-    "ecs-neuron",
-    "eks-auto-gpu",
-    "eks-g5-timeslice",
-    "eks-karpenter-gpu",
-    "eks-p3dn-efa",
-    "eks-p5-efa",
-    "eks-trn1",
-    "gke-a100-mig",
-    "gke-l4-timeshare",
-]
-
-
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", SHIPPED)
 def test_a_plan_s_cost_is_read_back_from_its_resources_alone(stack):
     """The golden plans' cost blocks (reviewed, rewritten only by GPUFLEET_UPDATE_GOLDEN=1) are what
     the plan reader gives from the resources, the placement and the summary's regions."""
