@@ -11,6 +11,7 @@ import re
 import pytest
 
 from gpufleet.catalog import catalog
+from gpufleet.plans.index import from_plan
 from gpufleet.verify import nccl_gate, nccl_log
 from tests.conftest import run_cli
 from tests.verify import fleets
@@ -156,7 +157,7 @@ def test_only_mpijobs_that_run_all_reduce_perf_are_the_gates():
     other = json.loads(json.dumps(job))
     other["urn"], other["inputs"]["metadata"]["name"] = job["urn"] + "-hello", "mpi-hello"
     other["inputs"]["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"] = ["mpirun", "hostname"]
-    [found] = nccl_gate.jobs([other, job])
+    [found] = nccl_gate.jobs(from_plan({"resources": [other, job]}))
     assert (found.name, found.workers, found.efa_per_worker, found.instance_type) == ("nccl-tests-p5", 2, 32, "p5.48xlarge")
 
 

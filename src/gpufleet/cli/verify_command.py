@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import cast
 
 from gpufleet.cli.output import EXIT_OK, EXIT_VIOLATION, InputError, print_json, write
+from gpufleet.plans.index import Resource, from_plan
 
 MOST_WAIT = 86400.0  # a bounded wait: an NCCL run that takes longer is not waited for
 MARKS = {"match": "ok", "mismatch": "MISMATCH", "not-judged": "not judged"}
@@ -38,8 +39,8 @@ def add_parser(sub) -> None:
     verify.add_argument("--json", action="store_true", help="print only the verdict as JSON on stdout")
 
 
-def _resources(args) -> tuple[list[dict], str, str | None]:
-    """(the plan's resources, its stack, its ECS cluster's name)."""
+def _resources(args) -> tuple[list[Resource], str, str | None]:
+    """(the plan's resources, typed; its stack; its ECS cluster's name)."""
     from gpufleet.catalog import tokens
 
     path = Path(args.plan)
@@ -62,10 +63,10 @@ def _resources(args) -> tuple[list[dict], str, str | None]:
         except EngineError as err:
             raise InputError(f"{sf.path}: offline preview failed: {err}") from None
         resources, stack = plan["resources"], sf.stack
-    clusters = [r for r in resources if r["type"] == tokens.ECS_CLUSTER]
+    typed = from_plan({"resources": resources})
     # An auto-named cluster's name exists only once it does: --ecs-cluster names it.
-    names = [(r.get("inputs") or {}).get("name") for r in clusters]
-    return resources, stack, names[0] if len(names) == 1 and isinstance(names[0], str) else None
+    names = [r.props.get("name") for r in typed if r.type == tokens.ECS_CLUSTER]
+    return typed, stack, names[0] if len(names) == 1 and isinstance(names[0], str) else None
 
 
 def cmd_verify(args) -> int:

@@ -6,10 +6,11 @@ where the plan's tasks share GPUs through MPS."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gpufleet.catalog import catalog, tokens
 from gpufleet.plans.groups import Group
+from gpufleet.plans.index import Index, Resource, mapping, seq
 from gpufleet.verify.fleet import EcsFleet
 from gpufleet.verify.verdict import MATCH, MISMATCH, NOT_JUDGED, Finding
 
@@ -33,8 +34,8 @@ def _drain(cluster: str, ci: Mapping) -> tuple[str, ...]:
     return (f"aws ecs update-container-instances-state --cluster {cluster} --container-instances {arn} --status DRAINING",)
 
 
-def _container_definitions(task: Mapping) -> list[dict]:
-    text = (task.get("inputs") or {}).get("containerDefinitions")
+def _container_definitions(task: Resource) -> list[dict]:
+    text = task.props.get("containerDefinitions")
     try:
         found = json.loads(text) if isinstance(text, str) else text
     except ValueError:
@@ -42,7 +43,7 @@ def _container_definitions(task: Mapping) -> list[dict]:
     return [c for c in found or [] if isinstance(c, dict)]
 
 
-def _mps(task_definition: Mapping) -> bool:
+def _mps(task_definition: Resource) -> bool:
     return any(
         isinstance(r, dict) and r.get("type") == "GPU" and "nvidiaMps" in (r.get("sharingStrategy") or {})
         for c in _container_definitions(task_definition)
@@ -50,14 +51,14 @@ def _mps(task_definition: Mapping) -> bool:
     )
 
 
-def check(resources: list[dict], groups: list[Group], fleet: EcsFleet, cluster: str) -> list[Finding]:
-    by_urn = {r["urn"]: r for r in resources}
-    services = [r for r in resources if r["type"] == tokens.ECS_SERVICE]
+def check(resources: Sequence[Resource], groups: list[Group], fleet: EcsFleet, cluster: str) -> list[Finding]:
+    index = Index(resources)
+    services = index.of(tokens.ECS_SERVICE)
     mps_providers = set()
     for s in services:
-        definition = next((by_urn[u] for u in (s.get("propertyDependencies") or {}).get("taskDefinition", []) if u in by_urn), None)
+        definition = next(iter(index.deps(s, tokens.ECS_TASK_DEFINITION, prop="taskDefinition")), None)
         if definition is not None and _mps(definition):
-            mps_providers |= {p.get("capacityProvider") for p in (s.get("inputs") or {}).get("capacityProviderStrategies") or []}
+            mps_providers |= _providers(s)
     findings = []
     if fleet.container_instances is None:
         findings.append(
@@ -136,12 +137,18 @@ def _instances(groups: list[Group], instances: list[dict], cluster: str, mps_pro
     return found
 
 
-def _tasks(services: list[dict], tasks: list[dict]) -> list[Finding]:
+def _providers(service: Resource) -> set[str]:
+    """The capacity providers a service's strategy names."""
+    named = (mapping(p).get("capacityProvider") for p in seq(service.props.get("capacityProviderStrategies")))
+    return {p for p in named if isinstance(p, str)}
+
+
+def _tasks(services: list[Resource], tasks: list[dict]) -> list[Finding]:
     found = []
     for s in services:
-        inputs = s.get("inputs") or {}
-        name, desired = inputs.get("name") or s["name"], inputs.get("desiredCount")
-        providers = {p.get("capacityProvider") for p in inputs.get("capacityProviderStrategies") or []}
+        inputs = s.props
+        name, desired = inputs.get("name") or s.name, inputs.get("desiredCount")
+        providers = _providers(s)
         mine = [t for t in tasks if t.get("group") == f"service:{name}"]
         running = [t for t in mine if t.get("lastStatus") == "RUNNING"]
         waiting = sorted({str(t.get("lastStatus")) for t in mine if t.get("lastStatus") != "RUNNING"})
@@ -150,14 +157,12 @@ def _tasks(services: list[dict], tasks: list[dict]) -> list[Finding]:
         )
         subject = f"service {name}"
         if not isinstance(desired, int):
-            found.append(
-                Finding("ecs-tasks", NOT_JUDGED, subject, f"{len(running)} tasks RUNNING; desiredCount is not in the plan", s["urn"])
-            )
+            found.append(Finding("ecs-tasks", NOT_JUDGED, subject, f"{len(running)} tasks RUNNING; desiredCount is not in the plan", s.urn))
         elif len(running) < desired or elsewhere:
             said = f"{len(running)} of {desired} tasks RUNNING" + (f" (others: {', '.join(waiting)})" if waiting else "")
             if elsewhere:
                 said += f"; running on {', '.join(elsewhere)}, not the plan's {', '.join(sorted(providers))}"
-            found.append(Finding("ecs-tasks", MISMATCH, subject, said, s["urn"], expected=desired, observed=len(running)))
+            found.append(Finding("ecs-tasks", MISMATCH, subject, said, s.urn, expected=desired, observed=len(running)))
         else:
             found.append(
                 Finding(
@@ -165,7 +170,7 @@ def _tasks(services: list[dict], tasks: list[dict]) -> list[Finding]:
                     MATCH,
                     subject,
                     f"{len(running)} of {desired} tasks RUNNING on {', '.join(sorted(providers)) or 'the default strategy'}",
-                    s["urn"],
+                    s.urn,
                 )
             )
     return found

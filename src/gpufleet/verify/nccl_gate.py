@@ -4,10 +4,11 @@ devices, or a network other than the pinned one is a failure, never a pass."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpufleet.catalog import catalog, tokens
+from gpufleet.plans.index import Resource
 from gpufleet.rules import nccl as nccl_rules
 from gpufleet.verify import nccl_log
 from gpufleet.verify.verdict import MATCH, MISMATCH, NOT_JUDGED, BadInput, Finding
@@ -30,14 +31,14 @@ class NcclJob:
         return f"MPIJob {self.namespace}/{self.name}"
 
 
-def jobs(resources: list[dict]) -> list[NcclJob]:
+def jobs(resources: Sequence[Resource]) -> list[NcclJob]:
     """The plan's MPIJobs that run all_reduce_perf, read from their inputs (any program's)."""
     found = []
     efa = catalog.load().facts.eks.efa_resource
     for r in resources:
-        if r["type"] != tokens.MPIJOB:
+        if r.type != tokens.MPIJOB:
             continue
-        inputs = r.get("inputs") or {}
+        inputs = r.props
         specs = (inputs.get("spec") or {}).get("mpiReplicaSpecs") or {}
         launcher = ((specs.get("Launcher") or {}).get("template") or {}).get("spec") or {}
         command = " ".join(str(a) for c in launcher.get("containers") or [] for a in (c.get("command") or []) + (c.get("args") or []))
@@ -49,8 +50,8 @@ def jobs(resources: list[dict]) -> list[NcclJob]:
         metadata = inputs.get("metadata") or {}
         found.append(
             NcclJob(
-                r["urn"],
-                str(metadata.get("name") or r["name"]),
+                r.urn,
+                str(metadata.get("name") or r.name),
                 str(metadata.get("namespace") or "default"),
                 (spec.get("nodeSelector") or {}).get("node.kubernetes.io/instance-type"),
                 int(worker.get("replicas") or 1),

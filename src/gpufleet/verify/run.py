@@ -3,20 +3,25 @@ into one verdict. Reads nothing itself: the CLI hands it the plan and the fleet.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpufleet.plans import placement as plan_placement
 from gpufleet.plans.groups import accelerated_groups
-from gpufleet.plans.index import from_plan
+from gpufleet.plans.index import Resource
 from gpufleet.verify import ecs_checks, kube_checks, nccl_gate
 from gpufleet.verify.fleet import Observed
 from gpufleet.verify.verdict import NOT_JUDGED, Finding, Verdict
 
 
 def verify(
-    resources: list[dict], observed: Observed, ecs_cluster: str | None, nccl_runs: list[tuple[nccl_gate.NcclJob, str | None, str]] | None
+    resources: Sequence[Resource],
+    observed: Observed,
+    ecs_cluster: str | None,
+    nccl_runs: list[tuple[nccl_gate.NcclJob, str | None, str]] | None,
 ) -> Verdict:
-    typed = from_plan({"resources": resources})
-    placement = plan_placement.placement(typed)
-    groups = list(accelerated_groups(typed).values())
+    """`resources`: the plan's, typed (plans.index.from_plan)."""
+    placement = plan_placement.placement(resources)
+    groups = list(accelerated_groups(resources).values())
     verdict = Verdict(observed.where)
     kube_planned = bool(placement.shapes or placement.pools)
     if observed.kube is not None:
