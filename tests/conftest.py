@@ -160,3 +160,14 @@ def refused_cases(table: dict[str, tuple]):
             assert text in err
 
     return test_refused
+
+
+def prepared(*parts: str) -> Path:
+    """A folder scripts/prepare-tests made before pytest started (tests never install packages);
+    the test is skipped, naming the script, where it was not run."""
+    path = ROOT / ".test-env"
+    for part in parts:
+        path = path / part
+    if not path.exists():
+        pytest.skip(f"{path.relative_to(ROOT)} is not prepared: run scripts/prepare-tests first (CI does)")
+    return path

@@ -8,16 +8,14 @@ saved plan gives the preview's verdict."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import prepared, run_cli
 
-pytestmark = pytest.mark.slow  # a virtualenv of the programs' packages, from PyPI
+pytestmark = pytest.mark.slow  # previews of every program, in the virtualenv scripts/prepare-tests makes
 
 HERE = Path(__file__).parent
 PROGRAMS = sorted(p.name for p in (HERE / "third_party").iterdir() if (p / "Pulumi.yaml").is_file())
@@ -25,15 +23,9 @@ EXPECTED = yaml.safe_load((HERE / "expected.yaml").read_text())
 
 
 @pytest.fixture(scope="module")
-def corpus_python(tmp_path_factory) -> Path:
-    venv = tmp_path_factory.mktemp("corpus") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    install = [str(python), "-m", "pip", "install", "-q", "-c", str(ROOT / "constraints.txt")]
-    for extra, requirements in (([], "requirements.txt"), (["--ignore-requires-python"], "requirements-ignore-python.txt")):
-        done = subprocess.run([*install, *extra, "-r", str(HERE / requirements)], capture_output=True, text=True, timeout=1800)
-        assert done.returncode == 0, done.stderr[-3000:]
-    return python
+def corpus_python() -> Path:
+    """The corpus's virtualenv, made by scripts/prepare-tests from requirements*.txt."""
+    return prepared("corpus", "venv", "bin", "python")
 
 
 def test_every_program_is_reviewed_and_sourced():

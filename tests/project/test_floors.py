@@ -8,12 +8,11 @@ import json
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 
 from gpufleet.stack.files import stack_names
-from tests.conftest import ROOT
+from tests.conftest import ROOT, prepared
 
 try:
     import tomllib
@@ -56,15 +55,10 @@ def test_the_pinned_set_is_within_the_floors():
 
 @pytest.mark.slow
 def test_the_oldest_versions_allowed_preview_every_stack_as_the_pinned_set_does(tmp_path):
-    """Installs from PyPI (about 100 s): the floors as pip finds them, not as this machine has them."""
-    venv = tmp_path / "floors"
+    """The floors as pip found them (scripts/prepare-tests installs them from PyPI before pytest
+    starts), not as this machine has them."""
+    venv = prepared("floors", "venv")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    install = subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "-q", "-c", str(FLOORS), "-e", f"{ROOT}[test]"],
-        env=env, capture_output=True, text=True, timeout=1500,
-    )
-    assert install.returncode == 0, install.stderr[-3000:]
     for stack in stack_names(ROOT / "stacks"):
         run = subprocess.run([str(venv / "bin" / "gpufleet"), "preview", stack, "--json"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert run.returncode in (0, 1), (stack, run.stderr[-2000:])

@@ -1,5 +1,6 @@
-"""gpufleet as a distribution: `pip install .` (a wheel, not editable) in a fresh virtualenv puts one
-package, `gpufleet`, in site-packages and previews every shipped stack exactly as the checkout does;
+"""gpufleet as a distribution: the wheel a user gets (not editable), built offline from the tracked
+files and put in a fresh virtualenv with pip --no-index (no registry), puts one package,
+`gpufleet`, in site-packages and previews every shipped stack exactly as the checkout does;
 the policy pack directory, copied out alone with a virtualenv made from its requirements.txt, starts
 as the Pulumi CLI starts it and answers over gRPC.
 
@@ -66,7 +67,7 @@ def _pip_install(python: Path, *args: str) -> None:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    """The wheel of the tracked files (what a clone has), built as `pip install .` builds it."""
+    """The wheel of the tracked files (what a clone has), built as pip builds it for a user, offline."""
     top = tmp_path_factory.mktemp("build")
     source = top / "source"
     tracked = _run(["git", "ls-files", "-z"], cwd=ROOT).stdout.split("\0")
