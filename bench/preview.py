@@ -24,6 +24,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from gpufleet.analyzer.pack_dir import DEFAULT_PACK  # noqa: E402
 from gpufleet.engine.preview import preview_plan  # noqa: E402
 from gpufleet.stack.spec import decode_config, load_spec  # noqa: E402
 from bench.fleets import ecs_fleet  # noqa: E402
+
 
 def preview(services: int, policy: bool = False) -> tuple[int, float]:
     """`gpufleet preview`'s work on a generated fleet (the spec check, the program, the pack if asked)."""
@@ -51,7 +53,7 @@ def simulation_overhead(providers: int, pairs: int) -> float:
     ratios = []
     for i in range(pairs):
         runs = {}
-        for mode in (("on", "off") if i % 2 else ("off", "on")):
+        for mode in ("on", "off") if i % 2 else ("off", "on"):
             os.environ["GPUFLEET_PLACEMENT"] = mode
             runs[mode] = preview(providers, policy=True)[1]
         ratios.append(runs["on"] / runs["off"])
@@ -85,9 +87,24 @@ def cold_cost_share(pairs: int = 7) -> float:
     golden = ROOT / "tests" / "golden" / "ecs-gpu.plan.json"
     ratios = []
     for _ in range(pairs):
-        part = float(subprocess.run([sys.executable, "-c", _COST_PART, str(golden)], cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+        part = float(
+            subprocess.run([sys.executable, "-c", _COST_PART, str(golden)], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+        )
         ratios.append(part / cold_cli())
     return statistics.median(ratios)
+
+
+def simulations_per_preview(services: int = 10) -> dict[str, int]:
+    """The plan's placement simulations in one preview, judged and not, counted across the engine's
+    and the pack's processes (each appends a line to GPUFLEET_PLACEMENT_RUNS)."""
+    counts = {}
+    for judged in (True, False):
+        with tempfile.NamedTemporaryFile("r", suffix=".log") as log:
+            os.environ["GPUFLEET_PLACEMENT_RUNS"] = log.name
+            preview(services, policy=judged)
+            counts["judged" if judged else "unjudged"] = len(log.read().splitlines())
+    os.environ.pop("GPUFLEET_PLACEMENT_RUNS", None)
+    return counts
 
 
 def main() -> None:
@@ -108,20 +125,23 @@ def main() -> None:
         with_policy = min(judged_s for _, judged_s in pairs)
         rows[n] = (resources, seconds)
         judged[n] = statistics.median(judged_s / plain_s for (_, plain_s), judged_s in pairs) - 1
-        print(
-            f"{n:>9} {resources:>9} {seconds:>8.3f} {1000 * seconds / resources:>11.3f} "
-            f"{with_policy:>9.3f} {judged[n]:>8.0%}"
-        )
+        print(f"{n:>9} {resources:>9} {seconds:>8.3f} {1000 * seconds / resources:>11.3f} {with_policy:>9.3f} {judged[n]:>8.0%}")
     per = {n: s / r for n, (r, s) in rows.items()}
     print(f"per-resource cost ratio 200 vs 1:  {per[200] / per[1]:.2f}")
     print(f"per-resource cost ratio 200 vs 10: {per[200] / per[10]:.2f}  (target <= 1.3)")
     print(f"200 services: {rows[200][1]:.2f} s for {rows[200][0]} resources")
     print(f"policy pack overhead at 200 services: {judged[200]:.0%} (median of paired ratios; target < 25%)")
-    print(f"placement simulation overhead at 200 services: {simulation_overhead(200, 15):.0%} "
-          "(judged preview with the simulation vs GPUFLEET_PLACEMENT=off, median of paired ratios; target < 10%)")
+    print(
+        f"placement simulation overhead at 200 services: {simulation_overhead(200, 15):.0%} "
+        "(judged preview with the simulation vs GPUFLEET_PLACEMENT=off, median of paired ratios; target < 10%)"
+    )
+    runs = simulations_per_preview()
+    print(f"plan placement simulations per preview: {runs['judged']} judged by the pack, {runs['unjudged']} with --no-policy")
     print(f"cold process `gpufleet preview ecs-gpu --json`: {cold_cli():.2f} s (target < 2 s)")
-    print(f"price snapshot and cost block in a cold preview of ecs-gpu: {cold_cost_share():.1%} "
-          "(its modules, snapshot load and pricing in a cold process / a cold preview, median of paired ratios; target < 5%)")
+    print(
+        f"price snapshot and cost block in a cold preview of ecs-gpu: {cold_cost_share():.1%} "
+        "(its modules, snapshot load and pricing in a cold process / a cold preview, median of paired ratios; target < 5%)"
+    )
 
 
 if __name__ == "__main__":

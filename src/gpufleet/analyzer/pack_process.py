@@ -11,13 +11,16 @@ from __future__ import annotations
 import collections
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 from typing import IO, cast
 
 from gpufleet.analyzer.pack_dir import interpreter, read_pack_manifest
 from gpufleet.errors import NotJudged
+from gpufleet.plans.placement import PLACEMENT_OUT
 
 # Bytes of stack config still handed over in the environment as well (well under Linux's 128 KiB
 # per string, MAX_ARG_STRLEN, and the whole environment's share of ARG_MAX).
@@ -44,6 +47,12 @@ class PackProcess:
             env["PULUMI_CONFIG"] = text
         else:
             env.pop("PULUMI_CONFIG", None)
+        # The placement is simulated once per preview: gpufleet's pack writes the one it judged
+        # here, and the engine reads it back for the plan, the report and the cost (a pack that
+        # writes none, such as a user's own, leaves the engine to simulate it).
+        self._scratch = tempfile.mkdtemp(prefix="gpufleet-pack-")
+        self.placement_file = Path(self._scratch) / "placement.json"
+        env[PLACEMENT_OUT] = str(self.placement_file)
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
         self._port_line: list[str] = []
         self._port_ready = threading.Event()
@@ -103,3 +112,11 @@ class PackProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def placement(self) -> dict | None:
+        """The placement the pack judged the stack by, if it wrote one."""
+        try:
+            return json.loads(self.placement_file.read_text())
+        except (OSError, ValueError):
+            return None

@@ -52,15 +52,22 @@ def plan_resource(r: RecordedResource) -> dict:
     return entry
 
 
-def build_plan(run: ProgramRun, project: str = "gpufleet") -> dict:
+def plan_entries(run: ProgramRun) -> list[dict]:
+    """The plan's resource entries, parents first."""
+    return [plan_resource(r) for r in tree_order(run.resources)]
+
+
+def build_plan(run: ProgramRun, project: str = "gpufleet", entries: list[dict] | None = None, placed: dict | None = None) -> dict:
+    """The plan of `run`: its resources' `entries` (made here unless the caller made them for the
+    pack), and the placement `placed` the pack judged them by (simulated here when no pack wrote one)."""
     resources = tree_order(run.resources)
     # The stack output `accelerators` (what `pulumi stack output accelerators` shows) is the plan's
     # summary: carried there once, not again under `outputs`.
     outputs = {k: v for k, v in run.outputs.items() if k != SUMMARY_OUTPUT}
     summary = dict(run.outputs.get(SUMMARY_OUTPUT) or {})
-    entries = [plan_resource(r) for r in resources]
+    entries = plan_entries(run) if entries is None else entries
     typed = from_plan({"resources": entries})
-    placement = _with_gaps(plan_placement.placement(typed).as_dict(), run.gaps)
+    placement = _with_gaps(placed if placed is not None else plan_placement.placement(typed).as_dict(), run.gaps)
     return {
         "version": PLAN_VERSION,
         "project": project,

@@ -11,7 +11,7 @@ from pathlib import Path
 from gpufleet.analyzer.client import PolicyPack
 from gpufleet.analyzer.pack_process import PackProcess
 from gpufleet.analyzer.policy_config import PolicyConfig
-from gpufleet.engine.plan import build_plan, plan_resource
+from gpufleet.engine.plan import build_plan, plan_entries, plan_resource
 from gpufleet.engine.program_host import Hosting, run_hosted
 from gpufleet.engine.runtime import PROJECT, Program, run_program
 
@@ -54,13 +54,20 @@ def preview_plan(
         else:
             run = run_program(config, stack, on_resource=registered, program=program)
         stages["program"] = time.perf_counter() - start
-        start = time.perf_counter()
-        plan = build_plan(run, project)
-        stages["plan"] = time.perf_counter() - start
-        if pack is not None:
+        if pack is None:
             start = time.perf_counter()
-            plan["policy"] = pack.finish(plan["resources"]).as_plan_block()
-            stages["pack"] = time.perf_counter() - start
+            plan = build_plan(run, project)
+            stages["plan"] = time.perf_counter() - start
+            return plan
+        # The pack judges the stack first: the plan takes the placement it judged by (one simulation).
+        start = time.perf_counter()
+        entries = plan_entries(run)
+        policy = pack.finish(entries).as_plan_block()
+        stages["pack"] = time.perf_counter() - start
+        start = time.perf_counter()
+        plan = build_plan(run, project, entries, pack.pack.placement())
+        plan["policy"] = policy
+        stages["plan"] = time.perf_counter() - start
         return plan
     finally:
         if pack is not None:

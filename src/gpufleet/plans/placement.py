@@ -8,6 +8,7 @@ same `placement()`, which calls the same simulators the stack spec calls.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -20,6 +21,13 @@ from gpufleet.plans.karpenter import pools as karpenter_pools
 from gpufleet.plans.pods import node_shapes, plugins, pod_templates
 from gpufleet.plans.tasks import task_placements
 from gpufleet.simulate import ecs_scheduler, k8s_scheduler, karpenter
+
+# Where gpufleet's pack writes the placement it judged a stack by (the offline engine names the file
+# and reads it back: one simulation per preview).
+PLACEMENT_OUT = "GPUFLEET_PLACEMENT_OUT"
+# A file each simulation appends a line to (its process id): how the tests and the bench count the
+# simulations of one preview across the engine's and the pack's processes.
+PLACEMENT_RUNS = "GPUFLEET_PLACEMENT_RUNS"
 
 
 @dataclass
@@ -117,6 +125,10 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
     """Every pod template and task definition of the plan, placed."""
     if not simulate.enabled():
         return PlanPlacement([], [], [], ["the placement simulation is off (GPUFLEET_PLACEMENT=off)"])
+    runs = os.environ.get(PLACEMENT_RUNS)
+    if runs:
+        with open(runs, "a") as log:
+            log.write(f"{os.getpid()}\n")
     cat = cat or catalog.load()
     awsx_lib = cat.facts.libraries.awsx
     index = Index(resources)

@@ -5,6 +5,10 @@ fact assumed, memory that may be tight) goes to the advisory policy with what is
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 from pulumi_policy import ReportViolation, StackValidationArgs
 
 from gpufleet.catalog import catalog
@@ -33,6 +37,12 @@ def placement_of(args: StackValidationArgs) -> plan_placement.PlanPlacement:
     resources = [typed(r) for r in args.resources if plan_index.reads(r.resource_type)]  # converting the others' would be wasted
     found = plan_placement.placement(resources)
     _LAST[:] = [shape, props, found]
+    out = os.environ.get(plan_placement.PLACEMENT_OUT)
+    if out:
+        # Written whole, then renamed: the engine never reads half a placement.
+        partial = Path(out + ".partial")
+        partial.write_text(json.dumps(found.as_dict()))
+        partial.replace(out)
     return found
 
 

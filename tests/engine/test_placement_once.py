@@ -1,0 +1,44 @@
+"""The plan's placement is simulated once per preview: gpufleet's pack simulates it (in its own
+process) and the engine reads back what the pack judged, for the plan, the report and the cost; with
+no pack, or a pack that writes none, the engine simulates it. Counted across both processes by the
+line each simulation appends to GPUFLEET_PLACEMENT_RUNS."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from gpufleet.plans import placement as plan_placement
+from tests.conftest import ROOT, run_cli
+
+
+def _preview(monkeypatch, tmp_path, *argv: str) -> tuple[dict, int]:
+    runs = tmp_path / f"runs-{len(list(tmp_path.iterdir()))}.log"
+    runs.touch()
+    monkeypatch.setenv(plan_placement.PLACEMENT_RUNS, str(runs))
+    code, out, err = run_cli("preview", *argv, "--json")
+    assert code == 0, err
+    return json.loads(out), len(runs.read_text().splitlines())
+
+
+@pytest.mark.parametrize(
+    "target",
+    [("eks-p5-efa",), ("ecs-gpu",), ("--program", str(ROOT / "examples" / "eks-efa-node-group"), "--python", sys.executable)],
+    ids=["eks stack", "ecs stack", "program"],
+)
+def test_one_simulation_per_preview(monkeypatch, tmp_path, target):
+    judged, runs = _preview(monkeypatch, tmp_path, *target)
+    assert runs == 1
+    assert judged["policy"]["pack"]  # the pack ran, and its placement is the plan's
+    alone, runs = _preview(monkeypatch, tmp_path, *target, "--no-policy")
+    assert runs == 1
+    assert judged["placement"] == alone["placement"]
+    assert judged["cost"] == alone["cost"]
+
+
+def test_a_pack_that_writes_no_placement_leaves_the_engine_to_simulate(monkeypatch, tmp_path):
+    plan, runs = _preview(monkeypatch, tmp_path, "eks-p5-efa", "--policy-pack", str(ROOT / "tests" / "packs" / "other"))
+    assert runs == 1
+    assert plan["placement"]["nodeGroups"]
