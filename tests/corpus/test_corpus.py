@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from tests.conftest import prepared, run_cli
+from tests.one_reading import assert_read_alike
 
 pytestmark = pytest.mark.slow  # previews of every program, in the virtualenv scripts/prepare-tests makes
 
@@ -38,9 +39,13 @@ def test_every_program_is_reviewed_and_sourced():
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
-def test_a_public_program_previews_as_reviewed(corpus_python, name, tmp_path):
+def test_a_public_program_previews_as_reviewed(corpus_python, name, tmp_path, monkeypatch):
     expected = EXPECTED[name]
-    code, out, err = run_cli("preview", "--program", str(HERE / "third_party" / name), "--python", str(corpus_python), "--json", "--timeout", "300")
+    for key, value in (expected.get("env") or {}).items():  # what a program reads from its environment
+        monkeypatch.setenv(key, value)
+    code, out, err = run_cli(
+        "preview", "--program", str(HERE / "third_party" / name), "--python", str(corpus_python), "--json", "--timeout", "300"
+    )
     assert "Traceback" not in err and "did not finish within" not in err, err[-3000:]
     assert "the program may need a concrete value" not in err, err[-3000:]
     assert code == expected["exit"], err[-3000:]
@@ -54,6 +59,8 @@ def test_a_public_program_previews_as_reviewed(corpus_python, name, tmp_path):
     priced = {g["group"] for g in cost["groups"] if g["hourly"]["max"] is not None}
     named = {u["group"]: u["reason"] for u in cost["unpriced"]}
     assert all(g["group"] in priced or named.get(g["group"]) for g in cost["groups"]), cost
+    # The same type, sizes, region and EFA count out of the placement, the cost, the diff and the pack.
+    assert_read_alike(plan, tmp_path, name)
     saved = tmp_path / "plan.json"
     saved.write_text(out)
     checked, policy, _ = run_cli("check", str(saved), "--json")
@@ -90,13 +97,23 @@ def _under_a_budget(corpus_python, tmp_path, name: str) -> tuple[dict, list[dict
     config = tmp_path / "policy.json"
     config.write_text(json.dumps({"fleet-budget": {"maxMonthlyAtMax": 1}}))
     code, out, err = run_cli(
-        "preview", "--program", str(HERE / "third_party" / name), "--python", str(corpus_python),
-        "--json", "--timeout", "300", "--policy-config", str(config),
+        "preview",
+        "--program",
+        str(HERE / "third_party" / name),
+        "--python",
+        str(corpus_python),
+        "--json",
+        "--timeout",
+        "300",
+        "--policy-config",
+        str(config),
     )
     assert code == 0, err[-3000:]
     plan = json.loads(out)
     assert not [v for v in plan["policy"]["violations"] if v["policy"] == "fleet-budget"]  # no verdict on a guess
-    return plan, [v for v in plan["policy"]["violations"] if v["policy"] == "rules-not-judged" and "fleet-budget was not judged" in v["message"]]
+    return plan, [
+        v for v in plan["policy"]["violations"] if v["policy"] == "rules-not-judged" and "fleet-budget was not judged" in v["message"]
+    ]
 
 
 def test_fleet_budget_names_what_it_cannot_price_in_a_foreign_program(corpus_python, tmp_path):

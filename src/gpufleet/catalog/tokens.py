@@ -57,6 +57,7 @@ AKS_CLUSTER = "azure:containerservice/kubernetesCluster:KubernetesCluster"
 AKS_NATIVE_CLUSTER = "azure-native:containerservice:ManagedCluster"
 AKS_NATIVE_AGENT_POOL = "azure-native:containerservice:AgentPool"
 STACK = "pulumi:pulumi:Stack"
+PROVIDERS = "pulumi:providers:"  # a provider resource's type: this, then its package
 AWS_PROVIDER = "pulumi:providers:aws"
 GCP_PROVIDER = "pulumi:providers:gcp"
 

@@ -83,8 +83,11 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
         region: str,
         on_resource: Callable[[RecordedResource], None] | None,
         given: dict[str, list[tuple[dict, dict]]] | None = None,
+        config: dict[str, str] | None = None,
     ):
         self.project, self.stack = project, stack
+        self.config = dict(config or {})
+        self.default_providers: dict[tuple[str, str], str] = {}  # (package, version) -> provider reference
         self.given = given or {}
         self.unknown_calls: list[str] = []  # provider functions answered unknown, with their inputs
         self.run = ProgramRun(stack=stack)
@@ -123,7 +126,8 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
                 return self._refuse(context, str(err))
             if request.type.startswith(tokens.AWS_PROVIDER) and "region" in inputs:
                 self.provider_regions[urn] = inputs["region"]
-            recorded = record(request, urn, inputs)
+            provider = request.provider or self._default_provider(request)
+            recorded = record(request, urn, inputs, provider)
             with self._lock:
                 self.run.resources.append(recorded)
             if self.on_resource is not None:
@@ -218,6 +222,33 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
         with self._lock:
             self.refused.append(reason)
         context.abort(grpc.StatusCode.UNIMPLEMENTED, reason)
+
+    def _default_provider(self, request) -> str:
+        """The reference to the default provider of a resource that names none, registered on first
+        use as the engine does: one per package and version, configured from the stack's config keys
+        of its package (`aws:region`). Pulumi's developer docs, "Default providers":
+        https://pulumi-developer-docs.readthedocs.io/latest/docs/architecture/providers/default.html"""
+        package = request.type.split(":", 1)[0]
+        if not (request.custom or request.remote) or package == "pulumi":
+            return ""
+        key = (package, request.version)
+        with self._lock:
+            if key in self.default_providers:
+                return self.default_providers[key]
+            name = "default" + (f"_{request.version}".replace(".", "_").replace("-", "_") if request.version else "")
+            type_ = f"{tokens.PROVIDERS}{package}"
+            urn = f"urn:pulumi:{self.stack}::{self.project}::{type_}::{name}"
+            inputs: dict = {k.split(":", 1)[1]: v for k, v in sorted(self.config.items()) if k.split(":", 1)[0] == package}
+            if request.version:
+                inputs["version"] = request.version
+            if package == "aws" and isinstance(inputs.get("region"), str):
+                self.provider_regions[urn] = inputs["region"]
+            provider = RecordedResource(urn, type_, name, "", True, inputs)
+            self.run.resources.append(provider)
+            self.default_providers[key] = f"{urn}::{tokens.UNKNOWN}"
+        if self.on_resource is not None:
+            self.on_resource(provider)
+        return self.default_providers[key]
 
     def _urn(self, parent: str, type_: str, name: str) -> str:
         # A child's type is qualified by its parent's, except the stack's (the engine's NewURN).

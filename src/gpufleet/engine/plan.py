@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from gpufleet.engine.runtime import ProgramRun, RecordedResource
@@ -84,7 +85,7 @@ def build_plan(run: ProgramRun, project: str = "gpufleet", entries: list[dict] |
         # Where every pod and task lands, read from the resources as the policy pack reads them.
         "placement": placement,
         # What the groups cost, priced from the catalog's dated snapshot (null where unknown).
-        "cost": plan_cost.plan_cost(typed, placement, plan_cost.plan_hints(summary)),
+        "cost": plan_cost.plan_cost(typed, placement, plan_cost.plan_hints(summary, os.environ)),
     }
 
 

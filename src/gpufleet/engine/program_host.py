@@ -51,7 +51,7 @@ def run_hosted(
     """Preview `program` as `hosting` says; raises EngineError naming why it could not."""
     python, timeout = hosting.interpreter, hosting.timeout
     region = str(config.get(f"{program.project}:region") or config.get("aws:region") or "")
-    monitor = Monitor(program.project, stack, OfflineAnswers(moto_snapshot()), region, on_resource, hosting.given)
+    monitor = Monitor(program.project, stack, OfflineAnswers(moto_snapshot()), region, on_resource, hosting.given, config)
     workdir = program.workdir or (program.main if program.main.is_dir() else program.main.parent)
     with Served(monitor) as served, tempfile.TemporaryDirectory(prefix="gpufleet-program-") as scratch:
         report = Path(scratch) / "report.json"

@@ -117,8 +117,9 @@ class _Recorder(mocks.MockMonitor):
         return self.default_region
 
 
-def record(request, urn: str, inputs: dict) -> RecordedResource:
-    """A RegisterResourceRequest as the engine records it, with its inputs decoded."""
+def record(request, urn: str, inputs: dict, provider: str | None = None) -> RecordedResource:
+    """A RegisterResourceRequest as the engine records it, with its inputs decoded (and `provider`,
+    the reference the engine resolved: the request's own, or a default provider's)."""
     return RecordedResource(
         urn,
         request.type,
@@ -128,7 +129,7 @@ def record(request, urn: str, inputs: dict) -> RecordedResource:
         inputs,
         dependencies=sorted(set(request.dependencies)),
         property_dependencies={key: sorted(set(deps.urns)) for key, deps in sorted(request.propertyDependencies.items()) if deps.urns},
-        provider=request.provider.rsplit("::", 1)[0],  # a reference is URN::ID
+        provider=(request.provider if provider is None else provider).rsplit("::", 1)[0],  # a reference is URN::ID
         replace_on_changes=list(request.replaceOnChanges),
         delete_before_replace=bool(request.deleteBeforeReplace),
     )

@@ -21,28 +21,14 @@ from gpufleet.plans.index import Index, Resource, mapping, str_or
 from gpufleet.rules import cost as cost_rules
 
 SIZES = cost_rules.SIZES
-# The provider whose `region` prices a cloud's groups that do not say where they are themselves.
-_PROVIDERS = {"aws": tokens.AWS_PROVIDER, "gcp": tokens.GCP_PROVIDER}
 
 
-def _provider_region(resource: Resource | None, index: Index, cloud: str) -> str | None:
-    ref = resource.provider if resource is not None else None
-    if ref is not None:
-        provider = index.by_urn.get(ref) or index.by_urn.get(ref.rsplit("::", 1)[0])  # a plan's reference ends in the provider's id
-        region = provider.props.get("region") if provider is not None else None
-        if isinstance(region, str):
-            return region
-    found = {r.props.get("region") for r in index.of(_PROVIDERS[cloud])} if cloud in _PROVIDERS else set()
-    found.discard(None)
-    return next(iter(found)) if len(found) == 1 and isinstance(next(iter(found)), str) else None
-
-
-def _region(group: Group, index: Index, hints: Mapping[str, str]) -> str | None:
-    """Where the group's prices are: what its resource says, else its provider's region, else the
-    plan's hint for its cloud."""
+def _region(group: Group, hints: Mapping[str, str]) -> str | None:
+    """Where the group's prices are: the group's region (its resource's, else its provider's), else
+    the plan's hint for its cloud."""
     if group.region is not None or group.cloud is None:
         return group.region
-    return _provider_region(index.by_urn.get(group.urn), index, group.cloud) or hints.get(group.cloud)
+    return hints.get(group.cloud)
 
 
 # What the snapshot cannot price, said where it applies.
@@ -122,7 +108,7 @@ def plan_cost(
     unpriced: list[dict[str, object]] = []
     auto_mode = catalog.load().facts.eks.auto_mode
     for group in priced_groups(index.resources).values():
-        region = _region(group, index, hints)
+        region = _region(group, hints)
         entry, price = _group_entry(group, region, snapshot)
         if group.platform == "karpenter" and _node_class_group(index.by_urn.get(group.urn)) == auto_mode.node_class_group:
             entry["notes"] = [AUTO_MODE_FEE]
@@ -250,6 +236,18 @@ def _by_purchase(groups: list[dict]) -> dict:
     }
 
 
-def plan_hints(summary: Mapping) -> dict[str, str]:
-    """Regions a gpufleet plan's summary states for clouds whose resources may not (cloud -> region)."""
-    return {cloud: region for cloud, region in (summary.get("regions") or {}).items() if isinstance(region, str)}
+# Where the AWS provider takes its region from when none is configured (pulumi-aws's configuration
+# reference: https://www.pulumi.com/registry/packages/aws/installation-configuration/).
+AWS_REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
+
+
+def plan_hints(summary: Mapping, environ: Mapping[str, str] | None = None, aws_region: str | None = None) -> dict[str, str]:
+    """Regions for clouds whose groups' providers name none (cloud -> region): a gpufleet plan's
+    summary states them; else the stack's `aws:region` (`aws_region`), else the environment the AWS
+    provider reads."""
+    hints = {cloud: region for cloud, region in (summary.get("regions") or {}).items() if isinstance(region, str)}
+    env = environ or {}
+    aws = aws_region or next((env[v] for v in AWS_REGION_VARIABLES if env.get(v)), None)
+    if aws and "aws" not in hints:
+        hints["aws"] = aws
+    return hints

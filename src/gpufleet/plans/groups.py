@@ -7,7 +7,7 @@ purchase option, taints and what one instance carries (GPUs, Neuron chips and co
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from gpufleet.apis.values import decimal
@@ -441,6 +441,31 @@ def _times(value: object, zones: int | None) -> int | None:
     return value * zones if isinstance(value, int) and zones is not None else None
 
 
+# The provider whose `region` places a cloud's groups that do not say where they are themselves.
+_PROVIDERS = {"aws": tokens.AWS_PROVIDER, "gcp": tokens.GCP_PROVIDER}
+
+
+def provider_region(resource: Resource, index: Index, cloud: str) -> str | None:
+    """The region of the resource's provider (a default provider's is the stack's `aws:region`), or
+    the one region every provider of the cloud in the plan names."""
+    ref = resource.provider
+    if ref is not None:
+        provider = index.by_urn.get(ref) or index.by_urn.get(ref.rsplit("::", 1)[0])  # a plan's reference ends in the provider's id
+        region = provider.props.get("region") if provider is not None else None
+        if isinstance(region, str):
+            return region
+    found = {r.props.get("region") for r in index.of(_PROVIDERS[cloud])} if cloud in _PROVIDERS else set()
+    found.discard(None)
+    return next(iter(found)) if len(found) == 1 and isinstance(next(iter(found)), str) else None
+
+
+def _located(group: Group, r: Resource, index: Index) -> Group:
+    """The group with its region: its resource's own, else its provider's (worked out here once)."""
+    if group.region is not None or group.cloud is None:
+        return group
+    return replace(group, region=provider_region(r, index, group.cloud))
+
+
 def accelerated_groups(resources: Sequence[Resource]) -> dict[str, Group]:
     """The plan's groups by URN: every EKS node group, ECS capacity provider and Karpenter NodePool,
     the ACK, GKE and AKS pools with accelerators, and the EC2 instances and Auto Scaling groups of
@@ -467,7 +492,7 @@ def accelerated_groups(resources: Sequence[Resource]) -> dict[str, Group]:
         else:
             continue
         if group is not None:
-            groups[r.urn] = group
+            groups[r.urn] = _located(group, r, index)
     return groups
 
 
@@ -513,5 +538,5 @@ def priced_groups(resources: Sequence[Resource]) -> dict[str, Group]:
         else:
             continue
         if group is not None:
-            groups[r.urn] = group
+            groups[r.urn] = _located(group, r, index)
     return groups

@@ -36,9 +36,9 @@ def _resources(args: StackValidationArgs) -> list[Resource]:
 
 
 def _hints() -> dict[str, str]:
-    """The stack's regions where a provider does not give one (aws:region, AWS_REGION)."""
-    aws = pulumi.Config("aws").get("region") or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-    return {"aws": aws} if aws else {}
+    """The stack's regions where a provider does not give one: the engine's (aws:region, then the
+    environment the AWS provider reads)."""
+    return plan_cost.plan_hints({}, os.environ, pulumi.Config("aws").get("region"))
 
 
 def _cost(args: StackValidationArgs) -> dict:
