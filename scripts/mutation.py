@@ -109,7 +109,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "k8s_workloads": ("src/gpufleet/simulate/k8s_workloads.py", ["tests/simulate/test_k8s_workloads.py", *_K8S]),
     "managed_instances": ("src/gpufleet/rules/managed_instances.py", ["tests/rules/test_ecs_managed_instances.py", "tests/policies/test_policies_neuron.py"]),
     "node_capacity": ("src/gpufleet/simulate/node_capacity.py", ["tests/simulate/test_node_capacity.py", "tests/simulate/test_ecs_scheduler.py", "tests/plans/test_placement_doors.py"]),
-    "plan_index": ("src/gpufleet/plans/index.py", ["tests/plans/test_placement_read_back.py", *_PLACEMENT]),
+    "plan_index": ("src/gpufleet/plans/index.py", ["tests/plans/test_placement_read_back.py", "tests/plans/test_plan_view.py", *_PLACEMENT]),
     "plan_placement": ("src/gpufleet/plans/placement.py", ["tests/plans/test_placement_read_back.py", *_PLACEMENT]),
     "plan_pods": ("src/gpufleet/plans/pods.py", ["tests/plans/test_placement_read_back.py", *_PLACEMENT]),
     "plan_tasks": ("src/gpufleet/plans/tasks.py", ["tests/plans/test_placement_read_back.py", *_PLACEMENT, "tests/rules/test_ecs_gpu_sharing.py"]),

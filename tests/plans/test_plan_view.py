@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from gpufleet.plans.index import from_plan
 from tests.conftest import ROOT
 
 SRC = ROOT / "src" / "gpufleet"
@@ -20,17 +21,12 @@ RAW_KEYS = {"inputs", "propertyDependencies", "newState", "steps"}
 DOORS = {"cli/plan_file.py", "plans/index.py"}
 # `inputs` that is no plan's: an --answers file's recorded provider calls.
 NOT_A_PLAN = {"engine/answers.py"}
-# Still reading raw entries (issue 51's next step): the reviewer's diff and its picture, the
-# replacement rules it shares with the `updates` policy, the AWS API model's walk of a resource, and
-# the analyzer client that sends entries to the pack.
+# Still reading raw entries (issue 51's next step): the AWS API model's walk of a resource, and the
+# analyzer client that sends entries to the pack.
 STILL_RAW = {
     "analyzer/client.py",
     "analyzer/wire.py",
     "apis/aws.py",
-    "cli/diagram.py",
-    "cli/diff.py",
-    "plans/replacement.py",
-    "policies/updates.py",
 }
 
 
@@ -62,3 +58,27 @@ def test_a_raw_read_planted_in_a_typed_reader_is_caught():
     assert raw_readers(source) == set()
     assert raw_readers(source + '\nx = {}.get("propertyDependencies")\n') == {"propertyDependencies"}
     assert raw_readers(source + '\ny = r["inputs"]\n') == {"inputs"}
+
+
+def test_the_typed_resource_carries_what_the_diff_and_its_picture_read():
+    """Beside inputs and property dependencies: every dependency (the picture's cluster of a group),
+    the parent, and the options the replacement rules read; absent, each is empty."""
+    urn = "urn:pulumi:dev::fleet::aws:ec2/subnet:Subnet::private-a"
+    entry = {
+        "urn": urn,
+        "type": "aws:ec2/subnet:Subnet",
+        "parent": "urn:pulumi:dev::fleet::awsx:ec2:Vpc::vpc",
+        "dependencies": ["urn:pulumi:dev::fleet::aws:ec2/vpc:Vpc::vpc"],
+        "replaceOnChanges": ["cidrBlock"],
+        "deleteBeforeReplace": True,
+    }
+    [r] = from_plan({"resources": [entry]})
+    assert (r.name, r.dependencies, r.parent, r.replace_on_changes, r.delete_before_replace) == (
+        "private-a",
+        ("urn:pulumi:dev::fleet::aws:ec2/vpc:Vpc::vpc",),
+        "urn:pulumi:dev::fleet::awsx:ec2:Vpc::vpc",
+        ("cidrBlock",),
+        True,
+    )
+    [bare] = from_plan({"resources": [{"urn": urn, "type": "aws:ec2/subnet:Subnet", "parent": None}]})
+    assert (bare.dependencies, bare.parent, bare.replace_on_changes, bare.delete_before_replace) == ((), None, (), False)

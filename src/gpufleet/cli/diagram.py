@@ -15,7 +15,7 @@ import re
 from gpufleet.catalog import tokens
 from gpufleet.catalog.wording import counted
 from gpufleet.plans.groups import CARRIED, Group, accelerated_groups
-from gpufleet.plans.index import from_plan
+from gpufleet.plans.index import Resource, from_plan
 
 CLUSTERS = {
     tokens.EKS_CLUSTER: "EKS cluster",
@@ -58,16 +58,16 @@ def _costs(cost: dict | None) -> dict[str, dict]:
     return {c["urn"]: c for c in (cost or {}).get("groups") or []}
 
 
-def _cluster_of(resources: list[dict], clusters: dict[str, dict]) -> dict[str, str]:
+def _cluster_of(resources: list[Resource], clusters: dict[str, Resource]) -> dict[str, str]:
     """Group URN -> cluster URN: a group reads its cluster (clusterName), or a resource reads both
     (an ECS cluster's capacity-provider association)."""
     out: dict[str, str] = {}
     for r in resources:
-        deps = {u for urns in (r.get("propertyDependencies") or {}).values() for u in urns} | set(r.get("dependencies") or [])
+        deps = {u for urns in r.deps.values() for u in urns} | set(r.dependencies)
         found = [u for u in deps if u in clusters]
         if not found:
             continue
-        out.setdefault(r["urn"], found[0])
+        out.setdefault(r.urn, found[0])
         for u in deps:
             out.setdefault(u, found[0])
     return out
@@ -76,9 +76,9 @@ def _cluster_of(resources: list[dict], clusters: dict[str, dict]) -> dict[str, s
 def fleet(plan: dict) -> str:
     """The plan's fleet: a subgraph per cluster holding its groups, each workload linked to the
     groups it is placed on (with how many), a Pending one marked."""
-    resources = plan["resources"]
-    clusters = {r["urn"]: r for r in resources if r["type"] in CLUSTERS}
-    groups = accelerated_groups(from_plan({"resources": resources}))
+    resources = from_plan(plan)
+    clusters = {r.urn: r for r in resources if r.type in CLUSTERS}
+    groups = accelerated_groups(resources)
     costs = _costs(plan.get("cost"))
     where = _cluster_of(resources, clusters)
     lines = ["flowchart LR"]
@@ -89,7 +89,7 @@ def fleet(plan: dict) -> str:
         indent = "  "
         if curn is not None:
             c = clusters[curn]
-            title = label(CLUSTERS[c["type"]] + " " + c["name"])
+            title = label(CLUSTERS[c.type] + " " + c.name)
             lines.append(f"  subgraph {node_id('cluster', curn)}[{title}]")
             indent = "    "
         lines += [f"{indent}{node_id('group', g.urn)}[{label(*group_lines(g, costs))}]" for g in members]
@@ -116,11 +116,11 @@ def fleet(plan: dict) -> str:
     return "\n".join(lines + [f"  {s}" for s in STYLES]) + "\n"
 
 
-def changes(d, base: list[dict], head: list[dict]) -> str:
+def changes(d, base: list[Resource], head: list[Resource]) -> str:
     """A diff's groups before and after: each group's two states linked by what happens to it
     (replaced, rolls, changed, same), added and removed groups marked, and the replaced or removed
     resources a replacement comes from linked to the group they drag along."""
-    before, after = accelerated_groups(from_plan({"resources": base})), accelerated_groups(from_plan({"resources": head}))
+    before, after = accelerated_groups(base), accelerated_groups(head)
     key = lambda urn: urn.split("::", 1)[1] if "::" in urn else urn  # noqa: E731  (stack-free, as diff matches)
     b = {key(u): g for u, g in before.items()}
     a = {key(u): g for u, g in after.items()}

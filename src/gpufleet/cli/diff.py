@@ -20,7 +20,7 @@ from gpufleet.plans import cost as plan_cost
 from gpufleet.plans import placement as plan_placement
 from gpufleet.plans import replacement
 from gpufleet.plans.groups import Group, accelerated_groups
-from gpufleet.plans.index import from_plan, mapping
+from gpufleet.plans.index import Resource, from_plan, mapping
 from gpufleet.rules import cost as cost_rules
 from gpufleet.simulate import k8s_scheduler
 
@@ -77,8 +77,8 @@ class PlanDiff:
 _key = replacement.key
 
 
-def _brief(r: dict) -> dict:
-    return {"urn": r["urn"], "type": r["type"], "name": r["name"]}
+def _brief(r: Resource) -> dict:
+    return {"urn": r.urn, "type": r.type, "name": r.name}
 
 
 # The engine's step ops that replace a resource (create first, or delete first).
@@ -91,14 +91,15 @@ def diff_plans(
     """Two plans compared; or, with `verdicts` (one `pulumi preview --json` of a deployed stack:
     BASE its old states, HEAD its new ones), the engine's own verdict per resource, explained."""
     result = PlanDiff()
+    base_plan, head_plan = from_plan({"resources": base}), from_plan({"resources": head})
     # The stack resource has no inputs and carries the stack's name: not a change.
-    old = {_key(r["urn"]): r for r in base if r["type"] != tokens.STACK}
-    new = {_key(r["urn"]): r for r in head if r["type"] != tokens.STACK}
+    old = {_key(r.urn): r for r in base_plan if r.type != tokens.STACK}
+    new = {_key(r.urn): r for r in head_plan if r.type != tokens.STACK}
     result.added = [_brief(new[u]) for u in new if u not in old]
     result.removed = [_brief(old[u]) for u in old if u not in new]
     engine = {_key(u): v for u, v in (verdicts or {}).items()}
     for urn in (u for u in new if u in old):
-        changes = replacement.property_changes(old[urn].get("inputs") or {}, new[urn].get("inputs") or {})
+        changes = replacement.property_changes(old[urn].props, new[urn].props)
         verdict = engine.get(urn)
         if verdict is not None:
             ops = set(verdict["ops"])
@@ -113,7 +114,7 @@ def diff_plans(
         entry = {
             **_brief(new[urn]),
             "properties": changes,
-            "summary": summarize(changes, old[urn].get("inputs") or {}, new[urn].get("inputs") or {}),
+            "summary": summarize(changes, old[urn].props, new[urn].props),
         }
         reason: str | None
         if verdict is not None:
@@ -126,7 +127,7 @@ def diff_plans(
         else:
             reason = replacement.replacement_reason(new[urn], changes)
         if reason:
-            result.replaced.append({**entry, "reason": reason, "deleteFirst": bool(new[urn].get("deleteBeforeReplace"))})
+            result.replaced.append({**entry, "reason": reason, "deleteFirst": new[urn].delete_before_replace})
         else:
             result.updated.append(entry)
     _cascade(result, old, new, follow=verdicts is None)
@@ -134,16 +135,16 @@ def diff_plans(
     for entry in result.replaced + result.updated:
         paths = [c for c in entry["properties"] if ".tolerations" in c["path"] or c["path"].startswith("tolerations")]
         if paths:
-            result.tolerations.append({**_brief(entry), "properties": paths})
+            result.tolerations.append({k: entry[k] for k in ("urn", "type", "name")} | {"properties": paths})
     _groups(
         result,
-        {_key(u): g for u, g in accelerated_groups(from_plan({"resources": base})).items()},
-        {_key(u): g for u, g in accelerated_groups(from_plan({"resources": head})).items()},
+        {_key(u): g for u, g in accelerated_groups(base_plan).items()},
+        {_key(u): g for u, g in accelerated_groups(head_plan).items()},
     )
     _karpenter_drift(result, new)
-    result.cost = cost_change(base, head)
-    _placement(result, base, head)
-    result.picture = diagram.changes(result, base, head)
+    result.cost = cost_change(base_plan, head_plan)
+    _placement(result, base_plan, head_plan)
+    result.picture = diagram.changes(result, base_plan, head_plan)
     key = lambda f: (f["policy"], _key(f.get("urn") or ""), f["message"])  # noqa: E731
     before, after = {key(f) for f in base_findings}, {key(f) for f in head_findings}
     result.new_findings = [f for f in head_findings if key(f) not in before]
@@ -151,7 +152,7 @@ def diff_plans(
     return result
 
 
-def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict], follow: bool) -> None:
+def _cascade(result: PlanDiff, old: dict[str, Resource], new: dict[str, Resource], follow: bool) -> None:
     """What a replacement or removal does to the resources that read it. A replaced resource's
     outputs are unknown until it exists, so every resource with an input from it gets a new value:
     replaced where that input cannot change in place (and so on down the graph, as `pulumi preview`
@@ -176,9 +177,9 @@ def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict], follo
                 {
                     **_brief(new[urn]),
                     "properties": own,
-                    "summary": summarize(own, old[urn].get("inputs") or {}, new[urn].get("inputs") or {}),
+                    "summary": summarize(own, old[urn].props, new[urn].props),
                     "reason": why,
-                    "deleteFirst": bool(new[urn].get("deleteBeforeReplace")),
+                    "deleteFirst": new[urn].delete_before_replace,
                 }
             )
         elif urn not in changed:
@@ -187,14 +188,14 @@ def _cascade(result: PlanDiff, old: dict[str, dict], new: dict[str, dict], follo
     _refused_deletes(result, old, new, going)
 
 
-def _refused_deletes(result: PlanDiff, old: dict[str, dict], new: dict[str, dict], going: dict[str, str]) -> None:
+def _refused_deletes(result: PlanDiff, old: dict[str, Resource], new: dict[str, Resource], going: dict[str, str]) -> None:
     """A subnet or security group that goes while a kept Auto Scaling group's running instances
     still use it (through its subnet list or its launch template): the delete is refused until
     those instances are replaced, which nothing in the update does."""
     facts = catalog.load().facts.refused_deletes
     for target, how in going.items():
         source = old.get(target) or new[target]
-        fact = facts.get(source["type"])
+        fact = facts.get(source.type)
         if not fact:
             continue
         holders, seen, queue = [], {target}, [target]
@@ -203,8 +204,8 @@ def _refused_deletes(result: PlanDiff, old: dict[str, dict], new: dict[str, dict
                 if urn in seen or urn not in new or going.get(urn) == "replaced":
                     continue  # a replaced holder's old instances go with it, before this delete
                 seen.add(urn)
-                if new[urn]["type"] in fact.held_by:
-                    holders.append(new[urn]["name"])
+                if new[urn].type in fact.held_by:
+                    holders.append(new[urn].name)
                 else:
                     queue.append(urn)
         if holders:
@@ -228,9 +229,9 @@ def not_running(status: str) -> int:
     return _NOT_RUNNING.get(status, 0)
 
 
-def _placements(resources: list[dict]) -> dict[str, dict]:
+def _placements(resources: list[Resource]) -> dict[str, dict]:
     """Pod templates and task definitions by name, with their placement verdict."""
-    found = plan_placement.placement(from_plan({"resources": resources})).as_dict()
+    found = plan_placement.placement(resources).as_dict()
 
     def why(p: dict) -> str:
         grown = k8s_scheduler.new_nodes(p.get("scaleUp") or {})
@@ -241,7 +242,7 @@ def _placements(resources: list[dict]) -> dict[str, dict]:
     return out
 
 
-def _placement(result: PlanDiff, base: list[dict], head: list[dict]) -> None:
+def _placement(result: PlanDiff, base: list[Resource], head: list[Resource]) -> None:
     """A change that leaves a pod or task Pending (or placeable only after scale-up) is named, with
     the scheduler's reason; one that places what was Pending too."""
     before, after = _placements(base), _placements(head)
@@ -301,15 +302,15 @@ def _under(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r + ".") or path.startswith(r + "[") for r in roots)
 
 
-def _karpenter_drift(result: PlanDiff, new: dict[str, dict]) -> None:
+def _karpenter_drift(result: PlanDiff, new: dict[str, Resource]) -> None:
     """A change that drifts a Karpenter pool's nodes: Karpenter replaces them, within the pool's
     disruption budgets, as a node group rolls for a new launch template (curated karpenter.drift)."""
     drift = catalog.load().facts.karpenter.drift
-    pools = [r for r in new.values() if r["type"] == tokens.KARPENTER_NODE_POOL]
+    pools = [r for r in new.values() if r.type == tokens.KARPENTER_NODE_POOL]
 
-    def name_of(r: dict) -> str:
-        name = mapping(mapping(r.get("inputs")).get("metadata")).get("name")
-        return name if isinstance(name, str) else r["name"]
+    def name_of(r: Resource) -> str:
+        name = mapping(r.props.get("metadata")).get("name")
+        return name if isinstance(name, str) else r.name
 
     for entry in result.replaced + result.updated:
         paths = [c["path"] for c in entry["properties"]]
@@ -322,17 +323,15 @@ def _karpenter_drift(result: PlanDiff, new: dict[str, dict]) -> None:
                 why = "its requirements changed: Karpenter replaces the nodes they no longer admit, within the pool's disruption budgets"
             else:
                 continue
-            result.drains.append(
-                {"group": name_of(new.get(_key(entry["urn"]), entry)), "platform": "karpenter", "urn": entry["urn"], "reason": why}
-            )
+            result.drains.append({"group": name_of(new[_key(entry["urn"])]), "platform": "karpenter", "urn": entry["urn"], "reason": why})
         elif entry["type"] == tokens.KARPENTER_EC2_NODE_CLASS:
             changed = [p for p in paths if _under(p, drift.node_class)]
-            class_name = name_of(new.get(_key(entry["urn"]), entry))
+            class_name = name_of(new[_key(entry["urn"])])
             for pool in pools:
-                ref = mapping(mapping(mapping(mapping(pool.get("inputs")).get("spec")).get("template")).get("spec")).get("nodeClassRef")
+                ref = mapping(mapping(mapping(pool.props.get("spec")).get("template")).get("spec")).get("nodeClassRef")
                 if changed and mapping(ref).get("name") == class_name:
                     why = f"its EC2NodeClass {class_name} changed ({', '.join(changed)}): Karpenter replaces every node of the pool, within its disruption budgets"
-                    result.drains.append({"group": name_of(pool), "platform": "karpenter", "urn": pool["urn"], "reason": why})
+                    result.drains.append({"group": name_of(pool), "platform": "karpenter", "urn": pool.urn, "reason": why})
 
 
 def _kind(group: Group) -> str:
@@ -407,10 +406,10 @@ def _cost_sides(before: dict | None, after: dict | None) -> dict:
     return out
 
 
-def cost_change(base: list[dict], head: list[dict]) -> dict:
+def cost_change(base: list[Resource], head: list[Resource]) -> dict:
     """What the change adds or saves, per group whose cost changes and for the whole fleet, priced
     from the same snapshot on both sides."""
-    before, after = plan_cost.plan_cost(from_plan({"resources": base})), plan_cost.plan_cost(from_plan({"resources": head}))
+    before, after = plan_cost.plan_cost(base), plan_cost.plan_cost(head)
     old = {_key(g["urn"]): g for g in before["groups"]}
     new = {_key(g["urn"]): g for g in after["groups"]}
     groups = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Mapping
 
 from gpufleet.engine.runtime import UNKNOWN
 from gpufleet.plans import replacement
@@ -25,12 +26,12 @@ def _runs(numbers: list[int]) -> str:
     return ", ".join(out)
 
 
-def _entries(inputs: dict) -> set[tuple[str, int]]:
+def _entries(inputs: Mapping) -> set[tuple[str, int]]:
     """The (list, index) entries that exist in a resource's inputs."""
-    return {(m.group(1), int(m.group(2))) for path in replacement.flatten(inputs) if (m := _ENTRY.match(path))}
+    return {(m.group(1), int(m.group(2))) for path in replacement.flatten(dict(inputs)) if (m := _ENTRY.match(path))}
 
 
-def summarize(changes: list[dict], before: dict, after: dict) -> list[str]:
+def summarize(changes: list[dict], before: Mapping, after: Mapping) -> list[str]:
     """Property changes as lines a person reads: the entries a list gains or loses whole become one
     line ("networkInterfaces: 16 entries removed ([17]-[32]; networkCardIndex 16-31)"); every other
     change stays a line of its own."""

@@ -1,5 +1,6 @@
-"""A plan's resources as the placement reads them (types, inputs and property dependencies only),
-indexed by URN and type; the resource types it reads."""
+"""A plan's resources as everything past the plan's doors reads them (types, inputs, dependencies and
+the options the replacement rules read), indexed by URN and type; the resource types the placement
+reads."""
 
 from __future__ import annotations
 
@@ -66,6 +67,12 @@ class Resource:
     deps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     derived: str | None = None  # not in the plan: what a component library will create, and from what
     provider: str | None = None  # the provider reference (its URN, and in a plan its id after "::")
+    dependencies: tuple[str, ...] = ()  # every URN it depends on, through an input or not
+    parent: str | None = None
+    # The program's options the replacement rules read: inputs whose change replaces it, and whether
+    # the old one goes before the new one exists.
+    replace_on_changes: tuple[str, ...] = ()
+    delete_before_replace: bool = False
 
 
 class Index:
@@ -97,6 +104,10 @@ def from_plan(plan: Mapping) -> list[Resource]:
             r.get("inputs") or {},
             {k: tuple(v) for k, v in (r.get("propertyDependencies") or {}).items()},
             provider=r.get("provider") if isinstance(r.get("provider"), str) else None,
+            dependencies=tuple(r.get("dependencies") or ()),
+            parent=r.get("parent") or None,
+            replace_on_changes=tuple(r.get("replaceOnChanges") or ()),
+            delete_before_replace=bool(r.get("deleteBeforeReplace")),
         )
         for r in plan.get("resources", [])
     ]

@@ -4,8 +4,8 @@ or a field the provider cannot change in place: the curated ForceNew facts), and
 dependency graph from what is replaced or removed. `gpufleet diff` and the pack's update policy read
 the same answers.
 
-Resources are plan-shaped dicts (urn, type, name, inputs, propertyDependencies), keyed by their URN
-without the stack (`key`), so plans of one stack previewed under two stack names still match.
+Resources are the plan view's typed resources (`plans.index.Resource`), keyed by their URN without
+the stack (`key`), so plans of one stack previewed under two stack names still match.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 from gpufleet.catalog import catalog
 from gpufleet.catalog.tokens import UNKNOWN
+from gpufleet.plans.index import Resource
 
 
 @functools.cache
@@ -86,49 +87,43 @@ def forces_new(resource_type: str, path: str) -> bool:
     return facts is not None and any(matches(path, k) for k in facts.replaces)
 
 
-def _forced_through(resource: Mapping, prop: str) -> bool:
+def _forced_through(resource: Resource, prop: str) -> bool:
     """Does a new value of the input `prop` (read from a replaced resource) replace the resource? The
     input itself cannot change in place, or a field inside it that holds a value known only after
     apply (the replaced resource's output, such as an Auto Scaling group's ARN) cannot."""
-    if forces_new(resource["type"], prop):
+    if forces_new(resource.type, prop):
         return True
-    inputs = resource.get("inputs") or {}
-    return any(v == UNKNOWN and forces_new(resource["type"], path) for path, v in flatten(inputs.get(prop), prop).items())
+    return any(v == UNKNOWN and forces_new(resource.type, path) for path, v in flatten(resource.props.get(prop), prop).items())
 
 
-def replacement_reason(resource: Mapping, changes: list[dict]) -> str | None:
+def replacement_reason(resource: Resource, changes: list[dict]) -> str | None:
     """Why the change creates a new resource, or None for an in-place update."""
-    keys = resource.get("replaceOnChanges") or []
+    keys = resource.replace_on_changes
     hit = [c["path"] for c in changes if any(matches(c["path"], k) for k in keys)]
     if hit:
         return f"replaceOnChanges {', '.join(keys)}: {', '.join(hit)} changed"
-    hit = [c["path"] for c in changes if forces_new(resource["type"], c["path"])]
+    hit = [c["path"] for c in changes if forces_new(resource.type, c["path"])]
     if hit:
         return f"{', '.join(hit)} cannot change in place"
     return None
 
 
-def users(plan: Mapping[str, Mapping], target: str) -> list[tuple[str, str]]:
+def users(plan: Mapping[str, Resource], target: str) -> list[tuple[str, str]]:
     """(URN key, input) of every resource of the plan whose input depends on `target` (a URN key)."""
-    return [
-        (key(r["urn"]), prop)
-        for r in plan.values()
-        for prop, urns in (r.get("propertyDependencies") or {}).items()
-        if target in {key(u) for u in urns}
-    ]
+    return [(key(r.urn), prop) for r in plan.values() for prop, urns in r.deps.items() if target in {key(u) for u in urns}]
 
 
-def direct(old: Mapping[str, Mapping], new: Mapping[str, Mapping]) -> dict[str, str]:
+def direct(old: Mapping[str, Resource], new: Mapping[str, Resource]) -> dict[str, str]:
     """URN key -> "replaced" or "removed", by each resource's own change."""
     going = {u: "removed" for u in old if u not in new}
     for u in (u for u in new if u in old):
-        changes = property_changes(old[u].get("inputs") or {}, new[u].get("inputs") or {})
+        changes = property_changes(old[u].props, new[u].props)
         if changes and replacement_reason(new[u], changes):
             going[u] = "replaced"
     return going
 
 
-def cascade(going: dict[str, str], old: Mapping[str, Mapping], new: Mapping[str, Mapping], follow: bool = True) -> dict[str, dict]:
+def cascade(going: dict[str, str], old: Mapping[str, Resource], new: Mapping[str, Resource], follow: bool = True) -> dict[str, dict]:
     """The resources that read what `going` replaces or removes: URN key -> {"effect": "replaced" |
     "updated", "because": ["prop <- Kind name (how)", ...], "forcedBy": the line that replaces it}.
     A replaced resource's outputs are unknown until it exists, so its readers get new values:
@@ -145,7 +140,7 @@ def cascade(going: dict[str, str], old: Mapping[str, Mapping], new: Mapping[str,
             if urn not in new or urn in going and urn not in affected and follow:
                 continue  # goes too, or is replaced by its own change
             entry = affected.setdefault(urn, {"effect": "updated", "because": []})
-            entry["because"].append(f"{prop} <- {source['type'].rsplit(':', 1)[-1]} {source['name']} ({how})")
+            entry["because"].append(f"{prop} <- {source.type.rsplit(':', 1)[-1]} {source.name} ({how})")
             if not follow:
                 entry["effect"] = "replaced" if urn in going else "updated"
             elif entry["effect"] == "updated" and _forced_through(new[urn], prop):

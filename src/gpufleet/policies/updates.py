@@ -12,6 +12,7 @@ compare, and the policy says nothing. The replacement rules are the diff's
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import cast
 
@@ -21,8 +22,8 @@ from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.catalog.wording import counted
 from gpufleet.plans import replacement
 from gpufleet.plans.groups import CARRIED, accelerated_groups
-from gpufleet.plans.index import from_plan
-from gpufleet.policies.inputs import plain
+from gpufleet.plans.index import Resource, from_plan
+from gpufleet.policies.inputs import plain, typed
 from gpufleet.policies.registry import Policies
 
 POLICIES = Policies(__name__)
@@ -37,13 +38,10 @@ def _whole(value):
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def _deployed(config: Mapping) -> dict[str, dict]:
+def _deployed(config: Mapping) -> dict[str, Resource]:
     rows = _whole(config.get("deployed") or [])
-    return {
-        replacement.key(r["urn"]): {**r, "name": r.get("name") or r["urn"].rsplit("::", 1)[-1], "inputs": r.get("inputs") or {}}
-        for r in rows
-        if isinstance(r, Mapping) and isinstance(r.get("urn"), str) and isinstance(r.get("type"), str)
-    }
+    plan = [r for r in rows if isinstance(r, Mapping) and isinstance(r.get("urn"), str) and isinstance(r.get("type"), str)]
+    return {replacement.key(r.urn): r for r in from_plan({"resources": plan})}
 
 
 @POLICIES.stack("update-drains-capacity")
@@ -52,19 +50,13 @@ def _validate_drains(args: StackValidationArgs, report: ReportViolation) -> None
     if not old:
         return  # no deployed stack given: an update cannot be told from a first create
     new = {
-        replacement.key(r.urn): {
-            "urn": r.urn,
-            "type": r.resource_type,
-            "name": r.name,
-            # Unknown values as the plan writes them, so a deployed plan's markers compare equal.
-            "inputs": _whole(plain(r.props, UNKNOWN)),
-            "propertyDependencies": {p: [d.urn for d in deps] for p, deps in r.property_dependencies.items()},
-        }
+        # Unknown values as the plan writes them, so a deployed plan's markers compare equal.
+        replacement.key(r.urn): dataclasses.replace(typed(r), props=_whole(plain(r.props, UNKNOWN)))
         for r in args.resources
     }
     going = replacement.direct(old, new)
     replacement.cascade(going, old, new)
-    for group in accelerated_groups(from_plan({"resources": list(old.values())})).values():
+    for group in accelerated_groups(list(old.values())).values():
         total = group.totals()
         if not any(total.values()):
             continue  # no accelerators (or no instances) to drain
@@ -77,5 +69,5 @@ def _validate_drains(args: StackValidationArgs, report: ReportViolation) -> None
         stop = "drains and its jobs stop" if desired == 1 else "drain and their jobs stop"
         report(
             f"{group.platform} {group.name} is {going[gkey]} by this update: its {instances} with {what} {stop}",
-            new[gkey]["urn"] if gkey in new else None,
+            new[gkey].urn if gkey in new else None,
         )
