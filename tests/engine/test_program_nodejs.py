@@ -5,6 +5,7 @@ is this test's, in a temporary copy of tests/engine/nodejs_program."""
 from __future__ import annotations
 
 import json
+import pathlib
 import shutil
 
 import pytest
@@ -13,7 +14,7 @@ from tests.conftest import prepared, run_cli
 
 pytestmark = pytest.mark.slow  # a node program's previews
 
-PROGRAM = __import__("pathlib").Path(__file__).with_name("nodejs_program")
+PROGRAM = pathlib.Path(__file__).with_name("nodejs_program")
 
 
 @pytest.fixture(scope="module")
@@ -51,4 +52,93 @@ def test_a_nodejs_program_without_its_packages_is_exit_2(tmp_path):
     bare = tmp_path / "prog"
     shutil.copytree(PROGRAM, bare)
     code, _, err = run_cli("preview", "--program", str(bare), "--no-policy")
-    assert code == 2 and "no node_modules/@pulumi/pulumi/cmd/run (install the program's packages first:" in err, err
+    assert code == 2 and "@pulumi/pulumi/cmd/run does not resolve from there or any folder above it" in err, err
+    assert "install the program's packages first" in err
+
+
+# The Node.js language host's behaviour (pulumi/pulumi sdk/nodejs/cmd/pulumi-language-nodejs/main.go):
+# the runner resolved up the tree, TypeScript through the SDK's own ts-node unless `typescript: false`,
+# tsconfig, nodeargs before the runner; and the project file's own config.
+
+
+def _workspace(tmp_path, project: str, files: dict[str, str]) -> pathlib.Path:
+    """A monorepo's shape: node_modules at the top (scripts/prepare-tests' install), the program in
+    packages/app with no node_modules of its own."""
+    top = tmp_path / "repo"
+    app = top / "packages" / "app"
+    app.mkdir(parents=True)
+    (top / "node_modules").symlink_to(prepared("nodejs_program") / "node_modules")
+    (app / "Pulumi.yaml").write_text(project)
+    (app / "Pulumi.dev.yaml").write_text("config: {}\n")
+    for name, text in files.items():
+        (app / name).write_text(text)
+    return app
+
+
+def _outputs(app) -> dict:
+    code, out, err = run_cli("preview", "--program", str(app), "--json", "--no-policy")
+    assert code == 0, err
+    return json.loads(out)["outputs"]
+
+
+TS_PROGRAM = """import * as pulumi from "@pulumi/pulumi";
+const n: number = 2;
+const config = new pulumi.Config();
+export const doubled = n * 2;
+export const typescript = process.env.PULUMI_NODEJS_TYPESCRIPT ?? "unset";
+export const tsconfig = process.env.PULUMI_NODEJS_TSCONFIG_PATH ?? "unset";
+export const greeting = config.get("greeting") ?? "unset";
+"""
+
+
+def test_typescript_compiles_with_the_sdk_s_ts_node_and_node_modules_up_the_tree(program, tmp_path):
+    """No ts-node of the program's own and no node_modules in its folder: the CLI runs it all the same."""
+    app = _workspace(
+        tmp_path,
+        "name: app\nruntime:\n  name: nodejs\n  options:\n    tsconfig: tsconfig.pulumi.json\nconfig:\n  greeting:\n    default: hello\n",
+        {
+            "index.ts": TS_PROGRAM,
+            "package.json": '{"name": "app", "main": "index.ts"}',
+            "tsconfig.pulumi.json": '{"compilerOptions": {"strict": true}}',
+        },
+    )
+    assert _outputs(app) == {"doubled": 4, "typescript": "true", "tsconfig": "tsconfig.pulumi.json", "greeting": "hello"}
+
+
+def test_typescript_false_runs_javascript_without_ts_node_and_nodeargs_come_first(program, tmp_path):
+    app = _workspace(
+        tmp_path,
+        'name: app\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n    nodeargs: "--require ./preload.js"\n',
+        {
+            "index.js": 'exports.typescript = process.env.PULUMI_NODEJS_TYPESCRIPT ?? "unset";\nexports.preloaded = globalThis.preloaded ?? "no";\n',
+            "preload.js": 'globalThis.preloaded = "yes";\n',
+            "package.json": '{"name": "app", "main": "index.js"}',
+        },
+    )
+    assert _outputs(app) == {"typescript": "unset", "preloaded": "yes"}
+
+
+def test_an_esm_program_runs(program, tmp_path):
+    app = _workspace(
+        tmp_path,
+        "name: app\nruntime: nodejs\n",
+        {
+            "index.js": 'import * as pulumi from "@pulumi/pulumi";\nexport const esm = typeof pulumi.Config === "function" ? "yes" : "no";\n',
+            "package.json": '{"name": "app", "type": "module", "main": "index.js"}',
+        },
+    )
+    assert _outputs(app) == {"esm": "yes"}
+
+
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        ("typescript: 'yes'", "runtime.options.typescript = 'yes': must be a boolean"),
+        ("packagemanager: npx", "runtime.options.packagemanager = 'npx': must be one of auto, npm, yarn, pnpm, bun"),
+        ("nodeargs: '--require \"unclosed'", "runtime.options.nodeargs = '--require \"unclosed': not a command line"),
+    ],
+)
+def test_a_bad_runtime_option_is_exit_2_naming_it(program, tmp_path, options, said):
+    app = _workspace(tmp_path, f"name: app\nruntime:\n  name: nodejs\n  options:\n    {options}\n", {"index.js": ""})
+    code, _, err = run_cli("preview", "--program", str(app), "--no-policy")
+    assert code == 2 and said in err, err

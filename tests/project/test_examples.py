@@ -52,7 +52,9 @@ def test_the_efa_node_group_joins_the_existing_cluster_with_the_types_interfaces
     [group] = _by_type(plan, "aws:eks/nodeGroup:NodeGroup")
     inputs = group["inputs"]
     assert (inputs["clusterName"], inputs["subnetIds"], inputs["nodeRoleArn"]) == (
-        "ml-prod", ["subnet-0123456789abcdef0"], "arn:aws:iam::123456789012:role/ml-prod-nodes",
+        "ml-prod",
+        ["subnet-0123456789abcdef0"],
+        "arn:aws:iam::123456789012:role/ml-prod-nodes",
     )
     cat = catalog.load()
     p5 = cat.get("p5.48xlarge")
@@ -120,7 +122,21 @@ def test_a_provider_function_the_engine_cannot_answer_is_exit_2_naming_it(tmp_pa
     ("edit", "message"),
     [
         (lambda f: (f / "Pulumi.yaml").unlink(), "no Pulumi.yaml there"),
-        (lambda f: (f / "Pulumi.yaml").write_text("name: x\nruntime: go\n"), "runtime = 'go': offline, gpufleet runs Python and Node.js programs"),
+        *[
+            (
+                lambda f, r=runtime: (f / "Pulumi.yaml").write_text(f"name: x\nruntime: {r}\n"),
+                f"runtime = '{runtime}': offline, gpufleet runs Python and Node.js",
+            )
+            for runtime in ("go", "dotnet", "java", "yaml")
+        ],
+        (
+            lambda f: (f / "Pulumi.yaml").write_text("name: x\nruntime: go\n"),
+            "run `pulumi preview --json > plan.json` where the CLI is, then `gpufleet check plan.json`",
+        ),
+        (
+            lambda f: (f / "Pulumi.yaml").write_text("name: x\nruntime: python\nconfig: [a]\n"),
+            "config = ['a']: must be a mapping of config keys",
+        ),
         (lambda f: (f / "Pulumi.yaml").write_text("runtime: python\n"), "a project name is required"),
         (lambda f: shutil.copy(f / "Pulumi.dev.yaml", f / "Pulumi.prod.yaml"), "2 stack config files"),
     ],
@@ -192,7 +208,11 @@ def _refused_once_edited(tmp_path, example: str, old: str, new: str, message: st
 @pytest.mark.parametrize(
     "old, new, message",
     [
-        ("        instance_profile_arn=role.profile.arn,\n", "", "EcsClusterRef.instance_profile_arn: missing; Auto Scaling capacity runs with an instance profile"),
+        (
+            "        instance_profile_arn=role.profile.arn,\n",
+            "",
+            "EcsClusterRef.instance_profile_arn: missing; Auto Scaling capacity runs with an instance profile",
+        ),
         ("        name=cluster_name,\n", "        name=instances.id,\n", "EcsClusterRef.name = <pulumi.output.Output"),
     ],
     ids=["no-instance-profile", "name-not-a-string"],
@@ -208,7 +228,9 @@ def test_the_group_s_own_subnets_are_used():
 
     args = NodeGroupArgs(name="g", instance_type="g5.xlarge", min_size=0, desired_size=1, max_size=1, subnet_ids=["subnet-1"])
     assert group_subnets(args, EksClusterRef("c", "sg", "arn", "vpc"), placed=False) == ["subnet-1"]
-    assert group_subnets(args.model_copy(update={"subnet_ids": []}), EksClusterRef("c", "sg", "arn", "vpc", ["subnet-2"]), placed=False) == ["subnet-2"]
+    assert group_subnets(
+        args.model_copy(update={"subnet_ids": []}), EksClusterRef("c", "sg", "arn", "vpc", ["subnet-2"]), placed=False
+    ) == ["subnet-2"]
 
 
 def test_each_platform_s_namespace_holds_its_public_names():

@@ -23,7 +23,6 @@ from pathlib import Path
 from gpufleet.engine.answers import OfflineAnswers
 from gpufleet.engine.monitor import Monitor, Served
 from gpufleet.engine.runtime import EngineError, Program, ProgramRun, RecordedResource, moto_snapshot
-from gpufleet.engine.user_program import NODE_RUN
 
 EXEC = Path(__file__).with_name("program_exec.py")
 DEFAULT_TIMEOUT = 300.0  # seconds; `--timeout` sets another
@@ -72,9 +71,12 @@ def run_hosted(
         passing = [threading.Thread(target=_pass_on, args=(pipe,), daemon=True) for pipe in (child.stdout, child.stderr)]
         for thread in passing:
             thread.start()
+        compiling = _compiling_note(program, monitor)
         try:
             code = _wait(child, report, timeout)
         finally:
+            if compiling is not None:
+                compiling.cancel()
             _stop_group(child)
             for thread in passing:
                 thread.join(_DRAIN)
@@ -118,14 +120,41 @@ def _launch(program: Program, interpreter: Path, address: str, stack: str, workd
         str(workdir),
     ]
     if program.runtime == "nodejs":
-        # The Node.js SDK's own runner, from the program's packages (what the nodejs language host runs).
-        typescript = program.typescript and (workdir / "node_modules" / "ts-node").is_dir()
-        return [str(interpreter), str(workdir / NODE_RUN), *common, "--dry-run", str(program.main)], {
-            "PULUMI_NODEJS_TYPESCRIPT": str(typescript).lower()
-        }
+        # As the Node.js language host runs it (execRuntime): node, the nodeargs, the program's own
+        # runner; TypeScript compiled by the runner (its ts-node) unless `typescript: false`.
+        env = {"PULUMI_NODEJS_TYPESCRIPT": "true"} if program.typescript else {}
+        if program.tsconfig:
+            env["PULUMI_NODEJS_TSCONFIG_PATH"] = program.tsconfig
+        return [str(interpreter), *program.node_args, str(program.runner), *common, "--dry-run", str(program.main)], env
     return [str(interpreter), "-u", str(EXEC), *common, "--report", str(report), "--root", str(workdir), str(program.main)], {
         "PYTHONUNBUFFERED": "1"
     }
+
+
+# How long a TypeScript program may register nothing before the preview says it is still compiling.
+_COMPILING_NOTE_AFTER = 15.0
+
+
+def _compiling_note(program: Program, monitor: Monitor) -> threading.Timer | None:
+    """The CLI type-checks a TypeScript program before it runs (ts-node; minutes for a large SDK such
+    as @pulumi/azure-native): so does the preview, and it says so when that takes long."""
+    if program.runtime != "nodejs" or not program.typescript:
+        return None
+
+    def note() -> None:
+        if not monitor.run.resources:
+            with _PASSING:
+                print(
+                    f"gpufleet: the program has registered nothing after {_COMPILING_NOTE_AFTER:g} s: TypeScript is being compiled "
+                    "and type-checked, as the Pulumi CLI does (PULUMI_NODEJS_TRANSPILE_ONLY=true skips the type check)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    timer = threading.Timer(_COMPILING_NOTE_AFTER, note)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def _node_outcome(code: int, monitor: Monitor) -> dict:

@@ -248,6 +248,9 @@ class Program:
     workdir: Path | None = None
     runtime: str = "python"  # or nodejs (its own process only: engine/program_host.py)
     typescript: bool = True  # nodejs: compile TypeScript with the program's ts-node, as the CLI does
+    runner: Path | None = None  # nodejs: the @pulumi/pulumi program runner its node_modules resolve
+    node_args: tuple[str, ...] = ()  # nodejs: runtime.options.nodeargs, split as a shell would
+    tsconfig: str | None = None  # nodejs: runtime.options.tsconfig
 
 
 @contextlib.contextmanager

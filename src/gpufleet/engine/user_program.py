@@ -4,8 +4,11 @@ file, read as the Pulumi CLI reads them (a key without a namespace belongs to th
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +20,20 @@ from gpufleet.engine.runtime import Program
 from gpufleet.errors import InputError
 from gpufleet.stack import files as stackfile
 
-NODE_RUN = Path("node_modules/@pulumi/pulumi/cmd/run")  # the Node.js SDK's program runner, in the program's own packages
+# The Node.js language host as the Pulumi CLI runs it (pulumi/pulumi sdk/nodejs/cmd/pulumi-language-nodejs/
+# main.go: parseOptions, locateModule, execRuntime): `node [nodeargs] <runner> ... <main>`, the runner
+# resolved as Node resolves a module from the program's folder (its node_modules or any above it).
+NODE_RUN = "@pulumi/pulumi/cmd/run"
+_LOCATE = (
+    "try { console.log(require.resolve(process.argv[1])); } catch (error) { "
+    "console.error(error.code === 'MODULE_NOT_FOUND' ? 'not found' : error.message); process.exit(1); }"
+)
+PACKAGE_MANAGERS = ("auto", "npm", "yarn", "pnpm", "bun")
+# Runtimes the CLI hosts and gpufleet does not: what to do instead.
+_ELSEWHERE = (
+    "offline, gpufleet runs Python and Node.js (JavaScript, TypeScript) programs; for this runtime run "
+    "`pulumi preview --json > plan.json` where the CLI is, then `gpufleet check plan.json`"
+)
 
 
 class ProgramError(InputError):
@@ -49,7 +65,7 @@ def load(folder: Path, stack: str | None, python: Path | None = None) -> LoadedP
     runtime = project.get("runtime")
     runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
     if runtime_name not in ("python", "nodejs"):
-        raise ProgramError(f"{project_file}: runtime = {runtime_name!r}: offline, gpufleet runs Python and Node.js programs")
+        raise ProgramError(f"{project_file}: runtime = {runtime_name!r}: {_ELSEWHERE}")
     main = folder / str(project.get("main") or ".")
     if runtime_name == "python" and not (main.is_dir() and (main / "__main__.py").is_file()):
         raise ProgramError(
@@ -68,29 +84,77 @@ def load(folder: Path, stack: str | None, python: Path | None = None) -> LoadedP
     path = config_dir / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         raise ProgramError(f"--stack {stack}: no {path} (stacks: {', '.join(found) or 'none'})")
-    config = stackfile.load(path, stack).pulumi_config()
     name = project["name"]
-    # The CLI's rule: a key without a namespace is the project's.
+    # The CLI's rules: a key without a namespace is the project's; the stack's value wins over the
+    # project file's `config` (its value, or its default).
+    config = _project_config(project.get("config"), project_file)
+    config.update(stackfile.load(path, stack).pulumi_config())
     config = {key if ":" in key else f"{name}:{key}": value for key, value in config.items()}
+    options = given if isinstance(runtime, dict) and isinstance(given := runtime.get("options"), dict) else {}
     if runtime_name == "nodejs":
         if python is not None:
             raise ProgramError(f"--python {python}: {project_file} names the nodejs runtime, which runs with node")
-        interpreter, named = _node(folder)
-    else:
-        interpreter, named = _interpreter(folder, project_file, runtime, python)
-    options = given if isinstance(runtime, dict) and isinstance(given := runtime.get("options"), dict) else {}
-    program = Program(main.resolve(), name, folder.resolve(), runtime_name, options.get("typescript") is not False)
-    return LoadedProgram(program, stack, path, config, interpreter, named)
+        node, runner = _node(folder)
+        typescript, tsconfig, node_args = _node_options(options, project_file)
+        program = Program(main.resolve(), name, folder.resolve(), runtime_name, typescript, runner, node_args, tsconfig)
+        return LoadedProgram(program, stack, path, config, node, "node on PATH")
+    interpreter, named = _interpreter(folder, project_file, runtime, python)
+    return LoadedProgram(Program(main.resolve(), name, folder.resolve(), runtime_name), stack, path, config, interpreter, named)
 
 
-def _node(folder: Path) -> tuple[Path, str]:
-    """The Node.js language host's way: `node` runs the program's own @pulumi/pulumi from its node_modules."""
+def _project_config(block: object, project_file: Path) -> dict[str, str]:
+    """Pulumi.yaml's project-level `config` (https://www.pulumi.com/docs/iac/concepts/projects/project-file/):
+    a key's value, or a declaration whose `value` or `default` it takes (one with neither sets nothing)."""
+    if block is None:
+        return {}
+    if not isinstance(block, dict):
+        raise ProgramError(f"{project_file}: config = {block!r}: must be a mapping of config keys")
+    config = {}
+    for key, spec in block.items():
+        value = spec.get("value", spec.get("default")) if isinstance(spec, dict) else spec
+        if value is not None:
+            config[str(key)] = value if isinstance(value, str) else json.dumps(value)
+    return config
+
+
+def _node(folder: Path) -> tuple[Path, Path]:
+    """`node`, and the program runner of the @pulumi/pulumi its folder resolves (locateModule)."""
     node = shutil.which("node")
     if node is None:
         raise ProgramError(f"--program {folder}: a nodejs program runs with node, and there is no node on PATH")
-    if not (folder / NODE_RUN).is_dir():
-        raise ProgramError(f"--program {folder}: no {NODE_RUN} (install the program's packages first: npm install)")
-    return Path(node), "node on PATH"
+    try:
+        found = subprocess.run([node, "-e", _LOCATE, NODE_RUN], cwd=folder, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise ProgramError(f"--program {folder}: node did not resolve {NODE_RUN} within 60 s") from None
+    if found.returncode != 0 or not found.stdout.strip():
+        why = found.stderr.strip().splitlines()[-1] if found.stderr.strip() else f"node exited {found.returncode}"
+        raise ProgramError(
+            f"--program {folder}: {NODE_RUN} does not resolve from there or any folder above it ({why}): "
+            "install the program's packages first (npm install, or its package manager's install)"
+        )
+    return Path(node), Path(found.stdout.strip())
+
+
+def _node_options(options: dict, project_file: Path) -> tuple[bool, str | None, tuple[str, ...]]:
+    """runtime.options as the Node.js language host reads them: typescript (default true), tsconfig,
+    nodeargs and packagemanager (checked only: gpufleet installs nothing)."""
+    typescript = options.get("typescript", True)
+    if not isinstance(typescript, bool):
+        raise ProgramError(f"{project_file}: runtime.options.typescript = {typescript!r}: must be a boolean")
+    tsconfig = options.get("tsconfig")
+    if tsconfig is not None and not isinstance(tsconfig, str):
+        raise ProgramError(f"{project_file}: runtime.options.tsconfig = {tsconfig!r}: must be a string (a path)")
+    nodeargs = options.get("nodeargs", "")
+    if not isinstance(nodeargs, str):
+        raise ProgramError(f"{project_file}: runtime.options.nodeargs = {nodeargs!r}: must be a string")
+    try:
+        node_args = tuple(shlex.split(nodeargs))
+    except ValueError as err:
+        raise ProgramError(f"{project_file}: runtime.options.nodeargs = {nodeargs!r}: not a command line ({err})") from None
+    manager = options.get("packagemanager", "auto")
+    if manager not in PACKAGE_MANAGERS:
+        raise ProgramError(f"{project_file}: runtime.options.packagemanager = {manager!r}: must be one of {', '.join(PACKAGE_MANAGERS)}")
+    return typescript, tsconfig, node_args
 
 
 def _interpreter(folder: Path, project_file: Path, runtime, python: Path | None) -> tuple[Path, str]:
