@@ -13,6 +13,7 @@ from gpufleet.analyzer.pack_dir import DEFAULT_PACK
 
 from gpufleet.analyzer.results import PolicyResult
 from gpufleet.analyzer.policy_config import parse
+from gpufleet.cli import plan_file
 
 STACK = "policy-tests"
 
@@ -72,7 +73,7 @@ class Judge:
         self.pack = pack
 
     def __call__(self, resources: list[dict], config: dict | None = None) -> PolicyResult:
-        return self.pack.judge(parse(config or {}), resources)
+        return plan_file.judged(self.pack, parse(config or {}), resources)
 
 
 def findings(result: PolicyResult, policy: str, name: str | None = None) -> list[str]:

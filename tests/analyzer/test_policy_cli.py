@@ -13,6 +13,7 @@ import pytest
 from gpufleet.analyzer.client import PolicyPack, PolicyPackError
 
 from gpufleet.analyzer.pack_dir import DEFAULT_PACK
+from gpufleet.plans.index import from_plan
 from tests.conftest import ROOT, run_cli
 from tests.policy_helpers import task_definition, gpu_container
 
@@ -141,7 +142,7 @@ def test_killing_the_pack_between_calls_fails_closed():
         os.kill(pack.process.pid, signal.SIGKILL)
         pack.process.wait(10)
         with pytest.raises(PolicyPackError, match="exited with code -9"):
-            pack.judge({}, [task_definition("t", [gpu_container("a", 1)])])
+            pack.judge({}, from_plan({"resources": [task_definition("t", [gpu_container("a", 1)])]}))
 
 
 def test_resources_submitted_from_many_threads_are_all_judged():
@@ -150,7 +151,7 @@ def test_resources_submitted_from_many_threads_are_all_judged():
     threads, each = 8, 37
     with PolicyPack(DEFAULT_PACK, project="gpufleet", stack="threads") as pack:
         pack.begin({})
-        made = [[task_definition(f"t{t}-{i}", [gpu_container("a", 1)]) for i in range(each)] for t in range(threads)]
+        made = [from_plan({"resources": [task_definition(f"t{t}-{i}", [gpu_container("a", 1)]) for i in range(each)]}) for t in range(threads)]
         workers = [threading.Thread(target=lambda rs: [pack.submit(r) for r in rs], args=(rs,)) for rs in made]
         for w in workers:
             w.start()
@@ -158,7 +159,7 @@ def test_resources_submitted_from_many_threads_are_all_judged():
             w.join()
         result = pack.finish([r for rs in made for r in rs])
     unpinned = {f.urn for f in result.findings if f.policy == "ecs-gpu-task-placement"}
-    assert unpinned == {r["urn"] for rs in made for r in rs}
+    assert unpinned == {r.urn for rs in made for r in rs}
 
 
 def test_a_resource_that_cannot_be_sent_fails_the_session():
@@ -168,7 +169,7 @@ def test_a_resource_that_cannot_be_sent_fails_the_session():
     broken["inputs"]["family"] = {1, 2}
     with PolicyPack(DEFAULT_PACK, project="gpufleet", stack="unsendable") as pack:
         with pytest.raises(PolicyPackError, match="could not be sent to Analyze"):
-            pack.judge({}, [clean, broken])
+            pack.judge({}, from_plan({"resources": [clean, broken]}))
 
 
 def test_remediate_level_rewrites_inputs_before_analysis(tmp_path):
@@ -188,12 +189,20 @@ def test_remediate_level_rewrites_inputs_before_analysis(tmp_path):
 
 
 def test_remediated_inputs_replace_the_resource_inputs():
+    """The client hands the rewritten inputs back by URN, and the plan's door writes them into the
+    plan's entries; the typed resources the client read stay as they were."""
     from gpufleet.analyzer.policy_config import parse
+    from gpufleet.cli import plan_file
     from tests.policy_helpers import launch_template
 
     template = launch_template("lt", "g5.xlarge", metadataOptions={"httpTokens": "optional"})
+    typed = from_plan({"resources": [template]})
     with PolicyPack(PACKS / "remediating", project="gpufleet", stack="remediate") as pack:
-        result = pack.judge(parse({"set-imdsv2": "remediate"}), [template])
+        result = pack.judge(parse({"set-imdsv2": "remediate"}), typed)
+        assert result.findings == []
+        assert result.remediated[template["urn"]]["metadataOptions"]["httpTokens"] == "required"
+        assert template["inputs"]["metadataOptions"]["httpTokens"] == typed[0].props["metadataOptions"]["httpTokens"] == "optional"
+        result = plan_file.judged(pack, parse({"set-imdsv2": "remediate"}), [template])
     assert result.findings == []
     assert template["inputs"]["metadataOptions"]["httpTokens"] == "required"
     volume_size = template["inputs"]["blockDeviceMappings"][0]["ebs"]["volumeSize"]
@@ -211,10 +220,10 @@ def test_the_stack_deadline_grows_with_the_stack(monkeypatch, count, judged):
     ]
     with PolicyPack(PACKS / "slow-stack", project="p", stack="s") as pack:
         if judged:
-            assert pack.judge({}, resources).findings == []
+            assert pack.judge({}, from_plan({"resources": resources})).findings == []
         else:
             with pytest.raises(PolicyPackError, match="AnalyzeStack timed out after 1 s"):
-                pack.judge({}, resources)
+                pack.judge({}, from_plan({"resources": resources}))
 
 
 def test_the_stack_request_carries_each_resource_as_analysed_with_its_links():
@@ -234,18 +243,61 @@ def test_the_stack_request_carries_each_resource_as_analysed_with_its_links():
              "propertyDependencies": {"launchTemplate": [template["urn"]], "subnetIds": []}, "inputs": {"scalingConfig": {"desiredSize": 2}}}
     bare = {"urn": "urn:pulumi:s::p::gpufleet:eks:EksFleet::f", "type": "gpufleet:eks:EksFleet", "name": "f", "inputs": {}}
     resources = [provider, template, group, bare]
+    typed = from_plan({"resources": resources})
     pack = object.__new__(PolicyPack)  # no process: the request is built from the resources alone
-    pack._requests, pack._providers, pack._by_urn = {}, {}, {r["urn"]: r for r in resources}
-    sent = analyzer_pb2.AnalyzeStackRequest.FromString(pack._stack_request(resources))
+    pack._requests, pack._providers, pack._by_urn = {}, {}, {r.urn: r for r in typed}
+    sent = analyzer_pb2.AnalyzeStackRequest.FromString(pack._stack_request(typed))
+    # The message built field by field from the plan's entries, as the client had sent them before
+    # it read typed resources: the same bytes, whichever the client reads.
     expected = analyzer_pb2.AnalyzeStackRequest()
     for r in resources:
-        message = expected.resources.add(**wire.fields(r, pack._provider(r)))
+        by = r.get("provider")
+        served = None if by is None else analyzer_pb2.AnalyzerProviderResource(
+            type=provider["type"], urn=by, name=provider["name"], properties=wire.struct(provider["inputs"])
+        )
+        message = expected.resources.add(
+            type=r["type"], urn=r["urn"], name=r["name"], properties=wire.struct(r["inputs"]),
+            options=analyzer_pb2.AnalyzerResourceOptions(parent=r.get("parent") or ""), provider=served,
+        )
         message.parent = r.get("parent") or ""
         message.dependencies.extend(r.get("dependencies") or [])
         for key, urns in (r.get("propertyDependencies") or {}).items():
             message.propertyDependencies[key].urns.extend(urns)
     assert sent == expected
+    assert sent.SerializeToString(deterministic=True) == expected.SerializeToString(deterministic=True)
     assert [r.name for r in sent.resources] == ["east", "lt", "ng", "f"]
     assert sent.resources[1].properties["userData"] == "x" * 20_000 and sent.resources[1].properties["tags"]["équipe"] == "ü"
     assert sent.resources[2].provider.urn == provider["urn"] and list(sent.resources[2].dependencies) == group["dependencies"]
     assert list(sent.resources[2].propertyDependencies["launchTemplate"].urns) == [template["urn"]]
+
+
+def test_a_remediated_provider_is_sent_as_rewritten_with_the_resources_it_serves():
+    """The Remediate pass rewrites what the rest of the session sends: a provider remediated before
+    the resources it serves are sent is carried with its new inputs, as the CLI's own engine does.
+    The typed resources read are left as they were; the new inputs come back by URN."""
+    from pulumi.runtime.proto import analyzer_pb2
+
+    from gpufleet.analyzer.results import PolicyResult
+
+    provider = {"urn": "urn:pulumi:s::p::pulumi:providers:aws::east", "type": "pulumi:providers:aws", "name": "east", "inputs": {"region": "us-west-2"}}
+    template = {"urn": "urn:pulumi:s::p::aws:ec2/launchTemplate:LaunchTemplate::lt", "type": "aws:ec2/launchTemplate:LaunchTemplate",
+                "name": "lt", "provider": provider["urn"], "inputs": {"instanceType": "g5.xlarge"}}
+    typed = from_plan({"resources": [provider, template]})
+    pack = object.__new__(PolicyPack)  # no process: the pack's answers are written here
+    pack._requests, pack._providers, pack._by_urn = {}, {}, {r.urn: r for r in typed}
+
+    def call(method: str, request: bytes, optional: bool = False, timeout: float | None = None):
+        response = analyzer_pb2.RemediateResponse()
+        if analyzer_pb2.AnalyzeRequest.FromString(request).urn == provider["urn"]:
+            response.remediations.add(policyName="pin-region").properties.update({"region": "us-east-1"})
+        return response
+
+    pack._call = call
+    result = PolicyResult("p", "1")
+    rewritten = [pack._remediate_one(r, result) for r in typed]
+    assert rewritten[0].props == {"region": "us-east-1"} and rewritten[1] is typed[1]
+    assert result.remediated == {provider["urn"]: {"region": "us-east-1"}}
+    assert result.remediations == [{"policy": "pin-region", "urn": provider["urn"]}]
+    assert typed[0].props == {"region": "us-west-2"}
+    sent = analyzer_pb2.AnalyzeRequest.FromString(pack._request(rewritten[1]))
+    assert sent.provider.urn == provider["urn"] and dict(sent.provider.properties) == {"region": "us-east-1"}

@@ -9,7 +9,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from tests.aws_api import CHECKED_TYPES, to_request
+from tests.aws_api import CHECKED_TYPES, plan_request
 from tests.conftest import preview_plan
 
 
@@ -40,7 +40,7 @@ def aws(monkeypatch):
 
 def test_every_request_passes_botocore_validation(resources):
     for r in resources:
-        request = to_request(r)
+        request = plan_request(r)
         assert request.problems == [], (r["urn"], request.problems)
 
 
@@ -63,7 +63,7 @@ def test_every_request_passes_botocore_validation(resources):
 def test_a_wrong_enum_type_or_missing_field_fails(type_token, mutate, expected):
     broken = copy.deepcopy(next(r for r in preview_plan("ecs-gpu")["resources"] if r["type"] == type_token))
     mutate(broken["inputs"])
-    problems = "\n".join(to_request(broken).problems)
+    problems = "\n".join(plan_request(broken).problems)
     assert expected in problems
 
 
@@ -71,15 +71,15 @@ def test_a_wrong_neuron_device_mapping_fails():
     neuron = [r for r in preview_plan("ecs-neuron")["resources"] if r["type"] == "aws:ecs/taskDefinition:TaskDefinition"]
     broken = copy.deepcopy(neuron[0])
     broken["inputs"]["containerDefinitions"] = broken["inputs"]["containerDefinitions"].replace('"write"', '"rw"')
-    assert "not one of read, write, mknod" in "\n".join(to_request(broken).problems)
+    assert "not one of read, write, mknod" in "\n".join(plan_request(broken).problems)
     broken = copy.deepcopy(neuron[0])
     broken["inputs"]["containerDefinitions"] = broken["inputs"]["containerDefinitions"].replace('"hostPath"', '"host"')
-    problems = "\n".join(to_request(broken).problems)
+    problems = "\n".join(plan_request(broken).problems)
     assert "hostPath" in problems and ("Missing required parameter" in problems or "no such member" in problems)
 
 
 def _params(resources: list[dict], type_token: str) -> list[dict]:
-    found = [to_request(r).params for r in resources if r["type"] == type_token]
+    found = [plan_request(r).params for r in resources if r["type"] == type_token]
     assert found, f"the plan has no {type_token}: the round trip would check nothing"
     return found
 
@@ -157,25 +157,25 @@ def test_a_wrong_mps_share_fails(old, new, expected):
     broken = copy.deepcopy(chat)
     assert old in broken["inputs"]["containerDefinitions"]
     broken["inputs"]["containerDefinitions"] = broken["inputs"]["containerDefinitions"].replace(old, new)
-    assert expected in "\n".join(to_request(broken).problems)
+    assert expected in "\n".join(plan_request(broken).problems)
 
 
 def test_managed_instances_requests_carry_what_the_feature_needs():
     """The Managed Instances provider names its cluster, passes a role named ecsInstanceRole*, and its
     tasks and services use awsvpc; a broken instance requirement fails botocore's walk."""
     resources = preview_plan("ecs-managed-gpu")["resources"]
-    [gpu] = [to_request(r).params for r in resources if r["type"] == "aws:ecs/capacityProvider:CapacityProvider" and r["name"].endswith("-gpu")]
+    [gpu] = [plan_request(r).params for r in resources if r["type"] == "aws:ecs/capacityProvider:CapacityProvider" and r["name"].endswith("-gpu")]
     template = gpu["managedInstancesProvider"]["instanceLaunchTemplate"]
     assert gpu["cluster"] == "ml-managed" and template["capacityOptionType"] == "SPOT"
     assert template["instanceRequirements"]["acceleratorNames"] == ["l4", "a10g"] and "min" in template["instanceRequirements"]["vCpuCount"]
     profiles = [r for r in resources if r["type"] == "aws:iam/instanceProfile:InstanceProfile"]
     assert profiles and all(r["inputs"]["name"].startswith("ecsInstanceRole") for r in profiles)
-    tasks = [to_request(r).params for r in resources if r["type"] == "aws:ecs/taskDefinition:TaskDefinition"]
+    tasks = [plan_request(r).params for r in resources if r["type"] == "aws:ecs/taskDefinition:TaskDefinition"]
     assert {t["networkMode"] for t in tasks} == {"awsvpc"} and all(t["requiresCompatibilities"] == ["MANAGED_INSTANCES"] for t in tasks)
     neuron = next(t for t in tasks if t["family"] == "neuron-serve")
     assert neuron["containerDefinitions"][0]["resourceRequirements"] == [{"type": "NeuronDevice", "value": "ALL"}]
-    services = [to_request(r).params for r in resources if r["type"] == "aws:ecs/service:Service"]
+    services = [plan_request(r).params for r in resources if r["type"] == "aws:ecs/service:Service"]
     assert all(s["networkConfiguration"]["awsvpcConfiguration"]["assignPublicIp"] == "DISABLED" for s in services)
     broken = copy.deepcopy(next(r for r in resources if r["type"] == "aws:ecs/capacityProvider:CapacityProvider"))
     broken["inputs"]["managedInstancesProvider"]["instanceLaunchTemplate"]["instanceRequirements"]["acceleratorNames"] = ["l4x"]
-    assert "not one of" in "\n".join(to_request(broken).problems)
+    assert "not one of" in "\n".join(plan_request(broken).problems)

@@ -13,7 +13,7 @@ from gpufleet.apis.aws import UNKNOWN, field_problem, member_shape, to_request
 
 
 def _request(kind: str, inputs: dict, strict: bool = True):
-    return to_request({"type": kind, "inputs": inputs}, strict)
+    return to_request(kind, inputs, strict)
 
 
 def _task(**inputs):

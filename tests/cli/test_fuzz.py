@@ -20,7 +20,7 @@ from gpufleet.cli import plan_file
 from gpufleet.cli.diff import diff_plans
 from gpufleet.cli.diff_render import render
 from gpufleet.stack.files import stack_names
-from tests.aws_api import CHECKED_TYPES, to_request
+from tests.aws_api import CHECKED_TYPES, plan_request
 from tests.conftest import ROOT, run_cli
 
 
@@ -102,7 +102,7 @@ def test_mutated_stacks_give_documented_exits_and_acceptable_requests(case, tmp_
     plan = json.loads(out)
     for r in plan["resources"]:
         if r["type"] in CHECKED_TYPES:
-            assert to_request(r).problems == [], (r["urn"], to_request(r).problems)
+            assert plan_request(r).problems == [], (r["urn"], plan_request(r).problems)
 
 
 PLANS = sorted(p.name for p in (ROOT / "tests" / "golden").glob("*.plan.json"))

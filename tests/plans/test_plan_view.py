@@ -1,10 +1,7 @@
 """The plan view: a plan's raw entries (their `inputs`, `propertyDependencies`, and `pulumi preview
 --json`'s `steps` and `newState`) are read in the plan's doors only; everything else reads the typed
-resources `plans.index.from_plan` (or, in the pack, `policies.inputs.typed`) makes of them.
-
-The modules that still read raw entries are listed by name below, as work left: porting one to the
-typed resources fails this test until it leaves the list, and a new module reading raw entries fails
-it at once."""
+resources `plans.index.from_plan` (or, in the pack, `policies.inputs.typed`) makes of them. A new
+module reading raw entries fails this test."""
 
 from __future__ import annotations
 
@@ -16,18 +13,11 @@ from tests.conftest import ROOT
 SRC = ROOT / "src" / "gpufleet"
 RAW_KEYS = {"inputs", "propertyDependencies", "newState", "steps"}
 
-# The plan's doors: a plan file or `pulumi preview --json` read into the plan's shape, and that shape
-# into typed resources.
+# The plan's doors: a plan file or `pulumi preview --json` read into the plan's shape, that shape
+# into typed resources, and the inputs a pack's remediations rewrote back into the plan's entries.
 DOORS = {"cli/plan_file.py", "plans/index.py"}
 # `inputs` that is no plan's: an --answers file's recorded provider calls.
 NOT_A_PLAN = {"engine/answers.py"}
-# Still reading raw entries (issue 51's next step): the AWS API model's walk of a resource, and the
-# analyzer client that sends entries to the pack.
-STILL_RAW = {
-    "analyzer/client.py",
-    "analyzer/wire.py",
-    "apis/aws.py",
-}
 
 
 def raw_readers(source: str) -> set[str]:
@@ -50,7 +40,7 @@ def raw_readers(source: str) -> set[str]:
 
 def test_only_the_plan_view_reads_raw_plan_entries():
     readers = {str(p.relative_to(SRC)) for p in SRC.rglob("*.py") if raw_readers(p.read_text())}
-    assert readers == DOORS | NOT_A_PLAN | STILL_RAW
+    assert readers == DOORS | NOT_A_PLAN
 
 
 def test_a_raw_read_planted_in_a_typed_reader_is_caught():
@@ -82,3 +72,28 @@ def test_the_typed_resource_carries_what_the_diff_and_its_picture_read():
     )
     [bare] = from_plan({"resources": [{"urn": urn, "type": "aws:ec2/subnet:Subnet", "parent": None}]})
     assert (bare.dependencies, bare.parent, bare.replace_on_changes, bare.delete_before_replace) == ((), None, (), False)
+
+
+def test_the_view_carries_a_resource_s_links_and_takes_remediated_inputs_back():
+    """What the analyzer client sends beyond inputs (parent, dependencies) is read at the door, and
+    the inputs a pack rewrote go back through it into the entries (the last of a URN listed twice,
+    the one read by URN)."""
+    from gpufleet.plans.index import Resource, from_plan, write_remediated
+
+    urn = "urn:pulumi:s::p::aws:ec2/launchTemplate:LaunchTemplate::lt"
+    entry = {
+        "urn": urn,
+        "type": "aws:ec2/launchTemplate:LaunchTemplate",
+        "parent": "urn:p",
+        "dependencies": ["urn:a", "urn:b"],
+        "inputs": {"x": 1},
+    }
+    bare = {"urn": "urn:pulumi:s::p::t:m:T::bare", "type": "t:m:T", "parent": None}
+    [typed, plain] = from_plan({"resources": [entry, bare]})
+    assert (typed.parent, typed.dependencies, typed.name) == ("urn:p", ("urn:a", "urn:b"), "lt")
+    assert (plain.parent, plain.dependencies) == (None, ())
+    assert Resource(urn, entry["type"], "lt", {}).dependencies == ()  # constructors that predate the links keep working
+    again = dict(entry, inputs={"x": 1})
+    entries = [entry, bare, again]
+    write_remediated(entries, {urn: {"x": 2}, "urn:pulumi:s::p::t:m:T::gone": {"y": 1}})
+    assert [e.get("inputs") for e in entries] == [{"x": 1}, None, {"x": 2}]

@@ -30,6 +30,7 @@ from gpufleet.analyzer.client import PolicyPack
 
 from gpufleet.analyzer.pack_dir import DEFAULT_PACK
 from gpufleet.analyzer.policy_config import parse
+from gpufleet.plans.index import from_plan
 from gpufleet.stack.files import stack_names
 from tests.conftest import ROOT
 from tests.policy_helpers import gpu_container, task_definition
@@ -145,7 +146,7 @@ def test_the_pack_published_alone_answers_over_grpc(wheel, tmp_path):
         assert standalone.process.args[0] == str(python)
         assert (standalone.name, [p.name for p in standalone.policies]) == (shipped.name, [p.name for p in shipped.policies])
         # Analyze: the same verdict on a task definition that asks a g5.xlarge (1 GPU) for 16.
-        verdicts = [[(f.policy, f.message) for f in p.judge(parse({}), [bad]).findings] for p in (standalone, shipped)]
+        verdicts = [[(f.policy, f.message) for f in p.judge(parse({}), from_plan({"resources": [bad]})).findings] for p in (standalone, shipped)]
     assert verdicts[0] == verdicts[1] and any("16" in message for _, message in verdicts[0])
 
 

@@ -13,6 +13,7 @@ no caller may read that as "no violations".
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import threading
 from pathlib import Path
@@ -26,6 +27,7 @@ from gpufleet.analyzer import wire
 from gpufleet.analyzer.pack_process import PackProcess, PolicyPackError  # noqa: F401 - PolicyPackError is re-exported
 from gpufleet.analyzer.policy_config import PolicyConfig, PolicyMeta, reconcile
 from gpufleet.analyzer.results import LEVEL_CODES, LEVELS, Finding, PolicyResult
+from gpufleet.plans.index import Resource
 from gpufleet.plans.wire import json_value
 
 # Resources are handed to the channel's loop sixteen at a time: each hand-over wakes the loop thread,
@@ -209,24 +211,24 @@ class PolicyPack:
         """Start a session: once the pack is up and configured, every `submit`ted resource goes to
         Analyze, as the CLI does when a resource registers, so the pack works while the program
         still runs."""
-        self._by_urn: dict[str, dict] = {}
+        self._by_urn: dict[str, Resource] = {}
         self._requests: dict[str, bytes] = {}  # serialized: a message object holds several times its bytes
         self._providers: dict[str, analyzer_pb2.AnalyzerProviderResource | None] = {}
-        self._backlog: list[dict] | None = []  # None once configured (touched on the loop only)
-        self._pending: list[tuple[dict, asyncio.Future | None]] = []
+        self._backlog: list[Resource] | None = []  # None once configured (touched on the loop only)
+        self._pending: list[tuple[Resource, asyncio.Future | None]] = []
         self._error: BaseException | None = None
-        self._batch: list[dict] = []
+        self._batch: list[Resource] = []
         self._batch_lock = threading.Lock()
         self._window = asyncio.Semaphore(_WINDOW)
         self._worker = threading.Thread(target=self._configure, args=(given,), daemon=True)
         self._worker.start()
 
-    def submit(self, resource: dict) -> None:
+    def submit(self, resource: Resource) -> None:
         """Queue a resource for Analyze (sent with the next full batch, or by `finish`). Thread-safe:
         the SDK's mock monitor registers resources on its executor's threads."""
         with self._batch_lock:
             # Recorded here, in registration order, so a provider is known before any resource using it.
-            self._by_urn[resource["urn"]] = resource
+            self._by_urn[resource.urn] = resource
             self._batch.append(resource)
             if len(self._batch) < _BATCH:
                 return
@@ -239,7 +241,7 @@ class PolicyPack:
         if batch:
             self._loop.call_soon_threadsafe(self._start_all, batch)
 
-    def _start_all(self, batch: list[dict]) -> None:
+    def _start_all(self, batch: list[Resource]) -> None:
         for resource in batch:
             self._start(resource)
 
@@ -251,7 +253,7 @@ class PolicyPack:
             return
         self._loop.call_soon_threadsafe(self._flush)
 
-    def _start(self, resource: dict) -> None:
+    def _start(self, resource: Resource) -> None:
         """On the loop: send Analyze now, or hold the resource until the pack is configured."""
         if self._backlog is not None:
             self._backlog.append(resource)
@@ -260,36 +262,32 @@ class PolicyPack:
         else:
             self._pending.append((resource, asyncio.ensure_future(self._analyze(resource))))
 
-    async def _analyze(self, resource: dict) -> analyzer_pb2.AnalyzeResponse:
+    async def _analyze(self, resource: Resource) -> analyzer_pb2.AnalyzeResponse:
         async with self._window:
             return await self._raw("Analyze")(self._request(resource), timeout=self.call_timeout)
 
     def _flush(self) -> None:
-        backlog, self._backlog = cast(list[dict], self._backlog), None  # a list until this, its one flush
+        backlog, self._backlog = cast(list[Resource], self._backlog), None  # a list until this, its one flush
         for resource in backlog:
             self._start(resource)
 
-    def _request(self, resource: dict) -> bytes:
+    def _request(self, resource: Resource) -> bytes:
         """The Analyze request of a resource, serialized and kept: AnalyzeStack sends the same fields again."""
         request = analyzer_pb2.AnalyzeRequest(**wire.fields(resource, self._provider(resource))).SerializeToString()
-        self._requests[resource["urn"]] = request
+        self._requests[resource.urn] = request
         return request
 
-    def _provider(self, resource: dict) -> analyzer_pb2.AnalyzerProviderResource | None:
-        urn = resource.get("provider") or ""
+    def _provider(self, resource: Resource) -> analyzer_pb2.AnalyzerProviderResource | None:
+        urn = resource.provider or ""
         if urn not in self._providers:
             provider = self._by_urn.get(urn)
-            self._providers[urn] = (
-                None
-                if provider is None
-                else analyzer_pb2.AnalyzerProviderResource(
-                    type=provider["type"], urn=urn, name=provider["name"], properties=wire.struct(provider.get("inputs") or {})
-                )
-            )
+            self._providers[urn] = None if provider is None else wire.provider_resource(provider)
         return self._providers[urn]
 
-    def finish(self, resources: list[dict]) -> PolicyResult:
-        """Collect every Analyze answer, then AnalyzeStack over `resources`; findings with their fix."""
+    def finish(self, resources: list[Resource]) -> PolicyResult:
+        """Collect every Analyze answer, then AnalyzeStack over `resources`; findings with their fix.
+        The inputs remediations rewrote come back in the result's `remediated`, for the caller to
+        write into its plan."""
         self._send_batch()
         self._worker.join()
         if self._error is not None:
@@ -301,24 +299,24 @@ class PolicyPack:
             raise self._rpc_failure("Analyze", err) from None
         except Exception as err:  # noqa: BLE001
             raise self._failure(f"a resource could not be sent to Analyze ({err!r})") from err
-        by_urn = {r["urn"]: r for r in resources}
+        types = {r.urn: r.type for r in resources}
         result = PolicyResult(self.name, self.version)
         fixes = {p.name: p.remediation for p in self.policies}
         for resource, response in answers:
             if response is None:
-                self._remediate_one(resource, by_urn, result)
+                resource = self._remediate_one(resource, result)
                 response = self._call("Analyze", self._request(resource))
             # As the CLI does: a resource's diagnostics belong to the resource analysed.
-            self._collect(result, response, fixes, by_urn, resource["urn"])
+            self._collect(result, response, fixes, types, resource.urn)
         stack_request = self._stack_request(resources)
         # The stack's policies see every resource: their deadline grows with the stack (2 ms a
         # resource past the per-call one), so a plan of 50,000 resources is judged, and a hung pack
         # still fails closed.
         deadline = self.call_timeout + 0.002 * len(resources)
-        self._collect(result, self._call("AnalyzeStack", stack_request, timeout=deadline), fixes, by_urn, None)
+        self._collect(result, self._call("AnalyzeStack", stack_request, timeout=deadline), fixes, types, None)
         return result
 
-    async def _answers(self) -> list[tuple[dict, analyzer_pb2.AnalyzeResponse | None]]:
+    async def _answers(self) -> list[tuple[Resource, analyzer_pb2.AnalyzeResponse | None]]:
         try:
             responses = await asyncio.gather(*(call for _, call in self._pending if call is not None))
         except BaseException:
@@ -329,7 +327,7 @@ class PolicyPack:
         answered = iter(responses)
         return [(resource, None if call is None else next(answered)) for resource, call in self._pending]
 
-    def _stack_request(self, resources: list[dict]) -> bytes:
+    def _stack_request(self, resources: list[Resource]) -> bytes:
         """AnalyzeStackRequest, serialized. AnalyzerResource begins with AnalyzeRequest's fields
         under the same numbers, and serialized fields concatenate (the message parsed is the same):
         each resource is its analysed request as it was sent (after any remediation) followed by
@@ -337,39 +335,41 @@ class PolicyPack:
         stack 7 MB at its peak."""
         parts: list[bytes] = []
         for resource in resources:
-            if resource["urn"] not in self._requests:
+            if resource.urn not in self._requests:
                 self._request(resource)
-            links = analyzer_pb2.AnalyzerResource(parent=resource.get("parent") or "", dependencies=resource.get("dependencies") or [])
-            for key, urns in (resource.get("propertyDependencies") or {}).items():
-                links.propertyDependencies[key].urns.extend(urns)
-            body = self._requests[resource["urn"]] + links.SerializeToString()
+            body = self._requests[resource.urn] + wire.links(resource).SerializeToString()
             parts += (_RESOURCES_FIELD, _varint(len(body)), body)
         return b"".join(parts)
 
-    def judge(self, given: dict[str, PolicyConfig], resources: list[dict]) -> PolicyResult:
+    def judge(self, given: dict[str, PolicyConfig], resources: list[Resource]) -> PolicyResult:
         """A whole session over resources already known (a saved plan)."""
         self.begin(given)
         for resource in resources:
             self.submit(resource)
         return self.finish(resources)
 
-    def _remediate_one(self, resource: dict, by_urn: dict, result: PolicyResult) -> None:
-        """The CLI's first pass: remediations rewrite the inputs that analysis (and the plan) then see."""
+    def _remediate_one(self, resource: Resource, result: PolicyResult) -> Resource:
+        """The CLI's first pass: remediations rewrite the inputs that analysis (and the plan) then
+        see. The resource as rewritten is what the rest of the session sends, as the provider of
+        resources not yet sent too."""
         response = self._call("Remediate", self._request(resource))
+        remediated = resource
         for r in response.remediations:
             if r.diagnostic:
-                result.findings.append(Finding(r.policyName, "advisory", resource["urn"], r.diagnostic, resource["type"]))
+                result.findings.append(Finding(r.policyName, "advisory", resource.urn, r.diagnostic, resource.type))
             elif r.HasField("properties"):
                 inputs = json_value(json_format.MessageToDict(r.properties))
-                resource["inputs"] = inputs
-                if resource["urn"] in by_urn:
-                    by_urn[resource["urn"]]["inputs"] = inputs  # the plan shows what will be created
-                result.remediations.append({"policy": r.policyName, "urn": resource["urn"]})
+                remediated = dataclasses.replace(remediated, props=inputs)
+                result.remediated[resource.urn] = inputs  # the plan shows what will be created
+                result.remediations.append({"policy": r.policyName, "urn": resource.urn})
+        if self._by_urn.get(resource.urn) is resource:
+            self._by_urn[resource.urn] = remediated
         for na in response.not_applicable:
             result.not_applicable[na.policy_name] = result.not_applicable.get(na.policy_name, 0) + 1
+        return remediated
 
     @staticmethod
-    def _collect(result: PolicyResult, response, fixes: dict, by_urn: dict, urn: str | None) -> None:
+    def _collect(result: PolicyResult, response, fixes: dict, types: dict[str, str], urn: str | None) -> None:
         for d in response.diagnostics:
             level = LEVELS.get(d.enforcementLevel, "advisory")
             if level == "remediate":
@@ -381,7 +381,7 @@ class PolicyPack:
                     level=level,
                     urn=target,
                     message=d.message,
-                    type=by_urn.get(target, {}).get("type", ""),
+                    type=types.get(target, ""),
                     fix=fixes.get(d.policyName, ""),
                 )
             )

@@ -32,6 +32,9 @@ class PolicyResult:
     findings: list[Finding] = field(default_factory=list)
     not_applicable: dict[str, int] = field(default_factory=dict)  # policy -> resources it skipped
     remediations: list[dict] = field(default_factory=list)  # {policy, urn}: inputs a policy rewrote
+    # URN -> the inputs as rewritten: the client reads typed resources, so whoever holds the plan's
+    # entries writes these back (plans.index.write_remediated).
+    remediated: dict[str, dict] = field(default_factory=dict)
 
     def as_plan_block(self) -> dict:
         block = {

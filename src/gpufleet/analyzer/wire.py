@@ -1,9 +1,14 @@
-"""Resources in the analyzer protocol's messages (Analyze and AnalyzeStack carry the same fields)."""
+"""Resources in the analyzer protocol's messages (Analyze and AnalyzeStack carry the same fields),
+from the plan's typed resources (plans.index.from_plan)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
+
+from gpufleet.plans.index import Resource
 
 
 def schema(policy) -> dict:
@@ -16,23 +21,38 @@ def schema(policy) -> dict:
     return out
 
 
-def struct(value: dict) -> struct_pb2.Struct:
+def struct(value: Mapping) -> struct_pb2.Struct:
     s = struct_pb2.Struct()
     s.update(value)
     return s
 
 
-def options(resource: dict) -> analyzer_pb2.AnalyzerResourceOptions:
-    return analyzer_pb2.AnalyzerResourceOptions(parent=resource.get("parent") or "")
+def options(resource: Resource) -> analyzer_pb2.AnalyzerResourceOptions:
+    return analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent or "")
 
 
-def fields(resource: dict, provider: analyzer_pb2.AnalyzerProviderResource | None) -> dict:
+def provider_resource(resource: Resource) -> analyzer_pb2.AnalyzerProviderResource:
+    """A provider resource as the resources it serves carry it."""
+    return analyzer_pb2.AnalyzerProviderResource(
+        type=resource.type, urn=resource.urn, name=resource.name, properties=struct(resource.props)
+    )
+
+
+def fields(resource: Resource, provider: analyzer_pb2.AnalyzerProviderResource | None) -> dict:
     """What Analyze and AnalyzeStack both carry of a resource."""
     return {
-        "type": resource["type"],
-        "urn": resource["urn"],
-        "name": resource["name"],
-        "properties": struct(resource.get("inputs") or {}),
+        "type": resource.type,
+        "urn": resource.urn,
+        "name": resource.name,
+        "properties": struct(resource.props),
         "options": options(resource),
         "provider": provider,
     }
+
+
+def links(resource: Resource) -> analyzer_pb2.AnalyzerResource:
+    """What AnalyzeStack carries of a resource beyond Analyze's fields: its parent and dependencies."""
+    message = analyzer_pb2.AnalyzerResource(parent=resource.parent or "", dependencies=resource.dependencies)
+    for key, urns in resource.deps.items():
+        message.propertyDependencies[key].urns.extend(urns)
+    return message

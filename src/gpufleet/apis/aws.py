@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from botocore.loaders import create_loader
@@ -188,10 +189,10 @@ def _renamed(inputs: dict, names: dict[str, str], drop: tuple[str, ...] = ()) ->
     return {names.get(k, k): v for k, v in inputs.items() if k not in drop}
 
 
-def to_request(resource: dict, strict: bool = True) -> Request:
-    """The API request a Pulumi resource's inputs become (its create call)."""
-    inputs = dict(resource["inputs"])
-    kind = resource["type"]
+def to_request(kind: str, props: Mapping, strict: bool = True) -> Request:
+    """The API request a Pulumi resource's inputs become (its create call): a plan's typed resource
+    gives its `type` and `props`, the pack its resource type and plain props."""
+    inputs = dict(props)
     if kind == tokens.ECS_TASK_DEFINITION:
         text = inputs.get("containerDefinitions")
         if isinstance(text, str) and text != UNKNOWN:

@@ -19,19 +19,19 @@ def cmd_diff(args) -> int:
         return _diff_one_preview(args, pack_dir, given)
     base, head = plan_file.load(args.base), plan_file.load(args.head)
 
-    def judged(plans) -> list[list[dict]]:
+    def judged(plans) -> list[dict]:
         with PolicyPack(pack_dir, project=plans[0].project, stack=plans[0].stack) as pack:
             # HEAD is judged as an update of BASE: the pack's update policy gets BASE as deployed.
             return [
-                pack.judge(_with_deployed(pack, given, base.resources) if p is head else given, p.resources).as_plan_block()["violations"]
+                plan_file.judged(pack, _with_deployed(pack, given, base.resources) if p is head else given, p.resources).as_plan_block()
                 for p in plans
             ]
 
     # Both plans are judged by the same pack and config, so findings compare like for like; plans of
     # one stack share one pack process (a pack reads its stack's config, so others get their own).
     same_stack = (base.project, base.stack) == (head.project, head.stack)
-    findings = judged([base, head]) if same_stack else judged([base]) + judged([head])
-    base_findings, head_findings = findings
+    blocks = judged([base, head]) if same_stack else judged([base]) + judged([head])
+    base_findings, head_findings = (block["violations"] for block in blocks)
     result = diff_plans(base.resources, head.resources, base_findings, head_findings)
     if args.json:
         print_json(result.as_json())
@@ -79,8 +79,8 @@ def _diff_one_preview(args, pack_dir, given) -> int:
         )
     deployed_states = cast(list[dict], preview.before)  # a pulumi-preview's old states: a list, maybe empty
     with PolicyPack(pack_dir, project=preview.project, stack=preview.stack) as pack:
-        before = pack.judge(given, deployed_states).as_plan_block()["violations"]
-        after = pack.judge(_with_deployed(pack, given, deployed_states), preview.resources).as_plan_block()["violations"]
+        before = plan_file.judged(pack, given, deployed_states).as_plan_block()["violations"]
+        after = plan_file.judged(pack, _with_deployed(pack, given, deployed_states), preview.resources).as_plan_block()["violations"]
     result = diff_plans(deployed_states, preview.resources, before, after, preview.verdicts)
     if args.json:
         print_json(result.as_json())

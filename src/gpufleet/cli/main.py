@@ -278,7 +278,7 @@ def cmd_check(args) -> int:
     pack_dir, given = policy_inputs(args)
     saved = plan_file.load(args.plan)
     with PolicyPack(pack_dir, project=saved.project, stack=saved.stack) as pack:
-        policy = pack.judge(given, saved.resources).as_plan_block()
+        policy = plan_file.judged(pack, given, saved.resources).as_plan_block()
     if args.json:
         print_json(policy)
     else:

@@ -8,10 +8,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpufleet.engine.plan import PLAN_VERSION
 from gpufleet.errors import InputError
 from gpufleet.plans import shapes as plan_shapes
+from gpufleet.plans.index import from_plan, write_remediated
+
+if TYPE_CHECKING:  # the client imports gRPC: only the commands that start a pack pay for it
+    from gpufleet.analyzer.client import PolicyPack
+    from gpufleet.analyzer.policy_config import PolicyConfig
+    from gpufleet.analyzer.results import PolicyResult
 
 
 class PlanFileError(InputError):
@@ -28,6 +35,15 @@ class SavedPlan:
     # engine's verdict per URN (ops in step order, diffReasons, replaceReasons, detailedDiff paths).
     before: list[dict] | None = None
     verdicts: dict[str, dict] | None = None
+
+
+def judged(pack: PolicyPack, given: dict[str, PolicyConfig], resources: list[dict]) -> PolicyResult:
+    """The pack's verdict on a plan's resources, read as typed resources; the inputs its remediations
+    rewrote are written back into `resources`, so what is shown or compared next is what will be
+    created."""
+    result = pack.judge(given, from_plan({"resources": resources}))
+    write_remediated(resources, result.remediated)
+    return result
 
 
 def _finite_only(constant: str):

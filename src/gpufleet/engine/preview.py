@@ -14,6 +14,7 @@ from gpufleet.analyzer.policy_config import PolicyConfig
 from gpufleet.engine.plan import build_plan, plan_entries, plan_resource
 from gpufleet.engine.program_host import Hosting, run_hosted
 from gpufleet.engine.runtime import PROJECT, Program, run_program
+from gpufleet.plans.index import from_plan, write_remediated
 
 
 def preview_plan(
@@ -44,7 +45,8 @@ def preview_plan(
 
         def registered(resource) -> None:
             if pack is not None:
-                pack.submit(plan_resource(resource))
+                [submitted] = from_plan({"resources": [plan_resource(resource)]})
+                pack.submit(submitted)
             if progress is not None:
                 progress()
 
@@ -62,7 +64,9 @@ def preview_plan(
         # The pack judges the stack first: the plan takes the placement it judged by (one simulation).
         start = time.perf_counter()
         entries = plan_entries(run)
-        policy = pack.finish(entries).as_plan_block()
+        result = pack.finish(from_plan({"resources": entries}))
+        write_remediated(entries, result.remediated)  # the plan shows what will be created
+        policy = result.as_plan_block()
         stages["pack"] = time.perf_counter() - start
         start = time.perf_counter()
         plan = build_plan(run, project, entries, pack.pack.placement())

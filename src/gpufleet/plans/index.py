@@ -111,3 +111,13 @@ def from_plan(plan: Mapping) -> list[Resource]:
         )
         for r in plan.get("resources", [])
     ]
+
+
+def write_remediated(entries: Sequence[dict], remediated: Mapping[str, Mapping]) -> None:
+    """The way back through the same door: inputs a policy pack's remediations rewrote (URN -> new
+    inputs) written into the plan's entries, so the plan shows what will be created. A URN listed
+    twice is rewritten in its last entry, the one a plan's reader finds by URN."""
+    by_urn = {r["urn"]: r for r in entries}
+    for urn, inputs in remediated.items():
+        if urn in by_urn:
+            by_urn[urn]["inputs"] = inputs

@@ -27,7 +27,7 @@ def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -
     if args.resource_type not in aws_api.CHECKED_TYPES:
         return
     # Not strict: another program's inputs with no member of the create call map to other calls.
-    request = aws_api.to_request({"type": args.resource_type, "inputs": plain(args.props, aws_api.UNKNOWN)}, strict=False)
+    request = aws_api.to_request(args.resource_type, plain(args.props, aws_api.UNKNOWN), strict=False)
     for problem in request.problems:
         report(f"{request.service} {problem}", None)
 
