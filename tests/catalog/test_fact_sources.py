@@ -75,6 +75,17 @@ def test_live_ssm_children_are_one_level_under_the_path(live):
     assert source.ssm_children("us-east-2", path) == ['{"image_id": "ami-1"}']
 
 
+def test_live_zone_ids_are_the_offerings_by_zone_id(live):
+    source, stub = live
+    # LocationType availability-zone-id: a zone's id names the same zone in every account.
+    stub("ec2", "us-east-1").add_response(
+        "describe_instance_type_offerings",
+        {"InstanceTypeOfferings": [{"InstanceType": "p5.48xlarge", "LocationType": "availability-zone-id", "Location": "use1-az6"}]},
+        {"LocationType": "availability-zone-id"},
+    )
+    assert source.az_id_offerings("us-east-1") == [{"InstanceType": "p5.48xlarge", "Location": "use1-az6"}]
+
+
 class _Tree(MotoSnapshot):
     """moto's SSM tree for one region, as given."""
 

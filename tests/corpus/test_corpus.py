@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from tests.conftest import prepared, run_cli
-from tests.one_reading import assert_read_alike
+from tests.corpus.review import assert_as_reviewed, assert_reviewed_and_sourced
 
 pytestmark = pytest.mark.slow  # previews of every program, in the virtualenv scripts/prepare-tests makes
 
@@ -30,12 +30,7 @@ def corpus_python() -> Path:
 
 
 def test_every_program_is_reviewed_and_sourced():
-    assert len(PROGRAMS) >= 12 and sorted(EXPECTED) == PROGRAMS
-    for name in PROGRAMS:
-        source = (HERE / "third_party" / name / "SOURCE.md").read_text()
-        for field in ("Repository:", "Path:", "Commit:", "Licence:"):
-            assert field in source, (name, field)
-        assert EXPECTED[name]["why"].strip(), name
+    assert_reviewed_and_sourced(HERE, PROGRAMS, EXPECTED)
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -46,25 +41,7 @@ def test_a_public_program_previews_as_reviewed(corpus_python, name, tmp_path, mo
     code, out, err = run_cli(
         "preview", "--program", str(HERE / "third_party" / name), "--python", str(corpus_python), "--json", "--timeout", "300"
     )
-    assert "Traceback" not in err and "did not finish within" not in err, err[-3000:]
-    assert "the program may need a concrete value" not in err, err[-3000:]
-    assert code == expected["exit"], err[-3000:]
-    plan = json.loads(out)
-    mandatory = sorted(f"{v['policy']} {v['urn'].rsplit('::', 1)[-1]}" for v in plan["policy"]["violations"] if v["level"] == "mandatory")
-    assert mandatory == sorted(expected.get("mandatory") or [])
-    # Every capacity the program declares is in the cost block, priced or named unpriced with why.
-    cost = plan["cost"]
-    if "costGroups" in expected:
-        assert sorted(g["group"] for g in cost["groups"]) == sorted(expected["costGroups"])
-    priced = {g["group"] for g in cost["groups"] if g["hourly"]["max"] is not None}
-    named = {u["group"]: u["reason"] for u in cost["unpriced"]}
-    assert all(g["group"] in priced or named.get(g["group"]) for g in cost["groups"]), cost
-    # The same type, sizes, region and EFA count out of the placement, the cost, the diff and the pack.
-    assert_read_alike(plan, tmp_path, name)
-    saved = tmp_path / "plan.json"
-    saved.write_text(out)
-    checked, policy, _ = run_cli("check", str(saved), "--json")
-    assert checked == code and json.loads(policy) == plan["policy"]
+    assert_as_reviewed(expected, code, out, err, tmp_path, name)
 
 
 def test_a_foreign_program_s_node_pools_are_judged_by_the_pack(corpus_python, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -43,9 +44,57 @@ def test_partition_comes_from_botocore():
     assert ANSWERS.answer("aws:index/getPartition:getPartition", {}, "us-east-1")["partition"] == "aws"
 
 
+ZONES = "aws:index/getAvailabilityZones:getAvailabilityZones"
+
+
 def test_availability_zones_of_the_region():
-    names = ANSWERS.answer("aws:index/getAvailabilityZones:getAvailabilityZones", {"state": "available"}, "eu-west-1")["names"]
+    names = ANSWERS.answer(ZONES, {"state": "available"}, "eu-west-1")["names"]
     assert names and all(n.startswith("eu-west-1") for n in names)
+
+
+def test_zone_ids_are_in_the_order_of_the_names_as_the_emulated_account_pairs_them():
+    answer, note = ANSWERS.answer_noted(ZONES, {"state": "available"}, "us-west-2")
+    # moto's zone table pairs us-west-2's names and ids so; both sets are its offerings snapshot's.
+    assert list(zip(answer["names"], answer["zoneIds"], strict=True)) == [
+        ("us-west-2a", "usw2-az2"),
+        ("us-west-2b", "usw2-az1"),
+        ("us-west-2c", "usw2-az3"),
+        ("us-west-2d", "usw2-az4"),
+    ]
+    assert answer["id"] == answer["region"] == "us-west-2" and answer["state"] == "available"
+    assert note is not None and "a real account may pair them otherwise" in note and "az-ids.html" in note
+
+
+def test_a_zone_the_emulated_account_lacks_takes_the_one_id_left():
+    # moto's table lists three of eu-west-2's zones; its offerings list a fourth name and a fourth id.
+    answer, note = ANSWERS.answer_noted(ZONES, {}, "eu-west-2")
+    assert dict(zip(answer["names"], answer["zoneIds"], strict=True))["eu-west-2d"] == "euw2-az4"
+    assert note is not None and "eu-west-2d, which its zones lack, takes the one id left, euw2-az4" in note
+
+
+def test_zone_filters_and_exclusions_as_the_provider_applies_them():
+    opt_in = [{"name": "opt-in-status", "values": ["opt-in-not-required"]}]
+    answer = ANSWERS.answer(ZONES, {"filters": opt_in, "excludeNames": ["us-west-2d"], "excludeZoneIds": ["usw2-az1"]}, "us-west-2")
+    assert (answer["names"], answer["zoneIds"]) == (["us-west-2a", "us-west-2c"], ["usw2-az2", "usw2-az3"])
+    assert answer["filters"] == opt_in and answer["excludeNames"] == ["us-west-2d"]
+    wildcard = ANSWERS.answer(ZONES, {"filters": [{"name": "zone-id", "values": ["usw2-az?"]}, {"name": "zone-name", "values": ["*a", "*c"]}]}, "us-west-2")
+    assert wildcard["zoneIds"] == ["usw2-az2", "usw2-az3"]
+    # allAvailabilityZones adds nothing the answer lacks once the filters keep Availability Zones only.
+    every = ANSWERS.answer(ZONES, {"allAvailabilityZones": True, "filters": opt_in}, "us-west-2")
+    assert every["names"] == ["us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d"] and every["allAvailabilityZones"] is True
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        ({"allAvailabilityZones": True}, "lists the Local and Wavelength Zones of us-west-2 too"),
+        ({"state": "impaired"}, "records no zone in state ['impaired'] in us-west-2, no proof a real account has none"),
+        ({"filters": [{"name": "group-name", "values": ["us-west-2-lax-1"]}]}, "does not record the zones' 'group-name'"),
+    ],
+)
+def test_zones_the_snapshot_cannot_answer_are_unanswered_saying_why(args, reason):
+    with pytest.raises(UnansweredCall, match=re.escape(reason)):
+        ANSWERS.answer(ZONES, args, "us-west-2")
 
 
 def test_engine_error_when_the_program_calls_an_unanswerable_parameter(monkeypatch):

@@ -91,43 +91,44 @@ export const greeting = config.get("greeting") ?? "unset";
 """
 
 
-def test_typescript_compiles_with_the_sdk_s_ts_node_and_node_modules_up_the_tree(program, tmp_path):
-    """No ts-node of the program's own and no node_modules in its folder: the CLI runs it all the same."""
-    app = _workspace(
-        tmp_path,
+# (what the program shows, its Pulumi.yaml, its files, its stack outputs)
+HOSTED = [
+    (
+        # No ts-node of the program's own and no node_modules in its folder: the CLI runs it all the same.
+        "typescript-up-the-tree",
         "name: app\nruntime:\n  name: nodejs\n  options:\n    tsconfig: tsconfig.pulumi.json\nconfig:\n  greeting:\n    default: hello\n",
         {
             "index.ts": TS_PROGRAM,
             "package.json": '{"name": "app", "main": "index.ts"}',
             "tsconfig.pulumi.json": '{"compilerOptions": {"strict": true}}',
         },
-    )
-    assert _outputs(app) == {"doubled": 4, "typescript": "true", "tsconfig": "tsconfig.pulumi.json", "greeting": "hello"}
-
-
-def test_typescript_false_runs_javascript_without_ts_node_and_nodeargs_come_first(program, tmp_path):
-    app = _workspace(
-        tmp_path,
+        {"doubled": 4, "typescript": "true", "tsconfig": "tsconfig.pulumi.json", "greeting": "hello"},
+    ),
+    (
+        "typescript-false-and-nodeargs",
         'name: app\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n    nodeargs: "--require ./preload.js"\n',
         {
             "index.js": 'exports.typescript = process.env.PULUMI_NODEJS_TYPESCRIPT ?? "unset";\nexports.preloaded = globalThis.preloaded ?? "no";\n',
             "preload.js": 'globalThis.preloaded = "yes";\n',
             "package.json": '{"name": "app", "main": "index.js"}',
         },
-    )
-    assert _outputs(app) == {"typescript": "unset", "preloaded": "yes"}
-
-
-def test_an_esm_program_runs(program, tmp_path):
-    app = _workspace(
-        tmp_path,
+        {"typescript": "unset", "preloaded": "yes"},
+    ),
+    (
+        "esm",
         "name: app\nruntime: nodejs\n",
         {
             "index.js": 'import * as pulumi from "@pulumi/pulumi";\nexport const esm = typeof pulumi.Config === "function" ? "yes" : "no";\n',
             "package.json": '{"name": "app", "type": "module", "main": "index.js"}',
         },
-    )
-    assert _outputs(app) == {"esm": "yes"}
+        {"esm": "yes"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("project", "files", "outputs"), [case[1:] for case in HOSTED], ids=[case[0] for case in HOSTED])
+def test_a_program_runs_as_the_nodejs_language_host_runs_it(program, tmp_path, project, files, outputs):
+    assert _outputs(_workspace(tmp_path, project, files)) == outputs
 
 
 @pytest.mark.parametrize(

@@ -131,3 +131,15 @@ def test_arguments_the_emulated_account_refuses_are_answered_unknown_saying_why(
     assert _inputs(plan, "sg")["vpcId"] == UNKNOWN
     [gap] = [g for g in plan["placement"]["gaps"] if "getVpc" in g]
     assert "snapshot cannot answer these arguments (FilterNotImplementedError: The filter 'no-such-filter'" in gap
+
+
+def test_availability_zone_ids_are_answered_in_the_order_of_the_names_and_their_pairing_said(tmp_path):
+    body = ('zones = aws.get_availability_zones(state="available")\n'
+            'aws.ec2.Subnet("s", vpc_id="vpc-0123456789abcdef0", cidr_block="10.0.0.0/24", availability_zone_id=zones.zone_ids[0])\n'
+            'pulumi.export("zones", dict(zip(zones.names, zones.zone_ids)))\n')
+    code, plan, err = _preview(_program(tmp_path, body))
+    assert code == 0, err
+    assert _inputs(plan, "s")["availabilityZoneId"] == "use1-az6"  # us-east-1a's, as moto's emulated account pairs them
+    assert len(plan["outputs"]["zones"]) == 6
+    [gap] = [g for g in plan["placement"]["gaps"] if "getAvailabilityZones" in g]
+    assert "zoneIds pair with names as moto" in gap and "a real account may pair them otherwise" in gap

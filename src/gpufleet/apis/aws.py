@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from botocore.loaders import create_loader
 from botocore.model import ServiceModel
 
-from gpufleet.catalog import tokens
+from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.catalog.wording import counted
 
@@ -185,6 +185,46 @@ def _request(service: str, operation: str, params: dict, strict: bool = True) ->
     return Request(service, operation, converted, problems)
 
 
+def _has_unknown(value) -> bool:
+    if isinstance(value, dict):
+        return any(_has_unknown(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_unknown(v) for v in value)
+    return value == UNKNOWN
+
+
+def _whole_floats_as_ints(value):
+    # The engine's wire carries every number as a double; Go writes a whole float64 without a
+    # fraction (1, not Python's 1.0), so the document's text, and its length, are the provider's.
+    if isinstance(value, dict):
+        return {k: _whole_floats_as_ints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_floats_as_ints(v) for v in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# Go's json.Marshal escapes these five in every string, keys too (pkg.go.dev/encoding/json, Marshal:
+# "encoded using HTMLEscape"): each counts six characters, not one, in the length AWS bounds.
+_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def _as_sent(kind: str, inputs: dict) -> dict:
+    """The inputs with each one the provider turns from an object into a JSON string (data/aws_json_inputs.json,
+    generated from pulumi-aws's schema) turned as it does: pulumi-terraform-bridge's TransformJSONDocument
+    (pkg/tfbridge/transforms.go) marshals an object or array with Go's json.Marshal (keys sorted, compact,
+    UTF-8 unescaped), and makes one holding an unknown value unknown as a whole. What the API model then
+    judges is the string AWS receives; an object anywhere else is still judged, and refused, as given."""
+    for name in catalog.aws_json_inputs().get(kind, ()):
+        value = inputs.get(name)
+        if isinstance(value, (dict, list)):
+            if _has_unknown(value):
+                inputs[name] = UNKNOWN
+            else:
+                text = json.dumps(_whole_floats_as_ints(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                inputs[name] = text.translate(_GO_ESCAPES)
+    return inputs
+
+
 def _renamed(inputs: dict, names: dict[str, str], drop: tuple[str, ...] = ()) -> dict:
     return {names.get(k, k): v for k, v in inputs.items() if k not in drop}
 
@@ -192,7 +232,7 @@ def _renamed(inputs: dict, names: dict[str, str], drop: tuple[str, ...] = ()) ->
 def to_request(kind: str, props: Mapping, strict: bool = True) -> Request:
     """The API request a Pulumi resource's inputs become (its create call): a plan's typed resource
     gives its `type` and `props`, the pack its resource type and plain props."""
-    inputs = dict(props)
+    inputs = _as_sent(kind, dict(props))
     if kind == tokens.ECS_TASK_DEFINITION:
         text = inputs.get("containerDefinitions")
         if isinstance(text, str) and text != UNKNOWN:

@@ -235,6 +235,14 @@ def nodeadm_interfaces() -> dict[str, tuple[int, int]]:
 
 
 @functools.cache
+def aws_json_inputs() -> dict[str, frozenset[str]]:
+    """Per pulumi-aws resource type, the inputs its provider turns from an object into a JSON string
+    before its API call (generated, with its source: python -m gpufleet.catalog.generate.json_inputs)."""
+    document = json.loads((DATA / "aws_json_inputs.json").read_text())
+    return {token: frozenset(inputs) for token, inputs in document["inputs"].items()}
+
+
+@functools.cache
 def curated_facts() -> dict:
     """The curated facts file (what EC2 does not publish), each entry with its source. Read by
     libyaml (C): ruamel's pure-Python reader took about 0.2 s of every cold start. libyaml reads

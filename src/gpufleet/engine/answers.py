@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from gpufleet.catalog import tokens
@@ -91,12 +93,12 @@ class OfflineAnswers:
     def answer(self, token: str, args: dict, region: str) -> dict:
         return self.answer_noted(token, args, region)[0]
 
-    def answer_noted(self, token: str, args: dict, region: str) -> tuple[dict, str | None]:
+    def answer_noted(self, token: str, args: dict, region: str) -> aws_functions.Answer:
         """The answer, and what must be said of it where the emulated account is not the real one."""
         region = given if isinstance(given := args.get("region"), str) else region
         handler = self._handlers.get(token)
         if handler is not None:
-            return handler(args, region), None
+            return handler(args, region)
         emulated = aws_functions.FUNCTIONS.get(token)
         if emulated is None:
             raise UnansweredCall(f"provider function {token} has no offline answer (answered: {', '.join(self.answered())})")
@@ -113,7 +115,7 @@ class OfflineAnswers:
     def answered(self) -> list[str]:
         return sorted([*self._handlers, *aws_functions.FUNCTIONS])
 
-    def _ssm_parameter(self, args: dict, region: str) -> dict:
+    def _ssm_parameter(self, args: dict, region: str) -> aws_functions.Answer:
         name = args["name"]
         value = self.source.ssm_parameter(region, name)
         if value is None:
@@ -127,22 +129,141 @@ class OfflineAnswers:
             "insecureValue": value,
             "version": 1,
             "withDecryption": bool(args.get("withDecryption", True)),
+        }, None
+
+    def _availability_zones(self, args: dict, region: str) -> aws_functions.Answer:
+        """As terraform-provider-aws reads it (internal/service/ec2/ec2_availability_zones_data_source.go
+        @bd53eac3, dataSourceAvailabilityZonesRead): DescribeAvailabilityZones with the state and the
+        filters as Filters, the zones sorted by name, less excludeNames and excludeZoneIds; zoneIds
+        in the order of names, groupNames the set of the zones' groups, id the region."""
+        token = "aws:index/getAvailabilityZones"
+        zones, paired = self._zones(region)
+        # The provider sends the state as a filter ahead of the program's own: one list, as the API reads them.
+        filters: list[tuple[str, list[str]]] = [("state", [args["state"]])] if args.get("state") else []
+        filters += [(f["name"], [str(v) for v in f["values"]]) for f in args.get("filters") or []]
+        if args.get("allAvailabilityZones") and not _confined_to_availability_zones(filters):
+            raise UnansweredCall(
+                f"{token}: allAvailabilityZones lists the Local and Wavelength Zones of {region} too, which {self.source.label} does not hold"
+            )
+        for name, values in filters:
+            if name not in _ZONE_ATTRIBUTES:
+                raise UnansweredCall(f"{token}: {self.source.label} does not record the zones' {name!r} in {region}")
+            if name == "state" and not _matches("available", values):
+                # The emulated account's zones are all available: no proof a real account has none impaired.
+                raise UnansweredCall(
+                    f"{token}: {self.source.label} records no zone in state {values} in {region}, no proof a real account has none"
+                )
+        excluded_names, excluded_ids = set(args.get("excludeNames") or []), set(args.get("excludeZoneIds") or [])
+        kept = [
+            (name, zone_id)
+            for name, zone_id in zones
+            if all(_matches(_ZONE_ATTRIBUTES[key](name, zone_id, region), values) for key, values in filters)
+            and name not in excluded_names
+            and zone_id not in excluded_ids
+        ]
+        answer = {
+            "id": region,
+            "region": region,
+            "names": [name for name, _ in kept],
+            "zoneIds": [zone_id for _, zone_id in kept],
+            "groupNames": [region] if kept else [],
+            **{
+                k: args[k]
+                for k in ("allAvailabilityZones", "excludeNames", "excludeZoneIds", "filters", "state")
+                if args.get(k) is not None
+            },
         }
+        note = (
+            f"zoneIds pair with names as {self.source.label}'s account pairs them{paired}; in the Regions AWS maps per account, "
+            f"a real account may pair them otherwise ({AZ_IDS_DOC}). groupNames is the Region's name, an Availability Zone's "
+            "GroupName as earlier EC2 API references give it; botocore's EC2 model now gives us-east-1-zg-1 as one"
+        )
+        return answer, note
 
-    def _availability_zones(self, args: dict, region: str) -> dict:
-        zones = sorted({row["Location"] for row in self.source.az_offerings(region)})
-        if not zones:
-            raise UnansweredCall(f"aws:index/getAvailabilityZones: no zones known for {region} ({self.source.label})")
-        return {"id": region, "names": zones, "state": args.get("state"), "groupNames": [region]}
+    def _zones(self, region: str) -> tuple[list[tuple[str, str]], str]:
+        """The region's Availability Zones, (name, id) sorted by name, and what is said of their pairing.
+        The source's offerings give the names and the ids; its account pairs them. A name the
+        account lacks while one id is left takes that id: the only pairing the account's others leave."""
+        token = "aws:index/getAvailabilityZones"
+        names = sorted({row["Location"] for row in self.source.az_offerings(region)})
+        ids = {row["Location"] for row in self.source.az_id_offerings(region)}
+        if not names:
+            raise UnansweredCall(f"{token}: no zones known for {region} ({self.source.label})")
+        if any(not re.fullmatch(f"{re.escape(region)}[a-z]", name) for name in names):
+            # An Availability Zone's code is its Region's and a letter (AWS, "AWS Availability Zones":
+            # https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-availability-zones.html);
+            # another (a Local Zone's) is of a zone whose type and opt-in the answer does not know.
+            raise UnansweredCall(f"{token}: {self.source.label} lists zones of {region} other than Availability Zones: {names}")
+        with self._emulating:
+            described = self.source.client("ec2", region).describe_availability_zones(AllAvailabilityZones=True)["AvailabilityZones"]
+        pairs = {z["ZoneName"]: z["ZoneId"] for z in described if z["ZoneName"] in names and z["ZoneId"] in ids}
+        unpaired_names = [name for name in names if name not in pairs]
+        unpaired_ids = sorted(ids - set(pairs.values()))
+        said = ""
+        if len(unpaired_names) == len(unpaired_ids) == 1:
+            pairs[unpaired_names[0]] = unpaired_ids[0]
+            said = f" ({unpaired_names[0]}, which its zones lack, takes the one id left, {unpaired_ids[0]})"
+        elif unpaired_names or unpaired_ids:
+            raise UnansweredCall(
+                f"{token}: {self.source.label}'s account pairs {sorted(pairs.items())} of the zones its offerings list in {region} "
+                f"(names {names}, ids {sorted(ids)}): the others' ids are not known"
+            )
+        return [(name, pairs[name]) for name in names], said
 
-    def _partition(self, args: dict, region: str) -> dict:
+    def _partition(self, args: dict, region: str) -> aws_functions.Answer:
         p = partition_of(region)
         return {
             "id": p["partition"],
             "partition": p["partition"],
             "dnsSuffix": p["dnsSuffix"],
             "reverseDnsPrefix": ".".join(reversed(p["dnsSuffix"].split("."))),
-        }
+        }, None
 
-    def _region(self, args: dict, region: str) -> dict:
-        return {"id": region, "name": region, "region": region, "endpoint": f"ec2.{region}.{partition_of(region)['dnsSuffix']}"}
+    def _region(self, args: dict, region: str) -> aws_functions.Answer:
+        return {"id": region, "name": region, "region": region, "endpoint": f"ec2.{region}.{partition_of(region)['dnsSuffix']}"}, None
+
+
+AZ_IDS_DOC = "https://docs.aws.amazon.com/global-infrastructure/latest/regions/az-ids.html"
+
+# The DescribeAvailabilityZones filters an Availability Zone's name and id answer (their names as
+# botocore's EC2 model documents the request's Filters). An Availability Zone's opt-in status is
+# always opt-in-not-required (the model's AvailabilityZone.OptInStatus); its state is the emulated
+# account's (available), and a filter that keeps other states only is refused, not answered empty.
+_ZONE_ATTRIBUTES: dict[str, Callable[[str, str, str], str]] = {
+    "zone-name": lambda name, zone_id, region: name,
+    "zone-id": lambda name, zone_id, region: zone_id,
+    "region-name": lambda name, zone_id, region: region,
+    "zone-type": lambda name, zone_id, region: "availability-zone",
+    "opt-in-status": lambda name, zone_id, region: "opt-in-not-required",
+    "state": lambda name, zone_id, region: "available",
+}
+
+
+def _matches(value: str, patterns: list[str]) -> bool:
+    """Whether an EC2 filter's values match: alternatives, in which * is any run of characters, ?
+    exactly one and a backslash escapes the next (the EC2 Filter's reference,
+    https://docs.aws.amazon.com/sdkfornet1/latest/apidocs/html/T_Amazon_EC2_Model_Filter.htm)."""
+    return any(re.fullmatch(_wildcard(pattern), value) for pattern in patterns)
+
+
+def _wildcard(pattern: str) -> str:
+    parts, escaped = [], False
+    for c in pattern:
+        if escaped or c not in "*?\\":
+            parts.append(re.escape(c))
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        else:
+            parts.append(".*" if c == "*" else ".")
+    return "".join(parts)
+
+
+def _confined_to_availability_zones(filters: list[tuple[str, list[str]]]) -> bool:
+    """Whether the filters keep Availability Zones only, so that allAvailabilityZones adds nothing
+    the answer lacks (the Local and Wavelength Zones it adds are another type, and opted in or not)."""
+    return any(
+        (name == "zone-type" and set(values) == {"availability-zone"})
+        or (name == "opt-in-status" and set(values) == {"opt-in-not-required"})
+        for name, values in filters
+    )

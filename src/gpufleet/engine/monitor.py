@@ -173,8 +173,10 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
                         )
                 return resource_pb2.ResourceInvokeResponse(unknown=True)
             if note is not None:
+                said = f"provider function {request.tok} {json.dumps(args, sort_keys=True)}: {note}"
                 with self._lock:
-                    self.run.gaps.append(f"provider function {request.tok} {json.dumps(args, sort_keys=True)}: {note}")
+                    if said not in self.run.gaps:  # a program may call a function with the same inputs many times
+                        self.run.gaps.append(said)
             return resource_pb2.ResourceInvokeResponse(**{"return": to_struct(answer)})
         finally:
             self.activity.end(call)

@@ -31,6 +31,10 @@ class FactSource(Protocol):
     def az_offerings(self, region: str) -> list[dict]:
         """DescribeInstanceTypeOfferings rows (`InstanceType`, `Location`) with location type AZ."""
 
+    def az_id_offerings(self, region: str) -> list[dict]:
+        """The same rows with location type AZ ID: `Location` is a zone's id (use1-az1), the same
+        zone in every account, where its name (us-east-1a) may not be."""
+
     def ssm_parameter(self, region: str, name: str) -> str | None:
         """The value of an SSM parameter, or None when the region has no such parameter."""
 
@@ -90,6 +94,13 @@ class MotoSnapshot:
     @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
     def az_offerings(self, region: str) -> list[dict]:
         path = _moto_file("ec2", "resources", "instance_type_offerings", "availability-zone", f"{region}.json.gz")
+        if not path.is_file():
+            return []
+        return cast("list[dict]", _load_gz_json(path))
+
+    @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
+    def az_id_offerings(self, region: str) -> list[dict]:
+        path = _moto_file("ec2", "resources", "instance_type_offerings", "availability-zone-id", f"{region}.json.gz")
         if not path.is_file():
             return []
         return cast("list[dict]", _load_gz_json(path))
@@ -163,6 +174,11 @@ class LiveAws:
     @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
     def az_offerings(self, region: str) -> list[dict]:
         pages = self.client("ec2", region).get_paginator("describe_instance_type_offerings").paginate(LocationType="availability-zone")
+        return [{"InstanceType": r["InstanceType"], "Location": r["Location"]} for page in pages for r in page["InstanceTypeOfferings"]]
+
+    @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
+    def az_id_offerings(self, region: str) -> list[dict]:
+        pages = self.client("ec2", region).get_paginator("describe_instance_type_offerings").paginate(LocationType="availability-zone-id")
         return [{"InstanceType": r["InstanceType"], "Location": r["Location"]} for page in pages for r in page["InstanceTypeOfferings"]]
 
     def ssm_parameter(self, region: str, name: str) -> str | None:
