@@ -77,7 +77,7 @@ def _sdk(tmp_path, role=ROLE, inputs=INPUTS):
 def test_a_string_or_object_input_is_read_with_its_pulumi_name_and_token(tmp_path):
     document = generator.build(_sdk(tmp_path), "0.0.0")
     # A string-or-enum input is no conversion; a statement's Principal is the document's own shape.
-    assert document["inputs"] == {"aws:iam/role:Role": {"assumeRolePolicy": "pulumi_aws.iam.PolicyDocumentArgs"}}
+    assert document["jsonDocuments"] == {"aws:iam/role:Role": {"assumeRolePolicy": "pulumi_aws.iam.PolicyDocumentArgs"}}
     assert document["generated"]["source"]["tag"] == "v0.0.0"
 
 

@@ -239,7 +239,7 @@ def aws_json_inputs() -> dict[str, frozenset[str]]:
     """Per pulumi-aws resource type, the inputs its provider turns from an object into a JSON string
     before its API call (generated, with its source: python -m gpufleet.catalog.generate.json_inputs)."""
     document = json.loads((DATA / "aws_json_inputs.json").read_text())
-    return {token: frozenset(inputs) for token, inputs in document["inputs"].items()}
+    return {token: frozenset(inputs) for token, inputs in document["jsonDocuments"].items()}
 
 
 @functools.cache

@@ -186,7 +186,7 @@ def build(root: Path, version: str) -> dict:
             },
             "conversion": "pulumi-terraform-bridge pkg/tfbridge/transforms.go TransformJSONDocument: an object or array becomes its json.Marshal",
         },
-        "inputs": {token: dict(sorted(per.items())) for token, per in sorted(found.items())},
+        "jsonDocuments": {token: dict(sorted(per.items())) for token, per in sorted(found.items())},
     }
 
 
@@ -196,8 +196,8 @@ def render(document: dict) -> str:
     def line(value: object) -> str:
         return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
-    rows = list(document["inputs"].items())
-    out = ["{", f'"generated":{line(document["generated"])},', '"inputs":{']
+    rows = list(document["jsonDocuments"].items())
+    out = ["{", f'"generated":{line(document["generated"])},', '"jsonDocuments":{']
     out += [f"{json.dumps(token)}:{line(per)}{',' if i < len(rows) - 1 else ''}" for i, (token, per) in enumerate(rows)]
     out += ["}", "}"]
     return "\n".join(out) + "\n"
