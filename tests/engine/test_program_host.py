@@ -96,22 +96,6 @@ def test_a_program_that_raises_names_its_file_and_line(tmp_path):
     assert f"the program raised ValueError: no such cluster ({(folder / '__main__.py').resolve()}:3)" in err
 
 
-@pytest.mark.parametrize(
-    ("body", "message"),
-    [
-        ("pulumi.runtime.register_stack_transform(lambda args: None)\n" + THING, "the program registers a stack transform"),
-        ('pulumi.CustomResource("test:index:Thing", "one", {}, opts=pulumi.ResourceOptions(transforms=[lambda args: None]))\n',
-         "test:index:Thing 'one' has transforms or hooks"),
-    ],
-    ids=["stack", "resource"],
-)
-def test_a_callback_the_engine_does_not_run_is_refused_by_name(tmp_path, body, message):
-    folder = _program(tmp_path, body)
-    code, _, err = _preview(folder)
-    assert code == 2 and "Traceback" not in err
-    assert f"{message}: the offline engine does not run callbacks into the program" in err
-
-
 def test_an_interpreter_without_the_sdk_is_exit_2_naming_it(tmp_path):
     bare = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)

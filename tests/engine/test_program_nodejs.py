@@ -143,3 +143,41 @@ def test_a_bad_runtime_option_is_exit_2_naming_it(program, tmp_path, options, sa
     app = _workspace(tmp_path, f"name: app\nruntime:\n  name: nodejs\n  options:\n    {options}\n", {"index.js": ""})
     code, _, err = run_cli("preview", "--program", str(app), "--no-policy")
     assert code == 2 and said in err, err
+
+
+# Transforms and the engine's own functions, for a Node.js program's SDK (engine/callbacks.py,
+# engine/builtins.py): its callback server called as the Pulumi engine calls it.
+
+CALLBACKS_PROGRAM = """const pulumi = require("@pulumi/pulumi");
+pulumi.runtime.registerResourceTransform(async (args) =>
+    args.type === "test:index:Thing" ? { props: { ...args.props, trail: (args.props.trail ?? "") + "stack;" }, opts: args.opts } : undefined);
+const one = new pulumi.CustomResource("test:index:Thing", "one", { size: 2 }, {
+    transforms: [async (args) => ({ props: { ...args.props, size: args.props.size * 10, trail: "own;" }, opts: args.opts })],
+});
+// The SDK rehydrates a resource from its URN with pulumi:pulumi:getResource.
+exports.again = one.urn.apply((urn) => new pulumi.CustomResource("test:index:Thing", "again", { size: undefined }, { urn }).size);
+exports.got = one.urn.apply((urn) => pulumi.runtime.invoke("pulumi:pulumi:getResource", { urn }));
+"""
+
+
+def test_a_nodejs_program_s_transforms_and_get_resource_are_served(program, tmp_path):
+    app = _workspace(
+        tmp_path, "name: app\nruntime: nodejs\n", {"index.js": CALLBACKS_PROGRAM, "package.json": '{"name": "app", "main": "index.js"}'}
+    )
+    code, out, err = run_cli("preview", "--program", str(app), "--json", "--no-policy")
+    assert code == 0, err
+    plan = json.loads(out)
+    [one] = [r for r in plan["resources"] if r["name"] == "one"]
+    assert one["inputs"] == {"size": 20, "trail": "own;stack;"}
+    assert plan["outputs"]["again"] == 20
+    assert plan["outputs"]["got"]["urn"] == one["urn"] and plan["outputs"]["got"]["state"] == one["inputs"]
+
+
+def test_a_nodejs_transform_that_throws_is_exit_2_naming_it(program, tmp_path):
+    failing = CALLBACKS_PROGRAM.replace(
+        "transforms: [async (args) => (", 'transforms: [async (args) => { throw new Error("no such tag"); }, async (args) => ('
+    )
+    app = _workspace(tmp_path, "name: app\nruntime: nodejs\n", {"index.js": failing, "package.json": '{"name": "app", "main": "index.js"}'})
+    code, _, err = run_cli("preview", "--program", str(app), "--no-policy")
+    assert code == 2 and "Traceback" not in err
+    assert "a transform of test:index:Thing 'one' failed: transform failed: Error: no such tag" in err, err

@@ -3,8 +3,12 @@
 with its inputs as the engine receives them and answered as a create in preview answers (the inputs
 echoed, the rest unknown); provider functions are answered offline (engine/answers.py).
 
-What the engine does not do offline (a component's Construct, a transform, a method call) is not
-guessed: a call it cannot serve is refused, named, and the refusal ends the preview (exit 2)."""
+Transforms and resource hooks are run as the Pulumi engine runs them: calls into the program's own
+callback server (engine/callbacks.py), a transform's result recorded in the resource's place; the
+engine's own functions (`pulumi:pulumi:getResource`, stack outputs) are answered by engine/builtins.py.
+What the engine does not do offline (a component's Construct, a method call) is not guessed: a call
+it cannot serve is refused, named, and the refusal ends the preview (exit 2); so does a callback
+into the program that fails."""
 
 from __future__ import annotations
 
@@ -18,18 +22,19 @@ from dataclasses import dataclass, field
 
 import grpc
 from google.protobuf import empty_pb2
-from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, resource_pb2, resource_pb2_grpc
+from google.protobuf.message import Message
+from pulumi.runtime.proto import callback_pb2, engine_pb2, engine_pb2_grpc, resource_pb2, resource_pb2_grpc
 
 from gpufleet.catalog import catalog, tokens
-from gpufleet.engine import autonames
+from gpufleet.engine import autonames, callbacks
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
+from gpufleet.engine.builtins import BuiltinError, Builtins, State, Unanswered
+from gpufleet.engine.callbacks import CallbackFailed, Callbacks, M
+from gpufleet.engine.output_types import OutputTypes
 from gpufleet.engine.runtime import ProgramRun, RecordedResource, preview_outputs, record
 from gpufleet.plans.wire import struct_value, to_struct
 
 # The features the monitor claims, by the name older SDKs ask for and the number newer ones read.
-# Transforms and hooks are claimed so that a program using them reaches the monitor, which refuses
-# them by name (they are callbacks into the program, not run offline); unclaimed, the SDK would tell
-# the user to update the Pulumi CLI.
 FEATURES = {
     "secrets": resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS,
     "resourceReferences": resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES,
@@ -42,6 +47,7 @@ FEATURES = {
     "errorHooks": resource_pb2.RESOURCE_MONITOR_FEATURE_ERROR_HOOKS,
 }
 MAX_MESSAGE = 64 << 20  # one registration's inputs; the SDK's own channel allows up to this much too
+BUILTINS = "pulumi:pulumi:"  # the engine's own functions (builtins.go), whatever provider is named
 
 
 @dataclass
@@ -84,6 +90,8 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
         on_resource: Callable[[RecordedResource], None] | None,
         given: dict[str, list[tuple[dict, dict]]] | None = None,
         config: dict[str, str] | None = None,
+        callback_timeout: float = 300.0,
+        output_types: OutputTypes | None = None,
     ):
         self.project, self.stack = project, stack
         self.config = dict(config or {})
@@ -94,11 +102,23 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
         self.answers, self.default_region = answers, region
         self.on_resource = on_resource
         self.activity = Activity()
-        self.refused: list[str] = []  # calls the engine could not serve: each ends the preview
+        self.refused: list[str] = []  # calls the engine could not serve, and callbacks that failed: each ends the preview
         self.errors: list[str] = []  # the program's own error diagnostics (Engine.Log)
         self.provider_regions: dict[str, str] = {}
         self.root = ""
         self.autonaming = catalog.load().facts.autonaming
+        self.callbacks = Callbacks(callback_timeout)
+        self.builtins = Builtins()
+        self.output_types = output_types
+        # What source_eval.go's resmon keeps for transforms and hooks: the stack's transforms, each
+        # resource's own (its children's transforms run them after their own) and its parent.
+        self.stack_transforms: list[callback_pb2.Callback] = []
+        self.stack_invoke_transforms: list[callback_pb2.Callback] = []
+        self.resource_transforms: dict[str, list[callback_pb2.Callback]] = {}
+        self.parents: dict[str, str] = {}
+        self.hooks: dict[str, resource_pb2.RegisterResourceHookRequest] = {}
+        self.error_hooks: set[str] = set()
+        self.component_hooks: dict[str, tuple[resource_pb2.RegisterResourceRequest, dict, str]] = {}
         self._lock = threading.Lock()
 
     # --- calls that are served ----------------------------------------------------------------
@@ -112,12 +132,11 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
     def RegisterResource(self, request, context):
         call = self.activity.start(f"RegisterResource {request.type} {request.name!r}")
         try:
-            if request.transforms or (request.HasField("hooks") and request.hooks.ByteSize()):
-                return self._refuse(
-                    context,
-                    f"{request.type} {request.name!r} has transforms or hooks: the offline engine does not run callbacks into the program",
-                )
             urn = self._urn(request.parent, request.type, request.name)
+            try:
+                request = self._transformed(request, urn)
+            except CallbackFailed as err:
+                return self._fail(context, str(err))
             try:
                 inputs = autonames.with_auto_names(
                     request.type, request.name, urn, struct_value(request.object), request.custom, self.autonaming
@@ -126,13 +145,14 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
                 return self._refuse(context, str(err))
             if request.type.startswith(tokens.AWS_PROVIDER) and "region" in inputs:
                 self.provider_regions[urn] = inputs["region"]
-            provider = request.provider or self._default_provider(request)
+            provider = self._resolved_provider(request) or self._default_provider(request)
             recorded = record(request, urn, inputs, provider)
             with self._lock:
                 self.run.resources.append(recorded)
             if self.on_resource is not None:
                 self.on_resource(recorded)
             if request.type == tokens.STACK:
+                self.builtins.registered(urn, State("", "", {}))
                 return resource_pb2.RegisterResourceResponse(urn=urn)
             if request.remote and not request.custom:
                 # A component another language builds (its provider's Construct) is not run
@@ -142,34 +162,64 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
                         f"component {request.name!r} ({request.type}) is built by its provider, which the offline engine does not run: "
                         "the resources it creates are not in the plan"
                     )
+                self.builtins.registered(urn, State("", provider, None), remote_component=True)
                 return resource_pb2.RegisterResourceResponse(urn=urn)
-            return resource_pb2.RegisterResourceResponse(urn=urn, id="", object=to_struct(preview_outputs(request.type, inputs)))
+            try:
+                # A create step runs its before hooks first (step.go CreateStep.Apply).
+                self._run_hooks("before_create", request, urn, inputs, None, provider)
+            except CallbackFailed as err:
+                return self._fail(context, str(err))
+            outputs = self._outputs(request, inputs)
+            self.builtins.registered(urn, State("", provider, outputs if request.custom else {}))
+            if request.custom:
+                self._after_create(request, urn, inputs, outputs, provider)
+            elif request.HasField("hooks") and request.hooks.after_create:
+                with self._lock:  # a component's after hooks run once it registers its outputs (step_executor.go)
+                    self.component_hooks[urn] = (request, inputs, provider)
+            return resource_pb2.RegisterResourceResponse(urn=urn, id="", object=to_struct(outputs))
         finally:
             self.activity.end(call)
 
     def RegisterResourceOutputs(self, request, context):
+        outputs = struct_value(request.outputs)
         if request.urn.split("::")[2] == tokens.STACK:
-            self.run.outputs = struct_value(request.outputs)
+            self.run.outputs = outputs
+        self.builtins.outputs_registered(request.urn, outputs)
+        with self._lock:
+            pending = self.component_hooks.pop(request.urn, None)
+        if pending is not None:
+            component, inputs, provider = pending
+            self._after_create(component, request.urn, inputs, outputs, provider)
         return empty_pb2.Empty()
 
     def Invoke(self, request, context):
         call = self.activity.start(f"Invoke {request.tok}")
         try:
-            args = struct_value(request.args)
+            try:
+                args, provider = self._invoke_transformed(request)
+            except CallbackFailed as err:
+                return self._fail(context, str(err))
             for inputs, outputs in self.given.get(request.tok, []):
                 if inputs == args:
                     return resource_pb2.ResourceInvokeResponse(**{"return": to_struct(outputs)})
             try:
-                answer, note = self.answers.answer_noted(request.tok, args, self._region_of(request.provider))
-            except UnansweredCall as err:
+                if request.tok.startswith(BUILTINS):
+                    answer, note = self.builtins.invoke(request.tok, args)
+                else:
+                    answer, note = self.answers.answer_noted(request.tok, args, self._region_of(provider))
+            except BuiltinError as err:
+                # The engine fails the invoke, and with it the program (source_eval.go Invoke).
+                return self._fail(context, f"invocation of {request.tok} returned an error: {err}")
+            except (UnansweredCall, Unanswered) as err:
                 # As a preview answers a function whose inputs are not known yet: wholly unknown.
-                call = f"{request.tok} {json.dumps(args, sort_keys=True)}"
-                reason = str(err) if request.tok in self.answers.answered() else "no offline answer"
+                described = f"{request.tok} {json.dumps(args, sort_keys=True)}"
+                answered = isinstance(err, Unanswered) or request.tok in self.answers.answered()
+                reason = str(err) if answered else "no offline answer"
                 with self._lock:
-                    if call not in self.unknown_calls:
-                        self.unknown_calls.append(call)
+                    if described not in self.unknown_calls:
+                        self.unknown_calls.append(described)
                         self.run.gaps.append(
-                            f"provider function {call}: {reason}; answered unknown, as a preview answers before the value exists"
+                            f"provider function {described}: {reason}; answered unknown, as a preview answers before the value exists"
                         )
                 return resource_pb2.ResourceInvokeResponse(unknown=True)
             if note is not None:
@@ -182,8 +232,15 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
             self.activity.end(call)
 
     def ReadResource(self, request, context):
-        # `Resource.get`: the state of a resource that exists only in the cloud, unknown offline.
-        return resource_pb2.ReadResourceResponse(urn=self._urn(request.parent, request.type, request.name), properties=to_struct({}))
+        # `Resource.get`: the state of a resource that exists only in the cloud, unknown offline
+        # (a stack reference's outputs too: they are in another stack's backend).
+        urn = self._urn(request.parent, request.type, request.name)
+        properties, gap = self.builtins.read(request.type, request.name, struct_value(request.properties))
+        if gap is not None:
+            with self._lock:
+                self.run.gaps.append(gap)
+        self.builtins.registered(urn, State(request.id, request.provider, properties))
+        return resource_pb2.ReadResourceResponse(urn=urn, properties=to_struct(properties))
 
     def RegisterPackage(self, request, context):
         return resource_pb2.RegisterPackageResponse(ref=f"{request.name}@{request.version}")
@@ -210,6 +267,44 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
     def RequirePulumiVersion(self, request, context):
         return engine_pb2.RequirePulumiVersionResponse()
 
+    # --- callbacks into the program: transforms and hooks (source_eval.go) -----------------------
+
+    def RegisterStackTransform(self, request, context):
+        # Every resource registered after this one runs it, after its own and its parents'.
+        if not request.target:
+            return self._fail(context, "the program registers a stack transform without a callback server: target must be specified")
+        with self._lock:
+            self.stack_transforms.append(request)
+        return empty_pb2.Empty()
+
+    def RegisterStackInvokeTransform(self, request, context):
+        if not request.target:
+            return self._fail(context, "the program registers an invoke transform without a callback server: target must be specified")
+        with self._lock:
+            self.stack_invoke_transforms.append(request)
+        return empty_pb2.Empty()
+
+    def RegisterResourceHook(self, request, context):
+        # A hook runs on the step of its kind: offline every step is a create in a preview, so only
+        # before_create and after_create hooks registered to run on dry runs (on_dry_run) are ever
+        # called (deployment.go RunHooks skips the others in a preview, as the CLI does).
+        reason = self._hook_name_taken(request.name)
+        if reason:
+            return self._fail(context, reason)
+        with self._lock:
+            self.hooks[request.name] = request
+        return empty_pb2.Empty()
+
+    def RegisterErrorHook(self, request, context):
+        # Error hooks run when a provider operation fails (step.go withRetries); a preview offline
+        # calls no provider, so none fails and they are never called.
+        reason = self._hook_name_taken(request.name)
+        if reason:
+            return self._fail(context, reason)
+        with self._lock:
+            self.error_hooks.add(request.name)
+        return empty_pb2.Empty()
+
     # --- calls that are refused, named ----------------------------------------------------------
 
     def Call(self, request, context):
@@ -220,10 +315,173 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
 
     # --- helpers --------------------------------------------------------------------------------
 
-    def _refuse(self, context, reason: str):
+    def _refuse(self, context, reason: str, code: grpc.StatusCode = grpc.StatusCode.UNIMPLEMENTED):
         with self._lock:
             self.refused.append(reason)
-        context.abort(grpc.StatusCode.UNIMPLEMENTED, reason)
+        context.abort(code, reason)
+
+    def _fail(self, context, reason: str):
+        """What the Pulumi engine fails too (a callback that raised, an unknown URN): the program gets
+        the error, and the preview ends naming it."""
+        return self._refuse(context, reason, grpc.StatusCode.UNKNOWN)
+
+    def _call_back(self, callback: callback_pb2.Callback, request: Message, answer: type[M], what: str) -> M:
+        # Named while it runs: a program stopped at --timeout names the callback it was in.
+        call = self.activity.start(f"{what} (a callback into the program)")
+        try:
+            return self.callbacks.invoke(callback, request, answer, what)
+        finally:
+            self.activity.end(call)
+
+    def _transformed(self, request: resource_pb2.RegisterResourceRequest, urn: str) -> resource_pb2.RegisterResourceRequest:
+        """The registration after its transforms, run as RegisterResource runs them (source_eval.go):
+        the resource's own, then each parent's up the tree, then the stack's, each given the
+        previous one's properties and options. A resource's own transforms also decide its
+        dependencies anew, from the options and output values they return."""
+        own = list(request.transforms)
+        with self._lock:
+            chain = list(own)
+            parent, seen = request.parent, set()
+            while parent and parent not in seen:
+                seen.add(parent)
+                chain += self.resource_transforms.get(parent, [])
+                parent = self.parents.get(parent, "")
+            chain += self.stack_transforms
+            self.parents[urn] = request.parent
+            self.resource_transforms[urn] = own
+        if not chain:
+            return request
+        properties = callbacks.as_output_values(
+            callbacks.struct_dict(request.object), self._property_dependencies(request) if own else None
+        )
+        options = callbacks.transform_options(request, self._resolved_provider(request))
+        for callback in chain:
+            answer = self._call_back(
+                callback,
+                resource_pb2.TransformRequest(
+                    type=request.type,
+                    name=request.name,
+                    custom=request.custom,
+                    parent=request.parent,
+                    properties=to_struct(properties),
+                    options=options,
+                ),
+                resource_pb2.TransformResponse,
+                f"a transform of {request.type} {request.name!r}",
+            )
+            if answer.HasField("properties"):
+                properties = callbacks.struct_dict(answer.properties)
+            if answer.HasField("options"):
+                options = answer.options
+        return callbacks.with_options(request, properties, options, redepend=bool(own))
+
+    @staticmethod
+    def _property_dependencies(request: resource_pb2.RegisterResourceRequest) -> dict[str, set[str]]:
+        # A request without property dependencies: each property depends on all of the resource's.
+        if not request.propertyDependencies and not request.remote:
+            return {key: set(request.dependencies) for key in request.object.fields}
+        return {key: set(deps.urns) for key, deps in request.propertyDependencies.items()}
+
+    @staticmethod
+    def _resolved_provider(request: resource_pb2.RegisterResourceRequest) -> str:
+        # source_eval.go resolveProvider: the resource's own, else its providers' for its package.
+        if request.provider or not (request.custom or request.remote):
+            return request.provider
+        return request.providers.get(request.type.split(":", 1)[0], "")
+
+    def _invoke_transformed(self, request: resource_pb2.ResourceInvokeRequest) -> tuple[dict, str]:
+        """The invoke's arguments and provider after the stack's invoke transforms (source_eval.go Invoke)."""
+        with self._lock:
+            chain = list(self.stack_invoke_transforms)
+        if not chain:
+            return struct_value(request.args), request.provider
+        args = request.args
+        options = resource_pb2.TransformInvokeOptions(
+            provider=request.provider,
+            version=request.version,
+            plugin_download_url=request.pluginDownloadURL,
+            plugin_checksums=request.pluginChecksums,
+        )
+        for callback in chain:
+            answer = self._call_back(
+                callback,
+                resource_pb2.TransformInvokeRequest(token=request.tok, args=args, options=options),
+                resource_pb2.TransformInvokeResponse,
+                f"an invoke transform of {request.tok}",
+            )
+            if answer.HasField("args"):
+                args = answer.args
+            if answer.HasField("options"):
+                options = answer.options
+        return struct_value(args), options.provider
+
+    def _outputs(self, request: resource_pb2.RegisterResourceRequest, inputs: dict) -> dict:
+        """A create's outputs in a preview: the engine's own resources as its builtins provider
+        creates them; a provider's, the inputs echoed where the provider's SDK types them alike."""
+        builtin = Builtins.created(request.type, inputs) if request.type.startswith("pulumi:") else None
+        if builtin is not None:
+            return builtin
+        outputs = preview_outputs(request.type, inputs)
+        if self.output_types is not None and request.custom:
+            outputs, mismatched = self.output_types.typed(request.type, outputs)
+            if mismatched:
+                with self._lock:
+                    self.run.gaps.append(
+                        f"{request.type} {request.name!r}: the provider's outputs {', '.join(mismatched)} are typed otherwise than the "
+                        "inputs of the same name; answered unknown, as a preview answers before the provider computes them"
+                    )
+        return outputs
+
+    def _run_hooks(
+        self, kind: str, request: resource_pb2.RegisterResourceRequest, urn: str, inputs: dict, outputs: dict | None, provider: str
+    ) -> None:
+        """deployment.go RunHooks in a preview: each named hook must be registered; only those
+        registered with on_dry_run run; a failing one fails the step unless it ignores errors."""
+        if not request.HasField("hooks"):
+            return
+        for name in getattr(request.hooks, kind):
+            with self._lock:
+                hook = self.hooks.get(name)
+            if hook is None:
+                raise CallbackFailed(f"{request.type} {request.name!r}: hook {name!r} was not registered")
+            if not hook.on_dry_run:
+                continue
+            hook_request = resource_pb2.ResourceHookRequest(
+                urn=urn,
+                id="",
+                name=request.name,
+                type=request.type,
+                new_inputs=to_struct(inputs),
+                new_options=callbacks.hook_options(request, provider),
+            )
+            if outputs is not None:
+                hook_request.new_outputs.CopyFrom(to_struct(outputs))
+            what = f"the {kind} hook {name!r} of {request.type} {request.name!r}"
+            answer = self._call_back(hook.callback, hook_request, resource_pb2.ResourceHookResponse, what)
+            if answer.error:
+                if hook.ignore_errors:
+                    print(f"warning: {urn}: {what} failed: {answer.error}", file=sys.stderr, flush=True)
+                    continue
+                raise CallbackFailed(f"{what} failed: {answer.error}")
+
+    def _after_create(self, request: resource_pb2.RegisterResourceRequest, urn: str, inputs: dict, outputs: dict, provider: str) -> None:
+        # The resource is created; only its after hook failed: the engine says so and fails the
+        # deployment at its end, but the registration stands (step.go CreateStep.Apply).
+        try:
+            self._run_hooks("after_create", request, urn, inputs, outputs, provider)
+        except CallbackFailed as err:
+            print(f"error: {urn}: {err}", file=sys.stderr, flush=True)
+            with self._lock:
+                self.refused.append(str(err))
+
+    def _hook_name_taken(self, name: str) -> str:
+        # resource_hooks.go RegisterResourceHook / RegisterErrorHook: one hook per name, of either kind.
+        if not name:
+            return "the program registers a resource hook without a name: resource hook name cannot be empty"
+        with self._lock:
+            if name in self.hooks or name in self.error_hooks:
+                return f"the program registers two resource hooks named {name!r}: resource hook already registered for name {name!r}"
+        return ""
 
     def _default_provider(self, request) -> str:
         """The reference to the default provider of a resource that names none, registered on first
@@ -263,27 +521,6 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
             if provider_ref.startswith(urn):
                 return region
         return self.default_region
-
-
-# Callbacks into the program (the SDK serves them; the engine would call them): not run offline.
-_CALLBACKS = {
-    "RegisterStackTransform": lambda request: "a stack transform",
-    "RegisterStackInvokeTransform": lambda request: "an invoke transform",
-    "RegisterResourceHook": lambda request: f"the resource hook {request.name!r}",
-    "RegisterErrorHook": lambda request: "an error hook",
-}
-
-
-def _refuses_callback(method: str, what: Callable):
-    def refuse(self: Monitor, request, context):
-        return self._refuse(context, f"the program registers {what(request)}: the offline engine does not run callbacks into the program")
-
-    refuse.__name__ = method
-    return refuse
-
-
-for _method, _what in _CALLBACKS.items():
-    setattr(Monitor, _method, _refuses_callback(_method, _what))
 
 
 class _Unknown(grpc.GenericRpcHandler):

@@ -34,6 +34,7 @@ def main():
     ap = argparse.ArgumentParser()
     for flag in ("--monitor", "--engine", "--project", "--stack", "--organization", "--pwd", "--report", "--root"):
         ap.add_argument(flag, required=True)
+    ap.add_argument("--search-path", help="where to write the program's sys.path (gpufleet reads its provider SDKs' output types there)")
     ap.add_argument("program")
     args = ap.parse_args()
     try:
@@ -58,6 +59,9 @@ def main():
     )
     sys.argv = [args.program]
     os.chdir(args.pwd)
+    if args.search_path:
+        with open(args.search_path, "w", encoding="utf-8") as f:
+            json.dump([os.path.dirname(os.path.abspath(args.program)), *sys.path], f)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     # As the language host does: the SDK leaves futures unobserved on purpose when a program fails.

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from gpufleet.engine.answers import OfflineAnswers
 from gpufleet.engine.monitor import Monitor, Served
+from gpufleet.engine.output_types import OutputTypes
 from gpufleet.engine.runtime import EngineError, Program, ProgramRun, RecordedResource, moto_snapshot
 
 EXEC = Path(__file__).with_name("program_exec.py")
@@ -50,11 +51,23 @@ def run_hosted(
     """Preview `program` as `hosting` says; raises EngineError naming why it could not."""
     python, timeout = hosting.interpreter, hosting.timeout
     region = str(config.get(f"{program.project}:region") or config.get("aws:region") or "")
-    monitor = Monitor(program.project, stack, OfflineAnswers(moto_snapshot()), region, on_resource, hosting.given, config)
     workdir = program.workdir or (program.main if program.main.is_dir() else program.main.parent)
-    with Served(monitor) as served, tempfile.TemporaryDirectory(prefix="gpufleet-program-") as scratch:
-        report = Path(scratch) / "report.json"
-        command, env = _launch(program, python, served.address, stack, workdir, report)
+    scratch = tempfile.TemporaryDirectory(prefix="gpufleet-program-")
+    report, search_path = Path(scratch.name) / "report.json", Path(scratch.name) / "search-path.json"
+    monitor = Monitor(
+        program.project,
+        stack,
+        OfflineAnswers(moto_snapshot()),
+        region,
+        on_resource,
+        hosting.given,
+        config,
+        callback_timeout=timeout,
+        # The Node.js SDK resolves outputs untyped: only a Python program's SDK reads them by type.
+        output_types=OutputTypes(lambda: _search_path(search_path)) if program.runtime == "python" else None,
+    )
+    with scratch, Served(monitor) as served:
+        command, env = _launch(program, python, served.address, stack, workdir, report, search_path)
         env = {**os.environ, **env, "PULUMI_CONFIG": json.dumps(config), "PULUMI_DRY_RUN": "true"}
         try:
             child = subprocess.Popen(
@@ -103,7 +116,18 @@ def run_hosted(
     return monitor.run
 
 
-def _launch(program: Program, interpreter: Path, address: str, stack: str, workdir: Path, report: Path) -> tuple[list[str], dict[str, str]]:
+def _search_path(written: Path) -> list[str]:
+    """The program's sys.path, as engine/program_exec.py wrote it before the program's first line."""
+    try:
+        paths = json.loads(written.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+
+
+def _launch(
+    program: Program, interpreter: Path, address: str, stack: str, workdir: Path, report: Path, search_path: Path
+) -> tuple[list[str], dict[str, str]]:
     """The command and environment a language host starts the program with."""
     common = [
         "--monitor",
@@ -126,9 +150,19 @@ def _launch(program: Program, interpreter: Path, address: str, stack: str, workd
         if program.tsconfig:
             env["PULUMI_NODEJS_TSCONFIG_PATH"] = program.tsconfig
         return [str(interpreter), *program.node_args, str(program.runner), *common, "--dry-run", str(program.main)], env
-    return [str(interpreter), "-u", str(EXEC), *common, "--report", str(report), "--root", str(workdir), str(program.main)], {
-        "PYTHONUNBUFFERED": "1"
-    }
+    return [
+        str(interpreter),
+        "-u",
+        str(EXEC),
+        *common,
+        "--report",
+        str(report),
+        "--search-path",
+        str(search_path),
+        "--root",
+        str(workdir),
+        str(program.main),
+    ], {"PYTHONUNBUFFERED": "1"}
 
 
 # How long a TypeScript program may register nothing before the preview says it is still compiling.
