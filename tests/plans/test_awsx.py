@@ -59,10 +59,13 @@ def test_an_ec2_service_too_big_for_its_capacity_provider_is_pending():
 
 
 def test_a_fargate_service_runs_on_fargate_with_one_task_unless_told():
+    """Pulumi's container template (tests/corpus_ts container-aws-typescript): one container of 512 CPU
+    units and 128 MiB, which awsx sizes as 512 and 1024 MiB, a size Fargate runs: placed there."""
     args = {"container": {"name": "web", "image": "nginx", "cpu": 512, "memory": 128, "portMappings": [{"containerPort": 80, "targetGroup": "tg"}]}}
     [task] = _placed([_component("awsx:ecs:FargateService", "web", {"taskDefinitionArgs": args})])["tasks"]
     assert task["desiredCount"] == AWSX.services["awsx:ecs:FargateService"].desired_count == 1
-    assert task["notes"][-1] == "it runs on AWS Fargate, whose capacity AWS provides: not simulated"
+    assert (task["status"], task["capacityProvider"], task["instancesNeeded"]) == ("placed", "FARGATE", 1)
+    assert task["notes"] == [f"derived from awsx FargateService 'web' as awsx {AWSX.version} makes it ({AWSX.services['awsx:ecs:FargateService'].source})"]
     # A capacity provider strategy makes awsx leave the launch type out: the strategy decides.
     strategy = {"taskDefinitionArgs": args, "capacityProviderStrategies": [{"capacityProvider": "gpu", "weight": 1}], "desiredCount": 3}
     [task] = _placed([_component("awsx:ecs:FargateService", "web", strategy)])["tasks"]
@@ -187,3 +190,36 @@ def test_a_vpc_s_other_strategies_and_pools_are_gaps():
         assert placed["networks"][0]["subnets"] == [] and any("is not derived" in g for g in placed["gaps"]), inputs
     [network] = _placed([_component("awsx:ec2:Vpc", "net", {"cidrBlock": 7})])["networks"]
     assert network["cidrBlock"] is None and network["subnets"] == []
+
+
+@pytest.mark.parametrize(
+    "containers, size",
+    [
+        # awsx's own (fargateMemoryAndCpu.test.ts L26-L50): an exact size kept, another rounded up in its table.
+        ([{"cpu": 8192, "memory": 20480}], ("8192", "20480")),
+        ([{"cpu": 8000, "memory": 21000}], ("8192", "21504")),
+        # The containers' sums, a reservation before the hard limit: the smallest memory that covers them, then the vCPU.
+        ([{"cpu": 256, "memory": 4096, "memoryReservation": 600}, {"cpu": 256}], ("512", "1024")),
+        ([{"cpu": 512, "memory": 128}], ("512", "1024")),
+        ([{"cpu": 34 * 1024, "memory": 1024}], None),  # past its largest: awsx throws
+        ([{"cpu": "04da6b54-80e4-46f7-96ec-b56ff0331ba9", "memory": 128}], "04da6b54-80e4-46f7-96ec-b56ff0331ba9"),
+    ],
+)
+def test_a_fargate_task_definition_is_sized_as_awsx_sizes_it(containers, size):
+    from gpufleet.plans import awsx
+
+    assert awsx.fargate_size(containers, AWSX.fargate_sizes) == size
+
+
+def test_a_size_awsx_computes_that_fargate_does_not_run_is_pending_advisory():
+    """awsx's table takes 8 vCPU in 1 GB steps, AWS's in 4 GB steps: 8000 units and 21000 MiB become
+    8192 and 21504, which Fargate refuses. Derived from awsx's defaults, so the verdict is advisory."""
+    args = {"container": {"name": "big", "image": "x", "cpu": 8000, "memory": 21000}}
+    [task] = _placed([_component("awsx:ecs:FargateService", "big", {"taskDefinitionArgs": args})])["tasks"]
+    assert (task["status"], task["capacityProvider"]) == ("pending", "FARGATE")
+    assert task["reason"] == "21504 MiB with 8192 CPU units is not one of Fargate's task sizes (8192 takes 16384 to 61440 MiB in steps of 4096)"
+    assert task["notes"][0].startswith("derived from awsx FargateService 'big'")
+    # The program's own task size is kept as given.
+    args["cpu"], args["memory"] = "8192", "24576"
+    [task] = _placed([_component("awsx:ecs:FargateService", "big", {"taskDefinitionArgs": args})])["tasks"]
+    assert task["status"] == "placed"

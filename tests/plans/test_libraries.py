@@ -95,3 +95,44 @@ def test_gpu_alone_picks_no_nvidia_ami_for_a_managed_group():
 def test_an_unknown_instance_type_is_a_gap():
     placed = _placed((CLUSTER, "ml", {"instanceType": "t9.huge"}))
     assert placed["nodeGroups"] == [] and "ml default node group: instance type 't9.huge' is not one known type" in placed["gaps"]
+
+
+def _nginx(replicas: int = 3) -> tuple[str, str, dict]:
+    spec = {"containers": [{"name": "nginx", "image": "nginx", "ports": [{"containerPort": 80}]}]}
+    return ("kubernetes:apps/v1:Deployment", "nginx", {"metadata": {"namespace": "nginx"}, "spec": {"replicas": replicas, "template": {"spec": spec}}})
+
+
+def test_a_cluster_with_auto_mode_launches_nodes_from_auto_mode_s_built_in_pools():
+    """pulumi-eks's Auto Mode example (tests/corpus_ts eks-auto-mode-ts): autoMode.enabled is EKS Auto
+    Mode, with the built-in pools pulumi-eks turns on (curated libraries.pulumiEks.autoMode), so
+    nginx is launched a node by general-purpose instead of reading "no nodes available"."""
+    auto = CAT.facts.libraries.pulumi_eks.auto_mode
+    placed = _placed((CLUSTER, "auto", {"autoMode": {"enabled": True}}), _nginx())
+    nginx = next(p for p in placed["pods"] if p["pod"].endswith("/nginx"))
+    assert nginx["status"] == "provisioned" and nginx["provisioned"][0]["nodePool"] == "general-purpose"
+    assert auto.node_pools == ["general-purpose", "system"]
+    said = next(g for g in placed["gaps"] if g.startswith("pulumi-eks Cluster 'auto' runs EKS Auto Mode"))
+    assert "its built-in pools (general-purpose, system) are read from its autoMode input as pulumi-eks 4.3.0 sets them" in said
+    # The program's computeConfig over the library's: the tainted system pool alone leaves nginx Pending.
+    placed = _placed((CLUSTER, "auto", {"autoMode": {"enabled": True, "computeConfig": {"nodePools": ["system"]}}}), _nginx())
+    nginx = next(p for p in placed["pods"] if p["pod"].endswith("/nginx"))
+    assert nginx["status"] == "pending" and "NodePool system" in nginx["message"]
+    for off in ({"autoMode": {"enabled": False}, "skipDefaultNodeGroup": True}, {"autoMode": {"enabled": True, "computeConfig": {"enabled": False}}}):
+        nginx = next(p for p in _placed((CLUSTER, "auto", off), _nginx())["pods"] if p["pod"].endswith("/nginx"))
+        assert nginx["status"] == "pending" and nginx["message"] == "no nodes available to schedule pods", off
+
+
+def test_auto_mode_s_pools_are_read_once_when_the_library_s_cluster_is_in_the_plan():
+    """Under `pulumi preview` the component's aws.eks Cluster is in the plan too: its pools are the
+    component's, not a second set."""
+    component = {"urn": "urn:pulumi:s::p::eks:index:Cluster::auto", "type": CLUSTER, "name": "auto", "inputs": {"autoMode": {"enabled": True}}}
+    compute = {"enabled": True, "nodePools": ["general-purpose", "system"]}
+    child = {
+        "urn": "urn:pulumi:s::p::eks:index:Cluster$aws:eks/cluster:Cluster::auto-eksCluster",
+        "type": "aws:eks/cluster:Cluster",
+        "name": "auto-eksCluster",
+        "inputs": {"computeConfig": compute, "storageConfig": {"blockStorage": {"enabled": True}},
+                   "kubernetesNetworkConfig": {"elasticLoadBalancing": {"enabled": True}}, "bootstrapSelfManagedAddons": False},
+    }
+    found = plan_placement.placement(plan_placement.from_plan({"resources": [component, child]}))
+    assert sorted(p.name for p in found.pools) == ["general-purpose", "system"]

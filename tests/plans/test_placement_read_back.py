@@ -517,16 +517,22 @@ def test_a_karpenter_node_pool_whose_spec_is_unknown_is_a_named_gap():
         assert "Karpenter NodePool 'gpu': its spec is not known offline: the nodes it would launch are not judged" in _placed({"resources": [pool]})["gaps"]
 
 
-def test_a_fargate_service_s_task_is_said_to_run_on_fargate():
+def test_a_fargate_service_s_task_runs_on_fargate():
+    """Fargate is the capacity: a service launched there (its launch type, or a strategy of Fargate's
+    providers only) is placed, one task per Fargate VM, its size being one Fargate runs; the plan
+    decides that, so nothing is noted. An EC2 launch type with no capacity of the plan stays advisory."""
     td = {"urn": "urn:pulumi:s::p::aws:ecs/taskDefinition:TaskDefinition::app", "type": "aws:ecs/taskDefinition:TaskDefinition", "name": "app",
           "inputs": {"family": "app", "cpu": "256", "memory": "512", "requiresCompatibilities": ["FARGATE"],
                      "containerDefinitions": json.dumps([{"name": "web", "image": "nginx", "memory": 512}])}}
-    for strategy in ({"launchType": "FARGATE"}, {"capacityProviderStrategies": [{"capacityProvider": "FARGATE_SPOT", "weight": 1}]}, {"launchType": "EC2"}):
+    for strategy, provider in (({"launchType": "FARGATE"}, "FARGATE"), ({"capacityProviderStrategies": [{"capacityProvider": "FARGATE_SPOT", "weight": 1}]}, "FARGATE_SPOT")):
         service = {"urn": "urn:pulumi:s::p::aws:ecs/service:Service::svc", "type": "aws:ecs/service:Service", "name": "svc",
-                   "inputs": {"desiredCount": 1, **strategy}, "propertyDependencies": {"taskDefinition": [td["urn"]]}}
+                   "inputs": {"desiredCount": 3, **strategy}, "propertyDependencies": {"taskDefinition": [td["urn"]]}}
         [task] = _placed({"resources": [td, service]})["tasks"]
-        fargate = "it runs on AWS Fargate, whose capacity AWS provides: not simulated" in task["notes"]
-        assert fargate == (strategy.get("launchType") != "EC2"), strategy
+        assert (task["status"], task["capacityProvider"], task["perInstance"], task["instancesNeeded"]) == ("placed", provider, 1, 3), strategy
+        assert "notes" not in task
+    service["inputs"] = {"desiredCount": 1, "launchType": "EC2"}
+    [task] = _placed({"resources": [td, service]})["tasks"]
+    assert task["status"] == "pending" and task["notes"] == ["its capacity is not in this plan (a launch type or another program's capacity provider)"]
 
 
 

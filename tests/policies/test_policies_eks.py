@@ -229,3 +229,8 @@ def test_auto_mode_brings_its_own_device_plugins(judge):
     chart = catalog.load().facts.charts.nvidia_device_plugin.chart
     assert f"Helm release 'nvdp' installs {chart} on a cluster that runs EKS Auto Mode, which brings the accelerators' device plugins itself" in message
     assert findings(judge([_auto_cluster("plain", compute=False, storage=False, balancing=False, bootstrap=None), plugin]), "eks-auto-mode-one-device-plugin") == []
+    # A pulumi-eks Cluster whose autoMode is on is an Auto Mode cluster too (its provider turns it on).
+    library = resource("eks:index:Cluster", "lib", {"autoMode": {"enabled": True}})
+    assert findings(judge([library, plugin]), "eks-auto-mode-one-device-plugin", "nvdp")
+    library["inputs"] = {"autoMode": {"enabled": False}}
+    assert findings(judge([library, plugin]), "eks-auto-mode-one-device-plugin") == []

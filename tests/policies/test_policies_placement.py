@@ -229,3 +229,37 @@ def test_a_default_pool_of_another_shape_is_refused_by_field(tmp_path):
     path.write_text(json.dumps(plan))
     code, _, err = run_cli("check", str(path))
     assert code == 2 and "inputs.defaultNodePool.nodeLabels = [\"a\"]: must be an object" in err and "Traceback" not in err, err
+
+
+def _fargate_service(cpu: str, memory: str) -> list[dict]:
+    containers = [{"name": "w", "image": "x:1"}]
+    task = resource(
+        "aws:ecs/taskDefinition:TaskDefinition",
+        "web",
+        {"family": "web", "cpu": cpu, "memory": memory, "requiresCompatibilities": ["FARGATE"], "networkMode": "awsvpc",
+         "containerDefinitions": json.dumps(containers)},
+    )
+    return [task, resource("aws:ecs/service:Service", "svc", {"desiredCount": 2, "launchType": "FARGATE"}, taskDefinition=[task])]
+
+
+def test_a_fargate_task_is_placed_when_fargate_runs_its_size(judge):
+    """Fargate is the capacity: a size of its table is placed, nothing to say; another is never placed,
+    the rule named (aws-ts-wordpress-fargate-rds and container-aws-typescript in tests/corpus_ts)."""
+    clean = judge(_fargate_service("512", "1024"))
+    assert findings(clean, "ecs-tasks-placeable") == [] and findings(clean, "placement-unverified") == []
+    [message] = findings(judge(_fargate_service("512", "128")), "ecs-tasks-placeable", "web")
+    assert message.splitlines()[-1] == (
+        "web (service of 2 tasks) is never placed: 128 MiB with 512 CPU units is not one of Fargate's task sizes "
+        "(512 takes 1024, 2048, 3072 or 4096 MiB)"
+    )
+
+
+def test_a_pod_a_fargate_profile_selects_runs_there_unless_fargate_cannot(judge):
+    cluster = resource(CLUSTER, "c", {"name": "c", "version": "1.33", "bootstrapSelfManagedAddons": False})
+    profile = resource("aws:eks/fargateProfile:FargateProfile", "apps", {"clusterName": "c", "selectors": [{"namespace": "default"}]})
+    web = _deployment("web", {"requests": {"cpu": "500m", "memory": "1Gi"}})
+    clean = judge([cluster, profile, web])
+    assert findings(clean, "k8s-pods-schedulable") == [] and findings(clean, "placement-unverified") == []
+    gpu = _deployment("infer", {"limits": {"nvidia.com/gpu": 1}})
+    [message] = findings(judge([cluster, profile, gpu]), "k8s-pods-schedulable", "infer")
+    assert message.splitlines()[-1] == "Deployment default/infer: the pod stays Pending: Fargate profile apps: it requests nvidia.com/gpu, and Fargate offers no GPUs"

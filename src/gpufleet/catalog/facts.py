@@ -601,12 +601,20 @@ class EksLibraryNodeGroup(Sourced):
     ami_types: dict[str, str]  # standard | gpu -> EKS AMI type (AL2023, the default OS, on x86_64)
 
 
+class PulumiEksAutoMode(Sourced):
+    """What a pulumi-eks Cluster's `autoMode` makes of its EKS cluster: the built-in NodePools its
+    compute configuration turns on unless the program's `computeConfig` names others."""
+
+    node_pools: list[str]
+
+
 class PulumiEks(Sourced):
     """pulumi-eks's components, whose provider builds their resources (not run offline)."""
 
     version: str
     default_node_group: EksLibraryNodeGroup
     managed_scaling: EksLibraryNodeGroup
+    auto_mode: PulumiEksAutoMode
 
 
 class AwsxVpc(Sourced):
@@ -634,6 +642,28 @@ class AwsxTaskDefinition(Sourced):
     requires_compatibilities: list[str]
 
 
+class AwsxFargateSize(_Facts):
+    """One vCPU figure of awsx's own Fargate table and the memory (GB) it pairs with it: listed, or
+    every whole GB from the first to the last of `memory_gb_range`."""
+
+    vcpu: float
+    memory_gb: list[float] = Field(default=[], alias="memoryGB")
+    memory_gb_range: list[int] = Field(default=[], alias="memoryGBRange")
+
+    def memories(self) -> list[float]:
+        if self.memory_gb_range:
+            low, high = self.memory_gb_range
+            return [float(m) for m in range(low, high + 1)]
+        return list(self.memory_gb)
+
+
+class AwsxFargateSizes(Sourced):
+    """How awsx's FargateTaskDefinition sizes a task whose arguments give no cpu or memory: from its
+    containers' sums, the first of its table (in the order its module leaves it) that covers them."""
+
+    sizes: list[AwsxFargateSize]
+
+
 class Awsx(Sourced):
     """awsx's components, whose provider builds their resources (not run offline)."""
 
@@ -641,6 +671,7 @@ class Awsx(Sourced):
     vpc: AwsxVpc
     services: dict[str, AwsxService]
     task_definitions: dict[str, AwsxTaskDefinition]
+    fargate_sizes: AwsxFargateSizes
 
 
 class Libraries(_Facts):
@@ -680,6 +711,49 @@ class NcclBandwidth(_Facts):
     not_used: str  # the published figures considered and left out, and why
 
 
+# --- AWS Fargate -----------------------------------------------------------------------------------
+
+
+class FargateSize(_Facts):
+    """One CPU figure Fargate runs and the memory it pairs with it: listed, or from the first to the
+    last of `memory_range_mib` in steps of its third value."""
+
+    cpu: int  # CPU units, 1024 a vCPU
+    memory_mib: list[int] = Field(default=[], alias="memoryMiB")
+    memory_range_mib: list[int] = Field(default=[], alias="memoryRangeMiB")
+    operating_systems: list[str]  # LINUX, WINDOWS
+    linux_platform: str | None = None  # the Linux platform version it needs at least (ECS)
+
+    def memories(self) -> list[int]:
+        if self.memory_range_mib:
+            low, high, step = self.memory_range_mib
+            return list(range(low, high + 1, step))
+        return list(self.memory_mib)
+
+
+class FargatePods(Sourced):
+    """How EKS sizes a pod it runs on Fargate (each on a node of its own)."""
+
+    memory_overhead_mib: int = Field(alias="memoryOverheadMiB")  # added to each pod for the kubelet, kube-proxy and containerd
+    pods_per_node: int
+    gpus: bool  # whether a Fargate node offers GPUs
+    profile_label: str  # the pod label that names the one profile to match when several do
+
+
+class FargateTasks(Sourced):
+    """What an ECS task definition cannot ask of Fargate."""
+
+    not_valid: list[str]  # task definition parameters Fargate refuses that the placement reads (gpu, linuxParameters.devices)
+
+
+class Fargate(Sourced):
+    """The task sizes AWS Fargate runs, ECS tasks and EKS pods alike."""
+
+    sizes: list[FargateSize]
+    pods: FargatePods
+    tasks: FargateTasks
+
+
 class CuratedFacts(_Facts):
     """Everything the curated facts file holds, by group."""
 
@@ -702,6 +776,7 @@ class CuratedFacts(_Facts):
     autonaming: Autonaming
     karpenter: Karpenter
     nccl_bandwidth: NcclBandwidth
+    fargate: Fargate
 
 
 class KarpenterAllocatable(Sourced):

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from gpufleet.catalog.wording import counted
 from gpufleet.cli.text_layout import TextTable, TextTree
+from gpufleet.rules import fargate as fargate_rules
 
 
 @contextlib.contextmanager
@@ -319,6 +320,8 @@ def _landing(p: dict) -> str:
         ]
     for g, n in (p.get("scaleUp") or {}).items():
         lines.append(f"{g}: +{counted(n, 'node')} after scale-up")
+    if p.get("fargate"):
+        lines.append(f"a Fargate node each, of {p['fargate']['capacityProvisioned']}")
     for launch in p.get("provisioned") or []:
         lines.append(
             f"provisioned by NodePool {launch['nodePool']} as {launch['instanceType']} ({counted(launch['nodes'], 'node')}), {launch['placed']} placed"
@@ -353,8 +356,11 @@ def _placement_table(pods: list[dict], tasks: list[dict]) -> TextTable:
         table.add_row(p["pod"], str(p["replicas"]), _landing(p), status)
     for t in tasks:
         lands = f"{t['capacityProvider']}: {t['perInstance']} per instance" if t.get("capacityProvider") else "-"
+        fargate = all(p in fargate_rules.PROVIDERS for p in str(t.get("capacityProvider")).split(", "))
+        if fargate:  # no instances there: each task runs on a Fargate VM of its own
+            lands = f"{t['capacityProvider']}: one task per Fargate VM"
         if "instancesNeeded" in t:
-            lands += f", {counted(t['instancesNeeded'], 'instance')} needed"
+            lands += f", {counted(t['instancesNeeded'], 'task' if fargate else 'instance')} needed"
         status = t["status"] + (f"\n{t['reason']}" if t.get("reason") else "")
         for note in t.get("notes") or []:
             status += f"\nnote: {note}"

@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterator, Mapping
 
 from gpufleet.catalog import tokens
-from gpufleet.catalog.facts import Awsx, AwsxTaskDefinition
+from gpufleet.catalog.facts import Awsx, AwsxFargateSizes, AwsxTaskDefinition
 from gpufleet.plans.index import Index, Resource, as_int, seq
 
 # The service inputs that make awsx leave launchType out (fargateService.ts L60-L71, ec2Service.ts L56-L67).
@@ -64,15 +64,46 @@ def _containers(args: Mapping) -> list[dict]:
     return found
 
 
-def _task_definition(urn: str, name: str, args: Mapping, facts: AwsxTaskDefinition, why: str) -> Resource:
+def fargate_size(containers: list[dict], sizes: AwsxFargateSizes) -> tuple[str, str] | str | None:
+    """The task cpu and memory awsx's FargateTaskDefinition computes from its containers (curated
+    libraries.awsx.fargateSizes), as the text it passes on; UNKNOWN where a container's value is
+    known only after apply (awsx computes them in an apply); None where no size of its table covers
+    them (awsx throws)."""
+    cpu = memory = 0
+    for c in containers:
+        values = c.get("cpu"), c.get("memory"), c.get("memoryReservation")
+        if tokens.UNKNOWN in values:
+            return tokens.UNKNOWN
+        # JavaScript's truthiness: a reservation of 0 or none falls back to the hard limit.
+        memory += as_int(values[2]) or as_int(values[1])
+        cpu += as_int(values[0])
+    # The order awsx's module leaves its table in: by memory, then by vCPU (stable sorts, in place).
+    table = sorted(((m, s.vcpu) for s in sizes.sizes for m in s.memories()), key=lambda pair: pair[0])
+    found = next(((m, v) for m, v in table if v >= cpu / 1024 and m >= memory / 1024), None)
+    if found is None or cpu / 1024 > max(v for _, v in table) or memory / 1024 > max(m for m, _ in table):
+        return None
+    return str(int(found[1] * 1024)), str(int(found[0] * 1024))
+
+
+def _task_definition(urn: str, name: str, args: Mapping, facts: AwsxTaskDefinition, why: str, sized: AwsxFargateSizes | None) -> Resource:
+    """`sized`: awsx's Fargate table, where the component computes the task's size from its containers."""
     network = facts.network_mode if facts.network_mode_fixed or not isinstance(args.get("networkMode"), str) else args["networkMode"]
+    containers = _containers(args)
     props = {
         "family": args["family"] if isinstance(args.get("family"), str) else name,
-        "containerDefinitions": _containers(args),
+        "containerDefinitions": containers,
         "networkMode": network,
         "requiresCompatibilities": list(facts.requires_compatibilities),
-        **{k: args[k] for k in ("cpu", "memory", "placementConstraints") if k in args},
+        **{k: args[k] for k in ("cpu", "memory", "placementConstraints", "runtimePlatform") if k in args},
     }
+    if sized is not None and ("cpu" not in args or "memory" not in args):
+        size = fargate_size(containers, sized)
+        if isinstance(size, tuple):
+            props.setdefault("cpu", size[0])
+            props.setdefault("memory", size[1])
+        elif size == tokens.UNKNOWN:
+            props.setdefault("cpu", size)
+            props.setdefault("memory", size)
     return Resource(urn, tokens.ECS_TASK_DEFINITION, name, props, derived=why)
 
 
@@ -93,6 +124,7 @@ def ecs_resources(index: Index, awsx: Awsx) -> list[Resource]:
                     td.props,
                     facts,
                     f"derived from awsx {token.rsplit(':', 1)[-1]} {td.name!r} as awsx {awsx.version} makes it ({facts.source})",
+                    awsx.fargate_sizes if token == tokens.AWSX_FARGATE_TASK_DEFINITION else None,
                 )
             )
     for token, service_facts in awsx.services.items():
@@ -106,7 +138,12 @@ def ecs_resources(index: Index, awsx: Awsx) -> list[Resource]:
                 urn = _child_urn(service.urn, (service_facts.task_definition, tokens.ECS_TASK_DEFINITION), service.name)
                 found.append(
                     _task_definition(
-                        urn, service.name, props["taskDefinitionArgs"], awsx.task_definitions[service_facts.task_definition], why
+                        urn,
+                        service.name,
+                        props["taskDefinitionArgs"],
+                        awsx.task_definitions[service_facts.task_definition],
+                        why,
+                        awsx.fargate_sizes if service_facts.task_definition == tokens.AWSX_FARGATE_TASK_DEFINITION else None,
                     )
                 )
                 deps["taskDefinition"] = (urn,)

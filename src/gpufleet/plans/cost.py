@@ -16,9 +16,11 @@ from collections.abc import Mapping, Sequence
 from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog import prices as price_catalog
 from gpufleet.catalog.prices import PriceSnapshot
+from gpufleet.catalog.wording import counted
 from gpufleet.plans.groups import Group, priced_groups
 from gpufleet.plans.index import Index, Resource, mapping, str_or
 from gpufleet.rules import cost as cost_rules
+from gpufleet.rules import fargate as fargate_rules
 
 SIZES = cost_rules.SIZES
 
@@ -34,6 +36,24 @@ def _region(group: Group, hints: Mapping[str, str]) -> str | None:
 # What the snapshot cannot price, said where it applies.
 AUTO_MODE_FEE = "EKS Auto Mode adds a management fee per instance (aws.amazon.com/eks/pricing), which the snapshot does not hold: the cost shown is EC2's alone"
 MANAGED_INSTANCES = "ECS Managed Instances chooses the instance types when tasks run (from the provider's instance requirements): the plan names no type to price"
+FARGATE = "the snapshot holds EC2 instances' prices, not Fargate's (billed per task or pod by its vCPU and memory): not counted"
+
+
+def _on_fargate(placement: Mapping) -> dict[str, str]:
+    """The Fargate capacity the placement runs tasks and pods on: per capacity provider or profile,
+    how many tasks or pods (the cost names them unpriced, never passes them over)."""
+    counts: dict[tuple[str, str], int] = {}
+    for task in placement.get("tasks") or []:
+        names = str(task.get("capacityProvider") or "").split(", ")
+        if task.get("status") == "placed" and all(n in fargate_rules.PROVIDERS for n in names):
+            key = (f"ECS on {task['capacityProvider']}", "task")
+            counts[key] = counts.get(key, 0) + (task.get("instancesNeeded") or 0)
+    for pod in placement.get("pods") or []:
+        profile = mapping(pod.get("fargate")).get("profile")
+        if profile is not None and pod.get("status") != "pending":
+            key = (f"Fargate profile {profile}", "pod")
+            counts[key] = counts.get(key, 0) + sum(where.get("placed") or 0 for where in (pod.get("nodeGroups") or {}).values())
+    return {name: counted(n, noun) for (name, noun), n in counts.items()}
 
 
 def _node_class_group(resource: Resource | None) -> object:
@@ -172,6 +192,8 @@ def plan_cost(
                     "reason": f"the placement reads its nodes, but no resource of the plan prices them ({how}): not counted",
                 }
             )
+    for name, count in _on_fargate(placement or {}).items():
+        unpriced.append({"group": name, "urn": None, "instanceType": "AWS Fargate", "reason": f"{FARGATE} ({count})"})
     for r in index.of(tokens.ECS_CAPACITY_PROVIDER):
         if r.props.get("managedInstancesProvider"):
             name = str_or(r.props.get("name"), r.name)

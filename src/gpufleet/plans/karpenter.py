@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from gpufleet.apis import aws_rules
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.charts import at
 from gpufleet.plans.index import Index, Resource, as_int, mapping, seq, truthy
+from gpufleet.rules import eks as eks_rules
 from gpufleet.simulate import karpenter, karpenter_pools
 
 
@@ -70,16 +70,31 @@ def _node_class(index: Index, node: Mapping) -> tuple[str | None, Mapping | None
     return name, None, None
 
 
-def _built_in_pools(index: Index, cat: Catalog) -> list[Resource]:
+def _library_child(cluster: Resource) -> bool:
+    """Is an aws.eks Cluster the one a pulumi-eks Cluster's provider made (its parent's type in its
+    URN)? That component's inputs are read instead: its compute configuration waits on the node
+    role's ARN, so under `pulumi preview` the child's is known only after apply."""
+    return f"{tokens.PULUMI_EKS_CLUSTER}$" in cluster.urn.rsplit("::", 2)[1]
+
+
+def _built_in_pools(index: Index, cat: Catalog, gaps: list[str]) -> list[Resource]:
     """EKS Auto Mode's built-in NodePools of each cluster that turns them on, as NodePool resources
-    (curated eks.autoMode.builtInPools: the user guide's description)."""
+    (curated eks.autoMode.builtInPools: the user guide's description): an aws.eks Cluster's, or a
+    pulumi-eks Cluster's as its provider turns them on."""
     auto = cat.facts.eks.auto_mode
+    library = cat.facts.libraries.pulumi_eks
     found = []
-    for cluster in index.of(tokens.EKS_CLUSTER):
-        if not aws_rules.auto_mode_enabled(cluster.props, auto):
+    for cluster in [*index.of(tokens.EKS_CLUSTER), *index.of(tokens.PULUMI_EKS_CLUSTER)]:
+        names = None if _library_child(cluster) else eks_rules.auto_mode_pools(cluster.type, cluster.props, cat.facts.eks, library)
+        if names is None:
             continue
-        for name in seq(mapping(cluster.props.get("computeConfig")).get("nodePools")):
-            pool = auto.built_in_pools.get(name) if isinstance(name, str) else None
+        if cluster.type == tokens.PULUMI_EKS_CLUSTER:
+            gaps.append(
+                f"pulumi-eks Cluster {cluster.name!r} runs EKS Auto Mode: its built-in pools ({', '.join(names) or 'none'}) are read from "
+                f"its autoMode input as pulumi-eks {library.version} sets them ({library.auto_mode.source})"
+            )
+        for name in names:
+            pool = auto.built_in_pools.get(name)
             if pool is None:
                 continue
             template = {
@@ -150,7 +165,7 @@ def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
         index = Index([*index.resources, *from_yaml])
     overlays = _overlays(index, cat, gaps)
     found = []
-    built_in = _built_in_pools(index, cat)
+    built_in = _built_in_pools(index, cat, gaps)
     for resource in [*index.of(tokens.KARPENTER_NODE_POOL), *built_in]:
         pool = _read_pool(resource, index, cat, overlays, gaps)
         if pool is not None:

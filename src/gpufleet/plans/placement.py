@@ -16,10 +16,11 @@ from gpufleet import simulate
 from gpufleet.catalog import catalog, charts, tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.plans import awsx
-from gpufleet.plans.index import Index, Resource, from_plan, mapping, seq  # noqa: F401 - from_plan: its callers read it here too
+from gpufleet.plans.index import Index, Resource, from_plan, mapping, seq, str_or  # noqa: F401 - from_plan: its callers read it here too
 from gpufleet.plans.karpenter import pools as karpenter_pools
 from gpufleet.plans.pods import node_shapes, plugins, pod_templates
 from gpufleet.plans.tasks import task_placements
+from gpufleet.rules import fargate as fargate_rules
 from gpufleet.simulate import ecs_scheduler, k8s_scheduler, karpenter
 
 # Where gpufleet's pack writes the placement it judged a stack by (the offline engine names the file
@@ -76,6 +77,7 @@ class PlanPlacement:
                     "nodeGroups": {g: {"perNode": n, "placed": p.placed.get(g, 0)} for g, n in sorted(p.per_node.items())},
                     **({"scaleUp": dict(p.scaled_up)} if p.scaled_up else {}),
                     **({"provisioned": list(p.provisioned)} if p.provisioned else {}),
+                    **({"fargate": dict(p.fargate)} if p.fargate else {}),
                     **({"pending": p.pending, "message": p.message} if p.pending else {}),
                     **({"notes": list(p.notes)} if p.notes else {}),
                     **({"source": p.pod.source} if p.pod.source else {}),
@@ -101,23 +103,84 @@ class PlanPlacement:
         }
 
 
-def _on_fargate(index: Index, placed: Sequence[k8s_scheduler.Placement]) -> None:
-    """A Pending pod in a namespace a Fargate profile of the plan selects may run on Fargate, whose
-    capacity AWS provides (EKS places a pod matching a profile's namespace and labels there): its
-    verdict is not the simulation's to give, and the pod says why."""
-    selected: dict[str, list] = {}
+def _profiles(index: Index) -> list[tuple[str, list[Mapping]]]:
+    """The plan's Fargate profiles (name, selectors), by name: of several that match a pod, EKS picks
+    the first so."""
+    found = []
     for profile in index.of(tokens.EKS_FARGATE_PROFILE):
-        for selector in seq(profile.props.get("selectors")):
-            namespace = mapping(selector).get("namespace")
-            if isinstance(namespace, str):
-                selected.setdefault(namespace, []).append((profile.name, dict(mapping(mapping(selector).get("labels")))))
+        name = str_or(profile.props.get("fargateProfileName"), profile.name)
+        found.append((name, [mapping(s) for s in seq(profile.props.get("selectors")) if isinstance(s, Mapping)]))
+    return sorted(found, key=lambda p: p[0])
+
+
+def _namespace(pod: k8s_scheduler.PodTemplate) -> str | None:
+    """The pod's namespace, from its owner ("Deployment nginx/web")."""
+    parts = pod.owner.split(" ", 2)
+    return parts[1].split("/", 1)[0] if len(parts) > 1 and "/" in parts[1] else None
+
+
+def _matching(pod: k8s_scheduler.PodTemplate, profiles: list[tuple[str, list[Mapping]]], label: str) -> tuple[str | None, bool]:
+    """(the profile that takes the pod, whether one may take it though the plan does not tell): the
+    first by name whose selector matches, or the one its profile label names."""
+    namespace = _namespace(pod)
+    if namespace is None:
+        return None, False
+    named = pod.labels.get(label) if pod.labels else None
+    maybe = False
+    for name, selectors in profiles:
+        if named is not None and name != named:
+            continue
+        found = [fargate_rules.selects(s, namespace, pod.labels) for s in selectors]
+        if True in found:
+            return name, maybe
+        maybe = maybe or None in found
+    return None, maybe
+
+
+def _on_fargate(pod: k8s_scheduler.PodTemplate, profile: str, cat: Catalog) -> k8s_scheduler.Placement:
+    """A pod a Fargate profile selects: EKS's Fargate scheduler takes it, never a node of the plan,
+    and runs each replica on a Fargate node of its own, at the smallest size that holds its requests."""
+    facts = cat.facts.fargate
+    group = f"Fargate profile {profile}"
+    notes = list(pod.notes)
+    gpu = cat.facts.eks.accelerator_resources.nvidia
+    others = sorted(r for r in pod.requests if "/" in r and r != gpu and pod.requests[r] > 0)
+    if others:
+        notes.append(f"requests {', '.join(others)}, which gpufleet's sources do not say Fargate offers or refuses: not judged")
+    problem = fargate_rules.pod_problem(pod.requests, gpu, facts)
+    size = fargate_rules.pod_size(pod.requests, facts)
+    replicas = pod.replicas or 0
+    if problem is not None or size is None:  # pod_problem says why there is no size
+        return k8s_scheduler.Placement(pod, k8s_scheduler.PENDING, pending=replicas, message=f"{group}: {problem}", notes=notes)
+    return k8s_scheduler.Placement(
+        pod,
+        k8s_scheduler.SCHEDULED,
+        per_node={group: facts.pods.pods_per_node},
+        placed={group: replicas},
+        notes=notes,
+        fargate={"profile": profile, "capacityProvisioned": fargate_rules.show_size(*size)},
+    )
+
+
+def _may_run_on_fargate(placed: Sequence[k8s_scheduler.Placement], profiles: list[tuple[str, list[Mapping]]], label: str) -> None:
+    """A pod left Pending that a Fargate profile may select (labels the plan does not give, or a
+    namespace known only after apply): whether EKS runs it on Fargate is not the plan's to tell, so
+    its verdict is advisory, and says why."""
     for p in placed:
-        parts = p.pod.owner.split(" ", 2)
-        namespace = parts[1].split("/", 1)[0] if len(parts) > 1 and "/" in parts[1] else None
-        if p.status == k8s_scheduler.PENDING and namespace in selected:
-            said = "; ".join(f"{name} (labels {labels or 'any'})" for name, labels in selected[namespace])
+        if p.status != k8s_scheduler.PENDING:
+            continue
+        name, maybe = _matching(p.pod, profiles, label)
+        if name is None and maybe:
+            namespace = _namespace(p.pod)
+            said = "; ".join(
+                f"{n} (labels {dict(mapping(s.get('labels'))) or 'any'})"
+                for n, selectors in profiles
+                for s in selectors
+                if fargate_rules.selects(s, namespace or "", p.pod.labels) is not False
+            )
             p.notes.append(
-                f"Fargate profiles of the plan select namespace {namespace}: {said}: a pod they match runs on AWS Fargate, whose capacity AWS provides: not simulated"
+                f"Fargate profiles of the plan select namespace {namespace}: {said}: a pod they match runs on AWS Fargate, "
+                "and whether they match this one the plan does not tell (its labels, or a namespace known only after apply)"
             )
 
 
@@ -146,11 +209,23 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
     shapes, gaps = node_shapes(index, cat, sharing)
     pods, pod_gaps = pod_templates(index, cat)
     gaps += pod_gaps
-    placed = k8s_scheduler.simulate(shapes, pods) if pods else []
+    profiles = _profiles(index)
+    label = cat.facts.fargate.pods.profile_label
+    # EKS's Fargate admission decides before any scheduler does: a pod a profile selects never
+    # reaches a node. DaemonSets do not run on Fargate, so theirs stay with the nodes.
+    fargate: dict[int, k8s_scheduler.Placement] = {}
+    for pod in pods if profiles else ():
+        profile = _matching(pod, profiles, label)[0] if pod.replicas is not None else None
+        if profile is not None:
+            fargate[id(pod)] = _on_fargate(pod, profile, cat)
+    on_nodes = [p for p in pods if id(p) not in fargate]
+    simulated = k8s_scheduler.simulate(shapes, on_nodes) if on_nodes else []
     pools, pool_gaps = karpenter_pools(index, cat)
     gaps += pool_gaps
-    launched = karpenter.provision(placed, pools, [p for p in pods if p.replicas is None], sharing)
-    _on_fargate(index, placed)
+    launched = karpenter.provision(simulated, pools, [p for p in on_nodes if p.replicas is None], sharing)
+    _may_run_on_fargate(simulated, profiles, label)
+    by_pod = {id(p.pod): p for p in simulated} | fargate
+    placed = [by_pod[id(p)] for p in pods]
     tasks, task_gaps = task_placements(index, cat)
     networks, network_gaps = awsx.networks(index, awsx_lib)
     if derived or networks:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import EcsFacts
-from gpufleet.plans.index import Index, Resource, as_int, str_or
+from gpufleet.plans.index import Index, Resource, as_int, mapping, seq, str_or
 from gpufleet.rules import ecs_gpu_sharing, managed_instances
+from gpufleet.rules import fargate as fargate_rules
 from gpufleet.rules import neuron as neuron_rules
 from gpufleet.simulate import ecs_scheduler
 from gpufleet.simulate.ecs_placement import PlacementSyntaxError, admitted_instance_types
@@ -82,11 +84,46 @@ def _instance_shapes(index: Index, cat: Catalog) -> dict[str, tuple[ecs_schedule
     return found
 
 
-def _on_fargate(service: Resource) -> bool:
-    """A service that launches its tasks on Fargate: its launch type, or a strategy of Fargate's
-    capacity providers only."""
+def _fargate_providers(service: Resource) -> list[str]:
+    """Where a service launches its tasks on Fargate: its launch type, or a strategy of Fargate's
+    capacity providers only (their names); none when it launches them elsewhere."""
     strategy = [s.get("capacityProvider") for s in service.props.get("capacityProviderStrategies") or [] if isinstance(s, Mapping)]
-    return service.props.get("launchType") == "FARGATE" or (bool(strategy) and all(p in ("FARGATE", "FARGATE_SPOT") for p in strategy))
+    if service.props.get("launchType") == fargate_rules.LAUNCH_TYPE:
+        return [fargate_rules.LAUNCH_TYPE]
+    if strategy and all(p in fargate_rules.PROVIDERS for p in strategy):
+        return [str(p) for p in dict.fromkeys(strategy)]
+    return []
+
+
+def _fargate_task(
+    td: Resource, task: ecs_scheduler.TaskShape, providers: list[str], desired: int | None, cat: Catalog, platform: object = None
+) -> ecs_scheduler.TaskPlacement:
+    """A task on Fargate, whose capacity is AWS's: each task on a VM of its own, so what decides is
+    whether Fargate runs its size (the task-level cpu and memory, as ECS registers them)."""
+    facts = cat.facts.fargate
+    given = td.props.get("cpu"), td.props.get("memory")
+    cpu, memory = fargate_rules.task_cpu_units(given[0]), fargate_rules.task_memory_mib(given[1])
+    system = str_or(mapping(td.props.get("runtimePlatform")).get("operatingSystemFamily"), fargate_rules.LINUX)
+    notes = []
+    problem = fargate_rules.task_problem(task.gpus, bool(task.mps_memory or task.gpu_fraction), bool(task.neuron_chips), facts)
+    if problem is None and tokens.UNKNOWN in given:
+        notes.append("its task-level cpu and memory are known only after apply: whether Fargate runs that size is not judged")
+    elif problem is None:
+        problem = fargate_rules.task_size_problem(
+            cpu,
+            memory,
+            facts,
+            fargate_rules.WINDOWS if system.startswith(fargate_rules.WINDOWS) else fargate_rules.LINUX,
+            platform if isinstance(platform, str) else None,
+        )
+    shape = replace(task, cpu=cpu or task.cpu, memory=memory or task.memory)
+    provider = ", ".join(providers)
+    if problem:
+        return ecs_scheduler.TaskPlacement(shape, provider, ecs_scheduler.PENDING, desired=desired, reason=problem, notes=notes)
+    needed = desired if desired is not None else 1
+    return ecs_scheduler.TaskPlacement(
+        shape, provider, ecs_scheduler.PLACED, per_instance=1, desired=desired, instances_needed=needed, notes=notes
+    )
 
 
 def task_placements(index: Index, cat: Catalog) -> tuple[list[ecs_scheduler.TaskPlacement], list[str]]:
@@ -109,11 +146,14 @@ def task_placements(index: Index, cat: Catalog) -> tuple[list[ecs_scheduler.Task
         distinct = any(
             isinstance(c, Mapping) and c.get("type") == "distinctInstance" for c in service.props.get("placementConstraints") or []
         )
-        result = ecs_scheduler.place_task(task, cps[0] if cps else None, as_int(service.props.get("desiredCount")), distinct)
+        desired = as_int(service.props.get("desiredCount"))
+        fargate = [] if cps else _fargate_providers(service)
+        if fargate:
+            result = _fargate_task(tds[0], task, fargate, desired, cat, service.props.get("platformVersion"))
+        else:
+            result = ecs_scheduler.place_task(task, cps[0] if cps else None, desired, distinct)
         result.notes += notes + [r.derived for r in (service, tds[0]) if r.derived][:1]
-        if not cps and _on_fargate(service):
-            result.notes.append("it runs on AWS Fargate, whose capacity AWS provides: not simulated")
-        elif not cps:
+        if not cps and not fargate:
             result.notes.append("its capacity is not in this plan (a launch type or another program's capacity provider)")
         results.append(result)
     for td in index.of(tokens.ECS_TASK_DEFINITION):
@@ -122,9 +162,15 @@ def task_placements(index: Index, cat: Catalog) -> tuple[list[ecs_scheduler.Task
         task, notes = task_shape(td, cat.ecs())
         candidates = _admitted_instances(td, by_type, cat)
         best = max(candidates, key=lambda s: ecs_scheduler.per_instance(task, s)[0], default=None)
-        result = ecs_scheduler.place_task(task, best, None)
+        if best is None and fargate_rules.LAUNCH_TYPE in seq(td.props.get("requiresCompatibilities")):
+            # No service runs it and no instance of the plan takes it: RunTask may launch it on
+            # Fargate, which it asks to be validated for; where it runs is the caller's choice.
+            result = _fargate_task(td, task, [fargate_rules.LAUNCH_TYPE], None, cat)
+            notes.append("no service of the plan runs it: judged as a Fargate task, as its requiresCompatibilities asks")
+        else:
+            result = ecs_scheduler.place_task(task, best, None)
         result.notes += notes + ([td.derived] if td.derived else [])
-        if best is None:
+        if best is None and result.provider is None:
             result.notes.append("no capacity provider of this plan runs a type its memberOf admits")
         results.append(result)
     for placement, why in ecs_scheduler.shared_capacity(results, {s.provider: s for s, _ in instances.values()}):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
-from gpufleet.apis import aws_rules as api_rules
 from gpufleet.catalog import catalog, tokens
 from gpufleet.policies.eks_nodes import has_efa, interfaces, node_group_type, template_types
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, plain, present, truthy
@@ -86,8 +85,9 @@ def _validate_repair(args: StackValidationArgs, report: ReportViolation) -> None
 def _validate_auto_mode_plugins(args: StackValidationArgs, report: ReportViolation) -> None:
     """Auto Mode brings the accelerators' device plugins: a release of one more registers the device twice."""
     facts = catalog.load().facts
-    auto = facts.eks.auto_mode
-    if not any(r.resource_type == tokens.EKS_CLUSTER and api_rules.auto_mode_enabled(plain(r.props), auto) for r in args.resources):
+    library = facts.libraries.pulumi_eks
+    clusters = [r for r in args.resources if r.resource_type in (tokens.EKS_CLUSTER, tokens.PULUMI_EKS_CLUSTER)]
+    if not any(eks_rules.auto_mode_pools(r.resource_type, plain(r.props), facts.eks, library) is not None for r in clusters):
         return
     for release in args.resources:
         chart = get(release.props, "chart") if release.resource_type == tokens.HELM_RELEASE else None

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpufleet.apis.aws_rules import auto_mode_enabled
+from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import InstanceType
-from gpufleet.catalog.facts import Charts, EksFacts
+from gpufleet.catalog.facts import Charts, EksFacts, PulumiEks
 
 
 def accelerator(it: InstanceType) -> str | None:
@@ -122,3 +124,26 @@ def auto_mode_plugin(chart: str, eks_facts: EksFacts, charts: Charts) -> str | N
     if chart not in built_in:
         return None
     return f"installs {chart} on a cluster that runs EKS Auto Mode, which brings the accelerators' device plugins itself: one of them is one too many"
+
+
+def auto_mode_pools(resource_type: str, props: Mapping, eks_facts: EksFacts, library: PulumiEks) -> list[str] | None:
+    """The built-in NodePools a cluster's EKS Auto Mode turns on (as the cluster names them), or
+    None when it does not run Auto Mode: an aws.eks Cluster by its compute configuration, a
+    pulumi-eks Cluster by its `autoMode`, which its provider makes into that configuration
+    (curated libraries.pulumiEks.autoMode: the library's pools, the program's computeConfig over them)."""
+    if resource_type == tokens.EKS_CLUSTER:
+        if not auto_mode_enabled(props, eks_facts.auto_mode):
+            return None
+        compute = props.get("computeConfig")
+    elif resource_type == tokens.PULUMI_EKS_CLUSTER:
+        auto = props.get("autoMode")
+        if not isinstance(auto, Mapping) or not (auto.get("enabled") is True or auto.get("enabled") == "true"):
+            return None
+        given = auto.get("computeConfig")
+        compute = {"enabled": True, "nodePools": list(library.auto_mode.node_pools), **(given if isinstance(given, Mapping) else {})}
+        if compute.get("enabled") is False:
+            return None
+    else:
+        return None
+    pools = compute.get("nodePools") if isinstance(compute, Mapping) else None
+    return [p for p in pools if isinstance(p, str)] if isinstance(pools, (list, tuple)) else []

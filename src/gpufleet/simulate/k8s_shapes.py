@@ -105,6 +105,9 @@ class PodTemplate:
     source: str = ""  # where the pod spec comes from (a chart's values, an EKS add-on, a manifest)
     notes: tuple[str, ...] = ()  # what could not be read (unknown values)
     annotations: Mapping[str, str] = field(default_factory=dict)  # the pod template's (karpenter.sh/do-not-disrupt)
+    # The pod template's labels (what a Fargate profile's selector matches); None where the plan
+    # does not give them (a chart's or an add-on's pods).
+    labels: Mapping[str, str] | None = None
     # A required pod anti-affinity on kubernetes.io/hostname against its own pods: one per node.
     one_per_node: bool = False
 
@@ -115,7 +118,7 @@ class Placement:
     Pending with the scheduler's words."""
 
     pod: PodTemplate
-    status: str  # scheduled | after-scale-up | pending | daemon
+    status: str  # scheduled | after-scale-up | pending | daemon (provisioned: simulate/karpenter.py)
     per_node: dict[str, int | None] = field(default_factory=dict)  # group -> pods of this template one empty node holds (None: unknown)
     placed: dict[str, int] = field(default_factory=dict)  # group -> replicas placed (DaemonSet: nodes it runs on)
     scaled_up: dict[str, int] = field(default_factory=dict)  # group -> new nodes its replicas need
@@ -125,6 +128,9 @@ class Placement:
     # Nodes Karpenter launches for the replicas the groups leave Pending: per NodePool, the type, the
     # nodes and the replicas they hold (simulate/karpenter.py).
     provisioned: list[dict] = field(default_factory=list)
+    # Where EKS runs it on Fargate instead of a node: the profile that selects it and the size each
+    # replica gets (the pod's CapacityProvisioned annotation).
+    fargate: dict[str, str] = field(default_factory=dict)
 
     @property
     def unverified(self) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from gpufleet.catalog import charts
 from gpufleet.catalog.facts import Addon, Chart, EksFacts, Karpenter, ManifestObject, NodeHealth
+from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.simulate.k8s_shapes import PodTemplate, QuantityError, quantity
 from gpufleet.simulate.loose import mapping
 
@@ -128,15 +129,20 @@ def object_pods(type_token: str, name: str, obj: Mapping, urn: str | None = None
     for where, replicas, spec in pod_specs(type_token, obj):
         role = where.split(".")[2] if kind == "MPIJob" else None
         template = pod_template(f"{label} ({role})" if role else label, replicas, spec, urn=urn)
-        found.append(dataclasses.replace(template, annotations=_annotations(obj, where)))
+        # Labels known only after apply stay None, not empty: what a selector matches is not known.
+        labels = _metadata(obj, where, "labels")
+        found.append(dataclasses.replace(template, annotations=_metadata(obj, where, "annotations") or {}, labels=labels))
     return found
 
 
-def _annotations(obj: Mapping, where: str) -> dict[str, str]:
-    """The annotations of the pod template whose spec is at `where` (its metadata beside it)."""
+def _metadata(obj: Mapping, where: str, part: str) -> dict[str, str] | None:
+    """The annotations or labels of the pod template whose spec is at `where` (its metadata beside
+    it): none given is empty; None where they are known only after apply."""
     value: object = obj
-    for key in [*where.split(".")[:-1], "metadata", "annotations"]:
+    for key in [*where.split(".")[:-1], "metadata", part]:
         value = value.get(key) if isinstance(value, Mapping) else None
+    if value == UNKNOWN:
+        return None
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
 
 
