@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+from gpufleet.catalog import catalog
 from gpufleet.plans import placement as plan_placement
 from gpufleet.plans.cost import plan_cost as cost_block
 from gpufleet.plans.cost import plan_hints
@@ -66,5 +67,5 @@ def assert_read_alike(plan: dict, tmp_path: Path, label: str) -> None:
                 assert int(shape["allocatable"][EFA]) == group.efa_interfaces, (label, name)
         # The pack's EKS rules read each node group's type through the same reader.
         if group.platform == "eks" and not group.derived and ", " not in group.instance_type:
-            it = eks_nodes.node_group_type(analyzed[group.urn])
+            it = eks_nodes.node_group_type(analyzed[group.urn], catalog.load())
             assert it is not None and it.name == group.instance_type, (label, name)

@@ -417,11 +417,12 @@ def test_every_provider_is_checked_after_one_of_an_unknown_type(stack_variant):
 
 
 def test_a_resolved_capacity_provider_is_named_as_its_args():
+    from gpufleet.catalog import catalog
     from gpufleet.ecs.args import CapacityProviderArgs
     from gpufleet.ecs.resolved import resolve
 
     args = CapacityProviderArgs(name="g5", instance_type="g5.xlarge", min_size=0, desired_size=1, max_size=1)
-    assert resolve(args).name == "g5"
+    assert resolve(args, catalog.load()).name == "g5"
 
 
 def test_a_created_vpc_with_no_zones_is_refused_at_the_field(stack_variant):

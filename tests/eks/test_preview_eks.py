@@ -237,8 +237,9 @@ def test_bottlerocket_encrypts_both_of_its_volumes_and_sizes_the_data_one(stack_
 
 def test_a_group_without_gpus_offers_an_nccl_test_no_gpu_slots():
     """A Neuron group's NCCL target (the library's NcclTest can be pointed at any group) counts no GPUs."""
+    from gpufleet.catalog import catalog
     from gpufleet.eks.args import NodeGroupArgs
     from gpufleet.eks.resolved import resolve
 
-    target = resolve(NodeGroupArgs(name="trn", instance_type="trn1.32xlarge", min_size=0, desired_size=2, max_size=2)).nccl_target
+    target = resolve(NodeGroupArgs(name="trn", instance_type="trn1.32xlarge", min_size=0, desired_size=2, max_size=2), catalog.load()).nccl_target
     assert (target.gpus_per_node, target.nodes) == (0, 2)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from gpufleet.catalog import tokens
+from gpufleet.catalog import catalog, tokens
 from gpufleet.k8s.args import GpuOperatorArgs
 from gpufleet.k8s.gpu_operator import operator_values
 from tests.conftest import run_cli
@@ -23,7 +23,7 @@ def _operator_instead_of_plugin(c, **operator):
 
 
 def test_values_tolerate_every_pool_taint_and_discover_only_gpu_nodes():
-    values = operator_values(GpuOperatorArgs(driver=True, toolkit=False, time_slicing_replicas=3), [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}], {"nvidia.com/gpu.present": "true"})
+    values = operator_values(GpuOperatorArgs(driver=True, toolkit=False, time_slicing_replicas=3), [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}], {"nvidia.com/gpu.present": "true"}, catalog.load())
     assert values["driver"] == {"enabled": True} and values["toolkit"] == {"enabled": False} and values["mig"] == {"strategy": "single"}
     # The chart's own toleration first, then the pool's; node feature discovery's workers likewise.
     assert values["daemonsets"]["tolerations"] == [

@@ -42,7 +42,7 @@ def _run(tmp_path, devices: int, expected: int) -> subprocess.CompletedProcess:
     mpirun = tmp_path / "mpirun"
     mpirun.write_text(STAND_IN)
     mpirun.chmod(mpirun.stat().st_mode | stat.S_IEXEC)
-    command = launcher_command(NcclTarget("p5", "p5.48xlarge", 2, 8, expected))
+    command = launcher_command(NcclTarget("p5", "p5.48xlarge", 2, 8, expected), catalog.load())
     script = command[2].replace(MPIRUN, str(mpirun)).replace(gate.devices, str(fake_dev))
     assert command[:2] == ["/bin/bash", "-c"]
     return subprocess.run(["/bin/bash", "-c", script], capture_output=True, text=True, timeout=30, env={**os.environ, "PATH": os.environ["PATH"]})

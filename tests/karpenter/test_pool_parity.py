@@ -63,7 +63,7 @@ def pack_verdicts(judge) -> dict[str, set[str]]:
     for i, (terms, _) in enumerate(CASES.values()):
         pool = NodePoolArgs.model_validate(_pool(f"case-{i}", terms))
         spec = manifests.node_pool_spec(pool, cat, manifests.limits(pool, cat))
-        node_class = manifests.node_class_spec(pool, "KarpenterNodeRole-parity", [{"tags": {"karpenter.sh/discovery": "parity"}}], [{"id": "sg-0123456789abcdef0"}])
+        node_class = manifests.node_class_spec(pool, "KarpenterNodeRole-parity", [{"tags": {"karpenter.sh/discovery": "parity"}}], [{"id": "sg-0123456789abcdef0"}], cat)
         resources.append(resource(tokens.KARPENTER_NODE_POOL, pool.name, {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": pool.name}, "spec": spec}))
         resources.append(resource(tokens.KARPENTER_EC2_NODE_CLASS, f"{pool.name}-class", {
             "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": manifests.node_class_metadata(pool), "spec": node_class,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog import prices as price_catalog
-from gpufleet.catalog import tokens
 from gpufleet.plans.groups import accelerated_groups, priced_groups
 from gpufleet.plans.index import from_plan
 from gpufleet.rules import cost as cost_rules
@@ -33,7 +33,7 @@ def cost_of(*resources: dict) -> dict:
 
 def groups_of(*resources: dict, priced: bool = False) -> dict:
     read = priced_groups if priced else accelerated_groups
-    return {g.name: g for g in read(from_plan({"resources": [AWS, *resources]})).values()}
+    return {g.name: g for g in read(from_plan({"resources": [AWS, *resources]}), catalog.load()).values()}
 
 
 def price(instance_type: str, purchase: str = "ON_DEMAND") -> float | None:

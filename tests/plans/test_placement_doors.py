@@ -37,7 +37,7 @@ def _plain(pod):
 def test_the_spec_and_the_plan_build_the_same_nodes_and_pods(stack):
     spec = _spec(stack)
     fleet = spec.eks
-    values = eks_placement.plugin_values(fleet)
+    values = eks_placement.plugin_values(fleet, CAT)
     spec_shapes = eks_placement.node_shapes(fleet, spec.region, CAT, values)
     spec_pods = [pod for _, pod in eks_placement.pods(fleet, CAT, values)]
     plan = plan_placement.placement(plan_placement.from_plan(preview_plan(stack)))

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from gpufleet.simulate.ecs_placement import member_of
+from gpufleet.catalog import catalog
 from gpufleet.catalog.generate.sources import MotoSnapshot
 from gpufleet.ecs.args import WorkloadArgs
 from gpufleet.ecs.container_definitions import container_definitions
@@ -56,7 +57,7 @@ def _pack_door(judge, cases, fleet_of, rule: str, neuron: bool = False) -> dict[
         workload = WorkloadArgs.model_validate(fleet_of(n, instance_type)["workloads"][0])
         inputs = {
             "family": "job",
-            "containerDefinitions": json.dumps(container_definitions(workload, [n]) if neuron else container_definitions(workload)),
+            "containerDefinitions": json.dumps(container_definitions(workload, catalog.load(), [n]) if neuron else container_definitions(workload, catalog.load())),
             "placementConstraints": [{"type": "memberOf", "expression": member_of(instance_type)}],
         }
         resources.append(resource("aws:ecs/taskDefinition:TaskDefinition", f"job-{n}-{instance_type}", inputs))
@@ -154,9 +155,9 @@ def ack_pack_verdicts(judge) -> dict[tuple, set[str]]:
         name = f"{gib}-{pct}-{instance_type}"
         fleet = AckFleetArgs.model_validate(_ack_fleet(gib, pct, instance_type))
         pool = fleet.node_pools[0].model_copy(update={"name": name.replace(".", "-")})
-        labels = [{"key": k, "value": v} for k, v in pool_labels(pool).items()]
+        labels = [{"key": k, "value": v} for k, v in pool_labels(pool, catalog.load()).items()]
         resources.append(resource("alicloud:cs/nodePool:NodePool", name, {"instanceTypes": [instance_type], "labels": labels}))
-        template = pod_template(fleet.workloads[0], workload_selector(pool), [], "Never")
+        template = pod_template(fleet.workloads[0], workload_selector(pool), [], "Never", catalog.load())
         resources.append(resource("kubernetes:batch/v1:Job", name, {"spec": {"template": template}}))
     result = judge(resources)
     verdicts: dict[tuple, set[str]] = {case: set() for case in ACK_CASES}

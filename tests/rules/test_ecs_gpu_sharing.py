@@ -80,7 +80,7 @@ def pack_rules(judge) -> dict[str, set[str]]:
         workload = WorkloadArgs.model_validate(_workload(asks))
         inputs = {
             "family": case,
-            "containerDefinitions": json.dumps(container_definitions(workload)),
+            "containerDefinitions": json.dumps(container_definitions(workload, CAT)),
             "placementConstraints": [{"type": "memberOf", "expression": member_of(instance_type)}],
         }
         resources.append(resource("aws:ecs/taskDefinition:TaskDefinition", case, inputs))
@@ -132,7 +132,7 @@ def test_the_spec_points_at_the_field_to_edit():
 
 def test_shares_render_as_the_api_takes_them():
     workload = WorkloadArgs.model_validate(_workload([share(6144, 25), {"gpus": 0.125}, {"gpus": 2.0}]))
-    reqs = [c["resourceRequirements"] for c in container_definitions(workload)]
+    reqs = [c["resourceRequirements"] for c in container_definitions(workload, CAT)]
     assert reqs[0] == [{"type": "GPU", "sharingStrategy": {"nvidiaMps": {"memory": 6144, "maxComputePercent": 25}}}]
     assert reqs[1] == [{"type": "GPU", "value": "0.125"}]
     assert reqs[2] == [{"type": "GPU", "value": "2"}]

@@ -88,6 +88,22 @@ def test_requirements_admit_the_types_ec2_data_matches():
     assert managed_instances.mismatch(CAT.get("inf2.xlarge"), managed_instances.Requirements(manufacturers=("nvidia",)))
 
 
+def test_a_providers_types_are_remembered_per_requirements_and_region():
+    """The spec, the components and the summary ask for a provider's types again and again: what is
+    remembered for one provider or region is never handed to another."""
+    from gpufleet.ecs.args import ManagedInstanceProviderArgs
+    from gpufleet.ecs.resolved import managed_candidates
+
+    providers = [ManagedInstanceProviderArgs.model_validate(p) for p in (L4_ONE, {"name": "h100", "acceleratorNames": ["h100"]})]
+    seen = set()
+    for region in CAT.regions:
+        for mp in providers:
+            found = managed_candidates(mp, region, CAT)
+            assert found == tuple(managed_instances.candidates(mp.requirements(), region, CAT))
+            seen.add((mp.name, found))
+    assert len({found for _, found in seen}) > 2  # the providers and the regions admit different types
+
+
 def test_a_clean_managed_fleet_passes():
     workloads = [_workload("gpu", [{"gpus": 1}], service={"desiredCount": 2})]
     assert _rules(_fleet([L4_ONE, INF2], workloads)) == {}
@@ -139,7 +155,7 @@ def test_neuron_device_all_agrees_in_both_doors(judge):
     resources = []
     for name, (containers, compatibilities, _) in cases.items():
         workload = WorkloadArgs.model_validate(_workload("neuron", containers))
-        definitions = container_definitions(workload, [1] * len(containers), managed=True)
+        definitions = container_definitions(workload, CAT, [1] * len(containers), managed=True)
         resources.append(
             resource(
                 "aws:ecs/taskDefinition:TaskDefinition",
@@ -374,7 +390,7 @@ def test_among_types_that_hold_as_many_tasks_the_smallest_is_where_tasks_land():
     smallest = min(admitted, key=lambda t: (CAT.get(t).vcpus, CAT.get(t).memory_mib))
     assert smallest == "g6.4xlarge" and CAT.get("gr6.4xlarge").vcpus == CAT.get(smallest).vcpus  # vCPUs tie, memory decides
     fleet = _fleet([{"name": "gpu", "instanceTypes": admitted}], [_workload("gpu", [{"gpus": 1}], service={"desiredCount": 2})])
-    [row] = accelerator_summary(load_spec({"region": "us-east-1", "ecs": fleet}))["workloads"]
+    [row] = accelerator_summary(load_spec({"region": "us-east-1", "ecs": fleet}), CAT)["workloads"]
     assert (row["landsOn"], row["tasksPerInstance"]) == (smallest, 1)
 
 

@@ -7,9 +7,14 @@ from collections import Counter
 
 import pytest
 
+from gpufleet.catalog import catalog
 from gpufleet.rules import k8s as k8s_rules
 from gpufleet.simulate import k8s_filters as kf
 from gpufleet.simulate.k8s_shapes import NodeShape, PodTemplate
+
+
+CAT = catalog.load()
+EKS = CAT.facts.eks
 
 
 def node(**kw) -> NodeShape:
@@ -25,9 +30,9 @@ def pod(**kw) -> PodTemplate:
 
 
 def test_a_taint_keeps_its_value_only_when_it_has_one():
-    assert k8s_rules.taint({"key": "k", "effect": "NO_SCHEDULE"}) == {"key": "k", "effect": "NoSchedule"}
-    assert k8s_rules.taint({"key": "k", "value": "", "effect": "NO_EXECUTE"}) == {"key": "k", "effect": "NoExecute"}
-    assert k8s_rules.taint({"key": "k", "value": "v", "effect": "NoSchedule"}) == {"key": "k", "value": "v", "effect": "NoSchedule"}
+    assert k8s_rules.taint({"key": "k", "effect": "NO_SCHEDULE"}, EKS) == {"key": "k", "effect": "NoSchedule"}
+    assert k8s_rules.taint({"key": "k", "value": "", "effect": "NO_EXECUTE"}, EKS) == {"key": "k", "effect": "NoExecute"}
+    assert k8s_rules.taint({"key": "k", "value": "v", "effect": "NoSchedule"}, EKS) == {"key": "k", "value": "v", "effect": "NoSchedule"}
 
 
 @pytest.mark.parametrize(
@@ -45,17 +50,17 @@ def test_a_taint_keeps_its_value_only_when_it_has_one():
     ],
 )
 def test_toleration_matching(toleration, matches):
-    assert k8s_rules.toleration_matches(toleration, {"key": "gpu", "value": "yes", "effect": "NO_SCHEDULE"}) is matches
+    assert k8s_rules.toleration_matches(toleration, {"key": "gpu", "value": "yes", "effect": "NO_SCHEDULE"}, EKS) is matches
 
 
 def test_only_noschedule_and_noexecute_taints_keep_pods_off_and_every_taint_is_looked_at():
     soft = {"key": "soft", "effect": "PreferNoSchedule"}
     hard = {"key": "hard", "value": "x", "effect": "NoExecute"}
-    assert kf.untolerated_taint(pod(), node(taints=(soft,))) is None
-    assert kf.untolerated_taint(pod(), node(taints=(soft, hard))) == hard
+    assert kf.untolerated_taint(pod(), node(taints=(soft,)), CAT) is None
+    assert kf.untolerated_taint(pod(), node(taints=(soft, hard)), CAT) == hard
     tolerant = pod(tolerations=({"key": "hard", "operator": "Exists"},))
-    assert kf.untolerated_taint(tolerant, node(taints=(hard, {"key": "next", "effect": "NoSchedule"})))["key"] == "next"
-    assert kf.filter_reasons(pod(), node(taints=(hard,), kubernetes_version="1.33"), {"pods": 1}) == ["node(s) had untolerated taint {hard: x}"]
+    assert kf.untolerated_taint(tolerant, node(taints=(hard, {"key": "next", "effect": "NoSchedule"})), CAT)["key"] == "next"
+    assert kf.filter_reasons(pod(), node(taints=(hard,), kubernetes_version="1.33"), {"pods": 1}, CAT) == ["node(s) had untolerated taint {hard: x}"]
 
 
 @pytest.mark.parametrize(
@@ -70,7 +75,7 @@ def test_only_noschedule_and_noexecute_taints_keep_pods_off_and_every_taint_is_l
 )
 def test_the_untolerated_taint_message_is_the_clusters_own_versions(version, words):
     taint = {"key": "gpu", "effect": "NoSchedule"}
-    assert kf.filter_reasons(pod(), node(taints=(taint,), kubernetes_version=version), {"pods": 1}) == [words]
+    assert kf.filter_reasons(pod(), node(taints=(taint,), kubernetes_version=version), {"pods": 1}, CAT) == [words]
 
 
 @pytest.mark.parametrize(
@@ -99,7 +104,7 @@ def test_the_untolerated_taint_message_is_the_clusters_own_versions(version, wor
 )
 def test_node_affinity_expressions(expression, matches):
     labels = {"n": "4", "name": "gpu"}
-    assert kf.affinity_matches(pod(affinity_terms=({"matchExpressions": [expression]},)), labels) is matches
+    assert kf.affinity_matches(pod(affinity_terms=({"matchExpressions": [expression]},)), labels, CAT) is matches
 
 
 def test_a_term_with_an_invalid_value_matches_no_node_in_kube_schedulers_words():
@@ -107,20 +112,20 @@ def test_a_term_with_an_invalid_value_matches_no_node_in_kube_schedulers_words()
     scheduled onto the node": NotIn an invalid label value, against a node labelled foo=bar."""
     term = {"matchExpressions": [{"key": "foo", "operator": "NotIn", "values": ["invalid value: ___@#$%^"]}]}
     shape = node(labels={"foo": "bar"})
-    assert kf.filter_reasons(pod(affinity_terms=(term,)), shape, {"pods": 1}) == ["node(s) didn't match Pod's node affinity/selector"]
+    assert kf.filter_reasons(pod(affinity_terms=(term,)), shape, {"pods": 1}, CAT) == ["node(s) didn't match Pod's node affinity/selector"]
     valid = {"matchExpressions": [{"key": "foo", "operator": "NotIn", "values": ["baz"]}]}
-    assert kf.filter_reasons(pod(affinity_terms=(valid,)), shape, {"pods": 1}) == []
+    assert kf.filter_reasons(pod(affinity_terms=(valid,)), shape, {"pods": 1}, CAT) == []
     # Another, valid term of the same pod still matches: terms are ORed, the invalid one alone is dropped.
-    assert kf.affinity_matches(pod(affinity_terms=(term, valid)), {"foo": "bar"})
+    assert kf.affinity_matches(pod(affinity_terms=(term, valid)), {"foo": "bar"}, CAT)
 
 
 def test_affinity_terms_are_ored_and_an_empty_term_matches_nothing():
     exists = {"key": "n", "operator": "Exists"}
     missing = {"key": "x", "operator": "Exists"}
-    assert kf.affinity_matches(pod(affinity_terms=({"matchExpressions": [missing]}, {"matchExpressions": [exists]})), {"n": "1"})
-    assert not kf.affinity_matches(pod(affinity_terms=({"matchExpressions": []},)), {"n": "1"})
-    assert not kf.affinity_matches(pod(node_selector={"n": 1}, affinity_terms=None), {"n": "2"})
-    assert kf.affinity_matches(pod(node_selector={"n": 1}), {"n": "1"})
+    assert kf.affinity_matches(pod(affinity_terms=({"matchExpressions": [missing]}, {"matchExpressions": [exists]})), {"n": "1"}, CAT)
+    assert not kf.affinity_matches(pod(affinity_terms=({"matchExpressions": []},)), {"n": "1"}, CAT)
+    assert not kf.affinity_matches(pod(node_selector={"n": 1}, affinity_terms=None), {"n": "2"}, CAT)
+    assert kf.affinity_matches(pod(node_selector={"n": 1}), {"n": "1"}, CAT)
 
 
 def test_selected_keys_are_the_selectors_and_every_terms_expressions():
@@ -166,8 +171,8 @@ def test_fit_count_takes_the_scarcest_resource():
 
 def test_a_time_sliced_gpu_admits_one_at_a_time():
     shape = node(allocatable={"pods": 10, "nvidia.com/gpu": 8}, single_unit_resources=frozenset({"nvidia.com/gpu"}))
-    assert kf.filter_reasons(pod(requests={"nvidia.com/gpu": 1}), shape, {"pods": 10, "nvidia.com/gpu": 8}) == []
-    [reason] = kf.filter_reasons(pod(requests={"nvidia.com/gpu": 2}), shape, {"pods": 10, "nvidia.com/gpu": 8})
+    assert kf.filter_reasons(pod(requests={"nvidia.com/gpu": 1}), shape, {"pods": 10, "nvidia.com/gpu": 8}, CAT) == []
+    [reason] = kf.filter_reasons(pod(requests={"nvidia.com/gpu": 2}), shape, {"pods": 10, "nvidia.com/gpu": 8}, CAT)
     assert reason == (
         "node(s) time-slice nvidia.com/gpu with failRequestsGreaterThanOne: the kubelet rejects a request of 2 (UnexpectedAdmissionError)"
     )
@@ -175,9 +180,9 @@ def test_a_time_sliced_gpu_admits_one_at_a_time():
 
 def test_the_first_failing_filter_speaks():
     tainted = node(taints=({"key": "k", "effect": "NoSchedule"},), labels={"a": "1"})
-    assert kf.filter_reasons(pod(node_selector={"a": "2"}), tainted, {"pods": 0}) == ["node(s) had untolerated taint(s)"]
-    assert kf.filter_reasons(pod(node_selector={"a": "2"}), node(labels={"a": "1"}), {"pods": 0}) == ["node(s) didn't match Pod's node affinity/selector"]
-    assert kf.filter_reasons(pod(), node(), {"pods": 0}) == ["Too many pods"]
+    assert kf.filter_reasons(pod(node_selector={"a": "2"}), tainted, {"pods": 0}, CAT) == ["node(s) had untolerated taint(s)"]
+    assert kf.filter_reasons(pod(node_selector={"a": "2"}), node(labels={"a": "1"}), {"pods": 0}, CAT) == ["node(s) didn't match Pod's node affinity/selector"]
+    assert kf.filter_reasons(pod(), node(), {"pods": 0}, CAT) == ["Too many pods"]
 
 
 def test_fit_errors_message():
@@ -211,7 +216,7 @@ def test_a_request_of_zero_is_never_short_even_on_an_overcommitted_node():
 
 def test_a_term_with_one_requirement_that_does_not_parse_matches_no_node_though_the_rest_match():
     term = {"matchExpressions": [{"key": "n", "operator": "In", "values": ["4"]}, {"key": "x", "operator": "NotIn", "values": ["-bad-"]}]}
-    assert not kf.affinity_matches(pod(affinity_terms=(term,)), {"n": "4"})
+    assert not kf.affinity_matches(pod(affinity_terms=(term,)), {"n": "4"}, CAT)
 
 
 def test_device_bound_requests_fit_one_device_that_holds_all_of_them():

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import pytest
 
+from gpufleet.catalog import catalog
 from gpufleet.simulate import k8s_scheduler as ks
-from gpufleet.simulate.k8s_scheduler import simulate
 from gpufleet.simulate.k8s_shapes import NodeShape, PodTemplate, QuantityError, quantity
 
 GIB = 2**30
+CAT = catalog.load()
+
+
+def simulate(shapes, pods):
+    return ks.simulate(shapes, pods, CAT)
 
 
 def node(group="gpu", nodes=2, *, taints=(), labels=None, max_nodes=None, min_nodes=None, **allocatable) -> NodeShape:

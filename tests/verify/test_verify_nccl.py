@@ -116,7 +116,7 @@ def test_the_real_g4dn_log_reads_its_provider_nics_and_table():
 def test_a_type_without_a_published_threshold_is_printed_not_judged(instance_type):
     assert instance_type not in catalog.load().facts.nccl_bandwidth.thresholds
     job = nccl_gate.NcclJob("urn:x", "nccl-tests-p5", "default", instance_type, 2, 32, {})
-    found = nccl_gate.judge(job, fleets.p5_run_log(), "launcher.log")
+    found = nccl_gate.judge(job, fleets.p5_run_log(), "launcher.log", catalog.load())
     [bandwidth] = [f for f in found if f.message.startswith("bandwidth")]
     assert bandwidth.verdict == "not-judged" and "no published threshold" in bandwidth.message and "487.09" in bandwidth.message
 
@@ -124,7 +124,7 @@ def test_a_type_without_a_published_threshold_is_printed_not_judged(instance_typ
 def test_the_threshold_is_not_judged_below_its_node_count():
     job = nccl_gate.NcclJob("urn:x", "nccl-tests-p5", "default", "p5.48xlarge", 1, 32, {})
     log = fleets.p5_run_log(busbw_at_16g="100.00", efa_found=(32,))
-    [bandwidth] = [f for f in nccl_gate.judge(job, log, "launcher.log") if f.message.startswith("bandwidth")]
+    [bandwidth] = [f for f in nccl_gate.judge(job, log, "launcher.log", catalog.load()) if f.message.startswith("bandwidth")]
     assert bandwidth.verdict == "not-judged" and "across 2 nodes or more" in bandwidth.message
 
 
@@ -137,7 +137,7 @@ def test_the_older_plugins_network_name_is_the_pinned_one():
     """aws-ofi-nccl before 1.13 calls its network "AWS Libfabric" (NCCL_NET accepts both): the real
     g4dn.metal run, one EFA NIC per node, passes the network check; it has no pre-check line."""
     job = nccl_gate.NcclJob("urn:x", "test-nccl-efa", "default", "g4dn.metal", 2, 1, {})
-    found = {f.message.split(":")[0]: f for f in nccl_gate.judge(job, fleets.g4dn_efa_log(), "launcher.log")}
+    found = {f.message.split(":")[0]: f for f in nccl_gate.judge(job, fleets.g4dn_efa_log(), "launcher.log", catalog.load())}
     assert found["network"].verdict == "match" and "AWS Libfabric over efa, 1 NIC(s) per node" in found["network"].message
     assert found["the log holds no EFA pre-check line (gpufleet-efa-check)"].verdict == "not-judged"
     assert found["bandwidth"].observed == {"messageBytes": 1073741824, "busbwGBps": 3.11, "averageBusbwGBps": 1.15327}
@@ -146,7 +146,7 @@ def test_the_older_plugins_network_name_is_the_pinned_one():
 def test_a_worker_short_of_efa_in_a_run_that_went_on_fails_the_gate():
     """A job that is not gpufleet's may run past a short worker: its pre-check line still fails it."""
     job = nccl_gate.NcclJob("urn:x", "nccl-tests-p5", "default", "p5.48xlarge", 2, 32, {})
-    found = nccl_gate.judge(job, fleets.p5_run_log(efa_found=(32, 30)), "launcher.log")
+    found = nccl_gate.judge(job, fleets.p5_run_log(efa_found=(32, 30)), "launcher.log", catalog.load())
     [check] = [f for f in found if f.message.startswith("EFA pre-check")]
     assert check.verdict == "mismatch" and check.message == "EFA pre-check: nccl-tests-p5-worker-1 found 30 of 32 EFA devices"
 
@@ -157,13 +157,13 @@ def test_only_mpijobs_that_run_all_reduce_perf_are_the_gates():
     other = json.loads(json.dumps(job))
     other["urn"], other["inputs"]["metadata"]["name"] = job["urn"] + "-hello", "mpi-hello"
     other["inputs"]["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"] = ["mpirun", "hostname"]
-    [found] = nccl_gate.jobs(from_plan({"resources": [other, job]}))
+    [found] = nccl_gate.jobs(from_plan({"resources": [other, job]}), catalog.load())
     assert (found.name, found.workers, found.efa_per_worker, found.instance_type) == ("nccl-tests-p5", 2, 32, "p5.48xlarge")
 
 
 def test_a_run_that_stops_short_of_the_thresholds_message_size_is_not_judged():
     log = "".join(line + "\n" for line in fleets.p5_run_log().splitlines() if not re.search(r"\s(4294967296|8589934592|17179869184)\s", line))
     job = nccl_gate.NcclJob("urn:x", "nccl-tests-p5", "default", "p5.48xlarge", 2, 32, {})
-    [bandwidth] = [f for f in nccl_gate.judge(job, log, "launcher.log") if f.message.startswith("bandwidth")]
+    [bandwidth] = [f for f in nccl_gate.judge(job, log, "launcher.log", catalog.load()) if f.message.startswith("bandwidth")]
     assert bandwidth.verdict == "not-judged"
     assert "the run's largest message is 2147483648 bytes; the threshold is read at 17179869184" in bandwidth.message

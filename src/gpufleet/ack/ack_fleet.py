@@ -14,6 +14,7 @@ from gpufleet.ack.gpu_sharing import GpuSharing
 from gpufleet.ack.node_pool import SharedGpuNodePool, workload_selector
 from gpufleet.ack.shared_gpu_workload import SharedGpuWorkload
 from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.rules import k8s as k8s_rules
 
 
@@ -21,13 +22,15 @@ class AckFleet(pulumi.ComponentResource):
     """Shared-GPU node pools on an existing ACK Pro cluster (one Alibaba Cloud provider in the
     fleet's region), and, with a Kubernetes context, the sharing component and the workloads."""
 
-    def __init__(self, name: str, args: AckFleetArgs, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: AckFleetArgs, opts: pulumi.ResourceOptions | None = None, cat: Catalog | None = None):
+        """`cat`: the catalog that names the sharing labels and resources (absent: the process's own)."""
         super().__init__("gpufleet:ack:AckFleet", name, None, opts)
+        self._cat = cat = cat or catalog.load()
         # One explicit provider in the fleet's region: every pool goes through it.
         self.provider = alicloud.Provider(f"alicloud-{args.region}", region=args.region, opts=pulumi.ResourceOptions(parent=self))
         pool_opts = pulumi.ResourceOptions(parent=self, provider=self.provider)
         self.node_pools = {
-            pool.name: SharedGpuNodePool(f"{name}-{pool.name}", args.cluster_id, pool, opts=pool_opts) for pool in args.node_pools
+            pool.name: SharedGpuNodePool(f"{name}-{pool.name}", args.cluster_id, pool, opts=pool_opts, cat=cat) for pool in args.node_pools
         }
         if args.kubernetes is not None and (args.sharing_component or args.workloads):
             self._kubernetes(name, args)
@@ -40,10 +43,11 @@ class AckFleet(pulumi.ComponentResource):
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=self.k8s_provider)
         after: list[pulumi.Resource] = [p.node_pool for p in self.node_pools.values()]
         if args.sharing_component is not None:
-            self.sharing = GpuSharing(f"{name}-gpu-sharing", args.sharing_component, opts=k8s_opts)
+            self.sharing = GpuSharing(f"{name}-gpu-sharing", args.sharing_component, opts=k8s_opts, cat=self._cat)
             after.append(self.sharing)
         pools = {p.name: p for p in args.node_pools}
-        eks = catalog.load().facts.eks
+        cat = self._cat
+        eks = cat.facts.eks
         self.workloads = []
         for wl in args.workloads:
             pool = pools[wl.node_pool]
@@ -52,9 +56,10 @@ class AckFleet(pulumi.ComponentResource):
                 SharedGpuWorkload(
                     f"{name}-{wl.name}",
                     wl,
-                    workload_selector(pool),
+                    workload_selector(pool, cat),
                     tolerations,
                     # The pods need the pool's nodes and the sharing plugin's resources.
                     opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
+                    cat=cat,
                 )
             )

@@ -6,16 +6,14 @@ Rules that need the curated facts or several fields are in `checks.py`.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from gpufleet.catalog import catalog
-from gpufleet.platform.model import K8S_NAME, ImageReference, SpecModel, rule_error
+from gpufleet.platform.model import K8S_NAME, CatalogChoice, ImageReference, SpecModel, rule_error
 
-_ACK = catalog.load().facts.ack
-SharingMode = Literal.__getitem__(tuple(_ACK.sharing_modes))
-Placement = Literal.__getitem__(tuple(_ACK.placements))
+SharingMode = Annotated[str, CatalogChoice(lambda cat: cat.facts.ack.sharing_modes)]
+Placement = Annotated[str, CatalogChoice(lambda cat: cat.facts.ack.placements)]
 
 
 class AckTaintArgs(SpecModel):
@@ -46,11 +44,11 @@ class AckNodePoolArgs(SpecModel):
     node cannot change mode in place (004): a change of mode, placement or labels replaces the pool."""
 
     name: str = Field(pattern=K8S_NAME, description="Pool name (also the value of the gpufleet.io/node-pool label workloads select).")
-    sharing_mode: SharingMode = Field(  # type: ignore[valid-type]
+    sharing_mode: SharingMode = Field(
         description="ack.node.gpu.schedule: core_mem (GPU memory and computing power isolation) or cgpu "
         "(memory isolation only). A node runs one mode: memory-only and memory+compute jobs never share it."
     )
-    placement: Placement | None = Field(  # type: ignore[valid-type]
+    placement: Placement | None = Field(
         None,
         description="ack.node.gpu.placement: binpack fills one GPU before the next, spread spreads pods; absent sets no label, and ACK packs (binpack).",
     )

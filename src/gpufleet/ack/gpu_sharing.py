@@ -9,12 +9,14 @@ import pulumi_kubernetes as k8s
 
 from gpufleet.ack.args import SharingComponentArgs
 from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 
 
 class GpuSharing(pulumi.ComponentResource):
-    def __init__(self, name: str, args: SharingComponentArgs, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: SharingComponentArgs, opts: pulumi.ResourceOptions | None = None, cat: Catalog | None = None):
+        """`cat`: the catalog that names the chart (absent: the process's own)."""
         super().__init__("gpufleet:ack:GpuSharing", name, None, opts)
-        chart = catalog.load().facts.ack.sharing_chart
+        chart = (cat or catalog.load()).facts.ack.sharing_chart
         self.release = k8s.helm.v3.Release(
             name,
             name=chart,

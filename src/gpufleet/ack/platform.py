@@ -9,10 +9,10 @@ from gpufleet.rules import ack as ack_rules
 from gpufleet.rules.ack import AckGpuType
 
 
-def _build(fleet, region, opts):
+def _build(fleet, region, opts, cat):
     from gpufleet.ack.ack_fleet import AckFleet
 
-    ack = AckFleet("ack", fleet)
+    ack = AckFleet("ack", fleet, cat=cat)
     return {"ackNodePools": {name: pool.node_pool.node_pool_id for name, pool in ack.node_pools.items()}}
 
 

@@ -8,19 +8,20 @@ import pulumi_kubernetes as k8s
 
 from gpufleet.ack.args import AckWorkloadArgs
 from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 
 
-def gpu_share_limits(wl: AckWorkloadArgs) -> dict[str, str]:
+def gpu_share_limits(wl: AckWorkloadArgs, cat: Catalog) -> dict[str, str]:
     """Extended resources go in limits (Kubernetes sets the request equal), as 004's examples do."""
-    ack = catalog.load().facts.ack
+    ack = cat.facts.ack
     limits = {ack.memory_resource: str(wl.gpu_mem_gib)}
     if wl.gpu_core_percentage is not None:
         limits[ack.compute_resource] = str(wl.gpu_core_percentage)
     return limits
 
 
-def pod_template(wl: AckWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], restart: str) -> dict:
-    container = {"name": wl.name, "image": wl.image, "resources": {"limits": gpu_share_limits(wl)}}
+def pod_template(wl: AckWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], restart: str, cat: Catalog) -> dict:
+    container = {"name": wl.name, "image": wl.image, "resources": {"limits": gpu_share_limits(wl, cat)}}
     if wl.command:
         container["command"] = list(wl.command)
     spec = {"containers": [container], "nodeSelector": node_selector, "restartPolicy": restart}
@@ -41,7 +42,10 @@ class SharedGpuWorkload(pulumi.ComponentResource):
         node_selector: dict[str, str],
         tolerations: list[dict],
         opts: pulumi.ResourceOptions | None = None,
+        cat: Catalog | None = None,
     ):
+        """`cat`: the catalog that names the shared-GPU resources (absent: the process's own)."""
+        cat = cat or catalog.load()
         # The type token keeps its first spelling: it is part of every child URN, so renaming it would
         # replace the running workloads of deployed stacks.
         super().__init__("gpufleet:k8s:SharedGpuWorkload", name, None, opts)
@@ -54,7 +58,7 @@ class SharedGpuWorkload(pulumi.ComponentResource):
                 spec={
                     "replicas": wl.replicas,
                     "selector": {"matchLabels": {"app": wl.name}},
-                    "template": pod_template(wl, node_selector, tolerations, "Always"),
+                    "template": pod_template(wl, node_selector, tolerations, "Always", cat),
                 },
                 opts=child,
             )
@@ -65,7 +69,7 @@ class SharedGpuWorkload(pulumi.ComponentResource):
                 spec={
                     "parallelism": wl.replicas,
                     "completions": wl.replicas,
-                    "template": pod_template(wl, node_selector, tolerations, "Never"),
+                    "template": pod_template(wl, node_selector, tolerations, "Never", cat),
                 },
                 opts=child,
             )

@@ -13,6 +13,7 @@ from gpufleet.aks.args import AksFleetArgs, AksKubernetesArgs
 from gpufleet.aks.node_pool import AksGpuNodePool
 from gpufleet.aks.resolved import gpu_taint, gpu_tolerations, rotation_name, workload_selector
 from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.k8s.args import NvidiaDevicePluginArgs
 from gpufleet.k8s.device_plugins import DevicePlugins, ServedGroups
 from gpufleet.k8s.gpu_operator import GpuOperator
@@ -23,8 +24,10 @@ class AksFleet(pulumi.ComponentResource):
     """GPU node pools on a new or existing AKS cluster, and, with cluster access, the device plugin
     (for the pools whose driver AKS installs) or the GPU Operator, and the workloads."""
 
-    def __init__(self, name: str, args: AksFleetArgs, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: AksFleetArgs, opts: pulumi.ResourceOptions | None = None, cat: Catalog | None = None):
+        """`cat`: the catalog the pools' GPUs and the charts come from (absent: the process's own)."""
         super().__init__("gpufleet:aks:AksFleet", name, None, opts)
+        self._cat = cat = cat or catalog.load()
         # One explicit provider in the cluster's subscription (azurerm 4 requires it named).
         self.provider = azure.Provider(
             f"{name}-azure", features={}, subscription_id=args.subscription_id, opts=pulumi.ResourceOptions(parent=self)
@@ -33,7 +36,9 @@ class AksFleet(pulumi.ComponentResource):
         self.cluster = self._create_cluster(name, args.create_cluster, pool_opts) if args.create_cluster is not None else None
         # Without createCluster, clusterId is given (_one_cluster).
         cluster_id = self.cluster.id if self.cluster is not None else cast(str, args.cluster_id)
-        self.node_pools = {pool.name: AksGpuNodePool(f"{name}-{pool.name}", cluster_id, pool, opts=pool_opts) for pool in args.node_pools}
+        self.node_pools = {
+            pool.name: AksGpuNodePool(f"{name}-{pool.name}", cluster_id, pool, opts=pool_opts, cat=cat) for pool in args.node_pools
+        }
         if args.kubernetes is not None or self.cluster is not None:
             self._kubernetes(name, args)
         self.register_outputs({"nodePools": {n: p.node_pool.id for n, p in self.node_pools.items()}})
@@ -69,11 +74,12 @@ class AksFleet(pulumi.ComponentResource):
             else {"context": cast(AksKubernetesArgs, args.kubernetes).context}
         )
         self.k8s_provider = k8s.Provider(f"{name}-k8s", **access, opts=pulumi.ResourceOptions(parent=self))
-        aks, eks = catalog.load().facts.aks, catalog.load().facts.eks
+        cat = self._cat
+        aks, eks = cat.facts.aks, cat.facts.eks
         pools = {p.name: p for p in args.node_pools}
         created = [p.node_pool for p in self.node_pools.values()]
         after: list[pulumi.Resource] = list(created)
-        taint = gpu_taint()
+        taint = gpu_taint(cat)
         served = [p for p in args.node_pools if aks.driver_installed_by.get(p.driver) == "aks"]
         if args.gpu_operator is not None:
             # The operator's device plugin (and driver, when on) instead of the standalone plugin.
@@ -83,6 +89,7 @@ class AksFleet(pulumi.ComponentResource):
                 [taint],
                 eks.accelerator_labels.nvidia,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=created),
+                cat=cat,
             )
             after.append(self.gpu_operator)
         elif served:
@@ -93,15 +100,17 @@ class AksFleet(pulumi.ComponentResource):
                 ServedGroups(nvidia=[taint], efa=[], neuron=[], needed=frozenset({"nvidia"})),
                 NvidiaDevicePluginArgs(mig_strategy=mig),
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=created),
+                cat=cat,
             )
             after.append(self.device_plugins)
         self.workloads = [
             GpuWorkload(
                 f"{name}-{wl.name}",
                 wl,
-                workload_selector(pools[wl.node_pool]),
-                gpu_tolerations(),
+                workload_selector(pools[wl.node_pool], cat),
+                gpu_tolerations(cat),
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
+                cat=cat,
             )
             for wl in args.workloads
         ]

@@ -8,16 +8,14 @@ predicates the policy pack calls too).
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import Annotated, Literal, cast
 
 from pydantic import Field, model_validator
 
-from gpufleet.catalog import catalog
 from gpufleet.k8s.args import GpuOperatorArgs, GpuWorkloadArgs
-from gpufleet.platform.model import SpecModel, rule_error
+from gpufleet.platform.model import CatalogChoice, SpecModel, rule_error
 
-_AKS = catalog.load().facts.aks
-Driver = Literal.__getitem__(tuple(_AKS.driver_installed_by))
+Driver = Annotated[str, CatalogChoice(lambda cat: cat.facts.aks.driver_installed_by)]
 MigProfile = Literal["MIG1g", "MIG2g", "MIG3g", "MIG4g", "MIG7g"]
 
 # AKS: a Linux node pool name starts with a lowercase letter, has lowercase letters and digits, 1 to 12.
@@ -46,7 +44,7 @@ class AksNodePoolArgs(SpecModel):
     zones: list[Literal["1", "2", "3"]] | None = Field(
         None, description="Availability zones of the pool; absent lets Azure place the nodes regionally."
     )
-    driver: Driver = Field(  # type: ignore[valid-type]
+    driver: Driver = Field(
         "Install",
         description="gpuProfile.driver: Install (AKS installs the driver) or None (no driver: only with the GPU Operator installing one).",
     )

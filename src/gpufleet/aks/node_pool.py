@@ -8,6 +8,8 @@ import pulumi_azure as azure
 
 from gpufleet.aks.args import AksNodePoolArgs
 from gpufleet.aks.resolved import gpu_taint, node_labels, resolved_gpus, rotation_name
+from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 
 
 class AksGpuNodePool(pulumi.ComponentResource):
@@ -15,10 +17,19 @@ class AksGpuNodePool(pulumi.ComponentResource):
     temporary pool (AKS needs its name given beforehand); a change of the MIG profile or driver
     replaces the pool, deleting the old one first: the name is unique in the cluster."""
 
-    def __init__(self, name: str, cluster_id: pulumi.Input[str], pool: AksNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        cluster_id: pulumi.Input[str],
+        pool: AksNodePoolArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        cat: Catalog | None = None,
+    ):
+        """`cat`: the catalog the VM size's GPUs and the taint come from (absent: the process's own)."""
         super().__init__("gpufleet:aks:GpuNodePool", name, None, opts)
-        self.gpus = resolved_gpus(pool)
-        taint = gpu_taint()
+        cat = cat or catalog.load()
+        self.gpus = resolved_gpus(pool, cat)
+        taint = gpu_taint(cat)
         sizing: dict = (
             {"auto_scaling_enabled": True, "min_count": pool.autoscaling.min_count, "max_count": pool.autoscaling.max_count}
             if pool.autoscaling is not None
@@ -35,7 +46,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
             gpu_driver=pool.driver,
             gpu_instance=pool.mig_profile,
             node_taints=[f"{taint['key']}={taint['value']}:{taint['effect']}"],
-            node_labels=node_labels(pool),
+            node_labels=node_labels(pool, cat),
             temporary_name_for_rotation=rotation_name(pool.name),
             priority="Spot" if pool.spot else "Regular",
             # Spot nodes are deleted on eviction (the pool's autoscaler adds fresh ones).

@@ -18,11 +18,11 @@ def check_placement(fleet: AksFleetArgs, region: str | None, cat: Catalog) -> It
     aks, resource = cat.facts.aks, cat.facts.eks.accelerator_resources.nvidia
     shapes = [
         node_capacity.aks_node_shape(
-            pool.name, resolved_gpus(pool), pool.mig_profile, node_labels(pool), [gpu_taint()], pool_sizes(pool), resource, aks
+            pool.name, resolved_gpus(pool, cat), pool.mig_profile, node_labels(pool, cat), [gpu_taint(cat)], pool_sizes(pool), resource, aks
         )
         for pool in fleet.node_pools
     ]
     pools = {p.name: p for p in fleet.node_pools}
     yield from pending_workloads(
-        shapes, [(i, wl, workload_selector(pools[wl.node_pool]), gpu_tolerations()) for i, wl in enumerate(fleet.workloads)]
+        shapes, [(i, wl, workload_selector(pools[wl.node_pool], cat), gpu_tolerations(cat)) for i, wl in enumerate(fleet.workloads)], cat
     )

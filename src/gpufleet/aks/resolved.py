@@ -9,29 +9,29 @@ from __future__ import annotations
 from typing import cast
 
 from gpufleet.aks.args import AksNodePoolArgs
-from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.rules import aks as aks_rules
 from gpufleet.rules import k8s as k8s_rules
 from gpufleet.rules.aks import AksGpus
 
 
-def resolved_gpus(pool: AksNodePoolArgs) -> AksGpus:
+def resolved_gpus(pool: AksNodePoolArgs, cat: Catalog) -> AksGpus:
     """The pool's GPUs (the spec check has refused an unknown size first)."""
-    node = aks_rules.gpus(pool.vm_size, catalog.load().facts.aks)
+    node = aks_rules.gpus(pool.vm_size, cat.facts.aks)
     if isinstance(node, str):
         raise ValueError(f"node pool {pool.name}: {node}")
     return node
 
 
-def gpu_taint() -> dict:
+def gpu_taint(cat: Catalog) -> dict:
     """AKS's recommended GPU taint, in Kubernetes' spelling."""
-    taint = catalog.load().facts.aks.gpu_taint
+    taint = cat.facts.aks.gpu_taint
     return {"key": taint.key, "value": taint.value, "effect": taint.effect}
 
 
-def gpu_tolerations() -> list[dict]:
+def gpu_tolerations(cat: Catalog) -> list[dict]:
     """What a GPU workload tolerates: the pools' GPU taint."""
-    return [k8s_rules.toleration_for(gpu_taint(), catalog.load().facts.eks)]
+    return [k8s_rules.toleration_for(gpu_taint(cat), cat.facts.eks)]
 
 
 def pool_sizes(pool: AksNodePoolArgs) -> tuple[int, int, int]:
@@ -41,9 +41,9 @@ def pool_sizes(pool: AksNodePoolArgs) -> tuple[int, int, int]:
     return (cast(int, pool.node_count),) * 3  # nodeCount without autoscaling (_one_size)
 
 
-def node_labels(pool: AksNodePoolArgs) -> dict[str, str]:
+def node_labels(pool: AksNodePoolArgs, cat: Catalog) -> dict[str, str]:
     """The pool's labels, with the one the NVIDIA device plugin's default affinity selects."""
-    return {**catalog.load().facts.eks.accelerator_labels.nvidia, **pool.labels}
+    return {**cat.facts.eks.accelerator_labels.nvidia, **pool.labels}
 
 
 def rotation_name(name: str) -> str:
@@ -51,5 +51,5 @@ def rotation_name(name: str) -> str:
     return f"{name[:9]}tmp" if not name[:9].endswith("tmp") else f"{name[:9]}rot"
 
 
-def workload_selector(pool: AksNodePoolArgs) -> dict[str, str]:
-    return {catalog.load().facts.aks.pool_label: pool.name}
+def workload_selector(pool: AksNodePoolArgs, cat: Catalog) -> dict[str, str]:
+    return {cat.facts.aks.pool_label: pool.name}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 import sys
+import types
 import typing
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pulumi
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from gpufleet.platform.model import CatalogChoice
 from gpufleet.stack.spec import NAMESPACE, FleetSpec
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "stack-file.md"
@@ -24,8 +26,25 @@ def _models(annotation) -> list[type[BaseModel]]:
     return [m for arg in typing.get_args(annotation) for m in _models(arg)]
 
 
-def _type_name(annotation) -> str:
-    text = repr(annotation).replace("<class '", "").replace("'>", "").replace(" | ", " or ")
+def _as_validated(annotation, metadata=()):
+    """The annotation with each catalog choice as the Literal it validates as (its values are the
+    catalog's, read now: a model's import reads none). pydantic keeps a field's own Annotated
+    metadata apart (`metadata`); a nested one stays in the annotation."""
+    choice = next((m for m in (*metadata, *getattr(annotation, "__metadata__", ())) if isinstance(m, CatalogChoice)), None)
+    if choice is not None:
+        return choice.literal()
+    args = typing.get_args(annotation)
+    shown = tuple(_as_validated(a) for a in args)
+    if shown == args:
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union.__getitem__(shown)
+    return origin[shown]
+
+
+def _type_name(annotation, metadata=()) -> str:
+    text = repr(_as_validated(annotation, metadata)).replace("<class '", "").replace("'>", "").replace(" | ", " or ")
     return re.sub(r"\b(?:[a-z_]\w*\.)+(?=[A-Za-z_]\w*)", "", text)  # a model's name, not its module
 
 
@@ -71,7 +90,7 @@ def render() -> str:
             if model is FleetSpec:
                 key = f"{NAMESPACE}:{key}"
             lines.append(
-                f"| `{key}` | {_type_name(info.annotation)} | {_default(info)} | {_constraints(info)} | {info.description or ''} |"
+                f"| `{key}` | {_type_name(info.annotation, info.metadata)} | {_default(info)} | {_constraints(info)} | {info.description or ''} |"
             )
             queue += [(key, m) for m in _models(info.annotation)]
         lines.append("")
@@ -83,7 +102,7 @@ def _model_table(model: type[BaseModel]) -> list[str]:
     lines = ["| argument | stack-file key | type | default | constraints | description |", "|---|---|---|---|---|---|"]
     for name, info in model.model_fields.items():
         lines.append(
-            f"| `{name}` | `{info.alias or name}` | {_type_name(info.annotation)} | {_default(info)} | {_constraints(info)} | {info.description or ''} |"
+            f"| `{name}` | `{info.alias or name}` | {_type_name(info.annotation, info.metadata)} | {_default(info)} | {_constraints(info)} | {info.description or ''} |"
         )
     return lines
 

@@ -70,6 +70,7 @@ def _resources(args) -> tuple[list[Resource], str, str | None]:
 
 
 def cmd_verify(args) -> int:
+    from gpufleet.catalog import catalog
     from gpufleet.verify import nccl_gate, recorded
     from gpufleet.verify.fleet import Observed
     from gpufleet.verify.run import verify
@@ -87,7 +88,8 @@ def cmd_verify(args) -> int:
     if not 0 < args.wait <= MOST_WAIT:
         raise InputError(f"--wait {args.wait:g}: expected a number of seconds above 0 and at most {MOST_WAIT:g} (a day)")
     resources, stack, ecs_cluster = _resources(args)
-    jobs = nccl_gate.jobs(resources) if args.nccl else []
+    cat = catalog.load()
+    jobs = nccl_gate.jobs(resources, cat) if args.nccl else []
     if args.nccl and not jobs:
         raise InputError(f"{args.plan}: --nccl: the plan has no MPIJob that runs all_reduce_perf")
     try:
@@ -128,7 +130,7 @@ def cmd_verify(args) -> int:
                 observed.ecs = read.ecs
                 wheres.append(read.where)
             observed.where = " and ".join(wheres)
-        verdict = verify(resources, observed, ecs_cluster, runs)
+        verdict = verify(resources, observed, ecs_cluster, runs, cat)
     except BadInput as err:
         raise InputError(str(err)) from None
     if args.json:

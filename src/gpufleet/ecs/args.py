@@ -11,15 +11,13 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from gpufleet.catalog import catalog
 from gpufleet.network.args import NetworkArgs
-from gpufleet.platform.model import EcsImageReference, SpecModel, rule_error, size_order_error
+from gpufleet.platform.model import CatalogChoice, EcsImageReference, SpecModel, rule_error, size_order_error
 from gpufleet.rules import managed_instances
 
 # The variants come from the curated facts file, so the schema's enum and the rules cannot drift:
 # the GPU AMI's variants, then the Neuron AMI's that the GPU AMI does not have.
-_ECS = catalog.load().ecs()
-AmiVariant = Literal.__getitem__(tuple(dict.fromkeys([*_ECS.gpu_ami_variants, *_ECS.neuron_ami_variants])))
+AmiVariant = Annotated[str, CatalogChoice(lambda cat: dict.fromkeys([*cat.ecs().gpu_ami_variants, *cat.ecs().neuron_ami_variants]))]
 
 ECS_NAME = r"^[a-zA-Z0-9_-]{1,255}$"
 LOCAL_NAME = r"^[a-z][a-z0-9-]{0,39}$"
@@ -124,7 +122,7 @@ class CapacityProviderArgs(SpecModel):
     instance_type: str = Field(
         description="EC2 instance type with NVIDIA GPUs (e.g. g5.12xlarge) or AWS Neuron chips (inf1, inf2, trn1, trn2)."
     )
-    ami_variant: AmiVariant = Field(  # type: ignore[valid-type]
+    ami_variant: AmiVariant = Field(
         "al2023",
         description="ECS-optimized AMI variant of the type's accelerator (the GPU AMI for NVIDIA types, the Neuron "
         "AMI for Inferentia and Trainium; the Neuron AMI has al2023 and al2), resolved from its SSM parameter in "

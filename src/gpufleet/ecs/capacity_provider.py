@@ -7,6 +7,8 @@ import base64
 import pulumi
 import pulumi_aws as aws
 
+from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.ecs.args import CapacityProviderArgs
 from gpufleet.ecs.cluster_ref import EcsClusterRef
 from gpufleet.ecs.resolved import ResolvedCapacityProvider, capacity_provider_name, resolve
@@ -27,10 +29,12 @@ class GpuCapacityProvider(pulumi.ComponentResource):
         provider_name: str | None = None,
         ami_id: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        cat: Catalog | None = None,
     ):
         """`provider_name` defaults to `<cluster name>-<args.name>` (capacity provider names are
         unique per account and region); `ami_id` to the type's ECS GPU or Neuron AMI in
-        `args.ami_variant`, read from SSM through the resource's provider."""
+        `args.ami_variant`, read from SSM through the resource's provider; `cat`: the catalog it
+        resolves against (absent: the process's own)."""
         # The instances' user data names the cluster at preview, and they boot with the instance profile.
         if not isinstance(cluster.name, str):
             raise ValueError(
@@ -43,7 +47,7 @@ class GpuCapacityProvider(pulumi.ComponentResource):
         cluster_name, instance_profile_arn = cluster.name, cluster.instance_profile_arn
         subnet_ids, security_group_id = cluster.subnet_ids, cluster.security_group_id
         super().__init__("gpufleet:ecs:GpuCapacityProvider", name, None, opts)
-        self.resolved = resolve(args)
+        self.resolved = resolve(args, cat or catalog.load())
         args = self.resolved.args
         self._name = name
         self._args = args

@@ -234,8 +234,8 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, it, region: str, cat: Catal
     if it is None:
         return
     managed = isinstance(provider_of(fleet, wl), ManagedInstanceProviderArgs)
-    yield from _neuron_workload(wl, it, managed)
-    task = task_shape(wl, it)
+    yield from _neuron_workload(wl, it, managed, cat)
+    task = task_shape(wl, it, cat)
     _, short = ecs_scheduler.per_instance(task, instance_shape(provider_of(fleet, wl), it, cat))
     for rule, reason, field in (
         ("ecs-gpus-fit-instance", gpu_rules.gpus_fit(it, task.gpus), "gpus"),
@@ -250,7 +250,7 @@ def _workload(wl: WorkloadArgs, fleet: EcsFleetArgs, it, region: str, cat: Catal
 
 def _gpu_requests(wl: WorkloadArgs, it, cat: Catalog) -> Iterator[Violation]:
     """How the containers ask for GPUs: the sharing rules of ecs_gpu_sharing, at the field to edit."""
-    requests = gpu_requests(wl)
+    requests = gpu_requests(wl, cat)
     for r in requests:
         c = wl.containers[r.index]
         reason = ecs_gpu_sharing.value_or_share_problem(r)
@@ -301,13 +301,13 @@ def workload_placements(fleet: EcsFleetArgs, region: str, cat: Catalog) -> list[
         inst = instance_shape(cp, it, cat)
         if wl.service is not None and wl.service.per_chip:
             for chip, family in enumerate(per_chip_families(wl.name, it)):
-                task = task_shape(wl, it, chip)
+                task = task_shape(wl, it, cat, chip)
                 # perChip runs on Auto Scaling capacity only (ecs-neuron-per-chip): cp is a CapacityProviderArgs.
                 instances = cast(CapacityProviderArgs, cp).desired_size
                 found.append((i, ecs_scheduler.place_task(replace(task, family=family), inst, instances, True)))
         else:
             desired = wl.service.desired_count if wl.service is not None else None
-            found.append((i, ecs_scheduler.place_task(task_shape(wl, it), inst, desired)))
+            found.append((i, ecs_scheduler.place_task(task_shape(wl, it, cat), inst, desired)))
     return found
 
 
@@ -326,9 +326,9 @@ def _placement(fleet: EcsFleetArgs, region: str, cat: Catalog) -> Iterator[Viola
         yield Violation("ecs-tasks-placeable", ("workloads", index[id(p)], "service"), p.desired, why)
 
 
-def _neuron_workload(wl: WorkloadArgs, it, managed: bool) -> Iterator[Violation]:
+def _neuron_workload(wl: WorkloadArgs, it, managed: bool, cat: Catalog) -> Iterator[Violation]:
     if managed:
-        yield from _managed_neuron(wl, it)
+        yield from _managed_neuron(wl, it, cat)
     counts = device_counts(wl, it)
     total = sum(counts)
     if it.neuron is not None and total == 0:
@@ -355,7 +355,7 @@ def _neuron_workload(wl: WorkloadArgs, it, managed: bool) -> Iterator[Violation]
             )
 
 
-def _managed_neuron(wl: WorkloadArgs, it) -> Iterator[Violation]:
+def _managed_neuron(wl: WorkloadArgs, it, cat: Catalog) -> Iterator[Violation]:
     """On Managed Instances a task gets every chip through NeuronDevice ALL, in one container."""
     for j, c in enumerate(wl.containers):
         if isinstance(c.neuron_devices, int) and c.neuron_devices:
@@ -365,7 +365,7 @@ def _managed_neuron(wl: WorkloadArgs, it) -> Iterator[Violation]:
                 c.neuron_devices,
                 "on Managed Instances ECS maps every chip of the instance to one container (NeuronDevice ALL): set neuronDevices: all",
             )
-    definitions = container_definitions(wl, device_counts(wl, it), managed=True)
+    definitions = container_definitions(wl, cat, device_counts(wl, it), managed=True)
     for reason in managed_instances.neuron_device_problems(definitions, [managed_instances.MANAGED_INSTANCES]):
         yield Violation("ecs-neuron-device-managed", ("containers", 0, "neuronDevices"), "all", reason)
     if wl.service is not None and wl.service.per_chip:

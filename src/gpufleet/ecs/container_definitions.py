@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.ecs.args import ContainerArgs, WorkloadArgs
 from gpufleet.ecs.neuron import chip_offsets
 from gpufleet.rules import managed_instances
@@ -30,7 +30,7 @@ def gpu_requirement(c: ContainerArgs) -> dict | None:
     return requirement
 
 
-def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: int = 0, managed: bool = False) -> dict:
+def container_definition(c: ContainerArgs, cat: Catalog, neuron_devices: int = 0, first_chip: int = 0, managed: bool = False) -> dict:
     env = dict(c.environment)
     definition: dict = {
         "name": c.name,
@@ -53,7 +53,7 @@ def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: 
     elif neuron_devices:
         # On the EC2 launch type ECS accepts no NeuronDevice requirement: the chips are mapped as
         # devices, at the same path inside, and the Neuron runtime needs IPC_LOCK.
-        ecs = catalog.load().ecs()
+        ecs = cat.ecs()
         facts = ecs.neuron_devices
         definition["linuxParameters"] = {
             "devices": [
@@ -67,10 +67,10 @@ def container_definition(c: ContainerArgs, neuron_devices: int = 0, first_chip: 
 
 
 def container_definitions(
-    workload: WorkloadArgs, neuron_devices: list[int] | None = None, first_chip: int = 0, managed: bool = False
+    workload: WorkloadArgs, cat: Catalog, neuron_devices: list[int] | None = None, first_chip: int = 0, managed: bool = False
 ) -> list[dict]:
     """The task's containers; `neuron_devices` per container (see `neuron.device_counts`) take
     consecutive chips from `first_chip` on (as devices on EC2, as NeuronDevice ALL on Managed Instances)."""
     counts = neuron_devices or [0] * len(workload.containers)
     offsets = chip_offsets(counts, first_chip)
-    return [container_definition(c, n, k, managed) for c, n, k in zip(workload.containers, counts, offsets)]
+    return [container_definition(c, cat, n, k, managed) for c, n, k in zip(workload.containers, counts, offsets)]

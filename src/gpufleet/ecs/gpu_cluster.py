@@ -10,6 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.ecs.args import EcsFleetArgs, WorkloadArgs
 from gpufleet.ecs.capacity_provider import GpuCapacityProvider
 from gpufleet.ecs.cluster_ref import EcsClusterRef
@@ -27,8 +28,10 @@ from gpufleet.simulate.ecs_placement import member_of
 class GpuCluster(pulumi.ComponentResource):
     """Everything one ECS GPU fleet needs, built in preview order by the builders below."""
 
-    def __init__(self, name: str, args: EcsFleetArgs, region: str, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: EcsFleetArgs, region: str, opts: pulumi.ResourceOptions | None = None, cat: Catalog | None = None):
+        """`cat`: the catalog the providers resolve against (absent: the process's own)."""
         super().__init__("gpufleet:ecs:GpuCluster", name, None, opts)
+        self._cat = cat = cat or catalog.load()
         self._name = name
         self._args = args
         self._region = region
@@ -47,9 +50,10 @@ class GpuCluster(pulumi.ComponentResource):
                     args.cluster_name, self._subnet_ids[cp.name], self.security_group.id, cast(InstanceRole, self.instance_role).profile.arn
                 ),
                 provider_name=capacity_provider_name(args.cluster_name, cp.name),
-                ami_id=amis[resolve(cp).ami_parameter],
+                ami_id=amis[resolve(cp, cat).ami_parameter],
                 # Instances must find their cluster when they boot.
                 opts=self._child(self.cluster),
+                cat=cat,
             )
             for cp in args.capacity_providers
         }
@@ -59,7 +63,7 @@ class GpuCluster(pulumi.ComponentResource):
                 mp,
                 EcsClusterRef(self.cluster.name, self._subnet_ids[mp.name], self.security_group.id),
                 provider_name=capacity_provider_name(args.cluster_name, mp.name),
-                candidates=list(managed_candidates(mp, region)),
+                candidates=list(managed_candidates(mp, region, cat)),
                 opts=self._child(),
             )
         self.cluster_capacity_providers = self._cluster_capacity_providers()
@@ -90,7 +94,10 @@ class GpuCluster(pulumi.ComponentResource):
         created_zones = cast(list[str], net.create.zones)  # required (vpc-zones-required)
         vpc = Vpc(self._name, net.create.cidr, list(created_zones), opts=self._child())
         subnets: dict[str, pulumi.Input[list[str]]] = {
-            cp.name: [vpc.private_subnet_by_zone[z].id for z in zones.group_zones(resolve(cp).instance, list(created_zones), self._region)]
+            cp.name: [
+                vpc.private_subnet_by_zone[z].id
+                for z in zones.group_zones(resolve(cp, self._cat).instance, list(created_zones), self._region)
+            ]
             for cp in self._args.capacity_providers
         }
         # ECS launches Managed Instances in a zone of these subnets that offers the type it picks.
@@ -118,7 +125,7 @@ class GpuCluster(pulumi.ComponentResource):
 
     def _ami_ids(self) -> dict[str, pulumi.Input[str]]:
         """One SSM look-up per AMI in use, in the provider's region, keyed by its parameter."""
-        parameters = sorted({resolve(cp).ami_parameter for cp in self._args.capacity_providers})
+        parameters = sorted({resolve(cp, self._cat).ami_parameter for cp in self._args.capacity_providers})
         return {name: aws.ssm.get_parameter(name=name, opts=pulumi.InvokeOptions(parent=self)).value for name in parameters}
 
     def _cluster_capacity_providers(self) -> aws.ecs.ClusterCapacityProviders:
@@ -137,7 +144,7 @@ class GpuCluster(pulumi.ComponentResource):
             self._managed_workload(wl)
             return
         cp = next(cp for cp in self._args.capacity_providers if cp.name == wl.capacity_provider)
-        it = resolve(cp).instance
+        it = resolve(cp, self._cat).instance
         counts = device_counts(wl, it)
         if wl.service is not None and wl.service.per_chip:
             for chip, family in enumerate(per_chip_families(wl.name, it)):
@@ -154,8 +161,8 @@ class GpuCluster(pulumi.ComponentResource):
         """A task on Managed Instances: awsvpc networking (their only modes are awsvpc and host), task-level
         CPU and memory, no instance-type constraint (the provider's requirements choose the type), and
         Neuron chips through NeuronDevice ALL."""
-        it = workload_type(wl, self._args, self._region, catalog.load())
-        definitions = container_definitions(wl, device_counts(wl, it), managed=True)
+        it = workload_type(wl, self._args, self._region, self._cat)
+        definitions = container_definitions(wl, self._cat, device_counts(wl, it), managed=True)
         self.task_definitions[wl.name] = aws.ecs.TaskDefinition(
             f"{self._name}-{wl.name}",
             family=wl.name,
@@ -186,7 +193,7 @@ class GpuCluster(pulumi.ComponentResource):
             f"{self._name}-{family}",
             family=family,
             requires_compatibilities=["EC2"],
-            container_definitions=json.dumps(container_definitions(wl, neuron_devices, first_chip)),
+            container_definitions=json.dumps(container_definitions(wl, self._cat, neuron_devices, first_chip)),
             placement_constraints=[{"type": "memberOf", "expression": member_of(instance_type)}],
             opts=self._child(),
         )

@@ -6,10 +6,10 @@ from gpufleet.platform.record import Platform
 from gpufleet.platform.summary_rows import group
 
 
-def _build(fleet, region, opts):
+def _build(fleet, region, opts, cat):
     from gpufleet.ecs.gpu_cluster import GpuCluster
 
-    cluster = GpuCluster(fleet.cluster_name, fleet, region, opts=opts)
+    cluster = GpuCluster(fleet.cluster_name, fleet, region, opts=opts, cat=cat)
     return {"ecsClusterArn": cluster.cluster.arn}
 
 
@@ -23,7 +23,7 @@ def _summary(fleet, region, cat):
         groups.append(group(resolve(cp, cat).instance, "ecs", cp.name, (cp.min_size, cp.desired_size, cp.max_size), details))
     part = {"groups": groups, "workloads": summary.workload_rows(fleet, region, cat)}
     if fleet.managed_instance_providers:
-        part["managedInstances"] = [summary.managed_row(mp, region) for mp in fleet.managed_instance_providers]
+        part["managedInstances"] = [summary.managed_row(mp, region, cat) for mp in fleet.managed_instance_providers]
     return part
 
 

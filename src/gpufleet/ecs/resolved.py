@@ -7,10 +7,8 @@ object; a provider made from the library resolves itself."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
-from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import Catalog, InstanceType
 from gpufleet.ecs.args import CapacityProviderArgs, EcsFleetArgs, ManagedInstanceProviderArgs, WorkloadArgs
 from gpufleet.ecs.container_definitions import container_definitions
@@ -46,12 +44,12 @@ class ResolvedCapacityProvider:
         return "\n".join(lines) + "\n"
 
 
-def resolve(provider: CapacityProviderArgs | ResolvedCapacityProvider, cat: Catalog | None = None) -> ResolvedCapacityProvider:
+def resolve(provider: CapacityProviderArgs | ResolvedCapacityProvider, cat: Catalog) -> ResolvedCapacityProvider:
     """The provider's resolution (raises UnknownInstanceType for a type the catalog lacks: the spec
     check reports it first)."""
     if isinstance(provider, ResolvedCapacityProvider):
         return provider
-    return _remembered(provider, cat or catalog.load())
+    return _remembered(provider, cat)
 
 
 def _resolve(cp: CapacityProviderArgs, cat: Catalog) -> ResolvedCapacityProvider:
@@ -82,14 +80,25 @@ def capacity_provider_name(cluster_name: str, provider: str) -> str:
     return f"{cluster_name}-{provider}"
 
 
-@functools.lru_cache(maxsize=256)
-def _candidates(requirements: managed_instances.Requirements, region: str) -> tuple:
-    return tuple(managed_instances.candidates(requirements, region, catalog.load()))
+# The types each (requirements, region, catalog) admits: the spec, the components and the summary
+# ask for the same provider's. The catalog is held with its entry so that its id is not reused while
+# remembered (a catalog is not hashable: its records are dicts).
+_CANDIDATES: dict[tuple[managed_instances.Requirements, str, int], tuple[Catalog, tuple]] = {}
 
 
-def managed_candidates(mp: ManagedInstanceProviderArgs, region: str) -> tuple:
+def _candidates(requirements: managed_instances.Requirements, region: str, cat: Catalog) -> tuple:
+    key = (requirements, region, id(cat))
+    held = _CANDIDATES.get(key)
+    if held is None or held[0] is not cat:
+        if len(_CANDIDATES) >= 256:
+            _CANDIDATES.pop(next(iter(_CANDIDATES)))
+        held = _CANDIDATES[key] = (cat, tuple(managed_instances.candidates(requirements, region, cat)))
+    return held[1]
+
+
+def managed_candidates(mp: ManagedInstanceProviderArgs, region: str, cat: Catalog) -> tuple:
     """The types a Managed Instances provider's requirements admit in the region."""
-    return _candidates(mp.requirements(), region)
+    return _candidates(mp.requirements(), region, cat)
 
 
 def workload_type(wl: WorkloadArgs, fleet: EcsFleetArgs, region: str, cat: Catalog):
@@ -98,20 +107,20 @@ def workload_type(wl: WorkloadArgs, fleet: EcsFleetArgs, region: str, cat: Catal
     provider = provider_of(fleet, wl)
     if isinstance(provider, CapacityProviderArgs):
         return cat.get(provider.instance_type)
-    types = managed_candidates(provider, region)
+    types = managed_candidates(provider, region, cat)
     if not types:
         return None
 
     def held(it) -> tuple[int, int, int]:
         # Most tasks first; among equals the smallest type, as a reader would pick.
-        return ecs_scheduler.per_instance(task_shape(wl, it), instance_shape(provider, it, cat))[0], -it.vcpus, -it.memory_mib
+        return ecs_scheduler.per_instance(task_shape(wl, it, cat), instance_shape(provider, it, cat))[0], -it.vcpus, -it.memory_mib
 
     return max(types, key=held)
 
 
-def gpu_requests(wl: WorkloadArgs) -> list[ecs_gpu_sharing.GpuRequest]:
+def gpu_requests(wl: WorkloadArgs, cat: Catalog) -> list[ecs_gpu_sharing.GpuRequest]:
     """The workload's GPU requirements as ECS reads them from the rendered containerDefinitions."""
-    return ecs_gpu_sharing.gpu_requests(container_definitions(wl))
+    return ecs_gpu_sharing.gpu_requests(container_definitions(wl, cat))
 
 
 def provider_of(fleet: EcsFleetArgs, wl: WorkloadArgs) -> CapacityProviderArgs | ManagedInstanceProviderArgs:
@@ -119,13 +128,13 @@ def provider_of(fleet: EcsFleetArgs, wl: WorkloadArgs) -> CapacityProviderArgs |
     return next(cp for cp in providers if cp.name == wl.capacity_provider)
 
 
-def task_shape(wl: WorkloadArgs, it, first_chip: int = 0) -> ecs_scheduler.TaskShape:
+def task_shape(wl: WorkloadArgs, it, cat: Catalog, first_chip: int = 0) -> ecs_scheduler.TaskShape:
     """What one task of the workload reserves: the containers' CPU units, memory, GPUs and chips."""
     counts = device_counts(wl, it)
     chips = {k for count, start in zip(counts, chip_offsets(counts, first_chip)) for k in range(start, start + count)}
     return ecs_scheduler.task_gpus(
         ecs_scheduler.TaskShape(wl.name, sum(c.cpu for c in wl.containers), sum(c.memory for c in wl.containers), 0, frozenset(chips)),
-        gpu_requests(wl),
+        gpu_requests(wl, cat),
     )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.wording import counted
 from gpufleet.ecs import resolved
@@ -21,12 +20,12 @@ def workload_rows(ecs: EcsFleetArgs, region: str, cat: Catalog) -> list[dict]:
     """A row per workload: what each task asks for and how many one instance of its provider holds."""
     every: list[CapacityProviderArgs | ManagedInstanceProviderArgs] = [*ecs.capacity_providers, *ecs.managed_instance_providers]
     providers = {cp.name: cp for cp in every}
-    return [_workload_row(wl, providers[wl.capacity_provider], resolved.workload_type(wl, ecs, region, cat)) for wl in ecs.workloads]
+    return [_workload_row(wl, providers[wl.capacity_provider], resolved.workload_type(wl, ecs, region, cat), cat) for wl in ecs.workloads]
 
 
-def managed_row(mp, region: str) -> dict:
+def managed_row(mp, region: str, cat: Catalog) -> dict:
     """A Managed Instances provider: no size (ECS launches what its tasks need), the types it admits."""
-    types = resolved.managed_candidates(mp, region)
+    types = resolved.managed_candidates(mp, region, cat)
     return {
         "group": mp.name,
         "purchase": mp.purchase,
@@ -39,21 +38,21 @@ def _describe(it) -> str:
     return neuron_rules.describe_neuron(it) if it.neuron is not None else gpu_rules.describe_gpus(it)
 
 
-def _workload_row(wl, cp, it) -> dict:
-    task = resolved.task_shape(wl, it)
+def _workload_row(wl, cp, it, cat: Catalog) -> dict:
+    task = resolved.task_shape(wl, it, cat)
     row = {"name": wl.name, "capacityProvider": wl.capacity_provider, "gpusPerTask": task.gpus}
     if isinstance(cp, ManagedInstanceProviderArgs):
         row["landsOn"] = it.name  # Managed Instances: the admitted type that holds the most tasks
     if task.gpu_fraction:
         row["gpuFractionPerTask"] = task.gpu_fraction
     if task.mps_memory:
-        row["gpuShare"] = _gpu_share(wl, it, task.mps_memory)
+        row["gpuShare"] = _gpu_share(wl, it, task.mps_memory, cat)
     chips = neuron_rules.neuron_chips(it) or 0
     devices = sum(device_counts(wl, it))
     if it.neuron is not None:
         row["neuronDevicesPerTask"] = devices
         row["neuronCoresPerTask"] = devices * it.neuron.cores_per_device
-    row["tasksPerInstance"] = _tasks_per_instance(wl, cp, it, chips)
+    row["tasksPerInstance"] = _tasks_per_instance(wl, cp, it, chips, cat)
     if wl.service is None:
         return row
     if wl.service.per_chip:
@@ -69,10 +68,10 @@ def _workload_row(wl, cp, it) -> dict:
     return row
 
 
-def _gpu_share(wl, it, mps_memory: int) -> dict:
+def _gpu_share(wl, it, mps_memory: int, cat: Catalog) -> dict:
     """How many of the workload's MPS tasks one GPU takes: ECS places by memory; the compute limits
     of the tasks on one GPU add up past 100% when compute binds first (they then slow each other)."""
-    requests = [r for r in resolved.gpu_requests(wl) if r.option == ecs_gpu_sharing.SHARE]
+    requests = [r for r in resolved.gpu_requests(wl, cat) if r.option == ecs_gpu_sharing.SHARE]
     percent = sum(r.max_compute_percent if isinstance(r.max_compute_percent, int) else 100 for r in requests)
     by_memory = ecs_gpu_sharing.tasks_per_gpu(it, mps_memory)
     by_compute = 100 // percent if percent else by_memory
@@ -86,11 +85,10 @@ def _gpu_share(wl, it, mps_memory: int) -> dict:
     }
 
 
-def _tasks_per_instance(wl, cp, it, chips: int) -> int:
+def _tasks_per_instance(wl, cp, it, chips: int, cat: Catalog) -> int:
     """How many of the workload's tasks one instance holds (CPU, registered memory, GPUs, chips: the
     placement rule); a task per chip counts its chip-index definitions together on one instance."""
-    cat = catalog.load()
-    task, inst = resolved.task_shape(wl, it), resolved.instance_shape(cp, it, cat)
+    task, inst = resolved.task_shape(wl, it, cat), resolved.instance_shape(cp, it, cat)
     if wl.service is not None and wl.service.per_chip:
         return min(ecs_scheduler.per_instance(replace(task, neuron_chips=frozenset()), inst)[0], chips)
     return ecs_scheduler.per_instance(task, inst)[0]

@@ -5,21 +5,26 @@ Rules that need the catalog or several fields are in `checks.py`.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.k8s.args import GpuWorkloadArgs, KubernetesArgs
 from gpufleet.karpenter.args import KarpenterArgs, NodePoolArgs
 from gpufleet.network.args import NetworkArgs
-from gpufleet.platform.model import SpecModel, rule_error, size_order_error
+from gpufleet.platform.model import CatalogChoice, SpecModel, rule_error, size_order_error
 
-_EKS = catalog.load().facts.eks
-AmiType = Literal.__getitem__(tuple(_EKS.accelerated_ami_types))
+AmiType = Annotated[str, CatalogChoice(lambda cat: cat.facts.eks.accelerated_ami_types)]
+
+
+def _both_spellings(cat: Catalog) -> list[str]:
+    effects = cat.facts.eks.taint_effects.by_kubernetes_name()
+    return [*effects, *effects.values()]
+
+
 # Both spellings are accepted and converted to the EKS API's enum; the Kubernetes one is never passed through.
-_EFFECTS = _EKS.taint_effects.by_kubernetes_name()
-TaintEffect = Literal.__getitem__(tuple([*_EFFECTS, *_EFFECTS.values()]))
+TaintEffect = Annotated[str, CatalogChoice(_both_spellings)]
 
 EKS_NAME = r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$"  # CreateCluster / CreateNodegroup name rule
 
@@ -86,7 +91,7 @@ class TaintArgs(SpecModel):
     value: str | None = Field(
         None, description="Taint value; absent for key-only taints; its length is checked against the EKS API model (Taint.value)."
     )
-    effect: TaintEffect = Field(  # type: ignore[valid-type]
+    effect: TaintEffect = Field(
         description="NoSchedule, NoExecute or PreferNoSchedule (or the EKS API spelling NO_SCHEDULE ...); "
         "written in the EKS API's spelling."
     )
@@ -149,7 +154,7 @@ class NodeGroupArgs(SpecModel):
 
     name: str = Field(pattern=EKS_NAME, description="Node group name, unique within the cluster.")
     instance_type: str = Field(description="EC2 instance type with NVIDIA GPUs or Neuron chips, e.g. p5.48xlarge.")
-    ami_type: AmiType | None = Field(  # type: ignore[valid-type]
+    ami_type: AmiType | None = Field(
         None,
         description="EKS AMI type; absent chooses from the accelerator and architecture (AL2023_x86_64_NVIDIA, "
         "AL2023_ARM_64_NVIDIA, AL2023_x86_64_NEURON). AL2 and Bottlerocket only when named here.",

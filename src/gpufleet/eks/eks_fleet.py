@@ -12,6 +12,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.eks import resolved
 from gpufleet.eks.args import EksFleetArgs
 from gpufleet.eks.iam import cluster_role, node_role
@@ -34,19 +35,21 @@ class EksFleet(pulumi.ComponentResource):
     """The cluster (created, or an existing one joined by name), the nodes' role, one accelerated
     node group per spec entry, and, when asked, the in-cluster pieces through the cluster's provider."""
 
-    def __init__(self, name: str, args: EksFleetArgs, region: str, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: EksFleetArgs, region: str, opts: pulumi.ResourceOptions | None = None, cat: Catalog | None = None):
+        """`cat`: the catalog the fleet resolves against (absent: the process's own)."""
         super().__init__("gpufleet:eks:EksFleet", name, None, opts)
         self._name, self._args, self._region = name, args, region
+        self._cat = cat = cat or catalog.load()
         self._auto = resolved.auto_mode(args)
         self._vpc_id, self._subnet_ids, self._zone_subnets = self._network()
         # Before the cluster: an Auto Mode cluster names the nodes' role in its compute config.
-        self.node_role = node_role(name, self._child(), self._auto)
+        self.node_role = node_role(name, self._child(), cat, self._auto)
         self.cluster_name, self.cluster_security_group_id = self._cluster()
         self.node_pools: dict[str, KarpenterNodePool] = {}
         self.node_groups = {
             ng.name: AcceleratedNodeGroup(
                 f"{name}-{ng.name}",
-                resolve(ng),
+                resolve(ng, cat),
                 EksClusterRef(
                     self.cluster_name,
                     self.cluster_security_group_id,
@@ -56,6 +59,7 @@ class EksFleet(pulumi.ComponentResource):
                 ),
                 # Nodes register with the cluster under the role's policies: attach them first.
                 opts=self._child(*self.node_role.attachments),
+                cat=cat,
             )
             for ng in args.node_groups
         }
@@ -67,17 +71,18 @@ class EksFleet(pulumi.ComponentResource):
                 node_role_arn=self.node_role.role.arn,
                 subnet_ids=self._system_subnets(),
                 opts=self._child(*self.node_role.attachments),
+                cat=cat,
             )
             if resolved.system_group_created(args)
             else None
         )
         if resolved.monitoring_addon(args):
             # GPU XID, DCGM and Neuron faults become node conditions that the groups' repair acts on.
-            values = resolved.monitoring_values(args)
+            values = resolved.monitoring_values(args, cat)
             self.node_monitoring = aws.eks.Addon(
                 f"{name}-node-monitoring-agent",
                 cluster_name=self.cluster_name,
-                addon_name=catalog.load().facts.eks.node_health.monitoring_addon,
+                addon_name=cat.facts.eks.node_health.monitoring_addon,
                 configuration_values=json.dumps(values, sort_keys=True) if values else None,
                 opts=self._child(),
             )
@@ -99,8 +104,10 @@ class EksFleet(pulumi.ComponentResource):
             kubeconfig=kubeconfig(self.cluster_name, endpoint, ca, self._region),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        groups = self._args.node_groups
-        served = resolved.served_pools(served_groups(g.resolved for g in self.node_groups.values()), resolved.plugin_pools(self._args))
+        groups, cat = self._args.node_groups, self._cat
+        served = resolved.served_pools(
+            served_groups((g.resolved for g in self.node_groups.values()), cat), resolved.plugin_pools(self._args), cat
+        )
         # Plugins schedule onto nodes: create them after the node groups exist.
         groups_created = [g.node_group for g in self.node_groups.values()]
         if self.system_node_group is not None:
@@ -114,12 +121,12 @@ class EksFleet(pulumi.ComponentResource):
                 f"{self._name}-gpu-operator",
                 k8s_args.gpu_operator,
                 served.nvidia,
-                catalog.load().facts.eks.accelerator_labels.nvidia,
+                cat.facts.eks.accelerator_labels.nvidia,
                 opts=k8s_opts,
+                cat=cat,
             )
             served = replace(served, nvidia=[], needed=served.needed - {"nvidia"})
-        self.device_plugins = DevicePlugins(f"{self._name}-device-plugins", served, k8s_args.nvidia_device_plugin, opts=k8s_opts)
-        cat = catalog.load()
+        self.device_plugins = DevicePlugins(f"{self._name}-device-plugins", served, k8s_args.nvidia_device_plugin, opts=k8s_opts, cat=cat)
         # The pods need the groups' nodes (or the pools that launch them) and the plugins that advertise their GPUs.
         plugins = [self.device_plugins, *([self.gpu_operator] if k8s_args.gpu_operator is not None else []), *self.node_pools.values()]
         self.workloads = [
@@ -128,6 +135,7 @@ class EksFleet(pulumi.ComponentResource):
                 wl,
                 *resolved.workload_scheduling(wl, self._args, cat),
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=plugins),
+                cat=cat,
             )
             for wl in self._args.workloads
         ]
@@ -138,6 +146,7 @@ class EksFleet(pulumi.ComponentResource):
                 self.node_groups[ng.name].nccl_target,
                 k8s_args.nccl_test.image,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=[self.device_plugins]),
+                cat=cat,
             )
 
     def _node_pools(self, groups_created: list[pulumi.Resource]) -> None:
@@ -155,16 +164,17 @@ class EksFleet(pulumi.ComponentResource):
                 self._args.karpenter.node_overlays,
                 depends_on=groups_created,
                 opts=pulumi.ResourceOptions(parent=self),
+                cat=self._cat,
             )
             role, after = self.karpenter.node_role_name, [self.karpenter]
         subnets: list[Mapping[str, Any]]
         if self._args.network.create is not None:
-            subnets = [{"tags": resolved.discovery_tag(self._args)}]
+            subnets = [{"tags": resolved.discovery_tag(self._args, self._cat)}]
         else:
             subnets = [{"id": s} for s in self._args.network.subnet_ids]
         k8s_args = cast(KubernetesArgs, self._args.kubernetes)  # given: called from _kubernetes
         replicas = k8s_args.nvidia_device_plugin.time_slicing_replicas if self._args.karpenter.node_overlays else None
-        for overlay, spec in manifests.time_slicing_overlays(self._args.node_pools, replicas, catalog.load()).items():
+        for overlay, spec in manifests.time_slicing_overlays(self._args.node_pools, replicas, self._cat).items():
             k8s.apiextensions.CustomResource(
                 f"{self._name}-{overlay}",
                 api_version=manifests.OVERLAY_API,
@@ -183,6 +193,7 @@ class EksFleet(pulumi.ComponentResource):
                 auto_mode=self._auto,
                 shared_gpus=replicas or 1,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
+                cat=self._cat,
             )
             for pool in self._args.node_pools
         }
@@ -196,7 +207,7 @@ class EksFleet(pulumi.ComponentResource):
             return net.vpc_id, list(net.subnet_ids), {}
         named = resolved.vpc_zones(self._args)
         # Karpenter finds the nodes' subnets by a tag (its getting-started guide's karpenter.sh/discovery).
-        tags = resolved.discovery_tag(self._args) if self._args.node_pools else {}
+        tags = resolved.discovery_tag(self._args, self._cat) if self._args.node_pools else {}
         vpc = Vpc(self._name, net.create.cidr, named, private_tags=tags, opts=self._child())
         # The control plane's network interfaces go in the first two named zones only: EKS needs two
         # zones and accepts later subnets only in the zones the cluster was created with (EKS user
@@ -208,7 +219,7 @@ class EksFleet(pulumi.ComponentResource):
         c = self._args.cluster
         if c.create is None:
             return c.name, cast(str, c.security_group_id)  # an existing cluster's is given (eks-cluster-security-group)
-        role = cluster_role(self._name, self._child(), self._auto)
+        role = cluster_role(self._name, self._child(), self._cat, self._auto)
         auto: dict = {}
         if c.create.auto_mode is not None:
             # Compute, block storage and load balancing on together, the self-managed add-ons off
@@ -243,11 +254,11 @@ class EksFleet(pulumi.ComponentResource):
     def _system_subnets(self) -> pulumi.Input[list[str]]:
         if not self._zone_subnets:
             return self._subnet_ids
-        return [self._zone_subnets[z].id for z in resolved.system_zones(self._args, catalog.load(), self._region)]
+        return [self._zone_subnets[z].id for z in resolved.system_zones(self._args, self._cat, self._region)]
 
     def _node_subnets(self, ng) -> pulumi.Input[list[str]]:
         """In a created VPC, the private subnets of the group's zones (its EFA zone, else the zones
         that offer its type); else the network's (a group's own subnetIds are its args')."""
         if not self._zone_subnets:
             return self._subnet_ids
-        return [self._zone_subnets[z].id for z in resolved.group_zones(ng, self._args, catalog.load(), self._region)]
+        return [self._zone_subnets[z].id for z in resolved.group_zones(ng, self._args, self._cat, self._region)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.nodes.roles import managed_policy, trusting
 
 
@@ -31,9 +31,9 @@ class ServiceRole(pulumi.ComponentResource):
         self.register_outputs({"roleArn": self.role.arn})
 
 
-def cluster_role(name: str, opts: pulumi.ResourceOptions, auto_mode: bool = False) -> ServiceRole:
+def cluster_role(name: str, opts: pulumi.ResourceOptions, cat: Catalog, auto_mode: bool = False) -> ServiceRole:
     """The cluster's role; with EKS Auto Mode, its compute, storage, load balancing and networking policies too."""
-    eks = catalog.load().facts.eks
+    eks = cat.facts.eks
     if auto_mode:
         build = eks.auto_mode.build
         return ServiceRole(
@@ -47,8 +47,8 @@ def cluster_role(name: str, opts: pulumi.ResourceOptions, auto_mode: bool = Fals
     return ServiceRole(f"{name}-cluster", "eks.amazonaws.com", eks.cluster_policies.values, "EKS cluster (gpufleet)", opts)
 
 
-def node_role(name: str, opts: pulumi.ResourceOptions, auto_mode: bool = False) -> ServiceRole:
+def node_role(name: str, opts: pulumi.ResourceOptions, cat: Catalog, auto_mode: bool = False) -> ServiceRole:
     """The nodes' role; with EKS Auto Mode, the minimal policies its nodes need."""
-    eks = catalog.load().facts.eks
+    eks = cat.facts.eks
     policies = eks.auto_mode.build.node_policies if auto_mode else eks.node_policies.values
     return ServiceRole(f"{name}-nodes", "ec2.amazonaws.com", policies, "EKS accelerated nodes (gpufleet)", opts)

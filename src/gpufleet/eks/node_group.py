@@ -10,6 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import AcceleratedAmiType, StandardAmiType
 from gpufleet.eks.args import NodeGroupArgs
 from gpufleet.eks.resolved import ResolvedNodeGroup, places_in_group, repair_config, resolve
@@ -78,13 +79,16 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
         args: NodeGroupArgs | ResolvedNodeGroup,
         cluster: EksClusterRef,
         opts: pulumi.ResourceOptions | None = None,
+        cat: Catalog | None = None,
     ):
         """`args`: the group's args (resolved here: AMI type, labels, taints, EFA interfaces from the
         catalog), or the ResolvedNodeGroup the fleet resolved once (and placed: its zones are
-        the reference's subnets). `cluster`: the cluster it joins."""
+        the reference's subnets). `cluster`: the cluster it joins. `cat`: the catalog it resolves
+        against (absent: the process's own)."""
         super().__init__("gpufleet:eks:AcceleratedNodeGroup", name, None, opts)
         placed = isinstance(args, ResolvedNodeGroup)
-        self.resolved = group = resolve(args)
+        self._cat = cat = cat or catalog.load()
+        self.resolved = group = resolve(args, cat)
         args = group.args
         subnet_ids = group_subnets(args, cluster, placed)
         cluster_name, cluster_security_group_id, node_role_arn, vpc_id = (
@@ -141,7 +145,7 @@ class AcceleratedNodeGroup(pulumi.ComponentResource):
 
     def _launch_template(self, cluster_security_group_id, ami_type: str) -> aws.ec2.LaunchTemplate:
         a = self._args
-        eks = catalog.load().facts.eks
+        eks = self._cat.facts.eks
         template = base_template(eks.accelerated_ami_types[ami_type], a.root_volume_gib, a.metadata_hop_limit, a.name)
         if a.capacity_type == "CAPACITY_BLOCK":
             # EKS takes a capacity block's instance type from the launch template only (EKS user

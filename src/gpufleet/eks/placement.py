@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import cast
 
-from gpufleet.catalog import catalog, charts, tokens
+from gpufleet.catalog import charts, tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.eks import resolved
 from gpufleet.eks.args import EksFleetArgs
@@ -47,7 +47,7 @@ def node_shapes(fleet: EksFleetArgs, region: str, cat: Catalog, plugin_values: d
                 group=ng.name,
                 ami_type=cast(str, group.ami_type),  # placement runs on a spec whose other rules hold (eks-ami-type-supported)
                 labels=group.labels,
-                taints=[k8s_rules.taint(t) for t in group.taints],
+                taints=[k8s_rules.taint(t, eks) for t in group.taints],
                 sizes=(ng.min_size, ng.desired_size, ng.max_size),
                 capacity_type=ng.capacity_type,
                 zones=resolved.group_zones(ng, fleet, cat, region) if fleet.network.create else [],
@@ -102,35 +102,36 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
         found += [(_SYSTEM, pod) for pod in k8s_workloads.monitoring_pods(eks.node_health, resolved.monitoring_values(fleet, cat))]
     if fleet.node_pools and not resolved.auto_mode(fleet):
         karpenter_facts = cat.facts.karpenter
-        values = manifests.chart_values(fleet.cluster.name, fleet.cluster.name, fleet.karpenter.node_overlays)
+        values = manifests.chart_values(fleet.cluster.name, fleet.cluster.name, fleet.karpenter.node_overlays, cat)
         found += [(_SYSTEM, pod) for pod in k8s_workloads.karpenter_pods(karpenter_facts, values, None, None)]
     nccl = fleet.kubernetes.nccl_test if fleet.kubernetes is not None else None
     if nccl is not None:
         ng = next(ng for ng in fleet.node_groups if ng.name == nccl.node_group)
         found += [(_SYSTEM, pod) for pod in k8s_workloads.manifest_pods(charts_facts.mpi_operator.operator, None)]
         target = resolve(ng, cat).nccl_target
-        job = {"metadata": {"name": nccl_job_name(target), "namespace": "default"}, "spec": nccl_job(target, nccl.image)}
+        job = {"metadata": {"name": nccl_job_name(target), "namespace": "default"}, "spec": nccl_job(target, nccl.image, cat)}
         for pod in k8s_workloads.object_pods(tokens.MPIJOB, nccl_job_name(target), job):
             where = _SYSTEM if pod.owner.endswith("(Launcher)") else ("kubernetes", "ncclTest", "nodeGroup")
             found.append((where, pod))
     for i, wl in enumerate(fleet.workloads):
-        token, obj = workload_object(wl, *resolved.workload_scheduling(wl, fleet, cat))
+        selector, tolerations, annotations = resolved.workload_scheduling(wl, fleet, cat)
+        token, obj = workload_object(wl, selector, tolerations, cat, annotations)
         found += [(("workloads", i, "replicas"), pod) for pod in k8s_workloads.object_pods(token, wl.name, obj)]
     return found
 
 
-def plugin_values(fleet: EksFleetArgs) -> dict[str, dict]:
+def plugin_values(fleet: EksFleetArgs, cat: Catalog) -> dict[str, dict]:
     """The device-plugin releases' values, by chart key; with the GPU Operator, its values under
     `gpuOperator` instead of the NVIDIA plugin's."""
     if fleet.kubernetes is None:
         return {}
-    served = resolved.served_pools(served_groups(fleet.node_groups), resolved.plugin_pools(fleet))
+    served = resolved.served_pools(served_groups(fleet.node_groups, cat), resolved.plugin_pools(fleet), cat)
     operator = fleet.kubernetes.gpu_operator
     if operator is None:
-        return release_values(served, fleet.kubernetes.nvidia_device_plugin)
-    values = release_values(replace(served, nvidia=[], needed=served.needed - {"nvidia"}), fleet.kubernetes.nvidia_device_plugin)
+        return release_values(served, fleet.kubernetes.nvidia_device_plugin, cat)
+    values = release_values(replace(served, nvidia=[], needed=served.needed - {"nvidia"}), fleet.kubernetes.nvidia_device_plugin, cat)
     if served.needs("nvidia"):
-        values[OPERATOR] = operator_values(operator, served.nvidia, catalog.load().facts.eks.accelerator_labels.nvidia)
+        values[OPERATOR] = operator_values(operator, served.nvidia, cat.facts.eks.accelerator_labels.nvidia, cat)
     return values
 
 
@@ -140,10 +141,10 @@ def check_placement(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[
     policy report it, the spec does not refuse it (as the pack does not)."""
     if fleet.cluster.create is None:
         return
-    values = plugin_values(fleet)
+    values = plugin_values(fleet, cat)
     shapes = node_shapes(fleet, region, cat, values)
     found = pods(fleet, cat, values)
-    placed = k8s_scheduler.simulate(shapes, [pod for _, pod in found])
+    placed = k8s_scheduler.simulate(shapes, [pod for _, pod in found], cat)
     if fleet.node_pools:
         auto = resolved.auto_mode(fleet)
         replicas = (
@@ -155,7 +156,7 @@ def check_placement(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[
         ]
         nvidia = values.get("nvidiaDevicePlugin") or charts.operator_plugin_values(values.get(OPERATOR))
         sharing = charts.nvidia_sharing(nvidia, cat.facts.eks.accelerator_resources.nvidia)
-        karpenter.provision(placed, cat_pools, [pod for _, pod in found if pod.replicas is None], sharing)
+        karpenter.provision(placed, cat_pools, [pod for _, pod in found if pod.replicas is None], sharing, cat)
     for (where, pod), result in zip(found, placed):
         if result.status != k8s_scheduler.PENDING:
             continue

@@ -6,10 +6,10 @@ from gpufleet.platform.record import Platform
 from gpufleet.platform.summary_rows import group
 
 
-def _build(fleet, region, opts):
+def _build(fleet, region, opts, cat):
     from gpufleet.eks.eks_fleet import EksFleet
 
-    eks = EksFleet(fleet.cluster.name, fleet, region, opts=opts)
+    eks = EksFleet(fleet.cluster.name, fleet, region, opts=opts, cat=cat)
     return {"eksClusterName": eks.cluster_name}
 
 

@@ -56,12 +56,12 @@ class ResolvedNodeGroup:
         return NcclTarget(self.name, self.args.instance_type, self.args.desired_size, gpus, self.efa_count, self.taints)
 
 
-def resolve(group: NodeGroupArgs | ResolvedNodeGroup, cat: Catalog | None = None) -> ResolvedNodeGroup:
+def resolve(group: NodeGroupArgs | ResolvedNodeGroup, cat: Catalog) -> ResolvedNodeGroup:
     """The group's resolution (raises UnknownInstanceType for a type the catalog lacks, and
     ValueError for an EFA layout the type cannot take: the spec check reports both first)."""
     if isinstance(group, ResolvedNodeGroup):
         return group
-    return _remembered(group, cat or catalog.load())
+    return _remembered(group, cat)
 
 
 def _resolve(ng: NodeGroupArgs, cat: Catalog) -> ResolvedNodeGroup:
@@ -89,9 +89,11 @@ def _resolve(ng: NodeGroupArgs, cat: Catalog) -> ResolvedNodeGroup:
 _remembered = by_identity(_resolve)
 
 
-def served_groups(groups: Iterable[NodeGroupArgs | ResolvedNodeGroup]) -> ServedGroups:
-    """The taints of the node groups each device plugin serves (by accelerator; EFA by interfaces)."""
-    resolved = [resolve(g) for g in groups]
+def served_groups(groups: Iterable[NodeGroupArgs | ResolvedNodeGroup], cat: Catalog | None = None) -> ServedGroups:
+    """The taints of the node groups each device plugin serves (by accelerator; EFA by interfaces).
+    `cat`: the catalog the groups resolve against (absent: the process's own; a program of yours calls this)."""
+    cat = cat or catalog.load()
+    resolved = [resolve(g, cat) for g in groups]
     return ServedGroups(
         nvidia=[t for g in resolved if g.accelerator == "nvidia" for t in g.taints],
         efa=[t for g in resolved if g.args.efa is not None for t in g.taints],
@@ -171,9 +173,8 @@ def workload_tolerations(ng: NodeGroupArgs, cat: Catalog) -> list[dict]:
     return [k8s_rules.toleration_for(t, cat.facts.eks) for t in resolve(ng, cat).taints]
 
 
-def served_pools(served: ServedGroups, pools: Iterable[NodePoolArgs], cat: Catalog | None = None) -> ServedGroups:
+def served_pools(served: ServedGroups, pools: Iterable[NodePoolArgs], cat: Catalog) -> ServedGroups:
     """The groups' served taints with the NodePools' added (EKS spelling, as the groups')."""
-    cat = cat or catalog.load()
     eks = cat.facts.eks
     needed = set(served.needed)
     found = ServedGroups(list(served.nvidia), list(served.efa), list(served.neuron))
@@ -193,12 +194,11 @@ def monitoring_addon(fleet: EksFleetArgs) -> bool:
     return fleet.cluster.create is not None and not auto_mode(fleet)
 
 
-def monitoring_values(fleet: EksFleetArgs, cat: Catalog | None = None) -> dict:
+def monitoring_values(fleet: EksFleetArgs, cat: Catalog) -> dict:
     """The add-on's configuration: the DCGM server's tolerations for the NVIDIA groups' and pools'
     taints (its chart gives it none, so it would never run on a GPU node gpufleet taints)."""
-    cat = cat or catalog.load()
     eks = cat.facts.eks
-    served = served_pools(served_groups(fleet.node_groups), plugin_pools(fleet), cat)
+    served = served_pools(served_groups(fleet.node_groups, cat), plugin_pools(fleet), cat)
     tolerations: list[dict] = []
     for taint in served.nvidia:
         toleration = k8s_rules.toleration_for(taint, eks)
@@ -222,9 +222,9 @@ def plugin_pools(fleet: EksFleetArgs) -> list[NodePoolArgs]:
     return [] if auto_mode(fleet) else list(fleet.node_pools)
 
 
-def discovery_tag(fleet: EksFleetArgs) -> dict[str, str]:
+def discovery_tag(fleet: EksFleetArgs, cat: Catalog) -> dict[str, str]:
     """The tag Karpenter's EC2NodeClasses select the created VPC's private subnets by."""
-    return {catalog.load().facts.karpenter.install.discovery_tag: fleet.cluster.name}
+    return {cat.facts.karpenter.install.discovery_tag: fleet.cluster.name}
 
 
 def workload_scheduling(wl: GpuWorkloadArgs, fleet: EksFleetArgs, cat: Catalog) -> tuple[dict[str, str], list[dict], dict[str, str]]:

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.eks.args import SystemNodeGroupArgs
 from gpufleet.eks.node_group import base_template
 from gpufleet.eks.resolved import system_ami_type
@@ -35,9 +36,11 @@ class SystemNodeGroup(pulumi.ComponentResource):
         node_role_arn: pulumi.Input[str],
         subnet_ids: pulumi.Input[list[str]],
         opts: pulumi.ResourceOptions | None = None,
+        cat: Catalog | None = None,
     ):
+        """`cat`: the catalog its type and AMI types come from (absent: the process's own)."""
         super().__init__("gpufleet:eks:SystemNodeGroup", name, None, opts)
-        cat = catalog.load()
+        cat = cat or catalog.load()
         # A validated system group's type has a standard AMI type.
         ami_type = cast(str, system_ami_type(cat.get(args.instance_type), cat.facts.eks))
         child = pulumi.ResourceOptions(parent=self)

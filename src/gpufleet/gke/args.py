@@ -8,17 +8,15 @@ predicates the policy pack calls too).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from gpufleet.catalog import catalog
 from gpufleet.k8s.args import GpuOperatorArgs, GpuWorkloadArgs
-from gpufleet.platform.model import SpecModel, rule_error
+from gpufleet.platform.model import CatalogChoice, SpecModel, rule_error
 
-_GKE = catalog.load().facts.gke
-Driver = Literal.__getitem__(tuple(_GKE.driver_installed_by))
-SharingStrategy = Literal.__getitem__(tuple(_GKE.sharing_strategies))
+Driver = Annotated[str, CatalogChoice(lambda cat: cat.facts.gke.driver_installed_by)]
+SharingStrategy = Annotated[str, CatalogChoice(lambda cat: cat.facts.gke.sharing_strategies)]
 
 GCP_REGION = r"^[a-z]+-[a-z]+[0-9]+$"
 # GKE: a cluster or node pool name starts with a letter, has lowercase letters, digits and hyphens,
@@ -39,9 +37,7 @@ class GkeAcceleratorArgs(SpecModel):
 class GpuSharingArgs(SpecModel):
     """GKE GPU sharing: each physical GPU (or MIG partition) is advertised to that many containers."""
 
-    strategy: SharingStrategy = Field(  # type: ignore[valid-type]
-        description="TIME_SHARING (time slices) or MPS (NVIDIA Multi-Process Service)."
-    )
+    strategy: SharingStrategy = Field(description="TIME_SHARING (time slices) or MPS (NVIDIA Multi-Process Service).")
     max_shared_clients_per_gpu: int = Field(ge=1, description="Containers that share one GPU (or one partition).")
 
 
@@ -71,7 +67,7 @@ class GkeNodePoolArgs(SpecModel):
     zones: list[str] = Field(
         min_length=1, description="Zones of the cluster's region the nodes run in (nodeLocations); each must offer the machine type."
     )
-    driver: Driver = Field(  # type: ignore[valid-type]
+    driver: Driver = Field(
         "DEFAULT",
         description="gpuDriverInstallationConfig.gpuDriverVersion: GKE installs its chosen or its latest driver, or "
         "INSTALLATION_DISABLED installs none (only with the GPU Operator installing one).",

@@ -10,6 +10,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.gke.args import GkeClusterCreateArgs, GkeFleetArgs, GkeKubernetesArgs
 from gpufleet.gke.node_pool import GkeGpuNodePool
 from gpufleet.gke.resolved import gpu_tolerations, workload_selector
@@ -22,8 +23,10 @@ class GkeFleet(pulumi.ComponentResource):
     """GPU node pools of a GKE cluster (one Google provider in the fleet's project and region), and,
     with cluster access, the workloads on them."""
 
-    def __init__(self, name: str, args: GkeFleetArgs, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: GkeFleetArgs, opts: pulumi.ResourceOptions | None = None, cat: Catalog | None = None):
+        """`cat`: the catalog the pools' GPUs and the charts come from (absent: the process's own)."""
         super().__init__("gpufleet:gke:GkeFleet", name, None, opts)
+        self._cat = cat = cat or catalog.load()
         self.provider = gcp.Provider(
             f"gcp-{args.project}-{args.region}", project=args.project, region=args.region, opts=pulumi.ResourceOptions(parent=self)
         )
@@ -33,7 +36,7 @@ class GkeFleet(pulumi.ComponentResource):
         cluster_name: pulumi.Input[str] = args.cluster.name
         if args.cluster.create is not None:
             cluster_name = self._create_cluster(name, args, child).name
-        facts = catalog.load().facts
+        facts = cat.facts
         # With the GPU Operator: GKE's device plugin stays off, node feature discovery selects the GPU nodes.
         operator_labels = {**facts.gke.operator_node_labels.values, **facts.eks.accelerator_labels.nvidia} if args.gpu_operator else None
         self.node_pools = {
@@ -48,6 +51,7 @@ class GkeFleet(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(
                     parent=self, provider=self.provider, depends_on=[self.system_pool] if self.system_pool else None
                 ),
+                cat=cat,
             )
             for pool in args.node_pools
         }
@@ -103,28 +107,30 @@ class GkeFleet(pulumi.ComponentResource):
             # An existing cluster is reached through the given context (kubernetes-access).
             kubernetes = cast(GkeKubernetesArgs, args.kubernetes)
             self.k8s_provider = k8s.Provider(f"{name}-k8s", context=kubernetes.context, opts=pulumi.ResourceOptions(parent=self))
-        pools = {p.name: p for p in args.node_pools}
-        taint = catalog.load().facts.gke.gpu_taint
+        pools, cat = {p.name: p for p in args.node_pools}, self._cat
+        taint = cat.facts.gke.gpu_taint
         after: list[pulumi.Resource] = [p.node_pool for p in self.node_pools.values()]
         if args.gpu_operator is not None:
-            labels = {**catalog.load().facts.eks.accelerator_labels.nvidia}
+            labels = {**cat.facts.eks.accelerator_labels.nvidia}
             self.gpu_operator = GpuOperator(
                 f"{name}-gpu-operator",
                 args.gpu_operator,
                 [{"key": taint.key, "value": taint.value, "effect": taint.effect}],
                 labels,
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=list(after)),
+                cat=cat,
             )
             after.append(self.gpu_operator)
-        tolerations = gpu_tolerations()
+        tolerations = gpu_tolerations(cat)
         self.workloads = [
             GpuWorkload(
                 f"{name}-{wl.name}",
                 wl,
-                workload_selector(pools[wl.node_pool], self.node_pools[wl.node_pool].gpus),
+                workload_selector(pools[wl.node_pool], self.node_pools[wl.node_pool].gpus, cat),
                 tolerations,
                 # The pods need the pool's nodes (and the operator's device plugin, when it runs).
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
+                cat=cat,
             )
             for wl in args.workloads
         ]

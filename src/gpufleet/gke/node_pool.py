@@ -6,6 +6,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.gke.args import GkeNodePoolArgs
 from gpufleet.gke.resolved import guest_accelerator, resolved_gpus
 
@@ -26,10 +28,12 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         project: str,
         extra_labels: dict[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        cat: Catalog | None = None,
     ):
-        """`extra_labels`: labels the fleet adds to the nodes (the GPU Operator's, when it runs)."""
+        """`extra_labels`: labels the fleet adds to the nodes (the GPU Operator's, when it runs);
+        `cat`: the catalog the machine type's GPUs come from (absent: the process's own)."""
         super().__init__("gpufleet:gke:GpuNodePool", name, None, opts)
-        self.gpus = resolved_gpus(pool)
+        self.gpus = resolved_gpus(pool, cat or catalog.load())
         sizing: dict = {}
         if pool.autoscaling is not None:
             # No initial_node_count: a change of it recreates the pool; the autoscaler's minimum holds.

@@ -18,12 +18,14 @@ def check_placement(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> It
     gke, resource = cat.facts.gke, cat.facts.eks.accelerator_resources.nvidia
     shapes, selectors = [], {}
     for pool in fleet.node_pools:
-        gpus = resolved_gpus(pool)
+        gpus = resolved_gpus(pool, cat)
         sharing = (pool.sharing.strategy, pool.sharing.max_shared_clients_per_gpu) if pool.sharing is not None else None
         shapes.append(
             node_capacity.gke_node_shape(
                 pool.name, gpus, pool.partition_size, sharing, dict(pool.labels), [], pool_sizes(pool), resource, gke
             )
         )
-        selectors[pool.name] = workload_selector(pool, gpus)
-    yield from pending_workloads(shapes, [(i, wl, selectors[wl.node_pool], gpu_tolerations()) for i, wl in enumerate(fleet.workloads)])
+        selectors[pool.name] = workload_selector(pool, gpus, cat)
+    yield from pending_workloads(
+        shapes, [(i, wl, selectors[wl.node_pool], gpu_tolerations(cat)) for i, wl in enumerate(fleet.workloads)], cat
+    )

@@ -6,22 +6,23 @@ from gpufleet.platform.record import Platform
 from gpufleet.platform.summary_rows import gpu_pool
 
 
-def _build(fleet, region, opts):
+def _build(fleet, region, opts, cat):
     from gpufleet.gke.gke_fleet import GkeFleet
 
-    gke = GkeFleet(fleet.cluster.name, fleet)
+    gke = GkeFleet(fleet.cluster.name, fleet, cat=cat)
     return {"gkeNodePools": {name: pool.node_pool.id for name, pool in gke.node_pools.items()}}
 
 
 def _summary(fleet, region, cat):
-    return {"groups": [_pool(pool, cat.facts.gke) for pool in fleet.node_pools]}
+    return {"groups": [_pool(pool, cat) for pool in fleet.node_pools]}
 
 
-def _pool(pool, gke) -> dict:
+def _pool(pool, cat) -> dict:
     from gpufleet.gke.resolved import pool_sizes, resolved_gpus
     from gpufleet.rules import gke as gke_rules
 
-    gpus = resolved_gpus(pool)
+    gke = cat.facts.gke
+    gpus = resolved_gpus(pool, cat)
     accelerator = gke.accelerators[gpus.accelerator]
     clients = pool.sharing.max_shared_clients_per_gpu if pool.sharing is not None else None
     resources = gke_rules.gpu_resources_per_node(gpus, pool.partition_size, clients, gke)

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from typing import cast
 
-from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.gke.args import GkeNodePoolArgs
 from gpufleet.gke.checks import pool_gpus
 from gpufleet.rules.gke import GkeGpus
 
 
-def resolved_gpus(pool: GkeNodePoolArgs) -> GkeGpus:
+def resolved_gpus(pool: GkeNodePoolArgs, cat: Catalog) -> GkeGpus:
     """The pool's GPUs (the spec check has refused a pool without them first)."""
-    resolved = pool_gpus(pool, catalog.load().facts.gke)
+    resolved = pool_gpus(pool, cat.facts.gke)
     if isinstance(resolved, str):
         raise ValueError(f"node pool {pool.name}: {resolved}")
     return resolved
@@ -39,10 +39,10 @@ def guest_accelerator(pool: GkeNodePoolArgs, gpus: GkeGpus) -> dict:
     return accelerator
 
 
-def gpu_tolerations() -> list[dict]:
+def gpu_tolerations(cat: Catalog) -> list[dict]:
     """What a GPU workload tolerates: GKE's own GPU taint (003: GKE taints GPU nodes when the cluster
     has other pools)."""
-    taint = catalog.load().facts.gke.gpu_taint
+    taint = cat.facts.gke.gpu_taint
     return [{"key": taint.key, "operator": "Exists", "effect": taint.effect}]
 
 
@@ -55,14 +55,14 @@ def pool_sizes(pool: GkeNodePoolArgs) -> tuple[int, int, int]:
     return (cast(int, pool.node_count) * zones,) * 3  # nodeCount without autoscaling
 
 
-def workload_selector(pool: GkeNodePoolArgs, gpus: GkeGpus) -> dict[str, str]:
+def workload_selector(pool: GkeNodePoolArgs, gpus: GkeGpus, cat: Catalog) -> dict[str, str]:
     """The node labels GKE sets on the pool's nodes that a workload selects: the pool, its accelerator,
     and the partition size or sharing settings the pod's request is counted in."""
-    labels = catalog.load().facts.gke.labels
+    labels = cat.facts.gke.labels
     selector = {labels.node_pool: pool.name, labels.accelerator: gpus.accelerator}
     if pool.partition_size is not None:
         selector[labels.partition_size] = pool.partition_size
     if pool.sharing is not None:
-        selector[labels.sharing_strategy] = catalog.load().facts.gke.sharing_strategies[pool.sharing.strategy]
+        selector[labels.sharing_strategy] = cat.facts.gke.sharing_strategies[pool.sharing.strategy]
         selector[labels.max_shared_clients] = str(pool.sharing.max_shared_clients_per_gpu)
     return selector

@@ -14,6 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpufleet.catalog import catalog, charts
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import Chart
 from gpufleet.k8s.args import NvidiaDevicePluginArgs
 from gpufleet.rules import k8s as k8s_rules
@@ -34,10 +35,10 @@ class ServedGroups:
         return bool(getattr(self, serves)) or serves in self.needed
 
 
-def tolerations(key: str, taints: list[dict]) -> list[dict]:
+def tolerations(key: str, taints: list[dict], cat: Catalog) -> list[dict]:
     """The chart's default tolerations plus one for every taint its pod would not tolerate."""
-    eks = catalog.load().facts.eks
-    chart = catalog.load().facts.charts.plugins()[key]
+    eks = cat.facts.eks
+    chart = cat.facts.charts.plugins()[key]
     added = []
     for taint in k8s_rules.untolerated(charts.release_tolerations(key, chart, None), taints, eks):
         toleration = k8s_rules.toleration_for(taint, eks)
@@ -53,7 +54,7 @@ def _at(path: list[str], value) -> dict:
     return value
 
 
-def time_slicing_config(replicas: int) -> str:
+def time_slicing_config(replicas: int, cat: Catalog) -> str:
     """The device plugin's config file for time-slicing (charts.md: api/config/v1 sharing.timeSlicing)."""
     return "\n".join(
         [
@@ -63,28 +64,31 @@ def time_slicing_config(replicas: int) -> str:
             "    renameByDefault: false",
             "    failRequestsGreaterThanOne: true",
             "    resources:",
-            f"    - name: {catalog.load().facts.eks.accelerator_resources.nvidia}",
+            f"    - name: {cat.facts.eks.accelerator_resources.nvidia}",
             f"      replicas: {replicas}",
         ]
     )
 
 
-def release_values(served: ServedGroups, nvidia_args) -> dict[str, dict]:
+def release_values(served: ServedGroups, nvidia_args, cat: Catalog) -> dict[str, dict]:
     """The values of each device-plugin release the served groups need, by chart key."""
-    charts_facts = catalog.load().facts.charts
+    charts_facts = cat.facts.charts
     found: dict[str, dict] = {}
     if served.needs("nvidia"):
-        values: dict = _at(charts_facts.nvidia_device_plugin.tolerations_path, tolerations("nvidiaDevicePlugin", served.nvidia))
+        values: dict = _at(charts_facts.nvidia_device_plugin.tolerations_path, tolerations("nvidiaDevicePlugin", served.nvidia, cat))
         if nvidia_args.time_slicing_replicas is not None:
-            values["config"] = {"default": "default", "map": {"default": time_slicing_config(nvidia_args.time_slicing_replicas)}}
+            values["config"] = {"default": "default", "map": {"default": time_slicing_config(nvidia_args.time_slicing_replicas, cat)}}
         if nvidia_args.mig_strategy != "none":
             values["migStrategy"] = nvidia_args.mig_strategy
         found["nvidiaDevicePlugin"] = values
     if served.needs("efa"):
-        found["efaDevicePlugin"] = _at(charts_facts.efa_device_plugin.tolerations_path, tolerations("efaDevicePlugin", served.efa))
+        found["efaDevicePlugin"] = _at(charts_facts.efa_device_plugin.tolerations_path, tolerations("efaDevicePlugin", served.efa, cat))
     if served.needs("neuron"):
         chart = charts_facts.neuron_helm_chart
-        found["neuronHelmChart"] = {**(chart.values or {}), **_at(chart.tolerations_path, tolerations("neuronHelmChart", served.neuron))}
+        found["neuronHelmChart"] = {
+            **(chart.values or {}),
+            **_at(chart.tolerations_path, tolerations("neuronHelmChart", served.neuron, cat)),
+        }
     return found
 
 
@@ -95,15 +99,22 @@ class DevicePlugins(pulumi.ComponentResource):
     """One Helm release per accelerator the node groups have (NVIDIA, EFA, Neuron)."""
 
     def __init__(
-        self, name: str, served: ServedGroups, nvidia_args: NvidiaDevicePluginArgs | None = None, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        served: ServedGroups,
+        nvidia_args: NvidiaDevicePluginArgs | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+        cat: Catalog | None = None,
     ):
         """`served`: the taints of the groups each plugin runs on (`served_groups(node_group_args)`);
-        `nvidia_args`: time-slicing and MIG of the NVIDIA plugin (none by default)."""
+        `nvidia_args`: time-slicing and MIG of the NVIDIA plugin (none by default); `cat`: the catalog
+        whose pinned charts it installs (absent: the process's own)."""
         super().__init__("gpufleet:k8s:DevicePlugins", name, None, opts)
         nvidia_args = nvidia_args or NvidiaDevicePluginArgs()
-        charts_facts = catalog.load().facts.charts.plugins()
+        cat = cat or catalog.load()
+        charts_facts = cat.facts.charts.plugins()
         self.releases: dict[str, k8s.helm.v3.Release] = {}
-        for key, values in release_values(served, nvidia_args).items():
+        for key, values in release_values(served, nvidia_args, cat).items():
             suffix = RELEASE_SUFFIX[key]
             self.releases[suffix] = self._release(f"{name}-{suffix}", charts_facts[key], values)
         self.register_outputs({"releases": {k: r.name for k, r in self.releases.items()}})

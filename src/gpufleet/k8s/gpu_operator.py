@@ -8,6 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpufleet.catalog import catalog, charts
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.k8s.args import GpuOperatorArgs
 from gpufleet.k8s.device_plugins import time_slicing_config
 from gpufleet.rules import k8s as k8s_rules
@@ -16,11 +17,11 @@ from gpufleet.rules import k8s as k8s_rules
 SLICING_CONFIG = "time-slicing"
 
 
-def operator_values(args: GpuOperatorArgs, pool_taints: list[dict], gpu_node_labels: dict[str, str]) -> dict:
+def operator_values(args: GpuOperatorArgs, pool_taints: list[dict], gpu_node_labels: dict[str, str], cat: Catalog) -> dict:
     """`pool_taints`: the GPU pools' taints (Kubernetes spelling); `gpu_node_labels`: a label every
     GPU pool's nodes carry, which node feature discovery's workers select."""
-    chart = catalog.load().facts.charts.gpu_operator
-    eks = catalog.load().facts.eks
+    chart = cat.facts.charts.gpu_operator
+    eks = cat.facts.eks
     defaults = charts.defaults(chart)
     operand_tolerations = list(charts.default_tolerations(chart))
     worker_tolerations = list(charts.at(defaults, ["node-feature-discovery", "worker", "tolerations"]) or [])
@@ -42,7 +43,7 @@ def operator_values(args: GpuOperatorArgs, pool_taints: list[dict], gpu_node_lab
                 "create": True,
                 "name": "gpufleet-device-plugin",
                 "default": SLICING_CONFIG,
-                "data": {SLICING_CONFIG: time_slicing_config(args.time_slicing_replicas)},
+                "data": {SLICING_CONFIG: time_slicing_config(args.time_slicing_replicas, cat)},
             }
         }
     return values
@@ -58,9 +59,12 @@ class GpuOperator(pulumi.ComponentResource):
         pool_taints: list[dict],
         gpu_node_labels: dict[str, str],
         opts: pulumi.ResourceOptions | None = None,
+        cat: Catalog | None = None,
     ):
+        """`cat`: the catalog whose pinned chart it installs (absent: the process's own)."""
         super().__init__("gpufleet:k8s:GpuOperator", name, None, opts)
-        chart = catalog.load().facts.charts.gpu_operator
+        cat = cat or catalog.load()
+        chart = cat.facts.charts.gpu_operator
         self.release = k8s.helm.v3.Release(
             name,
             chart=chart.chart,
@@ -68,7 +72,7 @@ class GpuOperator(pulumi.ComponentResource):
             repository_opts={"repo": chart.repository},
             namespace=chart.namespace,
             create_namespace=True,
-            values=operator_values(args, pool_taints, gpu_node_labels),
+            values=operator_values(args, pool_taints, gpu_node_labels, cat),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.register_outputs({"release": self.release.name})

@@ -8,13 +8,19 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpufleet.catalog import catalog, tokens
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.k8s.args import GpuWorkloadArgs
 
 
 def pod_template(
-    wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], restart: str, annotations: dict[str, str] | None = None
+    wl: GpuWorkloadArgs,
+    node_selector: dict[str, str],
+    tolerations: list[dict],
+    restart: str,
+    cat: Catalog,
+    annotations: dict[str, str] | None = None,
 ) -> dict:
-    resource = catalog.load().facts.eks.accelerator_resources.nvidia
+    resource = cat.facts.eks.accelerator_resources.nvidia
     amount = str(wl.gpus)
     container: dict = {"name": wl.name, "image": wl.image, "resources": {"requests": {resource: amount}, "limits": {resource: amount}}}
     if wl.command:
@@ -27,7 +33,7 @@ def pod_template(
 
 
 def workload_object(
-    wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], annotations: dict[str, str] | None = None
+    wl: GpuWorkloadArgs, node_selector: dict[str, str], tolerations: list[dict], cat: Catalog, annotations: dict[str, str] | None = None
 ) -> tuple[str, dict]:
     """The Deployment or Job (type token, metadata and spec) the component creates, which the
     spec's placement check simulates too."""
@@ -36,13 +42,13 @@ def workload_object(
         spec = {
             "replicas": wl.replicas,
             "selector": {"matchLabels": {"app": wl.name}},
-            "template": pod_template(wl, node_selector, tolerations, "Always", annotations),
+            "template": pod_template(wl, node_selector, tolerations, "Always", cat, annotations),
         }
         return tokens.K8S_DEPLOYMENT, {"metadata": metadata, "spec": spec}
     spec = {
         "parallelism": wl.replicas,
         "completions": wl.replicas,
-        "template": pod_template(wl, node_selector, tolerations, "Never", annotations),
+        "template": pod_template(wl, node_selector, tolerations, "Never", cat, annotations),
     }
     return tokens.K8S_JOB, {"metadata": metadata, "spec": spec}
 
@@ -59,10 +65,12 @@ class GpuWorkload(pulumi.ComponentResource):
         tolerations: list[dict],
         annotations: dict[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        cat: Catalog | None = None,
     ):
-        """`annotations`: the pod template's (karpenter.sh/do-not-disrupt for a Job on a NodePool)."""
+        """`annotations`: the pod template's (karpenter.sh/do-not-disrupt for a Job on a NodePool);
+        `cat`: the catalog that names the GPU resource it requests (absent: the process's own)."""
         super().__init__("gpufleet:k8s:GpuWorkload", name, None, opts)
-        token, obj = workload_object(wl, node_selector, tolerations, annotations)
+        token, obj = workload_object(wl, node_selector, tolerations, cat or catalog.load(), annotations)
         kind = k8s.apps.v1.Deployment if token == tokens.K8S_DEPLOYMENT else k8s.batch.v1.Job
         self.workload = kind(name, metadata=obj["metadata"], spec=obj["spec"], opts=pulumi.ResourceOptions(parent=self))
         self.register_outputs({})

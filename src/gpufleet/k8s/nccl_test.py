@@ -16,6 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.rules import k8s as k8s_rules
 
 
@@ -50,12 +51,12 @@ def nccl_size(target: NcclTarget) -> dict:
     }
 
 
-def launcher_command(target: NcclTarget) -> list[str]:
+def launcher_command(target: NcclTarget, cat: Catalog) -> list[str]:
     """The launcher's command: first, on every worker, the EFA pre-check (a worker short of the
     group's EFA devices prints its count and fails the job before the run); then the all-reduce, with
     NCCL's network pinned so a plugin that does not start fails the run instead of falling back to
     sockets."""
-    charts = catalog.load().facts.charts.nccl_tests
+    charts = cat.facts.charts.nccl_tests
     gate = charts.efa_gate
     size = nccl_size(target)
     efa = size["efaInterfacesPerWorker"]
@@ -75,9 +76,8 @@ def launcher_command(target: NcclTarget) -> list[str]:
     return ["/bin/bash", "-c", f"{shlex.join(mpirun)} && exec {shlex.join(run)}"]
 
 
-def nccl_job(target: NcclTarget, image: str) -> dict:
+def nccl_job(target: NcclTarget, image: str, cat: Catalog) -> dict:
     """The MPIJob's spec for the node group."""
-    cat = catalog.load()
     charts, eks = cat.facts.charts.nccl_tests, cat.facts.eks
     size = nccl_size(target)
     gpus, efa, workers = size["slotsPerWorker"], size["efaInterfacesPerWorker"], size["workers"]
@@ -91,7 +91,7 @@ def nccl_job(target: NcclTarget, image: str) -> dict:
     launcher = {
         "name": "launcher",
         "image": image,
-        "command": launcher_command(target),
+        "command": launcher_command(target, cat),
         "env": [
             {"name": "PATH", "value": f"$(PATH):{charts.path}"},
             {"name": "LD_LIBRARY_PATH", "value": f"{charts.ld_library_path}:$(LD_LIBRARY_PATH)"},
@@ -127,9 +127,11 @@ def nccl_job(target: NcclTarget, image: str) -> dict:
 class NcclTest(pulumi.ComponentResource):
     """The MPI operator's release manifest and the NCCL all-reduce MPIJob that depends on its CRD."""
 
-    def __init__(self, name: str, target: NcclTarget, image: str, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, target: NcclTarget, image: str, opts: pulumi.ResourceOptions | None = None, cat: Catalog | None = None):
+        """`cat`: the catalog whose pinned charts it installs (absent: the process's own)."""
         super().__init__("gpufleet:k8s:NcclTest", name, None, opts)
-        operator = catalog.load().facts.charts.mpi_operator
+        cat = cat or catalog.load()
+        operator = cat.facts.charts.mpi_operator
         # No Helm chart exists for the operator: its release manifest, server-side applied by the provider.
         self.mpi_operator = k8s.yaml.v2.ConfigFile(f"{name}-mpi-operator", file=operator.manifest, opts=pulumi.ResourceOptions(parent=self))
         self.job = k8s.apiextensions.CustomResource(
@@ -137,7 +139,7 @@ class NcclTest(pulumi.ComponentResource):
             api_version="kubeflow.org/v2beta1",
             kind="MPIJob",
             metadata={"name": nccl_job_name(target), "namespace": "default"},
-            spec=nccl_job(target, image),
+            spec=nccl_job(target, image, cat),
             # The MPIJob kind exists once the operator's CRD does.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.mpi_operator]),
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.k8s.args import GpuWorkloadArgs
 from gpufleet.k8s.gpu_workload import workload_object
 from gpufleet.platform.model import Violation
@@ -15,15 +16,15 @@ from gpufleet.simulate.k8s_shapes import NodeShape
 
 
 def pending_workloads(
-    shapes: Sequence[NodeShape], workloads: Sequence[tuple[int, GpuWorkloadArgs, dict[str, str], list[dict]]]
+    shapes: Sequence[NodeShape], workloads: Sequence[tuple[int, GpuWorkloadArgs, dict[str, str], list[dict]]], cat: Catalog
 ) -> Iterator[Violation]:
     """`workloads`: (index in the stack's list, args, node selector, tolerations). A Violation for
     each workload whose pods stay Pending at the pools' minimum sizes grown to their maximum."""
     pods = []
     for i, wl, selector, tolerations in workloads:
-        token, obj = workload_object(wl, selector, tolerations)
+        token, obj = workload_object(wl, selector, tolerations, cat)
         pods += [(i, wl, pod) for pod in k8s_workloads.object_pods(token, wl.name, obj)]
-    placed = k8s_scheduler.simulate(shapes, [pod for _, _, pod in pods])
+    placed = k8s_scheduler.simulate(shapes, [pod for _, _, pod in pods], cat)
     for (i, wl, pod), result in zip(pods, placed):
         if result.status == k8s_scheduler.PENDING:
             yield Violation(

@@ -6,15 +6,13 @@ Rules that need the catalog or several fields are in `checks.py`."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from gpufleet.catalog import catalog
-from gpufleet.platform.model import K8S_NAME, SpecModel, rule_error
+from gpufleet.platform.model import K8S_NAME, CatalogChoice, SpecModel, rule_error, validating_catalog
 
-_KARPENTER = catalog.load().facts.karpenter
-CapacityType = Literal.__getitem__(tuple(_KARPENTER.labels.capacity_types))
+CapacityType = Annotated[str, CatalogChoice(lambda cat: cat.facts.karpenter.labels.capacity_types)]
 # The CRD's patterns (karpenter.sh_nodepools.yaml @bde00654 L145-L152, L239-L247; budgets' nodes L78-L144).
 DURATION = r"^(([0-9]+(s|m|h))+|Never)$"
 BUDGET = r"^((100|[0-9]{1,2})%|[0-9]+)$"
@@ -76,7 +74,7 @@ class NodePoolArgs(SpecModel):
         None, min_length=1, description="Instance families (g6e, g5, p5); absent admits every family with the accelerator."
     )
     instance_types: list[str] | None = Field(None, min_length=1, description="Instance types, instead of families (p5.48xlarge).")
-    capacity_types: list[CapacityType] = Field(  # type: ignore[valid-type]
+    capacity_types: list[CapacityType] = Field(
         default_factory=lambda: ["on-demand"],
         min_length=1,
         description="on-demand, spot or reserved (capacity reservations and Capacity Blocks, given in capacityReservations).",
@@ -135,7 +133,7 @@ class NodePoolArgs(SpecModel):
         if self.instance_families is not None and self.instance_types is not None:
             raise rule_error("karpenter-pool-types", "give instanceFamilies or instanceTypes, not both")
         # The other way round (reserved without reservations) is the pack's rule too: checks.py calls it.
-        reserved = _KARPENTER.reserved_capacity.capacity_type
+        reserved = validating_catalog().facts.karpenter.reserved_capacity.capacity_type
         if self.capacity_reservations and reserved not in self.capacity_types:
             raise rule_error("karpenter-pool-reservations", f"capacityReservations are launched into only with capacityTypes {reserved}")
         return self

@@ -16,6 +16,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpufleet.catalog import catalog, cloudformation
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.karpenter.manifests import chart_values
 from gpufleet.nodes.roles import trusting
 
@@ -37,9 +38,12 @@ class Karpenter(pulumi.ComponentResource):
         node_overlays: bool = False,
         depends_on: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        cat: Catalog | None = None,
     ):
+        """`cat`: the catalog whose pinned chart and install facts it uses (absent: the process's own)."""
         super().__init__("gpufleet:karpenter:Karpenter", name, None, opts)
-        install = catalog.load().facts.karpenter.install
+        cat = cat or catalog.load()
+        install = cat.facts.karpenter.install
         invoke = pulumi.InvokeOptions(parent=self)
         partition = aws.get_partition(opts=invoke)
         account = aws.get_caller_identity_output(opts=invoke).account_id
@@ -139,13 +143,13 @@ class Karpenter(pulumi.ComponentResource):
             role_arn=self.controller_role.arn,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[agent]),
         )
-        chart = catalog.load().facts.karpenter.chart
+        chart = cat.facts.karpenter.chart
         self.release = k8s.helm.v3.Release(
             name,
             chart=chart.chart,
             version=chart.version,
             namespace=install.namespace,
-            values=chart_values(cluster_name, self.queue.name, node_overlays),
+            values=chart_values(cluster_name, self.queue.name, node_overlays, cat),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=k8s_provider,

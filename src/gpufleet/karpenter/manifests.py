@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
-from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import Catalog, InstanceType
 from gpufleet.karpenter.args import GpuSelectorArgs, NeuronSelectorArgs, NodePoolArgs
 from gpufleet.rules import k8s as k8s_rules
@@ -27,10 +26,10 @@ def kind(pool: NodePoolArgs) -> str:
     return "nvidia" if pool.gpu is not None else "neuron"
 
 
-def chart_values(cluster_name: object, queue_name: object, node_overlays: bool) -> dict:
+def chart_values(cluster_name: object, queue_name: object, node_overlays: bool, cat: Catalog) -> dict:
     """The chart's values: the cluster and queue, the Pod Identity service account, the guide's
     controller resources; the NodeOverlay gate only when the stack asks for overlays."""
-    facts = catalog.load().facts.karpenter
+    facts = cat.facts.karpenter
     install = facts.install
     settings: dict = {"clusterName": cluster_name, "interruptionQueue": queue_name}
     if node_overlays:
@@ -78,7 +77,7 @@ def requirements(pool: NodePoolArgs, cat: Catalog, auto: bool = False) -> list[d
 
 def taints(pool: NodePoolArgs, cat: Catalog) -> list[dict]:
     """The accelerator's taint, in Kubernetes' spelling (as a node group's)."""
-    return [k8s_rules.taint(cast(dict, cat.facts.eks.accelerator_taints.of(kind(pool))))]  # nvidia and neuron have one
+    return [k8s_rules.taint(cast(dict, cat.facts.eks.accelerator_taints.of(kind(pool))), cat.facts.eks)]  # nvidia and neuron have one
 
 
 def labels(pool: NodePoolArgs, cat: Catalog) -> dict[str, str]:
@@ -139,7 +138,13 @@ def volumes(pool: NodePoolArgs, cat: Catalog) -> list[dict]:
 
 
 def node_class_spec(
-    pool: NodePoolArgs, role: object, subnets: list, security_groups: list, efa: Sequence[EfaInterface] = (), placement_group: object = None
+    pool: NodePoolArgs,
+    role: object,
+    subnets: list,
+    security_groups: list,
+    cat: Catalog,
+    efa: Sequence[EfaInterface] = (),
+    placement_group: object = None,
 ) -> dict:
     """The EC2NodeClass's spec: the pinned AMI alias, the nodes' role, the selector terms the caller
     resolves (gpufleet's tags or ids), an encrypted gp3 root volume, IMDSv2 with hop limit 1, the
@@ -149,7 +154,7 @@ def node_class_spec(
         "amiSelectorTerms": [{"alias": f"{pool.ami_family}@{pool.ami_version}"}],
         "subnetSelectorTerms": subnets,
         "securityGroupSelectorTerms": security_groups,
-        "blockDeviceMappings": volumes(pool, catalog.load()),
+        "blockDeviceMappings": volumes(pool, cat),
         "metadataOptions": {
             "httpEndpoint": "enabled",
             "httpProtocolIPv6": "disabled",
@@ -241,7 +246,7 @@ def read(
     overlays: Sequence[karpenter_pools.Overlay] = (),
 ) -> karpenter.Pool:
     """The pool as the provisioning simulation (and the pack) reads its NodePool and node class."""
-    node_class = node_class_spec(pool, "role", [{"tags": {}}], [{"tags": {}}]) if not auto else None
+    node_class = node_class_spec(pool, "role", [{"tags": {}}], [{"tags": {}}], cat) if not auto else None
     reserved = sum(r.instances for r in pool.capacity_reservations) if pool.capacity_reservations else None
     spec = node_pool_spec(pool, cat, limits, auto)
     found = karpenter_pools.read_pool(

@@ -10,6 +10,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.karpenter import manifests
 from gpufleet.karpenter.args import NodePoolArgs
 
@@ -32,11 +33,13 @@ class KarpenterNodePool(pulumi.ComponentResource):
         auto_mode: bool = False,
         shared_gpus: int = 1,
         opts: pulumi.ResourceOptions | None = None,
+        cat: Catalog | None = None,
     ):
         """`auto_mode`: an EKS Auto Mode cluster's pool, of an eks.amazonaws.com/v1 NodeClass;
-        `shared_gpus`: what each GPU counts for where NodeOverlays give Karpenter time-slicing's count."""
+        `shared_gpus`: what each GPU counts for where NodeOverlays give Karpenter time-slicing's count;
+        `cat`: the catalog its types and facts come from (absent: the process's own)."""
         super().__init__("gpufleet:karpenter:NodePool", name, None, opts)
-        cat = catalog.load()
+        cat = cat or catalog.load()
         child = pulumi.ResourceOptions(parent=self)
         ref = manifests.node_class_ref(pool, cat, auto_mode)
         if auto_mode:
@@ -47,7 +50,7 @@ class KarpenterNodePool(pulumi.ComponentResource):
             if manifests.places_in_group(pool):
                 placement_group = aws.ec2.PlacementGroup(name, strategy="cluster", opts=child).name
             node_class = manifests.node_class_spec(
-                pool, node_role_name, subnet_terms, security_group_terms, manifests.efa_interfaces(pool, cat), placement_group
+                pool, node_role_name, subnet_terms, security_group_terms, cat, manifests.efa_interfaces(pool, cat), placement_group
             )
             api_version = NODE_CLASS_API
         self.node_class = k8s.apiextensions.CustomResource(

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog import prices as price_catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.prices import PriceSnapshot
 from gpufleet.catalog.wording import counted
 from gpufleet.plans.groups import Group, priced_groups
@@ -116,18 +117,21 @@ def plan_cost(
     placement: Mapping | None = None,
     hints: Mapping[str, str] | None = None,
     snapshot: PriceSnapshot | None = None,
+    cat: Catalog | None = None,
 ) -> dict:
     """The plan's `cost` block, from its typed resources (`plans.index.from_plan`, or the pack's
     `policies.inputs.typed`). `hints`: cloud -> region, for groups whose region the resources do not
     give (a stack file's AKS location of an existing cluster)."""
     snapshot = snapshot or price_catalog.load()
+    # The engine's plan and the diff pass no catalog until issue 51's plan-view work ports them.
+    cat = cat if cat is not None else catalog.load()
     hints = hints or {}
     index = Index(resources)
     per_group, launched, placed_any = _needed(placement or {})
     groups: list[dict] = []
     unpriced: list[dict[str, object]] = []
-    auto_mode = catalog.load().facts.eks.auto_mode
-    for group in priced_groups(index.resources).values():
+    auto_mode = cat.facts.eks.auto_mode
+    for group in priced_groups(index.resources, cat).values():
         region = _region(group, hints)
         entry, price = _group_entry(group, region, snapshot)
         if group.platform == "karpenter" and _node_class_group(index.by_urn.get(group.urn)) == auto_mode.node_class_group:

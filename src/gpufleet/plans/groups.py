@@ -12,7 +12,7 @@ from typing import cast
 
 from gpufleet.apis.values import decimal
 from gpufleet.catalog import catalog, tokens
-from gpufleet.catalog.catalog import UnknownInstanceType
+from gpufleet.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.plans.index import Index, Resource, mapping, seq, str_or
 from gpufleet.rules import ack as ack_rules
 from gpufleet.rules import aks as aks_rules
@@ -83,10 +83,9 @@ def _linked(resource: Resource, key: str, index: Index, type_: str) -> Resource 
     return next(iter(index.deps(resource, type_, prop=key)), None)
 
 
-def _accelerators(group: Group) -> None:
+def _accelerators(group: Group, cat: Catalog) -> None:
     """What one instance carries. Several types (a mixed policy, a managed group's list) count only
     where every one of them carries the same: whichever is launched, the count stands."""
-    cat = catalog.load()
     try:
         types = [cat.get(name) for name in group.instance_type.split(", ")]
     except UnknownInstanceType:
@@ -109,7 +108,7 @@ def efa_interfaces(template: Resource | None) -> int:
     return sum(1 for i in interfaces if isinstance(i, Mapping) and i.get("interfaceType") in EFA_TYPES)
 
 
-def eks_instance_types(group: Resource, index: Index) -> tuple[list[str], str | None]:
+def eks_instance_types(group: Resource, index: Index, cat: Catalog) -> tuple[list[str], str | None]:
     """The types an EKS managed node group runs, and why they are derived (None: the plan names them):
     its instanceTypes, else its launch template's (a capacity block names the type there only), else,
     where neither names one, the type the EKS API launches for a group that names none."""
@@ -119,7 +118,7 @@ def eks_instance_types(group: Resource, index: Index) -> tuple[list[str], str | 
     if not names:
         names = [t for t in (template.props.get("instanceType") for template in templates) if isinstance(t, str)]
     if not names and not given and (templates or "launchTemplate" not in group.props):
-        default = catalog.load().facts.eks.node_group_default_instance_type
+        default = cat.facts.eks.node_group_default_instance_type
         return [default.value], f"instance type {default.value}: EKS's default for a group that names none ({default.source})"
     return list(dict.fromkeys(names)), None
 
@@ -129,10 +128,10 @@ def eks_efa_interfaces(group: Resource, index: Index) -> int:
     return sum(efa_interfaces(template) for template in index.deps(group, tokens.LAUNCH_TEMPLATE))
 
 
-def _eks(r: Resource, index: Index) -> Group:
+def _eks(r: Resource, index: Index, cat: Catalog) -> Group:
     inputs = r.props
     template = _linked(r, "launchTemplate", index, tokens.LAUNCH_TEMPLATE)
-    types, derived = eks_instance_types(r, index)
+    types, derived = eks_instance_types(r, index, cat)
     scaling = inputs.get("scalingConfig") or {}
     group = Group(
         "eks",
@@ -148,11 +147,11 @@ def _eks(r: Resource, index: Index) -> Group:
         cloud="aws",
         derived=derived,
     )
-    _accelerators(group)
+    _accelerators(group, cat)
     return group
 
 
-def _ecs(r: Resource, index: Index) -> Group | None:
+def _ecs(r: Resource, index: Index, cat: Catalog) -> Group | None:
     asg = _linked(r, "autoScalingGroupProvider", index, tokens.ASG)
     if asg is None:
         return None
@@ -173,7 +172,7 @@ def _ecs(r: Resource, index: Index) -> Group | None:
         template_urn=source.urn,
         cloud="aws",
     )
-    _accelerators(group)
+    _accelerators(group, cat)
     return group
 
 
@@ -226,7 +225,7 @@ def _in_capacity_provider(asg: Resource, index: Index) -> bool:
     return any(asg.urn in cp.deps.get("autoScalingGroupProvider", ()) for cp in index.of(tokens.ECS_CAPACITY_PROVIDER))
 
 
-def _ec2(r: Resource, index: Index) -> Group | None:
+def _ec2(r: Resource, index: Index, cat: Catalog) -> Group | None:
     """An EC2 instance (one, always running) or an Auto Scaling group no capacity provider of the plan
     draws on; several types (a mixed instances policy) are named together and priced as unknown."""
     if r.type == tokens.ASG:
@@ -257,12 +256,12 @@ def _ec2(r: Resource, index: Index) -> Group | None:
         cloud="aws",
         zones=zones,
     )
-    _accelerators(group)
+    _accelerators(group, cat)
     return group
 
 
-def _ack(r: Resource) -> Group:
-    inputs, ack = r.props, catalog.load().facts.ack
+def _ack(r: Resource, cat: Catalog) -> Group:
+    inputs, ack = r.props, cat.facts.ack
     types = inputs.get("instanceTypes") or ["?"]
     scaling = inputs.get("scalingConfig") or {}
     if scaling.get("enable"):
@@ -285,10 +284,10 @@ def _ack(r: Resource) -> Group:
     return group
 
 
-def _gke(r: Resource, plain: bool = False) -> Group | None:
+def _gke(r: Resource, cat: Catalog, plain: bool = False) -> Group | None:
     """A GKE pool with GPUs: nvidia.com/gpu per node counts MIG slices and sharing clients. `plain`:
     a pool without GPUs too (it costs money), with none counted."""
-    inputs, gke = r.props, catalog.load().facts.gke
+    inputs, gke = r.props, cat.facts.gke
     config = inputs.get("nodeConfig") or {}
     first: Mapping = next(iter(config.get("guestAccelerators") or []), {}) or {}
     machine_type = config.get("machineType") or gke.default_machine_type.value
@@ -350,8 +349,8 @@ def _aks_sizes(inputs: Mapping) -> dict[str, int | None]:
     return {"min": inputs.get("nodeCount"), "desired": inputs.get("nodeCount"), "max": inputs.get("nodeCount")}
 
 
-def _aks(r: Resource, index: Index, plain: bool = False) -> Group | None:
-    inputs, aks = r.props, catalog.load().facts.aks
+def _aks(r: Resource, index: Index, cat: Catalog, plain: bool = False) -> Group | None:
+    inputs, aks = r.props, cat.facts.aks
     node = aks_rules.gpus(str(inputs.get("vmSize")), aks)
     sizes = _aks_sizes(inputs)
     if isinstance(node, str):
@@ -386,11 +385,10 @@ def _aks(r: Resource, index: Index, plain: bool = False) -> Group | None:
     return group
 
 
-def _karpenter(r: Resource, plain: bool = False) -> Group | None:
+def _karpenter(r: Resource, cat: Catalog, plain: bool = False) -> Group | None:
     """A Karpenter NodePool whose every type has accelerators (whole GPUs, GPU slices or Neuron
     chips): none at rest, at most as many of its largest type as its limits allow (unbounded without
     limits), that type standing for the pool. `plain`: a pool of other types too (it costs money)."""
-    cat = catalog.load()
     metadata, spec = mapping(r.props.get("metadata")), mapping(r.props.get("spec"))
     name = str_or(metadata.get("name"), r.name)
     pool = karpenter_pools.read_pool(name, spec, (None, None), [], cat, [])
@@ -466,28 +464,36 @@ def _located(group: Group, r: Resource, index: Index) -> Group:
     return replace(group, region=provider_region(r, index, group.cloud))
 
 
-def accelerated_groups(resources: Sequence[Resource]) -> dict[str, Group]:
+def _given(cat: Catalog | None) -> Catalog:
+    """The catalog the groups are read against. The diff, its picture and the updates policy call
+    `accelerated_groups` without one until issue 51's plan-view work ports them; every other
+    caller passes its own."""
+    return cat if cat is not None else catalog.load()
+
+
+def accelerated_groups(resources: Sequence[Resource], cat: Catalog | None = None) -> dict[str, Group]:
     """The plan's groups by URN: every EKS node group, ECS capacity provider and Karpenter NodePool,
     the ACK, GKE and AKS pools with accelerators, and the EC2 instances and Auto Scaling groups of
     accelerated types."""
+    cat = _given(cat)
     index = Index(resources)
     groups: dict[str, Group] = {}
     for r in resources:
         group: Group | None
         if r.type == tokens.EKS_NODE_GROUP:
-            group = _eks(r, index)
+            group = _eks(r, index, cat)
         elif r.type == tokens.ECS_CAPACITY_PROVIDER:
-            group = _ecs(r, index)
+            group = _ecs(r, index, cat)
         elif r.type == tokens.ACK_NODE_POOL:
-            group = _ack(r)
+            group = _ack(r, cat)
         elif r.type == tokens.GKE_NODE_POOL:
-            group = _gke(r)
+            group = _gke(r, cat)
         elif r.type == tokens.AKS_NODE_POOL:
-            group = _aks(r, index)
+            group = _aks(r, index, cat)
         elif r.type == tokens.KARPENTER_NODE_POOL:
-            group = _karpenter(r)
+            group = _karpenter(r, cat)
         elif r.type in (tokens.EC2_INSTANCE, tokens.ASG):
-            group = _ec2(r, index)
+            group = _ec2(r, index, cat)
             group = group if group is not None and (group.gpus or group.gpu_fraction or group.neuron_chips) else None
         else:
             continue
@@ -515,26 +521,26 @@ def _aks_default_pool(r: Resource) -> Group | None:
     )
 
 
-def priced_groups(resources: Sequence[Resource]) -> dict[str, Group]:
+def priced_groups(resources: Sequence[Resource], cat: Catalog) -> dict[str, Group]:
     """Every group whose instances cost money: the accelerated groups, and what accelerated_groups
     leaves out: GKE and AKS pools without GPUs (system pools, an AKS cluster's default pool), EC2
     instances, Auto Scaling groups and Karpenter NodePools of other types."""
-    groups = accelerated_groups(resources)
+    groups = accelerated_groups(resources, cat)
     index = Index(resources)
     for r in resources:
         if r.urn in groups:
             continue
         group: Group | None
         if r.type == tokens.GKE_NODE_POOL:
-            group = _gke(r, plain=True)
+            group = _gke(r, cat, plain=True)
         elif r.type == tokens.AKS_NODE_POOL:
-            group = _aks(r, index, plain=True)
+            group = _aks(r, index, cat, plain=True)
         elif r.type == tokens.AKS_CLUSTER:
             group = _aks_default_pool(r)
         elif r.type in (tokens.EC2_INSTANCE, tokens.ASG):
-            group = _ec2(r, index)
+            group = _ec2(r, index, cat)
         elif r.type == tokens.KARPENTER_NODE_POOL:
-            group = _karpenter(r, plain=True)
+            group = _karpenter(r, cat, plain=True)
         else:
             continue
         if group is not None:

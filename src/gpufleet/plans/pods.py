@@ -27,7 +27,7 @@ def node_group_instance_type(index: Index, group: Resource, cat: Catalog):
 
 def _instance_type(index: Index, group: Resource, cat: Catalog):
     """(the one type a managed group runs, why it is derived or None), as the group reader reads it."""
-    names, derived = groups.eks_instance_types(group, index)
+    names, derived = groups.eks_instance_types(group, index, cat)
     return (cat.find(names[0]) if len(names) == 1 else None), derived
 
 
@@ -58,7 +58,7 @@ def node_shapes(index: Index, cat: Catalog, gpu_sharing: dict) -> tuple[list[k8s
             continue
         scaling = group.props.get("scalingConfig") or {}
         sizes = (as_int(scaling.get("minSize")), as_int(scaling.get("desiredSize")), as_int(scaling.get("maxSize"), 1))
-        taints = [k8s_rules.taint(t) for t in group.props.get("taints") or [] if isinstance(t, Mapping)]
+        taints = [k8s_rules.taint(t, cat.facts.eks) for t in group.props.get("taints") or [] if isinstance(t, Mapping)]
         ami_type = str_or(group.props.get("amiType"), "AL2023_x86_64_STANDARD")
         labels = {str(k): str(v) for k, v in (group.props.get("labels") or {}).items()}
         name = node_group_name(group.props, group.name)
@@ -213,7 +213,7 @@ def _gke_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShap
     machine_type = str_or(config.get("machineType"), default.value)
     locations = [z for z in props.get("nodeLocations") or [] if isinstance(z, str)]
     zones = len(locations) or 1  # a zonal cluster's own zone; a regional one's zones are a gap (node_shapes)
-    taints = [k8s_rules.taint(t) for t in config.get("taints") or [] if isinstance(t, Mapping)]
+    taints = [k8s_rules.taint(t, cat.facts.eks) for t in config.get("taints") or [] if isinstance(t, Mapping)]
     labels = {**node_capacity.os_label(cat.facts.eks), **{str(k): str(v) for k, v in (config.get("labels") or {}).items()}}
     nodes = int(count) * zones
     shape = node_capacity.plain_node_shape(f"{cluster.name} default pool", machine_type, labels, taints, (nodes, nodes, nodes))
@@ -241,7 +241,7 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
         count = as_int(props.get("nodeCount"), as_int(props.get("initialNodeCount"), 1))
         sizes = (count * zones, count * zones, count * zones)
     labels = {**node_capacity.os_label(cat.facts.eks), **{str(k): str(v) for k, v in (config.get("labels") or {}).items()}}
-    taints = [k8s_rules.taint(t) for t in config.get("taints") or [] if isinstance(t, Mapping)]
+    taints = [k8s_rules.taint(t, cat.facts.eks) for t in config.get("taints") or [] if isinstance(t, Mapping)]
     name = gke_rules.pool_name(props, pool.name)
     if not accelerators and not (isinstance(machine_type, str) and machine_type in gke.machine_types):
         return node_capacity.plain_node_shape(name, str(machine_type), {**labels, gke.labels.node_pool: name}, taints, sizes)
@@ -267,7 +267,7 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
 def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
     props = pool.props
     labels = {str(label.get("key")): str(label.get("value")) for label in props.get("labels") or [] if isinstance(label, Mapping)}
-    taints = [k8s_rules.taint(t) for t in props.get("taints") or [] if isinstance(t, Mapping)]
+    taints = [k8s_rules.taint(t, cat.facts.eks) for t in props.get("taints") or [] if isinstance(t, Mapping)]
     scaling = props.get("scalingConfig") or {}
     if scaling.get("enable"):
         sizes = (as_int(scaling.get("minSize")), as_int(scaling.get("minSize")), as_int(scaling.get("maxSize"), 1))

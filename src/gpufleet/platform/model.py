@@ -9,14 +9,17 @@ functions returning `Violation`s, so every error of a stack is reported at once.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar, Literal, cast
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError, PydanticKnownError, SchemaValidator, core_schema
 
+from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.rules import images
 
 K8S_NAME = r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$"  # a DNS label, short enough for derived names
@@ -155,6 +158,52 @@ def _holds(rule: str, problem: Callable[[object], str | None]) -> AfterValidator
 # An image field: a reference the runtime pulls; on ECS, also one RegisterTaskDefinition takes.
 ImageReference = Annotated[str, _holds("image-reference", images.reference_problem)]
 EcsImageReference = Annotated[str, _holds("image-reference", images.ecs_image_problem)]
+
+
+def validating_catalog() -> Catalog:
+    """The catalog a validator reads. Validators run inside a model's construction, where no caller
+    can hand one in (a user program builds args models itself), so they read the process's own,
+    when a value is validated: importing a model loads nothing."""
+    return catalog.load()
+
+
+class CatalogChoice:
+    """The metadata of a string field whose values are the catalog's: `Annotated[str,
+    CatalogChoice(lambda cat: ...)]` validates, errs and writes its JSON schema as the Literal of
+    those values would, reading them when a value is validated or the schema written."""
+
+    def __init__(self, choices: Callable[[Catalog], Iterable[str]]) -> None:
+        self._choices = choices
+        # The literal's validator, built for one catalog (a process loads one; a test may swap it).
+        self._built: tuple[Catalog, tuple[str, ...], SchemaValidator] | None = None
+
+    def _literal(self) -> tuple[tuple[str, ...], SchemaValidator]:
+        cat = validating_catalog()
+        if self._built is None or self._built[0] is not cat:
+            values = tuple(self._choices(cat))
+            self._built = (cat, values, SchemaValidator(core_schema.literal_schema(list(values))))
+        return self._built[1], self._built[2]
+
+    def values(self) -> tuple[str, ...]:
+        return self._literal()[0]
+
+    def literal(self) -> Any:
+        """The Literal type the field validates as (the generated docs name it)."""
+        return Literal.__getitem__(self.values())
+
+    def _validate(self, value: object) -> str:
+        try:
+            return self._literal()[1].validate_python(value, strict=True)
+        except ValidationError as err:
+            # pydantic's own literal_error (type, message, expected values), at the field's location.
+            [error] = err.errors(include_url=False)
+            raise PydanticKnownError(cast(Any, error["type"]), error.get("ctx")) from None
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_plain_validator_function(self._validate)
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return handler(core_schema.literal_schema(list(self.values())))
 
 
 def by_identity(resolve_args):

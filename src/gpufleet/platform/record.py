@@ -21,14 +21,14 @@ from gpufleet.platform.model import Violation
 @dataclass(frozen=True)
 class Platform:
     """One platform: its config key (`gpufleet:<key>`, and the summary's `platform`), the key's
-    documentation, `build(fleet, region, opts)` (its components; opts carry the stack's AWS provider
-    where `aws`; returns the stack outputs it exports) and `summary(fleet, region, catalog)` (its
+    documentation, `build(fleet, region, opts, catalog)` (its components; opts carry the stack's AWS
+    provider where `aws`; returns the stack outputs it exports) and `summary(fleet, region, catalog)` (its
     part of the accelerator summary: `groups`, `workloads`, keys of its own); `aws` when its
     resources go through the stack's AWS provider and region; `placement` when it places pods."""
 
     key: str
     description: str
-    build: Callable[[Any, str | None, Any], dict[str, Any]]
+    build: Callable[[Any, str | None, Any, Any], dict[str, Any]]
     summary: Callable[[Any, str | None, Any], dict[str, Any]]
     aws: bool = False
     placement: bool = False

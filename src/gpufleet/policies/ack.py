@@ -26,10 +26,6 @@ from gpufleet.rules import k8s as k8s_rules
 POLICIES = Policies(__name__)
 
 
-def _ack() -> AckFacts:
-    return catalog.load().facts.ack
-
-
 def _labels(pool) -> dict[str, str]:
     return {get(label, "key"): get(label, "value") for label in items(get(pool.props, "labels")) if isinstance(get(label, "key"), str)}
 
@@ -47,9 +43,8 @@ def _asks(pod: Mapping, resource: str) -> list[tuple[str, int | None]]:
     return found
 
 
-def _shared_gpu_pods(args: StackValidationArgs):
+def _shared_gpu_pods(args: StackValidationArgs, ack: AckFacts):
     """(resource, where, pod spec, node selector) of every pod asking for aliyun.com/gpu-mem or gpu-core.percentage."""
-    ack = _ack()
     for r in args.resources:
         for where, pod in pod_specs(r.resource_type, r.props):
             if _asks(pod, ack.memory_resource) or _asks(pod, ack.compute_resource):
@@ -66,7 +61,7 @@ def _targets(selector: dict, pools: list) -> list:
 
 @POLICIES.resource("ack-gpu-core-percentage", subject=workload_pods)
 def _validate_core_percentage(args: ResourceValidationArgs, report: ReportViolation, specs: list) -> None:
-    ack = _ack()
+    ack = catalog.load().facts.ack
     for where, pod in specs:
         for c in containers(pod):
             for part in ("limits", "requests"):
@@ -81,9 +76,9 @@ def _validate_core_percentage(args: ResourceValidationArgs, report: ReportViolat
 
 @POLICIES.stack("ack-gpu-mem-fits")
 def _validate_gpu_mem_fits(args: StackValidationArgs, report: ReportViolation) -> None:
-    ack = _ack()
+    ack = catalog.load().facts.ack
     pools = [r for r in args.resources if r.resource_type == tokens.ACK_NODE_POOL]
-    for r, where, pod, selector in _shared_gpu_pods(args):
+    for r, where, pod, selector in _shared_gpu_pods(args, ack):
         for pool in _targets(selector, pools):
             types = [t for t in items(get(pool.props, "instanceTypes")) if isinstance(t, str)]
             smallest = ack_rules.smallest_gpu(types, ack)
@@ -99,9 +94,9 @@ def _validate_gpu_mem_fits(args: StackValidationArgs, report: ReportViolation) -
 
 @POLICIES.stack("ack-pool-sharing-mode")
 def _validate_sharing_mode(args: StackValidationArgs, report: ReportViolation) -> None:
-    ack = _ack()
+    ack = catalog.load().facts.ack
     pools = [r for r in args.resources if r.resource_type == tokens.ACK_NODE_POOL]
-    for r, where, pod, selector in _shared_gpu_pods(args):
+    for r, where, pod, selector in _shared_gpu_pods(args, ack):
         wants_compute = bool(_asks(pod, ack.compute_resource))
         targets = _targets(selector, pools)
         # The mode the selector names decides; else the targeted pools' labels.
@@ -127,7 +122,7 @@ def _region_unknown(resource) -> str | None:
 
 @POLICIES.resource("ack-region", on=tokens.ACK_NODE_POOL, unjudged=_region_unknown)
 def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    ack = _ack()
+    ack = catalog.load().facts.ack
     mode = ack_rules.pool_mode(_labels(args), ack)
     region = cast(str, _region(args))  # known: the unjudged guard (_region_unknown) passed
     reason = ack_rules.sharing_region(region, mode, ack)
@@ -137,7 +132,7 @@ def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> N
 
 @POLICIES.resource("ack-cluster-prerequisites")
 def _validate_prerequisites(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    ack = _ack()
+    ack = catalog.load().facts.ack
     if args.resource_type == tokens.HELM_RELEASE and get(args.props, "chart") == ack.sharing_chart:
         version = get(args.props, "version")
         problems = ack_rules.cluster_prerequisites(None, version if isinstance(version, str) else None, None, ack)

@@ -9,6 +9,7 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidati
 
 from gpufleet.apis import aks as aks_api
 from gpufleet.catalog import catalog, charts, tokens
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import AksFacts
 from gpufleet.policies.inputs import get, items, plain, report_api_model
 from gpufleet.policies.k8s import operator_installs_driver
@@ -18,51 +19,50 @@ from gpufleet.rules import aks as aks_rules
 POLICIES = Policies(__name__)
 
 
-def _aks() -> AksFacts:
-    return catalog.load().facts.aks
-
-
 @POLICIES.resource("aks-vm-size", on=tokens.AKS_NODE_POOL)
 def _validate_vm_size(args: ResourceValidationArgs, report: ReportViolation) -> None:
     size, profile = get(args.props, "vmSize"), get(args.props, "gpuInstance")
     if not isinstance(size, str) or not (profile or get(args.props, "gpuDriver") or size.startswith(("Standard_NC", "Standard_ND"))):
         return  # not a GPU pool by any sign: a CPU pool is not this rule's business
-    node = aks_rules.gpus(size, _aks())
+    node = aks_rules.gpus(size, catalog.load().facts.aks)
     if isinstance(node, str):
         report(f"node pool {args.name!r} ({size}): {node}", None)
 
 
 @POLICIES.resource("aks-mig-profile", on=tokens.AKS_NODE_POOL)
 def _validate_mig(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    node = aks_rules.gpus(str(get(args.props, "vmSize")), _aks())
+    aks = catalog.load().facts.aks
+    node = aks_rules.gpus(str(get(args.props, "vmSize")), aks)
     profile = get(args.props, "gpuInstance")
     if isinstance(profile, str) and not isinstance(node, str):
-        reason = aks_rules.mig_problem(node, profile, _aks())
+        reason = aks_rules.mig_problem(node, profile, aks)
         if reason:
             report(f"node pool {args.name!r}: {reason}", None)
 
 
-def _gpu_pools(args: StackValidationArgs):
-    return [r for r in args.resources if r.resource_type == tokens.AKS_NODE_POOL and get(r.props, "vmSize") in _aks().vm_sizes]
+def _gpu_pools(args: StackValidationArgs, aks: AksFacts):
+    return [r for r in args.resources if r.resource_type == tokens.AKS_NODE_POOL and get(r.props, "vmSize") in aks.vm_sizes]
 
 
 @POLICIES.stack("aks-gpu-driver")
 def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None:
-    operator = operator_installs_driver(args)
-    for r in _gpu_pools(args):
+    cat = catalog.load()
+    operator = operator_installs_driver(args, cat)
+    for r in _gpu_pools(args, cat.facts.aks):
         driver = get(r.props, "gpuDriver")
         # Unset, AKS installs the driver (GPUDriver: "When it's not specified, default is Install").
-        reason = aks_rules.driver_problem(driver if isinstance(driver, str) else "Install", operator, _aks())
+        reason = aks_rules.driver_problem(driver if isinstance(driver, str) else "Install", operator, cat.facts.aks)
         if reason:
             report(f"node pool {r.name!r}: {reason}", r.urn)
 
 
 @POLICIES.stack("aks-gpu-pool-tainted")
 def _validate_taint(args: StackValidationArgs, report: ReportViolation) -> None:
-    for r in _gpu_pools(args):
+    aks = catalog.load().facts.aks
+    for r in _gpu_pools(args, aks):
         taints = [t for t in (aks_rules.parse_taint(x) for x in items(get(r.props, "nodeTaints")) if isinstance(x, str)) if t]
         if not any(t["effect"] in ("NoSchedule", "NoExecute") for t in taints):
-            taint = _aks().gpu_taint
+            taint = aks.gpu_taint
             report(
                 f"node pool {r.name!r} has GPUs and no NoSchedule taint: AKS does not taint GPU nodes (003), so any pod may take "
                 f"them; add {taint.key}={taint.value}:{taint.effect} and tolerate it in the GPU workloads",
@@ -70,14 +70,12 @@ def _validate_taint(args: StackValidationArgs, report: ReportViolation) -> None:
             )
 
 
-def _time_sliced(release) -> bool:
+def _time_sliced(release, cat: Catalog) -> bool:
     """Does a device-plugin or GPU Operator release configure time-slicing?"""
-    nvidia = catalog.load().facts.charts
+    nvidia = cat.facts.charts
     chart = get(release.props, "chart")
     if chart == nvidia.nvidia_device_plugin.chart:
-        return "replicas" in charts.nvidia_sharing(
-            plain(get(release.props, "values")), catalog.load().facts.eks.accelerator_resources.nvidia
-        )
+        return "replicas" in charts.nvidia_sharing(plain(get(release.props, "values")), cat.facts.eks.accelerator_resources.nvidia)
     if chart == nvidia.gpu_operator.chart:
         data = plain(get(release.props, "values", "devicePlugin", "config", "data")) or {}
         return any(isinstance(v, str) and "timeSlicing" in v for v in data.values())
@@ -86,11 +84,12 @@ def _time_sliced(release) -> bool:
 
 @POLICIES.stack("aks-time-sharing")
 def _validate_time_sharing(args: StackValidationArgs, report: ReportViolation) -> None:
-    if not _gpu_pools(args):
+    cat = catalog.load()
+    if not _gpu_pools(args, cat.facts.aks):
         return
-    reason = aks_rules.time_sharing_problem(_aks())
+    reason = aks_rules.time_sharing_problem(cat.facts.aks)
     for r in args.resources:
-        if reason and r.resource_type == tokens.HELM_RELEASE and _time_sliced(r):
+        if reason and r.resource_type == tokens.HELM_RELEASE and _time_sliced(r, cat):
             report(f"release {r.name!r} time-slices the GPUs of the stack's AKS pools: {reason}", r.urn)
 
 

@@ -11,6 +11,7 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidati
 from gpufleet.apis import aws as aws_api
 from gpufleet.apis import aws_rules as api_rules
 from gpufleet.catalog import catalog, tokens
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.policies.ecs_task import EcsTask
 from gpufleet.policies.inputs import depended_on, get, items, plain
 from gpufleet.policies.k8s import containers, pod_specs
@@ -35,7 +36,7 @@ def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -
 @POLICIES.resource("container-image-reference")
 def _validate_image_reference(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type == tokens.ECS_TASK_DEFINITION:
-        for c in EcsTask(args.props).containers:
+        for c in EcsTask(args.props, catalog.load()).containers:
             reason = images.ecs_image_problem(c.get("image"))
             if reason:
                 report(f"container {c.get('name', '?')!r}: {reason}", None)
@@ -49,7 +50,7 @@ def _validate_image_reference(args: ResourceValidationArgs, report: ReportViolat
 
 @POLICIES.resource("ecs-essential-container", on=tokens.ECS_TASK_DEFINITION)
 def _validate_essential(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    reason = api_rules.essential_container_problem(EcsTask(args.props).containers)
+    reason = api_rules.essential_container_problem(EcsTask(args.props, catalog.load()).containers)
     if reason:
         report(reason, None)
 
@@ -97,13 +98,13 @@ def _validate_auto_mode(args: ResourceValidationArgs, report: ReportViolation) -
         report(f"EKS cluster {args.name!r} {reason}", None)
 
 
-def _quota_findings(args: StackValidationArgs):
+def _quota_findings(args: StackValidationArgs, cat: Catalog):
     """(problem, urn) of every quota the plan passes."""
-    quotas = catalog.load().facts.quotas
+    quotas = cat.facts.quotas
     found = []
     for r in args.resources:
         if r.resource_type == tokens.ECS_TASK_DEFINITION:
-            found.append((quota_problem("ecsContainersPerTaskDefinition", len(EcsTask(r.props).containers), quotas), r.urn))
+            found.append((quota_problem("ecsContainersPerTaskDefinition", len(EcsTask(r.props, cat).containers), quotas), r.urn))
         elif r.resource_type == tokens.ECS_CLUSTER_CAPACITY_PROVIDERS:
             providers = items(get(r.props, "capacityProviders"))
             found.append((quota_problem("ecsCapacityProvidersPerCluster", len(providers), quotas), r.urn))
@@ -126,14 +127,14 @@ def _quota_findings(args: StackValidationArgs):
 
 @POLICIES.stack("aws-service-quotas")
 def _validate_quotas(args: StackValidationArgs, report: ReportViolation) -> None:
-    for problem, urn in _quota_findings(args):
+    for problem, urn in _quota_findings(args, catalog.load()):
         if problem.mandatory:
             report(problem.message, urn)
 
 
 @POLICIES.stack("aws-service-quotas-adjustable")
 def _validate_adjustable_quotas(args: StackValidationArgs, report: ReportViolation) -> None:
-    for problem, urn in _quota_findings(args):
+    for problem, urn in _quota_findings(args, catalog.load()):
         if not problem.mandatory:
             report(problem.message, urn)
 

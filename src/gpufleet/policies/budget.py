@@ -15,6 +15,8 @@ from collections.abc import Mapping
 import pulumi
 from pulumi_policy import ReportViolation, StackValidationArgs
 
+from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.plans import cost as plan_cost
 from gpufleet.plans.index import Resource
 from gpufleet.policies.inputs import typed
@@ -41,10 +43,10 @@ def _hints() -> dict[str, str]:
     return plan_cost.plan_hints({}, os.environ, pulumi.Config("aws").get("region"))
 
 
-def _cost(args: StackValidationArgs) -> dict:
+def _cost(args: StackValidationArgs, cat: Catalog) -> dict:
     # The placement names the nodes the groups do not (a pulumi-eks component's): the same one the
     # placement policies judged, worked out once.
-    return plan_cost.plan_cost(_resources(args), placement_of(args).as_dict(), _hints())
+    return plan_cost.plan_cost(_resources(args), placement_of(args).as_dict(), _hints(), cat=cat)
 
 
 def _ceilings(args: StackValidationArgs) -> dict:
@@ -69,7 +71,7 @@ def _validate_budget(args: StackValidationArgs, report: ReportViolation) -> None
     ceilings = _ceilings(args)
     if not ceilings:
         return
-    cost = _cost(args)
+    cost = _cost(args, catalog.load())
     _JUDGED[:] = [[r.urn for r in args.resources], cost]
     partial = "" if cost["complete"] else f" (at least: {len(cost['unpriced'])} group(s) of unknown price not counted)"
     prices = f"; prices of {cost['prices']['date']}"

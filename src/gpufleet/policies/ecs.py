@@ -30,7 +30,7 @@ def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation, ta
     admitted = task.admitted_or_report(report)
     if admitted is None:
         return  # ecs-gpu-task-placement reports a task that pins no instance type
-    reason = gpu_rules.gpus_fit_any(known_types(admitted, report), task.gpus)
+    reason = gpu_rules.gpus_fit_any(known_types(admitted, report, catalog.load()), task.gpus)
     if reason:
         per_container = ", ".join(f"{name}: {n}" for name, n in task.gpus_by_container.items() if n)
         report(f"the containers request {counted(task.gpus, 'GPU')} in all ({per_container}): {reason}", None)
@@ -40,7 +40,8 @@ def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation, ta
 def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     if task.fargate:
         report("the task requests GPUs but is FARGATE-compatible: Fargate has no GPUs; use the EC2 launch type", None)
-    reason = ecs_gpu_sharing.compatibility_problem(task.compatibilities, task.gpu_requests, catalog.load().ecs())
+    cat = catalog.load()
+    reason = ecs_gpu_sharing.compatibility_problem(task.compatibilities, task.gpu_requests, cat.ecs())
     if reason:
         report(reason, None)
     admitted = task.admitted_or_report(report)
@@ -55,7 +56,7 @@ def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolati
         return
     allowed = (args.get_config() or {}).get("allowedInstanceFamilies")
     whole = any(r.option == ecs_gpu_sharing.WHOLE for r in task.gpu_requests)
-    for it in known_types(admitted, report):
+    for it in known_types(admitted, report, cat):
         # Fractions and shares have their own type rule (ecs-gpu-fractional); here, a GPU at all.
         reason = gpu_rules.gpu_capable(it) if whole else (None if it.gpu is not None or it.incomplete else f"{it.name} has no GPU")
         if reason:
@@ -100,12 +101,13 @@ def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolatio
     name = get(props, "instanceType")
     if not isinstance(name, str):
         return  # unknown during preview, or set by the group's overrides
+    cat = catalog.load()
     try:
-        it = catalog.load().get(name)
+        it = cat.get(name)
     except UnknownInstanceType as err:
         report(str(err), None)  # the reason and the nearest real names, as the spec door says them
         return
-    ecs_facts = catalog.load().ecs()
+    ecs_facts = cat.ecs()
     if ami is not None:
         reason = ami_rules.ecs_gpu_ami_support(it, ami.variant, ecs_facts, ami.image_version)
         if reason:

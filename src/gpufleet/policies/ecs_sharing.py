@@ -12,6 +12,7 @@ from typing import cast
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.catalog import catalog, tokens
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.policies.ecs_task import EcsTask, gpu_task, known_types
 from gpufleet.policies.inputs import get
 from gpufleet.policies.registry import Policies
@@ -48,11 +49,11 @@ def _validate_compute_percent(args: ResourceValidationArgs, report: ReportViolat
             report(f"container {r.container!r}: {reason}", None)
 
 
-def _admitted_types(task: EcsTask, report: ReportViolation) -> list:
+def _admitted_types(task: EcsTask, report: ReportViolation, cat: Catalog) -> list:
     """The catalog records of the types the task's memberOf admits ([] when it pins none: the
     placement rule reports that)."""
     admitted = task.admitted_or_report(report)
-    return known_types(admitted, report) if admitted else []
+    return known_types(admitted, report, cat) if admitted else []
 
 
 @POLICIES.resource("ecs-mps-memory-fits")
@@ -60,7 +61,7 @@ def _validate_memory_fits(args: ResourceValidationArgs, report: ReportViolation)
     task = gpu_task(args)
     if task is None or not any(r.option == ecs_gpu_sharing.SHARE for r in task.gpu_requests):
         return
-    types = _admitted_types(task, report)
+    types = _admitted_types(task, report, catalog.load())
     reasons = [ecs_gpu_sharing.mps_memory_problem(it, task.gpu_requests) for it in types]
     # ECS places the task where it fits: one admitted type with a GPU large enough is enough.
     if types and all(reasons):
@@ -69,8 +70,9 @@ def _validate_memory_fits(args: ResourceValidationArgs, report: ReportViolation)
 
 @POLICIES.resource("ecs-gpu-fractional", subject=gpu_task)
 def _validate_fractional(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
-    ecs_facts = catalog.load().ecs()
-    types = _admitted_types(task, report)
+    cat = catalog.load()
+    ecs_facts = cat.ecs()
+    types = _admitted_types(task, report, cat)
     for r in task.gpu_requests:
         if r.option == ecs_gpu_sharing.WHOLE:
             continue
@@ -88,12 +90,13 @@ def _validate_fractional(args: ResourceValidationArgs, report: ReportViolation, 
 @POLICIES.stack("ecs-mps-agent")
 def _validate_agent(args: StackValidationArgs, report: ReportViolation) -> None:
     """Container instances that MPS tasks may land on run an agent that places MPS shares."""
-    ecs_facts = catalog.load().ecs()
+    cat = catalog.load()
+    ecs_facts = cat.ecs()
     admitted: set[str] | None = set()
     for resource in args.resources:
         if resource.resource_type != tokens.ECS_TASK_DEFINITION:
             continue
-        task = EcsTask(resource.props)
+        task = EcsTask(resource.props, cat)
         if not any(r.option == ecs_gpu_sharing.SHARE for r in task.gpu_requests):
             continue
         try:

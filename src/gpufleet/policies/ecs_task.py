@@ -3,19 +3,21 @@ devices they ask for, and the instance types its memberOf constraints admit."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from gpufleet.catalog import catalog, tokens
-from gpufleet.catalog.catalog import UnknownInstanceType
+from gpufleet.catalog.catalog import Catalog, UnknownInstanceType
+from gpufleet.catalog.facts import EcsFacts
 from gpufleet.policies.inputs import get, items, json_document
 from gpufleet.rules import ecs_gpu_sharing
 from gpufleet.rules import neuron as neuron_rules
 from gpufleet.simulate.ecs_placement import PlacementSyntaxError, admitted_instance_types
 
 
-def neuron_paths(container: dict) -> list[str]:
+def neuron_paths(container: dict, ecs_facts: EcsFacts) -> list[str]:
     """The `/dev/neuronK` host paths a container maps (linuxParameters.devices)."""
-    ecs_facts = catalog.load().ecs()
     devices = (container.get("linuxParameters") or {}).get("devices") or []
     paths = [d.get("hostPath") for d in devices if isinstance(d, dict)]
     # neuron_device_index() is None for a path that is not a str: the isinstance says so to the type checker.
@@ -25,15 +27,17 @@ def neuron_paths(container: dict) -> list[str]:
 class EcsTask:
     """What the ECS rules need of a task definition's inputs."""
 
-    def __init__(self, props):
-        self.containers = [c for c in items(json_document(get(props, "containerDefinitions"))) if isinstance(c, dict)]
+    def __init__(self, props, cat: Catalog):
+        self._cat = cat
+        # Plain JSON objects, which the rules read both as dicts and as Mappings.
+        self.containers: list[Any] = [c for c in items(json_document(get(props, "containerDefinitions"))) if isinstance(c, dict)]
         self.gpu_requests = ecs_gpu_sharing.gpu_requests(self.containers)
         # Whole GPUs per container, as ECS pins them (ALL, fractions and shares pin none here).
         self.gpus_by_container: dict[str, int] = {}
         for r in self.gpu_requests:
             self.gpus_by_container[r.container] = self.gpus_by_container.get(r.container, 0) + r.whole
         self.gpus = sum(self.gpus_by_container.values())
-        self.neuron_paths = {c.get("name", f"#{i}"): neuron_paths(c) for i, c in enumerate(self.containers)}
+        self.neuron_paths = {c.get("name", f"#{i}"): neuron_paths(c, cat.ecs()) for i, c in enumerate(self.containers)}
         self.expressions = [
             get(pc, "expression")
             for pc in items(get(props, "placementConstraints"))
@@ -49,7 +53,7 @@ class EcsTask:
 
     def admitted(self) -> frozenset[str] | None:
         """Instance types all `memberOf` constraints admit (None: the type is left open)."""
-        names = catalog.load().types
+        names = self._cat.types
         admitted = None
         for expression in self.expressions:
             types = admitted_instance_types(expression, names)
@@ -65,9 +69,8 @@ class EcsTask:
             return None
 
 
-def known_types(names: frozenset[str], report: ReportViolation) -> list:
+def known_types(names: frozenset[str], report: ReportViolation, cat: Catalog) -> list:
     """The catalog's records of the admitted names; an unknown name is reported with its reason."""
-    cat = catalog.load()
     known = []
     for name in sorted(names):
         try:
@@ -82,7 +85,7 @@ def gpu_task(args: ResourceValidationArgs) -> EcsTask | None:
     engine's not_applicable raises, ending the rule)."""
     if args.resource_type != tokens.ECS_TASK_DEFINITION:
         return None
-    task = EcsTask(args.props)
+    task = EcsTask(args.props, catalog.load())
     if not task.gpu_requests:
         args.not_applicable("the task definition requests no GPUs")
     return task

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.catalog import catalog, tokens
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.policies.eks_nodes import has_efa, interfaces, node_group_type, template_types
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, plain, present, truthy
 from gpufleet.policies.k8s import operator_installs_driver
@@ -21,15 +22,15 @@ from gpufleet.rules.efa import efa_bandwidth_note, efa_layout_problems
 POLICIES = Policies(__name__)
 
 
-def _efa_templates(args: StackValidationArgs):
+def _efa_templates(args: StackValidationArgs, cat: Catalog):
     """(template, instance type, node group or None) of every launch template with EFA interfaces:
     the type is the template's own, else that of the node group that uses the template."""
-    used_by = template_types(args.resources)
+    used_by = template_types(args.resources, cat)
     found = []
     for template in args.resources:
         if template.resource_type == tokens.LAUNCH_TEMPLATE and has_efa(template):
             group, group_type = used_by.get(template.urn, (None, None))
-            own = instance_type(catalog.load(), get(template.props, "instanceType"))
+            own = instance_type(cat, get(template.props, "instanceType"))
             found.append((template, group_type or own, group))
     return found
 
@@ -37,14 +38,14 @@ def _efa_templates(args: StackValidationArgs):
 @POLICIES.stack("eks-gpu-driver")
 def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None:
     """With a GPU Operator in the stack, each NVIDIA node group gets one driver: its AMI's or the operator's."""
+    cat = catalog.load()
     if not any(
-        r.resource_type == tokens.HELM_RELEASE and get(r.props, "chart") == catalog.load().facts.charts.gpu_operator.chart
-        for r in args.resources
+        r.resource_type == tokens.HELM_RELEASE and get(r.props, "chart") == cat.facts.charts.gpu_operator.chart for r in args.resources
     ):
         return
-    operator, eks_facts = operator_installs_driver(args), catalog.load().facts.eks
+    operator, eks_facts = operator_installs_driver(args, cat), cat.facts.eks
     for group in args.resources:
-        it = node_group_type(group) if group.resource_type == tokens.EKS_NODE_GROUP else None
+        it = node_group_type(group, cat) if group.resource_type == tokens.EKS_NODE_GROUP else None
         if it is None or eks_rules.accelerator(it) != "nvidia":
             continue
         ami = get(group.props, "amiType")
@@ -59,9 +60,10 @@ def _groups(args: StackValidationArgs):
 
 
 def _repair_unknown(args: StackValidationArgs) -> list[tuple[str, str]]:
+    cat = catalog.load()
     found = []
     for group in _groups(args):
-        if node_group_type(group) is None:
+        if node_group_type(group, cat) is None:
             found.append((group.urn, f"node group {group.name!r}: its instance type is not known before apply (or it has several)"))
         elif present(group.props, "nodeRepairConfig", "enabled") and get(group.props, "nodeRepairConfig", "enabled") is None:
             found.append((group.urn, f"node group {group.name!r}: nodeRepairConfig.enabled is known only after apply"))
@@ -71,8 +73,9 @@ def _repair_unknown(args: StackValidationArgs) -> list[tuple[str, str]]:
 @POLICIES.stack("eks-node-repair", unjudged=_repair_unknown)
 def _validate_repair(args: StackValidationArgs, report: ReportViolation) -> None:
     """An accelerated managed node group repairs its nodes (GPU and Neuron faults become node conditions repair acts on)."""
+    cat = catalog.load()
     for group in _groups(args):
-        it = node_group_type(group)
+        it = node_group_type(group, cat)
         enabled = get(group.props, "nodeRepairConfig", "enabled")
         if it is None or (present(group.props, "nodeRepairConfig", "enabled") and enabled is None):
             continue
@@ -98,7 +101,7 @@ def _validate_auto_mode_plugins(args: StackValidationArgs, report: ReportViolati
 
 @POLICIES.stack("eks-efa-interfaces")
 def _validate_efa_interfaces(args: StackValidationArgs, report: ReportViolation) -> None:
-    for template, it, group in _efa_templates(args):
+    for template, it, group in _efa_templates(args, catalog.load()):
         if it is None:
             continue  # no single known type to lay the cards out against
         for problem in efa_layout_problems(it, interfaces(template)):
@@ -108,7 +111,7 @@ def _validate_efa_interfaces(args: StackValidationArgs, report: ReportViolation)
 
 @POLICIES.stack("eks-efa-bandwidth")
 def _validate_efa_bandwidth(args: StackValidationArgs, report: ReportViolation) -> None:
-    for template, it, group in _efa_templates(args):
+    for template, it, group in _efa_templates(args, catalog.load()):
         note = efa_bandwidth_note(it, interfaces(template)) if it is not None else None
         if note:
             where = f"node group {group.name!r}'s " if group is not None else ""
@@ -126,7 +129,7 @@ def _self_referencing(group) -> tuple[bool, bool]:
 
 @POLICIES.stack("eks-efa-security-group")
 def _validate_efa_security_group(args: StackValidationArgs, report: ReportViolation) -> None:
-    for template, _it, _ in _efa_templates(args):
+    for template, _it, _ in _efa_templates(args, catalog.load()):
         groups = depended_on(template, tokens.SECURITY_GROUP)
         verdicts = {g.name: _self_referencing(g) for g in groups}
         if not any(ingress and egress for ingress, egress in verdicts.values()):
@@ -139,9 +142,9 @@ def _validate_efa_security_group(args: StackValidationArgs, report: ReportViolat
             )
 
 
-def _efa_group_zones(args: StackValidationArgs):
+def _efa_group_zones(args: StackValidationArgs, cat: Catalog):
     """(node group, its subnets' zones or None where they are not known) of each EFA node group."""
-    for _, _, group in _efa_templates(args):
+    for _, _, group in _efa_templates(args, cat):
         if group is None:
             continue
         subnets = depended_on(group, tokens.SUBNET)
@@ -152,14 +155,14 @@ def _efa_group_zones(args: StackValidationArgs):
 def _efa_zones_unknown(args: StackValidationArgs) -> list[tuple[str, str]]:
     return [
         (group.urn, f"node group {group.name!r}: its subnets are outside this stack or their zones are not known before apply")
-        for group, zones in _efa_group_zones(args)
+        for group, zones in _efa_group_zones(args, catalog.load())
         if zones is None
     ]
 
 
 @POLICIES.stack("eks-efa-single-az", unjudged=_efa_zones_unknown)
 def _validate_efa_single_az(args: StackValidationArgs, report: ReportViolation) -> None:
-    for group, zones in _efa_group_zones(args):
+    for group, zones in _efa_group_zones(args, catalog.load()):
         reason = eks_rules.efa_single_zone(zones) if zones is not None else None
         if reason:
             report(f"node group {group.name!r}: {reason}", group.urn)
@@ -167,7 +170,7 @@ def _validate_efa_single_az(args: StackValidationArgs, report: ReportViolation) 
 
 @POLICIES.stack("eks-efa-placement")
 def _validate_efa_placement(args: StackValidationArgs, report: ReportViolation) -> None:
-    for template, _, _ in _efa_templates(args):
+    for template, _, _ in _efa_templates(args, catalog.load()):
         reserved = present(template.props, "capacityReservationSpecification", "capacityReservationTarget")
         placed = present(template.props, "placement", "groupName")
         reason = eks_rules.efa_placement(reserved, placed)

@@ -26,10 +26,6 @@ from gpufleet.rules import k8s as k8s_rules
 POLICIES = Policies(__name__)
 
 
-def _gke() -> GkeFacts:
-    return catalog.load().facts.gke
-
-
 def _accelerator(props) -> Mapping:
     first = get(props, "nodeConfig", "guestAccelerators", 0)
     return first if isinstance(first, Mapping) else {}
@@ -50,7 +46,7 @@ def _gpus(props, gke: GkeFacts) -> gke_rules.GkeGpus | str | None:
 
 @POLICIES.resource("gke-accelerator", on=tokens.GKE_NODE_POOL)
 def _validate_accelerator(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    resolved = _gpus(args.props, _gke())
+    resolved = _gpus(args.props, catalog.load().facts.gke)
     if isinstance(resolved, str):
         report(f"node pool {args.name!r} ({get(args.props, 'nodeConfig', 'machineType')}): {resolved}", None)
 
@@ -66,14 +62,14 @@ def _region(props) -> str | None:
 
 def _location_unknown(resource) -> str | None:
     """A GPU pool whose location is not known before apply."""
-    if not isinstance(_gpus(resource.props, _gke()), gke_rules.GkeGpus) or _region(resource.props) is not None:
+    if not isinstance(_gpus(resource.props, catalog.load().facts.gke), gke_rules.GkeGpus) or _region(resource.props) is not None:
         return None
     return "its location (a region or zone) is not known before apply"
 
 
 @POLICIES.resource("gke-zone", on=tokens.GKE_NODE_POOL, unjudged=_location_unknown)
 def _validate_zones(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    gke = _gke()
+    gke = catalog.load().facts.gke
     machine_type, region = get(args.props, "nodeConfig", "machineType"), _region(args.props)
     if not isinstance(_gpus(args.props, gke), gke_rules.GkeGpus):
         return  # no GPUs (or not known ones, reported by gke-accelerator)
@@ -87,7 +83,7 @@ def _validate_zones(args: ResourceValidationArgs, report: ReportViolation) -> No
 
 @POLICIES.resource("gke-mig-partition", on=tokens.GKE_NODE_POOL)
 def _validate_partition(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    gke = _gke()
+    gke = catalog.load().facts.gke
     size = get(_accelerator(args.props), "gpuPartitionSize")
     resolved = _gpus(args.props, gke)
     if isinstance(size, str) and isinstance(resolved, gke_rules.GkeGpus):
@@ -98,8 +94,9 @@ def _validate_partition(args: ResourceValidationArgs, report: ReportViolation) -
 
 @POLICIES.stack("gke-gpu-driver")
 def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None:
-    gke = _gke()
-    operator = operator_installs_driver(args)
+    cat = catalog.load()
+    gke = cat.facts.gke
+    operator = operator_installs_driver(args, cat)
     for r in args.resources:
         if r.resource_type != tokens.GKE_NODE_POOL or _gpus(r.props, gke) is None:
             continue
@@ -124,9 +121,10 @@ def _sharing_pools(args: StackValidationArgs) -> dict[str, str]:
 
 @POLICIES.stack("gke-shared-gpu-request")
 def _validate_shared_request(args: StackValidationArgs, report: ReportViolation) -> None:
-    gke = _gke()
+    cat = catalog.load()
+    gke = cat.facts.gke
     pools = _sharing_pools(args)
-    resource = catalog.load().facts.eks.accelerator_resources.nvidia
+    resource = cat.facts.eks.accelerator_resources.nvidia
     for r in args.resources:
         for where, pod in pod_specs(r.resource_type, r.props):
             strategy = pools.get(get(pod, "nodeSelector", gke.labels.node_pool))

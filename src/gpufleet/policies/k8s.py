@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.catalog import catalog, charts, tokens
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.policies.eks_nodes import has_efa, node_group_type
 from gpufleet.policies.inputs import depended_on, get, items, plain, truthy
 from gpufleet.policies.registry import Policies
@@ -71,13 +72,13 @@ def _validate_requests_equal_limits(args: ResourceValidationArgs, report: Report
                 report(f"{where}: {problem}", None)
 
 
-def _node_groups(args: StackValidationArgs):
+def _node_groups(args: StackValidationArgs, cat: Catalog):
     """(node group, accelerator, taints, EFA?) of every EKS node group of the stack."""
     found = []
     for group in args.resources:
         if group.resource_type != tokens.EKS_NODE_GROUP:
             continue
-        it = node_group_type(group)
+        it = node_group_type(group, cat)
         kind = eks_rules.accelerator(it) if it is not None else None
         taints = [t for t in items(get(group.props, "taints")) if isinstance(t, Mapping)]
         efa = any(has_efa(template) for template in depended_on(group, tokens.LAUNCH_TEMPLATE))
@@ -85,18 +86,18 @@ def _node_groups(args: StackValidationArgs):
     return found
 
 
-def operator_installs_driver(args: StackValidationArgs) -> bool:
+def operator_installs_driver(args: StackValidationArgs, cat: Catalog) -> bool:
     """Does a GPU Operator release of the stack install the driver (its chart does unless told not to)?"""
     for r in args.resources:
-        if r.resource_type == tokens.HELM_RELEASE and get(r.props, "chart") == catalog.load().facts.charts.gpu_operator.chart:
+        if r.resource_type == tokens.HELM_RELEASE and get(r.props, "chart") == cat.facts.charts.gpu_operator.chart:
             enabled = get(r.props, "values", "driver", "enabled")
             return enabled is None or truthy(enabled)
     return False
 
 
-def _gpu_pool_taints(args: StackValidationArgs) -> list[list[Mapping]]:
+def _gpu_pool_taints(args: StackValidationArgs, cat: Catalog) -> list[list[Mapping]]:
     """The taints of the stack's GKE and AKS GPU node pools (GKE adds its own GPU taint)."""
-    facts = catalog.load().facts
+    facts = cat.facts
     found = []
     for r in args.resources:
         if r.resource_type == tokens.GKE_NODE_POOL and (
@@ -110,14 +111,14 @@ def _gpu_pool_taints(args: StackValidationArgs) -> list[list[Mapping]]:
     return found
 
 
-def _untolerated_gpu_pods(args: StackValidationArgs):
+def _untolerated_gpu_pods(args: StackValidationArgs, cat: Catalog):
     """(resource, where, accelerator resource, kind, taints not tolerated, gap) for each pod template
     that tolerates none of the taints of the node groups with its accelerator. `gap` is None when the
     plan holds the cluster and those node groups; otherwise it names what the plan does not hold, and
     the taints judged are the ones the convention puts on such nodes."""
-    eks = catalog.load().facts.eks
-    groups = _node_groups(args)
-    pools = _gpu_pool_taints(args)
+    eks = cat.facts.eks
+    groups = _node_groups(args, cat)
+    pools = _gpu_pool_taints(args, cat)
     creates_cluster = any(r.resource_type in tokens.CLUSTERS for r in args.resources)
     for r in args.resources:
         for where, pod in pod_specs(r.resource_type, r.props):
@@ -138,7 +139,7 @@ def _untolerated_gpu_pods(args: StackValidationArgs):
 
 @POLICIES.stack("k8s-gpu-pod-tolerates-taint")
 def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
-    for r, where, resource, kind, missing, gap in _untolerated_gpu_pods(args):
+    for r, where, resource, kind, missing, gap in _untolerated_gpu_pods(args, catalog.load()):
         if gap is None:
             report(
                 f"{where} requests {resource} but tolerates no {kind} node group's taints "
@@ -149,7 +150,7 @@ def _validate_pod_tolerates(args: StackValidationArgs, report: ReportViolation) 
 
 @POLICIES.stack("k8s-gpu-pod-tolerates-taint-unseen")
 def _validate_pod_tolerates_unseen(args: StackValidationArgs, report: ReportViolation) -> None:
-    for r, where, resource, kind, missing, gap in _untolerated_gpu_pods(args):
+    for r, where, resource, kind, missing, gap in _untolerated_gpu_pods(args, catalog.load()):
         if gap is not None:
             report(
                 f"{where} requests {resource} but does not tolerate {', '.join(map(k8s_rules.describe_taint, missing))}; "
@@ -160,9 +161,10 @@ def _validate_pod_tolerates_unseen(args: StackValidationArgs, report: ReportViol
 
 @POLICIES.stack("k8s-device-plugin-tolerates-taints")
 def _validate_device_plugin_tolerates(args: StackValidationArgs, report: ReportViolation) -> None:
-    eks = catalog.load().facts.eks
-    plugins = {c.chart: (key, c) for key, c in catalog.load().facts.charts.plugins().items()}
-    groups = _node_groups(args)
+    cat = catalog.load()
+    eks = cat.facts.eks
+    plugins = {c.chart: (key, c) for key, c in cat.facts.charts.plugins().items()}
+    groups = _node_groups(args, cat)
     for release in args.resources:
         key, chart = (
             plugins.get(get(release.props, "chart"), (None, None)) if release.resource_type == tokens.HELM_RELEASE else (None, None)
@@ -187,7 +189,7 @@ def _validate_mig(args: StackValidationArgs, report: ReportViolation) -> None:
     cat = catalog.load()
     nvidia_chart = cat.facts.charts.nvidia_device_plugin.chart
     models = cat.facts.mig_capable_gpu_models.values
-    groups = _node_groups(args)
+    groups = _node_groups(args, cat)
     for release in args.resources:
         if release.resource_type != tokens.HELM_RELEASE or get(release.props, "chart") != nvidia_chart:
             continue

@@ -12,6 +12,7 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidati
 
 from gpufleet.apis import karpenter as karpenter_api
 from gpufleet.catalog import catalog, tokens
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.plans import index as plan_index
 from gpufleet.plans import karpenter as plan_karpenter
 from gpufleet.policies.inputs import get, plain
@@ -35,8 +36,7 @@ def _pools(args: ResourceValidationArgs) -> list[plan_karpenter.karpenter.Pool] 
     return _LAST[2]
 
 
-def _kind(pool) -> str | None:
-    cat = catalog.load()
+def _kind(pool, cat: Catalog) -> str | None:
     return karpenter_rules.accelerator_kind([cat.get(c.shape.instance_type) for c in pool.candidates])
 
 
@@ -73,17 +73,19 @@ def _validate_admits(args: ResourceValidationArgs, report: ReportViolation, pool
 
 @POLICIES.resource("karpenter-accelerator-pool-tainted", on=POOLS, subject=_pools)
 def _validate_tainted(args: ResourceValidationArgs, report: ReportViolation, pools) -> None:
+    cat = catalog.load()
     for pool in pools:
         taints = pool.candidates[0].shape.taints if pool.candidates else ()
-        reason = karpenter_rules.untainted_accelerator_pool(_kind(pool), taints, catalog.load().facts.eks)
+        reason = karpenter_rules.untainted_accelerator_pool(_kind(pool, cat), taints, cat.facts.eks)
         if reason:
             report(f"NodePool {pool.name!r}: {reason}", None)
 
 
 @POLICIES.resource("karpenter-accelerator-pool-limited", on=POOLS, subject=_pools)
 def _validate_limited(args: ResourceValidationArgs, report: ReportViolation, pools) -> None:
+    cat = catalog.load()
     for pool in pools:
-        reason = karpenter_rules.unlimited_accelerator_pool(_kind(pool), pool.limits, catalog.load().facts.eks)
+        reason = karpenter_rules.unlimited_accelerator_pool(_kind(pool, cat), pool.limits, cat.facts.eks)
         if reason:
             report(f"NodePool {pool.name!r}: {reason}", None)
 
@@ -91,7 +93,7 @@ def _validate_limited(args: ResourceValidationArgs, report: ReportViolation, poo
 _STACK: list = []  # (the stack's NodePools and EC2NodeClasses by URN, their input objects, the pools read)
 
 
-def _stack_pools(args: StackValidationArgs) -> list:
+def _stack_pools(args: StackValidationArgs, cat: Catalog) -> list:
     """The stack's NodePools, each read with the EC2NodeClasses of the stack; read once for the
     stack policies that judge them (the servicer hands each the same input objects, as placement.py says)."""
     wanted = (tokens.KARPENTER_NODE_POOL, tokens.KARPENTER_EC2_NODE_CLASS, tokens.K8S_CONFIG_GROUP)
@@ -100,15 +102,17 @@ def _stack_pools(args: StackValidationArgs) -> list:
     if _STACK and _STACK[0] == urns and all(a is b for a, b in zip(_STACK[1], props)):
         return _STACK[2]
     resources = [plan_index.Resource(r.urn, r.resource_type, r.name, plain(r.props, tokens.UNKNOWN)) for r in mine]
-    pools, _ = plan_karpenter.pools(plan_index.Index(resources), catalog.load())
+    pools, _ = plan_karpenter.pools(plan_index.Index(resources), cat)
     _STACK[:] = [urns, props, pools]
     return pools
 
 
-def _said_of_pools(args: StackValidationArgs, said: Callable[[plan_karpenter.karpenter.Pool], str | None]) -> list[tuple[str, str]]:
+def _said_of_pools(
+    args: StackValidationArgs, said: Callable[[plan_karpenter.karpenter.Pool], str | None], cat: Catalog
+) -> list[tuple[str, str]]:
     """(urn, message) for each of the stack's NodePools that `said` has words for (after the pool's
     name), in the stack's order: the one wording of a finding or an unjudged pool."""
-    return [(p.urn, f"NodePool {p.name!r}{words}") for p in _stack_pools(args) if (words := said(p))]
+    return [(p.urn, f"NodePool {p.name!r}{words}") for p in _stack_pools(args, cat) if (words := said(p))]
 
 
 def _node_class_unseen(args: StackValidationArgs) -> list[tuple[str, str]]:
@@ -119,12 +123,13 @@ def _node_class_unseen(args: StackValidationArgs) -> list[tuple[str, str]]:
             if p.unseen_node_class
             else None
         ),
+        catalog.load(),
     )
 
 
 @POLICIES.stack("karpenter-reserved-has-reservations", unjudged=_node_class_unseen)
 def _validate_reserved(args: StackValidationArgs, report: ReportViolation) -> None:
-    for urn, message in _said_of_pools(args, lambda p: f": {p.refused}" if p.refused else None):
+    for urn, message in _said_of_pools(args, lambda p: f": {p.refused}" if p.refused else None, catalog.load()):
         report(message, urn)
 
 
@@ -143,7 +148,9 @@ def _offering_unjudged(args: StackValidationArgs) -> list[tuple[str, str]]:
     if _stack_region(args) is not None:
         return []
     return _said_of_pools(
-        args, lambda p: ": no region known before apply (aws:region, AWS_REGION or one AWS provider's region)" if p.candidates else None
+        args,
+        lambda p: ": no region known before apply (aws:region, AWS_REGION or one AWS provider's region)" if p.candidates else None,
+        catalog.load(),
     )
 
 
@@ -154,7 +161,7 @@ def _validate_offered(args: StackValidationArgs, report: ReportViolation) -> Non
         return
     cat = catalog.load()
     zone = cat.facts.eks.well_known_labels.zone
-    for pool in _stack_pools(args):
+    for pool in _stack_pools(args, cat):
         zones = pool.defined.get(zone)
         reason = karpenter_rules.offered_nowhere(
             [cat.get(c.shape.instance_type) for c in pool.candidates], region, sorted(zones) if zones else None
@@ -165,5 +172,5 @@ def _validate_offered(args: StackValidationArgs, report: ReportViolation) -> Non
 
 @POLICIES.stack("karpenter-ami-runs-accelerator")
 def _validate_ami(args: StackValidationArgs, report: ReportViolation) -> None:
-    for urn, message in _said_of_pools(args, lambda p: f": {p.ami_problem}" if p.ami_problem else None):
+    for urn, message in _said_of_pools(args, lambda p: f": {p.ami_problem}" if p.ami_problem else None, catalog.load()):
         report(message, urn)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.catalog import catalog, tokens
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.policies.inputs import depended_on, get
 from gpufleet.policies.registry import Policies
 from gpufleet.rules import lifecycle
@@ -25,9 +26,9 @@ VERSIONS = {
 }
 
 
-def _version(resource_type: str, props) -> tuple:
+def _version(resource_type: str, props, cat: Catalog) -> tuple:
     calendar, cloud, field = VERSIONS[resource_type]
-    return getattr(catalog.load().facts.lifecycle.kubernetes, calendar), cloud, get(props, field)
+    return getattr(cat.facts.lifecycle.kubernetes, calendar), cloud, get(props, field)
 
 
 def _group_version(group) -> object:
@@ -51,7 +52,7 @@ def _validate_ami_type_available(args: StackValidationArgs, report: ReportViolat
 
 @POLICIES.resource("kubernetes-version-supported", on=tokens.EKS_CLUSTER)
 def _validate_version_supported(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    calendar, cloud, version = _version(args.resource_type, args.props)
+    calendar, cloud, version = _version(args.resource_type, args.props, catalog.load())
     reason = lifecycle.kubernetes_version_problem(calendar, cloud, version, lifecycle.today())
     if reason:
         report(reason, None)
@@ -59,9 +60,10 @@ def _validate_version_supported(args: ResourceValidationArgs, report: ReportViol
 
 @POLICIES.resource("lifecycle-end-of-support")
 def _validate_end_of_support(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    on, facts = lifecycle.today(), catalog.load().facts
+    cat = catalog.load()
+    on, facts = lifecycle.today(), cat.facts
     if args.resource_type in VERSIONS:
-        calendar, cloud, version = _version(args.resource_type, args.props)
+        calendar, cloud, version = _version(args.resource_type, args.props, cat)
         reason = lifecycle.kubernetes_version_advisory(calendar, cloud, version, on)
         if reason:
             report(reason, None)

@@ -12,6 +12,7 @@ from typing import cast
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from gpufleet.catalog import catalog, tokens
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.policies.ecs_task import EcsTask, known_types
 from gpufleet.policies.inputs import get, instance_type, provider_region, user_data_text
 from gpufleet.policies.registry import Policies
@@ -25,7 +26,7 @@ POLICIES = Policies(__name__)
 def _neuron_task(args: ResourceValidationArgs) -> EcsTask | None:
     if args.resource_type != tokens.ECS_TASK_DEFINITION:
         return None
-    task = EcsTask(args.props)
+    task = EcsTask(args.props, catalog.load())
     asks = any(
         isinstance(r, dict) and r.get("type") == "NeuronDevice" for c in task.containers for r in c.get("resourceRequirements") or []
     )
@@ -50,8 +51,9 @@ def _validate_devices_exist(args: ResourceValidationArgs, report: ReportViolatio
     duplicates = sorted({p for p in mapped if mapped.count(p) > 1})
     if duplicates:
         report(f"{', '.join(duplicates)} mapped more than once in the task: one Neuron runtime owns a chip", None)
-    ecs_facts = catalog.load().ecs()
-    for it in known_types(admitted, report):
+    cat = catalog.load()
+    ecs_facts = cat.ecs()
+    for it in known_types(admitted, report, cat):
         for name, paths in task.neuron_paths.items():
             for path in paths:
                 reason = neuron_rules.neuron_device_exists(it, path, ecs_facts)
@@ -73,7 +75,7 @@ def _validate_task_pinned(args: ResourceValidationArgs, report: ReportViolation)
             None,
         )
         return
-    for it in known_types(admitted, report):
+    for it in known_types(admitted, report, catalog.load()):
         if it.neuron is None and not it.incomplete:
             report(f"the task maps Neuron devices but memberOf pins {it.name}, which has no Neuron chip", None)
 
@@ -92,13 +94,13 @@ def _validate_ipc_lock(args: ResourceValidationArgs, report: ReportViolation, ta
             report(f"container {name!r} {reason}", None)
 
 
-def _neuron_facts(resource):
+def _neuron_facts(resource, cat: Catalog):
     """(the ECS Neuron AMI or None, the Neuron instance type or None) of a launch template that starts
     ECS Neuron container instances; None for any other resource."""
     if resource.resource_type != tokens.LAUNCH_TEMPLATE:
         return None
     ami = catalog.ecs_amis().get(get(resource.props, "imageId"))
-    it = instance_type(catalog.load(), get(resource.props, "instanceType"))
+    it = instance_type(cat, get(resource.props, "instanceType"))
     joins_ecs = "ECS_CLUSTER" in user_data_text(get(resource.props, "userData"))
     neuron_ami = ami if ami is not None and ami.accelerator == "neuron" else None
     if neuron_ami is None and not (joins_ecs and it is not None and it.neuron is not None):
@@ -106,11 +108,11 @@ def _neuron_facts(resource):
     return neuron_ami, it
 
 
-def _neuron_launch_template(args: ResourceValidationArgs):
+def _neuron_launch_template(args: ResourceValidationArgs, cat: Catalog):
     """`_neuron_facts`, the policy not applicable where there are none."""
     if args.resource_type != tokens.LAUNCH_TEMPLATE:
         return None, None
-    found = _neuron_facts(args)
+    found = _neuron_facts(args, cat)
     if found is None:
         args.not_applicable("neither an ECS Neuron AMI nor a Neuron instance that joins an ECS cluster")
     return found
@@ -122,18 +124,19 @@ def _region(resource) -> str | None:
 
 def _region_unknown(resource) -> str | None:
     """A Neuron launch template whose region is not known before apply."""
-    if _neuron_facts(resource) is None or _region(resource) is not None:
+    if _neuron_facts(resource, catalog.load()) is None or _region(resource) is not None:
         return None
     return "no region known before apply (its provider's region, aws:region or AWS_REGION)"
 
 
 @POLICIES.resource("ecs-neuron-region", unjudged=_region_unknown)
 def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    ami, it = _neuron_launch_template(args)
+    cat = catalog.load()
+    ami, it = _neuron_launch_template(args, cat)
     if ami is None and it is None:
         return
     region = cast(str, _region(args))  # known: the unjudged guard (_region_unknown) passed
-    reason = ami_rules.neuron_ami_region(region, catalog.load().ecs())
+    reason = ami_rules.neuron_ami_region(region, cat.ecs())
     if reason:
         what = f"{ami.ami_id} is the ECS Neuron AMI {ami.variant}" if ami else f"{it.name} runs ECS on the Neuron AMI"
         report(f"{what}: {reason}", None)
@@ -141,9 +144,10 @@ def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> N
 
 @POLICIES.resource("ecs-neuron-ami-supported")
 def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    ami, it = _neuron_launch_template(args)
+    cat = catalog.load()
+    ami, it = _neuron_launch_template(args, cat)
     if ami is None or it is None:
         return  # a custom AMI, or the type is unknown or set by the group's overrides
-    reason = ami_rules.ecs_neuron_ami_support(it, ami.variant, catalog.load().ecs())
+    reason = ami_rules.ecs_neuron_ami_support(it, ami.variant, cat.ecs())
     if reason:
         report(f"{ami.ami_id} is the ECS Neuron AMI {ami.variant} {ami.image_version}: {reason}", None)

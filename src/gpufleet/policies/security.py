@@ -11,6 +11,7 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from gpufleet.catalog import catalog, tokens
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.policies.eks_nodes import template_types
 from gpufleet.policies.inputs import depended_on, get, instance_type, items, text, truthy
 from gpufleet.policies.registry import Policies
@@ -60,15 +61,15 @@ def _accelerated(it) -> str | None:
     return it.name if it is not None and gpu_rules.accelerated(it) else None
 
 
-def _accelerated_type(props) -> str | None:
-    return _accelerated(instance_type(catalog.load(), get(props, "instanceType")))
+def _accelerated_type(props, cat: Catalog) -> str | None:
+    return _accelerated(instance_type(cat, get(props, "instanceType")))
 
 
 @POLICIES.resource("gpu-instance-no-public-ip")
 def _validate_no_public_ip(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type not in (tokens.LAUNCH_TEMPLATE, tokens.EC2_INSTANCE):
         return
-    name = _accelerated_type(args.props)
+    name = _accelerated_type(args.props, catalog.load())
     if name is None:
         args.not_applicable("not a GPU or Neuron instance type")
         return
@@ -104,11 +105,12 @@ def _open_ingress(group, resources) -> list[str]:
 def _validate_no_open_ingress(args: StackValidationArgs, report: ReportViolation) -> None:
     rules = [r for r in args.resources if r.resource_type in (tokens.SECURITY_GROUP_INGRESS_RULE, tokens.SECURITY_GROUP_RULE)]
     open_by_group: dict[str, list[str]] = {}  # one verdict per group, however many nodes share it
-    used_by = template_types(args.resources)
+    cat = catalog.load()
+    used_by = template_types(args.resources, cat)
     for node in args.resources:
         if node.resource_type not in (tokens.LAUNCH_TEMPLATE, tokens.EC2_INSTANCE):
             continue
-        name = _accelerated_type(node.props) or _accelerated(used_by.get(node.urn, (None, None))[1])
+        name = _accelerated_type(node.props, cat) or _accelerated(used_by.get(node.urn, (None, None))[1])
         if name is None:
             continue
         for group in depended_on(node, tokens.SECURITY_GROUP):

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from functools import cache
 from typing import TypeVar
 
-from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import InstanceType
-from gpufleet.catalog.facts import EksFacts, KubernetesFacts
+from gpufleet.catalog.facts import EksFacts, KubernetesFacts, TaintEffects
 from gpufleet.rules import lifecycle
 
 _Taint = TypeVar("_Taint", bound=Mapping)  # untolerated() returns the taints it is given, of their own type
@@ -26,30 +24,37 @@ def extended(resource: str, eks_facts: EksFacts) -> bool:
     return resource.startswith(names)
 
 
-@cache
-def _kubernetes_spelling() -> dict[str, str]:
-    return {v: k for k, v in catalog.load().facts.eks.taint_effects.by_kubernetes_name().items()}
+# The EKS API's spelling -> Kubernetes', per facts object (the scheduler asks for every taint it
+# filters on); the facts are held so that their id is not reused while remembered.
+_SPELLINGS: dict[int, tuple[TaintEffects, dict[str, str]]] = {}
 
 
-def k8s_effect(effect: object) -> str:
+def _kubernetes_spelling(effects: TaintEffects) -> dict[str, str]:
+    held = _SPELLINGS.get(id(effects))
+    if held is None or held[0] is not effects:
+        held = _SPELLINGS[id(effects)] = (effects, {v: k for k, v in effects.by_kubernetes_name().items()})
+    return held[1]
+
+
+def k8s_effect(effect: object, eks_facts: EksFacts) -> str:
     """A taint effect in Kubernetes' spelling (NO_SCHEDULE -> NoSchedule): the EKS API's enum and
     Kubernetes spell effects differently, and a plan carries either."""
-    return _kubernetes_spelling().get(str(effect), str(effect))
+    return _kubernetes_spelling(eks_facts.taint_effects).get(str(effect), str(effect))
 
 
-def taint(given: Mapping) -> dict:
+def taint(given: Mapping, eks_facts: EksFacts) -> dict:
     """A taint in Kubernetes' spelling (an EKS API effect converted), with a value only where it has one."""
-    found = {"key": given.get("key"), "effect": k8s_effect(given.get("effect"))}
+    found = {"key": given.get("key"), "effect": k8s_effect(given.get("effect"), eks_facts)}
     if given.get("value"):
         found["value"] = given["value"]
     return found
 
 
-def toleration_matches(toleration: Mapping, taint: Mapping) -> bool:
+def toleration_matches(toleration: Mapping, taint: Mapping, eks_facts: EksFacts) -> bool:
     """Kubernetes' ToleratesTaint: key (empty key with Exists matches all), value (Equal), effect
     (empty matches all)."""
     operator = toleration.get("operator") or "Equal"
-    if toleration.get("effect") and k8s_effect(toleration.get("effect")) != k8s_effect(taint.get("effect")):
+    if toleration.get("effect") and k8s_effect(toleration.get("effect"), eks_facts) != k8s_effect(taint.get("effect"), eks_facts):
         return False
     if toleration.get("key") and toleration.get("key") != taint.get("key"):
         return False
@@ -62,12 +67,12 @@ def toleration_matches(toleration: Mapping, taint: Mapping) -> bool:
 
 def tolerates(tolerations: Sequence[Mapping], taint: Mapping, eks_facts: EksFacts) -> bool:
     """Does any toleration match the taint (Kubernetes semantics; effects in either spelling)?"""
-    return any(toleration_matches(t, taint) for t in tolerations)
+    return any(toleration_matches(t, taint, eks_facts) for t in tolerations)
 
 
 def toleration_for(taint: dict, eks_facts: EksFacts) -> dict:
     """The toleration of a taint (any value), in Kubernetes' spelling."""
-    return {"key": taint["key"], "operator": "Exists", "effect": k8s_effect(taint["effect"])}
+    return {"key": taint["key"], "operator": "Exists", "effect": k8s_effect(taint["effect"], eks_facts)}
 
 
 def untolerated(tolerations: Sequence[Mapping], taints: Sequence[_Taint], eks_facts: EksFacts) -> list[_Taint]:

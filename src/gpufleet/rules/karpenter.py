@@ -44,7 +44,7 @@ def untainted_accelerator_pool(kind: str | None, taints: Sequence[Mapping], eks:
     convention = eks.accelerator_taints.of(kind)
     if convention is None:
         return None
-    if any(t.get("key") == convention["key"] and k8s_effect(t.get("effect")) in ("NoSchedule", "NoExecute") for t in taints):
+    if any(t.get("key") == convention["key"] and k8s_effect(t.get("effect"), eks) in ("NoSchedule", "NoExecute") for t in taints):
         return None
     return (
         f"every type it admits has {kind} accelerators but it has no {convention['key']}:{convention['effect']} taint: "

@@ -8,17 +8,19 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import cast
 
-from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
+from gpufleet.catalog.facts import KubernetesFacts
 from gpufleet.rules.k8s import k8s_effect, requirement_problem, toleration_matches, untolerated_taint_message
 from gpufleet.simulate.k8s_shapes import NodeShape, PodTemplate
 
 
-def untolerated_taint(pod: PodTemplate, node: NodeShape) -> Mapping | None:
+def untolerated_taint(pod: PodTemplate, node: NodeShape, cat: Catalog) -> Mapping | None:
     """The first NoSchedule or NoExecute taint no toleration of the pod matches."""
+    eks = cat.facts.eks
     for taint in node.taints:
-        if k8s_effect(taint.get("effect")) not in ("NoSchedule", "NoExecute"):
+        if k8s_effect(taint.get("effect"), eks) not in ("NoSchedule", "NoExecute"):
             continue
-        if not any(toleration_matches(t, taint) for t in pod.tolerations):
+        if not any(toleration_matches(t, taint, eks) for t in pod.tolerations):
             return taint
     return None
 
@@ -44,22 +46,21 @@ def _expression_matches(expression: Mapping, labels: Mapping[str, str]) -> bool:
     return False
 
 
-def affinity_matches(pod: PodTemplate, labels: Mapping[str, str]) -> bool:
+def affinity_matches(pod: PodTemplate, labels: Mapping[str, str], cat: Catalog) -> bool:
     """nodeSelector (every pair) and the required node affinity (any term; every expression)."""
     if any(labels.get(k) != str(v) for k, v in pod.node_selector.items()):
         return False
     if pod.affinity_terms is None:
         return True
-    return any(_term_matches(term, labels) for term in pod.affinity_terms)
+    return any(_term_matches(term, labels, cat.facts.kubernetes) for term in pod.affinity_terms)
 
 
-def _term_matches(term: Mapping, labels: Mapping[str, str]) -> bool:
+def _term_matches(term: Mapping, labels: Mapping[str, str], facts: KubernetesFacts) -> bool:
     """A term matches when all its requirements do; a term with a requirement that does not parse
     (an invalid label value, even under NotIn) matches no node."""
     expressions = term.get("matchExpressions")
     if not expressions:
         return False
-    facts = catalog.load().facts.kubernetes
     return not any(requirement_problem(e, facts) for e in expressions) and all(_expression_matches(e, labels) for e in expressions)
 
 
@@ -113,14 +114,14 @@ def _admission(pod: PodTemplate, node: NodeShape) -> str | None:
 
 
 def filter_reasons(
-    pod: PodTemplate, node: NodeShape, free: Mapping[str, int], devices: Sequence[Mapping[str, int]] | None = None
+    pod: PodTemplate, node: NodeShape, free: Mapping[str, int], cat: Catalog, devices: Sequence[Mapping[str, int]] | None = None
 ) -> list[str]:
     """Why the pod cannot run on this node, in kube-scheduler's words: the first failing filter
     plugin's reasons (TaintToleration, NodeAffinity, NodeResourcesFit), [] when it fits."""
-    taint = untolerated_taint(pod, node)
+    taint = untolerated_taint(pod, node, cat)
     if taint is not None:
-        return [untolerated_taint_message(taint, node.kubernetes_version, catalog.load().facts.kubernetes)]
-    if not affinity_matches(pod, node.labels):
+        return [untolerated_taint_message(taint, node.kubernetes_version, cat.facts.kubernetes)]
+    if not affinity_matches(pod, node.labels, cat):
         return ["node(s) didn't match Pod's node affinity/selector"]
     reasons = insufficient(pod, free, node, node.devices if devices is None else devices)
     if reasons:

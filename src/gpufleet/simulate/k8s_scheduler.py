@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
+from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.wording import counted
 from gpufleet.simulate.k8s_filters import (
     affinity_matches,
@@ -45,6 +47,7 @@ class _Node:
 
     shape: NodeShape
     free: dict[str, int]
+    cat: Catalog  # the facts the filters read (taint effects' spellings, label rules, the messages' wording)
     memory_used: int = 0
     devices: list[dict[str, int]] = field(default_factory=list)
     count: int = 1
@@ -53,14 +56,14 @@ class _Node:
     def reasons(self, pod: PodTemplate) -> list[str]:
         if pod.one_per_node and pod.owner in self.holding:
             return [ANTI_AFFINITY]
-        return filter_reasons(pod, self.shape, self.free, self.devices)
+        return filter_reasons(pod, self.shape, self.free, self.cat, self.devices)
 
     def copy(self, count: int) -> _Node:
-        return _Node(self.shape, dict(self.free), self.memory_used, [dict(d) for d in self.devices], count, self.holding)
+        return _Node(self.shape, dict(self.free), self.cat, self.memory_used, [dict(d) for d in self.devices], count, self.holding)
 
 
-def _node(shape: NodeShape, free: Mapping[str, int], devices=None) -> _Node:
-    return _Node(shape, dict(free), devices=[dict(d) for d in (shape.devices if devices is None else devices)])
+def _node(shape: NodeShape, free: Mapping[str, int], cat: Catalog, devices=None) -> _Node:
+    return _Node(shape, dict(free), cat, devices=[dict(d) for d in (shape.devices if devices is None else devices)])
 
 
 def _take(node: _Node, pod: PodTemplate, times: int = 1) -> None:
@@ -92,13 +95,13 @@ def _advertisers(pods: Sequence[PodTemplate]) -> dict[str, list[PodTemplate]]:
 
 
 def _landing(pod: PodTemplate, node: _Node) -> bool:
-    return untolerated_taint(pod, node.shape) is None and affinity_matches(pod, node.shape.labels)
+    return untolerated_taint(pod, node.shape, node.cat) is None and affinity_matches(pod, node.shape.labels, node.cat)
 
 
-def _fresh(shape: NodeShape, daemons: Sequence[PodTemplate], advertisers: dict) -> _Node:
+def _fresh(shape: NodeShape, daemons: Sequence[PodTemplate], advertisers: dict, cat: Catalog) -> _Node:
     """A node of the group as it joins: allocatable, minus what the DaemonSets that land on it take;
     an extended resource some DaemonSet advertises exists only where one of them runs."""
-    node = _node(shape, shape.allocatable)
+    node = _node(shape, shape.allocatable, cat)
     landed = [d for d in daemons if _landing(d, node)]
     for resource, plugins in advertisers.items():
         if resource in node.free and not any(p in landed for p in plugins):
@@ -109,22 +112,22 @@ def _fresh(shape: NodeShape, daemons: Sequence[PodTemplate], advertisers: dict) 
 
 
 # A provisioner asks about the same candidate node for pod after pod: the node as it joins is worked
-# out once per (shape, DaemonSets) object pair, and each caller gets its own copy. The objects are
-# kept with their node, so their ids are not reused while cached.
-_JOINED: dict[tuple[int, int, bool], tuple[NodeShape, Sequence[PodTemplate], _Node]] = {}
+# out once per (shape, DaemonSets, catalog) object triple, and each caller gets its own copy. The
+# objects are kept with their node, so their ids are not reused while cached.
+_JOINED: dict[tuple[int, int, bool, int], tuple[NodeShape, Sequence[PodTemplate], _Node]] = {}
 
 
-def _fresh_copy(shape: NodeShape, daemons: Sequence[PodTemplate], advertised: bool) -> _Node:
-    key = (id(shape), id(daemons), advertised)
+def _fresh_copy(shape: NodeShape, daemons: Sequence[PodTemplate], advertised: bool, cat: Catalog) -> _Node:
+    key = (id(shape), id(daemons), advertised, id(cat))
     if key not in _JOINED:
         if len(_JOINED) > 4096:
             _JOINED.clear()
-        _JOINED[key] = (shape, daemons, _fresh(shape, daemons, _advertisers(daemons) if advertised else {}))
+        _JOINED[key] = (shape, daemons, _fresh(shape, daemons, _advertisers(daemons) if advertised else {}, cat))
     node = _JOINED[key][2]
-    return _Node(node.shape, dict(node.free), node.memory_used, [dict(d) for d in node.devices], 1, node.holding)
+    return _Node(node.shape, dict(node.free), node.cat, node.memory_used, [dict(d) for d in node.devices], 1, node.holding)
 
 
-def _notes(pod: PodTemplate, shapes: Sequence[NodeShape], advertisers: dict) -> list[str]:
+def _notes(pod: PodTemplate, shapes: Sequence[NodeShape], advertisers: dict, cat: Catalog) -> list[str]:
     notes = list(pod.notes)
     for resource in sorted(pod.requests):
         if pod.requests[resource] > 0 and resource not in advertisers and any(resource in s.plugin_resources for s in shapes):
@@ -135,21 +138,28 @@ def _notes(pod: PodTemplate, shapes: Sequence[NodeShape], advertisers: dict) -> 
         if uncertain:
             notes.append(f"node group {shape.group}: {', '.join(uncertain)} differs between its nodes or is unknown")
         unknown = sorted(r for r in pod.requests if r in shape.unknown_resources)
-        if unknown and _landing(pod, _node(shape, {})):
+        if unknown and _landing(pod, _node(shape, {}, cat)):
             notes.append(f"node group {shape.group}: the amount of {', '.join(unknown)} {shape.unknown_reason}")
     return notes
 
 
-def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate]) -> list[Placement]:
+def given(cat: Catalog | None) -> Catalog:
+    """The catalog a simulation was handed. plans/placement.py calls `simulate` and `provision`
+    without one until issue 51's plan-view work ports it; every other caller passes its own."""
+    return cat if cat is not None else catalog.load()
+
+
+def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate], cat: Catalog | None = None) -> list[Placement]:
     """Place every pod template on the groups' nodes; one Placement per template, in input order."""
+    cat = given(cat)
     daemons = [p for p in pods if p.replicas is None]
     advertisers = _advertisers(daemons)
-    nodes = [_fresh(s, daemons, advertisers).copy(s.nodes) for s in shapes if s.nodes > 0]
-    empty = {s.group: _fresh(s, daemons, advertisers) for s in shapes}
+    nodes = [_fresh(s, daemons, advertisers, cat).copy(s.nodes) for s in shapes if s.nodes > 0]
+    empty = {s.group: _fresh(s, daemons, advertisers, cat) for s in shapes}
     grown: Counter[str] = Counter()
     results = []
     for pod in pods:
-        result = Placement(pod, DAEMON if pod.replicas is None else SCHEDULED, notes=_notes(pod, shapes, advertisers))
+        result = Placement(pod, DAEMON if pod.replicas is None else SCHEDULED, notes=_notes(pod, shapes, advertisers, cat))
         for shape in shapes:
             probe = empty[shape.group]
             if not probe.reasons(pod):
@@ -171,6 +181,7 @@ def per_new_node(
     pod: PodTemplate,
     shape: NodeShape,
     daemons: Sequence[PodTemplate],
+    cat: Catalog,
     assigned: Sequence[tuple[PodTemplate, int]] = (),
     advertised: bool = True,
 ) -> tuple[int, list[str]]:
@@ -178,7 +189,7 @@ def per_new_node(
     on it, and the pods already `assigned` to it, took their share; 0 and the filters' reasons when
     none. `advertised=False` counts extended resources whether or not a device plugin of the plan
     runs there to advertise them (as a provisioner counts a type's capacity)."""
-    node = _fresh_copy(shape, daemons, advertised)
+    node = _fresh_copy(shape, daemons, advertised, cat)
     for other, count in assigned:
         _take(node, other, count)
     reasons = node.reasons(pod)
@@ -267,7 +278,7 @@ def _scale_up(pod, nodes: list[_Node], shapes, empty, grown: Counter, wanted: in
         per = _per_node(pod, probe)
         added = min(room, 1 if per is None else -(-wanted // per))
         grown[shape.group] += added
-        node = _node(shape, probe.free, probe.devices)
+        node = _node(shape, probe.free, probe.cat, probe.devices)
         node.memory_used = shape.allocatable.get("memory", 0) - node.free.get("memory", 0)
         node.count = added
         nodes.append(node)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.simulate import k8s_scheduler
 from gpufleet.simulate.k8s_filters import selected_keys
 from gpufleet.simulate.k8s_shapes import PENDING, NodeShape, Placement, PodTemplate, show
@@ -138,15 +139,15 @@ class _Claim:
         return sum(n for _, n in self.assigned)
 
 
-def _room(pod: PodTemplate, claim: _Claim, candidate: Candidate, daemons: Sequence[PodTemplate]) -> tuple[int, list[str]]:
+def _room(pod: PodTemplate, claim: _Claim, candidate: Candidate, daemons: Sequence[PodTemplate], cat: Catalog) -> tuple[int, list[str]]:
     labels = _labels_for(pod, claim.pool, candidate.shape)
     if labels is None:
         return 0, ["the pod selects a label the NodePool does not define (Karpenter: 'label does not have known values')"]
     shape = candidate.shape if labels == candidate.shape.labels else replace(candidate.shape, labels=labels)
-    return k8s_scheduler.per_new_node(pod, shape, daemons, claim.assigned, advertised=False)
+    return k8s_scheduler.per_new_node(pod, shape, daemons, cat, claim.assigned, advertised=False)
 
 
-def _unadvertised(pod: PodTemplate, claim: _Claim, daemons: Sequence[PodTemplate]) -> list[str]:
+def _unadvertised(pod: PodTemplate, claim: _Claim, daemons: Sequence[PodTemplate], cat: Catalog) -> list[str]:
     """The extended resources the pod needs that no device plugin of the plan advertises on the node
     Karpenter launches: Karpenter counts the type's capacity, the kubelet only what a plugin advertises."""
     if claim.pool.plugins_built_in:
@@ -155,17 +156,19 @@ def _unadvertised(pod: PodTemplate, claim: _Claim, daemons: Sequence[PodTemplate
     labels = _labels_for(pod, claim.pool, launched.shape) or launched.shape.labels
     shape = replace(launched.shape, labels=labels)
     alone = [(p, n) for p, n in claim.assigned if p is not pod]
-    if k8s_scheduler.per_new_node(pod, shape, daemons, alone)[0]:
+    if k8s_scheduler.per_new_node(pod, shape, daemons, cat, alone)[0]:
         return []
     return sorted(r for r in pod.requests if r in launched.shape.plugin_resources and pod.requests[r] > 0)
 
 
-def _add(pod: PodTemplate, wanted: int, claim: _Claim, daemons: Sequence[PodTemplate], why: dict[str, int] | None = None) -> int:
+def _add(
+    pod: PodTemplate, wanted: int, claim: _Claim, daemons: Sequence[PodTemplate], cat: Catalog, why: dict[str, int] | None = None
+) -> int:
     """Give the claim as many of `wanted` replicas as one of its types holds with what it already
     has; its types narrow to those that hold them all (Karpenter adds pods one by one while any does)."""
     rooms = []
     for candidate in claim.options:
-        room, reasons = _room(pod, claim, candidate, daemons)
+        room, reasons = _room(pod, claim, candidate, daemons, cat)
         rooms.append(room)
         if why is not None:
             for r in reasons:
@@ -187,7 +190,7 @@ def _launched(claim: _Claim) -> Candidate:
     return min(claim.options, key=lambda c: (c.exotic, c.vcpus, c.memory_mib, c.shape.instance_type))
 
 
-def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool], daemons: Sequence[PodTemplate]):
+def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool], daemons: Sequence[PodTemplate], cat: Catalog):
     """Karpenter's scheduling loop over (template, replicas left Pending): the claims it builds, and
     per template the claims holding it, the replicas left and each pool's reason."""
     ordered = order(pools)
@@ -200,7 +203,7 @@ def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool
         for claim in sorted(claims, key=lambda c: c.pods):
             if wanted == 0:
                 break
-            added = _add(pod, wanted, claim, daemons)
+            added = _add(pod, wanted, claim, daemons, cat)
             if added:
                 wanted -= added
                 mine.append(claim)
@@ -222,7 +225,7 @@ def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool
                     break
                 claim = _Claim(pool, options)
                 why: dict[str, int] = {}
-                added = _add(pod, wanted, claim, daemons, why)
+                added = _add(pod, wanted, claim, daemons, cat, why)
                 if not added:
                     top = sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
                     refusals[pool.name] = f"none of its {len(options)} instance types holds the pod: " + "; ".join(
@@ -272,7 +275,11 @@ def _single_unit(pool: Pool, resource: str) -> Pool:
 
 
 def provision(
-    placed: Sequence[Placement], pools: Sequence[Pool], daemons: Sequence[PodTemplate], sharing: Mapping | None = None
+    placed: Sequence[Placement],
+    pools: Sequence[Pool],
+    daemons: Sequence[PodTemplate],
+    sharing: Mapping | None = None,
+    cat: Catalog | None = None,
 ) -> list[dict]:
     """Give the replicas the node groups leave Pending to the NodePools, as Karpenter's scheduler
     does: templates largest first (CPU, then memory), each replica to a NodeClaim being built (fewest
@@ -287,6 +294,7 @@ def provision(
     would need fewer nodes once each GPU is shared, each pod provisioned from that pool says so."""
     if not pools:
         return []
+    cat = k8s_scheduler.given(cat)
     resource, replicas = (sharing or {}).get("resource"), (sharing or {}).get("replicas", 1)
     if resource and (sharing or {}).get("failRequestsGreaterThanOne"):
         # The device plugin's config is the cluster's: the kubelet of every node Karpenter launches
@@ -295,11 +303,11 @@ def provision(
     results = {id(r.pod): r for r in placed if r.status == PENDING and r.pod.replicas is not None and r.pending > 0}
     wanted = [(r.pod, r.pending) for r in results.values()]
     before = {id(pod): n for pod, n in wanted}
-    claims, outcomes = _give_out(wanted, pools, daemons)
+    claims, outcomes = _give_out(wanted, pools, daemons, cat)
     # Recorded once every template is given out: a later one narrows the types of the claims it joins.
     for pod, mine, left, refusals in outcomes:
         _record(results[id(pod)], mine, left, refusals)
-        missing = sorted({r for claim in mine for r in _unadvertised(pod, claim, daemons)})
+        missing = sorted({r for claim in mine for r in _unadvertised(pod, claim, daemons, cat)})
         if missing:
             result = results[id(pod)]
             result.status, result.pending = PENDING, before[id(pod)]
@@ -315,7 +323,7 @@ def provision(
                 if m
             )
     if resource and replicas > 1:
-        shared, _ = _give_out(wanted, [_shared_view(p, resource, replicas) for p in pools], daemons)
+        shared, _ = _give_out(wanted, [_shared_view(p, resource, replicas) for p in pools], daemons, cat)
         fewer = _nodes_by_pool(shared)
         for pool, nodes in _nodes_by_pool(claims).items():
             if fewer.get(pool, 0) < nodes:

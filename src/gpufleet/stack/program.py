@@ -12,6 +12,8 @@ import pulumi
 import pulumi_aws as aws
 from pulumi.runtime import config as runtime_config
 
+from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.stack.platforms import PLATFORMS
 from gpufleet.stack.spec import SpecError, decode_config, load_spec
 from gpufleet.stack.summary import SUMMARY_OUTPUT, accelerator_summary
@@ -30,7 +32,7 @@ def stack_config() -> dict[str, object]:
 # Each platform's components are imported where they are built (its record's `build`): a stack
 # loads only its clouds' provider SDKs (pulumi_alicloud, pulumi_gcp and pulumi_azure take about
 # 0.3 s to import together).
-def build(spec: FleetSpec) -> None:
+def build(spec: FleetSpec, cat: Catalog) -> None:
     aws_opts = None
     for platform in PLATFORMS:
         fleet = getattr(spec, platform.key)
@@ -38,9 +40,9 @@ def build(spec: FleetSpec) -> None:
             continue
         if platform.aws and aws_opts is None:
             aws_opts = _aws_options(spec.region)
-        for name, value in platform.build(fleet, spec.region, aws_opts if platform.aws else None).items():
+        for name, value in platform.build(fleet, spec.region, aws_opts if platform.aws else None, cat).items():
             pulumi.export(name, value)
-    pulumi.export(SUMMARY_OUTPUT, accelerator_summary(spec))
+    pulumi.export(SUMMARY_OUTPUT, accelerator_summary(spec, cat))
 
 
 def _aws_options(region: str) -> pulumi.ResourceOptions:
@@ -59,4 +61,4 @@ def main() -> None:
     except SpecError as err:
         # RunError: the CLI prints the message without a Python traceback.
         raise pulumi.RunError(str(err)) from None
-    build(spec)
+    build(spec, catalog.load())

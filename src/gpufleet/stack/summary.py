@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.platform.summary_rows import SIZES
 from gpufleet.stack.platforms import PLATFORMS
 
@@ -39,9 +39,8 @@ def _totals(groups: list[dict]) -> list[dict]:
     return [totals[k] for k in sorted(totals)]
 
 
-def accelerator_summary(spec: FleetSpec) -> dict:
+def accelerator_summary(spec: FleetSpec, cat: Catalog) -> dict:
     """Every platform's groups, workloads and keys of its own, and the totals over all groups."""
-    cat = catalog.load()
     summary: dict = {"groups": [], "workloads": []}
     for platform in PLATFORMS:
         fleet = getattr(spec, platform.key)

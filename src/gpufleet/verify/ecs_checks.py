@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from gpufleet.catalog import catalog, tokens
+from gpufleet.catalog import tokens
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.plans.groups import Group
 from gpufleet.plans.index import Index, Resource, mapping, seq
 from gpufleet.verify.fleet import EcsFleet
@@ -51,7 +52,7 @@ def _mps(task_definition: Resource) -> bool:
     )
 
 
-def check(resources: Sequence[Resource], groups: list[Group], fleet: EcsFleet, cluster: str) -> list[Finding]:
+def check(resources: Sequence[Resource], groups: list[Group], fleet: EcsFleet, cluster: str, cat: Catalog) -> list[Finding]:
     index = Index(resources)
     services = index.of(tokens.ECS_SERVICE)
     mps_providers = set()
@@ -67,7 +68,7 @@ def check(resources: Sequence[Resource], groups: list[Group], fleet: EcsFleet, c
             )
         )
     else:
-        findings += _instances(groups, fleet.container_instances, cluster, mps_providers)
+        findings += _instances(groups, fleet.container_instances, cluster, mps_providers, cat)
     if fleet.tasks is None:
         findings.append(Finding("ecs-tasks", NOT_JUDGED, "tasks", "no describe-tasks output: tasks are not compared"))
     else:
@@ -75,9 +76,8 @@ def check(resources: Sequence[Resource], groups: list[Group], fleet: EcsFleet, c
     return findings
 
 
-def _instances(groups: list[Group], instances: list[dict], cluster: str, mps_providers: set) -> list[Finding]:
+def _instances(groups: list[Group], instances: list[dict], cluster: str, mps_providers: set, cat: Catalog) -> list[Finding]:
     found = []
-    cat = catalog.load()
     mps = cat.facts.ecs.gpu_sharing.mps_capability
     for g in groups:
         mine = [ci for ci in instances if ci.get("capacityProviderName") == g.name]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import cast
 
-from gpufleet.catalog import catalog
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.plans.placement import PlanPlacement
 from gpufleet.simulate import k8s_scheduler
 from gpufleet.simulate.k8s_shapes import NodeShape, QuantityError, quantity, show
@@ -53,7 +53,7 @@ class _Group:
     differs: bool = False  # its nodes do not match the plan (a Pending pod there is the fleet's doing)
 
 
-def _groups(placement: PlanPlacement, urns: Mapping[str, str]) -> list[_Group]:
+def _groups(placement: PlanPlacement, urns: Mapping[str, str], cat: Catalog) -> list[_Group]:
     found = []
     for shape in placement.shapes:
         label = next((k for k, v in shape.labels.items() if v == shape.group), None)
@@ -61,7 +61,7 @@ def _groups(placement: PlanPlacement, urns: Mapping[str, str]) -> list[_Group]:
             found.append(
                 _Group(shape.group, "node group", label, {shape.instance_type: shape}, urns.get(shape.group), shape.nodes, shape.max_nodes)
             )
-    node_pool = catalog.load().facts.karpenter.labels.node_pool
+    node_pool = cat.facts.karpenter.labels.node_pool
     for pool in placement.pools:
         shapes = {c.shape.instance_type: c.shape for c in pool.candidates}
         found.append(_Group(pool.name, "NodePool", node_pool, shapes, pool.urn))
@@ -89,9 +89,9 @@ def _quarantine(node: str, reason: str) -> tuple[str, ...]:
     return (f"kubectl cordon {node}", f"kubectl taint nodes {node} {QUARANTINE_TAINT}={reason}:NoSchedule")
 
 
-def check(placement: PlanPlacement, fleet: KubeFleet, urns: Mapping[str, str]) -> list[Finding]:
+def check(placement: PlanPlacement, fleet: KubeFleet, urns: Mapping[str, str], cat: Catalog) -> list[Finding]:
     """Every comparison of the fleet with the plan; `urns` names each group's resource by its name."""
-    groups = _groups(placement, urns)
+    groups = _groups(placement, urns, cat)
     findings: list[Finding] = []
     if fleet.nodes is None:
         findings.append(

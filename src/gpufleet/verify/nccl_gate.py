@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpufleet.catalog import catalog, tokens
+from gpufleet.catalog import tokens
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.plans.index import Resource
 from gpufleet.rules import nccl as nccl_rules
 from gpufleet.verify import nccl_log
@@ -31,10 +32,10 @@ class NcclJob:
         return f"MPIJob {self.namespace}/{self.name}"
 
 
-def jobs(resources: Sequence[Resource]) -> list[NcclJob]:
+def jobs(resources: Sequence[Resource], cat: Catalog) -> list[NcclJob]:
     """The plan's MPIJobs that run all_reduce_perf, read from their inputs (any program's)."""
     found = []
-    efa = catalog.load().facts.eks.efa_resource
+    efa = cat.facts.eks.efa_resource
     for r in resources:
         if r.type != tokens.MPIJOB:
             continue
@@ -62,9 +63,9 @@ def jobs(resources: Sequence[Resource]) -> list[NcclJob]:
     return found
 
 
-def judge(job: NcclJob, text: str | None, source: str) -> list[Finding]:
+def judge(job: NcclJob, text: str | None, source: str, cat: Catalog) -> list[Finding]:
     """The gate's verdict on one run: its fabric (pre-check, network, NICs) and its bandwidth."""
-    facts = catalog.load().facts
+    facts = cat.facts
     gate = facts.charts.nccl_tests.efa_gate
     if text is None:
         return [Finding("nccl", MISMATCH, job.subject, f"no run to judge: {source}", job.urn)]

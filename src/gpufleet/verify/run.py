@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpufleet.catalog.catalog import Catalog
 from gpufleet.plans import placement as plan_placement
 from gpufleet.plans.groups import accelerated_groups
 from gpufleet.plans.index import Resource
@@ -18,14 +19,15 @@ def verify(
     observed: Observed,
     ecs_cluster: str | None,
     nccl_runs: list[tuple[nccl_gate.NcclJob, str | None, str]] | None,
+    cat: Catalog,
 ) -> Verdict:
     """`resources`: the plan's, typed (plans.index.from_plan)."""
-    placement = plan_placement.placement(resources)
-    groups = list(accelerated_groups(resources).values())
+    placement = plan_placement.placement(resources, cat)
+    groups = list(accelerated_groups(resources, cat).values())
     verdict = Verdict(observed.where)
     kube_planned = bool(placement.shapes or placement.pools)
     if observed.kube is not None:
-        verdict.findings += kube_checks.check(placement, observed.kube, {g.name: g.urn for g in groups})
+        verdict.findings += kube_checks.check(placement, observed.kube, {g.name: g.urn for g in groups}, cat)
     elif kube_planned:
         verdict.findings.append(
             Finding(
@@ -37,7 +39,7 @@ def verify(
         )
     ecs_groups = [g for g in groups if g.platform == "ecs"]
     if observed.ecs is not None:
-        verdict.findings += ecs_checks.check(resources, ecs_groups, observed.ecs, ecs_cluster or "<cluster>")
+        verdict.findings += ecs_checks.check(resources, ecs_groups, observed.ecs, ecs_cluster or "<cluster>", cat)
     elif ecs_groups:
         verdict.findings.append(
             Finding(
@@ -52,5 +54,5 @@ def verify(
     for gap in observed.gaps:
         verdict.findings.append(Finding("recording", NOT_JUDGED, "the recording", gap))
     for job, text, source in nccl_runs or []:
-        verdict.findings += nccl_gate.judge(job, text, source)
+        verdict.findings += nccl_gate.judge(job, text, source, cat)
     return verdict
