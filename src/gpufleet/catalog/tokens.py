@@ -57,6 +57,12 @@ AKS_CLUSTER = "azure:containerservice/kubernetesCluster:KubernetesCluster"
 AKS_NATIVE_CLUSTER = "azure-native:containerservice:ManagedCluster"
 AKS_NATIVE_AGENT_POOL = "azure-native:containerservice:AgentPool"
 STACK = "pulumi:pulumi:Stack"
+# The engine's built-in resources and functions (pulumi/pulumi pkg/resource/deploy/builtins.go).
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+GET_RESOURCE = "pulumi:pulumi:getResource"
+READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
+READ_STACK_RESOURCE_OUTPUTS = "pulumi:pulumi:readStackResourceOutputs"
+STASH = "pulumi:index:Stash"
 PROVIDERS = "pulumi:providers:"  # a provider resource's type: this, then its package
 AWS_PROVIDER = "pulumi:providers:aws"
 GCP_PROVIDER = "pulumi:providers:gcp"

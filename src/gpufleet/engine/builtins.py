@@ -10,13 +10,15 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from gpufleet.catalog import tokens
 from gpufleet.catalog.tokens import UNKNOWN
+from gpufleet.errors import GpufleetError
 
-GET_RESOURCE = "pulumi:pulumi:getResource"
-READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
-READ_STACK_RESOURCE_OUTPUTS = "pulumi:pulumi:readStackResourceOutputs"
-STACK_REFERENCE = "pulumi:pulumi:StackReference"
-STASH = "pulumi:index:Stash"
+GET_RESOURCE = tokens.GET_RESOURCE
+READ_STACK_OUTPUTS = tokens.READ_STACK_OUTPUTS
+READ_STACK_RESOURCE_OUTPUTS = tokens.READ_STACK_RESOURCE_OUTPUTS
+STACK_REFERENCE = tokens.STACK_REFERENCE
+STASH = tokens.STASH
 
 
 @dataclass(frozen=True)
@@ -29,11 +31,11 @@ class State:
     outputs: dict | None
 
 
-class BuiltinError(Exception):
+class BuiltinError(GpufleetError):
     """The engine's builtins provider fails the call; the program sees the error (message as the engine's)."""
 
 
-class Unanswered(Exception):
+class Unanswered(GpufleetError):
     """The answer is in a backend the offline engine does not read: answered unknown, the reason named."""
 
 

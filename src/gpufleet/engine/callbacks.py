@@ -20,13 +20,14 @@ from google.protobuf.message import DecodeError, Message
 from pulumi.runtime.proto import alias_pb2, callback_pb2, callback_pb2_grpc, resource_pb2
 
 from gpufleet.catalog.tokens import UNKNOWN
+from gpufleet.errors import GpufleetError
 from gpufleet.plans.wire import OUTPUT_SIG, RESOURCE_SIG, SECRET_SIG, SIG_KEY
 
 M = TypeVar("M", bound=Message)
 MAX_MESSAGE = 64 << 20  # as the monitor's own channel: a transform sees and returns a whole registration
 
 
-class CallbackFailed(Exception):
+class CallbackFailed(GpufleetError):
     """A call into the program failed; the message names the callback and what it said."""
 
 

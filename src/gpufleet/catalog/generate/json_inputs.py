@@ -34,6 +34,7 @@ from importlib import metadata
 from pathlib import Path
 
 from gpufleet.catalog.catalog import DATA
+from gpufleet.errors import GpufleetError
 
 REGENERATE = "python -m gpufleet.catalog.generate.json_inputs"
 DATA_FILE = DATA / "aws_json_inputs.json"
@@ -43,7 +44,7 @@ UNION_MARK = "Union[_builtins.str, '"
 REPOSITORY = "pulumi/pulumi-aws"
 
 
-class SchemaShapeError(RuntimeError):
+class SchemaShapeError(GpufleetError):
     """The SDK holds a string-or-object input this generator has no place for."""
 
 
@@ -89,7 +90,7 @@ def _union_objects(annotation: ast.expr, object_types: set[str]) -> list[tuple[b
 
 
 def _resource_token(tree: ast.Module) -> str | None:
-    """The type token a resource module registers: `super(Role, __self__).__init__('aws:iam/role:Role', ...)`."""
+    """The type token a resource module registers: `super(Role, __self__).__init__(<the type token>, ...)`."""
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Call)
