@@ -72,11 +72,13 @@ def cold_cli() -> float:
 _COST_PART = """
 import json, sys, time
 import gpufleet.plans.groups, gpufleet.plans.placement, gpufleet.catalog.catalog as c
-c.load()
+from gpufleet.plans.index import from_plan
+cat = c.load()
 plan = json.loads(open(sys.argv[1]).read())
+resources = from_plan(plan)
 start = time.perf_counter()
 from gpufleet.plans import cost
-cost.plan_cost(plan["resources"], plan["placement"])
+cost.plan_cost(resources, plan["placement"], cat=cat)
 print(time.perf_counter() - start)
 """
 

@@ -37,6 +37,10 @@ def assert_as_reviewed(expected: dict, code: int, out: str, err: str, tmp_path: 
             t["task"] for t in placement.get("tasks") or [] if t["status"] == "pending"
         ]
         assert sorted(pending) == sorted(expected["pending"]), placement
+    if "advisory" in expected:  # the pods whose verdict the simulation does not decide alone (each says why)
+        assert sorted(p["pod"] for p in plan["placement"]["pods"] if p.get("notes")) == sorted(expected["advisory"]), plan["placement"]
+    for gap in expected.get("gaps") or []:  # what the plan lacks for a verdict, each the start of one of placement.gaps
+        assert any(g.startswith(gap) for g in plan["placement"]["gaps"]), (gap, plan["placement"]["gaps"])
     cost = plan["cost"]
     if "costGroups" in expected:
         assert sorted(g["group"] for g in cost["groups"]) == sorted(expected["costGroups"])

@@ -507,7 +507,7 @@ def test_a_program_s_own_device_plugin_release_is_read_as_written():
                "inputs": {"chart": chart.chart, "version": "0.18.2", "namespace": "kube-system", "name": "nvdp"}}
     [pod] = [p for p in _placed({"resources": [release]})["pods"] if "nvdp" in p["pod"]]
     assert pod["pod"] == f"DaemonSet kube-system/nvdp ({chart.chart.rsplit('/', 1)[-1]} 0.18.2)"
-    assert f"the release pins chart version 0.18.2; its pod is read from the values of {chart.version}, the version gpufleet has" in pod["notes"]
+    assert f"the release pins chart version 0.18.2; its pods are read from the values of {chart.version}, the version gpufleet has" in pod["notes"]
 
 
 def test_a_karpenter_node_pool_whose_spec_is_unknown_is_a_named_gap():
@@ -554,3 +554,86 @@ def test_azure_native_aks_pools_are_read_as_the_classic_provider_s():
     assert groups["gpu"]["allocatable"]["nvidia.com/gpu"] == "1"
     [llm] = [p for p in placed["pods"] if p["pod"].endswith("/llm")]
     assert llm["status"] == "pending" and "untolerated taint" in llm["message"] and placed["gaps"] == []
+
+
+def _with(plan: dict, *resources: dict) -> dict:
+    plan["resources"] += list(resources)
+    return plan
+
+
+def _deployment(name: str, selector: dict) -> dict:
+    return {"urn": f"urn:pulumi:s::p::kubernetes:apps/v1:Deployment::{name}", "type": "kubernetes:apps/v1:Deployment", "name": name,
+            "inputs": {"metadata": {"name": name, "namespace": "default"},
+                       "spec": {"replicas": 1, "template": {"spec": {"nodeSelector": selector, "containers": [{"name": name}]}}}}}
+
+
+def test_a_pod_pinned_by_a_label_s_deprecated_spelling_lands_where_the_ga_one_would():
+    """Nodes carry the kubelet's and the cloud controller's labels in both spellings (Pulumi's
+    node-group migration example pins nginx by beta.kubernetes.io/instance-type); a label no node
+    shape knows the value of (each node's hostname) leaves its pod Pending for the simulation only:
+    the verdict is advisory, saying why."""
+    plan = _with(
+        golden("eks-p5-efa"),
+        _deployment("old-names", {"beta.kubernetes.io/instance-type": "m6i.large", "beta.kubernetes.io/arch": "amd64"}),
+        _deployment("one-node", {"kubernetes.io/hostname": "ip-10-0-1-7.ec2.internal"}),
+    )
+    found = plan_placement.placement(plan_placement.from_plan({"resources": plan["resources"]}))
+    pods = {p.pod.owner: p for p in found.pods}
+    old = pods["Deployment default/old-names"]
+    assert (old.status, old.placed, old.notes) == ("scheduled", {"system-*": 1}, [])
+    one = pods["Deployment default/one-node"]
+    assert one.status == "pending" and not found.certain(one)
+    assert "node group system-*: kubernetes.io/hostname differs between its nodes or is unknown" in one.notes
+
+
+def test_a_release_of_a_chart_gpufleet_does_not_carry_is_a_gap():
+    """Its pods, their requests, tolerations and node selectors are not known, and every pod of the
+    cluster may depend on them (capacity they take, labels, devices or nodes they add): the plan's
+    verdicts are advisory (PlanPlacement.certain), the gap saying which release."""
+    release = {"urn": "urn:pulumi:s::p::kubernetes:helm.sh/v3:Release::mon", "type": "kubernetes:helm.sh/v3:Release", "name": "mon",
+               "inputs": {"chart": "kube-prometheus-stack", "version": "81.2.1", "name": "monitoring"}}
+    unknown = {**release, "urn": release["urn"] + "2", "name": "dra", "inputs": {"chart": "04da6b54-80e4-46f7-96ec-b56ff0331ba9"}}
+    assert _placed(golden("eks-p5-efa"))["gaps"] == []
+    found = plan_placement.placement(plan_placement.from_plan({"resources": _with(golden("eks-p5-efa"), release, unknown)["resources"]}))
+    assert found.gaps == [
+        "Helm release 'monitoring' installs chart kube-prometheus-stack 81.2.1, which gpufleet does not carry: "
+        "which pods it runs, and on which nodes, is not known",
+        "Helm release 'dra': its chart is not known offline: which pods it runs, and on which nodes, is not known",
+    ]
+    assert not any(found.certain(p) for p in found.pods)
+
+
+def _release(chart: str, version: str | None) -> dict:
+    return {"urn": "urn:pulumi:s::p::kubernetes:helm.sh/v3:Release::r", "type": "kubernetes:helm.sh/v3:Release", "name": "r",
+            "inputs": {"chart": chart, **({"version": version} if version is not None else {})}}
+
+
+def _carried():
+    facts = catalog.load().facts
+    return [*facts.charts.plugins().values(), facts.charts.gpu_operator, facts.karpenter.chart]
+
+
+@pytest.mark.parametrize("chart", _carried(), ids=lambda c: c.chart.rsplit("/", 1)[-1])
+def test_every_chart_gpufleet_carries_is_judged_at_the_release_s_version_or_says_it_is_not(chart):
+    """One rule for every chart: gpufleet holds one version's values (its own), so a release pinning
+    it (with or without Helm's optional leading v) is judged as written, and each pod of a release
+    pinning another version, or none (Helm installs the repository's newest), is named at the
+    release's version and says it is read from gpufleet's: its verdict is advisory."""
+    def pods(version):
+        placed = _placed({"resources": [_release(chart.chart, version)]})["pods"]
+        return [p for p in placed if f"({chart.chart.rsplit('/', 1)[-1]} " in p["pod"] or f"({chart.chart} " in p["pod"]]
+
+    other = "0.0.1"
+    mine, spelled, older, unpinned = pods(chart.version), pods(chart.version.removeprefix("v")), pods(other), pods(None)
+    assert mine and all("notes" not in p for p in mine + spelled)
+    assert len(older) == len(mine) and all(p["pod"].endswith(f" {other})") for p in older)
+    said = f"the release pins chart version {other}; its pods are read from the values of {chart.version}, the version gpufleet has"
+    assert all(said in p["notes"] for p in older)
+    assert all(
+        "the release pins no chart version (Helm installs the repository's newest); its pods are read from the values of "
+        f"{chart.version}, the version gpufleet has" in p["notes"]
+        for p in unpinned
+    ) and len(unpinned) == len(mine)
+    from gpufleet.catalog.tokens import UNKNOWN
+
+    assert all(f"the release's chart version is not known offline; its pods are read from the values of {chart.version}" in p["notes"][0] for p in pods(UNKNOWN))

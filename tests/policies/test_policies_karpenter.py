@@ -3,7 +3,7 @@ over gRPC. The foreign program's NodePools are judged in tests/corpus."""
 
 from __future__ import annotations
 
-from gpufleet.catalog import tokens
+from gpufleet.catalog import catalog, tokens
 from tests.policy_helpers import findings, resource
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
@@ -314,7 +314,8 @@ def test_a_pod_a_fargate_profile_selects_is_not_judged_pending(judge):
     release = resource(
         "kubernetes:helm.sh/v3:Release",
         "karpenter",
-        {"chart": "oci://public.ecr.aws/karpenter/karpenter", "namespace": "karpenter", "values": {}},
+        # At the chart version whose values gpufleet holds: another would make the verdict advisory by itself.
+        {"chart": "oci://public.ecr.aws/karpenter/karpenter", "version": catalog.load().facts.karpenter.chart.version, "namespace": "karpenter", "values": {}},
     )
     result = judge([cluster, profile, release])
     assert _said(result, "k8s-pods-schedulable", "karpenter") == []

@@ -517,3 +517,15 @@ def test_a_layout_on_a_second_network_card_leaves_out_a_type_of_one():
     pod = _deployment("train", 1, {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "1"}, tolerate_gpu=True)
     assert _pods(pool, node_class(0), pod)["train"]["status"] == "provisioned"
     assert "its requirements admit no instance type of the catalog" in _pods(pool, node_class(1), pod)["train"]["message"]
+
+
+def test_a_pod_selecting_a_deprecated_label_is_provisioned_as_by_the_ga_one():
+    """Karpenter reads a pod's requirement on a deprecated spelling as the GA label's
+    (kubernetes-sigs/karpenter NormalizedLabels), and the node it launches carries both."""
+    pool = _pool("general", [_types(["m5.large", "m5.xlarge"])])
+    for selector in ({"beta.kubernetes.io/instance-type": "m5.xlarge", "beta.kubernetes.io/os": "linux"},
+                     {"failure-domain.beta.kubernetes.io/zone": "us-west-2a"}):
+        web = _pods(pool, _deployment("web", 1, {"cpu": "1"}, node_selector=selector))["web"]
+        assert web["status"] == "provisioned", (selector, web)
+    web = _pods(pool, _deployment("web", 1, {"cpu": "1"}, node_selector={"beta.kubernetes.io/instance-type": "m5.xlarge"}))["web"]
+    assert web["provisioned"][0]["instanceType"] == "m5.xlarge"

@@ -184,10 +184,44 @@ def test_the_arch_label_uses_kubernetes_names():
     names = FACTS.eks.well_known_labels
     assert labels[names.arch] == names.architectures["arm64"] and labels[names.zone] == "z1"  # one zone named twice
     labels, uncertain = node_capacity.well_known_labels(CAT.get("m6i.large"), "g", "SPOT", [], FACTS.eks)
-    assert labels[names.arch] == names.architectures["x86_64"] and names.zone not in labels and uncertain == {names.zone}
+    assert labels[names.arch] == names.architectures["x86_64"] and names.zone not in labels and names.zone in uncertain
     both = next(n for n, it in sorted(CAT.types.items()) if it.architectures == ("i386", "x86_64"))
     labels, _ = node_capacity.well_known_labels(CAT.get(both), "g", "SPOT", ["z1"], FACTS.eks)
     assert labels[names.arch] == names.architectures["x86_64"]  # the x86_64 AMI runs, not an i386 one
+
+
+def test_an_eks_node_carries_the_kubelet_s_and_the_cloud_s_labels_in_both_spellings():
+    """Kubernetes 1.35's kubelet sets os and arch, and AWS's cloud controller (k8s.io/cloud-provider's
+    node controller) instance type, zone and region, each under its GA name and its deprecated one: a
+    pod written against beta.kubernetes.io/instance-type (Pulumi's node-group migration example)
+    lands. The hostname (each node's own) and the region (no shape holds it) are left off as
+    uncertain, in both spellings, as is the zone of a group in several zones."""
+    names = FACTS.eks.well_known_labels
+    labels, uncertain = node_capacity.well_known_labels(CAT.get("t3.2xlarge"), "g", "ON_DEMAND", ["us-west-2a"], FACTS.eks)
+    assert {k: labels[k] for k in ("beta.kubernetes.io/instance-type", "beta.kubernetes.io/os", "beta.kubernetes.io/arch")} == {
+        "beta.kubernetes.io/instance-type": "t3.2xlarge",
+        "beta.kubernetes.io/os": "linux",
+        "beta.kubernetes.io/arch": "amd64",
+    }
+    assert labels["failure-domain.beta.kubernetes.io/zone"] == labels[names.zone] == "us-west-2a"
+    assert uncertain == {names.hostname, names.region, "failure-domain.beta.kubernetes.io/region"}
+    assert names.hostname not in labels and names.region not in labels
+    _, uncertain = node_capacity.well_known_labels(CAT.get("t3.2xlarge"), "g", "ON_DEMAND", ["us-west-2a", "us-west-2b"], FACTS.eks)
+    assert {names.zone, "failure-domain.beta.kubernetes.io/zone"} <= uncertain
+
+
+def test_aks_nodes_carry_the_cloud_s_labels_under_their_ga_names_only():
+    """AKS's cloud-node-manager sets the instance type, zone and region under their GA names only
+    (aks.deprecatedNodeLabels); the kubelet's deprecated os and arch it keeps."""
+    from gpufleet.rules import aks as aks_rules
+
+    names = FACTS.eks.well_known_labels
+    node = aks_rules.gpus("Standard_NC24ads_A100_v4", FACTS.aks)
+    shape = node_capacity.aks_node_shape("gpu", node, None, {}, [], (1, 1, 1), "nvidia.com/gpu", FACTS.aks, well_known=names)
+    assert shape.labels[names.instance_type] == "Standard_NC24ads_A100_v4" and shape.labels["beta.kubernetes.io/os"] == "linux"
+    assert "beta.kubernetes.io/instance-type" not in shape.labels and "beta.kubernetes.io/instance-type" not in shape.uncertain_labels
+    # The VM size's architecture is not in the catalog: a pod selecting it is judged advisory.
+    assert {names.arch, "beta.kubernetes.io/arch", names.zone} <= shape.uncertain_labels
 
 
 def _ack_shape(types, labels, sizes=(1, 2, 3)):
@@ -216,12 +250,24 @@ def test_a_gke_pools_labels_resources_and_sizes():
     gke = FACTS.gke
     names = gke.labels
     a100 = gke_rules.gpus("a2-highgpu-2g", None, None, gke)
-    mig = node_capacity.gke_node_shape("mig", a100, "1g.5gb", None, {"team": "ml"}, [], (1, 2, 3), "nvidia.com/gpu", gke)
-    assert mig.labels == {"team": "ml", names.node_pool: "mig", names.accelerator: a100.accelerator, names.partition_size: "1g.5gb"}
+    well_known = FACTS.eks.well_known_labels
+    mig = node_capacity.gke_node_shape(
+        "mig", a100, "1g.5gb", None, {"team": "ml"}, [], (1, 2, 3), "nvidia.com/gpu", gke, well_known=well_known, zones=["us-central1-a"]
+    )
+    kubelet, _ = node_capacity.node_labels(well_known, os="linux", arch=None, instance_type="a2-highgpu-2g", zones=["us-central1-a"])
+    assert kubelet["beta.kubernetes.io/instance-type"] == "a2-highgpu-2g" and kubelet["failure-domain.beta.kubernetes.io/zone"] == "us-central1-a"
+    assert mig.labels == {
+        **kubelet,
+        "team": "ml",
+        names.node_pool: "mig",
+        names.accelerator: a100.accelerator,
+        names.partition_size: "1g.5gb",
+    }
+    assert well_known.arch in mig.uncertain_labels  # the machine type's architecture is not in the catalog
     assert mig.allocatable == {"nvidia.com/gpu": gke_rules.gpu_resources_per_node(a100, "1g.5gb", None, gke)} != {"nvidia.com/gpu": a100.count}
     assert (mig.min_nodes, mig.nodes, mig.max_nodes) == (1, 2, 3) and mig.single_unit_resources == frozenset()
     l4 = gke_rules.gpus("g2-standard-8", None, None, gke)
-    shared = node_capacity.gke_node_shape("l4", l4, None, ("TIME_SHARING", 4), {}, [], (0, 1, 2), "nvidia.com/gpu", gke)
+    shared = node_capacity.gke_node_shape("l4", l4, None, ("TIME_SHARING", 4), {}, [], (0, 1, 2), "nvidia.com/gpu", gke, well_known=well_known)
     assert shared.labels[names.sharing_strategy] == gke.sharing_strategies["TIME_SHARING"] and shared.labels[names.max_shared_clients] == "4"
     assert names.partition_size not in shared.labels
     assert shared.allocatable == {"nvidia.com/gpu": l4.count * 4} and shared.single_unit_resources == {"nvidia.com/gpu"}
@@ -230,7 +276,7 @@ def test_a_gke_pools_labels_resources_and_sizes():
     # A strategy GKE adds later (read from a plan) is labelled as the API spells it.
     assert shared.unknown_resources == mig.unknown_resources == {"cpu", "memory", "pods"}
     assert shared.assumptions and "GKE taints GPU nodes" in shared.assumptions[0]
-    later = node_capacity.gke_node_shape("l4", l4, None, ("NEW_STRATEGY", 2), {}, [], (0, 1, 2), "nvidia.com/gpu", gke)
+    later = node_capacity.gke_node_shape("l4", l4, None, ("NEW_STRATEGY", 2), {}, [], (0, 1, 2), "nvidia.com/gpu", gke, well_known=well_known)
     assert "NEW_STRATEGY" not in gke.sharing_strategies and later.labels[names.sharing_strategy] == "NEW_STRATEGY"
 
 
@@ -239,8 +285,12 @@ def test_an_aks_pools_label_resources_and_sizes():
 
     aks = FACTS.aks
     node = aks_rules.gpus("Standard_NC24ads_A100_v4", aks)
-    shape = node_capacity.aks_node_shape("gpu", node, None, {"team": "ml"}, [], (1, 2, 3), "nvidia.com/gpu", aks)
-    assert shape.labels == {"team": "ml", aks.pool_label: "gpu"}
+    well_known = FACTS.eks.well_known_labels
+    shape = node_capacity.aks_node_shape("gpu", node, None, {"team": "ml"}, [], (1, 2, 3), "nvidia.com/gpu", aks, well_known=well_known)
+    kubelet, _ = node_capacity.node_labels(
+        well_known, os="linux", arch=None, instance_type="Standard_NC24ads_A100_v4", cloud_deprecated=aks.deprecated_node_labels.supported
+    )
+    assert shape.labels == {**kubelet, "team": "ml", aks.pool_label: "gpu"}
     assert shape.allocatable == {"nvidia.com/gpu": aks_rules.gpu_resources_per_node(node, None, aks)}
     assert (shape.min_nodes, shape.nodes, shape.max_nodes) == (1, 2, 3)
     assert shape.unknown_resources == {"cpu", "memory", "pods"}  # a VM size's CPU, memory and pod count: not in the catalog
@@ -248,7 +298,10 @@ def test_an_aks_pools_label_resources_and_sizes():
 
 def test_a_pool_of_an_uncatalogued_machine_size_is_judged_by_labels_and_taints_only():
     taint = {"key": "CriticalAddonsOnly", "value": "true", "effect": "NoSchedule"}
-    shape = node_capacity.plain_node_shape("system", "Standard_D4s_v5", {"kubernetes.io/os": "linux"}, [taint], (1, 2, 5))
+    shape = node_capacity.plain_node_shape(
+        "system", "Standard_D4s_v5", {}, [taint], (1, 2, 5), names=FACTS.eks.well_known_labels, cloud_deprecated=False
+    )
+    assert shape.labels[FACTS.eks.well_known_labels.os] == "linux"
     assert (shape.min_nodes, shape.nodes, shape.max_nodes) == (1, 2, 5)
     assert shape.taints == (taint,) and shape.allocatable == {} and shape.unknown_resources == {"cpu", "memory", "pods"}
     assert shape.unknown_reason == "is not in the catalog for Standard_D4s_v5 nodes: not checked"

@@ -18,7 +18,15 @@ def check_placement(fleet: AksFleetArgs, region: str | None, cat: Catalog) -> It
     aks, resource = cat.facts.aks, cat.facts.eks.accelerator_resources.nvidia
     shapes = [
         node_capacity.aks_node_shape(
-            pool.name, resolved_gpus(pool, cat), pool.mig_profile, node_labels(pool, cat), [gpu_taint(cat)], pool_sizes(pool), resource, aks
+            pool.name,
+            resolved_gpus(pool, cat),
+            pool.mig_profile,
+            node_labels(pool, cat),
+            [gpu_taint(cat)],
+            pool_sizes(pool),
+            resource,
+            aks,
+            well_known=cat.facts.eks.well_known_labels,
         )
         for pool in fleet.node_pools
     ]

@@ -136,10 +136,14 @@ class Hugepages(Sourced):
 
 
 class WellKnownLabels(Sourced):
+    hostname: str
     os: str
     arch: str
     instance_type: str
     zone: str
+    region: str
+    kubelet_deprecated: dict[str, str]  # GA name -> the deprecated spelling the kubelet sets beside it
+    cloud_deprecated: dict[str, str]  # GA name -> the deprecated spelling k8s.io/cloud-provider's node controller sets
     node_group: str
     capacity_type: str
     architectures: dict[str, str]
@@ -492,6 +496,7 @@ class AksFacts(_Facts):
     time_sharing: Supported
     pool_label: str
     pool_label_source: str
+    deprecated_node_labels: Supported  # does its cloud-node-manager set eks.wellKnownLabels.cloudDeprecated
     critical_addons_taint: Taint  # what onlyCriticalAddonsEnabled puts on a cluster's default pool
 
     @model_validator(mode="after")

@@ -89,12 +89,14 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
             found += [
                 (("kubernetes", "gpuOperator"), pod)
                 for pod in k8s_workloads.gpu_operator_pods(
-                    charts_facts.gpu_operator, values, release, None, eks.accelerator_resources.nvidia
+                    charts_facts.gpu_operator, values, release, None, eks.accelerator_resources.nvidia, charts_facts.gpu_operator.version
                 )
             ]
             continue
         chart = charts_facts.plugins()[key]
-        for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, k8s_workloads.advertised(chart, values, eks)):
+        # gpufleet's components pin each chart at the version whose values it holds.
+        advertised = k8s_workloads.advertised(chart, values, eks)
+        for pod in k8s_workloads.device_plugin_pods(key, chart, values, key, None, advertised, version=chart.version):
             found.append((("kubernetes",), pod))
     if fleet.cluster.create is not None and not resolved.auto_mode(fleet):  # Auto Mode runs them off the pods' nodes
         found += [(_SYSTEM, pod) for pod in k8s_workloads.addon_pods(eks.default_addons)]
@@ -103,7 +105,9 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
     if fleet.node_pools and not resolved.auto_mode(fleet):
         karpenter_facts = cat.facts.karpenter
         values = manifests.chart_values(fleet.cluster.name, fleet.cluster.name, fleet.karpenter.node_overlays, cat)
-        found += [(_SYSTEM, pod) for pod in k8s_workloads.karpenter_pods(karpenter_facts, values, None, None)]
+        found += [
+            (_SYSTEM, pod) for pod in k8s_workloads.karpenter_pods(karpenter_facts, values, None, None, karpenter_facts.chart.version)
+        ]
     nccl = fleet.kubernetes.nccl_test if fleet.kubernetes is not None else None
     if nccl is not None:
         ng = next(ng for ng in fleet.node_groups if ng.name == nccl.node_group)

@@ -22,7 +22,17 @@ def check_placement(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> It
         sharing = (pool.sharing.strategy, pool.sharing.max_shared_clients_per_gpu) if pool.sharing is not None else None
         shapes.append(
             node_capacity.gke_node_shape(
-                pool.name, gpus, pool.partition_size, sharing, dict(pool.labels), [], pool_sizes(pool), resource, gke
+                pool.name,
+                gpus,
+                pool.partition_size,
+                sharing,
+                dict(pool.labels),
+                [],
+                pool_sizes(pool),
+                resource,
+                gke,
+                well_known=cat.facts.eks.well_known_labels,
+                zones=pool.zones,
             )
         )
         selectors[pool.name] = workload_selector(pool, gpus, cat)

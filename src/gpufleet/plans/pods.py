@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
@@ -131,13 +131,9 @@ def _aks_native_pools(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.No
         props = {_AKS_NATIVE_FIELDS.get(k, k): v for k, v in profile.items()}
         name = str_or(props.get("name"), owner.name)
         if props.get("mode") == "System" and props.get("vmSize") not in cat.facts.aks.vm_sizes:
-            labels = {
-                **_aks_os(props, cat),
-                **{str(k): str(v) for k, v in mapping(props.get("nodeLabels")).items()},
-                cat.facts.aks.pool_label: name,
-            }
+            labels = {**{str(k): str(v) for k, v in mapping(props.get("nodeLabels")).items()}, cat.facts.aks.pool_label: name}
             taints = [t for t in (aks_rules.parse_taint(x) for x in seq(props.get("nodeTaints")) if isinstance(x, str)) if t]
-            shapes.append(node_capacity.plain_node_shape(name, str(props.get("vmSize")), labels, taints, _aks_sizes(props)))
+            shapes.append(_aks_plain(name, props.get("vmSize"), labels, taints, _aks_sizes(props), cat, _aks_os(props)))
             continue
         shape = _aks_shape(Resource(owner.urn, tokens.AKS_NODE_POOL, name, {**props, "name": name}), cat)
         if isinstance(shape, str):
@@ -159,13 +155,47 @@ def _aks_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
         return f"{profile} is not a GPU instance profile of {gpus.vm_size}"
     sizes = _aks_sizes(props)
     taints = [t for t in (aks_rules.parse_taint(x) for x in props.get("nodeTaints") or [] if isinstance(x, str)) if t]
-    labels = {**_aks_os(props, cat), **{str(k): str(v) for k, v in (props.get("nodeLabels") or {}).items()}}
+    labels = {str(k): str(v) for k, v in (props.get("nodeLabels") or {}).items()}
     name = str_or(props.get("name"), pool.name)
-    return node_capacity.aks_node_shape(name, gpus, profile, labels, taints, sizes, cat.facts.eks.accelerator_resources.nvidia, aks)
+    return node_capacity.aks_node_shape(
+        name,
+        gpus,
+        profile,
+        labels,
+        taints,
+        sizes,
+        cat.facts.eks.accelerator_resources.nvidia,
+        aks,
+        well_known=cat.facts.eks.well_known_labels,
+        os=_aks_os(props),
+    )
 
 
-def _aks_os(props: Mapping, cat: Catalog) -> dict[str, str]:
-    return node_capacity.os_label(cat.facts.eks, "windows" if props.get("osType") == "Windows" else "linux")
+def _aks_os(props: Mapping) -> str:
+    return "windows" if props.get("osType") == "Windows" else "linux"
+
+
+def _aks_plain(
+    name: str,
+    vm_size: object,
+    labels: Mapping[str, str],
+    taints: Sequence[Mapping],
+    sizes: tuple[int, int, int],
+    cat: Catalog,
+    os: str = "linux",
+) -> k8s_scheduler.NodeShape:
+    """An AKS pool of a VM size the catalog does not hold, with the labels AKS's kubelet and
+    cloud-node-manager give it."""
+    return node_capacity.plain_node_shape(
+        name,
+        vm_size if isinstance(vm_size, str) else None,
+        labels,
+        taints,
+        sizes,
+        names=cat.facts.eks.well_known_labels,
+        cloud_deprecated=cat.facts.aks.deprecated_node_labels.supported,
+        os=os,
+    )
 
 
 def _aks_sizes(props: Mapping) -> tuple[int, int, int]:
@@ -183,15 +213,11 @@ def _aks_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShap
         return None
     aks = cat.facts.aks
     name = str_or(pool.get("name"), "default")
-    # A system pool runs Linux (learn.microsoft.com/azure/aks/use-system-pools: its osType is Linux).
-    labels = {
-        **node_capacity.os_label(cat.facts.eks),
-        **{str(k): str(v) for k, v in (pool.get("nodeLabels") or {}).items()},
-        aks.pool_label: name,
-    }
+    labels = {**{str(k): str(v) for k, v in (pool.get("nodeLabels") or {}).items()}, aks.pool_label: name}
     taint = aks.critical_addons_taint
     taints = [{"key": taint.key, "value": taint.value, "effect": taint.effect}] if truthy(pool.get("onlyCriticalAddonsEnabled")) else []
-    return node_capacity.plain_node_shape(name, str(pool.get("vmSize")), labels, taints, _aks_sizes(pool))
+    # A system pool runs Linux (learn.microsoft.com/azure/aks/use-system-pools: its osType is Linux).
+    return _aks_plain(name, pool.get("vmSize"), labels, taints, _aks_sizes(pool), cat)
 
 
 def _gke_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | None:
@@ -214,9 +240,18 @@ def _gke_default_pool(cluster: Resource, cat: Catalog) -> k8s_scheduler.NodeShap
     locations = [z for z in props.get("nodeLocations") or [] if isinstance(z, str)]
     zones = len(locations) or 1  # a zonal cluster's own zone; a regional one's zones are a gap (node_shapes)
     taints = [k8s_rules.taint(t, cat.facts.eks) for t in config.get("taints") or [] if isinstance(t, Mapping)]
-    labels = {**node_capacity.os_label(cat.facts.eks), **{str(k): str(v) for k, v in (config.get("labels") or {}).items()}}
+    labels = {str(k): str(v) for k, v in (config.get("labels") or {}).items()}
     nodes = int(count) * zones
-    shape = node_capacity.plain_node_shape(f"{cluster.name} default pool", machine_type, labels, taints, (nodes, nodes, nodes))
+    shape = node_capacity.plain_node_shape(
+        f"{cluster.name} default pool",
+        machine_type,
+        labels,
+        taints,
+        (nodes, nodes, nodes),
+        names=cat.facts.eks.well_known_labels,
+        cloud_deprecated=True,
+        zones=_gke_zones(props),
+    )
     where = f"{zones} zones named" if locations else "its location"
     why = f"the pool GKE makes from the cluster's initialNodeCount ({int(count)} a zone, {where})"
     if machine_type == default.value and "machineType" not in config:
@@ -240,11 +275,21 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
     else:
         count = as_int(props.get("nodeCount"), as_int(props.get("initialNodeCount"), 1))
         sizes = (count * zones, count * zones, count * zones)
-    labels = {**node_capacity.os_label(cat.facts.eks), **{str(k): str(v) for k, v in (config.get("labels") or {}).items()}}
+    labels = {str(k): str(v) for k, v in (config.get("labels") or {}).items()}
     taints = [k8s_rules.taint(t, cat.facts.eks) for t in config.get("taints") or [] if isinstance(t, Mapping)]
     name = gke_rules.pool_name(props, pool.name)
+    well_known = cat.facts.eks.well_known_labels
     if not accelerators and not (isinstance(machine_type, str) and machine_type in gke.machine_types):
-        return node_capacity.plain_node_shape(name, str(machine_type), {**labels, gke.labels.node_pool: name}, taints, sizes)
+        return node_capacity.plain_node_shape(
+            name,
+            machine_type if isinstance(machine_type, str) else None,
+            {**labels, gke.labels.node_pool: name},
+            taints,
+            sizes,
+            names=well_known,
+            cloud_deprecated=True,
+            zones=_gke_zones(props),
+        )
     first = accelerators[0] if accelerators else {}
     accelerator_count = first.get("count")
     gpus = gke_rules.gpus(
@@ -260,8 +305,26 @@ def _gke_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
         (str(sharing_config.get("gpuSharingStrategy")), as_int(sharing_config.get("maxSharedClientsPerGpu"), 1)) if sharing_config else None
     )
     return node_capacity.gke_node_shape(
-        name, gpus, partition, sharing, labels, taints, sizes, cat.facts.eks.accelerator_resources.nvidia, gke
+        name,
+        gpus,
+        partition,
+        sharing,
+        labels,
+        taints,
+        sizes,
+        cat.facts.eks.accelerator_resources.nvidia,
+        gke,
+        well_known=well_known,
+        zones=_gke_zones(props),
     )
+
+
+def _gke_zones(props: Mapping) -> list[str]:
+    """The zones a GKE cluster's or pool's nodes run in, where the plan names them: its node
+    locations, else its location when that is a zone (a regional one's zones are not named)."""
+    locations = [z for z in seq(props.get("nodeLocations")) if isinstance(z, str)]
+    location = props.get("location")
+    return locations or ([location] if isinstance(location, str) and gke_rules.is_zone(location) else [])
 
 
 def _ack_shape(pool: Resource, cat: Catalog) -> k8s_scheduler.NodeShape | str:
@@ -293,30 +356,69 @@ def _addon_overrides(index: Index) -> dict[str, Mapping]:
     return found
 
 
+def _pinned(release: Resource) -> str | None:
+    """The chart version a Helm release pins (None: it pins none, or it is not known offline)."""
+    version = release.props.get("version")
+    return version if isinstance(version, str) else None
+
+
+def _uncarried_charts(index: Index, cat: Catalog) -> list[str]:
+    """A gap for each Helm release of a chart gpufleet does not carry: which pods it runs, with
+    which requests, tolerations and node selectors, is not known, and any pod of the cluster may
+    depend on them: they take CPU and memory from the nodes the others are placed on, and such a
+    chart may label nodes (node feature discovery), advertise devices (a DRA driver, a device
+    plugin) or launch nodes (an autoscaler). The ACK GPU-sharing chart is read as its pools: the
+    shared GPU resources it advertises are the ACK shapes' (ack.sharingChart), and its own pods'
+    CPU and memory ACK shapes do not judge."""
+    carried = {
+        *(c.chart for c in cat.facts.charts.plugins().values()),
+        cat.facts.charts.gpu_operator.chart,
+        cat.facts.karpenter.chart.chart,
+        cat.facts.ack.sharing_chart,
+    }
+    gaps = []
+    for release in index.of(tokens.HELM_RELEASE):
+        chart = release.props.get("chart")
+        if chart in carried:
+            continue
+        name = str_or(release.props.get("name"), release.name)
+        if not isinstance(chart, str) or chart == tokens.UNKNOWN:
+            gaps.append(f"Helm release {name!r}: its chart is not known offline: which pods it runs, and on which nodes, is not known")
+            continue
+        version = _pinned(release)
+        pinned = f" {version}" if version not in (None, tokens.UNKNOWN) else ""
+        gaps.append(
+            f"Helm release {name!r} installs chart {chart}{pinned}, which gpufleet does not carry: "
+            "which pods it runs, and on which nodes, is not known"
+        )
+    return gaps
+
+
 def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTemplate], list[str]]:
     """Device-plugin DaemonSets, EKS's default add-ons, pinned manifests, then the plan's workloads."""
     eks, charts_facts = cat.facts.eks, cat.facts.charts
     pods: list[k8s_scheduler.PodTemplate] = []
-    gaps: list[str] = []
+    gaps = _uncarried_charts(index, cat)
     for key, chart, release in plugins(index, cat):
         values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
         name = str_or(release.props.get("name"), release.name)
         namespace = release.props.get("namespace") if isinstance(release.props.get("namespace"), str) else None
-        version = release.props.get("version") if isinstance(release.props.get("version"), str) else None
         pods += k8s_workloads.device_plugin_pods(
-            key, chart, values, name, release.urn, k8s_workloads.advertised(chart, values, eks), namespace, version
+            key, chart, values, name, release.urn, k8s_workloads.advertised(chart, values, eks), namespace, _pinned(release)
         )
     gpu_operator = charts_facts.gpu_operator
     for release in index.of(tokens.HELM_RELEASE):
         if release.props.get("chart") == gpu_operator.chart:
             values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
             name = str_or(release.props.get("name"), release.name)
-            pods += k8s_workloads.gpu_operator_pods(gpu_operator, values, name, release.urn, eks.accelerator_resources.nvidia)
+            pods += k8s_workloads.gpu_operator_pods(
+                gpu_operator, values, name, release.urn, eks.accelerator_resources.nvidia, _pinned(release)
+            )
     for release in index.of(tokens.HELM_RELEASE):
         if release.props.get("chart") == cat.facts.karpenter.chart.chart:
             values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
             namespace = release.props.get("namespace") if isinstance(release.props.get("namespace"), str) else None
-            pods += k8s_workloads.karpenter_pods(cat.facts.karpenter, values, namespace, release.urn)
+            pods += k8s_workloads.karpenter_pods(cat.facts.karpenter, values, namespace, release.urn, _pinned(release))
     clusters = index.of(tokens.EKS_CLUSTER)
     library_clusters = libraries.library_clusters(index)
     if clusters:

@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from gpufleet.catalog import charts
-from gpufleet.catalog.facts import Addon, Chart, EksFacts, Karpenter, ManifestObject, NodeHealth
+from gpufleet.catalog.facts import Addon, Chart, EksFacts, Karpenter, KarpenterChart, ManifestObject, NodeHealth
 from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.simulate.k8s_shapes import PodTemplate, QuantityError, quantity
 from gpufleet.simulate.loose import mapping
@@ -176,6 +176,25 @@ def monitoring_pods(health: NodeHealth, values: Mapping | None, urn: str | None 
     return addon_pods(health.pods, overrides, urn, health.monitoring_addon)
 
 
+def release_version(chart: Chart | KarpenterChart, pinned: str | None) -> tuple[str, tuple[str, ...]]:
+    """The chart version a release's pods are named by (the one it pins, else gpufleet's), and what
+    to note on each of them when that is not the version whose values gpufleet holds: it holds one
+    per chart, its own, and reads every release of the chart from those. Helm finds a pinned
+    version exactly, or as the semantic version or range it names, the newest first ("0.5.30" finds
+    v0.5.30; helm/helm pkg/repo/index.go @v3.21.4 L183-L223, IndexFile.Get); a release that pins
+    none gets the repository's newest, which gpufleet cannot know."""
+    if pinned is None:
+        said = "the release pins no chart version (Helm installs the repository's newest)"
+    elif pinned == UNKNOWN:
+        said = "the release's chart version is not known offline"
+    elif pinned.removeprefix("v") == chart.version.removeprefix("v"):
+        return pinned, ()
+    else:
+        said = f"the release pins chart version {pinned}"
+    named = pinned if pinned not in (None, UNKNOWN) else chart.version
+    return named, (f"{said}; its pods are read from the values of {chart.version}, the version gpufleet has",)
+
+
 def device_plugin_pods(
     key: str,
     chart: Chart,
@@ -188,27 +207,28 @@ def device_plugin_pods(
 ) -> list[PodTemplate]:
     """The DaemonSet pod of a device-plugin release (none when its values switch the plugin off),
     named as the release writes it (its namespace and chart version, where it gives them). The pod
-    is rendered from the pinned chart's values: a release of another version is noted as such."""
+    is rendered from the pinned chart's values: a release of another version is noted as such
+    (`release_version`)."""
     spec = charts.device_plugin_pod(key, chart, given)
     if spec is None:
         return []
-    version = version or chart.version
-    owner = f"DaemonSet {namespace or chart.namespace}/{release} ({chart.chart.rsplit('/', 1)[-1]} {version})"
+    named, notes = release_version(chart, version)
+    owner = f"DaemonSet {namespace or chart.namespace}/{release} ({chart.chart.rsplit('/', 1)[-1]} {named})"
     template = pod_template(owner, None, spec, urn=urn, source=f"chart {chart.chart} {chart.version} values", advertises=resources)
-    if version != chart.version:
-        note = f"the release pins chart version {version}; its pod is read from the values of {chart.version}, the version gpufleet has"
-        template = dataclasses.replace(template, notes=(*template.notes, note))
-    return [template]
+    return [dataclasses.replace(template, notes=(*template.notes, *notes))]
 
 
-def gpu_operator_pods(chart: Chart, given: Mapping | None, release: str, urn: str | None, resource: str) -> list[PodTemplate]:
+def gpu_operator_pods(
+    chart: Chart, given: Mapping | None, release: str, urn: str | None, resource: str, version: str | None = None
+) -> list[PodTemplate]:
     """The GPU Operator's pods as the scheduler sees them: its device plugin, a DaemonSet with the
     operands' tolerations (daemonsets.tolerations) on the nodes node feature discovery labels (its
     workers' nodeSelector), advertising nvidia.com/gpu, unless the release turns it off; then its
-    controllers (controller_pods)."""
+    controllers (controller_pods). Each read from the values gpufleet holds, and noted so where the
+    release pins another `version` (`release_version`)."""
     defaults = charts.defaults(chart)
     values = charts.merge(defaults, given)
-    controllers = controller_pods(chart, defaults, given, values, release, urn)
+    controllers = controller_pods(chart, defaults, given, values, release, urn, version)
     if charts.at(values, ["devicePlugin", "enabled"]) is False:
         return controllers
     spec = {
@@ -216,19 +236,23 @@ def gpu_operator_pods(chart: Chart, given: Mapping | None, release: str, urn: st
         "nodeSelector": dict(charts.at(values, ["node-feature-discovery", "worker", "nodeSelector"]) or {}),
         "containers": [{"name": "nvidia-device-plugin"}],
     }
-    owner = f"DaemonSet {chart.namespace}/nvidia-device-plugin-daemonset ({chart.chart} {chart.version})"
+    named, notes = release_version(chart, version)
+    owner = f"DaemonSet {chart.namespace}/nvidia-device-plugin-daemonset ({chart.chart} {named})"
     source = f"chart {chart.chart} {chart.version} values"
-    return [pod_template(owner, None, spec, urn=urn, source=source, advertises=(resource,)), *controllers]
+    plugin = pod_template(owner, None, spec, urn=urn, source=source, advertises=(resource,))
+    return [dataclasses.replace(plugin, notes=(*plugin.notes, *notes)), *controllers]
 
 
 def controller_pods(
-    chart: Chart, defaults: Mapping, given: Mapping | None, values: Mapping, release: str, urn: str | None
+    chart: Chart, defaults: Mapping, given: Mapping | None, values: Mapping, release: str, urn: str | None, version: str | None = None
 ) -> list[PodTemplate]:
     """The Deployments a chart runs besides its node agents (the GPU Operator's controller, node
     feature discovery's master and garbage collector). `values` are the chart's `defaults` merged
     with the release's `given` ones; a Deployment's own merge as Helm's: the subchart's defaults,
     the chart's values.yaml, the release's values (where a null removes a key, and a Deployment
-    without replicas gets Kubernetes' one)."""
+    without replicas gets Kubernetes' one). A release of another chart `version` is noted
+    (`release_version`)."""
+    named, notes = release_version(chart, version)
     found = []
     for c in chart.controllers:
         if any(charts.at(values, path) is False for path in c.enabled_paths):
@@ -241,23 +265,27 @@ def controller_pods(
         spec = {key: merged[key] for key in ("nodeSelector", "tolerations", "affinity") if merged.get(key)}
         spec["containers"] = [{"name": c.name, "resources": merged.get("resources") or {}}]
         name = f"{_fullname(release, c.subchart)}-{c.name}" if c.subchart else c.name
-        found.append(
-            pod_template(f"Deployment {chart.namespace}/{name} ({chart.chart} {chart.version})", replicas, spec, urn=urn, source=c.source)
-        )
+        template = pod_template(f"Deployment {chart.namespace}/{name} ({chart.chart} {named})", replicas, spec, urn=urn, source=c.source)
+        found.append(dataclasses.replace(template, notes=(*template.notes, *notes)))
     return found
 
 
-def karpenter_pods(karpenter: Karpenter, given: Mapping | None, namespace: str | None, urn: str | None) -> list[PodTemplate]:
-    """Karpenter's controller pods as its chart's values make them (the release's over the chart's)."""
+def karpenter_pods(
+    karpenter: Karpenter, given: Mapping | None, namespace: str | None, urn: str | None, version: str | None = None
+) -> list[PodTemplate]:
+    """Karpenter's controller pods as its chart's values make them (the release's over the chart's),
+    noted where the release pins another chart `version` (`release_version`)."""
     c = karpenter.controller
     values = charts.merge(c.defaults, given)
     spec = {key: values[key] for key in ("nodeSelector", "tolerations", "affinity") if values.get(key)}
     spec["containers"] = [{"name": "controller", "resources": charts.at(values, ["controller", "resources"]) or {}}]
-    owner = f"Deployment {namespace or karpenter.install.namespace}/{c.name} ({karpenter.chart.chart.rsplit('/', 1)[-1]} {karpenter.chart.version})"
+    named, notes = release_version(karpenter.chart, version)
+    owner = f"Deployment {namespace or karpenter.install.namespace}/{c.name} ({karpenter.chart.chart.rsplit('/', 1)[-1]} {named})"
     # What is not simulated only narrows where a replica may go: the pod's source says it, and a
     # replica the simulation leaves Pending is Pending under it too.
     source = f"{c.source}; not simulated: {'; '.join(c.not_simulated)}"
     template = pod_template(owner, _count(values.get("replicas"), 1), spec, urn=urn, source=source)
+    template = dataclasses.replace(template, notes=(*template.notes, *notes))
     anti = charts.at(values, ["affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"])
     # The chart gives a term without a selector its own pods' labels: on the hostname, one per node.
     one = any(isinstance(t, Mapping) and t.get("topologyKey") == "kubernetes.io/hostname" and "labelSelector" not in t for t in anti or [])

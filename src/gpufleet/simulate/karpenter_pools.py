@@ -165,7 +165,10 @@ def read_pool(
         shape = NodeShape(
             group=f"NodePool {name}",
             instance_type=it.name,
-            labels={**type_labels, **labels},
+            # The node's kubelet and AWS's cloud controller add the deprecated spellings, which
+            # Karpenter reads a pod's requirements on as the GA ones (kubernetes-sigs/karpenter
+            # pkg/apis/v1/labels.go @v1.14.1 L119-L127, NormalizedLabels).
+            labels={**node_capacity.with_deprecated(type_labels, names), **labels},
             taints=taints,
             allocatable=allocatable,
             nodes=0,
@@ -247,7 +250,7 @@ def read_pool(
         defined,
         quantities(spec.get("limits"), f"Karpenter NodePool {name!r}: limit", gaps),
         urn,
-        well_known=frozenset({names.zone, facts.labels.capacity_type}),
+        well_known=frozenset({names.zone, names.cloud_deprecated[names.zone], facts.labels.capacity_type}),
         refused=refused,
         unseen_node_class=unseen,
         ami_problem=ami_problem,

@@ -25,6 +25,7 @@ from gpufleet.catalog.facts import (
     KarpenterAllocatable,
     Kubelet,
     MemoryOverhead,
+    WellKnownLabels,
 )
 from gpufleet.rules import ack as ack_rules
 from gpufleet.rules import aks as aks_rules
@@ -74,25 +75,52 @@ def kube_reserved_cpu(millicores: int, kubelet: Kubelet | KarpenterAllocatable) 
     return reserved
 
 
+def _deprecated(names: WellKnownLabels, cloud_deprecated: bool) -> dict[str, str]:
+    """GA name -> the deprecated spelling a node carries beside it: the kubelet's (os, arch) always,
+    the cloud node controller's (instance type, zone, region) where `cloud_deprecated` (not on AKS:
+    aks.deprecatedNodeLabels)."""
+    return {**names.kubelet_deprecated, **(names.cloud_deprecated if cloud_deprecated else {})}
+
+
+def with_deprecated(labels: Mapping[str, str], names: WellKnownLabels, cloud_deprecated: bool = True) -> dict[str, str]:
+    """`labels` with the deprecated spelling of each well-known one beside it, as a node carries them."""
+    deprecated = _deprecated(names, cloud_deprecated)
+    return {**labels, **{deprecated[k]: v for k, v in labels.items() if k in deprecated}}
+
+
+def node_labels(
+    names: WellKnownLabels,
+    *,
+    os: str,
+    arch: str | None,
+    instance_type: str | None,
+    zones: Sequence[str] = (),
+    cloud_deprecated: bool = True,
+) -> tuple[dict[str, str], frozenset[str]]:
+    """The labels every node of a group carries unasked (the kubelet's and its cloud node
+    controller's, each in its deprecated spelling too: `with_deprecated`), and those whose value is
+    not the same on every node or not known: those are left off and named `uncertain`, so a pod that
+    selects one is judged advisory (k8s_scheduler._notes), never Pending for certain. Uncertain:
+    each node's own hostname; the region, which no node shape holds; the zone of a group in several
+    zones or none named; an `arch` or `instance_type` of None."""
+    zone = zones[0] if len(set(zones)) == 1 else None
+    given = {names.hostname: None, names.os: os, names.arch: arch, names.instance_type: instance_type, names.zone: zone, names.region: None}
+    known = {k: v for k, v in given.items() if v is not None}
+    unknown = {k for k, v in given.items() if v is None}
+    deprecated = _deprecated(names, cloud_deprecated)
+    return with_deprecated(known, names, cloud_deprecated), frozenset(unknown | {deprecated[k] for k in unknown if k in deprecated})
+
+
 def well_known_labels(
     it: InstanceType, group: str, capacity_type: str, zones: list[str], eks: EksFacts
 ) -> tuple[dict[str, str], frozenset[str]]:
-    """The labels the kubelet and EKS put on every node of a managed group, and those whose value
-    is not the same on every node (the zone of a group in several zones)."""
+    """The labels the kubelet, AWS's cloud controller and EKS put on every node of a managed group,
+    and those whose value is not the same on every node or not known (`node_labels`)."""
     names = eks.well_known_labels
     # A type EC2 lists as i386 and x86_64 boots the x86_64 AMIs: the architecture Kubernetes names.
     arch = next((a for a in it.architectures if a in names.architectures), it.architectures[0])
-    labels = {
-        names.os: "linux",
-        names.arch: names.architectures.get(arch, arch),
-        names.instance_type: it.name,
-        names.node_group: group,
-        names.capacity_type: capacity_type,
-    }
-    if len(set(zones)) == 1:
-        labels[names.zone] = zones[0]
-        return labels, frozenset()
-    return labels, frozenset({names.zone})
+    labels, uncertain = node_labels(names, os="linux", arch=names.architectures.get(arch, arch), instance_type=it.name, zones=zones)
+    return {**labels, names.node_group: group, names.capacity_type: capacity_type}, uncertain
 
 
 def eks_node_shape(
@@ -293,18 +321,25 @@ def _uncatalogued(
     )
 
 
-def os_label(eks: EksFacts, os: str = "linux") -> dict[str, str]:
-    """The kubelet's operating-system label, which every node carries (operators select it)."""
-    return {eks.well_known_labels.os: os}
-
-
 def plain_node_shape(
-    group: str, machine_type: str, labels: Mapping[str, str], taints: Sequence[Mapping], sizes: tuple[int, int, int]
+    group: str,
+    machine_type: str | None,
+    labels: Mapping[str, str],
+    taints: Sequence[Mapping],
+    sizes: tuple[int, int, int],
+    *,
+    names: WellKnownLabels,
+    cloud_deprecated: bool,
+    os: str = "linux",
+    zones: Sequence[str] = (),
 ) -> NodeShape:
     """A pool without accelerators on a cloud whose machine sizes the catalog does not hold (an AKS
-    cluster's default pool, a GKE system pool): where a pod may go is judged (labels, taints),
-    what fits is not (CPU, memory and pod count unknown)."""
-    return _uncatalogued(group, machine_type, labels, taints, {}, sizes)
+    cluster's default pool, a GKE system pool): where a pod may go is judged (the pool's labels over
+    the kubelet's and the cloud's, `node_labels`; its taints), what fits is not (CPU, memory and pod
+    count unknown). Its machine type may be unknown (None); its architecture is (the catalog does not
+    hold the cloud's machine types)."""
+    kubelet, uncertain = node_labels(names, os=os, arch=None, instance_type=machine_type, zones=zones, cloud_deprecated=cloud_deprecated)
+    return _uncatalogued(group, str(machine_type), {**kubelet, **labels}, taints, {}, sizes, uncertain_labels=uncertain)
 
 
 def gke_node_shape(
@@ -317,27 +352,34 @@ def gke_node_shape(
     sizes: tuple[int, int, int],
     resource: str,
     gke: GkeFacts,
+    *,
+    well_known: WellKnownLabels,
+    zones: Sequence[str] = (),
 ) -> NodeShape:
-    """A GKE GPU pool's nodes: the labels GKE sets (pool, accelerator, partition size, sharing), its
-    GPU taint, and nvidia.com/gpu per node (a GPU per partition, times the clients sharing each).
-    Machine types' CPU and memory are not in the catalog: not judged."""
+    """A GKE GPU pool's nodes: the kubelet's and GCP's cloud controller's labels (`node_labels`: the
+    machine type; `zones`, the pool's node locations), the labels GKE sets (pool, accelerator,
+    partition size, sharing), its GPU taint, and nvidia.com/gpu per node (a GPU per partition, times
+    the clients sharing each). Machine types' CPU, memory and architecture are not in the catalog:
+    not judged."""
     names = gke.labels
-    node_labels = {**labels, names.node_pool: pool, names.accelerator: gpus.accelerator}
+    kubelet, uncertain = node_labels(well_known, os="linux", arch=None, instance_type=gpus.machine_type, zones=zones)
+    labelled = {**kubelet, **labels, names.node_pool: pool, names.accelerator: gpus.accelerator}
     if partition_size is not None:
-        node_labels[names.partition_size] = partition_size
+        labelled[names.partition_size] = partition_size
     if sharing is not None:
-        node_labels[names.sharing_strategy] = gke.sharing_strategies.get(sharing[0], sharing[0])
-        node_labels[names.max_shared_clients] = str(sharing[1])
+        labelled[names.sharing_strategy] = gke.sharing_strategies.get(sharing[0], sharing[0])
+        labelled[names.max_shared_clients] = str(sharing[1])
     taint = gke.gpu_taint
     return _uncatalogued(
         pool,
         gpus.machine_type,
-        node_labels,
+        labelled,
         (*taints, {"key": taint.key, "value": taint.value, "effect": taint.effect}),
         {resource: gke_rules.gpu_resources_per_node(gpus, partition_size, sharing[1] if sharing else None, gke)},
         sizes,
         single_unit_resources=frozenset({resource}) if sharing is not None else frozenset(),
         assumptions=(f"GKE taints GPU nodes {taint.key}={taint.value}:{taint.effect} (the cluster has non-GPU pools; {taint.source})",),
+        uncertain_labels=uncertain,
     )
 
 
@@ -350,16 +392,25 @@ def aks_node_shape(
     sizes: tuple[int, int, int],
     resource: str,
     aks: AksFacts,
+    *,
+    well_known: WellKnownLabels,
+    os: str = "linux",
 ) -> NodeShape:
-    """An AKS GPU pool's nodes: AKS's pool label, the pool's labels and taints, and nvidia.com/gpu
-    per GPU or per MIG instance (the device plugin's single strategy), advertised only where the
-    plugin's DaemonSet lands. VM sizes' CPU and memory are not in the catalog: not judged."""
+    """An AKS GPU pool's nodes: the kubelet's and Azure's cloud-node-manager's labels (`node_labels`:
+    the VM size; not the deprecated spellings, aks.deprecatedNodeLabels; the zone not known), AKS's
+    pool label, the pool's labels and taints, and nvidia.com/gpu per GPU or per MIG instance (the
+    device plugin's single strategy), advertised only where the plugin's DaemonSet lands. VM sizes'
+    CPU, memory and architecture are not in the catalog: not judged."""
+    kubelet, uncertain = node_labels(
+        well_known, os=os, arch=None, instance_type=gpus.vm_size, cloud_deprecated=aks.deprecated_node_labels.supported
+    )
     return _uncatalogued(
         pool,
         gpus.vm_size,
-        {**labels, aks.pool_label: pool},
+        {**kubelet, **labels, aks.pool_label: pool},
         taints,
         {resource: aks_rules.gpu_resources_per_node(gpus, mig_profile, aks)},
         sizes,
         plugin_resources=frozenset({resource}),
+        uncertain_labels=uncertain,
     )
