@@ -14,11 +14,11 @@ import functools
 import hashlib
 import importlib.util
 import re
-import threading
 from pathlib import Path
 
 from gpufleet.catalog.facts import AutoNameRule, Autonaming
 from gpufleet.catalog.tokens import UNKNOWN
+from gpufleet.engine import parsing
 from gpufleet.errors import InputError
 
 
@@ -28,12 +28,6 @@ class TooLong(InputError):
 
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-# The monitor answers registrations on several threads; CPython's parser is not safe to run on two at
-# once: its recursion-depth bookkeeping is shared, and two parses at once fail its check ("AST
-# constructor recursion depth mismatch", seen on the corpus under CI).
-_PARSING = threading.Lock()
 
 
 @functools.cache
@@ -50,8 +44,7 @@ def sdk_inputs(type_: str) -> frozenset[str] | None:
         *([] if parts[0] == "index" else [parts[0]]), f"{_snake(parts[-1] if len(parts) > 1 else name)}.py"
     )
     try:
-        with _PARSING:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsing.module(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return None
     for node in tree.body:

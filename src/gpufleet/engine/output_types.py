@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpufleet.catalog.tokens import UNKNOWN
+from gpufleet.engine import parsing
 
 MAX_SOURCE = 64 << 20  # one generated SDK file (azure-native's largest outputs.py are a few MB)
 
@@ -189,7 +190,7 @@ class OutputTypes:
 
     def _kind(self, annotation: str, file: Path) -> Kind:
         try:
-            node = ast.parse(annotation.strip(), mode="eval").body
+            node = parsing.expression(annotation.strip()).body
         except SyntaxError:
             return ANY
         return self._of(node, file)
