@@ -10,7 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from gpufleet.platform.model import K8S_NAME, CatalogChoice, ImageReference, SpecModel, rule_error
+from gpufleet.k8s.args import WorkloadArgsBase
+from gpufleet.platform.model import K8S_NAME, CatalogChoice, SpecModel, rule_error
 
 SharingMode = Annotated[str, CatalogChoice(lambda cat: cat.facts.ack.sharing_modes)]
 Placement = Annotated[str, CatalogChoice(lambda cat: cat.facts.ack.placements)]
@@ -77,15 +78,9 @@ class SharingComponentArgs(SpecModel):
     namespace: str = Field("kube-system", pattern=K8S_NAME, description="Namespace of the release.")
 
 
-class AckWorkloadArgs(SpecModel):
+class AckWorkloadArgs(WorkloadArgsBase):
     """A Deployment or Job whose one container asks for a slice of one GPU of a pool."""
 
-    name: str = Field(pattern=K8S_NAME, description="Workload name.")
-    kind: Literal["Deployment", "Job"] = Field("Deployment", description="Deployment (a service) or Job (runs to completion).")
-    node_pool: str = Field(description="The pool it runs on (selected by the pool's labels).")
-    image: ImageReference = Field(min_length=1, description="Container image.")
-    command: list[str] | None = Field(None, description="Container command; absent runs the image's entrypoint.")
-    replicas: int = Field(1, ge=1, description="Pods (Deployment replicas, or Job parallelism and completions).")
     gpu_mem_gib: int = Field(ge=1, description="aliyun.com/gpu-mem: GiB of one GPU's memory per pod.")
     gpu_core_percentage: int | None = Field(
         None,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from botocore.loaders import create_loader
 from botocore.model import ServiceModel
 
+from gpufleet.apis.values import whole_numbers
 from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.catalog.wording import counted
@@ -193,16 +194,6 @@ def _has_unknown(value) -> bool:
     return value == UNKNOWN
 
 
-def _whole_floats_as_ints(value):
-    # The engine's wire carries every number as a double; Go writes a whole float64 without a
-    # fraction (1, not Python's 1.0), so the document's text, and its length, are the provider's.
-    if isinstance(value, dict):
-        return {k: _whole_floats_as_ints(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_whole_floats_as_ints(v) for v in value]
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
 # Go's json.Marshal escapes these five in every string, keys too (pkg.go.dev/encoding/json, Marshal:
 # "encoded using HTMLEscape"): each counts six characters, not one, in the length AWS bounds.
 _GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
@@ -220,7 +211,7 @@ def _as_sent(kind: str, inputs: dict) -> dict:
             if _has_unknown(value):
                 inputs[name] = UNKNOWN
             else:
-                text = json.dumps(_whole_floats_as_ints(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                text = json.dumps(whole_numbers(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
                 inputs[name] = text.translate(_GO_ESCAPES)
     return inputs
 

@@ -16,6 +16,16 @@ def whole_number(value: object) -> bool:
     return not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
 
 
+def whole_numbers(value):
+    """The engine's wire, and a protobuf Struct, carry every number as a double: integral ones back to
+    ints, as Go writes a whole float64 (1, not Python's 1.0)."""
+    if isinstance(value, Mapping):
+        return {k: whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers(v) for v in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def decimal(text: object) -> int | None:
     """A count written in ASCII decimal digits, as the APIs read one, or None. `str.isdigit()` alone
     also passes "²" (which int() refuses) and other scripts' digits (which int() reads, and no API does)."""

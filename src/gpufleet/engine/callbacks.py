@@ -77,34 +77,56 @@ def _status(err: grpc.RpcError) -> tuple[grpc.StatusCode | None, str]:
     return code, details or str(code)
 
 
+# (RegisterResourceRequest field, options field): what a transform or hook sees of a registration
+# and, swapped, what a transform's returned options put back (source_eval.go).
+_LISTS = (
+    ("ignoreChanges", "ignore_changes"),
+    ("replaceOnChanges", "replace_on_changes"),
+    ("hideDiffs", "hide_diff"),
+    ("replace_with", "replace_with"),
+    ("additionalSecretOutputs", "additional_secret_outputs"),
+)
+_SCALARS = (("deletedWith", "deleted_with"), ("importId", "import"))  # `import` is a Python keyword
+_PLUGIN = (("version", "version"), ("pluginDownloadURL", "plugin_download_url"))
+_PRESENT = (("protect", "protect"), ("retainOnDelete", "retain_on_delete"), ("customTimeouts", "custom_timeouts"), ("hooks", "hooks"))
+
+
+def _swapped(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((b, a) for a, b in pairs)
+
+
+def _copy(source: Message, target: Message, lists, scalars, present) -> None:
+    """Copy fields by name: lists whole, scalars as they are, and optional fields only where the
+    source sets them (an unset `protect` is not a false one)."""
+    for field, into in lists:
+        del getattr(target, into)[:]
+        getattr(target, into).extend(getattr(source, field))
+    for field, into in scalars:
+        setattr(target, into, getattr(source, field))
+    for field, into in present:
+        target.ClearField(into)
+        if source.HasField(field):
+            value = getattr(source, field)
+            if isinstance(value, Message):
+                getattr(target, into).CopyFrom(value)
+            else:
+                setattr(target, into, value)
+
+
+def _aliases(request: resource_pb2.RegisterResourceRequest) -> list[alias_pb2.Alias]:
+    return [alias_pb2.Alias(urn=urn) for urn in request.aliasURNs]
+
+
 def transform_options(request: resource_pb2.RegisterResourceRequest, provider: str) -> resource_pb2.TransformResourceOptions:
     """The options a transform sees, as RegisterResource builds `opts` (source_eval.go)."""
     options = resource_pb2.TransformResourceOptions(
         depends_on=request.dependencies,
-        ignore_changes=request.ignoreChanges,
-        replace_on_changes=request.replaceOnChanges,
-        version=request.version,
-        aliases=[*(alias_pb2.Alias(urn=urn) for urn in request.aliasURNs), *request.aliases],
+        aliases=[*_aliases(request), *request.aliases],
         provider=provider,
         providers=request.providers,
-        hide_diff=request.hideDiffs,
-        plugin_download_url=request.pluginDownloadURL,
         plugin_checksums=request.pluginChecksums,
-        deleted_with=request.deletedWith,
-        replace_with=request.replace_with,
-        additional_secret_outputs=request.additionalSecretOutputs,
     )
-    setattr(options, "import", request.importId)  # a Python keyword: no constructor argument
-    if request.HasField("protect"):
-        options.protect = request.protect
-    if request.HasField("retainOnDelete"):
-        options.retain_on_delete = request.retainOnDelete
-    if request.HasField("customTimeouts"):
-        options.custom_timeouts.CopyFrom(request.customTimeouts)
-    if request.HasField("hooks"):
-        options.hooks.CopyFrom(request.hooks)
-    if request.HasField("replacement_trigger"):
-        options.replacement_trigger.CopyFrom(request.replacement_trigger)
+    _copy(request, options, _LISTS, _SCALARS + _PLUGIN, _PRESENT + (("replacement_trigger", "replacement_trigger"),))
     # The Go SDK does not set the Defined flag: a true value counts as defined too.
     if request.deleteBeforeReplaceDefined or request.deleteBeforeReplace:
         options.delete_before_replace = request.deleteBeforeReplace
@@ -169,23 +191,13 @@ def hook_options(request: resource_pb2.RegisterResourceRequest, provider: str) -
     """The options a resource hook sees (pkg/resource/deploy/resource_options.go resourceOptionsFromState)."""
     options = resource_pb2.ResourceOptions(
         depends_on=request.dependencies,
-        ignore_changes=request.ignoreChanges,
-        replace_on_changes=request.replaceOnChanges,
         provider=provider,
-        deleted_with=request.deletedWith,
-        hide_diff=request.hideDiffs,
-        replace_with=request.replace_with,
         parent=request.parent,
-        additional_secret_outputs=request.additionalSecretOutputs,
-        aliases=[alias_pb2.Alias(urn=urn) for urn in request.aliasURNs],
+        aliases=_aliases(request),
         protect=request.protect,
         retain_on_delete=request.retainOnDelete,
     )
-    setattr(options, "import", request.importId)
-    if request.HasField("hooks"):
-        options.hooks.CopyFrom(request.hooks)
-    if request.HasField("customTimeouts"):
-        options.custom_timeouts.CopyFrom(request.customTimeouts)
+    _copy(request, options, _LISTS, _SCALARS, _PRESENT[2:])
     return options
 
 
@@ -199,31 +211,12 @@ def with_options(
     result.CopyFrom(request)
     result.object.Clear()
     result.object.update(properties)
-    result.provider, result.version, result.pluginDownloadURL = options.provider, options.version, options.plugin_download_url
-    result.deletedWith, result.importId = options.deleted_with, getattr(options, "import")
-    for target, source in (
-        ("ignoreChanges", options.ignore_changes),
-        ("replaceOnChanges", options.replace_on_changes),
-        ("additionalSecretOutputs", options.additional_secret_outputs),
-        ("hideDiffs", options.hide_diff),
-        ("replace_with", options.replace_with),
-    ):
-        del getattr(result, target)[:]
-        getattr(result, target).extend(source)
+    result.provider = options.provider
+    _copy(options, result, _swapped(_LISTS), _swapped(_SCALARS + _PLUGIN), _swapped(_PRESENT))
     result.providers.clear()
     result.providers.update(options.providers)
     result.deleteBeforeReplace = options.delete_before_replace
     result.deleteBeforeReplaceDefined = options.HasField("delete_before_replace")
-    for field in ("protect", "retainOnDelete", "hooks", "customTimeouts"):
-        result.ClearField(field)
-    if options.HasField("protect"):
-        result.protect = options.protect
-    if options.HasField("retain_on_delete"):
-        result.retainOnDelete = options.retain_on_delete
-    if options.HasField("hooks"):
-        result.hooks.CopyFrom(options.hooks)
-    if options.HasField("custom_timeouts"):
-        result.customTimeouts.CopyFrom(options.custom_timeouts)
     if redepend:
         by_property = {key: output_dependencies(value) for key, value in properties.items()}
         del result.dependencies[:]

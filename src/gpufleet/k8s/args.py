@@ -87,9 +87,8 @@ class KubernetesArgs(SpecModel):
         return self
 
 
-class GpuWorkloadArgs(SpecModel):
-    """A Deployment or Job whose one container asks for nvidia.com/gpu on one GPU node pool: whole
-    GPUs, MIG instances of the pool's partition, or (on pools that share GPUs) one shared GPU."""
+class WorkloadArgsBase(SpecModel):
+    """What every accelerated workload names: a Deployment or Job of one container on one pool."""
 
     name: str = Field(pattern=K8S_NAME, description="Workload name.")
     kind: Literal["Deployment", "Job"] = Field("Deployment", description="Deployment (a service) or Job (runs to completion).")
@@ -97,6 +96,12 @@ class GpuWorkloadArgs(SpecModel):
     image: ImageReference = Field(min_length=1, description="Container image.")
     command: list[str] | None = Field(None, description="Container command; absent runs the image's entrypoint.")
     replicas: int = Field(1, ge=1, description="Pods (Deployment replicas, or Job parallelism and completions).")
+
+
+class GpuWorkloadArgs(WorkloadArgsBase):
+    """A Deployment or Job whose one container asks for nvidia.com/gpu on one GPU node pool: whole
+    GPUs, MIG instances of the pool's partition, or (on pools that share GPUs) one shared GPU."""
+
     gpus: int = Field(
         1,
         ge=1,

@@ -20,45 +20,16 @@ run it on your program's preview.
 
 from __future__ import annotations
 
-from gpufleet.ack.ack_fleet import AckFleet
-from gpufleet.ack.args import AckFleetArgs, AckNodePoolArgs, AckTaintArgs, AckWorkloadArgs, AutoscalingArgs
-from gpufleet.ack.node_pool import SharedGpuNodePool, workload_selector
-from gpufleet.ack.shared_gpu_workload import SharedGpuWorkload
-from gpufleet.aks.aks_fleet import AksFleet
-from gpufleet.aks.args import AksFleetArgs, AksNodePoolArgs
-from gpufleet.aks.node_pool import AksGpuNodePool
-from gpufleet.ecs.args import (
-    CapacityProviderArgs,
-    ContainerArgs,
-    EcsFleetArgs,
-    GpuShareArgs,
-    ManagedInstanceProviderArgs,
-    RangeArgs,
-    ServiceArgs,
-    WorkloadArgs,
-)
-from gpufleet.ecs.capacity_provider import GpuCapacityProvider
-from gpufleet.ecs.cluster_ref import EcsClusterRef
-from gpufleet.ecs.gpu_cluster import GpuCluster
-from gpufleet.ecs.instance_role import InstanceRole
-from gpufleet.ecs.managed_instances import ManagedInstancesCapacityProvider
-from gpufleet.ecs.resolved import ResolvedCapacityProvider
-from gpufleet.eks.args import AutoModeArgs, EfaArgs, EksFleetArgs, NodeGroupArgs, TaintArgs
-from gpufleet.eks.eks_fleet import EksFleet
-from gpufleet.eks.node_group import AcceleratedNodeGroup, EksClusterRef
-from gpufleet.eks.resolved import ResolvedNodeGroup, served_groups
-from gpufleet.gke.args import GkeAcceleratorArgs, GkeFleetArgs, GkeNodePoolArgs, GpuSharingArgs
-from gpufleet.gke.gke_fleet import GkeFleet
-from gpufleet.gke.node_pool import GkeGpuNodePool
-from gpufleet.k8s.args import GpuOperatorArgs, GpuWorkloadArgs, NcclTestArgs, NvidiaDevicePluginArgs
-from gpufleet.k8s.device_plugins import DevicePlugins, ServedGroups
-from gpufleet.k8s.gpu_operator import GpuOperator
-from gpufleet.k8s.gpu_workload import GpuWorkload
-from gpufleet.k8s.nccl_test import NcclTest
-from gpufleet.karpenter.args import GpuSelectorArgs, KarpenterArgs, NeuronSelectorArgs, NodePoolArgs, PoolEfaArgs, ReservationArgs
-from gpufleet.karpenter.controller import Karpenter
-from gpufleet.karpenter.node_pool import KarpenterNodePool
-from gpufleet.network.args import NetworkArgs, NewVpcArgs
+# Each platform's module names its exports once; this one keeps them flat, in the order the
+# reference (docs/library.md) lists them: star imports on purpose.
+# ruff: noqa: F403, F405
+from gpufleet.library.ack import *
+from gpufleet.library.aks import *
+from gpufleet.library.ecs import *
+from gpufleet.library.eks import *
+from gpufleet.library.gke import *
+from gpufleet.library.k8s import *
+from gpufleet.library.network import *
 
 __all__ = [
     # ECS: GPU or Neuron capacity for a cluster, and the whole cluster.

@@ -63,31 +63,33 @@ def _admission_unjudged(resource) -> str | None:
     return "; ".join(said) or None
 
 
-@POLICIES.resource("karpenter-nodepool-admits-a-type", on=POOLS, subject=_pools, unjudged=_admission_unjudged)
-def _validate_admits(args: ResourceValidationArgs, report: ReportViolation, pools) -> None:
+def _report_each(report: ReportViolation, pools, reason_of) -> None:
     for pool in pools:
-        reason = karpenter_rules.admits_no_type(len(pool.candidates), pool.unjudged)
+        reason = reason_of(pool)
         if reason:
             report(f"NodePool {pool.name!r}: {reason}", None)
+
+
+@POLICIES.resource("karpenter-nodepool-admits-a-type", on=POOLS, subject=_pools, unjudged=_admission_unjudged)
+def _validate_admits(args: ResourceValidationArgs, report: ReportViolation, pools) -> None:
+    _report_each(report, pools, lambda pool: karpenter_rules.admits_no_type(len(pool.candidates), pool.unjudged))
 
 
 @POLICIES.resource("karpenter-accelerator-pool-tainted", on=POOLS, subject=_pools)
 def _validate_tainted(args: ResourceValidationArgs, report: ReportViolation, pools) -> None:
     cat = catalog.load()
-    for pool in pools:
+
+    def reason(pool):
         taints = pool.candidates[0].shape.taints if pool.candidates else ()
-        reason = karpenter_rules.untainted_accelerator_pool(_kind(pool, cat), taints, cat.facts.eks)
-        if reason:
-            report(f"NodePool {pool.name!r}: {reason}", None)
+        return karpenter_rules.untainted_accelerator_pool(_kind(pool, cat), taints, cat.facts.eks)
+
+    _report_each(report, pools, reason)
 
 
 @POLICIES.resource("karpenter-accelerator-pool-limited", on=POOLS, subject=_pools)
 def _validate_limited(args: ResourceValidationArgs, report: ReportViolation, pools) -> None:
     cat = catalog.load()
-    for pool in pools:
-        reason = karpenter_rules.unlimited_accelerator_pool(_kind(pool, cat), pool.limits, cat.facts.eks)
-        if reason:
-            report(f"NodePool {pool.name!r}: {reason}", None)
+    _report_each(report, pools, lambda pool: karpenter_rules.unlimited_accelerator_pool(_kind(pool, cat), pool.limits, cat.facts.eks))
 
 
 _STACK: list = []  # (the stack's NodePools and EC2NodeClasses by URN, their input objects, the pools read)

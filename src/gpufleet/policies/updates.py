@@ -18,6 +18,7 @@ from typing import cast
 
 from pulumi_policy import ReportViolation, StackValidationArgs
 
+from gpufleet.apis.values import whole_numbers
 from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.catalog.wording import counted
 from gpufleet.plans import replacement
@@ -29,17 +30,8 @@ from gpufleet.policies.registry import Policies
 POLICIES = Policies(__name__)
 
 
-def _whole(value):
-    """Config arrives as protobuf Struct, whose numbers are doubles: integral ones back to ints."""
-    if isinstance(value, Mapping):
-        return {k: _whole(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_whole(v) for v in value]
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
 def _deployed(config: Mapping) -> dict[str, Resource]:
-    rows = _whole(config.get("deployed") or [])
+    rows = whole_numbers(config.get("deployed") or [])
     plan = [r for r in rows if isinstance(r, Mapping) and isinstance(r.get("urn"), str) and isinstance(r.get("type"), str)]
     return {replacement.key(r.urn): r for r in from_plan({"resources": plan})}
 
@@ -51,7 +43,7 @@ def _validate_drains(args: StackValidationArgs, report: ReportViolation) -> None
         return  # no deployed stack given: an update cannot be told from a first create
     new = {
         # Unknown values as the plan writes them, so a deployed plan's markers compare equal.
-        replacement.key(r.urn): dataclasses.replace(typed(r), props=_whole(plain(r.props, UNKNOWN)))
+        replacement.key(r.urn): dataclasses.replace(typed(r), props=whole_numbers(plain(r.props, UNKNOWN)))
         for r in args.resources
     }
     going = replacement.direct(old, new)

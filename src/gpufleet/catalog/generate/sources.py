@@ -91,16 +91,15 @@ class MotoSnapshot:
         folder = _moto_file("ec2", "resources", "instance_type_offerings", "availability-zone")
         return sorted(p.name.removesuffix(".json.gz") for p in folder.iterdir() if p.name.endswith(".json.gz"))
 
-    @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
     def az_offerings(self, region: str) -> list[dict]:
-        path = _moto_file("ec2", "resources", "instance_type_offerings", "availability-zone", f"{region}.json.gz")
-        if not path.is_file():
-            return []
-        return cast("list[dict]", _load_gz_json(path))
+        return self._offerings("availability-zone", region)
+
+    def az_id_offerings(self, region: str) -> list[dict]:
+        return self._offerings("availability-zone-id", region)
 
     @functools.cache  # noqa: B019 (one source object per run: the cache lives as long as the run does)
-    def az_id_offerings(self, region: str) -> list[dict]:
-        path = _moto_file("ec2", "resources", "instance_type_offerings", "availability-zone-id", f"{region}.json.gz")
+    def _offerings(self, location_type: str, region: str) -> list[dict]:
+        path = _moto_file("ec2", "resources", "instance_type_offerings", location_type, f"{region}.json.gz")
         if not path.is_file():
             return []
         return cast("list[dict]", _load_gz_json(path))
