@@ -76,6 +76,7 @@ GET_VPC = "aws:ec2/getVpc:getVpc"
 GET_SUBNETS = "aws:ec2/getSubnets:getSubnets"
 GET_AMI = "aws:ec2/getAmi:getAmi"
 GET_SSM_PARAMETER = "aws:ssm/getParameter:getParameter"
+GET_ENGINE_VERSIONS = "gcp:container/getEngineVersions:getEngineVersions"
 
 # A plan that creates one of these holds its cluster's node groups (the placement and the taint rule).
 CLUSTERS = (EKS_CLUSTER, GKE_CLUSTER, AKS_CLUSTER, AKS_NATIVE_CLUSTER, ACK_CLUSTER, PULUMI_EKS_CLUSTER)

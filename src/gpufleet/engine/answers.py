@@ -16,7 +16,8 @@ from pathlib import Path
 
 from gpufleet.catalog import tokens
 from gpufleet.catalog.generate.sources import FactSource
-from gpufleet.engine import aws_functions
+from gpufleet.catalog.gke_server_configs import server_configs
+from gpufleet.engine import aws_functions, gcp_functions
 from gpufleet.errors import GpufleetError, InputError
 
 
@@ -69,6 +70,18 @@ def _partitions() -> list[dict]:
     return create_loader().load_data("endpoints")["partitions"]
 
 
+def provider_location(package: str, inputs: dict) -> str | None:
+    """Where a provider's functions look when a call names no place, from its configuration:
+    AWS's region (None without one: the engine's default region then); Google's region, else its
+    zone (tpgresource.GetLocation, regional_utils.go:47-50 @6a9e0f0b), "" with neither. The
+    environment variables the providers also read (GOOGLE_REGION, GOOGLE_ZONE, ...) are not."""
+    if package == "aws":
+        return inputs["region"] if isinstance(inputs.get("region"), str) else None
+    if package == "gcp":
+        return next((v for v in (inputs.get("region"), inputs.get("zone")) if isinstance(v, str) and v), "")
+    return None
+
+
 def partition_of(region: str) -> dict:
     """The AWS partition of a region, from botocore's endpoint data."""
     import re
@@ -88,6 +101,7 @@ class OfflineAnswers:
             tokens.GET_AVAILABILITY_ZONES: self._availability_zones,
             tokens.GET_PARTITION: self._partition,
             tokens.GET_REGION: self._region,
+            tokens.GET_ENGINE_VERSIONS: self._engine_versions,
         }
 
     def answer(self, token: str, args: dict, region: str) -> dict:
@@ -221,6 +235,28 @@ class OfflineAnswers:
 
     def _region(self, args: dict, region: str) -> aws_functions.Answer:
         return {"id": region, "name": region, "region": region, "endpoint": f"ec2.{region}.{partition_of(region)['dnsSuffix']}"}, None
+
+    def _engine_versions(self, args: dict, location: str) -> aws_functions.Answer:
+        """From GKE's getServerConfig response recorded for the location, where one is
+        (catalog/data/gke_server_config): the versions of that day, said to be so."""
+        token = tokens.GET_ENGINE_VERSIONS
+        # tpgresource.GetLocation (regional_utils.go:38-56 @6a9e0f0b): the call's location, else the
+        # provider's region, else its zone, each a self link's last segment (self_link_helpers.go:116).
+        where = str(args.get("location") or location).rsplit("/", 1)[-1]
+        if not where:
+            raise UnansweredCall(f"{token}: no location: the call names none and the provider has neither gcp:region nor gcp:zone")
+        snapshot = server_configs().get(where)
+        if snapshot is None:
+            recorded = ", ".join(f"{s.location} ({s.recorded})" for s in server_configs().values())
+            raise UnansweredCall(f"{token}: no recorded getServerConfig response for {where} (recorded: {recorded})")
+        answer = gcp_functions.engine_versions(snapshot.response, str(args.get("versionPrefix") or ""))
+        # The arguments are the data source's own (Optional, not Computed): read back as given.
+        answer |= {k: args[k] for k in ("location", "project", "versionPrefix") if args.get(k) is not None}
+        note = (
+            f"GKE's versions in {where} as its getServerConfig answered on {snapshot.recorded} ({snapshot.source}), "
+            f"computed as {gcp_functions.ENGINE_VERSIONS_SOURCE} does; a real account gets the versions GKE offers today"
+        )
+        return answer, note
 
 
 AZ_IDS_DOC = "https://docs.aws.amazon.com/global-infrastructure/latest/regions/az-ids.html"

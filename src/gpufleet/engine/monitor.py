@@ -27,7 +27,7 @@ from pulumi.runtime.proto import callback_pb2, engine_pb2, engine_pb2_grpc, reso
 
 from gpufleet.catalog import catalog, tokens
 from gpufleet.engine import autonames, callbacks
-from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
+from gpufleet.engine.answers import OfflineAnswers, UnansweredCall, provider_location
 from gpufleet.engine.builtins import BuiltinError, Builtins, State, Unanswered
 from gpufleet.engine.callbacks import CallbackFailed, Callbacks, M
 from gpufleet.engine.output_types import OutputTypes
@@ -143,8 +143,8 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
                 )
             except autonames.TooLong as err:
                 return self._refuse(context, str(err))
-            if request.type.startswith(tokens.AWS_PROVIDER) and "region" in inputs:
-                self.provider_regions[urn] = inputs["region"]
+            if request.type.startswith(tokens.PROVIDERS):
+                self._note_location(urn, request.type.removeprefix(tokens.PROVIDERS), inputs)
             provider = self._resolved_provider(request) or self._default_provider(request)
             recorded = record(request, urn, inputs, provider)
             with self._lock:
@@ -206,7 +206,7 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
                 if request.tok.startswith(BUILTINS):
                     answer, note = self.builtins.invoke(request.tok, args)
                 else:
-                    answer, note = self.answers.answer_noted(request.tok, args, self._region_of(provider))
+                    answer, note = self.answers.answer_noted(request.tok, args, self._region_of(provider, request.tok))
             except BuiltinError as err:
                 # The engine fails the invoke, and with it the program (source_eval.go Invoke).
                 return self._fail(context, f"invocation of {request.tok} returned an error: {err}")
@@ -498,11 +498,10 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
             name = "default" + (f"_{request.version}".replace(".", "_").replace("-", "_") if request.version else "")
             type_ = f"{tokens.PROVIDERS}{package}"
             urn = f"urn:pulumi:{self.stack}::{self.project}::{type_}::{name}"
-            inputs: dict = {k.split(":", 1)[1]: v for k, v in sorted(self.config.items()) if k.split(":", 1)[0] == package}
+            inputs: dict = self._configured(package)
             if request.version:
                 inputs["version"] = request.version
-            if package == "aws" and isinstance(inputs.get("region"), str):
-                self.provider_regions[urn] = inputs["region"]
+            self._note_location(urn, package, inputs)
             provider = RecordedResource(urn, type_, name, "", True, inputs)
             self.run.resources.append(provider)
             self.default_providers[key] = f"{urn}::{tokens.UNKNOWN}"
@@ -516,11 +515,24 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
             type_ = f"{parent.split('::')[2]}${type_}"
         return f"urn:pulumi:{self.stack}::{self.project}::{type_}::{name}"
 
-    def _region_of(self, provider_ref: str) -> str:
+    def _note_location(self, urn: str, package: str, inputs: dict) -> None:
+        where = provider_location(package, inputs)
+        if where is not None:
+            self.provider_regions[urn] = where
+
+    def _region_of(self, provider_ref: str, token: str = "") -> str:
+        """Where the invoke's provider looks: its own configuration's place; for a call that names
+        no provider, the default provider's, from the stack's config of the function's package."""
         for urn, region in self.provider_regions.items():
             if provider_ref.startswith(urn):
                 return region
-        return self.default_region
+        package = token.split(":", 1)[0]
+        where = provider_location(package, self._configured(package)) if package != "aws" else None
+        return self.default_region if where is None else where
+
+    def _configured(self, package: str) -> dict:
+        """The stack's config keys of a package (`gcp:zone`), as its default provider is configured."""
+        return {k.split(":", 1)[1]: v for k, v in sorted(self.config.items()) if k.split(":", 1)[0] == package}
 
 
 class _Unknown(grpc.GenericRpcHandler):
