@@ -8,6 +8,7 @@ import pytest
 from gpufleet.catalog import catalog
 from gpufleet.simulate import k8s_scheduler as ks
 from gpufleet.simulate.k8s_shapes import NodeShape, PodTemplate, QuantityError, quantity
+from gpufleet.simulate.k8s_workloads import pod_template
 
 GIB = 2**30
 CAT = catalog.load()
@@ -431,3 +432,43 @@ def test_a_later_template_finds_the_room_an_earlier_one_left_on_its_nodes():
     assert placed.placed == {"a": 5} and placed.pending == 0
     _, placed = simulate([node("a", nodes=3, pods=2)], [pod(replicas=2, cpu="1"), pod(replicas=4, cpu="1")])
     assert placed.placed == {"a": 4} and placed.pending == 0
+
+
+def _cpu(amount: str, **more) -> dict:
+    return {"resources": {"requests": {"cpu": amount}}, **more}
+
+
+@pytest.mark.parametrize(
+    "spec, per_node",
+    [
+        # A sidecar runs beside the containers: 1 + 2 CPUs a pod (component-helpers PodRequests).
+        ({"containers": [_cpu("1")], "initContainers": [_cpu("2", restartPolicy="Always")]}, 2),
+        # The RuntimeClass's overhead counts too: 1 + 1.
+        ({"containers": [_cpu("1")], "overhead": {"cpu": "1"}}, 4),
+        # Pod-level requests replace the containers' sum.
+        ({"containers": [_cpu("1")], "resources": {"requests": {"cpu": "4"}}}, 2),
+        # A plain init container only has to fit on its own.
+        ({"containers": [_cpu("1")], "initContainers": [_cpu("2")]}, 4),
+    ],
+    ids=["sidecar", "overhead", "pod-level", "init"],
+)
+def test_a_pod_takes_what_kube_scheduler_counts_for_it(spec, per_node):
+    [result] = simulate([node(nodes=1)], [pod_template("Deployment default/app", 1, spec)])
+    assert result.per_node == {"gpu": per_node}
+
+
+def _host_port(port: int) -> dict:
+    return {"containers": [{"name": "c", "ports": [{"containerPort": port, "hostPort": port}]}]}
+
+
+def test_two_pods_asking_for_one_host_port_never_share_a_node():
+    [result] = simulate([node(nodes=2)], [pod_template("Deployment default/app", 3, _host_port(8080))])
+    assert (result.per_node, result.placed, result.pending) == ({"gpu": 1}, {"gpu": 2}, 1)
+    assert result.message == "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports."
+
+
+def test_a_daemonset_s_host_port_is_taken_on_every_node_it_runs_on():
+    daemon = pod_template("DaemonSet kube-system/exporter", None, _host_port(9100))
+    [_, result] = simulate([node(nodes=2, max_nodes=3)], [daemon, pod_template("Deployment default/app", 1, _host_port(9100))])
+    assert (result.status, result.per_node, result.scaled_up) == ("pending", {}, {})
+    assert result.message == "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports."

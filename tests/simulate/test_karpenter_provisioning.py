@@ -157,6 +157,41 @@ def test_daemonsets_take_their_share_of_each_new_node():
     assert beside["provisioned"][0]["instanceType"] == "m5.xlarge"
 
 
+def test_a_type_its_daemonsets_overload_holds_no_pod_whatever_the_pod_asks():
+    """Karpenter merges the DaemonSets' requests with the pod's and keeps a type only where every
+    resource fits (nodeclaim.go @v1.14.1 L562-L582, resources.Fits): a pod asking for no CPU still
+    does not get an m5.large (1930m left to pods) whose DaemonSet asks for 3 CPUs."""
+    pool = _pool("general", [_types(["m5.large", "m5.xlarge"])])
+    web = _pods(pool, _deployment("web", 1, {"memory": "1Gi"}), _daemonset("agent", {"cpu": "3"}))["web"]
+    assert web["provisioned"][0]["instanceType"] == "m5.xlarge"
+    refused = _pods(_pool("small", [_types(["m5.large"])]), _deployment("web", 1, {"memory": "1Gi"}), _daemonset("agent", {"cpu": "3"}))[
+        "web"
+    ]
+    assert refused["status"] == "pending"
+    assert "Insufficient cpu (the DaemonSets' requests exceed the type's)" in refused["message"]
+
+
+def test_karpenter_counts_a_sidecar_as_kube_scheduler_does():
+    """Karpenter v1.14.1 reads requests with component-helpers' PodRequests, as kube-scheduler does
+    (pkg/utils/resources/resources.go L115-L126): 1 CPU and a 1.5-CPU sidecar need 2.5 CPUs, more
+    than an m5.large leaves to pods."""
+    web = _deployment("web", 1, {"cpu": "1"})
+    web["inputs"]["spec"]["template"]["spec"]["initContainers"] = [
+        {"name": "proxy", "image": "x", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1500m"}}}
+    ]
+    placed = _pods(_pool("general", [_types(["m5.large", "m5.xlarge"])]), web)["web"]
+    assert placed["provisioned"][0]["instanceType"] == "m5.xlarge"
+
+
+def test_replicas_asking_for_one_host_port_get_a_node_each():
+    """Karpenter's NodeClaim refuses a pod whose host port another of its pods holds (nodeclaim.go
+    @v1.14.1, Add: HostPortUsage.Conflicts)."""
+    web = _deployment("web", 2, {"cpu": "100m"})
+    web["inputs"]["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 80}]
+    placed = _pods(_pool("general", [_types(["m5.large"])]), web)["web"]
+    assert placed["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 2, "placed": 2, "candidates": 1}]
+
+
 @pytest.mark.parametrize("operator, values, admitted", [
     ("In", ["8"], {"p5.48xlarge", "g6e.48xlarge"}),
     ("NotIn", ["8"], {"g6e.xlarge", "g6e.12xlarge"}),

@@ -21,11 +21,15 @@ NUM, BOOL, QTY, ANY = "number", "boolean", "quantity", "any"
 
 _TOLERATION = {"key": str, "operator": str, "value": str, "effect": str}
 _TAINT = {"key": str, "value": str, "effect": str}
-_CONTAINER = {"name": str, "resources": {"requests": {str: QTY}, "limits": {str: QTY}}}
+_RESOURCES = {"requests": {str: QTY}, "limits": {str: QTY}}
+_PORT = {"hostPort": NUM, "hostIP": str, "protocol": str}
+_CONTAINER = {"name": str, "resources": _RESOURCES, "restartPolicy": str, "ports": [_PORT]}
 _SELECTOR_TERM = {"matchExpressions": [{"key": str, "operator": str, "values": [str]}]}
 POD_SPEC = {
     "containers": [_CONTAINER],
     "initContainers": [_CONTAINER],
+    "resources": _RESOURCES,
+    "overhead": {str: QTY},
     "tolerations": [_TOLERATION],
     "nodeSelector": {str: str},
     "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [_SELECTOR_TERM]}}},
@@ -35,7 +39,7 @@ _PLUGIN_POD = {
     "tolerations": [_TOLERATION],
     "nodeSelector": {str: str},
     "affinity": POD_SPEC["affinity"],
-    "resources": _CONTAINER["resources"],
+    "resources": _RESOURCES,
 }
 _REPLICA = {"replicas": NUM, "template": _TEMPLATE}
 # What the placement reads of an AKS pool, a separate one or a cluster's default one.

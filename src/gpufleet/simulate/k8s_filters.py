@@ -1,6 +1,7 @@
 """kube-scheduler's filters that a plan can decide, in its plugin order: TaintToleration (NoSchedule
-and NoExecute), NodeAffinity (nodeSelector and required node affinity), NodeResourcesFit (requests
-against allocatable, and the pod count), and FitError's own message (k8s_scheduler runs them)."""
+and NoExecute), NodeAffinity (nodeSelector and required node affinity), NodePorts (host ports),
+NodeResourcesFit (requests against allocatable, and the pod count), and FitError's own message
+(k8s_scheduler runs them). A pod's requests and host ports are read by k8s_requests."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ from typing import cast
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import KubernetesFacts
 from gpufleet.rules.k8s import k8s_effect, requirement_problem, toleration_matches, untolerated_taint_message
+from gpufleet.simulate.k8s_requests import HostPort, ports_conflict
 from gpufleet.simulate.k8s_shapes import NodeShape, PodTemplate
+
+# NodePorts' reason (pkg/scheduler/framework/plugins/nodeports/node_ports.go at 1.35, ErrReason).
+PORTS_TAKEN = "node(s) didn't have free ports for the requested pod ports"
 
 
 def untolerated_taint(pod: PodTemplate, node: NodeShape, cat: Catalog) -> Mapping | None:
@@ -114,15 +119,23 @@ def _admission(pod: PodTemplate, node: NodeShape) -> str | None:
 
 
 def filter_reasons(
-    pod: PodTemplate, node: NodeShape, free: Mapping[str, int], cat: Catalog, devices: Sequence[Mapping[str, int]] | None = None
+    pod: PodTemplate,
+    node: NodeShape,
+    free: Mapping[str, int],
+    cat: Catalog,
+    devices: Sequence[Mapping[str, int]] | None = None,
+    ports: frozenset[HostPort] = frozenset(),
 ) -> list[str]:
-    """Why the pod cannot run on this node, in kube-scheduler's words: the first failing filter
-    plugin's reasons (TaintToleration, NodeAffinity, NodeResourcesFit), [] when it fits."""
+    """Why the pod cannot run on this node, whose pods hold `ports`, in kube-scheduler's words: the
+    first failing filter plugin's reasons (TaintToleration, NodeAffinity, NodePorts,
+    NodeResourcesFit), [] when it fits."""
     taint = untolerated_taint(pod, node, cat)
     if taint is not None:
         return [untolerated_taint_message(taint, node.kubernetes_version, cat.facts.kubernetes)]
     if not affinity_matches(pod, node.labels, cat):
         return ["node(s) didn't match Pod's node affinity/selector"]
+    if ports_conflict(pod.host_ports, ports):
+        return [PORTS_TAKEN]
     reasons = insufficient(pod, free, node, node.devices if devices is None else devices)
     if reasons:
         return reasons
@@ -141,7 +154,8 @@ def fit_count(pod: PodTemplate, free: Mapping[str, int], node: NodeShape, device
             counts.append(free.get(resource, 0) // amount)
     if bound:
         counts.append(sum(min(d.get(k, 0) // v for k, v in bound.items()) for d in (node.devices if devices is None else devices)))
-    if pod.one_per_node:
+    if pod.one_per_node or pod.host_ports:
+        # A second replica would ask for the host ports the first holds.
         counts.append(1)
     return max(0, min(counts)) if counts else None
 

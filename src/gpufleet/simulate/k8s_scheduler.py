@@ -34,6 +34,7 @@ from gpufleet.simulate.k8s_filters import (
     unavailable_message,
     untolerated_taint,
 )
+from gpufleet.simulate.k8s_requests import HostPort
 from gpufleet.simulate.k8s_shapes import AFTER_SCALE_UP, DAEMON, PENDING, SCHEDULED, NodeShape, Placement, PodTemplate, show
 
 # kube-scheduler's InterPodAffinity reason (pkg/scheduler/framework/plugins/interpodaffinity ErrReasonAntiAffinityRulesNotMatch).
@@ -52,14 +53,17 @@ class _Node:
     devices: list[dict[str, int]] = field(default_factory=list)
     count: int = 1
     holding: frozenset[str] = frozenset()  # templates with one pod per node that have one here
+    ports: frozenset[HostPort] = frozenset()  # the host ports its pods hold
 
     def reasons(self, pod: PodTemplate) -> list[str]:
         if pod.one_per_node and pod.owner in self.holding:
             return [ANTI_AFFINITY]
-        return filter_reasons(pod, self.shape, self.free, self.cat, self.devices)
+        return filter_reasons(pod, self.shape, self.free, self.cat, self.devices, self.ports)
 
     def copy(self, count: int) -> _Node:
-        return _Node(self.shape, dict(self.free), self.cat, self.memory_used, [dict(d) for d in self.devices], count, self.holding)
+        return _Node(
+            self.shape, dict(self.free), self.cat, self.memory_used, [dict(d) for d in self.devices], count, self.holding, self.ports
+        )
 
 
 def _node(shape: NodeShape, free: Mapping[str, int], cat: Catalog, devices=None) -> _Node:
@@ -72,6 +76,8 @@ def _take(node: _Node, pod: PodTemplate, times: int = 1) -> None:
     node.free["pods"] = node.free.get("pods", 0) - times
     if pod.one_per_node:
         node.holding = node.holding | {pod.owner}
+    if times:
+        node.ports = node.ports | set(pod.host_ports)
     for resource, amount in pod.requests.items():
         node.free[resource] = node.free.get(resource, 0) - amount * times
     node.memory_used += pod.requests.get("memory", 0) * times
@@ -123,8 +129,7 @@ def _fresh_copy(shape: NodeShape, daemons: Sequence[PodTemplate], advertised: bo
         if len(_JOINED) > 4096:
             _JOINED.clear()
         _JOINED[key] = (shape, daemons, _fresh(shape, daemons, _advertisers(daemons) if advertised else {}, cat))
-    node = _JOINED[key][2]
-    return _Node(node.shape, dict(node.free), node.cat, node.memory_used, [dict(d) for d in node.devices], 1, node.holding)
+    return _JOINED[key][2].copy(1)
 
 
 def _notes(pod: PodTemplate, shapes: Sequence[NodeShape], advertisers: dict, cat: Catalog) -> list[str]:
@@ -184,19 +189,37 @@ def per_new_node(
     cat: Catalog,
     assigned: Sequence[tuple[PodTemplate, int]] = (),
     advertised: bool = True,
+    whole_type: bool = False,
 ) -> tuple[int, list[str]]:
     """How many pods of the template one new node of the shape holds once the DaemonSets that land
     on it, and the pods already `assigned` to it, took their share; 0 and the filters' reasons when
     none. `advertised=False` counts extended resources whether or not a device plugin of the plan
-    runs there to advertise them (as a provisioner counts a type's capacity)."""
+    runs there to advertise them (as a provisioner counts a type's capacity). `whole_type` asks as
+    Karpenter does: what the DaemonSets and the assigned pods request must fit every resource of the
+    type, whatever the pod itself asks for (`_overloaded`)."""
     node = _fresh_copy(shape, daemons, advertised, cat)
     for other, count in assigned:
         _take(node, other, count)
-    reasons = node.reasons(pod)
+    # Karpenter's NodeClaim checks taints, host ports and requirements before the types' resources.
+    reasons = node.reasons(pod) or (_overloaded(node) if whole_type else [])
     if reasons:
         return 0, reasons
     per = fit_count(pod, node.free, shape, node.devices)
     return (pod.replicas or 1) if per is None else per, []
+
+
+def _overloaded(node: _Node) -> list[str]:
+    """The resources of the node that its DaemonSets and pods already ask more of than it has.
+    Karpenter merges the DaemonSets' requests with the pods' and keeps a type only where the sum
+    fits every resource of it (kubernetes-sigs/karpenter @v1.14.1
+    pkg/controllers/provisioning/scheduling/nodeclaim.go L562-L582 and
+    pkg/utils/resources/resources.go L187-L201, Fits), so a pod that asks for no CPU still does not
+    land on a type its DaemonSets overload; kube-scheduler checks only what the pod asks for."""
+    return [
+        f"Insufficient {resource} (the DaemonSets' requests exceed the type's)"
+        for resource, left in sorted(node.free.items())
+        if left < 0 and resource not in node.shape.unknown_resources
+    ]
 
 
 def new_nodes(scale_up: Mapping[str, int]) -> str:
@@ -281,6 +304,7 @@ def _scale_up(pod, nodes: list[_Node], shapes, empty, grown: Counter, wanted: in
         node = _node(shape, probe.free, probe.cat, probe.devices)
         node.memory_used = shape.allocatable.get("memory", 0) - node.free.get("memory", 0)
         node.count = added
+        node.ports = probe.ports
         nodes.append(node)
         result.scaled_up[shape.group] = result.scaled_up.get(shape.group, 0) + added
         result.status = AFTER_SCALE_UP

@@ -110,6 +110,9 @@ class PodTemplate:
     labels: Mapping[str, str] | None = None
     # A required pod anti-affinity on kubernetes.io/hostname against its own pods: one per node.
     one_per_node: bool = False
+    # (hostIP, protocol, hostPort) it holds on its node (k8s_requests.host_ports): one per node, and
+    # none beside another pod holding one of them.
+    host_ports: tuple[tuple[str, str, int], ...] = ()
 
 
 @dataclass

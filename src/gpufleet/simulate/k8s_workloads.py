@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from gpufleet.catalog import charts
 from gpufleet.catalog.facts import Addon, Chart, EksFacts, Karpenter, KarpenterChart, ManifestObject, NodeHealth
 from gpufleet.catalog.tokens import UNKNOWN
-from gpufleet.simulate.k8s_shapes import PodTemplate, QuantityError, quantity
+from gpufleet.simulate.k8s_requests import host_ports, pod_requests
+from gpufleet.simulate.k8s_shapes import PodTemplate
 from gpufleet.simulate.loose import mapping
 
 # Pulumi type tokens of the workload kinds: kubernetes:<group>/<version>:<Kind>.
@@ -67,34 +68,6 @@ def pod_specs(type_token: str, obj: Mapping) -> list[tuple[str, int | None, Mapp
     return [("spec.template.spec", replicas, template)]
 
 
-def _container_requests(container: Mapping, notes: list[str]) -> dict[str, int]:
-    """A container's requests; a resource with a limit and no request requests its limit (API defaulting)."""
-    resources = container.get("resources") or {}
-    given = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
-    found = {}
-    for name, value in given.items():
-        try:
-            found[name] = quantity(name, value)
-        except QuantityError as err:
-            notes.append(f"container {container.get('name', '?')!r}: {err}")
-    return found
-
-
-def pod_requests(spec: Mapping, notes: list[str] | None = None) -> dict[str, int]:
-    """The pod's effective request: the sum over containers, at least each init container's."""
-    notes = notes if notes is not None else []
-    total: dict[str, int] = {}
-    for c in spec.get("containers") or []:
-        if isinstance(c, Mapping):
-            for name, amount in _container_requests(c, notes).items():
-                total[name] = total.get(name, 0) + amount
-    for c in spec.get("initContainers") or []:
-        if isinstance(c, Mapping):
-            for name, amount in _container_requests(c, notes).items():
-                total[name] = max(total.get(name, 0), amount)
-    return total
-
-
 def pod_template(
     owner: str, replicas: int | None, spec: Mapping, *, urn: str | None = None, source: str = "", advertises=()
 ) -> PodTemplate:
@@ -112,6 +85,7 @@ def pod_template(
         affinity_terms=terms,
         tolerations=tuple(t for t in spec.get("tolerations") or [] if isinstance(t, Mapping)),
         requests=requests,
+        host_ports=host_ports(spec),
         advertises=tuple(advertises),
         urn=urn,
         source=source,

@@ -144,7 +144,7 @@ def _room(pod: PodTemplate, claim: _Claim, candidate: Candidate, daemons: Sequen
     if labels is None:
         return 0, ["the pod selects a label the NodePool does not define (Karpenter: 'label does not have known values')"]
     shape = candidate.shape if labels == candidate.shape.labels else replace(candidate.shape, labels=labels)
-    return k8s_scheduler.per_new_node(pod, shape, daemons, cat, claim.assigned, advertised=False)
+    return k8s_scheduler.per_new_node(pod, shape, daemons, cat, claim.assigned, advertised=False, whole_type=True)
 
 
 def _unadvertised(pod: PodTemplate, claim: _Claim, daemons: Sequence[PodTemplate], cat: Catalog) -> list[str]:
