@@ -32,8 +32,10 @@ def _pool(name: str, requirements: list[dict], *, taints=(), limits=None, weight
     return {"urn": f"urn:pulumi:s::p::kubernetes:karpenter.sh/v1:NodePool::{name}", "type": "kubernetes:karpenter.sh/v1:NodePool", "name": name, "inputs": inputs}
 
 
-def _deployment(name: str, replicas: int, requests: dict, *, tolerate_gpu=False, node_selector=None) -> dict:
+def _deployment(name: str, replicas: int, requests: dict, *, tolerate_gpu=False, node_selector=None, match=None) -> dict:
     pod = {"containers": [{"name": "c", "image": "x", "resources": {"requests": requests, "limits": {k: v for k, v in requests.items() if "/" in k}}}]}
+    if match:
+        pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": match}]}}}
     if tolerate_gpu:
         pod["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     if node_selector:
@@ -128,9 +130,58 @@ def test_never_provisioned_with_each_pool_s_reason():
 def test_a_custom_label_the_pool_does_not_define_admits_nothing():
     selector = {"team": "ml"}
     refused = _pods(_pool("general", [_types(["m5.large"])]), _deployment("web", 1, {"cpu": "1"}, node_selector=selector))["web"]
-    assert refused["status"] == "pending" and "label does not have known values" in refused["message"]
+    assert refused["status"] == "pending" and 'incompatible requirements, label "team" does not have known values' in refused["message"]
     admitted = _pods(_pool("general", [_types(["m5.large"])], labels=selector), _deployment("web", 1, {"cpu": "1"}, node_selector=selector))["web"]
     assert admitted["status"] == "provisioned"
+
+
+# Karpenter's requirement algebra (rules/karpenter_requirements.py) where a pod meets a pool, and
+# where it joins a NodeClaim (issue 53): each case as Karpenter decides it.
+_ZONES = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-east-1a", "us-east-1b"]}
+_TEAMS = {"key": "team", "operator": "In", "values": ["a", "b"]}
+
+
+def _one(pool: dict, *match: dict, node_selector=None) -> dict:
+    return _pods(pool, _deployment("web", 1, {"cpu": "1"}, match=list(match), node_selector=node_selector))["web"]
+
+
+@pytest.mark.parametrize("pool_requirements, match, admitted", [
+    # A pod's exclusion on a key the pool does not define is compatible (requirements.go L189).
+    ([], {"key": "team", "operator": "NotIn", "values": ["x"]}, True),
+    ([], {"key": "team", "operator": "DoesNotExist"}, True),
+    # An exclusion of every value the pool allows is not (L254-L274: In against NotIn or DoesNotExist).
+    ([_TEAMS], {"key": "team", "operator": "NotIn", "values": ["a", "b"]}, False),
+    ([_TEAMS], {"key": "team", "operator": "DoesNotExist"}, False),
+    ([_ZONES], {"key": "topology.kubernetes.io/zone", "operator": "NotIn", "values": ["us-east-1a", "us-east-1b"]}, False),
+    # Exists on a key the pool defines: the node takes one of its values.
+    ([_TEAMS], {"key": "team", "operator": "Exists"}, True),
+    # The types without GPUs have no instance-gpu-count.
+    ([], {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "DoesNotExist"}, True),
+    # Well-known keys a pool leaves undefined, and the aliases Karpenter reads as them.
+    ([], {"key": "topology.kubernetes.io/region", "operator": "In", "values": ["us-east-1"]}, True),
+    ([], {"key": "topology.k8s.aws/zone-id", "operator": "In", "values": ["use1-az1"]}, True),
+    ([_ZONES], {"key": "topology.ebs.csi.aws.com/zone", "operator": "In", "values": ["us-east-1b"]}, True),
+    ([_ZONES], {"key": "topology.ebs.csi.aws.com/zone", "operator": "In", "values": ["us-east-1c"]}, False),
+    ([_ZONES], {"key": "failure-domain.beta.kubernetes.io/zone", "operator": "In", "values": ["us-east-1c"]}, False),
+])
+def test_a_pod_s_requirements_meet_the_pool_s(pool_requirements, match, admitted):
+    web = _one(_pool("general", [_types(["m5.large", "g5.xlarge"]), *pool_requirements]), match)
+    assert (web["status"] == "provisioned") is admitted, web.get("message")
+    if admitted:
+        assert web["provisioned"][0]["instanceType"] == "m5.large"
+    else:
+        assert "incompatible requirements" in web["message"]
+
+
+@pytest.mark.parametrize("key, values", [("team", ["a", "b"]), ("topology.kubernetes.io/zone", ["us-east-1a", "us-east-1b"])])
+def test_pods_that_want_different_values_of_a_key_get_a_node_each(key, values):
+    """A NodeClaim keeps the intersection of its pods' requirements: a pod whose values do not meet
+    it starts a claim of its own (nodeclaim.go L130-L136)."""
+    pool = _pool("general", [_types(["m5.xlarge"]), {"key": key, "operator": "In", "values": values}])
+    apart = _placed(pool, *(_deployment(f"w{v[-1]}", 1, {"cpu": "500m"}, match=[{"key": key, "operator": "In", "values": [v]}]) for v in values))
+    assert sum(n["nodes"] for n in apart["provisioned"]) == 2
+    together = _placed(pool, *(_deployment(f"w{i}", 1, {"cpu": "500m"}, match=[{"key": key, "operator": "In", "values": values[:1]}]) for i in "12"))
+    assert sum(n["nodes"] for n in together["provisioned"]) == 1
 
 
 def test_the_heaviest_pool_is_tried_first():

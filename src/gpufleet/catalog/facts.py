@@ -807,6 +807,16 @@ class KarpenterLabels(Sourced):
     manufacturers: dict[str, str]
 
 
+class KarpenterRequirementLabels(Sourced):
+    """The keys Karpenter's requirement algebra knows: the well-known ones (core's, the provider's
+    additions) and the aliases it reads a key as (core's, the provider's)."""
+
+    well_known: list[str]
+    provider_well_known: list[str]
+    aliases: dict[str, str]
+    provider_aliases: dict[str, str]
+
+
 class KarpenterChart(Sourced):
     chart: str
     version: str
@@ -875,6 +885,7 @@ class Karpenter(_Facts):
     version: str
     allocatable: KarpenterAllocatable
     labels: KarpenterLabels
+    requirement_labels: KarpenterRequirementLabels
     node_pool_order: Sourced
     ami_variants: AmiVariants
     drift: Drift

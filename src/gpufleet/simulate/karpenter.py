@@ -4,9 +4,11 @@ pool's `limits`; or why no pool ever launches one.
 
 Plain functions and frozen records, no I/O. As Karpenter's scheduler (kubernetes-sigs/karpenter
 v1.14.1, pkg/controllers/provisioning/scheduling): pools are tried highest weight first, equal
-weights by name in reverse; a pool admits a pod whose tolerations and node selection its taints and
-requirements allow (a custom label key the pool does not define admits nothing); a NodeClaim keeps
-taking pods while one of its types still holds them all, each type judged on Karpenter's estimate of
+weights by name in reverse; a pool admits a pod whose tolerations its taints allow and whose
+requirements are compatible with its own (rules/karpenter_requirements.py: a custom label key the
+pool does not define admits only NotIn and DoesNotExist); a NodeClaim holds the intersection of its
+pool's requirements and its pods', and keeps taking pods compatible with it while one of its types
+(those whose labels intersect it) still holds them all, each type judged on Karpenter's estimate of
 a node of it (node_capacity.karpenter_*) by kube-scheduler's own filters, DaemonSets counted; a
 pool's limits lose the largest capacity among a new claim's types.
 
@@ -21,8 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from gpufleet.catalog.catalog import Catalog
+from gpufleet.rules import karpenter_requirements
+from gpufleet.rules.karpenter_requirement import DOES_NOT_EXIST
+from gpufleet.rules.karpenter_requirements import Requirements
 from gpufleet.simulate import k8s_scheduler
-from gpufleet.simulate.k8s_filters import selected_keys
 from gpufleet.simulate.k8s_shapes import PENDING, NodeShape, Placement, PodTemplate, show
 
 PROVISIONED = "provisioned"
@@ -68,6 +72,7 @@ class Candidate:
     # (ExoticInstanceTypeFilter, karpenter-provider-aws pkg/providers/instance/filter/filter.go @bde00654 L326-L368).
     exotic: bool = False
     overlaid: frozenset[str] = frozenset()  # resources a NodeOverlay sets on this type (what Karpenter then sees)
+    requirements: Requirements = Requirements()  # its labels, each In its value (a NodeClaim keeps the types it intersects)
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,11 @@ class Pool:
     defined: Mapping[str, frozenset[str] | None]
     limits: Mapping[str, int] = field(default_factory=dict)  # resource -> amount; "nodes" counts nodes
     urn: str | None = None
-    well_known: frozenset[str] = frozenset()  # offering keys a pod may select though the pool leaves them open (zone, capacity type)
+    # Its requirements and labels, as Karpenter's NodeClaimTemplate holds them (keys read through `aliases`).
+    requirements: Requirements = Requirements()
+    # Keys a pod may select though the pool leaves them undefined: the well-known labels (and its types' label keys).
+    allow_undefined: frozenset[str] = frozenset()
+    aliases: Mapping[str, str] = field(default_factory=dict)  # deprecated or foreign label key -> the key Karpenter reads it as
     refused: str | None = None  # why it never launches, whatever it admits (no offering: reserved capacity with no reservation)
     unseen_node_class: str | None = None  # its EC2NodeClass, where the plan does not hold it
     unjudged: tuple[str, ...] = ()  # what of its requirements could not be judged (its types are then a guess)
@@ -97,32 +106,33 @@ def order(pools: Sequence[Pool]) -> list[Pool]:
     return sorted(sorted(pools, key=lambda p: p.name, reverse=True), key=lambda p: -p.weight)
 
 
-def _wanted(pod: PodTemplate, key: str) -> list[str]:
-    """The values the pod's node selection accepts for a key: its nodeSelector's, else its first
-    required term's In values."""
-    if key in pod.node_selector:
-        return [str(pod.node_selector[key])]
-    for term in (pod.affinity_terms or ())[:1]:
-        for e in term.get("matchExpressions") or []:
-            if e.get("key") == key and e.get("operator") == "In":
-                return [str(v) for v in e.get("values") or []]
-    return []
+def _pod_requirements(pod: PodTemplate, pool: Pool) -> Requirements:
+    """The pod's requirements as Karpenter reads them: its nodeSelector and first required term
+    (Karpenter tries the other terms only once that one fails; preferred terms are not read here)."""
+    return karpenter_requirements.of_pod(pod.node_selector, pod.affinity_terms, pool.aliases)
 
 
-def _labels_for(pod: PodTemplate, pool: Pool, shape: NodeShape) -> dict[str, str] | None:
-    """The node's labels as Karpenter would write them for this pod: a key the pool leaves open or
-    allows several values of takes the one the pod selects; None when the pod selects a custom key
-    the pool does not define ('label ... does not have known values')."""
+def _incompatible(pod: PodTemplate, claim: _Claim) -> str | None:
+    """Why the pod's requirements cannot join the claim's, in Karpenter's words; None when they can."""
+    problem = claim.requirements.compatible(_pod_requirements(pod, claim.pool), claim.pool.allow_undefined)
+    return None if problem is None else f"incompatible requirements, {problem}"
+
+
+def _node_labels(requirements: Requirements, pool: Pool, shape: NodeShape) -> dict[str, str]:
+    """The node's labels: its type's and its pool's, and a value for each other key the claim's
+    requirements allow one of (resolveCustomLabelsFromRequirements, kubernetes-sigs/karpenter
+    pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go @6e7eab7a L96-L107; a well-known
+    key, the zone, takes the value of the offering launched, here the first the claim allows), each
+    again under the aliases that read as it (the kubelet and the cloud node controller write the
+    deprecated spellings, curated eks.wellKnownLabels; the kubelet writes a CSI driver's topology
+    key, the EBS CSI zone)."""
     labels = dict(shape.labels)
-    for key in sorted(selected_keys(pod)):
-        if key in labels:
-            continue
-        if key not in pool.defined and key not in pool.well_known:
-            return None
-        allowed = pool.defined.get(key)
-        value = next((v for v in _wanted(pod, key) if allowed is None or v in allowed), None)
-        if value is not None:
-            labels[key] = value
+    for key, r in requirements.by_key.items():
+        if key not in labels and r.operator() != DOES_NOT_EXIST:
+            labels[key] = r.any()
+    for alias, key in pool.aliases.items():
+        if key in labels and alias not in labels:
+            labels[alias] = labels[key]
     return labels
 
 
@@ -132,6 +142,7 @@ class _Claim:
 
     pool: Pool
     options: list[Candidate]
+    requirements: Requirements  # the pool's, narrowed by each pod given to it
     assigned: list[tuple[PodTemplate, int]] = field(default_factory=list)
 
     @property
@@ -139,10 +150,10 @@ class _Claim:
         return sum(n for _, n in self.assigned)
 
 
-def _room(pod: PodTemplate, claim: _Claim, candidate: Candidate, daemons: Sequence[PodTemplate], cat: Catalog) -> tuple[int, list[str]]:
-    labels = _labels_for(pod, claim.pool, candidate.shape)
-    if labels is None:
-        return 0, ["the pod selects a label the NodePool does not define (Karpenter: 'label does not have known values')"]
+def _room(
+    pod: PodTemplate, claim: _Claim, requirements: Requirements, candidate: Candidate, daemons: Sequence[PodTemplate], cat: Catalog
+) -> tuple[int, list[str]]:
+    labels = _node_labels(requirements, claim.pool, candidate.shape)
     shape = candidate.shape if labels == candidate.shape.labels else replace(candidate.shape, labels=labels)
     return k8s_scheduler.per_new_node(pod, shape, daemons, cat, claim.assigned, advertised=False, whole_type=True)
 
@@ -153,8 +164,7 @@ def _unadvertised(pod: PodTemplate, claim: _Claim, daemons: Sequence[PodTemplate
     if claim.pool.plugins_built_in:
         return []
     launched = _launched(claim)
-    labels = _labels_for(pod, claim.pool, launched.shape) or launched.shape.labels
-    shape = replace(launched.shape, labels=labels)
+    shape = replace(launched.shape, labels=_node_labels(claim.requirements, claim.pool, launched.shape))
     alone = [(p, n) for p, n in claim.assigned if p is not pod]
     if k8s_scheduler.per_new_node(pod, shape, daemons, cat, alone)[0]:
         return []
@@ -165,17 +175,27 @@ def _add(
     pod: PodTemplate, wanted: int, claim: _Claim, daemons: Sequence[PodTemplate], cat: Catalog, why: dict[str, int] | None = None
 ) -> int:
     """Give the claim as many of `wanted` replicas as one of its types holds with what it already
-    has; its types narrow to those that hold them all (Karpenter adds pods one by one while any does)."""
+    has, where the pod's requirements are compatible with the claim's (NodeClaim.CanAdd,
+    kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/nodeclaim.go @6e7eab7a
+    L130-L136); the claim's requirements narrow to the intersection, its types to those whose labels
+    intersect it (L620-L622) and hold them all (Karpenter adds pods one by one while any does)."""
+    if _incompatible(pod, claim) is not None:
+        return 0
+    requirements = claim.requirements.merged(_pod_requirements(pod, claim.pool))
+    options = [c for c in claim.options if c.requirements.intersects(requirements) is None]
     rooms = []
-    for candidate in claim.options:
-        room, reasons = _room(pod, claim, candidate, daemons, cat)
+    for candidate in options:
+        room, reasons = _room(pod, claim, requirements, candidate, daemons, cat)
         rooms.append(room)
         if why is not None:
             for r in reasons:
                 why[r] = why.get(r, 0) + 1
+    if why is not None and len(options) < len(claim.options):
+        why["its labels do not meet the pod's requirements"] = len(claim.options) - len(options)
     most = min(wanted, max(rooms, default=0))
     if most > 0:
-        claim.options = [c for c, room in zip(claim.options, rooms) if room >= most]
+        claim.options = [c for c, room in zip(options, rooms) if room >= most]
+        claim.requirements = requirements
         claim.assigned.append((pod, most))
     return most
 
@@ -223,9 +243,12 @@ def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool
                         else "its requirements admit no instance type of the catalog"
                     )
                     break
-                claim = _Claim(pool, options)
+                claim = _Claim(pool, options, pool.requirements)
                 why: dict[str, int] = {}
                 added = _add(pod, wanted, claim, daemons, cat, why)
+                if not added and (problem := _incompatible(pod, claim)):
+                    refusals[pool.name] = problem
+                    break
                 if not added:
                     top = sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
                     refusals[pool.name] = f"none of its {len(options)} instance types holds the pod: " + "; ".join(

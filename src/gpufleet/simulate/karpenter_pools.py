@@ -14,6 +14,8 @@ from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog, InstanceType
 from gpufleet.rules import eks as eks_rules
 from gpufleet.rules import karpenter as karpenter_rules
+from gpufleet.rules import karpenter_requirements
+from gpufleet.rules.karpenter_requirement import requirement
 from gpufleet.simulate import karpenter, node_capacity
 from gpufleet.simulate.k8s_shapes import NodeShape, QuantityError, quantity
 from gpufleet.simulate.loose import as_int, mapping, seq
@@ -111,6 +113,8 @@ def read_pool(
     facts, eks = cat.facts.karpenter, cat.facts.eks
     auto = eks.auto_mode
     names = eks.well_known_labels
+    known = facts.requirement_labels
+    aliases = {**known.aliases, **known.provider_aliases}
     before = len(gaps)
     if not spec:
         gaps.append(f"Karpenter NodePool {name!r}: its spec is not known offline: the nodes it would launch are not judged")
@@ -189,6 +193,7 @@ def read_pool(
                 it.memory_mib,
                 exotic=bool(it.gpu and it.gpu.count) or it.neuron is not None or "metal" in it.name,
                 overlaid=frozenset(overlaid),
+                requirements=karpenter_requirements.from_labels(shape.labels, aliases),
             )
         )
     for r in requirements:
@@ -250,7 +255,13 @@ def read_pool(
         defined,
         quantities(spec.get("limits"), f"Karpenter NodePool {name!r}: limit", gaps),
         urn,
-        well_known=frozenset({names.zone, names.cloud_deprecated[names.zone], facts.labels.capacity_type}),
+        requirements=karpenter_requirements.requirements(
+            *(requirement(r.key, r.operator, *r.values, aliases=aliases) for r in requirements)
+        ).merged(karpenter_requirements.from_labels(labels, aliases)),
+        # The well-known labels (AllowUndefinedWellKnownLabels, core's and the provider's); on Auto
+        # Mode, whose label domain is its own, the keys its types carry too.
+        allow_undefined=frozenset(known.well_known) | frozenset(known.provider_well_known) | frozenset(type_keys),
+        aliases=aliases,
         refused=refused,
         unseen_node_class=unseen,
         ami_problem=ami_problem,
