@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from gpufleet.catalog.tokens import UNKNOWN
 from tests.conftest import run_cli
 
 
@@ -35,9 +36,12 @@ THING = 'pulumi.CustomResource("test:index:Thing", "one", {"size": 2, "gone": No
 def test_urns_and_inputs_are_the_engines(tmp_path):
     """The engine's URN: a child of the stack is not qualified by the stack's type, a child of a
     component is; a null input is no input, as the SDK reads it."""
-    folder = _program(tmp_path, THING + 'parent = pulumi.ComponentResource("test:index:Box", "box")\n'
-                      'pulumi.CustomResource("test:index:Thing", "two", {}, opts=pulumi.ResourceOptions(parent=parent))\n'
-                      'pulumi.export("size", 2)\n')
+    folder = _program(
+        tmp_path,
+        THING + 'parent = pulumi.ComponentResource("test:index:Box", "box")\n'
+        'pulumi.CustomResource("test:index:Thing", "two", {}, opts=pulumi.ResourceOptions(parent=parent))\n'
+        'pulumi.export("size", 2)\n',
+    )
     code, out, err = _preview(folder, "--json")
     assert code == 0, err
     plan = json.loads(out)
@@ -50,8 +54,10 @@ def test_urns_and_inputs_are_the_engines(tmp_path):
 
 
 def test_the_programs_output_reaches_stderr_and_not_the_plan(tmp_path):
-    folder = _program(tmp_path, THING + 'import sys\nprint("x" * 10_000)\nprint("to stderr", file=sys.stderr)\n'
-                      'for _ in range(500):\n    print("y" * 10_000)\n')
+    folder = _program(
+        tmp_path,
+        THING + 'import sys\nprint("x" * 10_000)\nprint("to stderr", file=sys.stderr)\nfor _ in range(500):\n    print("y" * 10_000)\n',
+    )
     code, out, err = _preview(folder, "--json")
     assert code == 0
     json.loads(out)  # stdout is the plan alone
@@ -108,8 +114,16 @@ def test_an_interpreter_without_the_sdk_is_exit_2_naming_it(tmp_path):
 @pytest.mark.parametrize(
     ("project", "flags", "message"),
     [
-        ("name: hosted\nruntime:\n  name: python\n  options:\n    virtualenv: venv\n", (), "runtime.options.virtualenv = 'venv': no virtualenv at"),
-        ("name: hosted\nruntime:\n  name: python\n  options:\n    virtualenv: ''\n", (), "runtime.options.virtualenv = '': a folder name is required"),
+        (
+            "name: hosted\nruntime:\n  name: python\n  options:\n    virtualenv: venv\n",
+            (),
+            "runtime.options.virtualenv = 'venv': no virtualenv at",
+        ),
+        (
+            "name: hosted\nruntime:\n  name: python\n  options:\n    virtualenv: ''\n",
+            (),
+            "runtime.options.virtualenv = '': a folder name is required",
+        ),
         ("name: hosted\nruntime: python\n", ("--python", "/no/such/python"), "--python /no/such/python: no executable interpreter there"),
     ],
     ids=["missing-virtualenv", "empty-virtualenv", "missing-python"],
@@ -140,7 +154,6 @@ def test_the_hosts_flags_are_checked(flags, message):
     assert code == 2 and message in err, err
 
 
-
 def test_a_method_the_monitor_does_not_serve_is_refused_by_name():
     import grpc
 
@@ -153,7 +166,9 @@ def test_a_method_the_monitor_does_not_serve_is_refused_by_name():
         with pytest.raises(grpc.RpcError) as raised:
             channel.unary_unary("/pulumirpc.ResourceMonitor/SomethingNewer")(b"", timeout=10)
     assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
-    assert monitor.refused == ["the program's SDK called /pulumirpc.ResourceMonitor/SomethingNewer, which the offline engine does not serve"]
+    assert monitor.refused == [
+        "the program's SDK called /pulumirpc.ResourceMonitor/SomethingNewer, which the offline engine does not serve"
+    ]
 
 
 def test_a_component_its_provider_builds_is_a_named_gap(tmp_path):
@@ -161,9 +176,40 @@ def test_a_component_its_provider_builds_is_a_named_gap(tmp_path):
     code, out, err = _preview(folder, "--json")
     assert code == 0, err
     plan = json.loads(out)
-    assert "component 'c' (eks:index:Cluster) is built by its provider, which the offline engine does not run: the resources it creates are not in the plan" in plan["placement"]["gaps"]
+    assert (
+        "component 'c' (eks:index:Cluster) is built by its provider, which the offline engine does not run: the resources it creates are not in the plan"
+        in plan["placement"]["gaps"]
+    )
     [component] = [r for r in plan["resources"] if r["name"] == "c"]
     assert component["inputs"] == {"instanceType": "t3.large"} and component["custom"] is False
+
+
+REMOTE_CLUSTER = """
+import pulumi_aws  # noqa: F401 - its resource modules turn a reference into a resource
+
+box = pulumi.ComponentResource("test:index:Box", "box")
+c = pulumi.ComponentResource("eks:index:Cluster", "c", {"eksCluster": None, "kubeconfig": None}, remote=True,
+                             opts=pulumi.ResourceOptions(parent=box))
+pulumi.export("urn", c.eksCluster.apply(lambda cluster: cluster.urn))
+pulumi.export("name", c.eksCluster.apply(lambda cluster: cluster.name))
+pulumi.export("kubeconfig", c.kubeconfig)
+"""
+
+
+@pytest.mark.parametrize(
+    ("refused", "urn"),
+    [("", "urn:pulumi:dev::hosted::test:index:Box$eks:index:Cluster$aws:eks/cluster:Cluster::c-eksCluster"), ("true", UNKNOWN)],
+    ids=["references", "references-refused"],
+)
+def test_a_remote_component_s_outputs_refer_to_the_resources_its_code_always_makes(tmp_path, monkeypatch, refused, urn):
+    """As its provider's Construct answers in a preview: pulumi-eks's Cluster output eksCluster is a
+    reference to its `<name>-eksCluster` child, whose URN is known (createManagedNodeGroup aliases a
+    node group to it); the child's properties and the other outputs stay unknown. A program that
+    refuses references gets the child's id, unknown, as the engine downgrades a reference."""
+    monkeypatch.setenv("PULUMI_DISABLE_RESOURCE_REFERENCES", refused)
+    code, out, err = _preview(_program(tmp_path, REMOTE_CLUSTER), "--json")
+    assert code == 0, err
+    assert json.loads(out)["outputs"] == {"urn": urn, "name": UNKNOWN, "kubeconfig": UNKNOWN}
 
 
 def test_the_program_s_diagnostics_reach_stderr_as_the_cli_shows_them(tmp_path):

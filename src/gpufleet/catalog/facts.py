@@ -613,6 +613,21 @@ class PulumiEksAutoMode(Sourced):
     node_pools: list[str]
 
 
+class ComponentChild(_Facts):
+    """A resource a component's code always makes, whatever the program's arguments: its type and its
+    name, `{name}` standing for the component's own; its parent is the component."""
+
+    type: str
+    name: str = Field(pattern=r"\{name\}")
+
+
+class ComponentResourceOutputs(Sourced):
+    """A component's outputs that are such resources: its provider's Construct answers each as a
+    resource reference, whose URN a preview knows while the resource's properties are not known yet."""
+
+    outputs: dict[str, ComponentChild]
+
+
 class PulumiEks(Sourced):
     """pulumi-eks's components, whose provider builds their resources (not run offline)."""
 
@@ -620,6 +635,7 @@ class PulumiEks(Sourced):
     default_node_group: EksLibraryNodeGroup
     managed_scaling: EksLibraryNodeGroup
     auto_mode: PulumiEksAutoMode
+    resource_outputs: dict[str, ComponentResourceOutputs]  # component type token -> its resource outputs
 
 
 class AwsxVpc(Sourced):

@@ -6,9 +6,10 @@ echoed, the rest unknown); provider functions are answered offline (engine/answe
 Transforms and resource hooks are run as the Pulumi engine runs them: calls into the program's own
 callback server (engine/callbacks.py), a transform's result recorded in the resource's place; the
 engine's own functions (`pulumi:pulumi:getResource`, stack outputs) are answered by engine/builtins.py.
-What the engine does not do offline (a component's Construct, a method call) is not guessed: a call
-it cannot serve is refused, named, and the refusal ends the preview (exit 2); so does a callback
-into the program that fails."""
+What the engine does not do offline (a component's Construct, a method call) is not guessed: a
+remote component's outputs are unknown but for the resources its code always makes
+(engine/constructs.py); a call it cannot serve is refused, named, and the refusal ends the preview
+(exit 2); so does a callback into the program that fails."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from google.protobuf.message import Message
 from pulumi.runtime.proto import callback_pb2, engine_pb2, engine_pb2_grpc, resource_pb2, resource_pb2_grpc
 
 from gpufleet.catalog import catalog, tokens
-from gpufleet.engine import autonames, callbacks
+from gpufleet.engine import autonames, callbacks, constructs
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall, provider_location
 from gpufleet.engine.builtins import BuiltinError, Builtins, State, Unanswered
 from gpufleet.engine.callbacks import CallbackFailed, Callbacks, M
@@ -106,7 +107,9 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
         self.errors: list[str] = []  # the program's own error diagnostics (Engine.Log)
         self.provider_regions: dict[str, str] = {}
         self.root = ""
-        self.autonaming = catalog.load().facts.autonaming
+        facts = catalog.load().facts
+        self.autonaming = facts.autonaming
+        self.component_resource_outputs = facts.libraries.pulumi_eks.resource_outputs
         self.callbacks = Callbacks(callback_timeout)
         self.builtins = Builtins()
         self.output_types = output_types
@@ -156,14 +159,23 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
                 return resource_pb2.RegisterResourceResponse(urn=urn)
             if request.remote and not request.custom:
                 # A component another language builds (its provider's Construct) is not run
-                # offline: its outputs stay unknown, as before apply, and what it creates is a gap.
+                # offline: what it creates is a gap, and its outputs stay unknown, as before apply,
+                # but for the resources its code always makes (engine/constructs.py). A program that
+                # refuses resource references gets their ids, unknown: what no answer says.
                 with self._lock:
                     self.run.gaps.append(
                         f"component {request.name!r} ({request.type}) is built by its provider, which the offline engine does not run: "
                         "the resources it creates are not in the plan"
                     )
                 self.builtins.registered(urn, State("", provider, None), remote_component=True)
-                return resource_pb2.RegisterResourceResponse(urn=urn)
+                references = (
+                    constructs.resource_outputs(
+                        self.component_resource_outputs, request.type, request.name, lambda type_, name: self._urn(urn, type_, name)
+                    )
+                    if request.acceptResources
+                    else {}
+                )
+                return resource_pb2.RegisterResourceResponse(urn=urn, object=to_struct(references))
             try:
                 # A create step runs its before hooks first (step.go CreateStep.Apply).
                 self._run_hooks("before_create", request, urn, inputs, None, provider)
