@@ -30,7 +30,7 @@ def untolerated_taint(pod: PodTemplate, node: NodeShape, cat: Catalog) -> Mappin
     return None
 
 
-def _expression_matches(expression: Mapping, labels: Mapping[str, str]) -> bool:
+def expression_matches(expression: Mapping, labels: Mapping[str, str]) -> bool:
     key, operator = expression.get("key"), expression.get("operator")
     values = [str(v) for v in expression.get("values") or []]
     present = key in labels  # labels[key] is read only where it is: key is one of the labels' names
@@ -66,7 +66,7 @@ def _term_matches(term: Mapping, labels: Mapping[str, str], facts: KubernetesFac
     expressions = term.get("matchExpressions")
     if not expressions:
         return False
-    return not any(requirement_problem(e, facts) for e in expressions) and all(_expression_matches(e, labels) for e in expressions)
+    return not any(requirement_problem(e, facts) for e in expressions) and all(expression_matches(e, labels) for e in expressions)
 
 
 def selected_keys(pod: PodTemplate) -> set[str]:

@@ -4,15 +4,16 @@ Plain functions and frozen records, no I/O. The stack spec, the summary and the 
 `simulate`, so a pod that stays Pending is reported the same way at every door. The filters are
 kube-scheduler's default ones that a plan can decide, in its order (pkg/scheduler/apis/config/v1
 default plugins): TaintToleration (NoSchedule and NoExecute), NodeAffinity (nodeSelector and the
-required node affinity), NodeResourcesFit (requests against allocatable, and the pod count), and
-the messages are its own ("0/2 nodes are available: 2 node(s) had untolerated taint(s).").
+required node affinity), NodePorts, NodeResourcesFit (requests against allocatable, and the pod
+count), PodTopologySpread and InterPodAffinity (k8s_topology), and the messages are its own ("0/2 nodes are available: 2 node(s) had untolerated taint(s).").
 
 Nodes are the groups' nodes at creation (desired size). DaemonSet pods land first, one per matching
 node, and take their requests from it; an extended resource that a device-plugin DaemonSet
 advertises exists only on the nodes that plugin runs on. Other pods are placed replica by replica,
 first fit, in the order given; a pod that fits no node that exists but fits a new node of a group
 that may grow (maxSize > desiredSize) is placeable after scale-up. Identical nodes and replicas are
-placed as counts (a node state times N, a template times R), never one object per node or replica.
+placed as counts (a node state times N, a template times R), never one object per node or replica;
+a template under inter-pod rules is placed in steps of counts that its filters allow in any order.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import cast
 from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.wording import counted
+from gpufleet.simulate import k8s_topology as topology
 from gpufleet.simulate.k8s_filters import (
     affinity_matches,
     device_bound,
@@ -36,9 +38,6 @@ from gpufleet.simulate.k8s_filters import (
 )
 from gpufleet.simulate.k8s_requests import HostPort
 from gpufleet.simulate.k8s_shapes import AFTER_SCALE_UP, DAEMON, PENDING, SCHEDULED, NodeShape, Placement, PodTemplate, show
-
-# kube-scheduler's InterPodAffinity reason (pkg/scheduler/framework/plugins/interpodaffinity ErrReasonAntiAffinityRulesNotMatch).
-ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 
 
 @dataclass
@@ -52,17 +51,17 @@ class _Node:
     memory_used: int = 0
     devices: list[dict[str, int]] = field(default_factory=list)
     count: int = 1
-    holding: frozenset[str] = frozenset()  # templates with one pod per node that have one here
     ports: frozenset[HostPort] = frozenset()  # the host ports its pods hold
+    tally: dict[str, int] = field(default_factory=dict)  # pods of each template (owner) on each node
 
     def reasons(self, pod: PodTemplate) -> list[str]:
-        if pod.one_per_node and pod.owner in self.holding:
-            return [ANTI_AFFINITY]
+        if pod.one_per_node and self.tally.get(pod.owner):
+            return [topology.ANTI_AFFINITY]
         return filter_reasons(pod, self.shape, self.free, self.cat, self.devices, self.ports)
 
     def copy(self, count: int) -> _Node:
         return _Node(
-            self.shape, dict(self.free), self.cat, self.memory_used, [dict(d) for d in self.devices], count, self.holding, self.ports
+            self.shape, dict(self.free), self.cat, self.memory_used, [dict(d) for d in self.devices], count, self.ports, dict(self.tally)
         )
 
 
@@ -74,8 +73,8 @@ def _take(node: _Node, pod: PodTemplate, times: int = 1) -> None:
     """`times` pods of the template onto each node of `node`, device-bound requests first fit device
     by device (as `times` pods placed one after another)."""
     node.free["pods"] = node.free.get("pods", 0) - times
-    if pod.one_per_node:
-        node.holding = node.holding | {pod.owner}
+    if times:
+        node.tally = {**node.tally, pod.owner: node.tally.get(pod.owner, 0) + times}
     if times:
         node.ports = node.ports | set(pod.host_ports)
     for resource, amount in pod.requests.items():
@@ -162,6 +161,7 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate], cat: Cata
     nodes = [_fresh(s, daemons, advertisers, cat).copy(s.nodes) for s in shapes if s.nodes > 0]
     empty = {s.group: _fresh(s, daemons, advertisers, cat) for s in shapes}
     grown: Counter[str] = Counter()
+    templates = {p.owner: p for p in pods}
     results = []
     for pod in pods:
         result = Placement(pod, DAEMON if pod.replicas is None else SCHEDULED, notes=_notes(pod, shapes, advertisers, cat))
@@ -173,6 +173,9 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate], cat: Cata
             for node in nodes:
                 if _landing(pod, node):
                     result.placed[node.shape.group] = result.placed.get(node.shape.group, 0) + node.count
+        elif topology.involved(pod, cluster := topology.Cluster(nodes, templates, cat.facts.eks.well_known_labels.hostname, cat)):
+            result.notes += topology.notes(pod, cluster)
+            _place_topology(pod, result, nodes, shapes, empty, grown, templates, cat)
         else:
             _place_replicas(pod, result, nodes, shapes, empty, grown)
         result.notes += _tight(pod, result, nodes)
@@ -264,30 +267,66 @@ def _place_replicas(pod, result: Placement, nodes: list[_Node], shapes, empty, g
         if i is None:
             if _scale_up(pod, nodes, shapes, empty, grown, remaining, result):
                 continue
-            reasons: Counter[str] = Counter()
-            for n in nodes:
-                for r in n.reasons(pod):
-                    reasons[r] += n.count
-            result.message = unavailable_message(sum(n.count for n in nodes), reasons)
-            result.pending += remaining
-            result.status = PENDING
+            _pending(result, nodes, [n.reasons(pod) for n in nodes], remaining)
             return
-        node = nodes[i]
-        per = _per_node(pod, node)
-        placed = remaining if per is None else min(remaining, node.count * per)
-        per = placed if per is None else per
-        full, part = divmod(placed, per)
-        filled = []
-        if full:
-            filled.append(node.copy(full))
-            _take(filled[-1], pod, per)
-        if part:
-            filled.append(node.copy(1))
-            _take(filled[-1], pod, part)
-        node.count -= full + (1 if part else 0)
-        nodes[i : i + 1] = [*filled, *([node] if node.count else [])]
-        result.placed[node.shape.group] = result.placed.get(node.shape.group, 0) + placed
+        per = _per_node(pod, nodes[i])
+        placed = remaining if per is None else min(remaining, nodes[i].count * per)
+        remaining -= _apply(pod, nodes, {i: topology.split(placed, placed if per is None else per)}, result)
+
+
+# Steps a template under inter-pod rules is placed in at most: one takes a self-matching spread
+# constraint whole (topology.step), several constraints rise a skew's worth a step.
+_STEPS = 64
+
+
+def _place_topology(pod, result: Placement, nodes: list[_Node], shapes, empty, grown: Counter, templates, cat: Catalog) -> None:
+    """Replicas under inter-pod rules (topology spread, pod affinity and anti-affinity), in steps:
+    each step every state takes what the filters and topology.step let it, in any order of which
+    each placement passes the filters; then a group that may grow adds nodes."""
+    remaining, scaled = pod.replicas, False
+    hostname = cat.facts.eks.well_known_labels.hostname
+    for _ in range(_STEPS):
+        cluster = topology.Cluster(nodes, templates, hostname, cat)
+        reasons = [n.reasons(pod) or topology.reasons(pod, i, cluster) for i, n in enumerate(nodes)]
+        room = [0 if r else (_per_node(pod, n) or remaining) for r, n in zip(reasons, nodes, strict=True)]
+        placed = _apply(pod, nodes, dict(enumerate(topology.step(pod, cluster, room, remaining))), result)
         remaining -= placed
+        if remaining <= 0:
+            return
+        if placed:
+            scaled = False
+        elif not scaled and _scale_up(pod, nodes, shapes, empty, grown, remaining, result):
+            scaled = True
+        else:
+            _pending(result, nodes, reasons, remaining)
+            return
+    _pending(result, nodes, [[] for _ in nodes], remaining)
+    result.notes.append(f"{remaining} replicas not judged: their topology rules were followed for {_STEPS} steps only")
+
+
+def _apply(pod: PodTemplate, nodes: list[_Node], pieces: Mapping[int, list[tuple[int, int]]], result: Placement) -> int:
+    """Pieces of replicas onto states: (nodes, pods on each) split off state i; the replicas placed."""
+    placed = 0
+    for i in sorted(pieces, reverse=True):
+        node, filled = nodes[i], []
+        for count, per in pieces[i]:
+            filled.append(node.copy(count))
+            _take(filled[-1], pod, per)
+            node.count -= count
+            placed += count * per
+            result.placed[node.shape.group] = result.placed.get(node.shape.group, 0) + count * per
+        nodes[i : i + 1] = [*filled, *([node] if node.count else [])]
+    return placed
+
+
+def _pending(result: Placement, nodes: list[_Node], reasons: list[list[str]], remaining: int) -> None:
+    counted: Counter[str] = Counter()
+    for node, found in zip(nodes, reasons, strict=True):
+        for r in found:
+            counted[r] += node.count
+    result.message = unavailable_message(sum(n.count for n in nodes), counted)
+    result.pending += remaining
+    result.status = PENDING
 
 
 def _scale_up(pod, nodes: list[_Node], shapes, empty, grown: Counter, wanted: int, result: Placement) -> bool:
@@ -305,6 +344,7 @@ def _scale_up(pod, nodes: list[_Node], shapes, empty, grown: Counter, wanted: in
         node.memory_used = shape.allocatable.get("memory", 0) - node.free.get("memory", 0)
         node.count = added
         node.ports = probe.ports
+        node.tally = dict(probe.tally)
         nodes.append(node)
         result.scaled_up[shape.group] = result.scaled_up.get(shape.group, 0) + added
         result.status = AFTER_SCALE_UP

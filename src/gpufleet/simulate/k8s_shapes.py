@@ -89,6 +89,42 @@ class NodeShape:
 
 
 @dataclass(frozen=True)
+class LabelSelector:
+    """A metav1.LabelSelector as LabelSelectorAsSelector reads it: a nil one matches no pod, an
+    empty one every pod; matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist) ANDed."""
+
+    match_labels: Mapping[str, str] = field(default_factory=dict)
+    expressions: tuple[Mapping, ...] = ()
+    nothing: bool = False
+
+
+@dataclass(frozen=True)
+class PodTerm:
+    """A required pod (anti-)affinity term: the pods its selector matches in its namespaces, by
+    the domains of its topology key (k8s_topology)."""
+
+    selector: LabelSelector
+    topology_key: str
+    namespaces: frozenset[str] = frozenset()
+    all_namespaces: bool = False  # namespaceSelector: {}
+    unknown: str = ""  # why the plan cannot judge it (a namespaceSelector over namespaces' labels)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule, its matchLabelKeys merged
+    into the selector and its policies defaulted as kube-scheduler does (k8s_topology)."""
+
+    max_skew: int
+    topology_key: str
+    selector: LabelSelector
+    min_domains: int = 1
+    honor_affinity: bool = True  # nodeAffinityPolicy
+    honor_taints: bool = False  # nodeTaintsPolicy
+    unknown: str = ""  # why the plan cannot judge it
+
+
+@dataclass(frozen=True)
 class PodTemplate:
     """A pod template as the scheduler filters it."""
 
@@ -113,6 +149,10 @@ class PodTemplate:
     # (hostIP, protocol, hostPort) it holds on its node (k8s_requests.host_ports): one per node, and
     # none beside another pod holding one of them.
     host_ports: tuple[tuple[str, str, int], ...] = ()
+    # Required inter-pod rules and hard spread constraints (k8s_topology reads and judges them).
+    pod_affinity: tuple[PodTerm, ...] = ()
+    pod_anti_affinity: tuple[PodTerm, ...] = ()
+    spread: tuple[Spread, ...] = ()
 
 
 @dataclass

@@ -12,6 +12,8 @@ from gpufleet.catalog.facts import Addon, Chart, EksFacts, Karpenter, KarpenterC
 from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.simulate.k8s_requests import host_ports, pod_requests
 from gpufleet.simulate.k8s_shapes import PodTemplate
+from gpufleet.simulate.k8s_terms import pod_rules
+from gpufleet.simulate.k8s_topology import namespace_of
 from gpufleet.simulate.loose import mapping
 
 # Pulumi type tokens of the workload kinds: kubernetes:<group>/<version>:<Kind>.
@@ -69,7 +71,14 @@ def pod_specs(type_token: str, obj: Mapping) -> list[tuple[str, int | None, Mapp
 
 
 def pod_template(
-    owner: str, replicas: int | None, spec: Mapping, *, urn: str | None = None, source: str = "", advertises=()
+    owner: str,
+    replicas: int | None,
+    spec: Mapping,
+    *,
+    urn: str | None = None,
+    source: str = "",
+    advertises=(),
+    labels: Mapping[str, str] | None = None,
 ) -> PodTemplate:
     notes: list[str] = []
     requests = pod_requests(spec, notes)
@@ -90,6 +99,8 @@ def pod_template(
         urn=urn,
         source=source,
         notes=tuple(notes),
+        labels=labels,
+        **pod_rules(spec, namespace_of(owner), labels),
     )
 
 
@@ -102,10 +113,10 @@ def object_pods(type_token: str, name: str, obj: Mapping, urn: str | None = None
     found = []
     for where, replicas, spec in pod_specs(type_token, obj):
         role = where.split(".")[2] if kind == "MPIJob" else None
-        template = pod_template(f"{label} ({role})" if role else label, replicas, spec, urn=urn)
         # Labels known only after apply stay None, not empty: what a selector matches is not known.
         labels = _metadata(obj, where, "labels")
-        found.append(dataclasses.replace(template, annotations=_metadata(obj, where, "annotations") or {}, labels=labels))
+        template = pod_template(f"{label} ({role})" if role else label, replicas, spec, urn=urn, labels=labels)
+        found.append(dataclasses.replace(template, annotations=_metadata(obj, where, "annotations") or {}))
     return found
 
 
