@@ -18,6 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+import yaml
+
 from tests.conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "verify"
@@ -289,3 +291,72 @@ def service_task(i: int, service: str, provider: str, status: str = "RUNNING") -
     task["taskArn"] = re.sub(r"/[^/]+$", f"/{i:032x}", task["taskArn"])
     task["group"], task["lastStatus"], task["capacityProviderName"] = f"service:{service}", status, provider
     return task
+
+
+# --- pods from public recordings (SOURCE.md): container states -------------------------------------
+
+def crashloop_pod() -> dict:
+    """HolmesGPT's recorded `kubectl get pod -o yaml` of a pod in CrashLoopBackOff (7 restarts), from
+    its third line (the first two are HolmesGPT's own metadata), unchanged."""
+    text = (SOURCES / "holmesgpt-crashloop-pod-yaml.txt").read_text()
+    return yaml.safe_load("\n".join(text.splitlines()[2:]))
+
+
+def _describe_field(text: str, name: str) -> str:
+    return re.search(rf"^\s*{name}:\s+(.*?)\s*$", text, re.M)[1]
+
+
+def imagepull_pod(latest_event: bool = False) -> dict:
+    """A Pod object built from HolmesGPT's recorded `kubectl describe pod` (a pod that cannot pull its
+    image): its name, namespace, node, phase, the container's waiting state, restart count and the
+    Conditions table, as the describe prints them. `latest_event`: the waiting state is the one the
+    last event gives (the kubelet's `ImagePullBackOff`, "Back-off pulling image ..."), not the State
+    block's `ErrImagePull` printed a few seconds before. The fixture stores quotes as `\\"`."""
+    text = (SOURCES / "holmesgpt-imagepullbackoff-describe.txt").read_text().replace('\\"', '"')
+    container = re.search(r"^Containers:\n  ([\w-]+):", text, re.M)[1]
+    if latest_event:
+        back_off = re.findall(r"^\s+Normal\s+BackOff\s+.*?kubelet\s+(.*)$", text, re.M)[-1]
+        waiting = {"reason": re.findall(r"Error: (\w+)$", text, re.M)[-1], "message": back_off}
+    else:
+        waiting = {"reason": _describe_field(text, "Reason")}
+    table = text.split("Conditions:\n", 1)[1].split("Volumes:", 1)[0].splitlines()[1:]
+    conditions = [{"type": t, "status": s} for t, s in (line.split() for line in table if line.strip())]
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": _describe_field(text, "Name"), "namespace": _describe_field(text, "Namespace")},
+        "spec": {"nodeName": _describe_field(text, "Node").split("/")[0]},
+        "status": {
+            "phase": _describe_field(text, "Status"), "conditions": conditions,
+            "containerStatuses": [{"name": container, "ready": _describe_field(text, "Ready") == "True",
+                                   "restartCount": int(_describe_field(text, "Restart Count")), "state": {"waiting": waiting}}],
+        },
+    }
+
+
+def launcher_row(status: str) -> tuple[str, str, int]:
+    """(name, STATUS, RESTARTS) of aws-do-eks's recorded launcher pod in a `kubectl get pods` row:
+    CrashLoopBackOff, Running, then Completed (eks-gpu-efa README, lines 131-145)."""
+    text = (SOURCES / "doeks-eks-gpu-efa-README.md").read_text()
+    name, _, shown, restarts = re.search(rf"^\s+(efa-info-test-launcher-\w+)\s+(\d/\d)\s+({status})\s+(\d+)", text, re.M).groups()
+    return name, shown, int(restarts)
+
+
+def as_pod_of(recorded: dict, namespace: str, name: str, node: str, owner: dict | None = None, labels: dict | None = None) -> dict:
+    """A recorded pod made another workload's: its name, namespace, owner, labels and node edited,
+    its containers' state kept."""
+    edited = copy.deepcopy(recorded)
+    edited["metadata"] = {"name": name, "namespace": namespace, "labels": labels or {}, "ownerReferences": [owner] if owner else []}
+    edited.setdefault("spec", {})["nodeName"] = node
+    return edited
+
+
+def replace_item(items: list[dict], name: str, new: dict) -> list[dict]:
+    at = next(i for i, item in enumerate(items) if item["metadata"]["name"] == name)
+    return [*items[:at], new, *items[at + 1:]]
+
+
+def event_list() -> dict:
+    """The study's one recorded Event (the exporter's line, unchanged) in the EventList `kubectl get
+    events -o json` prints: a recording that holds no node."""
+    event = json.loads((SOURCES / "performance-study-failedscheduling-event.json").read_text())
+    return {"apiVersion": "v1", "kind": "EventList", "items": [event]}

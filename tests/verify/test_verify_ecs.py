@@ -107,3 +107,52 @@ def test_no_credentials_is_bad_input_naming_the_cluster_and_region(monkeypatch, 
     # The plan's cluster is named (ml-gpu): the default for --ecs-cluster.
     code, _, err = run_cli("verify", PLAN, "--region", "us-west-2")
     assert code == 2 and err == "error: --region us-west-2 --cluster ml-gpu: no AWS credentials to read the cluster with\n"
+
+
+def test_an_instance_with_no_gpus_registered_does_not_count_toward_desired(ecs_api):
+    """The AWS CLI example's instance registers no GPU (as documented): it is ACTIVE with its agent
+    connected, yet its g5.12xlarge's 4 GPUs are not there, so the provider has 0 of 1 desired."""
+    instances, tasks = _fleet(gpus=0)
+    ecs_api(instances, tasks)
+    code, verdict, _ = _live()
+    assert code == 1 and verdict["outcome"] == "mismatch"
+    [provider] = [f for f in verdict["findings"] if f["subject"] == "capacity provider ml-gpu-inference"]
+    assert provider["verdict"] == "mismatch" and provider["expected"] == 1 and provider["observed"] == 0
+    assert provider["message"] == "0 container instance(s) ACTIVE with the agent connected and their type's GPUs registered, of 1 desired"
+    [entry] = [j for j in verdict["plan"] if j["subject"] == "capacity provider ml-gpu-inference"]
+    assert entry["judged"] and not entry["matched"] and "0 of 4 GPUs registered" in entry["reason"]
+
+
+def test_instances_outside_the_plans_capacity_providers_are_listed(ecs_api):
+    """The CLI example's instance as documented names no capacity provider; another names one the
+    plan does not hold. Both are listed; the plan's own provider is still judged."""
+    instances, tasks = _fleet()
+    bare = fleets.container_instance(2, "ml-gpu-inference", "g5.12xlarge", 4)
+    del bare["capacityProviderName"]
+    other = fleets.container_instance(3, "someone-elses-provider", "g5.12xlarge", 4)
+    ecs_api([*instances, bare, other], tasks)
+    code, verdict, _ = _live()
+    assert code == 0 and verdict["outcome"] == "match"
+    [outside] = [f for f in verdict["findings"] if f["subject"] == "container instances outside the plan"]
+    assert outside["verdict"] == "not-judged" and outside["observed"] == 2
+    assert outside["message"] == (
+        "2 container instance(s) belong to no capacity provider of the plan: "
+        "i-0a1b2c3d4e5f60002 (no capacity provider), i-0a1b2c3d4e5f60003 (someone-elses-provider)"
+    )
+    assert {j["subject"]: j["matched"] for j in verdict["plan"]} == {
+        "capacity provider ml-gpu-inference": True,
+        "capacity provider ml-gpu-training": True,
+        "service llm-serve": True,
+    }
+
+
+def test_an_ecs_plan_with_no_ecs_recording_is_not_proven(tmp_path):
+    folder = fleets.write_case(tmp_path / "case", ecs={"events": fleets.event_list()})
+    code, out, _ = run_cli("verify", PLAN, "--from", str(folder), "--json")
+    verdict = json.loads(out)["verify"]
+    assert code == 5 and {j["subject"] for j in verdict["unjudged"]} == {
+        "capacity provider ml-gpu-inference",
+        "capacity provider ml-gpu-training",
+        "service llm-serve",
+    }
+    assert all("no ECS description was read" in j["reason"] for j in verdict["unjudged"])

@@ -95,10 +95,12 @@ def test_a_daemonset_that_never_became_ready_names_its_nodes(tmp_path):
 def test_the_study_nodes_against_the_stack_of_its_fleet():
     """The README's tour: real `kubectl get nodes -o json` output, unchanged, against eks-p3dn-efa."""
     code, out, err = run_cli("verify", "eks-p3dn-efa", "--from", str(fleets.STUDY.parent))
-    assert code == 0, err + out
+    # Nodes only: the group is proven, the plugins and pods the plan places are not (exit 5, not 0).
+    assert code == 5, err + out
     assert "[ok] node group workers: 8 node(s) registered and Ready (desired 8)" in out
     assert "8 node(s) of node group workers (p3dn.24xlarge: hugepages-2Mi 21122Mi, nvidia.com/gpu 8, vpc.amazonaws.com/efa 1)" in out
-    assert "[not judged] pods: the recording holds no Pod objects" in out
+    assert "[not judged] Deployment kube-system/coredns: the recording holds no Pod objects" in out
+    assert out.splitlines()[-1].startswith("not proven: 6 of the plan's groups and workloads not judged")
 
 
 @pytest.mark.parametrize("drop", [1, 4])
@@ -199,7 +201,9 @@ def test_two_daemonsets_that_could_be_the_plugin_are_not_judged(tmp_path):
     items.append(fleets.daemonset("nvidia-device-plugin", "nvidia-device-plugin-daemonset", p5, chart="nvidia-device-plugin"))
     code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", items))
     [finding] = [f for f in verdict["findings"] if f["subject"] == "DaemonSet nvidia-device-plugin/p5-train-device-plugins-nvidia"]
-    assert code == 0 and finding["verdict"] == "not-judged" and "several DaemonSets could be it" in finding["message"]
+    assert code == 5 and finding["verdict"] == "not-judged" and "several DaemonSets could be it" in finding["message"]
+    [unjudged] = verdict["unjudged"]
+    assert unjudged["subject"] == finding["subject"] and unjudged["judged"] is False and "several DaemonSets" in unjudged["reason"]
 
 
 def test_a_plugin_the_plan_puts_on_nodepool_nodes_only_is_judged_by_its_own_status(tmp_path):
@@ -223,9 +227,12 @@ def test_a_plugin_the_plan_puts_on_nodepool_nodes_only_is_judged_by_its_own_stat
 def test_a_node_that_cannot_be_compared_is_not_judged_and_the_others_are(tmp_path, edit, said):
     nodes = fleets.p5_fleet_nodes()
     edit(nodes[0])
-    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", nodes))
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", fleets.p5_cluster(nodes)))
     [finding] = [f for f in verdict["findings"] if f["subject"] == f"node {nodes[0]['metadata']['name']}"]
-    assert code == 0 and finding["verdict"] == "not-judged" and said in finding["message"]
+    assert code == 5 and finding["verdict"] == "not-judged" and said in finding["message"]
+    # One node not compared leaves its group unproven: the only item of the plan not judged.
+    [unjudged] = verdict["unjudged"]
+    assert unjudged["subject"] == "node group p5" and said in unjudged["reason"]
     [other] = [f for f in verdict["findings"] if f["check"] == "allocatable" and f["subject"] == "node group p5"]
     assert other["verdict"] == "match" and other["observed"] == [nodes[1]["metadata"]["name"]]
 

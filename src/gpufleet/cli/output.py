@@ -10,6 +10,7 @@ import sys
 from gpufleet.errors import InputError  # noqa: F401 - the commands raise it from here
 
 EXIT_OK, EXIT_VIOLATION, EXIT_INVALID, EXIT_CHANGED, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_NOT_PROVEN = 5  # `verify` only: something the plan holds could not be judged (design.md)
 REPORT_TO = "the gpufleet issue tracker, with the command you ran"
 
 

@@ -1,17 +1,19 @@
 """`gpufleet verify (STACK|PLAN.json) [--context NAME | --from DIR] [--nccl] [--json]`: the live or
-recorded fleet held against the plan; exit 0 when it matches, 1 when it does not (or the NCCL gate
-failed), 2 for input gpufleet cannot read."""
+recorded fleet held against the plan; exit 0 only when every group and placed workload of the plan
+was judged and matched, 1 when something does not match (or the NCCL gate failed), 5 when something
+could not be proven (each named, with the reason), 2 for input gpufleet cannot read."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import cast
 
-from gpufleet.cli.output import EXIT_OK, EXIT_VIOLATION, InputError, print_json, write
+from gpufleet.cli.output import EXIT_NOT_PROVEN, EXIT_OK, EXIT_VIOLATION, InputError, print_json, write
 from gpufleet.plans.index import Resource, from_plan
 
 MOST_WAIT = 86400.0  # a bounded wait: an NCCL run that takes longer is not waited for
 MARKS = {"match": "ok", "mismatch": "MISMATCH", "not-judged": "not judged"}
+EXITS = {"match": EXIT_OK, "mismatch": EXIT_VIOLATION, "not-proven": EXIT_NOT_PROVEN}
 
 
 def add_parser(sub) -> None:
@@ -137,7 +139,7 @@ def cmd_verify(args) -> int:
         print_json({"stack": stack, "verify": verdict.as_dict()})
     else:
         _render(stack, verdict)
-    return EXIT_OK if verdict.matches else EXIT_VIOLATION
+    return EXITS[verdict.outcome]
 
 
 def _render(stack: str, verdict) -> None:
@@ -148,6 +150,19 @@ def _render(stack: str, verdict) -> None:
             lines.append(f"  [{MARKS[f.verdict]}] {f.subject}: {f.message}")
             lines += [f"      {command}" for command in f.commands]
     counts = verdict.as_dict()["counts"]
-    said = "the fleet matches the plan" if verdict.matches else "the fleet does not match the plan"
-    lines.append(f"{said}: {counts['match']} ok, {counts['mismatch']} mismatch, {counts['not-judged']} not judged")
+    tally = f"{counts['match']} ok, {counts['mismatch']} mismatch, {counts['not-judged']} not judged"
+    unjudged = verdict.unjudged()
+    if unjudged:
+        lines.append(f"not judged, of the plan's {len(verdict.items)} groups, workloads and gaps (by reason):")
+        by_reason: dict[str, list[str]] = {}
+        for j in unjudged:
+            by_reason.setdefault(j.reason, []).append(j.item.subject)
+        lines += [f"  {reason}: {', '.join(subjects)}" for reason, subjects in by_reason.items()]
+    if verdict.outcome == "match":
+        said = f"the fleet matches the plan: all {len(verdict.items)} groups and workloads judged"
+    elif verdict.outcome == "mismatch":
+        said = "the fleet does not match the plan"
+    else:
+        said = f"not proven: {len(unjudged)} of the plan's groups and workloads not judged"
+    lines.append(f"{said}: {tally}")
     write("\n".join(lines) + "\n")

@@ -13,14 +13,15 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import cast
 
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.plans.placement import PlanPlacement
 from gpufleet.simulate import k8s_scheduler
 from gpufleet.simulate.k8s_shapes import NodeShape, QuantityError, quantity, show
+from gpufleet.verify import pod_state
 from gpufleet.verify.fleet import KubeFleet
-from gpufleet.verify.verdict import MATCH, MISMATCH, NOT_JUDGED, Finding
+from gpufleet.verify.pod_state import DONE, FAILING, READY, STARTING, UNSCHEDULED, PodState
+from gpufleet.verify.verdict import MATCH, MISMATCH, NOT_JUDGED, Finding, PlanItem
 
 _OWNER = re.compile(r"^(?P<kind>\w+) (?P<namespace>[^/\s]+)/(?P<name>\S+)(?: \((?P<extra>[^)]*)\))?$")
 # Helm's standard labels: a chart's DaemonSet names its chart in app.kubernetes.io/name.
@@ -68,6 +69,31 @@ def _groups(placement: PlanPlacement, urns: Mapping[str, str], cat: Catalog) -> 
     return found
 
 
+def _workload(placed) -> str:
+    """A placed pod template's name in the ledger: its owner (a DaemonSet without its chart's words)."""
+    owner = _owner(placed)
+    if placed.status == k8s_scheduler.DAEMON and owner is not None:
+        return f"DaemonSet {owner['namespace']}/{owner['name']}"
+    return placed.pod.owner
+
+
+def items(placement: PlanPlacement, urns: Mapping[str, str]) -> list[PlanItem]:
+    """What the plan holds on Kubernetes, each to be judged: its node groups and NodePools, and every
+    pod template it places (DaemonSets, Deployments, Jobs, an MPIJob's launcher and workers)."""
+    groups = [PlanItem("group", f"node group {s.group}", urns.get(s.group)) for s in placement.shapes]
+    groups += [PlanItem("group", f"NodePool {p.name}", p.urn) for p in placement.pools]
+    workloads = [PlanItem("workload", _workload(p), p.pod.urn) for p in placement.pods]
+    return list(dict.fromkeys(groups + workloads))
+
+
+def unjudged(placement: PlanPlacement, urns: Mapping[str, str], reason: str) -> list[Finding]:
+    """Every Kubernetes item of the plan, not judged for one reason (nothing of the kind was read)."""
+    return [
+        Finding("nodes" if i.kind == "group" else "pods", NOT_JUDGED, i.subject, reason, i.urn, item=i.subject)
+        for i in items(placement, urns)
+    ]
+
+
 def _labels(obj: Mapping) -> Mapping[str, str]:
     return (obj.get("metadata") or {}).get("labels") or {}
 
@@ -91,15 +117,22 @@ def _quarantine(node: str, reason: str) -> tuple[str, ...]:
 
 def check(placement: PlanPlacement, fleet: KubeFleet, urns: Mapping[str, str], cat: Catalog) -> list[Finding]:
     """Every comparison of the fleet with the plan; `urns` names each group's resource by its name."""
-    groups = _groups(placement, urns, cat)
-    findings: list[Finding] = []
     if fleet.nodes is None:
-        findings.append(
-            Finding(
-                "nodes", NOT_JUDGED, "nodes", "the recording holds no Node objects: nodes, allocatable, plugins and pods are not compared"
-            )
+        return unjudged(placement, urns, "the recording holds no Node objects: its nodes, plugins and pods are not compared")
+    groups = _groups(placement, urns, cat)
+    named = {g.name for g in groups}
+    findings = [
+        Finding(
+            "nodes",
+            NOT_JUDGED,
+            f"node group {s.group}",
+            "the plan gives its nodes no label that names the group: they cannot be told from others",
+            urns.get(s.group),
+            item=f"node group {s.group}",
         )
-        return findings
+        for s in placement.shapes
+        if s.group not in named
+    ]
     by_node: dict[str, _Group] = {}
     foreign = []
     for node in fleet.nodes:
@@ -121,7 +154,7 @@ def check(placement: PlanPlacement, fleet: KubeFleet, urns: Mapping[str, str], c
             )
         )
     short_groups = {g.name for g in groups if g.differs}
-    findings += _plugins(placement, fleet, groups, by_node)
+    findings += _plugins(placement, fleet, groups)
     findings += _pods(placement, fleet, by_node, short_groups)
     return findings
 
@@ -138,7 +171,7 @@ def _node_counts(groups: list[_Group]) -> list[Finding]:
             message = f"{len(ready)} node(s) Ready (Karpenter launches what its pods need)" + (
                 f"; NotReady: {', '.join(not_ready)}" if not_ready else ""
             )
-            found.append(Finding("nodes", verdict, subject, message, g.urn, observed=len(ready)))
+            found.append(Finding("nodes", verdict, subject, message, g.urn, observed=len(ready), item=subject))
             continue
         problems = []
         if len(ready) < g.desired:
@@ -149,13 +182,18 @@ def _node_counts(groups: list[_Group]) -> list[Finding]:
             problems.append(f"NotReady: {', '.join(not_ready)}")
         message = "; ".join(problems) or f"{len(ready)} node(s) registered and Ready (desired {g.desired})"
         g.differs |= bool(problems)
-        found.append(Finding("nodes", MISMATCH if problems else MATCH, subject, message, g.urn, expected=g.desired, observed=len(ready)))
+        found.append(
+            Finding(
+                "nodes", MISMATCH if problems else MATCH, subject, message, g.urn, expected=g.desired, observed=len(ready), item=subject
+            )
+        )
     return found
 
 
 def _allocatable(groups: list[_Group]) -> list[Finding]:
     found = []
     for g in groups:
+        item = f"{g.kind} {g.name}"
         matched: dict[str, list[str]] = {}  # what the matching nodes carry -> their names
         for node in g.nodes:
             name = _name(node)
@@ -169,6 +207,7 @@ def _allocatable(groups: list[_Group]) -> list[Finding]:
                         f"node {name}",
                         f"{kind or 'an unlabelled type'} is not a type the plan gives {g.kind} {g.name}",
                         g.urn,
+                        item=item,
                     )
                 )
                 continue
@@ -203,6 +242,7 @@ def _allocatable(groups: list[_Group]) -> list[Finding]:
                         _quarantine(name, reason[:63]),
                         expected=_shown(shape.allocatable),
                         observed=dict(have),
+                        item=item,
                     )
                 )
             elif beyond:
@@ -215,10 +255,11 @@ def _allocatable(groups: list[_Group]) -> list[Finding]:
                         + "; ".join(beyond)
                         + ": a finding against gpufleet's model of the type",
                         g.urn,
+                        item=item,
                     )
                 )
             elif unread:
-                found.append(Finding("allocatable", NOT_JUDGED, subject, "not a quantity: " + ", ".join(unread), g.urn))
+                found.append(Finding("allocatable", NOT_JUDGED, subject, "not a quantity: " + ", ".join(unread), g.urn, item=item))
             else:
                 carried = (
                     ", ".join(f"{r} {have.get(r)}" for r, a in sorted(shape.allocatable.items()) if _compared(r) and a)
@@ -232,7 +273,7 @@ def _allocatable(groups: list[_Group]) -> list[Finding]:
                 else None
             )
             said = f"{len(names)} node(s) of {g.kind} {g.name} ({carried})" + (f"; the plan: {expected}" if expected else "")
-            found.append(Finding("allocatable", MATCH, f"{g.kind} {g.name}", said, g.urn, observed=sorted(names)))
+            found.append(Finding("allocatable", MATCH, item, said, g.urn, observed=sorted(names), item=item))
     return found
 
 
@@ -268,65 +309,61 @@ def _pods_of_daemonset(ds: Mapping, pods: Iterable[Mapping]) -> list[Mapping]:
     ]
 
 
-def _plugins(placement: PlanPlacement, fleet: KubeFleet, groups: list[_Group], by_node: dict[str, _Group]) -> list[Finding]:
-    found = []
-    for placed in placement.pods:
-        owner = _owner(placed)
-        if placed.status != k8s_scheduler.DAEMON or owner is None:
-            continue
-        subject = f"DaemonSet {owner['namespace']}/{owner['name']}"
-        wanted = {g.name: g for g in groups if g.name in placed.placed}
-        nodes = sorted(_name(n) for g in wanted.values() for n in g.nodes)
-        if fleet.daemonsets is None:
-            found.append(Finding("device-plugins", NOT_JUDGED, subject, "the recording holds no DaemonSets", placed.pod.urn))
-            continue
-        candidates = _daemonsets_for(owner, fleet.daemonsets)
-        if not candidates:
-            where = ", ".join(sorted(wanted)) or "the nodes its NodePools launch"
-            found.append(Finding("device-plugins", MISMATCH, subject, f"not in the cluster; the plan runs it on {where}", placed.pod.urn))
-            continue
-        if len(candidates) > 1:
-            names = ", ".join(sorted(_name(d) for d in candidates))
-            found.append(Finding("device-plugins", NOT_JUDGED, subject, f"several DaemonSets could be it ({names})", placed.pod.urn))
-            continue
-        ds = candidates[0]
-        status = ds.get("status") or {}
-        counts = f"ready {status.get('numberReady', 0)} of {status.get('desiredNumberScheduled', 0)} scheduled"
-        if not placed.placed:
-            # The plan puts it on no node group (its nodes are a NodePool's, launched later): its own
-            # status says whether it is ready where it runs.
-            verdict = MATCH if status.get("numberReady", 0) == status.get("desiredNumberScheduled", 0) else MISMATCH
-            found.append(
-                Finding("device-plugins", verdict, subject, f"{_name(ds)}: {counts} (the plan puts it on no node group)", placed.pod.urn)
-            )
-            continue
-        if fleet.pods is not None:
-            ready_on = {(p.get("spec") or {}).get("nodeName") for p in _pods_of_daemonset(ds, fleet.pods) if _ready(p)}
-            missing = [n for n in nodes if n not in ready_on]
-        else:
-            missing = [] if status.get("numberReady") == status.get("desiredNumberScheduled") else ["(its pods are not recorded)"]
-        if missing:
-            message = (
-                f"{_name(ds)}: {counts}; not ready on "
-                + ", ".join(missing[:10])
-                + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-            )
-            found.append(
-                Finding(
-                    "device-plugins", MISMATCH, subject, message, placed.pod.urn, expected=len(nodes), observed=status.get("numberReady", 0)
-                )
-            )
-        else:
-            found.append(
-                Finding(
-                    "device-plugins",
-                    MATCH,
-                    subject,
-                    f"{_name(ds)}: {counts}; ready on the {len(nodes)} node(s) of {', '.join(sorted(wanted))}",
-                    placed.pod.urn,
-                )
-            )
-    return found
+def _not_ready_on(node: str, states: list[PodState]) -> str:
+    """A node where a DaemonSet is not ready, with what its pod there says."""
+    here = [st for st in states if st.node == node]
+    return f"{node} ({'; '.join(st.said() for st in here)})" if here else f"{node} (no pod)"
+
+
+def _plugins(placement: PlanPlacement, fleet: KubeFleet, groups: list[_Group]) -> list[Finding]:
+    return [
+        _plugin(placed, owner, fleet, groups)
+        for placed in placement.pods
+        if placed.status == k8s_scheduler.DAEMON and (owner := _owner(placed)) is not None
+    ]
+
+
+def _plugin(placed, owner: re.Match, fleet: KubeFleet, groups: list[_Group]) -> Finding:
+    """One DaemonSet the plan places: found by name or chart, ready on every node the plan puts it
+    on; where it is not, what its pod there says."""
+    subject = _workload(placed)
+
+    def finding(verdict: str, message: str, **values) -> Finding:
+        return Finding("device-plugins", verdict, subject, message, placed.pod.urn, item=subject, **values)
+
+    wanted = {g.name: g for g in groups if g.name in placed.placed}
+    nodes = sorted(_name(n) for g in wanted.values() for n in g.nodes)
+    if fleet.daemonsets is None:
+        return finding(NOT_JUDGED, "the recording holds no DaemonSets")
+    candidates = _daemonsets_for(owner, fleet.daemonsets)
+    if not candidates:
+        where = ", ".join(sorted(wanted)) or "the nodes its NodePools launch"
+        return finding(MISMATCH, f"not in the cluster; the plan runs it on {where}")
+    if len(candidates) > 1:
+        names = ", ".join(sorted(_name(d) for d in candidates))
+        return finding(NOT_JUDGED, f"several DaemonSets could be it ({names})")
+    ds = candidates[0]
+    status = ds.get("status") or {}
+    counts = f"ready {status.get('numberReady', 0)} of {status.get('desiredNumberScheduled', 0)} scheduled"
+    if not placed.placed:
+        # The plan puts it on no node group (its nodes are a NodePool's, launched later): its own
+        # status says whether it is ready where it runs.
+        verdict = MATCH if status.get("numberReady", 0) == status.get("desiredNumberScheduled", 0) else MISMATCH
+        return finding(verdict, f"{_name(ds)}: {counts} (the plan puts it on no node group)")
+    if fleet.pods is not None:
+        states = [pod_state.read(p) for p in _pods_of_daemonset(ds, fleet.pods)]
+        ready_on = {st.node for st in states if st.state == READY}
+        missing = [_not_ready_on(n, states) for n in nodes if n not in ready_on]
+    else:
+        missing = [] if status.get("numberReady") == status.get("desiredNumberScheduled") else ["(its pods are not recorded)"]
+    if missing:
+        message = (
+            f"{_name(ds)}: {counts}; not ready on "
+            + ", ".join(missing[:10])
+            + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        )
+        return finding(MISMATCH, message, expected=len(nodes), observed=status.get("numberReady", 0))
+    return finding(MATCH, f"{_name(ds)}: {counts}; ready on the {len(nodes)} node(s) of {', '.join(sorted(wanted))}")
 
 
 # The names the controllers give their pods (a 5-character random suffix from generateName; a
@@ -350,76 +387,96 @@ def _live_pods(owner: re.Match, pods: Iterable[Mapping]) -> list[Mapping]:
     return [p for p in pods if (p.get("metadata") or {}).get("namespace") == namespace and pattern.fullmatch(_name(p))]
 
 
-def _unschedulable(pod: Mapping) -> str | None:
-    for c in (pod.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "PodScheduled" and c.get("status") == "False":
-            return c.get("message") or c.get("reason") or "not scheduled"
-    return None
-
-
 def _pods(placement: PlanPlacement, fleet: KubeFleet, by_node: dict[str, _Group], short_groups: set[str]) -> list[Finding]:
+    workloads = [p for p in placement.pods if p.status != k8s_scheduler.DAEMON]
     if fleet.pods is None:
-        return [Finding("pods", NOT_JUDGED, "pods", "the recording holds no Pod objects: where pods run is not compared")]
+        reason = "the recording holds no Pod objects: where its pods run and how they are is not compared"
+        return [Finding("pods", NOT_JUDGED, _workload(p), reason, p.pod.urn, item=_workload(p)) for p in workloads]
     found = []
-    for placed in placement.pods:
+    for placed in workloads:
         owner = _owner(placed)
-        if placed.status == k8s_scheduler.DAEMON or owner is None:
+        if owner is None:
+            reason = "its owner is not named Kind namespace/name: its pods cannot be told from others"
+            found.append(Finding("pods", NOT_JUDGED, placed.pod.owner, reason, placed.pod.urn, item=placed.pod.owner))
             continue
-        subject = placed.pod.owner
-        live = _live_pods(owner, fleet.pods)
-        predicted = sorted(set(placed.placed) | {p["nodePool"] for p in placed.provisioned})
-        may_land = set(placed.per_node) | {p["nodePool"] for p in placed.provisioned}
-        plan_pending = placed.status == k8s_scheduler.PENDING
-        plan_words = f"the plan: Pending ({placed.message})" if plan_pending else f"the plan: on {', '.join(predicted) or 'no group'}"
-        if not live:
-            verdict = NOT_JUDGED if owner["kind"] in BATCH_KINDS else MISMATCH
-            why = "a finished job's pods may have been cleaned up" if verdict == NOT_JUDGED else "not created"
-            found.append(Finding("pods", verdict, subject, f"no pod of it in the cluster ({why}); {plan_words}", placed.pod.urn))
-            continue
-        running = [p for p in live if (p.get("status") or {}).get("phase") in ("Running", "Succeeded")]
-        pending = [(p, _unschedulable(p)) for p in live if (p.get("status") or {}).get("phase") == "Pending"]
-        elsewhere = sorted(
-            {
-                (_name(p), by_node[n].name if (n := (p.get("spec") or {}).get("nodeName")) in by_node else f"node {n}")
-                for p in running
-                if (p.get("spec") or {}).get("nodeName") not in by_node
-                # a key of by_node here: the test before `or` says so
-                or by_node[cast(str, (p.get("spec") or {}).get("nodeName"))].name not in may_land
-            }
-        )
-        unscheduled = [(p, m) for p, m in pending if m]
-        if unscheduled and not plan_pending:
-            live_words = f"the live scheduler: {unscheduled[0][1]}"
-            fleet_short = sorted(set(predicted) & short_groups)
-            if fleet_short:
-                message = f"{len(unscheduled)} Pending where the fleet differs from the plan ({', '.join(fleet_short)}): {live_words}; {plan_words}"
-                found.append(Finding("pods", MISMATCH, subject, message, placed.pod.urn))
-            else:
-                message = f"{len(unscheduled)} Pending though the fleet matches the plan: {live_words}; {plan_words}: a finding against gpufleet's simulator"
-                found.append(Finding("simulator", MISMATCH, subject, message, placed.pod.urn))
-        elif plan_pending and running and not unscheduled:
-            message = f"{len(running)} running; {plan_words}: a finding against gpufleet's simulator"
-            found.append(Finding("simulator", MISMATCH, subject, message, placed.pod.urn))
-        elif elsewhere:
-            where = ", ".join(f"{pod} on {group}" for pod, group in elsewhere[:5])
-            found.append(
-                Finding("simulator", MISMATCH, subject, f"runs where the plan said it cannot land: {where}; {plan_words}", placed.pod.urn)
-            )
-        elif plan_pending:
-            live_words = f"the live scheduler: {unscheduled[0][1]}" if unscheduled else "no pod scheduled"
-            found.append(Finding("pods", MATCH, subject, f"Pending, as predicted: {live_words}; {plan_words}", placed.pod.urn))
-        else:
-            waiting = len(live) - len(running) - len(unscheduled)
-            extra = f"; {waiting} starting" if waiting else ""
-            # Every running pod's node is in by_node here (none runs elsewhere).
-            groups = ", ".join(sorted({by_node[cast(str, (p.get("spec") or {}).get("nodeName"))].name for p in running}))
-            found.append(
-                Finding(
-                    "pods",
-                    MATCH,
-                    subject,
-                    f"{len(running)} running on {groups}{extra}; {plan_words}",
-                    placed.pod.urn,
-                )
-            )
+        states = [pod_state.read(p) for p in _live_pods(owner, fleet.pods)]
+        if owner["kind"] == "MPIJob" and (owner["extra"] or "").lower() == "launcher":
+            states = [pod_state.restarting_launcher(st) for st in states]
+        found.append(_judge_pods(placed, owner["kind"] in BATCH_KINDS, states, by_node, short_groups))
     return found
+
+
+def _group_name(node: str | None, by_node: dict[str, _Group]) -> str:
+    return by_node[node].name if node in by_node else f"node {node}"
+
+
+def _judge_pods(placed, batch: bool, states: list[PodState], by_node: dict[str, _Group], short_groups: set[str]) -> Finding:
+    """One placed workload against its live pods: where they landed, then how they are (ready,
+    completed, failing with the kubelet's reason, still starting)."""
+    subject = placed.pod.owner
+
+    def finding(check: str, verdict: str, message: str) -> Finding:
+        return Finding(check, verdict, subject, message, placed.pod.urn, item=subject)
+
+    predicted = sorted(set(placed.placed) | {p["nodePool"] for p in placed.provisioned})
+    may_land = set(placed.per_node) | {p["nodePool"] for p in placed.provisioned}
+    plan_pending = placed.status == k8s_scheduler.PENDING
+    plan_words = f"the plan: Pending ({placed.message})" if plan_pending else f"the plan: on {', '.join(predicted) or 'no group'}"
+    if not states:
+        if batch:
+            return finding(
+                "pods", NOT_JUDGED, f"no pod of it in the cluster (a finished job's pods may have been cleaned up); {plan_words}"
+            )
+        return finding("pods", MISMATCH, f"no pod of it in the cluster (not created); {plan_words}")
+    by_state = {k: [st for st in states if st.state == k] for k in (READY, DONE, FAILING, UNSCHEDULED, STARTING)}
+    on_node = [st for st in states if st.node]
+    elsewhere = sorted(
+        {(st.name, _group_name(st.node, by_node)) for st in on_node if st.node not in by_node or by_node[st.node].name not in may_land}
+    )
+    unscheduled = by_state[UNSCHEDULED]
+    if unscheduled and not plan_pending:
+        live_words = f"the live scheduler: {unscheduled[0].scheduler}"
+        fleet_short = sorted(set(predicted) & short_groups)
+        if fleet_short:
+            message = (
+                f"{len(unscheduled)} Pending where the fleet differs from the plan ({', '.join(fleet_short)}): {live_words}; {plan_words}"
+            )
+            return finding("pods", MISMATCH, message)
+        message = f"{len(unscheduled)} Pending though the fleet matches the plan: {live_words}; {plan_words}: a finding against gpufleet's simulator"
+        return finding("simulator", MISMATCH, message)
+    if plan_pending and on_node and not unscheduled:
+        return finding("simulator", MISMATCH, f"{len(on_node)} running; {plan_words}: a finding against gpufleet's simulator")
+    if elsewhere:
+        where = ", ".join(f"{pod} on {group}" for pod, group in elsewhere[:5])
+        return finding("simulator", MISMATCH, f"runs where the plan said it cannot land: {where}; {plan_words}")
+    if plan_pending:
+        live_words = f"the live scheduler: {unscheduled[0].scheduler}" if unscheduled else "no pod scheduled"
+        return finding("pods", MATCH, f"Pending, as predicted: {live_words}; {plan_words}")
+    return _by_state(placed, batch, by_state, by_node, plan_words, finding)
+
+
+def _by_state(placed, batch: bool, by_state: dict[str, list[PodState]], by_node: dict[str, _Group], plan_words: str, finding) -> Finding:
+    """Landed where the plan said: judged by its containers. A Job's pods and an MPI launcher are
+    done when Succeeded; a failed attempt before a completion is named, not held against it."""
+    ready, done, failing, starting = by_state[READY], by_state[DONE], by_state[FAILING], by_state[STARTING]
+    wanted = placed.pod.replicas or 1
+    parts = []
+    for states, word in ((ready, "running"), (done, "completed")):
+        if states:
+            parts.append(f"{len(states)} {word} on " + ", ".join(sorted({_group_name(st.node, by_node) for st in states})))
+    restarted = [st for st in ready + done if st.restarts]
+    if restarted:
+        parts.append("restarts: " + ", ".join(f"{st.name} {st.restarts}" for st in restarted[:5]))
+    if failing and not (batch and len(done) >= wanted):
+        named = "; ".join(st.said() for st in failing[:5]) + (f"; and {len(failing) - 5} more" if len(failing) > 5 else "")
+        return finding(
+            "pods", MISMATCH, f"{len(failing)} of {len(ready + done + failing + starting)} pod(s) failing: {named}; {plan_words}"
+        )
+    if failing:
+        parts.append("failed attempts before its completion: " + "; ".join(st.said() for st in failing[:5]))
+    if starting:
+        parts.append(f"{len(starting)} starting")
+        if len(ready) + len(done) < wanted:
+            said = "; ".join(st.said() for st in starting[:5])
+            return finding("pods", NOT_JUDGED, "; ".join(parts) + f" ({said}): not proven until Ready; {plan_words}")
+    return finding("pods", MATCH, "; ".join(parts) + f"; {plan_words}")

@@ -4,6 +4,7 @@ into one verdict. Reads nothing itself: the CLI hands it the plan and the fleet.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.plans import placement as plan_placement
@@ -11,7 +12,7 @@ from gpufleet.plans.groups import accelerated_groups
 from gpufleet.plans.index import Resource
 from gpufleet.verify import ecs_checks, kube_checks, nccl_gate
 from gpufleet.verify.fleet import Observed
-from gpufleet.verify.verdict import NOT_JUDGED, Finding, Verdict
+from gpufleet.verify.verdict import NOT_JUDGED, Finding, PlanItem, Verdict
 
 
 def verify(
@@ -21,38 +22,33 @@ def verify(
     nccl_runs: list[tuple[nccl_gate.NcclJob, str | None, str]] | None,
     cat: Catalog,
 ) -> Verdict:
-    """`resources`: the plan's, typed (plans.index.from_plan)."""
+    """`resources`: the plan's, typed (plans.index.from_plan). The verdict carries the plan's items
+    (groups, placed workloads, the NCCL jobs judged, the plan's own gaps) so that its outcome is a
+    match only when every one was judged and matched."""
     placement = plan_placement.placement(resources, cat)
     groups = list(accelerated_groups(resources, cat).values())
-    verdict = Verdict(observed.where)
-    kube_planned = bool(placement.shapes or placement.pools)
-    if observed.kube is not None:
-        verdict.findings += kube_checks.check(placement, observed.kube, {g.name: g.urn for g in groups}, cat)
-    elif kube_planned:
-        verdict.findings.append(
-            Finding(
-                "nodes",
-                NOT_JUDGED,
-                "Kubernetes nodes",
-                "the plan has Kubernetes node groups; none were read (--context NAME, or a recording)",
-            )
-        )
+    urns = {g.name: g.urn for g in groups}
     ecs_groups = [g for g in groups if g.platform == "ecs"]
+    verdict = Verdict(observed.where)
+    verdict.items += kube_checks.items(placement, urns) + ecs_checks.items(resources, ecs_groups)
+    if observed.kube is not None:
+        verdict.findings += kube_checks.check(placement, observed.kube, urns, cat)
+    else:
+        reason = "no Kubernetes object was read (--context NAME, or a recording of `kubectl get nodes,pods,daemonsets -A -o json`)"
+        verdict.findings += kube_checks.unjudged(placement, urns, reason)
     if observed.ecs is not None:
         verdict.findings += ecs_checks.check(resources, ecs_groups, observed.ecs, ecs_cluster or "<cluster>", cat)
-    elif ecs_groups:
-        verdict.findings.append(
-            Finding(
-                "ecs-instances",
-                NOT_JUDGED,
-                "ECS capacity providers",
-                "the plan has ECS capacity providers; none were read (--region REGION, or a recording)",
-            )
-        )
+    else:
+        reason = "no ECS description was read (--region REGION, or a recording of `aws ecs describe-container-instances`)"
+        verdict.findings += ecs_checks.unjudged(resources, ecs_groups, reason)
     for gap in placement.gaps:
-        verdict.findings.append(Finding("plan", NOT_JUDGED, "the plan", f"the plan's own gap: {gap}"))
+        item = PlanItem("gap", f"the plan: {gap}")
+        verdict.items.append(item)
+        verdict.findings.append(Finding("plan", NOT_JUDGED, "the plan", f"the plan's own gap: {gap}", item=item.subject))
     for gap in observed.gaps:
         verdict.findings.append(Finding("recording", NOT_JUDGED, "the recording", gap))
     for job, text, source in nccl_runs or []:
-        verdict.findings += nccl_gate.judge(job, text, source, cat)
+        # The gate's findings name the job; they are the job's items here (nccl_gate is not told).
+        verdict.items.append(PlanItem("workload", f"fabric gate: {job.subject}", job.urn))
+        verdict.findings += [replace(f, item=f"fabric gate: {job.subject}") for f in nccl_gate.judge(job, text, source, cat)]
     return verdict
