@@ -70,6 +70,7 @@ class InstanceType:
     max_network_cards: int
     network_cards: tuple[NetworkCard, ...]
     ipv4_per_interface: int  # NetworkInfo.Ipv4AddressesPerInterface (0 when the record lacks it)
+    network_performance: str  # NetworkInfo.NetworkPerformance as EC2 words it ("3200 Gigabit", "4x 100 Gigabit")
     default_card_interfaces: int  # MaximumNetworkInterfaces of the default network card (the VPC CNI's ENIs)
     usage_classes: tuple[str, ...]
     placement_strategies: tuple[str, ...]
@@ -151,6 +152,7 @@ def _instance_type(name: str, record: dict, offerings: dict, incomplete: str | N
             for c in net.get("NetworkCards", [])
         ),
         ipv4_per_interface=int(net.get("Ipv4AddressesPerInterface", 0)),
+        network_performance=str(net.get("NetworkPerformance", "")),
         default_card_interfaces=_default_card_interfaces(net),
         usage_classes=tuple(record.get("SupportedUsageClasses", ())),
         placement_strategies=tuple((record.get("PlacementGroupInfo") or {}).get("SupportedStrategies", ())),

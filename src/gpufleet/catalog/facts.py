@@ -716,19 +716,21 @@ class Autonaming(Sourced):
     kubernetes_random_length: int
 
 
-class NcclThreshold(Sourced):
-    """A published all-reduce bus bandwidth an instance type's fabric should reach: the out-of-place
-    busbw of the run's row at `message_bytes`, across at least `min_nodes` nodes; a run passes at
-    busbw >= busbw_gbps x tolerance (the source's own margin)."""
+class NcclPublicRun(Sourced):
+    """A public all_reduce_perf run over EFA across several nodes, healthy by its own account: the
+    out-of-place busbw of its row at `message_bytes`. The NCCL gate derives each type's floor from
+    these and the type's EFA bandwidth (verify/nccl_floors.py)."""
 
-    busbw_gbps: float = Field(alias="busbwGBps", gt=0)
-    tolerance: float = Field(gt=0, le=1)
+    instance_type: str
+    nodes: int = Field(ge=2)
     message_bytes: int = Field(gt=0)
-    min_nodes: int = Field(ge=1)
+    busbw_gbps: float = Field(alias="busbwGBps", gt=0)
 
 
 class NcclBandwidth(_Facts):
-    thresholds: dict[str, NcclThreshold]  # instance type -> its threshold; a type not here has none
+    runs: list[NcclPublicRun]
+    margin: float = Field(gt=0, le=1)  # a run passes at busbw >= floor; the floor carries this margin
+    margin_source: str = Field(min_length=1)
     not_used: str  # the published figures considered and left out, and why
 
 

@@ -1,6 +1,8 @@
 """The NCCL gate: the plan's all-reduce MPIJob, its launcher's log read, and the verdict recorded
-against the job. It fails closed: a log that shows no run over the fabric, a worker short of EFA
-devices, or a network other than the pinned one is a failure, never a pass."""
+against the job. A pass needs positive evidence from the log: several hosts, provider efa, the
+group's NIC count and a busbw at least the type's floor (rules/nccl.py). A run on one host, a plugin
+that failed, a fallback to sockets, another provider, a short NIC count or a busbw below the floor
+is a failure, named; what the log does not show is not judged, never passed."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ class NcclJob:
     workers: int
     efa_per_worker: int
     inputs: Mapping  # the MPIJob's inputs, to create it where it does not exist
+    gpus_per_worker: int = 0  # its workers' nvidia.com/gpu limit (0: the plan gives none)
 
     @property
     def subject(self) -> str:
@@ -35,7 +38,7 @@ class NcclJob:
 def jobs(resources: Sequence[Resource], cat: Catalog) -> list[NcclJob]:
     """The plan's MPIJobs that run all_reduce_perf, read from their inputs (any program's)."""
     found = []
-    efa = cat.facts.eks.efa_resource
+    efa, gpu = cat.facts.eks.efa_resource, cat.facts.eks.accelerator_resources.nvidia
     for r in resources:
         if r.type != tokens.MPIJOB:
             continue
@@ -58,94 +61,163 @@ def jobs(resources: Sequence[Resource], cat: Catalog) -> list[NcclJob]:
                 int(worker.get("replicas") or 1),
                 sum(int(lim.get(efa) or 0) for lim in limits),
                 inputs,
+                sum(int(lim.get(gpu) or 0) for lim in limits),
             )
         )
     return found
 
 
 def judge(job: NcclJob, text: str | None, source: str, cat: Catalog) -> list[Finding]:
-    """The gate's verdict on one run: its fabric (pre-check, network, NICs) and its bandwidth."""
-    facts = cat.facts
-    gate = facts.charts.nccl_tests.efa_gate
+    """The gate's verdict on one run: who ran (hosts, ranks), the fabric (pre-check, plugin, network,
+    provider, NICs) and the bandwidth against the type's floor. Each is proven from the log's own
+    lines; what the log does not show is not judged, never passed."""
+    gate = cat.facts.charts.nccl_tests.efa_gate
     if text is None:
         return [Finding("nccl", MISMATCH, job.subject, f"no run to judge: {source}", job.urn)]
     try:
         run = nccl_log.parse(text, gate.marker)
     except nccl_log.NotAnNcclLog as err:
         raise BadInput(f"{source}: {err}; expected the launcher log of an all_reduce_perf run (NCCL_DEBUG=INFO)") from None
-    found = []
-    problems = nccl_rules.efa_check_problems(run.efa_checks, job.workers, job.efa_per_worker) if run.efa_checks else []
+    found = [_finding(job, verdict, message, **extra) for verdict, message, extra in _evidence(job, run, gate.net)]
     if not run.rows:
-        why = run.failure or (problems[0] if problems else "the run printed no bus bandwidth table")
-        found.append(Finding("nccl", MISMATCH, job.subject, f"the all-reduce did not run: {why} (log: {source})", job.urn))
-        return found
-    if problems:
-        found.append(Finding("nccl", MISMATCH, job.subject, "EFA pre-check: " + "; ".join(problems), job.urn))
-    elif not run.efa_checks:
-        found.append(
-            Finding(
-                "nccl",
-                NOT_JUDGED,
-                job.subject,
-                f"the log holds no EFA pre-check line ({gate.marker}): a job gpufleet did not write",
-                job.urn,
-            )
-        )
-    network = nccl_rules.network_problem(run.networks, run.providers, gate.net, job.efa_per_worker)
-    if network:
-        found.append(Finding("nccl", MISMATCH, job.subject, f"network: {network}", job.urn, observed=sorted(set(run.networks))))
-    elif not any(n is not None for _, n in run.providers):
-        found.append(
-            Finding(
-                "nccl",
-                NOT_JUDGED,
-                job.subject,
-                "network: the provider line gives no NIC count (an OFI plugin before 1.x reports none)",
-                job.urn,
-            )
-        )
-    else:
-        found.append(
-            Finding(
-                "nccl",
-                MATCH,
-                job.subject,
-                f"network: {', '.join(sorted(set(run.networks)))} over {nccl_rules.EFA_PROVIDER}, {job.efa_per_worker} NIC(s) per node",
-                job.urn,
-            )
-        )
-    largest = run.largest
-    assert largest is not None  # run.rows is not empty (returned above when it is)
-    size, busbw, _ = largest
-    measured = {"messageBytes": size, "busbwGBps": busbw, **({"averageBusbwGBps": run.average} if run.average is not None else {})}
-    threshold = facts.nccl_bandwidth.thresholds.get(job.instance_type or "")
-    if threshold is None:
-        message = f"bandwidth: {busbw:g} GB/s at {size} bytes; no published threshold for {job.instance_type or 'its instance type'}: printed, not judged"
-        found.append(Finding("nccl", NOT_JUDGED, job.subject, message, job.urn, observed=measured))
-        return found
-    expected = {
-        "busbwGBps": threshold.busbw_gbps,
-        "tolerance": threshold.tolerance,
-        "messageBytes": threshold.message_bytes,
-        "source": threshold.source,
-    }
-    problem, unjudged = nccl_rules.bandwidth_problem(run.rows, threshold, job.workers)
+        why = run.failure or "the run printed no bus bandwidth table"
+        stopped = _finding(job, MISMATCH, f"the all-reduce did not run: {why} (log: {source})", failure="no-run")
+        return [stopped] + [f for f in found if f.verdict == MISMATCH]
+    return found + [_bandwidth(job, run, cat)]
+
+
+def _finding(
+    job: NcclJob, verdict: str, message: str, failure: str | None = None, expected: object = None, observed: object = None
+) -> Finding:
+    if failure is not None:
+        observed = {"failure": failure, **(observed if isinstance(observed, dict) else {})}
+    return Finding("nccl", verdict, job.subject, message, job.urn, expected=expected, observed=observed)
+
+
+_Evidence = tuple[str, str, dict]
+
+
+def _evidence(job: NcclJob, run: nccl_log.NcclRun, net: str) -> list[_Evidence]:
+    return [e for e in (_precheck(job, run), _span(job, run), _network(run, net), _nics(job, run)) if e is not None]
+
+
+def _precheck(job: NcclJob, run: nccl_log.NcclRun) -> _Evidence | None:
+    """gpufleet's job stops before the run when a worker is short; a job that is not gpufleet's has no
+    such line, and the NIC count NCCL reports stands for it."""
+    problems = nccl_rules.efa_check_problems(run.efa_checks, job.workers, job.efa_per_worker) if run.efa_checks else []
+    return (MISMATCH, "EFA pre-check: " + "; ".join(problems), {"failure": "short-efa-devices"}) if problems else None
+
+
+def _span(job: NcclJob, run: nccl_log.NcclRun) -> _Evidence:
+    """Several hosts, from the log: nccl-tests' rank lines, else NCCL's own line prefixes."""
+    hosts = sorted(run.hosts)
+    observed = {"hosts": hosts, "ranks": len(run.ranks) or None, "gpusPerProcess": run.gpus_per_process}
+    if hosts:
+        problem = nccl_rules.span_problem(len(hosts), len(run.ranks), job.workers, job.gpus_per_worker)
+        if problem:
+            failure = "single-node" if len(hosts) == 1 else "short-span"
+            return MISMATCH, f"run: {problem} ({', '.join(hosts)})", {"failure": failure, "observed": observed}
+        ranks = f", {len(run.ranks)} ranks" if run.ranks else ""
+        return MATCH, f"run: {len(hosts)} hosts{ranks} ({', '.join(hosts)})", {"observed": observed}
+    inferred = run.inferred_ranks()
+    problem = nccl_rules.ranks_problem(inferred, job.workers, job.gpus_per_worker) if inferred else None
     if problem:
-        found.append(Finding("nccl", MISMATCH, job.subject, f"bandwidth: {problem}", job.urn, expected=expected, observed=measured))
-    elif unjudged:
-        found.append(
-            Finding(
-                "nccl",
-                NOT_JUDGED,
-                job.subject,
-                f"bandwidth: {busbw:g} GB/s at {size} bytes; not judged: {unjudged}",
-                job.urn,
-                expected=expected,
-                observed=measured,
-            )
+        single = "single-node" if inferred and inferred <= job.gpus_per_worker else "short-span"
+        return MISMATCH, f"run: {problem}", {"failure": single, "observed": {**observed, "ranks": inferred}}
+    return NOT_JUDGED, "run: the log names no host (no '# Rank' line, no NCCL line): several hosts are not proven", {"observed": observed}
+
+
+def _network(run: nccl_log.NcclRun, net: str) -> _Evidence:
+    problem = nccl_rules.network_problem(run.networks, run.plugin_failures, net)
+    observed = {"networks": sorted(set(run.networks)), "providers": sorted({p for _, p, _ in run.providers})}
+    if problem:
+        failure, reason = problem
+        return MISMATCH, f"network: {reason}", {"failure": failure, "observed": observed}
+    if not run.networks:
+        return (
+            NOT_JUDGED,
+            "network: no 'Using network' line (NCCL_DEBUG=INFO was off, or the log was cut): the fabric is not proven",
+            {"observed": observed},
         )
-    else:
-        row = next(r for r in run.rows if r[0] == threshold.message_bytes)
-        message = f"bandwidth: {row[1]:g} GB/s at {row[0]} bytes, at least {threshold.busbw_gbps * threshold.tolerance:g} GB/s"
-        found.append(Finding("nccl", MATCH, job.subject, message, job.urn, expected=expected, observed=measured))
-    return found
+    wrong = nccl_rules.provider_problem(run.providers)
+    if wrong:
+        return MISMATCH, f"network: {wrong}", {"failure": "wrong-provider", "observed": observed}
+    if not run.providers:
+        return NOT_JUDGED, f"network: {', '.join(observed['networks'])}, but no provider line: EFA is not proven", {"observed": observed}
+    return MATCH, f"network: {', '.join(observed['networks'])} over {nccl_rules.EFA_PROVIDER}", {"observed": observed}
+
+
+def _nics(job: NcclJob, run: nccl_log.NcclRun) -> _Evidence | None:
+    if not run.networks or not run.providers:
+        return None  # the network finding already says the fabric is not proven
+    counts, basis = nccl_rules.nic_counts(run.providers, run.net_devices)
+    observed = {"nicsPerHost": counts, "from": basis}
+    from_provider = any(n is not None for _, _, n in run.providers)
+    short = {h: n for h, n in counts.items() if (n != job.efa_per_worker if from_provider else n < job.efa_per_worker)}
+    if short and from_provider:
+        named = ", ".join(f"{h} {n}" for h, n in sorted(short.items()))
+        return (
+            MISMATCH,
+            f"NICs: NCCL found {named} EFA NIC(s); the group has {job.efa_per_worker} per node",
+            {"failure": "short-nics", "observed": observed},
+        )
+    if short or not counts:
+        return (
+            NOT_JUDGED,
+            f"NICs: the provider line gives no NIC count (an older OFI plugin), and {basis} show fewer than {job.efa_per_worker}: not proven",
+            {"observed": observed},
+        )
+    return MATCH, f"NICs: {job.efa_per_worker} per node on every host ({basis})", {"observed": observed}
+
+
+def _bandwidth(job: NcclJob, run: nccl_log.NcclRun, cat: Catalog) -> Finding:
+    largest = run.largest
+    assert largest is not None  # judge returns before this when the run printed no table
+    measured = {
+        "messageBytes": largest.size,
+        "busbwGBps": largest.busbw,
+        **({"averageBusbwGBps": run.average} if run.average is not None else {}),
+    }
+    printed = f"bandwidth: {largest.busbw:g} GB/s at {largest.size} bytes"
+    fl = nccl_rules.floor(cat, job.instance_type)
+    if fl is None:
+        it = cat.find(job.instance_type)
+        bandwidth = f" (its EFA: {it.network_performance})" if it else ""
+        why = (
+            f"no public multi-node run on {job.instance_type}'s fabric gives an efficiency{bandwidth}"
+            if job.instance_type
+            else "the job names no instance type"
+        )
+        return _finding(
+            job, NOT_JUDGED, f"{printed}; the bandwidth was not judged: {why}; the run is judged on its evidence alone", observed=measured
+        )
+    expected = {
+        "floorGBps": fl.busbw_gbps,
+        "messageBytes": fl.message_bytes,
+        "maxNodes": fl.max_nodes,
+        "efaGbps": fl.efa_gbps,
+        "efficiency": round(fl.efficiency, 4),
+        "margin": fl.margin,
+        "derivation": fl.derivation(),
+        "sources": fl.sources(),
+    }
+    at = {r.size: r.busbw for r in run.rows}
+    measured |= {"floorRowGBps": at[fl.message_bytes]} if fl.message_bytes in at else {}
+    nodes = len(run.hosts)
+    if nodes < 2:
+        return _finding(
+            job,
+            NOT_JUDGED,
+            f"{printed}; not judged against the floor: the run is not proven to span several hosts",
+            expected=expected,
+            observed=measured,
+        )
+    problem, unjudged = nccl_rules.bandwidth_problem(at, nodes, fl)
+    if problem:
+        return _finding(
+            job, MISMATCH, f"bandwidth: {problem} ({fl.derivation()})", failure="below-floor", expected=expected, observed=measured
+        )
+    if unjudged:
+        return _finding(job, NOT_JUDGED, f"{printed}; not judged: {unjudged}", expected=expected, observed=measured)
+    message = f"bandwidth: {at[fl.message_bytes]:g} GB/s at {fl.message_bytes} bytes, at least the floor {fl.busbw_gbps:g} GB/s ({fl.derivation()})"
+    return _finding(job, MATCH, message, expected=expected, observed=measured)

@@ -42,6 +42,7 @@ _NETWORK_FIELDS = (
     "Ipv4AddressesPerInterface",
     "MaximumNetworkCards",
     "MaximumNetworkInterfaces",
+    "NetworkPerformance",
 )
 _CARD_FIELDS = ("NetworkCardIndex", "MaximumNetworkInterfaces", "InterfaceTypes")
 
