@@ -267,12 +267,12 @@ def test_requirement_operators_on_a_type_s_labels(operator, values, admitted):
 def test_what_a_pool_leaves_unknown_is_a_gap():
     unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # an output not known at preview
     placed = _placed(
-        _pool("gpu", [_types(["g5.xlarge"]), {"key": "karpenter.k8s.aws/instance-hypervisor", "operator": "In", "values": ["nitro"]},
+        _pool("gpu", [_types(["g5.xlarge"]), {"key": "karpenter.k8s.aws/instance-network-bandwidth", "operator": "In", "values": ["750"]},
                       {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": [unknown]}], limits={"nvidia.com/gpu": unknown}),
         _deployment("llm", 1, {"cpu": "1"}),
     )
     assert any("limit nvidia.com/gpu='04da6b54" in g and "not counted" in g for g in placed["gaps"])
-    assert any("requirements on karpenter.k8s.aws/instance-hypervisor" in g and "not judged" in g for g in placed["gaps"])
+    assert any("requirements on karpenter.k8s.aws/instance-network-bandwidth" in g and "not judged" in g for g in placed["gaps"])
     assert any("requirement on karpenter.k8s.aws/instance-family has a value not known until apply" in g for g in placed["gaps"])
     assert placed["pods"][0]["status"] == "provisioned"  # judged without them
 

@@ -76,6 +76,16 @@ class InstanceType:
     placement_strategies: tuple[str, ...]
     offerings: dict[str, tuple[str, ...]] = field(hash=False, compare=False)
     incomplete: str | None = None  # why the accelerator facts are unknown, when they are
+    # What Karpenter labels a type with from its record (instancetype/types.go @bde00654 L216-L218, L257-L264, L296-L308):
+    # the hypervisor ("" on bare metal, which names none), the CPU's manufacturer and sustained
+    # clock, the EBS-optimized bandwidth (where EBS optimization is the default), the NVMe instance
+    # store's size and whether the network encrypts in transit.
+    hypervisor: str = ""
+    cpu_manufacturer: str | None = None
+    sustained_clock_ghz: float = 0.0
+    ebs_bandwidth_mbps: int | None = None
+    local_nvme_gb: int | None = None
+    encryption_in_transit: bool = False
 
     @property
     def family(self) -> str:
@@ -158,7 +168,27 @@ def _instance_type(name: str, record: dict, offerings: dict, incomplete: str | N
         placement_strategies=tuple((record.get("PlacementGroupInfo") or {}).get("SupportedStrategies", ())),
         offerings=offerings,
         incomplete=incomplete,
+        hypervisor=str(record.get("Hypervisor", "")),
+        cpu_manufacturer=record["ProcessorInfo"].get("Manufacturer"),
+        sustained_clock_ghz=float(record["ProcessorInfo"].get("SustainedClockSpeedInGhz") or 0.0),
+        ebs_bandwidth_mbps=_ebs_bandwidth(record.get("EbsInfo") or {}),
+        local_nvme_gb=_local_nvme(record.get("InstanceStorageInfo") or {}),
+        encryption_in_transit=bool(net.get("EncryptionInTransitSupported")),
     )
+
+
+def _ebs_bandwidth(ebs: dict) -> int | None:
+    """The maximum EBS bandwidth, where EBS optimization is the default (types.go @bde00654 L306-L309)."""
+    if ebs.get("EbsOptimizedSupport") != "default" or "EbsOptimizedInfo" not in ebs:
+        return None
+    return int(ebs["EbsOptimizedInfo"]["MaximumBandwidthInMbps"])
+
+
+def _local_nvme(storage: dict) -> int | None:
+    """The instance store's size where it is NVMe (types.go @bde00654 L257-L259)."""
+    if not storage or storage.get("NvmeSupport") == "unsupported" or storage.get("TotalSizeInGB") is None:
+        return None
+    return int(storage["TotalSizeInGB"])
 
 
 @dataclass(frozen=True)

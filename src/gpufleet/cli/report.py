@@ -323,8 +323,10 @@ def _landing(p: dict) -> str:
     if p.get("fargate"):
         lines.append(f"a Fargate node each, of {p['fargate']['capacityProvisioned']}")
     for launch in p.get("provisioned") or []:
+        # Karpenter launches the cheapest of a claim's types; without prices gpufleet names the smallest.
+        chosen = f"; the smallest (no prices) of {launch['candidates']} types that hold them" if launch.get("candidates") else ""
         lines.append(
-            f"provisioned by NodePool {launch['nodePool']} as {launch['instanceType']} ({counted(launch['nodes'], 'node')}), {launch['placed']} placed"
+            f"provisioned by NodePool {launch['nodePool']} as {launch['instanceType']} ({counted(launch['nodes'], 'node')}), {launch['placed']} placed{chosen}"
         )
     return "\n".join(lines) or "-"
 

@@ -15,6 +15,7 @@ from ruamel.yaml.error import YAMLError
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.charts import at
+from gpufleet.plans.groups import provider_region
 from gpufleet.plans.index import Index, Resource, as_int, mapping, seq, truthy
 from gpufleet.rules import eks as eks_rules
 from gpufleet.simulate import karpenter, karpenter_pools
@@ -182,5 +183,13 @@ def _read_pool(resource: Resource, index: Index, cat: Catalog, overlays, gaps: l
     node = mapping(mapping(_spec(resource).get("template")).get("spec"))
     class_name, node_class, reserved = _node_class(index, node)
     return karpenter_pools.read_pool(
-        _name(resource), _spec(resource), (class_name, node_class), overlays, cat, gaps, resource.urn, reserved
+        _name(resource),
+        _spec(resource),
+        (class_name, node_class),
+        overlays,
+        cat,
+        gaps,
+        resource.urn,
+        reserved,
+        provider_region(resource, index, "aws"),
     )

@@ -32,6 +32,16 @@ def offered_nowhere(types: Sequence[InstanceType], region: str, zones: Sequence[
     return f"none of the {len(types)} instance types its requirements admit is offered in {where}: Karpenter finds no offering, and its pods stay Pending"
 
 
+def ami_family_runs(family: str | None, instance_type: str) -> str | None:
+    """Karpenter marks every offering of an a1 type unavailable under an AL2023 node class: AL2023
+    does not run on A1 (karpenter-provider-aws pkg/providers/instancetype/compatibility/compatibility.go
+    @bde00654 L65-L71, citing docs.aws.amazon.com/linux/al2023/ug/system-requirements.html;
+    offering/base_resolver.go L72, L135)."""
+    if family == "al2023" and instance_type.startswith("a1."):
+        return f"{instance_type} cannot run the AL2023 AMI family of its EC2NodeClass"
+    return None
+
+
 def accelerator_kind(types: Sequence[InstanceType]) -> str | None:
     """The accelerator every type a pool admits carries (nvidia | neuron), or None when not all carry one."""
     kinds = {eks_rules.accelerator(it) for it in types}

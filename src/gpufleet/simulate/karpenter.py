@@ -12,9 +12,12 @@ pool's requirements and its pods', and keeps taking pods compatible with it whil
 a node of it (node_capacity.karpenter_*) by kube-scheduler's own filters, DaemonSets counted; a
 pool's limits lose the largest capacity among a new claim's types.
 
+A type is launched only where it has an offering the claim allows (its zones in the region, its
+capacity types, an AMI family that runs it: karpenter_pools.py reads them); a pool whose
+PreferNoSchedule taint the pod does not tolerate is tried only once no other pool holds it.
 Karpenter launches the cheapest of a claim's types. Without prices the smallest is named (fewest
 vCPUs, then least memory; a generic type before an accelerated one), and `candidates` says how many
-would hold the pods. Offerings per zone, capacity types and the node class's AMI are not judged here.
+would hold the pods.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.rules import karpenter_requirements
+from gpufleet.rules.k8s import describe_taint, k8s_effect, tolerates
 from gpufleet.rules.karpenter_requirement import DOES_NOT_EXIST
 from gpufleet.rules.karpenter_requirements import Requirements
 from gpufleet.simulate import k8s_scheduler
@@ -72,7 +76,10 @@ class Candidate:
     # (ExoticInstanceTypeFilter, karpenter-provider-aws pkg/providers/instance/filter/filter.go @bde00654 L326-L368).
     exotic: bool = False
     overlaid: frozenset[str] = frozenset()  # resources a NodeOverlay sets on this type (what Karpenter then sees)
-    requirements: Requirements = Requirements()  # its labels, each In its value (a NodeClaim keeps the types it intersects)
+    # Its labels, each In its value, DoesNotExist for a provider label its record gives no value, and
+    # its offerings' zones, region and capacity types (a NodeClaim keeps the types it intersects).
+    requirements: Requirements = Requirements()
+    unoffered: str | None = None  # why it has no offering Karpenter may launch (not in the region, AMI family)
 
 
 @dataclass(frozen=True)
@@ -88,9 +95,11 @@ class Pool:
     urn: str | None = None
     # Its requirements and labels, as Karpenter's NodeClaimTemplate holds them (keys read through `aliases`).
     requirements: Requirements = Requirements()
+    taints: tuple[Mapping, ...] = ()
     # Keys a pod may select though the pool leaves them undefined: the well-known labels (and its types' label keys).
     allow_undefined: frozenset[str] = frozenset()
     aliases: Mapping[str, str] = field(default_factory=dict)  # deprecated or foreign label key -> the key Karpenter reads it as
+    unknown_keys: frozenset[str] = frozenset()  # labels Karpenter gives its nodes that gpufleet cannot derive
     refused: str | None = None  # why it never launches, whatever it admits (no offering: reserved capacity with no reservation)
     unseen_node_class: str | None = None  # its EC2NodeClass, where the plan does not hold it
     unjudged: tuple[str, ...] = ()  # what of its requirements could not be judged (its types are then a guess)
@@ -210,62 +219,140 @@ def _launched(claim: _Claim) -> Candidate:
     return min(claim.options, key=lambda c: (c.exotic, c.vcpus, c.memory_mib, c.shape.instance_type))
 
 
+def _prefers_away(pod: PodTemplate, pool: Pool, cat: Catalog) -> str | None:
+    """A PreferNoSchedule taint of the pool the pod does not tolerate: Karpenter holds it as it holds
+    NoSchedule (Taints.Tolerates, kubernetes-sigs/karpenter pkg/scheduling/taints.go @6e7eab7a
+    L82-L95) until the pod's last relaxation tolerates every PreferNoSchedule taint
+    (preferences.go L38-L57, L132-L146), offered once any pool has one (scheduler.go L144-L153)."""
+    eks = cat.facts.eks
+    for taint in pool.taints:
+        if k8s_effect(taint.get("effect"), eks) == "PreferNoSchedule" and not tolerates(pod.tolerations, taint, eks):
+            return (
+                f"its taint {describe_taint(dict(taint))} (PreferNoSchedule) is not tolerated: Karpenter launches from it only "
+                "once no other pool holds the pod"
+            )
+    return None
+
+
+def _offered(pool: Pool) -> list[Candidate]:
+    """The pool's types with an offering its requirements allow (a zone, region and capacity type:
+    fits(), nodeclaim.go @6e7eab7a L624-L639)."""
+    return [c for c in pool.candidates if c.unoffered is None and c.requirements.intersects(pool.requirements) is None]
+
+
+def _no_offering(pool: Pool) -> str:
+    """Why none of a pool's types has an offering, after Karpenter's NoCompatibleInstanceTypes event
+    (scheduling/events.go @6e7eab7a L53-L62; scheduler.go L154-L171 skips the pool)."""
+    held = [c.unoffered for c in pool.candidates if c.unoffered is not None]
+    if not held:
+        missed = sorted(
+            {
+                str(pool.requirements.by_key[k])
+                for c in pool.candidates
+                for k in pool.requirements.keys() & c.requirements.keys()
+                if c.requirements.intersects(Requirements({k: pool.requirements.by_key[k]})) is not None
+            }
+        )
+        held = [f"none of its {len(pool.candidates)} instance types is offered where {', '.join(missed)}"]
+    shown = "; ".join(sorted(set(held))[:3]) + (f" (and {len(set(held)) - 3} more)" if len(set(held)) > 3 else "")
+    return f"NodePool requirements filtered out all compatible available instance types: {shown}"
+
+
+@dataclass
+class _Run:
+    """One scheduling run's state: the claims built, each pool's limits and reservations left and its offered types."""
+
+    pools: list[Pool]
+    daemons: Sequence[PodTemplate]
+    cat: Catalog
+    claims: list[_Claim] = field(default_factory=list)
+    remaining: dict[str, dict[str, int]] = field(default_factory=dict)
+    reserved_left: dict[str, int] = field(default_factory=dict)
+    offered: dict[str, list[Candidate]] = field(default_factory=dict)
+
+
+def _schedule(pod: PodTemplate, wanted: int, run: _Run, mine: list[_Claim], refusals: dict[str, str], strict: bool) -> int:
+    """Give `wanted` replicas to the claims being built, then to new claims of the pools in order;
+    `strict`: a pool whose PreferNoSchedule taint the pod does not tolerate is passed over. The
+    replicas left."""
+    away = {p.name: why for p in run.pools if strict and (why := _prefers_away(pod, p, run.cat))}
+    for claim in sorted(run.claims, key=lambda c: c.pods):
+        if wanted == 0:
+            break
+        added = 0 if claim.pool.name in away else _add(pod, wanted, claim, run.daemons, run.cat)
+        if added:
+            wanted -= added
+            mine.append(claim)
+    for pool in run.pools:
+        if wanted == 0:
+            break
+        if pool.name in away:
+            refusals[pool.name] = away[pool.name]
+            continue
+        wanted = _new_claims(pod, wanted, pool, run, mine, refusals)
+    return wanted
+
+
+def _new_claims(pod: PodTemplate, wanted: int, pool: Pool, run: _Run, mine: list[_Claim], refusals: dict[str, str]) -> int:
+    """New claims of the pool while it holds replicas of the pod; the replicas left."""
+    reason = pool.refused or pool.ami_problem or (_no_offering(pool) if pool.candidates and not run.offered[pool.name] else None)
+    if reason:
+        refusals[pool.name] = reason
+        return wanted
+    while wanted > 0:
+        if run.reserved_left.get(pool.name, 1) <= 0:
+            refusals[pool.name] = f"held back by its capacity reservations: all {pool.reserved} reserved instances are launched"
+            break
+        options = [c for c in run.offered[pool.name] if _fits_limits(c, run.remaining[pool.name])]
+        if not options:
+            refusals[pool.name] = (
+                f"held back by its limits ({_limits(pool)})"
+                if pool.candidates
+                else "its requirements admit no instance type of the catalog"
+            )
+            break
+        claim = _Claim(pool, options, pool.requirements)
+        why: dict[str, int] = {}
+        added = _add(pod, wanted, claim, run.daemons, run.cat, why)
+        if not added and (problem := _incompatible(pod, claim)):
+            refusals[pool.name] = problem
+            break
+        if not added:
+            top = sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+            refusals[pool.name] = f"none of its {len(options)} instance types holds the pod: " + "; ".join(f"{n} {r}" for r, n in top)
+            break
+        for resource in run.remaining[pool.name]:
+            run.remaining[pool.name][resource] -= max(1 if resource == "nodes" else c.capacity.get(resource, 0) for c in options)
+        if pool.name in run.reserved_left:
+            run.reserved_left[pool.name] -= 1
+        run.claims.append(claim)
+        mine.append(claim)
+        wanted -= added
+    return wanted
+
+
 def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool], daemons: Sequence[PodTemplate], cat: Catalog):
     """Karpenter's scheduling loop over (template, replicas left Pending): the claims it builds, and
-    per template the claims holding it, the replicas left and each pool's reason."""
+    per template the claims holding it, the replicas left and each pool's reason. What the pools
+    leave Pending is tried again tolerating PreferNoSchedule taints, Karpenter's last relaxation."""
     ordered = order(pools)
-    remaining = {p.name: dict(p.limits) for p in ordered}
-    reserved_left = {p.name: p.reserved for p in ordered if p.reserved is not None}
-    claims: list[_Claim] = []
+    run = _Run(
+        ordered,
+        daemons,
+        cat,
+        remaining={p.name: dict(p.limits) for p in ordered},
+        reserved_left={p.name: p.reserved for p in ordered if p.reserved is not None},
+        offered={p.name: _offered(p) for p in ordered},
+    )
     outcomes = []
     for pod, wanted in sorted(wanted_by, key=lambda pw: (-pw[0].requests.get("cpu", 0), -pw[0].requests.get("memory", 0))):
-        refusals, mine = {}, []
-        for claim in sorted(claims, key=lambda c: c.pods):
-            if wanted == 0:
-                break
-            added = _add(pod, wanted, claim, daemons, cat)
-            if added:
-                wanted -= added
-                mine.append(claim)
-        for pool in ordered:
-            if (pool.refused or pool.ami_problem) and wanted > 0:
-                refusals[pool.name] = pool.refused or pool.ami_problem
-                continue
-            while wanted > 0:
-                if reserved_left.get(pool.name, 1) <= 0:
-                    refusals[pool.name] = f"held back by its capacity reservations: all {pool.reserved} reserved instances are launched"
-                    break
-                options = [c for c in pool.candidates if _fits_limits(c, remaining[pool.name])]
-                if not options:
-                    refusals[pool.name] = (
-                        f"held back by its limits ({_limits(pool)})"
-                        if pool.candidates
-                        else "its requirements admit no instance type of the catalog"
-                    )
-                    break
-                claim = _Claim(pool, options, pool.requirements)
-                why: dict[str, int] = {}
-                added = _add(pod, wanted, claim, daemons, cat, why)
-                if not added and (problem := _incompatible(pod, claim)):
-                    refusals[pool.name] = problem
-                    break
-                if not added:
-                    top = sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-                    refusals[pool.name] = f"none of its {len(options)} instance types holds the pod: " + "; ".join(
-                        f"{n} {r}" for r, n in top
-                    )
-                    break
-                for resource in remaining[pool.name]:
-                    remaining[pool.name][resource] -= max(1 if resource == "nodes" else c.capacity.get(resource, 0) for c in options)
-                if pool.name in reserved_left:
-                    reserved_left[pool.name] -= 1
-                claims.append(claim)
-                mine.append(claim)
-                wanted -= added
-            if wanted == 0:
-                break
-        outcomes.append((pod, mine, wanted, refusals))
-    return claims, outcomes
+        refusals: dict[str, str] = {}
+        mine: list[_Claim] = []
+        wanted = _schedule(pod, wanted, run, mine, refusals, strict=True)
+        if wanted and any(_prefers_away(pod, p, cat) for p in ordered):
+            wanted = _schedule(pod, wanted, run, mine, refusals, strict=False)
+        outcomes.append((pod, list({id(c): c for c in mine}.values()), wanted, refusals))  # a claim joined in both tries, once
+    return run.claims, outcomes
 
 
 def _nodes_by_pool(claims: Sequence[_Claim]) -> dict[str, int]:
@@ -330,6 +417,7 @@ def provision(
     # Recorded once every template is given out: a later one narrows the types of the claims it joins.
     for pod, mine, left, refusals in outcomes:
         _record(results[id(pod)], mine, left, refusals)
+        results[id(pod)].notes.extend(_unknown_labels(pod, mine))
         missing = sorted({r for claim in mine for r in _unadvertised(pod, claim, daemons, cat)})
         if missing:
             result = results[id(pod)]
@@ -362,6 +450,20 @@ def provision(
         key = (claim.pool.name, _launched(claim).shape.instance_type)
         launched[key] = launched.get(key, 0) + 1
     return [{"nodePool": pool, "instanceType": type_, "nodes": n} for (pool, type_), n in launched.items()]
+
+
+def _unknown_labels(pod: PodTemplate, claims: Sequence[_Claim]) -> list[str]:
+    """A note for each pool the pod was provisioned from whose nodes it selects by a label gpufleet
+    cannot derive: the node is assumed to carry a value the pod allows, so the verdict is advisory."""
+    notes = []
+    for pool in {c.pool.name: c.pool for c in claims}.values():
+        keys = sorted(_pod_requirements(pod, pool).keys() & pool.unknown_keys)
+        if keys:
+            notes.append(
+                f"it selects {', '.join(keys)}, which Karpenter reads from the provider's bandwidth table or the node class's subnets, "
+                f"not from EC2's record: whether NodePool {pool.name}'s nodes carry a value it allows is not judged"
+            )
+    return notes
 
 
 def _record(result: Placement, claims: list[_Claim], wanted: int, refusals: dict[str, str]) -> None:

@@ -1,6 +1,7 @@
 """A Karpenter NodePool's spec (and its EC2NodeClass's) read as the pool the provisioning simulation
-launches from: the catalog's types its requirements admit, as Karpenter estimates a node of each,
-its labels, taints, weight, limits and consolidation. The plan reader hands in any program's pools;
+launches from: the catalog's types whose requirements intersect its own, as Karpenter estimates a
+node of each under its EC2NodeClass's kubelet settings, with the zones, region and capacity types
+each is offered in; its labels, taints, weight, limits and consolidation. The plan reader hands in any program's pools;
 the stack spec hands in the NodePools gpufleet would create, so both doors judge the same pool.
 
 What a pool's inputs leave unknown (an unknown value, a requirement on a label the catalog cannot
@@ -15,11 +16,13 @@ from gpufleet.catalog.catalog import Catalog, InstanceType
 from gpufleet.rules import eks as eks_rules
 from gpufleet.rules import karpenter as karpenter_rules
 from gpufleet.rules import karpenter_requirements
-from gpufleet.rules.karpenter_requirement import requirement
+from gpufleet.rules.karpenter_requirement import DOES_NOT_EXIST, IN, requirement
+from gpufleet.rules.karpenter_requirements import Requirements
 from gpufleet.simulate import karpenter, node_capacity
 from gpufleet.simulate.k8s_shapes import NodeShape, QuantityError, quantity
 from gpufleet.simulate.loose import as_int, mapping, seq
 
+_COMPARISONS = frozenset({"Gt", "Lt", "Gte", "Lte"})
 _OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"})
 # A NodeOverlay as the reader hands it in: its requirements and the capacity it sets.
 Overlay = tuple[list[karpenter.Requirement], dict[str, int]]
@@ -63,6 +66,13 @@ def _allowed(requirements: list[karpenter.Requirement], key: str) -> frozenset[s
     return frozenset.intersection(*allowed) if allowed else None
 
 
+def ami_family(node_class: Mapping | None) -> str | None:
+    """The AMI family Karpenter reads an EC2NodeClass as (its alias's family, else spec.amiFamily),
+    lower case; None where it names neither (Custom)."""
+    given = mapping(node_class).get("amiFamily")
+    return alias_family(node_class) or (given.lower() if isinstance(given, str) else None)
+
+
 def alias_family(node_class: Mapping | None) -> str | None:
     """The AMI family of an EC2NodeClass that selects its AMI by alias (the only term), else None."""
     terms = [t for t in seq((node_class or {}).get("amiSelectorTerms")) if isinstance(t, Mapping)]
@@ -82,19 +92,92 @@ def _laid_out_efa(it: InstanceType, layout: list[Mapping]) -> int | None:
 
 
 _LABELLED: dict[tuple[int, str], tuple[Catalog, list]] = {}
+# Provider labels a type's requirements hold as DoesNotExist unless its EC2 record gives a value, so
+# a pool or pod requiring one excludes the types without it (karpenter-provider-aws
+# pkg/providers/instancetype/types.go @bde00654 L193-L215, filled in at L246-L308).
+_ABSENT_UNLESS_GIVEN = (
+    "instance-cpu-manufacturer",
+    "instance-ebs-bandwidth",
+    "instance-local-nvme",
+    "instance-category",
+    "instance-generation",
+    "instance-gpu-name",
+    "instance-gpu-manufacturer",
+    "instance-gpu-count",
+    "instance-gpu-memory",
+    "instance-accelerator-name",
+    "instance-accelerator-manufacturer",
+    "instance-accelerator-count",
+)
 
 
-def _labelled(cat: Catalog, domain: str) -> list[tuple[InstanceType, dict[str, str], frozenset[str]]]:
-    """Every type of the catalog with Karpenter's labels of it (under `domain`): the same for every
-    pool, so read once per catalog (the catalog is kept with them, so its id is not reused)."""
+def _labelled(cat: Catalog, domain: str) -> list[tuple[InstanceType, dict[str, str], Requirements]]:
+    """Every type of the catalog with Karpenter's labels of it (under `domain`) and the requirements
+    they make: the same for every pool, so read once per catalog (the catalog is kept with them, so
+    its id is not reused)."""
     key = (id(cat), domain)
     if key not in _LABELLED:
+        known = cat.facts.karpenter.requirement_labels
+        aliases = {**known.aliases, **known.provider_aliases}
         found = []
         for it in cat.types.values():
             labels = node_capacity.karpenter_labels(it, cat.facts.karpenter, cat.facts.eks, domain)
-            found.append((it, labels, frozenset(labels)))
+            absent = [requirement(f"{domain}/{k}", DOES_NOT_EXIST) for k in _ABSENT_UNLESS_GIVEN if f"{domain}/{k}" not in labels]
+            # Every type may launch on shared or dedicated tenancy (types.go @bde00654 L218).
+            tenancy = requirement(f"{domain}/instance-tenancy", IN, "default", "dedicated")
+            found.append((it, labels, karpenter_requirements.from_labels(labels, aliases).add(*absent, tenancy)))
         _LABELLED[key] = (cat, found)
     return _LABELLED[key][1]
+
+
+def _kubelet(
+    node_class: Mapping | None, family: str | None, layout: list[Mapping], name: str, gaps: list[str]
+) -> node_capacity.NodeClassKubelet:
+    """The node class's kubelet settings Karpenter's estimate reads (EC2NodeClass spec.kubelet); a
+    value not known offline is a gap, and the default is used."""
+    given = mapping(mapping(node_class).get("kubelet"))
+    what = f"Karpenter NodePool {name!r}: its EC2NodeClass kubelet"
+    eviction = mapping(given.get("evictionHard")).get("memory.available")
+    for key in ("maxPods", "podsPerCore"):
+        if key in given and not isinstance(given[key], int):
+            gaps.append(f"{what} {key}={given[key]!r} is not known offline: not counted")
+    if eviction is not None and not isinstance(eviction, str):
+        gaps.append(f"{what} evictionHard memory.available={eviction!r} is not known offline: not counted")
+    bottlerocket = family == "bottlerocket"
+    return node_capacity.NodeClassKubelet(
+        max_pods=given["maxPods"] if isinstance(given.get("maxPods"), int) else None,
+        pods_per_core=given["podsPerCore"] if isinstance(given.get("podsPerCore"), int) else None,
+        kube_reserved=quantities(given.get("kubeReserved"), f"{what} kubeReserved", gaps),
+        system_reserved=quantities(given.get("systemReserved"), f"{what} systemReserved", gaps),
+        eviction_hard_memory=eviction if isinstance(eviction, str) else None,
+        efa_only_on_card0=sum(1 for i in layout if i.get("interfaceType") == "efa-only" and as_int(i.get("networkCardIndex")) == 0),
+        # bottlerocket.go @bde00654 L214-L220 (every other Linux family: resolver.go L127-L134).
+        pods_per_core_enabled=not bottlerocket,
+        eni_limited_memory_overhead=not bottlerocket,
+    )
+
+
+def _offering(
+    it: InstanceType, region: str | None, capacity_types: tuple[str, ...], family: str | None, cat: Catalog
+) -> tuple[Requirements, str | None]:
+    """The zones, region and capacity types the type is offered in, as its requirements
+    (computeRequirements, types.go @bde00654 L170-L192: on-demand and spot from its usage
+    classes, reserved where the node class selects reservations; the zones EC2 offers it in), and
+    why it has no offering Karpenter may launch (None: it has one). Zones are judged only where
+    the region is known and the catalog holds the type's offerings; the node class's subnets'
+    zones are not known offline."""
+    names, reserved = cat.facts.eks.well_known_labels, cat.facts.karpenter.reserved_capacity.capacity_type
+    offered = [c for c in capacity_types if c == reserved or c in it.usage_classes]
+    held = [requirement(cat.facts.karpenter.labels.capacity_type, IN, *offered)]
+    why = None if offered else f"{it.name} has no capacity type Karpenter launches (usage classes: {', '.join(it.usage_classes) or 'none'})"
+    if region is not None:
+        held.append(requirement(names.region, IN, region))
+        if it.offerings:
+            zones = it.offerings.get(region, ())
+            held.append(requirement(names.zone, IN, *zones))
+            why = why or (None if zones else f"{it.name} is not offered in {region}")
+    why = why or karpenter_rules.ami_family_runs(family, it.name)
+    return karpenter_requirements.requirements(*held), why
 
 
 def read_pool(
@@ -106,10 +189,12 @@ def read_pool(
     gaps: list[str],
     urn: str | None = None,
     reserved: int | None = None,
+    region: str | None = None,
 ) -> karpenter.Pool | None:
     """The pool a NodePool's `spec` makes; `node_class` is (the name its template refers to, that
-    EC2NodeClass's spec where known); `reserved` the instances its reservations hold, where stated.
-    None when the spec itself is not known."""
+    EC2NodeClass's spec where known); `reserved` the instances its reservations hold, where stated;
+    `region` where its nodes launch, where known (its types' zones are judged then). None when the
+    spec itself is not known."""
     facts, eks = cat.facts.karpenter, cat.facts.eks
     auto = eks.auto_mode
     names = eks.well_known_labels
@@ -137,19 +222,33 @@ def read_pool(
     type_keys: set[str] = set()
     candidates, ami_problem = [], None
     held = []  # every type's labels, as the catalog holds them
-    layout = [] if on_auto else [i for i in seq(mapping(node_class[1]).get("networkInterfaces")) if isinstance(i, Mapping)]
-    # Requirements on a label the catalog can give but a type lacks (its GPU labels, say) exclude it.
-    judged_anyway = [
-        r for r in requirements if r.key.startswith(domain + "/") and r.key.rsplit("/", 1)[-1] not in facts.labels.not_in_catalog
-    ]
-    for it, type_labels, keys in _labelled(cat, domain):
+    class_name, class_spec = node_class
+    layout = [] if on_auto else [i for i in seq(mapping(class_spec).get("networkInterfaces")) if isinstance(i, Mapping)]
+    family = None if on_auto else ami_family(class_spec)
+    kubelet = node_capacity.NodeClassKubelet() if on_auto else _kubelet(class_spec, family, layout, name, gaps)
+    pool_requirements = karpenter_requirements.requirements(
+        *(requirement(r.key, r.operator, *r.values, aliases=aliases) for r in requirements)
+    ).merged(karpenter_requirements.from_labels(labels, aliases))
+    # A type is kept where its requirements intersect the pool's (filterInstanceTypesByRequirements,
+    # kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/scheduler.go @6e7eab7a
+    # L154-L171, nodeclaim.go L620-L622); its offerings (zones, region, capacity types) are the
+    # scheduler's to judge, per NodeClaim (nodeclaim.go L624-L639).
+    offering_keys = {names.zone, names.region, facts.labels.capacity_type}
+    label_requirements = Requirements({k: r for k, r in pool_requirements.by_key.items() if k not in offering_keys})
+    capacity_types = tuple(
+        c
+        for c in facts.labels.capacity_types
+        if c != facts.reserved_capacity.capacity_type or (class_spec is None or class_spec.get(facts.reserved_capacity.selector))
+    )
+    # The NodePool CRD refuses a comparison without one non-negative integer (karpenter.sh_nodepools.yaml
+    # of chart 1.14.1 L345-L346): such a pool launches nothing.
+    refused_by_crd = any(r.operator in _COMPARISONS and not (len(r.values) == 1 and r.values[0].isdigit()) for r in requirements)
+    for it, type_labels, type_requirements in _labelled(cat, domain):
         held.append(type_labels)
-        type_keys |= keys
-        if not all(r.admits(type_labels) for r in requirements if r.key in keys) or not all(
-            r.admits(type_labels) for r in judged_anyway if r.key not in keys
-        ):
+        type_keys |= type_labels.keys()
+        if refused_by_crd or type_requirements.intersects(label_requirements) is not None:
             continue
-        allocatable = node_capacity.karpenter_allocatable(it, facts, eks)
+        allocatable = node_capacity.karpenter_allocatable(it, facts, eks, kubelet)
         if layout:
             efa = _laid_out_efa(it, layout)
             if efa is None:
@@ -185,6 +284,7 @@ def read_pool(
             "memory": it.memory_mib * node_capacity.MIB,
             **{k: v for k, v in allocatable.items() if k not in ("cpu", "memory")},
         }
+        offered, unoffered = _offering(it, region, capacity_types, family, cat)
         candidates.append(
             karpenter.Candidate(
                 shape,
@@ -193,7 +293,8 @@ def read_pool(
                 it.memory_mib,
                 exotic=bool(it.gpu and it.gpu.count) or it.neuron is not None or "metal" in it.name,
                 overlaid=frozenset(overlaid),
-                requirements=karpenter_requirements.from_labels(shape.labels, aliases),
+                requirements=type_requirements.merged(karpenter_requirements.from_labels(labels, aliases)).merged(offered),
+                unoffered=unoffered,
             )
         )
     for r in requirements:
@@ -216,9 +317,8 @@ def read_pool(
         )
     # What leaves the pool's admitted types undecided (its requirements' gaps, not its AMI's).
     requirement_gaps = tuple(gaps[before:])
-    refused = unseen = capacity_types = None
+    refused = unseen = allowed = None
     if not on_auto:  # Auto Mode chooses its nodes' AMIs itself
-        class_name, class_spec = node_class
         family = alias_family(class_spec)
         variants = facts.ami_variants.families.get(family) if family else None
         accelerated = [c for c in candidates if eks_rules.accelerator(cat.get(c.shape.instance_type))]
@@ -237,13 +337,9 @@ def read_pool(
             gaps.append(
                 f"Karpenter NodePool {name!r}: its EC2NodeClass {class_name!r} does not select its AMI by one alias (or is not in the plan): whether its AMI runs the accelerators is not judged"
             )
-        capacity_types = _allowed(requirements, facts.labels.capacity_type)
-        refused = karpenter_rules.reserved_without_reservations(capacity_types, class_spec, facts)
-        unseen = (
-            class_name
-            if class_spec is None and capacity_types is not None and capacity_types <= {facts.reserved_capacity.capacity_type}
-            else None
-        )
+        allowed = _allowed(requirements, facts.labels.capacity_type)
+        refused = karpenter_rules.reserved_without_reservations(allowed, class_spec, facts)
+        unseen = class_name if class_spec is None and allowed is not None and allowed <= {facts.reserved_capacity.capacity_type} else None
         if unseen is not None:
             gaps.append(
                 f"Karpenter NodePool {name!r}: its EC2NodeClass {unseen!r} is not in the plan, so the capacity reservations it selects are not known"
@@ -255,18 +351,21 @@ def read_pool(
         defined,
         quantities(spec.get("limits"), f"Karpenter NodePool {name!r}: limit", gaps),
         urn,
-        requirements=karpenter_requirements.requirements(
-            *(requirement(r.key, r.operator, *r.values, aliases=aliases) for r in requirements)
-        ).merged(karpenter_requirements.from_labels(labels, aliases)),
+        requirements=pool_requirements,
+        taints=taints,
         # The well-known labels (AllowUndefinedWellKnownLabels, core's and the provider's); on Auto
         # Mode, whose label domain is its own, the keys its types carry too.
         allow_undefined=frozenset(known.well_known) | frozenset(known.provider_well_known) | frozenset(type_keys),
+        # The network bandwidth is the provider's own table; the zone id, the node class's subnets'
+        # (types.go @bde00654 L222-L231): neither is in the plan or the catalog.
+        unknown_keys=frozenset(f"{domain}/{k}" for k in facts.labels.not_in_catalog)
+        | frozenset(k for k in known.provider_well_known if k.endswith("/zone-id")),
         aliases=aliases,
         refused=refused,
         unseen_node_class=unseen,
         ami_problem=ami_problem,
         unjudged=requirement_gaps,
         plugins_built_in=on_auto,
-        reserved=reserved if capacity_types and capacity_types <= {facts.reserved_capacity.capacity_type} else None,
+        reserved=reserved if allowed and allowed <= {facts.reserved_capacity.capacity_type} else None,
         consolidation=str(mapping(spec.get("disruption")).get("consolidationPolicy") or facts.consolidation.default_policy),
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpufleet.catalog import catalog
@@ -30,7 +31,7 @@ from gpufleet.catalog.facts import (
 from gpufleet.rules import ack as ack_rules
 from gpufleet.rules import aks as aks_rules
 from gpufleet.rules import gke as gke_rules
-from gpufleet.simulate.k8s_shapes import NodeShape
+from gpufleet.simulate.k8s_shapes import NodeShape, quantity
 
 MIB = 2**20
 
@@ -222,6 +223,22 @@ def karpenter_labels(it: InstanceType, karpenter: Karpenter, eks: EksFacts, doma
         f"{domain}/instance-cpu": str(it.vcpus),
         f"{domain}/instance-memory": str(it.memory_mib),
     }
+    # Read from the record as computeRequirements does (types.go @bde00654 L216-L217, L260-L264,
+    # L296-L308): Go's math.Round rounds half away from zero; "-flex" in the family is the flex label.
+    labels.update(
+        {
+            f"{domain}/instance-hypervisor": it.hypervisor,
+            f"{domain}/instance-encryption-in-transit-supported": str(it.encryption_in_transit).lower(),
+            f"{domain}/instance-capability-flex": str("-flex" in family).lower(),
+            f"{domain}/instance-cpu-sustained-clock-speed-mhz": str(math.floor(it.sustained_clock_ghz * 1000 + 0.5)),
+        }
+    )
+    if it.cpu_manufacturer is not None:
+        labels[f"{domain}/instance-cpu-manufacturer"] = _kabob(it.cpu_manufacturer)
+    if it.ebs_bandwidth_mbps is not None:
+        labels[f"{domain}/instance-ebs-bandwidth"] = str(it.ebs_bandwidth_mbps)
+    if it.local_nvme_gb is not None:
+        labels[f"{domain}/instance-local-nvme"] = str(it.local_nvme_gb)
     match = _CATEGORY.match(it.name)
     if match:
         labels[f"{domain}/instance-category"] = match.group(1)
@@ -246,17 +263,76 @@ def karpenter_labels(it: InstanceType, karpenter: Karpenter, eks: EksFacts, doma
     return labels
 
 
-def karpenter_allocatable(it: InstanceType, karpenter: Karpenter, eks: EksFacts) -> dict[str, int]:
-    """What Karpenter estimates a node of the type leaves to pods (AL2023, no kubelet settings), before
-    it launches one: the estimate it chooses the type by."""
+@dataclass(frozen=True)
+class NodeClassKubelet:
+    """What of an EC2NodeClass Karpenter's estimate of a node reads (karpenter-provider-aws
+    pkg/providers/instancetype/types.go @bde00654 L95-L160): its spec.kubelet and the efa-only
+    interfaces its networkInterfaces put on network card 0, with its AMI family's feature flags
+    (pkg/providers/amifamily/resolver.go L127-L134 for AL2023, AL2 and Custom; bottlerocket.go
+    L214-L220: no podsPerCore, kube-reserved memory counted on the pods it allows)."""
+
+    max_pods: int | None = None
+    pods_per_core: int | None = None
+    kube_reserved: Mapping[str, int] = field(default_factory=dict)  # resource -> amount (it replaces the computed one)
+    system_reserved: Mapping[str, int] = field(default_factory=dict)
+    eviction_hard_memory: str | None = None  # evictionHard memory.available as written: a quantity or a percentage
+    efa_only_on_card0: int = 0
+    pods_per_core_enabled: bool = True
+    eni_limited_memory_overhead: bool = True
+
+
+def _eni_limited_pods(it: InstanceType, rule: KarpenterAllocatable, efa_only_on_card0: int) -> int:
+    """ENILimitedPods (types.go L485-L505): efa-only interfaces on card 0 take an ENI each but no IP."""
+    usable = max(it.default_card_interfaces - efa_only_on_card0, 0)
+    if not usable or not it.ipv4_per_interface:
+        return 0
+    return usable * (it.ipv4_per_interface - rule.pods_per_interface_addresses_less) + rule.pods_plus
+
+
+def _pods(it: InstanceType, rule: KarpenterAllocatable, kubelet: NodeClassKubelet) -> int:
+    """pods() (types.go L576-L591): maxPods, else the ENI-limited count; podsPerCore caps it."""
+    count = kubelet.max_pods if kubelet.max_pods is not None else _eni_limited_pods(it, rule, kubelet.efa_only_on_card0)
+    if kubelet.pods_per_core and kubelet.pods_per_core > 0 and kubelet.pods_per_core_enabled:
+        count = min(kubelet.pods_per_core * it.vcpus, count)
+    return count
+
+
+def _eviction_memory(memory_bytes: int, given: str | None, default_mib: int) -> int:
+    """evictionThreshold's memory (types.go L554-L574, L599-L621): evictionHard memory.available
+    replaces 100Mi; a percentage is of the memory after VM overhead, rounded up, 100 % meaning none."""
+    if given is None:
+        return default_mib * MIB
+    if given.endswith("%"):
+        percent = float(given.rstrip("%"))
+        return 0 if percent == 100 else math.ceil(memory_bytes / 100 * percent)
+    return quantity("memory", given)
+
+
+def karpenter_allocatable(it: InstanceType, karpenter: Karpenter, eks: EksFacts, kubelet: NodeClassKubelet | None = None) -> dict[str, int]:
+    """What Karpenter estimates a node of the type leaves to pods, before it launches one: the
+    estimate it chooses the type by. Capacity less kube-reserved, system-reserved and the eviction
+    threshold (core's InstanceType.Allocatable); `kubelet` the node class's settings (none: AL2023
+    as the provider's reference table assumes)."""
     rule = karpenter.allocatable
-    enis, addresses = it.default_card_interfaces, it.ipv4_per_interface
-    pods = enis * (addresses - rule.pods_per_interface_addresses_less) + rule.pods_plus if enis and addresses else 0
-    memory = it.memory_mib - (rule.arm64_reserved_mib if "arm64" in it.architectures else 0)
-    memory -= math.ceil(memory * rule.vm_memory_overhead_percent / 100)
-    memory -= rule.kube_reserved_memory_mib.per_pod * pods + rule.kube_reserved_memory_mib.base + rule.eviction_hard_memory_mib
+    kubelet = kubelet or NodeClassKubelet()
+    pods = _pods(it, rule, kubelet)
+    # types.go L150-L151: kube-reserved memory counts the ENI-limited pods (card-0 efa-only interfaces
+    # included, no reserved ENIs) where the AMI family says so, else the pods the node allows.
+    overhead_pods = _eni_limited_pods(it, rule, kubelet.efa_only_on_card0) if kubelet.eni_limited_memory_overhead else pods
+    memory_mib = it.memory_mib - (rule.arm64_reserved_mib if "arm64" in it.architectures else 0)
+    memory_mib -= math.ceil(memory_mib * rule.vm_memory_overhead_percent / 100)
     millicores = it.vcpus * 1000
-    found = {"cpu": millicores - kube_reserved_cpu(millicores, rule), "memory": memory * MIB, "pods": pods}
+    reserved = {
+        "cpu": kube_reserved_cpu(millicores, rule),
+        "memory": (rule.kube_reserved_memory_mib.per_pod * overhead_pods + rule.kube_reserved_memory_mib.base) * MIB,
+        **kubelet.kube_reserved,
+    }
+    eviction = _eviction_memory(memory_mib * MIB, kubelet.eviction_hard_memory, rule.eviction_hard_memory_mib)
+    found = {
+        "cpu": millicores - reserved["cpu"] - kubelet.system_reserved.get("cpu", 0),
+        "memory": memory_mib * MIB - reserved["memory"] - kubelet.system_reserved.get("memory", 0) - eviction,
+        "pods": pods,
+    }
     resources = eks.accelerator_resources
     if it.gpu is not None and it.gpu.manufacturer == "NVIDIA" and it.gpu.count:
         found[resources.nvidia] = it.gpu.count

@@ -51,14 +51,12 @@ ROWS = [
     Row(
         649,
         **one(pool(), spec(selector={FLEX: "true"}), "m7i-flex.large"),
-        gap="labels not derived: instance-capability-flex is not among a type's labels (curated notInCatalog), so a pod selecting it gets any type",
     ),
     Row(661, **one(pool(req(FLEX, "NotIn", "true")), spec(selector={FLEX: "true"}), None)),
     Row(
         676,
         **one(pool(), spec(selector={FLEX: "false"})),
         avoid="flex",
-        note="agrees only because the smallest type is not a flex one (the label is not derived, L649)",
     ),
     Row(
         688,

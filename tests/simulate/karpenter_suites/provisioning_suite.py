@@ -338,7 +338,6 @@ NODE_POOLS = [
         expect=(ANY,),
         pool_of=("a",),
         note="the tainted pool's name sorts first in Karpenter's order (equal weights: by name, in reverse)",
-        gap="taints: a PreferNoSchedule taint does not keep a pod from its pool while another pool admits it untainted",
     ),
     Row(
         2815,

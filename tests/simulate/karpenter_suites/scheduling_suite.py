@@ -294,10 +294,6 @@ COMPATIBILITY = [
     Row(
         1495,
         **one(pool(types=(SMALL, DEFAULT, "g4dn.xlarge")), spec(required=[req(GPUS, "Exists")]), "g4dn.xlarge"),
-        gap=(
-            "labels not derived: a type without GPUs does not hold instance-gpu-count DoesNotExist (karpenter-provider-aws "
-            "pkg/providers/instancetype/types.go @bde00654 L211), so a pod's Exists on it is met by any type"
-        ),
     ),
     Row(
         1507,

@@ -30,6 +30,7 @@ REGENERATE = "python -m gpufleet.catalog.generate"
 _RECORD_FIELDS = (
     "BareMetal",
     "GpuInfo",
+    "Hypervisor",
     "InferenceAcceleratorInfo",
     "NeuronInfo",
     "PlacementGroupInfo",
@@ -39,6 +40,7 @@ _NETWORK_FIELDS = (
     "DefaultNetworkCardIndex",
     "EfaSupported",
     "EfaInfo",
+    "EncryptionInTransitSupported",
     "Ipv4AddressesPerInterface",
     "MaximumNetworkCards",
     "MaximumNetworkInterfaces",
@@ -49,7 +51,20 @@ _CARD_FIELDS = ("NetworkCardIndex", "MaximumNetworkInterfaces", "InterfaceTypes"
 
 def _slim(record: dict) -> dict:
     slim = {k: record[k] for k in _RECORD_FIELDS if record.get(k) is not None}
-    slim["ProcessorInfo"] = {"SupportedArchitectures": record["ProcessorInfo"]["SupportedArchitectures"]}
+    processor = record["ProcessorInfo"]
+    slim["ProcessorInfo"] = {
+        k: processor[k] for k in ("SupportedArchitectures", "Manufacturer", "SustainedClockSpeedInGhz") if k in processor
+    }
+    # What Karpenter's labels read of the EBS and instance-store records (instancetype/types.go
+    # @bde00654 L257-L259, L305-L308).
+    ebs = record.get("EbsInfo") or {}
+    if ebs.get("EbsOptimizedSupport"):
+        slim["EbsInfo"] = {"EbsOptimizedSupport": ebs["EbsOptimizedSupport"]}
+        if "MaximumBandwidthInMbps" in (ebs.get("EbsOptimizedInfo") or {}):
+            slim["EbsInfo"]["EbsOptimizedInfo"] = {"MaximumBandwidthInMbps": ebs["EbsOptimizedInfo"]["MaximumBandwidthInMbps"]}
+    storage = record.get("InstanceStorageInfo") or {}
+    if storage:
+        slim["InstanceStorageInfo"] = {k: storage[k] for k in ("NvmeSupport", "TotalSizeInGB") if k in storage}
     slim["VCpuInfo"] = {"DefaultVCpus": record["VCpuInfo"]["DefaultVCpus"]}
     slim["MemoryInfo"] = {"SizeInMiB": record["MemoryInfo"]["SizeInMiB"]}
     network = record.get("NetworkInfo") or {}
