@@ -30,6 +30,29 @@ def _existing_network(c) -> None:
 # Each row: (stack, the field set, its value, what the error says).
 test_refused = refused_cases(
     {
+        # The NVIDIA chart cuts both its DaemonSets' names to 63 characters (rules/helm.py, docs/stacks.md "Helm names").
+        "helm_daemonsets_collide": (
+            "eks-p5-efa",
+            "gpufleet:eks.cluster.name",
+            "performance-study-gpu",
+            [
+                "gpufleet:eks.cluster.name = 'performance-study-gpu': the Helm release "
+                "'performance-study-gpu-device-plugins-nvidia-<8 random hex>' of chart nvidia-device-plugin: 2 of its "
+                "DaemonSets share the name 'performance-study-gpu-device-plugins-nvidia-????????-nvidia-dev'",
+                "a name of at most 9 characters fits",
+                "[rule: helm-names-fit]",
+            ],
+        ),
+        "helm_release_name_too_long": (
+            "eks-trn1",
+            "gpufleet:eks.cluster.name",
+            "t" * 32,
+            [
+                f"the Helm release '{'t' * 32}-device-plugins-neuron-<8 random hex>' of chart "
+                "oci://public.ecr.aws/neuron/neuron-helm-chart: its name is 63 characters; Helm takes at most 53; "
+                "a name of at most 22 characters fits",
+            ],
+        ),
         "time_slicing_replicas_0": (
             "eks-g5-timeslice",
             "gpufleet:eks.kubernetes.nvidiaDevicePlugin.timeSlicingReplicas",

@@ -4,7 +4,7 @@ same predicates judge the pack's GKE rules (tests/policies/test_policies_gke.py)
 from __future__ import annotations
 
 from tests.ecs.test_spec_errors import _errors
-from tests.conftest import at, refused_cases
+from tests.conftest import at, refused_cases, spec_errors
 
 MIG = "gke-a100-mig"
 SHARED = "gke-l4-timeshare"
@@ -134,3 +134,16 @@ def test_a_created_cluster_needs_no_context(stack_variant):
 
         err = _errors(stack_variant(edit, SHARED))
         assert "[rule: node-pool-exists]" in err and "kubernetes-access" not in err
+
+
+def test_a_cluster_name_too_long_for_the_gpu_operator_s_release(stack_variant):
+    """The provider names the release "<cluster>-gpu-operator-<8 random hex>": Helm takes 53 characters."""
+
+    def edit(c):
+        c["gpufleet:gke"]["cluster"]["name"] = "c" * 32
+        c["gpufleet:gke"]["gpuOperator"] = {}
+
+    err = spec_errors(stack_variant(edit, SHARED))
+    assert f"gpufleet:gke.cluster.name = '{'c' * 32}': the Helm release '{'c' * 32}-gpu-operator-<8 random hex>' of chart gpu-operator" in err
+    assert "of chart gpu-operator: its name is 54 characters; Helm takes at most 53; a name of at most 31 characters fits" in err
+    assert "[rule: helm-names-fit]" in err

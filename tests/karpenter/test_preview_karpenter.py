@@ -91,23 +91,23 @@ def test_karpenter_s_aws_side_is_its_getting_started_template(plans):
     patterns = sorted(json.loads(r["eventPattern"])["detail-type"][0] for r in _of(plan, "aws:cloudwatch/eventRule:EventRule").values())
     assert patterns == sorted(re.findall(r"detail-type:\n\s+- (.+)", TEMPLATE))
     [queue] = _of(plan, "aws:sqs/queue:Queue").values()
-    assert queue["name"] == "karpenter-gpu" and queue["messageRetentionSeconds"] == 300 and queue["sqsManagedSseEnabled"] is True
+    assert queue["name"] == "karp-gpu" and queue["messageRetentionSeconds"] == 300 and queue["sqsManagedSseEnabled"] is True
     [association] = _of(plan, "aws:eks/podIdentityAssociation:PodIdentityAssociation").values()
     assert (association["namespace"], association["serviceAccount"]) == ("kube-system", "karpenter")
     [entry] = _of(plan, "aws:eks/accessEntry:AccessEntry").values()
     assert entry["type"] == "EC2_LINUX"
     release = next(r for r in _of(plan, tokens.HELM_RELEASE).values() if r["chart"].endswith("/karpenter"))
     assert (release["version"], release["namespace"]) == ("1.14.1", "kube-system")
-    assert release["values"]["settings"]["clusterName"] == "karpenter-gpu"
+    assert release["values"]["settings"]["clusterName"] == "karp-gpu"
     assert release["values"]["serviceAccount"] == {"name": "karpenter"}
 
 
 def test_the_private_subnets_carry_the_tag_the_node_classes_select(plans):
     subnets = _of(plans[STACK], "aws:ec2/subnet:Subnet")
-    tagged = sorted(n for n, s in subnets.items() if s["tags"].get("karpenter.sh/discovery") == "karpenter-gpu")
-    assert tagged == ["karpenter-gpu-private-us-east-1a", "karpenter-gpu-private-us-east-1b"]
+    tagged = sorted(n for n, s in subnets.items() if s["tags"].get("karpenter.sh/discovery") == "karp-gpu")
+    assert tagged == ["karp-gpu-private-us-east-1a", "karp-gpu-private-us-east-1b"]
     for node_class in _of(plans[STACK], tokens.KARPENTER_EC2_NODE_CLASS).values():
-        assert node_class["spec"]["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "karpenter-gpu"}}]
+        assert node_class["spec"]["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "karp-gpu"}}]
 
 
 def test_a_job_on_a_pool_is_not_disrupted(plans):

@@ -54,7 +54,7 @@ def test_the_controller_s_second_replica_needs_a_second_system_node(stack_varian
 
 def test_pools_need_a_created_cluster(stack_variant):
     def existing(c):
-        c["gpufleet:eks"]["cluster"] = {"name": "karpenter-gpu", "securityGroupId": "sg-0123456789abcdef0"}
+        c["gpufleet:eks"]["cluster"] = {"name": "karp-gpu", "securityGroupId": "sg-0123456789abcdef0"}
 
     err = spec_errors(stack_variant(existing, STACK))
     assert "Karpenter is installed on a cluster gpufleet creates" in err and "[rule: karpenter-cluster]" in err

@@ -296,3 +296,39 @@ def test_node_groups_of_an_existing_cluster_give_an_advisory(judge):
     assert "not judged for certain: the plan joins an existing cluster, whose other node groups it does not hold" in one_finding(
         result, "k8s-gpu-pod-tolerates-taint-unseen", "lonely"
     )
+
+
+# pulumi-eks examples/efa (tests/corpus_ts/third_party/eks-efa-ts/index.ts L37-L52), as its preview
+# sends it: the release keeps the chart's names, and its resource name is short.
+PUBLIC_EFA_RELEASE = {
+    "version": "0.5.7",
+    "chart": "aws-efa-k8s-device-plugin",
+    "repositoryOpts": {"repo": "https://aws.github.io/eks-charts"},
+    "namespace": "kube-system",
+    "atomic": True,
+    "values": {"tolerations": [{"key": "efa-enabled", "operator": "Exists", "effect": "NoExecute"}]},
+}
+
+
+def test_helm_release_names_fit(judge):
+    long_name = "efa-device-plugin-for-the-performance-study-gpus"  # the public release renamed: the fault
+    nvidia = {"chart": "nvidia-device-plugin", "version": "0.20.0", "namespace": "nvidia-device-plugin"}
+    result = judge(
+        [
+            resource(RELEASE, "efa-device-plugin", PUBLIC_EFA_RELEASE),
+            resource(RELEASE, long_name, PUBLIC_EFA_RELEASE),
+            resource(RELEASE, "n" * 31, nvidia),
+            resource(RELEASE, "m" * 32, nvidia),
+            resource(RELEASE, "named", {**nvidia, "name": "m" * 32}),
+            resource("kubernetes:helm.sh/v4:Chart", "c" * 53, {"chart": "local-ai"}),
+            resource("kubernetes:helm.sh/v4:Chart", "chart", {"chart": "local-ai", "name": "c" * 54}),
+        ]
+    )
+    for clean in ("efa-device-plugin", "n" * 31, "named", "c" * 53):
+        assert findings(result, "helm-release-names-fit", clean) == []
+    assert one_finding(result, "helm-release-names-fit", long_name).endswith(
+        f"Helm release '{long_name}-<8 random hex>': its name is 57 characters; Helm takes at most 53"
+    )
+    assert "2 of its DaemonSets share the name" in one_finding(result, "helm-release-names-fit", "m" * 32)
+    assert "is 54 characters; Helm takes at most 53" in one_finding(result, "helm-release-names-fit", "chart")
+    assert {f.level for f in result.findings if f.policy == "helm-release-names-fit"} == {"advisory"}

@@ -211,9 +211,9 @@ def test_a_plugin_the_plan_puts_on_nodepool_nodes_only_is_judged_by_its_own_stat
     nodes = fleets.p5_fleet_nodes()[2:]  # the system group only: no NodePool node yet
     ds = fleets.daemonset("kube-system", "aws-efa-k8s-device-plugin-daemonset", ["ip-10-60-0-99.ec2.internal"], ready=0, chart="aws-efa-k8s-device-plugin")
     code, verdict = _verify(plan, fleets.write_case(tmp_path / "case", [*nodes, ds]))
-    [finding] = [f for f in verdict["findings"] if f["subject"] == "DaemonSet kube-system/karpenter-gpu-device-plugins-efa"]
+    [finding] = [f for f in verdict["findings"] if f["subject"] == "DaemonSet kube-system/karp-gpu-device-plugins-efa"]
     assert code == 1 and finding["verdict"] == "mismatch" and "ready 0 of 1 scheduled (the plan puts it on no node group)" in finding["message"]
-    [missing] = [f for f in verdict["findings"] if f["subject"] == "DaemonSet nvidia-device-plugin/karpenter-gpu-device-plugins-nvidia"]
+    [missing] = [f for f in verdict["findings"] if f["subject"] == "DaemonSet nvidia-device-plugin/karp-gpu-device-plugins-nvidia"]
     assert missing["verdict"] == "mismatch" and "the nodes its NodePools launch" in missing["message"]
 
 

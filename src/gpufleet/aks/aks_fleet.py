@@ -14,6 +14,7 @@ from gpufleet.aks.node_pool import AksGpuNodePool
 from gpufleet.aks.resolved import gpu_taint, gpu_tolerations, rotation_name, workload_selector
 from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import Catalog
+from gpufleet.k8s import releases
 from gpufleet.k8s.args import NvidiaDevicePluginArgs
 from gpufleet.k8s.device_plugins import DevicePlugins, ServedGroups
 from gpufleet.k8s.gpu_operator import GpuOperator
@@ -84,7 +85,7 @@ class AksFleet(pulumi.ComponentResource):
         if args.gpu_operator is not None:
             # The operator's device plugin (and driver, when on) instead of the standalone plugin.
             self.gpu_operator = GpuOperator(
-                f"{name}-gpu-operator",
+                releases.component_name(name, releases.GPU_OPERATOR),
                 args.gpu_operator,
                 [taint],
                 eks.accelerator_labels.nvidia,
@@ -96,7 +97,7 @@ class AksFleet(pulumi.ComponentResource):
             # MIG pools advertise each instance as nvidia.com/gpu (the plugin's single strategy).
             mig: Literal["single", "none"] = "single" if any(p.mig_profile for p in served) else "none"
             self.device_plugins = DevicePlugins(
-                f"{name}-device-plugins",
+                releases.component_name(name, releases.DEVICE_PLUGINS),
                 ServedGroups(nvidia=[taint], efa=[], neuron=[], needed=frozenset({"nvidia"})),
                 NvidiaDevicePluginArgs(mig_strategy=mig),
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=created),

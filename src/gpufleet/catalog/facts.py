@@ -286,6 +286,40 @@ class ChartController(Sourced):
     replicas: int | None = None  # None: the values' replicaCount
 
 
+class ChartObject(Sourced):
+    """An object a chart's templates render whose name is built from the chart's fullname: the
+    fullname, then `suffix`; `cut`: the template cuts that to 63 characters and trims one trailing
+    dash (else only the fullname is cut). It renders only where every value at `enabled_paths` is
+    set (the chart's own values.yaml gives the default). A DaemonSet's selector is `selector` (its
+    values formatted as the chart's names) plus, with `selector_labels`, the chart's selector labels;
+    `node_selector` is what its pod template selects before the values' nodeSelector."""
+
+    kind: str
+    suffix: str = ""
+    cut: bool = True
+    enabled_paths: list[list[str]] = []
+    cluster_scoped: bool = False
+    namespace: str | None = None  # a namespace the template fixes (else the chart's: its override or the release's)
+    selector: dict[str, str] = {}
+    selector_labels: bool = False
+    node_selector: dict[str, str] = {}
+
+
+class ChartNames(Sourced):
+    """How a chart names its objects (its _helpers.tpl): `.Chart.Name`, where its nameOverride,
+    fullnameOverride, namespaceOverride and selectorLabelsOverride values live (`values_path`), its
+    common labels and template labels (formatted with {name}, {fullname}, {release}, {chart},
+    {version}, {app_version}; helm.sh/chart cut as the helper cuts it), and the objects whose names
+    depend on the release."""
+
+    chart_name: str
+    app_version: str
+    values_path: list[str] = []
+    labels: dict[str, str] = {}
+    template_labels: dict[str, str] = {}
+    objects: list[ChartObject]
+
+
 class Chart(Sourced):
     chart: str
     version: str
@@ -298,6 +332,7 @@ class Chart(Sourced):
     always_tolerations: list[Toleration] | None = None
     values: dict[str, Any] | None = None  # values gpufleet sets beyond the chart's defaults
     controllers: list[ChartController] = []
+    names: ChartNames | None = None  # how its templates name its objects (None: not read)
 
 
 class ManifestObject(Sourced):
@@ -838,6 +873,7 @@ class KarpenterRequirementLabels(Sourced):
 class KarpenterChart(Sourced):
     chart: str
     version: str
+    names: ChartNames | None = None
 
 
 class KarpenterInstall(Sourced):

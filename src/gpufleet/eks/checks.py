@@ -12,7 +12,20 @@ from gpufleet.apis import aws as aws_api
 from gpufleet.catalog import cloudformation
 from gpufleet.catalog.catalog import Catalog, InstanceType, UnknownInstanceType
 from gpufleet.eks.args import EksFleetArgs, NodeGroupArgs
-from gpufleet.eks.resolved import auto_mode, efa_zone, places_in_group, resolve, system_ami_type, system_group_created, vpc_zones
+from gpufleet.eks.resolved import (
+    auto_mode,
+    efa_zone,
+    places_in_group,
+    plugin_pools,
+    resolve,
+    served_groups,
+    served_pools,
+    system_ami_type,
+    system_group_created,
+    vpc_zones,
+)
+from gpufleet.k8s import releases
+from gpufleet.k8s.args import KubernetesArgs
 from gpufleet.karpenter.checks import check_pools
 from gpufleet.network import zones
 from gpufleet.platform.capacity import offered_and_purchasable
@@ -74,6 +87,12 @@ def check_fleet(fleet: EksFleetArgs, region: str, cat: Catalog) -> list[Violatio
         found += list(_network(fleet, region, cat))
         found += list(_kubernetes(fleet, cat))
         found += list(_workloads(fleet, cat))
+    if not found and fleet.kubernetes is not None:
+        # The releases follow from the groups as resolved, which the checks above must pass first.
+        found += [
+            Violation("helm-names-fit", ("cluster", "name"), fleet.cluster.name, reason)
+            for reason in releases.fleet_name_problems(fleet.cluster.name, lambda name: planned_releases(fleet, name, cat), cat)
+        ]
     return found
 
 
@@ -325,6 +344,20 @@ def _kubernetes(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
             )
         elif target.efa is None or eks_rules.accelerator(cat.get(target.instance_type)) != "nvidia":
             yield Violation("nccl-test-node-group", where, target.name, "the NCCL test runs on a node group with NVIDIA GPUs and EFA")
+
+
+def planned_releases(fleet: EksFleetArgs, name: str, cat: Catalog) -> list[releases.PlannedRelease]:
+    """The Helm releases EksFleet writes under the fleet name `name` (its _kubernetes, _node_pools)."""
+    k8s = cast(KubernetesArgs, fleet.kubernetes)
+    served = served_pools(served_groups(fleet.node_groups, cat), plugin_pools(fleet), cat)
+    found = []
+    if k8s.gpu_operator is not None:
+        found.append(releases.gpu_operator_release(name, cat))
+        served = served.without("nvidia")
+    found += releases.device_plugin_releases(name, served, k8s.nvidia_device_plugin, cat)
+    if fleet.node_pools and not auto_mode(fleet):
+        found.append(releases.karpenter_release(name, cat))
+    return found
 
 
 def _network(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, cast
 
 import pulumi
@@ -19,6 +18,7 @@ from gpufleet.eks.iam import cluster_role, node_role
 from gpufleet.eks.node_group import AcceleratedNodeGroup, EksClusterRef
 from gpufleet.eks.resolved import resolve, served_groups
 from gpufleet.eks.system_node_group import SystemNodeGroup
+from gpufleet.k8s import releases
 from gpufleet.k8s.args import KubernetesArgs
 from gpufleet.k8s.device_plugins import DevicePlugins
 from gpufleet.k8s.gpu_operator import GpuOperator
@@ -118,15 +118,17 @@ class EksFleet(pulumi.ComponentResource):
         if k8s_args.gpu_operator is not None:
             # The operator's device plugin serves the NVIDIA groups; the EFA and Neuron plugins stay.
             self.gpu_operator = GpuOperator(
-                f"{self._name}-gpu-operator",
+                releases.component_name(self._name, releases.GPU_OPERATOR),
                 k8s_args.gpu_operator,
                 served.nvidia,
                 cat.facts.eks.accelerator_labels.nvidia,
                 opts=k8s_opts,
                 cat=cat,
             )
-            served = replace(served, nvidia=[], needed=served.needed - {"nvidia"})
-        self.device_plugins = DevicePlugins(f"{self._name}-device-plugins", served, k8s_args.nvidia_device_plugin, opts=k8s_opts, cat=cat)
+            served = served.without("nvidia")
+        self.device_plugins = DevicePlugins(
+            releases.component_name(self._name, releases.DEVICE_PLUGINS), served, k8s_args.nvidia_device_plugin, opts=k8s_opts, cat=cat
+        )
         # The pods need the groups' nodes (or the pools that launch them) and the plugins that advertise their GPUs.
         plugins = [self.device_plugins, *([self.gpu_operator] if k8s_args.gpu_operator is not None else []), *self.node_pools.values()]
         self.workloads = [
@@ -157,7 +159,7 @@ class EksFleet(pulumi.ComponentResource):
             role, after = self.node_role.role.name, [self.cluster]
         else:
             self.karpenter = Karpenter(
-                f"{self._name}-karpenter",
+                releases.component_name(self._name, releases.KARPENTER),
                 self.cluster_name,
                 self._region,
                 self.k8s_provider,

@@ -6,7 +6,6 @@ naming the field to change."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import cast
 
 from gpufleet.catalog import charts, tokens
@@ -133,7 +132,7 @@ def plugin_values(fleet: EksFleetArgs, cat: Catalog) -> dict[str, dict]:
     operator = fleet.kubernetes.gpu_operator
     if operator is None:
         return release_values(served, fleet.kubernetes.nvidia_device_plugin, cat)
-    values = release_values(replace(served, nvidia=[], needed=served.needed - {"nvidia"}), fleet.kubernetes.nvidia_device_plugin, cat)
+    values = release_values(served.without("nvidia"), fleet.kubernetes.nvidia_device_plugin, cat)
     if served.needs("nvidia"):
         values[OPERATOR] = operator_values(operator, served.nvidia, cat.facts.eks.accelerator_labels.nvidia, cat)
     return values

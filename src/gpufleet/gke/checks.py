@@ -8,6 +8,7 @@ from typing import cast
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import GkeFacts
 from gpufleet.gke.args import GkeFleetArgs, GkeNodePoolArgs
+from gpufleet.k8s import releases
 from gpufleet.k8s.args import GpuWorkloadArgs
 from gpufleet.platform.model import Violation, pool_checks, pool_workloads
 from gpufleet.rules import gke as gke_rules
@@ -51,6 +52,9 @@ def check_fleet(fleet: GkeFleetArgs, region: str | None, cat: Catalog) -> list[V
                 "a cluster gpufleet creates is reached through its own outputs: drop the context",
             )
         )
+    if fleet.gpu_operator is not None:
+        for reason in releases.fleet_name_problems(fleet.cluster.name, lambda name: [releases.gpu_operator_release(name, cat)], cat):
+            found.append(Violation("helm-names-fit", ("cluster", "name"), fleet.cluster.name, reason))
     return found + pool_workloads(
         fleet,
         per_node,

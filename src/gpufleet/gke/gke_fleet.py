@@ -14,6 +14,7 @@ from gpufleet.catalog.catalog import Catalog
 from gpufleet.gke.args import GkeClusterCreateArgs, GkeFleetArgs, GkeKubernetesArgs
 from gpufleet.gke.node_pool import GkeGpuNodePool
 from gpufleet.gke.resolved import gpu_tolerations, workload_selector
+from gpufleet.k8s import releases
 from gpufleet.k8s.gpu_operator import GpuOperator
 from gpufleet.k8s.gpu_workload import GpuWorkload
 from gpufleet.k8s.kubeconfig import exec_kubeconfig
@@ -113,7 +114,7 @@ class GkeFleet(pulumi.ComponentResource):
         if args.gpu_operator is not None:
             labels = {**cat.facts.eks.accelerator_labels.nvidia}
             self.gpu_operator = GpuOperator(
-                f"{name}-gpu-operator",
+                releases.component_name(name, releases.GPU_OPERATOR),
                 args.gpu_operator,
                 [{"key": taint.key, "value": taint.value, "effect": taint.effect}],
                 labels,

@@ -8,7 +8,7 @@ the chart's defaults plus a toleration for every taint of the node groups it ser
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -33,6 +33,10 @@ class ServedGroups:
 
     def needs(self, serves: str) -> bool:
         return bool(getattr(self, serves)) or serves in self.needed
+
+    def without(self, serves: str) -> ServedGroups:
+        """The same groups with no `serves` plugin (another component brings it: the GPU Operator's)."""
+        return replace(self, **{serves: []}, needed=self.needed - {serves})
 
 
 def tolerations(key: str, taints: list[dict], cat: Catalog) -> list[dict]:
@@ -95,6 +99,11 @@ def release_values(served: ServedGroups, nvidia_args, cat: Catalog) -> dict[str,
 RELEASE_SUFFIX = {"nvidiaDevicePlugin": "nvidia", "efaDevicePlugin": "efa", "neuronHelmChart": "neuron"}
 
 
+def release_resource_name(component: str, key: str) -> str:
+    """The resource name of a plugin's release under the component's (the provider names the Helm release after it)."""
+    return f"{component}-{RELEASE_SUFFIX[key]}"
+
+
 class DevicePlugins(pulumi.ComponentResource):
     """One Helm release per accelerator the node groups have (NVIDIA, EFA, Neuron)."""
 
@@ -115,8 +124,7 @@ class DevicePlugins(pulumi.ComponentResource):
         charts_facts = cat.facts.charts.plugins()
         self.releases: dict[str, k8s.helm.v3.Release] = {}
         for key, values in release_values(served, nvidia_args, cat).items():
-            suffix = RELEASE_SUFFIX[key]
-            self.releases[suffix] = self._release(f"{name}-{suffix}", charts_facts[key], values)
+            self.releases[RELEASE_SUFFIX[key]] = self._release(release_resource_name(name, key), charts_facts[key], values)
         self.register_outputs({"releases": {k: r.name for k, r in self.releases.items()}})
 
     def _release(self, name: str, chart: Chart, values: dict) -> k8s.helm.v3.Release:

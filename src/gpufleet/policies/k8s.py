@@ -9,13 +9,14 @@ from collections.abc import Mapping
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
-from gpufleet.catalog import catalog, charts, tokens
+from gpufleet.catalog import catalog, chart_objects, charts, tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.policies.eks_nodes import has_efa, node_group_type
-from gpufleet.policies.inputs import depended_on, get, items, plain, truthy
+from gpufleet.policies.inputs import depended_on, get, items, plain, present, truthy
 from gpufleet.policies.registry import Policies
 from gpufleet.rules import aks as aks_rules
 from gpufleet.rules import eks as eks_rules
+from gpufleet.rules import helm as helm_rules
 from gpufleet.rules import k8s as k8s_rules
 
 POLICIES = Policies(__name__)
@@ -201,3 +202,25 @@ def _validate_mig(args: StackValidationArgs, report: ReportViolation) -> None:
                 reason = k8s_rules.mig_supported(it, models)
                 if reason:
                     report(f"release {release.name!r} sets migStrategy {strategy}; node group {group.name!r}: {reason}", release.urn)
+
+
+def _release_name_unknown(resource) -> str | None:
+    if present(resource.props, "name") and get(resource.props, "name") is None:
+        return "its release name is known only after apply"
+    return None
+
+
+@POLICIES.resource("helm-release-names-fit", on=(tokens.HELM_RELEASE, tokens.HELM_CHART_V4), unjudged=_release_name_unknown)
+def _validate_helm_names(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    release = helm_rules.release_name(args.resource_type, args.name, get(args.props, "name"))
+    if release is None:
+        return
+    chart = chart_objects.named_chart(get(args.props, "chart"), catalog.load())
+    # Names are rendered from the pinned chart's templates only: another version's are not judged.
+    if chart is not None and get(args.props, "version") in (None, chart.version):
+        namespace = str(get(args.props, "namespace") or "default")
+        rendered = chart_objects.release_objects(chart, release.pattern, namespace, plain(get(args.props, "values")))
+    else:
+        rendered = None
+    for problem in helm_rules.release_problems(release, rendered):
+        report(f"Helm release {release.shown()!r}: {problem}", None)
