@@ -98,12 +98,6 @@ HELPERS = [
         {"memory": 5 * MI, "cpu": 4},
     ),
     (
-        1732,
-        "container-level resources and init container set (SkipPodLevelResources true)",
-        spec([c(memory="3Mi", cpu="2m")], [c(memory="5Mi", cpu="4m")]),
-        {"memory": 5 * MI, "cpu": 4},
-    ),
-    (
         1757,
         "container-level resources and sidecar container set",
         spec([c(memory="3Mi", cpu="2m")], [side(memory="5Mi", cpu="4m")]),
@@ -156,6 +150,11 @@ HELPERS = [
         {"cpu": 1000, "memory": 4 * MI, "hugepages-2Mi": 10 * MI, "hugepages-1Gi": GI},
     ),
 ]
+
+# L1732 is L1707 with SkipPodLevelResources true: with no pod-level resources the option changes nothing.
+HELPERS.append(
+    (1732, "container-level resources and init container set (SkipPodLevelResources true)", *next(h[2:] for h in HELPERS if h[0] == 1707))
+)
 
 # Cases gpufleet does not run, by line, and why.
 GAPS = {

@@ -283,38 +283,28 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
 
     def RegisterStackTransform(self, request, context):
         # Every resource registered after this one runs it, after its own and its parents'.
-        if not request.target:
-            return self._fail(context, "the program registers a stack transform without a callback server: target must be specified")
-        with self._lock:
-            self.stack_transforms.append(request)
-        return empty_pb2.Empty()
+        return self._accepted(context, _untargeted(request, "a stack transform"), lambda: self.stack_transforms.append(request))
 
     def RegisterStackInvokeTransform(self, request, context):
-        if not request.target:
-            return self._fail(context, "the program registers an invoke transform without a callback server: target must be specified")
-        with self._lock:
-            self.stack_invoke_transforms.append(request)
-        return empty_pb2.Empty()
+        return self._accepted(context, _untargeted(request, "an invoke transform"), lambda: self.stack_invoke_transforms.append(request))
 
     def RegisterResourceHook(self, request, context):
         # A hook runs on the step of its kind: offline every step is a create in a preview, so only
         # before_create and after_create hooks registered to run on dry runs (on_dry_run) are ever
         # called (deployment.go RunHooks skips the others in a preview, as the CLI does).
-        reason = self._hook_name_taken(request.name)
-        if reason:
-            return self._fail(context, reason)
-        with self._lock:
-            self.hooks[request.name] = request
-        return empty_pb2.Empty()
+        return self._accepted(context, self._hook_name_taken(request.name), lambda: self.hooks.update({request.name: request}))
 
     def RegisterErrorHook(self, request, context):
         # Error hooks run when a provider operation fails (step.go withRetries); a preview offline
         # calls no provider, so none fails and they are never called.
-        reason = self._hook_name_taken(request.name)
-        if reason:
-            return self._fail(context, reason)
+        return self._accepted(context, self._hook_name_taken(request.name), lambda: self.error_hooks.add(request.name))
+
+    def _accepted(self, context, problem: str | None, keep: Callable[[], object]):
+        """A registration of the program's callbacks: refused with the problem, else kept."""
+        if problem:
+            return self._fail(context, problem)
         with self._lock:
-            self.error_hooks.add(request.name)
+            keep()
         return empty_pb2.Empty()
 
     # --- calls that are refused, named ----------------------------------------------------------
@@ -545,6 +535,10 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
     def _configured(self, package: str) -> dict:
         """The stack's config keys of a package (`gcp:zone`), as its default provider is configured."""
         return {k.split(":", 1)[1]: v for k, v in sorted(self.config.items()) if k.split(":", 1)[0] == package}
+
+
+def _untargeted(request, what: str) -> str | None:
+    return None if request.target else f"the program registers {what} without a callback server: target must be specified"
 
 
 class _Unknown(grpc.GenericRpcHandler):

@@ -13,7 +13,6 @@ from tests.simulate.karpenter_suites.suite import (
     ANY,
     CAPACITY,
     TYPE,
-    LeftOut,
     Row,
     node_class,
     pods,
@@ -84,35 +83,4 @@ ROWS = [
         **one(pool(), spec({"ephemeral-storage": "5000Gi"}), "m6idn.32xlarge", node_class_=node_class(instanceStorePolicy="RAID0")),
         gap="node class: instanceStorePolicy RAID0 (instance store as ephemeral storage) is not read",
     ),
-]
-
-ELSEWHERE = "translated in tests/simulate/test_karpenter_provisioning.py (UPSTREAM)"
-NOT_IN_CATALOG = "the case's type (dl1.24xlarge) is not in the catalog's EC2 data"
-ALLOCATABLE = "a type's allocatable numbers (overhead, kubelet, max pods): held against the provider's table by test_karpenter_capacity.py for the defaults; kubelet overrides not reached"
-LEFT_OUT = [
-    LeftOut(223, 410, "a type's labels as the provider computes them (held by test_karpenter_capacity.py)"),
-    LeftOut(425, 574, "prices: cheapest-first ordering and the instance-type cap"),
-    LeftOut(704, 704, "fake EC2 data: a type the case writes into the fake"),
-    LeftOut(759, 759, ELSEWHERE),
-    LeftOut(792, 792, NOT_IN_CATALOG),
-    LeftOut(823, 882, ELSEWHERE),
-    LeftOut(909, 909, NOT_IN_CATALOG),
-    LeftOut(997, 1046, ALLOCATABLE),
-    LeftOut(1047, 1076, "metrics"),
-    LeftOut(1077, 1094, "offerings: local zones in the fake's subnets"),
-    LeftOut(1095, 2074, ALLOCATABLE),
-    LeftOut(2075, 2423, "launch errors: the insufficient-capacity cache"),
-    LeftOut(2424, 2493, "offerings: capacity types per zone edited in the fake"),
-    LeftOut(2494, 2575, "a type's ephemeral storage per AMI family and block device mapping (not reached)"),
-    LeftOut(2576, 2609, "launch template contents"),
-    LeftOut(2610, 2888, "provider mechanics: offerings per pool, caches"),
-    LeftOut(2889, 2958, "launch request contents: tenancy"),
-    LeftOut(2959, 2991, "provider mechanics: data races"),
-    LeftOut(2992, 3047, "capacity blocks: reservations edited in the fake"),
-    LeftOut(3048, 3095, "offerings: zonal shift"),
-    LeftOut(3096, 3177, "AMI compatibility: AMIs edited in the fake (not reached)"),
-    LeftOut(3178, 3229, NOT_IN_CATALOG),
-    LeftOut(3230, 3267, ALLOCATABLE),
-    LeftOut(3268, 3434, "NodeOverlay prices"),
-    LeftOut(3435, 3603, "provider mechanics: offering resolvers"),
 ]

@@ -26,7 +26,6 @@ from tests.simulate.karpenter_suites.suite import (
     SMALL,
     TYPE,
     ZONE,
-    LeftOut,
     Row,
     anti_affinity,
     daemonset,
@@ -141,14 +140,23 @@ PROVISIONING = [
     Row(685, **one(pool(types=LADDER), POD_LEVEL, "c5.4xlarge"), note=SCALED),
 ]
 
+
+def _apart(replicas: int, limits: dict) -> dict:
+    """The Row fields of the limit cases' Deployment "foo": 1.5 vCPU pods kept apart by hostname
+    anti-affinity, under a pool with `limits`; some of them launch."""
+    return dict(
+        pools=(pool(limits=limits),),
+        pods=(deployment("foo", replicas, {**spec({"cpu": "1.5"}), **ANTI}, {"app": "foo"}),),
+        expect=(PARTIAL,),
+    )
+
+
 # Resource Limits: a limit keeps only the types whose capacity fits what is left (t3.small's 2 vCPUs).
 LIMITS = [
     Row(765, **one(pool(limits={"cpu": "2"}), spec({"cpu": "1.75"}), SMALL)),
     Row(
         782,
-        pools=(pool(limits={"cpu": "3"}),),
-        pods=(deployment("foo", 2, {**spec({"cpu": "1.5"}), **ANTI}, {"app": "foo"}),),
-        expect=(PARTIAL,),
+        **_apart(2, limits={"cpu": "3"}),
         nodes=1,
         note="agrees by the limit alone (a 2-vCPU claim leaves 1 of 3); the anti-affinity is not read (L891)",
     ),
@@ -156,14 +164,7 @@ LIMITS = [
     Row(847, **one(pool(limits={"pods": "1"}, types=(*OFFER, GPU_A)), spec(limits={"nvidia.com/gpu": "1"}), None)),
     # Two scheduling rounds upstream; the plan holds both pods at once, so one pass decides both.
     Row(863, pools=(pool(limits={"cpu": "2"}),), pods=(deployment("p", 2, spec({"cpu": "1.75"})),), expect=(PARTIAL,), nodes=1),
-    Row(
-        891,
-        pools=(pool(limits={"nodes": "2"}),),
-        pods=(deployment("foo", 3, {**spec({"cpu": "1.5"}), **ANTI}, {"app": "foo"}),),
-        expect=(PARTIAL,),
-        nodes=2,
-        gap=NO_ANTI_AFFINITY,
-    ),
+    Row(891, **_apart(3, limits={"nodes": "2"}), nodes=2, gap=NO_ANTI_AFFINITY),
 ]
 
 DAEMONSETS = [
@@ -386,21 +387,5 @@ MIN_VALUES = [
 
 ROWS = [*PROVISIONING, *LIMITS, *DAEMONSETS, *LABELS_AND_TAINTS, *FALLBACK, *NODE_POOLS, *MIN_VALUES]
 
-STATE = "cluster state: in-flight, existing or deleting nodes and NodeClaims"
 CLAIM = "NodeClaim contents: requirements, requests, owner, node class, grace period (not in gpufleet's output)"
 SETTINGS = "Karpenter settings: preference policy, minValues policy BestEffort"
-LEFT_OUT = [
-    LeftOut(119, 224, "batching"),
-    LeftOut(247, 282, CLAIM),
-    LeftOut(283, 335, "NodePool status: deleting, registration health, metrics"),
-    LeftOut(460, 531, STATE),
-    LeftOut(742, 764, STATE),
-    LeftOut(1014, 1056, "DaemonSet pods: a running DaemonSet pod's spec read instead of its template"),
-    LeftOut(1299, 1370, "DaemonSet pods: a running DaemonSet pod's spec read instead of its template"),
-    LeftOut(1527, 1544, "node metadata: annotations"),
-    LeftOut(1694, 1958, CLAIM),
-    LeftOut(1987, 2386, "volumes: PVCs, StorageClasses, volume zones (gpufleet reads no volumes)"),
-    LeftOut(2562, 2771, SETTINGS),
-    LeftOut(2957, 3186, SETTINGS),
-    LeftOut(3254, 3458, SETTINGS),
-]

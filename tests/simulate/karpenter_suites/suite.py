@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from gpufleet.plans import placement as plan_placement
 from tests.conftest import ROOT
 
@@ -295,6 +297,16 @@ class LeftOut:
     first: int
     last: int
     reason: str
+
+
+def left_out(fixture: str) -> list[LeftOut]:
+    """The suite's cases not translated, from left_out.yaml ("first-last" or one line, and why)."""
+    rows = yaml.safe_load((Path(__file__).parent / "left_out.yaml").read_text())[fixture]
+    found = []
+    for row in rows:
+        first, _, last = str(row["lines"]).partition("-")
+        found.append(LeftOut(int(first), int(last or first), row["reason"]))
+    return found
 
 
 @dataclass(frozen=True)

@@ -11,24 +11,17 @@ from __future__ import annotations
 import pytest
 
 from tests.simulate.karpenter_suites import instancetype_suite, provisioning_suite, scheduling_suite
-from tests.simulate.karpenter_suites.suite import Census, LeftOut, Row, agrees, cases, census
+from tests.simulate.karpenter_suites.suite import Census, Row, agrees, cases, census
+from tests.simulate.karpenter_suites.suite import left_out as suite_left_out
 
-# aws/karpenter-provider-aws pkg/cloudprovider/suite_test.go @bde00654: every case hands a NodeClaim
-# to the cloud provider's Create (or drift, or status) directly; none runs the provisioner on pods.
-CLOUDPROVIDER_LEFT_OUT = [
-    LeftOut(237, 329, "Create mechanics: node class readiness, NodeClaim status and annotations"),
-    LeftOut(330, 663, "launch request contents: EC2 context, CreateFleet overrides under minValues"),
-    LeftOut(664, 1242, "drift"),
-    LeftOut(1243, 1438, "subnets: selection by free IP addresses"),
-    LeftOut(1439, 1527, "EFA on dl1.24xlarge (not in the catalog's EC2 data): a NodeClaim's allocatable"),
-    LeftOut(1528, 1649, "capacity reservations: launched and terminated"),
-]
-
+# Per upstream suite, its translated rows; what is left out is in left_out.yaml. The provider's
+# cloudprovider/suite_test.go @bde00654 has none: every case hands a NodeClaim to the cloud
+# provider's Create (or drift, or status) directly, and none runs the provisioner on pods.
 SUITES = {
-    "scheduling_suite_test.go.txt": (scheduling_suite.ROWS, scheduling_suite.LEFT_OUT),
-    "provisioning_suite_test.go.txt": (provisioning_suite.ROWS, provisioning_suite.LEFT_OUT),
-    "instancetype_suite_test.go.txt": (instancetype_suite.ROWS, instancetype_suite.LEFT_OUT),
-    "cloudprovider_suite_test.go.txt": ((), CLOUDPROVIDER_LEFT_OUT),
+    "scheduling_suite_test.go.txt": scheduling_suite.ROWS,
+    "provisioning_suite_test.go.txt": provisioning_suite.ROWS,
+    "instancetype_suite_test.go.txt": instancetype_suite.ROWS,
+    "cloudprovider_suite_test.go.txt": (),
 }
 
 # suite: (cases, translated, agreed, disagreed, left out)
@@ -45,7 +38,7 @@ def _params() -> list:
         pytest.param(
             row, id=f"{fixture.split('_test')[0]}:L{row.line}", marks=[pytest.mark.xfail(strict=True, reason=row.gap)] if row.gap else []
         )
-        for fixture, (rows, _) in SUITES.items()
+        for fixture, rows in SUITES.items()
         for row in rows
     ]
 
@@ -57,7 +50,7 @@ def test_gpufleet_decides_the_case_as_karpenter(row: Row):
 
 @pytest.mark.parametrize("fixture", sorted(SUITES))
 def test_every_case_is_translated_or_left_out_as_the_summary_says(fixture):
-    rows, left_out = SUITES[fixture]
+    rows, left_out = SUITES[fixture], suite_left_out(fixture)
     found: Census = census(fixture, rows, left_out)
     counted = (len(cases(fixture)), found.translated, found.agreed, found.disagreed, sum(found.left_out.values()))
     assert counted == SUMMARY[fixture]

@@ -20,6 +20,7 @@ import json
 import sys
 
 from gpufleet.catalog.catalog import DATA, curated_facts
+from gpufleet.catalog.generate.rendering import one_entry_a_line
 from gpufleet.catalog.generate.sources import FactSource, LiveAws, MotoSnapshot
 
 DATA_FILE = DATA / "instance_types.json"
@@ -142,18 +143,7 @@ def render_amis(document: dict) -> str:
 
 def render(document: dict) -> str:
     """One instance type (and one region's offerings) per line, keys sorted, stable across runs."""
-
-    def line(value: object) -> str:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-    out = ["{", f'"generated":{line(document["generated"])},', '"instanceTypes":{']
-    types = list(document["instanceTypes"].items())
-    out += [f"{json.dumps(n)}:{line(r)}{',' if i < len(types) - 1 else ''}" for i, (n, r) in enumerate(types)]
-    out += ["},", '"offerings":{']
-    regions = list(document["offerings"].items())
-    out += [f"{json.dumps(n)}:{line(o)}{',' if i < len(regions) - 1 else ''}" for i, (n, o) in enumerate(regions)]
-    out += ["}", "}"]
-    return "\n".join(out) + "\n"
+    return one_entry_a_line(document, ("instanceTypes", "offerings"))
 
 
 def main(argv: list[str] | None = None) -> int:

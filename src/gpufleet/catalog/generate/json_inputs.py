@@ -27,13 +27,13 @@ import argparse
 import ast
 import functools
 import importlib.util
-import json
 import re
 import sys
 from importlib import metadata
 from pathlib import Path
 
 from gpufleet.catalog.catalog import DATA
+from gpufleet.catalog.generate.rendering import one_entry_a_line
 from gpufleet.errors import GpufleetError
 
 REGENERATE = "python -m gpufleet.catalog.generate.json_inputs"
@@ -193,15 +193,7 @@ def build(root: Path, version: str) -> dict:
 
 def render(document: dict) -> str:
     """One resource type a line, keys sorted, stable across runs."""
-
-    def line(value: object) -> str:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-    rows = list(document["jsonDocuments"].items())
-    out = ["{", f'"generated":{line(document["generated"])},', '"jsonDocuments":{']
-    out += [f"{json.dumps(token)}:{line(per)}{',' if i < len(rows) - 1 else ''}" for i, (token, per) in enumerate(rows)]
-    out += ["}", "}"]
-    return "\n".join(out) + "\n"
+    return one_entry_a_line(document, ("jsonDocuments",))
 
 
 def main(argv: list[str] | None = None) -> int:
