@@ -75,16 +75,45 @@ def p5_fleet_nodes(gpus_on_second: str | None = None) -> list[dict]:
 
 # --- written here: no public recording of these exists (SOURCE.md) --------------------------------
 
-def daemonset(namespace: str, name: str, nodes: list[str], ready: int | None = None, chart: str | None = None) -> dict:
-    """A DaemonSet as the API returns it, its status counting the nodes it runs on."""
+def daemonset(namespace: str, name: str, nodes: list[str], ready: int | None = None, chart: str | None = None,
+              selector: dict[str, str] | None = None) -> dict:
+    """A DaemonSet as the API returns it, its status counting the nodes it runs on; `selector`, its
+    spec.selector.matchLabels (and its pods' labels)."""
     ready = len(nodes) if ready is None else ready
     labels = {"app.kubernetes.io/name": chart} if chart else {"k8s-app": name}
-    return {
+    found = {
         "apiVersion": "apps/v1", "kind": "DaemonSet",
         "metadata": {"name": name, "namespace": namespace, "uid": f"uid-ds-{name}", "labels": labels},
         "status": {"desiredNumberScheduled": len(nodes), "currentNumberScheduled": len(nodes), "numberReady": ready,
                    "numberAvailable": ready, "numberUnavailable": len(nodes) - ready, "numberMisscheduled": 0, "updatedNumberScheduled": len(nodes)},
     }
+    if selector is not None:
+        found["spec"] = {"selector": {"matchLabels": dict(selector)}, "template": {"metadata": {"labels": dict(selector)}}}
+    return found
+
+
+# The device plugins' DaemonSets as their pinned charts' templates name and select them, for a
+# release the provider names "<resource name>-<8 random hex characters>" (rules/helm.py):
+# NVIDIA/k8s-device-plugin v0.20.0 (1b826acc) deployments/helm/nvidia-device-plugin/templates/
+# _helpers.tpl L14-L25 (fullname "<release>-nvidia-device-plugin"), L72-L78 (selectorLabels: name and
+# instance); daemonset-device-plugin.yml L16-L31; daemonset-mps-control-daemon.yml L16-L31 (its name
+# "<fullname>-mps-control-daemon" cut to 63 characters, less a trailing dash), L210-L215 (nodeSelector
+# nvidia.com/mps.capable "true"); aws/eks-charts stable/aws-efa-k8s-device-plugin/templates/
+# daemonset.yaml L1-L10 (name fullname "<release>-aws-efa-k8s-device-plugin", selector name: fullname).
+NVIDIA_RELEASE = "p5-train-device-plugins-nvidia-3f9c2a1b"
+NVIDIA_PLUGIN = f"{NVIDIA_RELEASE}-nvidia-device-plugin"
+NVIDIA_MPS = f"{NVIDIA_PLUGIN}-mps-control-daemon"[:63]
+EFA_PLUGIN = "p5-train-device-plugins-efa-8d41e07c-aws-efa-k8s-device-plugin"
+
+
+# The selector of the plugin's static manifest (NVIDIA/k8s-device-plugin deployments/static/
+# nvidia-device-plugin.yml @b3d00543 L22-L24), with its DaemonSet's name (L19).
+STATIC_SELECTOR = {"name": "nvidia-device-plugin-ds"}
+STATIC_NAME = "nvidia-device-plugin-daemonset"
+
+
+def nvidia_selector(release: str = NVIDIA_RELEASE) -> dict[str, str]:
+    return {"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/instance": release}
 
 
 def pod(namespace: str, name: str, node: str | None, phase: str = "Running", ready: bool = True, owner: dict | None = None,
@@ -106,19 +135,24 @@ def _daemon_pods(ds: dict, nodes: list[str], ready: int) -> list[dict]:
                 phase="Running") for i, n in enumerate(nodes)]
 
 
-def p5_cluster(nodes: list[dict], efa_plugin: bool = True, nvidia_ready: int | None = None, worker_pending: str | None = None) -> list[dict]:
-    """eks-p5-efa's cluster as `kubectl get nodes,pods,daemonsets -A -o json` lists it."""
+def p5_cluster(nodes: list[dict], efa_plugin: bool = True, nvidia_ready: int | None = None, worker_pending: str | None = None,
+               plugin_selector: dict[str, str] | None = None, mps_nodes: tuple[str, ...] | None = ()) -> list[dict]:
+    """eks-p5-efa's cluster as `kubectl get nodes,pods,daemonsets -A -o json` lists it. The NVIDIA
+    chart's MPS control daemon is there on no node (none is labelled MPS-capable) unless `mps_nodes`
+    names some; None leaves it out. `plugin_selector`: the NVIDIA plugin's, if not its chart's."""
     p5 = [n["metadata"]["name"] for n in nodes if n["metadata"]["labels"]["eks.amazonaws.com/nodegroup"] == "p5"]
     system = [n["metadata"]["name"] for n in nodes if n["metadata"]["labels"]["eks.amazonaws.com/nodegroup"] != "p5"]
     everyone = p5 + system
     sets = [
-        (daemonset("nvidia-device-plugin", "p5-train-device-plugins-nvidia-x7k2p-nvidia-device-plugin", p5, nvidia_ready, "nvidia-device-plugin"), p5),
+        (daemonset("nvidia-device-plugin", NVIDIA_PLUGIN, p5, nvidia_ready, "nvidia-device-plugin", plugin_selector or nvidia_selector()), p5),
         (daemonset("kube-system", "aws-node", everyone), everyone),
         (daemonset("kube-system", "eks-node-monitoring-agent", everyone), everyone),
         (daemonset("kube-system", "dcgm-server", p5), p5),
     ]
+    if mps_nodes is not None:
+        sets.append((daemonset("nvidia-device-plugin", NVIDIA_MPS, list(mps_nodes), chart="nvidia-device-plugin", selector=nvidia_selector()), list(mps_nodes)))
     if efa_plugin:
-        sets.append((daemonset("kube-system", "aws-efa-k8s-device-plugin-daemonset", p5, chart="aws-efa-k8s-device-plugin"), p5))
+        sets.append((daemonset("kube-system", EFA_PLUGIN, p5, chart="aws-efa-k8s-device-plugin", selector={"name": EFA_PLUGIN}), p5))
     items: list[dict] = [*nodes]
     for ds, on in sets:
         items.append(ds)

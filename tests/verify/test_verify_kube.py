@@ -195,21 +195,69 @@ def test_a_pod_still_starting_is_counted_and_not_a_mismatch(tmp_path):
     assert code == 0 and finding["message"] == "2 running on system-*; 1 starting; the plan: on system-*"
 
 
-def test_two_daemonsets_that_could_be_the_plugin_are_not_judged(tmp_path):
+NVIDIA = "DaemonSet nvidia-device-plugin/p5-train-device-plugins-nvidia"
+MPS = f"{NVIDIA}: MPS control daemon"
+
+
+def test_another_daemonset_of_the_plugin_s_chart_is_not_taken_for_the_release_s(tmp_path):
+    """A second NVIDIA plugin DaemonSet (the plugin's static manifest, labelled with the chart's name)
+    beside the release's: the release's is the one named and selecting as its chart renders it, so
+    the plugin is judged (by its chart's label alone, both could be it)."""
     items = fleets.p5_cluster(fleets.p5_fleet_nodes())
     p5 = [n["metadata"]["name"] for n in items[:2]]
-    items.append(fleets.daemonset("nvidia-device-plugin", "nvidia-device-plugin-daemonset", p5, chart="nvidia-device-plugin"))
+    items.append(fleets.daemonset("nvidia-device-plugin", fleets.STATIC_NAME, p5, chart="nvidia-device-plugin", selector=fleets.STATIC_SELECTOR))
     code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", items))
-    [finding] = [f for f in verdict["findings"] if f["subject"] == "DaemonSet nvidia-device-plugin/p5-train-device-plugins-nvidia"]
-    assert code == 5 and finding["verdict"] == "not-judged" and "several DaemonSets could be it" in finding["message"]
-    [unjudged] = verdict["unjudged"]
-    assert unjudged["subject"] == finding["subject"] and unjudged["judged"] is False and "several DaemonSets" in unjudged["reason"]
+    [finding] = [f for f in verdict["findings"] if f["subject"] == NVIDIA]
+    assert code == 0 and finding["verdict"] == "match" and not verdict["unjudged"]
+    assert finding["message"] == f"{fleets.NVIDIA_PLUGIN}: ready 2 of 2 scheduled; ready on the 2 node(s) of p5"
+
+
+def test_the_plugin_s_daemonset_selecting_other_labels_is_not_the_release_s(tmp_path):
+    """The release's DaemonSet by name, selecting its pods as the static manifest does: not what the
+    pinned chart renders (another chart, or edited after apply)."""
+    items = fleets.p5_cluster(fleets.p5_fleet_nodes(), plugin_selector=fleets.STATIC_SELECTOR)
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", items))
+    [finding] = [f for f in verdict["findings"] if f["subject"] == NVIDIA]
+    assert code == 1 and finding["verdict"] == "mismatch"
+    assert finding["message"] == (
+        "not in the cluster as its chart renders it (nvidia-device-plugin/p5-train-device-plugins-nvidia-????????-nvidia-device-plugin "
+        "selecting app.kubernetes.io/instance=p5-train-device-plugins-nvidia-????????, app.kubernetes.io/name=nvidia-device-plugin) "
+        f"({fleets.NVIDIA_PLUGIN} selects name=nvidia-device-plugin-ds); the plan runs it on p5"
+    )
+
+
+def test_the_mps_control_daemon_on_no_node_matches_a_plan_without_mps(tmp_path):
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", fleets.p5_cluster(fleets.p5_fleet_nodes())))
+    [mps] = [f for f in verdict["findings"] if f["subject"] == MPS]
+    assert code == 0 and mps["verdict"] == "match" and mps["item"] == NVIDIA
+    assert mps["message"] == f"{fleets.NVIDIA_MPS}: ready 0 of 0 scheduled; the plan has 0 node(s) labelled nvidia.com/mps.capable=true"
+
+
+def test_the_mps_control_daemon_missing_is_a_mismatch(tmp_path):
+    items = fleets.p5_cluster(fleets.p5_fleet_nodes(), mps_nodes=None)
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", items))
+    [mps] = [f for f in verdict["findings"] if f["subject"] == MPS]
+    assert code == 1 and mps["verdict"] == "mismatch"
+    assert mps["message"].startswith("not in the cluster; the chart renders it beside the plugin (nvidia-device-plugin/"
+                                     "p5-train-device-plugins-nvidia-????????-nvidia-device-plugin-mp selecting ")
+    [entry] = [j for j in verdict["plan"] if j["subject"] == NVIDIA]
+    assert entry["state"] == "mismatch" and "not in the cluster" in entry["reason"]
+
+
+def test_the_mps_control_daemon_on_nodes_the_plan_does_not_label_is_named_with_its_counts(tmp_path):
+    nodes = fleets.p5_fleet_nodes()
+    items = fleets.p5_cluster(nodes, mps_nodes=(nodes[0]["metadata"]["name"],))
+    code, verdict = _verify(PLAN, fleets.write_case(tmp_path / "case", items))
+    [mps] = [f for f in verdict["findings"] if f["subject"] == MPS]
+    assert code == 1 and mps["verdict"] == "mismatch" and (mps["expected"], mps["observed"]) == (0, 1)
+    assert mps["message"] == f"{fleets.NVIDIA_MPS}: scheduled on 1 node(s), the plan has 0 labelled nvidia.com/mps.capable=true"
 
 
 def test_a_plugin_the_plan_puts_on_nodepool_nodes_only_is_judged_by_its_own_status(tmp_path):
     plan = str(ROOT / "tests" / "golden" / "eks-karpenter-gpu.plan.json")
     nodes = fleets.p5_fleet_nodes()[2:]  # the system group only: no NodePool node yet
-    ds = fleets.daemonset("kube-system", "aws-efa-k8s-device-plugin-daemonset", ["ip-10-60-0-99.ec2.internal"], ready=0, chart="aws-efa-k8s-device-plugin")
+    name = "karp-gpu-device-plugins-efa-5e6f7a8b-aws-efa-k8s-device-plugin"  # as fleets.EFA_PLUGIN, for this plan's release
+    ds = fleets.daemonset("kube-system", name, ["ip-10-60-0-99.ec2.internal"], ready=0, chart="aws-efa-k8s-device-plugin", selector={"name": name})
     code, verdict = _verify(plan, fleets.write_case(tmp_path / "case", [*nodes, ds]))
     [finding] = [f for f in verdict["findings"] if f["subject"] == "DaemonSet kube-system/karp-gpu-device-plugins-efa"]
     assert code == 1 and finding["verdict"] == "mismatch" and "ready 0 of 1 scheduled (the plan puts it on no node group)" in finding["message"]

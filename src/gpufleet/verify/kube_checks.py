@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from gpufleet.catalog.catalog import Catalog
+from gpufleet.catalog.chart_objects import RenderedDaemonSet
 from gpufleet.plans.placement import PlanPlacement
+from gpufleet.plans.releases import matches
 from gpufleet.simulate import k8s_scheduler
 from gpufleet.simulate.k8s_shapes import NodeShape, QuantityError, quantity, show
 from gpufleet.verify import pod_state
@@ -27,6 +29,10 @@ _OWNER = re.compile(r"^(?P<kind>\w+) (?P<namespace>[^/\s]+)/(?P<name>\S+)(?: \((
 # Helm's standard labels: a chart's DaemonSet names its chart in app.kubernetes.io/name.
 HELM_NAME = "app.kubernetes.io/name"
 QUARANTINE_TAINT = "gpufleet.dev/quarantine"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+# The NVIDIA chart's MPS control daemon, by the suffix its template gives its name (curated.yaml,
+# charts.nvidiaDevicePlugin.names: daemonset-mps-control-daemon.yml @1b826acc L16-L31).
+MPS_DAEMON = "-mps-control-daemon"
 BATCH_KINDS = ("Job", "CronJob", "MPIJob")
 
 
@@ -115,8 +121,16 @@ def _quarantine(node: str, reason: str) -> tuple[str, ...]:
     return (f"kubectl cordon {node}", f"kubectl taint nodes {node} {QUARANTINE_TAINT}={reason}:NoSchedule")
 
 
-def check(placement: PlanPlacement, fleet: KubeFleet, urns: Mapping[str, str], cat: Catalog) -> list[Finding]:
-    """Every comparison of the fleet with the plan; `urns` names each group's resource by its name."""
+def check(
+    placement: PlanPlacement,
+    fleet: KubeFleet,
+    urns: Mapping[str, str],
+    cat: Catalog,
+    rendered: Mapping[str, list[RenderedDaemonSet]],
+) -> list[Finding]:
+    """Every comparison of the fleet with the plan; `urns` names each group's resource by its name;
+    `rendered`, per Helm release (URN), the DaemonSets its pinned chart renders
+    (plans.releases.release_daemonsets)."""
     if fleet.nodes is None:
         return unjudged(placement, urns, "the recording holds no Node objects: its nodes, plugins and pods are not compared")
     groups = _groups(placement, urns, cat)
@@ -154,7 +168,7 @@ def check(placement: PlanPlacement, fleet: KubeFleet, urns: Mapping[str, str], c
             )
         )
     short_groups = {g.name for g in groups if g.differs}
-    findings += _plugins(placement, fleet, groups)
+    findings += _plugins(placement, fleet, groups, rendered)
     findings += _pods(placement, fleet, by_node, short_groups)
     return findings
 
@@ -197,7 +211,7 @@ def _allocatable(groups: list[_Group]) -> list[Finding]:
         matched: dict[str, list[str]] = {}  # what the matching nodes carry -> their names
         for node in g.nodes:
             name = _name(node)
-            kind = _labels(node).get("node.kubernetes.io/instance-type")
+            kind = _labels(node).get(INSTANCE_TYPE)
             shape = g.shapes.get(kind) if kind else (next(iter(g.shapes.values())) if len(g.shapes) == 1 else None)
             if shape is None:
                 found.append(
@@ -315,17 +329,55 @@ def _not_ready_on(node: str, states: list[PodState]) -> str:
     return f"{node} ({'; '.join(st.said() for st in here)})" if here else f"{node} (no pod)"
 
 
-def _plugins(placement: PlanPlacement, fleet: KubeFleet, groups: list[_Group]) -> list[Finding]:
-    return [
-        _plugin(placed, owner, fleet, groups)
-        for placed in placement.pods
-        if placed.status == k8s_scheduler.DAEMON and (owner := _owner(placed)) is not None
+def _plugins(
+    placement: PlanPlacement, fleet: KubeFleet, groups: list[_Group], rendered: Mapping[str, list[RenderedDaemonSet]]
+) -> list[Finding]:
+    """Each DaemonSet the plan places. A release of a chart gpufleet renders is found as its chart
+    renders it (namespace, name, selector), with the chart's MPS control daemon beside it; any
+    other by its name or chart (`_daemonsets_for`)."""
+    found = []
+    for placed in placement.pods:
+        if placed.status != k8s_scheduler.DAEMON or (owner := _owner(placed)) is None:
+            continue
+        charted = rendered.get(placed.pod.urn or "", [])
+        own = next((d for d in charted if not d.suffix), None)
+        found.append(_plugin(placed, owner, fleet, groups, own))
+        if fleet.daemonsets is not None:
+            found += [_mps_daemon(placed, d, fleet.daemonsets, placement, groups) for d in charted if d.suffix == MPS_DAEMON]
+    return found
+
+
+def _pairs(labels: Mapping) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def _described(rendered: RenderedDaemonSet) -> str:
+    return f"{rendered.namespace}/{rendered.name} selecting {_pairs(rendered.selector)}"
+
+
+def _several(candidates: Iterable[Mapping]) -> str:
+    return f"several DaemonSets could be it ({', '.join(sorted(_name(d) for d in candidates))})"
+
+
+def _not_rendered(rendered: RenderedDaemonSet, daemonsets: Iterable[Mapping]) -> str:
+    """What the cluster holds under the rendered name that is not it (another selector)."""
+    named = [
+        d for d in daemonsets if (d.get("metadata") or {}).get("namespace") == rendered.namespace and fnmatchcase(_name(d), rendered.name)
     ]
+    said = [
+        f"{_name(d)} selects {_pairs(((d.get('spec') or {}).get('selector') or {}).get('matchLabels') or {}) or 'nothing by label'}"
+        for d in named
+    ]
+    return f" ({'; '.join(said)})" if said else ""
 
 
-def _plugin(placed, owner: re.Match, fleet: KubeFleet, groups: list[_Group]) -> Finding:
-    """One DaemonSet the plan places: found by name or chart, ready on every node the plan puts it
-    on; where it is not, what its pod there says."""
+def _counts(status: Mapping) -> str:
+    return f"ready {status.get('numberReady', 0)} of {status.get('desiredNumberScheduled', 0)} scheduled"
+
+
+def _plugin(placed, owner: re.Match, fleet: KubeFleet, groups: list[_Group], rendered: RenderedDaemonSet | None) -> Finding:
+    """One DaemonSet the plan places: found as its chart renders it (`rendered`), else by name or
+    chart; ready on every node the plan puts it on; where it is not, what its pod there says."""
     subject = _workload(placed)
 
     def finding(verdict: str, message: str, **values) -> Finding:
@@ -335,16 +387,21 @@ def _plugin(placed, owner: re.Match, fleet: KubeFleet, groups: list[_Group]) -> 
     nodes = sorted(_name(n) for g in wanted.values() for n in g.nodes)
     if fleet.daemonsets is None:
         return finding(NOT_JUDGED, "the recording holds no DaemonSets")
-    candidates = _daemonsets_for(owner, fleet.daemonsets)
+    candidates = [d for d in fleet.daemonsets if matches(rendered, d)] if rendered else _daemonsets_for(owner, fleet.daemonsets)
     if not candidates:
         where = ", ".join(sorted(wanted)) or "the nodes its NodePools launch"
-        return finding(MISMATCH, f"not in the cluster; the plan runs it on {where}")
+        if rendered is None:
+            return finding(MISMATCH, f"not in the cluster; the plan runs it on {where}")
+        return finding(
+            MISMATCH,
+            f"not in the cluster as its chart renders it ({_described(rendered)}){_not_rendered(rendered, fleet.daemonsets)}; "
+            f"the plan runs it on {where}",
+        )
     if len(candidates) > 1:
-        names = ", ".join(sorted(_name(d) for d in candidates))
-        return finding(NOT_JUDGED, f"several DaemonSets could be it ({names})")
+        return finding(NOT_JUDGED, _several(candidates))
     ds = candidates[0]
     status = ds.get("status") or {}
-    counts = f"ready {status.get('numberReady', 0)} of {status.get('desiredNumberScheduled', 0)} scheduled"
+    counts = _counts(status)
     if not placed.placed:
         # The plan puts it on no node group (its nodes are a NodePool's, launched later): its own
         # status says whether it is ready where it runs.
@@ -364,6 +421,57 @@ def _plugin(placed, owner: re.Match, fleet: KubeFleet, groups: list[_Group]) -> 
         )
         return finding(MISMATCH, message, expected=len(nodes), observed=status.get("numberReady", 0))
     return finding(MATCH, f"{_name(ds)}: {counts}; ready on the {len(nodes)} node(s) of {', '.join(sorted(wanted))}")
+
+
+def _plan_nodes_carrying(selector: Mapping[str, str], placement: PlanPlacement, groups: list[_Group]) -> int | None:
+    """How many of the plan's nodes carry every label of `selector`: a node group's desired size, a
+    NodePool's nodes as they are (Karpenter launches what its pods need). None: a label's value
+    differs between a group's nodes or is not known."""
+
+    def carries(shape: NodeShape) -> bool:
+        return all(shape.labels.get(k) == v for k, v in selector.items())
+
+    pools = [g for g in groups if g.desired is None]
+    if any(set(selector) & s.uncertain_labels for s in [*placement.shapes, *(s for g in pools for s in g.shapes.values())]):
+        return None
+    in_groups = sum(s.nodes for s in placement.shapes if carries(s))
+    in_pools = sum(1 for g in pools for n in g.nodes if (s := g.shapes.get(_labels(n).get(INSTANCE_TYPE, ""))) and carries(s))
+    return in_groups + in_pools
+
+
+def _mps_daemon(placed, rendered: RenderedDaemonSet, daemonsets: list[dict], placement: PlanPlacement, groups: list[_Group]) -> Finding:
+    """The NVIDIA chart's MPS control daemon, which the chart renders with every plugin and which
+    runs only on nodes its nodeSelector names (nvidia.com/mps.capable=true, which GPU feature
+    discovery sets only under an MPS sharing config): scheduled on as many nodes as the plan has
+    carrying those labels (none without such a config), and ready on each."""
+    item = _workload(placed)
+    subject = f"{item}: MPS control daemon"
+
+    def finding(verdict: str, message: str, **values) -> Finding:
+        return Finding("device-plugins", verdict, subject, message, placed.pod.urn, item=item, **values)
+
+    live = [d for d in daemonsets if matches(rendered, d)]
+    if not live:
+        return finding(
+            MISMATCH,
+            f"not in the cluster; the chart renders it beside the plugin ({_described(rendered)}){_not_rendered(rendered, daemonsets)}",
+        )
+    if len(live) > 1:
+        return finding(NOT_JUDGED, _several(live))
+    labelled = _pairs(rendered.node_selector)
+    expected = _plan_nodes_carrying(rendered.node_selector, placement, groups)
+    if expected is None:
+        return finding(NOT_JUDGED, f"{_name(live[0])}: the plan cannot tell which of its nodes are labelled {labelled}")
+    status = live[0].get("status") or {}
+    desired, ready = status.get("desiredNumberScheduled", 0), status.get("numberReady", 0)
+    problems = []
+    if desired != expected:
+        problems.append(f"scheduled on {desired} node(s), the plan has {expected} labelled {labelled}")
+    if ready != desired:
+        problems.append(f"ready {ready} of {desired} scheduled")
+    if problems:
+        return finding(MISMATCH, f"{_name(live[0])}: " + "; ".join(problems), expected=expected, observed=desired)
+    return finding(MATCH, f"{_name(live[0])}: {_counts(status)}; the plan has {expected} node(s) labelled {labelled}")
 
 
 # The names the controllers give their pods (a 5-character random suffix from generateName; a

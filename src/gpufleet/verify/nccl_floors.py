@@ -37,5 +37,9 @@ def table(cat: Catalog) -> str:
     return "\n".join(lines) + "\n"
 
 
-if __name__ == "__main__":
+def main() -> None:
     print(table(catalog.load()), end="")
+
+
+if __name__ == "__main__":
+    main()

@@ -9,7 +9,8 @@ from dataclasses import replace
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.plans import placement as plan_placement
 from gpufleet.plans.groups import accelerated_groups
-from gpufleet.plans.index import Resource
+from gpufleet.plans.index import Index, Resource
+from gpufleet.plans.releases import release_daemonsets
 from gpufleet.verify import ecs_checks, kube_checks, nccl_gate
 from gpufleet.verify.fleet import Observed
 from gpufleet.verify.verdict import NOT_JUDGED, Finding, PlanItem, Verdict
@@ -32,7 +33,8 @@ def verify(
     verdict = Verdict(observed.where)
     verdict.items += kube_checks.items(placement, urns) + ecs_checks.items(resources, ecs_groups)
     if observed.kube is not None:
-        verdict.findings += kube_checks.check(placement, observed.kube, urns, cat)
+        rendered = release_daemonsets(Index(resources), cat)
+        verdict.findings += kube_checks.check(placement, observed.kube, urns, cat, rendered)
     else:
         reason = "no Kubernetes object was read (--context NAME, or a recording of `kubectl get nodes,pods,daemonsets -A -o json`)"
         verdict.findings += kube_checks.unjudged(placement, urns, reason)
