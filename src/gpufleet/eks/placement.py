@@ -159,7 +159,7 @@ def check_placement(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[
         ]
         nvidia = values.get("nvidiaDevicePlugin") or charts.operator_plugin_values(values.get(OPERATOR))
         sharing = charts.nvidia_sharing(nvidia, cat.facts.eks.accelerator_resources.nvidia)
-        karpenter.provision(placed, cat_pools, [pod for _, pod in found if pod.replicas is None], sharing, cat)
+        karpenter.provision(placed, cat_pools, [pod for _, pod in found if pod.replicas is None], sharing, cat, shapes)
     for (where, pod), result in zip(found, placed):
         if result.status != k8s_scheduler.PENDING:
             continue

@@ -222,7 +222,7 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
     simulated = k8s_scheduler.simulate(shapes, on_nodes) if on_nodes else []
     pools, pool_gaps = karpenter_pools(index, cat)
     gaps += pool_gaps
-    launched = karpenter.provision(simulated, pools, [p for p in on_nodes if p.replicas is None], sharing)
+    launched = karpenter.provision(simulated, pools, [p for p in on_nodes if p.replicas is None], sharing, shapes=shapes)
     _may_run_on_fargate(simulated, profiles, label)
     by_pod = {id(p.pod): p for p in simulated} | fargate
     placed = [by_pod[id(p)] for p in pods]

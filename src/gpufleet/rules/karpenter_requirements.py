@@ -75,6 +75,17 @@ class Requirements:
     def has_min_values(self) -> bool:
         return any(r.min_values is not None for r in self.by_key.values())
 
+    def unmet_min_values(self, types: Iterable[Requirements]) -> dict[str, int]:
+        """SatisfiesMinValues (kubernetes-sigs/karpenter pkg/cloudprovider/types.go @v1.14.1
+        L399-L433): each key with minValues whose distinct values, over the types' own
+        requirements on it, are fewer than its minValues, and how many they are."""
+        wanted = {k: r.min_values for k, r in self.by_key.items() if r.min_values is not None}
+        seen: dict[str, set[str]] = {k: set() for k in wanted}
+        for held in types:
+            for key, values in seen.items():
+                values |= held.get(key).values
+        return {k: len(seen[k]) for k, n in wanted.items() if len(seen[k]) < n}
+
     def describe(self, restricted: Iterable[str] = ()) -> str:
         """String() (L285-L292): sorted, the restricted labels (kubernetes.io/hostname) left out."""
         hidden = frozenset(restricted)
@@ -99,7 +110,7 @@ def from_terms(expressions: Sequence[Mapping], aliases: Mapping[str, str] | None
                 str(e.get("key")),
                 str(e.get("operator")),
                 *(str(v) for v in e.get("values") or ()),
-                min_values=_min_values(e.get("minValues")),
+                min_values=min_values_of(e.get("minValues")),
                 aliases=aliases,
             )
             for e in expressions
@@ -125,7 +136,7 @@ def of_pod(
     return held
 
 
-def _min_values(given: object) -> int | None:
+def min_values_of(given: object) -> int | None:
     """A NodePool requirement's minValues; anything but an integer (a pod's term has none) is none."""
     return given if isinstance(given, int) and not isinstance(given, bool) else None
 

@@ -329,7 +329,7 @@ def _unlabelled(pod: PodTemplate, cluster: Cluster) -> list[str]:
 Pieces = list[tuple[int, int]]  # (nodes, pods on each)
 
 
-def _level(classes: Sequence[tuple[int, int, int]], wanted: int, ceiling: int) -> tuple[int, int, int]:
+def water_level(classes: Sequence[tuple[int, int, int]], wanted: int, ceiling: int) -> tuple[int, int, int]:
     """Water-filling over domains (how many alike, pods they have, room they have): the smallest
     level T <= ceiling the domains filled from the lowest up reach with `wanted` pods (fewer when
     the ceiling holds fewer), how many pods the level below T holds, and how many are placed."""
@@ -368,7 +368,7 @@ def _domains(key: str, cluster: Cluster, eligible: Sequence[bool]) -> dict[str, 
 def _levelled(c: Spread, counts: _Counts, cluster: Cluster, room: Sequence[int], wanted: int) -> list[Pieces]:
     """One self-matching constraint, placed at once. Placements that each pass the Filter reach
     exactly the counts where every domain that grows ends within maxSkew of the final minimum
-    (fill the lowest first); filling the lowest domains to the level `_level` finds reaches the
+    (fill the lowest first); filling the lowest domains to the level `water_level` finds reaches the
     most, the domains at the level below it taking one more each until `wanted` are placed."""
     nodes = cluster.nodes
     hostname = c.topology_key == cluster.hostname
@@ -387,7 +387,7 @@ def _levelled(c: Spread, counts: _Counts, cluster: Cluster, room: Sequence[int],
         ceiling = c.max_skew  # the global minimum stays 0
     else:
         ceiling = min((h + r for _, h, r in classes), default=0) + c.max_skew
-    level, below, wanted = _level(classes, wanted, ceiling)
+    level, below, wanted = water_level(classes, wanted, ceiling)
     extra = wanted - below
     pieces: list[Pieces] = [[] for _ in nodes]
     for k, idx in members.items():

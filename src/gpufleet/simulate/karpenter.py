@@ -30,7 +30,7 @@ from gpufleet.rules import karpenter_requirements
 from gpufleet.rules.k8s import describe_taint, k8s_effect, tolerates
 from gpufleet.rules.karpenter_requirement import DOES_NOT_EXIST
 from gpufleet.rules.karpenter_requirements import Requirements
-from gpufleet.simulate import k8s_scheduler
+from gpufleet.simulate import k8s_scheduler, karpenter_topology
 from gpufleet.simulate.k8s_shapes import PENDING, NodeShape, Placement, PodTemplate, show
 
 PROVISIONED = "provisioned"
@@ -43,6 +43,7 @@ class Requirement:
     key: str
     operator: str
     values: tuple[str, ...] = ()
+    min_values: int | None = None  # the distinct values a NodeClaim's types must still cover
 
     def admits(self, labels: Mapping[str, str]) -> bool:
         present = self.key in labels
@@ -121,9 +122,13 @@ def _pod_requirements(pod: PodTemplate, pool: Pool) -> Requirements:
     return karpenter_requirements.of_pod(pod.node_selector, pod.affinity_terms, pool.aliases)
 
 
-def _incompatible(pod: PodTemplate, claim: _Claim) -> str | None:
-    """Why the pod's requirements cannot join the claim's, in Karpenter's words; None when they can."""
-    problem = claim.requirements.compatible(_pod_requirements(pod, claim.pool), claim.pool.allow_undefined)
+_ANYWHERE = Requirements()  # no topology domain given
+
+
+def _incompatible(pod: PodTemplate, claim: _Claim, domain: Requirements = _ANYWHERE) -> str | None:
+    """Why the pod's requirements (and the topology domain given it) cannot join the claim's, in
+    Karpenter's words; None when they can."""
+    problem = claim.requirements.compatible(_pod_requirements(pod, claim.pool).merged(domain), claim.pool.allow_undefined)
     return None if problem is None else f"incompatible requirements, {problem}"
 
 
@@ -180,17 +185,40 @@ def _unadvertised(pod: PodTemplate, claim: _Claim, daemons: Sequence[PodTemplate
     return sorted(r for r in pod.requests if r in launched.shape.plugin_resources and pod.requests[r] > 0)
 
 
+@dataclass(frozen=True)
+class _Topology:
+    """The topology a replica meets on a claim: where pods are, and the domain its share was given."""
+
+    where: karpenter_topology.Where | None = None
+    domain: Requirements = _ANYWHERE
+
+
 def _add(
-    pod: PodTemplate, wanted: int, claim: _Claim, daemons: Sequence[PodTemplate], cat: Catalog, why: dict[str, int] | None = None
+    pod: PodTemplate,
+    wanted: int,
+    claim: _Claim,
+    daemons: Sequence[PodTemplate],
+    cat: Catalog,
+    why: dict[str, int] | None = None,
+    topology: _Topology = _Topology(),
 ) -> int:
     """Give the claim as many of `wanted` replicas as one of its types holds with what it already
     has, where the pod's requirements are compatible with the claim's (NodeClaim.CanAdd,
     kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/nodeclaim.go @6e7eab7a
-    L130-L136); the claim's requirements narrow to the intersection, its types to those whose labels
-    intersect it (L620-L622) and hold them all (Karpenter adds pods one by one while any does)."""
-    if _incompatible(pod, claim) is not None:
+    L130-L136) and the hostname topology lets it take them (karpenter_topology.claim_room); the
+    claim's requirements narrow to the intersection, its types to those whose labels intersect it
+    (L620-L622) and hold them all (Karpenter adds pods one by one while any does), and whose
+    values still meet the requirements' minValues (Strict, the default MinValuesPolicy:
+    filterInstanceTypesByRequirements, nodeclaim.go @v1.14.1 L602-L612)."""
+    if _incompatible(pod, claim, topology.domain) is not None:
         return 0
-    requirements = claim.requirements.merged(_pod_requirements(pod, claim.pool))
+    room = None if topology.where is None else karpenter_topology.claim_room(pod, claim.assigned, topology.where)
+    wanted = wanted if room is None else min(wanted, room)
+    if wanted <= 0:
+        if why is not None:
+            why[karpenter_topology.unsatisfiable(pod, topology.where, on_hostname=True)] = len(claim.options)
+        return 0
+    requirements = claim.requirements.merged(_pod_requirements(pod, claim.pool)).merged(topology.domain)
     options = [c for c in claim.options if c.requirements.intersects(requirements) is None]
     rooms = []
     for candidate in options:
@@ -201,12 +229,36 @@ def _add(
                 why[r] = why.get(r, 0) + 1
     if why is not None and len(options) < len(claim.options):
         why["its labels do not meet the pod's requirements"] = len(claim.options) - len(options)
-    most = min(wanted, max(rooms, default=0))
+    most = _most_meeting_min_values(requirements, options, rooms, min(wanted, max(rooms, default=0)), why)
     if most > 0:
         claim.options = [c for c, room in zip(options, rooms) if room >= most]
         claim.requirements = requirements
         claim.assigned.append((pod, most))
     return most
+
+
+MIN_VALUES = "minValues requirement is not met for label(s)"  # SatisfiesMinValues' error (pkg/cloudprovider/types.go @v1.14.1 L430)
+
+
+def _most_meeting_min_values(
+    requirements: Requirements, options: Sequence[Candidate], rooms: Sequence[int], most: int, why: dict[str, int] | None
+) -> int:
+    """The most replicas (up to `most`) the claim takes whose types, those holding that many,
+    still cover each minValues key's count of distinct values; 0 where even one replica's do not.
+    A key none of the types holds is one whose values the plan does not give (the zones, without
+    the region): not judged."""
+    requirements = Requirements({k: r for k, r in requirements.by_key.items() if any(c.requirements.has(k) for c in options)})
+    if most <= 0 or not requirements.has_min_values():
+        return most
+    unmet: dict[str, int] = {}
+    for level in sorted({r for r in rooms if 0 < r <= most} | {most}, reverse=True):
+        unmet = requirements.unmet_min_values([c.requirements for c, room in zip(options, rooms, strict=True) if room >= level])
+        if not unmet:
+            return level
+    if why is not None:
+        said = ", ".join(f"{k} ({n} of minValues {requirements.get(k).min_values})" for k, n in sorted(unmet.items()))
+        why[f"{MIN_VALUES} {said}"] = len(options)
+    return 0
 
 
 def _fits_limits(candidate: Candidate, remaining: Mapping[str, int]) -> bool:
@@ -269,17 +321,49 @@ class _Run:
     remaining: dict[str, dict[str, int]] = field(default_factory=dict)
     reserved_left: dict[str, int] = field(default_factory=dict)
     offered: dict[str, list[Candidate]] = field(default_factory=dict)
+    nodes: Sequence[tuple[Mapping[str, str], karpenter_topology.Held]] = ()  # the groups' nodes kube-scheduler filled
+    hostname: str = ""
+
+    def where(self, keys: Sequence[str]) -> karpenter_topology.Where:
+        """Where pods are now, the claims read live, with the domains of `keys`."""
+        pools = [(p.requirements, [c.requirements for c in self.offered[p.name]]) for p in self.pools]
+        found = {k: karpenter_topology.domains_of(pools, k) for k in keys}
+        return karpenter_topology.Where(
+            self.nodes,
+            self.claims,
+            {k: launchable for k, (launchable, _) in found.items()},
+            {k: registered for k, (_, registered) in found.items()},
+            self.hostname,
+        )
 
 
 def _schedule(pod: PodTemplate, wanted: int, run: _Run, mine: list[_Claim], refusals: dict[str, str], strict: bool) -> int:
-    """Give `wanted` replicas to the claims being built, then to new claims of the pools in order;
+    """Give `wanted` replicas to the claims being built, then to new claims of the pools in order,
+    each share of them in the topology domain Karpenter gives it (karpenter_topology.parts);
     `strict`: a pool whose PreferNoSchedule taint the pod does not tolerate is passed over. The
     replicas left."""
+    others = [t for claim in run.claims for t, _ in claim.assigned] + [t for _, held in run.nodes for t, _ in held]
+    if not karpenter_topology.involved(pod, others):
+        return _schedule_share(pod, wanted, run, mine, refusals, strict, _Topology())
+    where = run.where(karpenter_topology.keys(pod, others))
+    shares, reason = karpenter_topology.parts(pod, wanted, where)
+    left = wanted - sum(n for _, n in shares)
+    for domain, n in shares:
+        left += _schedule_share(pod, n, run, mine, refusals, strict, _Topology(where, domain))
+    if reason:
+        for pool in run.pools:
+            refusals.setdefault(pool.name, reason)
+    return left
+
+
+def _schedule_share(
+    pod: PodTemplate, wanted: int, run: _Run, mine: list[_Claim], refusals: dict[str, str], strict: bool, topology: _Topology
+) -> int:
     away = {p.name: why for p in run.pools if strict and (why := _prefers_away(pod, p, run.cat))}
     for claim in sorted(run.claims, key=lambda c: c.pods):
         if wanted == 0:
             break
-        added = 0 if claim.pool.name in away else _add(pod, wanted, claim, run.daemons, run.cat)
+        added = 0 if claim.pool.name in away else _add(pod, wanted, claim, run.daemons, run.cat, topology=topology)
         if added:
             wanted -= added
             mine.append(claim)
@@ -289,11 +373,13 @@ def _schedule(pod: PodTemplate, wanted: int, run: _Run, mine: list[_Claim], refu
         if pool.name in away:
             refusals[pool.name] = away[pool.name]
             continue
-        wanted = _new_claims(pod, wanted, pool, run, mine, refusals)
+        wanted = _new_claims(pod, wanted, pool, run, mine, refusals, topology)
     return wanted
 
 
-def _new_claims(pod: PodTemplate, wanted: int, pool: Pool, run: _Run, mine: list[_Claim], refusals: dict[str, str]) -> int:
+def _new_claims(
+    pod: PodTemplate, wanted: int, pool: Pool, run: _Run, mine: list[_Claim], refusals: dict[str, str], topology: _Topology
+) -> int:
     """New claims of the pool while it holds replicas of the pod; the replicas left."""
     reason = pool.refused or pool.ami_problem or (_no_offering(pool) if pool.candidates and not run.offered[pool.name] else None)
     if reason:
@@ -313,13 +399,17 @@ def _new_claims(pod: PodTemplate, wanted: int, pool: Pool, run: _Run, mine: list
             break
         claim = _Claim(pool, options, pool.requirements)
         why: dict[str, int] = {}
-        added = _add(pod, wanted, claim, run.daemons, run.cat, why)
-        if not added and (problem := _incompatible(pod, claim)):
+        added = _add(pod, wanted, claim, run.daemons, run.cat, why, topology)
+        if not added and (problem := _incompatible(pod, claim, topology.domain)):
             refusals[pool.name] = problem
             break
         if not added:
+            # Karpenter's own error where minValues or the topology refuse the claim, else the types' reasons counted.
+            said = next((r for r in why if r.startswith((MIN_VALUES, karpenter_topology.UNSATISFIABLE))), None)
             top = sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-            refusals[pool.name] = f"none of its {len(options)} instance types holds the pod: " + "; ".join(f"{n} {r}" for r, n in top)
+            refusals[pool.name] = said or f"none of its {len(options)} instance types holds the pod: " + "; ".join(
+                f"{n} {r}" for r, n in top
+            )
             break
         for resource in run.remaining[pool.name]:
             run.remaining[pool.name][resource] -= max(1 if resource == "nodes" else c.capacity.get(resource, 0) for c in options)
@@ -331,7 +421,13 @@ def _new_claims(pod: PodTemplate, wanted: int, pool: Pool, run: _Run, mine: list
     return wanted
 
 
-def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool], daemons: Sequence[PodTemplate], cat: Catalog):
+def _give_out(
+    wanted_by: Sequence[tuple[PodTemplate, int]],
+    pools: Sequence[Pool],
+    daemons: Sequence[PodTemplate],
+    cat: Catalog,
+    nodes: Sequence[tuple[Mapping[str, str], karpenter_topology.Held]] = (),
+):
     """Karpenter's scheduling loop over (template, replicas left Pending): the claims it builds, and
     per template the claims holding it, the replicas left and each pool's reason. What the pools
     leave Pending is tried again tolerating PreferNoSchedule taints, Karpenter's last relaxation."""
@@ -343,6 +439,8 @@ def _give_out(wanted_by: Sequence[tuple[PodTemplate, int]], pools: Sequence[Pool
         remaining={p.name: dict(p.limits) for p in ordered},
         reserved_left={p.name: p.reserved for p in ordered if p.reserved is not None},
         offered={p.name: _offered(p) for p in ordered},
+        nodes=nodes,
+        hostname=cat.facts.eks.well_known_labels.hostname,
     )
     outcomes = []
     for pod, wanted in sorted(wanted_by, key=lambda pw: (-pw[0].requests.get("cpu", 0), -pw[0].requests.get("memory", 0))):
@@ -390,6 +488,7 @@ def provision(
     daemons: Sequence[PodTemplate],
     sharing: Mapping | None = None,
     cat: Catalog | None = None,
+    shapes: Sequence[NodeShape] = (),
 ) -> list[dict]:
     """Give the replicas the node groups leave Pending to the NodePools, as Karpenter's scheduler
     does: templates largest first (CPU, then memory), each replica to a NodeClaim being built (fewest
@@ -401,7 +500,10 @@ def provision(
 
     With the device plugin time-slicing `nvidia.com/gpu` (`sharing`: its resource and replicas),
     Karpenter still counts physical GPUs (aws/karpenter-provider-aws#3376): where the same pods
-    would need fewer nodes once each GPU is shared, each pod provisioned from that pool says so."""
+    would need fewer nodes once each GPU is shared, each pod provisioned from that pool says so.
+
+    The pods kube-scheduler placed on the groups' nodes (`shapes` gives their labels) count in the
+    topology domains Karpenter spreads over (countDomains, topology.go @v1.14.1 L361-L455)."""
     if not pools:
         return []
     cat = k8s_scheduler.given(cat)
@@ -413,7 +515,8 @@ def provision(
     results = {id(r.pod): r for r in placed if r.status == PENDING and r.pod.replicas is not None and r.pending > 0}
     wanted = [(r.pod, r.pending) for r in results.values()]
     before = {id(pod): n for pod, n in wanted}
-    claims, outcomes = _give_out(wanted, pools, daemons, cat)
+    filled = karpenter_topology.filled(placed, shapes)
+    claims, outcomes = _give_out(wanted, pools, daemons, cat, filled)
     # Recorded once every template is given out: a later one narrows the types of the claims it joins.
     for pod, mine, left, refusals in outcomes:
         _record(results[id(pod)], mine, left, refusals)
@@ -434,7 +537,7 @@ def provision(
                 if m
             )
     if resource and replicas > 1:
-        shared, _ = _give_out(wanted, [_shared_view(p, resource, replicas) for p in pools], daemons, cat)
+        shared, _ = _give_out(wanted, [_shared_view(p, resource, replicas) for p in pools], daemons, cat, filled)
         fewer = _nodes_by_pool(shared)
         for pool, nodes in _nodes_by_pool(claims).items():
             if fewer.get(pool, 0) < nodes:

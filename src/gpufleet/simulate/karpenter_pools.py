@@ -45,7 +45,8 @@ def requirements_of(template: Mapping, name: str, gaps: list[str]) -> list[karpe
         if tokens.UNKNOWN in r.get("values", []):
             gaps.append(f"Karpenter NodePool {name!r}: requirement on {r['key']} has a value not known until apply: not judged")
             continue
-        found.append(karpenter.Requirement(r["key"], r["operator"], tuple(str(v) for v in r.get("values") or [])))
+        values = tuple(str(v) for v in r.get("values") or [])
+        found.append(karpenter.Requirement(r["key"], r["operator"], values, karpenter_requirements.min_values_of(r.get("minValues"))))
     return found
 
 
@@ -227,7 +228,7 @@ def read_pool(
     family = None if on_auto else ami_family(class_spec)
     kubelet = node_capacity.NodeClassKubelet() if on_auto else _kubelet(class_spec, family, layout, name, gaps)
     pool_requirements = karpenter_requirements.requirements(
-        *(requirement(r.key, r.operator, *r.values, aliases=aliases) for r in requirements)
+        *(requirement(r.key, r.operator, *r.values, min_values=r.min_values, aliases=aliases) for r in requirements)
     ).merged(karpenter_requirements.from_labels(labels, aliases))
     # A type is kept where its requirements intersect the pool's (filterInstanceTypesByRequirements,
     # kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/scheduler.go @6e7eab7a
