@@ -279,6 +279,13 @@ def test_a_run_on_one_host_named_by_its_rank_lines_is_single_node():
     assert found["run"].verdict == "mismatch" and found["run"].observed["failure"] == "single-node"
 
 
+def test_a_log_that_proves_nothing_is_not_proven_through_the_client(tmp_path):
+    """The same log through the real client path: exit 5 (not proven), never 0 and never 1."""
+    code, found, err, _ = _gate(tmp_path, (fleets.SOURCES / "doeks-eks-gpu-efa-README.md").read_text())
+    assert code == 5, err
+    assert {f["verdict"] for f in found} == {"not-judged"}
+
+
 def test_a_log_that_proves_nothing_is_not_judged_never_passed():
     """aws-do-eks's real 2 x p5 table (its README kept no NCCL line, no rank line): 16 ranks by
     busbw/algbw, but no host, network or provider in the log."""

@@ -34,6 +34,15 @@ def table(cat: Catalog) -> str:
         lines.append(
             f"| {it.name} | {it.network_performance} | {fl.busbw_gbps:g} GB/s at {_size(fl.message_bytes)}, {nodes} | {fl.derivation()} | {runs} |"
         )
+    gated = {it.name for it in nccl_rules.nccl_types(cat)}
+    others = sorted((it for it in cat.types.values() if it.efa_supported and it.name not in gated), key=lambda it: it.name)
+    neuron = [it.name for it in others if it.neuron is not None]
+    lines += [
+        "",
+        f"The catalog's {len(others)} other EFA types carry no NVIDIA GPU, so the gate does not apply to them: "
+        f"the {len(neuron)} Neuron types ({', '.join(neuron)}) run Neuron's collectives (nccom-test), "
+        f"which verify does not read; the other {len(others) - len(neuron)} are CPU or other-accelerator types.",
+    ]
     return "\n".join(lines) + "\n"
 
 
