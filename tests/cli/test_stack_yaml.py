@@ -169,6 +169,35 @@ def test_a_number_past_the_bound_is_refused_on_ruamels_path_too(tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    "text, refusal",
+    [
+        (_laughs(9, 9), "Pulumi.bomb.yaml:9: the document expands to more than 1,000,000 values once its aliases are expanded, the bound"),
+        ("config:\n  gpufleet:ecs:\n    x: " + "[" * 65 + "]" * 65 + "\n", "Pulumi.bomb.yaml:3: values nested more than 64 deep, the bound"),
+        ("config:\n  gpufleet:ecs:\n    x: " + "[" * 300 + "]" * 300 + "\n", "Pulumi.bomb.yaml: values nested more than 64 deep, the bound"),
+        (f"config:\n  gpufleet:ecs:\n    desiredSize: {'1' * 101}\n", "Pulumi.bomb.yaml: a number of more than 100 digits, the bound"),
+    ],
+    ids=["values", "depth-65", "depth-300", "digits-101"],
+)
+def test_the_bounds_hold_where_pyyaml_has_no_libyaml(tmp_path, monkeypatch, text, refusal):
+    """PyYAML built without libyaml leaves every file to ruamel's reader: the same bounds refuse it
+    there (issue 58: libyaml refused first in every other test, so this path went unchecked)."""
+    import yaml
+
+    monkeypatch.delattr(yaml, "CSafeLoader")
+    assert stack_yaml.compose("config: {}\n") is None  # the fast reader is out of the way
+    assert _refused(tmp_path, text).endswith(refusal)
+
+
+def test_a_number_of_100_digits_is_read_where_pyyaml_has_no_libyaml(tmp_path, monkeypatch):
+    import yaml
+
+    monkeypatch.delattr(yaml, "CSafeLoader")
+    path = tmp_path / "Pulumi.wide.yaml"
+    path.write_text(f"config:\n  gpufleet:ecs:\n    desiredSize: {'9' * 100}\n")
+    assert stackfile.load(path).config["gpufleet:ecs"]["desiredSize"] == 10**100 - 1
+
+
 def test_a_file_past_the_size_bound_is_refused_unread(tmp_path):
     text = "config:\n  aws:region: us-east-1\n" + "# padding\n" * (stack_yaml.MAX_BYTES // 10 + 1)
     assert _refused(tmp_path, text).endswith(f"{len(text.encode()):,} bytes; a stack file is read up to 4,194,304 bytes")

@@ -156,3 +156,20 @@ def test_instances_and_every_interface_and_cidr_are_judged(judge):
     messages = " ".join(findings(result, "gpu-node-no-open-ingress"))
     assert "'box-v4' (g5.xlarge) uses security group 'open-v4'" in messages and "rule 'ssh-v4' from 0.0.0.0/0" in messages
     assert "'mixed-lt' (g5.xlarge) uses security group 'mixed'" in messages and "from 10.0.0.0/8, 0.0.0.0/0" in messages
+
+
+def test_inline_ipv6_open_ingress_counts(judge):
+    """An inline rule open to the IPv6 internet admits it as surely as 0.0.0.0/0 does (issue 58: a
+    reader that looked only at cidrBlocks passed every other test)."""
+    v6 = _group("v6", [{"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": [], "ipv6CidrBlocks": ["::/0"]}])
+    node = resource("aws:ec2/launchTemplate:LaunchTemplate", "gpu-v6", launch_template("gpu-v6", "g5.xlarge")["inputs"], networkInterfaces=[v6])
+    [message] = findings(judge([v6, node]), "gpu-node-no-open-ingress")
+    assert message.splitlines()[-1] == "'gpu-v6' (g5.xlarge) uses security group 'v6', which admits the internet: inline ingress tcp 22-22 from ::/0"
+
+
+def test_volume_without_encrypted_key_is_unencrypted(judge):
+    """EBS leaves a volume unencrypted when `encrypted` is unset (unless the account encrypts by
+    default): an absent key is a violation, not only an explicit "false" (issue 58)."""
+    unsaid = [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": 100}}]
+    [message] = findings(judge([launch_template("unsaid", "g5.xlarge", blockDeviceMappings=unsaid)]), "ec2-root-volume-encrypted", "unsaid")
+    assert message.splitlines()[-1] == "the EBS volume /dev/xvda is not encrypted (ebs.encrypted: true)"

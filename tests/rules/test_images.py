@@ -34,6 +34,9 @@ CASES = [
     ("", False, False),
     ("registry.example.com/" + "a" * 255, True, False),  # the grammar's 255 counts the path only; ECS's the whole
     ("registry.example.com/" + "a" * 256, False, False),
+    # ECS's 255 stop at the digest's @: 255 before it and 71 after are taken, one more before is not.
+    ("registry.example.com/" + "a" * 234 + f"@{DIGEST}", True, True),
+    ("registry.example.com/" + "a" * 235 + f"@{DIGEST}", True, False),
 ]
 
 

@@ -245,17 +245,18 @@ def test_replicas_asking_for_one_host_port_get_a_node_each():
 
 @pytest.mark.parametrize("operator, values, admitted", [
     ("In", ["8"], {"p5.48xlarge", "g6e.48xlarge"}),
-    ("NotIn", ["8"], {"g6e.xlarge", "g6e.12xlarge"}),
+    # A type without GPUs holds no instance-gpu-count (DoesNotExist): NotIn admits it, Exists does not.
+    ("NotIn", ["8"], {"g6e.xlarge", "g6e.12xlarge", "m5.large"}),
     ("Gt", ["4"], {"p5.48xlarge", "g6e.48xlarge"}),
     ("Gte", ["4"], {"p5.48xlarge", "g6e.48xlarge", "g6e.12xlarge"}),
     ("Lt", ["4"], {"g6e.xlarge"}),
     ("Lte", ["4"], {"g6e.xlarge", "g6e.12xlarge"}),
     ("Exists", [], {"p5.48xlarge", "g6e.48xlarge", "g6e.xlarge", "g6e.12xlarge"}),
-    ("DoesNotExist", [], set()),
+    ("DoesNotExist", [], {"m5.large"}),
 ])
 def test_requirement_operators_on_a_type_s_labels(operator, values, admitted):
     """Karpenter's operators, Gte and Lte beside Kubernetes' own, over instance-gpu-count."""
-    pool = _pool("gpu", [_types(["p5.48xlarge", "g6e.48xlarge", "g6e.xlarge", "g6e.12xlarge"]),
+    pool = _pool("gpu", [_types(["p5.48xlarge", "g6e.48xlarge", "g6e.xlarge", "g6e.12xlarge", "m5.large"]),
                          {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": operator, "values": values}])
     from gpufleet.plans import karpenter as plan_karpenter
     from gpufleet.plans.index import Index
@@ -465,6 +466,18 @@ def test_the_heaviest_node_overlay_sets_a_type_s_capacity_and_all_its_requiremen
     assert heavy_two["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 2}]
     unmatched = one_gpu + [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g6"]}]
     assert _placed(*pods, overlay("a", 1, "4", unmatched))["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 4}]
+
+
+def test_a_node_overlay_s_not_in_matches_a_type_without_the_label():
+    """An overlay's NotIn holds for a type that lacks the label, as a NodePool's does: m5.large has no
+    instance-gpu-count, and `NotIn ["8"]` still gives it the overlay's capacity (issue 58: a NotIn
+    that required the label passed every other test)."""
+    spec = {"requirements": [{"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "NotIn", "values": ["8"]}], "capacity": {"example.com/widget": "2"}}
+    overlay = {"urn": "urn:pulumi:s::p::kubernetes:karpenter.sh/v1alpha1:NodeOverlay::widgets", "type": "kubernetes:karpenter.sh/v1alpha1:NodeOverlay", "name": "widgets",
+               "inputs": {"metadata": {"name": "widgets"}, "spec": spec}}
+    pool = _pool("general", [_types(["m5.large"])])
+    placed = _placed(pool, overlay, _deployment("web", 2, {"example.com/widget": "1"}))
+    assert placed["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 1}]
 
 
 def test_an_auto_mode_node_holds_at_most_110_pods():

@@ -4,6 +4,8 @@ and what was expected, no traceback."""
 from __future__ import annotations
 
 import json
+import os
+import threading
 
 import pytest
 
@@ -66,6 +68,78 @@ def test_a_recording_that_is_not_json(tmp_path):
 def test_an_empty_folder_and_a_missing_one(tmp_path):
     assert "no recording in it" in _refused(PLAN, "--from", str(tmp_path))
     assert "not a folder" in _refused(PLAN, "--from", str(tmp_path / "nowhere"))
+
+
+def _with_nodes(tmp_path):
+    """A recording verify reads, so that what else the folder holds is what is judged."""
+    folder = tmp_path / "case"
+    folder.mkdir()
+    (folder / "nodes.json").write_text(json.dumps({"kind": "List", "items": fleets.p5_fleet_nodes()}))
+    return folder
+
+
+@pytest.mark.parametrize(
+    "make, said",
+    [
+        (lambda f: (f / "more.json").mkdir(), "more.json is a folder: verify does not descend into folders"),
+        (lambda f: (f / "notes.md").mkdir(), "notes.md is a folder: verify does not descend into folders"),
+        (lambda f: (f / "gone.json").symlink_to(f / "missing.json"), "gone.json is a symlink to {f}/missing.json, which cannot be followed (No such file or directory)"),
+        (lambda f: (f / "up.json").symlink_to(f.parent), "up.json is a symlink to {f.parent}, a folder: verify does not descend into folders"),
+        (lambda f: os.mkfifo(f / "pipe.json"), "pipe.json is a FIFO (named pipe), not a regular file"),
+    ],
+    ids=["folder", "folder-named-md", "dangling-symlink", "symlink-to-folder", "fifo"],
+)
+def test_what_from_does_not_read_is_named_not_skipped(tmp_path, make, said):
+    """Issue 58: each of these was passed over in silence while another file was read."""
+    folder = _with_nodes(tmp_path)
+    make(folder)
+    err = _refused(PLAN, "--from", str(folder))
+    assert f"--from {folder}: {folder}/{said.format(f=folder)}; verify reads the regular files in the folder itself" in err
+
+
+def test_every_entry_refused_is_named_in_the_one_message(tmp_path):
+    folder = _with_nodes(tmp_path)
+    (folder / "a").mkdir()
+    os.mkfifo(folder / "b.log")
+    err = _refused(PLAN, "--from", str(folder))
+    assert f"{folder / 'a'} is a folder" in err and f"{folder / 'b.log'} is a FIFO (named pipe)" in err
+
+
+def test_a_fifo_is_refused_without_being_opened(tmp_path):
+    """Opening a FIFO to read blocks until a writer comes. A guard plays the writer if verify ever
+    opens it, so a regression fails here instead of hanging the suite."""
+    folder = _with_nodes(tmp_path)
+    fifo = folder / "launcher.log"
+    os.mkfifo(fifo)
+    done, opened = threading.Event(), []
+
+    def guard() -> None:
+        while not done.wait(0.05):
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # succeeds only while a reader holds it open
+            except OSError:
+                continue
+            opened.append(True)
+            os.close(fd)  # the reader sees end of file and goes on
+
+    thread = threading.Thread(target=guard, daemon=True)
+    thread.start()
+    try:
+        err = _refused(PLAN, "--from", str(folder))
+    finally:
+        done.set()
+        thread.join()
+    assert not opened and f"{fifo} is a FIFO (named pipe), not a regular file" in err
+
+
+def test_a_symlink_to_a_regular_file_is_read(tmp_path):
+    folder = tmp_path / "case"
+    folder.mkdir()
+    recording = tmp_path / "nodes.json"
+    recording.write_text(json.dumps({"kind": "List", "items": fleets.p5_fleet_nodes()}))
+    (folder / "nodes.json").symlink_to(recording)
+    code, out, err = run_cli("verify", PLAN, "--from", str(folder), "--json")
+    assert code in (1, 5) and "Traceback" not in err and json.loads(out)["verify"]["findings"], (code, err)
 
 
 @pytest.mark.parametrize(

@@ -67,6 +67,21 @@ def test_a_node_with_7_of_8_gpus_is_named_with_its_quarantine(tmp_path):
     assert not _findings(verdict, "simulator")
 
 
+def test_a_node_with_more_gpus_or_efa_devices_than_the_model_is_a_finding(tmp_path):
+    """A device plugin advertises what the node has: more than the plan's model of the type (9 GPUs,
+    33 EFA devices on a p5.48xlarge) is a finding against the model, never a match (issue 58)."""
+    nodes = fleets.p5_fleet_nodes(gpus_on_second="9")
+    nodes[0]["status"]["allocatable"]["vpc.amazonaws.com/efa"] = "33"
+    code, verdict, _ = _recorded(tmp_path, fleets.p5_cluster(nodes))
+    assert code == 1 and not verdict["matches"]
+    beyond = {f["subject"]: f["message"] for f in _findings(verdict, "allocatable", "mismatch")}
+    first, second = (f"node {n['metadata']['name']}" for n in nodes[:2])
+    assert beyond == {
+        first: "node group p5 (p5.48xlarge): vpc.amazonaws.com/efa 33, the plan's model says 32: a finding against gpufleet's model of the type",
+        second: "node group p5 (p5.48xlarge): nvidia.com/gpu 9, the plan's model says 8: a finding against gpufleet's model of the type",
+    }
+
+
 def test_a_pending_pod_on_a_fleet_that_matches_is_a_finding_against_the_simulator(tmp_path):
     message = fleets.study_failed_scheduling()
     code, verdict, _, _ = _live(tmp_path, fleets.p5_cluster(fleets.p5_fleet_nodes(), worker_pending=message))

@@ -343,6 +343,15 @@ def test_a_worker_short_of_efa_in_a_run_that_went_on_fails_the_gate():
     assert found["EFA pre-check"].message == "EFA pre-check: nccl-tests-p5-worker-1 found 30 of 32 EFA devices"
 
 
+def test_a_worker_that_never_reported_its_efa_devices_fails_the_gate():
+    """One worker of two printed its pre-check line and the other none: the silent one is not
+    proven to hold its EFA devices, whatever the rest of the log shows (issue 58)."""
+    silent = "".join(line + "\n" for line in fleets.p5_run_log().splitlines() if "nccl-tests-p5-worker-1 found" not in line)
+    precheck = _judge(silent)["EFA pre-check"]
+    assert precheck.verdict == "mismatch"
+    assert precheck.message == "EFA pre-check: 1 of 2 workers reported their EFA devices before the run"
+
+
 def test_only_mpijobs_that_run_all_reduce_perf_are_the_gates():
     plan = json.loads(open(PLAN).read())
     [job] = [r for r in plan["resources"] if r["type"] == "kubernetes:kubeflow.org/v2beta1:MPIJob"]

@@ -149,8 +149,16 @@ def _number_bound(node: object) -> None:
         and _resolved(node.value) in (_CORE + "int", _CORE + "float")
     ):
         raise Unbounded(_line(node), f"a number of {len(node.value):,} characters; the bound is {MAX_NUMBER}")
-    if isinstance(node, int) and not isinstance(node, bool) and node.bit_length() > MAX_NUMBER * 10 // 3:
+    if isinstance(node, int) and not isinstance(node, bool) and _digits_past_bound(node):
         raise Unbounded(None, f"a number of more than {MAX_NUMBER} digits, the bound")
+
+
+def _digits_past_bound(number: int) -> bool:
+    """More than MAX_NUMBER decimal digits. Bits alone cannot say (a 101-digit number may have the
+    bits of a 100-digit one), so the digits are counted, but only of a number near the bound: one
+    with four bits a digit or more is past it whatever its digits."""
+    bits = abs(number).bit_length()
+    return bits > MAX_NUMBER * 4 or (bits > MAX_NUMBER * 3 and len(str(abs(number))) > MAX_NUMBER)
 
 
 def read(text: str, node: yaml.Node | None = None) -> object | None:

@@ -5,6 +5,8 @@ launcher's log (`kubectl logs`), one file each. Markdown files (a recording's SO
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 from gpufleet.verify.fleet import EcsFleet, KubeFleet, Observed
@@ -25,16 +27,14 @@ def read(folder: Path) -> Observed:
     kube: dict[str, list[dict]] = {}
     ecs: dict[str, list[dict]] = {}
     observed = Observed(where=f"recorded {folder}")
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix != ".md")
+    files = [p for p in _entries(folder) if p.suffix != ".md"]
     if not files:
         raise BadInput(f"--from {folder}: no recording in it (expected {EXPECTED})")
     for path in files:
-        if path.stat().st_size > MOST_BYTES:
-            raise BadInput(f"{path}: {path.stat().st_size} bytes, more than a recording verify reads ({MOST_BYTES})")
         if path.suffix in LOGS:
             if observed.nccl_log is not None:
                 raise BadInput(f"{path}: a second log (first: {observed.nccl_log_source}); expected one NCCL launcher log")
-            observed.nccl_log = path.read_text(errors="replace")
+            observed.nccl_log = _read_bytes(path).decode("utf-8", errors="replace")
             observed.nccl_log_source = str(path)
         elif path.suffix == ".json":
             _read_json(path, kube, ecs, observed)
@@ -47,9 +47,79 @@ def read(folder: Path) -> Observed:
     return observed
 
 
+def _entries(folder: Path) -> list[Path]:
+    """The folder's regular files (a symlink to one included), sorted. Everything else is refused,
+    all of it in one error naming each entry and why: a recording skipped in silence would leave the
+    verdict resting on less than the folder seems to hold."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as err:
+        raise BadInput(f"--from {folder}: cannot be listed ({err.strerror})") from None
+    refused = [f"{path} is {why}" for path in entries if (why := _not_read(path)) is not None]
+    if refused:
+        raise BadInput(f"--from {folder}: " + "; ".join(refused) + "; verify reads the regular files in the folder itself")
+    return entries
+
+
+# What stat's file types are called in the refusal; a regular file is read and a folder has its own words.
+_SPECIAL = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_read(path: Path) -> str | None:
+    """Why verify will not read the entry, or None. Only stat is asked (never open), so a FIFO
+    cannot block the read."""
+    try:
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            target = os.readlink(path)
+            try:
+                mode = path.stat().st_mode
+            except OSError as err:
+                return f"a symlink to {target}, which cannot be followed ({err.strerror})"
+            why = _kind(mode)
+            return None if why is None else f"a symlink to {target}, {why}"
+    except OSError as err:
+        return f"not readable ({err.strerror})"
+    return _kind(mode)
+
+
+def _kind(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder: verify does not descend into folders"
+    named = next((name for test, name in _SPECIAL if test(mode)), "a special file")
+    return f"{named}, not a regular file"
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, at most MOST_BYTES. Opened without blocking and checked again on the open
+    file: what was a regular file when listed may have been replaced by a FIFO since."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as err:
+        raise BadInput(f"{path}: cannot be read ({err.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        why = _kind(info.st_mode)
+        if why is not None:
+            raise BadInput(f"{path}: {why}; verify reads regular files")
+        if info.st_size > MOST_BYTES:
+            raise BadInput(f"{path}: {info.st_size} bytes, more than a recording verify reads ({MOST_BYTES})")
+        data = f.read(MOST_BYTES + 1)  # one byte more tells a file that grew since
+    if len(data) > MOST_BYTES:
+        raise BadInput(f"{path}: more than {MOST_BYTES} bytes, more than a recording verify reads")
+    return data
+
+
 def _read_json(path: Path, kube: dict, ecs: dict, observed: Observed) -> None:
     try:
-        document = json.loads(path.read_text())
+        document = json.loads(_read_bytes(path).decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as err:
         raise BadInput(f"{path}: not JSON ({err}); expected {EXPECTED}") from None
     if not isinstance(document, dict):
