@@ -87,6 +87,12 @@ class Requirement:
             return False
         if self.complement and other.complement:
             return True
+        if gte is None and lte is None:  # no bounds: set algebra, the simulation's hot path
+            if self.complement:
+                return not other.values <= self.values
+            if other.complement:
+                return not self.values <= other.values
+            return not self.values.isdisjoint(other.values)
         if self.complement or other.complement:
             concrete, excluded = (other, self) if self.complement else (self, other)
             return any(v not in excluded.values and _within(v, gte, lte) for v in concrete.values)

@@ -61,12 +61,14 @@ class Requirements:
         problems = []
         for key in sorted(self.keys() & incoming.keys()):
             existing, wanted = self.by_key[key], incoming.by_key[key]
-            if existing.has_intersection(wanted):
-                continue
-            if wanted.operator() in _EXCLUDING and existing.operator() in _EXCLUDING:
-                continue
-            problems.append(f"key {key}, {wanted} not in {existing}")
+            if not _meet(existing, wanted):
+                problems.append(f"key {key}, {wanted} not in {existing}")
         return "; ".join(problems) or None
+
+    def meets(self, incoming: Requirements) -> bool:
+        """`intersects` is None, without its words: the provisioning simulation asks this of every
+        type of every pool, where building the messages cost more than the judging."""
+        return all(_meet(self.by_key[key], incoming.by_key[key]) for key in self.keys() & incoming.keys())
 
     def terms(self) -> list[Term]:
         """NodeSelectorRequirements (L120-L130), in key order."""
@@ -149,3 +151,8 @@ def _hint(held: Requirements, key: str, well_known: frozenset[str]) -> str:
         if key in candidate or candidate.endswith(suffix):
             return f' (typo of "{candidate}"?)'
     return ""
+
+
+def _meet(existing: Requirement, wanted: Requirement) -> bool:
+    """One key of Intersects (L254-L274): a common value, or both exclude."""
+    return existing.has_intersection(wanted) or (wanted.operator() in _EXCLUDING and existing.operator() in _EXCLUDING)

@@ -219,7 +219,7 @@ def _add(
             why[karpenter_topology.unsatisfiable(pod, topology.where, on_hostname=True)] = len(claim.options)
         return 0
     requirements = claim.requirements.merged(_pod_requirements(pod, claim.pool)).merged(topology.domain)
-    options = [c for c in claim.options if c.requirements.intersects(requirements) is None]
+    options = [c for c in claim.options if c.requirements.meets(requirements)]
     rooms = []
     for candidate in options:
         room, reasons = _room(pod, claim, requirements, candidate, daemons, cat)
@@ -289,7 +289,7 @@ def _prefers_away(pod: PodTemplate, pool: Pool, cat: Catalog) -> str | None:
 def _offered(pool: Pool) -> list[Candidate]:
     """The pool's types with an offering its requirements allow (a zone, region and capacity type:
     fits(), nodeclaim.go @6e7eab7a L624-L639)."""
-    return [c for c in pool.candidates if c.unoffered is None and c.requirements.intersects(pool.requirements) is None]
+    return [c for c in pool.candidates if c.unoffered is None and c.requirements.meets(pool.requirements)]
 
 
 def _no_offering(pool: Pool) -> str:
@@ -302,7 +302,7 @@ def _no_offering(pool: Pool) -> str:
                 str(pool.requirements.by_key[k])
                 for c in pool.candidates
                 for k in pool.requirements.keys() & c.requirements.keys()
-                if c.requirements.intersects(Requirements({k: pool.requirements.by_key[k]})) is not None
+                if not c.requirements.meets(Requirements({k: pool.requirements.by_key[k]}))
             }
         )
         held = [f"none of its {len(pool.candidates)} instance types is offered where {', '.join(missed)}"]

@@ -247,7 +247,7 @@ def read_pool(
     for it, type_labels, type_requirements in _labelled(cat, domain):
         held.append(type_labels)
         type_keys |= type_labels.keys()
-        if refused_by_crd or type_requirements.intersects(label_requirements) is not None:
+        if refused_by_crd or not type_requirements.meets(label_requirements):
             continue
         allocatable = node_capacity.karpenter_allocatable(it, facts, eks, kubelet)
         if layout:
