@@ -7,9 +7,12 @@ purpose derives from GpufleetError, and the CLI tells them apart by these bases 
   program could not run offline): it fails closed, exit 2, never a silent pass.
 - Anything else derived from GpufleetError is a lookup a caller answers (a provider function with
   no offline answer) or a fault in gpufleet's own data: exit 4 if it ever reaches the CLI.
+- Stopped: gpufleet was stopped by a signal (SIGTERM, SIGINT) and ended what it started; exit 2.
 """
 
 from __future__ import annotations
+
+import signal
 
 
 class GpufleetError(Exception):
@@ -22,3 +25,16 @@ class InputError(GpufleetError, ValueError):
 
 class NotJudged(GpufleetError, RuntimeError):
     """What was asked could not be judged (the pack or the program did not answer): exit 2, fail closed."""
+
+
+class Stopped(BaseException):
+    """gpufleet was stopped by a signal. A BaseException, as KeyboardInterrupt is, so that no
+    `except Exception` on the way up takes it for a failure of what was running."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name

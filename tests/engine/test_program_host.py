@@ -5,6 +5,8 @@ and the program's output is the program's (never the plan's stdout)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -217,3 +219,75 @@ def test_the_program_s_diagnostics_reach_stderr_as_the_cli_shows_them(tmp_path):
     code, out, err = _preview(folder, "--json")
     assert code == 0 and json.loads(out)
     assert "info: hello from info" in err and "warning: careful" in err and "not shown" not in err
+
+
+# A program that forks a helper, says which group it runs in, and sleeps: what a stopped preview must end.
+_SLEEPER = (
+    "import os, subprocess, sys, time\n"
+    "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)'])\n"
+    "open(os.environ['GPUFLEET_TEST_MARK'], 'w').write(str(os.getpgid(0)))\n"
+    "time.sleep(3600)\n"
+)
+
+
+def _stat(pid: str) -> tuple[str, int, int] | None:
+    """A process's state, parent and group, from /proc (None: gone)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    state, ppid, pgrp = text.rsplit(")", 1)[1].split()[:3]
+    return state, int(ppid), int(pgrp)
+
+
+def _groups_started_by(parent: int) -> set[int]:
+    return {stat[2] for pid in os.listdir("/proc") if pid.isdigit() and (stat := _stat(pid)) and stat[1] == parent}
+
+
+def _left_in(group: int) -> list[str]:
+    """The processes of `group` still running (a zombie has ended: only its parent's wait is missing)."""
+    return [pid for pid in os.listdir("/proc") if pid.isdigit() and (stat := _stat(pid)) and stat[2] == group and stat[0] != "Z"]
+
+
+def _running_preview(tmp_path: Path, *flags: str) -> tuple[subprocess.Popen, set[int]]:
+    """`gpufleet preview --program` of the sleeper, with the policy pack, once the program runs:
+    the process and the groups of what it started (the program's, the pack's)."""
+    folder, mark = _program(tmp_path, _SLEEPER), tmp_path / "mark"
+    env = {**os.environ, "GPUFLEET_TEST_MARK": str(mark), "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = [sys.executable, "-m", "gpufleet.cli.main", "preview", "--program", str(folder), "--python", sys.executable, *flags]
+    preview = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(1200):
+        if mark.exists() and mark.read_text():
+            break
+        if preview.poll() is not None:
+            pytest.fail(f"the preview ended before the program ran: {preview.communicate()}")
+        time.sleep(0.25)
+    groups = _groups_started_by(preview.pid)
+    assert int(mark.read_text()) in groups and len(groups) == 2, groups  # the program and the pack
+    return preview, groups
+
+
+def _assert_ended(groups: set[int]) -> None:
+    for _ in range(200):
+        left = {group: _left_in(group) for group in groups}
+        if not any(left.values()):
+            return
+        time.sleep(0.1)
+    pytest.fail(f"still running after gpufleet ended: {left}")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_preview_stopped_by_a_signal_ends_the_program_the_pack_and_what_they_forked(tmp_path, signum):
+    preview, groups = _running_preview(tmp_path, "--json")
+    preview.send_signal(signum)
+    out, err = preview.communicate(timeout=300)
+    assert preview.returncode == 2 and out == "" and "Traceback" not in err
+    assert f"gpufleet was stopped by {signum.name}; the processes it started were ended" in err
+    _assert_ended(groups)
+
+
+def test_a_preview_past_its_timeout_ends_the_program_the_pack_and_what_they_forked(tmp_path):
+    preview, groups = _running_preview(tmp_path, "--timeout", "3")
+    out, err = preview.communicate(timeout=300)
+    assert preview.returncode == 2 and "did not finish within 3 s (--timeout)" in err
+    _assert_ended(groups)

@@ -49,8 +49,11 @@ ALLOWED = {
     "verify": _COMPONENT_ROOMS | {"stack", "library"},
     "cli": _COMPONENT_ROOMS | {"stack", "library", "analyzer", "engine", "engine.patches", "policies", "verify"},
 }
-# The exception tree (gpufleet.errors) sits below every room: any room may raise its errors.
-ALLOWED = {"errors": set(), **{room: {*allowed, "errors"} for room, allowed in ALLOWED.items()}}
+# The exception tree (gpufleet.errors) sits below every room: any room may raise its errors; so do
+# the process groups gpufleet starts (gpufleet.process_groups), which the engine, the pack client
+# and the CLI share.
+BELOW_ALL = {"errors": set(), "process_groups": {"errors"}}
+ALLOWED = {**BELOW_ALL, **{room: {*allowed, *BELOW_ALL} for room, allowed in ALLOWED.items()}}
 SRC = ROOT / "src"
 
 

@@ -469,3 +469,89 @@ def test_types_of_one_fabric_share_its_runs_and_floor():
     assert "on p4d.24xlarge, the same GPUs and EFA fabric" in p4de.derivation()
     p5en = nccl_rules.floor(cat, "p5en.48xlarge")
     assert p5en is not None and (p5en.max_nodes, p5en.busbw_gbps) == (16, 332.87)
+
+
+# --- numbers that are no bandwidth, and logs shaped to make a reader slow (edits made here) ------------
+
+
+def _strict_json(text: str):
+    """JSON as RFC 8259 has it: Python's reader takes NaN and Infinity, which no other reader does."""
+
+    def refuse(token: str):
+        raise AssertionError(f"{token} in the JSON output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("cell", ["nan", "inf", "-inf", "1e999", "NaN"])
+def test_a_bandwidth_that_is_no_finite_number_fails_the_gate_naming_its_row(tmp_path, cell):
+    """The 2 GiB row (the floor's) with a busbw float() reads as NaN or infinite: a NaN compares
+    false with the floor, so it used to pass, and --json printed a NaN no JSON reader takes."""
+    folder = fleets.write_case(tmp_path / "case", fleets.p5_cluster(fleets.p5_fleet_nodes()), fleets.p5_run_log(busbw_at_2g=cell))
+    code, out, err = run_cli("verify", PLAN, "--from", str(folder), "--json", "--nccl")
+    assert code == 1 and "Traceback" not in err, err
+    found = [f for f in _strict_json(out)["verify"]["findings"] if f["check"] == "nccl"]
+    [bandwidth] = [f for f in found if f["verdict"] == "mismatch"]
+    assert bandwidth["observed"]["failure"] == "not-finite"
+    assert bandwidth["message"] == f"bandwidth: not a finite number, so nothing was measured: the row of 2147483648 bytes: busbw {cell!r}"
+
+
+@pytest.mark.parametrize(("average", "shown"), [("1.2.3", "'1.2.3'"), ("nan", "'nan'"), ("9" * 400, repr("9" * 24 + "..."))])
+def test_an_average_that_is_no_finite_number_fails_the_gate_naming_the_line(average, shown):
+    # The real table stops before nccl-tests' footer: its average line (src/util.cu L777) is added.
+    log = fleets.p5_run_log() + f"0: # Out of bounds values : 0 OK\n0: # Avg bus bandwidth    : {average}\n"
+    bandwidth = _judge(log)["bandwidth"]
+    assert bandwidth.verdict == "mismatch"
+    assert bandwidth.message == f"bandwidth: not a finite number, so nothing was measured: the '# Avg bus bandwidth' line: {shown}"
+
+
+def test_a_table_of_a_hundred_thousand_rows_is_read_whole():
+    """10^5 rows of small messages before the real ones: every row is read, the verdict is the
+    largest row's and the floor row's, as in the table nccl-tests printed."""
+    header = "0: #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+    rows = "".join(
+        f"0:   {8 + i}     2     float     sum      -1    30.1    0.00    0.00      0    30.0    0.00    0.00      0\n"
+        for i in range(100_000)
+    )
+    log = fleets.p5_run_log().replace(header, header + rows)
+    run = nccl_log.parse(log, catalog.load().facts.charts.nccl_tests.efa_gate.marker)
+    assert len(run.rows) == 100_000 + 32 and run.largest.size == 17179869184
+    assert {f.verdict for f in _judge(log).values()} == {"match"}
+
+
+_HOST = "[1,0]<stdout>:nccl-tests-p5-worker-0:31:31 [0] NCCL INFO "
+_MEGA = 10**6
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a run of spaces inside an NCCL line (the lazy text before `\s*$` tried it from each space)
+        _HOST + "Using network" + " " * _MEGA + "Libfabric",
+        _HOST + "comment" + " " * _MEGA + ".",
+        # the plugin's prefix again and again (`NET/OFI .*(...)` from each one)
+        _HOST + "NET/OFI " * (_MEGA // 8),
+        # nccl-tests' network error's head again and again (`Error: network .* not found` from each)
+        "Error: network " * (_MEGA // 15),
+        # one cell of a megabyte in the table, and digits past what int() reads
+        "0:   " + "9" * _MEGA + "     2     float     sum      -1    30.1    0.00    0.00      0",
+        _HOST + "Channel 00/0 : 0[0] -> 1[0] [send] via NET/Libfabric/" + "7" * _MEGA,
+        "[1,0]<stdout>:#  Rank  " + "1" * _MEGA + " Group  0 Pid 25 on HOST device  0",
+        "x" * _MEGA,
+    ],
+    ids=["network-spaces", "text-spaces", "ofi-prefixes", "network-error-heads", "mega-cell", "mega-device", "mega-rank", "no-newline"],
+)
+def test_a_pathological_line_of_a_megabyte_leaves_the_verdict_as_it_was(line):
+    """A log with one line of 10^6 characters and no newline in it, among the healthy run's lines:
+    read in time linear in its length (each case here was quadratic, or crashed), and judged as
+    the healthy run is. The test holds the verdict, not a time: a quadratic reader never returns."""
+    log = fleets.p5_run_log()
+    at = log.index("0: #       size")
+    verdicts = _judge(log[:at] + line + "\n" + log[at:])
+    network = "mismatch" if line.startswith(_HOST + "Using network") else "match"  # a network named "Libfabric" after spaces is another
+    assert {topic: f.verdict for topic, f in verdicts.items()} == {
+        "run": "match",
+        "network": network,
+        "NICs": "match",
+        "bandwidth": "match",
+    }

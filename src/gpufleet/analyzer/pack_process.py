@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import IO, cast
 
+from gpufleet import process_groups
 from gpufleet.analyzer.pack_dir import interpreter, read_pack_manifest
 from gpufleet.errors import NotJudged
 from gpufleet.plans.placement import PLACEMENT_OUT
@@ -56,7 +57,8 @@ class PackProcess:
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
         self._port_line: list[str] = []
         self._port_ready = threading.Event()
-        self.process = subprocess.Popen(
+        # Its own session, as the program's: stopping it ends whatever the pack forked too.
+        self.process = process_groups.start(
             [interpreter(self.pack_dir, self.manifest), "-u", str(self.pack_dir)],
             cwd=self.pack_dir,
             env=env,
@@ -105,13 +107,7 @@ class PackProcess:
         return PolicyPackError(f"policy pack {self.pack_dir}: {what}; {state}. No policy results: nothing was judged.{detail}")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        process_groups.stop(self.process, grace=5)
         shutil.rmtree(self._scratch, ignore_errors=True)
 
     def placement(self) -> dict | None:

@@ -322,7 +322,8 @@ def cmd_schema(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from gpufleet.errors import NotJudged
+    from gpufleet import process_groups
+    from gpufleet.errors import NotJudged, Stopped
     from gpufleet.rules import lifecycle
 
     args = _parser().parse_args(argv)
@@ -339,7 +340,13 @@ def main(argv: list[str] | None = None) -> int:
     }[args.command]
     try:
         lifecycle.today()  # a GPUFLEET_TODAY that is no date stops here, before a worker or the pack reads it
-        return handler(args)
+        with process_groups.stopped_on_signals():
+            return handler(args)
+    except Stopped as stop:
+        # design.md's exit codes are the whole contract and hold no 128+N: a preview stopped from
+        # outside judged nothing, which fails closed as a program that hangs past --timeout does.
+        print(f"error: gpufleet was stopped by {stop.name}; the processes it started were ended; nothing was judged", file=sys.stderr)
+        return EXIT_INVALID
     # Bad input, and a pack or program that could not judge (fail closed): one message, exit 2, never
     # "no violations". Every other exception is a bug (exit 4).
     except (InputError, NotJudged) as err:

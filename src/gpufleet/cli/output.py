@@ -44,7 +44,9 @@ def console():
 
 
 def print_json(document, sort_keys: bool = True) -> None:
-    write(json.dumps(document, indent=2, sort_keys=sort_keys) + "\n")
+    # NaN and Infinity are no JSON tokens (RFC 8259 section 6): a reader such as jq refuses them,
+    # so one reaching a document is a bug to report (exit 4), never a document to print.
+    write(json.dumps(document, indent=2, sort_keys=sort_keys, allow_nan=False) + "\n")
 
 
 def policy_inputs(args):

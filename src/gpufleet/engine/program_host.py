@@ -10,7 +10,6 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpufleet import process_groups
 from gpufleet.engine.answers import OfflineAnswers
 from gpufleet.engine.monitor import Monitor, Served
 from gpufleet.engine.output_types import OutputTypes
@@ -70,14 +70,9 @@ def run_hosted(
         command, env = _launch(program, python, served.address, stack, workdir, report, search_path)
         env = {**os.environ, **env, "PULUMI_CONFIG": json.dumps(config), "PULUMI_DRY_RUN": "true"}
         try:
-            child = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=workdir,
-                env=env,
-                start_new_session=True,
+            # Its own session: the language host, ts-node and anything they fork end together.
+            child = process_groups.start(
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=workdir, env=env
             )
         except OSError as err:
             raise EngineError(f"the program's interpreter {python} does not run: {err.strerror}") from None
@@ -90,7 +85,7 @@ def run_hosted(
         finally:
             if compiling is not None:
                 compiling.cancel()
-            _stop_group(child)
+            process_groups.stop(child)
             for thread in passing:
                 thread.join(_DRAIN)
         if code is None:
@@ -230,15 +225,6 @@ def _pass_on(pipe) -> None:
             with _PASSING:
                 sys.stderr.write(text.decode(line))
                 sys.stderr.flush()
-
-
-def _stop_group(child: subprocess.Popen) -> None:
-    """The program and anything it forked: a child left running would hold the output pipes open."""
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    child.wait()
 
 
 def _read(report: Path) -> dict:

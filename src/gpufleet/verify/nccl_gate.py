@@ -171,6 +171,15 @@ def _nics(job: NcclJob, run: nccl_log.NcclRun) -> _Evidence | None:
 
 
 def _bandwidth(job: NcclJob, run: nccl_log.NcclRun, cat: Catalog) -> Finding:
+    if run.bad_numbers:
+        # A NaN compares false with any floor, and is no JSON: the run measured nothing to compare.
+        return _finding(
+            job,
+            MISMATCH,
+            f"bandwidth: not a finite number, so nothing was measured: {'; '.join(run.bad_numbers[:5])}",
+            failure="not-finite",
+            observed={"notFinite": list(run.bad_numbers[:5])},
+        )
     largest = run.largest
     assert largest is not None  # judge returns before this when the run printed no table
     measured = {
