@@ -152,16 +152,31 @@ def _node_labels(requirements: Requirements, pool: Pool, shape: NodeShape) -> di
 
 @dataclass
 class _Claim:
-    """A NodeClaim being built: the pool's types that still hold every pod given to it, and those pods."""
+    """`count` identical NodeClaims being built: the pool's types that still hold every pod given to
+    each, and those pods (per claim). Identical claims are one record, as kube-scheduler's
+    simulation counts identical nodes, so that a huge replica count is arithmetic, not a loop."""
 
     pool: Pool
     options: list[Candidate]
     requirements: Requirements  # the pool's, narrowed by each pod given to it
     assigned: list[tuple[PodTemplate, int]] = field(default_factory=list)
+    count: int = 1
 
     @property
     def pods(self) -> int:
         return sum(n for _, n in self.assigned)
+
+    def alike(self, other: _Claim) -> bool:
+        """Whether two claims of one pool are the same claim to every later pass: requirements, types and pods."""
+        return (
+            self.requirements == other.requirements
+            and [id(c) for c in self.options] == [id(c) for c in other.options]
+            and [(id(p), n) for p, n in self.assigned] == [(id(p), n) for p, n in other.assigned]
+        )
+
+    def one_more(self) -> _Claim:
+        """A copy of one of these claims, as its own record."""
+        return _Claim(self.pool, list(self.options), self.requirements, list(self.assigned))
 
 
 def _room(
@@ -261,8 +276,13 @@ def _most_meeting_min_values(
     return 0
 
 
+def _counted(candidate: Candidate, resource: str) -> int:
+    """What one node of the type counts against a pool limit on the resource."""
+    return 1 if resource == "nodes" else candidate.capacity.get(resource, 0)
+
+
 def _fits_limits(candidate: Candidate, remaining: Mapping[str, int]) -> bool:
-    return all((1 if r == "nodes" else candidate.capacity.get(r, 0)) <= left for r, left in remaining.items())
+    return all(_counted(candidate, r) <= left for r, left in remaining.items())
 
 
 def _launched(claim: _Claim) -> Candidate:
@@ -323,6 +343,20 @@ class _Run:
     offered: dict[str, list[Candidate]] = field(default_factory=dict)
     nodes: Sequence[tuple[Mapping[str, str], karpenter_topology.Held]] = ()  # the groups' nodes kube-scheduler filled
     hostname: str = ""
+    joined: list[list[_Claim]] = field(default_factory=list)  # per template, the claims it joined, in order
+
+    def split_off(self, claim: _Claim, one: _Claim) -> None:
+        """`one`, a claim of the record `claim`, becomes its own record, just before the rest
+        wherever they are listed: the order the claims were built and joined in."""
+        claim.count -= 1
+        for seq in (self.claims, *self.joined):
+            for i in reversed([i for i, c in enumerate(seq) if c is claim]):
+                seq.insert(i, one)
+
+    def drop(self, claim: _Claim) -> None:
+        """A record whose claims another record now counts."""
+        for seq in (self.claims, *self.joined):
+            seq[:] = [c for c in seq if c is not claim]
 
     def where(self, keys: Sequence[str]) -> karpenter_topology.Where:
         """Where pods are now, the claims read live, with the domains of `keys`."""
@@ -363,10 +397,8 @@ def _schedule_share(
     for claim in sorted(run.claims, key=lambda c: c.pods):
         if wanted == 0:
             break
-        added = 0 if claim.pool.name in away else _add(pod, wanted, claim, run.daemons, run.cat, topology=topology)
-        if added:
-            wanted -= added
-            mine.append(claim)
+        if claim.pool.name not in away:
+            wanted = _join(pod, wanted, claim, run, mine, topology)
     for pool in run.pools:
         if wanted == 0:
             break
@@ -377,6 +409,57 @@ def _schedule_share(
     return wanted
 
 
+def _join(pod: PodTemplate, wanted: int, claim: _Claim, run: _Run, mine: list[_Claim], topology: _Topology) -> int:
+    """Give replicas to the record's identical claims one after another, each that takes some split
+    off as its own record; the replicas left. Once a claim ends as the one before it did, each
+    claim left takes as many and ends alike (it reads the same claims and the same pods
+    everywhere), so they are counted, not walked. One that takes none means none of them does."""
+    last: _Claim | None = None
+    while wanted > 0 and claim.count > 0:
+        one = claim.one_more()
+        added = _add(pod, wanted, one, run.daemons, run.cat, topology=topology)
+        if not added:
+            break
+        wanted -= added
+        run.split_off(claim, one)
+        if last is None or not last.alike(one):
+            last = one
+            mine.append(one)
+            continue
+        run.drop(one)
+        more = min(wanted // added, claim.count)
+        last.count += 1 + more
+        claim.count -= more
+        wanted -= more * added
+    if claim.count == 0:
+        run.drop(claim)
+    return wanted
+
+
+def _each(options: Sequence[Candidate], resource: str) -> int:
+    """What a new claim counts against a limit: the largest capacity among its types (subtractMax,
+    scheduler.go L1045-L1066)."""
+    return max(_counted(c, resource) for c in options)
+
+
+def _launches(run: _Run, pool: Pool, options: Sequence[Candidate], claims: int) -> None:
+    """Count new claims against the pool's limits and its reservations."""
+    for resource in run.remaining[pool.name]:
+        run.remaining[pool.name][resource] -= claims * _each(options, resource)
+    if pool.name in run.reserved_left:
+        run.reserved_left[pool.name] -= claims
+
+
+def _alike_left(run: _Run, pool: Pool, options: Sequence[Candidate], most: int) -> int:
+    """How many more claims (up to `most`) the pool's limits and reservations leave every one of
+    `options` to: those see the same types, so they are built alike."""
+    bounds = [most, *([run.reserved_left[pool.name]] if pool.name in run.reserved_left else [])]
+    for resource, left in run.remaining[pool.name].items():
+        if (each := _each(options, resource)) > 0:
+            bounds.append(left // each)
+    return min(bounds)
+
+
 def _new_claims(
     pod: PodTemplate, wanted: int, pool: Pool, run: _Run, mine: list[_Claim], refusals: dict[str, str], topology: _Topology
 ) -> int:
@@ -385,6 +468,7 @@ def _new_claims(
     if reason:
         refusals[pool.name] = reason
         return wanted
+    last: _Claim | None = None
     while wanted > 0:
         if run.reserved_left.get(pool.name, 1) <= 0:
             refusals[pool.name] = f"held back by its capacity reservations: all {pool.reserved} reserved instances are launched"
@@ -411,13 +495,19 @@ def _new_claims(
                 f"{n} {r}" for r, n in top
             )
             break
-        for resource in run.remaining[pool.name]:
-            run.remaining[pool.name][resource] -= max(1 if resource == "nodes" else c.capacity.get(resource, 0) for c in options)
-        if pool.name in run.reserved_left:
-            run.reserved_left[pool.name] -= 1
-        run.claims.append(claim)
-        mine.append(claim)
+        _launches(run, pool, options, 1)
         wanted -= added
+        if last is None or not last.alike(claim):
+            run.claims.append(claim)
+            mine.append(claim)
+            last = claim
+            continue
+        # As the one before: the claims after it see the same types and the same pods everywhere
+        # (_join), while the limits leave them every type, so they are counted.
+        more = _alike_left(run, pool, options, wanted // added)
+        _launches(run, pool, options, more)
+        last.count += 1 + more
+        wanted -= more * added
     return wanted
 
 
@@ -446,17 +536,19 @@ def _give_out(
     for pod, wanted in sorted(wanted_by, key=lambda pw: (-pw[0].requests.get("cpu", 0), -pw[0].requests.get("memory", 0))):
         refusals: dict[str, str] = {}
         mine: list[_Claim] = []
+        run.joined.append(mine)  # kept live: a later template splits the records it joined
         wanted = _schedule(pod, wanted, run, mine, refusals, strict=True)
         if wanted and any(_prefers_away(pod, p, cat) for p in ordered):
             wanted = _schedule(pod, wanted, run, mine, refusals, strict=False)
-        outcomes.append((pod, list({id(c): c for c in mine}.values()), wanted, refusals))  # a claim joined in both tries, once
-    return run.claims, outcomes
+        outcomes.append((pod, mine, wanted, refusals))
+    # A claim joined in both tries, once.
+    return run.claims, [(pod, list({id(c): c for c in mine}.values()), left, why) for pod, mine, left, why in outcomes]
 
 
 def _nodes_by_pool(claims: Sequence[_Claim]) -> dict[str, int]:
     found: dict[str, int] = {}
     for claim in claims:
-        found[claim.pool.name] = found.get(claim.pool.name, 0) + 1
+        found[claim.pool.name] = found.get(claim.pool.name, 0) + claim.count
     return found
 
 
@@ -503,7 +595,10 @@ def provision(
     would need fewer nodes once each GPU is shared, each pod provisioned from that pool says so.
 
     The pods kube-scheduler placed on the groups' nodes (`shapes` gives their labels) count in the
-    topology domains Karpenter spreads over (countDomains, topology.go @v1.14.1 L361-L455)."""
+    topology domains Karpenter spreads over (countDomains, topology.go @v1.14.1 L361-L455).
+
+    Identical claims are counted, not walked (_Claim.count): the plan is the one claim-by-claim
+    building gives, and a huge replica count costs a few passes."""
     if not pools:
         return []
     cat = k8s_scheduler.given(cat)
@@ -551,7 +646,7 @@ def provision(
     launched: dict[tuple[str, str], int] = {}
     for claim in claims:
         key = (claim.pool.name, _launched(claim).shape.instance_type)
-        launched[key] = launched.get(key, 0) + 1
+        launched[key] = launched.get(key, 0) + claim.count
     return [{"nodePool": pool, "instanceType": type_, "nodes": n} for (pool, type_), n in launched.items()]
 
 
@@ -574,8 +669,8 @@ def _record(result: Placement, claims: list[_Claim], wanted: int, refusals: dict
     for claim in claims:
         held = sum(n for pod, n in claim.assigned if pod is result.pod)
         entry = counts.setdefault((claim.pool.name, _launched(claim).shape.instance_type), [0, 0, 0])
-        entry[0] += 1
-        entry[1] += held
+        entry[0] += claim.count
+        entry[1] += held * claim.count
         entry[2] = max(entry[2], len(claim.options))
     result.provisioned = [
         {"nodePool": pool, "instanceType": type_, "nodes": nodes, "placed": held, "candidates": options}

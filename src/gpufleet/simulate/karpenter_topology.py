@@ -39,12 +39,14 @@ Held = Sequence[tuple[PodTemplate, int]]  # a claim's (or a node group's) pods o
 
 
 class Claimed(Protocol):
-    """A NodeClaim being built, as the topology reads it."""
+    """NodeClaims being built, as the topology reads them: `count` identical ones."""
 
     @property
     def requirements(self) -> Requirements: ...
     @property
     def assigned(self) -> Held: ...
+    @property
+    def count(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ def counts(where: Where, key: str, match: Callable[[PodTemplate], bool]) -> Coun
     for claim in where.claims:
         r = claim.requirements.get(key)
         if r.operator() == IN and len(r.values) == 1:
-            found[next(iter(r.values))] += _on(claim.assigned, match)
+            found[next(iter(r.values))] += _on(claim.assigned, match) * claim.count
     return found
 
 
