@@ -19,7 +19,7 @@ from gpufleet.catalog.generate import prices as generator
 
 ROOT = Path(__file__).resolve().parents[2]
 SLICES = ROOT / "tests" / "fixtures" / "prices" / "skypilot-catalog"
-OFFER = ROOT / "tests" / "fixtures" / "prices" / "aws-offer" / "lyft-awspricing-tests-data-ec2_offer.py"
+OFFER = ROOT / "tests" / "fixtures" / "prices" / "third_party" / "aws-offer" / "lyft-awspricing-tests-data-ec2_offer.py"
 ANOMALIES = ROOT / "tests" / "fixtures" / "prices" / "aws-anomaly-rows.csv"
 
 

@@ -62,12 +62,12 @@ def _entries(folder: Path) -> list[Path]:
 
 
 # What stat's file types are called in the refusal; a regular file is read and a folder has its own words.
-_SPECIAL = (
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
+_SPECIAL = {
+    stat.S_ISFIFO: "a FIFO (named pipe)",
+    stat.S_ISCHR: "a character device",
+    stat.S_ISBLK: "a block device",
+    stat.S_ISSOCK: "a socket",
+}
 
 
 def _not_read(path: Path) -> str | None:
@@ -93,7 +93,7 @@ def _kind(mode: int) -> str | None:
         return None
     if stat.S_ISDIR(mode):
         return "a folder: verify does not descend into folders"
-    named = next((name for test, name in _SPECIAL if test(mode)), "a special file")
+    named = next((name for test, name in _SPECIAL.items() if test(mode)), "a special file")
     return f"{named}, not a regular file"
 
 
