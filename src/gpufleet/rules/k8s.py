@@ -6,6 +6,7 @@ and the policy pack call them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
@@ -119,6 +120,12 @@ def mig_supported(it: InstanceType, mig_models: list[str]) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=8192)
+def _fits(text: str, most: int, pattern: str) -> bool:
+    # The simulators ask this of the same few keys and values for every node a pod is tried on.
+    return len(text) <= most and re.match(pattern, text) is not None
+
+
 def qualified_name_problem(key: object, facts: KubernetesFacts) -> str | None:
     """Is `key` a Kubernetes qualified name (a label or taint key): [prefix/]name?"""
     rule = facts.qualified_name
@@ -127,7 +134,7 @@ def qualified_name_problem(key: object, facts: KubernetesFacts) -> str | None:
     prefix, _, name = key.rpartition("/")
     if "/" in prefix:
         return f"{key!r} has more than one '/': a key is [prefix/]name"
-    if len(name) > rule.name_max or not re.match(rule.name_pattern, name):
+    if not _fits(name, rule.name_max, rule.name_pattern):
         return (
             f"{key!r}: the name part must be at most {rule.name_max} characters of letters, digits, '-', '_' or '.', "
             "starting and ending with a letter or digit"
@@ -141,7 +148,7 @@ def label_value_problem(value: object, facts: KubernetesFacts) -> str | None:
     """Is `value` a Kubernetes label (or taint) value: empty, or a name of at most 63 characters?"""
     if not isinstance(value, str):
         return f"{value!r} is not a label value: it must be a string"
-    if value and (len(value) > facts.label_value_max or not re.match(facts.qualified_name.name_pattern, value)):
+    if value and not _fits(value, facts.label_value_max, facts.qualified_name.name_pattern):
         return (
             f"{value!r} is not a label value: at most {facts.label_value_max} letters, digits, '-', '_' or '.', "
             "starting and ending with a letter or digit"
