@@ -480,6 +480,26 @@ def test_a_node_overlay_s_not_in_matches_a_type_without_the_label():
     assert placed["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 1}]
 
 
+def test_a_node_overlay_matches_a_type_under_its_pool_s_name_and_labels():
+    """Karpenter judges an overlay against the type's requirements plus the pool's name and template
+    labels (nodeoverlay/controller.go @v1.14.1 L231-L244): an overlay selecting a pool's label or the
+    pool itself applies there, and only there."""
+
+    def widgets(requirement: dict) -> dict:
+        spec = {"requirements": [requirement], "capacity": {"example.com/widget": "2"}}
+        return {"urn": "urn:pulumi:s::p::kubernetes:karpenter.sh/v1alpha1:NodeOverlay::widgets", "type": "kubernetes:karpenter.sh/v1alpha1:NodeOverlay",
+                "name": "widgets", "inputs": {"metadata": {"name": "widgets"}, "spec": spec}}
+
+    web = _deployment("web", 2, {"example.com/widget": "1"})
+    ml = _pool("general", [_types(["m5.large"])], labels={"team": "ml"})
+    by_label = _placed(ml, widgets({"key": "team", "operator": "In", "values": ["ml"]}), web)
+    assert by_label["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 1}]
+    by_pool = _placed(ml, widgets({"key": "karpenter.sh/nodepool", "operator": "In", "values": ["general"]}), web)
+    assert by_pool["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 1}]
+    elsewhere = _placed(ml, widgets({"key": "team", "operator": "In", "values": ["web"]}), web)
+    assert not elsewhere.get("provisioned")
+
+
 def test_an_auto_mode_node_holds_at_most_110_pods():
     pool = _pool("auto", [_types(["m5.24xlarge"])])  # 737 pods by its ENIs
     pool["inputs"]["spec"]["template"]["spec"]["nodeClassRef"] = {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}

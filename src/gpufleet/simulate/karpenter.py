@@ -45,24 +45,6 @@ class Requirement:
     values: tuple[str, ...] = ()
     min_values: int | None = None  # the distinct values a NodeClaim's types must still cover
 
-    def admits(self, labels: Mapping[str, str]) -> bool:
-        present = self.key in labels
-        if self.operator == "In":
-            return present and labels[self.key] in self.values
-        if self.operator == "NotIn":
-            return not present or labels[self.key] not in self.values
-        if self.operator == "Exists":
-            return present
-        if self.operator == "DoesNotExist":
-            return not present
-        if self.operator in ("Gt", "Lt", "Gte", "Lte") and present and len(self.values) == 1:
-            try:
-                have, bound = int(labels[self.key]), int(self.values[0])
-            except ValueError:
-                return False
-            return {"Gt": have > bound, "Lt": have < bound, "Gte": have >= bound, "Lte": have <= bound}[self.operator]
-        return False
-
 
 @dataclass(frozen=True)
 class Candidate:

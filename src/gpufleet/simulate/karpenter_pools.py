@@ -244,6 +244,11 @@ def read_pool(
     # The NodePool CRD refuses a comparison without one non-negative integer (karpenter.sh_nodepools.yaml
     # of chart 1.14.1 L345-L346): such a pool launches nothing.
     refused_by_crd = any(r.operator in _COMPARISONS and not (len(r.values) == 1 and r.values[0].isdigit()) for r in requirements)
+    pooled = karpenter_requirements.from_labels(labels, aliases)  # the pool's name among them
+    overlay_requirements = [
+        (karpenter_requirements.requirements(*(requirement(r.key, r.operator, *r.values, aliases=aliases) for r in wanted)), capacity)
+        for wanted, capacity in (() if on_auto else overlays)  # Auto Mode reads no NodeOverlay (containers-roadmap#2690)
+    ]
     for it, type_labels, type_requirements in _labelled(cat, domain):
         held.append(type_labels)
         type_keys |= type_labels.keys()
@@ -260,8 +265,12 @@ def read_pool(
         if on_auto:
             allocatable["pods"] = min(allocatable["pods"], auto.max_pods)
         overlaid: set[str] = set()
-        for wanted, capacity in () if on_auto else overlays:  # Auto Mode reads no NodeOverlay (containers-roadmap#2690)
-            if all(r.admits(type_labels) for r in wanted):
+        # An overlay applies where the type, under this pool's name and labels, is Compatible with
+        # its requirements (kubernetes-sigs/karpenter pkg/controllers/nodeoverlay/controller.go
+        # @v1.14.1 L231-L244: no key allowed undefined; the offerings' own filter is not modelled).
+        as_pooled = type_requirements.merged(pooled)
+        for wanted, capacity in overlay_requirements:
+            if as_pooled.compatible(wanted) is None:
                 for resource_name, amount in capacity.items():
                     if resource_name not in overlaid:  # the heaviest overlay sets it
                         allocatable[resource_name] = amount
