@@ -101,7 +101,18 @@ def order(pools: Sequence[Pool]) -> list[Pool]:
 def _pod_requirements(pod: PodTemplate, pool: Pool) -> Requirements:
     """The pod's requirements as Karpenter reads them: its nodeSelector and first required term
     (Karpenter tries the other terms only once that one fails; preferred terms are not read here)."""
-    return karpenter_requirements.of_pod(pod.node_selector, pod.affinity_terms, pool.aliases)
+    key = (id(pod), id(pool.aliases))
+    if key not in _POD_REQUIREMENTS:
+        if len(_POD_REQUIREMENTS) > 4096:
+            _POD_REQUIREMENTS.clear()
+        found = karpenter_requirements.of_pod(pod.node_selector, pod.affinity_terms, pool.aliases)
+        _POD_REQUIREMENTS[key] = (pod, pool.aliases, found)
+    return _POD_REQUIREMENTS[key][2]
+
+
+# A pod's requirements are asked of claim after claim: read once per (pod, aliases) object pair,
+# kept with their objects so their ids are not reused while cached.
+_POD_REQUIREMENTS: dict[tuple[int, int], tuple[PodTemplate, Mapping[str, str], Requirements]] = {}
 
 
 _ANYWHERE = Requirements()  # no topology domain given
@@ -110,7 +121,8 @@ _ANYWHERE = Requirements()  # no topology domain given
 def _incompatible(pod: PodTemplate, claim: _Claim, domain: Requirements = _ANYWHERE) -> str | None:
     """Why the pod's requirements (and the topology domain given it) cannot join the claim's, in
     Karpenter's words; None when they can."""
-    problem = claim.requirements.compatible(_pod_requirements(pod, claim.pool).merged(domain), claim.pool.allow_undefined)
+    wanted = _pod_requirements(pod, claim.pool)
+    problem = claim.requirements.compatible(wanted.merged(domain) if domain.by_key else wanted, claim.pool.allow_undefined)
     return None if problem is None else f"incompatible requirements, {problem}"
 
 
@@ -161,11 +173,27 @@ class _Claim:
         return _Claim(self.pool, list(self.options), self.requirements, list(self.assigned))
 
 
+# The same type under the same labels, asked of claim after claim: one shape object each, so the
+# scheduler's joined-node cache (keyed by the shape's identity) serves them all. The base shape is
+# kept with its entry, so its id is not reused while cached.
+_RELABELLED: dict[tuple[int, frozenset[tuple[str, str]]], tuple[NodeShape, NodeShape]] = {}
+
+
+def _labelled(shape: NodeShape, labels: dict[str, str]) -> NodeShape:
+    if labels == shape.labels:
+        return shape
+    key = (id(shape), frozenset(labels.items()))
+    if key not in _RELABELLED:
+        if len(_RELABELLED) > 4096:
+            _RELABELLED.clear()
+        _RELABELLED[key] = (shape, replace(shape, labels=labels))
+    return _RELABELLED[key][1]
+
+
 def _room(
     pod: PodTemplate, claim: _Claim, requirements: Requirements, candidate: Candidate, daemons: Sequence[PodTemplate], cat: Catalog
 ) -> tuple[int, list[str]]:
-    labels = _node_labels(requirements, claim.pool, candidate.shape)
-    shape = candidate.shape if labels == candidate.shape.labels else replace(candidate.shape, labels=labels)
+    shape = _labelled(candidate.shape, _node_labels(requirements, claim.pool, candidate.shape))
     return k8s_scheduler.per_new_node(pod, shape, daemons, cat, claim.assigned, advertised=False, whole_type=True)
 
 
@@ -175,7 +203,7 @@ def _unadvertised(pod: PodTemplate, claim: _Claim, daemons: Sequence[PodTemplate
     if claim.pool.plugins_built_in:
         return []
     launched = _launched(claim)
-    shape = replace(launched.shape, labels=_node_labels(claim.requirements, claim.pool, launched.shape))
+    shape = _labelled(launched.shape, _node_labels(claim.requirements, claim.pool, launched.shape))
     alone = [(p, n) for p, n in claim.assigned if p is not pod]
     if k8s_scheduler.per_new_node(pod, shape, daemons, cat, alone)[0]:
         return []

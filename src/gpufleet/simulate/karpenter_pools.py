@@ -10,6 +10,7 @@ give) is a gap, written to `gaps`; the pool is judged without it, and verdicts o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog, InstanceType
@@ -92,7 +93,7 @@ def _laid_out_efa(it: InstanceType, layout: list[Mapping]) -> int | None:
     return efa
 
 
-_LABELLED: dict[tuple[int, str], tuple[Catalog, list]] = {}
+_LABELLED: dict[tuple[int, str], tuple[Catalog, _Labelled]] = {}
 # Provider labels a type's requirements hold as DoesNotExist unless its EC2 record gives a value, so
 # a pool or pod requiring one excludes the types without it (karpenter-provider-aws
 # pkg/providers/instancetype/types.go @bde00654 L193-L215, filled in at L246-L308).
@@ -112,10 +113,31 @@ _ABSENT_UNLESS_GIVEN = (
 )
 
 
-def _labelled(cat: Catalog, domain: str) -> list[tuple[InstanceType, dict[str, str], Requirements]]:
-    """Every type of the catalog with Karpenter's labels of it (under `domain`) and the requirements
-    they make: the same for every pool, so read once per catalog (the catalog is kept with them, so
-    its id is not reused)."""
+@dataclass(frozen=True)
+class _Labelled:
+    """Every type of the catalog with Karpenter's labels of it and the requirements they make, and
+    what every pool asks of them all: the keys any type carries and each key's values. A pool naming
+    its types is judged on those alone, not on the whole catalog."""
+
+    types: tuple[tuple[InstanceType, dict[str, str], Requirements], ...]
+    keys: frozenset[str]
+    values: Mapping[str, frozenset[str]]
+    # Label key -> the key Karpenter reads it as: one mapping for every pool, so what is read
+    # through it (a pod's requirements) is read once, not once per pool.
+    aliases: Mapping[str, str]
+
+    def candidates(self, wanted: Requirements, type_key: str) -> Sequence[tuple[InstanceType, dict[str, str], Requirements]]:
+        """The types `wanted` may admit: those it names by type, where it names them (in catalog
+        order, so a plan is the same as judging every type), else every type."""
+        named = wanted.by_key.get(type_key)
+        if named is None or named.complement:
+            return self.types
+        return [entry for entry in self.types if entry[0].name in named.values]
+
+
+def _labelled(cat: Catalog, domain: str) -> _Labelled:
+    """The catalog's types as every pool under `domain` reads them: the same for every pool, so read
+    once per catalog (the catalog is kept with them, so its id is not reused)."""
     key = (id(cat), domain)
     if key not in _LABELLED:
         known = cat.facts.karpenter.requirement_labels
@@ -127,7 +149,12 @@ def _labelled(cat: Catalog, domain: str) -> list[tuple[InstanceType, dict[str, s
             # Every type may launch on shared or dedicated tenancy (types.go @bde00654 L218).
             tenancy = requirement(f"{domain}/instance-tenancy", IN, "default", "dedicated")
             found.append((it, labels, karpenter_requirements.from_labels(labels, aliases).add(*absent, tenancy)))
-        _LABELLED[key] = (cat, found)
+        values: dict[str, set[str]] = {}
+        for _, labels, _ in found:
+            for k, v in labels.items():
+                values.setdefault(k, set()).add(v)
+        labelled = _Labelled(tuple(found), frozenset(values), {k: frozenset(v) for k, v in values.items()}, aliases)
+        _LABELLED[key] = (cat, labelled)
     return _LABELLED[key][1]
 
 
@@ -200,7 +227,6 @@ def read_pool(
     auto = eks.auto_mode
     names = eks.well_known_labels
     known = facts.requirement_labels
-    aliases = {**known.aliases, **known.provider_aliases}
     before = len(gaps)
     if not spec:
         gaps.append(f"Karpenter NodePool {name!r}: its spec is not known offline: the nodes it would launch are not judged")
@@ -210,6 +236,8 @@ def read_pool(
     # An EKS Auto Mode pool: its nodes' labels are under eks.amazonaws.com, its plugins built in.
     on_auto = mapping(node.get("nodeClassRef")).get("group") == auto.node_class_group
     domain = auto.label_domain if on_auto else facts.labels.domain
+    labelled = _labelled(cat, domain)
+    aliases = labelled.aliases
     requirements = requirements_of(node, name, gaps)
     labels = {str(k): str(v) for k, v in mapping(metadata.get("labels")).items()}
     labels[facts.labels.node_pool] = name
@@ -220,9 +248,8 @@ def read_pool(
             f"Karpenter NodePool {name!r}: requirements on {', '.join(unjudged)}, which EC2's record in the catalog does not give: not judged"
         )
     defined: dict[str, frozenset[str] | None] = {k: frozenset({v}) for k, v in labels.items()}
-    type_keys: set[str] = set()
     candidates, ami_problem = [], None
-    held = []  # every type's labels, as the catalog holds them
+    type_keys = labelled.keys
     class_name, class_spec = node_class
     layout = [] if on_auto else [i for i in seq(mapping(class_spec).get("networkInterfaces")) if isinstance(i, Mapping)]
     family = None if on_auto else ami_family(class_spec)
@@ -249,9 +276,7 @@ def read_pool(
         (karpenter_requirements.requirements(*(requirement(r.key, r.operator, *r.values, aliases=aliases) for r in wanted)), capacity)
         for wanted, capacity in (() if on_auto else overlays)  # Auto Mode reads no NodeOverlay (containers-roadmap#2690)
     ]
-    for it, type_labels, type_requirements in _labelled(cat, domain):
-        held.append(type_labels)
-        type_keys |= type_labels.keys()
+    for it, type_labels, type_requirements in labelled.candidates(label_requirements, names.instance_type):
         if refused_by_crd or not type_requirements.meets(label_requirements):
             continue
         allocatable = node_capacity.karpenter_allocatable(it, facts, eks, kubelet)
@@ -318,7 +343,7 @@ def read_pool(
             for r in requirements
             if r.operator == "In" and r.key in (names.instance_type, f"{domain}/instance-family")
             for v in r.values
-            if v not in {labels_of[r.key] for labels_of in held}
+            if v not in labelled.values.get(r.key, frozenset())
         }
     )
     if unheld:

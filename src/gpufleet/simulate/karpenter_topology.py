@@ -256,7 +256,9 @@ def unsatisfiable(pod: PodTemplate, where: Where | None, on_hostname: bool = Fal
 
 
 def _repelled_by(pod: PodTemplate, others: Iterable[PodTemplate]) -> list[PodTerm]:
-    return [t for o in {id(o): o for o in others}.values() for t in _judged(o)[2] if term_matches(t, pod)]
+    # Most pods have no anti-affinity: they are passed over before anything is judged of them.
+    repelling = {id(o): o for o in others if o.pod_anti_affinity}
+    return [t for o in repelling.values() for t in _judged(o)[2] if term_matches(t, pod)]
 
 
 def filled(placed: Sequence[Placement], shapes: Sequence[NodeShape]) -> list[tuple[Mapping[str, str], Held]]:
