@@ -9,12 +9,18 @@ import os
 import stat
 from pathlib import Path
 
+from gpufleet.verify import shapes
 from gpufleet.verify.fleet import EcsFleet, KubeFleet, Observed
 from gpufleet.verify.verdict import BadInput
 
 KINDS = ("Node", "Pod", "DaemonSet")
+_LISTED = {"containerInstances": "container-instances", "tasks": "tasks"}
 LOGS = (".log", ".txt")
 MOST_BYTES = 256 * 1024 * 1024  # a recording larger than this is refused, not read into memory
+# Arrays and objects in one recording: kubectl's JSON of a large cluster writes hundreds of bytes of
+# text per object, so MOST_BYTES of it holds fewer than this; at about 60 bytes each in Python, the
+# bound keeps a parsed recording under about 250 MB.
+MOST_CONTAINERS = 4_000_000
 EXPECTED = (
     "the JSON of `kubectl get nodes,pods,daemonsets -A -o json` (a List of Node, Pod and DaemonSet objects), "
     "of `aws ecs describe-container-instances` or `aws ecs describe-tasks`, or an NCCL launcher log (*.log, *.txt)"
@@ -118,19 +124,28 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def _read_json(path: Path, kube: dict, ecs: dict, observed: Observed) -> None:
+    data = _read_bytes(path)
+    # Each JSON array or object costs Python about 60 bytes or more: a file of empty lists under the
+    # size bound would take gigabytes. Counting the brackets (those in strings too) bounds them first.
+    containers = data.count(b"[") + data.count(b"{")
+    if containers > MOST_CONTAINERS:
+        raise BadInput(f"{path}: {containers} JSON arrays and objects, more than a recording verify reads ({MOST_CONTAINERS})")
     try:
-        document = json.loads(_read_bytes(path).decode("utf-8"))
+        document = json.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as err:
         raise BadInput(f"{path}: not JSON ({err}); expected {EXPECTED}") from None
+    except RecursionError:
+        raise BadInput(f"{path}: JSON nested more deeply than a recording is; expected {EXPECTED}") from None
     if not isinstance(document, dict):
         raise BadInput(f"{path}: a JSON {type(document).__name__}, expected {EXPECTED}")
     kind = document.get("kind")
     if isinstance(document.get("items"), list) and isinstance(kind, str) and kind.endswith("List"):
         listed = kind.removesuffix("List") or None  # NodeList's items carry no kind; a List's do
         ignored: dict[str, int] = {}
-        for item in document["items"]:
+        for i, item in enumerate(document["items"]):
             item_kind = item.get("kind", listed) if isinstance(item, dict) else None
             if item_kind in KINDS:
+                shapes.check(item_kind, item, f"{path}: items[{i}]")
                 kube.setdefault(item_kind, []).append(item)
             else:
                 ignored[str(item_kind)] = ignored.get(str(item_kind), 0) + 1
@@ -138,10 +153,23 @@ def _read_json(path: Path, kube: dict, ecs: dict, observed: Observed) -> None:
             observed.gaps.append(f"{path.name}: not compared: " + ", ".join(f"{n} {k}" for k, n in sorted(ignored.items())))
         return
     if kind in KINDS:
+        shapes.check(kind, document, str(path))
         kube.setdefault(kind, []).append(document)
         return
+    for key, listing in (("containerInstanceArns", "list-container-instances"), ("taskArns", "list-tasks")):
+        if key in document:
+            raise BadInput(
+                f"{path}: the output of `aws ecs {listing}` ({key}: ARNs, not the objects); verify reads "
+                f"`aws ecs {listing.replace('list-', 'describe-')}` of those ARNs"
+            )
     for key in ("containerInstances", "tasks"):
         if isinstance(document.get(key), list):
+            for i, item in enumerate(document[key]):
+                if isinstance(item, str):  # what the list-* commands print, in the describe-* field
+                    raise BadInput(
+                        f"{path}: {key}[{i}] is the string {item[:120]!r}, an ARN, not the object `aws ecs describe-{_LISTED[key]}` prints"
+                    )
+                shapes.check(key, item, f"{path}: {key}[{i}]")
             ecs.setdefault(key, []).extend(document[key])
             return
     what = f"a {kind} object" if isinstance(kind, str) else f"a JSON object with keys {', '.join(sorted(document)[:6]) or 'none'}"
