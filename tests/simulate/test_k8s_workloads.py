@@ -35,9 +35,16 @@ def test_only_kubernetes_tokens_have_a_kind():
         ("kubernetes:apps/v1:DaemonSet", {"template": {"spec": SPEC}}, [("spec.template.spec", None, SPEC)]),
         ("kubernetes:batch/v1:Job", {"parallelism": 4, "replicas": 9, "template": {"spec": SPEC}}, [("spec.template.spec", 4, SPEC)]),
         ("kubernetes:batch/v1:Job", {"template": {"spec": SPEC}}, [("spec.template.spec", 1, SPEC)]),
-        ("kubernetes:batch/v1:CronJob", {"jobTemplate": {"spec": {"parallelism": 2, "template": {"spec": SPEC}}}},
-         [("spec.jobTemplate.spec.template.spec", 2, SPEC)]),
-        ("kubernetes:batch/v1:CronJob", {"jobTemplate": {"spec": {"template": {"spec": SPEC}}}}, [("spec.jobTemplate.spec.template.spec", 1, SPEC)]),
+        (
+            "kubernetes:batch/v1:CronJob",
+            {"jobTemplate": {"spec": {"parallelism": 2, "template": {"spec": SPEC}}}},
+            [("spec.jobTemplate.spec.template.spec", 2, SPEC)],
+        ),
+        (
+            "kubernetes:batch/v1:CronJob",
+            {"jobTemplate": {"spec": {"template": {"spec": SPEC}}}},
+            [("spec.jobTemplate.spec.template.spec", 1, SPEC)],
+        ),
         ("kubernetes:batch/v1:CronJob", {"jobTemplate": {}}, []),
         ("kubernetes:core/v1:ConfigMap", {"template": {"spec": SPEC}}, []),
         ("kubernetes:apps/v1:Deployment", {"template": {}}, []),
@@ -60,7 +67,9 @@ def test_an_mpijob_has_a_launcher_and_workers():
         ("spec.mpiReplicaSpecs.Worker.template.spec", 8, SPEC),
     ]
     workers = {"mpiReplicaSpecs": {"Worker": {"template": {"spec": SPEC}}}}
-    assert kw.pod_specs("kubernetes:kubeflow.org/v2beta1:MPIJob", {"spec": workers}) == [("spec.mpiReplicaSpecs.Worker.template.spec", 0, SPEC)]
+    assert kw.pod_specs("kubernetes:kubeflow.org/v2beta1:MPIJob", {"spec": workers}) == [
+        ("spec.mpiReplicaSpecs.Worker.template.spec", 0, SPEC)
+    ]
     pods = kw.object_pods("kubernetes:kubeflow.org/v2beta1:MPIJob", "nccl", {"metadata": {"namespace": "ml"}, "spec": spec})
     assert [(p.owner, p.replicas) for p in pods] == [("MPIJob ml/nccl (Launcher)", 1), ("MPIJob ml/nccl (Worker)", 8)]
 
@@ -68,7 +77,11 @@ def test_an_mpijob_has_a_launcher_and_workers():
 def test_object_pods_are_named_by_kind_namespace_and_name():
     [pod] = kw.object_pods("kubernetes:apps/v1:Deployment", "resource-name", {"spec": {"template": {"spec": SPEC}}}, urn="urn:x")
     assert (pod.owner, pod.urn) == ("Deployment default/resource-name", "urn:x")
-    [pod] = kw.object_pods("kubernetes:apps/v1:Deployment", "resource-name", {"metadata": {"name": "web", "namespace": "prod"}, "spec": {"template": {"spec": SPEC}}})
+    [pod] = kw.object_pods(
+        "kubernetes:apps/v1:Deployment",
+        "resource-name",
+        {"metadata": {"name": "web", "namespace": "prod"}, "spec": {"template": {"spec": SPEC}}},
+    )
     assert pod.owner == "Deployment prod/web"
 
 
@@ -88,9 +101,13 @@ def test_a_pods_request_sums_its_containers_and_covers_each_init_container():
 
 def test_an_unreadable_quantity_is_a_note_not_a_request():
     notes: list[str] = []
-    assert kw.pod_requests({"containers": [{"name": "a", "resources": {"requests": {"cpu": "lots", "memory": "1Mi"}}}]}, notes) == {"memory": 2**20}
+    assert kw.pod_requests({"containers": [{"name": "a", "resources": {"requests": {"cpu": "lots", "memory": "1Mi"}}}]}, notes) == {
+        "memory": 2**20
+    }
     assert notes == ["container 'a': cpu: 'lots' is not a quantity"]
-    [pod] = kw.object_pods("kubernetes:core/v1:Pod", "p", {"spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "lots"}}}]}})
+    [pod] = kw.object_pods(
+        "kubernetes:core/v1:Pod", "p", {"spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "lots"}}}]}}
+    )
     assert pod.notes == ("container 'a': cpu: 'lots' is not a quantity",)
 
 
@@ -116,9 +133,23 @@ def test_eks_add_ons_and_their_configuration_values():
     assert pods[f"Deployment {coredns.namespace}/coredns"].replicas == coredns.replicas
     daemon = next(name for name, a in addons.items() if a.kind == "DaemonSet")
     assert pods[f"DaemonSet {addons[daemon].namespace}/{daemon}"].replicas is None
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "role", "operator": "Exists"}]}]}}}
-    given = {"coredns": {"replicaCount": 5, "nodeSelector": {"role": "system"}, "tolerations": [], "affinity": affinity, "resources": {"requests": {"cpu": "250m"}}},
-             daemon: {"replicaCount": 7}}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "role", "operator": "Exists"}]}]
+            }
+        }
+    }
+    given = {
+        "coredns": {
+            "replicaCount": 5,
+            "nodeSelector": {"role": "system"},
+            "tolerations": [],
+            "affinity": affinity,
+            "resources": {"requests": {"cpu": "250m"}},
+        },
+        daemon: {"replicaCount": 7},
+    }
     configured = {p.owner: p for p in kw.addon_pods(addons, given, urn="urn:a")}
     dns = configured[f"Deployment {coredns.namespace}/coredns"]
     assert (dns.replicas, dns.node_selector, dns.tolerations, dns.requests["cpu"], dns.urn) == (5, {"role": "system"}, (), 250, "urn:a")
@@ -144,7 +175,9 @@ def test_the_gpu_operators_device_plugin_and_its_switch():
         f"Deployment {chart.namespace}/gpu-operator-node-feature-discovery-gc ({chart.chart} {chart.version})",
     ]
     selector = {"example.com/gpu": "true"}
-    [plugin, *_] = kw.gpu_operator_pods(chart, {"node-feature-discovery": {"worker": {"nodeSelector": selector}}}, "r", None, "nvidia.com/gpu")
+    [plugin, *_] = kw.gpu_operator_pods(
+        chart, {"node-feature-discovery": {"worker": {"nodeSelector": selector}}}, "r", None, "nvidia.com/gpu"
+    )
     assert plugin.node_selector == selector
 
 
@@ -160,7 +193,9 @@ def test_the_gpu_operators_controllers_come_from_its_values_and_its_subchart_s_d
     assert (master.replicas, master.node_selector, master.tolerations, master.requests["cpu"]) == (1, {}, (control_plane,), 100)
     assert (gc.replicas, gc.tolerations, gc.requests["cpu"], gc.advertises) == (1, (), 10, ())
     # A release named after the subchart keeps its name; values switch each off or scale it.
-    assert kw.gpu_operator_pods(chart, None, "node-feature-discovery", None, "r")[2].owner.startswith("Deployment gpu-operator/node-feature-discovery-master ")
+    assert kw.gpu_operator_pods(chart, None, "node-feature-discovery", None, "r")[2].owner.startswith(
+        "Deployment gpu-operator/node-feature-discovery-master "
+    )
     owners = [p.owner.split()[1] for p in kw.gpu_operator_pods(chart, {"nfd": {"enabled": False}}, "ml", None, "r")]
     assert owners == ["gpu-operator/nvidia-device-plugin-daemonset", "gpu-operator/gpu-operator"]
     given = {"node-feature-discovery": {"gc": {"enable": False}, "master": {"replicaCount": 3, "tolerations": []}}}
@@ -194,9 +229,63 @@ def test_the_resources_each_plugin_advertises():
 
 def test_a_controllers_affinity_is_read_from_the_values_and_a_manifest_runs_its_pods():
     chart = FACTS.charts.gpu_operator
-    required = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "role", "operator": "In", "values": ["ops"]}]}]}}}
+    required = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "role", "operator": "In", "values": ["ops"]}]}]
+            }
+        }
+    }
     operator = kw.gpu_operator_pods(chart, {"operator": {"affinity": required}}, "ml", None, "nvidia.com/gpu")[1]
     assert operator.affinity_terms == tuple(required["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"])
     mpi = FACTS.charts.mpi_operator.operator
     [pod] = kw.manifest_pods(mpi, "urn:m")
     assert pod.owner == f"{mpi.kind} {mpi.namespace}/{mpi.name}" and pod.replicas == mpi.replicas and pod.urn == "urn:m"
+
+
+# RuntimeClass admission (kubernetes/kubernetes plugin/pkg/admission/runtimeclass/admission.go).
+_GVISOR = {
+    "metadata": {"name": "gvisor"},
+    "handler": "runsc",
+    "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+    "scheduling": {"nodeSelector": {"sandbox": "gvisor"}, "tolerations": [{"key": "sandbox", "operator": "Exists"}]},
+}
+
+
+def _deployment(**spec) -> dict:
+    return {
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}], **spec}}},
+    }
+
+
+def test_a_runtime_class_adds_its_overhead_selector_and_tolerations():
+    [pod] = kw.object_pods(
+        "kubernetes:apps/v1:Deployment", "web", _deployment(runtimeClassName="gvisor"), runtime_classes={"gvisor": _GVISOR}
+    )
+    assert pod.requests["cpu"] == 1250 and pod.requests["memory"] == 120 * 1024**2
+    assert pod.node_selector == {"sandbox": "gvisor"} and {"key": "sandbox", "operator": "Exists"} in pod.tolerations
+    assert not pod.notes
+
+
+def test_a_runtime_class_the_plan_does_not_hold_is_a_note():
+    [pod] = kw.object_pods(
+        "kubernetes:apps/v1:Deployment", "web", _deployment(runtimeClassName="kata"), runtime_classes={"gvisor": _GVISOR}
+    )
+    assert (
+        pod.requests["cpu"] == 1000 and "RuntimeClass 'kata' is not in the plan: its overhead and scheduling are not counted" in pod.notes
+    )
+
+
+@pytest.mark.parametrize(
+    "spec, said",
+    [
+        ({"nodeSelector": {"sandbox": "kata"}}, "its nodeSelector conflicts on sandbox"),
+        ({"overhead": {"cpu": "1"}}, "its overhead is not the class's podFixed"),
+    ],
+)
+def test_a_pod_the_admission_plugin_refuses_is_a_note(spec, said):
+    [pod] = kw.object_pods(
+        "kubernetes:apps/v1:Deployment", "web", _deployment(runtimeClassName="gvisor", **spec), runtime_classes={"gvisor": _GVISOR}
+    )
+    assert any(said in n for n in pod.notes), pod.notes

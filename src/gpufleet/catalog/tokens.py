@@ -40,6 +40,7 @@ IAM_ROLE = "aws:iam/role:Role"
 IAM_ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
 IAM_INSTANCE_PROFILE = "aws:iam/instanceProfile:InstanceProfile"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+RUNTIME_CLASS = "kubernetes:node.k8s.io/v1:RuntimeClass"
 # Rendered by the provider at preview: the plan holds its inputs, not the objects.
 HELM_CHART_V4 = "kubernetes:helm.sh/v4:Chart"
 K8S_CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"

@@ -442,7 +442,8 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
     for config in (r for t in CONFIG_FILES for r in index.of(t)):
         if config.props.get("file") == operator.manifest:
             pods += k8s_workloads.manifest_pods(operator.operator, config.urn)
+    runtime_classes = {str_or(mapping(r.props.get("metadata")).get("name"), r.name): r.props for r in index.of(tokens.RUNTIME_CLASS)}
     for r in index.resources:
         if k8s_workloads.kind_of(r.type) and r.type != tokens.HELM_RELEASE:
-            pods += k8s_workloads.object_pods(r.type, r.name, r.props, r.urn)
+            pods += k8s_workloads.object_pods(r.type, r.name, r.props, r.urn, runtime_classes)
     return pods, gaps

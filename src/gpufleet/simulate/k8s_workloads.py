@@ -104,8 +104,45 @@ def pod_template(
     )
 
 
-def object_pods(type_token: str, name: str, obj: Mapping, urn: str | None = None) -> list[PodTemplate]:
-    """The pod templates of a Kubernetes object (none for kinds that run no pods)."""
+def runtime_class_admitted(spec: Mapping, runtime_classes: Mapping[str, Mapping] | None) -> tuple[Mapping, list[str]]:
+    """The pod spec as the RuntimeClass admission plugin leaves it at create (kubernetes/kubernetes
+    plugin/pkg/admission/runtimeclass/admission.go, Admit: setOverhead, setScheduling): the
+    class's `overhead.podFixed` becomes the pod's `overhead`, its `scheduling.nodeSelector` joins the
+    pod's, its `scheduling.tolerations` are added. `runtime_classes` are the plan's, by name; a class
+    the plan does not hold (None: the plan's classes are not known), or a pod the plugin would
+    refuse, is a note: the spec is read as written."""
+    name = spec.get("runtimeClassName")
+    if not isinstance(name, str) or not name or runtime_classes is None:
+        return spec, []
+    found = runtime_classes.get(name)
+    if found is None:
+        return spec, [f"RuntimeClass {name!r} is not in the plan: its overhead and scheduling are not counted"]
+    admitted = dict(spec)
+    overhead = mapping(found.get("overhead")).get("podFixed")
+    if isinstance(overhead, Mapping) and overhead:
+        if spec.get("overhead") not in (None, overhead):
+            return spec, [f"RuntimeClass {name!r}: the API server refuses the pod (its overhead is not the class's podFixed)"]
+        admitted["overhead"] = overhead
+    scheduling = mapping(found.get("scheduling"))
+    wanted = mapping(scheduling.get("nodeSelector"))
+    given = mapping(spec.get("nodeSelector"))
+    clash = sorted(k for k, v in wanted.items() if k in given and given[k] != v)
+    if clash:
+        return spec, [f"RuntimeClass {name!r}: the API server refuses the pod (its nodeSelector conflicts on {', '.join(map(str, clash))})"]
+    if wanted:
+        admitted["nodeSelector"] = {**given, **wanted}
+    tolerations = [t for t in scheduling.get("tolerations") or [] if isinstance(t, Mapping)]
+    if tolerations:
+        held = list(spec.get("tolerations") or [])
+        admitted["tolerations"] = held + [t for t in tolerations if t not in held]
+    return admitted, []
+
+
+def object_pods(
+    type_token: str, name: str, obj: Mapping, urn: str | None = None, runtime_classes: Mapping[str, Mapping] | None = None
+) -> list[PodTemplate]:
+    """The pod templates of a Kubernetes object (none for kinds that run no pods), each as the
+    RuntimeClass admission plugin leaves it where `runtime_classes` (the plan's, by name) are given."""
     kind = kind_of(type_token)
     metadata = mapping(obj.get("metadata")) if isinstance(obj, Mapping) else {}
     namespace = metadata.get("namespace") if isinstance(metadata.get("namespace"), str) else "default"
@@ -115,8 +152,10 @@ def object_pods(type_token: str, name: str, obj: Mapping, urn: str | None = None
         role = where.split(".")[2] if kind == "MPIJob" else None
         # Labels known only after apply stay None, not empty: what a selector matches is not known.
         labels = _metadata(obj, where, "labels")
+        spec, admission = runtime_class_admitted(spec, runtime_classes)
         template = pod_template(f"{label} ({role})" if role else label, replicas, spec, urn=urn, labels=labels)
-        found.append(dataclasses.replace(template, annotations=_metadata(obj, where, "annotations") or {}))
+        notes = (*template.notes, *admission)
+        found.append(dataclasses.replace(template, annotations=_metadata(obj, where, "annotations") or {}, notes=notes))
     return found
 
 

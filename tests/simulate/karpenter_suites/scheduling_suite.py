@@ -317,7 +317,6 @@ BINPACKING = [
         1546,
         **one(NODE_POOL, spec({"cpu": "1"}, extra={"runtimeClassName": "my-runtime-class"}), DEFAULT),
         extra=(RUNTIME_CLASS,),
-        gap="requests: a RuntimeClass's overhead is not added (gpufleet reads spec.overhead, which admission writes at create)",
     ),
     Row(1574, pools=(NODE_POOL,), pods=pods(5, spec({"memory": "10M"})), expect=(SMALL,) * 5, nodes=1),
     # Two 1.8G pods fill the fake's 4Gi; two 3G pods fill c5.xlarge's 6,903,824,384 bytes.
