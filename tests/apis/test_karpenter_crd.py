@@ -3,6 +3,8 @@ as the API server applies them, values known only after apply left out, CEL rule
 
 from __future__ import annotations
 
+import pytest
+
 from gpufleet.apis import karpenter
 from gpufleet.catalog import tokens
 
@@ -47,7 +49,33 @@ def test_a_value_known_only_after_apply_is_not_judged():
 
 def test_the_cel_rules_it_does_not_evaluate_are_counted():
     """As controller-gen wrote them into the CRDs: what the API server checks and this does not."""
-    assert karpenter.check(tokens.KARPENTER_NODE_POOL, POOL).cel_rules == 20
+    # 20 in the NodePool CRD, of which the 8 on label keys are evaluated (key_rules).
+    assert karpenter.check(tokens.KARPENTER_NODE_POOL, POOL).cel_rules == 12
+    assert len(karpenter.cel_rules(karpenter._schema(tokens.KARPENTER_NODE_POOL)[0])) == 20
     assert karpenter.check(tokens.KARPENTER_EC2_NODE_CLASS, {"spec": {}}).cel_rules == 54
     rules = dict(karpenter.cel_rules(karpenter._schema(tokens.KARPENTER_NODE_POOL)[0]))
     assert any("nodeClassRef" in path for path in rules)
+
+
+def test_the_cel_rules_on_label_keys_are_read_from_the_crd_and_evaluated():
+    """karpenter.sh_nodepools.yaml @bde00654 L223-L231 (labels) and L292-L300 (requirement keys): each
+    rule translated from the CRD's text, so a new restricted label in a later CRD needs no code."""
+    rules = karpenter.key_rules()
+    assert {r.path for r in rules} == {karpenter.LABELS, karpenter.REQUIREMENT_KEY} and len(rules) == 8
+    refused = {
+        "karpenter.sh/nodepool": 'label "karpenter.sh/nodepool" is restricted',
+        "kubernetes.io/hostname": 'label "kubernetes.io/hostname" is restricted',
+        "karpenter.sh/team": 'label domain "karpenter.sh" is restricted',
+        "ml.karpenter.sh/team": 'label domain "karpenter.sh" is restricted',  # CEL's endsWith: any subdomain
+        "karpenter.k8s.aws/gpu": 'label domain "karpenter.k8s.aws" is restricted',
+    }
+    for key, message in refused.items():
+        for path in (karpenter.LABELS, karpenter.REQUIREMENT_KEY):
+            assert (karpenter.restricted_key_problem(key, path) or "").startswith(message + ": the API server refuses"), (key, path)
+    for key in ("karpenter.sh/capacity-type", "karpenter.k8s.aws/instance-family", "team", "example.com/team", "kubernetes.io/arch"):
+        assert karpenter.restricted_key_problem(key, karpenter.LABELS) is None, key
+
+
+def test_a_cel_rule_of_another_form_on_label_keys_fails_the_load():
+    with pytest.raises(ValueError, match="a form gpufleet does not translate"):
+        karpenter._key_rule(karpenter.LABELS, {"rule": "self.all(x, x.startsWith('a'))", "message": "m"})

@@ -4,7 +4,10 @@ refuses (a reservation's count, a pool's limits, a controller replica with no se
 
 from __future__ import annotations
 
-from tests.conftest import refused_cases, spec_errors
+from gpufleet.simulate import karpenter
+from gpufleet.stack import files
+from gpufleet.stack.spec import decode_config, load_spec
+from tests.conftest import ROOT, refused_cases, spec_errors
 
 STACK = "eks-karpenter-gpu"
 POOL = "gpufleet:eks.nodePools"
@@ -33,6 +36,17 @@ test_refused = refused_cases({
     "a Neuron device no type has": (STACK, f"{POOL}[0]", {"name": "inference", "neuron": {"names": ["inferentia9"]}, "maxNodes": 1, "amiVersion": "v20260724"}, (
         f'{POOL}[0].neuron = {{"names": ["inferentia9"]}}: its requirements admit no instance type', "[rule: karpenter-nodepool-admits-a-type]")),
     "a label the kubelet may not set": (STACK, f"{POOL}[0].labels", {"kubernetes.io/team": "ml"}, (f"{POOL}[0].labels", "[rule: k8s-node-labels]")),
+    # Refused first, as the API server (the CRD's CEL rules) and Karpenter's controller (Go's
+    # time.ParseDuration into an int64) would refuse them, though each fits the CRD's pattern.
+    "a label the NodePool CRD reserves": (STACK, f"{POOL}[0].labels", {"karpenter.sh/nodepool": "other"}, (
+        f"{POOL}[0].labels.karpenter.sh/nodepool = 'karpenter.sh/nodepool': label \"karpenter.sh/nodepool\" is restricted: the API server refuses the NodePool",
+        "[rule: karpenter-crd-schema]")),
+    "the hostname label": (STACK, f"{POOL}[0].labels", {"kubernetes.io/hostname": "n1"}, (
+        'label "kubernetes.io/hostname" is restricted', "[rule: karpenter-crd-schema]")),
+    "a consolidateAfter past Go's time.Duration": (STACK, f"{POOL}[0].consolidateAfter", "2562048h", (
+        f"{POOL}[0].consolidateAfter = '2562048h': '2562048h' is no duration Go's time.ParseDuration reads", "[rule: karpenter-values-in-range]")),
+    "an expireAfter past Go's time.Duration": (STACK, f"{POOL}[1].expireAfter", "99999999999999999999s", (
+        f"{POOL}[1].expireAfter = '99999999999999999999s'", "an int64 of nanoseconds", "[rule: karpenter-values-in-range]")),
     "more training pods than the reservation holds": (STACK, "gpufleet:eks.workloads[1].replicas", 3, (
         "Job default/finetune: 1 of 3 Pending",
         "NodePool train: held back by its capacity reservations: all 2 reserved instances are launched", "[rule: k8s-pods-schedulable]")),
@@ -99,3 +113,28 @@ def test_karpenter_s_node_role_name_fits_iam(stack_variant):
     err = spec_errors(stack_variant(lambda c: c["gpufleet:eks"]["cluster"].__setitem__("name", "k" * 47), STACK))
     assert f"gpufleet:eks.cluster.name = '{'k' * 47}': Karpenter's node role is named KarpenterNodeRole-{'k' * 47}: at most 64 characters (iam API, CreateRoleRequest.RoleName)" in err
     assert "[rule: aws-api-model]" in err
+
+
+def test_a_huge_replica_count_is_counted_in_bulk_at_the_spec_door(monkeypatch):
+    """The stack's provisioning check launches NodeClaims as the plan side does, identical ones
+    counted in bulk (simulate/karpenter.py): 10^5 replicas of one GPU each on a pool of maxNodes
+    100000 fill as many claims as 10 replicas do. Bounded by work, not time: before the bulk count,
+    each replica filled its own claims (2003 for 1000 replicas, some 10 minutes for 10^5), and a
+    regression raises here at the budget rather than hang."""
+    fill, filled = karpenter._add, [0]
+
+    def counted(*args, **kwargs):
+        filled[0] += 1
+        assert filled[0] < 100, "NodeClaims are filled replica by replica at the spec door"
+        return fill(*args, **kwargs)
+
+    monkeypatch.setattr(karpenter, "_add", counted)
+    config = decode_config(files.load(ROOT / "stacks" / f"Pulumi.{STACK}.yaml").pulumi_config())
+    config["eks"]["nodePools"][0]["maxNodes"] = 100_000
+    work = {}
+    for replicas in (10, 100_000):
+        config["eks"]["workloads"][0]["replicas"] = replicas
+        filled[0] = 0
+        load_spec(config)  # valid: every replica gets a node
+        work[replicas] = filled[0]
+    assert work[100_000] == work[10] > 0

@@ -186,12 +186,62 @@ def test_objects_are_valid_against_their_crd(judge):
     result = judge([bad, _pool("good", [_family("g5")], taints=[GPU_TAINT], limits={"nvidia.com/gpu": 4}), node_class])
     said = _said(result, "karpenter-crd-schema", "bad")
     assert said == [
-        "NodePool 'bad': spec.disruption: 'consolidateAfter' is a required property (its CRD's schema, Karpenter 1.14.1; its 20 CEL rules are not evaluated)",
+        "NodePool 'bad': spec.disruption: 'consolidateAfter' is a required property (its CRD's schema, Karpenter 1.14.1; its 12 CEL rules are not evaluated)",
         "NodePool 'bad': spec.template.spec.requirements[0].operator: 'Within' is not one of ['Gte', 'Lte', 'In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'] "
-        "(its CRD's schema, Karpenter 1.14.1; its 20 CEL rules are not evaluated)",
+        "(its CRD's schema, Karpenter 1.14.1; its 12 CEL rules are not evaluated)",
     ]
     assert _said(result, "karpenter-crd-schema", "good") == _said(result, "karpenter-crd-schema", "default-class") == []
     assert {f.level for f in result.findings if f.policy == "karpenter-crd-schema"} == {"mandatory"}
+
+
+def test_label_keys_the_crds_cel_rules_restrict(judge):
+    """The NodePool CRD's CEL rules on label keys, read from the pinned CRD (karpenter.sh_nodepools.yaml
+    L223-L231, L292-L300): the API server refuses such a pool at apply."""
+    bad = _pool("restricted", [_family("g5"), {"key": "kubernetes.io/hostname", "operator": "Exists"}], taints=[GPU_TAINT], limits={"cpu": 8})
+    bad["inputs"]["spec"]["template"]["metadata"] = {"labels": {"karpenter.sh/nodepool": "other", "team": "ml"}}
+    good = _pool("allowed", [_family("g5"), {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}], taints=[GPU_TAINT])
+    good["inputs"]["spec"]["template"]["metadata"] = {"labels": {"karpenter.k8s.aws/instance-family": "g5"}}
+    result = judge([bad, good])
+    rule = "the API server refuses the NodePool (its CRD's CEL rule at {}, Karpenter 1.14.1) (its CRD's schema, Karpenter 1.14.1; its 12 CEL rules are not evaluated)"
+    assert _said(result, "karpenter-crd-schema", "restricted") == [
+        "NodePool 'restricted': spec.template.metadata.labels['karpenter.sh/nodepool']: label \"karpenter.sh/nodepool\" is restricted: "
+        + rule.format(".spec.template.metadata.labels"),
+        "NodePool 'restricted': spec.template.spec.requirements[1].key: label \"kubernetes.io/hostname\" is restricted: "
+        + rule.format(".spec.template.spec.requirements[].key"),
+    ]
+    assert _said(result, "karpenter-crd-schema", "allowed") == []
+
+
+def test_values_past_the_int64_karpenter_reads_them_into(judge):
+    """Each fits the CRD's pattern; Karpenter parses it into an int64 (Go's time.ParseDuration,
+    resource.Quantity): a finding on the resource and its field, not a failed Analyze."""
+    huge = _pool("huge", [_family("g6e")], taints=[GPU_TAINT], limits={"cpu": "1e400", "memory": "9" * 400, "nvidia.com/gpu": "1e999999999"})
+    huge["inputs"]["spec"]["disruption"] = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "2562048h"}
+    huge["inputs"]["spec"]["template"]["spec"]["expireAfter"] = "99999999999999999999s"
+    edge = _pool("edge", [_family("g6e")], taints=[GPU_TAINT], limits={"cpu": "9223372036854775807m", "nvidia.com/gpu": 8})
+    edge["inputs"]["spec"]["disruption"] = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "2562047h"}
+    edge["inputs"]["spec"]["template"]["spec"]["expireAfter"] = "Never"
+    # The simulation reads this node class's kubelet for the pools' allocatable: refused values are gaps there.
+    node_class = _node_class(
+        "default", subnetSelectorTerms=[{"id": "subnet-1"}], securityGroupSelectorTerms=[{"id": "sg-1"}],
+        kubelet={"evictionHard": {"memory.available": "1e400"}, "kubeReserved": {"memory": "1e19"}},
+    )
+    result = judge([huge, edge, node_class])
+    assert sorted(_said(result, "karpenter-values-in-range", "default-class")) == [
+        "EC2NodeClass 'default-class': spec.kubelet.evictionHard.memory.available: memory.available: '1e400' is out of range: Kubernetes counts it in an int64, at most 9223372036854775807",
+        "EC2NodeClass 'default-class': spec.kubelet.kubeReserved.memory: memory: '1e19' is out of range: Kubernetes counts it in an int64, at most 9223372036854775807",
+    ]
+    duration = "is no duration Go's time.ParseDuration reads (at most 2562047h47m16.854775807s, an int64 of nanoseconds): Karpenter cannot read the NodePool"
+    int64 = "is out of range: Kubernetes counts it in an int64, at most 9223372036854775807"
+    assert sorted(_said(result, "karpenter-values-in-range", "huge")) == sorted([
+        f"NodePool 'huge': spec.limits.cpu: cpu: '1e400' {int64} thousandths (9223372036854775.807)",
+        f"NodePool 'huge': spec.limits.memory: memory: '{'9' * 39}... (402 characters) {int64}",
+        f"NodePool 'huge': spec.limits.nvidia.com/gpu: nvidia.com/gpu: '1e999999999' {int64}",
+        f"NodePool 'huge': spec.disruption.consolidateAfter: '2562048h' {duration}",
+        f"NodePool 'huge': spec.template.spec.expireAfter: '99999999999999999999s' {duration}",
+    ])
+    assert _said(result, "karpenter-values-in-range", "edge") == []
+    assert {f.level for f in result.findings if f.policy == "karpenter-values-in-range"} == {"mandatory"}
 
 
 def _job(name: str, annotations: dict | None = None) -> dict:

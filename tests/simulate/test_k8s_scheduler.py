@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from gpufleet.apis.quantity import QuantityError, quantity
 from gpufleet.catalog import catalog
 from gpufleet.simulate import k8s_scheduler as ks
-from gpufleet.simulate.k8s_shapes import NodeShape, PodTemplate, QuantityError, quantity
+from gpufleet.simulate.k8s_shapes import NodeShape, PodTemplate
 from gpufleet.simulate.k8s_workloads import pod_template
 
 GIB = 2**30

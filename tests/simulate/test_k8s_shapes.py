@@ -4,11 +4,10 @@ server rounds, and shown back in the units people write."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from gpufleet.simulate.k8s_shapes import Placement, PodTemplate, QuantityError, quantity, show
+from gpufleet.apis.quantity import QuantityError, quantity
+from gpufleet.simulate.k8s_shapes import Placement, PodTemplate, show
 
 
 @pytest.mark.parametrize(
@@ -18,8 +17,9 @@ from gpufleet.simulate.k8s_shapes import Placement, PodTemplate, QuantityError, 
         ("1", 1), ("1k", 10**3), ("1M", 10**6), ("1G", 10**9), ("1T", 10**12), ("1P", 10**15), ("1E", 10**18),
         ("1000m", 1), ("1500m", 2), ("1000000u", 1), ("1000000000n", 1), ("1u", 1),  # rounded up
         ("2e3", 2000), ("1.5Gi", 3 * 2**29), (".5Ki", 512), ("+4", 4),
-        # The wire's doubles: a millionth still rounds up, float noise below it does not.
-        (2.000001, 3), (2.0000001, 2),
+        # The wire's doubles, read as the JSON text Kubernetes unmarshals (their shortest repr): any
+        # fraction rounds up, and binary float noise is not in that text.
+        (2.000001, 3), (2.0000001, 3), (0.1 + 0.2, 1),
     ],
 )
 def test_every_suffix_in_base_units(text, expected):
@@ -63,4 +63,7 @@ def test_a_number_that_is_no_quantity_is_an_error_not_a_crash(bad):
 
 
 def test_a_large_number_is_read_exactly_as_given():
-    assert quantity("memory", 2.5506902573942166e23) == math.ceil(2.5506902573942166e23)
+    """Up to the int64 Kubernetes counts in (apis/quantity.py); past it, refused by name."""
+    assert quantity("memory", 4.611686018427388e18) == 4611686018427388000
+    with pytest.raises(QuantityError, match="out of range"):
+        quantity("memory", 2.5506902573942166e23)

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
+from gpufleet.apis.quantity import quantity
 from gpufleet.catalog import catalog
 from gpufleet.simulate import node_capacity
-from gpufleet.simulate.k8s_shapes import quantity
 from tests.conftest import ROOT
 
 CAT = catalog.load()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import cast
 
+from gpufleet.apis import karpenter as karpenter_api
 from gpufleet.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.karpenter import manifests
 from gpufleet.karpenter.args import GpuSelectorArgs, NeuronSelectorArgs, NodePoolArgs, PoolEfaArgs
@@ -91,7 +92,21 @@ def _known(pool: NodePoolArgs, cat: Catalog) -> Iterator[Violation]:
             )
 
 
+def _refused(pool: NodePoolArgs) -> Iterator[Violation]:
+    """What the API server or Karpenter's controller refuses though it fits the CRD's patterns: the
+    pack's rules on the same values (karpenter-crd-schema, karpenter-values-in-range)."""
+    for key in pool.labels:
+        reason = karpenter_api.restricted_key_problem(key, karpenter_api.LABELS)
+        if reason:
+            yield Violation("karpenter-crd-schema", ("labels", key), key, reason)
+    for name, value in (("consolidateAfter", pool.consolidate_after), ("expireAfter", pool.expire_after)):
+        reason = karpenter_rules.duration_problem(value)
+        if reason:
+            yield Violation("karpenter-values-in-range", (name,), value, reason)
+
+
 def _pool(pool: NodePoolArgs, region: str, vpc_zones: list[str] | None, cat: Catalog, auto: bool) -> Iterator[Violation]:
+    yield from _refused(pool)
     unknown = list(_known(pool, cat))
     yield from unknown
     for where, value, problem in k8s_rules.node_label_problems(dict(pool.labels), manifests.taints(pool, cat), cat.facts.kubernetes):

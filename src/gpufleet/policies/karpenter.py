@@ -57,6 +57,13 @@ def _validate_crd(args: ResourceValidationArgs, report: ReportViolation, obj) ->
         )
 
 
+@POLICIES.resource("karpenter-values-in-range", subject=_crd_subject)
+def _validate_in_range(args: ResourceValidationArgs, report: ReportViolation, obj) -> None:
+    kind = args.resource_type.rsplit(":", 1)[-1]
+    for path, _, reason in karpenter_rules.out_of_range(args.resource_type, obj):
+        report(f"{kind} {args.name!r}: {path}: {reason}", None)
+
+
 def _admission_unjudged(resource) -> str | None:
     """Pools that admit no type where some of their requirements could not be judged."""
     said = ["; ".join(p.unjudged) for p in _pools(resource) or [] if not p.candidates and p.unjudged]

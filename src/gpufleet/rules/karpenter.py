@@ -5,8 +5,11 @@ Each returns None when the rule holds, else the problem in words."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
+from gpufleet.apis import karpenter as karpenter_api
+from gpufleet.apis.quantity import OutOfRange, QuantityError, quantity
 from gpufleet.catalog.catalog import InstanceType
 from gpufleet.catalog.facts import EksFacts, Karpenter
 from gpufleet.rules import eks as eks_rules
@@ -108,3 +111,78 @@ def batch_pod_consolidated(kind: str, annotations: Mapping[str, str], consolidat
         f"its pods run on a pool that consolidates with {consolidation}, which moves pods off underutilized nodes: "
         f'annotate the pod template {key}: "{value}" so a run is not restarted, or give the pool consolidationPolicy WhenEmpty'
     )
+
+
+# Go's time.ParseDuration (golang/go src/time/format.go @08d2403576737c5735d0c1d356490e03a774dff6,
+# ParseDuration with leadingInt, leadingFraction and unitMap), which Karpenter's NillableDuration
+# (kubernetes-sigs/karpenter pkg/apis/v1/duration.go @v1.14.1 L49-L65) and metav1.Duration call on
+# every duration of a NodePool: the units in nanoseconds, and the bound of an int64 of them.
+_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
+_SEGMENT = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]+)")
+_LIMIT = 1 << 63
+NEVER = "Never"
+
+
+def _segment(body: str, at: int) -> tuple[int, int] | None:
+    """One number-and-unit of a duration from `at`: (nanoseconds, where it ends); None where Go errs."""
+    found = _SEGMENT.match(body, at)
+    if not found or not (found.group(1) or found.group(2)) or found.group(3) not in _UNITS:
+        return None
+    whole, fraction, unit = found.group(1).lstrip("0"), found.group(2) or "", _UNITS[found.group(3)]
+    if len(whole) > 19 or int(whole or 0) > _LIMIT // unit:  # leadingInt's and the unit's overflow
+        return None
+    kept = fraction[:18]  # leadingFraction stops gaining precision before 2^63; Go adds it as a float64
+    return int(whole or 0) * unit + (int(int(kept) * (unit / 10 ** len(kept))) if kept else 0), found.end()
+
+
+def go_duration(text: str) -> int | None:
+    """time.ParseDuration's nanoseconds, or None where it returns an error."""
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if body in ("0", ""):
+        return 0 if body else None
+    total, at = 0, 0
+    while at < len(body):
+        segment = _segment(body, at)
+        if segment is None:
+            return None
+        total, at = total + segment[0], segment[1]
+        if total > _LIMIT:
+            return None
+    return -total if text.startswith("-") else (total if total < _LIMIT else None)
+
+
+def duration_problem(value: object) -> str | None:
+    """Karpenter parses every duration of a NodePool with Go's time.ParseDuration into an int64 of
+    nanoseconds (at most 2562047h47m16.854775807s): a longer one fits the CRD's pattern, and then
+    Karpenter cannot read the NodePool. NillableDuration takes Never first (duration.go L55)."""
+    if not isinstance(value, str) or value == NEVER or go_duration(value) is not None:
+        return None
+    return (
+        f"{value!r} is no duration Go's time.ParseDuration reads (at most 2562047h47m16.854775807s, an int64 of "
+        "nanoseconds): Karpenter cannot read the NodePool"
+    )
+
+
+def quantity_problem(resource: str, value: object) -> str | None:
+    """A quantity beyond the int64 Kubernetes counts it in (apis/quantity.py); one that is no
+    quantity at all is the CRD's pattern's to refuse."""
+    if isinstance(value, str) and value.endswith("%"):
+        return None  # evictionHard's percentage
+    try:
+        quantity(resource, value)
+    except OutOfRange as err:
+        return str(err)
+    except QuantityError:
+        return None
+    return None
+
+
+def out_of_range(type_token: str, obj: Mapping) -> list[tuple[str, object, str]]:
+    """(path, value, reason) for each duration or quantity of a Karpenter object that fits its
+    CRD's pattern but not the int64 its controller reads it into."""
+    found = []
+    for path, key, kind, value in karpenter_api.typed_values(type_token, obj):
+        reason = duration_problem(value) if kind == "duration" else quantity_problem(key, value)
+        if reason:
+            found.append((path, value, reason))
+    return found

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpufleet.simulate.k8s_shapes import QuantityError, quantity
+from gpufleet.apis.quantity import QuantityError, quantity
 from gpufleet.simulate.loose import mapping, seq
 
 # kube-scheduler's HostPortInfo spells an unset hostIP and protocol so (kubernetes/kube-scheduler

@@ -1,45 +1,13 @@
-"""What the scheduler simulation reasons over: Kubernetes quantities (parsed and shown as kubectl
-does), the nodes of a node group, a pod template, and where one template lands (k8s_scheduler)."""
+"""What the scheduler simulation reasons over: amounts shown as kubectl shows them (apis/quantity.py
+parses them), the nodes of a node group, a pod template, and where one template lands (k8s_scheduler)."""
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpufleet.errors import InputError
-
 SCHEDULED, AFTER_SCALE_UP, PENDING, DAEMON = "scheduled", "after-scale-up", "pending", "daemon"
-
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
-_QUANTITY = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$")
-
-
-class QuantityError(InputError):
-    """Not a Kubernetes resource quantity."""
-
-
-def quantity(resource: str, value: object) -> int:
-    """A resource quantity in the scheduler's integer units: millicores for cpu, else base units
-    (bytes for memory, hugepages and storage; a count for pods and extended resources). Rounds up,
-    as the API server does for fractions of the smallest unit."""
-    if isinstance(value, bool):
-        raise QuantityError(f"{resource}: {value!r} is not a quantity")
-    if isinstance(value, (int, float)):
-        number = float(value)
-        if not math.isfinite(number):
-            raise QuantityError(f"{resource}: {value!r} is not a quantity")
-    else:
-        match = _QUANTITY.match(str(value).strip())
-        if not match:
-            raise QuantityError(f"{resource}: {value!r} is not a quantity")
-        digits, exponent, suffix = match.groups()
-        number = float(digits) * (10 ** int(exponent[1:]) if exponent else _BINARY.get(suffix or "", 0) or _DECIMAL[suffix or ""])
-    if resource == "cpu":
-        number *= 1000
-    return math.ceil(round(number, 6))
 
 
 def show(resource: str, amount: int) -> str:

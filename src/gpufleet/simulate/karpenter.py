@@ -390,7 +390,8 @@ def _schedule(pod: PodTemplate, wanted: int, run: _Run, mine: list[_Claim], refu
     if not karpenter_topology.involved(pod, others):
         return _schedule_share(pod, wanted, run, mine, refusals, strict, _Topology())
     where = run.where(karpenter_topology.keys(pod, others))
-    shares, reason = karpenter_topology.parts(pod, wanted, where)
+    admitted = _pod_requirements(pod, run.pools[0]) if run.pools else Requirements()
+    shares, reason = karpenter_topology.parts(pod, wanted, where, admitted)
     left = wanted - sum(n for _, n in shares)
     for domain, n in shares:
         left += _schedule_share(pod, n, run, mine, refusals, strict, _Topology(where, domain))
@@ -547,12 +548,27 @@ def _give_out(
         refusals: dict[str, str] = {}
         mine: list[_Claim] = []
         run.joined.append(mine)  # kept live: a later template splits the records it joined
-        wanted = _schedule(pod, wanted, run, mine, refusals, strict=True)
-        if wanted and any(_prefers_away(pod, p, cat) for p in ordered):
-            wanted = _schedule(pod, wanted, run, mine, refusals, strict=False)
-        outcomes.append((pod, mine, wanted, refusals))
-    # A claim joined in both tries, once.
+        outcomes.append((pod, mine, _try(pod, wanted, run, mine, refusals), refusals))
+    # Karpenter requeues a pod it cannot place behind the others and tries it again until a round
+    # over the queue places none (queue.go @6e7eab7a L45-L66): a pod whose affinity target comes
+    # later in the queue lands once the target has.
+    progressed = True
+    while progressed:
+        progressed = False
+        for i, (pod, mine, left, refusals) in enumerate(outcomes):
+            again = _try(pod, left, run, mine, {}) if left else left
+            if again < left:
+                outcomes[i], progressed = (pod, mine, again, refusals), True
+    # A claim joined in several tries, once.
     return run.claims, [(pod, list({id(c): c for c in mine}.values()), left, why) for pod, mine, left, why in outcomes]
+
+
+def _try(pod: PodTemplate, wanted: int, run: _Run, mine: list[_Claim], refusals: dict[str, str]) -> int:
+    """The replicas the pools leave Pending, tried again tolerating PreferNoSchedule taints."""
+    wanted = _schedule(pod, wanted, run, mine, refusals, strict=True)
+    if wanted and any(_prefers_away(pod, p, run.cat) for p in run.pools):
+        wanted = _schedule(pod, wanted, run, mine, refusals, strict=False)
+    return wanted
 
 
 def _nodes_by_pool(claims: Sequence[_Claim]) -> dict[str, int]:

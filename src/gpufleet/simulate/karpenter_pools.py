@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gpufleet.apis.quantity import QuantityError, quantity
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog, InstanceType
 from gpufleet.rules import eks as eks_rules
@@ -20,7 +21,7 @@ from gpufleet.rules import karpenter_requirements
 from gpufleet.rules.karpenter_requirement import DOES_NOT_EXIST, IN, requirement
 from gpufleet.rules.karpenter_requirements import Requirements
 from gpufleet.simulate import karpenter, node_capacity
-from gpufleet.simulate.k8s_shapes import NodeShape, QuantityError, quantity
+from gpufleet.simulate.k8s_shapes import NodeShape
 from gpufleet.simulate.loose import as_int, mapping, seq
 
 _COMPARISONS = frozenset({"Gt", "Lt", "Gte", "Lte"})
@@ -57,8 +58,9 @@ def quantities(given: object, what: str, gaps: list[str]) -> dict[str, int]:
     for resource, value in mapping(given).items():
         try:
             found[str(resource)] = quantity(str(resource), value)
-        except QuantityError:
-            gaps.append(f"{what} {resource}={value!r} is not known offline: not counted")
+        except QuantityError as err:
+            known = value != tokens.UNKNOWN
+            gaps.append(f"{what} {err}: not counted" if known else f"{what} {resource}={value!r} is not known offline: not counted")
     return found
 
 
@@ -171,6 +173,12 @@ def _kubelet(
             gaps.append(f"{what} {key}={given[key]!r} is not known offline: not counted")
     if eviction is not None and not isinstance(eviction, str):
         gaps.append(f"{what} evictionHard memory.available={eviction!r} is not known offline: not counted")
+    elif eviction is not None:
+        try:
+            node_capacity.eviction_memory(0, eviction, 0)
+        except QuantityError as err:
+            gaps.append(f"{what} evictionHard {err}: not counted")
+            eviction = None
     bottlerocket = family == "bottlerocket"
     return node_capacity.NodeClassKubelet(
         max_pods=given["maxPods"] if isinstance(given.get("maxPods"), int) else None,

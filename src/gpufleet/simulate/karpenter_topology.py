@@ -19,7 +19,8 @@ domains holding a match, or, for the first of a series matching itself, one doma
 
 What kube-scheduler's plan cannot tell (a pod's labels, a selector known after apply) counts no
 pod, as in k8s_topology, whose notes name it. nodeAffinityPolicy and nodeTaintsPolicy are not
-read here: every domain counts (Karpenter's TopologyNodeFilter narrows them).
+read here: every domain the pod's own requirements admit counts (Karpenter's TopologyNodeFilter
+narrows them further).
 """
 
 from __future__ import annotations
@@ -93,17 +94,19 @@ def _on(held: Held, match: Callable[[PodTemplate], bool]) -> int:
     return sum(n for t, n in held if match(t))
 
 
-def counts(where: Where, key: str, match: Callable[[PodTemplate], bool]) -> Counter[str]:
+def counts(where: Where, key: str, match: Callable[[PodTemplate], bool], anti: bool = False) -> Counter[str]:
     """Matching pods per domain of a key (not the hostname): on the nodes with that label, and on
-    the claims whose requirements hold one value of it (Record, topology.go L197-L220)."""
+    the claims whose requirements hold one value of it, or for anti-affinity any value, since a
+    pod blocks every domain its claim may still land in (Record, topology.go L197-L220)."""
     found: Counter[str] = Counter()
     for labels, held in where.nodes:
         if key in labels:
             found[str(labels[key])] += _on(held, match)
     for claim in where.claims:
         r = claim.requirements.get(key)
-        if r.operator() == IN and len(r.values) == 1:
-            found[next(iter(r.values))] += _on(claim.assigned, match) * claim.count
+        if r.operator() == IN and (len(r.values) == 1 or anti):
+            for value in r.values:
+                found[value] += _on(claim.assigned, match) * claim.count
     return found
 
 
@@ -142,18 +145,26 @@ def _everything(where: Where) -> list[Held]:
 
 
 Parts = list[tuple[Requirements, int]]  # (the domain as a requirement, replicas)
+ANYWHERE = Requirements()  # a pod that requires no domain
 
 
 def _one(key: str, operator: str, values: Iterable[str]) -> Requirements:
     return Requirements({key: requirement(key, operator, *sorted(values))})
 
 
-def _level_out(spread: Spread, have: Counter[str], where: Where, wanted: int) -> Parts:
+def _domains(key: str, have: Counter[str], where: Where, admitted: Requirements) -> list[str]:
+    """The domains of the key the pod's own requirements admit: Karpenter takes the minimum over
+    those alone (domainMinCount(podDomains), topologygroup.go L229-L231, L300-L321; podDomains,
+    topology.go L229-L232)."""
+    return sorted(d for d in where.registered.get(key, frozenset()) | set(have) if admitted.get(key).has(d))
+
+
+def _level_out(spread: Spread, have: Counter[str], where: Where, wanted: int, admitted: Requirements) -> Parts:
     """Replicas of a self-selecting spread, the least-filled domain first: the level the domains
     reach (a domain no pool launches in has no room; fewer domains than minDomains keep the
     minimum at 0, L317-L319), those below it one more each until all are given."""
     key = spread.topology_key
-    domains = sorted(where.registered.get(key, frozenset()) | set(have))
+    domains = _domains(key, have, where, admitted)
     unbounded = wanted + max(have.values(), default=0) + 1
     rooms = {d: unbounded if d in where.launchable.get(key, frozenset()) else 0 for d in domains}
     classes = [(1, have[d], rooms[d]) for d in domains]
@@ -170,16 +181,17 @@ def _level_out(spread: Spread, have: Counter[str], where: Where, wanted: int) ->
     return parts
 
 
-def _allowed_spread(spread: Spread, have: Counter[str], where: Where) -> Requirements:
+def _allowed_spread(spread: Spread, have: Counter[str], where: Where, admitted: Requirements) -> Requirements:
     """A spread that does not select the pod: the domains already within maxSkew (L274-L291)."""
-    domains = where.registered.get(spread.topology_key, frozenset()) | set(have)
+    domains = _domains(spread.topology_key, have, where, admitted)
     low = 0 if len(domains) < spread.min_domains else min((have[d] for d in domains), default=0)
     return _one(spread.topology_key, IN, [d for d in domains if have[d] - low <= spread.max_skew])
 
 
-def parts(pod: PodTemplate, wanted: int, where: Where) -> tuple[Parts, str]:
+def parts(pod: PodTemplate, wanted: int, where: Where, admitted: Requirements = ANYWHERE) -> tuple[Parts, str]:
     """The replicas by domain requirement for the rules over keys other than the hostname, and
-    Karpenter's reason for those left without one (topologyError, topology.go L145-L158)."""
+    Karpenter's reason for those left without one (topologyError, topology.go L145-L158);
+    `admitted`: the pod's own requirements (its podDomains)."""
     spread, affinity, anti = _judged(pod)
     narrowed = Requirements()
     shares: Parts | None = None
@@ -188,11 +200,11 @@ def parts(pod: PodTemplate, wanted: int, where: Where) -> tuple[Parts, str]:
         if not _known(c.topology_key, have, where):
             continue
         if shares is None and selector_matches(c.selector, pod.labels):
-            shares = _level_out(c, have, where, wanted)
+            shares = _level_out(c, have, where, wanted, admitted)
         else:
-            narrowed = narrowed.merged(_allowed_spread(c, have, where))
+            narrowed = narrowed.merged(_allowed_spread(c, have, where, admitted))
     for t in (t for t in anti if t.topology_key != where.hostname):
-        have = counts(where, t.topology_key, _terms(t))
+        have = counts(where, t.topology_key, _terms(t), anti=True)
         taken = [d for d, n in have.items() if n]
         if not _known(t.topology_key, have, where):
             continue
@@ -205,8 +217,12 @@ def parts(pod: PodTemplate, wanted: int, where: Where) -> tuple[Parts, str]:
         matched = counts(where, t.topology_key, _terms(t))
         if not _known(t.topology_key, matched, where):
             continue
-        occupied = [d for d, n in matched.items() if n]
-        first = sorted(where.launchable.get(t.topology_key, frozenset()))[:1] if term_matches(t, pod) else []
+        # nextDomainAffinity (topologygroup.go L323-L388): a domain holding a match the pod admits,
+        # else, where the pod matches itself, the first domain it admits.
+        admits = admitted.get(t.topology_key).has
+        occupied = [d for d, n in matched.items() if n and admits(d)]
+        launchable = sorted(where.launchable.get(t.topology_key, frozenset()))
+        first = [d for d in launchable if admits(d)][:1] if term_matches(t, pod) else []
         narrowed = narrowed.merged(_one(t.topology_key, IN, occupied or first))
     for other, key in _repelling(pod, where):
         narrowed = narrowed.merged(_one(key, NOT_IN, other))
@@ -234,7 +250,7 @@ def _repelling(pod: PodTemplate, where: Where) -> list[tuple[list[str], str]]:
     for other in templates.values():
         for t in _judged(other)[2]:
             if t.topology_key != where.hostname and term_matches(t, pod):
-                taken = [d for d, n in counts(where, t.topology_key, partial(_owned_by, other.owner)).items() if n]
+                taken = [d for d, n in counts(where, t.topology_key, partial(_owned_by, other.owner), anti=True).items() if n]
                 if taken:
                     found.append((taken, t.topology_key))
     return found

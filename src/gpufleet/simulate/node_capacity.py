@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpufleet.apis.quantity import QuantityError, quantity
 from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import InstanceType
 from gpufleet.catalog.facts import (
@@ -31,9 +32,11 @@ from gpufleet.catalog.facts import (
 from gpufleet.rules import ack as ack_rules
 from gpufleet.rules import aks as aks_rules
 from gpufleet.rules import gke as gke_rules
-from gpufleet.simulate.k8s_shapes import NodeShape, quantity
+from gpufleet.simulate.k8s_shapes import NodeShape
 
 MIB = 2**20
+# The percentage evictionHard takes (karpenter.k8s.aws_ec2nodeclasses.yaml @bde00654 L397).
+_PERCENT = re.compile(r"([0-9]{1,2}(\.[0-9]{1,2})?|100(\.0{1,2})?)%")
 
 
 def os_memory_mib(it: InstanceType, overhead: MemoryOverhead) -> tuple[int, int]:
@@ -297,13 +300,16 @@ def _pods(it: InstanceType, rule: KarpenterAllocatable, kubelet: NodeClassKubele
     return count
 
 
-def _eviction_memory(memory_bytes: int, given: str | None, default_mib: int) -> int:
+def eviction_memory(memory_bytes: int, given: str | None, default_mib: int) -> int:
     """evictionThreshold's memory (types.go L554-L574, L599-L621): evictionHard memory.available
-    replaces 100Mi; a percentage is of the memory after VM overhead, rounded up, 100 % meaning none."""
+    replaces 100Mi; a percentage is of the memory after VM overhead, rounded up, 100 % meaning none.
+    QuantityError on a value that is neither (the CRD's pattern: a percentage of at most 100)."""
     if given is None:
         return default_mib * MIB
     if given.endswith("%"):
-        percent = float(given.rstrip("%"))
+        if not _PERCENT.fullmatch(given):
+            raise QuantityError(f"memory.available: {given!r} is not a percentage of at most 100")
+        percent = float(given[:-1])
         return 0 if percent == 100 else math.ceil(memory_bytes / 100 * percent)
     return quantity("memory", given)
 
@@ -327,7 +333,7 @@ def karpenter_allocatable(it: InstanceType, karpenter: Karpenter, eks: EksFacts,
         "memory": (rule.kube_reserved_memory_mib.per_pod * overhead_pods + rule.kube_reserved_memory_mib.base) * MIB,
         **kubelet.kube_reserved,
     }
-    eviction = _eviction_memory(memory_mib * MIB, kubelet.eviction_hard_memory, rule.eviction_hard_memory_mib)
+    eviction = eviction_memory(memory_mib * MIB, kubelet.eviction_hard_memory, rule.eviction_hard_memory_mib)
     found = {
         "cpu": millicores - reserved["cpu"] - kubelet.system_reserved.get("cpu", 0),
         "memory": memory_mib * MIB - reserved["memory"] - kubelet.system_reserved.get("memory", 0) - eviction,

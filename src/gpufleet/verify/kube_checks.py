@@ -14,12 +14,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from gpufleet.apis.quantity import QuantityError, quantity
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.chart_objects import RenderedDaemonSet
 from gpufleet.plans.placement import PlanPlacement
 from gpufleet.plans.releases import matches
 from gpufleet.simulate import k8s_scheduler
-from gpufleet.simulate.k8s_shapes import NodeShape, QuantityError, quantity, show
+from gpufleet.simulate.k8s_shapes import NodeShape, show
 from gpufleet.verify import pod_state
 from gpufleet.verify.fleet import KubeFleet
 from gpufleet.verify.pod_state import DONE, FAILING, READY, STARTING, UNSCHEDULED, PodState

@@ -28,6 +28,7 @@ from tests.simulate.karpenter_suites.suite import (
     SCALED,
     SMALL,
     TYPE,
+    WINDOWS,
     ZONE,
     LeftOut,
     Row,
@@ -251,10 +252,7 @@ COMPATIBILITY = [
         pods=pods(1, spec(selector={OS: "linux"}), "a") + pods(1, spec(selector={OS: "windows"}), "b"),
         expect=(ANY, ANY),
         nodes=2,
-        gap=(
-            "AMI family/OS: gpufleet's nodes are linux only; the fake types offer windows too (on AWS the node class's AMI "
-            "family decides, types.go @bde00654 L190 getOS)"
-        ),
+        gap=WINDOWS,
     ),
     Row(
         1367,

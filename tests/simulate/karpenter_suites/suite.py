@@ -48,6 +48,10 @@ OFFER = (SMALL, DEFAULT, ARM)
 GPU_A, GPU_B = "g4dn.xlarge", "inf2.xlarge"  # fake.com/vendor-a and vendor-b: nvidia.com/gpu, aws.amazon.com/neuron
 LABEL_NOT_CHECKED = "its assertion on the node's labels is not checked (not in gpufleet's output)"
 SCALED = "quantities scaled to the stand-in"
+WINDOWS = (
+    "AMI family/OS: gpufleet's nodes are linux only; the fake types offer windows too (on AWS the node class's AMI "
+    "family decides, types.go @bde00654 L190 getOS)"
+)
 
 ANY = "*"  # scheduled, whatever the type
 PARTIAL = "partial"  # a workload some of whose replicas are provisioned, the rest left Pending

@@ -1,16 +1,19 @@
 """Karpenter's own suites run through gpufleet's simulator: every translated case as a row (a row
 with a gap as a strict xfail), and the census. Every `It` and `Entry` of each upstream suite kept in tests/fixtures/karpenter is translated or
 left out, exactly once; the counts are the table below (the report of issue 53 item 6). A row that
-flips (a gap fixed) moves from `disagreed` to `agreed` here too.
-
-Not reached: kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/topology_test.go and
-instance_selection_test.go (not kept as fixtures yet)."""
+flips (a gap fixed) moves from `disagreed` to `agreed` here too."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.simulate.karpenter_suites import instancetype_suite, provisioning_suite, scheduling_suite
+from tests.simulate.karpenter_suites import (
+    instance_selection_suite,
+    instancetype_suite,
+    provisioning_suite,
+    scheduling_suite,
+    topology_suite,
+)
 from tests.simulate.karpenter_suites.suite import Census, Row, agrees, cases, census
 from tests.simulate.karpenter_suites.suite import left_out as suite_left_out
 
@@ -22,6 +25,8 @@ SUITES = {
     "provisioning_suite_test.go.txt": provisioning_suite.ROWS,
     "instancetype_suite_test.go.txt": instancetype_suite.ROWS,
     "cloudprovider_suite_test.go.txt": (),
+    "scheduling_topology_test.go.txt": topology_suite.ROWS,
+    "scheduling_instance_selection_test.go.txt": instance_selection_suite.ROWS,
 }
 
 # suite: (cases, translated, agreed, disagreed, left out)
@@ -30,6 +35,8 @@ SUMMARY = {
     "provisioning_suite_test.go.txt": (116, 57, 52, 5, 59),
     "instancetype_suite_test.go.txt": (117, 12, 8, 4, 105),
     "cloudprovider_suite_test.go.txt": (77, 0, 0, 0, 77),
+    "scheduling_topology_test.go.txt": (91, 60, 58, 2, 31),
+    "scheduling_instance_selection_test.go.txt": (36, 34, 30, 4, 2),
 }
 
 
