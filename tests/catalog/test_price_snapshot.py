@@ -1,12 +1,15 @@
 """The price snapshot and its generator (src/gpufleet/catalog/generate/prices.py), against the recorded
-slices of each source (tests/fixtures/prices, SOURCE.md there): the committed snapshot is what the
-slices give, each cloud's rows read in their own shape, and a row of the wrong shape or with a missing,
-zero or negative price stops the run (exit 2) naming the file, line, field and value."""
+sources (tests/fixtures/prices, SOURCE.md there): the committed snapshot is what they give, each
+source read in its own shape, every row with its source, licence and date, disagreeing sources held
+to their reported reason, and a bad row or file stopping the run (exit 2) with one message naming the
+file, line, field and value."""
 
 from __future__ import annotations
 
 import ast
 import csv
+import datetime
+import gzip
 import io
 import json
 import shutil
@@ -14,13 +17,17 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.catalog import prices
+from gpufleet.catalog import catalog, prices
 from gpufleet.catalog.generate import prices as generator
+from gpufleet.rules import cost as cost_rules
 
 ROOT = Path(__file__).resolve().parents[2]
-SLICES = ROOT / "tests" / "fixtures" / "prices" / "skypilot-catalog"
-OFFER = ROOT / "tests" / "fixtures" / "prices" / "third_party" / "aws-offer" / "lyft-awspricing-tests-data-ec2_offer.py"
-ANOMALIES = ROOT / "tests" / "fixtures" / "prices" / "aws-anomaly-rows.csv"
+SOURCES = ROOT / "tests" / "fixtures" / "prices"
+SLICES = SOURCES / "skypilot-catalog"
+KARPENTER = SOURCES / "third_party" / "karpenter-provider-aws" / "zz_generated.pricing_aws.go"
+CYCLENERD = SOURCES / "third_party" / "google-cloud-pricing-cost-calculator" / "pricing.yml.gz"
+OFFER = SOURCES / "third_party" / "aws-offer" / "lyft-awspricing-tests-data-ec2_offer.py"
+ANOMALIES = SOURCES / "aws-anomaly-rows.csv"
 
 
 def _rows(cloud: str) -> list[dict]:
@@ -28,26 +35,113 @@ def _rows(cloud: str) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
-def test_the_committed_snapshot_is_what_the_recorded_slices_give(capsys):
-    assert generator.main(["--from", str(SLICES), "--check"]) == 0
+def test_the_committed_snapshot_is_what_the_recorded_sources_give(capsys):
+    assert generator.main(["--from", str(SOURCES), "--check"]) == 0
     snapshot = prices.load()
-    assert snapshot.date == "2026-11-26"
-    assert snapshot.sources["aws"]["commit"].startswith("e385a0d3")
+    # Dated by its oldest dated source, Karpenter's table (`// generated at 2026-07-06T14:20:29Z`).
+    assert snapshot.date == "2026-07-06"
+    assert snapshot.sources["karpenter-provider-aws"]["date"] == "2026-07-06"
+    assert snapshot.sources["google-cloud-pricing-cost-calculator"]["date"] == "2026-07-30"
+    assert snapshot.sources["skypilot-catalog-aws"]["commit"].startswith("e385a0d3")
 
 
-def test_aws_rows_give_the_regional_price_and_each_zone_s_spot_price():
+def test_every_row_names_a_source_with_its_licence_and_date():
+    snapshot = prices.load()
+    for cloud, regions in snapshot.quotes.items():
+        for types in regions.values():
+            for quote in types.values():
+                for source_id in filter(None, (quote.source, quote.spot_source)):
+                    source = snapshot.sources[source_id]
+                    assert source["licenceRead"] and "licence" in source, (cloud, source_id)
+                    assert source.get("date") or source["read"], (cloud, source_id)
+    # skypilot-catalog names no licence: its rows say so, never Apache-2.0.
+    assert {s for s, v in snapshot.sources.items() if v["licence"] is None} == {
+        "skypilot-catalog-aws",
+        "skypilot-catalog-gcp",
+        "skypilot-catalog-azure",
+    }
+    assert "undated, read 2026-11-26" in snapshot.source_line("skypilot-catalog-aws")
+    assert "no licence found" in snapshot.source_line("skypilot-catalog-aws")
+
+
+def test_aws_us_east_1_is_karpenter_s_table_with_each_zone_s_spot_price():
     rows = [r for r in _rows("aws") if r["InstanceType"] == "p5.48xlarge" and r["Region"] == "us-east-1"]
     quote = prices.load().quote("aws", "us-east-1", "p5.48xlarge")
-    assert quote.on_demand == float(rows[0]["Price"]) == 55.04
-    assert quote.spot == {r["AvailabilityZone"]: float(r["SpotPrice"]) for r in rows}
+    assert '"p5.48xlarge": 55.040000' in KARPENTER.read_text()
+    assert quote.on_demand == 55.04 and quote.source == "karpenter-provider-aws"
+    assert quote.spot == {r["AvailabilityZone"]: float(r["SpotPrice"]) for r in rows} and quote.spot_source == "skypilot-catalog-aws"
+    # Every type of the table, accelerated or not: the issue's unknowns are priced.
+    for name, price in {"inf2.48xlarge": 12.98127, "g6e.12xlarge": 10.49264, "trn1.32xlarge": 21.5}.items():
+        assert prices.load().quote("aws", "us-east-1", name).on_demand == price
 
 
-def test_gcp_attached_gpus_are_rows_of_their_own():
-    rows = _rows("gcp")
-    a100 = [r for r in rows if r["InstanceType"] == "" and r["AcceleratorName"] == "A100" and r["AcceleratorCount"] == "2"]
-    quote = prices.load().quote("gcp", "us-central1", prices.accelerator_key("A100", 2))
-    assert quote.on_demand == float(a100[0]["Price"])
-    assert prices.load().quote("gcp", "us-central1", "a2-highgpu-2g").on_demand == 1.47895
+def test_the_a3_is_priced_whole_and_the_disagreement_is_held_to_its_reason():
+    """GCP a3-highgpu-8g: skypilot-catalog's host row plus the row its fetcher matched by the substring
+    "H100 80GB GPU" gave $43.07/h; the licensed GCP file prices it whole at $88.49/h."""
+    snapshot = prices.load()
+    quote = snapshot.quote("gcp", "us-central1", "a3-highgpu-8g")
+    assert quote.on_demand == pytest.approx(88.49) and quote.gpus_included
+    price = cost_rules.instance_price(snapshot, "gcp", "us-central1", "a3-highgpu-8g", "ON_DEMAND", (), ("H100", 8))
+    assert price.dollars == pytest.approx(88.49) and "(its GPUs included)" in price.basis
+    document = json.loads(prices.PRICES_FILE.read_text())
+    [check] = [c for c in document["generated"]["crossCheck"] if c["instanceType"] == "a3-highgpu-8g" and c["region"] == "us-central1"]
+    assert check["kept"]["source"] == "google-cloud-pricing-cost-calculator"
+    assert check["dropped"] == [
+        {"source": "skypilot-catalog-gcp", "onDemand": 43.06615, "formed": "host row 9.46006 + attached-GPU row H100 x8 33.6061"}
+    ]
+    assert check["reason"] == (
+        "kept google-cloud-pricing-cost-calculator: its licence (Apache-2.0) is verified; skypilot-catalog-gcp has no licence found"
+    )
+
+
+def test_strict_refuses_the_disagreement(tmp_path, capsys):
+    assert generator.main(["--from", str(SOURCES), "--strict", "--out", str(tmp_path / "p.json")]) == 2
+    err = capsys.readouterr().err
+    assert "gcp us-central1 a3-highgpu-8g: on-demand prices more than 5% apart" in err and "refused (--strict)" in err
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_a_disagreement_no_licence_decides_is_refused():
+    sources = {"a": {"licence": None, "licenceRead": "none"}, "b": {"licence": None, "licenceRead": "none"}}
+    candidates = [generator.Candidate("a", 1.0, "x"), generator.Candidate("b", 1.06, "y")]
+    with pytest.raises(generator.SourceError, match="no licence decides between them"):
+        generator.cross_check(("aws", "r", "t"), candidates, sources, strict=False)
+    agreeing = [generator.Candidate("a", 1.0, "x"), generator.Candidate("b", 1.05, "y")]
+    assert generator.cross_check(("aws", "r", "t"), agreeing, sources, strict=True) == (agreeing[0], None)
+
+
+def _cyclenerd() -> dict:
+    """The GCP file as the generator reads it (parsed once a session: 4 MB of YAML)."""
+    return generator.parse_yaml(gzip.decompress(CYCLENERD.read_bytes()).decode(), "pricing.yml")
+
+
+def test_a_gpu_name_is_one_accelerator_by_its_exact_name():
+    """A GPU name on two accelerators (the A3 Mega's name on the A3 High) is refused: a substring
+    match of "h100-80gb" would have priced one by the other's SKU."""
+    _, found = generator.read_cyclenerd(_cyclenerd(), "pricing.yml")
+    generator.gpus_by_exact_name(found, "pricing.yml")
+    mega = {r: {n: ({**q, "gpus": ("h100-80gb", 8)} if n == "a3-megagpu-8g" else q) for n, q in t.items()} for r, t in found.items()}
+    with pytest.raises(
+        generator.SourceError, match=r"a3-megagpu-8g: GPU name 'h100-80gb' is nvidia-h100-80gb on .* and nvidia-h100-mega-80gb here"
+    ):
+        generator.gpus_by_exact_name(mega, "pricing.yml")
+    fewer = {r: {n: ({**q, "gpus": ("h100-80gb", 4)} if n == "a3-highgpu-8g" else q) for n, q in t.items()} for r, t in found.items()}
+    with pytest.raises(generator.SourceError, match="a3-highgpu-8g: h100-80gb: 4 GPUs, where the catalog's a3-highgpu-8g has 8"):
+        generator.gpus_by_exact_name(fewer, "pricing.yml")
+
+
+def test_the_gcp_file_is_dated_by_its_own_timestamp_and_prices_every_region():
+    dated, found = generator.read_cyclenerd(_cyclenerd(), "pricing.yml")
+    assert dated == datetime.date(2026, 7, 30)  # about.timestamp 1785391997, "Thu Jul 30 06:13:17 2026"
+    assert len(found) >= 40 and all("a3-highgpu-8g" in found[r] for r in ("us-central1", "europe-west4", "asia-northeast1"))
+    with pytest.raises(generator.SourceError, match="about.timestamp '20260730' is not a Unix time"):
+        generator.read_cyclenerd({"about": {"timestamp": "20260730"}, "compute": {"instance": {}}}, "pricing.yml")
+
+
+def test_skypilot_gcp_attached_gpus_are_rows_of_their_own():
+    found, _ = generator.read_catalog("gcp", (SLICES / "gcp-vms.csv").read_text(), "gcp-vms.csv")
+    a100 = [r for r in _rows("gcp") if r["InstanceType"] == "" and r["AcceleratorName"] == "A100" and r["AcceleratorCount"] == "2"]
+    assert found["us-central1"][prices.accelerator_key("A100", 2)]["onDemand"] == float(a100[0]["Price"])
 
 
 def test_azure_rows_have_no_zone_and_a_quoted_generation():
@@ -55,16 +149,43 @@ def test_azure_rows_have_no_zone_and_a_quoted_generation():
     assert quote.on_demand == 1.204 and quote.spot == {"eastus": 0.143517}
 
 
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (
+            lambda t: t.replace("// generated at 2026-07-06T14:20:29Z", "// generated at 20260706T142029Z"),
+            "generated at '20260706T142029Z' is not a time",
+        ),
+        (lambda t: t.replace("// generated at", "// made at"), "no `// generated at <time> for <region>` line"),
+        (lambda t: t.replace('"p5.48xlarge": 55.040000', '"p5.48xlarge": -55.040000'), 'is not a row of `"type": price,` pairs'),
+        (
+            lambda t: t.replace('"p5.48xlarge": 55.040000', '"p5.48xlarge": 0.000000'),
+            "p5.48xlarge: price '0.000000' must be a positive number",
+        ),
+        (lambda t: t.replace('"p5.4xlarge": 6.880000', '"p5.48xlarge": 6.880000'), "p5.48xlarge is priced twice in us-east-1"),
+    ],
+)
+def test_a_bad_karpenter_table_is_refused(edit, said):
+    with pytest.raises(generator.SourceError, match=said.replace("(", r"\(").replace(")", r"\)").replace("`", "`")):
+        generator.read_karpenter(edit(KARPENTER.read_text()), "zz_generated.pricing_aws.go")
+
+
+def test_the_karpenter_table_is_dated_by_its_stamp():
+    dated, found = generator.read_karpenter(KARPENTER.read_text(), "zz_generated.pricing_aws.go")
+    assert dated == datetime.date(2026, 7, 6) and list(found) == ["us-east-1"] and len(found["us-east-1"]) > 800
+
+
 def _folder(tmp_path: Path, cloud: str, transform) -> Path:
-    folder = tmp_path / "slices"
-    shutil.copytree(SLICES, folder)
-    path = folder / f"{cloud}-vms.csv"
+    folder = tmp_path / "sources"
+    shutil.copytree(SOURCES, folder)
+    path = folder / "skypilot-catalog" / f"{cloud}-vms.csv"
     path.write_text(transform(path.read_text()))
     return folder
 
 
 def _field(name: str, value: str):
     """An edit of the second line's field `name` (the AWS header's order)."""
+
     def edit(line: str) -> str:
         header = (SLICES / "aws-vms.csv").read_text().splitlines()[0].split(",")
         fields = next(csv.reader([line]))
@@ -123,13 +244,53 @@ def test_a_type_without_an_on_demand_price_is_refused_unless_recorded_as_unprice
     assert "p5e.48xlarge" not in document["aws"].get("us-west-2", {})
 
 
-def test_provenance_is_required_and_dated(tmp_path, capsys):
+@pytest.mark.parametrize("read", ["last week", "20261101", "2026-13-01"])
+def test_provenance_is_required_and_dated_yyyy_mm_dd(tmp_path, capsys, read):
     folder = _folder(tmp_path, "aws", lambda text: text)
     provenance = json.loads((folder / "provenance.json").read_text())
-    provenance["gcp"]["read"] = "last week"
+    provenance["skypilot-catalog-gcp"]["read"] = read
     (folder / "provenance.json").write_text(json.dumps(provenance))
     assert generator.main(["--from", str(folder), "--out", str(tmp_path / "p.json")]) == 2
-    assert "gcp.read 'last week' is not a date" in capsys.readouterr().err
+    assert f"skypilot-catalog-gcp.read {read!r} is not a date (YYYY-MM-DD)" in capsys.readouterr().err
+
+
+def test_the_snapshot_is_dated_by_its_oldest_source_compared_as_dates():
+    snapshot = prices.PriceSnapshot(None, {"a": {"date": "2026-11-01"}, "b": {"date": "2026-09-30"}, "c": {"read": "2026-11-26"}}, {}, {})
+    assert snapshot.oldest(["a", "b", "c"]) == ("2026-09-30", ["c"])
+    assert cost_rules.prices_stated(snapshot, ["a", "c"]) == "prices of 2026-11-01 (a 2026-11-01; c undated, read 2026-11-26)"
+
+
+def test_prices_older_than_90_days_are_an_advisory():
+    snapshot = prices.load()
+    assert cost_rules.prices_advisories(snapshot, ["karpenter-provider-aws"], datetime.date(2026, 10, 4)) == []
+    [said] = cost_rules.prices_advisories(snapshot, ["karpenter-provider-aws"], datetime.date(2026, 10, 5))
+    assert said == ("karpenter-provider-aws: prices of 2026-07-06 are 91 days old on 2026-10-05, more than 90: they may have changed since")
+    [undated] = cost_rules.prices_advisories(snapshot, ["skypilot-catalog-aws"], datetime.date(2026, 10, 5))
+    assert "carry no date of their own (read 2026-11-26)" in undated
+
+
+@pytest.mark.parametrize(
+    "name, data, said",
+    [
+        ("skypilot-catalog/aws-vms.csv", b"InstanceType,Price\n\xe9\n", "aws-vms.csv: line 2: not UTF-8: byte 0xe9 at offset 19"),
+        ("provenance.json", b'{"a": "\xff"}', "provenance.json: line 1: not UTF-8: byte 0xff"),
+        ("provenance.json", b"[" * 100_000 + b"]" * 100_000, "provenance.json: JSON nested more than 128 deep, the bound"),
+        ("provenance.json", b"[" * 200 + b"]" * 200, "provenance.json: JSON nested more than 128 deep, the bound"),
+    ],
+)
+def test_a_file_no_reader_takes_is_refused_with_one_message(tmp_path, capsys, name, data, said):
+    folder = _folder(tmp_path, "aws", lambda text: text)
+    (folder / name).write_bytes(data)
+    assert generator.main(["--from", str(folder), "--out", str(tmp_path / "p.json")]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_csv_cell_over_the_field_limit_is_refused(tmp_path, capsys):
+    folder = _folder(tmp_path, "azure", lambda text: text + "Standard_X," + "A" * 131_073 + ",1,4.0,16,,0.1,0.01,eastus,V2\n")
+    assert generator.main(["--from", str(folder), "--out", str(tmp_path / "p.json")]) == 2
+    err = capsys.readouterr().err
+    assert "azure-vms.csv: line 5: field larger than field limit (131072)" in err and "Traceback" not in err
 
 
 def _offer() -> dict:
@@ -165,16 +326,16 @@ def test_an_offer_price_below_zero_is_refused():
         generator.read_offer(offer, "index.json")
 
 
-def test_the_offer_replaces_the_catalog_s_on_demand_price_of_the_types_it_holds():
-    catalogs = {c: ((SLICES / f"{c}-vms.csv").read_text(), c) for c in prices.CLOUDS}
-    provenance = json.loads((SLICES / "provenance.json").read_text())
+def test_the_offer_replaces_the_others_on_demand_price_of_the_types_it_holds():
+    texts, provenance = generator._read_dir(SOURCES)
     offer = _offer()
     for product in offer["products"].values():
         product["attributes"]["instanceType"] = "m6i.large"
-    document = generator.build(catalogs, provenance, {"us-east-1": (offer, "index.json")})
+    document = generator.build(texts, provenance, {"us-east-1": (offer, "index.json")})
     assert document["aws"]["us-east-1"]["m6i.large"]["onDemand"] == 0.1
+    assert document["aws"]["us-east-1"]["m6i.large"]["source"] == "aws-price-list-us-east-1"
     assert document["aws"]["us-west-2"]["m6i.large"]["onDemand"] == 0.096
-    assert document["generated"]["sources"]["awsOnDemand"]["us-east-1"]["publicationDate"] == "2019-03-29T04:06:54Z"
+    assert document["generated"]["sources"]["aws-price-list-us-east-1"]["date"] == "2019-03-29"
 
 
 # The v8 columns the generator reads, per cloud (skypilot-catalog's headers, SOURCE.md).
@@ -217,7 +378,15 @@ def test_provenance_of_another_shape_is_refused(tmp_path, capsys):
     folder = _folder(tmp_path, "aws", lambda text: text)
     (folder / "provenance.json").write_text("[]")
     assert generator.main(["--from", str(folder), "--out", str(tmp_path / "p.json")]) == 2
-    assert "provenance.json: an object keyed by cloud is expected" in capsys.readouterr().err
+    assert "provenance.json: an object keyed by source is expected" in capsys.readouterr().err
     (folder / "provenance.json").unlink()
     assert generator.main(["--from", str(folder), "--out", str(tmp_path / "p.json")]) == 2
     assert "provenance.json is missing" in capsys.readouterr().err
+
+
+def test_coverage_is_what_docs_cost_md_carries():
+    """docs/cost.md's coverage table is `--coverage`'s output over the committed snapshot; us-east-1 lacks
+    only the g7 family (newer than Karpenter v1.14.1's table)."""
+    assert generator.coverage_table() in (ROOT / "docs" / "cost.md").read_text()
+    [east] = [r for r in prices.coverage(prices.load(), catalog.load()) if r["cloud"] == "aws" and r["region"] == "us-east-1"]
+    assert east["priced"] == east["offered"] - 6 and {n.split(".")[0] for n in east["unpriced"]} == {"g7"}

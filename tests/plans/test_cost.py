@@ -1,18 +1,25 @@
 """The cost block of a plan (src/gpufleet/plans/cost.py) against the snapshot's own rows, computed by
-hand here from the recorded CSV slices (tests/fixtures/prices), and the report's lines."""
+hand here from the recorded sources (tests/fixtures/prices), and the report's lines."""
 
 from __future__ import annotations
 
 import csv
+import datetime
+import gzip
 from pathlib import Path
 
 import pytest
 
+from gpufleet.catalog import prices as price_catalog
+from gpufleet.catalog.generate import prices as generator
 from gpufleet.library.cost import group_cost
+from gpufleet.rules import cost as cost_rules
 from tests.plan_edits import golden, plan_cost
 
 ROOT = Path(__file__).resolve().parents[2]
 SLICES = ROOT / "tests" / "fixtures" / "prices" / "skypilot-catalog"
+KARPENTER = ROOT / "tests" / "fixtures" / "prices" / "third_party" / "karpenter-provider-aws" / "zz_generated.pricing_aws.go"
+CYCLENERD = ROOT / "tests" / "fixtures" / "prices" / "third_party" / "google-cloud-pricing-cost-calculator" / "pricing.yml.gz"
 SHIPPED = sorted(p.name.removesuffix(".plan.json") for p in (ROOT / "tests" / "golden").glob("*.plan.json"))
 
 
@@ -24,7 +31,7 @@ def _rows(cloud: str, **match) -> list[dict]:
 def test_ecs_gpu_totals_match_a_hand_count_from_the_catalog_rows():
     # inference: g5.12xlarge on-demand, 1/1/4 instances; training: p4d.24xlarge spot, 0/0/2, priced
     # at the highest spot price of the region's zones (zone names map to zone ids per account).
-    g5 = float(_rows("aws", InstanceType="g5.12xlarge", Region="us-east-1")[0]["Price"])
+    g5 = generator.read_karpenter(KARPENTER.read_text(), "table")[1]["us-east-1"]["g5.12xlarge"]
     p4d = max(float(r["SpotPrice"]) for r in _rows("aws", InstanceType="p4d.24xlarge", Region="us-east-1"))
     plan = golden("ecs-gpu")
     cost = plan_cost(plan["resources"], plan["placement"])
@@ -32,7 +39,7 @@ def test_ecs_gpu_totals_match_a_hand_count_from_the_catalog_rows():
     assert cost["total"]["hourly"] == {k: round(v, 4) for k, v in hourly.items()}
     assert cost["total"]["monthly"]["max"] == round(round(hourly["max"], 4) * 730, 2)
     assert cost["total"]["idleMonthly"] == round(g5 * 730, 2)
-    assert cost["complete"] and cost["prices"]["date"] == "2026-11-26"
+    assert cost["complete"] and cost["prices"]["date"] == "2026-07-06"
     by_name = {g["group"]: g for g in cost["groups"]}
     assert by_name["ml-gpu-inference"]["perAcceleratorHour"] == round(g5 / 4, 4)
     assert by_name["ml-gpu-training"]["purchase"] == "spot" and by_name["ml-gpu-training"]["pricePerHour"] == p4d
@@ -43,11 +50,21 @@ def test_ecs_gpu_totals_match_a_hand_count_from_the_catalog_rows():
     assert plan["cost"] == cost
 
 
-def test_a_gke_pool_is_its_machine_type_plus_its_gpus():
-    host = float(_rows("gcp", InstanceType="a2-highgpu-2g", Region="us-central1")[0]["Price"])
-    gpus = float(_rows("gcp", InstanceType="", AcceleratorName="A100", AcceleratorCount="2", Region="us-central1")[0]["Price"])
+def _gcp_in(region: str, machine_type: str) -> float:
+    """The machine type's on-demand price in the region in the GCP source, its GPUs included."""
+    text = gzip.decompress(CYCLENERD.read_bytes()).decode()
+    return generator.read_cyclenerd(generator.parse_yaml(text, "pricing.yml"), "pricing.yml")[1][region][machine_type]["onDemand"]
+
+
+def _gcp(machine_type: str) -> float:
+    return _gcp_in("us-central1", machine_type)
+
+
+def test_a_gke_pool_is_its_machine_type_priced_whole_with_its_gpus():
+    whole = _gcp("a2-highgpu-2g")
     [pool] = plan_cost(golden("gke-a100-mig")["resources"])["groups"]
-    assert pool["pricePerHour"] == round(host + gpus, 6) and pool["hourly"]["desired"] == round((host + gpus) * 2, 4)
+    assert pool["pricePerHour"] == round(whole, 6) and pool["hourly"]["desired"] == round(whole * 2, 4)
+    assert "(its GPUs included)" in pool["basis"] and pool["sources"] == ["google-cloud-pricing-cost-calculator"]
 
 
 def test_an_unknown_price_is_null_and_named_never_zero():
@@ -81,12 +98,30 @@ def test_an_existing_aks_cluster_s_pools_are_priced_at_the_location_the_stack_gi
 @pytest.mark.parametrize("stack", SHIPPED)
 def test_every_shipped_stack_s_plan_carries_its_cost_and_the_price_date(stack):
     cost = golden(stack)["cost"]
-    assert cost["prices"]["date"] == "2026-11-26" and cost["prices"]["hoursPerMonth"] == 730
+    used = list(cost["prices"]["sources"])
+    # The date is the oldest of the sources the plan's prices come from; each older than 90 days on
+    # the frozen day (2026-11-26), or undated, is an advisory.
+    assert cost["prices"]["date"] == price_catalog.load().oldest(used)[0] and cost["prices"]["hoursPerMonth"] == 730
+    assert cost["prices"]["stated"].startswith(f"prices of {cost['prices']['date'] or 'unknown date'} (") or not used
+    assert cost["prices"]["advisories"] == cost_rules.prices_advisories(price_catalog.load(), used, datetime.date(2026, 11, 26))
+    assert {g for group in cost["groups"] for g in group["sources"]} == set(used)
+    # Karpenter's table is of 2026-07-06: 143 days old on the frozen day, said wherever it is used.
+    assert any(a.startswith("karpenter-provider-aws: prices of 2026-07-06 are 143 days old") for a in cost["prices"]["advisories"]) == (
+        "karpenter-provider-aws" in used
+    )
     for g in cost["groups"]:
         unknown = g["pricePerHour"] is None or None in g["hourly"].values()
         assert unknown == any(u["urn"] == g["urn"] for u in cost["unpriced"])
         assert g["pricePerHour"] is None or g["pricePerHour"] > 0
     assert cost["complete"] == (not cost["unpriced"])
+
+
+def test_a_gke_a3_pool_outside_us_central1_is_priced_whole():
+    found = group_cost("a3-highgpu-8g", "europe-west4", desired_size=1, max_size=1, cloud="gcp", gcp_gpus=("H100", 8))
+    assert found["hourly"]["desired"] == round(_gcp_in("europe-west4", "a3-highgpu-8g"), 4)
+    assert (
+        found["pricesDate"] == "2026-07-30" and found["prices"] == "prices of 2026-07-30 (google-cloud-pricing-cost-calculator 2026-07-30)"
+    )
 
 
 def test_the_library_function_prices_a_group_as_the_plan_does():
@@ -95,7 +130,7 @@ def test_the_library_function_prices_a_group_as_the_plan_does():
     assert {k: found[k] for k in ("hourly", "monthly", "idleMonthly", "perAcceleratorHour")} == {
         k: inference[k] for k in ("hourly", "monthly", "idleMonthly", "perAcceleratorHour")
     }
-    assert found["pricesDate"] == "2026-11-26"
+    assert found["pricesDate"] == "2026-07-06"
     unknown = group_cost("p5.48xlarge", "us-east-1", desired_size=2, purchase="CAPACITY_BLOCK")
     assert unknown["hourly"]["desired"] is None and "Capacity Block" in unknown["basis"]
 
@@ -108,7 +143,7 @@ def test_pools_without_gpus_cost_money_too():
     assert system["region"] == "eastus" and system["hourly"]["desired"] == round(d4 * 2, 4)
     cost = golden("gke-l4-timeshare")["cost"]
     [pool] = [g for g in cost["groups"] if g["instanceType"] == "e2-standard-4"]
-    assert pool["pricePerHour"] == 0.13402 and pool["hourly"]["desired"] is None
+    assert pool["pricePerHour"] == round(_gcp("e2-standard-4"), 6) and pool["hourly"]["desired"] is None
     assert any(u["instanceType"] == "e2-standard-4" and "not known from the plan" in u["reason"] for u in cost["unpriced"])
 
 

@@ -13,7 +13,12 @@ SNAPSHOT = PriceSnapshot(
     {"aws": {"repository": "r", "path": "p", "commit": "c"}},
     {
         "aws": {"us-east-1": {"p5.48xlarge": Quote(55.04, {"use1-az1": 55.04, "use1-az2": 47.2054}), "m6i.large": Quote(0.096, {})}},
-        "gcp": {"us-central1": {"a2-highgpu-2g": Quote(1.47895, {"us-central1-a": 0.7395, "us-central1-b": 0.8}), accelerator_key("A100", 2): Quote(5.86782, {"us-central1-a": 2.8682})}},
+        "gcp": {
+            "us-central1": {
+                "a2-highgpu-2g": Quote(1.47895, {"us-central1-a": 0.7395, "us-central1-b": 0.8}),
+                accelerator_key("A100", 2): Quote(5.86782, {"us-central1-a": 2.8682}),
+            }
+        },
         "azure": {},
     },
     {"aws": {"us-east-1": ["p5e.48xlarge"]}},
@@ -35,6 +40,25 @@ def test_spot_takes_the_highest_zone_of_the_region_unless_zones_are_named():
 def test_spot_or_on_demand_is_priced_at_on_demand():
     price = cost.instance_price(SNAPSHOT, "aws", "us-east-1", "p5.48xlarge", "spot/on-demand")
     assert price.dollars == 55.04 and "the most it pays" in price.basis
+
+
+def test_a_machine_type_priced_whole_adds_no_gpu_row():
+    whole = PriceSnapshot(
+        "2026-07-30",
+        {"g": {"date": "2026-07-30"}},
+        {
+            "gcp": {
+                "us-central1": {
+                    "a3-highgpu-8g": Quote(88.49, {"us-central1": 50.6}, "g", "g", True),
+                    accelerator_key("H100", 8): Quote(33.6),
+                }
+            }
+        },
+        {},
+    )
+    price = cost.instance_price(whole, "gcp", "us-central1", "a3-highgpu-8g", "ON_DEMAND", (), ("H100", 8))
+    assert price.dollars == 88.49 and price.sources == ("g",) and "its GPUs included" in price.basis
+    assert cost.instance_price(whole, "gcp", "us-central1", "a3-highgpu-8g", "SPOT", (), ("H100", 8)).dollars == 50.6
 
 
 def test_gcp_gpus_add_to_the_machine_type():

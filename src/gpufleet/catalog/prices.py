@@ -1,21 +1,26 @@
-"""The price snapshot: on-demand and spot prices per cloud, region and instance type, dated and sourced.
+"""The price snapshot: on-demand and spot prices per cloud, region and instance type, each row with its
+source, and each source with its licence (None: none found) and the date of its prices.
 
-`data/prices.json` is generated (`python -m gpufleet.catalog.generate.prices`) from
-skypilot-org/skypilot-catalog's `vms.csv` files, and for AWS on-demand optionally from AWS's public
-bulk price list. What the snapshot lacks is absent here, so a caller gets None, never 0: Capacity
-Blocks, reserved capacity and Alibaba Cloud have no source in it.
+`data/prices.json` is generated (`python -m gpufleet.catalog.generate.prices`, whose docstring names
+the sources: Karpenter's generated AWS table, a GCP pricing file, skypilot-catalog's rows where no
+licensed source prices the row). What the snapshot lacks is absent here, so a caller gets None,
+never 0: Capacity Blocks, reserved capacity and Alibaba Cloud have no source in it.
 """
 
 from __future__ import annotations
 
+import datetime
 import functools
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from gpufleet.catalog.catalog import DATA
+from gpufleet.catalog.catalog import DATA, Catalog
 
 PRICES_FILE = DATA / "prices.json"
 CLOUDS = ("aws", "gcp", "azure")
+# Two sources more than this far apart on one row are a disagreement the generator reports (issue 55).
+DISAGREEMENT = 0.05
 
 
 def accelerator_key(name: str, count: int) -> str:
@@ -25,16 +30,19 @@ def accelerator_key(name: str, count: int) -> str:
 
 @dataclass(frozen=True)
 class Quote:
-    """One instance type's prices in one region, US dollars per hour."""
+    """One instance type's prices in one region, US dollars per hour, and the sources they come from."""
 
     on_demand: float
-    spot: dict[str, float] = field(default_factory=dict)  # zone (AWS: zone id) -> spot price
+    spot: dict[str, float] = field(default_factory=dict)  # zone (AWS: zone id; a region where the source has no zones) -> spot price
+    source: str = ""
+    spot_source: str | None = None
+    gpus_included: bool = False  # GCP: the machine type priced whole, its GPUs in the price
 
 
 @dataclass(frozen=True)
 class PriceSnapshot:
-    date: str  # the day the snapshot's rows were read from their sources
-    sources: dict[str, dict]  # cloud -> where its rows came from
+    date: str | None  # the oldest date of the sources in use (each source's own date, never the day it was read)
+    sources: dict[str, dict]  # source id -> repository, path, commit, read, licence, licenceRead, date
     quotes: dict[str, dict[str, dict[str, Quote]]]  # cloud -> region -> type -> quote
     unpriced: dict[str, dict[str, list[str]]]  # cloud -> region -> types the source lists without a price
 
@@ -43,15 +51,37 @@ class PriceSnapshot:
             return None
         return self.quotes.get(cloud, {}).get(region, {}).get(name)
 
-    def source_line(self, cloud: str) -> str:
-        s = self.sources.get(cloud) or {}
-        return f"{s.get('repository', '?')} {s.get('path', '')} @{str(s.get('commit', '?'))[:8]}".strip()
+    def source_line(self, source_id: str) -> str:
+        """A source as a report names it: repository, path, commit, its date and its licence."""
+        s = self.sources.get(source_id) or {}
+        commit = str(s.get("commit", "?"))[:8]
+        dated = s.get("date") or f"undated, read {s.get('read', '?')}"
+        licence = s.get("licence") or "no licence found"
+        return f"{s.get('repository', '?')} {s.get('path', '')} @{commit}, {dated}, {licence}"
+
+    def cloud_sources(self, cloud: str) -> list[str]:
+        """The sources of a cloud's rows, in the order of their ids."""
+        return sorted({q.source for types in self.quotes.get(cloud, {}).values() for q in types.values()})
+
+    def oldest(self, source_ids: Iterable[str]) -> tuple[str | None, list[str]]:
+        """(the oldest own date among the sources, compared as dates; the sources with none)."""
+        dated, undated = [], []
+        for source_id in sorted(set(source_ids)):
+            day = (self.sources.get(source_id) or {}).get("date")
+            if day:
+                dated.append(datetime.date.fromisoformat(day))
+            else:
+                undated.append(source_id)
+        return (min(dated).isoformat() if dated else None), undated
 
 
 def parse(document: dict) -> PriceSnapshot:
     quotes = {
         cloud: {
-            region: {name: Quote(q["onDemand"], dict(q.get("spot") or {})) for name, q in types.items()}
+            region: {
+                name: Quote(q["onDemand"], dict(q.get("spot") or {}), q.get("source", ""), q.get("spotSource"), bool(q.get("gpusIncluded")))
+                for name, q in types.items()
+            }
             for region, types in (document.get(cloud) or {}).items()
         }
         for cloud in CLOUDS
@@ -64,3 +94,35 @@ def parse(document: dict) -> PriceSnapshot:
 def load() -> PriceSnapshot:
     with PRICES_FILE.open(encoding="utf-8") as f:
         return parse(json.load(f))
+
+
+def coverage(snapshot: PriceSnapshot, cat: Catalog) -> list[dict]:
+    """Per cloud and region, how many of the catalog's accelerated types have an on-demand price, and the
+    sources of those prices with their dates. AWS: the GPU and Neuron types EC2 offers in the region
+    (the catalog's offerings). GCP: the catalog's GPU machine types (facts.gke.machine_types), in each
+    region the snapshot has rows for; which of them GCP offers there the catalog does not say, so
+    `offered` is None. Azure: the rows the snapshot has, against no list of offered sizes."""
+    rows = []
+    for region in cat.regions:
+        offered = sorted(t.name for t in cat.types.values() if (t.gpu or t.neuron) and region in t.offerings)
+        rows.append(_coverage_row(snapshot, "aws", region, offered, len(offered)))
+    machines = sorted(cat.facts.gke.machine_types)
+    for region in sorted(snapshot.quotes.get("gcp", {})):
+        rows.append(_coverage_row(snapshot, "gcp", region, machines, None))
+    for region, types in sorted(snapshot.quotes.get("azure", {}).items()):
+        rows.append(_coverage_row(snapshot, "azure", region, sorted(types), None))
+    return rows
+
+
+def _coverage_row(snapshot: PriceSnapshot, cloud: str, region: str, names: list[str], offered: int | None) -> dict:
+    quotes = [q for q in (snapshot.quote(cloud, region, n) for n in names) if q is not None]
+    sources = sorted({q.source for q in quotes})
+    return {
+        "cloud": cloud,
+        "region": region,
+        "priced": len(quotes),
+        "offered": offered,
+        "of": len(names),
+        "unpriced": sorted(n for n in names if snapshot.quote(cloud, region, n) is None) if offered is not None else [],
+        "sources": {s: (snapshot.sources.get(s) or {}).get("date") or "undated" for s in sources},
+    }

@@ -444,7 +444,7 @@ def cost_change(base: list[Resource], head: list[Resource]) -> dict:
             }
         )
     return {
-        "prices": after["prices"]["date"],
+        "prices": after["prices"]["stated"],
         "before": before,
         "after": after,
         "groups": groups,

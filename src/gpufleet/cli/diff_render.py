@@ -40,7 +40,7 @@ def _cost_lines(cost: dict, h, bullet: str) -> list[str]:
             unknown = f" (price unknown: {g['unknown']})" if g.get("unknown") else ""
             lines.append(f"{title}: {at(g)}{unknown}")
     partial = "" if cost["complete"] else " (groups of unknown price left out)"
-    lines.append(f"{bullet}fleet: {at(cost['total'])}{partial}; prices of {cost['prices']}")
+    lines.append(f"{bullet}fleet: {at(cost['total'])}{partial}; {cost['prices']}")
     return lines
 
 

@@ -281,9 +281,12 @@ def render_cost(cost: dict, console: Console, table_shown: bool = True) -> None:
         console.print(f"Cost of {u['group']} ({u['instanceType']}) unknown: {u['reason']}", highlight=False, soft_wrap=True)
     for note in sorted({n for c in groups for n in c.get("notes") or []}):
         console.print(f"Cost: {note}", highlight=False, soft_wrap=True)
-    used = {c.get("cloud") for c in groups if c["pricePerHour"] is not None}
-    sources = "; ".join(f"{c} {s}" for c, s in cost["prices"]["sources"].items() if c in used) or "no group priced"
-    console.print(f"Prices of {cost['prices']['date']} in USD, {hours} hours a month ({sources})", highlight=False, soft_wrap=True)
+    stated = cost["prices"]["stated"]
+    console.print(f"{stated[0].upper()}{stated[1:]}, in USD, {hours} hours a month", highlight=False, soft_wrap=True)
+    for source in cost["prices"]["sources"].values():
+        console.print(f"  {source}", highlight=False, soft_wrap=True)
+    for advisory in cost["prices"]["advisories"]:
+        console.print(f"Prices (advisory): {advisory}", highlight=False, soft_wrap=True)
 
 
 def render_ack_pools(pools: list[dict], console: Console) -> None:

@@ -31,9 +31,14 @@ def group_cost(
 
     `purchase`: as the group's API spells it (ON_DEMAND, SPOT, CAPACITY_BLOCK, Regular, Spot,
     spot/on-demand). `gcp_gpus`: a GKE pool's GPUs (their price name, such as A100, and count),
-    priced apart from the machine type. The result carries `pricePerHour`, `hourly` and `monthly`
-    per size, `idleMonthly`, `perAcceleratorHour` and the snapshot's `pricesDate`."""
+    priced apart from the machine type where the snapshot prices it without them. The result carries
+    `pricePerHour`, `hourly` and `monthly` per size, `idleMonthly`, `perAcceleratorHour`, the date of
+    the prices used (`pricesDate`, the oldest of their sources') and `prices`, which names them."""
     snapshot = prices.load()
     price = cost_rules.instance_price(snapshot, cloud, region, instance_type, purchase, tuple(zones), gcp_gpus)
     sizes: dict[str, int | None] = {"min": min_size, "desired": desired_size, "max": max_size}
-    return {**cost_rules.group_cost(price, sizes, accelerators_per_instance), "pricesDate": snapshot.date}
+    return {
+        **cost_rules.group_cost(price, sizes, accelerators_per_instance),
+        "pricesDate": snapshot.oldest(price.sources)[0],
+        "prices": cost_rules.prices_stated(snapshot, price.sources),
+    }

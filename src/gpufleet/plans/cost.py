@@ -22,6 +22,7 @@ from gpufleet.plans.groups import Group, priced_groups
 from gpufleet.plans.index import Index, Resource, mapping, str_or
 from gpufleet.rules import cost as cost_rules
 from gpufleet.rules import fargate as fargate_rules
+from gpufleet.rules import lifecycle
 
 SIZES = cost_rules.SIZES
 
@@ -108,6 +109,7 @@ def _group_entry(group: Group, region: str | None, snapshot: PriceSnapshot) -> t
         "instances": dict(group.sizes),
         "acceleratorsPerInstance": _accelerators(group),
         **cost_rules.group_cost(price, group.sizes, _accelerators(group)),
+        "sources": list(price.sources),
     }
     return entry, price
 
@@ -131,21 +133,22 @@ def plan_cost(
     groups: list[dict] = []
     unpriced: list[dict[str, object]] = []
     auto_mode = cat.facts.eks.auto_mode
+    used: set[str] = set()  # the snapshot's sources of the prices used
     for group in priced_groups(index.resources, cat).values():
         region = _region(group, hints)
         entry, price = _group_entry(group, region, snapshot)
+        used.update(price.sources)
         if group.platform == "karpenter" and _node_class_group(index.by_urn.get(group.urn)) == auto_mode.node_class_group:
             entry["notes"] = [AUTO_MODE_FEE]
         if group.derived:
             entry["notes"] = [*entry.get("notes", []), f"priced as derived: {group.derived}"]
         if group.platform == "karpenter" and group.name in launched:
-            needs = [
-                {
-                    "instanceType": name,
-                    **cost_rules.nodes_cost(cost_rules.instance_price(snapshot, group.cloud, region, name, group.purchase), nodes),
-                }
+            launch_prices = [
+                (name, nodes, cost_rules.instance_price(snapshot, group.cloud, region, name, group.purchase))
                 for name, nodes in launched[group.name]
             ]
+            used.update(s for _, _, p in launch_prices for s in p.sources)
+            needs = [{"instanceType": name, **cost_rules.nodes_cost(p, nodes)} for name, nodes, p in launch_prices]
             hourly = cost_rules.add([n["hourly"] for n in needs]) if all(n["hourly"] is not None for n in needs) else None
             monthly = _monthly(hourly)
             entry["needed"] = {
@@ -204,8 +207,10 @@ def plan_cost(
             unpriced.append({"group": name, "urn": r.urn, "instanceType": "ECS Managed Instances", "reason": MANAGED_INSTANCES})
     return {
         "prices": {
-            "date": snapshot.date,
-            "sources": {cloud: snapshot.source_line(cloud) for cloud in price_catalog.CLOUDS},
+            "date": snapshot.oldest(used)[0],
+            "stated": cost_rules.prices_stated(snapshot, used),
+            "sources": {s: snapshot.source_line(s) for s in sorted(used)},
+            "advisories": cost_rules.prices_advisories(snapshot, used, lifecycle.today()),
             "currency": "USD",
             "hoursPerMonth": cost_rules.HOURS_PER_MONTH,
         },

@@ -74,7 +74,7 @@ def _validate_budget(args: StackValidationArgs, report: ReportViolation) -> None
     cost = _cost(args, catalog.load())
     _JUDGED[:] = [[r.urn for r in args.resources], cost]
     partial = "" if cost["complete"] else f" (at least: {len(cost['unpriced'])} group(s) of unknown price not counted)"
-    prices = f"; prices of {cost['prices']['date']}"
+    prices = f"; {cost['prices']['stated']}"
     for found in (
         cost_rules.over_monthly_max(cost["total"]["monthly"]["max"], ceilings.get("maxMonthlyAtMax")),
         cost_rules.over_idle(cost["total"]["idleMonthly"], ceilings.get("maxIdleMonthly")),

@@ -8,10 +8,12 @@ reserved capacity and subscriptions have no public per-hour price in it.
 
 from __future__ import annotations
 
+import datetime
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gpufleet.catalog.prices import PriceSnapshot, accelerator_key
+from gpufleet.catalog.prices import PriceSnapshot, Quote, accelerator_key
 
 # 24 x 365 / 12 hours: the month issue 42 prices by (a 365-day year's average month).
 HOURS_PER_MONTH = 730
@@ -52,6 +54,7 @@ class Price:
     purchase: str
     dollars: float | None
     basis: str  # where the figure comes from, or the reason it is unknown
+    sources: tuple[str, ...] = ()  # the snapshot's sources of the figure
 
 
 def instance_price(
@@ -79,29 +82,71 @@ def instance_price(
     parts = [(instance_type, instance_type)] + (
         [(f"{accelerator[1]} x {accelerator[0]}", accelerator_key(*accelerator))] if accelerator else []
     )
-    total, bases = 0.0, []
+    total, bases, sources = 0.0, [], []
     for shown, key in parts:
         quote = snapshot.quote(cloud, region, key)
         if quote is None:
             listed = key in (snapshot.unpriced.get(cloud, {}).get(region) or [])
             why = "its source lists it without an on-demand price" if listed else "the snapshot has no price for it"
-            return Price(option, None, f"{shown} in {region}: {why} ({snapshot.source_line(cloud)})")
-        if option == ON_DEMAND:
-            total += quote.on_demand
-            bases.append(f"{shown} on-demand {quote.on_demand:g}")
-            continue
-        named = [quote.spot[z] for z in zones if z in quote.spot]
-        if named:
-            total += max(named)
-            bases.append(f"{shown} spot {max(named):g} (highest of zones {', '.join(z for z in zones if z in quote.spot)})")
-        elif quote.spot:
-            # AWS zone names map to zone ids per account: the region's highest spot price bounds any zone's.
-            total += max(quote.spot.values())
-            bases.append(f"{shown} spot {max(quote.spot.values()):g} (highest of the region's {len(quote.spot)} zones)")
-        else:
+            named = "; ".join(snapshot.source_line(s) for s in snapshot.cloud_sources(cloud)) or "no source"
+            return Price(option, None, f"{shown} in {region}: {why} ({named})")
+        part = _part(quote, shown, option, zones)
+        if part is None:
             return Price(option, None, f"{shown} in {region}: the snapshot has no spot price for it")
+        total += part[0]
+        bases.append(part[1] + (" (its GPUs included)" if quote.gpus_included and accelerator else ""))
+        sources.append(quote.source if option == ON_DEMAND else quote.spot_source or quote.source)
+        if quote.gpus_included:
+            break  # the machine type's price holds its GPUs: no attached-GPU row is added
     several = " (it may launch spot or on-demand: priced at on-demand, the most it pays)" if len(options) > 1 else ""
-    return Price(option, round(total, 6), f"{' + '.join(bases)} $/h in {region}{several}")
+    return Price(option, round(total, 6), f"{' + '.join(bases)} $/h in {region}{several}", tuple(dict.fromkeys(sources)))
+
+
+def _part(quote: Quote, shown: str, option: str, zones: tuple[str, ...]) -> tuple[float, str] | None:
+    """One row's price for the option, and how it was read (None: no spot price)."""
+    if option == ON_DEMAND:
+        return quote.on_demand, f"{shown} on-demand {quote.on_demand:g}"
+    named = [quote.spot[z] for z in zones if z in quote.spot]
+    if named:
+        return max(named), f"{shown} spot {max(named):g} (highest of zones {', '.join(z for z in zones if z in quote.spot)})"
+    if quote.spot:
+        # AWS zone names map to zone ids per account: the region's highest spot price bounds any zone's.
+        return max(quote.spot.values()), f"{shown} spot {max(quote.spot.values()):g} (highest of the region's {len(quote.spot)} zones)"
+    return None
+
+
+# Prices older than this, on the day judged (GPUFLEET_TODAY, as lifecycles are), are said to be old (issue 55).
+STALE_AFTER_DAYS = 90
+
+
+def prices_stated(snapshot: PriceSnapshot, used: Iterable[str]) -> str:
+    """ "prices of <the oldest date in use> (<each source in use and its date>)"."""
+    used = sorted(set(used))
+    if not used:
+        return "no group priced"
+    oldest, _ = snapshot.oldest(used)
+    each = "; ".join(
+        f"{s} {(snapshot.sources.get(s) or {}).get('date') or 'undated, read ' + str((snapshot.sources.get(s) or {}).get('read'))}"
+        for s in used
+    )
+    return f"prices of {oldest or 'unknown date'} ({each})"
+
+
+def prices_advisories(snapshot: PriceSnapshot, used: Iterable[str], today: datetime.date) -> list[str]:
+    """Each source in use whose prices are older than STALE_AFTER_DAYS on `today`, or carry no date."""
+    found = []
+    for s in sorted(set(used)):
+        source = snapshot.sources.get(s) or {}
+        if not source.get("date"):
+            found.append(f"{s}: its prices carry no date of their own (read {source.get('read')}): how old they are is unknown")
+            continue
+        age = (today - datetime.date.fromisoformat(source["date"])).days
+        if age > STALE_AFTER_DAYS:
+            found.append(
+                f"{s}: prices of {source['date']} are {age} days old on {today.isoformat()}, more than {STALE_AFTER_DAYS}: "
+                "they may have changed since"
+            )
+    return found
 
 
 def _money(value: float, places: int) -> float:
