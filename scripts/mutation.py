@@ -384,11 +384,15 @@ def _copy(into: Path) -> Path:
     """A copy of the working tree that imports as gpufleet itself: the editable install maps the
     package onto this checkout, so the copy puts its own src/ first on PYTHONPATH (the pack's
     processes inherit it). Returns the folder to put on PYTHONPATH."""
-    shutil.copytree(ROOT, into, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", LOCK.name), symlinks=True)
+    shutil.copytree(ROOT, into, ignore=shutil.ignore_patterns(".git", ".venv", TEST_ENV.name, "__pycache__", "*.egg-info", ".pytest_cache", LOCK.name), symlinks=True)
+    # What scripts/prepare-tests installed (gigabytes of virtualenvs and node_modules) is only read: the copy links to it.
+    if TEST_ENV.exists():
+        (into / TEST_ENV.name).symlink_to(TEST_ENV.resolve())
     return into / "src"
 
 
 LOCK = ROOT / ".mutation-run.lock"
+TEST_ENV = ROOT / ".test-env"
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -39,16 +40,20 @@ def fresh_python(script: str, *argv: str, stdin: str = "", timeout: int = 300) -
     return subprocess.run([sys.executable, "-c", script, *argv], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=timeout)
 
 
-def check_golden(plan: dict, stack: str) -> None:
-    """The plan equals tests/golden/<stack>.plan.json; GPUFLEET_UPDATE_GOLDEN=1 rewrites it after an
-    intended change (then read the diff)."""
-    import os
-
-    golden = ROOT / "tests" / "golden" / f"{stack}.plan.json"
-    text = json.dumps(plan, indent=2, sort_keys=True) + "\n"
+def assert_golden(golden: Path, text: str) -> None:
+    """`text` equals the golden file; GPUFLEET_UPDATE_GOLDEN=1 rewrites it after an intended change
+    (then read the diff). The file is replaced whole: a test reading it in another worker (pytest -n)
+    sees the old text or the new, never a part."""
     if os.environ.get("GPUFLEET_UPDATE_GOLDEN"):
-        golden.write_text(text)
+        partial = golden.with_name(f".{golden.name}.{os.getpid()}")
+        partial.write_text(text)
+        partial.replace(golden)
     assert text == golden.read_text()
+
+
+def check_golden(plan: dict, stack: str) -> None:
+    """The plan equals tests/golden/<stack>.plan.json (assert_golden)."""
+    assert_golden(ROOT / "tests" / "golden" / f"{stack}.plan.json", json.dumps(plan, indent=2, sort_keys=True) + "\n")
 
 
 def ecs_registered(instance_type: str) -> dict:
@@ -60,29 +65,43 @@ def ecs_registered(instance_type: str) -> dict:
     return node_capacity.ecs_registered(cat.find(instance_type), cat.facts.memory_overhead)
 
 
-def preview_plan(*argv: str) -> dict:
+def _preview_json(*argv: str) -> str:
     code, out, err = run_cli("preview", *argv, "--json")
     assert code == 0, err + out[-4000:]
-    return json.loads(out)
+    return out
+
+
+def preview_plan(*argv: str) -> dict:
+    return json.loads(_preview_json(*argv))
+
+
+_shipped_json = functools.cache(_preview_json)
+
+
+def shipped_plan(stack: str) -> dict:
+    """A shipped stack's plan, previewed once per test process (each worker of pytest -n) and handed
+    out as a fresh copy the caller may edit. Only for what reads the stack as shipped: a test that
+    patches gpufleet or its environment previews for itself (preview_plan)."""
+    return json.loads(_shipped_json(stack))
 
 
 def plans_of(stacks: tuple[str, ...]):
-    """A module fixture `plans`: each shipped stack's plan, previewed once for the module's tests."""
+    """A module fixture `plans`: each shipped stack's plan (shipped_plan) for the module's tests."""
 
     @pytest.fixture(scope="module")
     def plans() -> dict[str, dict]:
-        return {stack: preview_plan(stack) for stack in stacks}
+        return {stack: shipped_plan(stack) for stack in stacks}
 
     return plans
 
 
 def golden_plan(stack: str):
-    """A module fixture `plan` (the shipped stack's plan, previewed once for the module's tests) and
-    the test that it equals its golden file."""
+    """A module fixture `plan` (the shipped stack's plan, shipped_plan) and the test that it equals
+    its golden file."""
 
     @pytest.fixture(scope="module")
     def plan() -> dict:
-        return preview_plan(stack)
+        return shipped_plan(stack)
 
     def test_plan_matches_golden(plan):
         check_golden(plan, stack)

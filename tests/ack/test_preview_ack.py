@@ -12,7 +12,7 @@ import pytest
 from pydantic.alias_generators import to_snake
 
 from gpufleet.catalog import catalog
-from tests.conftest import check_golden, inputs_by_name, preview_plan, run_cli
+from tests.conftest import check_golden, inputs_by_name, run_cli, shipped_plan
 
 STACK = "ack-shared-gpu"
 POOL = "alicloud:cs/nodePool:NodePool"
@@ -20,7 +20,7 @@ POOL = "alicloud:cs/nodePool:NodePool"
 
 @pytest.fixture(scope="module")
 def plan() -> dict:
-    return preview_plan(STACK)
+    return shipped_plan(STACK)
 
 
 def test_golden_plan(plan):

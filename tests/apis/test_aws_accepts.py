@@ -10,7 +10,7 @@ import pytest
 from moto import mock_aws
 
 from tests.aws_api import CHECKED_TYPES, plan_request
-from tests.conftest import preview_plan
+from tests.conftest import shipped_plan
 
 
 # Each shipped stack: its requests of the checked types (tasks, services, launch templates, Auto
@@ -24,7 +24,7 @@ STACKS = {"ecs-gpu": 17, "ecs-mps": 21, "ecs-managed-gpu": 18, "ecs-neuron": 27,
 
 @pytest.fixture(scope="module", params=sorted(STACKS))
 def resources(request) -> list[dict]:
-    plan = preview_plan(request.param)
+    plan = shipped_plan(request.param)
     found = [r for r in plan["resources"] if r["type"] in CHECKED_TYPES]
     assert len(found) == STACKS[request.param]
     return found
@@ -61,14 +61,14 @@ def test_every_request_passes_botocore_validation(resources):
     ],
 )
 def test_a_wrong_enum_type_or_missing_field_fails(type_token, mutate, expected):
-    broken = copy.deepcopy(next(r for r in preview_plan("ecs-gpu")["resources"] if r["type"] == type_token))
+    broken = copy.deepcopy(next(r for r in shipped_plan("ecs-gpu")["resources"] if r["type"] == type_token))
     mutate(broken["inputs"])
     problems = "\n".join(plan_request(broken).problems)
     assert expected in problems
 
 
 def test_a_wrong_neuron_device_mapping_fails():
-    neuron = [r for r in preview_plan("ecs-neuron")["resources"] if r["type"] == "aws:ecs/taskDefinition:TaskDefinition"]
+    neuron = [r for r in shipped_plan("ecs-neuron")["resources"] if r["type"] == "aws:ecs/taskDefinition:TaskDefinition"]
     broken = copy.deepcopy(neuron[0])
     broken["inputs"]["containerDefinitions"] = broken["inputs"]["containerDefinitions"].replace('"write"', '"rw"')
     assert "not one of read, write, mknod" in "\n".join(plan_request(broken).problems)
@@ -153,7 +153,7 @@ def test_eks_cluster_and_node_groups_round_trip_through_moto(resources, aws):
     ],
 )
 def test_a_wrong_mps_share_fails(old, new, expected):
-    chat = next(r for r in preview_plan("ecs-mps")["resources"] if r["type"] == "aws:ecs/taskDefinition:TaskDefinition" and r["name"].endswith("-chat"))
+    chat = next(r for r in shipped_plan("ecs-mps")["resources"] if r["type"] == "aws:ecs/taskDefinition:TaskDefinition" and r["name"].endswith("-chat"))
     broken = copy.deepcopy(chat)
     assert old in broken["inputs"]["containerDefinitions"]
     broken["inputs"]["containerDefinitions"] = broken["inputs"]["containerDefinitions"].replace(old, new)
@@ -163,7 +163,7 @@ def test_a_wrong_mps_share_fails(old, new, expected):
 def test_managed_instances_requests_carry_what_the_feature_needs():
     """The Managed Instances provider names its cluster, passes a role named ecsInstanceRole*, and its
     tasks and services use awsvpc; a broken instance requirement fails botocore's walk."""
-    resources = preview_plan("ecs-managed-gpu")["resources"]
+    resources = shipped_plan("ecs-managed-gpu")["resources"]
     [gpu] = [plan_request(r).params for r in resources if r["type"] == "aws:ecs/capacityProvider:CapacityProvider" and r["name"].endswith("-gpu")]
     template = gpu["managedInstancesProvider"]["instanceLaunchTemplate"]
     assert gpu["cluster"] == "ml-managed" and template["capacityOptionType"] == "SPOT"

@@ -8,7 +8,7 @@ import re
 from gpufleet.cli.diagram import fleet, node_id
 from gpufleet.plans.groups import accelerated_groups
 from gpufleet.plans.index import from_plan
-from tests.conftest import preview_plan, run_cli
+from tests.conftest import run_cli, shipped_plan
 from tests.cli.test_diff import _diff, _plan_of
 
 NODE = re.compile(r"^\s*(\w+)(\[|\(\[)\"(.*?)\"(\]|\]\))(?::::(\w+))?$")
@@ -42,7 +42,7 @@ def parse(text: str) -> tuple[dict[str, dict], list[tuple[str, str, str, str]], 
 
 
 def test_preview_draws_the_eks_fleet_its_groups_and_where_pods_land():
-    plan = preview_plan("eks-p5-efa")
+    plan = shipped_plan("eks-p5-efa")
     code, out, err = run_cli("preview", "eks-p5-efa", "--format", "mermaid")
     assert code == 0, err
     nodes, edges, subgraphs = parse(out)
@@ -64,7 +64,7 @@ def test_preview_draws_the_eks_fleet_its_groups_and_where_pods_land():
 
 
 def test_preview_draws_ecs_tasks_on_their_capacity_providers_spot_included():
-    plan = preview_plan("ecs-gpu")
+    plan = shipped_plan("ecs-gpu")
     code, out, _ = run_cli("preview", "ecs-gpu", "--format", "mermaid")
     assert code == 0
     nodes, edges, _ = parse(out)
@@ -78,7 +78,7 @@ def test_preview_draws_ecs_tasks_on_their_capacity_providers_spot_included():
 
 def test_a_pending_pod_is_marked():
     # A stack whose pods stay Pending is refused before it has a plan (exit 2), so the plan is edited.
-    plan = preview_plan("eks-p5-efa")
+    plan = shipped_plan("eks-p5-efa")
     plan["placement"]["pods"][0]["status"] = "pending"
     plan["placement"]["pods"][0]["nodeGroups"] = {}
     nodes, _, _ = parse(fleet(plan))
@@ -87,7 +87,7 @@ def test_a_pending_pod_is_marked():
 
 
 def test_the_diff_picture_marks_replacements_and_links_what_drags_them(tmp_path):
-    base = preview_plan("eks-p5-efa")
+    base = shipped_plan("eks-p5-efa")
     head = _plan_of(tmp_path, "eks-p5-efa", lambda c: c["gpufleet:eks"]["network"]["create"].__setitem__("cidr", "10.61.0.0/16"))
     code, out, _ = _diff(tmp_path, base, head, "--format", "markdown")
     assert code == 3
@@ -103,7 +103,7 @@ def test_the_diff_picture_marks_replacements_and_links_what_drags_them(tmp_path)
 
 
 def test_the_diff_picture_says_a_roll_and_a_scale(tmp_path):
-    base = preview_plan("eks-trn1")
+    base = shipped_plan("eks-trn1")
     head = _plan_of(tmp_path, "eks-trn1", lambda c: c["gpufleet:eks"]["nodeGroups"][0].update(desiredSize=4, maxSize=4))
     _, out, _ = _diff(tmp_path, base, head, "--format", "markdown")
     nodes, edges, _ = parse(out.split("```mermaid\n", 1)[1].split("```", 1)[0])

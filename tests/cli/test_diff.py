@@ -14,7 +14,7 @@ from ruamel.yaml import YAML
 
 from gpufleet.cli.diff import diff_plans
 from gpufleet.cli.diff_render import render
-from tests.conftest import ROOT, preview_plan, run_cli
+from tests.conftest import ROOT, assert_golden, preview_plan, run_cli
 from tests.plan_edits import golden
 from tests.cli.test_check import _as_pulumi_preview
 
@@ -192,13 +192,9 @@ def test_bad_input_is_exit_2(tmp_path):
 
 def test_golden_markdown(p5_pair):
     """The pull-request comment for the p5 pair; GPUFLEET_UPDATE_GOLDEN=1 rewrites it after a reviewed change."""
-    import os
-
     base, head = p5_pair
     text = render(diff_plans(base["resources"], head["resources"], [], []), "main", "scale-down-bottlerocket", markdown=True)
-    if os.environ.get("GPUFLEET_UPDATE_GOLDEN"):
-        GOLDEN.write_text(text)
-    assert text == GOLDEN.read_text()
+    assert_golden(GOLDEN, text)
     assert "### Replaces instances (running jobs are drained)" in text and "| GPUs (desired) | 16 | 8 |" in text
 
 
@@ -494,8 +490,6 @@ def _p5_on_demand(c):
 def test_doubling_a_p5_group_s_max_size_names_the_added_cost(tmp_path):
     """p5 maxSize 2 -> 4 (on demand, so the snapshot prices it): +2 x $55.04/h at max, nothing at
     desired. GPUFLEET_UPDATE_GOLDEN=1 rewrites the golden Markdown after a reviewed change."""
-    import os
-
     def doubled(c):
         _p5_on_demand(c)
         c["gpufleet:eks"]["nodeGroups"][0]["maxSize"] = 4
@@ -507,9 +501,7 @@ def test_doubling_a_p5_group_s_max_size_names_the_added_cost(tmp_path):
     [p5] = d.cost["groups"]
     assert p5["changes"] == ["maxSize 2 -> 4"] and p5["max"]["hourly"] == 110.08 and p5["desired"]["hourly"] == 0
     text = render(d, "main", "p5-max-4", markdown=True)
-    if os.environ.get("GPUFLEET_UPDATE_GOLDEN"):
-        COST_GOLDEN.write_text(text)
-    assert text == COST_GOLDEN.read_text()
+    assert_golden(COST_GOLDEN, text)
     assert "- eks p5 (p5.48xlarge) maxSize 2 -> 4: +$110.08/h at max (+$80,358.40/month)" in text
     assert "$110.08/h" not in render(diff_plans(base["resources"], base["resources"], [], []), "main", "main", markdown=True)
 

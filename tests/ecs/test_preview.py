@@ -8,13 +8,13 @@ import json
 import pytest
 
 from gpufleet.engine.runtime import UNKNOWN
-from tests.conftest import check_golden, preview_plan, run_cli
+from tests.conftest import check_golden, preview_plan, run_cli, shipped_plan
 
 
 
 @pytest.fixture(scope="module")
 def plan() -> dict:
-    return preview_plan("ecs-gpu")
+    return shipped_plan("ecs-gpu")
 
 
 def by_type(plan: dict, type_token: str) -> dict[str, dict]:

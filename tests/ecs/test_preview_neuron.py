@@ -14,13 +14,13 @@ from gpufleet.rules import ecs_amis as ami_rules
 from gpufleet.catalog.generate.sources import MotoSnapshot
 from gpufleet.ecs.neuron import device_counts
 from gpufleet.stack.spec import load_spec
-from tests.conftest import check_golden, preview_plan, run_cli
+from tests.conftest import check_golden, preview_plan, run_cli, shipped_plan
 
 
 
 @pytest.fixture(scope="module")
 def plan() -> dict:
-    return preview_plan("ecs-neuron")
+    return shipped_plan("ecs-neuron")
 
 
 def by_type(plan: dict, type_token: str) -> dict[str, dict]:

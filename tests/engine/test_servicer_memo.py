@@ -14,7 +14,7 @@ import pulumi_policy.policy as pulumi_policy_module
 from gpufleet.engine.patches import servicer_memo
 from gpufleet.policies import ack, ecs, eks, k8s, neuron, placement, security
 from gpufleet.simulate.ecs_placement import member_of
-from tests.conftest import preview_plan
+from tests.conftest import shipped_plan
 from tests.policy_helpers import gpu_container, launch_template, task_definition
 
 
@@ -28,7 +28,7 @@ def _struct(value: dict) -> struct_pb2.Struct:
 def requests() -> list:
     found = []
     for stack in ("ecs-gpu", "ecs-neuron", "eks-p5-efa", "eks-trn1", "eks-g5-timeslice", "ack-shared-gpu"):
-        resources = preview_plan(stack)["resources"]
+        resources = shipped_plan(stack)["resources"]
         by_urn = {r["urn"]: r for r in resources}
         for r in resources:
             request = analyzer_pb2.AnalyzeRequest(type=r["type"], urn=r["urn"], name=r["name"], properties=_struct(r["inputs"]))

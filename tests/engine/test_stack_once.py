@@ -12,7 +12,7 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from gpufleet.engine.patches import stack_once
 from gpufleet.policies import ack, eks, k8s, placement
-from tests.conftest import preview_plan
+from tests.conftest import shipped_plan
 
 
 def _struct(value: dict) -> struct_pb2.Struct:
@@ -78,7 +78,7 @@ def _policies() -> list:
 
 @pytest.fixture(scope="module")
 def stack() -> analyzer_pb2.AnalyzeStackRequest:
-    resources = [r for name in ("eks-p5-efa", "ack-shared-gpu") for r in preview_plan(name)["resources"]]
+    resources = [r for name in ("eks-p5-efa", "ack-shared-gpu") for r in shipped_plan(name)["resources"]]
     late = {"urn": "urn:pulumi:s::p::test:index:Late::late", "type": "test:index:Late", "name": "late",
             "inputs": {"late": "04da6b54-80e4-46f7-96ec-b56ff0331ba9"}}
     request = _stack_request([*resources, late])

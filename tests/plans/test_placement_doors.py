@@ -15,7 +15,7 @@ from gpufleet.plans import placement as plan_placement
 from gpufleet.eks import placement as eks_placement
 from gpufleet.stack.spec import SpecError, decode_config, load_spec
 from gpufleet.stack.files import load, stack_path
-from tests.conftest import preview_plan
+from tests.conftest import shipped_plan
 
 CAT = catalog.load()
 EKS_STACKS = ("eks-p5-efa", "eks-trn1", "eks-g5-timeslice")
@@ -40,7 +40,7 @@ def test_the_spec_and_the_plan_build_the_same_nodes_and_pods(stack):
     values = eks_placement.plugin_values(fleet, CAT)
     spec_shapes = eks_placement.node_shapes(fleet, spec.region, CAT, values)
     spec_pods = [pod for _, pod in eks_placement.pods(fleet, CAT, values)]
-    plan = plan_placement.placement(plan_placement.from_plan(preview_plan(stack)))
+    plan = plan_placement.placement(plan_placement.from_plan(shipped_plan(stack)))
     by_group = {s.group: s for s in plan.shapes}
     assert sorted(by_group) == sorted(s.group for s in spec_shapes)
     for shape in spec_shapes:
@@ -79,7 +79,7 @@ def _spec_verdict(case) -> bool:
 
 @pytest.fixture(scope="module")
 def base_plan():
-    return preview_plan("eks-p5-efa")
+    return shipped_plan("eks-p5-efa")
 
 
 def _plan_for(base: dict, instance_type: str, nodes: int, enabled: bool) -> dict:
@@ -175,7 +175,7 @@ def _workload_spec_verdict(replicas: int) -> bool:
 
 @pytest.fixture(scope="module")
 def workload_pack_verdicts(judge) -> dict:
-    base = preview_plan("eks-g5-timeslice")
+    base = shipped_plan("eks-g5-timeslice")
     verdicts = {}
     for replicas in WORKLOAD_REPLICAS:
         plan = copy.deepcopy(base)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpufleet.catalog import catalog
 from gpufleet.simulate.ecs_placement import member_of
 from gpufleet.catalog.generate.sources import MotoSnapshot
-from tests.conftest import preview_plan
+from tests.conftest import shipped_plan
 from tests.policy_helpers import findings, one_finding, launch_template, resource, task_definition
 
 
@@ -121,7 +121,7 @@ def test_ami_supported(judge):
 
 
 def test_the_shipped_neuron_stack_is_clean():
-    plan = preview_plan("ecs-neuron")
+    plan = shipped_plan("ecs-neuron")
     assert plan["policy"]["violations"] == []
     assert plan["policy"]["pack"] == "gpufleet-guard"
 

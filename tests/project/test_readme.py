@@ -1,5 +1,6 @@
-"""README.md is the front door: its tour's preview excerpt is lines of the real output, in order, and
-every guide it links to exists (the diff excerpt is tests/cli/test_diff.py's)."""
+"""README.md is the front door: its tour's preview excerpt is lines of the real output, in order,
+every guide it links to exists (the diff excerpt is tests/cli/test_diff.py's), and its test command
+is the one CI runs."""
 
 from __future__ import annotations
 
@@ -44,3 +45,13 @@ def test_every_link_of_the_readme_and_the_guides_opens():
 
 def test_the_readme_is_a_front_door():
     assert len(README.encode()) < 10_500
+
+
+def test_ci_runs_the_readme_s_test_command_in_one_worker_per_core():
+    """.ci/run ends with the README's test command, word for word, so a contributor's run is CI's; it
+    runs the suite in parallel (pytest-xdist, the `test` extra), by the machine's cores."""
+    [setup] = re.findall(r"```bash\n(.*?)```", README, re.S)
+    test = setup.splitlines()[-1]
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    assert ci[-1] == test
+    assert test.split()[1:5] == ["-m", "pytest", "-n", "auto"]
