@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 
 from gpufleet.errors import Stopped
@@ -61,6 +62,26 @@ def stopped_on_signals() -> Iterator[None]:
 
 def _on_signal(signum: int, _frame) -> None:
     # Only signals here, never wait(): the main thread may hold a Popen's wait lock right now.
+    _end_all()
+    raise Stopped(signum)
+
+
+def _end_all() -> None:
     for process in list(_STARTED):
         _signal_group(process, signal.SIGKILL)
-    raise Stopped(signum)
+
+
+def ended_with_parent() -> None:
+    """In a worker process (`--all`'s): once the gpufleet that started it is gone (stopped, or
+    killed), end every group the worker started, then the worker itself, rather than finish a
+    preview nobody reads. A worker cannot be told by its parent's signal handler: the pool that
+    runs it has no public way to end its processes before Python 3.14."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        _end_all()
+        os._exit(2)
+
+    threading.Thread(target=watch, name="gpufleet-parent-watch", daemon=True).start()

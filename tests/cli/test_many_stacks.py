@@ -4,6 +4,13 @@ report per stack, a summary, the worst exit code; shards cover every stack exact
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -73,3 +80,66 @@ def test_a_repositorys_own_stacks_folder(tmp_path):
     assert code == 2 and f"no {tmp_path}/Pulumi.ecs-gpu.yaml (stacks: team-a, team-b, team-c)" in err
     code, _, err = run_cli("preview", "--all", "--stacks-dir", str(tmp_path / "missing"))
     assert code == 2 and "not a folder" in err
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = (Path("/proc") / entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+def test_a_stopped_all_ends_its_workers_and_what_they_started():
+    """SIGTERM to `preview --all`: gpufleet exits 2, no further stack is previewed (no policy pack
+    starts after the signal), and its worker processes and the packs they started end too."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = [sys.executable, "-m", "gpufleet.cli.main", "preview", "--all", "--jobs", "2"]
+    preview = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    workers: set[int] = set()
+    packs: set[int] = set()
+    for _ in range(1200):
+        workers |= _children(preview.pid)
+        packs |= {p for w in workers for p in _children(w)}
+        if len(workers) >= 2 and packs:
+            break
+        assert preview.poll() is None, preview.communicate()
+        time.sleep(0.25)
+    else:
+        pytest.fail("the workers never started a pack")
+    before = set(packs)
+    preview.send_signal(signal.SIGTERM)
+    watching = True
+
+    def watch() -> None:
+        while watching:
+            packs.update(p for w in workers for p in _children(w))
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        _, err = preview.communicate(timeout=300)
+        for _ in range(300):
+            if not any(_running(pid) for pid in workers | packs):
+                break
+            time.sleep(0.1)
+    finally:
+        watching = False
+        watcher.join()
+    assert preview.returncode == 2 and "gpufleet was stopped by SIGTERM" in err and "Traceback" not in err, err
+    assert packs == before, f"packs started after the signal: {sorted(packs - before)}"
+    assert not [pid for pid in workers | packs if _running(pid)], "still running after gpufleet ended"

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
+from gpufleet import process_groups
 from gpufleet.cli import progress
 from gpufleet.cli.output import InputError, print_json, write
 
@@ -58,11 +59,20 @@ def run(command: Callable[[list[str]], int], names: list[str], flags: list[str],
                 done()
         else:
             # spawn, not fork: the engine and the pack client run gRPC threads, which fork does not copy.
-            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            pool = ProcessPoolExecutor(
+                max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=process_groups.ended_with_parent
+            )
+            try:
                 futures = [pool.submit(_one, command, name, flags) for name in names]
                 for _ in as_completed(futures):
                     done()
                 results = [f.result() for f in futures]
+            except BaseException:
+                # Stopped (a signal) or a failure: nothing more is started, and the previews running
+                # are not waited for; each worker ends itself and what it started once gpufleet exits.
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown()
     codes = {name: code for name, (code, _, _) in zip(names, results)}
     if as_json:
         plans = {
