@@ -174,10 +174,13 @@ def test_a_number_past_the_bound_is_refused_on_ruamels_path_too(tmp_path):
     [
         (_laughs(9, 9), "Pulumi.bomb.yaml:9: the document expands to more than 1,000,000 values once its aliases are expanded, the bound"),
         ("config:\n  gpufleet:ecs:\n    x: " + "[" * 65 + "]" * 65 + "\n", "Pulumi.bomb.yaml:3: values nested more than 64 deep, the bound"),
-        ("config:\n  gpufleet:ecs:\n    x: " + "[" * 300 + "]" * 300 + "\n", "Pulumi.bomb.yaml: values nested more than 64 deep, the bound"),
+        ("config:\n  gpufleet:ecs:\n    x: " + "[" * 300 + "]" * 300 + "\n", "Pulumi.bomb.yaml:3: values nested more than 64 deep, the bound"),
         (f"config:\n  gpufleet:ecs:\n    desiredSize: {'1' * 101}\n", "Pulumi.bomb.yaml: a number of more than 100 digits, the bound"),
+        # ruamel's values read the alias as null; its node graph shows the loop (as libyaml's does).
+        ("config:\n  gpufleet:ecs: &x\n    x: *x\n", "Pulumi.bomb.yaml:2: an alias refers to a value that contains it: the document never ends"),
+        ("config:\n  gpufleet:ecs: &x [*x]\n", "Pulumi.bomb.yaml:2: an alias refers to a value that contains it: the document never ends"),
     ],
-    ids=["values", "depth-65", "depth-300", "digits-101"],
+    ids=["values", "depth-65", "depth-300", "digits-101", "self-mapping", "self-list"],
 )
 def test_the_bounds_hold_where_pyyaml_has_no_libyaml(tmp_path, monkeypatch, text, refusal):
     """PyYAML built without libyaml leaves every file to ruamel's reader: the same bounds refuse it

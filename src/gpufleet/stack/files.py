@@ -138,6 +138,8 @@ def load(path: Path, stack: str | None = None) -> StackFile:
     try:
         if node is not None:
             stack_yaml.check_bounds(node)
+        else:  # no libyaml, or it cannot parse the file: the same bounds over ruamel's graph
+            stack_yaml.check_bounds(stack_yaml.compose_pure(text))
         document = stack_yaml.read(text, node) if node is not None else None  # libyaml, when it reads the file as ruamel would
         if document is None:
             document = _read_round_trip(path, text)

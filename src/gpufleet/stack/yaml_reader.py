@@ -121,10 +121,25 @@ def check_bounds(root: object) -> None:
         stack.extend((c, depth + 1, False) for c in children if id(c) not in sizes)
 
 
+def compose_pure(text: str) -> ruamel_nodes.Node | None:
+    """ruamel's node graph of the document (aliases shared), for check_bounds where libyaml is not
+    there to compose it: ruamel's values read an alias to its own container as null, where the
+    graph shows the loop. None where ruamel cannot parse it (its reader then gives the error)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError
+
+    try:
+        return YAML(typ="rt").compose(text)
+    except RecursionError:
+        raise Unbounded(None, f"values nested more than {MAX_DEPTH} deep, the bound") from None
+    except MarkedYAMLError:
+        return None
+
+
 def _children(node: object) -> list:
-    if isinstance(node, yaml.MappingNode):
+    if isinstance(node, (yaml.MappingNode, ruamel_nodes.MappingNode)):
         return [x for pair in node.value for x in pair]
-    if isinstance(node, yaml.SequenceNode):
+    if isinstance(node, (yaml.SequenceNode, ruamel_nodes.SequenceNode)):
         return list(node.value)
     if isinstance(node, dict):
         return [x for pair in node.items() for x in pair]
