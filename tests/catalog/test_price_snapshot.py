@@ -38,9 +38,9 @@ def _rows(cloud: str) -> list[dict]:
 def test_the_committed_snapshot_is_what_the_recorded_sources_give(capsys):
     assert generator.main(["--from", str(SOURCES), "--check"]) == 0
     snapshot = prices.load()
-    # Dated by its oldest dated source, Karpenter's table (`// generated at 2026-07-06T14:20:29Z`).
-    assert snapshot.date == "2026-07-06"
-    assert snapshot.sources["karpenter-provider-aws"]["date"] == "2026-07-06"
+    # Dated by its oldest dated source, Karpenter's table (`// generated at 2026-07-20T13:44:30Z`).
+    assert snapshot.date == "2026-07-20"
+    assert snapshot.sources["karpenter-provider-aws"]["date"] == "2026-07-20"
     assert snapshot.sources["google-cloud-pricing-cost-calculator"]["date"] == "2026-07-30"
     assert snapshot.sources["skypilot-catalog-aws"]["commit"].startswith("e385a0d3")
 
@@ -153,8 +153,8 @@ def test_azure_rows_have_no_zone_and_a_quoted_generation():
     "edit, said",
     [
         (
-            lambda t: t.replace("// generated at 2026-07-06T14:20:29Z", "// generated at 20260706T142029Z"),
-            "generated at '20260706T142029Z' is not a time",
+            lambda t: t.replace("// generated at 2026-07-20T13:44:30Z", "// generated at 20260720T134430Z"),
+            "generated at '20260720T134430Z' is not a time",
         ),
         (lambda t: t.replace("// generated at", "// made at"), "no `// generated at <time> for <region>` line"),
         (lambda t: t.replace('"p5.48xlarge": 55.040000', '"p5.48xlarge": -55.040000'), 'is not a row of `"type": price,` pairs'),
@@ -172,7 +172,7 @@ def test_a_bad_karpenter_table_is_refused(edit, said):
 
 def test_the_karpenter_table_is_dated_by_its_stamp():
     dated, found = generator.read_karpenter(KARPENTER.read_text(), "zz_generated.pricing_aws.go")
-    assert dated == datetime.date(2026, 7, 6) and list(found) == ["us-east-1"] and len(found["us-east-1"]) > 800
+    assert dated == datetime.date(2026, 7, 20) and list(found) == ["us-east-1"] and len(found["us-east-1"]) > 800
 
 
 def _folder(tmp_path: Path, cloud: str, transform) -> Path:
@@ -262,9 +262,9 @@ def test_the_snapshot_is_dated_by_its_oldest_source_compared_as_dates():
 
 def test_prices_older_than_90_days_are_an_advisory():
     snapshot = prices.load()
-    assert cost_rules.prices_advisories(snapshot, ["karpenter-provider-aws"], datetime.date(2026, 10, 4)) == []
-    [said] = cost_rules.prices_advisories(snapshot, ["karpenter-provider-aws"], datetime.date(2026, 10, 5))
-    assert said == ("karpenter-provider-aws: prices of 2026-07-06 are 91 days old on 2026-10-05, more than 90: they may have changed since")
+    assert cost_rules.prices_advisories(snapshot, ["karpenter-provider-aws"], datetime.date(2026, 10, 18)) == []
+    [said] = cost_rules.prices_advisories(snapshot, ["karpenter-provider-aws"], datetime.date(2026, 10, 19))
+    assert said == ("karpenter-provider-aws: prices of 2026-07-20 are 91 days old on 2026-10-19, more than 90: they may have changed since")
     [undated] = cost_rules.prices_advisories(snapshot, ["skypilot-catalog-aws"], datetime.date(2026, 10, 5))
     assert "carry no date of their own (read 2026-11-26)" in undated
 
@@ -385,8 +385,8 @@ def test_provenance_of_another_shape_is_refused(tmp_path, capsys):
 
 
 def test_coverage_is_what_docs_cost_md_carries():
-    """docs/cost.md's coverage table is `--coverage`'s output over the committed snapshot; us-east-1 lacks
-    only the g7 family (newer than Karpenter v1.14.1's table)."""
+    """docs/cost.md's coverage table is `--coverage`'s output over the committed snapshot; us-east-1 prices
+    every accelerated type EC2 offers there (Karpenter's table of 2026-07-20 has the g7 families)."""
     assert generator.coverage_table() in (ROOT / "docs" / "cost.md").read_text()
     [east] = [r for r in prices.coverage(prices.load(), catalog.load()) if r["cloud"] == "aws" and r["region"] == "us-east-1"]
-    assert east["priced"] == east["offered"] - 6 and {n.split(".")[0] for n in east["unpriced"]} == {"g7"}
+    assert east["priced"] == east["offered"] and not east["unpriced"]

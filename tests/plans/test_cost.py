@@ -39,7 +39,7 @@ def test_ecs_gpu_totals_match_a_hand_count_from_the_catalog_rows():
     assert cost["total"]["hourly"] == {k: round(v, 4) for k, v in hourly.items()}
     assert cost["total"]["monthly"]["max"] == round(round(hourly["max"], 4) * 730, 2)
     assert cost["total"]["idleMonthly"] == round(g5 * 730, 2)
-    assert cost["complete"] and cost["prices"]["date"] == "2026-07-06"
+    assert cost["complete"] and cost["prices"]["date"] == "2026-07-20"
     by_name = {g["group"]: g for g in cost["groups"]}
     assert by_name["ml-gpu-inference"]["perAcceleratorHour"] == round(g5 / 4, 4)
     assert by_name["ml-gpu-training"]["purchase"] == "spot" and by_name["ml-gpu-training"]["pricePerHour"] == p4d
@@ -105,8 +105,8 @@ def test_every_shipped_stack_s_plan_carries_its_cost_and_the_price_date(stack):
     assert cost["prices"]["stated"].startswith(f"prices of {cost['prices']['date'] or 'unknown date'} (") or not used
     assert cost["prices"]["advisories"] == cost_rules.prices_advisories(price_catalog.load(), used, datetime.date(2026, 11, 26))
     assert {g for group in cost["groups"] for g in group["sources"]} == set(used)
-    # Karpenter's table is of 2026-07-06: 143 days old on the frozen day, said wherever it is used.
-    assert any(a.startswith("karpenter-provider-aws: prices of 2026-07-06 are 143 days old") for a in cost["prices"]["advisories"]) == (
+    # Karpenter's table is of 2026-07-20: 129 days old on the frozen day, said wherever it is used.
+    assert any(a.startswith("karpenter-provider-aws: prices of 2026-07-20 are 129 days old") for a in cost["prices"]["advisories"]) == (
         "karpenter-provider-aws" in used
     )
     for g in cost["groups"]:
@@ -130,7 +130,7 @@ def test_the_library_function_prices_a_group_as_the_plan_does():
     assert {k: found[k] for k in ("hourly", "monthly", "idleMonthly", "perAcceleratorHour")} == {
         k: inference[k] for k in ("hourly", "monthly", "idleMonthly", "perAcceleratorHour")
     }
-    assert found["pricesDate"] == "2026-07-06"
+    assert found["pricesDate"] == "2026-07-20"
     unknown = group_cost("p5.48xlarge", "us-east-1", desired_size=2, purchase="CAPACITY_BLOCK")
     assert unknown["hourly"]["desired"] is None and "Capacity Block" in unknown["basis"]
 

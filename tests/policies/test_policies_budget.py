@@ -26,9 +26,9 @@ def test_a_fleet_over_its_ceilings_is_named_with_its_cost(judge):
     result = judge(golden("ecs-gpu")["resources"], config)
     said = [m.splitlines()[-1] for m in findings(result, POLICY)]
     assert said == [
-        "the fleet costs $37,155.69 a month at max size, over the ceiling of $37,000.00; prices of 2026-07-06 (karpenter-provider-aws 2026-07-06; skypilot-catalog-aws undated, read 2026-11-26)",
-        "the groups' minimum sizes cost $4,140.56 a month idle, over the ceiling of $4,000.00; prices of 2026-07-06 (karpenter-provider-aws 2026-07-06; skypilot-catalog-aws undated, read 2026-11-26)",
-        "ecs ml-gpu-inference (g5.12xlarge): $1.4180 per accelerator-hour (on-demand), over the ceiling of $1.4000; prices of 2026-07-06 (karpenter-provider-aws 2026-07-06; skypilot-catalog-aws undated, read 2026-11-26)",
+        "the fleet costs $37,155.69 a month at max size, over the ceiling of $37,000.00; prices of 2026-07-20 (karpenter-provider-aws 2026-07-20; skypilot-catalog-aws undated, read 2026-11-26)",
+        "the groups' minimum sizes cost $4,140.56 a month idle, over the ceiling of $4,000.00; prices of 2026-07-20 (karpenter-provider-aws 2026-07-20; skypilot-catalog-aws undated, read 2026-11-26)",
+        "ecs ml-gpu-inference (g5.12xlarge): $1.4180 per accelerator-hour (on-demand), over the ceiling of $1.4000; prices of 2026-07-20 (karpenter-provider-aws 2026-07-20; skypilot-catalog-aws undated, read 2026-11-26)",
     ]
     assert {f.level for f in result.findings if f.policy == POLICY} == {"advisory"}
     [per_gpu] = findings(result, POLICY, "ml-gpu-inference")

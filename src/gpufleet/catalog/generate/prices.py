@@ -96,7 +96,7 @@ SOURCES = (
         "pkg/providers/pricing/zz_generated.pricing_aws.go",
         "https://raw.githubusercontent.com/aws/karpenter-provider-aws/main/pkg/providers/pricing/zz_generated.pricing_aws.go",
         "Apache-2.0",
-        "the repository's LICENSE at v1.14.1 (Apache License 2.0) and the file's own header",
+        "the repository's LICENSE at 6fc13b52 (Apache License 2.0, as at v1.14.1) and the file's own header",
     ),
     Source(
         "google-cloud-pricing-cost-calculator",
