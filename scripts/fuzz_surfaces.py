@@ -1,6 +1,6 @@
 """A seeded fuzz of the surfaces issue 58 names: recorded fleets (`verify --from`: Kubernetes objects,
 ECS output, NCCL logs), quantities (in a plan `check` judges, and in recorded allocatable) and
-price files (the price generator's inputs). Each run writes one mutated case and runs the real CLI
+price files (the price generator's recorded sources). Each run writes one mutated case and runs the real CLI
 on it in its own process, with a time limit and an address-space limit; a run passes when it ends
 in an exit of the contract (0, 1, 2; verify's 5) with no traceback and at most one error line.
 
@@ -14,6 +14,7 @@ reproduces it; the summary prints the seeds. Not part of the test suite: it take
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import random
 import re
@@ -31,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from tests.verify import fleets  # noqa: E402  (the recorded material the verify tests build from)
 
 GOLDEN = ROOT / "tests" / "golden"
-ALLOWED = {"verify": {0, 1, 2, 5}, "check": {0, 1, 2}, "prices": {0, 2}}
+ALLOWED = {"verify": {0, 1, 2, 5}, "check": {0, 1, 2}, sys.executable: {0, 2}}
 MEMORY = 3 * 1024**3  # the address space a run may take: past it, a MemoryError is a finding
 TIMEOUT = 120  # seconds: past it, a hang
 
@@ -202,12 +203,58 @@ def _quantity_recorded(rng: random.Random, folder: Path) -> tuple[list[str], str
     return ["verify", str(GOLDEN / "eks-p5-efa.plan.json"), "--from", str(folder)], f"allocatable {resource_name} = {value[:40]!r}"
 
 
+def _text_edit(text: str, rng: random.Random) -> tuple[str, str]:
+    """One line of a text source file broken: cut, doubled past the csv cell bound, a date or number
+    in another form, binary, or the line repeated deep."""
+    lines = text.splitlines()
+    i = rng.randrange(len(lines))
+    edits: list[tuple[str, Callable[[str], str]]] = [
+        ("cut", lambda line: line[: rng.randrange(len(line) + 1)]),
+        ("wide", lambda line: line + "x" * 140_000),
+        ("date", lambda line: re.sub(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", rng.choice(("20261101", "2026-13-01", "2026-02-30", "")), line)),
+        ("number", lambda line: re.sub(r"[0-9]+\.[0-9]+", rng.choice(("nan", "inf", "-1", "1e400", "9" * 400, "")), line, count=1)),
+        ("binary", lambda line: line + "".join(chr(rng.randrange(0x80, 0x2FF)) for _ in range(50))),
+        ("quote", lambda line: line.replace(",", '","', 1)),
+    ]
+    kind, edit = rng.choice(edits)
+    lines[i] = edit(lines[i])
+    return "\n".join(lines) + "\n", f"line {i + 1}: {kind}"
+
+
+def _price_files(rng: random.Random, folder: Path) -> tuple[list[str], str]:
+    source = ROOT / "tests" / "fixtures" / "prices"
+    shutil.copytree(source, folder, dirs_exist_ok=True)
+    files = [p for p in folder.rglob("*") if p.is_file() and p.suffix in (".csv", ".json", ".go", ".gz")]
+    target = rng.choice(sorted(files))
+    if target.suffix == ".json":
+        document = json.loads(target.read_text())
+        what = _mutate(document, rng)
+        target.write_text(_dump(document))
+    elif target.suffix == ".gz":
+        text, what = _text_edit(gzip.decompress(target.read_bytes()).decode(), rng)
+        target.write_bytes(gzip.compress(text.encode("utf-8", "surrogatepass")))
+    else:
+        text, what = _text_edit(target.read_text(), rng)
+        target.write_bytes(text.encode("latin-1", "replace") if "binary" in what else text.encode())
+    out = folder.parent / "prices.json"
+    return [
+        sys.executable,
+        "-m",
+        "gpufleet.catalog.generate.prices",
+        "--from",
+        str(folder),
+        "--out",
+        str(out),
+    ], f"{target.relative_to(folder)}: {what}"
+
+
 SURFACES: dict[str, Callable[[random.Random, Path], tuple[list[str], str]]] = {
     "verify-kube": _verify_kube,
     "verify-ecs": _verify_ecs,
     "nccl": _nccl,
     "quantity-plan": _quantity_in_plan,
     "quantity-recorded": _quantity_recorded,
+    "price-files": _price_files,
 }
 
 
@@ -216,7 +263,7 @@ def _limits() -> None:
 
 
 def _run(argv: list[str]) -> tuple[int | None, str]:
-    command = [str(Path(sys.executable).parent / "gpufleet"), *argv]
+    command = argv if argv[0] == sys.executable else [str(Path(sys.executable).parent / "gpufleet"), *argv]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, preexec_fn=_limits, cwd=ROOT)
     except subprocess.TimeoutExpired:
@@ -260,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
                     kept = keep / f"{name}-{i}"
                     shutil.rmtree(kept, ignore_errors=True)
                     shutil.copytree(folder, kept)
-                    reproduce = " ".join(c.replace(str(folder), str(kept)) for c in ["gpufleet", *command])
+                    shown = command if command[0] == sys.executable else ["gpufleet", *command]
+                    reproduce = " ".join(c.replace(str(folder), str(kept)) for c in shown)
                     (kept / "REPRODUCE.txt").write_text(f"{what}\n{reproduce}\n{problem}\n{err[-4000:]}")
                     print(f"  {name} #{i}: {problem}: {what}\n    {reproduce}")
         print(f"{name}: {args.runs - bad} of {args.runs} runs kept the contract (seed {args.seed})")

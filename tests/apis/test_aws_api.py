@@ -5,7 +5,11 @@ enums and patterns are read from botocore's model, not typed here."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
+from botocore import loaders
 
 from gpufleet.apis import aws as aws_api
 from gpufleet.catalog import tokens
@@ -180,13 +184,52 @@ def test_the_models_of_a_process_come_from_one_loader(monkeypatch):
     made = []
     real = module.create_loader
     monkeypatch.setattr(module, "create_loader", lambda: made.append(1) or real())
-    for cached in (module._loader, module._model):
+    for cached in (module._loader, module._loaded_model):
         cached.cache_clear()
     try:
         assert module._model("ecs").service_name == "ecs" and module._model("ec2").service_name == "ec2"
         assert len(made) == 1
     finally:
-        for cached in (module._loader, module._model):
+        for cached in (module._loader, module._loaded_model):
+            cached.cache_clear()
+
+
+def test_threads_asking_for_a_model_at_once_load_it_once(monkeypatch):
+    """The pack's four servicer threads meet their first task definitions together: each used to
+    make its own loader and load the same models (ecs three times in one preview)."""
+    module = aws_api
+    loads, made = [], []
+    everyone = threading.Barrier(4)
+
+    class SlowLoader:
+        def __init__(self):
+            made.append(self)
+            self._real = loaders.create_loader()
+
+        def load_service_model(self, service, kind):
+            loads.append(service)
+            time.sleep(0.05)  # a model's load is long enough for the other threads to ask too
+            return self._real.load_service_model(service, kind)
+
+    monkeypatch.setattr(module, "create_loader", SlowLoader)
+    for cached in (module._loader, module._loaded_model):
+        cached.cache_clear()
+    try:
+        models = []
+
+        def ask() -> None:
+            everyone.wait()
+            models.append(module._model("ecs"))
+
+        threads = [threading.Thread(target=ask) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert loads == ["ecs"] and len(made) == 1
+        assert len({id(m) for m in models}) == 1
+    finally:
+        for cached in (module._loader, module._loaded_model):
             cached.cache_clear()
 
 

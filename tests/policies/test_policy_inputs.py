@@ -125,3 +125,34 @@ def test_provider_region(monkeypatch, provider, config, env, expected):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert inputs.provider_region(_args(provider), "aws", "AWS_REGION", "AWS_DEFAULT_REGION") == expected
+
+
+def test_a_reading_is_shared_by_the_same_objects_and_only_by_them():
+    """The rules that read a task definition share one reading of the inputs object the servicer
+    hands them all (read_once); inputs equal but not the same are read again."""
+    read = []
+    once = inputs.read_once(lambda props, cat: read.append(props) or [props, cat])
+    props, cat = _preview({"family": "f"}), object()
+    first = once(props, cat)
+    assert once(props, cat) is first and len(read) == 1
+    assert once(_preview({"family": "f"}), cat) is not first and len(read) == 2
+    assert once(props, object()) is not first and len(read) == 3
+
+
+def test_the_ecs_rules_read_a_task_definition_once():
+    from gpufleet.catalog import catalog
+    from gpufleet.policies import ecs_task
+
+    props = _preview({"family": "f", "containerDefinitions": '[{"name": "main", "image": "i"}]'})
+    cat = catalog.load()
+    assert ecs_task.read_task(props, cat) is ecs_task.read_task(props, cat)
+
+
+def test_the_readings_kept_are_bounded(monkeypatch):
+    monkeypatch.setattr(inputs, "_KEPT", 2)
+    read = []
+    once = inputs.read_once(lambda value: read.append(value) or len(read))
+    a, b, c = object(), object(), object()
+    assert [once(a), once(b), once(a)] == [1, 2, 1]
+    once(c)  # past the bound: what was kept is let go
+    assert once(a) == 4 and len(read) == 4

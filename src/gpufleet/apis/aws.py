@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -146,6 +147,13 @@ def _pattern(text: str | None) -> re.Pattern | None:
         return None
 
 
+# functools.cache does not stop two threads computing the same entry: the pack's four servicer
+# threads, meeting their first resources together, each made a loader and loaded the models they
+# met (a 200-service ECS preview: 4 listings of botocore's data folders and 10 model loads where 1
+# and 4 do, profiled; ec2's model alone is about 0.1 s). One load at a time, each model once.
+_LOADING = threading.Lock()
+
+
 @functools.cache
 def _loader():
     # One loader a process, as a session keeps one: a loader lists botocore's data folders (400
@@ -153,8 +161,13 @@ def _loader():
     return create_loader()
 
 
-@functools.cache
 def _model(service: str) -> ServiceModel:
+    with _LOADING:
+        return _loaded_model(service)
+
+
+@functools.cache
+def _loaded_model(service: str) -> ServiceModel:
     # What botocore's session does for get_service_model, without importing the session (its
     # clients, docs and HTTP stack take a tenth of a second, in the CLI and again in the pack).
     return ServiceModel(_loader().load_service_model(service, "service-2"), service_name=service)

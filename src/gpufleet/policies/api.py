@@ -12,7 +12,7 @@ from gpufleet.apis import aws as aws_api
 from gpufleet.apis import aws_rules as api_rules
 from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.catalog import Catalog
-from gpufleet.policies.ecs_task import EcsTask
+from gpufleet.policies.ecs_task import read_task
 from gpufleet.policies.inputs import depended_on, get, items, plain
 from gpufleet.policies.k8s import containers, pod_specs
 from gpufleet.policies.registry import Policies
@@ -36,7 +36,7 @@ def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -
 @POLICIES.resource("container-image-reference")
 def _validate_image_reference(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type == tokens.ECS_TASK_DEFINITION:
-        for c in EcsTask(args.props, catalog.load()).containers:
+        for c in read_task(args.props, catalog.load()).containers:
             reason = images.ecs_image_problem(c.get("image"))
             if reason:
                 report(f"container {c.get('name', '?')!r}: {reason}", None)
@@ -50,7 +50,7 @@ def _validate_image_reference(args: ResourceValidationArgs, report: ReportViolat
 
 @POLICIES.resource("ecs-essential-container", on=tokens.ECS_TASK_DEFINITION)
 def _validate_essential(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    reason = api_rules.essential_container_problem(EcsTask(args.props, catalog.load()).containers)
+    reason = api_rules.essential_container_problem(read_task(args.props, catalog.load()).containers)
     if reason:
         report(reason, None)
 
@@ -104,7 +104,7 @@ def _quota_findings(args: StackValidationArgs, cat: Catalog):
     found = []
     for r in args.resources:
         if r.resource_type == tokens.ECS_TASK_DEFINITION:
-            found.append((quota_problem("ecsContainersPerTaskDefinition", len(EcsTask(r.props, cat).containers), quotas), r.urn))
+            found.append((quota_problem("ecsContainersPerTaskDefinition", len(read_task(r.props, cat).containers), quotas), r.urn))
         elif r.resource_type == tokens.ECS_CLUSTER_CAPACITY_PROVIDERS:
             providers = items(get(r.props, "capacityProviders"))
             found.append((quota_problem("ecsCapacityProvidersPerCluster", len(providers), quotas), r.urn))

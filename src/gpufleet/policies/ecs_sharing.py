@@ -13,7 +13,7 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidati
 
 from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.catalog import Catalog
-from gpufleet.policies.ecs_task import EcsTask, gpu_task, known_types
+from gpufleet.policies.ecs_task import EcsTask, gpu_task, known_types, read_task
 from gpufleet.policies.inputs import get
 from gpufleet.policies.registry import Policies
 from gpufleet.rules import ecs_gpu_sharing
@@ -96,7 +96,7 @@ def _validate_agent(args: StackValidationArgs, report: ReportViolation) -> None:
     for resource in args.resources:
         if resource.resource_type != tokens.ECS_TASK_DEFINITION:
             continue
-        task = EcsTask(resource.props, cat)
+        task = read_task(resource.props, cat)
         if not any(r.option == ecs_gpu_sharing.SHARE for r in task.gpu_requests):
             continue
         try:

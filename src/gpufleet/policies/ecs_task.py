@@ -10,7 +10,7 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs
 from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.catalog import Catalog, UnknownInstanceType
 from gpufleet.catalog.facts import EcsFacts
-from gpufleet.policies.inputs import get, items, json_document
+from gpufleet.policies.inputs import get, items, json_document, read_once
 from gpufleet.rules import ecs_gpu_sharing
 from gpufleet.rules import neuron as neuron_rules
 from gpufleet.simulate.ecs_placement import PlacementSyntaxError, admitted_instance_types
@@ -69,6 +69,13 @@ class EcsTask:
             return None
 
 
+@read_once
+def read_task(props, cat: Catalog) -> EcsTask:
+    """The task definition of these inputs, read once per inputs object: the rules that read a task
+    share one reading (the 200-service bench read each task 17 times, once per rule)."""
+    return EcsTask(props, cat)
+
+
 def known_types(names: frozenset[str], report: ReportViolation, cat: Catalog) -> list:
     """The catalog's records of the admitted names; an unknown name is reported with its reason."""
     known = []
@@ -85,7 +92,7 @@ def gpu_task(args: ResourceValidationArgs) -> EcsTask | None:
     engine's not_applicable raises, ending the rule)."""
     if args.resource_type != tokens.ECS_TASK_DEFINITION:
         return None
-    task = EcsTask(args.props, catalog.load())
+    task = read_task(args.props, catalog.load())
     if not task.gpu_requests:
         args.not_applicable("the task definition requests no GPUs")
     return task

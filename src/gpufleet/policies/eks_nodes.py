@@ -9,7 +9,7 @@ from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog, InstanceType
 from gpufleet.plans import groups as plan_groups
 from gpufleet.plans.index import Index
-from gpufleet.policies.inputs import depended_on, get, instance_type, items, typed
+from gpufleet.policies.inputs import depended_on, get, instance_type, items, read_once, typed
 from gpufleet.rules.efa import EfaInterface
 
 
@@ -42,5 +42,7 @@ def interfaces(template) -> list[EfaInterface]:
     return found
 
 
+@read_once
 def has_efa(template) -> bool:
+    # Once per template: the EKS EFA rules ask it of every launch template of the stack, six times.
     return plan_groups.efa_interfaces(typed(template)) > 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +24,32 @@ from gpufleet.plans.index import (
     Resource,
     truthy,  # noqa: F401 - one reading of a boolean sent as text, the plan room's
 )
+
+# Objects read so far: every resource of the largest plans (`check` of 50,000 and more) fits.
+_KEPT = 1 << 16
+
+
+def read_once(read: Callable) -> Callable:
+    """`read(*objects)` once per objects (the same objects, not equal ones): pulumi_policy's servicer
+    hands every policy of one request the same inputs, and every stack policy the same resources
+    (src/gpufleet/engine/patches), which the rules only read. Kept by the objects' ids and holding
+    them, so an id cannot be reused while kept. No lock: the servicer's threads get and set single
+    keys, which the interpreter does atomically; a race reads twice, alike."""
+    kept: dict[tuple[int, ...], tuple[tuple, Any]] = {}
+
+    @functools.wraps(read)
+    def once(*objects):
+        key = tuple(map(id, objects))
+        entry = kept.get(key)
+        if entry is not None and all(a is b for a, b in zip(entry[0], objects)):
+            return entry[1]
+        result = read(*objects)
+        if len(kept) >= _KEPT:
+            kept.clear()
+        kept[key] = (objects, result)
+        return result
+
+    return once
 
 
 def _walk(value: Any, path: tuple[str | int, ...]) -> Any:

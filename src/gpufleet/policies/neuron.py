@@ -13,7 +13,7 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.catalog import Catalog
-from gpufleet.policies.ecs_task import EcsTask, known_types
+from gpufleet.policies.ecs_task import EcsTask, known_types, read_task
 from gpufleet.policies.inputs import get, instance_type, provider_region, user_data_text
 from gpufleet.policies.registry import Policies
 from gpufleet.rules import ecs_amis as ami_rules
@@ -26,7 +26,7 @@ POLICIES = Policies(__name__)
 def _neuron_task(args: ResourceValidationArgs) -> EcsTask | None:
     if args.resource_type != tokens.ECS_TASK_DEFINITION:
         return None
-    task = EcsTask(args.props, catalog.load())
+    task = read_task(args.props, catalog.load())
     asks = any(
         isinstance(r, dict) and r.get("type") == "NeuronDevice" for c in task.containers for r in c.get("resourceRequirements") or []
     )

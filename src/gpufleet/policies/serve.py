@@ -61,6 +61,7 @@ def serve() -> None:
     # thresholds collect hundreds of times a preview, walking all of them: collect a hundred times
     # less often. The pack lives for one preview.
     gc.set_threshold(100_000, 20, 100)
+    gc.enable()  # the pack's shell turns it off while the pack imports (policies/__main__.py)
 
     # pulumi_policy's servicer, mended and spared repeated work where its version is the one the
     # patches were written for (gpufleet.engine.patches); PolicyPack serves until the CLI stops it.
