@@ -24,6 +24,7 @@ from tests.simulate.karpenter_suites.suite import (
     ARCH,
     CAPACITY,
     OS,
+    REGION,
     TYPE,
     WINDOWS,
     ZONE,
@@ -118,12 +119,6 @@ CHEAPEST = [
 # catalog's source), so the cases run with the archs swapped: amd64 offered outside us-west-2b
 # only, arm64 anywhere. The plan names its region (its AWS provider's), so the types' zones are judged.
 SWAPPED = "the archs swapped: the fake's arm64 types without test-zone-2 are amd64's p5en.48xlarge here"
-AWS = {
-    "urn": "urn:pulumi:s::p::pulumi:providers:aws::default",
-    "type": "pulumi:providers:aws",
-    "name": "default",
-    "inputs": {"region": "us-west-2"},
-}
 OUTSIDE_ZONE_2 = ("p5en.48xlarge", *ARM64)
 
 NO_MATCH = [
@@ -131,13 +126,13 @@ NO_MATCH = [
     Row(
         448,
         **one(suite_pool(OUTSIDE_ZONE_2), spec(required=[req(ARCH, "In", "amd64"), req(ZONE, "In", "test-zone-2")]), None),
-        extra=(AWS,),
+        extra=(REGION,),
         note=SWAPPED,
     ),
     Row(
         477,
         **one(pool(req(ARCH, "In", "amd64"), types=OUTSIDE_ZONE_2), spec(required=[req(ZONE, "In", "test-zone-2")]), None),
-        extra=(AWS,),
+        extra=(REGION,),
         note=SWAPPED,
     ),
 ]

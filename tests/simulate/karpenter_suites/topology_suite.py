@@ -27,6 +27,7 @@ from tests.simulate.karpenter_suites.suite import (
     LABEL_NOT_CHECKED,
     OFFER,
     PARTIAL,
+    REGION,
     SMALL,
     ZONE,
     ZONES,
@@ -41,12 +42,6 @@ from tests.simulate.karpenter_suites.suite import pool as _pool
 
 FIXTURE = "scheduling_topology_test.go.txt"
 
-REGION = {
-    "urn": "urn:pulumi:s::p::pulumi:providers:aws::default",
-    "type": "pulumi:providers:aws",
-    "name": "default",
-    "inputs": {"region": "us-west-2"},
-}
 ZONES_123 = ("test-zone-1", "test-zone-2", "test-zone-3")
 LABELS = {"test": "test"}  # the suite's `labels` (L39)
 S2 = {"security": "s2"}
