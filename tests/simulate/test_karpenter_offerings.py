@@ -11,16 +11,12 @@ import pytest
 from gpufleet.catalog import catalog
 from gpufleet.simulate import node_capacity
 from gpufleet.simulate.node_capacity import MIB, NodeClassKubelet
+from tests.simulate.karpenter_suites.suite import aws_provider
 from tests.simulate.test_karpenter_provisioning import _deployment, _pods, _pool, _types
 
 CAT = catalog.load()
 KARPENTER, EKS = CAT.facts.karpenter, CAT.facts.eks
-AWS = {
-    "urn": "urn:pulumi:s::p::pulumi:providers:aws::default",
-    "type": "pulumi:providers:aws",
-    "name": "default",
-    "inputs": {"region": "us-east-1"},
-}
+AWS = aws_provider("us-east-1")
 ZONE = "topology.kubernetes.io/zone"
 CAPACITY = "karpenter.sh/capacity-type"
 

@@ -46,13 +46,13 @@ CAPACITY_TYPES = ("spot", "on-demand", "reserved")
 SMALL, DEFAULT, ARM = "t3.small", "c5.xlarge", "r6g.4xlarge"
 OFFER = (SMALL, DEFAULT, ARM)
 GPU_A, GPU_B = "g4dn.xlarge", "inf2.xlarge"  # fake.com/vendor-a and vendor-b: nvidia.com/gpu, aws.amazon.com/neuron
+def aws_provider(region: str) -> dict:
+    """The plan's default AWS provider in `region`: where its types' zones are judged."""
+    return {"urn": "urn:pulumi:s::p::pulumi:providers:aws::default", "type": "pulumi:providers:aws", "name": "default", "inputs": {"region": region}}
+
+
 # The fakes' zones are us-west-2's (ZONES): a row that judges them names the region by its AWS provider.
-REGION = {
-    "urn": "urn:pulumi:s::p::pulumi:providers:aws::default",
-    "type": "pulumi:providers:aws",
-    "name": "default",
-    "inputs": {"region": "us-west-2"},
-}
+REGION = aws_provider("us-west-2")
 LABEL_NOT_CHECKED = "its assertion on the node's labels is not checked (not in gpufleet's output)"
 SCALED = "quantities scaled to the stand-in"
 WINDOWS = (
