@@ -7,6 +7,7 @@ value (it cannot be judged before apply) instead of failing the whole policy.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import binascii
 import functools
@@ -36,6 +37,9 @@ def read_once(read: Callable) -> Callable:
     them, so an id cannot be reused while kept. No lock: the servicer's threads get and set single
     keys, which the interpreter does atomically; a race reads twice, alike."""
     kept: dict[tuple[int, ...], tuple[tuple, Any]] = {}
+    # Released while the interpreter is whole: what is kept may hold objects of C extensions (gRPC,
+    # protobuf) that must not outlive them into the final collection.
+    atexit.register(kept.clear)
 
     @functools.wraps(read)
     def once(*objects):
