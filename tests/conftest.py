@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -22,6 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # one fixed day, so that no golden and no finding changes when the calendar does.
 FROZEN_TODAY = "2026-11-26"
 os.environ["GPUFLEET_TODAY"] = FROZEN_TODAY
+# Prices are the shipped snapshot's in every test: a snapshot `gpufleet prices update` wrote to the
+# developer's cache is never read (a test of the cache points GPUFLEET_CACHE at its own folder).
+os.environ["GPUFLEET_CACHE"] = os.path.join(tempfile.gettempdir(), f"gpufleet-tests-no-price-cache-{os.getpid()}")
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:

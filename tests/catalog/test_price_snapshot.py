@@ -257,7 +257,10 @@ def test_provenance_is_required_and_dated_yyyy_mm_dd(tmp_path, capsys, read):
 def test_the_snapshot_is_dated_by_its_oldest_source_compared_as_dates():
     snapshot = prices.PriceSnapshot(None, {"a": {"date": "2026-11-01"}, "b": {"date": "2026-09-30"}, "c": {"read": "2026-11-26"}}, {}, {})
     assert snapshot.oldest(["a", "b", "c"]) == ("2026-09-30", ["c"])
-    assert cost_rules.prices_stated(snapshot, ["a", "c"]) == "prices of 2026-11-01 (a 2026-11-01; c undated, read 2026-11-26)"
+    assert (
+        cost_rules.prices_stated(snapshot, ["a", "c"])
+        == "prices of 2026-11-01 (a 2026-11-01; c undated, read 2026-11-26), from the shipped snapshot"
+    )
 
 
 def test_prices_older_than_90_days_are_an_advisory():

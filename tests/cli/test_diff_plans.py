@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from gpufleet.cli.diff_render import _cost_lines
 from gpufleet.engine.runtime import UNKNOWN
 from tests.plan_edits import diff_json, edited, golden
 
@@ -503,3 +504,19 @@ def test_a_long_lists_changes_keep_its_order():
 
     changes = property_changes({"command": [f"a{i}" for i in range(12)]}, {"command": [f"b{i}" for i in range(12)]})
     assert [c["path"] for c in changes] == [f"command[{i}]" for i in range(12)]
+
+
+def _serving(n: int) -> dict:
+    return edited("eks-karpenter-gpu", "karp-gpu-llm-serve", "apps/v1:Deployment", lambda r: r["inputs"]["spec"].update(replicas=n))
+
+
+def test_the_nodes_karpenter_launches_are_priced_by_the_type_the_simulation_names(tmp_path):
+    # llm-serve on NodePool inference (limits: 4 GPUs): a g5.xlarge per replica (1.006 $/h on-demand in Karpenter's
+    # table; spot or on-demand is priced at on-demand, the most it pays).
+    d = diff_json(tmp_path, _serving(3), _serving(4))
+    [pool] = [g for g in d["cost"]["groups"] if g["group"] == "inference"]
+    assert pool["changes"] == ["launches 3 x g5.xlarge -> 4 x g5.xlarge"]
+    assert (pool["launched"]["before"], pool["launched"]["after"], pool["launched"]["hourly"]) == (3.018, 4.024, 1.006)
+    lines = _cost_lines(d["cost"], lambda level, text: text, "- ")
+    assert "- karpenter inference (g6e.16xlarge) launches 3 x g5.xlarge -> 4 x g5.xlarge: " in "\n".join(lines)
+    assert "; the nodes Karpenter launches: +$1.01/h (+$734.38/month)" in "\n".join(lines)

@@ -81,9 +81,15 @@ def test_karpenter_prices_the_nodes_it_launches_for_pending_pods():
     plan = golden("eks-auto-gpu")
     [pool] = plan_cost(plan["resources"], plan["placement"])["groups"]
     g6 = float(_rows("aws", InstanceType="g6.xlarge", Region="us-east-1")[0]["Price"])
-    assert pool["needed"]["byType"] == [
-        {"instanceType": "g6.xlarge", "nodes": 2, "hourly": round(g6 * 2, 4), "monthly": round(round(g6 * 2, 4) * 730, 2)}
-    ]
+    [launched] = pool["needed"]["byType"]
+    assert launched == {
+        "instanceType": "g6.xlarge",
+        "nodes": 2,
+        "hourly": round(g6 * 2, 4),
+        "monthly": round(round(g6 * 2, 4) * 730, 2),
+        "chosen": launched["chosen"],  # the rule the simulation named the type by (tests/simulate/test_karpenter_prices.py)
+    }
+    assert launched["chosen"].startswith("smallest of 10 types holding them (no prices: no spot price for ")
     assert "priced at on-demand" in pool["basis"]  # spot or on-demand: the most it pays
 
 
@@ -120,7 +126,8 @@ def test_a_gke_a3_pool_outside_us_central1_is_priced_whole():
     found = group_cost("a3-highgpu-8g", "europe-west4", desired_size=1, max_size=1, cloud="gcp", gcp_gpus=("H100", 8))
     assert found["hourly"]["desired"] == round(_gcp_in("europe-west4", "a3-highgpu-8g"), 4)
     assert (
-        found["pricesDate"] == "2026-07-30" and found["prices"] == "prices of 2026-07-30 (google-cloud-pricing-cost-calculator 2026-07-30)"
+        found["pricesDate"] == "2026-07-30"
+        and found["prices"] == "prices of 2026-07-30 (google-cloud-pricing-cost-calculator 2026-07-30), from the shipped snapshot"
     )
 
 
@@ -178,7 +185,7 @@ def test_what_the_workloads_need_adds_each_workload_s_nodes_and_its_scale_up():
             {"capacityProvider": "ml"},
         ],
         "provisioned": [
-            {"nodePool": "np", "instanceType": "g6.xlarge", "nodes": 2},
+            {"nodePool": "np", "instanceType": "g6.xlarge", "nodes": 2, "chosen": "cheapest of 2 types holding them"},
             {"nodePool": "np", "instanceType": "g5.xlarge", "nodes": 1},
         ],
     }
@@ -186,7 +193,7 @@ def test_what_the_workloads_need_adds_each_workload_s_nodes_and_its_scale_up():
     per_group, launched, placed_any = _needed(placement)
     # gpu: the scheduled template alone needs 3 nodes, the scaled-up one 1 + 2; together at most 6.
     assert per_group == {"gpu": (3, 6), "ml": (3, 4), "new": (2, 2)}
-    assert launched == {"np": [("g6.xlarge", 2), ("g5.xlarge", 1)]} and placed_any
+    assert launched == {"np": [("g6.xlarge", 2, "cheapest of 2 types holding them"), ("g5.xlarge", 1, None)]} and placed_any
     assert _needed({"pods": [placement["pods"][0]]})[2] is False  # DaemonSets alone ask for no nodes
 
 

@@ -26,9 +26,9 @@ def test_a_fleet_over_its_ceilings_is_named_with_its_cost(judge):
     result = judge(golden("ecs-gpu")["resources"], config)
     said = [m.splitlines()[-1] for m in findings(result, POLICY)]
     assert said == [
-        "the fleet costs $37,155.69 a month at max size, over the ceiling of $37,000.00; prices of 2026-07-20 (karpenter-provider-aws 2026-07-20; skypilot-catalog-aws undated, read 2026-11-26)",
-        "the groups' minimum sizes cost $4,140.56 a month idle, over the ceiling of $4,000.00; prices of 2026-07-20 (karpenter-provider-aws 2026-07-20; skypilot-catalog-aws undated, read 2026-11-26)",
-        "ecs ml-gpu-inference (g5.12xlarge): $1.4180 per accelerator-hour (on-demand), over the ceiling of $1.4000; prices of 2026-07-20 (karpenter-provider-aws 2026-07-20; skypilot-catalog-aws undated, read 2026-11-26)",
+        "the fleet costs $37,155.69 a month at max size, over the ceiling of $37,000.00; prices of 2026-07-20 (karpenter-provider-aws 2026-07-20; skypilot-catalog-aws undated, read 2026-11-26), from the shipped snapshot",
+        "the groups' minimum sizes cost $4,140.56 a month idle, over the ceiling of $4,000.00; prices of 2026-07-20 (karpenter-provider-aws 2026-07-20; skypilot-catalog-aws undated, read 2026-11-26), from the shipped snapshot",
+        "ecs ml-gpu-inference (g5.12xlarge): $1.4180 per accelerator-hour (on-demand), over the ceiling of $1.4000; prices of 2026-07-20 (karpenter-provider-aws 2026-07-20; skypilot-catalog-aws undated, read 2026-11-26), from the shipped snapshot",
     ]
     assert {f.level for f in result.findings if f.policy == POLICY} == {"advisory"}
     [per_gpu] = findings(result, POLICY, "ml-gpu-inference")
@@ -69,7 +69,7 @@ def test_a_program_gpufleet_did_not_write_is_priced_from_its_provider_s_region(j
     # us-west-2 has no licensed source: skypilot-catalog's row, which carries no date, says so.
     assert over == (
         "the fleet costs $7,078.08 a month at max size, over the ceiling of $5,000.00; "
-        "prices of unknown date (skypilot-catalog-aws undated, read 2026-11-26)"
+        "prices of unknown date (skypilot-catalog-aws undated, read 2026-11-26), from the shipped snapshot"
     )
 
 

@@ -75,6 +75,7 @@ ENTRY_POINTS: dict[str, set[str]] = {
     # The CLI's commands.
     "gpufleet.cli.main": {"cmd_catalog"},
     "gpufleet.cli.verify_command": {"cmd_verify"},
+    "gpufleet.cli.prices_command": {"cmd_prices"},
     "gpufleet.verify.nccl_floors": {"main"},  # the docs table's generator (python -m)
     # The stack-file program: the spec it validates, the components it builds.
     "gpufleet.stack.spec": {"_validate"},

@@ -18,6 +18,8 @@ from tests.simulate.test_karpenter_topology import HOSTNAME, REGION, SMALL, ZONE
 # A claim of SMALL replicas on m5.large holds 19, as the loop's small run below shows.
 PER_M5_LARGE = 19
 ZONES = {"key": ZONE, "operator": "In", "values": ["us-west-2a", "us-west-2b", "us-west-2c"]}
+# m5.large has no spot price in the snapshot's us-west-2, and the pool allows spot: the smallest is named.
+UNPRICED = "smallest of 1 type holding them (no prices: no spot price for m5.large in us-west-2)"
 
 
 def _web(replicas: int, rules: dict | None = None, name: str = "web", requests: dict = SMALL, node_selector: dict | None = None) -> dict:
@@ -114,7 +116,7 @@ def test_a_second_template_fills_the_counted_claims_of_the_first(budget):
     )
     first, _, _ = _provisioned(placed)
     second, pending, _ = _provisioned(placed, "small")
-    assert first == [{"nodePool": "default", "instanceType": "m5.large", "nodes": 2**31, "placed": 2**31, "candidates": 1}]
+    assert first == [{"nodePool": "default", "instanceType": "m5.large", "nodes": 2**31, "placed": 2**31, "candidates": 1, "chosen": UNPRICED}]
     assert (second[0]["nodes"], second[0]["placed"], pending) == (-(-(2**31) // 17), 2**31, 0)
 
 
@@ -129,7 +131,7 @@ def test_the_pods_of_counted_claims_count_in_their_zone(budget):
         _web(3, _anti(HOSTNAME), node_selector={ZONE: "us-west-2a"}),
         _web(6, {"topologySpreadConstraints": [over_web]}, name="small"),
     )
-    assert placed["provisioned"] == [{"nodePool": "default", "instanceType": "m5.large", "nodes": 4}]
+    assert placed["provisioned"] == [{"nodePool": "default", "instanceType": "m5.large", "nodes": 4, "chosen": UNPRICED}]
 
 
 # --- randomized small plans: the counted plan is the loop's ------------------------------------

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from gpufleet.catalog import catalog
+from gpufleet.catalog.wording import counted
 from gpufleet.plans import placement as plan_placement
 from tests.conftest import ROOT
 
@@ -53,6 +54,11 @@ def _pods(*resources: dict) -> dict[str, dict]:
     return {p["pod"].rsplit("/", 1)[-1]: p for p in _placed(*resources)["pods"]}
 
 
+def _smallest(n: int) -> str:
+    """The rule that names a claim's type where the plan gives no region: the smallest, unpriced."""
+    return f"smallest of {counted(n, 'type')} holding them (no prices: its region is not known before apply)"
+
+
 def _types(types: list[str]) -> dict:
     return {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": types}
 
@@ -90,7 +96,7 @@ def test_the_provider_s_accelerator_cases(case, types, requests, launched, nodes
     placed = _placed(_pool("default", [_types(types)]), *deployments)
     assert all(p["status"] == "provisioned" for p in placed["pods"]), case
     assert {p["instanceType"] for d in placed["pods"] for p in d["provisioned"]} == {launched}, case
-    assert placed["provisioned"] == [{"nodePool": "default", "instanceType": launched, "nodes": nodes}], case
+    assert placed["provisioned"] == [{"nodePool": "default", "instanceType": launched, "nodes": nodes, "chosen": _smallest(1)}], case
 
 
 def test_provisioned_on_the_smallest_type_that_holds_them_all():
@@ -101,7 +107,7 @@ def test_provisioned_on_the_smallest_type_that_holds_them_all():
     llm = pods["llm"]
     # Karpenter packs the six onto one NodeClaim while a type holds them all: an eight-GPU type.
     assert llm["status"] == "provisioned"
-    assert llm["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.48xlarge", "nodes": 1, "placed": 6, "candidates": 2}]
+    assert llm["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.48xlarge", "nodes": 1, "placed": 6, "candidates": 2, "chosen": _smallest(2)}]
 
 
 def test_held_back_by_limits():
@@ -111,7 +117,7 @@ def test_held_back_by_limits():
     )
     llm = pods["llm"]
     assert (llm["status"], llm["pending"]) == ("pending", 2)
-    assert llm["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.12xlarge", "nodes": 1, "placed": 4, "candidates": 4}]
+    assert llm["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.12xlarge", "nodes": 1, "placed": 4, "candidates": 4, "chosen": _smallest(4)}]
     assert "; Karpenter launches no node for 2: NodePool gpu: held back by its limits (nvidia.com/gpu 4)" in llm["message"]
 
 
@@ -240,7 +246,7 @@ def test_replicas_asking_for_one_host_port_get_a_node_each():
     web = _deployment("web", 2, {"cpu": "100m"})
     web["inputs"]["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 80}]
     placed = _pods(_pool("general", [_types(["m5.large"])]), web)["web"]
-    assert placed["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 2, "placed": 2, "candidates": 1}]
+    assert placed["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 2, "placed": 2, "candidates": 1, "chosen": _smallest(1)}]
 
 
 @pytest.mark.parametrize("operator, values, admitted", [
@@ -311,7 +317,7 @@ def test_over_provisioned_by_time_slicing():
     """Karpenter counts physical GPUs (aws/karpenter-provider-aws#3376): four one-GPU pods make four
     one-GPU nodes, where one holds them once the plugin shares each GPU four ways."""
     placed = _placed(GPU_POOL, _device_plugin(replicas=4), _deployment("llm", 4, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))
-    assert placed["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 4}]
+    assert placed["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 4, "chosen": _smallest(2)}]
     [llm] = [p for p in placed["pods"] if p["pod"].endswith("/llm")]
     assert llm["status"] == "provisioned"
     assert "NodePool gpu launches 4 nodes where 1 hold these pods once the device plugin shares each GPU 4 ways" in " ".join(llm["notes"])
@@ -323,14 +329,14 @@ def test_over_provisioned_by_time_slicing():
 def test_corrected_by_a_node_overlay():
     pods = (GPU_POOL, _device_plugin(replicas=4), _deployment("llm", 4, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))
     placed = _placed(*pods, *_overlay({"nvidia.com/gpu": "4"}, gate=True))
-    assert placed["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 1}]
+    assert placed["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 1, "chosen": _smallest(2)}]
     assert not any("physical GPUs" in n for p in placed["pods"] for n in p.get("notes", []))
     # Karpenter reads an overlay only with its feature gate on (off by default): otherwise it is inert, said.
     inert = _placed(*pods, *_overlay({"nvidia.com/gpu": "4"}, gate=False))
-    assert inert["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 4}]
+    assert inert["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 4, "chosen": _smallest(2)}]
     assert any("leaves its NodeOverlay feature gate off (settings.featureGates.nodeOverlay)" in g for g in inert["gaps"])
     assumed = _placed(*pods, *_overlay({"nvidia.com/gpu": "4"}, gate=None))
-    assert assumed["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 1}]
+    assert assumed["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 1, "chosen": _smallest(2)}]
     assert any("the Karpenter release is not in the plan; its NodeOverlay feature gate is taken as on" in g for g in assumed["gaps"])
 
 
@@ -461,11 +467,11 @@ def test_the_heaviest_node_overlay_sets_a_type_s_capacity_and_all_its_requiremen
     one_gpu = [{"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "In", "values": ["1"]}]
     pods = (GPU_POOL, _device_plugin(replicas=4), _deployment("llm", 4, {"nvidia.com/gpu": "1"}, tolerate_gpu=True))
     heavy_four = _placed(*pods, overlay("a", 10, "4", one_gpu), overlay("b", 1, "2", one_gpu))
-    assert heavy_four["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 1}]
+    assert heavy_four["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 1, "chosen": _smallest(2)}]
     heavy_two = _placed(*pods, overlay("a", 1, "4", one_gpu), overlay("b", 10, "2", one_gpu))
-    assert heavy_two["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 2}]
+    assert heavy_two["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 2, "chosen": _smallest(2)}]
     unmatched = one_gpu + [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g6"]}]
-    assert _placed(*pods, overlay("a", 1, "4", unmatched))["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 4}]
+    assert _placed(*pods, overlay("a", 1, "4", unmatched))["provisioned"] == [{"nodePool": "gpu", "instanceType": "g5.xlarge", "nodes": 4, "chosen": _smallest(2)}]
 
 
 def test_a_node_overlay_s_not_in_matches_a_type_without_the_label():
@@ -477,7 +483,7 @@ def test_a_node_overlay_s_not_in_matches_a_type_without_the_label():
                "inputs": {"metadata": {"name": "widgets"}, "spec": spec}}
     pool = _pool("general", [_types(["m5.large"])])
     placed = _placed(pool, overlay, _deployment("web", 2, {"example.com/widget": "1"}))
-    assert placed["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 1}]
+    assert placed["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 1, "chosen": _smallest(1)}]
 
 
 def test_a_node_overlay_matches_a_type_under_its_pool_s_name_and_labels():
@@ -493,9 +499,9 @@ def test_a_node_overlay_matches_a_type_under_its_pool_s_name_and_labels():
     web = _deployment("web", 2, {"example.com/widget": "1"})
     ml = _pool("general", [_types(["m5.large"])], labels={"team": "ml"})
     by_label = _placed(ml, widgets({"key": "team", "operator": "In", "values": ["ml"]}), web)
-    assert by_label["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 1}]
+    assert by_label["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 1, "chosen": _smallest(1)}]
     by_pool = _placed(ml, widgets({"key": "karpenter.sh/nodepool", "operator": "In", "values": ["general"]}), web)
-    assert by_pool["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 1}]
+    assert by_pool["provisioned"] == [{"nodePool": "general", "instanceType": "m5.large", "nodes": 1, "chosen": _smallest(1)}]
     elsewhere = _placed(ml, widgets({"key": "team", "operator": "In", "values": ["web"]}), web)
     assert not elsewhere.get("provisioned")
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 import copy
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs
 
 import yaml
 
 from tests.conftest import ROOT
+from tests.recorded_http import RecordedHttp
 
 FIXTURES = ROOT / "tests" / "fixtures" / "verify"
 SOURCES = FIXTURES / "sources"
@@ -224,7 +223,7 @@ def write_case(folder: Path, items: list[dict] | None = None, log: str | None = 
     return folder
 
 
-class KubeApi:
+class KubeApi(RecordedHttp):
     """The Kubernetes API's list, get and log paths, answered from recorded objects: the official
     client talks to it through a kubeconfig as to a cluster (`with KubeApi(items, logs) as api:`
     api.kubeconfig is the file, api.requests what was asked)."""
@@ -232,36 +231,14 @@ class KubeApi:
     def __init__(self, items: list[dict], logs: dict[str, str] | None = None, mpijobs: list[dict] | None = None):
         self.items, self.logs, self.mpijobs, self.requests = items, logs or {}, mpijobs or [], []
 
-    def __enter__(self):
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - the stdlib's name
-                url = urlparse(self.path)
-                api.requests.append(url.path)
-                status, body, kind = api.answer(url.path, parse_qs(url.query))
-                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+    def answer(self, url) -> tuple[int, object, str]:
+        self.requests.append(url.path)
+        return self.answer_path(url.path, parse_qs(url.query))
 
     def write_kubeconfig(self, path: Path, context: str = "recorded") -> Path:
         config = {
             "apiVersion": "v1", "kind": "Config", "current-context": context,
-            "clusters": [{"name": "recorded", "cluster": {"server": f"http://127.0.0.1:{self.server.server_port}"}}],
+            "clusters": [{"name": "recorded", "cluster": {"server": f"http://127.0.0.1:{self.port}"}}],
             "users": [{"name": "reader", "user": {"token": "not-a-secret"}}],
             "contexts": [{"name": context, "context": {"cluster": "recorded", "user": "reader"}}],
         }
@@ -271,7 +248,7 @@ class KubeApi:
     def _of(self, kind: str) -> list[dict]:
         return [i for i in self.items if i.get("kind") == kind]
 
-    def answer(self, path: str, query: dict) -> tuple[int, object, str]:
+    def answer_path(self, path: str, query: dict) -> tuple[int, object, str]:
         lists = {"/api/v1/nodes": ("Node", "NodeList"), "/api/v1/pods": ("Pod", "PodList"), "/apis/apps/v1/daemonsets": ("DaemonSet", "DaemonSetList")}
         if path in lists:
             kind, list_kind = lists[path]

@@ -913,6 +913,14 @@ class NodeOverlayFacts(Sourced):
     enabled_by_default: bool
 
 
+class KarpenterUnmodelled(Sourced):
+    """What the provider gives a node that the simulation does not (a plan needing it is named)."""
+
+    capacity: list[str]  # resources the provider computes per type that the simulation gives no type
+    windows_families: list[str]  # AMI families whose nodes run Windows
+    instance_store_policy: str  # the policy that makes the instance store the node's ephemeral storage
+
+
 class AmiVariants(Sourced):
     families: dict[str, dict[str, list[str]]]  # alias family -> architecture -> accelerators with a variant
 
@@ -950,6 +958,7 @@ class Karpenter(_Facts):
     controller: KarpenterController
     volumes: KarpenterVolumes
     node_overlay: NodeOverlayFacts
+    unmodelled: KarpenterUnmodelled
 
 
 class CuratedFactsError(GpufleetError, ValueError):

@@ -12,12 +12,18 @@ from __future__ import annotations
 import datetime
 import functools
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gpufleet.catalog.catalog import DATA, Catalog
 
 PRICES_FILE = DATA / "prices.json"
+SHIPPED = "the shipped snapshot"
+# A snapshot `gpufleet prices update` writes is a few MB (every region of three clouds); a cache file
+# past this bound is not read.
+MAX_CACHED = 256 * 1024**2
 CLOUDS = ("aws", "gcp", "azure")
 # Two sources more than this far apart on one row are a disagreement the generator reports (issue 55).
 DISAGREEMENT = 0.05
@@ -45,6 +51,7 @@ class PriceSnapshot:
     sources: dict[str, dict]  # source id -> repository, path, commit, read, licence, licenceRead, date
     quotes: dict[str, dict[str, dict[str, Quote]]]  # cloud -> region -> type -> quote
     unpriced: dict[str, dict[str, list[str]]]  # cloud -> region -> types the source lists without a price
+    origin: str = SHIPPED  # which snapshot this is, as every report says it
 
     def quote(self, cloud: str, region: str | None, name: str) -> Quote | None:
         if region is None:
@@ -75,7 +82,7 @@ class PriceSnapshot:
         return (min(dated).isoformat() if dated else None), undated
 
 
-def parse(document: dict) -> PriceSnapshot:
+def parse(document: dict, origin: str = SHIPPED) -> PriceSnapshot:
     quotes = {
         cloud: {
             region: {
@@ -87,13 +94,56 @@ def parse(document: dict) -> PriceSnapshot:
         for cloud in CLOUDS
     }
     generated = document["generated"]
-    return PriceSnapshot(generated["date"], generated["sources"], quotes, document.get("unpriced") or {})
+    return PriceSnapshot(generated["date"], generated["sources"], quotes, document.get("unpriced") or {}, origin)
+
+
+def cache_file() -> Path:
+    """Where `gpufleet prices update` writes its snapshot: $GPUFLEET_CACHE, else the XDG cache folder
+    ($XDG_CACHE_HOME, taken only when absolute, as the XDG Base Directory spec says), else ~/.cache;
+    under gpufleet/."""
+    explicit = os.environ.get("GPUFLEET_CACHE")
+    if explicit:
+        return Path(explicit) / "prices.json"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "gpufleet" / "prices.json"
+
+
+def _shipped_document() -> dict:
+    with PRICES_FILE.open(encoding="utf-8") as f:
+        return json.load(f)
+
+
+def load_shipped() -> PriceSnapshot:
+    return parse(_shipped_document())
+
+
+def current_document() -> tuple[dict, str]:
+    """(the snapshot document in use, which one it is): the user's cache where `gpufleet prices
+    update` wrote one, else the shipped one; a cache that cannot be read falls back to the shipped
+    snapshot, and the origin says why."""
+    path = cache_file()
+    if not path.is_file():
+        return _shipped_document(), SHIPPED
+    try:
+        if path.stat().st_size > MAX_CACHED:
+            raise ValueError(f"larger than {MAX_CACHED} bytes")
+        document = json.loads(path.read_bytes().decode("utf-8"))
+        origin = f"your cache {path} (`gpufleet prices update`, {document['generated'].get('updated', '?')})"
+        parse(document, origin)
+        return document, origin
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+        return _shipped_document(), f"{SHIPPED} (your cache {path} could not be read: {type(e).__name__}: {str(e)[:120]})"
+
+
+def read_current() -> PriceSnapshot:
+    return parse(*current_document())
 
 
 @functools.cache
 def load() -> PriceSnapshot:
-    with PRICES_FILE.open(encoding="utf-8") as f:
-        return parse(json.load(f))
+    """The snapshot every report prices with, read once per process (read_current)."""
+    return read_current()
 
 
 def coverage(snapshot: PriceSnapshot, cat: Catalog) -> list[dict]:

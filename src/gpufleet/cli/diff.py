@@ -142,8 +142,10 @@ def diff_plans(
         {_key(u): g for u, g in accelerated_groups(head_plan).items()},
     )
     _karpenter_drift(result, new)
-    result.cost = cost_change(base_plan, head_plan)
-    _placement(result, base_plan, head_plan)
+    # Each side's placement worked out once: its verdicts and the nodes Karpenter launches (their cost).
+    base_placed, head_placed = plan_placement.placement(base_plan).as_dict(), plan_placement.placement(head_plan).as_dict()
+    result.cost = cost_change(base_plan, head_plan, base_placed, head_placed)
+    _placement(result, base_placed, head_placed)
     result.picture = diagram.changes(result, base_plan, head_plan)
     key = lambda f: (f["policy"], _key(f.get("urn") or ""), f["message"])  # noqa: E731
     before, after = {key(f) for f in base_findings}, {key(f) for f in head_findings}
@@ -229,9 +231,8 @@ def not_running(status: str) -> int:
     return _NOT_RUNNING.get(status, 0)
 
 
-def _placements(resources: list[Resource]) -> dict[str, dict]:
+def _placements(found: dict) -> dict[str, dict]:
     """Pod templates and task definitions by name, with their placement verdict."""
-    found = plan_placement.placement(resources).as_dict()
 
     def why(p: dict) -> str:
         grown = k8s_scheduler.new_nodes(p.get("scaleUp") or {})
@@ -242,7 +243,7 @@ def _placements(resources: list[Resource]) -> dict[str, dict]:
     return out
 
 
-def _placement(result: PlanDiff, base: list[Resource], head: list[Resource]) -> None:
+def _placement(result: PlanDiff, base: dict, head: dict) -> None:
     """A change that leaves a pod or task Pending (or placeable only after scale-up) is named, with
     the scheduler's reason; one that places what was Pending too."""
     before, after = _placements(base), _placements(head)
@@ -406,10 +407,35 @@ def _cost_sides(before: dict | None, after: dict | None) -> dict:
     return out
 
 
-def cost_change(base: list[Resource], head: list[Resource]) -> dict:
+def _launches(group: dict | None) -> str:
+    """The nodes a Karpenter pool launches, by type ("3 x g5.xlarge"), or "none"."""
+    found = ((group or {}).get("needed") or {}).get("byType") or []
+    return ", ".join(f"{n['nodes']} x {n['instanceType']}" for n in found) or "none"
+
+
+def _launched_hourly(group: dict | None) -> float | None:
+    """What the nodes a Karpenter pool launches cost an hour (0.0: it launches none; None: unknown)."""
+    needed = (group or {}).get("needed") or {}
+    return needed.get("hourly") if needed.get("byType") else 0.0
+
+
+def _launched_change(before: dict | None, after: dict | None) -> dict | None:
+    """Where the nodes Karpenter launches for the Pending pods change (their types or count): what
+    they were and are, and what they cost per hour and month, before, after and the change."""
+    was, now = _launches(before), _launches(after)
+    if was == now:
+        return None
+    b, a = _launched_hourly(before), _launched_hourly(after)
+    change = _delta(b, a)
+    monthly = round(change * cost_rules.HOURS_PER_MONTH, 2) if change is not None else None
+    return {"was": was, "now": now, "before": b, "after": a, "hourly": change, "monthly": monthly}
+
+
+def cost_change(base: list[Resource], head: list[Resource], base_placed: dict | None = None, head_placed: dict | None = None) -> dict:
     """What the change adds or saves, per group whose cost changes and for the whole fleet, priced
-    from the same snapshot on both sides."""
-    before, after = plan_cost.plan_cost(base), plan_cost.plan_cost(head)
+    from the same snapshot on both sides; with each side's placement, the nodes Karpenter launches
+    for its Pending pods too (`launched`: per hour and month, before, after and the change)."""
+    before, after = plan_cost.plan_cost(base, base_placed), plan_cost.plan_cost(head, head_placed)
     old = {_key(g["urn"]): g for g in before["groups"]}
     new = {_key(g["urn"]): g for g in after["groups"]}
     groups = []
@@ -428,6 +454,9 @@ def cost_change(base: list[Resource], head: list[Resource]) -> dict:
             ]
             if b["purchase"] != a["purchase"]:
                 what.append(f"purchase {b['purchase']} -> {a['purchase']}")
+        launched = _launched_change(b, a)
+        if launched is not None:
+            what.append(f"launches {launched['was']} -> {launched['now']}")
         if b and a and not what and all(v["before"] == v["after"] for v in sides.values()):
             continue  # the same group at the same price (a change of unknown price is still said)
         unknown = [x["basis"] for x in (b, a) if x is not None and x["pricePerHour"] is None]
@@ -440,6 +469,7 @@ def cost_change(base: list[Resource], head: list[Resource]) -> dict:
                 "status": "added" if b is None else "removed" if a is None else "changed",
                 "changes": what,
                 **sides,
+                **({"launched": launched} if launched is not None else {}),
                 **({"unknown": unknown[0]} if unknown else {}),
             }
         )

@@ -20,6 +20,15 @@ def _dollars(value: float | None, per: str) -> str:
     return f"{sign}${abs(value):,.2f}/{per}"
 
 
+def _launched(change: dict | None) -> str:
+    """What the nodes Karpenter launches for the Pending pods add or save, where they change."""
+    if change is None:
+        return ""
+    if change["hourly"] is None:
+        return "; the nodes Karpenter launches: cost unknown (a type without a price)"
+    return f"; the nodes Karpenter launches: {_dollars(change['hourly'], 'h')} ({_dollars(change['monthly'], 'month')})"
+
+
 def _cost_lines(cost: dict, h, bullet: str) -> list[str]:
     """The cost a change adds or saves: each group whose cost changes, then the fleet."""
     if not cost or not cost["groups"]:
@@ -38,7 +47,7 @@ def _cost_lines(cost: dict, h, bullet: str) -> list[str]:
             lines.append(f"{title}: cost unknown ({g['unknown']})")
         else:
             unknown = f" (price unknown: {g['unknown']})" if g.get("unknown") else ""
-            lines.append(f"{title}: {at(g)}{unknown}")
+            lines.append(f"{title}: {at(g)}{unknown}{_launched(g.get('launched'))}")
     partial = "" if cost["complete"] else " (groups of unknown price left out)"
     lines.append(f"{bullet}fleet: {at(cost['total'])}{partial}; {cost['prices']}")
     return lines

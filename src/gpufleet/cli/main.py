@@ -105,6 +105,9 @@ def _parser() -> argparse.ArgumentParser:
     from gpufleet.cli.verify_command import add_parser as add_verify
 
     add_verify(sub)
+    from gpufleet.cli.prices_command import add_parser as add_prices
+
+    add_prices(sub)
     return parser
 
 
@@ -328,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     from gpufleet.cli.diff_command import cmd_diff
+    from gpufleet.cli.prices_command import cmd_prices
     from gpufleet.cli.verify_command import cmd_verify
 
     handler = {
@@ -337,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         "schema": cmd_schema,
         "diff": cmd_diff,
         "verify": cmd_verify,
+        "prices": cmd_prices,
     }[args.command]
     try:
         lifecycle.today()  # a GPUFLEET_TODAY that is no date stops here, before a worker or the pack reads it

@@ -46,3 +46,33 @@ def stacks(count: int) -> Iterator[Callable[[], None]]:
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task("stacks", total=count)
         yield lambda: progress.advance(task)
+
+
+@contextlib.contextmanager
+def downloads() -> Iterator[Callable[[str, int, int | None], None]]:
+    """A callback (what is read, bytes so far, bytes in all if known) for long downloads: on a terminal
+    a bar per download; without one, a line on stderr as each download starts (a log shows what the
+    update waited on)."""
+    console = _terminal()
+    started: set[str] = set()
+    if console is None:
+
+        def said(label: str, done: int, total: int | None) -> None:
+            if label not in started:
+                started.add(label)
+                print(f"reading {label}", file=sys.stderr)
+
+        yield said
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn, TransferSpeedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        tasks: dict[str, object] = {}
+
+        def shown(label: str, done: int, total: int | None) -> None:
+            if label not in tasks:
+                tasks[label] = progress.add_task("/".join(label.split("?")[0].split("/")[-2:]), total=total)
+            progress.update(tasks[label], completed=done)  # type: ignore[arg-type]
+
+        yield shown

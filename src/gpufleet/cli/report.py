@@ -326,8 +326,8 @@ def _landing(p: dict) -> str:
     if p.get("fargate"):
         lines.append(f"a Fargate node each, of {p['fargate']['capacityProvisioned']}")
     for launch in p.get("provisioned") or []:
-        # Karpenter launches the cheapest of a claim's types; without prices gpufleet names the smallest.
-        chosen = f"; the smallest (no prices) of {launch['candidates']} types that hold them" if launch.get("candidates") else ""
+        # Which rule named the type: the cheapest of a claim's types, or the smallest where one has no price.
+        chosen = f"; {launch['chosen']}" if launch.get("chosen") else ""
         lines.append(
             f"provisioned by NodePool {launch['nodePool']} as {launch['instanceType']} ({counted(launch['nodes'], 'node')}), {launch['placed']} placed{chosen}"
         )

@@ -1,5 +1,6 @@
 """What a group or pool costs, for a program's own exports: the functions the preview, the diff and
-the pack price with, over the catalog's dated price snapshot.
+the pack price with, over the dated price snapshot in use (the one `gpufleet prices update` wrote to
+your cache, else the shipped one; `prices` says which).
 
     from gpufleet.library.cost import group_cost
     pulumi.export("p5Cost", group_cost("p5.48xlarge", "us-east-1", min_size=0, desired_size=2, max_size=4))

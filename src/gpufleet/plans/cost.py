@@ -67,10 +67,11 @@ def _accelerators(group: Group) -> float:
     return group.gpus or group.gpu_fraction or group.neuron_chips
 
 
-def _needed(placement: Mapping) -> tuple[dict[str, tuple[int, int]], dict[str, list[tuple[str, int]]], bool]:
+def _needed(placement: Mapping) -> tuple[dict[str, tuple[int, int]], dict[str, list[tuple[str, int, str | None]]], bool]:
     """Nodes the workloads need: per node group or capacity provider, (at least, at most): the
     workload that needs the most nodes alone, and every workload on nodes of its own (the plan says
-    how many of each fit a node, not which share one); per NodePool, the nodes Karpenter launches."""
+    how many of each fit a node, not which share one); per NodePool, the nodes Karpenter launches
+    (type, how many, the rule that named the type)."""
     alone: dict[str, list[int]] = {}
     for pod in placement.get("pods") or []:
         if pod.get("status") == "daemon":
@@ -88,9 +89,9 @@ def _needed(placement: Mapping) -> tuple[dict[str, tuple[int, int]], dict[str, l
         if task.get("instancesNeeded") and task.get("capacityProvider"):
             alone.setdefault(task["capacityProvider"], []).append(task["instancesNeeded"])
     per_group = {name: (max(counts), sum(counts)) for name, counts in alone.items()}
-    launched: dict[str, list[tuple[str, int]]] = {}
+    launched: dict[str, list[tuple[str, int, str | None]]] = {}
     for launch in placement.get("provisioned") or []:
-        launched.setdefault(launch["nodePool"], []).append((launch["instanceType"], launch["nodes"]))
+        launched.setdefault(launch["nodePool"], []).append((launch["instanceType"], launch["nodes"], launch.get("chosen")))
     placed_any = bool([p for p in placement.get("pods") or [] if p.get("status") != "daemon"] or placement.get("tasks"))
     return per_group, launched, placed_any
 
@@ -138,6 +139,7 @@ def plan_cost(
         region = _region(group, hints)
         entry, price = _group_entry(group, region, snapshot)
         used.update(price.sources)
+        launches_unpriced: list[dict[str, object]] = []
         if group.platform == "karpenter" and _node_class_group(index.by_urn.get(group.urn)) == auto_mode.node_class_group:
             entry["notes"] = [AUTO_MODE_FEE]
         if group.derived:
@@ -145,10 +147,14 @@ def plan_cost(
         if group.platform == "karpenter" and group.name in launched:
             launch_prices = [
                 (name, nodes, cost_rules.instance_price(snapshot, group.cloud, region, name, group.purchase))
-                for name, nodes in launched[group.name]
+                for name, nodes, _ in launched[group.name]
             ]
             used.update(s for _, _, p in launch_prices for s in p.sources)
-            needs = [{"instanceType": name, **cost_rules.nodes_cost(p, nodes)} for name, nodes, p in launch_prices]
+            needs = [
+                {"instanceType": name, **cost_rules.nodes_cost(p, nodes), **({"chosen": chosen} if chosen else {})}
+                for (name, nodes, p), (_, _, chosen) in zip(launch_prices, launched[group.name], strict=True)
+            ]
+            launches_unpriced = _launches_unpriced(group, price, launch_prices)
             hourly = cost_rules.add([n["hourly"] for n in needs]) if all(n["hourly"] is not None for n in needs) else None
             monthly = _monthly(hourly)
             entry["needed"] = {
@@ -184,6 +190,7 @@ def plan_cost(
                     "reason": f"its {unknown} size is not known from the plan (a regional pool's nodes are per zone of its cluster; an autoscaled pool's desired size is the autoscaler's)",
                 }
             )
+        unpriced.extend(launches_unpriced)
     # Nodes the placement reads that no group here prices (a pulumi-eks component's, derived from
     # its defaults; a GKE cluster's default pool; azure-native pools): named, never passed over.
     # (A group the cost reads by another type, such as a managed group naming none, is the same group.)
@@ -220,6 +227,21 @@ def plan_cost(
         "complete": not unpriced,
         "unpriced": unpriced,
     }
+
+
+def _launches_unpriced(group: Group, price: cost_rules.Price, launches: list[tuple[str, int, cost_rules.Price]]) -> list[dict[str, object]]:
+    """The nodes Karpenter launches whose type has no price, named with the reason (a type the pool
+    itself is priced as, and unpriced for the same reason, is named once, as the pool)."""
+    return [
+        {
+            "group": group.name,
+            "urn": group.urn,
+            "instanceType": name,
+            "reason": f"the {counted(nodes, 'node')} Karpenter launches for the Pending pods: {p.basis}",
+        }
+        for name, nodes, p in launches
+        if p.dollars is None and not (name == group.instance_type and p.basis == price.basis)
+    ]
 
 
 def _monthly(hourly: float | None) -> float | None:

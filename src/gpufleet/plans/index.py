@@ -19,6 +19,7 @@ CONFIG_FILES = (tokens.K8S_CONFIG_FILE, tokens.K8S_CONFIG_FILE_V1)
 READS = frozenset(
     {
         tokens.EKS_NODE_GROUP,
+        tokens.AWS_PROVIDER,  # its region: the zones of the types a NodePool launches and what they cost
         tokens.EKS_CLUSTER,
         tokens.EKS_ADDON,
         tokens.EKS_FARGATE_PROFILE,

@@ -102,6 +102,23 @@ def instance_price(
     return Price(option, round(total, 6), f"{' + '.join(bases)} $/h in {region}{several}", tuple(dict.fromkeys(sources)))
 
 
+def cheapest_offering(snapshot: PriceSnapshot, region: str | None, instance_type: str, capacity_type: str) -> Price:
+    """What Karpenter orders an AWS type by for one capacity type: its cheapest offering's price
+    (OrderByPrice, kubernetes-sigs/karpenter pkg/cloudprovider/types.go @6e7eab7a L336-L355): the
+    on-demand price, or the lowest of the region's zones' spot prices (the zones an account's zone
+    names map to are its own, so the lowest is what some zone offers)."""
+    quote = snapshot.quote("aws", region, instance_type)
+    if region is not None and capacity_type in (ON_DEMAND, SPOT) and (quote is None or (capacity_type == SPOT and not quote.spot)):
+        return Price(capacity_type, None, f"no {capacity_type} price for {instance_type} in {region}")
+    price = instance_price(snapshot, "aws", region, instance_type, capacity_type)
+    if price.dollars is None or capacity_type != SPOT or quote is None:
+        return price
+    lowest = min(quote.spot.values())
+    return Price(
+        SPOT, lowest, f"{instance_type} spot {lowest:g} (lowest of the region's {len(quote.spot)} zones) $/h in {region}", price.sources
+    )
+
+
 def _part(quote: Quote, shown: str, option: str, zones: tuple[str, ...]) -> tuple[float, str] | None:
     """One row's price for the option, and how it was read (None: no spot price)."""
     if option == ON_DEMAND:
@@ -120,7 +137,7 @@ STALE_AFTER_DAYS = 90
 
 
 def prices_stated(snapshot: PriceSnapshot, used: Iterable[str]) -> str:
-    """ "prices of <the oldest date in use> (<each source in use and its date>)"."""
+    """ "prices of <the oldest date in use> (<each source in use and its date>), from <which snapshot>"."""
     used = sorted(set(used))
     if not used:
         return "no group priced"
@@ -129,7 +146,7 @@ def prices_stated(snapshot: PriceSnapshot, used: Iterable[str]) -> str:
         f"{s} {(snapshot.sources.get(s) or {}).get('date') or 'undated, read ' + str((snapshot.sources.get(s) or {}).get('read'))}"
         for s in used
     )
-    return f"prices of {oldest or 'unknown date'} ({each})"
+    return f"prices of {oldest or 'unknown date'} ({each}), from {snapshot.origin}"
 
 
 def prices_advisories(snapshot: PriceSnapshot, used: Iterable[str], today: datetime.date) -> list[str]:

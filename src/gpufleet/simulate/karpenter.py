@@ -15,9 +15,11 @@ pool's limits lose the largest capacity among a new claim's types.
 A type is launched only where it has an offering the claim allows (its zones in the region, its
 capacity types, an AMI family that runs it: karpenter_pools.py reads them); a pool whose
 PreferNoSchedule taint the pod does not tolerate is tried only once no other pool holds it.
-Karpenter launches the cheapest of a claim's types. Without prices the smallest is named (fewest
-vCPUs, then least memory; a generic type before an accelerated one), and `candidates` says how many
-would hold the pods.
+A claim launches in the first capacity type it allows that one of its types is offered in
+(reserved, spot, on-demand), the cheapest of those types by the price snapshot (EC2 Fleet's
+lowest-price strategy for on-demand); where one of them has no price in the snapshot, the smallest
+(fewest vCPUs, then least memory; a generic type before an accelerated one), and `chosen` says
+which rule named the type and why, `candidates` how many types would hold the pods.
 """
 
 from __future__ import annotations
@@ -26,11 +28,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from gpufleet.catalog.catalog import Catalog
+from gpufleet.catalog.wording import counted
 from gpufleet.rules import karpenter_requirements
+from gpufleet.rules.cost import Price
 from gpufleet.rules.k8s import describe_taint, k8s_effect, tolerates
 from gpufleet.rules.karpenter_requirement import DOES_NOT_EXIST
 from gpufleet.rules.karpenter_requirements import Requirements
-from gpufleet.simulate import k8s_scheduler, karpenter_topology
+from gpufleet.simulate import k8s_scheduler, karpenter_gaps, karpenter_topology
 from gpufleet.simulate.k8s_shapes import PENDING, NodeShape, Placement, PodTemplate, show
 
 PROVISIONED = "provisioned"
@@ -63,6 +67,8 @@ class Candidate:
     # its offerings' zones, region and capacity types (a NodeClaim keeps the types it intersects).
     requirements: Requirements = Requirements()
     unoffered: str | None = None  # why it has no offering Karpenter may launch (not in the region, AMI family)
+    # Per capacity type it is offered in, its cheapest offering's price, or why the snapshot has none.
+    prices: Mapping[str, Price] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,10 @@ class Pool:
     consolidation: str = ""  # its disruption.consolidationPolicy (the CRD's default where unset)
     # A pool of reserved capacity only: the instances its reservations hold (None: not known, or not only reserved).
     reserved: int | None = None
+    unmodelled: tuple[karpenter_gaps.Unmodelled, ...] = ()  # what of its nodes the simulation does not model
+    passed_over: str | None = None  # why the provisioner never launches from it for pods (a static pool)
+    capacity_key: str = ""  # the capacity-type label: a claim's requirement on it picks the capacity type launched
+    region: str | None = None  # where its nodes launch (its types' prices are that region's), where known
 
 
 def order(pools: Sequence[Pool]) -> list[Pool]:
@@ -295,10 +305,55 @@ def _fits_limits(candidate: Candidate, remaining: Mapping[str, int]) -> bool:
     return all(_counted(candidate, r) <= left for r, left in remaining.items())
 
 
+# The capacity type a NodeClaim launches in: the first of these it allows that one of its types is
+# offered in (getCapacityType, aws/karpenter-provider-aws pkg/providers/instance/instance.go
+# @bde00654 L743-L759).
+LAUNCH_PREFERENCE = ("reserved", "spot", "on-demand")
+
+
 def _launched(claim: _Claim) -> Candidate:
-    """The type Karpenter would launch for the claim: the cheapest; with no prices, the smallest
-    (a generic type before an accelerated or bare-metal one)."""
-    return min(claim.options, key=lambda c: (c.exotic, c.vcpus, c.memory_mib, c.shape.instance_type))
+    return _launch(claim)[0]
+
+
+def _smallest(options: Sequence[Candidate]) -> Candidate:
+    return min(options, key=lambda c: (c.vcpus, c.memory_mib, c.shape.instance_type))
+
+
+def _launch(claim: _Claim) -> tuple[Candidate, str]:
+    """The type Karpenter launches for the claim, and the rule that names it. Accelerated and
+    bare-metal types only where no other holds the pods (ExoticInstanceTypeFilter,
+    karpenter-provider-aws pkg/providers/instance/filter/filter.go @bde00654 L326-L368); of the
+    types offered in the capacity type launched, the cheapest (the NodeClaim's types ordered by
+    their cheapest offering, nodeclaimtemplate.go @6e7eab7a L112-L116; CreateFleet's on-demand
+    lowest-price strategy, instance/types.go @bde00654 L242-L246; spot's price-capacity-optimized,
+    L232-L235, weighs the pools' capacity too). Where one of them has no price, the smallest."""
+    options = [c for c in claim.options if not c.exotic] or claim.options
+    allowed = claim.requirements.get(claim.pool.capacity_key)
+    capacity = next((t for t in LAUNCH_PREFERENCE if allowed.has(t) and any(t in c.prices for c in options)), None)
+    if capacity is None:
+        return _smallest(
+            options
+        ), f"smallest of {counted(len(options), 'type')} holding them (no prices: {_unpriced(claim.pool, None, [])})"
+    offered = [c for c in options if capacity in c.prices]
+    missing = [c for c in offered if c.prices[capacity].dollars is None]
+    if missing:
+        return _smallest(
+            offered
+        ), f"smallest of {counted(len(offered), 'type')} holding them (no prices: {_unpriced(claim.pool, capacity, missing)})"
+    cheapest = min(offered, key=lambda c: (c.prices[capacity].dollars, c.vcpus, c.memory_mib, c.shape.instance_type))
+    return cheapest, f"cheapest of {counted(len(offered), 'type')} holding them ({cheapest.prices[capacity].basis})"
+
+
+def _unpriced(pool: Pool, capacity: str | None, missing: Sequence[Candidate]) -> str:
+    """Why a claim's types are not priced: the types the snapshot has no price for, or the reason
+    none is (the region unknown, reserved capacity)."""
+    if capacity is None or not missing:
+        return "its types carry no prices"
+    if pool.region is None or capacity == LAUNCH_PREFERENCE[0]:
+        return missing[0].prices[capacity].basis
+    names = [c.shape.instance_type for c in missing]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return f"no {capacity} price for {shown} in {pool.region}"
 
 
 def _prefers_away(pod: PodTemplate, pool: Pool, cat: Catalog) -> str | None:
@@ -475,7 +530,12 @@ def _new_claims(
     pod: PodTemplate, wanted: int, pool: Pool, run: _Run, mine: list[_Claim], refusals: dict[str, str], topology: _Topology
 ) -> int:
     """New claims of the pool while it holds replicas of the pod; the replicas left."""
-    reason = pool.refused or pool.ami_problem or (_no_offering(pool) if pool.candidates and not run.offered[pool.name] else None)
+    reason = (
+        pool.refused
+        or pool.passed_over
+        or pool.ami_problem
+        or (_no_offering(pool) if pool.candidates and not run.offered[pool.name] else None)
+    )
     if reason:
         refusals[pool.name] = reason
         return wanted
@@ -642,6 +702,8 @@ def provision(
     for pod, mine, left, refusals in outcomes:
         _record(results[id(pod)], mine, left, refusals)
         results[id(pod)].notes.extend(_unknown_labels(pod, mine))
+        touched = [p for p in pools if p.name in refusals or any(c.pool is p for c in mine)]
+        results[id(pod)].notes.extend(karpenter_gaps.notes(pod, touched, results[id(pod)].provisioned, pools, shapes, cat))
         missing = sorted({r for claim in mine for r in _unadvertised(pod, claim, daemons, cat)})
         if missing:
             result = results[id(pod)]
@@ -669,11 +731,24 @@ def provision(
                             f"{fewer.get(pool, 0)} hold these pods once the device plugin shares each GPU {replicas} ways; a NodeOverlay giving "
                             f"its types' {resource} capacity corrects what Karpenter sees"
                         )
-    launched: dict[tuple[str, str], int] = {}
+    return [
+        {"nodePool": pool, "instanceType": type_, "nodes": sum(c.count for c in alike), "chosen": chosen}
+        for (pool, type_), (alike, chosen) in _by_type(claims).items()
+    ]
+
+
+def _by_type(claims: Sequence[_Claim]) -> dict[tuple[str, str], tuple[list[_Claim], str]]:
+    """The claims per pool and type launched, with the rule that named the type (the claim of the
+    most types' rule)."""
+    found: dict[tuple[str, str], tuple[list[_Claim], str, int]] = {}
     for claim in claims:
-        key = (claim.pool.name, _launched(claim).shape.instance_type)
-        launched[key] = launched.get(key, 0) + claim.count
-    return [{"nodePool": pool, "instanceType": type_, "nodes": n} for (pool, type_), n in launched.items()]
+        launched, rule = _launch(claim)
+        key = (claim.pool.name, launched.shape.instance_type)
+        alike, chosen, widest = found.setdefault(key, ([], rule, len(claim.options)))
+        alike.append(claim)
+        if len(claim.options) > widest:
+            found[key] = (alike, rule, len(claim.options))
+    return {key: (alike, chosen) for key, (alike, chosen, _) in found.items()}
 
 
 def _unknown_labels(pod: PodTemplate, claims: Sequence[_Claim]) -> list[str]:
@@ -691,16 +766,16 @@ def _unknown_labels(pod: PodTemplate, claims: Sequence[_Claim]) -> list[str]:
 
 
 def _record(result: Placement, claims: list[_Claim], wanted: int, refusals: dict[str, str]) -> None:
-    counts: dict[tuple[str, str], list[int]] = {}
-    for claim in claims:
-        held = sum(n for pod, n in claim.assigned if pod is result.pod)
-        entry = counts.setdefault((claim.pool.name, _launched(claim).shape.instance_type), [0, 0, 0])
-        entry[0] += claim.count
-        entry[1] += held * claim.count
-        entry[2] = max(entry[2], len(claim.options))
     result.provisioned = [
-        {"nodePool": pool, "instanceType": type_, "nodes": nodes, "placed": held, "candidates": options}
-        for (pool, type_), (nodes, held, options) in counts.items()
+        {
+            "nodePool": pool,
+            "instanceType": type_,
+            "nodes": sum(c.count for c in alike),
+            "placed": sum(n * c.count for c in alike for pod, n in c.assigned if pod is result.pod),
+            "candidates": max(len(c.options) for c in alike),
+            "chosen": chosen,
+        }
+        for (pool, type_), (alike, chosen) in _by_type(claims).items()
     ]
     result.pending = wanted
     if wanted == 0:

@@ -13,14 +13,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpufleet.apis.quantity import QuantityError, quantity
+from gpufleet.catalog import prices as price_catalog
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog, InstanceType
+from gpufleet.catalog.prices import PriceSnapshot
 from gpufleet.rules import eks as eks_rules
 from gpufleet.rules import karpenter as karpenter_rules
 from gpufleet.rules import karpenter_requirements
+from gpufleet.rules.cost import Price, cheapest_offering
 from gpufleet.rules.karpenter_requirement import DOES_NOT_EXIST, IN, requirement
 from gpufleet.rules.karpenter_requirements import Requirements
-from gpufleet.simulate import karpenter, node_capacity
+from gpufleet.simulate import karpenter, karpenter_gaps, node_capacity
 from gpufleet.simulate.k8s_shapes import NodeShape
 from gpufleet.simulate.loose import as_int, mapping, seq
 
@@ -193,6 +196,16 @@ def _kubelet(
     )
 
 
+def _prices(
+    it: InstanceType, region: str | None, offered: Requirements, unknown: frozenset[str], cat: Catalog, snapshot: PriceSnapshot
+) -> dict[str, Price]:
+    """Per capacity type the type is offered in, the price Karpenter orders it by (or why it has
+    none); not `unknown` ones (reserved capacity, where the EC2NodeClass is not in the plan: whether
+    it has reservations to launch into is not known)."""
+    held = offered.get(cat.facts.karpenter.labels.capacity_type).values - unknown
+    return {capacity: cheapest_offering(snapshot, region, it.name, capacity) for capacity in sorted(held)}
+
+
 def _offering(
     it: InstanceType, region: str | None, capacity_types: tuple[str, ...], family: str | None, cat: Catalog
 ) -> tuple[Requirements, str | None]:
@@ -226,16 +239,19 @@ def read_pool(
     urn: str | None = None,
     reserved: int | None = None,
     region: str | None = None,
+    prices: PriceSnapshot | None = None,
 ) -> karpenter.Pool | None:
     """The pool a NodePool's `spec` makes; `node_class` is (the name its template refers to, that
     EC2NodeClass's spec where known); `reserved` the instances its reservations hold, where stated;
-    `region` where its nodes launch, where known (its types' zones are judged then). None when the
-    spec itself is not known."""
+    `region` where its nodes launch, where known (its types' zones are judged then, and their
+    prices read from `prices`, the catalog's snapshot unless given). None when the spec itself is
+    not known."""
     facts, eks = cat.facts.karpenter, cat.facts.eks
     auto = eks.auto_mode
     names = eks.well_known_labels
     known = facts.requirement_labels
     before = len(gaps)
+    snapshot = prices or price_catalog.load()
     if not spec:
         gaps.append(f"Karpenter NodePool {name!r}: its spec is not known offline: the nodes it would launch are not judged")
         return None
@@ -276,6 +292,7 @@ def read_pool(
         for c in facts.labels.capacity_types
         if c != facts.reserved_capacity.capacity_type or (class_spec is None or class_spec.get(facts.reserved_capacity.selector))
     )
+    unknown_capacity = frozenset({facts.reserved_capacity.capacity_type} if class_spec is None else ())
     # The NodePool CRD refuses a comparison without one non-negative integer (karpenter.sh_nodepools.yaml
     # of chart 1.14.1 L345-L346): such a pool launches nothing.
     refused_by_crd = any(r.operator in _COMPARISONS and not (len(r.values) == 1 and r.values[0].isdigit()) for r in requirements)
@@ -338,6 +355,7 @@ def read_pool(
                 overlaid=frozenset(overlaid),
                 requirements=type_requirements.merged(karpenter_requirements.from_labels(labels, aliases)).merged(offered),
                 unoffered=unoffered,
+                prices=_prices(it, region, offered, unknown_capacity, cat, snapshot),
             )
         )
     for r in requirements:
@@ -387,6 +405,8 @@ def read_pool(
             gaps.append(
                 f"Karpenter NodePool {name!r}: its EC2NodeClass {unseen!r} is not in the plan, so the capacity reservations it selects are not known"
             )
+    unmodelled = _unmodelled(spec, class_spec, ami_family(class_spec), pool_requirements, cat)
+    gaps.extend(f"Karpenter NodePool {name!r}: {u.what}" for u in unmodelled)
     return karpenter.Pool(
         name,
         as_int(spec.get("weight")),
@@ -411,4 +431,46 @@ def read_pool(
         plugins_built_in=on_auto,
         reserved=reserved if allowed and allowed <= {facts.reserved_capacity.capacity_type} else None,
         consolidation=str(mapping(spec.get("disruption")).get("consolidationPolicy") or facts.consolidation.default_policy),
+        unmodelled=unmodelled,
+        passed_over=_static(spec),
+        capacity_key=facts.labels.capacity_type,
+        region=region,
     )
+
+
+def _static(spec: Mapping) -> str | None:
+    """A static NodePool (spec.replicas): Karpenter's provisioner leaves it out of the pools it
+    launches from for pods (kubernetes-sigs/karpenter pkg/controllers/provisioning/provisioner.go
+    @6e7eab7a L276-L279; nodepoolutils.IsStatic, pkg/utils/nodepool/nodepool.go L43)."""
+    if spec.get("replicas") is None:
+        return None
+    return f"a static NodePool (spec.replicas {spec['replicas']!r}): Karpenter's provisioner launches no node from it for pods"
+
+
+def _unmodelled(
+    spec: Mapping, class_spec: Mapping | None, family: str | None, requirements: Requirements, cat: Catalog
+) -> tuple[karpenter_gaps.Unmodelled, ...]:
+    """What of the pool's nodes the simulation does not model: a static pool's own nodes, Windows
+    nodes, the instance store as ephemeral storage (curated karpenter.unmodelled)."""
+    facts = cat.facts.karpenter.unmodelled
+    found = []
+    if spec.get("replicas") is not None:
+        found.append(
+            karpenter_gaps.Unmodelled(
+                f"static (spec.replicas {spec['replicas']!r}): its nodes are not simulated, so whether a pod runs on them is not judged"
+            )
+        )
+    linux_only = "gpufleet's simulated nodes are Linux only, so what they hold is not judged"
+    if family in facts.windows_families:
+        found.append(karpenter_gaps.Unmodelled(f"its EC2NodeClass's AMI family {family} runs Windows nodes: {linux_only}"))
+    elif karpenter_gaps.selects_windows(requirements, cat):
+        found.append(karpenter_gaps.Unmodelled(f"its requirements admit Windows nodes only: {linux_only}"))
+    if mapping(class_spec).get("instanceStorePolicy") == facts.instance_store_policy:
+        found.append(
+            karpenter_gaps.Unmodelled(
+                f"its EC2NodeClass's instanceStorePolicy {facts.instance_store_policy} makes the instance store the node's "
+                "ephemeral storage, which gpufleet does not model: a pod requesting ephemeral-storage is not judged",
+                requested="ephemeral-storage",
+            )
+        )
+    return tuple(found)

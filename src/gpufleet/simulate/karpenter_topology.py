@@ -20,7 +20,8 @@ domains holding a match, or, for the first of a series matching itself, one doma
 What kube-scheduler's plan cannot tell (a pod's labels, a selector known after apply) counts no
 pod, as in k8s_topology, whose notes name it. nodeAffinityPolicy and nodeTaintsPolicy are not
 read here: every domain the pod's own requirements admit counts (Karpenter's TopologyNodeFilter
-narrows them further).
+narrows them further); karpenter_gaps names them on the pod, and a rule over a key with no known
+domain, which is not judged.
 """
 
 from __future__ import annotations

@@ -321,7 +321,7 @@ FALLBACK = [
     Row(2559, pools=(NODE_POOL,), pods=_preference_pods(HOSTNAME), expect=(DEFAULT, DEFAULT), nodes=1),
 ]
 
-STATIC = "static NodePools: a pool with spec.replicas is provisioned from as a dynamic one"
+STATIC = "static NodePools: the provisioner leaves a pool with spec.replicas out; its own nodes are not simulated (a note on the pod)"
 NODE_POOLS = [
     Row(2773, pools=(pool(name="a"), pool(name="b")), pods=pods(1, spec(selector={NODEPOOL: "a"})), expect=(ANY,), pool_of=("a",)),
     Row(
@@ -353,14 +353,14 @@ NODE_POOLS = [
         expect=(ANY,),
         pool_of=("a",),
     ),
-    Row(2848, **one(pool(replicas=2), expect=None), gap=STATIC),
+    Row(2848, **one(pool(replicas=2), expect=None), note=STATIC),
     Row(
         2859,
         pools=(pool(name="a"), pool(name="static", replicas=1, weight=100)),
         pods=pods(1, spec()),
         expect=(ANY,),
         pool_of=("a",),
-        gap=STATIC,
+        note=STATIC,
     ),
 ]
 

@@ -110,7 +110,10 @@ def _key(cloud: str, row: dict, where: str) -> str:
 
 
 def _csv_rows(text: str, label: str) -> Iterator[tuple[int, list[str]]]:
-    rows = csv.reader(io.StringIO(text))
+    return _csv_rows_of(csv.reader(io.StringIO(text)), label)
+
+
+def _csv_rows_of(rows: Iterator[list[str]], label: str) -> Iterator[tuple[int, list[str]]]:
     number = 1
     try:
         for number, fields in enumerate(rows, start=1):  # noqa: B007 (the line an error names)
@@ -119,6 +122,8 @@ def _csv_rows(text: str, label: str) -> Iterator[tuple[int, list[str]]]:
         raise SourceError(
             f"{label}: line {number + 1}: {e} (the csv reader's limit is {csv.field_size_limit():,} characters a cell)"
         ) from None
+    except UnicodeDecodeError as e:
+        raise SourceError(f"{label}: line {number + 1}: not UTF-8 ({e.reason})") from None
 
 
 def read_catalog(cloud: str, text: str, label: str, allow_unpriced: bool = False) -> tuple[dict, dict]:
@@ -252,6 +257,12 @@ def gpus_by_exact_name(priced: dict[str, dict[str, dict]], label: str) -> None:
                 )
 
 
+def _offer_price(prices: dict[str, float], name: str, price: float, where: str) -> None:
+    if name in prices and prices[name] != price:
+        raise SourceError(f"{where}: a second on-demand price {price} for {name} (first {prices[name]})")
+    prices[name] = price
+
+
 def read_offer(document: object, label: str) -> tuple[str, dict[str, float]]:
     """(publication date, type -> Linux shared on-demand price) of one region's offer file."""
     if not isinstance(document, dict) or not isinstance(document.get("products"), dict) or not isinstance(document.get("terms"), dict):
@@ -277,10 +288,109 @@ def read_offer(document: object, label: str) -> tuple[str, dict[str, float]]:
         if len(dimensions) != 1:
             raise SourceError(f"{where}: {len(dimensions)} hourly on-demand price dimensions: exactly one is expected")
         price = _price(str((dimensions[0].get("pricePerUnit") or {}).get("USD", "")), where, "pricePerUnit.USD", True)
-        if name in prices and prices[name] != price:
-            raise SourceError(f"{where}: a second on-demand price {price} for {name} (first {prices[name]})")
-        prices[name] = price
+        _offer_price(prices, name, price, where)
     return published, prices
+
+
+# The offer file's CSV form names the same attributes by other column names (its header, line 6;
+# docs.aws.amazon.com/awsaccountbilling/latest/aboutv2/reading-an-offer.html): one row per SKU and
+# price dimension, the term's columns (TermType, Unit, PricePerUnit, Currency) beside the product's.
+OFFER_CSV_COLUMNS = {
+    "productFamily": "Product Family",
+    "instanceType": "Instance Type",
+    "operatingSystem": "Operating System",
+    "tenancy": "Tenancy",
+    "licenseModel": "License Model",
+    "preInstalledSw": "Pre Installed S/W",
+    "capacitystatus": "CapacityStatus",
+}
+OFFER_CSV_PREAMBLE = ("FormatVersion", "Disclaimer", "Publication Date", "Version", "OfferCode")
+
+
+def read_offer_csv(lines: Iterator[str], label: str) -> tuple[str, dict[str, float]]:
+    """(publication date, type -> Linux shared on-demand price) of one region's offer file in its CSV
+    form, read row by row from `lines` (a region's file is hundreds of MB: never held whole)."""
+    rows = _csv_rows_of(csv.reader(lines), label)
+    preamble = {}
+    for expected in OFFER_CSV_PREAMBLE:
+        number, fields = next(rows, (0, []))
+        if len(fields) != 2 or fields[0] != expected:
+            raise SourceError(
+                f"{label}: line {number or 'end'}: {expected!r} expected: an AWS offer CSV opens with {', '.join(OFFER_CSV_PREAMBLE)}"
+            )
+        preamble[expected] = fields[1]
+    published = day(preamble["Publication Date"][:10], f"{label}: Publication Date").isoformat()
+    _, header = next(rows, (0, []))
+    needed = (*OFFER_CSV_COLUMNS.values(), "TermType", "Unit", "PricePerUnit", "Currency", "SKU")
+    missing = [c for c in needed if c not in header]
+    if missing:
+        raise SourceError(f"{label}: line 6: the header lacks {', '.join(missing)}")
+    at = {c: header.index(c) for c in needed}
+    filters = {OFFER_CSV_COLUMNS[k]: v for k, v in OFFER_FILTERS.items()}
+    prices: dict[str, float] = {}
+    for number, fields in rows:
+        if len(fields) != len(header):
+            raise SourceError(
+                f"{label}: line {number}: the row has {len(fields)} fields, the header {len(header)}: a row of the wrong shape"
+            )
+        if (
+            fields[at["TermType"]] != "OnDemand"
+            or fields[at["Unit"]] != "Hrs"
+            or fields[at["Product Family"]] not in OFFER_FAMILIES
+            or any(fields[at[c]] != v for c, v in filters.items())
+        ):
+            continue
+        name = fields[at["Instance Type"]]
+        where = f"{label}: line {number}: SKU {fields[at['SKU']]} ({name})"
+        if fields[at["Currency"]] != "USD":
+            raise SourceError(f"{where}: Currency {fields[at['Currency']]!r}: the snapshot holds US dollars")
+        _offer_price(prices, name, _price(fields[at["PricePerUnit"]], where, "PricePerUnit", True), where)
+    return published, prices
+
+
+def read_azure_items(items: object, label: str, sizes: frozenset[str], found: dict[str, dict[str, dict]]) -> None:
+    """Add one page of the Azure Retail Prices API's `Items` to `found` (region -> VM size -> {onDemand,
+    spot{region: price}}): the Linux consumption meters of `sizes` (a productName ending "Windows" is
+    Windows's; a skuName ending "Spot" is the spot meter, "Low Priority" the retired one; learn.microsoft.com/
+    rest/api/cost-management/retail-prices/azure-retail-prices)."""
+    if not isinstance(items, list):
+        raise SourceError(f"{label}: Items is not a list: not an Azure Retail Prices page")
+    for i, item in enumerate(items):
+        where = f"{label}: Items[{i}]"
+        if not isinstance(item, dict):
+            raise SourceError(f"{where}: an item is an object")
+        size, region, sku = item.get("armSkuName"), item.get("armRegionName"), str(item.get("skuName", ""))
+        if size not in sizes or item.get("type") != "Consumption" or str(item.get("productName", "")).endswith("Windows"):
+            continue
+        if sku.endswith("Low Priority") or item.get("unitOfMeasure") != "1 Hour" or not isinstance(region, str) or not region:
+            continue
+        if item.get("currencyCode") != "USD":
+            raise SourceError(f"{where}: currencyCode {item.get('currencyCode')!r}: the snapshot holds US dollars")
+        price = _price(str(item.get("retailPrice", "")), f"{where} ({size} {region} {sku})", "retailPrice", True)
+        row = found.setdefault(region, {}).setdefault(size, {"spot": {}})
+        kind, first = ("spot", row["spot"].get(region)) if sku.endswith("Spot") else ("onDemand", row.get("onDemand"))
+        if first is not None and first != price:
+            raise SourceError(f"{where}: a second {kind} price {price} for {size} in {region} (first {first})")
+        if kind == "spot":
+            row["spot"][region] = price
+        else:
+            row["onDemand"] = price
+
+
+def read_spot_history(entries: object, label: str, found: dict[str, dict[str, float]]) -> None:
+    """Add one page of EC2 DescribeSpotPriceHistory's SpotPriceHistory to `found` (type -> zone id ->
+    price: a zone id names one zone in every account, a zone name does not)."""
+    if not isinstance(entries, list):
+        raise SourceError(f"{label}: SpotPriceHistory is not a list")
+    for i, entry in enumerate(entries):
+        where = f"{label}: SpotPriceHistory[{i}]"
+        zone = entry.get("AvailabilityZoneId") if isinstance(entry, dict) else None
+        name = entry.get("InstanceType") if isinstance(entry, dict) else None
+        if not isinstance(zone, str) or not isinstance(name, str):
+            raise SourceError(f"{where}: an entry names its InstanceType and AvailabilityZoneId")
+        price = _price(str(entry.get("SpotPrice", "")), f"{where} ({name} {zone})", "SpotPrice", True)
+        # Entries come newest first (StartTime is now): a zone's first entry is its current price.
+        found.setdefault(name, {}).setdefault(zone, price)
 
 
 def utf8(data: bytes, label: str) -> str:

@@ -37,7 +37,6 @@ import datetime
 import gzip
 import json
 import sys
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
@@ -45,6 +44,7 @@ from typing import Literal, cast
 from gpufleet.catalog import catalog
 from gpufleet.catalog import prices as price_catalog
 from gpufleet.catalog.catalog import curated_facts
+from gpufleet.catalog.generate.price_fetch import download, offer_record
 from gpufleet.catalog.generate.price_files import (
     SourceError,
     day,
@@ -61,8 +61,6 @@ from gpufleet.catalog.prices import CLOUDS, DISAGREEMENT, PRICES_FILE, accelerat
 
 REGENERATE = "python -m gpufleet.catalog.generate.prices"
 OFFER_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.json"
-# Downloads are bounded: the v8 AWS file is about 3 MB, a region's offer file several hundred MB.
-MAX_DOWNLOAD = 2 * 1024**3
 
 
 @dataclass(frozen=True)
@@ -131,7 +129,7 @@ SOURCES = (
 # --- provenance ----------------------------------------------------------------------------------
 
 
-def _provenance(provenance: dict, source: Source) -> dict:
+def provenance_record(provenance: dict, source: Source) -> dict:
     """The source's record: its repository, path and licence (None: none found, and why), the commit its
     file was read at and the day it was read (provenance.json)."""
     entry = provenance.get(source.id)
@@ -326,7 +324,7 @@ def build(
 ) -> dict:
     """The snapshot document from each source's (content, label) and their provenance: a CSV's or Go
     file's text, Cyclenerd's parsed YAML."""
-    sources = {s.id: _provenance(provenance, s) for s in SOURCES}
+    sources = {s.id: provenance_record(provenance, s) for s in SOURCES}
     read = _read_all(texts, allow_unpriced)
     for source_id, own in read.dates.items():
         sources[source_id]["date"] = own.isoformat()
@@ -344,15 +342,14 @@ def build(
         for name, price in prices.items():
             if name in document["aws"].get(region, {}):
                 document["aws"][region][name].update(onDemand=price, source=source_id)
-        sources[source_id] = {
-            "repository": "AWS Price List Bulk API",
-            "path": OFFER_URL.format(region=region),
-            "commit": "current",
-            "read": datetime.date.today().isoformat(),
-            "licence": None,
-            "licenceRead": "the offer file names no licence",
-            "date": day(published[:10], f"{label}: publicationDate").isoformat(),
-        }
+        published_day = day(published[:10], f"{label}: publicationDate").isoformat()
+        sources[source_id] = offer_record(OFFER_URL.format(region=region), "current", published_day, datetime.date.today().isoformat())
+    return date_used(document)
+
+
+def date_used(document: dict) -> dict:
+    """Mark each source in use, and date the snapshot by the oldest of them, compared as dates."""
+    sources = document["generated"]["sources"]
     used = {
         row[k]
         for cloud in CLOUDS
@@ -363,8 +360,7 @@ def build(
     }
     for source_id in sources:
         sources[source_id]["used"] = source_id in used
-    # The snapshot is as old as its oldest dated source in use, compared as dates.
-    dated = [datetime.date.fromisoformat(s["date"]) for s in sources.values() if s["used"] and "date" in s]
+    dated = [datetime.date.fromisoformat(s["date"]) for s in sources.values() if s["used"] and s.get("date")]
     document["generated"]["date"] = min(dated).isoformat() if dated else None
     return document
 
@@ -392,18 +388,7 @@ def render(document: dict) -> str:
 # --- reading files --------------------------------------------------------------------------------
 
 
-def _download(url: str) -> bytes:
-    try:
-        with urllib.request.urlopen(url, timeout=120) as response:  # noqa: S310 (https URLs named above)
-            data = response.read(MAX_DOWNLOAD + 1)
-    except OSError as e:
-        raise SourceError(f"{url}: could not be read ({e})") from None
-    if len(data) > MAX_DOWNLOAD:
-        raise SourceError(f"{url}: larger than {MAX_DOWNLOAD} bytes: refused")
-    return data
-
-
-def _content(source: Source, data: bytes, label: str) -> object:
+def source_content(source: Source, data: bytes, label: str) -> object:
     if source.file.endswith(".gz") and data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -423,7 +408,7 @@ def _read_dir(folder: Path) -> tuple[dict[str, tuple[object, str]], dict]:
             raise SourceError(
                 f"--from {folder}: {source.file} is missing: the folder holds {', '.join(s.file for s in SOURCES)} and provenance.json"
             )
-        texts[source.id] = (_content(source, path.read_bytes(), str(path)), str(path))
+        texts[source.id] = (source_content(source, path.read_bytes(), str(path)), str(path))
     path = folder / "provenance.json"
     if not path.is_file():
         raise SourceError(
@@ -437,14 +422,14 @@ def _read_dir(folder: Path) -> tuple[dict[str, tuple[object, str]], dict]:
 
 def _live() -> tuple[dict[str, tuple[object, str]], dict]:
     today = datetime.date.today().isoformat()
-    texts = {s.id: (_content(s, _download(s.url), s.url), s.url) for s in SOURCES}
+    texts = {s.id: (source_content(s, download(s.url), s.url), s.url) for s in SOURCES}
     return texts, {s.id: {"commit": "the default branch's head", "read": today} for s in SOURCES}
 
 
-def coverage_table() -> str:
-    """The committed snapshot's coverage per cloud and region, as docs/cost.md carries it (Markdown)."""
+def coverage_table(snapshot: price_catalog.PriceSnapshot | None = None, cat: catalog.Catalog | None = None) -> str:
+    """A snapshot's coverage per cloud and region (the committed one's: docs/cost.md carries it), Markdown."""
     lines = ["| cloud | region | priced | of | sources (date) |", "|---|---|---|---|---|"]
-    for row in price_catalog.coverage(price_catalog.load(), catalog.load()):
+    for row in price_catalog.coverage(snapshot or price_catalog.load_shipped(), cat or catalog.load()):
         of = f"{row['of']} offered" if row["offered"] is not None else f"{row['of']} listed"
         sources = ", ".join(f"{s} ({d})" for s, d in row["sources"].items()) or "-"
         lines.append(f"| {row['cloud']} | {row['region']} | {row['priced']} | {of} | {sources} |")
@@ -475,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         document = build(texts, provenance, None, args.allow_unpriced, args.strict)
         if args.aws_offer:
             urls = {r: OFFER_URL.format(region=r) for r in sorted(document["aws"])}
-            offers = {r: (read_json(_download(url), url), url) for r, url in urls.items()}
+            offers = {r: (read_json(download(url), url), url) for r, url in urls.items()}
             document = build(texts, provenance, offers, args.allow_unpriced, args.strict)
     except SourceError as e:
         print(f"error: {e}", file=sys.stderr)
