@@ -171,3 +171,11 @@ def test_the_shipped_recordings_pass_the_shapes():
             document = json.loads(f.read_text())
             if isinstance(document, dict) and document.get("kind") in recorded.KINDS:
                 recorded.shapes.check(document["kind"], document, str(f))
+
+
+def test_a_recording_nested_past_the_plan_readers_bound_is_refused(tmp_path):
+    # 130 levels: under the parser's own limit, past the bound every JSON reader shares (catalog/bounds.py).
+    folder = tmp_path / "deep"
+    folder.mkdir()
+    (folder / "cluster.json").write_text('{"kind": "List", "items": ' + "[" * 130 + "]" * 130 + "}")
+    assert "JSON nested more than 128 deep, the bound a plan has too" in _refused(PLAN, "--from", str(folder))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpufleet.catalog.bounds import MAX_DEPTH
 from gpufleet.engine.plan import PLAN_VERSION
 from gpufleet.errors import InputError
 from gpufleet.plans import shapes as plan_shapes
@@ -76,11 +77,6 @@ def load(path: Path) -> SavedPlan:
     if "resources" in document:
         return _from_gpufleet(path, document)
     raise PlanFileError(f"{path}: neither a gpufleet plan (no 'resources') nor `pulumi preview --json` output (no 'steps')")
-
-
-# How deep a plan's values may nest. Real inputs (Kubernetes manifests, Helm values) nest about 20
-# deep; the pack's converters recurse once per level and stop near 400.
-MAX_DEPTH = 128
 
 
 def _value_problem(document: dict) -> str | None:

@@ -9,6 +9,7 @@ import os
 import stat
 from pathlib import Path
 
+from gpufleet.catalog import bounds
 from gpufleet.verify import shapes
 from gpufleet.verify.fleet import EcsFleet, KubeFleet, Observed
 from gpufleet.verify.verdict import BadInput
@@ -138,6 +139,8 @@ def _read_json(path: Path, kube: dict, ecs: dict, observed: Observed) -> None:
         raise BadInput(f"{path}: JSON nested more deeply than a recording is; expected {EXPECTED}") from None
     if not isinstance(document, dict):
         raise BadInput(f"{path}: a JSON {type(document).__name__}, expected {EXPECTED}")
+    if bounds.depth(document) > bounds.MAX_DEPTH:
+        raise BadInput(f"{path}: JSON nested more than {bounds.MAX_DEPTH} deep, the bound a plan has too")
     kind = document.get("kind")
     if isinstance(document.get("items"), list) and isinstance(kind, str) and kind.endswith("List"):
         listed = kind.removesuffix("List") or None  # NodeList's items carry no kind; a List's do

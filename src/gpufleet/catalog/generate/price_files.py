@@ -17,13 +17,11 @@ from typing import Literal, cast, overload
 
 import yaml
 
+from gpufleet.catalog.bounds import MAX_DEPTH, depth
 from gpufleet.catalog.catalog import curated_facts
 from gpufleet.catalog.prices import accelerator_key
 from gpufleet.errors import InputError
 
-# How deep provenance.json may nest: it is two levels deep; the plan reader's bound (cli/plan_file.py
-# MAX_DEPTH) is of the same size. (catalog.generate may import only the catalog: the bound is restated.)
-MAX_DEPTH = 128
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 REQUIRED = {
@@ -402,16 +400,6 @@ def utf8(data: bytes, label: str) -> str:
         raise SourceError(f"{label}: line {line}: not UTF-8: byte 0x{data[e.start]:02x} at offset {e.start} ({e.reason})") from None
 
 
-def _depth(value: object) -> int:
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, (dict, list)):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in (node.values() if isinstance(node, dict) else node))
-    return deepest
-
-
 def read_json(data: bytes, label: str) -> object:
     """A JSON source file, bounded in depth (MAX_DEPTH) so a hostile file ends in one message."""
     text = utf8(data, label)
@@ -421,7 +409,7 @@ def read_json(data: bytes, label: str) -> object:
         raise SourceError(f"{label}: JSON nested more than {MAX_DEPTH} deep, the bound") from None
     except json.JSONDecodeError as e:
         raise SourceError(f"{label}: not JSON ({e.msg}, line {e.lineno})") from None
-    if _depth(document) > MAX_DEPTH:
+    if depth(document) > MAX_DEPTH:
         raise SourceError(f"{label}: JSON nested more than {MAX_DEPTH} deep, the bound")
     return document
 
