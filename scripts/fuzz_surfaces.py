@@ -264,11 +264,20 @@ def _limits() -> None:
 
 def _run(argv: list[str]) -> tuple[int | None, str]:
     command = argv if argv[0] == sys.executable else [str(Path(sys.executable).parent / "gpufleet"), *argv]
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=_limits, cwd=ROOT)
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, preexec_fn=_limits, cwd=ROOT)
+        _, err = run.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
+        # SIGTERM first: gpufleet then ends the process groups it started (the pack, a program),
+        # which a SIGKILL of gpufleet alone would leave running; SIGKILL only if it does not go.
+        run.terminate()
+        try:
+            run.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            run.communicate()
         return None, f"no answer in {TIMEOUT} s"
-    return done.returncode, done.stderr
+    return run.returncode, err
 
 
 def _verdict(command: str, code: int | None, err: str) -> str | None:
