@@ -8,7 +8,7 @@ manifest excerpt (mappings passed through to Helm or to the scheduler simulation
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
@@ -812,6 +812,45 @@ class Fargate(Sourced):
     tasks: FargateTasks
 
 
+class DraDeviceClass(Sourced):
+    """A DeviceClass a DRA driver chart installs: its one CEL selector, under the values switch
+    (`resources.<when>.enabled`) that renders it."""
+
+    name: str
+    selector: str
+    when: Literal["gpus", "computeDomains"]
+
+
+class DraDriverChart(Sourced):
+    """An NVIDIA DRA driver chart line: the versions read, the DeviceClasses they install, and where
+    its kubelet plugin (the one that publishes ResourceSlices) runs by default."""
+
+    chart: str
+    versions: list[str]
+    device_classes: list[DraDeviceClass]
+    plugin_tolerations: list[dict[str, str]]
+    plugin_node_labels: dict[str, str]  # the required affinity's terms: any one label with this value
+
+
+class MigLayout(Sourced):
+    """The MIG devices one GPU holds under a mig-parted configuration, by the GPU EC2 names."""
+
+    gpu_model: str
+    memory_mib: int
+    devices: dict[str, int]
+
+
+class DraFacts(_Facts):
+    driver: str  # the driver name the GPU kubelet plugin publishes slices under
+    driver_source: str
+    charts: list[DraDriverChart]
+    mig_config_label: str
+    mig_layouts: dict[str, list[MigLayout]]  # mig-parted configuration name -> per GPU model
+    runtime_attributes: Values  # attributes only NVML gives on the node: never published offline
+    karpenter: Value  # Karpenter's refusal of a pod with resourceClaims (ignore-dra-requests on)
+    unmodelled_drivers: Values  # drivers whose devices gpufleet does not publish: claims on them are not judged
+
+
 class CuratedFacts(_Facts):
     """Everything the curated facts file holds, by group."""
 
@@ -835,6 +874,7 @@ class CuratedFacts(_Facts):
     karpenter: Karpenter
     nccl_bandwidth: NcclBandwidth
     fargate: Fargate
+    dra: DraFacts
 
 
 class KarpenterAllocatable(Sourced):

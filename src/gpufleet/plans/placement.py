@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from gpufleet import simulate
 from gpufleet.catalog import catalog, charts, tokens
 from gpufleet.catalog.catalog import Catalog
-from gpufleet.plans import awsx
+from gpufleet.plans import awsx, dra
 from gpufleet.plans.index import Index, Resource, from_plan, mapping, seq, str_or  # noqa: F401 - from_plan: its callers read it here too
 from gpufleet.plans.karpenter import pools as karpenter_pools
 from gpufleet.plans.pods import node_shapes, plugins, pod_templates
@@ -209,6 +209,11 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
     shapes, gaps = node_shapes(index, cat, sharing)
     pods, pod_gaps = pod_templates(index, cat)
     gaps += pod_gaps
+    dra_world, dra_gaps = dra.world(index, cat) if any(p.claims for p in pods) else (None, [])
+    if dra_world is not None:
+        shapes, slice_gaps = dra.with_slices(shapes, index, cat)
+        dra_gaps += slice_gaps
+    gaps += dra_gaps
     profiles = _profiles(index)
     label = cat.facts.fargate.pods.profile_label
     # EKS's Fargate admission decides before any scheduler does: a pod a profile selects never
@@ -219,7 +224,7 @@ def placement(resources: Sequence[Resource], cat: Catalog | None = None) -> Plan
         if profile is not None:
             fargate[id(pod)] = _on_fargate(pod, profile, cat)
     on_nodes = [p for p in pods if id(p) not in fargate]
-    simulated = k8s_scheduler.simulate(shapes, on_nodes) if on_nodes else []
+    simulated = k8s_scheduler.simulate(shapes, on_nodes, cat, dra_world) if on_nodes else []
     pools, pool_gaps = karpenter_pools(index, cat)
     gaps += pool_gaps
     launched = karpenter.provision(simulated, pools, [p for p in on_nodes if p.replicas is None], sharing, shapes=shapes)

@@ -160,10 +160,14 @@ def fit_count(pod: PodTemplate, free: Mapping[str, int], node: NodeShape, device
     return max(0, min(counts)) if counts else None
 
 
-def unavailable_message(total: int, reasons: Counter) -> str:
+def unavailable_message(total: int, reasons: Counter, prefilter: str | None = None) -> str:
     """FitError's message: '0/N nodes are available: <count> <reason>, ...', the '<count> <reason>'
-    strings sorted (pkg/scheduler/framework FitError.Error); ErrNoNodesAvailable without nodes."""
+    strings sorted (pkg/scheduler/framework FitError.Error); ErrNoNodesAvailable without nodes. A
+    PreFilter plugin's refusal stands alone in their place ('0/N nodes are available: <refusal>.'):
+    the framework gives every node that status, and FitError.Error leaves the counts out then."""
     if total == 0:
         return "no nodes available to schedule pods"
+    if prefilter:
+        return f"0/{total} nodes are available: {prefilter}."
     parts = sorted(f"{count} {reason}" for reason, count in reasons.items())
     return f"0/{total} nodes are available: {', '.join(parts)}."

@@ -26,7 +26,9 @@ from typing import cast
 from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.wording import counted
+from gpufleet.simulate import k8s_dra
 from gpufleet.simulate import k8s_topology as topology
+from gpufleet.simulate.dra_objects import Node
 from gpufleet.simulate.k8s_filters import (
     affinity_matches,
     device_bound,
@@ -53,20 +55,73 @@ class _Node:
     count: int = 1
     ports: frozenset[HostPort] = frozenset()  # the host ports its pods hold
     tally: dict[str, int] = field(default_factory=dict)  # pods of each template (owner) on each node
+    dra: _Dra | None = None  # the plan's DRA objects (None: claims are not judged)
+    held: k8s_dra.Held = field(default_factory=k8s_dra.Held)  # what DRA claims hold on each node
 
     def reasons(self, pod: PodTemplate) -> list[str]:
         if pod.one_per_node and self.tally.get(pod.owner):
             return [topology.ANTI_AFFINITY]
-        return filter_reasons(pod, self.shape, self.free, self.cat, self.devices, self.ports)
+        found = filter_reasons(pod, self.shape, self.free, self.cat, self.devices, self.ports)
+        if found or self.dra is None or not pod.claims or self.shape.slices_unknown:
+            return found
+        return k8s_dra.reasons(self.dra.claims(pod), _dra_node(self.shape), self.shape.slices, self.dra.world, self.held)
+
+    def fits(self, pod: PodTemplate) -> int | None:
+        """Pods of the template one node in this state holds by its free resources and devices
+        (None: nothing known bounds it)."""
+        fits = fit_count(pod, self.free, self.shape, self.devices)
+        if self.dra is None or not pod.claims:
+            return fits
+        room = k8s_dra.room(self.dra.claims(pod), _dra_node(self.shape), self.shape.slices, self.dra.world, self.held)
+        return room if fits is None else fits if room is None else min(fits, room)
 
     def copy(self, count: int) -> _Node:
         return _Node(
-            self.shape, dict(self.free), self.cat, self.memory_used, [dict(d) for d in self.devices], count, self.ports, dict(self.tally)
+            self.shape,
+            dict(self.free),
+            self.cat,
+            self.memory_used,
+            [dict(d) for d in self.devices],
+            count,
+            self.ports,
+            dict(self.tally),
+            self.dra,
+            self.held.copy(),
         )
 
 
-def _node(shape: NodeShape, free: Mapping[str, int], cat: Catalog, devices=None) -> _Node:
-    return _Node(shape, dict(free), cat, devices=[dict(d) for d in (shape.devices if devices is None else devices)])
+def _dra_node(shape: NodeShape) -> Node:
+    """One node of the group as the allocator matches slices to it (their nodeName is the group's)."""
+    return Node(shape.group, shape.labels)
+
+
+@dataclass
+class _Dra:
+    """The plan's DRA objects and each template's claims, resolved once per simulation."""
+
+    world: k8s_dra.DraWorld
+    resolved: dict[int, k8s_dra.PodClaims] = field(default_factory=dict)
+    everywhere: set[tuple[str, str]] = field(default_factory=set)  # the shared claims allocated, on any node
+
+    def notes(self, pod: PodTemplate, shapes: Sequence[NodeShape]) -> list[str]:
+        if not pod.claims:
+            return []
+        unknown = [f"DRA: node group {s.group}: {s.slices_unknown}: its claims are not judged there" for s in shapes if s.slices_unknown]
+        return self.claims(pod).notes() + unknown
+
+    def one_node(self, pod: PodTemplate) -> bool:
+        """A named claim is allocated on one node: its pods all go there."""
+        return bool(pod.claims and self.claims(pod).shared)
+
+    def claims(self, pod: PodTemplate) -> k8s_dra.PodClaims:
+        if id(pod) not in self.resolved:
+            self.resolved[id(pod)] = k8s_dra.resolve(pod.claims, topology.namespace_of(pod.owner) or "default", self.world)
+        return self.resolved[id(pod)]
+
+
+def _node(shape: NodeShape, free: Mapping[str, int], cat: Catalog, devices=None, dra: _Dra | None = None, held=None) -> _Node:
+    devices = [dict(d) for d in (shape.devices if devices is None else devices)]
+    return _Node(shape, dict(free), cat, devices=devices, dra=dra, held=k8s_dra.Held() if held is None else held.copy())
 
 
 def _take(node: _Node, pod: PodTemplate, times: int = 1) -> None:
@@ -89,6 +144,8 @@ def _take(node: _Node, pod: PodTemplate, times: int = 1) -> None:
         for k, v in bound.items():
             device[k] -= v * n
         left -= n
+    if node.dra is not None and pod.claims and times:
+        k8s_dra.take(node.dra.claims(pod), _dra_node(node.shape), node.shape.slices, node.dra.world, node.held, times)
 
 
 def _advertisers(pods: Sequence[PodTemplate]) -> dict[str, list[PodTemplate]]:
@@ -103,10 +160,10 @@ def _landing(pod: PodTemplate, node: _Node) -> bool:
     return untolerated_taint(pod, node.shape, node.cat) is None and affinity_matches(pod, node.shape.labels, node.cat)
 
 
-def _fresh(shape: NodeShape, daemons: Sequence[PodTemplate], advertisers: dict, cat: Catalog) -> _Node:
+def _fresh(shape: NodeShape, daemons: Sequence[PodTemplate], advertisers: dict, cat: Catalog, dra: _Dra | None = None) -> _Node:
     """A node of the group as it joins: allocatable, minus what the DaemonSets that land on it take;
     an extended resource some DaemonSet advertises exists only where one of them runs."""
-    node = _node(shape, shape.allocatable, cat)
+    node = _node(shape, shape.allocatable, cat, dra=dra, held=k8s_dra.Held(everywhere=dra.everywhere) if dra else None)
     landed = [d for d in daemons if _landing(d, node)]
     for resource, plugins in advertisers.items():
         if resource in node.free and not any(p in landed for p in plugins):
@@ -153,13 +210,18 @@ def given(cat: Catalog | None) -> Catalog:
     return cat if cat is not None else catalog.load()
 
 
-def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate], cat: Catalog | None = None) -> list[Placement]:
-    """Place every pod template on the groups' nodes; one Placement per template, in input order."""
+def simulate(
+    shapes: Sequence[NodeShape], pods: Sequence[PodTemplate], cat: Catalog | None = None, dra: k8s_dra.DraWorld | None = None
+) -> list[Placement]:
+    """Place every pod template on the groups' nodes; one Placement per template, in input order.
+    `dra`: the plan's DRA objects, against which pods' resourceClaims are allocated (None: the
+    claims are not judged, and each such pod says so)."""
     cat = given(cat)
     daemons = [p for p in pods if p.replicas is None]
     advertisers = _advertisers(daemons)
-    nodes = [_fresh(s, daemons, advertisers, cat).copy(s.nodes) for s in shapes if s.nodes > 0]
-    empty = {s.group: _fresh(s, daemons, advertisers, cat) for s in shapes}
+    context = _Dra(dra) if dra is not None else None
+    nodes = [_fresh(s, daemons, advertisers, cat, context).copy(s.nodes) for s in shapes if s.nodes > 0]
+    empty = {s.group: _fresh(s, daemons, advertisers, cat, context) for s in shapes}
     grown: Counter[str] = Counter()
     templates = {p.owner: p for p in pods}
     results = []
@@ -168,7 +230,7 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate], cat: Cata
         for shape in shapes:
             probe = empty[shape.group]
             if not probe.reasons(pod):
-                result.per_node[shape.group] = fit_count(pod, probe.free, shape, probe.devices)
+                result.per_node[shape.group] = probe.fits(pod)
         if pod.replicas is None:
             for node in nodes:
                 if _landing(pod, node):
@@ -179,10 +241,14 @@ def simulate(shapes: Sequence[NodeShape], pods: Sequence[PodTemplate], cat: Cata
         else:
             _place_replicas(pod, result, nodes, shapes, empty, grown)
         result.notes += _tight(pod, result, nodes)
+        result.notes += context.notes(pod, shapes) if context else [_UNREAD_CLAIMS] if pod.claims else []
         if pod.replicas is not None and (pod.requests.get("cpu") or pod.requests.get("memory")):
             result.notes += [a for s in shapes if s.group in result.placed or s.group in result.scaled_up for a in s.assumptions]
         results.append(result)
     return results
+
+
+_UNREAD_CLAIMS = "DRA: its resourceClaims are not judged (the plan's DRA objects were not read)"
 
 
 def per_new_node(
@@ -207,7 +273,7 @@ def per_new_node(
     reasons = node.reasons(pod) or (_overloaded(node) if whole_type else [])
     if reasons:
         return 0, reasons
-    per = fit_count(pod, node.free, shape, node.devices)
+    per = node.fits(pod)
     return (pod.replicas or 1) if per is None else per, []
 
 
@@ -254,7 +320,7 @@ def unserved_message(result: Placement, shape: NodeShape, wanted: list[str]) -> 
 def _per_node(pod: PodTemplate, node: _Node) -> int | None:
     """Pods of the template one node in this state holds (it holds one: its reasons are none); None
     when nothing known bounds it."""
-    fits = fit_count(pod, node.free, node.shape, node.devices)
+    fits = node.fits(pod)
     return None if fits is None else max(fits, 1)
 
 
@@ -270,7 +336,9 @@ def _place_replicas(pod, result: Placement, nodes: list[_Node], shapes, empty, g
             _pending(result, nodes, [n.reasons(pod) for n in nodes], remaining)
             return
         per = _per_node(pod, nodes[i])
-        placed = remaining if per is None else min(remaining, nodes[i].count * per)
+        context = nodes[i].dra
+        count = 1 if context is not None and context.one_node(pod) else nodes[i].count
+        placed = remaining if per is None else min(remaining, count * per)
         remaining -= _apply(pod, nodes, {i: topology.split(placed, placed if per is None else per)}, result)
 
 
@@ -324,7 +392,8 @@ def _pending(result: Placement, nodes: list[_Node], reasons: list[list[str]], re
     for node, found in zip(nodes, reasons, strict=True):
         for r in found:
             counted[r] += node.count
-    result.message = unavailable_message(sum(n.count for n in nodes), counted)
+    refusal = next((n.dra.claims(result.pod).refusal for n in nodes if n.dra is not None and result.pod.claims), None)
+    result.message = unavailable_message(sum(n.count for n in nodes), counted, refusal)
     result.pending += remaining
     result.status = PENDING
 
@@ -340,7 +409,7 @@ def _scale_up(pod, nodes: list[_Node], shapes, empty, grown: Counter, wanted: in
         per = _per_node(pod, probe)
         added = min(room, 1 if per is None else -(-wanted // per))
         grown[shape.group] += added
-        node = _node(shape, probe.free, probe.cat, probe.devices)
+        node = _node(shape, probe.free, probe.cat, probe.devices, probe.dra, probe.held)
         node.memory_used = shape.allocatable.get("memory", 0) - node.free.get("memory", 0)
         node.count = added
         node.ports = probe.ports

@@ -7,6 +7,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gpufleet.simulate.dra_objects import ResourceSlice
+
 SCHEDULED, AFTER_SCALE_UP, PENDING, DAEMON = "scheduled", "after-scale-up", "pending", "daemon"
 
 
@@ -54,6 +56,9 @@ class NodeShape:
     devices: tuple[Mapping[str, int], ...] = ()
     # Why the group's nodes are derived, not read from the plan (an API's or a library's default).
     derived: str | None = None
+    # The ResourceSlices one node of the group publishes (DRA drivers' devices), its nodeName the group's.
+    slices: tuple[ResourceSlice, ...] = ()
+    slices_unknown: str = ""  # why the devices its nodes publish are not known ("": they are, or none)
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,15 @@ class Spread:
 
 
 @dataclass(frozen=True)
+class PodClaim:
+    """One entry of a pod's spec.resourceClaims: a named ResourceClaim or a template's (k8s_dra)."""
+
+    name: str
+    claim: str | None = None
+    template: str | None = None
+
+
+@dataclass(frozen=True)
 class PodTemplate:
     """A pod template as the scheduler filters it."""
 
@@ -121,6 +135,8 @@ class PodTemplate:
     pod_affinity: tuple[PodTerm, ...] = ()
     pod_anti_affinity: tuple[PodTerm, ...] = ()
     spread: tuple[Spread, ...] = ()
+    # spec.resourceClaims: the DRA claims every pod of the template needs (k8s_dra)
+    claims: tuple[PodClaim, ...] = ()
 
 
 @dataclass

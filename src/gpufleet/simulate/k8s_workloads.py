@@ -11,7 +11,7 @@ from gpufleet.catalog import charts
 from gpufleet.catalog.facts import Addon, Chart, EksFacts, Karpenter, KarpenterChart, ManifestObject, NodeHealth
 from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.simulate.k8s_requests import host_ports, pod_requests
-from gpufleet.simulate.k8s_shapes import PodTemplate
+from gpufleet.simulate.k8s_shapes import PodClaim, PodTemplate
 from gpufleet.simulate.k8s_terms import pod_rules
 from gpufleet.simulate.k8s_topology import namespace_of
 from gpufleet.simulate.loose import mapping
@@ -100,8 +100,22 @@ def pod_template(
         source=source,
         notes=tuple(notes),
         labels=labels,
+        claims=pod_claims(spec),
         **pod_rules(spec, namespace_of(owner), labels),
     )
+
+
+def pod_claims(spec: Mapping) -> tuple[PodClaim, ...]:
+    """spec.resourceClaims (core/v1 PodResourceClaim): a name and one of resourceClaimName and
+    resourceClaimTemplateName. Containers' resources.claims only say which container uses which
+    of these; the scheduler allocates every one of the pod's."""
+    found = []
+    for entry in spec.get("resourceClaims") or []:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+            continue
+        claim, template = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
+        found.append(PodClaim(entry["name"], claim if isinstance(claim, str) else None, template if isinstance(template, str) else None))
+    return tuple(found)
 
 
 def runtime_class_admitted(spec: Mapping, runtime_classes: Mapping[str, Mapping] | None) -> tuple[Mapping, list[str]]:

@@ -694,6 +694,9 @@ def provision(
         # refuses a request of more than one shared GPU too.
         pools = [_single_unit(p, resource) for p in pools]
     results = {id(r.pod): r for r in placed if r.status == PENDING and r.pod.replicas is not None and r.pending > 0}
+    for r in [r for r in results.values() if r.pod.claims]:
+        r.notes.append(karpenter_gaps.claims_note(cat))
+        del results[id(r.pod)]
     wanted = [(r.pod, r.pending) for r in results.values()]
     before = {id(pod): n for pod, n in wanted}
     filled = karpenter_topology.filled(placed, shapes)

@@ -182,3 +182,15 @@ def _topology(pod: PodTemplate, pools: Sequence[Pool], shapes: Sequence[NodeShap
                 "node affinity excludes too, gpufleet does not: the spread is not judged"
             )
     return found
+
+
+def claims_note(cat: Catalog) -> str:
+    """A pod with resourceClaims the node groups leave Pending: Karpenter refuses it while its
+    ignore-dra-requests flag is on (the default), and its DRA scheduling once the flag is off is not
+    simulated: the pod is not provisioned here, and its verdict is not judged."""
+    fact = cat.facts.dra.karpenter
+    return (
+        f"DRA: it has resourceClaims: Karpenter {cat.facts.karpenter.version} refuses such pods while its ignore-dra-requests "
+        f'flag is on, its default ("{fact.value}"; {fact.source}), and gpufleet does not simulate its DRA scheduling with the '
+        "flag off, nor EKS Auto Mode's: whether a NodePool launches a node for it is not judged"
+    )
