@@ -23,7 +23,7 @@ def test_importing_the_engine_and_the_pack_patches_nothing():
         "before = (rpc.transfer_properties, pulumi.resource.register_resource, dict(vars(policy._PolicyAnalyzerServicer)))\n"
         "import gpufleet.engine.preview, gpufleet.engine.runtime, gpufleet.engine.patches\n"
         "import gpufleet.engine.patches.lean_imports, gpufleet.engine.patches.lazy_outputs, gpufleet.engine.patches.servicer_memo\n"
-        "import gpufleet.engine.patches.stack_once, gpufleet.engine.patches.stack_config\n"
+        "import gpufleet.engine.patches.stack_once, gpufleet.engine.patches.stack_config, gpufleet.engine.patches.analyze_once\n"
         "after = (rpc.transfer_properties, pulumi.resource.register_resource, dict(vars(policy._PolicyAnalyzerServicer)))\n"
         "lean = [f for f in sys.meta_path if type(f).__name__ == '_LeanFinder']\n"
         "sys.stdout.write(repr(before == after and not lean))\n"

@@ -11,6 +11,7 @@ import pytest
 from pulumi_policy.proxy import UNKNOWN_NUMBER_VALUE, UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 from gpufleet.policies import inputs
+from tests.conftest import shipped_plan
 
 UNKNOWN = UNKNOWN_STRING_VALUE
 
@@ -72,6 +73,18 @@ def test_plain_leaves_unknowns_out_or_marks_them():
     left_out = inputs.plain(RESOURCE)
     assert "arn" not in left_out and left_out["name"] == "g5" and left_out["nested"] == [{"kind": "efa"}]
     assert list(left_out) == ["name", "tags", "subnets", "sizes", "nested", "empty"]  # every known key, in order
+
+
+@pytest.mark.parametrize("stack", ["ecs-gpu", "eks-p5-efa", "ack-shared-gpu"])
+def test_plain_reads_pulumi_policys_proxies_directly_as_it_reads_them_through_their_checks(stack, monkeypatch):
+    assert inputs._DICT_PROXY is not None and inputs._LIST_PROXY is not None  # pulumi_policy 1.21's proxies
+    odd = {"a": [None, UNKNOWN_STRING_VALUE, {"b": UNKNOWN_NUMBER_VALUE, "c": None}, [1, None]], "d": UNKNOWN_STRING_VALUE}
+    props = [unknown_checking_proxy(r["inputs"]) for r in [*shipped_plan(stack)["resources"], {"inputs": odd}]]
+    direct = [(inputs.plain(p), inputs.plain(p, "?")) for p in props]
+    monkeypatch.setattr(inputs, "_DICT_PROXY", None)
+    monkeypatch.setattr(inputs, "_LIST_PROXY", None)
+    assert direct == [(inputs.plain(p), inputs.plain(p, "?")) for p in props]
+    assert direct[-1] == ({"a": [{"c": None}, [1]]}, {"a": [None, "?", {"b": "?", "c": None}, [1, None]], "d": "?"})
 
 
 def test_truthy_reads_pulumi_aws_string_booleans():

@@ -18,8 +18,10 @@ from typing import Any
 
 import pulumi
 from pulumi_policy import ReportViolation
+from pulumi_policy import proxy as _proxy
 from pulumi_policy.proxy import UnknownValueError
 
+from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog, InstanceType
 from gpufleet.plans.index import (
     Resource,
@@ -94,10 +96,46 @@ def items(value: Any) -> list[Any]:
 _LEAVE_OUT = object()
 
 
+def _proxy_classes() -> tuple[type, type] | tuple[None, None]:
+    """pulumi_policy's dict and list proxies, where each hands over what it wraps under the key
+    "__target" and tells an unknown value as `_is_unknown` does (pulumi_policy 1.21's proxy.py);
+    (None, None) where it does not, and plain() reads them through their checks instead."""
+    try:
+        outer = _proxy.unknown_checking_proxy({"a": [tokens.UNKNOWN]})
+        inner = outer["__target"]["a"]
+        if inner["__target"] == [tokens.UNKNOWN] and _proxy._is_unknown(tokens.UNKNOWN):
+            return type(outer), type(inner)
+    except (AttributeError, KeyError, TypeError, UnknownValueError):
+        pass
+    return None, None
+
+
+# Read directly, plain() walks a pack's largest inputs about three times faster: through the
+# proxies' checks, each element costs an abstract-class check and a copied property path. It is
+# called for every resource (the API model's request, the placement's typed resources).
+_DICT_PROXY, _LIST_PROXY = _proxy_classes()
+
+
 def plain(value: Any, unknown: Any = _LEAVE_OUT) -> Any:
     """A property as plain dicts and lists, for the rule functions that read Kubernetes objects,
     chart values and API requests in their API shape; unknown values are left out, or replaced by
     `unknown` when given (the engine's marker, for the API model walk)."""
+    kind = type(value)
+    if kind is _DICT_PROXY:
+        found = {}
+        for key, element in value["__target"].items():
+            if not _proxy._is_unknown(element):
+                found[key] = plain(element, unknown)
+            elif unknown is not _LEAVE_OUT:
+                found[key] = unknown
+        return found
+    if kind is _LIST_PROXY:
+        # As items() reads a list: an unknown element, or a null, left out unless a marker is given.
+        return [
+            unknown if _proxy._is_unknown(element) else plain(element, unknown)
+            for element in value["__target"]
+            if unknown is not _LEAVE_OUT or (element is not None and not _proxy._is_unknown(element))
+        ]
     if isinstance(value, Mapping):
         found = {}
         for key in list(value.keys()):

@@ -62,11 +62,14 @@ class Policies(list):
         if unjudged is not None:
             self.unjudged.append((name, on, unjudged, True))
 
+        outside = None if on is None else functools.partial(_not_a, on)
+
         def narrowed(validate: Callable) -> Callable:
             @functools.wraps(validate)
             def judge(args, report) -> None:
-                if on is not None and args.resource_type not in on:
-                    args.not_applicable(f"not a {' or '.join(on)}")
+                reason = None if outside is None else outside(args.resource_type)
+                if reason is not None:
+                    args.not_applicable(reason)
                 if unjudged is not None and unjudged(args) is not None:
                     return None
                 if subject is None:
@@ -77,14 +80,14 @@ class Policies(list):
 
             return judge
 
-        return self._declare(ResourceValidationPolicy, name, narrowed if on or subject or unjudged else None)
+        return self._declare(ResourceValidationPolicy, name, narrowed if on or subject or unjudged else None, outside)
 
     def stack(self, name: str, unjudged: Callable[[Any], list[tuple[str, str]]] | None = None) -> Callable:
         if unjudged is not None:
             self.unjudged.append((name, None, unjudged, False))
         return self._declare(StackValidationPolicy, name)
 
-    def _declare(self, kind: type, name: str, narrowed: Callable | None = None) -> Callable:
+    def _declare(self, kind: type, name: str, narrowed: Callable | None = None, outside: Callable | None = None) -> Callable:
         row = table().get(self.module, {}).get(name)
         if row is None:
             # A policy served with no description or level would be a silent gap in the pack.
@@ -92,19 +95,27 @@ class Policies(list):
 
         def register(validate: Callable) -> Callable:
             config = row.get("config")
-            self.append(
-                kind(
-                    name=name,
-                    description=row["description"],
-                    enforcement_level=EnforcementLevel(row["level"]),
-                    validate=narrowed(validate) if narrowed else validate,
-                    config_schema=PolicyConfigSchema(properties=config) if config else None,
-                    remediation_steps=row["fix"],
-                )
+            policy = kind(
+                name=name,
+                description=row["description"],
+                enforcement_level=EnforcementLevel(row["level"]),
+                validate=narrowed(validate) if narrowed else validate,
+                config_schema=PolicyConfigSchema(properties=config) if config else None,
+                remediation_steps=row["fix"],
             )
+            if outside is not None:
+                # The pack's Analyze answers other types from this, without calling the policy
+                # (src/gpufleet/engine/patches/analyze_once.py): the same answer, found without the call.
+                policy.not_applicable_to = outside
+            self.append(policy)
             return validate
 
         return register
+
+
+def _not_a(on: tuple[str, ...], resource_type: str) -> str | None:
+    """Why a policy on the types `on` does not apply to `resource_type` (None: it applies)."""
+    return None if resource_type in on else f"not a {' or '.join(on)}"
 
 
 def not_judged(args: Any) -> list[tuple[str, str, str]]:

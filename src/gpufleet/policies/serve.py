@@ -3,11 +3,15 @@ shell, policies/__main__.py in the repository and `pack/` in an installed gpufle
 
 import gc
 
-from pulumi_policy import EnforcementLevel, PolicyPack
+from gpufleet.policies import profile
 
-from gpufleet.catalog import catalog
-from gpufleet.engine.patches import PACK, applied
-from gpufleet.policies import (
+profile.start()  # before the pack's imports, which are most of its start (behind its switch)
+
+from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
+
+from gpufleet.catalog import catalog  # noqa: E402
+from gpufleet.engine.patches import PACK, applied  # noqa: E402
+from gpufleet.policies import (  # noqa: E402
     ack,
     aks,
     api,
@@ -67,7 +71,7 @@ def serve() -> None:
 
     # pulumi_policy's servicer, mended and spared repeated work where its version is the one the
     # patches were written for (gpufleet.engine.patches); PolicyPack serves until the CLI stops it.
-    with applied(PACK):
+    with profile.written(), applied(PACK):
         PolicyPack(
             name="gpufleet-guard",
             description="GPU and Neuron infrastructure rules (ECS GPU, ECS Neuron, EKS, Kubernetes, Alibaba ACK GPU sharing, Google GKE and Azure AKS GPU pools, security) over the gpufleet catalog of EC2 facts.",

@@ -113,6 +113,12 @@ PACK = (
         "stack_once.stack_once",
     ),
     Patch(
+        "analyze-once",
+        "pulumi_policy calls every resource policy on every resource, most only to hear it is of another type (time)",
+        {"pulumi-policy": PULUMI_POLICY, "pulumi": PULUMI},
+        "analyze_once.analyze_once",
+    ),
+    Patch(
         "stack-config",
         "pulumi_policy reads the stack config only from PULUMI_CONFIG, which a large stack's config overflows",
         {"pulumi-policy": PULUMI_POLICY, "pulumi": PULUMI},

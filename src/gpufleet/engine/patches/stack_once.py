@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import hashlib
 import inspect
+from collections.abc import Iterator
 from inspect import isawaitable
 
 import pulumi_policy.policy as _policy
@@ -57,13 +58,39 @@ def stack_resources(servicer, request) -> list[PolicyResource]:
     return [resource for resource, *_ in links]
 
 
+def validated(servicer, policy, args, report_violation, response):
+    """pulumi_policy 1.21.0's call of one policy, in Analyze and AnalyzeStack alike: an awaitable it
+    returns run to its end; an unknown value it reads, an advisory diagnostic; "not applicable", an entry."""
+    pack_name = servicer._PolicyAnalyzerServicer__policy_pack_name
+    pack_version = servicer._PolicyAnalyzerServicer__policy_pack_version
+    try:
+        result = policy.validate(args, report_violation)
+        if result is not None and isawaitable(result):
+            loop = asyncio.new_event_loop()
+            task = asyncio.Task(result, loop=loop)
+            loop.run_until_complete(task)
+            loop.close()
+    except UnknownValueError as e:
+        response.diagnostics.append(
+            proto.AnalyzeDiagnostic(
+                policyName=policy.name,
+                policyPackName=pack_name,
+                policyPackVersion=pack_version,
+                message=f"can't run policy '{policy.name}' from policy pack '{pack_name}@v{pack_version}' during preview: {e.message}",
+                urn="",
+                description=policy.description,
+                enforcementLevel=servicer._map_enforcement_level(EnforcementLevel.ADVISORY),
+            )
+        )
+    except _policy._NotApplicableError as e:
+        response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=e.reason or ""))
+
+
 def analyze_stack(self, request, _context):
     """pulumi_policy 1.21.0's AnalyzeStack, the resources built before the loop over policies."""
     self._configure_runtime_settings()
     response = proto.AnalyzeResponse()
     resources: list[PolicyResource] | None = None
-    pack_name = self._PolicyAnalyzerServicer__policy_pack_name
-    pack_version = self._PolicyAnalyzerServicer__policy_pack_version
     for policy in self._PolicyAnalyzerServicer__policies:
         enforcement_level = self._get_enforcement_level(policy)
         if enforcement_level == EnforcementLevel.DISABLED or not isinstance(policy, StackValidationPolicy):
@@ -74,47 +101,37 @@ def analyze_stack(self, request, _context):
         if resources is None:
             resources = stack_resources(self, request)
         args = StackValidationArgs(list(resources), self._get_policy_config(policy.name), self._PolicyAnalyzerServicer__stack_tags)
-        try:
-            result = policy.validate(args, report_violation)
-            if isawaitable(result):
-                loop = asyncio.new_event_loop()
-                task = asyncio.Task(result, loop=loop)
-                loop.run_until_complete(task)
-                loop.close()
-        except UnknownValueError as e:
-            response.diagnostics.append(
-                proto.AnalyzeDiagnostic(
-                    policyName=policy.name,
-                    policyPackName=pack_name,
-                    policyPackVersion=pack_version,
-                    message=f"can't run policy '{policy.name}' from policy pack '{pack_name}@v{pack_version}' during preview: {e.message}",
-                    urn="",
-                    description=policy.description,
-                    enforcementLevel=self._map_enforcement_level(EnforcementLevel.ADVISORY),
-                )
-            )
-        except _policy._NotApplicableError as e:
-            response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=e.reason or ""))
+        validated(self, policy, args, report_violation, response)
     return response
 
 
 @contextlib.contextmanager
-def stack_once():
-    """Within: `analyze_stack` in place of pulumi_policy's AnalyzeStack, where it was written from it."""
+def swapped(method: str, install) -> Iterator[bool]:
+    """Within: what `install()` swaps in for the servicer's `method`; the servicer's own afterwards."""
     servicer = getattr(_policy, "_PolicyAnalyzerServicer", None)
-    original = servicer.__dict__.get("AnalyzeStack") if servicer else None
+    original = servicer.__dict__.get(method) if servicer else None
     try:
         yield install()
     finally:
         if original is not None:
-            servicer.AnalyzeStack = original
+            setattr(servicer, method, original)
+
+
+def swap_in(method: str, replacement, written_from: str) -> bool:
+    """`replacement` for the servicer's `method` when that method's source is the one it was written from."""
+    servicer = getattr(_policy, "_PolicyAnalyzerServicer", None)
+    if servicer is None or source_hash(getattr(servicer, method)) != written_from:
+        return False
+    replacement.__wrapped__ = getattr(servicer, method)
+    setattr(servicer, method, replacement)
+    return True
+
+
+def stack_once() -> contextlib.AbstractContextManager[bool]:
+    """Within: `analyze_stack` in place of pulumi_policy's AnalyzeStack, where it was written from it."""
+    return swapped("AnalyzeStack", install)
 
 
 def install() -> bool:
     """Swap in `analyze_stack` when pulumi_policy's AnalyzeStack is the one it was written from."""
-    servicer = getattr(_policy, "_PolicyAnalyzerServicer", None)
-    if servicer is None or source_hash(servicer.AnalyzeStack) != WRITTEN_FROM:
-        return False
-    analyze_stack.__wrapped__ = servicer.AnalyzeStack  # type: ignore[attr-defined]
-    servicer.AnalyzeStack = analyze_stack
-    return True
+    return swap_in("AnalyzeStack", analyze_stack, WRITTEN_FROM)
