@@ -30,7 +30,8 @@ from gpufleet.stack import files as stackfile
 from gpufleet.engine import user_program
 from gpufleet.engine.preview import preview_plan
 from gpufleet.engine.program_host import Hosting
-from gpufleet.engine.runtime import PROGRAM, PROJECT, Program
+from gpufleet.engine.recorded import PROGRAM, Program
+from gpufleet.engine import PROJECT
 path, kind, what = sys.argv[1:4]
 if kind == "stack":
     config, stack, program = stackfile.load(stackfile.stack_path(what, stackfile.STACKS), what).pulumi_config(), what, Program(PROGRAM, PROJECT)
@@ -53,7 +54,8 @@ def cold(path: str, kind: str, what: str) -> tuple[int, float]:
 
 
 def measure(kind: str, what: str) -> None:
-    ratios, times = [], {"in-process": [], "hosted": []}
+    ratios: list[float] = []
+    times: dict[str, list[float]] = {"in-process": [], "hosted": []}
     resources = 0
     for i in range(PAIRS):
         order = ("in-process", "hosted") if i % 2 == 0 else ("hosted", "in-process")

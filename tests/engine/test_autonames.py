@@ -28,7 +28,9 @@ def _named(type_: str, inputs: dict, logical: str = "svc", custom: bool = True) 
 def test_a_bridged_resource_with_a_name_input_is_auto_named():
     assert _named("aws:ecs/service:Service", {"cluster": "c"}) == {"cluster": "c", "name": f"svc-{HEX[:7]}"}
     assert _named("gcp:container/nodePool:NodePool", {})["name"] == f"svc-{HEX[:7]}"
-    assert _named("azure:containerservice/kubernetesClusterNodePool:KubernetesClusterNodePool", {}, "gpu")["name"] == f"gpu{HEX[:7]}"  # no separator
+    assert (
+        _named("azure:containerservice/kubernetesClusterNodePool:KubernetesClusterNodePool", {}, "gpu")["name"] == f"gpu{HEX[:7]}"
+    )  # no separator
 
 
 def test_what_the_program_names_or_the_provider_computes_is_left_alone():
@@ -65,11 +67,52 @@ def test_an_auto_named_service_is_no_missing_name_to_the_pack(tmp_path):
     folder.mkdir()
     (folder / "Pulumi.yaml").write_text("name: named\nruntime: python\n")
     (folder / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
-    (folder / "__main__.py").write_text(textwrap.dedent("""
+    (folder / "__main__.py").write_text(
+        textwrap.dedent("""
         import pulumi_aws as aws
         cluster = aws.ecs.Cluster("cluster")
         aws.ecs.Service("svc", cluster=cluster.arn, desired_count=1)
-    """))
+    """)
+    )
     code, out, err = run_cli("preview", "--program", str(folder), "--python", sys.executable, "--json")
     assert code == 0, err
     assert '"name": "svc-' in out and "Missing required parameter" not in out
+
+
+@pytest.mark.parametrize(
+    "module, args_class",
+    [
+        ("ec2/launch_template.py", "LaunchTemplateArgs"),
+        ("ecs/service.py", "ServiceArgs"),
+        ("iam/role.py", "RoleArgs"),
+        ("ec2/_inputs.py", "LaunchTemplateTagSpecificationArgs"),
+    ],
+)
+def test_the_args_signature_alone_declares_what_the_whole_module_does(module, args_class):
+    import importlib.util
+    from pathlib import Path
+
+    from gpufleet.engine.autonames import _args_signature, _declared
+
+    source = Path(importlib.util.find_spec("pulumi_aws").submodule_search_locations[0], module).read_text(encoding="utf-8")
+    signature = _args_signature(source, args_class)
+    assert len(signature) < len(source) / 4
+    assert _declared(signature, args_class) == _declared(source, args_class) != frozenset()
+
+
+def test_a_signature_read_past_a_closing_default_and_a_layout_it_does_not_know():
+    from gpufleet.engine.autonames import _args_signature, _declared
+
+    source = textwrap.dedent(
+        """
+        class XArgs:
+            def __init__(__self__, *, a: str = "):", b_c: int = 1):
+                pass
+
+            def other(self):
+                pass
+        """
+    )
+    assert _declared(_args_signature(source, "XArgs"), "XArgs") == {"a", "bC"}
+    nested = "class XArgs:\n    pass\nX = 1\nclass Y:\n    def __init__(self, z): pass\n"
+    assert _args_signature(nested, "XArgs") == ""

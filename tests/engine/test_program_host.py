@@ -159,12 +159,11 @@ def test_the_hosts_flags_are_checked(flags, message):
 def test_a_method_the_monitor_does_not_serve_is_refused_by_name():
     import grpc
 
-    from gpufleet.engine.answers import OfflineAnswers
-    from gpufleet.engine.monitor import Monitor, Served
-    from gpufleet.engine.runtime import moto_snapshot
+    from gpufleet.engine.monitor import Monitor, handlers
+    from gpufleet.engine.serving import Served
 
-    monitor = Monitor("p", "s", OfflineAnswers(moto_snapshot()), "us-east-1", None)
-    with Served(monitor) as served, grpc.insecure_channel(served.address) as channel:
+    monitor = Monitor("p", "s", None, "us-east-1", None)
+    with Served(handlers(monitor)) as served, grpc.insecure_channel(served.address) as channel:
         with pytest.raises(grpc.RpcError) as raised:
             channel.unary_unary("/pulumirpc.ResourceMonitor/SomethingNewer")(b"", timeout=10)
     assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED

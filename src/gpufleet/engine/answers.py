@@ -13,12 +13,14 @@ import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpufleet.catalog import tokens
-from gpufleet.catalog.generate.sources import FactSource
-from gpufleet.catalog.gke_server_configs import server_configs
 from gpufleet.engine import aws_functions, gcp_functions
 from gpufleet.errors import GpufleetError, InputError
+
+if TYPE_CHECKING:
+    from gpufleet.catalog.generate.sources import FactSource
 
 
 class UnansweredCall(GpufleetError, LookupError):
@@ -245,6 +247,9 @@ class OfflineAnswers:
         where = str(args.get("location") or location).rsplit("/", 1)[-1]
         if not where:
             raise UnansweredCall(f"{token}: no location: the call names none and the provider has neither gcp:region nor gcp:zone")
+        # Imported here: it loads the catalog, which a hosted program's monitor starts without.
+        from gpufleet.catalog.gke_server_configs import server_configs
+
         snapshot = server_configs().get(where)
         if snapshot is None:
             recorded = ", ".join(f"{s.location} ({s.recorded})" for s in server_configs().values())

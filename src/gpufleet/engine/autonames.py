@@ -15,11 +15,14 @@ import hashlib
 import importlib.util
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gpufleet.catalog.facts import AutoNameRule, Autonaming
 from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.engine import parsing
 from gpufleet.errors import InputError
+
+if TYPE_CHECKING:
+    from gpufleet.catalog.facts import AutoNameRule, Autonaming
 
 
 class TooLong(InputError):
@@ -44,11 +47,42 @@ def sdk_inputs(type_: str) -> frozenset[str] | None:
         *([] if parts[0] == "index" else [parts[0]]), f"{_snake(parts[-1] if len(parts) > 1 else name)}.py"
     )
     try:
-        tree = parsing.module(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
+        source = path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    declared = _declared(_args_signature(source, f"{name}Args"), f"{name}Args")
+    return declared if declared is not None else _declared(source, f"{name}Args")
+
+
+def _args_signature(source: str, args_class: str) -> str:
+    """The class statement and its `__init__`'s signature alone, where the generator writes them (the
+    class at the module's top level, its body indented four spaces): parsed, the same first
+    `__init__` as the whole module's, at a fraction of the parse (a resource module is up to 400 KB,
+    read on the monitor's answer to the program). "" where the source is laid out otherwise."""
+    head = re.search(rf"^class {args_class}\b[^\n]*:[ \t]*$", source, re.M)
+    init = re.compile(r"^    def __init__\(", re.M).search(source, head.end()) if head else None
+    if head is None or init is None or re.search(r"^\S", source[head.end() : init.start()], re.M):
+        return ""  # no such class, or its body ends before any __init__ (the module is parsed whole)
+    end = init.start()
+    while (close := source.find("):", end)) != -1:
+        end = close + 2
+        candidate = f"{source[head.start() : head.end()]}\n{source[init.start() : end]}\n        pass\n"
+        try:
+            parsing.module(candidate)
+        except SyntaxError:
+            continue  # a `):` inside an annotation or a default: the signature goes on
+        return candidate
+    return ""
+
+
+def _declared(source: str, args_class: str) -> frozenset[str] | None:
+    """The camelCase inputs of the first `__init__` of the top-level class `args_class` in `source`."""
+    try:
+        tree = parsing.module(source)
+    except (SyntaxError, ValueError):
         return None
     for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == f"{name}Args":
+        if isinstance(node, ast.ClassDef) and node.name == args_class:
             init = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
             if init is not None:
                 return frozenset(_camel(a.arg) for a in [*init.args.args, *init.args.kwonlyargs] if a.arg != "__self__")

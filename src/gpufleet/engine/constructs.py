@@ -8,10 +8,13 @@ only after apply (engine/builtins.py answers its `getResource` with an empty sta
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from gpufleet.catalog.facts import ComponentResourceOutputs
 from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.plans.wire import RESOURCE_SIG, SIG_KEY
+
+if TYPE_CHECKING:
+    from gpufleet.catalog.facts import ComponentResourceOutputs
 
 
 def resource_outputs(curated: dict[str, ComponentResourceOutputs], type_: str, name: str, child_urn: Callable[[str, str], str]) -> dict:

@@ -13,27 +13,31 @@ remote component's outputs are unknown but for the resources its code always mak
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent import futures
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import grpc
 from google.protobuf import empty_pb2
 from google.protobuf.message import Message
 from pulumi.runtime.proto import callback_pb2, engine_pb2, engine_pb2_grpc, resource_pb2, resource_pb2_grpc
 
-from gpufleet.catalog import catalog, tokens
+from gpufleet.catalog import tokens
 from gpufleet.engine import autonames, callbacks, constructs
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall, provider_location
 from gpufleet.engine.builtins import BuiltinError, Builtins, State, Unanswered
 from gpufleet.engine.callbacks import CallbackFailed, Callbacks, M
 from gpufleet.engine.output_types import OutputTypes
-from gpufleet.engine.runtime import ProgramRun, RecordedResource, preview_outputs, record
+from gpufleet.engine.recorded import ProgramRun, RecordedResource, moto_snapshot, preview_outputs, record
 from gpufleet.plans.wire import struct_value, to_struct
+
+if TYPE_CHECKING:
+    from gpufleet.catalog.facts import Autonaming, ComponentResourceOutputs, CuratedFacts
 
 # The features the monitor claims, by the name older SDKs ask for and the number newer ones read.
 FEATURES = {
@@ -47,7 +51,6 @@ FEATURES = {
     "resourceHooks": resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_HOOKS,
     "errorHooks": resource_pb2.RESOURCE_MONITOR_FEATURE_ERROR_HOOKS,
 }
-MAX_MESSAGE = 64 << 20  # one registration's inputs; the SDK's own channel allows up to this much too
 BUILTINS = "pulumi:pulumi:"  # the engine's own functions (builtins.go), whatever provider is named
 
 
@@ -86,7 +89,7 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
         self,
         project: str,
         stack: str,
-        answers: OfflineAnswers,
+        answers: OfflineAnswers | None,
         region: str,
         on_resource: Callable[[RecordedResource], None] | None,
         given: dict[str, list[tuple[dict, dict]]] | None = None,
@@ -100,16 +103,13 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
         self.given = given or {}
         self.unknown_calls: list[str] = []  # provider functions answered unknown, with their inputs
         self.run = ProgramRun(stack=stack)
-        self.answers, self.default_region = answers, region
+        self._answers, self.default_region = answers, region
         self.on_resource = on_resource
         self.activity = Activity()
         self.refused: list[str] = []  # calls the engine could not serve, and callbacks that failed: each ends the preview
         self.errors: list[str] = []  # the program's own error diagnostics (Engine.Log)
         self.provider_regions: dict[str, str] = {}
         self.root = ""
-        facts = catalog.load().facts
-        self.autonaming = facts.autonaming
-        self.component_resource_outputs = facts.libraries.pulumi_eks.resource_outputs
         self.callbacks = Callbacks(callback_timeout)
         self.builtins = Builtins()
         self.output_types = output_types
@@ -123,6 +123,31 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer, engine_pb2_grpc.EngineS
         self.error_hooks: set[str] = set()
         self.component_hooks: dict[str, tuple[resource_pb2.RegisterResourceRequest, dict, str]] = {}
         self._lock = threading.Lock()
+
+    # The catalog and the emulated account are made on first use, or by `warm` while the program
+    # starts (engine/serving.py): the program's first calls need neither.
+    @functools.cached_property
+    def answers(self) -> OfflineAnswers:
+        return self._answers if self._answers is not None else OfflineAnswers(moto_snapshot())
+
+    @functools.cached_property
+    def _facts(self) -> CuratedFacts:
+        from gpufleet.catalog import catalog
+
+        return catalog.load().facts
+
+    @property
+    def autonaming(self) -> Autonaming:
+        return self._facts.autonaming
+
+    @property
+    def component_resource_outputs(self) -> dict[str, ComponentResourceOutputs]:
+        return self._facts.libraries.pulumi_eks.resource_outputs
+
+    def warm(self) -> None:
+        """Make now what the program's registrations and provider functions will need."""
+        for made in (self.answers, self._facts):
+            assert made is not None
 
     # --- calls that are served ----------------------------------------------------------------
 
@@ -557,23 +582,23 @@ class _Unknown(grpc.GenericRpcHandler):
         return grpc.unary_unary_rpc_method_handler(refuse)
 
 
-class Served:
-    """The monitor and engine on one local port, for as long as the `with` block runs."""
+class _Collected:
+    """What the generated `add_*Servicer_to_server` functions add to a server, kept to be served
+    later (engine/serving.py): the port opens before these modules are imported."""
 
-    def __init__(self, monitor: Monitor):
-        self.monitor = monitor
-        self.server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="gpufleet-monitor"),
-            options=[("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE)],
-        )
-        resource_pb2_grpc.add_ResourceMonitorServicer_to_server(monitor, self.server)
-        engine_pb2_grpc.add_EngineServicer_to_server(monitor, self.server)
-        self.server.add_generic_rpc_handlers((_Unknown(monitor),))
-        self.address = f"127.0.0.1:{self.server.add_insecure_port('127.0.0.1:0')}"
+    def __init__(self) -> None:
+        self.handlers: list[grpc.GenericRpcHandler] = []
 
-    def __enter__(self) -> Served:
-        self.server.start()
-        return self
+    def add_generic_rpc_handlers(self, handlers) -> None:
+        self.handlers.extend(handlers)
 
-    def __exit__(self, *exc) -> None:
-        self.server.stop(grace=None)
+    def add_registered_method_handlers(self, service: str, handlers: dict) -> None:
+        self.handlers.append(grpc.method_handlers_generic_handler(service, handlers))
+
+
+def handlers(monitor: Monitor) -> list[grpc.GenericRpcHandler]:
+    """The monitor and engine services of `monitor`, then a named refusal of any other method."""
+    collected = _Collected()
+    resource_pb2_grpc.add_ResourceMonitorServicer_to_server(monitor, collected)
+    engine_pb2_grpc.add_EngineServicer_to_server(monitor, collected)
+    return [*collected.handlers, _Unknown(monitor)]

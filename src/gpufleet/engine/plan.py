@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from gpufleet.engine.runtime import ProgramRun, RecordedResource
+from gpufleet.engine.recorded import ProgramRun, RecordedResource
 from gpufleet.plans import cost as plan_cost
 from gpufleet.plans import placement as plan_placement
 from gpufleet.plans.index import from_plan

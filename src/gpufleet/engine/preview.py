@@ -4,17 +4,24 @@ bench both call this, so the bench measures what `gpufleet preview` does."""
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gpufleet.analyzer.client import PolicyPack
-from gpufleet.analyzer.pack_process import PackProcess
-from gpufleet.analyzer.policy_config import PolicyConfig
-from gpufleet.engine.plan import build_plan, plan_entries, plan_resource
+from gpufleet.engine import PROJECT
 from gpufleet.engine.program_host import Hosting, run_hosted
-from gpufleet.engine.runtime import PROJECT, Program, run_program
-from gpufleet.plans.index import from_plan, write_remediated
+from gpufleet.engine.recorded import Program, RecordedResource
+
+if TYPE_CHECKING:
+    from gpufleet.analyzer.client import PolicyPack
+    from gpufleet.analyzer.pack_process import PackProcess
+    from gpufleet.analyzer.policy_config import PolicyConfig
+
+# What the plan is built with once the program ends: imported while a hosted program runs, where
+# the program's own interpreter does the program's work (about half a second of gpufleet's start).
+_PLAN_MODULES = "gpufleet.engine.plan"
 
 
 def preview_plan(
@@ -37,30 +44,38 @@ def preview_plan(
     `hosted` runs `program` in its own interpreter, as the CLI would; without it the program runs in
     this process."""
     project = program.project if program is not None else PROJECT
-    pack = PolicyPack(pack_dir, project=project, stack=stack, config=config, started=started) if pack_dir is not None else None
+    pack = _pack(pack_dir, project, stack, config, started)
     stages = {} if stages is None else stages
     try:
+        submit = _submitter(pack) if pack is not None else None
         if pack is not None:
             pack.begin(given)
 
-        def registered(resource) -> None:
-            if pack is not None:
-                [submitted] = from_plan({"resources": [plan_resource(resource)]})
-                pack.submit(submitted)
+        def registered(resource: RecordedResource) -> None:
+            if submit is not None:
+                submit(resource)
             if progress is not None:
                 progress()
 
         start = time.perf_counter()
         if hosted is not None and program is not None:
-            run = run_hosted(program, hosted, config, stack, on_resource=registered)
+            run = run_hosted(
+                program, hosted, config, stack, on_resource=registered, meanwhile=lambda: importlib.import_module(_PLAN_MODULES)
+            )
         else:
+            from gpufleet.engine.runtime import run_program
+
             run = run_program(config, stack, on_resource=registered, program=program)
         stages["program"] = time.perf_counter() - start
+        from gpufleet.engine.plan import build_plan, plan_entries
+
         if pack is None:
             start = time.perf_counter()
             plan = build_plan(run, project)
             stages["plan"] = time.perf_counter() - start
             return plan
+        from gpufleet.plans.index import from_plan, write_remediated
+
         # The pack judges the stack first: the plan takes the placement it judged by (one simulation).
         start = time.perf_counter()
         entries = plan_entries(run)
@@ -76,3 +91,23 @@ def preview_plan(
     finally:
         if pack is not None:
             pack.close()
+
+
+def _pack(pack_dir: Path | None, project: str, stack: str, config: dict[str, str], started: PackProcess | None) -> PolicyPack | None:
+    if pack_dir is None:
+        return None
+    from gpufleet.analyzer.client import PolicyPack
+
+    return PolicyPack(pack_dir, project=project, stack=stack, config=config, started=started)
+
+
+def _submitter(pack: PolicyPack) -> Callable[[RecordedResource], None]:
+    """The pack analyses each resource as it registers, as `pulumi preview --policy-pack` does."""
+    from gpufleet.engine.plan import plan_resource
+    from gpufleet.plans.index import from_plan
+
+    def submit(resource: RecordedResource) -> None:
+        [submitted] = from_plan({"resources": [plan_resource(resource)]})
+        pack.submit(submitted)
+
+    return submit

@@ -18,12 +18,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpufleet import process_groups
-from gpufleet.engine.answers import OfflineAnswers
-from gpufleet.engine.monitor import Monitor, Served
 from gpufleet.engine.output_types import OutputTypes
-from gpufleet.engine.runtime import EngineError, Program, ProgramRun, RecordedResource, moto_snapshot
+from gpufleet.engine.recorded import EngineError, Program, ProgramRun, RecordedResource
+from gpufleet.engine.serving import Served
+
+if TYPE_CHECKING:
+    from gpufleet.engine.monitor import Monitor
 
 EXEC = Path(__file__).with_name("program_exec.py")
 DEFAULT_TIMEOUT = 300.0  # seconds; `--timeout` sets another
@@ -47,26 +50,16 @@ def run_hosted(
     config: dict[str, str],
     stack: str,
     on_resource: Callable[[RecordedResource], None] | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> ProgramRun:
-    """Preview `program` as `hosting` says; raises EngineError naming why it could not."""
+    """Preview `program` as `hosting` says; raises EngineError naming why it could not. The program
+    starts first, against a port whose monitor is made while it starts; `meanwhile` is then called
+    (what the caller needs once the program ends) while the program runs."""
     python, timeout = hosting.interpreter, hosting.timeout
-    region = str(config.get(f"{program.project}:region") or config.get("aws:region") or "")
     workdir = program.workdir or (program.main if program.main.is_dir() else program.main.parent)
     scratch = tempfile.TemporaryDirectory(prefix="gpufleet-program-")
     report, search_path = Path(scratch.name) / "report.json", Path(scratch.name) / "search-path.json"
-    monitor = Monitor(
-        program.project,
-        stack,
-        OfflineAnswers(moto_snapshot()),
-        region,
-        on_resource,
-        hosting.given,
-        config,
-        callback_timeout=timeout,
-        # The Node.js SDK resolves outputs untyped: only a Python program's SDK reads them by type.
-        output_types=OutputTypes(lambda: _search_path(search_path)) if program.runtime == "python" else None,
-    )
-    with scratch, Served(monitor) as served:
+    with scratch, Served(bound=timeout) as served:
         command, env = _launch(program, python, served.address, stack, workdir, report, search_path)
         env = {**os.environ, **env, "PULUMI_CONFIG": json.dumps(config), "PULUMI_DRY_RUN": "true"}
         try:
@@ -79,9 +72,18 @@ def run_hosted(
         passing = [threading.Thread(target=_pass_on, args=(pipe,), daemon=True) for pipe in (child.stdout, child.stderr)]
         for thread in passing:
             thread.start()
-        compiling = _compiling_note(program, monitor)
+        deadline = time.monotonic() + timeout
+        compiling = None
         try:
-            code = _wait(child, report, timeout)
+            from gpufleet.engine.monitor import handlers
+
+            monitor = _monitor(program, hosting, config, stack, on_resource, search_path)
+            served.serve(handlers(monitor))
+            compiling = _compiling_note(program, monitor)
+            monitor.warm()
+            if meanwhile is not None:
+                meanwhile()
+            code = _wait(child, report, deadline)
         finally:
             if compiling is not None:
                 compiling.cancel()
@@ -109,6 +111,33 @@ def run_hosted(
     if outcome.get("kind") != "ok":
         raise EngineError(f"the program's interpreter {python} exited {code} before the program finished ({monitor.activity.describe()})")
     return monitor.run
+
+
+def _monitor(
+    program: Program,
+    hosting: Hosting,
+    config: dict[str, str],
+    stack: str,
+    on_resource: Callable[[RecordedResource], None] | None,
+    search_path: Path,
+) -> Monitor:
+    """The monitor, made once the program is on its way: Pulumi's protocol modules, which it imports,
+    take a good part of a second."""
+    from gpufleet.engine.monitor import Monitor
+
+    region = str(config.get(f"{program.project}:region") or config.get("aws:region") or "")
+    return Monitor(
+        program.project,
+        stack,
+        None,  # the emulated account's answers, made on first use
+        region,
+        on_resource,
+        hosting.given,
+        config,
+        callback_timeout=hosting.timeout,
+        # The Node.js SDK resolves outputs untyped: only a Python program's SDK reads them by type.
+        output_types=OutputTypes(lambda: _search_path(search_path)) if program.runtime == "python" else None,
+    )
 
 
 def _search_path(written: Path) -> list[str]:
@@ -197,10 +226,9 @@ def _node_outcome(code: int, monitor: Monitor) -> dict:
 _PASSING = threading.Lock()  # a line of the program's stdout and one of its stderr never mix
 
 
-def _wait(child: subprocess.Popen, report: Path, timeout: float) -> int | None:
-    """The program's exit code; None if it has not finished within `timeout`. A program that has
-    reported its end but does not exit (a thread it started still runs) is stopped after _LINGER."""
-    deadline = time.monotonic() + timeout
+def _wait(child: subprocess.Popen, report: Path, deadline: float) -> int | None:
+    """The program's exit code; None if it has not finished by `deadline` (time.monotonic). A program
+    that has reported its end but does not exit (a thread it started still runs) is stopped after _LINGER."""
     reported = None
     while True:
         try:

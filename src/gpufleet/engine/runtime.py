@@ -9,13 +9,11 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import functools
 import gc
 import os
 import runpy
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -26,63 +24,30 @@ from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
 from gpufleet.catalog import tokens
-from gpufleet.catalog.generate.sources import FactSource, MotoSnapshot
+from gpufleet.catalog.generate.sources import FactSource
 from gpufleet.engine import (
     PROJECT,  # noqa: F401 - the engine's callers read it here
     patches,
 )
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
-from gpufleet.errors import NotJudged
+from gpufleet.engine.recorded import (  # noqa: F401 - the engine's callers read these here too
+    PROGRAM,
+    UNKNOWN,
+    EngineError,
+    Program,
+    ProgramRun,
+    RecordedResource,
+    moto_snapshot,
+    preview_outputs,
+    record,
+)
 from gpufleet.plans.wire import json_value
-
-PROGRAM = Path(__file__).parent.parent / "stack" / "__main__.py"
-UNKNOWN = rpc.UNKNOWN  # how the engine marks a value known only after apply
-
-# Outputs the provider computes, which the program reads (a kubeconfig, a security group id): echoing
-# the inputs would make them None (a missing key) where `pulumi preview` shows them unknown.
-COMPUTED_OUTPUTS = {
-    tokens.EKS_CLUSTER: {
-        "endpoint": UNKNOWN,
-        "certificateAuthority": {"data": UNKNOWN},
-        "vpcConfig": {"clusterSecurityGroupId": UNKNOWN, "vpcId": UNKNOWN},
-    },
-}
 
 
 class _Paced(Protocol):
     """What the paced-registration patch yields: it runs the program's body."""
 
     def body(self, run: Callable[[], object]) -> Any: ...
-
-
-class EngineError(NotJudged):
-    """The program could not be previewed offline; the message says why."""
-
-
-@dataclass
-class RecordedResource:
-    urn: str
-    type: str
-    name: str
-    parent: str
-    custom: bool
-    inputs: dict
-    # What the engine knows of the data flow: the resources each input was computed from. Policies
-    # follow these to join resources whose ids are unknown during preview.
-    dependencies: list[str] = field(default_factory=list)
-    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
-    provider: str = ""  # the URN of the provider resource, when one was given
-    # Options that decide whether an update becomes a replacement (the reviewer's diff reads them).
-    replace_on_changes: list[str] = field(default_factory=list)
-    delete_before_replace: bool = False
-
-
-@dataclass
-class ProgramRun:
-    stack: str
-    resources: list[RecordedResource] = field(default_factory=list)
-    outputs: dict = field(default_factory=dict)
-    gaps: list[str] = field(default_factory=list)  # what the engine could not know (plan placement.gaps)
 
 
 class _Recorder(mocks.MockMonitor):
@@ -115,32 +80,6 @@ class _Recorder(mocks.MockMonitor):
             if provider_ref.startswith(known_urn):
                 return region
         return self.default_region
-
-
-def record(request, urn: str, inputs: dict, provider: str | None = None) -> RecordedResource:
-    """A RegisterResourceRequest as the engine records it, with its inputs decoded (and `provider`,
-    the reference the engine resolved: the request's own, or a default provider's)."""
-    return RecordedResource(
-        urn,
-        request.type,
-        request.name,
-        request.parent,
-        bool(request.custom),
-        inputs,
-        dependencies=sorted(set(request.dependencies)),
-        property_dependencies={key: sorted(set(deps.urns)) for key, deps in sorted(request.propertyDependencies.items()) if deps.urns},
-        provider=(request.provider if provider is None else provider).rsplit("::", 1)[0],  # a reference is URN::ID
-        replace_on_changes=list(request.replaceOnChanges),
-        delete_before_replace=bool(request.deleteBeforeReplace),
-    )
-
-
-def preview_outputs(type_: str, inputs: dict) -> dict:
-    """A create in preview: the engine echoes the inputs; everything else is unknown until apply."""
-    outputs = dict(inputs)
-    for key, computed in COMPUTED_OUTPUTS.get(type_, {}).items():
-        outputs[key] = {**(outputs.get(key) or {}), **computed} if isinstance(computed, dict) else computed
-    return outputs
 
 
 class _MockAnswers(mocks.Mocks):
@@ -178,11 +117,6 @@ def _young_gc_only():
         gc.unfreeze()
         if not was_enabled:
             gc.disable()
-
-
-@functools.cache
-def moto_snapshot() -> MotoSnapshot:
-    return MotoSnapshot()  # one per process: its snapshots are read once
 
 
 def run_program(
@@ -236,21 +170,6 @@ def run_program(
 
 def _as_it_is(run: Callable[[], object]) -> object:
     return run()
-
-
-@dataclass(frozen=True)
-class Program:
-    """A Pulumi Python program: its entry (a `__main__.py`, or a folder holding one) and project name.
-    The CLI runs a program in its project folder; so does the engine."""
-
-    main: Path
-    project: str
-    workdir: Path | None = None
-    runtime: str = "python"  # or nodejs (its own process only: engine/program_host.py)
-    typescript: bool = True  # nodejs: compile TypeScript with the program's ts-node, as the CLI does
-    runner: Path | None = None  # nodejs: the @pulumi/pulumi program runner its node_modules resolve
-    node_args: tuple[str, ...] = ()  # nodejs: runtime.options.nodeargs, split as a shell would
-    tsconfig: str | None = None  # nodejs: runtime.options.tsconfig
 
 
 @contextlib.contextmanager

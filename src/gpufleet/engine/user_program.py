@@ -16,7 +16,7 @@ from pathlib import Path
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
-from gpufleet.engine.runtime import Program
+from gpufleet.engine.recorded import Program
 from gpufleet.errors import InputError
 from gpufleet.stack import files as stackfile
 
