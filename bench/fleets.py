@@ -26,7 +26,13 @@ def ecs_fleet(services: int, providers: int = 20) -> dict[str, str]:
         "clusterName": "bench",
         "network": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]},
         "capacityProviders": [
-            {"name": f"cp{i}", "instanceType": ECS_TYPES[i % len(ECS_TYPES)], "minSize": 0, "desiredSize": 0, "maxSize": -(-services // providers)}
+            {
+                "name": f"cp{i}",
+                "instanceType": ECS_TYPES[i % len(ECS_TYPES)],
+                "minSize": 0,
+                "desiredSize": 0,
+                "maxSize": -(-services // providers),
+            }
             for i in range(providers)
         ],
         "workloads": [
@@ -49,7 +55,14 @@ def eks_fleet(node_groups: int, workloads: int) -> dict[str, str]:
         "cluster": {"name": "bench", "create": {"version": "1.35"}},
         "network": {"create": {"cidr": "10.60.0.0/16", "zones": ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d"]}},
         "nodeGroups": [
-            {"name": f"ng{i}", "instanceType": EKS_EFA_TYPES[i % len(EKS_EFA_TYPES)], "minSize": 0, "desiredSize": 2, "maxSize": 2, "efa": {}}
+            {
+                "name": f"ng{i}",
+                "instanceType": EKS_EFA_TYPES[i % len(EKS_EFA_TYPES)],
+                "minSize": 0,
+                "desiredSize": 2,
+                "maxSize": 2,
+                "efa": {},
+            }
             for i in range(node_groups)
         ],
         "kubernetes": {},
@@ -59,3 +72,24 @@ def eks_fleet(node_groups: int, workloads: int) -> dict[str, str]:
         ],
     }
     return {"gpufleet:region": REGION, "gpufleet:eks": json.dumps(eks)}
+
+
+def cdk_peer_fleet(groups: int) -> dict[str, str]:
+    """The fleet bench/cdk.py builds on both sides: one VPC (the EKS cluster's), an ECS GPU cluster
+    on it with `groups` capacity providers and one one-GPU service each, and an EKS GPU cluster with
+    `groups` node groups and one one-GPU Deployment each (the NVIDIA device plugin installed).
+    bench/cdk_peer/app.js declares the same fleet; a change here changes it there too."""
+    eks = {
+        "cluster": {"name": "bench", "create": {"version": "1.33"}},
+        "network": {"create": {"cidr": "10.60.0.0/16", "zones": ["us-east-1a", "us-east-1b"]}},
+        "nodeGroups": [
+            {"name": f"ng{i}", "instanceType": ECS_TYPES[i % len(ECS_TYPES)], "minSize": 0, "desiredSize": 1, "maxSize": 2}
+            for i in range(groups)
+        ],
+        "kubernetes": {},
+        "workloads": [
+            {"name": f"wl{i}", "nodePool": f"ng{i}", "image": "public.ecr.aws/example/app:1", "replicas": 1, "gpus": 1}
+            for i in range(groups)
+        ],
+    }
+    return {**ecs_fleet(groups, groups), "gpufleet:eks": json.dumps(eks)}

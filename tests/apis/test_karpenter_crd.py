@@ -7,10 +7,21 @@ import pytest
 
 from gpufleet.apis import karpenter
 from gpufleet.catalog import tokens
+from tests.conftest import fresh_python
 
-POOL = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu"},
-        "spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}],
-                                       "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}}}
+POOL = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "gpu"},
+    "spec": {
+        "template": {
+            "spec": {
+                "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}],
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            }
+        }
+    },
+}
 
 
 def _with(path: list, value) -> dict:
@@ -29,7 +40,11 @@ def test_a_valid_pool_and_each_rule_of_its_schema():
     cases = [
         (["spec", "weight"], 0, "spec.weight: 0 is less than the minimum of 1"),
         (["spec", "template", "spec", "expireAfter"], "30d", "spec.template.spec.expireAfter: '30d' does not match"),
-        (["spec", "template", "spec", "requirements", 0, "minValues"], 51, "spec.template.spec.requirements[0].minValues: 51 is greater than the maximum of 50"),
+        (
+            ["spec", "template", "spec", "requirements", 0, "minValues"],
+            51,
+            "spec.template.spec.requirements[0].minValues: 51 is greater than the maximum of 50",
+        ),
         (["spec", "disruption"], {"consolidationPolicy": "WhenEmpty"}, "spec.disruption: 'consolidateAfter' is a required property"),
     ]
     for path, value, said in cases:
@@ -79,3 +94,16 @@ def test_the_cel_rules_on_label_keys_are_read_from_the_crd_and_evaluated():
 def test_a_cel_rule_of_another_form_on_label_keys_fails_the_load():
     with pytest.raises(ValueError, match="a form gpufleet does not translate"):
         karpenter._key_rule(karpenter.LABELS, {"rule": "self.all(x, x.startsWith('a'))", "message": "m"})
+
+
+def test_the_schema_library_loads_only_when_an_object_is_checked():
+    # Every policy pack imports this module; jsonschema's own import is about 65 ms of the pack's start.
+    script = (
+        "import sys\n"
+        "from gpufleet.apis import karpenter\n"
+        "from gpufleet.catalog import tokens\n"
+        "before = 'jsonschema' in sys.modules\n"
+        "karpenter.check(tokens.KARPENTER_NODE_POOL, {})\n"
+        "print(before, 'jsonschema' in sys.modules)\n"
+    )
+    assert fresh_python(script).stdout.split() == ["False", "True"]

@@ -23,6 +23,7 @@ from gpufleet.cli.output import (
     silence_stdout,
     write,
 )
+from gpufleet.engine.collector import young_collections_only
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -325,6 +326,13 @@ def cmd_schema(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A command's objects (modules, the spec, the plan) live as long as it runs: the collector's full
+    # passes over them are wasted (engine/collector.py); an in-process caller gets it back as it was.
+    with young_collections_only():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     from gpufleet import process_groups
     from gpufleet.errors import NotJudged, Stopped
     from gpufleet.rules import lifecycle

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import gc
 import os
 import runpy
 import traceback
@@ -30,6 +29,7 @@ from gpufleet.engine import (
     patches,
 )
 from gpufleet.engine.answers import OfflineAnswers, UnansweredCall
+from gpufleet.engine.collector import young_collections_only
 from gpufleet.engine.recorded import (  # noqa: F401 - the engine's callers read these here too
     PROGRAM,
     UNKNOWN,
@@ -96,29 +96,6 @@ class _MockAnswers(mocks.Mocks):
         return None, preview_outputs(args.typ, args.inputs)
 
 
-@contextlib.contextmanager
-def _young_gc_only():
-    """The SDK allocates many short-lived objects per resource; with the cyclic collector as it is,
-    its full passes over an ever larger heap made a preview's cost grow faster than its resource
-    count (bench/preview.py). Off altogether, the cycles that die young (one per unknowns check of
-    an Output: rpc.contains_unknowns's recursive closure) piled up to a third of the peak memory.
-    So only the young generations are collected during a preview, and the youngest every 50,000
-    allocations instead of 700 (collected that often, they cost a cold preview 50 ms); the full
-    passes resume after."""
-    was_enabled = gc.isenabled()
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.enable()
-    gc.set_threshold(50_000, thresholds[1], 1 << 30)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
-        if not was_enabled:
-            gc.disable()
-
-
 def run_program(
     config: dict[str, str],
     stack: str,
@@ -149,7 +126,11 @@ def run_program(
     )
     pulumi.runtime.set_all_config(dict(config))
     try:
-        with _young_gc_only(), patches.applied(patches.ENGINE, monitor_features=features) as active, _working_directory(program.workdir):
+        with (
+            young_collections_only(),
+            patches.applied(patches.ENGINE, monitor_features=features) as active,
+            _working_directory(program.workdir),
+        ):
             body: Callable[[Callable[[], object]], Any] = (
                 cast(_Paced, active["paced-registration"]).body if "paced-registration" in active else _as_it_is
             )
