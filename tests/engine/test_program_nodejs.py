@@ -145,6 +145,24 @@ def test_a_bad_runtime_option_is_exit_2_naming_it(program, tmp_path, options, sa
     assert code == 2 and said in err, err
 
 
+def test_a_typescript_program_that_fails_its_type_check_fails_again_from_ts_node_s_cache(program, tmp_path, monkeypatch):
+    """The runner type-checks unless told not to (@pulumi/pulumi cmd/run/run.js: transpileOnly from
+    PULUMI_NODEJS_TRANSPILE_ONLY or the tsconfig's noCheck), and its ts-node caches only what
+    compiled (vendor/ts-node@7.0.1 readThrough): the TypeScript corpus's tests keep that cache
+    between runs, so a program that fails its check must fail on the second run too."""
+    cache = tmp_path / "ts-node-cache"
+    monkeypatch.setenv("TS_NODE_CACHE_DIRECTORY", str(cache))
+    app = _workspace(
+        tmp_path,
+        "name: app\nruntime: nodejs\n",
+        {"index.ts": 'const n: number = "two";\nexport const doubled = n;\n', "package.json": '{"name": "app", "main": "index.ts"}'},
+    )
+    for _ in range(2):
+        code, _, err = run_cli("preview", "--program", str(app), "--no-policy")
+        assert code == 2 and "Unable to compile TypeScript" in err and "TS2322" in err, err
+    assert cache.is_dir() and not list(cache.rglob("*.js"))
+
+
 # Transforms and the engine's own functions, for a Node.js program's SDK (engine/callbacks.py,
 # engine/builtins.py): its callback server called as the Pulumi engine calls it.
 
@@ -174,7 +192,8 @@ def test_a_nodejs_program_s_transforms_and_get_resource_are_served(program, tmp_
 
 
 def test_a_nodejs_transform_that_throws_is_exit_2_naming_it(program, tmp_path):
-    failing = CALLBACKS_PROGRAM.replace(
+    # One frame, as nodejs_program/index.js says why (node's util.inspect on the SDK's mapped frames).
+    failing = "Error.stackTraceLimit = 1;\n" + CALLBACKS_PROGRAM.replace(
         "transforms: [async (args) => (", 'transforms: [async (args) => { throw new Error("no such tag"); }, async (args) => ('
     )
     app = _workspace(tmp_path, "name: app\nruntime: nodejs\n", {"index.js": failing, "package.json": '{"name": "app", "main": "index.js"}'})
