@@ -1,5 +1,5 @@
 """A seeded fuzz of the surfaces issue 58 names: recorded fleets (`verify --from`: Kubernetes objects,
-ECS output, NCCL logs), quantities (in a plan `check` judges, and in recorded allocatable) and
+DRA ResourceSlices and ResourceClaims, ECS output, NCCL logs), quantities (in a plan `check` judges, and in recorded allocatable) and
 price files (the price generator's recorded sources). Each run writes one mutated case and runs the real CLI
 on it in its own process, with a time limit and an address-space limit; a run passes when it ends
 in an exit of the contract (0, 1, 2; verify's 5) with no traceback and at most one error line.
@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.verify import fleets  # noqa: E402  (the recorded material the verify tests build from)
+from tests.verify import dra_fleets, fleets  # noqa: E402  (the recorded material the verify tests build from)
 
 GOLDEN = ROOT / "tests" / "golden"
 ALLOWED = {"verify": {0, 1, 2, 5}, "check": {0, 1, 2}, sys.executable: {0, 2}}
@@ -138,6 +138,21 @@ def _verify_kube(rng: random.Random, folder: Path) -> tuple[list[str], str]:
     what = "; ".join(_mutate(document, rng) for _ in range(rng.randint(1, 3)))
     (folder / "cluster.json").write_text(_dump(document))
     return ["verify", str(GOLDEN / "eks-p5-efa.plan.json"), "--from", str(folder)], what
+
+
+def _verify_dra(rng: random.Random, folder: Path) -> tuple[list[str], str]:
+    """The DRA recording (real ResourceSlices, built nodes, pod and claim), mutated, against its
+    plan; the plan is written once where a kept case's command still finds it."""
+    plan = Path(tempfile.gettempdir()) / "gpufleet-fuzz" / "dra.plan.json"
+    plan.parent.mkdir(parents=True, exist_ok=True)
+    plan.write_text(json.dumps(dra_fleets.plan()))
+    listed = dra_fleets.slices()
+    built = {"apiVersion": "v1", "kind": "List", "items": [*dra_fleets.nodes(), dra_fleets.pod(), dra_fleets.claim()]}
+    target, name = rng.choice(((listed, "resourceslices"), (built, "cluster")))
+    what = "; ".join(_mutate(target, rng) for _ in range(rng.randint(1, 3)))
+    (folder / "resourceslices.json").write_text(_dump(listed))
+    (folder / "cluster.json").write_text(_dump(built))
+    return ["verify", str(plan), "--from", str(folder)], f"{name}.json: {what}"
 
 
 def _verify_ecs(rng: random.Random, folder: Path) -> tuple[list[str], str]:
@@ -250,6 +265,7 @@ def _price_files(rng: random.Random, folder: Path) -> tuple[list[str], str]:
 
 SURFACES: dict[str, Callable[[random.Random, Path], tuple[list[str], str]]] = {
     "verify-kube": _verify_kube,
+    "verify-dra": _verify_dra,
     "verify-ecs": _verify_ecs,
     "nccl": _nccl,
     "quantity-plan": _quantity_in_plan,

@@ -249,7 +249,9 @@ class KubeApi(RecordedHttp):
         return [i for i in self.items if i.get("kind") == kind]
 
     def answer_path(self, path: str, query: dict) -> tuple[int, object, str]:
-        lists = {"/api/v1/nodes": ("Node", "NodeList"), "/api/v1/pods": ("Pod", "PodList"), "/apis/apps/v1/daemonsets": ("DaemonSet", "DaemonSetList")}
+        lists = {"/api/v1/nodes": ("Node", "NodeList"), "/api/v1/pods": ("Pod", "PodList"), "/apis/apps/v1/daemonsets": ("DaemonSet", "DaemonSetList"),
+                 "/apis/resource.k8s.io/v1/resourceslices": ("ResourceSlice", "ResourceSliceList"),
+                 "/apis/resource.k8s.io/v1/resourceclaims": ("ResourceClaim", "ResourceClaimList")}
         if path in lists:
             kind, list_kind = lists[path]
             return 200, {"kind": list_kind, "apiVersion": "v1", "items": self._of(kind)}, "application/json"

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpufleet.simulate.dra_objects import ResourceSlice
+
 
 @dataclass
 class KubeFleet:
     nodes: list[dict] | None = None  # None: not read (a recording without them)
     pods: list[dict] | None = None
     daemonsets: list[dict] | None = None
+    slices: list[ResourceSlice] | None = None  # resource.k8s.io ResourceSlices, read by the allocator's parser
+    claims: list[dict] | None = None  # resource.k8s.io ResourceClaims
 
 
 @dataclass

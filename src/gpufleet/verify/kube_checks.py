@@ -57,7 +57,7 @@ class _Group:
     urn: str | None
     desired: int | None = None  # None: a NodePool (Karpenter launches what pods need)
     max_nodes: int | None = None
-    nodes: list[dict] = field(default_factory=list)
+    nodes: list[Mapping] = field(default_factory=list)
     differs: bool = False  # its nodes do not match the plan (a Pending pod there is the fleet's doing)
 
 
@@ -76,9 +76,9 @@ def _groups(placement: PlanPlacement, urns: Mapping[str, str], cat: Catalog) -> 
     return found
 
 
-def _workload(placed) -> str:
+def workload(placed) -> str:
     """A placed pod template's name in the ledger: its owner (a DaemonSet without its chart's words)."""
-    owner = _owner(placed)
+    owner = owner_of(placed)
     if placed.status == k8s_scheduler.DAEMON and owner is not None:
         return f"DaemonSet {owner['namespace']}/{owner['name']}"
     return placed.pod.owner
@@ -89,7 +89,7 @@ def items(placement: PlanPlacement, urns: Mapping[str, str]) -> list[PlanItem]:
     pod template it places (DaemonSets, Deployments, Jobs, an MPIJob's launcher and workers)."""
     groups = [PlanItem("group", f"node group {s.group}", urns.get(s.group)) for s in placement.shapes]
     groups += [PlanItem("group", f"NodePool {p.name}", p.urn) for p in placement.pools]
-    workloads = [PlanItem("workload", _workload(p), p.pod.urn) for p in placement.pods]
+    workloads = [PlanItem("workload", workload(p), p.pod.urn) for p in placement.pods]
     return list(dict.fromkeys(groups + workloads))
 
 
@@ -105,12 +105,31 @@ def _labels(obj: Mapping) -> Mapping[str, str]:
     return (obj.get("metadata") or {}).get("labels") or {}
 
 
-def _name(obj: Mapping) -> str:
+def name_of(obj: Mapping) -> str:
     return str((obj.get("metadata") or {}).get("name"))
 
 
 def _ready(obj: Mapping) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or [])
+
+
+def nodes_by_group(placement: PlanPlacement, nodes: Iterable[Mapping], urns: Mapping[str, str], cat: Catalog) -> dict[str, list[Mapping]]:
+    """The recorded nodes of each group of the plan (by the label that names it), by group name."""
+    groups = _groups(placement, urns, cat)
+    _assign(nodes, groups)
+    return {g.name: g.nodes for g in groups if g.nodes}
+
+
+def _assign(nodes: Iterable[Mapping], groups: list[_Group]) -> list[str]:
+    """Each node onto its group's list; the names of those in no group of the plan."""
+    foreign = []
+    for node in nodes:
+        group = _group_of(node, groups)
+        if group is None:
+            foreign.append(name_of(node))
+        else:
+            group.nodes.append(node)
+    return foreign
 
 
 def _group_of(node: Mapping, groups: list[_Group]) -> _Group | None:
@@ -148,15 +167,8 @@ def check(
         for s in placement.shapes
         if s.group not in named
     ]
-    by_node: dict[str, _Group] = {}
-    foreign = []
-    for node in fleet.nodes:
-        group = _group_of(node, groups)
-        if group is None:
-            foreign.append(_name(node))
-            continue
-        group.nodes.append(node)
-        by_node[_name(node)] = group
+    foreign = _assign(fleet.nodes, groups)
+    by_node = {name_of(node): g for g in groups for node in g.nodes}
     findings += _node_counts(groups)
     findings += _allocatable(groups)
     if foreign:
@@ -178,7 +190,7 @@ def _node_counts(groups: list[_Group]) -> list[Finding]:
     found = []
     for g in groups:
         ready = [n for n in g.nodes if _ready(n)]
-        not_ready = sorted(_name(n) for n in g.nodes if not _ready(n))
+        not_ready = sorted(name_of(n) for n in g.nodes if not _ready(n))
         subject = f"{g.kind} {g.name}"
         if g.desired is None:
             verdict = MATCH if not not_ready else MISMATCH
@@ -211,7 +223,7 @@ def _allocatable(groups: list[_Group]) -> list[Finding]:
         item = f"{g.kind} {g.name}"
         matched: dict[str, list[str]] = {}  # what the matching nodes carry -> their names
         for node in g.nodes:
-            name = _name(node)
+            name = name_of(node)
             kind = _labels(node).get(INSTANCE_TYPE)
             shape = g.shapes.get(kind) if kind else (next(iter(g.shapes.values())) if len(g.shapes) == 1 else None)
             if shape is None:
@@ -296,7 +308,7 @@ def _shown(allocatable: Mapping[str, int]) -> dict[str, str]:
     return {r: show(r, a) for r, a in sorted(allocatable.items()) if _compared(r) and a}
 
 
-def _owner(placed) -> re.Match | None:
+def owner_of(placed) -> re.Match | None:
     return _OWNER.match(placed.pod.owner)
 
 
@@ -304,16 +316,16 @@ def _daemonsets_for(owner: re.Match, daemonsets: Iterable[Mapping]) -> list[Mapp
     namespace, name = owner["namespace"], owner["name"]
     chart = (owner["extra"] or "").split(" ")[0] or None
     here = [d for d in daemonsets if (d.get("metadata") or {}).get("namespace") == namespace]
-    exact = [d for d in here if _name(d) == name]
+    exact = [d for d in here if name_of(d) == name]
     if exact or chart is None:
         return exact
     # A release the provider names (name plus a random suffix): its chart's DaemonSet, by label or name.
-    return [d for d in here if _labels(d).get(HELM_NAME) == chart or _name(d).startswith(chart)]
+    return [d for d in here if _labels(d).get(HELM_NAME) == chart or name_of(d).startswith(chart)]
 
 
 def _pods_of_daemonset(ds: Mapping, pods: Iterable[Mapping]) -> list[Mapping]:
     uid = (ds.get("metadata") or {}).get("uid")
-    name = _name(ds)
+    name = name_of(ds)
     return [
         p
         for p in pods
@@ -338,7 +350,7 @@ def _plugins(
     other by its name or chart (`_daemonsets_for`)."""
     found = []
     for placed in placement.pods:
-        if placed.status != k8s_scheduler.DAEMON or (owner := _owner(placed)) is None:
+        if placed.status != k8s_scheduler.DAEMON or (owner := owner_of(placed)) is None:
             continue
         charted = rendered.get(placed.pod.urn or "", [])
         own = next((d for d in charted if not d.suffix), None)
@@ -357,16 +369,16 @@ def _described(rendered: RenderedDaemonSet) -> str:
 
 
 def _several(candidates: Iterable[Mapping]) -> str:
-    return f"several DaemonSets could be it ({', '.join(sorted(_name(d) for d in candidates))})"
+    return f"several DaemonSets could be it ({', '.join(sorted(name_of(d) for d in candidates))})"
 
 
 def _not_rendered(rendered: RenderedDaemonSet, daemonsets: Iterable[Mapping]) -> str:
     """What the cluster holds under the rendered name that is not it (another selector)."""
     named = [
-        d for d in daemonsets if (d.get("metadata") or {}).get("namespace") == rendered.namespace and fnmatchcase(_name(d), rendered.name)
+        d for d in daemonsets if (d.get("metadata") or {}).get("namespace") == rendered.namespace and fnmatchcase(name_of(d), rendered.name)
     ]
     said = [
-        f"{_name(d)} selects {_pairs(((d.get('spec') or {}).get('selector') or {}).get('matchLabels') or {}) or 'nothing by label'}"
+        f"{name_of(d)} selects {_pairs(((d.get('spec') or {}).get('selector') or {}).get('matchLabels') or {}) or 'nothing by label'}"
         for d in named
     ]
     return f" ({'; '.join(said)})" if said else ""
@@ -379,13 +391,13 @@ def _counts(status: Mapping) -> str:
 def _plugin(placed, owner: re.Match, fleet: KubeFleet, groups: list[_Group], rendered: RenderedDaemonSet | None) -> Finding:
     """One DaemonSet the plan places: found as its chart renders it (`rendered`), else by name or
     chart; ready on every node the plan puts it on; where it is not, what its pod there says."""
-    subject = _workload(placed)
+    subject = workload(placed)
 
     def finding(verdict: str, message: str, **values) -> Finding:
         return Finding("device-plugins", verdict, subject, message, placed.pod.urn, item=subject, **values)
 
     wanted = {g.name: g for g in groups if g.name in placed.placed}
-    nodes = sorted(_name(n) for g in wanted.values() for n in g.nodes)
+    nodes = sorted(name_of(n) for g in wanted.values() for n in g.nodes)
     if fleet.daemonsets is None:
         return finding(NOT_JUDGED, "the recording holds no DaemonSets")
     candidates = [d for d in fleet.daemonsets if matches(rendered, d)] if rendered else _daemonsets_for(owner, fleet.daemonsets)
@@ -407,7 +419,7 @@ def _plugin(placed, owner: re.Match, fleet: KubeFleet, groups: list[_Group], ren
         # The plan puts it on no node group (its nodes are a NodePool's, launched later): its own
         # status says whether it is ready where it runs.
         verdict = MATCH if status.get("numberReady", 0) == status.get("desiredNumberScheduled", 0) else MISMATCH
-        return finding(verdict, f"{_name(ds)}: {counts} (the plan puts it on no node group)")
+        return finding(verdict, f"{name_of(ds)}: {counts} (the plan puts it on no node group)")
     if fleet.pods is not None:
         states = [pod_state.read(p) for p in _pods_of_daemonset(ds, fleet.pods)]
         ready_on = {st.node for st in states if st.state == READY}
@@ -416,12 +428,12 @@ def _plugin(placed, owner: re.Match, fleet: KubeFleet, groups: list[_Group], ren
         missing = [] if status.get("numberReady") == status.get("desiredNumberScheduled") else ["(its pods are not recorded)"]
     if missing:
         message = (
-            f"{_name(ds)}: {counts}; not ready on "
+            f"{name_of(ds)}: {counts}; not ready on "
             + ", ".join(missing[:10])
             + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
         )
         return finding(MISMATCH, message, expected=len(nodes), observed=status.get("numberReady", 0))
-    return finding(MATCH, f"{_name(ds)}: {counts}; ready on the {len(nodes)} node(s) of {', '.join(sorted(wanted))}")
+    return finding(MATCH, f"{name_of(ds)}: {counts}; ready on the {len(nodes)} node(s) of {', '.join(sorted(wanted))}")
 
 
 def _plan_nodes_carrying(selector: Mapping[str, str], placement: PlanPlacement, groups: list[_Group]) -> int | None:
@@ -445,7 +457,7 @@ def _mps_daemon(placed, rendered: RenderedDaemonSet, daemonsets: list[dict], pla
     runs only on nodes its nodeSelector names (nvidia.com/mps.capable=true, which GPU feature
     discovery sets only under an MPS sharing config): scheduled on as many nodes as the plan has
     carrying those labels (none without such a config), and ready on each."""
-    item = _workload(placed)
+    item = workload(placed)
     subject = f"{item}: MPS control daemon"
 
     def finding(verdict: str, message: str, **values) -> Finding:
@@ -462,7 +474,7 @@ def _mps_daemon(placed, rendered: RenderedDaemonSet, daemonsets: list[dict], pla
     labelled = _pairs(rendered.node_selector)
     expected = _plan_nodes_carrying(rendered.node_selector, placement, groups)
     if expected is None:
-        return finding(NOT_JUDGED, f"{_name(live[0])}: the plan cannot tell which of its nodes are labelled {labelled}")
+        return finding(NOT_JUDGED, f"{name_of(live[0])}: the plan cannot tell which of its nodes are labelled {labelled}")
     status = live[0].get("status") or {}
     desired, ready = status.get("desiredNumberScheduled", 0), status.get("numberReady", 0)
     problems = []
@@ -471,8 +483,8 @@ def _mps_daemon(placed, rendered: RenderedDaemonSet, daemonsets: list[dict], pla
     if ready != desired:
         problems.append(f"ready {ready} of {desired} scheduled")
     if problems:
-        return finding(MISMATCH, f"{_name(live[0])}: " + "; ".join(problems), expected=expected, observed=desired)
-    return finding(MATCH, f"{_name(live[0])}: {_counts(status)}; the plan has {expected} node(s) labelled {labelled}")
+        return finding(MISMATCH, f"{name_of(live[0])}: " + "; ".join(problems), expected=expected, observed=desired)
+    return finding(MATCH, f"{name_of(live[0])}: {_counts(status)}; the plan has {expected} node(s) labelled {labelled}")
 
 
 # The names the controllers give their pods (a 5-character random suffix from generateName; a
@@ -484,31 +496,32 @@ _POD_NAMES = {
     "Job": r"(-\d+)?-[a-z0-9]{5}",
     "CronJob": r"-\d+(-\d+)?-[a-z0-9]{5}",
     "StatefulSet": r"-\d+",
+    "Pod": "",  # a bare Pod is named as the plan names it
     ("MPIJob", "worker"): r"-worker-\d+",
     ("MPIJob", "launcher"): r"-launcher(-[a-z0-9]{5})?",
 }
 
 
-def _live_pods(owner: re.Match, pods: Iterable[Mapping]) -> list[Mapping]:
+def live_pods(owner: re.Match, pods: Iterable[Mapping]) -> list[Mapping]:
     namespace, name, role = owner["namespace"], owner["name"], (owner["extra"] or "").lower()
-    suffix = _POD_NAMES.get((owner["kind"], role)) or _POD_NAMES.get(owner["kind"]) or r"-[a-z0-9-]+"
+    suffix = _POD_NAMES.get((owner["kind"], role), _POD_NAMES.get(owner["kind"], r"-[a-z0-9-]+"))
     pattern = re.compile(re.escape(name) + suffix)
-    return [p for p in pods if (p.get("metadata") or {}).get("namespace") == namespace and pattern.fullmatch(_name(p))]
+    return [p for p in pods if (p.get("metadata") or {}).get("namespace") == namespace and pattern.fullmatch(name_of(p))]
 
 
 def _pods(placement: PlanPlacement, fleet: KubeFleet, by_node: dict[str, _Group], short_groups: set[str]) -> list[Finding]:
     workloads = [p for p in placement.pods if p.status != k8s_scheduler.DAEMON]
     if fleet.pods is None:
         reason = "the recording holds no Pod objects: where its pods run and how they are is not compared"
-        return [Finding("pods", NOT_JUDGED, _workload(p), reason, p.pod.urn, item=_workload(p)) for p in workloads]
+        return [Finding("pods", NOT_JUDGED, workload(p), reason, p.pod.urn, item=workload(p)) for p in workloads]
     found = []
     for placed in workloads:
-        owner = _owner(placed)
+        owner = owner_of(placed)
         if owner is None:
             reason = "its owner is not named Kind namespace/name: its pods cannot be told from others"
             found.append(Finding("pods", NOT_JUDGED, placed.pod.owner, reason, placed.pod.urn, item=placed.pod.owner))
             continue
-        states = [pod_state.read(p) for p in _live_pods(owner, fleet.pods)]
+        states = [pod_state.read(p) for p in live_pods(owner, fleet.pods)]
         if owner["kind"] == "MPIJob" and (owner["extra"] or "").lower() == "launcher":
             states = [pod_state.restarting_launcher(st) for st in states]
         found.append(_judge_pods(placed, owner["kind"] in BATCH_KINDS, states, by_node, short_groups))

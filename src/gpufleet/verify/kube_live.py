@@ -1,6 +1,7 @@
 """A live cluster, read with the official Kubernetes client through a kubeconfig context: its nodes,
-pods and DaemonSets as the API returns them (the same JSON a recording holds), and for the fabric
-gate the NCCL MPIJob's launcher log, found or started, waited for within a bound."""
+pods and DaemonSets, and its resource.k8s.io/v1 ResourceSlices and ResourceClaims (the client's
+ResourceV1Api), as the API returns them (the same JSON a recording holds), and for the fabric gate
+the NCCL MPIJob's launcher log, found or started, waited for within a bound."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import time
 from pathlib import Path
 
+from gpufleet.verify import recorded
 from gpufleet.verify.fleet import KubeFleet, Observed
 from gpufleet.verify.verdict import BadInput
 
@@ -73,7 +75,22 @@ def read(api_client, context: str) -> Observed:
     pods = _get(core.list_pod_for_all_namespaces, f"context {context!r}: pods") or {}
     daemonsets = _get(apps.list_daemon_set_for_all_namespaces, f"context {context!r}: DaemonSets") or {}
     fleet = KubeFleet(nodes.get("items"), pods.get("items"), daemonsets.get("items"))
+    fleet.slices, fleet.claims = _dra(client.ResourceV1Api(api_client), context)
     return Observed(kube=fleet, where=f"kubeconfig context {context}")
+
+
+def _dra(resource, context: str) -> tuple[list | None, list | None]:
+    """The cluster's ResourceSlices and ResourceClaims, each shape-checked as a recording's is;
+    None for a kind the cluster does not serve (resource.k8s.io/v1 before Kubernetes 1.34)."""
+    read: dict[str, list] = {}
+    for kind, call in (("ResourceSlice", resource.list_resource_slice), ("ResourceClaim", resource.list_resource_claim_for_all_namespaces)):
+        answer = _get(call, f"context {context!r}: {kind}s")
+        if answer is None:
+            continue
+        read[kind] = []
+        for i, item in enumerate(answer.get("items") or []):
+            recorded.take(kind, item, f"context {context!r}: {kind}s items[{i}]", read)
+    return read.get("ResourceSlice"), read.get("ResourceClaim")
 
 
 def launcher_log(api_client, job: dict, wait_seconds: float, poll_seconds: float = 5.0) -> tuple[str | None, str]:

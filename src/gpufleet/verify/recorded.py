@@ -1,6 +1,7 @@
 """A recorded fleet (`gpufleet verify --from DIR`): the JSON that `kubectl get nodes,pods,daemonsets
--A -o json`, `aws ecs describe-container-instances` and `aws ecs describe-tasks` print, and the NCCL
-launcher's log (`kubectl logs`), one file each. Markdown files (a recording's SOURCE.md) are notes."""
+-A -o json`, `kubectl get resourceslices -o json`, `kubectl get resourceclaims -A -o json`, `aws ecs
+describe-container-instances` and `aws ecs describe-tasks` print, and the NCCL launcher's log
+(`kubectl logs`), one file each. Markdown files (a recording's SOURCE.md) are notes."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import stat
 from pathlib import Path
 
 from gpufleet.catalog import bounds
-from gpufleet.verify import shapes
+from gpufleet.verify import dra_checks, shapes
 from gpufleet.verify.fleet import EcsFleet, KubeFleet, Observed
 from gpufleet.verify.verdict import BadInput
 
-KINDS = ("Node", "Pod", "DaemonSet")
+KINDS = ("Node", "Pod", "DaemonSet", *dra_checks.KINDS)
 _LISTED = {"containerInstances": "container-instances", "tasks": "tasks"}
 LOGS = (".log", ".txt")
 MOST_BYTES = 256 * 1024 * 1024  # a recording larger than this is refused, not read into memory
@@ -24,6 +25,7 @@ MOST_BYTES = 256 * 1024 * 1024  # a recording larger than this is refused, not r
 MOST_CONTAINERS = 4_000_000
 EXPECTED = (
     "the JSON of `kubectl get nodes,pods,daemonsets -A -o json` (a List of Node, Pod and DaemonSet objects), "
+    "of `kubectl get resourceslices -o json` or `kubectl get resourceclaims -A -o json` (resource.k8s.io/v1), "
     "of `aws ecs describe-container-instances` or `aws ecs describe-tasks`, or an NCCL launcher log (*.log, *.txt)"
 )
 
@@ -31,7 +33,7 @@ EXPECTED = (
 def read(folder: Path) -> Observed:
     if not folder.is_dir():
         raise BadInput(f"--from {folder}: not a folder (expected a folder holding {EXPECTED})")
-    kube: dict[str, list[dict]] = {}
+    kube: dict[str, list] = {}  # Kubernetes objects by kind (ResourceSlices read into records)
     ecs: dict[str, list[dict]] = {}
     observed = Observed(where=f"recorded {folder}")
     files = [p for p in _entries(folder) if p.suffix != ".md"]
@@ -48,7 +50,9 @@ def read(folder: Path) -> Observed:
         else:
             raise BadInput(f"{path}: not a recording verify reads (expected {EXPECTED})")
     if kube:
-        observed.kube = KubeFleet(kube.get("Node"), kube.get("Pod"), kube.get("DaemonSet"))
+        observed.kube = KubeFleet(
+            kube.get("Node"), kube.get("Pod"), kube.get("DaemonSet"), kube.get("ResourceSlice"), kube.get("ResourceClaim")
+        )
     if ecs:
         observed.ecs = EcsFleet(ecs.get("containerInstances"), ecs.get("tasks"))
     return observed
@@ -124,6 +128,13 @@ def _read_bytes(path: Path) -> bytes:
     return data
 
 
+def take(kind: str, item: dict, where: str, kube: dict) -> None:
+    """One object read (recorded or live), its shape checked; a ResourceSlice read by the
+    allocator's parser."""
+    shapes.check(kind, item, where)
+    kube.setdefault(kind, []).append(dra_checks.read_slice(item, where) if kind == "ResourceSlice" else item)
+
+
 def _read_json(path: Path, kube: dict, ecs: dict, observed: Observed) -> None:
     data = _read_bytes(path)
     # Each JSON array or object costs Python about 60 bytes or more: a file of empty lists under the
@@ -144,20 +155,26 @@ def _read_json(path: Path, kube: dict, ecs: dict, observed: Observed) -> None:
     kind = document.get("kind")
     if isinstance(document.get("items"), list) and isinstance(kind, str) and kind.endswith("List"):
         listed = kind.removesuffix("List") or None  # NodeList's items carry no kind; a List's do
+        if listed in KINDS:
+            kube.setdefault(listed, [])  # the API's own list of a kind, empty: read, and none there
         ignored: dict[str, int] = {}
         for i, item in enumerate(document["items"]):
             item_kind = item.get("kind", listed) if isinstance(item, dict) else None
-            if item_kind in KINDS:
-                shapes.check(item_kind, item, f"{path}: items[{i}]")
-                kube.setdefault(item_kind, []).append(item)
+            unread = dra_checks.unread_version(item_kind, item)
+            if item_kind in KINDS and unread is None:
+                take(item_kind, item, f"{path}: items[{i}]", kube)
             else:
-                ignored[str(item_kind)] = ignored.get(str(item_kind), 0) + 1
+                key = f"{item_kind} ({unread})" if unread else str(item_kind)
+                ignored[key] = ignored.get(key, 0) + 1
         if ignored:
             observed.gaps.append(f"{path.name}: not compared: " + ", ".join(f"{n} {k}" for k, n in sorted(ignored.items())))
         return
     if kind in KINDS:
-        shapes.check(kind, document, str(path))
-        kube.setdefault(kind, []).append(document)
+        unread = dra_checks.unread_version(kind, document)
+        if unread is not None:
+            observed.gaps.append(f"{path.name}: not compared: 1 {kind} ({unread})")
+            return
+        take(kind, document, str(path), kube)
         return
     for key, listing in (("containerInstanceArns", "list-container-instances"), ("taskArns", "list-tasks")):
         if key in document:

@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from gpufleet.catalog.catalog import Catalog
+from gpufleet.plans import dra as plan_dra
 from gpufleet.plans import placement as plan_placement
 from gpufleet.plans.groups import accelerated_groups
 from gpufleet.plans.index import Index, Resource
 from gpufleet.plans.releases import release_daemonsets
-from gpufleet.verify import ecs_checks, kube_checks, nccl_gate
+from gpufleet.verify import dra_checks, ecs_checks, kube_checks, nccl_gate
 from gpufleet.verify.fleet import Observed
 from gpufleet.verify.verdict import NOT_JUDGED, Finding, PlanItem, Verdict
 
@@ -33,8 +34,9 @@ def verify(
     verdict = Verdict(observed.where)
     verdict.items += kube_checks.items(placement, urns) + ecs_checks.items(resources, ecs_groups)
     if observed.kube is not None:
-        rendered = release_daemonsets(Index(resources), cat)
-        verdict.findings += kube_checks.check(placement, observed.kube, urns, cat, rendered)
+        index = Index(resources)
+        verdict.findings += kube_checks.check(placement, observed.kube, urns, cat, release_daemonsets(index, cat))
+        verdict.findings += dra_checks.check(placement, observed.kube, urns, cat, plan_dra.world(index, cat)[0])
     else:
         reason = "no Kubernetes object was read (--context NAME, or a recording of `kubectl get nodes,pods,daemonsets -A -o json`)"
         verdict.findings += kube_checks.unjudged(placement, urns, reason)

@@ -1,8 +1,8 @@
 """The shape of what verify reads from a recording, checked before it is read, in the plan readers'
-own shape language (plans/shapes.py): for each recorded kind (a Kubernetes Node, Pod or DaemonSet;
-an ECS container instance or task), every field verify reads and the JSON type the API writes it as
-(k8s.io/api core/v1 and apps/v1; botocore's ecs model, DescribeContainerInstances and
-DescribeTasks). A field may be absent or null; present, it must be what the API writes. Other fields
+own shape language (plans/shapes.py): for each recorded kind (a Kubernetes Node, Pod or DaemonSet,
+a ResourceSlice or ResourceClaim; an ECS container instance or task), every field verify reads and
+the JSON type the API writes it as (k8s.io/api core/v1, apps/v1 and resource/v1; botocore's ecs
+model, DescribeContainerInstances and DescribeTasks). A field may be absent or null; present, it must be what the API writes. Other fields
 are not looked at, so a recording from a newer API passes.
 
 A field that is not what the API writes is one error naming the file, the object (kind and name, or
@@ -20,6 +20,8 @@ _METADATA = {"name": str, "namespace": str, "uid": str, "labels": {str: str}}
 _CONDITIONS = [{"type": str, "status": str, "reason": str, "message": str}]
 _STATE = {"waiting": {"reason": str, "message": str}, "terminated": {"exitCode": NUM, "reason": str}}
 _CONTAINER_STATUSES = [{"name": str, "restartCount": NUM, "state": _STATE}]
+# core/v1 NodeSelectorRequirement, as a ResourceClaim's allocation names its node (matchFields).
+_REQUIREMENTS = [{"key": str, "operator": str, "values": [str]}]
 
 SHAPES: Mapping[str, dict] = {
     # core/v1 Node: NodeStatus.allocatable is a ResourceList (quantities by name).
@@ -27,8 +29,11 @@ SHAPES: Mapping[str, dict] = {
     # core/v1 Pod: ObjectMeta.ownerReferences, PodSpec.nodeName, PodStatus, ContainerStatus.
     "Pod": {
         "metadata": {**_METADATA, "ownerReferences": [{"kind": str, "name": str, "uid": str}]},
-        "spec": {"nodeName": str},
+        # PodSpec.resourceClaims (PodResourceClaim) and PodStatus.resourceClaimStatuses
+        # (PodResourceClaimStatus: the claim made from a template for this pod).
+        "spec": {"nodeName": str, "resourceClaims": [{"name": str, "resourceClaimName": str, "resourceClaimTemplateName": str}]},
         "status": {
+            "resourceClaimStatuses": [{"name": str, "resourceClaimName": str}],
             "phase": str,
             "reason": str,
             "message": str,
@@ -42,6 +47,30 @@ SHAPES: Mapping[str, dict] = {
         "metadata": _METADATA,
         "spec": {"selector": {"matchLabels": {str: str}}},
         "status": {"numberReady": NUM, "desiredNumberScheduled": NUM},
+    },
+    # resource/v1 ResourceSlice: ResourceSliceSpec (driver, nodeName, ResourcePool), Device and
+    # DeviceAttribute (exactly one of bool, int, string, version); the devices are read further by
+    # the allocator's one parser (simulate/dra_objects.resource_slice).
+    "ResourceSlice": {
+        "metadata": _METADATA,
+        "spec": {
+            "driver": str,
+            "nodeName": str,
+            "pool": {"name": str, "generation": NUM, "resourceSliceCount": NUM},
+            "devices": [{"name": str, "attributes": {str: {"bool": BOOL, "int": NUM, "string": str, "version": str}}}],
+        },
+    },
+    # resource/v1 ResourceClaim: its status (AllocationResult: DeviceRequestAllocationResult,
+    # nodeSelector; ResourceClaimConsumerReference in reservedFor); its spec is the plan's to judge.
+    "ResourceClaim": {
+        "metadata": _METADATA,
+        "status": {
+            "allocation": {
+                "devices": {"results": [{"request": str, "driver": str, "pool": str, "device": str}]},
+                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": _REQUIREMENTS, "matchExpressions": _REQUIREMENTS}]},
+            },
+            "reservedFor": [{"resource": str, "name": str, "uid": str}],
+        },
     },
     # botocore ecs service-2.json ContainerInstance (Attribute, Resource) and Task.
     "containerInstances": {

@@ -22,7 +22,7 @@ class BadInput(InputError):
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # nodes | allocatable | device-plugins | pods | simulator | ecs-instances | ecs-tasks | ecs-attributes | nccl
+    check: str  # nodes | allocatable | device-plugins | pods | simulator | dra-devices | dra-claims | ecs-instances | ecs-tasks | ecs-attributes | nccl
     verdict: str  # match | mismatch | not-judged
     subject: str  # what was compared, in the plan's words ("node group p5", "node ip-10-0-1-2")
     message: str
