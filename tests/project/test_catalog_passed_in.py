@@ -81,7 +81,7 @@ ENTRY_POINTS: dict[str, set[str]] = {
     "gpufleet.stack.spec": {"_validate"},
     "gpufleet.stack.program": {"main"},
     # The offline engine.
-    "gpufleet.engine.monitor": {"Monitor.__init__"},
+    "gpufleet.engine.monitor": {"Monitor._facts"},  # made on first use (the hosted path opens its port first)
     # The pack's process.
     "gpufleet.policies.serve": {"serve"},
     # The components a user's program constructs, and the library's functions it calls: each loads
@@ -101,6 +101,7 @@ ENTRY_POINTS: dict[str, set[str]] = {
     "gpufleet.gke.gke_fleet": {"GkeFleet.__init__"},
     "gpufleet.gke.node_pool": {"GkeGpuNodePool.__init__"},
     "gpufleet.k8s.device_plugins": {"DevicePlugins.__init__"},
+    "gpufleet.k8s.dra_driver": {"DraDriver.__init__"},
     "gpufleet.k8s.gpu_operator": {"GpuOperator.__init__"},
     "gpufleet.k8s.gpu_workload": {"GpuWorkload.__init__"},
     "gpufleet.k8s.nccl_test": {"NcclTest.__init__"},
