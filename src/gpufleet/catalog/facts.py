@@ -374,6 +374,7 @@ class Charts(_Facts):
     mpi_operator: MpiOperator
     nccl_tests: NcclTests
     gpu_operator: Chart
+    dra_driver_nvidia_gpu: Chart
 
     def plugins(self) -> dict[str, Chart]:
         """The device-plugin charts by their key in the facts file (nvidiaDevicePlugin, ...)."""
@@ -382,6 +383,24 @@ class Charts(_Facts):
             "efaDevicePlugin": self.efa_device_plugin,
             "neuronHelmChart": self.neuron_helm_chart,
         }
+
+
+# --- Dynamic Resource Allocation -------------------------------------------------------------------
+
+
+class DraApi(Sourced):
+    api_version: str
+    min_kubernetes: str = Field(pattern=r"^1\.\d+$")
+
+
+class DraDeviceClasses(Sourced):
+    gpu: str
+    mig: str
+
+
+class NodeLabel(Sourced):
+    key: str
+    value: str
 
 
 # --- the rest -------------------------------------------------------------------------------------
@@ -849,6 +868,14 @@ class DraFacts(_Facts):
     runtime_attributes: Values  # attributes only NVML gives on the node: never published offline
     karpenter: Value  # Karpenter's refusal of a pod with resourceClaims (ignore-dra-requests on)
     unmodelled_drivers: Values  # drivers whose devices gpufleet does not publish: claims on them are not judged
+    # What gpufleet writes on a node group with `allocation: dra`: the API version and the cluster
+    # version that serves it, the classes its claims name, the label that keeps the device plugin
+    # off, and the MIG profile names a claim may select.
+    api: DraApi
+    device_classes: DraDeviceClasses
+    device_plugin_off: NodeLabel
+    mig_profiles: dict[str, list[str]]  # "<EC2 GPU name>-<MiB>" -> profile names
+    mig_profiles_source: str
 
 
 class CuratedFacts(_Facts):

@@ -50,6 +50,8 @@ K8S_CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
 MPIJOB = "kubernetes:kubeflow.org/v2beta1:MPIJob"
 K8S_DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 K8S_JOB = "kubernetes:batch/v1:Job"
+# The NVIDIA DRA driver's ComputeDomain (its chart's CRD, crds/resource.nvidia.com_computedomains.yaml @v0.4.1).
+DRA_COMPUTE_DOMAIN = "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain"
 ACK_CLUSTER = "alicloud:cs/managedKubernetes:ManagedKubernetes"
 ACK_NODE_POOL = "alicloud:cs/nodePool:NodePool"
 GKE_CLUSTER = "gcp:container/cluster:Cluster"

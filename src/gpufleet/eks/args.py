@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from gpufleet.catalog.catalog import Catalog
-from gpufleet.k8s.args import GpuWorkloadArgs, KubernetesArgs
+from gpufleet.k8s.args import ClaimedGpuWorkloadArgs, KubernetesArgs
 from gpufleet.karpenter.args import KarpenterArgs, NodePoolArgs
 from gpufleet.network.args import NetworkArgs
 from gpufleet.platform.model import CatalogChoice, SpecModel, rule_error, size_order_error
@@ -198,6 +198,13 @@ class NodeGroupArgs(SpecModel):
     repair: NodeRepairArgs = Field(
         default_factory=NodeRepairArgs, description="Node auto repair of the group's nodes, on unless turned off."
     )
+    allocation: Literal["device-plugin", "dra"] = Field(
+        "device-plugin",
+        description="How pods get the group's NVIDIA GPUs: the device plugin's nvidia.com/gpu (the proven path), or "
+        "dra: the NVIDIA DRA driver publishes them as resource.k8s.io devices, workloads claim them through "
+        "ResourceClaims, and the device plugin stays off the group's nodes (needs a created cluster of Kubernetes "
+        "1.34 or later).",
+    )
 
     @model_validator(mode="after")
     def _sizes_and_capacity(self) -> NodeGroupArgs:
@@ -261,7 +268,7 @@ class EksFleetArgs(SpecModel):
         description="Device plugins (NVIDIA, EFA, Neuron, as the node groups need them), and optionally the MPI "
         "operator with an NCCL test; absent installs nothing in the cluster.",
     )
-    workloads: list[GpuWorkloadArgs] = Field(
+    workloads: list[ClaimedGpuWorkloadArgs] = Field(
         default_factory=list,
         description="GPU workloads, each on one NVIDIA node group or NodePool (nodePool names it), installed with the device plugins (needs kubernetes).",
     )

@@ -14,6 +14,7 @@ from gpufleet.catalog.catalog import Catalog, InstanceType, UnknownInstanceType
 from gpufleet.eks.args import EksFleetArgs, NodeGroupArgs
 from gpufleet.eks.resolved import (
     auto_mode,
+    dra,
     efa_zone,
     places_in_group,
     plugin_pools,
@@ -30,6 +31,7 @@ from gpufleet.karpenter.checks import check_pools
 from gpufleet.network import zones
 from gpufleet.platform.capacity import offered_and_purchasable
 from gpufleet.platform.model import Violation, duplicate_names, names_taken
+from gpufleet.rules import dra as dra_rules
 from gpufleet.rules import eks as eks_rules
 from gpufleet.rules import gpus as gpu_rules
 from gpufleet.rules import k8s as k8s_rules
@@ -87,6 +89,7 @@ def check_fleet(fleet: EksFleetArgs, region: str, cat: Catalog) -> list[Violatio
         found += list(_network(fleet, region, cat))
         found += list(_kubernetes(fleet, cat))
         found += list(_workloads(fleet, cat))
+        found += list(_dra(fleet, cat))
     if not found and fleet.kubernetes is not None:
         # The releases follow from the groups as resolved, which the checks above must pass first.
         found += [
@@ -238,6 +241,82 @@ def _workloads(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
             )
 
 
+def _dra(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
+    """Node groups whose GPUs the DRA driver serves, and the claims of the workloads on them."""
+    facts = cat.facts.dra
+    create = fleet.cluster.create
+    for i, ng in enumerate(fleet.node_groups):
+        if not dra(ng):
+            continue
+        group = resolve(ng, cat)
+        where = ("nodeGroups", i, "allocation")
+        if group.accelerator != "nvidia":
+            yield Violation(
+                "dra-nvidia-gpus", where, ng.allocation, f"the NVIDIA DRA driver serves NVIDIA GPUs: {ng.instance_type} has none"
+            )
+            continue
+        reason = dra_rules.api_version_problem(facts.api.api_version, create.version if create else None, facts)
+        if reason:
+            at = ("cluster", "create", "version") if create else where
+            yield Violation("dra-api-version", at, create.version if create else ng.allocation, f"node group {ng.name}: {reason}")
+        plugin_on = group.labels.get(facts.device_plugin_off.key) != facts.device_plugin_off.value
+        reason = dra_rules.two_allocators_problem(plugin_on, True, facts)
+        if reason:
+            yield Violation(
+                "dra-one-allocator",
+                ("nodeGroups", i, "labels", facts.device_plugin_off.key),
+                group.labels.get(facts.device_plugin_off.key),
+                reason,
+            )
+    groups = {ng.name: ng for ng in fleet.node_groups}
+    for i, wl in enumerate(fleet.workloads):
+        if not (wl.mig_profile or wl.shared_gpu):
+            continue
+        field, value = ("migProfile", wl.mig_profile) if wl.mig_profile else ("sharedGpu", wl.shared_gpu)
+        target = groups.get(wl.node_pool)
+        if target is None:
+            if wl.node_pool in {p.name for p in fleet.node_pools}:
+                yield Violation("dra-provisioner", ("workloads", i, field), value, _pool_claims_reason(fleet, cat))
+            continue
+        if not dra(target):
+            yield Violation(
+                "dra-claims",
+                ("workloads", i, field),
+                value,
+                f"node group {target.name} serves nvidia.com/gpu: claims need its allocation: dra",
+            )
+        elif wl.mig_profile:
+            yield from (v.under("workloads", i) for v in _mig_claim(wl.mig_profile, target, fleet, cat))
+
+
+def _pool_claims_reason(fleet: EksFleetArgs, cat: Catalog) -> str:
+    """Why a workload on a NodePool cannot claim DRA devices: its provisioner's version (Karpenter as
+    gpufleet pins it, or Auto Mode by the cluster's Kubernetes), else gpufleet's own reach."""
+    create = fleet.cluster.create
+    if auto_mode(fleet):
+        reason = dra_rules.provisioner_problem("auto-mode", create.version if create else None)
+    else:
+        reason = dra_rules.provisioner_problem("karpenter", cat.facts.karpenter.version)
+    return reason or "gpufleet writes DRA claims for managed node groups only (allocation: dra); use one"
+
+
+def _mig_claim(profile: str, ng: NodeGroupArgs, fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
+    """A MIG profile the group's GPU offers, on a group whose MIG layout the GPU Operator's MIG manager applies."""
+    facts = cat.facts.dra
+    reason = dra_rules.mig_profile_problem(cat.get(ng.instance_type), profile, facts)
+    if reason:
+        yield Violation("dra-mig-profile", ("migProfile",), profile, reason)
+    label = facts.mig_config_label
+    if label not in ng.labels or fleet.kubernetes is None or fleet.kubernetes.gpu_operator is None:
+        yield Violation(
+            "dra-mig-layout",
+            ("migProfile",),
+            profile,
+            f"node group {ng.name} must carry the {label} label and kubernetes.gpuOperator must be installed: the GPU "
+            f"Operator's MIG manager lays the GPUs out by that label (NVIDIA/gpu-operator @v26.7.0 controllers/state_manager.go L49)",
+        )
+
+
 def _system_node_group(fleet: EksFleetArgs, region: str, cat: Catalog) -> Iterator[Violation]:
     sys = fleet.system_node_group
     where = ("systemNodeGroup",)
@@ -355,6 +434,8 @@ def planned_releases(fleet: EksFleetArgs, name: str, cat: Catalog) -> list[relea
         found.append(releases.gpu_operator_release(name, cat))
         served = served.without("nvidia")
     found += releases.device_plugin_releases(name, served, k8s.nvidia_device_plugin, cat)
+    if served.needs("dra"):
+        found.append(releases.dra_driver_release(name, cat))
     if fleet.node_pools and not auto_mode(fleet):
         found.append(releases.karpenter_release(name, cat))
     return found

@@ -21,6 +21,7 @@ from gpufleet.eks.system_node_group import SystemNodeGroup
 from gpufleet.k8s import releases
 from gpufleet.k8s.args import KubernetesArgs
 from gpufleet.k8s.device_plugins import DevicePlugins
+from gpufleet.k8s.dra_driver import DraDriver
 from gpufleet.k8s.gpu_operator import GpuOperator
 from gpufleet.k8s.gpu_workload import GpuWorkload
 from gpufleet.k8s.kubeconfig import kubeconfig
@@ -120,7 +121,8 @@ class EksFleet(pulumi.ComponentResource):
             self.gpu_operator = GpuOperator(
                 releases.component_name(self._name, releases.GPU_OPERATOR),
                 k8s_args.gpu_operator,
-                served.nvidia,
+                # Its other operands (the MIG manager among them) run on the DRA groups too.
+                [*served.nvidia, *served.dra],
                 cat.facts.eks.accelerator_labels.nvidia,
                 opts=k8s_opts,
                 cat=cat,
@@ -129,8 +131,17 @@ class EksFleet(pulumi.ComponentResource):
         self.device_plugins = DevicePlugins(
             releases.component_name(self._name, releases.DEVICE_PLUGINS), served, k8s_args.nvidia_device_plugin, opts=k8s_opts, cat=cat
         )
+        drivers = []
+        if served.needs("dra"):
+            self.dra_driver = DraDriver(releases.component_name(self._name, releases.DRA_DRIVER), served.dra, opts=k8s_opts, cat=cat)
+            drivers.append(self.dra_driver)
         # The pods need the groups' nodes (or the pools that launch them) and the plugins that advertise their GPUs.
-        plugins = [self.device_plugins, *([self.gpu_operator] if k8s_args.gpu_operator is not None else []), *self.node_pools.values()]
+        plugins = [
+            self.device_plugins,
+            *drivers,
+            *([self.gpu_operator] if k8s_args.gpu_operator is not None else []),
+            *self.node_pools.values(),
+        ]
         self.workloads = [
             GpuWorkload(
                 f"{self._name}-{wl.name}",
@@ -138,6 +149,7 @@ class EksFleet(pulumi.ComponentResource):
                 *resolved.workload_scheduling(wl, self._args, cat),
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=plugins),
                 cat=cat,
+                claim=resolved.workload_claim(wl, self._args, cat),
             )
             for wl in self._args.workloads
         ]

@@ -16,8 +16,10 @@ from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import Catalog, InstanceType
 from gpufleet.catalog.facts import EksFacts
 from gpufleet.eks.args import EksFleetArgs, NodeGroupArgs
-from gpufleet.k8s.args import GpuWorkloadArgs
+from gpufleet.k8s.args import ClaimedGpuWorkloadArgs, GpuWorkloadArgs
 from gpufleet.k8s.device_plugins import ServedGroups
+from gpufleet.k8s.dra_claims import Claim
+from gpufleet.k8s.dra_claims import workload_claim as dra_claim
 from gpufleet.k8s.nccl_test import NcclTarget
 from gpufleet.karpenter import manifests
 from gpufleet.karpenter.args import NodePoolArgs
@@ -79,8 +81,9 @@ def _resolve(ng: NodeGroupArgs, cat: Catalog) -> ResolvedNodeGroup:
         instance=it,
         accelerator=kind,
         ami_type=ng.ami_type or eks_rules.default_ami_type(it, eks),
-        # The accelerator's labels (the NVIDIA device plugin's affinity needs one), then the spec's.
-        labels={**eks.accelerator_labels.of(kind), **ng.labels},
+        # The accelerator's labels (the NVIDIA device plugin's affinity needs one), the label that
+        # keeps the device plugin off a DRA group (the driver's kubelet plugin selects it), then the spec's.
+        labels={**eks.accelerator_labels.of(kind), **dra_labels(ng, cat), **ng.labels},
         taints=tuple({**t, "effect": eks_rules.taint_effect_enum(t["effect"], eks)} for t in taints),
         efa_interfaces=tuple(efa_layout(it, efa.layout, efa.secondary_interface_type, efa.interfaces)) if efa is not None else (),
     )
@@ -89,18 +92,33 @@ def _resolve(ng: NodeGroupArgs, cat: Catalog) -> ResolvedNodeGroup:
 _remembered = by_identity(_resolve)
 
 
+def dra(ng: NodeGroupArgs) -> bool:
+    """Does the DRA driver, not the device plugin, serve the group's GPUs?"""
+    return ng.allocation == "dra"
+
+
+def dra_labels(ng: NodeGroupArgs, cat: Catalog) -> dict[str, str]:
+    off = cat.facts.dra.device_plugin_off
+    return {off.key: off.value} if dra(ng) else {}
+
+
 def served_groups(groups: Iterable[NodeGroupArgs | ResolvedNodeGroup], cat: Catalog | None = None) -> ServedGroups:
     """The taints of the node groups each device plugin serves (by accelerator; EFA by interfaces).
     `cat`: the catalog the groups resolve against (absent: the process's own; a program of yours calls this)."""
     cat = cat or catalog.load()
     resolved = [resolve(g, cat) for g in groups]
+    plugin = [g for g in resolved if not dra(g.args)]
+    drivers = [g for g in resolved if dra(g.args)]
     return ServedGroups(
-        nvidia=[t for g in resolved if g.accelerator == "nvidia" for t in g.taints],
+        nvidia=[t for g in plugin if g.accelerator == "nvidia" for t in g.taints],
         efa=[t for g in resolved if g.args.efa is not None for t in g.taints],
-        neuron=[t for g in resolved if g.accelerator == "neuron" for t in g.taints],
+        neuron=[t for g in plugin if g.accelerator == "neuron" for t in g.taints],
         needed=frozenset(
-            {g.accelerator for g in resolved if g.accelerator} | ({"efa"} if any(g.args.efa is not None for g in resolved) else set())
+            {g.accelerator for g in plugin if g.accelerator}
+            | ({"efa"} if any(g.args.efa is not None for g in resolved) else set())
+            | ({"dra"} if drivers else set())
         ),
+        dra=[t for g in drivers for t in g.taints],
     )
 
 
@@ -177,7 +195,7 @@ def served_pools(served: ServedGroups, pools: Iterable[NodePoolArgs], cat: Catal
     """The groups' served taints with the NodePools' added (EKS spelling, as the groups')."""
     eks = cat.facts.eks
     needed = set(served.needed)
-    found = ServedGroups(list(served.nvidia), list(served.efa), list(served.neuron))
+    found = ServedGroups(list(served.nvidia), list(served.efa), list(served.neuron), dra=list(served.dra))
     for pool in pools:
         taints = [{**t, "effect": eks_rules.taint_effect_enum(t["effect"], eks)} for t in manifests.taints(pool, cat)]
         getattr(found, manifests.kind(pool)).extend(taints)
@@ -200,7 +218,7 @@ def monitoring_values(fleet: EksFleetArgs, cat: Catalog) -> dict:
     eks = cat.facts.eks
     served = served_pools(served_groups(fleet.node_groups, cat), plugin_pools(fleet), cat)
     tolerations: list[dict] = []
-    for taint in served.nvidia:
+    for taint in [*served.nvidia, *served.dra]:
         toleration = k8s_rules.toleration_for(taint, eks)
         if toleration not in tolerations:
             tolerations.append(toleration)
@@ -240,3 +258,9 @@ def workload_scheduling(wl: GpuWorkloadArgs, fleet: EksFleetArgs, cat: Catalog) 
     keep = facts.consolidation.do_not_disrupt
     annotations = {keep["key"]: keep["value"]} if wl.kind in facts.consolidation.batch_kinds else {}
     return {facts.labels.node_pool: pool.name}, tolerations, annotations
+
+
+def workload_claim(wl: ClaimedGpuWorkloadArgs, fleet: EksFleetArgs, cat: Catalog) -> Claim | None:
+    """The workload's DRA claim when its node group's GPUs are the DRA driver's; else None (nvidia.com/gpu)."""
+    group = next((ng for ng in fleet.node_groups if ng.name == wl.node_pool), None)
+    return dra_claim(wl, cat.facts.dra) if group is not None and dra(group) else None

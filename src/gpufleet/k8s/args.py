@@ -107,3 +107,27 @@ class GpuWorkloadArgs(WorkloadArgsBase):
         ge=1,
         description="nvidia.com/gpu per pod, in limits equal to requests: GPUs, MIG instances, or one shared GPU on a sharing pool.",
     )
+
+
+class ClaimedGpuWorkloadArgs(GpuWorkloadArgs):
+    """A GPU workload of an EKS fleet. On a node group with `allocation: dra` its pods claim their
+    devices through resource.k8s.io ResourceClaims (whole GPUs, MIG instances of one profile, or one
+    GPU shared by every pod) instead of asking for nvidia.com/gpu."""
+
+    gpus: int = Field(
+        1,
+        ge=1,
+        description="nvidia.com/gpu per pod, in limits equal to requests; on a DRA node group, the devices the claim asks "
+        "for (whole GPUs, or MIG devices of migProfile).",
+    )
+    mig_profile: str | None = Field(
+        None,
+        description="On a DRA node group: claim `gpus` MIG instances of this exact profile (e.g. 1g.5gb, as NVIDIA's MIG "
+        "user guide names them for the group's GPU); the group's nvidia.com/mig.config label must lay them out. "
+        "Absent claims whole GPUs.",
+    )
+    shared_gpu: bool = Field(
+        False,
+        description="On a DRA node group: one ResourceClaim that every pod of the workload shares (the pods run on "
+        "the node that holds the claimed devices), instead of a claim per pod.",
+    )

@@ -8,7 +8,7 @@ the chart's defaults plus a toleration for every taint of the node groups it ser
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -29,7 +29,10 @@ class ServedGroups:
     nvidia: list[dict]
     efa: list[dict]
     neuron: list[dict]
-    needed: frozenset[str] = frozenset()  # nvidia | efa | neuron
+    needed: frozenset[str] = frozenset()  # nvidia | efa | neuron | dra
+    # The taints of the NVIDIA groups whose GPUs the DRA driver serves (allocation: dra): the NVIDIA
+    # device plugin stays off their nodes, the driver's kubelet plugin runs there.
+    dra: list[dict] = field(default_factory=list)
 
     def needs(self, serves: str) -> bool:
         return bool(getattr(self, serves)) or serves in self.needed
@@ -74,6 +77,17 @@ def time_slicing_config(replicas: int, cat: Catalog) -> str:
     )
 
 
+def off_dra_nodes(affinity: dict, cat: Catalog) -> dict:
+    """The chart's node affinity with every term also requiring a node that is not the DRA driver's
+    (label dra.devicePluginOff): terms are ORed, so each must exclude it."""
+    off = cat.facts.dra.device_plugin_off
+    excluded = {"key": off.key, "operator": "NotIn", "values": [off.value]}
+    required = charts.at(affinity, ["nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"]) or [{}]
+    terms = [{**term, "matchExpressions": [*term.get("matchExpressions", []), excluded]} for term in required]
+    node_affinity = {**affinity.get("nodeAffinity", {}), "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+    return {**affinity, "nodeAffinity": node_affinity}
+
+
 def release_values(served: ServedGroups, nvidia_args, cat: Catalog) -> dict[str, dict]:
     """The values of each device-plugin release the served groups need, by chart key."""
     charts_facts = cat.facts.charts
@@ -84,6 +98,8 @@ def release_values(served: ServedGroups, nvidia_args, cat: Catalog) -> dict[str,
             values["config"] = {"default": "default", "map": {"default": time_slicing_config(nvidia_args.time_slicing_replicas, cat)}}
         if nvidia_args.mig_strategy != "none":
             values["migStrategy"] = nvidia_args.mig_strategy
+        if served.needs("dra"):
+            values["affinity"] = off_dra_nodes(charts.defaults(charts_facts.nvidia_device_plugin).get("affinity") or {}, cat)
         found["nvidiaDevicePlugin"] = values
     if served.needs("efa"):
         found["efaDevicePlugin"] = _at(charts_facts.efa_device_plugin.tolerations_path, tolerations("efaDevicePlugin", served.efa, cat))
@@ -102,6 +118,20 @@ RELEASE_SUFFIX = {"nvidiaDevicePlugin": "nvidia", "efaDevicePlugin": "efa", "neu
 def release_resource_name(component: str, key: str) -> str:
     """The resource name of a plugin's release under the component's (the provider names the Helm release after it)."""
     return f"{component}-{RELEASE_SUFFIX[key]}"
+
+
+def chart_release(name: str, chart: Chart, values: dict, parent: pulumi.Resource) -> k8s.helm.v3.Release:
+    """A Helm release of a pinned chart under `parent` (its namespace created unless kube-system)."""
+    return k8s.helm.v3.Release(
+        name,
+        chart=chart.chart,
+        version=chart.version,
+        repository_opts={"repo": chart.repository} if chart.repository is not None else None,
+        namespace=chart.namespace,
+        create_namespace=chart.namespace != "kube-system",
+        values=values,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
 
 
 class DevicePlugins(pulumi.ComponentResource):
@@ -124,17 +154,5 @@ class DevicePlugins(pulumi.ComponentResource):
         charts_facts = cat.facts.charts.plugins()
         self.releases: dict[str, k8s.helm.v3.Release] = {}
         for key, values in release_values(served, nvidia_args, cat).items():
-            self.releases[RELEASE_SUFFIX[key]] = self._release(release_resource_name(name, key), charts_facts[key], values)
+            self.releases[RELEASE_SUFFIX[key]] = chart_release(release_resource_name(name, key), charts_facts[key], values, self)
         self.register_outputs({"releases": {k: r.name for k, r in self.releases.items()}})
-
-    def _release(self, name: str, chart: Chart, values: dict) -> k8s.helm.v3.Release:
-        return k8s.helm.v3.Release(
-            name,
-            chart=chart.chart,
-            version=chart.version,
-            repository_opts={"repo": chart.repository} if chart.repository is not None else None,
-            namespace=chart.namespace,
-            create_namespace=chart.namespace != "kube-system",
-            values=values,
-            opts=pulumi.ResourceOptions(parent=self),
-        )

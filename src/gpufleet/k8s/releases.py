@@ -16,6 +16,7 @@ from gpufleet.rules import helm
 # The components' names under a fleet's: "<fleet>-<part>".
 DEVICE_PLUGINS = "device-plugins"
 GPU_OPERATOR = "gpu-operator"
+DRA_DRIVER = "dra-driver"
 KARPENTER = "karpenter"
 
 
@@ -46,6 +47,11 @@ def device_plugin_releases(fleet: str, served: ServedGroups, nvidia_args: Nvidia
 def gpu_operator_release(fleet: str, cat: Catalog) -> PlannedRelease:
     chart = cat.facts.charts.gpu_operator
     return PlannedRelease(component_name(fleet, GPU_OPERATOR), chart.chart, chart.namespace, {})
+
+
+def dra_driver_release(fleet: str, cat: Catalog) -> PlannedRelease:
+    chart = cat.facts.charts.dra_driver_nvidia_gpu
+    return PlannedRelease(component_name(fleet, DRA_DRIVER), chart.chart, chart.namespace, {})
 
 
 def karpenter_release(fleet: str, cat: Catalog) -> PlannedRelease:

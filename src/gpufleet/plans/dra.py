@@ -84,7 +84,10 @@ def driver_releases(index: Index, cat: Catalog) -> tuple[list[DriverRelease], li
     """The releases of the DRA driver charts gpufleet carries; a gap for a version it does not."""
     found, gaps = [], []
     for release in index.of(tokens.HELM_RELEASE):
-        chart = next((c for c in cat.facts.dra.charts if c.chart == release.props.get("chart")), None)
+        # A chart from an OCI registry is named by its URL (oci://registry.k8s.io/.../dra-driver-nvidia-gpu):
+        # its last segment is the chart's name.
+        named = str_or(release.props.get("chart"), "").rsplit("/", 1)[-1]
+        chart = next((c for c in cat.facts.dra.charts if c.chart == named), None)
         if chart is None:
             continue
         name = str_or(release.props.get("name"), release.name)
