@@ -4,12 +4,15 @@ device plugins: where each pod spec is, how many replicas, and what a pod reques
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from gpufleet.catalog import catalog
 from gpufleet.simulate import k8s_workloads as kw
 
 FACTS = catalog.load().facts
+_operator_pods = functools.partial(kw.gpu_operator_pods, state_label=FACTS.dra.device_plugin_off)
 SPEC = {"containers": [{"name": "main", "image": "x:1"}]}
 
 
@@ -162,30 +165,42 @@ def test_eks_add_ons_and_their_configuration_values():
 
 def test_the_gpu_operators_device_plugin_and_its_switch():
     chart = FACTS.charts.gpu_operator
-    [plugin, *_] = kw.gpu_operator_pods(chart, None, "gpu-operator", "urn:o", "nvidia.com/gpu")
+    [plugin, *_] = _operator_pods(chart, None, "gpu-operator", "urn:o", "nvidia.com/gpu")
     assert plugin.replicas is None and plugin.advertises == ("nvidia.com/gpu",) and plugin.urn == "urn:o"
     from gpufleet.catalog import charts
 
     tolerations = charts.at(charts.defaults(chart), chart.tolerations_path)
     assert tolerations and plugin.tolerations == tuple(tolerations)  # the operands' tolerations, from the chart's values
     assert plugin.owner == f"DaemonSet {chart.namespace}/nvidia-device-plugin-daemonset ({chart.chart} {chart.version})"
-    assert [p.owner for p in kw.gpu_operator_pods(chart, {"devicePlugin": {"enabled": False}}, "gpu-operator", None, "nvidia.com/gpu")] == [
+    assert [p.owner for p in _operator_pods(chart, {"devicePlugin": {"enabled": False}}, "gpu-operator", None, "nvidia.com/gpu")] == [
         f"Deployment {chart.namespace}/gpu-operator ({chart.chart} {chart.version})",
         f"Deployment {chart.namespace}/gpu-operator-node-feature-discovery-master ({chart.chart} {chart.version})",
         f"Deployment {chart.namespace}/gpu-operator-node-feature-discovery-gc ({chart.chart} {chart.version})",
     ]
     selector = {"example.com/gpu": "true"}
-    [plugin, *_] = kw.gpu_operator_pods(
+    [plugin, *_] = _operator_pods(
         chart, {"node-feature-discovery": {"worker": {"nodeSelector": selector}}}, "r", None, "nvidia.com/gpu"
     )
     assert plugin.node_selector == selector
+
+
+def test_the_gpu_operators_device_plugin_keeps_off_a_node_whose_state_label_says_so():
+    """The operator writes nvidia.com/gpu.deploy.device-plugin=true only where the label is missing
+    or empty, and its DaemonSet selects "true": a group labelled "false" (DRA's) gets no plugin."""
+    from gpufleet.simulate.k8s_filters import affinity_matches
+
+    [plugin, *_] = _operator_pods(FACTS.charts.gpu_operator, None, "gpu-operator", None, "nvidia.com/gpu")
+    key = FACTS.dra.device_plugin_off.key
+    cat = catalog.load()
+    landing = {value: affinity_matches(plugin, {} if value is None else {key: value}, cat) for value in (None, "", "true", "false", "paused")}
+    assert landing == {None: True, "": True, "true": True, "false": False, "paused": False}
 
 
 def test_the_gpu_operators_controllers_come_from_its_values_and_its_subchart_s_defaults():
     """The operator's Deployment and node feature discovery's master and garbage collector: one
     replica each, their selectors, tolerations and requests as the chart renders them."""
     chart = FACTS.charts.gpu_operator
-    operator, master, gc = kw.gpu_operator_pods(chart, None, "ml", "urn:o", "nvidia.com/gpu")[1:]
+    operator, master, gc = _operator_pods(chart, None, "ml", "urn:o", "nvidia.com/gpu")[1:]
     control_plane = {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule"}
     assert (operator.replicas, operator.node_selector, operator.tolerations) == (1, {"kubernetes.io/os": "linux"}, (control_plane,))
     assert operator.requests["cpu"] == 200 and operator.requests["memory"] == 100 * 2**20
@@ -193,20 +208,20 @@ def test_the_gpu_operators_controllers_come_from_its_values_and_its_subchart_s_d
     assert (master.replicas, master.node_selector, master.tolerations, master.requests["cpu"]) == (1, {}, (control_plane,), 100)
     assert (gc.replicas, gc.tolerations, gc.requests["cpu"], gc.advertises) == (1, (), 10, ())
     # A release named after the subchart keeps its name; values switch each off or scale it.
-    assert kw.gpu_operator_pods(chart, None, "node-feature-discovery", None, "r")[2].owner.startswith(
+    assert _operator_pods(chart, None, "node-feature-discovery", None, "r")[2].owner.startswith(
         "Deployment gpu-operator/node-feature-discovery-master "
     )
-    owners = [p.owner.split()[1] for p in kw.gpu_operator_pods(chart, {"nfd": {"enabled": False}}, "ml", None, "r")]
+    owners = [p.owner.split()[1] for p in _operator_pods(chart, {"nfd": {"enabled": False}}, "ml", None, "r")]
     assert owners == ["gpu-operator/nvidia-device-plugin-daemonset", "gpu-operator/gpu-operator"]
     given = {"node-feature-discovery": {"gc": {"enable": False}, "master": {"replicaCount": 3, "tolerations": []}}}
-    [_, _, master] = kw.gpu_operator_pods(chart, given, "ml", None, "r")
+    [_, _, master] = _operator_pods(chart, given, "ml", None, "r")
     assert (master.replicas, master.tolerations) == (3, ())
-    [_, _, gc] = kw.gpu_operator_pods(chart, {"node-feature-discovery": {"master": {"enable": False}}}, "ml", None, "r")
+    [_, _, gc] = _operator_pods(chart, {"node-feature-discovery": {"master": {"enable": False}}}, "ml", None, "r")
     assert gc.owner.startswith("Deployment gpu-operator/ml-node-feature-discovery-gc ")
     # A replicaCount given as null falls back to the template's default of one.
-    assert kw.gpu_operator_pods(chart, {"node-feature-discovery": {"master": {"replicaCount": None}}}, "ml", None, "r")[2].replicas == 1
+    assert _operator_pods(chart, {"node-feature-discovery": {"master": {"replicaCount": None}}}, "ml", None, "r")[2].replicas == 1
     # Names are cut at 63 characters, without a trailing hyphen (the helper's trunc and trimSuffix).
-    assert kw.gpu_operator_pods(chart, None, "r" * 61, None, "r")[2].owner.split()[1] == f"gpu-operator/{'r' * 61}-n-master"
+    assert _operator_pods(chart, None, "r" * 61, None, "r")[2].owner.split()[1] == f"gpu-operator/{'r' * 61}-n-master"
 
 
 def test_a_device_plugin_release_is_named_by_its_chart():
@@ -236,7 +251,7 @@ def test_a_controllers_affinity_is_read_from_the_values_and_a_manifest_runs_its_
             }
         }
     }
-    operator = kw.gpu_operator_pods(chart, {"operator": {"affinity": required}}, "ml", None, "nvidia.com/gpu")[1]
+    operator = _operator_pods(chart, {"operator": {"affinity": required}}, "ml", None, "nvidia.com/gpu")[1]
     assert operator.affinity_terms == tuple(required["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"])
     mpi = FACTS.charts.mpi_operator.operator
     [pod] = kw.manifest_pods(mpi, "urn:m")

@@ -88,7 +88,13 @@ def pods(fleet: EksFleetArgs, cat: Catalog, plugin_values: dict[str, dict]) -> l
             found += [
                 (("kubernetes", "gpuOperator"), pod)
                 for pod in k8s_workloads.gpu_operator_pods(
-                    charts_facts.gpu_operator, values, release, None, eks.accelerator_resources.nvidia, charts_facts.gpu_operator.version
+                    charts_facts.gpu_operator,
+                    values,
+                    release,
+                    None,
+                    eks.accelerator_resources.nvidia,
+                    cat.facts.dra.device_plugin_off,
+                    charts_facts.gpu_operator.version,
                 )
             ]
             continue

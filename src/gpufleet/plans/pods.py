@@ -412,7 +412,7 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
             values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}
             name = str_or(release.props.get("name"), release.name)
             pods += k8s_workloads.gpu_operator_pods(
-                gpu_operator, values, name, release.urn, eks.accelerator_resources.nvidia, _pinned(release)
+                gpu_operator, values, name, release.urn, eks.accelerator_resources.nvidia, cat.facts.dra.device_plugin_off, _pinned(release)
             )
     for release in index.of(tokens.HELM_RELEASE):
         if release.props.get("chart") == cat.facts.karpenter.chart.chart:

@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from gpufleet.catalog import charts
-from gpufleet.catalog.facts import Addon, Chart, EksFacts, Karpenter, KarpenterChart, ManifestObject, NodeHealth
+from gpufleet.catalog.facts import Addon, Chart, EksFacts, Karpenter, KarpenterChart, ManifestObject, NodeHealth, NodeLabel
 from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.simulate.k8s_requests import host_ports, pod_requests
 from gpufleet.simulate.k8s_shapes import PodClaim, PodTemplate
@@ -257,13 +257,24 @@ def device_plugin_pods(
 
 
 def gpu_operator_pods(
-    chart: Chart, given: Mapping | None, release: str, urn: str | None, resource: str, version: str | None = None
+    chart: Chart,
+    given: Mapping | None,
+    release: str,
+    urn: str | None,
+    resource: str,
+    state_label: NodeLabel,
+    version: str | None = None,
 ) -> list[PodTemplate]:
     """The GPU Operator's pods as the scheduler sees them: its device plugin, a DaemonSet with the
     operands' tolerations (daemonsets.tolerations) on the nodes node feature discovery labels (its
     workers' nodeSelector), advertising nvidia.com/gpu, unless the release turns it off; then its
     controllers (controller_pods). Each read from the values gpufleet holds, and noted so where the
-    release pins another `version` (`release_version`)."""
+    release pins another `version` (`release_version`).
+
+    The plugin's DaemonSet selects its state label (`state_label.key`) "true", which the operator
+    writes on a GPU node only where the label is missing or empty: a node group that sets it to
+    anything else (DRA's "false") keeps the plugin off. So the pod takes a node whose label is
+    absent, empty or "true"."""
     defaults = charts.defaults(chart)
     values = charts.merge(defaults, given)
     controllers = controller_pods(chart, defaults, given, values, release, urn, version)
@@ -272,6 +283,16 @@ def gpu_operator_pods(
     spec = {
         "tolerations": list(charts.at(values, chart.tolerations_path) or []),
         "nodeSelector": dict(charts.at(values, ["node-feature-discovery", "worker", "nodeSelector"]) or {}),
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": state_label.key, "operator": "DoesNotExist"}]},
+                        {"matchExpressions": [{"key": state_label.key, "operator": "In", "values": ["", "true"]}]},
+                    ]
+                }
+            }
+        },
         "containers": [{"name": "nvidia-device-plugin"}],
     }
     named, notes = release_version(chart, version)
