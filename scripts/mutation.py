@@ -130,9 +130,17 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         ("verify_kube", "src/gpufleet/verify/kube_checks.py"), ("verify_ecs", "src/gpufleet/verify/ecs_checks.py"), ("verify_recorded", "src/gpufleet/verify/recorded.py"),
     )},
     # cost: the rules, the plan's cost block, the snapshot's generator and fleet-budget
-    **{name: (path, ["tests/rules/test_cost_rules.py", "tests/plans/test_cost.py", "tests/catalog/test_price_snapshot.py", "tests/policies/test_policies_budget.py"]) for name, path in (
+    **{name: (path, ["tests/rules/test_cost_rules.py", "tests/plans/test_cost.py", "tests/catalog/test_price_snapshot.py", "tests/policies/test_policies_budget.py", "tests/plans/test_fargate.py"]) for name, path in (
         ("cost_rules", "src/gpufleet/rules/cost.py"), ("plan_cost", "src/gpufleet/plans/cost.py"),
         ("price_generator", "src/gpufleet/catalog/generate/prices.py"), ("policies_budget", "src/gpufleet/policies/budget.py"),
+    )},
+    # the price snapshot, its sources' readers, `gpufleet prices update` and the command that shows coverage
+    **{name: (path, tests) for name, path, tests in (
+        ("prices", "src/gpufleet/catalog/prices.py", ["tests/catalog/test_price_snapshot.py", "tests/rules/test_cost_rules.py", "tests/catalog/test_price_update.py", "tests/cli/test_prices.py"]),
+        ("price_files", "src/gpufleet/catalog/generate/price_files.py", ["tests/catalog/test_price_snapshot.py", "tests/catalog/test_price_update.py"]),
+        ("price_fetch", "src/gpufleet/catalog/generate/price_fetch.py", ["tests/catalog/test_price_update.py", "tests/cli/test_prices.py"]),
+        ("price_update", "src/gpufleet/catalog/generate/price_update.py", ["tests/catalog/test_price_update.py", "tests/cli/test_prices.py"]),
+        ("prices_command", "src/gpufleet/cli/prices_command.py", ["tests/cli/test_prices.py"]),
     )},
     "plan_awsx": ("src/gpufleet/plans/awsx.py", ["tests/plans/test_awsx.py", "tests/plans/test_foreign_shapes.py"]),
     "images": ("src/gpufleet/rules/images.py", ["tests/rules/test_images.py"]),

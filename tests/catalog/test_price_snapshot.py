@@ -393,3 +393,84 @@ def test_coverage_is_what_docs_cost_md_carries():
     assert generator.coverage_table() in (ROOT / "docs" / "cost.md").read_text()
     [east] = [r for r in prices.coverage(prices.load(), catalog.load()) if r["cloud"] == "aws" and r["region"] == "us-east-1"]
     assert east["priced"] == east["offered"] and not east["unpriced"]
+
+
+def test_gcp_is_priced_in_every_region_for_every_machine_type_the_source_lists_there():
+    """Counted against what the GCP file lists per region (its generator writes a machine type's price
+    only where all of its SKUs are sold): every listed type is priced. northamerica-northeast2 lists no
+    A2 High/Mega and no A3 Mega (16); europe-north2, northamerica-south1 and asia-southeast3 list no GPU
+    machine type at all; the A3 Edge, A3 Ultra and A4 are in no region of the file."""
+    snapshot, cat = prices.load_shipped(), catalog.load()
+    rows = {r["region"]: r for r in prices.coverage(snapshot, cat) if r["cloud"] == "gcp"}
+    assert len(rows) == 43 and all(r["listed"] and r["priced"] == r["of"] == r["offered"] and not r["unpriced"] for r in rows.values())
+    assert {
+        r: rows[r]["of"] for r in ("northamerica-northeast2", "europe-north2", "northamerica-south1", "asia-southeast3", "us-east4")
+    } == {
+        "northamerica-northeast2": 16,
+        "europe-north2": 0,
+        "northamerica-south1": 0,
+        "asia-southeast3": 0,
+        "us-east4": 22,
+    }
+    assert prices.unlisted_machine_types(snapshot, cat) == ["a3-edgegpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g"]
+    table = generator.coverage_table(snapshot, cat)
+    assert table.startswith("| cloud | region | priced | of | sources (date) |\n|---|---|---|---|---|\n| aws | af-south-1 |")
+    assert "| gcp | europe-north2 | 0 | 0 offered per the source | - |\n" in table
+
+
+def test_the_gcp_listing_is_every_region_the_file_prices_in_and_each_gpu_machine_types_regions():
+    document = _cyclenerd()
+    _, found = generator.read_cyclenerd(document, "pricing.yml")
+    listing = generator.cyclenerd_listing(document, found)
+    assert len(listing["regions"]) == 43 and {"asia-southeast3", "europe-north2", "northamerica-south1"} <= set(listing["regions"])
+    machines = listing["machineTypes"]
+    assert "e2-standard-4" not in machines and "g4-standard-48" in machines  # GPU machine types only, the catalog's or not
+    assert machines["a3-megagpu-8g"] == [
+        "asia-northeast1",
+        "asia-southeast1",
+        "australia-southeast1",
+        "europe-west1",
+        "europe-west3",
+        "europe-west4",
+        "us-east4",
+        "us-east5",
+        "us-west4",
+    ]
+    assert prices.load_shipped().sources["google-cloud-pricing-cost-calculator"]["listing"] == listing
+
+
+def _listed_snapshot() -> prices.PriceSnapshot:
+    """A GCP source listing us-central1 with two machine types, one of them without a row, and a row in a
+    region it does not list."""
+    listing = {"regions": ["us-central1"], "machineTypes": {"a2-highgpu-1g": ["us-central1"], "g2-standard-4": ["us-central1"]}}
+    quotes = {
+        "gcp": {
+            "us-central1": {"a2-highgpu-1g": prices.Quote(3.0, source="s")},
+            "mars-north1": {"g2-standard-4": prices.Quote(1.0, source="s")},
+        }
+    }
+    return prices.PriceSnapshot("2026-07-30", {"s": {"date": "2026-07-30", "listing": listing}}, quotes, {})
+
+
+def test_a_listed_type_without_a_row_is_unpriced_and_an_unlisted_region_is_named():
+    snapshot, cat = _listed_snapshot(), catalog.load()
+    rows = {r["region"]: r for r in prices.coverage(snapshot, cat) if r["cloud"] == "gcp"}
+    assert (rows["us-central1"]["priced"], rows["us-central1"]["of"], rows["us-central1"]["unpriced"]) == (1, 2, ["g2-standard-4"])
+    assert (rows["mars-north1"]["priced"], rows["mars-north1"]["of"], rows["mars-north1"]["listed"]) == (1, 1, False)
+    # a region the catalog's GKE zones name and the source does not list: none offered there, said so
+    assert (rows["europe-west4"]["priced"], rows["europe-west4"]["of"], rows["europe-west4"]["listed"]) == (0, 0, False)
+    table = generator.coverage_table(snapshot, cat)
+    assert "| gcp | us-central1 | 1 | 2 offered per the source | s (2026-07-30) |\n" in table
+    assert "| gcp | mars-north1 | 1 | 1 (a region the source does not list) | s (2026-07-30) |\n" in table
+    assert "| gcp | europe-west4 | 0 | 0 (a region the source does not list) | - |\n" in table
+    assert "| aws | us-east-1 | 0 | 75 offered | - |\n" in table
+    unlisted = [n for n in sorted(cat.facts.gke.machine_types) if n not in ("a2-highgpu-1g", "g2-standard-4")]
+    assert prices.unlisted_machine_types(snapshot, cat) == unlisted
+    assert table.endswith(f"no source lists in any region, so unpriced everywhere: {', '.join(unlisted)}.\n")
+
+
+def test_a_snapshot_without_a_listing_counts_the_regions_it_prices_as_listed():
+    snapshot = prices.PriceSnapshot(None, {}, {"gcp": {"us-central1": {"a2-highgpu-1g": prices.Quote(3.0, source="s")}}}, {})
+    rows = {r["region"]: r for r in prices.coverage(snapshot, catalog.load()) if r["cloud"] == "gcp"}
+    assert (rows["us-central1"]["priced"], rows["us-central1"]["of"], rows["us-central1"]["listed"]) == (1, 1, True)
+    assert rows["europe-west4"]["listed"] is False

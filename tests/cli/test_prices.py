@@ -3,10 +3,15 @@ region; `update` over recorded responses (tests/prices_server.py), its exit code
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from gpufleet.catalog import catalog
+from gpufleet.catalog import prices as price_catalog
 from gpufleet.catalog.generate import price_update
 from gpufleet.catalog.generate.prices import coverage_table
+from gpufleet.cli import prices_command
 from tests.conftest import run_cli
 from tests.prices_server import PriceServer
 
@@ -82,3 +87,34 @@ def test_failed_update_exits_2_and_keeps_the_previous_snapshot(cache, monkeypatc
     assert "error: aws-price-list (the EC2 region index): " in err and "error: azure-retail-prices: " in err
     assert "error: no source was refreshed: the shipped snapshot (your cache " in err
     assert cache.read_text() == "{}"
+
+
+def test_the_first_unknown_region_is_named(cache):
+    code, _, err = run_cli("prices", "update", "--region", "venus-west-1", "--region", "mars-east-1")
+    assert code == 2 and "--region 'mars-east-1': not an AWS region of the catalog" in err
+
+
+def test_azure_is_asked_for_the_catalog_s_sizes_and_the_snapshot_s_rows(cache, monkeypatch):
+    """The system pool's Standard_D4s_v5 is a row of the snapshot, not an AKS GPU size of the catalog."""
+    with PriceServer() as server:
+        monkeypatch.setattr(price_update, "ENDPOINTS", server.endpoints)
+        run_cli("prices", "update", "--region", "us-east-1")
+    [asked] = [r for r in server.requests if "retail/prices" in r and "skip" not in r]
+    assert "Standard_D4s_v5" in asked and "Standard_NC40ads_H100_v5" in asked
+    assert prices_command._azure_rows({}) == set()
+
+
+def test_a_source_that_does_not_say_whether_it_is_used_is_shown(cache):
+    document = json.loads(price_catalog.PRICES_FILE.read_text())
+    del document["generated"]["sources"]["karpenter-provider-aws"]["used"]
+    cache.write_text(json.dumps(document))
+    code, out, _ = run_cli("prices")
+    assert code == 0 and "\n  karpenter-provider-aws: aws/karpenter-provider-aws " in out
+
+
+def test_spot_asks_for_the_gpu_and_neuron_types_offered_in_each_region(cache, monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "recorded")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "recorded")
+    _, types = prices_command._spot(["us-east-1"], catalog.load())
+    east = types["us-east-1"]
+    assert len(east) == 75 and {"g5.xlarge", "inf2.xlarge", "trn1.32xlarge"} <= set(east) and "m6i.large" not in east

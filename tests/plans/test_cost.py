@@ -283,3 +283,19 @@ def test_workloads_that_share_instances_need_a_range_not_a_sum():
     assert (inference["needed"]["nodes"], inference["needed"]["nodesAtMost"]) == (2, 12)
     assert inference["needed"]["hourly"] == round(inf2 * 2, 4) and inference["needed"]["hourlyAtMost"] == round(inf2 * 12, 4)
     assert plan["cost"]["total"]["needed"]["hourly"] == round(inf2 * 2, 4)
+
+
+def test_a_region_comes_from_the_summary_then_the_stack_then_the_aws_provider_s_environment():
+    """plan_hints: a gpufleet plan's summary states its regions; else the stack's `aws:region`; else the
+    variables the AWS provider reads, AWS_REGION before AWS_DEFAULT_REGION, an empty one passed over."""
+    from gpufleet.plans.cost import plan_hints
+
+    environ = {"AWS_REGION": "us-east-2", "AWS_DEFAULT_REGION": "sa-east-1"}
+    assert plan_hints({"regions": {"aws": "eu-west-1", "gcp": "us-central1", "odd": 5}}, environ, "us-west-2") == {
+        "aws": "eu-west-1",
+        "gcp": "us-central1",
+    }
+    assert plan_hints({}, environ, "us-west-2") == {"aws": "us-west-2"}
+    assert plan_hints({}, environ) == {"aws": "us-east-2"}
+    assert plan_hints({}, {"AWS_REGION": "", "AWS_DEFAULT_REGION": "sa-east-1"}) == {"aws": "sa-east-1"}
+    assert plan_hints({}, {}) == {} and plan_hints({"regions": {"gcp": "us-central1"}}) == {"gcp": "us-central1"}

@@ -3,6 +3,8 @@ purchase option takes, how sizes multiply, and where a budget ceiling starts to 
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from gpufleet.catalog.prices import PriceSnapshot, Quote, accelerator_key
@@ -115,3 +117,93 @@ def test_purchase_options_as_each_api_spells_them():
     assert cost.purchase_options(None) == ("on-demand",)
     assert cost.purchase_options("Regular") == ("on-demand",) and cost.purchase_options("Spot") == ("spot",)
     assert cost.purchase_options("spot/on-demand") == ("spot", "on-demand")
+
+
+# Karpenter orders a NodeClaim's types by their cheapest offering (cheapest_offering): two zones' spot
+# prices, a type with no spot row and a type with no row at all.
+OFFERINGS = PriceSnapshot(
+    "2026-07-20",
+    {"s": {"repository": "r", "path": "p", "commit": "c", "date": "2026-07-20"}},
+    {"aws": {"us-east-1": {"g5.xlarge": Quote(1.006, {"use1-az1": 0.5, "use1-az2": 0.3}, "s", "s"), "g6.xlarge": Quote(0.805, {}, "s")}}},
+    {},
+)
+
+
+@pytest.mark.parametrize(
+    "region, name, capacity, dollars, basis",
+    [
+        ("us-east-1", "g5.xlarge", "spot", 0.3, "g5.xlarge spot 0.3 (lowest of the region's 2 zones) $/h in us-east-1"),
+        ("us-east-1", "g5.xlarge", "on-demand", 1.006, "g5.xlarge on-demand 1.006 $/h in us-east-1"),
+        ("us-east-1", "g6.xlarge", "spot", None, "no spot price for g6.xlarge in us-east-1"),
+        ("us-east-1", "g6.xlarge", "on-demand", 0.805, "g6.xlarge on-demand 0.805 $/h in us-east-1"),
+        ("us-east-1", "p5.48xlarge", "on-demand", None, "no on-demand price for p5.48xlarge in us-east-1"),
+        ("us-east-1", "p5.48xlarge", "spot", None, "no spot price for p5.48xlarge in us-east-1"),
+        (None, "g5.xlarge", "spot", None, "its region is not known before apply"),
+        (
+            "us-east-1",
+            "g5.xlarge",
+            "reserved",
+            None,
+            "reserved capacity is paid under its reservation; the snapshot has no reservation prices",
+        ),
+        (
+            "us-east-1",
+            "p5.48xlarge",
+            "reserved",
+            None,
+            "reserved capacity is paid under its reservation; the snapshot has no reservation prices",
+        ),
+    ],
+)
+def test_cheapest_offering_is_the_on_demand_price_or_the_lowest_zone_s_spot_price(region, name, capacity, dollars, basis):
+    price = cost.cheapest_offering(OFFERINGS, region, name, capacity)
+    assert (price.purchase, price.dollars, price.basis) == (capacity, dollars, basis)
+    assert price.sources == (("s",) if dollars is not None else ())
+
+
+def test_named_zones_take_the_highest_of_them_and_say_which():
+    price = cost.instance_price(OFFERINGS, "aws", "us-east-1", "g5.xlarge", "SPOT", ("use1-az2", "use1-az1"))
+    assert (price.dollars, price.basis) == (0.5, "g5.xlarge spot 0.5 (highest of zones use1-az2, use1-az1) $/h in us-east-1")
+    region = cost.instance_price(OFFERINGS, "aws", "us-east-1", "g5.xlarge", "SPOT")
+    assert region.basis == "g5.xlarge spot 0.5 (highest of the region's 2 zones) $/h in us-east-1"
+
+
+def test_a_host_row_and_its_attached_gpu_row_are_added_and_named():
+    attached = PriceSnapshot(
+        None,
+        {"s": {"repository": "r", "path": "p", "commit": "c", "date": "2026-07-30"}},
+        {"gcp": {"us-central1": {"n1-standard-8": Quote(0.38, {}, "s"), accelerator_key("T4", 2): Quote(0.7, {}, "s")}}},
+        {},
+    )
+    price = cost.instance_price(attached, "gcp", "us-central1", "n1-standard-8", "ON_DEMAND", (), ("T4", 2))
+    assert (price.dollars, price.basis) == (1.08, "n1-standard-8 on-demand 0.38 + 2 x T4 on-demand 0.7 $/h in us-central1")
+    missing = cost.instance_price(attached, "gcp", "us-central1", "n1-standard-8", "ON_DEMAND", (), ("V100", 1))
+    assert missing.basis == "1 x V100 in us-central1: the snapshot has no price for it (r p @c, 2026-07-30, no licence found)"
+
+
+def test_a_cloud_the_snapshot_holds_no_rows_of_is_said_so():
+    empty = PriceSnapshot(None, {}, {"aws": {}, "gcp": {"us-central1": {}}, "azure": {}}, {})
+    assert cost.instance_price(empty, "gcp", "us-central1", "a2-highgpu-1g", None).basis == (
+        "a2-highgpu-1g in us-central1: the snapshot has no price for it (no source)"
+    )
+    assert cost.instance_price(empty, "alibaba", "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", None).basis == (
+        "the snapshot has no prices for this cloud (no public source: Alibaba Cloud)"
+    )
+
+
+def test_spot_first_then_a_price_less_option_takes_the_first():
+    assert cost.instance_price(OFFERINGS, "aws", "us-east-1", "g5.xlarge", "spot/reserved").purchase == "spot"
+    assert cost.instance_price(OFFERINGS, "aws", "us-east-1", "g5.xlarge", "reserved/spot").dollars is None
+
+
+def test_a_price_is_frozen_and_sums_keep_four_places():
+    price = cost.instance_price(OFFERINGS, "aws", "us-east-1", "g5.xlarge", "ON_DEMAND")
+    with pytest.raises(AttributeError):
+        price.dollars = 0.0  # type: ignore[misc]
+    assert cost.add([0.12344, 0.00002]) == 0.1235
+
+
+def test_every_undated_source_gets_its_own_advisory():
+    undated = PriceSnapshot(None, {"a": {"read": "2026-11-26"}, "b": {"read": "2026-11-27"}}, {}, {})
+    found = cost.prices_advisories(undated, ["a", "b"], datetime.date(2026, 11, 29))
+    assert [f.split(":")[0] for f in found] == ["a", "b"]

@@ -147,24 +147,51 @@ def load() -> PriceSnapshot:
 
 
 def coverage(snapshot: PriceSnapshot, cat: Catalog) -> list[dict]:
-    """Per cloud and region, how many of the catalog's accelerated types have an on-demand price, and the
-    sources of those prices with their dates. AWS: the GPU and Neuron types EC2 offers in the region
-    (the catalog's offerings). GCP: the catalog's GPU machine types (facts.gke.machine_types), in each
-    region the snapshot has rows for; which of them GCP offers there the catalog does not say, so
-    `offered` is None. Azure: the rows the snapshot has, against no list of offered sizes."""
+    """Per cloud and region, how many of the catalog's accelerated types have an on-demand price, of how
+    many are offered there, and the sources of those prices with their dates. AWS: of the GPU and
+    Neuron types EC2 offers in the region (the catalog's offerings). GCP: of the catalog's GPU machine
+    types the GCP source lists in the region (gcp_listing; one another source prices there counts
+    too), in every region the source lists, the snapshot prices or the catalog's GKE zones name;
+    `listed` says whether the source lists the region at all. Azure: the rows the snapshot has,
+    against no list of offered sizes."""
     rows = []
     for region in cat.regions:
         offered = sorted(t.name for t in cat.types.values() if (t.gpu or t.neuron) and region in t.offerings)
         rows.append(_coverage_row(snapshot, "aws", region, offered, len(offered)))
+    listed_regions, listed = gcp_listing(snapshot)
     machines = sorted(cat.facts.gke.machine_types)
-    for region in sorted(snapshot.quotes.get("gcp", {})):
-        rows.append(_coverage_row(snapshot, "gcp", region, machines, None))
+    zoned = {region for regions in cat.facts.gke.zones.values() for region in regions}
+    for region in sorted(set(snapshot.quotes.get("gcp", {})) | listed_regions | zoned):
+        offered = [n for n in machines if region in listed.get(n, ()) or snapshot.quote("gcp", region, n) is not None]
+        rows.append(_coverage_row(snapshot, "gcp", region, offered, len(offered), region in listed_regions))
     for region, types in sorted(snapshot.quotes.get("azure", {}).items()):
         rows.append(_coverage_row(snapshot, "azure", region, sorted(types), None))
     return rows
 
 
-def _coverage_row(snapshot: PriceSnapshot, cloud: str, region: str, names: list[str], offered: int | None) -> dict:
+def gcp_listing(snapshot: PriceSnapshot) -> tuple[set[str], dict[str, set[str]]]:
+    """(the regions, GPU machine type -> its regions) the GCP sources list, as the snapshot recorded them
+    (a source's `listing`); a snapshot that recorded none lists the regions it prices."""
+    listings = [s["listing"] for s in snapshot.sources.values() if isinstance(s.get("listing"), dict)]
+    if not listings:
+        return set(snapshot.quotes.get("gcp", {})), {}
+    machines: dict[str, set[str]] = {}
+    for listing in listings:
+        for name, regions in listing["machineTypes"].items():
+            machines.setdefault(name, set()).update(regions)
+    return {region for listing in listings for region in listing["regions"]}, machines
+
+
+def unlisted_machine_types(snapshot: PriceSnapshot, cat: Catalog) -> list[str]:
+    """The catalog's GPU machine types that no source lists or prices in any region."""
+    _, listed = gcp_listing(snapshot)
+    priced = {name for types in snapshot.quotes.get("gcp", {}).values() for name in types}
+    return sorted(set(cat.facts.gke.machine_types) - set(listed) - priced)
+
+
+def _coverage_row(
+    snapshot: PriceSnapshot, cloud: str, region: str, names: list[str], offered: int | None, listed: bool | None = None
+) -> dict:
     quotes = [q for q in (snapshot.quote(cloud, region, n) for n in names) if q is not None]
     sources = sorted({q.source for q in quotes})
     return {
@@ -173,6 +200,7 @@ def _coverage_row(snapshot: PriceSnapshot, cloud: str, region: str, names: list[
         "priced": len(quotes),
         "offered": offered,
         "of": len(names),
+        "listed": listed,  # GCP: whether the source lists the region (None: not asked)
         "unpriced": sorted(n for n in names if snapshot.quote(cloud, region, n) is None) if offered is not None else [],
         "sources": {s: (snapshot.sources.get(s) or {}).get("date") or "undated" for s in sources},
     }

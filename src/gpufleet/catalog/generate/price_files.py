@@ -233,6 +233,26 @@ def read_cyclenerd(document: object, label: str) -> tuple[datetime.date, dict[st
     return dated, found
 
 
+def cyclenerd_listing(document: dict, found: dict[str, dict[str, dict]]) -> dict:
+    """What the GCP file lists, which coverage counts against: the regions it prices any machine type
+    in, and per GPU machine type the regions it prices it in. Its generator writes a machine type's
+    price in a region only where every SKU of it (CPU, memory, GPUs) is sold there (build/pricing.pl
+    @fd66b26f L1199, L1265-L1269), so a region it leaves out is one where the source does not offer the type."""
+    instances = document["compute"]["instance"]
+    regions = {
+        region
+        for entry in instances.values()
+        if isinstance(entry, dict) and isinstance(entry.get("cost"), dict)
+        for region in entry["cost"]
+    }
+    machines: dict[str, list[str]] = {}
+    for region, types in sorted(found.items()):
+        for name, row in types.items():
+            if "gpus" in row:
+                machines.setdefault(name, []).append(region)
+    return {"regions": sorted(regions), "machineTypes": dict(sorted(machines.items()))}
+
+
 def gpus_by_exact_name(priced: dict[str, dict[str, dict]], label: str) -> None:
     """Each GPU name the source gives a machine type is one GKE accelerator, by its exact name, with the
     catalog's count: a name that pairs with two accelerators ("h100-80gb" on an A3 Mega) prices a

@@ -18,10 +18,11 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from gpufleet.catalog.generate import price_fetch
 from gpufleet.catalog.generate.price_fetch import Progress, Refreshed
-from gpufleet.catalog.generate.price_files import SourceError, gpus_by_exact_name, read_cyclenerd
+from gpufleet.catalog.generate.price_files import SourceError, cyclenerd_listing, gpus_by_exact_name, read_cyclenerd
 from gpufleet.catalog.generate.prices import SOURCES, date_used, provenance_record, render, source_content
 
 UPDATE = "gpufleet prices update"
@@ -56,9 +57,14 @@ Job = tuple[str, Callable[[], Refreshed]]
 def fetch_gcp(today: str, url: str, progress: Progress) -> Refreshed:
     """The GCP file the shipped snapshot is generated from, at its current version: every region's
     GPU machine types (priced whole) and system families, checked as the generator checks them."""
-    dated, found = read_cyclenerd(source_content(GCP, price_fetch.download(url, progress), url), url)
+    document = source_content(GCP, price_fetch.download(url, progress), url)
+    dated, found = read_cyclenerd(document, url)
     gpus_by_exact_name(found, url)
-    record = {**provenance_record({GCP.id: {"commit": "the default branch's head", "read": today}}, GCP), "date": dated.isoformat()}
+    record = {
+        **provenance_record({GCP.id: {"commit": "the default branch's head", "read": today}}, GCP),
+        "date": dated.isoformat(),
+        "listing": cyclenerd_listing(cast(dict, document), found),
+    }
     rows = {
         region: {
             name: {"onDemand": row["onDemand"], "source": GCP.id, "spot": row["spot"], "spotSource": GCP.id, "gpusIncluded": True}

@@ -47,6 +47,7 @@ from gpufleet.catalog.catalog import curated_facts
 from gpufleet.catalog.generate.price_fetch import download, offer_record
 from gpufleet.catalog.generate.price_files import (
     SourceError,
+    cyclenerd_listing,
     day,
     gpus_by_exact_name,
     parse_yaml,
@@ -232,6 +233,7 @@ class Read:
     skypilot: dict[str, dict]
     unpriced: dict[str, dict]
     dates: dict[str, datetime.date]
+    listings: dict[str, dict]  # source id -> what it lists (cyclenerd_listing), which coverage counts against
 
 
 def _read_all(texts: dict[str, tuple[object, str]], allow_unpriced: bool) -> Read:
@@ -240,6 +242,7 @@ def _read_all(texts: dict[str, tuple[object, str]], allow_unpriced: bool) -> Rea
     skypilot: dict = {}
     unpriced: dict = {}
     dates: dict[str, datetime.date] = {}
+    listings: dict[str, dict] = {}
     for source in SOURCES:
         content, label = texts[source.id]
         if source.kind == "karpenter":
@@ -247,11 +250,12 @@ def _read_all(texts: dict[str, tuple[object, str]], allow_unpriced: bool) -> Rea
         elif source.kind == "cyclenerd":
             dates[source.id], cyclenerd = read_cyclenerd(content, label)
             gpus_by_exact_name(cyclenerd, label)
+            listings[source.id] = cyclenerd_listing(cast(dict, content), cyclenerd)
         else:
             skypilot[source.cloud], found = read_catalog(source.cloud, cast(str, content), label, allow_unpriced)
             if found:
                 unpriced[source.cloud] = found
-    return Read(karpenter, cyclenerd, skypilot, unpriced, dates)
+    return Read(karpenter, cyclenerd, skypilot, unpriced, dates, listings)
 
 
 def _aws(read: Read, sources: dict, strict: bool, checks: list[dict]) -> dict:
@@ -328,6 +332,8 @@ def build(
     read = _read_all(texts, allow_unpriced)
     for source_id, own in read.dates.items():
         sources[source_id]["date"] = own.isoformat()
+    for source_id, listing in read.listings.items():
+        sources[source_id]["listing"] = listing
     checks: list[dict] = []
     document: dict = {
         "generated": {"by": REGENERATE, "sources": sources, "crossCheck": checks},
@@ -426,13 +432,29 @@ def _live() -> tuple[dict[str, tuple[object, str]], dict]:
     return texts, {s.id: {"commit": "the default branch's head", "read": today} for s in SOURCES}
 
 
+def _of(row: dict) -> str:
+    """What a coverage row's priced count is counted against."""
+    if row["offered"] is None:
+        return f"{row['of']} listed"
+    if row["listed"] is None:
+        return f"{row['of']} offered"
+    return f"{row['of']} offered per the source" if row["listed"] else f"{row['of']} (a region the source does not list)"
+
+
 def coverage_table(snapshot: price_catalog.PriceSnapshot | None = None, cat: catalog.Catalog | None = None) -> str:
-    """A snapshot's coverage per cloud and region (the committed one's: docs/cost.md carries it), Markdown."""
+    """A snapshot's coverage per cloud and region (the committed one's: docs/cost.md carries it), Markdown,
+    then the catalog's GCP machine types that no source lists in any region."""
+    snapshot, cat = snapshot or price_catalog.load_shipped(), cat or catalog.load()
     lines = ["| cloud | region | priced | of | sources (date) |", "|---|---|---|---|---|"]
-    for row in price_catalog.coverage(snapshot or price_catalog.load_shipped(), cat or catalog.load()):
-        of = f"{row['of']} offered" if row["offered"] is not None else f"{row['of']} listed"
+    for row in price_catalog.coverage(snapshot, cat):
         sources = ", ".join(f"{s} ({d})" for s, d in row["sources"].items()) or "-"
-        lines.append(f"| {row['cloud']} | {row['region']} | {row['priced']} | {of} | {sources} |")
+        lines.append(f"| {row['cloud']} | {row['region']} | {row['priced']} | {_of(row)} | {sources} |")
+    unlisted = price_catalog.unlisted_machine_types(snapshot, cat)
+    if unlisted:
+        lines += [
+            "",
+            f"GCP machine types of the catalog that no source lists in any region, so unpriced everywhere: {', '.join(unlisted)}.",
+        ]
     return "\n".join(lines) + "\n"
 
 
