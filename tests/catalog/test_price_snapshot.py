@@ -12,12 +12,15 @@ import datetime
 import gzip
 import io
 import json
+import math
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from gpufleet.catalog import catalog, prices
+from gpufleet.catalog.generate import price_files
 from gpufleet.catalog.generate import prices as generator
 from gpufleet.rules import cost as cost_rules
 
@@ -474,3 +477,254 @@ def test_a_snapshot_without_a_listing_counts_the_regions_it_prices_as_listed():
     rows = {r["region"]: r for r in prices.coverage(snapshot, catalog.load()) if r["cloud"] == "gcp"}
     assert (rows["us-central1"]["priced"], rows["us-central1"]["of"], rows["us-central1"]["listed"]) == (1, 1, True)
     assert rows["europe-west4"]["listed"] is False
+
+
+# --- each reader's refusals, one per rule, on the smallest file that breaks it (price_files.py) ----
+
+
+def _cyclenerd_of(**instances: object) -> dict:
+    return {"about": {"timestamp": 1785391997}, "compute": {"instance": instances}}
+
+
+A2 = {"cost": {"us-central1": {"hour": 3.5, "hour_spot": 1.2}}, "cpu": 12, "ram": 85, "a100": 1}
+
+
+def test_the_gcp_file_keeps_gpu_machine_types_and_the_system_families_only():
+    e2 = {"cost": {"us-central1": {"hour": 0.13}}, "cpu": 4, "ram": 16}
+    n2 = {"cost": "not read", "cpu": 4, "ram": 16}
+    g4 = {"cost": {"asia-east1": {"hour": 1.5}}, "cpu": 12, "ram": 45, "rtx6000": 0.25}
+    dated, found = price_files.read_cyclenerd(
+        _cyclenerd_of(**{"a2-highgpu-1g": A2, "e2-standard-4": e2, "n2-standard-4": n2, "g4-standard-12": g4}), "p"
+    )
+    assert dated == datetime.date(2026, 7, 30)
+    assert found == {
+        "us-central1": {
+            "a2-highgpu-1g": {"onDemand": 3.5, "spot": {"us-central1": 1.2}, "gpus": ("a100", 1)},
+            "e2-standard-4": {"onDemand": 0.13, "spot": {}},
+        },
+        "asia-east1": {"g4-standard-12": {"onDemand": 1.5, "spot": {}, "gpus": ("rtx6000", 0.25)}},
+    }
+
+
+@pytest.mark.parametrize(
+    "document, said",
+    [
+        ([], "p: not a google-cloud-pricing-cost-calculator pricing.yml"),
+        ({"about": {}, "compute": {}}, "p: not a google-cloud-pricing-cost-calculator pricing.yml"),
+        ({"about": {"timestamp": 1}, "compute": {"instance": []}}, "not a google-cloud-pricing-cost-calculator"),
+        ({"about": {"timestamp": True}, "compute": {"instance": {}}}, "p: about.timestamp 'True' is not a Unix time"),
+        ({"about": {"timestamp": 0}, "compute": {"instance": {}}}, "p: about.timestamp '0' is not a Unix time"),
+        ({"about": {"timestamp": "1785391997"}, "compute": {"instance": {}}}, "about.timestamp '1785391997' is not a Unix time"),
+        (_cyclenerd_of(a2=[1]), "p: compute.instance.a2: a machine type's entry is a mapping"),
+        (_cyclenerd_of(a2={"a100": 1}), "p: compute.instance.a2: a kept entry needs a `cost` mapping"),
+        (_cyclenerd_of(a2={**A2, "l4": 1}), "p: compute.instance.a2: {'a100': 1, 'l4': 1} is not one GPU name and a positive count"),
+        (_cyclenerd_of(a2={**A2, "a100": 0}), "is not one GPU name and a positive count"),
+        (_cyclenerd_of(a2={**A2, "a100": True}), "is not one GPU name and a positive count"),
+        (_cyclenerd_of(a2={**A2, "a100": "1"}), "is not one GPU name and a positive count"),
+        (_cyclenerd_of(a2={**A2, "a100": math.inf}), "is not one GPU name and a positive count"),
+        (
+            _cyclenerd_of(a2={**A2, "cost": {"us-central1": 3.5}}),
+            "p: compute.instance.a2.cost.us-central1: prices per region are a mapping",
+        ),
+        (_cyclenerd_of(a2={**A2, "cost": {"us-central1": {"hour_spot": 1.0}}}), "a2.cost.us-central1: hour is missing"),
+        (
+            _cyclenerd_of(a2={**A2, "cost": {"us-central1": {"hour": 1.0, "hour_spot": 0}}}),
+            "a2.cost.us-central1: hour_spot '0' must be a positive",
+        ),
+    ],
+)
+def test_a_gcp_file_of_another_shape_is_refused(document, said):
+    with pytest.raises(price_files.SourceError, match=re.escape(said)):
+        price_files.read_cyclenerd(document, "p")
+
+
+def test_one_gpu_name_on_two_accelerators_is_refused_wherever_it_appears():
+    machines = catalog.curated_facts()["gke"]["machineTypes"]
+    a2, g2 = machines["a2-highgpu-1g"], machines["g2-standard-4"]
+    priced = {"r1": {"a2-highgpu-1g": {"gpus": ("gpu-x", a2["count"])}}, "r2": {"g2-standard-4": {"gpus": ("gpu-x", g2["count"])}}}
+    with pytest.raises(
+        price_files.SourceError,
+        match=re.escape(f"p: compute.instance.g2-standard-4: GPU name 'gpu-x' is {a2['accelerator']} on a2-highgpu-1g"),
+    ):
+        price_files.gpus_by_exact_name(priced, "p")
+    # the same name on the same accelerator, a type the catalog lacks, a row of no GPU: all taken
+    price_files.gpus_by_exact_name(
+        {
+            "r1": {"a2-highgpu-1g": {"gpus": ("gpu-x", a2["count"])}, "x9-unknown": {"gpus": ("gpu-y", 9)}, "e2-standard-4": {}},
+            "r2": {"a2-highgpu-1g": {"gpus": ("gpu-x", a2["count"])}},
+        },
+        "p",
+    )
+
+
+AWS_HEADER = "InstanceType,Price,SpotPrice,Region,AvailabilityZone"
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("", "v: the file is empty: a aws vms.csv starts with its header"),
+        ("\n", "v: the file is empty"),
+        (f"{AWS_HEADER}\n,1.0,0.5,us-east-1,use1-az1\n", "v: line 2: InstanceType is empty"),
+        (
+            f"{AWS_HEADER}\ng5.xlarge,1.0,0.5,us-east-1,use1-az1\ng5.xlarge,1.1,0.5,us-east-1,use1-az2\n",
+            "v: line 3: Price '1.1' of g5.xlarge in us-east-1 differs from 1.0",
+        ),
+        (f"{AWS_HEADER}\ng5.xlarge,inf,0.5,us-east-1,use1-az1\n", "v: line 2: Price 'inf' must be a positive number"),
+        (f"{AWS_HEADER}\ng5.xlarge,nan,0.5,us-east-1,use1-az1\n", "v: line 2: Price 'nan' must be a positive number"),
+    ],
+)
+def test_a_vms_csv_of_another_shape_is_refused(text, said):
+    with pytest.raises(price_files.SourceError, match=re.escape(said)):
+        price_files.read_catalog("aws", text, "v")
+
+
+def test_a_vms_csv_passes_blank_lines_and_prices_a_zoneless_row_at_its_region():
+    text = f"{AWS_HEADER}\n\ng5.xlarge,1.0,0.5,us-east-1,\ng5.xlarge,1.0,,us-east-1,use1-az2\n"
+    assert price_files.read_catalog("aws", text, "v") == ({"us-east-1": {"g5.xlarge": {"onDemand": 1.0, "spot": {"us-east-1": 0.5}}}}, {})
+    gcp = "InstanceType,AcceleratorName,AcceleratorCount,Region,AvailabilityZone,Price,SpotPrice\n,,,us-central1,us-central1-a,1.0,\n"
+    with pytest.raises(price_files.SourceError, match="line 2: InstanceType is empty and so is AcceleratorName"):
+        price_files.read_catalog("gcp", gcp, "v")
+    found, _ = price_files.read_catalog("gcp", gcp.replace(",,,", ",L4,2.0,"), "v")
+    assert found == {"us-central1": {"accelerator:L4:2": {"onDemand": 1.0, "spot": {}}}}
+
+
+def test_an_offer_file_without_a_date_or_with_other_than_one_hourly_price_is_refused():
+    offer = _offer()
+    del offer["publicationDate"]
+    with pytest.raises(price_files.SourceError, match="index.json: publicationDate is missing"):
+        price_files.read_offer(offer, "index.json")
+    offer = _offer()
+    [(sku, terms)] = [(s, t) for s, t in offer["terms"]["OnDemand"].items() if s in _linux_shared(offer)]
+    [term] = terms.values()
+    [dimension] = term["priceDimensions"].values()
+    term["priceDimensions"]["second"] = dict(dimension)
+    with pytest.raises(price_files.SourceError, match=rf"index.json: product {sku} \(c4.large\): 2 hourly on-demand price dimensions"):
+        price_files.read_offer(offer, "index.json")
+    term["priceDimensions"]["second"]["unit"] = "Quantity"  # only hourly dimensions count
+    assert price_files.read_offer(offer, "index.json")[1] == {"c4.large": 0.1}
+    del offer["terms"]["OnDemand"][sku]
+    with pytest.raises(price_files.SourceError, match="0 hourly on-demand price dimensions"):
+        price_files.read_offer(offer, "index.json")
+
+
+def _linux_shared(offer: dict) -> list[str]:
+    return [
+        sku
+        for sku, p in offer["products"].items()
+        if p["attributes"].get("tenancy") == "Shared" and p["attributes"].get("operatingSystem") == "Linux"
+    ]
+
+
+def test_an_offer_product_of_another_family_is_passed_over():
+    offer = _offer()
+    for product in offer["products"].values():
+        product["productFamily"] = "Dedicated Host"
+    assert price_files.read_offer(offer, "index.json")[1] == {}
+
+
+def _table(*regions: str, stamp: str = "2026-07-20T13:44:30Z") -> str:
+    """A Karpenter table as hack/code/prices_gen lays it out: one block per region, `},` closing each."""
+    blocks = "".join(f'\t"{r}": {{\n\t\t// g5 family\n{body}\t}},\n' for r, body in zip(regions[::2], regions[1::2], strict=True))
+    return f"package pricing\n\n// generated at {stamp} for us-east-1\n\nvar P = map[string]map[string]float64{{\n{blocks}}}\n"
+
+
+G5 = '\t\t"g5.xlarge": 1.006000,\n'
+
+
+def test_a_karpenter_table_with_an_empty_region_beside_a_priced_one_is_read():
+    assert price_files.read_karpenter(_table("us-east-1", G5, "us-west-2", ""), "t") == (
+        datetime.date(2026, 7, 20),
+        {"us-east-1": {"g5.xlarge": 1.006}, "us-west-2": {}},
+    )
+    assert price_files.read_karpenter(_table("us-east-1", G5, stamp="2026-07-20T"), "t")[0] == datetime.date(
+        2026, 7, 20
+    )  # the day is what is read
+
+
+@pytest.mark.parametrize(
+    "table, said",
+    [
+        (_table("us-east-1", ""), "t: no region's prices: the table maps region -> instance type -> price"),
+        (_table("us-east-1", G5, stamp="2026-07-20"), "t: generated at '2026-07-20' is not a time (YYYY-MM-DDThh:mm:ssZ)"),
+        (_table("us-east-1", G5, stamp="x" * 50), f"t: generated at {'x' * 40!r} is not a time"),
+        (_table("us-east-1", G5 + "\t\t" + "x" * 100 + "\n"), f"t: line 9: {'x' * 80!r} is not a row of"),
+        (_table("us-east-1", G5 + G5), "t: line 9: g5.xlarge is priced twice in us-east-1"),
+    ],
+)
+def test_a_karpenter_table_is_refused_naming_its_line(table, said):
+    with pytest.raises(price_files.SourceError, match=re.escape(said)):
+        price_files.read_karpenter(table, "t")
+
+
+def test_the_gcp_file_s_timestamp_is_any_positive_unix_time_and_a_long_one_is_cut_in_the_message():
+    assert price_files.read_cyclenerd({"about": {"timestamp": 1}, "compute": {"instance": {}}}, "p") == (datetime.date(1970, 1, 1), {})
+    with pytest.raises(price_files.SourceError, match=re.escape(f"p: about.timestamp {'9' * 40!r} is not a Unix time")):
+        price_files.read_cyclenerd({"about": {"timestamp": "9" * 50}, "compute": {"instance": {}}}, "p")
+
+
+def test_a_gpu_count_the_catalog_disagrees_with_is_refused_after_rows_of_no_gpu():
+    a2 = catalog.curated_facts()["gke"]["machineTypes"]["a2-highgpu-1g"]
+    with pytest.raises(price_files.SourceError, match="a2-highgpu-1g: a100: 9 GPUs, where the catalog's a2-highgpu-1g has"):
+        price_files.gpus_by_exact_name({"r": {"e2-standard-4": {}, "a2-highgpu-1g": {"gpus": ("a100", a2["count"] + 8)}}}, "p")
+
+
+def test_an_offer_file_reads_past_the_products_it_passes_over():
+    offer = _offer()
+    first = {"productFamily": "Dedicated Host", "attributes": {}}
+    offer["products"] = {"OTHER": first, **offer["products"]}
+    assert price_files.read_offer(offer, "index.json")[1] == {"c4.large": 0.1}
+    [sku] = _linux_shared(offer)
+    for term in offer["terms"]["OnDemand"][sku].values():
+        for dimension in term["priceDimensions"].values():
+            del dimension["pricePerUnit"]["USD"]
+    with pytest.raises(price_files.SourceError, match=rf"index.json: product {sku} \(c4.large\): pricePerUnit.USD is missing"):
+        price_files.read_offer(offer, "index.json")
+
+
+def test_a_vms_csv_row_without_a_price_is_refused_unless_asked_to_record_it():
+    text = f"{AWS_HEADER}\ng5.xlarge,,0.5,us-east-1,use1-az1\n"
+    with pytest.raises(price_files.SourceError, match="v: line 2: Price is missing"):
+        price_files.read_catalog("aws", text, "v")
+    assert price_files.read_catalog("aws", text, "v", allow_unpriced=True) == ({}, {"us-east-1": ["g5.xlarge"]})
+
+
+def test_a_long_date_is_cut_in_the_message():
+    with pytest.raises(price_files.SourceError, match=re.escape(f"d {'2' * 40!r} is not a date")):
+        price_files.day("2" * 50, "d")
+
+
+# --- the generator's command line and defaults (generate/prices.py) ----------------------------------
+
+
+def test_the_generator_s_command_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as asked:
+        generator.main(["--help"])
+    assert asked.value.code == 0 and generator.__doc__.splitlines()[0] in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit) as refused:
+        generator.main([])  # one of --from, --live, --coverage is required: none is never a download
+    assert refused.value.code == 2
+    capsys.readouterr()
+    assert generator.main(["--coverage"]) == 0 and capsys.readouterr().out == generator.coverage_table()
+    assert generator.main(["--from", str(SOURCES), "--aws-offer"]) == 2
+    assert "--aws-offer downloads AWS's price list: it goes with --live" in capsys.readouterr().err
+    stale = tmp_path / "prices.json"
+    stale.write_text("{}\n")
+    assert generator.main(["--from", str(SOURCES), "--check", "--out", str(stale)]) == 1
+    err = capsys.readouterr().err
+    assert f"{stale} is stale against its sources" in err
+    assert "cross-check: gcp us-central1 a3-highgpu-8g: kept google-cloud-pricing-cost-calculator" in err
+
+
+def test_build_keeps_the_licensed_row_of_a_disagreement_unless_strict():
+    texts, provenance = generator._read_dir(SOURCES)
+    assert generator.build(texts, provenance)["generated"]["crossCheck"]
+    with pytest.raises(generator.SourceError, match=r"refused \(--strict\)"):
+        generator.build(texts, provenance, strict=True)
+
+
+@pytest.mark.parametrize(
+    "a, b, apart", [(100.0, 105.0, False), (105.0, 100.0, False), (100.0, 104.0, False), (100.0, 105.2, True), (105.2, 100.0, True)]
+)
+def test_two_prices_disagree_when_more_than_5_percent_of_the_lower_apart(a, b, apart):
+    assert generator._disagree(a, b) is apart

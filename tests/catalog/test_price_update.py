@@ -4,16 +4,18 @@ and the snapshot it writes: whole or not at all, the previous one kept where a s
 from __future__ import annotations
 
 import datetime
+import io
 import json
 import re
 from pathlib import Path
 
 import boto3
 import pytest
+import yaml
 from botocore.stub import Stubber
 
 from gpufleet.catalog import prices as price_catalog
-from gpufleet.catalog.generate import price_fetch, price_update
+from gpufleet.catalog.generate import price_fetch, price_files, price_update
 from gpufleet.catalog.generate.price_files import SourceError, read_offer_csv
 from gpufleet.catalog.generate.price_update import Refreshed
 from tests.prices_server import RECORDED, PriceServer
@@ -401,3 +403,303 @@ def test_fresh_rows_are_frozen():
     fresh = Refreshed("x", "gcp", {}, {})
     with pytest.raises(AttributeError):
         fresh.cloud = "aws"  # type: ignore[misc]
+
+
+# --- the update's readers: each refusal and each row passed over (price_files.py) ------------------
+
+
+def _offer_lines(edit_row=None, *, preamble: int = 5) -> list[str]:
+    """The recorded offer CSV: its preamble (cut to `preamble` lines), header, and its first row edited."""
+    lines = (RECORDED / "aws" / "us-east-1-index.csv").read_text().splitlines(keepends=True)
+    row = lines[6] if edit_row is None else edit_row(lines[6])
+    return lines[:preamble] + lines[5:6] + [row]
+
+
+@pytest.mark.parametrize(
+    "lines, said",
+    [
+        (_offer_lines(preamble=4), "o: line 5: 'OfferCode' expected"),
+        ([], "o: line end: 'FormatVersion' expected: an AWS offer CSV opens with FormatVersion, Disclaimer"),
+        (['"FormatVersion","v1.0","x"\n'], "o: line 1: 'FormatVersion' expected"),
+        (_offer_lines()[:5], "o: line 6: the header lacks Product Family"),
+        (
+            _offer_lines(lambda r: r.replace('"USD"', '"EUR"', 1)),
+            "o: line 7: SKU RECORDEDSKU00001 (g5.xlarge): Currency 'EUR': the snapshot holds US dollars",
+        ),
+        (
+            _offer_lines(lambda r: r.replace('"1.0060000000"', '"0"', 1)),
+            "o: line 7: SKU RECORDEDSKU00001 (g5.xlarge): PricePerUnit '0' must be",
+        ),
+    ],
+)
+def test_an_offer_csv_of_another_shape_is_refused(lines, said):
+    with pytest.raises(SourceError, match=re.escape(said)):
+        read_offer_csv(iter(lines), "o")
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda r: r.replace('"OnDemand"', '"Reserved"', 1),
+        lambda r: r.replace('"Hrs"', '"Quantity"', 1),
+        lambda r: r.replace('"Compute Instance"', '"Dedicated Host"', 1),
+        lambda r: r.replace('"USD"', '"EUR"', 1).replace('"OnDemand"', '"Reserved"', 1),  # a row passed over is not judged
+    ],
+)
+def test_an_offer_csv_row_of_another_term_unit_or_family_is_passed_over(edit):
+    assert read_offer_csv(iter(_offer_lines(edit)), "o") == ("2025-09-12", {})
+    assert read_offer_csv(iter(_offer_lines()), "o") == ("2025-09-12", {"g5.xlarge": 1.006})
+
+
+def _item(**changes: object) -> dict:
+    item = {
+        "currencyCode": "USD",
+        "retailPrice": 3.673,
+        "armRegionName": "eastus",
+        "skuName": "NC24ads A100 v4",
+        "productName": "Virtual Machines NCadsA100v4 Series",
+        "unitOfMeasure": "1 Hour",
+        "type": "Consumption",
+        "armSkuName": "Standard_NC24ads_A100_v4",
+    }
+    return {**item, **changes}
+
+
+SIZES = frozenset({"Standard_NC24ads_A100_v4"})
+
+
+def _azure(*items: object) -> dict:
+    found: dict = {}
+    price_files.read_azure_items(list(items), "a", SIZES, found)
+    return found
+
+
+def test_azure_keeps_linux_consumption_hours_of_the_sizes_asked_for():
+    assert _azure(_item(), _item(skuName="NC24ads A100 v4 Spot", retailPrice=0.44)) == {
+        "eastus": {"Standard_NC24ads_A100_v4": {"onDemand": 3.673, "spot": {"eastus": 0.44}}}
+    }
+    passed_over = [
+        _item(armSkuName="Standard_D4s_v5"),
+        _item(type="Reservation"),
+        _item(productName="Virtual Machines NCadsA100v4 Series Windows"),
+        _item(skuName="NC24ads A100 v4 Low Priority"),
+        _item(unitOfMeasure="1/Month"),
+        _item(armRegionName=""),
+        _item(armRegionName=None),
+        _item(type="Reservation", currencyCode="EUR"),  # passed over before its currency is judged
+    ]
+    assert _azure(*passed_over) == {}
+
+
+@pytest.mark.parametrize(
+    "items, said",
+    [
+        ({"Items": []}, "a: Items is not a list: not an Azure Retail Prices page"),
+        ([_item(), "x"], "a: Items[1]: an item is an object"),
+        ([_item(currencyCode="EUR")], "a: Items[0]: currencyCode 'EUR': the snapshot holds US dollars"),
+        ([_item(retailPrice=-1)], "a: Items[0] (Standard_NC24ads_A100_v4 eastus NC24ads A100 v4): retailPrice '-1' must be"),
+        (
+            [_item(), _item(retailPrice=3.7)],
+            "a: Items[1]: a second onDemand price 3.7 for Standard_NC24ads_A100_v4 in eastus (first 3.673)",
+        ),
+        (
+            [_item(skuName="X Spot", retailPrice=0.4), _item(skuName="X Spot", retailPrice=0.5)],
+            "a: Items[1]: a second spot price 0.5 for Standard_NC24ads_A100_v4 in eastus (first 0.4)",
+        ),
+    ],
+)
+def test_an_azure_page_of_another_shape_is_refused(items, said):
+    with pytest.raises(SourceError, match=re.escape(said)):
+        price_files.read_azure_items(items, "a", SIZES, {})
+    _azure(_item(), _item())  # the same price twice is one price
+
+
+@pytest.mark.parametrize(
+    "entries, said",
+    [
+        ({}, "s: SpotPriceHistory is not a list"),
+        (["x"], "s: SpotPriceHistory[0]: an entry names its InstanceType and AvailabilityZoneId"),
+        ([{"InstanceType": "g5.xlarge"}], "s: SpotPriceHistory[0]: an entry names its InstanceType and AvailabilityZoneId"),
+        ([{"AvailabilityZoneId": "use1-az1"}], "an entry names its InstanceType and AvailabilityZoneId"),
+        (
+            [{"InstanceType": "g5.xlarge", "AvailabilityZoneId": "use1-az1", "SpotPrice": "0"}],
+            "s: SpotPriceHistory[0] (g5.xlarge use1-az1): SpotPrice '0'",
+        ),
+    ],
+)
+def test_a_spot_history_of_another_shape_is_refused(entries, said):
+    with pytest.raises(SourceError, match=re.escape(said)):
+        price_files.read_spot_history(entries, "s", {})
+
+
+@pytest.mark.parametrize(
+    "read, data, said",
+    [
+        (price_files.utf8, b"ok\nok\n\xe9", "f: line 3: not UTF-8: byte 0xe9 at offset 6"),
+        (price_files.read_json, b"{", "f: not JSON (Expecting property name enclosed in double quotes, line 1)"),
+        (price_files.read_json, b"[" * 129 + b"]" * 129, "f: JSON nested more than 128 deep, the bound"),
+    ],
+)
+def test_a_source_file_that_is_not_utf8_or_json_is_refused(read, data, said):
+    with pytest.raises(SourceError, match=re.escape(said)):
+        read(data, "f")
+    assert price_files.read_json(b"[" * 128 + b"]" * 128, "f") is not None  # the bound itself is read
+
+
+@pytest.mark.parametrize("text", ["2026-11-29", "2026-02-30", "2026-1-29", " 2026-11-29", 20261129, None])
+def test_a_day_is_yyyy_mm_dd_and_a_real_date(text):
+    if text == "2026-11-29":
+        assert price_files.day(text, "d") == datetime.date(2026, 11, 29)
+    else:
+        with pytest.raises(SourceError, match=re.escape(f"d {str(text)[:40]!r} is not a date (YYYY-MM-DD)")):
+            price_files.day(text, "d")
+
+
+def test_a_file_that_is_not_yaml_is_refused_with_its_first_line():
+    with pytest.raises(SourceError, match=r"^y: not YAML \(while parsing a flow sequence\)$"):
+        price_files.parse_yaml("a: [1, 2\n", "y")
+
+
+def test_a_csv_that_fails_to_read_names_the_line_after_the_last_one_read():
+    """Line 1 when the first line fails (the csv reader's cell limit), line 3 when the bytes after two
+    good lines are not UTF-8 (the offer CSV is read as a stream of lines)."""
+    with pytest.raises(SourceError, match=r"^o: line 1: field larger than field limit"):
+        read_offer_csv(iter(['"' + "x" * 131_073 + '","v1.0"\n']), "o")
+    stream = io.TextIOWrapper(io.BytesIO(b'"FormatVersion","v1.0"\n"Disclaimer","d"\n' + b"x" * 10_000 + b"\xe9\n"), encoding="utf-8")
+    with pytest.raises(SourceError, match=r"^o: line 3: not UTF-8 \(invalid continuation byte\)$"):
+        read_offer_csv(stream, "o")
+
+
+def test_an_offer_csv_takes_bare_metal_and_reads_past_rows_it_passes_over():
+    lines = (RECORDED / "aws" / "us-east-1-index.csv").read_text().splitlines(keepends=True)
+    windows, g5 = lines[8], lines[6]
+    metal = lines[7].replace('"Compute Instance"', '"Compute Instance (bare metal)"', 1)
+    assert read_offer_csv(iter(lines[:6] + [windows, g5, metal]), "o") == ("2025-09-12", {"g5.xlarge": 1.006, "p5.48xlarge": 55.04})
+    with pytest.raises(SourceError, match=re.escape("o: line 7: SKU RECORDEDSKU00001 (g5.xlarge): PricePerUnit is missing")):
+        read_offer_csv(iter(lines[:6] + [g5.replace('"1.0060000000"', '""', 1)]), "o")
+
+
+def test_azure_reads_past_the_items_it_passes_over():
+    later = _item(retailPrice=3.5)
+    for first in (_item(type="Reservation"), _item(unitOfMeasure="1/Month")):
+        assert _azure(first, later)["eastus"]["Standard_NC24ads_A100_v4"]["onDemand"] == 3.5
+    with pytest.raises(
+        SourceError, match=re.escape("a: Items[0] (Standard_NC24ads_A100_v4 eastus NC24ads A100 v4): retailPrice is missing")
+    ):
+        _azure(_item(retailPrice=""))
+    with pytest.raises(SourceError, match="retailPrice is missing"):
+        _azure({k: v for k, v in _item().items() if k != "retailPrice"})
+
+
+def test_a_spot_entry_without_a_price_is_refused_and_a_zone_s_first_entry_is_its_price():
+    with pytest.raises(SourceError, match=re.escape("s: SpotPriceHistory[0] (g5.xlarge use1-az1): SpotPrice is missing")):
+        price_files.read_spot_history([{"InstanceType": "g5.xlarge", "AvailabilityZoneId": "use1-az1"}], "s", {})
+    found: dict = {}
+    entries = [{"InstanceType": "g5.xlarge", "AvailabilityZoneId": "use1-az1", "SpotPrice": p} for p in ("0.5", "0.4")]
+    price_files.read_spot_history(entries, "s", found)
+    assert found == {"g5.xlarge": {"use1-az1": 0.5}}
+
+
+def test_yaml_nested_past_python_s_recursion_is_refused_and_a_message_keeps_its_first_line_to_120_characters(monkeypatch):
+    # Without libyaml, PyYAML's pure-Python loader recurses per level of nesting.
+    monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
+    with pytest.raises(SourceError, match=r"^y: not YAML \(maximum recursion depth exceeded"):
+        price_files.parse_yaml("[" * 3000 + "]" * 3000, "y")
+    with pytest.raises(SourceError) as refused:
+        price_files.parse_yaml("a: !!python/object:" + "x" * 200 + " {}", "y")
+    said = str(refused.value)
+    assert said.startswith("y: not YAML (could not determine a constructor for the tag") and len(said) == len("y: not YAML ()") + 120
+
+
+def test_the_cache_bound_is_the_one_docs_cost_md_states():
+    said = "A cache that cannot be read, or is larger than 256 MiB"
+    assert said in " ".join((Path(__file__).resolve().parents[2] / "docs" / "cost.md").read_text().split())
+    assert price_catalog.MAX_CACHED == 256 * 1024 * 1024
+
+
+def test_a_cache_the_system_refuses_to_read_falls_back_and_its_error_is_cut_to_120_characters(tmp_path, monkeypatch):
+    """What a user without read permission on a deep cache path gets (the tests run as root, which
+    reads any file: the refusal is made here as the system makes it)."""
+    folder = tmp_path / ("d" * 150)
+    folder.mkdir()
+    monkeypatch.setenv("GPUFLEET_CACHE", str(folder))
+    cache = folder / "prices.json"
+    cache.write_text("{}")
+
+    def refused(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", refused)
+    snapshot = price_catalog.read_current()
+    error = str(PermissionError(13, "Permission denied", str(cache)))
+    assert snapshot.origin == f"the shipped snapshot (your cache {cache} could not be read: PermissionError: {error[:120]})"
+    assert snapshot.quote("aws", "us-east-1", "g5.xlarge").source == "karpenter-provider-aws"
+
+
+def test_the_page_bound_is_the_one_docs_cost_md_states():
+    said = "an API answer past 500 pages (Azure's `NextPageLink`, EC2's spot price history)"
+    assert said in " ".join((Path(__file__).resolve().parents[2] / "docs" / "cost.md").read_text().split())
+    assert price_fetch.MAX_PAGES == 500
+
+
+class _Response:
+    """An HTTP response as urllib gives it: headers, then the body in reads, or a connection that breaks."""
+
+    def __init__(self, body: bytes, headers: dict[str, str], broken: bool = False):
+        self.body, self.headers, self.broken = io.BytesIO(body), headers, broken
+
+    def readinto(self, buffer) -> int:
+        if self.broken and self.body.tell():
+            raise ConnectionResetError(104, "Connection reset by peer")
+        return self.body.readinto(buffer)
+
+
+def _read(response: _Response) -> tuple[bytes, list]:
+    seen: list = []
+    body = io.BufferedReader(price_fetch._Bounded(response, "u", lambda label, done, total: seen.append((done, total))), buffer_size=4)
+    return body.read(), seen
+
+
+def test_a_download_without_a_usable_length_reports_no_total_and_one_that_breaks_off_is_named():
+    for headers in ({}, {"Content-Length": "many"}):
+        body, seen = _read(_Response(b"12345678", headers))
+        assert body == b"12345678" and seen[-1] == (8, None)
+    assert _read(_Response(b"1234", {"Content-Length": "4"}))[1][-1] == (4, 4)
+    with pytest.raises(SourceError, match=re.escape("u: the download broke off after 8 bytes ([Errno 104] Connection reset by peer)")):
+        _read(_Response(b"12345678", {}, broken=True))
+
+
+def test_a_download_at_its_bounds_is_read_and_one_past_them_is_stopped(monkeypatch):
+    monkeypatch.setattr(price_fetch, "MAX_BYTES", 8)
+    assert _read(_Response(b"12345678", {}))[0] == b"12345678"
+    clock = iter([100.0, 100.0 + price_fetch.MAX_SECONDS, 100.0 + price_fetch.MAX_SECONDS, 100.0 + price_fetch.MAX_SECONDS + 0.5])
+    monkeypatch.setattr(price_fetch.time, "monotonic", lambda: next(clock))
+    response = price_fetch._Bounded(_Response(b"12345678", {}), "u", price_fetch._quiet)  # started at 100
+    assert response.readinto(bytearray(4)) == 4 and response.readinto(bytearray(4)) == 4  # exactly at the bound
+    with pytest.raises(SourceError, match="u: still downloading after 1800 s, the bound: stopped"):
+        response.readinto(bytearray(4))
+
+
+@pytest.mark.parametrize(
+    "url, said",
+    [("no-scheme/path", "unknown url type: 'no-scheme/path'"), ("http://127.0.0.1:9/a b", "URL can't contain control characters.")],
+)
+def test_an_address_urllib_cannot_take_is_named(url, said):
+    with pytest.raises(SourceError, match=f"^{re.escape(url)}: could not be read \\({re.escape(said)}"):
+        price_fetch.download(url)
+
+
+def _azure_pages(monkeypatch, *pages: dict) -> None:
+    answers = iter(json.dumps(p).encode() for p in pages)
+    monkeypatch.setattr(price_fetch, "download", lambda url, progress=price_fetch._quiet: next(answers))
+
+
+def test_azure_keeps_the_regions_with_an_on_demand_price_and_names_a_foreign_next_page_to_80_characters(monkeypatch):
+    spot_only = _item(armRegionName="westus", skuName="NC24ads A100 v4 Spot", retailPrice=0.5)
+    _azure_pages(monkeypatch, {"Items": [_item(), spot_only]})
+    fresh = price_fetch.fetch_azure(sorted(SIZES), TODAY, "https://prices.example")
+    assert list(fresh.rows) == ["eastus"]
+    foreign = "https://elsewhere.example/" + "x" * 100
+    _azure_pages(monkeypatch, {"Items": [], "NextPageLink": foreign})
+    with pytest.raises(SourceError, match=re.escape(f"NextPageLink {foreign[:80]!r} leaves https://prices.example/api/retail/prices")):
+        price_fetch.fetch_azure(sorted(SIZES), TODAY, "https://prices.example")

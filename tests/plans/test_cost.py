@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gpufleet.catalog import catalog
 from gpufleet.catalog import prices as price_catalog
 from gpufleet.catalog.generate import prices as generator
 from gpufleet.library.cost import group_cost
@@ -299,3 +300,66 @@ def test_a_region_comes_from_the_summary_then_the_stack_then_the_aws_provider_s_
     assert plan_hints({}, environ) == {"aws": "us-east-2"}
     assert plan_hints({}, {"AWS_REGION": "", "AWS_DEFAULT_REGION": "sa-east-1"}) == {"aws": "sa-east-1"}
     assert plan_hints({}, {}) == {} and plan_hints({"regions": {"gcp": "us-central1"}}) == {"gcp": "us-central1"}
+
+
+def test_a_pool_whose_pods_fit_without_launches_and_a_group_without_a_placement_have_no_needed_nodes():
+    """`needed` comes from the placement: a Karpenter pool from the nodes it launches (none here, the
+    pods fit), any other group only when the plan was placed at all."""
+    plan = golden("eks-auto-gpu")
+    [pool] = plan_cost(plan["resources"], {**plan["placement"], "provisioned": []})["groups"]
+    assert "needed" not in pool
+    assert all("needed" not in g for g in plan_cost(golden("ecs-gpu")["resources"])["groups"])
+
+
+def _launching(*launches: tuple[str, int], known_region: bool = True) -> dict:
+    """eks-auto-gpu's cost when its pool `gpu` (priced as g6e.16xlarge) launches these (type, nodes);
+    without a known region, its AWS provider (us-east-1) names none."""
+    plan = golden("eks-auto-gpu")
+    resources = [r for r in plan["resources"] if known_region or r["type"] != "pulumi:providers:aws"]
+    provisioned = [{"nodePool": "gpu", "instanceType": name, "nodes": nodes} for name, nodes in launches]
+    return plan_cost(resources, {**plan["placement"], "provisioned": provisioned})
+
+
+def test_a_launch_of_a_type_without_a_price_leaves_the_pool_s_needed_cost_unknown():
+    # p5e.48xlarge has no on-demand price in us-east-1 in the snapshot (its source lists none there).
+    cost = _launching(("g6.xlarge", 2), ("p5e.48xlarge", 1))
+    [pool] = cost["groups"]
+    assert [n["hourly"] is None for n in pool["needed"]["byType"]] == [False, True]
+    assert pool["needed"]["hourly"] is None and pool["needed"]["nodes"] == 3
+    assert [(u["instanceType"], u["reason"].split(":")[0]) for u in cost["unpriced"]] == [
+        ("p5e.48xlarge", "the 1 node Karpenter launches for the Pending pods")
+    ]
+
+
+def test_a_launch_unpriced_for_the_pool_s_own_reason_is_named_unless_it_is_the_pool_s_type():
+    """With no region, the pool and every type it launches are unpriced for the same reason: the
+    pool is named once for its own type, each other type it launches by itself."""
+    cost = _launching(("g6.xlarge", 2), ("g6e.16xlarge", 1), known_region=False)
+    assert [(u["instanceType"], u["reason"]) for u in cost["unpriced"]] == [
+        ("g6e.16xlarge", "its region is not known before apply"),
+        ("g6.xlarge", "the 2 nodes Karpenter launches for the Pending pods: its region is not known before apply"),
+    ]
+
+
+def test_a_managed_group_naming_no_type_is_priced_as_the_default_and_says_so():
+    from tests.policy_helpers import resource
+
+    provider = resource("pulumi:providers:aws", "p", {"region": "us-east-1"})
+    group = resource("aws:eks/nodeGroup:NodeGroup", "g", {"scalingConfig": {"minSize": 1, "desiredSize": 1, "maxSize": 1}})
+    [g] = plan_cost([provider, group])["groups"]
+    default = catalog.load().facts.eks.node_group_default_instance_type
+    assert g["instanceType"] == default.value
+    assert g["notes"] == [f"priced as derived: instance type {default.value}: EKS's default for a group that names none ({default.source})"]
+
+
+def test_fargate_services_scaled_to_zero_are_named_with_no_tasks_or_pods():
+    """A service or Deployment of zero replicas on Fargate is still named (0 tasks, 0 pods), never
+    counted as one."""
+    from tests.plans.test_fargate import CLUSTER, _deployment, _placed, _profile, _service
+
+    td, service = _service("512", "1024", desired=0)
+    [entry] = plan_cost([], _placed(td, service))["unpriced"]
+    assert entry["group"] == "ECS on FARGATE" and entry["reason"].endswith("(0 tasks)")
+    placed = _placed(CLUSTER, _profile("apps", {"namespace": "apps"}), _deployment("idle", "apps", replicas=0))
+    [entry] = plan_cost([], placed)["unpriced"]
+    assert entry["group"] == "Fargate profile apps" and entry["reason"].endswith("(0 pods)")

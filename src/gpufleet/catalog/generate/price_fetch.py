@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import http.client
 import io
 import time
 import urllib.parse
@@ -87,10 +88,12 @@ class _Bounded(io.RawIOBase):
 @contextlib.contextmanager
 def opened(url: str, progress: Progress = _quiet) -> Iterator[io.BufferedReader]:
     """The body of `url`, bounded, as a binary file to read from."""
-    request = urllib.request.Request(url, headers={"User-Agent": "gpufleet prices update"})
+    # Request refuses a URL of no known scheme (ValueError), http.client one with a space or a
+    # control character (InvalidURL): each is the URL's error, named, as a refused connection is.
     try:
+        request = urllib.request.Request(url, headers={"User-Agent": "gpufleet prices update"})
         response = urllib.request.urlopen(request, timeout=TIMEOUT)  # noqa: S310 (the sources' https URLs, or a test's local server)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, http.client.InvalidURL) as e:
         raise SourceError(f"{url}: could not be read ({e})") from None
     with response:
         yield io.BufferedReader(_Bounded(response, url, progress))

@@ -112,7 +112,7 @@ def _csv_rows(text: str, label: str) -> Iterator[tuple[int, list[str]]]:
 
 
 def _csv_rows_of(rows: Iterator[list[str]], label: str) -> Iterator[tuple[int, list[str]]]:
-    number = 1
+    number = 0  # the last line read: a file that fails on its first line names line 1
     try:
         for number, fields in enumerate(rows, start=1):  # noqa: B007 (the line an error names)
             yield number, fields
