@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.analyzer import pack_process
+from gpufleet.stack import files as stackfile
 from gpufleet.cli import many
 from gpufleet.cli.output import InputError
-from gpufleet.stack import files as stackfile
 from tests.conftest import ROOT, run_cli
 
 STACKS = stackfile.stack_names()
@@ -71,9 +70,7 @@ def test_a_repositorys_own_stacks_folder(tmp_path):
         (tmp_path / f"Pulumi.{name}.yaml").write_text((ROOT / "stacks" / f"Pulumi.{shipped}.yaml").read_text())
     seen = []
     for k in (1, 2):
-        code, out, err = run_cli(
-            "preview", "--all", "--stacks-dir", str(tmp_path), "--shard", f"{k}/2", "--no-policy", "--json", "--jobs", "1"
-        )
+        code, out, err = run_cli("preview", "--all", "--stacks-dir", str(tmp_path), "--shard", f"{k}/2", "--no-policy", "--json", "--jobs", "1")
         assert code == 0, err
         seen += list(json.loads(out)["stacks"])
     assert sorted(seen) == ["team-a", "team-b", "team-c"]
@@ -146,34 +143,3 @@ def test_a_stopped_all_ends_its_workers_and_what_they_started():
     assert preview.returncode == 2 and "gpufleet was stopped by SIGTERM" in err and "Traceback" not in err, err
     assert packs == before, f"packs started after the signal: {sorted(packs - before)}"
     assert not [pid for pid in workers | packs if _running(pid)], "still running after gpufleet ended"
-
-
-def test_one_pack_judges_each_stack_as_its_own_preview(tmp_path, monkeypatch):
-    """Several stacks in one worker share one pack process, and each is judged as its own `preview
-    NAME --json` judges it (plan, findings, exit code): a violating stack after a clean one and a
-    clean one after it (aks-gpu-operator's advisory findings made mandatory), other platforms, regions
-    and Karpenter's pools between."""
-    config = tmp_path / "policy-config.json"
-    config.write_text(json.dumps({"placement-unverified": "mandatory"}))
-    names = ["ack-shared-gpu", "aks-gpu-operator", "ecs-neuron", "eks-karpenter-gpu"]
-    alone = {}
-    for name in names:
-        code, out, err = run_cli("preview", name, "--json", "--policy-config", str(config))
-        alone[name] = (code, json.loads(out))
-    assert [alone[name][0] for name in names] == [0, 1, 0, 0]
-
-    started = []
-    real = pack_process.PackProcess.__init__
-
-    def counted(self, *args, **kwargs):
-        started.append(kwargs.get("stack"))
-        real(self, *args, **kwargs)
-
-    monkeypatch.setattr(pack_process.PackProcess, "__init__", counted)
-    code, out, err = run_cli("preview", *names, "--json", "--jobs", "1", "--policy-config", str(config))
-    assert code == 1, err
-    together = json.loads(out)
-    assert started == ["ack-shared-gpu"]  # one process, for the first stack, judged them all
-    assert together["exitCodes"] == {name: alone[name][0] for name in names}
-    for name in names:
-        assert together["stacks"][name] == alone[name][1], name

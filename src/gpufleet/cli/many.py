@@ -1,11 +1,9 @@
 """Preview many stacks in one run (`gpufleet preview STACK STACK…`, `--all`, `--shard K/N`): worker
-processes sized to the machine's cores, each importing gpufleet once, starting gpufleet's pack once
-(analyzer/pack_process.py: a session of its own per stack) and previewing many stacks; one report
-per stack in the order given, a summary, and the worst exit code."""
+processes sized to the machine's cores, each importing gpufleet once and previewing many stacks;
+one report per stack in the order given, a summary, and the worst exit code."""
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import io
 import json
@@ -15,7 +13,6 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from gpufleet import process_groups
-from gpufleet.analyzer import pack_process
 from gpufleet.cli import progress
 from gpufleet.cli.output import InputError, print_json, write
 
@@ -41,15 +38,6 @@ def select(names: list[str], shard: str | None) -> list[str]:
     return names[k - 1 :: n]
 
 
-def _worker_started() -> None:
-    """A worker's start: it ends with its parent, and keeps its pack for stack after stack until it exits."""
-    process_groups.ended_with_parent()
-    kept = contextlib.ExitStack()
-    kept.enter_context(pack_process.kept_running())
-    # A spawned worker leaves through sys.exit, which runs what atexit holds.
-    atexit.register(kept.close)
-
-
 def _one(command: Callable[[list[str]], int], name: str, flags: list[str]) -> tuple[int, str, str]:
     """One stack's preview in this process, its output captured."""
     out, err = io.StringIO(), io.StringIO()
@@ -66,13 +54,14 @@ def run(command: Callable[[list[str]], int], names: list[str], flags: list[str],
     with progress.stacks(len(names)) as done:
         if workers == 1:
             results = []
-            with pack_process.kept_running():
-                for name in names:
-                    results.append(_one(command, name, flags))
-                    done()
+            for name in names:
+                results.append(_one(command, name, flags))
+                done()
         else:
             # spawn, not fork: the engine and the pack client run gRPC threads, which fork does not copy.
-            pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_started)
+            pool = ProcessPoolExecutor(
+                max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=process_groups.ended_with_parent
+            )
             try:
                 futures = [pool.submit(_one, command, name, flags) for name in names]
                 for _ in as_completed(futures):
