@@ -12,7 +12,7 @@ FACTS = catalog.load().facts.dra
 
 @pytest.mark.parametrize(
     "version, refused",
-    [("1.33", True), ("v1.33.9", True), ("1.34", False), ("1.35", False), ("1.36-eks-abc", False), (None, True)],
+    [("1.33", True), ("v1.33.9", True), ("1.34", False), ("1.35", False), ("1.36-eks-abc", False), (None, True), ("latest", True)],
 )
 def test_api_version_needs_1_34(version, refused):
     """resource.k8s.io/v1 from 1.34 (dra-driver-nvidia-gpu v0.4.1 docs/prerequisites.md L10-L11, L51); never guessed."""
@@ -41,21 +41,24 @@ def test_one_allocator(plugin, driver, refused):
         ("karpenter", "1.14.1", True),
         ("karpenter", "1.15.0", False),
         ("karpenter", None, True),
+        ("karpenter", "latest", True),
         ("auto-mode", "1.35", True),
         ("auto-mode", "1.36", False),
     ],
 )
 def test_provisioner_versioned(provisioner, version, refused):
-    reason = dra.provisioner_problem(provisioner, version)
+    reason = dra.provisioner_problem(provisioner, version, FACTS)
     assert (reason is not None) == refused
     if refused:
         assert "device-management.html" in reason and "karpenter#1231" in reason
+        # An unknown version is not a refusal built on a guess: it says it cannot judge.
+        assert ("cannot judge" in reason) == (version in (None, "latest"))
 
 
 def test_gb200_needs_a_compute_domain():
-    assert "ml-eks-nvidia-ultraserver" in (dra.compute_domain_problem("p6e-gb200.36xlarge", False) or "")
-    assert dra.compute_domain_problem("p6e-gb200.36xlarge", True) is None
-    assert dra.compute_domain_problem("p5.48xlarge", False) is None
+    assert "ml-eks-nvidia-ultraserver" in (dra.compute_domain_problem("p6e-gb200.36xlarge", False, FACTS) or "")
+    assert dra.compute_domain_problem("p6e-gb200.36xlarge", True, FACTS) is None
+    assert dra.compute_domain_problem("p5.48xlarge", False, FACTS) is None
 
 
 @pytest.mark.parametrize(

@@ -403,6 +403,14 @@ class NodeLabel(Sourced):
     value: str
 
 
+class DraProvisioner(Sourced):
+    """A node provisioner that launches nodes for DRA claims from a version on: Karpenter by its
+    own version, EKS Auto Mode by the cluster's Kubernetes."""
+
+    named: str
+    since: str = Field(pattern=r"^\d+\.\d+$")
+
+
 # --- the rest -------------------------------------------------------------------------------------
 
 
@@ -876,6 +884,8 @@ class DraFacts(_Facts):
     device_plugin_off: NodeLabel
     mig_profiles: dict[str, list[str]]  # "<EC2 GPU name>-<MiB>" -> profile names
     mig_profiles_source: str
+    provisioners: dict[Literal["karpenter", "auto-mode"], DraProvisioner]
+    compute_domain_families: Values  # instance families whose GPUs need a ComputeDomain
 
 
 class CuratedFacts(_Facts):

@@ -294,9 +294,9 @@ def _pool_claims_reason(fleet: EksFleetArgs, cat: Catalog) -> str:
     gpufleet pins it, or Auto Mode by the cluster's Kubernetes), else gpufleet's own reach."""
     create = fleet.cluster.create
     if auto_mode(fleet):
-        reason = dra_rules.provisioner_problem("auto-mode", create.version if create else None)
+        reason = dra_rules.provisioner_problem("auto-mode", create.version if create else None, cat.facts.dra)
     else:
-        reason = dra_rules.provisioner_problem("karpenter", cat.facts.karpenter.version)
+        reason = dra_rules.provisioner_problem("karpenter", cat.facts.karpenter.version, cat.facts.dra)
     return reason or "gpufleet writes DRA claims for managed node groups only (allocation: dra); use one"
 
 

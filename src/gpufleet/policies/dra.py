@@ -86,8 +86,9 @@ def _validate_one_allocator(args: StackValidationArgs, report: ReportViolation) 
 
 @POLICIES.stack("dra-gb200-compute-domain")
 def _validate_compute_domain(args: StackValidationArgs, report: ReportViolation) -> None:
-    found = _read(args, catalog.load())
+    cat = catalog.load()
+    found = _read(args, cat)
     for urn, name, instance_type in found.typed_groups:
-        reason = dra_rules.compute_domain_problem(instance_type, found.compute_domains > 0)
+        reason = dra_rules.compute_domain_problem(instance_type, found.compute_domains > 0, cat.facts.dra)
         if reason:
             report(f"node group {name!r}: {reason}", urn)

@@ -4,11 +4,11 @@ holds, else a reason; the stack spec and the policy pack both call them."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from gpufleet.catalog.facts import AckFacts
 from gpufleet.rules.offerings import region_listed
+from gpufleet.rules.versions import version_tuple
 
 
 @dataclass(frozen=True)
@@ -116,10 +116,6 @@ def sharing_region(region: str, mode: str | None, ack_facts: AckFacts) -> str | 
     return region_listed(region, ack_facts.sharing_regions.values, "GPU memory and computing power allocation is")
 
 
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", text)[:3])
-
-
 def cluster_prerequisites(kubernetes: str | None, chart: str | None, cgpu: str | None, ack_facts: AckFacts) -> dict[str, str]:
     """What the known versions miss of the prerequisites, by which one ("kubernetes", "chart",
     "cgpu"); unknown versions are not judged."""
@@ -130,6 +126,7 @@ def cluster_prerequisites(kubernetes: str | None, chart: str | None, cgpu: str |
         ("chart", f"the GPU sharing chart ({ack_facts.sharing_chart})", chart, need.minimum_sharing_chart),
         ("cgpu", "cGPU", cgpu, need.minimum_cgpu),
     ):
-        if have is not None and _version(have) < _version(minimum):
+        have_numbers, minimum_numbers = version_tuple(have), version_tuple(minimum)
+        if have_numbers is not None and minimum_numbers is not None and have_numbers < minimum_numbers:
             problems[key] = f"{what} {have} is older than {minimum}, which computing power allocation needs"
     return problems

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from gpufleet.catalog.catalog import InstanceType
 from gpufleet.catalog.facts import DraFacts
+from gpufleet.rules.versions import version_tuple
 
 # kube-scheduler's DynamicResources plugin: its Filter's words, and its PreFilter's for a class
 # the cluster lacks (pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go, read
@@ -43,44 +45,16 @@ def claims_unsatisfied(owner: str, has_claims: bool, pending: int, message: str,
     return Verdict(said, True)
 
 
-# DRA on Karpenter and on EKS Auto Mode is versioned. The newest EKS user guide (device-management.html:
-# "DRA is supported with EKS Auto Mode, Karpenter ... EKS Auto Mode: ... Requires Kubernetes version 1.36
-# or later. Karpenter: ... as of Karpenter version 1.15. Dynamic provisioning requires enabling Karpenter
-# feature gates") lifts the refusal that older texts make (kubernetes-sigs/karpenter#1231, open; the EKS
-# P6e-GB200 page ml-eks-nvidia-ultraserver: "Karpenter or EKS Auto Mode do not support DRA; use EKS
-# self-managed or managed node groups"). Karpenter's own page (karpenter.sh/docs/tasks/dra/) calls it
-# alpha, behind settings.enableDRA.
-KARPENTER_DRA_SINCE = (1, 15)
-AUTO_MODE_DRA_SINCE = (1, 36)
-PROVISIONER_SOURCE = (
-    "docs.aws.amazon.com/eks/latest/userguide/device-management.html (Karpenter >= 1.15 with feature gates, "
-    "Auto Mode on Kubernetes >= 1.36); kubernetes-sigs/karpenter#1231 and the EKS P6e-GB200 page "
-    "(docs.aws.amazon.com/eks/latest/userguide/ml-eks-nvidia-ultraserver.html) for earlier versions"
-)
-# P6e-GB200 GPUs reach each other across nodes (multi-node NVLink through IMEX) only through a DRA
-# ComputeDomain: "Using P6e-GB200 with EKS requires DRA" (EKS user guide, ml-eks-nvidia-ultraserver.html).
-GB200_FAMILY = "p6e-gb200"
-GB200_SOURCE = "docs.aws.amazon.com/eks/latest/userguide/ml-eks-nvidia-ultraserver.html (P6e-GB200 with EKS requires DRA ComputeDomains)"
-
-
-def version_tuple(version: str) -> tuple[int, ...]:
-    """'1.34' or 'v1.34.2' as (1, 34[, 2]); a part that is not a number ends it ('1.35-eks' is (1, 35))."""
-    parts: list[int] = []
-    for part in version.lstrip("v").split("."):
-        digits = part.split("-")[0]
-        if not digits.isdigit():
-            break
-        parts.append(int(digits))
-    return tuple(parts)
-
-
 def api_version_problem(api_version: str, kubernetes_version: str | None, facts: DraFacts) -> str | None:
     """Does a cluster of `kubernetes_version` serve the DRA API version `api_version`? None: it does.
     An unknown cluster version is a problem: gpufleet never guesses it."""
     api = facts.api
     if kubernetes_version is None:
         return f"the cluster's Kubernetes version is not known, and {api_version} needs {api.min_kubernetes} or later ({api.source})"
-    if api_version == api.api_version and version_tuple(kubernetes_version)[:2] < version_tuple(api.min_kubernetes):
+    have = version_tuple(kubernetes_version)
+    if have is None:
+        return f"the cluster's Kubernetes version {kubernetes_version!r} is not a version gpufleet reads, and {api_version} needs {api.min_kubernetes} or later ({api.source})"
+    if api_version == api.api_version and have[:2] < (version_tuple(api.min_kubernetes) or ()):
         return f"Kubernetes {kubernetes_version} does not serve {api_version}: it needs {api.min_kubernetes} or later ({api.source})"
     return None
 
@@ -112,19 +86,25 @@ def mig_profile_problem(it: InstanceType, profile: str, facts: DraFacts) -> str 
     return None
 
 
-def provisioner_problem(provisioner: str, version: str | None) -> str | None:
+def provisioner_problem(provisioner: Literal["karpenter", "auto-mode"], version: str | None, facts: DraFacts) -> str | None:
     """May DRA claims be served on nodes that Karpenter (`version`: its chart's) or EKS Auto Mode
-    (`version`: the cluster's Kubernetes) launches? An unknown version is refused."""
-    since = {"karpenter": KARPENTER_DRA_SINCE, "auto-mode": AUTO_MODE_DRA_SINCE}[provisioner]
-    named = {"karpenter": "Karpenter", "auto-mode": "EKS Auto Mode on Kubernetes"}[provisioner]
-    wanted = ".".join(str(p) for p in since)
-    if version is None or version_tuple(version)[:2] < since:
-        return f"{named} {version or '(version unknown)'} does not provision nodes for DRA claims ({named} {wanted} or later does; {PROVISIONER_SOURCE}); use a managed node group"
+    (`version`: the cluster's Kubernetes) launches? An unknown version cannot be judged, and says so."""
+    rule = facts.provisioners[provisioner]
+    since = version_tuple(rule.since) or ()
+    have = version_tuple(version)
+    if have is None:
+        return (
+            f"gpufleet cannot judge whether {rule.named} {version or '(version not known)'} provisions nodes for DRA claims: "
+            f"{rule.named} {rule.since} or later does ({rule.source}); use a managed node group"
+        )
+    if have[:2] < since:
+        return f"{rule.named} {version} does not provision nodes for DRA claims ({rule.named} {rule.since} or later does; {rule.source}); use a managed node group"
     return None
 
 
-def compute_domain_problem(instance_type: str, has_compute_domain: bool) -> str | None:
+def compute_domain_problem(instance_type: str, has_compute_domain: bool, facts: DraFacts) -> str | None:
     """Does a workload on a P6e-GB200 UltraServer type lack the ComputeDomain its GPUs need?"""
-    if instance_type.split(".")[0] == GB200_FAMILY and not has_compute_domain:
-        return f"a workload on {instance_type} needs a DRA ComputeDomain (resource.nvidia.com/v1beta1) for its GPUs ({GB200_SOURCE})"
+    families = facts.compute_domain_families
+    if instance_type.split(".")[0] in families.values and not has_compute_domain:
+        return f"a workload on {instance_type} needs a DRA ComputeDomain (resource.nvidia.com/v1beta1) for its GPUs ({families.source})"
     return None

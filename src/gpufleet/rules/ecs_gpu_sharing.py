@@ -17,6 +17,7 @@ from gpufleet.apis.aws_rules import container_requirements
 from gpufleet.apis.values import decimal
 from gpufleet.catalog.catalog import InstanceType
 from gpufleet.catalog.facts import EcsFacts
+from gpufleet.rules.versions import version_tuple
 
 WHOLE, FRACTION, SHARE = "whole GPUs", "a fractional GPU", "an MPS share"
 ALL = "ALL"  # every GPU of the instance (ResourceRequirement.value)
@@ -178,14 +179,11 @@ def compatibility_problem(compatibilities: Sequence[str], requests: Sequence[Gpu
     return None
 
 
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(n for n in map(decimal, text.split(".")) if n is not None)
-
-
 def agent_problem(agent_version: str, ecs_facts: EcsFacts) -> str | None:
     """Does an ECS agent of this version run MPS tasks (the capability it advertises)?"""
     minimum = ecs_facts.gpu_sharing.mps_agent_minimum
-    if agent_version and _version(agent_version) < _version(minimum):
+    have, need = version_tuple(agent_version), version_tuple(minimum)
+    if have is not None and need is not None and have < need:
         return (
             f"its AMI ships ECS agent {agent_version}; MPS shares need agent {minimum} or later "
             f"({ecs_facts.gpu_sharing.mps_capability}), so the tasks never place"

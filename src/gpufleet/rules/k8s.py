@@ -14,6 +14,7 @@ from typing import TypeVar
 from gpufleet.catalog.catalog import InstanceType
 from gpufleet.catalog.facts import EksFacts, KubernetesFacts, TaintEffects
 from gpufleet.rules import lifecycle
+from gpufleet.rules.versions import version_tuple
 
 _Taint = TypeVar("_Taint", bound=Mapping)  # untolerated() returns the taints it is given, of their own type
 
@@ -191,7 +192,7 @@ def untolerated_taint_message(taint: Mapping, kubernetes_version: object, facts:
     """kube-scheduler's TaintToleration reason, as the cluster's own version words it (None: current)."""
     words = facts.untolerated_taint
     version = lifecycle.minor(kubernetes_version)
-    if version is not None and tuple(map(int, version.split("."))) < tuple(map(int, words.since.split("."))):
+    if version is not None and (version_tuple(version) or ()) < (version_tuple(words.since) or ()):
         return words.before.format(key=taint.get("key"), value=taint.get("value") or "")
     return words.message
 

@@ -14,6 +14,7 @@ from datetime import date
 
 from gpufleet.catalog.facts import AmiEnd, CuratedFacts, VersionCalendar
 from gpufleet.errors import InputError
+from gpufleet.rules.versions import version_tuple
 
 TODAY = "GPUFLEET_TODAY"  # YYYY-MM-DD: the day to judge against, instead of the machine's
 
@@ -45,9 +46,8 @@ def _minor(version: str) -> str | None:
     return f"{match[1]}.{match[2]}" if match else None
 
 
-def _key(version: str) -> tuple[int, int]:
-    major, _, rest = version.partition(".")
-    return int(major), int(rest)
+def _key(version: str) -> tuple[int, ...]:
+    return version_tuple(version) or ()
 
 
 def eks_ami_type_problem(ami_type: object, version: object, facts: CuratedFacts) -> str | None:
