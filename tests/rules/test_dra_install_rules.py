@@ -47,12 +47,13 @@ def test_one_allocator(plugin, driver, refused):
     ],
 )
 def test_provisioner_versioned(provisioner, version, refused):
-    reason = dra.provisioner_problem(provisioner, version, FACTS)
-    assert (reason is not None) == refused
-    if refused:
-        assert "device-management.html" in reason and "karpenter#1231" in reason
-        # An unknown version is not a refusal built on a guess: it says it cannot judge.
-        assert ("cannot judge" in reason) == (version in (None, "latest"))
+    verdict = dra.provisioner_problem(provisioner, version, FACTS)
+    assert (verdict is not None) == refused
+    if verdict is not None:
+        assert "device-management.html" in verdict.message and "karpenter#1231" in verdict.message
+        # An unknown version is not a refusal built on a guess: it says it cannot judge, advisory.
+        unknown = version in (None, "latest")
+        assert ("cannot judge" in verdict.message) == unknown and verdict.mandatory == (not unknown)
 
 
 def test_gb200_needs_a_compute_domain():

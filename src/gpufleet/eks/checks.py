@@ -294,10 +294,10 @@ def _pool_claims_reason(fleet: EksFleetArgs, cat: Catalog) -> str:
     gpufleet pins it, or Auto Mode by the cluster's Kubernetes), else gpufleet's own reach."""
     create = fleet.cluster.create
     if auto_mode(fleet):
-        reason = dra_rules.provisioner_problem("auto-mode", create.version if create else None, cat.facts.dra)
+        verdict = dra_rules.provisioner_problem("auto-mode", create.version if create else None, cat.facts.dra)
     else:
-        reason = dra_rules.provisioner_problem("karpenter", cat.facts.karpenter.version, cat.facts.dra)
-    return reason or "gpufleet writes DRA claims for managed node groups only (allocation: dra); use one"
+        verdict = dra_rules.provisioner_problem("karpenter", cat.facts.karpenter.version, cat.facts.dra)
+    return verdict.message if verdict else "gpufleet writes DRA claims for managed node groups only (allocation: dra); use one"
 
 
 def _mig_claim(profile: str, ng: NodeGroupArgs, fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:

@@ -7,7 +7,9 @@ give) is a gap; the pool is then judged without it, and the verdicts on it are a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
+from typing import Literal
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
@@ -170,13 +172,31 @@ def pools(index: Index, cat: Catalog) -> tuple[list[karpenter.Pool], list[str]]:
     for resource in [*index.of(tokens.KARPENTER_NODE_POOL), *built_in]:
         pool = _read_pool(resource, index, cat, overlays, gaps)
         if pool is not None:
-            found.append(pool)
+            found.append(dataclasses.replace(pool, provisioner=_provisioner(pool, resource, index, cat)))
     if built_in:
         gaps.append(
             f"NodePools {', '.join(repr(r.name) for r in built_in)} are EKS Auto Mode's built-in pools, derived from the user guide's "
             "description (their YAML is not published): verdicts on their nodes are advisory"
         )
     return found, gaps
+
+
+def _only(values: list[object]) -> str | None:
+    return values[0] if len(set(values)) == 1 and isinstance(values[0], str) else None
+
+
+def _provisioner(
+    pool: karpenter.Pool, resource: Resource, index: Index, cat: Catalog
+) -> tuple[Literal["karpenter", "auto-mode"], str | None]:
+    """Who launches the pool's nodes, and its version where the plan says it: EKS Auto Mode by its
+    cluster's Kubernetes version (a built-in pool's own cluster, else the plan's one EKS cluster),
+    Karpenter by the chart version its Helm release pins (the plan's one Karpenter release)."""
+    if pool.plugins_built_in:
+        cluster = index.by_urn.get(resource.urn) if resource.derived else None
+        clusters = [cluster] if cluster is not None else index.of(tokens.EKS_CLUSTER)
+        return "auto-mode", _only([c.props.get("version") for c in clusters])
+    releases = [r for r in index.of(tokens.HELM_RELEASE) if r.props.get("chart") == cat.facts.karpenter.chart.chart]
+    return "karpenter", _only([r.props.get("version") for r in releases])
 
 
 def _read_pool(resource: Resource, index: Index, cat: Catalog, overlays, gaps: list[str]) -> karpenter.Pool | None:

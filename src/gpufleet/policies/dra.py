@@ -32,7 +32,7 @@ def _verdicts(found: PlanPlacement, cat: Catalog) -> list[tuple[str, dra_rules.V
     verdicts = []
     gaps = [g for g in found.gaps if _relevant(g, cat)]
     for p in found.pending_pods():
-        verdict = dra_rules.claims_unsatisfied(p.pod.owner, bool(p.pod.claims), p.pending, p.message, [*gaps, *p.notes])
+        verdict = dra_rules.claims_unsatisfied(p.pod.owner, p.claims_refused, p.pending, p.message, [*gaps, *p.notes])
         if verdict is not None:
             verdicts.append((p.pod.urn or "", verdict))
     return verdicts

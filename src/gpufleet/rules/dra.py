@@ -23,7 +23,6 @@ from gpufleet.rules.versions import version_tuple
 CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"
 NO_CLASS = "device class {cls} does not exist"
-_WORDS = (CANNOT_ALLOCATE, NOT_AVAILABLE, NO_CLASS.split("{cls}")[-1])
 
 
 @dataclass(frozen=True)
@@ -32,12 +31,13 @@ class Verdict:
     mandatory: bool
 
 
-def claims_unsatisfied(owner: str, has_claims: bool, pending: int, message: str, unknowns: Sequence[str]) -> Verdict | None:
-    """A pod whose resourceClaims no node of the plan satisfies: Pending in the DynamicResources
-    plugin's words. Mandatory only where nothing is unknown (`unknowns`: the plan's gaps and the
-    pod's notes, such as a Karpenter or Auto Mode pool that could launch a node for it, or a
-    device whose attributes only the node gives); else advisory, naming them."""
-    if not has_claims or not pending or not any(w in message for w in _WORDS):
+def claims_unsatisfied(owner: str, claims_refused: bool, pending: int, message: str, unknowns: Sequence[str]) -> Verdict | None:
+    """A pod whose resourceClaims no node of the plan satisfies (`claims_refused`: the placement left
+    it Pending for them): Pending in the DynamicResources plugin's words. Mandatory only where nothing
+    is unknown (`unknowns`: the plan's gaps and the pod's notes, such as a Karpenter or Auto Mode
+    pool that could launch a node for it, or a device whose attributes only the node gives); else
+    advisory, naming them."""
+    if not claims_refused or not pending:
         return None
     said = f"{owner}: {pending} pod(s) stay Pending: a resource claim no node of the plan satisfies: {message}"
     if unknowns:
@@ -86,19 +86,23 @@ def mig_profile_problem(it: InstanceType, profile: str, facts: DraFacts) -> str 
     return None
 
 
-def provisioner_problem(provisioner: Literal["karpenter", "auto-mode"], version: str | None, facts: DraFacts) -> str | None:
+def provisioner_problem(provisioner: Literal["karpenter", "auto-mode"], version: str | None, facts: DraFacts) -> Verdict | None:
     """May DRA claims be served on nodes that Karpenter (`version`: its chart's) or EKS Auto Mode
-    (`version`: the cluster's Kubernetes) launches? An unknown version cannot be judged, and says so."""
+    (`version`: the cluster's Kubernetes) launches? Mandatory where the known version does not; an
+    unknown version cannot be judged, and the verdict says so (advisory). None: it does."""
     rule = facts.provisioners[provisioner]
-    since = version_tuple(rule.since) or ()
     have = version_tuple(version)
     if have is None:
-        return (
+        return Verdict(
             f"gpufleet cannot judge whether {rule.named} {version or '(version not known)'} provisions nodes for DRA claims: "
-            f"{rule.named} {rule.since} or later does ({rule.source}); use a managed node group"
+            f"{rule.named} {rule.since} or later does ({rule.source}); use a managed node group",
+            False,
         )
-    if have[:2] < since:
-        return f"{rule.named} {version} does not provision nodes for DRA claims ({rule.named} {rule.since} or later does; {rule.source}); use a managed node group"
+    if have[:2] < (version_tuple(rule.since) or ()):
+        return Verdict(
+            f"{rule.named} {version} does not provision nodes for DRA claims ({rule.named} {rule.since} or later does; {rule.source}); use a managed node group",
+            True,
+        )
     return None
 
 

@@ -21,6 +21,9 @@ from gpufleet.simulate.dra_cel_parse import CelError, CelUnsupported, parse
 from gpufleet.simulate.dra_objects import DeviceClass, DeviceRequestSpec, Node, ResourceClaim, ResourceSlice
 from gpufleet.simulate.k8s_shapes import PodClaim
 
+# The Filter's per-node refusals of a pod for its claims.
+REFUSALS = (CANNOT_ALLOCATE, NOT_AVAILABLE)
+
 # A pod's claims are tried this many times on one node at most when counting how many pods it holds.
 _MAX_PER_NODE = 64
 

@@ -394,6 +394,7 @@ def _pending(result: Placement, nodes: list[_Node], reasons: list[list[str]], re
             counted[r] += node.count
     refusal = next((n.dra.claims(result.pod).refusal for n in nodes if n.dra is not None and result.pod.claims), None)
     result.message = unavailable_message(sum(n.count for n in nodes), counted, refusal)
+    result.claims_refused = refusal is not None or any(counted[r] for r in k8s_dra.REFUSALS)
     result.pending += remaining
     result.status = PENDING
 

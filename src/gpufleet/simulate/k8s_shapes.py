@@ -151,6 +151,9 @@ class Placement:
     scaled_up: dict[str, int] = field(default_factory=dict)  # group -> new nodes its replicas need
     pending: int = 0
     message: str = ""  # the scheduler's message for the replicas left Pending
+    # Left Pending for its DRA claims: the DynamicResources plugin refused nodes, or the provisioners
+    # that could launch one refuse pods with claims.
+    claims_refused: bool = False
     notes: list[str] = field(default_factory=list)  # tight memory, assumed facts, unknown capacities
     # Nodes Karpenter launches for the replicas the groups leave Pending: per NodePool, the type, the
     # nodes and the replicas they hold (simulate/karpenter.py).

@@ -26,9 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.wording import counted
+from gpufleet.rules import dra as dra_rules
 from gpufleet.rules import karpenter_requirements
 from gpufleet.rules.cost import Price
 from gpufleet.rules.k8s import describe_taint, k8s_effect, tolerates
@@ -101,6 +103,9 @@ class Pool:
     passed_over: str | None = None  # why the provisioner never launches from it for pods (a static pool)
     capacity_key: str = ""  # the capacity-type label: a claim's requirement on it picks the capacity type launched
     region: str | None = None  # where its nodes launch (its types' prices are that region's), where known
+    # Who launches its nodes and at which version, where the plan says: ("karpenter", its chart's
+    # version) or ("auto-mode", the cluster's Kubernetes version). DRA claims are judged by it.
+    provisioner: tuple[Literal["karpenter", "auto-mode"], str | None] = ("karpenter", None)
 
 
 def order(pools: Sequence[Pool]) -> list[Pool]:
@@ -660,6 +665,20 @@ def _single_unit(pool: Pool, resource: str) -> Pool:
     return replace(pool, candidates=candidates)
 
 
+def _claims_refusals(pools: Sequence[Pool], cat: Catalog) -> list[dra_rules.Verdict]:
+    """Each distinct provisioner's verdict on launching nodes for pods with DRA claims: mandatory where
+    its known version does not, advisory where gpufleet cannot judge the version, or where the
+    provisioner does and gpufleet does not simulate its DRA scheduling."""
+    verdicts = []
+    for kind, version in dict.fromkeys(p.provisioner for p in pools):
+        verdict = dra_rules.provisioner_problem(kind, version, cat.facts.dra)
+        named = cat.facts.dra.provisioners[kind].named
+        verdicts.append(
+            verdict or dra_rules.Verdict(f"{named} {version} provisions nodes for DRA claims; gpufleet does not simulate how", False)
+        )
+    return verdicts
+
+
 def provision(
     placed: Sequence[Placement],
     pools: Sequence[Pool],
@@ -694,8 +713,14 @@ def provision(
         # refuses a request of more than one shared GPU too.
         pools = [_single_unit(p, resource) for p in pools]
     results = {id(r.pod): r for r in placed if r.status == PENDING and r.pod.replicas is not None and r.pending > 0}
+    refusals = _claims_refusals(pools, cat)
     for r in [r for r in results.values() if r.pod.claims]:
-        r.notes.append(karpenter_gaps.claims_note(cat))
+        if all(v.mandatory for v in refusals):
+            # Every pool's provisioner refuses pods with claims: they stay Pending, for their claims.
+            r.message = "; ".join([r.message, *(v.message for v in refusals)])
+            r.claims_refused = True
+        else:
+            r.notes.append(karpenter_gaps.claims_note(cat, [v.message for v in refusals if not v.mandatory]))
         del results[id(r.pod)]
     wanted = [(r.pod, r.pending) for r in results.values()]
     before = {id(pod): n for pod, n in wanted}

@@ -184,13 +184,13 @@ def _topology(pod: PodTemplate, pools: Sequence[Pool], shapes: Sequence[NodeShap
     return found
 
 
-def claims_note(cat: Catalog) -> str:
-    """A pod with resourceClaims the node groups leave Pending: Karpenter refuses it while its
-    ignore-dra-requests flag is on (the default), and its DRA scheduling once the flag is off is not
-    simulated: the pod is not provisioned here, and its verdict is not judged."""
+def claims_note(cat: Catalog, verdicts: Sequence[str]) -> str:
+    """A pod with resourceClaims the node groups leave Pending, where some NodePool's provisioner may
+    launch a node for it (`verdicts`: why that is open, per provisioner): Karpenter refuses such pods
+    while its ignore-dra-requests flag is on, and its DRA scheduling with the flag off is not
+    simulated, nor EKS Auto Mode's: the pod is not provisioned here, and its verdict is not judged."""
     fact = cat.facts.dra.karpenter
     return (
-        f"DRA: it has resourceClaims: Karpenter {cat.facts.karpenter.version} refuses such pods while its ignore-dra-requests "
-        f'flag is on, its default ("{fact.value}"; {fact.source}), and gpufleet does not simulate its DRA scheduling with the '
-        "flag off, nor EKS Auto Mode's: whether a NodePool launches a node for it is not judged"
+        f"DRA: it has resourceClaims: {'; '.join(verdicts)}. Karpenter refuses such pods while its ignore-dra-requests flag is on "
+        f'("{fact.value}"; {fact.source}): whether a NodePool launches a node for it is not judged'
     )
