@@ -96,6 +96,49 @@ def family_of(instance_type: str) -> str:
     return instance_type.split(".", 1)[0]
 
 
+@dataclass(frozen=True)
+class PartialType:
+    """A type the EC2 data lacks, known only by what public sources state (data/ec2_supplement/SOURCE.md).
+
+    It is never an InstanceType: the fields no source gives (GPU memory, EFA interfaces, network
+    cards, zones) would read as zero or absent, and the rules would answer "no" where the truth is
+    "unknown". Asking the catalog for it is refused with those fields named.
+    """
+
+    name: str
+    known: dict[str, object] = field(hash=False, compare=False)  # DescribeInstanceTypes field path -> value
+    sources: dict[str, str] = field(hash=False, compare=False)  # the same paths -> citation
+    unknown: dict[str, str] = field(hash=False, compare=False)  # field a predicate needs -> why no value is given
+    facts: dict[str, object] = field(hash=False, compare=False)  # what EC2 records do not hold (UltraServer sizes, ...)
+
+    def refusal(self, source: str) -> str:
+        """Why the catalog cannot answer for the type as an instance type: the fields it lacks."""
+        return (
+            f"not in the EC2 data of the catalog ({source}); public sources give some of its facts but not "
+            f"{', '.join(sorted(self.unknown))} (catalog/data/ec2_supplement/SOURCE.md); run `{REGENERATE}` once the EC2 data carries it"
+        )
+
+
+def record_fields(value: object, path: str = "") -> dict[str, object]:
+    """A DescribeInstanceTypes record flattened to its leaves, keyed as `GpuInfo.Gpus[0].Count`
+    (a list of objects is indexed; a list of strings is one leaf)."""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in record_fields(item, f"{path}.{key}" if path else key).items()}
+    if isinstance(value, list) and any(isinstance(item, dict) for item in value):
+        return {k: v for i, item in enumerate(value) for k, v in record_fields(item, f"{path}[{i}]").items()}
+    return {path: value}
+
+
+def _partial(name: str, entry: dict) -> PartialType:
+    return PartialType(
+        name=name,
+        known=record_fields(entry["record"]),
+        sources=dict(entry["sources"]),
+        unknown=dict(entry["unknown"]),
+        facts={key: fact["value"] for key, fact in entry["facts"].items()},
+    )
+
+
 class UnknownInstanceType(InputError, LookupError):
     """An instance type the catalog has no record of."""
 
@@ -200,6 +243,8 @@ class Catalog:
     # The curated facts, typed and checked at load (facts.py): a misspelt or missing key fails there.
     facts: CuratedFacts
     source: str
+    # Types the EC2 data lacks that public sources give some facts of; never among `types`.
+    partial: dict[str, PartialType] = field(default_factory=dict)
 
     def get(self, name: str) -> InstanceType:
         """The instance type, or UnknownInstanceType with the reason and the nearest real names."""
@@ -209,6 +254,10 @@ class Catalog:
         if not isinstance(name, str):
             # A plan's field of the wrong kind (null, a number) names no type: refused like a misspelt one.
             raise UnknownInstanceType(str(name)[:40], f"an instance type is a string, not {type(name).__name__}", [])
+        partial = self.partial.get(name)
+        if partial is not None:
+            # The name is right: a nearest-name hint would only mislead.
+            raise UnknownInstanceType(name, partial.refusal(self.source), [])
         retired = self.facts.retired_families.get(family_of(name))
         if retired:
             reason = f"{retired.reason} ({retired.source})"
@@ -311,4 +360,5 @@ def load() -> Catalog:
         regions=tuple(sorted(document["offerings"])),
         facts=facts,
         source=document["generated"]["source"],
+        partial={name: _partial(name, entry) for name, entry in document["supplemented"].items()},
     )

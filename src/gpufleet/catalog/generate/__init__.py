@@ -8,6 +8,9 @@ The file keeps, per instance type, the subset of the DescribeInstanceTypes recor
 reasons about, in the API's own shape, and the availability-zone offerings of every accelerated or
 EFA-capable type, and of the families a system node group may use, per region. One line per instance type, so a regeneration reads as a small diff.
 
+Types the source lacks but `data/ec2_supplement/instance_types.json` gives sourced facts of are
+copied into the section `supplemented`, never over a record the source has (that folder's SOURCE.md).
+
 `ecs_amis.json` maps every AMI id published under the ECS GPU and Neuron AMI variants' SSM paths to
 its accelerator, variant and version, per region: the policy pack judges a launch template's
 `imageId` with it.
@@ -25,6 +28,7 @@ from gpufleet.catalog.generate.sources import FactSource, LiveAws, MotoSnapshot
 
 DATA_FILE = DATA / "instance_types.json"
 AMI_FILE = DATA / "ecs_amis.json"
+SUPPLEMENT_FILE = DATA / "ec2_supplement" / "instance_types.json"
 REGENERATE = "python -m gpufleet.catalog.generate"
 
 # Top-level record fields kept as they are, and the NetworkInfo fields kept.
@@ -88,9 +92,16 @@ def _system_families() -> set[str]:
     return set(curated_facts()["eks"]["systemNodeFamilies"]["values"])
 
 
-def build(source: FactSource) -> dict:
-    """The catalog document, built from one source."""
+def supplement() -> dict[str, dict]:
+    """Sourced facts of instance types an EC2 source may lack, by type (data/ec2_supplement/SOURCE.md)."""
+    return json.loads(SUPPLEMENT_FILE.read_text())["instanceTypes"]
+
+
+def build(source: FactSource, supplemented: dict[str, dict] | None = None) -> dict:
+    """The catalog document, built from one source; `supplemented` (default: the supplement file)
+    fills in only the types the source lacks."""
     records = source.instance_types()
+    extra = supplement() if supplemented is None else supplemented
     types = {name: _slim(records[name]) for name in sorted(records)}
     families = _system_families()
     with_offerings = {name for name, rec in records.items() if _accelerated(rec) or name.split(".", 1)[0] in families}
@@ -106,9 +117,11 @@ def build(source: FactSource) -> dict:
             "by": REGENERATE,
             "source": source.label,
             "offerings": "availability-zone offerings of GPU, Neuron, inference-accelerator and EFA-capable types, and of the system node families",
+            "supplemented": "types the source lacks, with the facts data/ec2_supplement/instance_types.json sources",
         },
         "instanceTypes": types,
         "offerings": offerings,
+        "supplemented": {name: extra[name] for name in sorted(extra) if name not in records},
     }
 
 
@@ -143,7 +156,7 @@ def render_amis(document: dict) -> str:
 
 def render(document: dict) -> str:
     """One instance type (and one region's offerings) per line, keys sorted, stable across runs."""
-    return one_entry_a_line(document, ("instanceTypes", "offerings"))
+    return one_entry_a_line(document, ("instanceTypes", "offerings", "supplemented"))
 
 
 def main(argv: list[str] | None = None) -> int:
