@@ -57,6 +57,11 @@ class PodClaims:
     unmodelled: bool = False  # a class selects a driver whose devices are not published: no node is refused
     # selectors the allocator met outside the CEL subset while placing the pod (dra.SelectorGap)
     gaps: set[str] = field(default_factory=set, compare=False)
+    # the allocator's errors met on some node (a CEL runtime error, a request the allocator refuses):
+    # upstream's Filter returns them as an error status, and an error aborts the pod's scheduling on
+    # every node (kubernetes/kubernetes cf37f0bf pkg/scheduler/framework/plugins/dynamicresources/
+    # dynamicresources.go Filter, `case err != nil: ... Return an error to abort scheduling of it`)
+    errors: set[str] = field(default_factory=set, compare=False)
 
     def notes(self) -> list[str]:
         return [f"DRA: {u}: whether a device matches is not judged" for u in self.unjudged] + [f"DRA: {g}" for g in sorted(self.gaps)]
@@ -76,6 +81,11 @@ def _missing_class(claim: ResourceClaim, classes: set[str]) -> str | None:
                 name = request.name if request.exactly else f"{request.name}/{spec.name}"
                 return f"request {name}: {NO_CLASS.format(cls=spec.device_class_name)}"
     return None
+
+
+def _first_missing(claims: Iterable[ResourceClaim], classes: Sequence[DeviceClass]) -> str | None:
+    names = {c.name for c in classes}
+    return next((r for r in (_missing_class(c, names) for c in claims) if r), None)
 
 
 def _attributes_read(tree: tuple) -> Iterable[str]:
@@ -139,8 +149,7 @@ def resolve(claims: Sequence[PodClaim], namespace: str, world: DraWorld) -> PodC
                 unjudged.append(f"ResourceClaimTemplate {namespace}/{entry.template} is not in the plan")
             else:
                 per_pod.append(ResourceClaim(f"<pod>-{entry.name}", namespace, found.requests, found.constraints))
-    names = {c.name for c in world.classes}
-    refusal = next((r for r in (_missing_class(c, names) for c in [*per_pod, *shared]) if r), None)
+    refusal = _first_missing([*per_pod, *shared], world.classes)
     unjudged += _unjudged([*per_pod, *shared], world)
     unmodelled = _unmodelled([*per_pod, *shared], world)
     unjudged += [
@@ -175,30 +184,49 @@ def _key(claim: ResourceClaim) -> tuple[str, str]:
 
 
 def _allocate(claims: PodClaims, node: Node, slices: Sequence[ResourceSlice], world: DraWorld, held: Held) -> list[str] | None:
-    """One pod's fresh claims on the node: their device ids, None where they do not all fit; where
-    a match is not judged, the gap is kept on the claims and the node is not refused ([] held)."""
+    """One pod's fresh claims on the node: their device ids, None where they do not all fit (an
+    allocator error is kept on the claims); where a match is not judged, the gap is kept on the
+    claims and the node is not refused ([] held)."""
     fresh = [*claims.per_pod, *(c for c in claims.shared if _key(c) not in held.shared)]
     try:
         result = dra.allocate(node, fresh, world.classes, slices, held.devices, world.features)
     except dra.SelectorGap as gap:
         claims.gaps.add(str(gap))
         return []
-    except dra.AllocationError:
+    except dra.NodeAllocationError:
+        return None
+    except dra.AllocationError as err:
+        claims.errors.add(str(err))
         return None
     if result is None:
         return None
     return [r.device_id for allocation in result for r in allocation.results]
 
 
+def _refusal(claims: PodClaims, world: DraWorld, held: Held) -> str | None:
+    """PreFilter's refusal, for the claims still to allocate: a claim allocated already needs no
+    class (kubernetes/kubernetes cf37f0bf dynamicresources.go PreFilter calls validateDeviceClass
+    only for a claim whose status.allocation is nil)."""
+    if claims.refusal is None:
+        return None
+    return _first_missing([*claims.per_pod, *(c for c in claims.shared if _key(c) not in held.everywhere)], world.classes)
+
+
 def reasons(claims: PodClaims, node: Node, slices: Sequence[ResourceSlice], world: DraWorld, held: Held) -> list[str]:
     """The plugin's Filter on one node: [] where the pod's claims can all be had there."""
-    if claims.refusal:
-        return [claims.refusal]
+    refusal = _refusal(claims, world, held)
+    if refusal:
+        return [refusal]
+    if claims.errors:
+        return sorted(claims.errors)
     if claims.unmodelled:
         return []
     if any(_key(c) in held.everywhere and _key(c) not in held.shared for c in claims.shared):
         return [NOT_AVAILABLE]
-    return [CANNOT_ALLOCATE] if _allocate(claims, node, slices, world, held) is None else []
+    devices = _allocate(claims, node, slices, world, held)
+    if claims.errors:
+        return sorted(claims.errors)
+    return [CANNOT_ALLOCATE] if devices is None else []
 
 
 def take(claims: PodClaims, node: Node, slices: Sequence[ResourceSlice], world: DraWorld, held: Held, times: int) -> None:

@@ -392,9 +392,12 @@ def _pending(result: Placement, nodes: list[_Node], reasons: list[list[str]], re
     for node, found in zip(nodes, reasons, strict=True):
         for r in found:
             counted[r] += node.count
-    refusal = next((n.dra.claims(result.pod).refusal for n in nodes if n.dra is not None and result.pod.claims), None)
+    claims = next((n.dra.claims(result.pod) for n in nodes if n.dra is not None and result.pod.claims), None)
+    # PreFilter's refusal stands alone, where the nodes' reasons are it (a claim allocated already needs no class).
+    refusal = claims.refusal if claims is not None and claims.refusal in counted else None
     result.message = unavailable_message(sum(n.count for n in nodes), counted, refusal)
-    result.claims_refused = refusal is not None or any(counted[r] for r in k8s_dra.REFUSALS)
+    # An allocator error aborts the pod's scheduling on every node (the plugin's Filter returns it).
+    result.claims_refused = claims is not None and (refusal is not None or bool(claims.errors) or any(counted[r] for r in k8s_dra.REFUSALS))
     result.pending += remaining
     result.status = PENDING
 
