@@ -10,18 +10,17 @@ import pytest
 
 from gpufleet.simulate import dra, dra_cel, dra_cel_parse, dra_objects
 from gpufleet.simulate.dra_objects import Device, DraShapeError, read_quantity
+from tests.go_tables import table_cases
 from tests.simulate import dra_suite
 from tests.simulate.dra_suite import C0, DRIVER_A, N1, ONE_A, A, claim, device, device_class, request, slice_
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "kubernetes-dra" / "allocator_testing.go"
 # the testcases map literal of func TestAllocator (v0.35.6): its entries are indented by two tabs
 _TABLE = (950, 6054)
-_CASE = re.compile(r'^\t\t"([^"]+)": \{', re.M)
 
 
 def _upstream_cases() -> dict[str, int]:
-    lines = FIXTURE.read_text().splitlines()
-    return {m.group(1): n for n, line in enumerate(lines[_TABLE[0] - 1 : _TABLE[1]], _TABLE[0]) if (m := _CASE.match(line))}
+    return table_cases(FIXTURE, *_TABLE)
 
 
 def test_census_holds_every_upstream_case_translated_or_left_out_with_a_reason():

@@ -5,7 +5,6 @@ status aborts the pod)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -13,19 +12,19 @@ import pytest
 from gpufleet.simulate import dra, dra_objects, k8s_dra
 from gpufleet.simulate.dra_pools import selector_matches
 from gpufleet.simulate.k8s_shapes import PodClaim
+from tests.go_tables import table_cases
 from tests.simulate import dra_plugin_suite as suite
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "kubernetes-dra-plugin" / "dynamicresources_test.go"
 # the testcases map literal of func TestPlugin (L901): its entries are indented by two tabs, and
 # the driver's loop over it starts at L2361
 _TABLE = (902, 2360)
-_CASE = re.compile(r'^\t\t"([^"]+)": \{', re.M)
 
 
 def _upstream_cases() -> dict[str, int]:
     lines = FIXTURE.read_text().splitlines()
     assert lines[_TABLE[0] - 2].startswith("func TestPlugin(") and lines[_TABLE[1]].startswith("\tfor name, tc := range testcases")
-    return {m.group(1): n for n, line in enumerate(lines[_TABLE[0] - 1 : _TABLE[1]], _TABLE[0]) if (m := _CASE.match(line))}
+    return table_cases(FIXTURE, *_TABLE)
 
 
 def test_census_holds_every_upstream_case_translated_or_left_out_with_a_reason():
