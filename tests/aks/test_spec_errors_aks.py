@@ -19,6 +19,7 @@ test_refused = refused_cases({
     "mig_on_a_gpu_without_it": (MIG, "gpufleet:aks.nodePools[0].vmSize", "Standard_NC4as_T4_v3", ["gpufleet:aks.nodePools[0].migProfile = 'MIG1g': Standard_NC4as_T4_v3's NVIDIA T4 does not support multi-instance GPUs", "[rule: aks-mig-profile]"]),
     "a_mig_profile_outside_the_enum": (MIG, "gpufleet:aks.nodePools[0].migProfile", "MIG5g", ["gpufleet:aks.nodePools[0].migProfile = 'MIG5g': Input should be 'MIG1g', 'MIG2g', 'MIG3g', 'MIG4g' or 'MIG7g'"]),
     "time_sharing_is_refused_on_aks": (OPERATOR, "gpufleet:aks.gpuOperator.timeSlicingReplicas", 4, ["gpufleet:aks.gpuOperator.timeSlicingReplicas = 4: AKS does not support GPU time-sharing", "[rule: aks-time-sharing]"]),
+    "dra_until_aks_documents_it": (MIG, "gpufleet:aks.nodePools[0].allocation", "dra", ["gpufleet:aks.nodePools[0].allocation = 'dra': AKS does not document DRA for GPU node pools yet", "github.com/Azure/AKS/issues/5962", "[rule: aks-dra]"]),
     "more_mig_instances_than_a_node_advertises": (MIG, "gpufleet:aks.workloads[0].gpus", 8, ["gpufleet:aks.workloads[0].gpus = 8: a node of pool a100mig advertises 7 nvidia.com/gpu: the pods never schedule [rule: aks-gpus-fit-node]"]),
 })
 

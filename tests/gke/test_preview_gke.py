@@ -16,7 +16,7 @@ from gpufleet.catalog import tokens
 from tests.conftest import check_golden, inputs_by_name, plans_of, run_cli
 from tests.gke.test_spec_errors_gke import SLICES
 
-STACKS = ("gke-a100-mig", "gke-l4-timeshare")
+STACKS = ("gke-a100-mig", "gke-l4-timeshare", "gke-l4-dra")
 
 
 plans = plans_of(STACKS)
@@ -179,3 +179,28 @@ def test_diff_names_the_gpu_and_sharing_change_and_the_replacement(tmp_path):
     assert "gke l4-shared (g2-standard-24): instance type g2-standard-8 -> g2-standard-24; GPUs (desired) 2 -> 4; GPU driver and sharing LATEST, TIME_SHARING x4 -> LATEST, TIME_SHARING x2" in out
     assert "the GKE node pool is replaced (nodeConfig.guestAccelerators[0].count, nodeConfig.guestAccelerators[0].gpuSharingConfig.maxSharedClientsPerGpu, nodeConfig.machineType cannot change in place)" in out
     assert json.loads(after.read_text())["summary"]["groups"][0]["gpuResourcesPerInstance"] == 4  # 2 L4 x 2 clients
+
+
+def test_the_dra_pool_is_made_as_gke_s_dra_guide_says_and_every_claim_is_allocated(plans):
+    from gpufleet.catalog import catalog
+    from gpufleet.gke.driver_installer import installer_manifest
+
+    plan, gke = plans["gke-l4-dra"], catalog.load().facts.gke
+    pool = inputs_by_name(plan, tokens.GKE_NODE_POOL)["inference-l4-dra"]
+    [accelerator] = pool["nodeConfig"]["guestAccelerators"]
+    assert accelerator["gpuDriverInstallationConfig"] == {"gpuDriverVersion": gke.dra.driver.value}
+    assert gke.dra.node_labels.values.items() <= pool["nodeConfig"]["labels"].items()
+    # GKE's driver installer as upstream writes it, and the DRA driver pointed at the driver it installs.
+    [installer] = inputs_by_name(plan, "kubernetes:apps/v1:DaemonSet").values()
+    assert installer["spec"] == installer_manifest(gke.dra.driver_installer.value)["spec"]
+    [release] = inputs_by_name(plan, tokens.HELM_RELEASE).values()
+    assert release["values"]["nvidiaDriverRoot"] == "/home/kubernetes/bin/nvidia/"
+    assert release["values"]["kubeletPlugin"]["priorityClassName"] == ""
+    # The pods claim their L4s, and the simulated DynamicResources plugin allocates every claim.
+    pods = {p["pod"]: p for p in plan["placement"]["pods"]}
+    assert pods["Deployment default/llm-serve"]["status"] == pods["Deployment default/embeddings"]["status"] == "scheduled"
+    claims = {r["type"].rsplit(":", 1)[1] for r in plan["resources"] if r["type"].startswith("kubernetes:resource.k8s.io/v1:")}
+    assert claims == {"ResourceClaimTemplate", "ResourceClaim"}
+    judged = {v["policy"] for v in plan["policy"]["violations"]}
+    assert not judged & {"dra-claims-satisfiable", "dra-api-version", "rules-not-judged", "gke-gpu-driver"}
+    assert [v for v in plan["policy"]["violations"] if v["level"] == "mandatory"] == []

@@ -81,7 +81,7 @@ def test_pool_size_and_cluster_access(stack_variant):
     err = _errors(stack_variant(edit, MIG))
     assert "give exactly one of nodeCount (a fixed pool) and autoscaling" in err and "[rule: gke-pool-size]" in err
     err = _errors(stack_variant(lambda c: c["gpufleet:gke"].pop("kubernetes"), MIG))
-    assert "gpufleet:gke.kubernetes = null: workloads and the GPU Operator on an existing cluster are installed through its kubeconfig: give kubernetes.context [rule: kubernetes-access]" in err
+    assert "gpufleet:gke.kubernetes = null: workloads, the GPU Operator and a DRA pool's drivers on an existing cluster are installed through its kubeconfig: give kubernetes.context [rule: kubernetes-access]" in err
 
 
 def test_more_replicas_than_the_pool_holds(refused):
@@ -147,3 +147,42 @@ def test_a_cluster_name_too_long_for_the_gpu_operator_s_release(stack_variant):
     assert f"gpufleet:gke.cluster.name = '{'c' * 32}': the Helm release '{'c' * 32}-gpu-operator-<8 random hex>' of chart gpu-operator" in err
     assert "of chart gpu-operator: its name is 54 characters; Helm takes at most 53; a name of at most 31 characters fits" in err
     assert "[rule: helm-names-fit]" in err
+
+
+DRA = "gke-l4-dra"
+
+# GKE's DRA pools (docs/dra.md "GKE and AKS"): each refusal with the source it cites.
+test_refused_on_a_dra_pool = refused_cases({
+    "a_cluster_older_than_the_dra_api": (DRA, "gpufleet:gke.cluster.create.version", "1.33", ["gpufleet:gke.cluster.create.version = '1.33': node pool l4-dra: Kubernetes 1.33 does not serve resource.k8s.io/v1: it needs 1.34 or later", "[rule: dra-api-version]"]),
+    "a_cluster_version_left_to_the_channel": (DRA, "gpufleet:gke.cluster.create.version", None, ["gpufleet:gke.cluster.create.version = null: node pool l4-dra: the cluster's Kubernetes version is not known", "[rule: dra-api-version]"]),
+    "gke_installing_the_driver": (DRA, "gpufleet:gke.nodePools[0].driver", "LATEST", ["gpufleet:gke.nodePools[0].driver = 'LATEST': GKE installs the driver with LATEST, which GKE does not support with DRA: use INSTALLATION_DISABLED", "set-up-dra", "[rule: gke-gpu-driver]"]),
+    "gke_time_sharing": (DRA, "gpufleet:gke.nodePools[0].sharing", {"strategy": "TIME_SHARING", "maxSharedClientsPerGpu": 2}, ["gpufleet:gke.nodePools[0].sharing = 'TIME_SHARING': sharing TIME_SHARING on a pool with allocation: dra: GKE's DRA guide lists time-sharing GPUs", "[rule: gke-dra-sharing]"]),
+    "a_mig_claim": (DRA, "gpufleet:gke.workloads[0].migProfile", "1g.5gb", ["gpufleet:gke.workloads[0].migProfile = '1g.5gb': migProfile 1g.5gb on a pool with allocation: dra", "multi-instance GPUs", "[rule: gke-dra-sharing]"]),
+    "gke_s_device_plugin_back_on": (DRA, "gpufleet:gke.nodePools[0].labels", {"gke-no-default-nvidia-gpu-device-plugin": "false"}, ["gpufleet:gke.nodePools[0].labels.gke-no-default-nvidia-gpu-device-plugin = 'false': a DRA pool's nodes carry gke-no-default-nvidia-gpu-device-plugin=true: both the NVIDIA device plugin and the DRA driver would allocate its GPUs", "[rule: dra-one-allocator]"]),
+    "a_shared_claim_on_a_device_plugin_pool": (SHARED, "gpufleet:gke.workloads[0].sharedGpu", True, ["gpufleet:gke.workloads[0].sharedGpu = true: node pool l4-shared serves nvidia.com/gpu: claims need its allocation: dra [rule: dra-claims]"]),
+})
+
+
+def test_a_dra_pool_with_mig_partitions(stack_variant):
+    def edit(c):
+        at(c, "gpufleet:gke.nodePools[0]").update(machineType="a2-highgpu-2g", zones=["us-central1-a"], partitionSize="1g.5gb")
+
+    err = _errors(stack_variant(edit, DRA))
+    assert "gpufleet:gke.nodePools[0].partitionSize = '1g.5gb': partitionSize 1g.5gb on a pool with allocation: dra" in err
+    assert "[rule: gke-dra-sharing]" in err
+
+
+def test_the_gpu_operator_s_driver_beside_gke_s_installer(stack_variant):
+    err = _errors(stack_variant(lambda c: c["gpufleet:gke"].update(gpuOperator={"driver": True}), DRA))
+    assert "the GPU Operator would install a second driver on the pool, where GKE's DRA guide has GKE's NVIDIA driver installer install it" in err
+    assert "[rule: gke-gpu-driver]" in err
+
+
+def test_a_dra_pool_of_an_existing_cluster_needs_access_and_its_version(stack_variant):
+    def edit(c):
+        c["gpufleet:gke"]["cluster"].pop("create")
+        c["gpufleet:gke"]["workloads"] = []
+
+    err = _errors(stack_variant(edit, DRA))
+    assert "gpufleet:gke.kubernetes = null: workloads, the GPU Operator and a DRA pool's drivers on an existing cluster" in err
+    assert "gpufleet:gke.nodePools[0].allocation = 'dra': node pool l4-dra: the cluster's Kubernetes version is not known" in err

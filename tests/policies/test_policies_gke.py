@@ -89,6 +89,26 @@ def test_exactly_one_driver(judge):
     assert "two drivers" in findings(result, "gke-gpu-driver", "gke-driver")[0]
 
 
+def test_a_dra_pool_takes_no_driver_from_gke_or_the_operator(judge):
+    """A pool with GKE's DRA labels (curated gke.dra.nodeLabels) gets its driver from GKE's installer."""
+    from gpufleet.catalog import catalog
+
+    labels = dict(catalog.load().facts.gke.dra.node_labels.values)
+
+    def dra_pool(name: str, driver: str) -> dict:
+        pool = _pool(name, "g2-standard-8", _gpu("nvidia-l4", 1, driver))
+        pool["inputs"]["nodeConfig"]["labels"] = labels
+        return pool
+
+    pools = [dra_pool("dra-gke-driver", "LATEST"), dra_pool("dra-disabled", "INSTALLATION_DISABLED")]
+    result = judge(pools)
+    assert "GKE installs the driver with LATEST, which GKE does not support with DRA" in findings(result, "gke-gpu-driver", "dra-gke-driver")[0]
+    assert findings(result, "gke-gpu-driver", "dra-disabled") == []
+    operator = resource(tokens.HELM_RELEASE, "gpu-operator", {"chart": "gpu-operator", "values": {"driver": {"enabled": True}}})
+    result = judge([*pools, operator])
+    assert "the GPU Operator would install a second driver" in findings(result, "gke-gpu-driver", "dra-disabled")[0]
+
+
 def test_one_shared_gpu_per_container(judge):
     shared = _gpu("nvidia-l4", 1, gpuSharingConfig={"gpuSharingStrategy": "MPS", "maxSharedClientsPerGpu": 8})
     result = judge(

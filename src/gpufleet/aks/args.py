@@ -55,6 +55,11 @@ class AksNodePoolArgs(SpecModel):
     autoscaling: AksAutoscalingArgs | None = Field(None, description="Autoscaling bounds (absent with nodeCount).")
     spot: bool = Field(False, description="Spot priority (evictable); absent runs regular VMs.")
     labels: dict[str, str] = Field(default_factory=dict, description="Extra Kubernetes labels on the nodes.")
+    allocation: Literal["device-plugin", "dra"] = Field(
+        "device-plugin",
+        description="How pods get the pool's GPUs: the device plugin's nvidia.com/gpu. dra is refused on AKS until AKS "
+        "documents Dynamic Resource Allocation for GPU pools (its managed NVIDIA DRA driver is in development).",
+    )
 
     @model_validator(mode="after")
     def _one_size(self) -> AksNodePoolArgs:

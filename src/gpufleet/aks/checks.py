@@ -65,5 +65,8 @@ def _check_pool(pool: AksNodePoolArgs, aks: AksFacts, operator_installs_driver: 
     reason = aks_rules.driver_problem(pool.driver, operator_installs_driver, aks)
     if reason:
         found.append(Violation("aks-gpu-driver", ("driver",), pool.driver, reason))
+    reason = aks_rules.dra_problem(pool.allocation, aks)
+    if reason:
+        found.append(Violation("aks-dra", ("allocation",), pool.allocation, reason))
     advertised = aks_rules.gpu_resources_per_node(node, pool.mig_profile, aks) if isinstance(node, AksGpus) and not found else None
     return found, advertised

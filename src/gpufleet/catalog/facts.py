@@ -501,6 +501,22 @@ class GkeLabels(Sourced):
     node_pool: str
 
 
+class ChartValues(Sourced):
+    """Helm values a platform sets over a chart's, with where they come from."""
+
+    values: dict[str, Any]
+
+
+class GkeDra(_Facts):
+    """What GKE's DRA guide asks of a GPU pool whose GPUs the NVIDIA DRA driver serves."""
+
+    node_labels: Labels
+    driver: Value  # the pool's gpuDriverVersion
+    sharing_refused: Value  # why GKE's own GPU sharing is refused on such a pool
+    driver_installer: Value  # the NVIDIA driver installer's manifest, under catalog/data
+    chart_values: ChartValues  # the DRA driver's values on GKE, over the chart's
+
+
 class GkeFacts(_Facts):
     node_repair: Value
     accelerators: dict[str, GpuModel]
@@ -523,6 +539,7 @@ class GkeFacts(_Facts):
     shared_request_max: int
     sharing_source: str
     operator_node_labels: Labels
+    dra: GkeDra
 
     @model_validator(mode="after")
     def _accelerators_known(self) -> GkeFacts:
@@ -560,6 +577,7 @@ class AksFacts(_Facts):
     pool_label_source: str
     deprecated_node_labels: Supported  # does its cloud-node-manager set eks.wellKnownLabels.cloudDeprecated
     critical_addons_taint: Taint  # what onlyCriticalAddonsEnabled puts on a cluster's default pool
+    dra: Value  # why a pool is not given to the DRA driver
 
     @model_validator(mode="after")
     def _gpus_known(self) -> AksFacts:

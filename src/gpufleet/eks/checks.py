@@ -27,6 +27,7 @@ from gpufleet.eks.resolved import (
 )
 from gpufleet.k8s import releases
 from gpufleet.k8s.args import KubernetesArgs
+from gpufleet.k8s.dra_claims import claim_field, plugin_group_claim
 from gpufleet.karpenter.checks import check_pools
 from gpufleet.network import zones
 from gpufleet.platform.capacity import offered_and_purchasable
@@ -270,21 +271,17 @@ def _dra(fleet: EksFleetArgs, cat: Catalog) -> Iterator[Violation]:
             )
     groups = {ng.name: ng for ng in fleet.node_groups}
     for i, wl in enumerate(fleet.workloads):
-        if not (wl.mig_profile or wl.shared_gpu):
+        claimed = claim_field(wl)
+        if claimed is None:
             continue
-        field, value = ("migProfile", wl.mig_profile) if wl.mig_profile else ("sharedGpu", wl.shared_gpu)
+        field, value = claimed
         target = groups.get(wl.node_pool)
         if target is None:
             if wl.node_pool in {p.name for p in fleet.node_pools}:
                 yield Violation("dra-provisioner", ("workloads", i, field), value, _pool_claims_reason(fleet, cat))
             continue
         if not dra(target):
-            yield Violation(
-                "dra-claims",
-                ("workloads", i, field),
-                value,
-                f"node group {target.name} serves nvidia.com/gpu: claims need its allocation: dra",
-            )
+            yield plugin_group_claim(i, field, value, f"node group {target.name}")
         elif wl.mig_profile:
             yield from (v.under("workloads", i) for v in _mig_claim(wl.mig_profile, target, fleet, cat))
 

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from gpufleet.k8s.args import GpuOperatorArgs, GpuWorkloadArgs
+from gpufleet.k8s.args import ClaimedGpuWorkloadArgs, GpuOperatorArgs
 from gpufleet.platform.model import CatalogChoice, SpecModel, rule_error
 
 Driver = Annotated[str, CatalogChoice(lambda cat: cat.facts.gke.driver_installed_by)]
@@ -84,6 +84,13 @@ class GkeNodePoolArgs(SpecModel):
     autoscaling: NodeAutoscalingArgs | None = Field(None, description="Autoscaling bounds per zone (absent with nodeCount).")
     spot: bool = Field(False, description="Spot VMs (preemptible at any time); absent runs on-demand.")
     labels: dict[str, str] = Field(default_factory=dict, description="Extra Kubernetes labels on the nodes.")
+    allocation: Literal["device-plugin", "dra"] = Field(
+        "device-plugin",
+        description="How pods get the pool's GPUs: GKE's device plugin's nvidia.com/gpu, or dra: as GKE's DRA guide "
+        "sets a pool up (driver INSTALLATION_DISABLED, GKE's device plugin off by label), gpufleet installs GKE's "
+        "NVIDIA driver installer and the NVIDIA DRA driver, and workloads claim the GPUs through ResourceClaims "
+        "(needs cluster.create.version 1.34 or later; no partitionSize or sharing).",
+    )
 
     @model_validator(mode="after")
     def _one_size(self) -> GkeNodePoolArgs:
@@ -104,6 +111,12 @@ class GkeClusterCreateArgs(SpecModel):
     """A regional GKE Standard cluster gpufleet creates, with its default pool removed and a system pool."""
 
     release_channel: Literal["RAPID", "REGULAR", "STABLE"] = Field("REGULAR", description="GKE release channel.")
+    version: str | None = Field(
+        None,
+        pattern=r"^1\.\d{2}$",
+        description="Kubernetes minor version the control plane runs at least (minMasterVersion, e.g. 1.35; GKE "
+        "upgrades it within the release channel); absent lets the channel choose, which gpufleet cannot judge.",
+    )
     network: str = Field("default", min_length=1, description="VPC network name.")
     subnetwork: str | None = Field(None, min_length=1, description="Subnetwork name; absent uses the network's subnetwork of the region.")
     deletion_protection: bool = Field(True, description="Refuse to delete the cluster until this is set false.")
@@ -137,7 +150,7 @@ class GkeFleetArgs(SpecModel):
     kubernetes: GkeKubernetesArgs | None = Field(
         None, description="Cluster access for the workloads; absent installs nothing in the cluster."
     )
-    workloads: list[GpuWorkloadArgs] = Field(default_factory=list, description="GPU workloads.")
+    workloads: list[ClaimedGpuWorkloadArgs] = Field(default_factory=list, description="GPU workloads.")
     gpu_operator: GpuOperatorArgs | None = Field(
         None,
         description="Install the NVIDIA GPU Operator instead of GKE's device plugin (and driver, when its driver is on); absent uses GKE's GPU stack.",

@@ -12,9 +12,11 @@ import pulumi_kubernetes as k8s
 from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.gke.args import GkeClusterCreateArgs, GkeFleetArgs, GkeKubernetesArgs
+from gpufleet.gke.driver_installer import GkeDriverInstaller
 from gpufleet.gke.node_pool import GkeGpuNodePool
-from gpufleet.gke.resolved import gpu_tolerations, workload_selector
+from gpufleet.gke.resolved import dra, dra_pool_taints, fleet_labels, gpu_tolerations, workload_claim, workload_selector
 from gpufleet.k8s import releases
+from gpufleet.k8s.dra_driver import DraDriver
 from gpufleet.k8s.gpu_operator import GpuOperator
 from gpufleet.k8s.gpu_workload import GpuWorkload
 from gpufleet.k8s.kubeconfig import exec_kubeconfig
@@ -37,9 +39,6 @@ class GkeFleet(pulumi.ComponentResource):
         cluster_name: pulumi.Input[str] = args.cluster.name
         if args.cluster.create is not None:
             cluster_name = self._create_cluster(name, args, child).name
-        facts = cat.facts
-        # With the GPU Operator: GKE's device plugin stays off, node feature discovery selects the GPU nodes.
-        operator_labels = {**facts.gke.operator_node_labels.values, **facts.eks.accelerator_labels.nvidia} if args.gpu_operator else None
         self.node_pools = {
             pool.name: GkeGpuNodePool(
                 f"{name}-{pool.name}",
@@ -47,7 +46,7 @@ class GkeFleet(pulumi.ComponentResource):
                 cluster=cluster_name,
                 location=args.region,
                 project=args.project,
-                extra_labels=operator_labels,
+                extra_labels=fleet_labels(pool, args.gpu_operator is not None, cat),
                 # GKE taints GPU nodes only when the cluster has other pools: the system pool first.
                 opts=pulumi.ResourceOptions(
                     parent=self, provider=self.provider, depends_on=[self.system_pool] if self.system_pool else None
@@ -56,7 +55,7 @@ class GkeFleet(pulumi.ComponentResource):
             )
             for pool in args.node_pools
         }
-        if args.workloads or args.gpu_operator:
+        if args.workloads or args.gpu_operator or any(dra(p) for p in args.node_pools):
             self._kubernetes(name, args)
         self.register_outputs({"nodePools": {n: p.node_pool.id for n, p in self.node_pools.items()}})
 
@@ -70,6 +69,7 @@ class GkeFleet(pulumi.ComponentResource):
             network=create.network,
             subnetwork=create.subnetwork,
             release_channel={"channel": create.release_channel},
+            min_master_version=create.version,
             deletion_protection=create.deletion_protection,
             # The default pool goes: the system pool and the GPU pools are managed as node pools.
             remove_default_node_pool=True,
@@ -122,6 +122,8 @@ class GkeFleet(pulumi.ComponentResource):
                 cat=cat,
             )
             after.append(self.gpu_operator)
+        if any(dra(p) for p in args.node_pools):
+            after += self._dra_drivers(name, args, after)
         tolerations = gpu_tolerations(cat)
         self.workloads = [
             GpuWorkload(
@@ -132,6 +134,21 @@ class GkeFleet(pulumi.ComponentResource):
                 # The pods need the pool's nodes (and the operator's device plugin, when it runs).
                 opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=after),
                 cat=cat,
+                claim=workload_claim(wl, pools, cat),
             )
             for wl in args.workloads
         ]
+
+    def _dra_drivers(self, name: str, args: GkeFleetArgs, after: list[pulumi.Resource]) -> list[pulumi.Resource]:
+        """What GKE's DRA guide installs for DRA pools: GKE's NVIDIA driver installer (the pools take
+        no driver from GKE), then the NVIDIA DRA driver with GKE's values, on the pools' nodes."""
+        opts = pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=list(after))
+        self.driver_installer = GkeDriverInstaller(f"{name}-nvidia-driver-installer", opts=opts, cat=self._cat)
+        self.dra_driver = DraDriver(
+            releases.component_name(name, releases.DRA_DRIVER),
+            dra_pool_taints(args, self._cat),
+            opts=pulumi.ResourceOptions(parent=self, provider=self.k8s_provider, depends_on=[*after, self.driver_installer]),
+            cat=self._cat,
+            values=self._cat.facts.gke.dra.chart_values.values,
+        )
+        return [self.driver_installer, self.dra_driver]

@@ -41,6 +41,9 @@ def _pool(pool, cat) -> dict:
         "zones": list(pool.zones),
         "repair": gke.node_repair.value,
     }
+    if pool.allocation == "dra":
+        # The pool's driver comes from GKE's driver installer DaemonSet, its GPUs from the DRA driver.
+        group |= {"allocation": pool.allocation, "driverInstalledBy": "gke-driver-installer"}
     if pool.partition_size is not None:
         group["partitionSize"] = pool.partition_size
     if pool.sharing is not None:

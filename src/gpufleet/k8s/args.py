@@ -110,7 +110,7 @@ class GpuWorkloadArgs(WorkloadArgsBase):
 
 
 class ClaimedGpuWorkloadArgs(GpuWorkloadArgs):
-    """A GPU workload of an EKS fleet. On a node group with `allocation: dra` its pods claim their
+    """A GPU workload of an EKS or GKE fleet. On a group with `allocation: dra` its pods claim their
     devices through resource.k8s.io ResourceClaims (whole GPUs, MIG instances of one profile, or one
     GPU shared by every pod) instead of asking for nvidia.com/gpu."""
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from gpufleet.catalog.facts import DraFacts
 from gpufleet.k8s.args import ClaimedGpuWorkloadArgs
+from gpufleet.platform.model import Violation
 
 # The name of the claim inside the pod (spec.resourceClaims[].name, containers[].resources.claims[].name).
 POD_CLAIM = "gpu"
@@ -51,3 +52,18 @@ def workload_claim(wl: ClaimedGpuWorkloadArgs, facts: DraFacts) -> Claim:
 def claim_object(claim: Claim, facts: DraFacts) -> dict:
     """The claim as the API takes it (apiVersion, kind, metadata, spec)."""
     return {"apiVersion": facts.api.api_version, "kind": claim.kind, "metadata": {"name": claim.name}, "spec": claim.spec}
+
+
+def claim_field(wl: ClaimedGpuWorkloadArgs) -> tuple[str, object] | None:
+    """The field that makes the workload's request a DRA claim only (migProfile, else sharedGpu), with
+    its value; None when it asks for whole GPUs, which the device plugin serves as well."""
+    if wl.mig_profile:
+        return "migProfile", wl.mig_profile
+    if wl.shared_gpu:
+        return "sharedGpu", wl.shared_gpu
+    return None
+
+
+def plugin_group_claim(i: int, field: str, value: object, group: str) -> Violation:
+    """Workload `i` asks a claim (`field`) of `group` (e.g. "node pool l4"), whose GPUs the device plugin serves."""
+    return Violation("dra-claims", ("workloads", i, field), value, f"{group} serves nvidia.com/gpu: claims need its allocation: dra")

@@ -180,7 +180,8 @@ def with_slices(shapes: Sequence[NodeShape], index: Index, cat: Catalog) -> tupl
         slices: list[dra_objects.ResourceSlice] = [s for s in declared if s.node_name is None]
         if any(_plugin_runs(r, shape, cat) for r in releases if _enabled(r, "gpus")):
             it = cat.find(shape.instance_type)
-            published, unknown = dra_slices.node_slices(shape.group, it.gpu if it else None, shape.labels, cat.facts.dra)
+            gpu = shape.gpu or (it.gpu if it else None)
+            published, unknown = dra_slices.node_slices(shape.group, gpu, shape.labels, cat.facts.dra)
             slices += published
             if unknown:
                 gaps.append(f"node group {shape.group}: its DRA devices are not known: {unknown}")

@@ -1,6 +1,6 @@
 """What a plan installs for Dynamic Resource Allocation, read once for the pack's DRA rules: which
 NVIDIA node groups the NVIDIA DRA driver and the NVIDIA device plugin serve, which resources write
-the DRA API (and at which version), and the EKS clusters' Kubernetes versions.
+the DRA API (and at which version), and the EKS and GKE clusters' Kubernetes versions.
 
 A release serves a group when its pods would run on the group's nodes by the labels the plan gives
 them, plus the one node feature discovery adds at run time on every NVIDIA node
@@ -41,7 +41,7 @@ class ServedGroup:
 class DraInstall:
     groups: tuple[ServedGroup, ...]
     writes: tuple[tuple[str, str], ...]  # (URN, the DRA API version it needs) of each DRA object and driver
-    clusters: tuple[tuple[str, str | None], ...]  # (URN, Kubernetes version or None) of each EKS cluster
+    clusters: tuple[tuple[str, str | None], ...]  # (URN, Kubernetes version or None) of each EKS or GKE cluster
     # (URN, name, instance type) of each EKS node group (its instanceTypes or its launch template's), by
     # name: the catalog may lack the type (p6e-gb200 is not in moto's snapshot).
     typed_groups: tuple[tuple[str, str, str], ...] = ()
@@ -92,6 +92,11 @@ def _plugin_serves(index: Index, labels: Mapping[str, str], cat: Catalog) -> boo
     return False
 
 
+# Where a cluster names its Kubernetes version: an EKS cluster's version, a GKE cluster's minimum
+# control-plane version (GKE upgrades it, never below: what serves the API at that version still does).
+CLUSTER_VERSIONS = {tokens.EKS_CLUSTER: "version", tokens.GKE_CLUSTER: "minMasterVersion"}
+
+
 def read(index: Index, cat: Catalog) -> DraInstall:
     drivers = [r for r in index.of(tokens.HELM_RELEASE) if _chart_name(r) in DRIVER_CHARTS]
     groups = []
@@ -105,6 +110,10 @@ def read(index: Index, cat: Catalog) -> DraInstall:
     api = cat.facts.dra.api.api_version
     writes = [(r.urn, r.type.split(":")[1]) for r in index.resources if r.type.startswith(f"kubernetes:{API_GROUP}")]
     writes += [(d.urn, api) for d in drivers]
-    clusters = [(c.urn, v if isinstance(v := c.props.get("version"), str) else None) for c in index.of(tokens.EKS_CLUSTER)]
+    clusters = [
+        (c.urn, v if isinstance(v := c.props.get(field), str) else None)
+        for token, field in CLUSTER_VERSIONS.items()
+        for c in index.of(token)
+    ]
     typed_groups = [(g.urn, g.name, t) for g in index.of(tokens.EKS_NODE_GROUP) for t in eks_instance_types(g, index, cat)[0]]
     return DraInstall(tuple(groups), tuple(writes), tuple(clusters), tuple(typed_groups), len(index.of(tokens.DRA_COMPUTE_DOMAIN)))

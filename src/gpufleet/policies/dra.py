@@ -59,7 +59,8 @@ def _unknown_versions(args: StackValidationArgs) -> list[tuple[str, str]]:
     found = _read(args, catalog.load())
     if found.writes and not [v for _, v in found.clusters if v is not None]:
         return [
-            (urn, f"it writes {api}, and the plan holds no EKS cluster whose Kubernetes version serves it") for urn, api in found.writes
+            (urn, f"it writes {api}, and the plan holds no EKS or GKE cluster whose Kubernetes version serves it")
+            for urn, api in found.writes
         ]
     return []
 

@@ -101,8 +101,11 @@ def _validate_driver(args: StackValidationArgs, report: ReportViolation) -> None
         if r.resource_type != tokens.GKE_NODE_POOL or _gpus(r.props, gke) is None:
             continue
         driver = get(_accelerator(r.props), "gpuDriverInstallationConfig", "gpuDriverVersion")
+        labels = get(r.props, "nodeConfig", "labels")
+        dra = gke_rules.dra_pool({str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}, gke)
+        problem = gke_rules.dra_driver_problem if dra else gke_rules.driver_problem
         # Without the block the API's default applies: GPU_DRIVER_VERSION_UNSPECIFIED, no driver.
-        reason = gke_rules.driver_problem(driver if isinstance(driver, str) else "GPU_DRIVER_VERSION_UNSPECIFIED", operator, gke)
+        reason = problem(driver if isinstance(driver, str) else "GPU_DRIVER_VERSION_UNSPECIFIED", operator, gke)
         if reason:
             report(f"node pool {r.name!r}: {reason}", r.urn)
 

@@ -62,3 +62,10 @@ def parse_taint(text: str) -> dict | None:
     head, _, effect = text.rpartition(":")
     key, _, value = head.partition("=")
     return {"key": key, "value": value, "effect": effect} if key and effect else None
+
+
+def dra_problem(allocation: str, aks: AksFacts) -> str | None:
+    """DRA asked of an AKS GPU pool, which AKS does not document yet."""
+    if allocation != "dra":
+        return None
+    return f"{aks.dra.value} ({aks.dra.source})"

@@ -130,3 +130,33 @@ def gpu_resources_per_node(node: GkeGpus, partition_size: str | None, max_shared
     """How many nvidia.com/gpu one node advertises: a GPU per partition, times the clients sharing each."""
     per_gpu = gke.mig_partitions[node.accelerator][partition_size] if partition_size else 1
     return node.count * per_gpu * (max_shared_clients or 1)
+
+
+def dra_pool(labels: Mapping[str, str], gke: GkeFacts) -> bool:
+    """Is the pool set up for the NVIDIA DRA driver, by the node labels GKE's DRA guide gives it?"""
+    return all(labels.get(k) == v for k, v in gke.dra.node_labels.values.items())
+
+
+def dra_driver_problem(driver: str, operator_installs_driver: bool, gke: GkeFacts) -> str | None:
+    """The NVIDIA driver of a pool whose GPUs the DRA driver serves: GKE installs none there (its DRA
+    guide), and GKE's driver installer DaemonSet does, so the GPU Operator must not install one too."""
+    dra = gke.dra
+    if driver != dra.driver.value:
+        return (
+            f"GKE installs the driver with {driver}, which GKE does not support with DRA: use {dra.driver.value}; "
+            f"GKE's NVIDIA driver installer DaemonSet installs it ({dra.driver.source})"
+        )
+    if operator_installs_driver:
+        return (
+            "the GPU Operator would install a second driver on the pool, where GKE's DRA guide has GKE's NVIDIA driver "
+            f"installer install it ({dra.driver_installer.source}): turn the GPU Operator's driver off"
+        )
+    return None
+
+
+def dra_sharing_problem(feature: str | None, gke: GkeFacts) -> str | None:
+    """GKE's own GPU sharing (time-sharing, MPS, multi-instance partitions) asked of a DRA pool."""
+    if feature is None:
+        return None
+    refused = gke.dra.sharing_refused
+    return f"{feature} on a pool with allocation: dra: {refused.value} ({refused.source})"

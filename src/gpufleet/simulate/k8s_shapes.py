@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gpufleet.catalog.catalog import Gpu
 from gpufleet.simulate.dra_objects import ResourceSlice
 
 SCHEDULED, AFTER_SCALE_UP, PENDING, DAEMON = "scheduled", "after-scale-up", "pending", "daemon"
@@ -59,6 +60,9 @@ class NodeShape:
     # The ResourceSlices one node of the group publishes (DRA drivers' devices), its nodeName the group's.
     slices: tuple[ResourceSlice, ...] = ()
     slices_unknown: str = ""  # why the devices its nodes publish are not known ("": they are, or none)
+    # The GPUs of a node whose machine EC2's records do not hold (a GKE pool's, from its accelerator
+    # facts); None: the instance type's, where the catalog has it.
+    gpu: Gpu | None = None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 from gpufleet.apis.quantity import QuantityError, quantity
 from gpufleet.catalog import catalog
-from gpufleet.catalog.catalog import InstanceType
+from gpufleet.catalog.catalog import Gpu, InstanceType
 from gpufleet.catalog.facts import (
     AckFacts,
     AksFacts,
@@ -462,7 +462,17 @@ def gke_node_shape(
         single_unit_resources=frozenset({resource}) if sharing is not None else frozenset(),
         assumptions=(f"GKE taints GPU nodes {taint.key}={taint.value}:{taint.effect} (the cluster has non-GPU pools; {taint.source})",),
         uncertain_labels=uncertain,
+        gpu=gke_gpu(gpus, gke),
     )
+
+
+def gke_gpu(gpus: gke_rules.GkeGpus, gke: GkeFacts) -> Gpu:
+    """A GKE node's GPUs as the catalog describes an instance type's (EC2's GpuInfo: maker "NVIDIA",
+    name "A100", memory apart): GKE's accelerator table names each model with its maker first and its
+    memory last ("NVIDIA A100 80GB") and gives the memory in GiB."""
+    model = gke.accelerators[gpus.accelerator]
+    maker, name = model.model.split()[:2]
+    return Gpu(maker, name, gpus.count, model.memory_gib * 1024, 1.0, gpus.count)
 
 
 def aks_node_shape(
