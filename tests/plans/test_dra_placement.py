@@ -139,3 +139,42 @@ def test_a_compute_domain_claim_is_not_judged():
     cd = pods["Pod default/cd"]
     assert cd["status"] == "scheduled"
     assert any("compute-domain.nvidia.com" in n and "not judged" in n for n in cd["notes"])
+
+
+PLUGIN = "DaemonSet default/nvidia-dra-driver-gpu-kubelet-plugin (nvidia-dra-driver-gpu v25.8.1)"
+
+
+def test_the_drivers_own_pods_are_placed_and_leave_no_gap():
+    pods, gaps = _placed(plan())
+    plugin = pods[PLUGIN]
+    assert plugin["status"] == "daemon"
+    assert plugin["nodeGroups"]["gpu"]["placed"] == 1
+    assert "templates/kubeletplugin.yaml" in plugin["source"]
+    assert gaps == []
+
+
+def test_only_nodes_the_kubelet_plugin_runs_on_publish_devices():
+    """The release's kubeletPlugin.nodeSelector keeps the plugin off the group: its nodes publish
+    nothing, and the claim cannot be allocated."""
+    resources = plan()
+    resources[2]["inputs"]["values"]["kubeletPlugin"]["nodeSelector"] = {"dra": "on"}
+    pods, _ = _placed(resources)
+    assert "gpu" not in pods[PLUGIN]["nodeGroups"]
+    assert pods["Pod default/large"]["message"] == "0/1 nodes are available: 1 cannot allocate all claims."
+
+
+def test_compute_domains_render_a_controller_that_wants_a_control_plane_node():
+    # nvidia-dra-driver-gpu @v25.8.1 values.yaml L172-L192: it tolerates and requires node-role.kubernetes.io/control-plane
+    resources = plan()
+    resources[2]["inputs"]["values"]["resources"]["computeDomains"]["enabled"] = True
+    pods, _ = _placed(resources)
+    controller = pods["Deployment default/nvidia-dra-driver-gpu-controller (nvidia-dra-driver-gpu v25.8.1)"]
+    assert controller["status"] == "pending"
+    assert controller["message"].startswith("0/1 nodes are available: 1 node(s) had untolerated taint")
+
+
+def test_another_driver_version_places_its_pods_from_the_held_values():
+    pods, _ = _placed(plan(version="v25.3.0"))
+    plugin = pods["DaemonSet default/nvidia-dra-driver-gpu-kubelet-plugin (nvidia-dra-driver-gpu v25.3.0)"]
+    assert plugin["status"] == "daemon"
+    assert any("read from the values of 25.8.1" in n for n in plugin["notes"])

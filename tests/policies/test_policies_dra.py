@@ -110,10 +110,20 @@ def test_an_auto_mode_pool_on_a_cluster_before_1_36_makes_it_mandatory(judge):
 
 def test_a_pod_pending_for_cpu_is_not_this_rules(judge):
     """A pod with claims that no node holds for its CPU request: Pending, but not for its claims
-    (the placement's finding, not this rule's)."""
+    (the placement's finding, not this rule's: mandatory there, as the driver's own pods are placed
+    and the plan has no gap)."""
     hungry = pod("hungry", {"resourceClaimTemplateName": "mig-3g"})
     hungry["inputs"]["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "1000"}
     result = judge([*plan(), hungry])
     assert findings(result, POLICY) == []
     assert not [m for m in findings(result, "rules-not-judged") if POLICY in m]
-    assert [m for m in findings(result, "placement-unverified", "hungry") if "Insufficient cpu" in m]
+    assert [m for m in findings(result, "k8s-pods-schedulable", "hungry") if "Insufficient cpu" in m]
+
+
+def test_a_driver_version_whose_device_classes_are_not_read_leaves_it_advisory(judge):
+    """The placement is not certain where the plan's driver release is of a version whose
+    DeviceClasses gpufleet did not read (a gap): the claim is named, never mandatory."""
+    result = judge([*plan(version="v25.3.0"), *UNSATISFIABLE])
+    assert findings(result, POLICY) == []
+    [message] = [m for m in findings(result, "rules-not-judged", "invalid") if POLICY in m]
+    assert "not a version whose DeviceClasses gpufleet read" in message

@@ -9,15 +9,15 @@ from gpufleet.rules import dra
 PENDING = "0/2 nodes are available: 2 cannot allocate all claims."
 
 
-def test_claims_no_node_satisfies_are_mandatory_when_nothing_is_unknown():
-    verdict = dra.claims_unsatisfied("Pod default/p", True, 1, PENDING, [])
+def test_claims_no_node_satisfies_are_mandatory_where_the_placement_is_certain():
+    verdict = dra.claims_unsatisfied("Pod default/p", True, 1, PENDING, True, [])
     assert verdict == dra.Verdict(
         "Pod default/p: 1 pod(s) stay Pending: a resource claim no node of the plan satisfies: " + PENDING, mandatory=True
     )
 
 
-def test_a_gap_lowers_it_to_advisory_naming_the_gap():
-    verdict = dra.claims_unsatisfied("Pod default/p", True, 1, PENDING, ["a Karpenter NodePool could launch a node"])
+def test_an_uncertain_placement_lowers_it_to_advisory_naming_the_gap():
+    verdict = dra.claims_unsatisfied("Pod default/p", True, 1, PENDING, False, ["a Karpenter NodePool could launch a node"])
     assert verdict is not None and not verdict.mandatory
     assert verdict.message.endswith("; not certain: a Karpenter NodePool could launch a node")
 
@@ -30,4 +30,4 @@ def test_a_gap_lowers_it_to_advisory_naming_the_gap():
     ],
 )
 def test_other_pending_pods_are_not_this_rules(claims_refused, pending):
-    assert dra.claims_unsatisfied("Pod default/p", claims_refused, pending, PENDING, []) is None
+    assert dra.claims_unsatisfied("Pod default/p", claims_refused, pending, PENDING, True, []) is None

@@ -248,6 +248,17 @@ def test_a_plugin_that_runs_on_no_node_of_a_group_it_serves_is_named():
     assert [(shape.group, wanted) for shape, wanted in ks.unserved(result, [served, missed, empty, cpu_only])] == [("bare", ["nvidia.com/gpu"])]
 
 
+def test_a_group_whose_gpus_another_daemonset_serves_is_not_unserved():
+    """A device plugin kept off a group where the DRA driver's kubelet plugin serves the GPUs as
+    devices instead: nothing is left unserved there (one allocator per GPU)."""
+    plugin = PodTemplate(owner="DaemonSet plugin", replicas=None, node_selector={"plugin": "on"}, advertises=("nvidia.com/gpu",))
+    dra = PodTemplate(owner="DaemonSet dra", replicas=None, node_selector={"plugin": "off"}, serves_instead=("nvidia.com/gpu",))
+    drivers = node("dra", 1, labels={"plugin": "off"}, **{"nvidia.com/gpu": 8})
+    result, served = simulate([drivers], [plugin, dra])
+    assert ks.unserved(result, [drivers], [result, served]) == []
+    assert [shape.group for shape, _ in ks.unserved(result, [drivers], [result])] == ["dra"]
+
+
 # --- notes, scale-up and bookkeeping at their edges ------------------------------------------------
 
 def test_a_scaled_up_node_counts_its_daemonsets_memory_toward_tight():

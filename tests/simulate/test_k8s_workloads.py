@@ -304,3 +304,99 @@ def test_a_pod_the_admission_plugin_refuses_is_a_note(spec, said):
         "kubernetes:apps/v1:Deployment", "web", _deployment(runtimeClassName="gvisor", **spec), runtime_classes={"gvisor": _GVISOR}
     )
     assert any(said in n for n in pod.notes), pod.notes
+
+
+# --- the NVIDIA DRA driver charts' own workloads (catalog dra.charts) --------------------------------
+
+SIGS, NVIDIA = FACTS.dra.charts  # dra-driver-nvidia-gpu 0.4.1, nvidia-dra-driver-gpu 25.8.1
+ON = {"gpuResourcesEnabledOverride": True}
+
+
+def _by_owner(pods):
+    return {p.owner: p for p in pods}
+
+
+def test_the_sigs_charts_defaults_render_the_kubelet_plugin_and_the_controller():
+    # values.yaml @v0.4.1: gpus and computeDomains on (L77-L81), webhook off (L145), controller.replicas 1 (L198)
+    pods = _by_owner(kw.dra_driver_pods(SIGS, ON, "dra", "urn:r", "0.4.1"))
+    assert list(pods) == [
+        "DaemonSet dra/dra-driver-nvidia-gpu-kubelet-plugin (dra-driver-nvidia-gpu 0.4.1)",
+        "Deployment dra/dra-driver-nvidia-gpu-controller (dra-driver-nvidia-gpu 0.4.1)",
+    ]
+    plugin, controller = pods.values()
+    assert plugin.replicas is None and plugin.notes == ()
+    assert plugin.tolerations == ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+    assert len(plugin.affinity_terms or ()) == 5  # L288-L321: NFD's three PCI labels, Tegra's CPU vendor, the GPU Operator's
+    assert controller.replicas == 1
+    assert {t["key"] for t in controller.tolerations} == {
+        "node-role.kubernetes.io/control-plane",
+        "node-role.kubernetes.io/master",
+        "CriticalAddonsOnly",
+    }
+    assert controller.affinity_terms is None  # only preferred terms (L227-L242)
+
+
+def test_the_release_values_place_and_size_the_pods():
+    given = {
+        **ON,
+        "resources": {"computeDomains": {"enabled": False}},
+        "webhook": {"enabled": True, "replicas": 2.0, "containers": {"webhook": {"resources": {"requests": {"cpu": "100m"}}}}},
+        "kubeletPlugin": {
+            "nodeSelector": {"nvidia.com/gpu.deploy.device-plugin": "false"},
+            "containers": {"gpus": {"resources": {"requests": {"cpu": "200m", "memory": "256Mi"}}}},
+        },
+    }
+    pods = _by_owner(kw.dra_driver_pods(SIGS, given, "dra", None, "0.4.1"))
+    assert list(pods) == [
+        "DaemonSet dra/dra-driver-nvidia-gpu-kubelet-plugin (dra-driver-nvidia-gpu 0.4.1)",
+        "Deployment dra/dra-driver-nvidia-gpu-webhook (dra-driver-nvidia-gpu 0.4.1)",
+    ]
+    plugin, webhook = pods.values()
+    assert plugin.node_selector == {"nvidia.com/gpu.deploy.device-plugin": "false"}
+    assert plugin.requests == {"cpu": 200, "memory": 256 * 2**20}
+    assert webhook.replicas == 2 and webhook.requests == {"cpu": 100}
+
+
+def test_nvidias_chart_has_no_default_plugin_tolerations_and_a_control_plane_controller():
+    pods = kw.dra_driver_pods(NVIDIA, {**ON, "namespaceOverride": "nv", "nameOverride": "dra"}, "ignored", None, "v25.8.1")
+    plugin, controller = pods
+    assert plugin.owner == "DaemonSet nv/dra-kubelet-plugin (nvidia-dra-driver-gpu v25.8.1)"
+    assert plugin.tolerations == ()  # values.yaml @v25.8.1 L203
+    assert controller.replicas == 1  # controller.yaml L25
+    assert controller.affinity_terms == ({"matchExpressions": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]},)
+
+
+def test_a_value_gpufleet_does_not_read_is_a_note():
+    given = {**ON, "nvidiaDriverRoot": "/run/nvidia/driver", "kubeletPlugin": {"priorityClassName": "x", "tolerations": []}}
+    [plugin, _] = kw.dra_driver_pods(NVIDIA, given, "dra", None, "25.8.1")
+    assert plugin.notes == (
+        "the release sets values gpufleet does not read for its pods: nvidiaDriverRoot, kubeletPlugin.priorityClassName",
+    )
+
+
+def test_gpus_without_the_override_are_refused_by_helm():
+    [plugin, _] = kw.dra_driver_pods(NVIDIA, {}, "dra", None, "25.8.1")
+    assert plugin.notes[0].startswith(
+        "Helm refuses to render the release: resources.gpus.enabled is on without gpuResourcesEnabledOverride"
+    )
+
+
+def test_another_chart_version_is_read_from_the_held_values():
+    [plugin, _] = kw.dra_driver_pods(NVIDIA, ON, "dra", None, "v25.3.0")
+    assert plugin.owner == "DaemonSet dra/nvidia-dra-driver-gpu-kubelet-plugin (nvidia-dra-driver-gpu v25.3.0)"
+    assert plugin.notes == (
+        "the release pins chart version v25.3.0; its pods are read from the values of 25.8.1, the version gpufleet has",
+    )
+
+
+def test_the_publisher_is_the_kubelet_plugin_while_a_switch_renders_it():
+    assert kw.dra_publisher(NVIDIA, ON) is not None
+    assert kw.dra_publisher(NVIDIA, {"resources": {"gpus": {"enabled": False}, "computeDomains": {"enabled": False}}}) is None
+
+
+def test_with_gpus_on_the_kubelet_plugin_serves_the_gpus_instead_of_a_device_plugin():
+    [plugin, controller] = kw.dra_driver_pods(NVIDIA, ON, "dra", None, "25.8.1", "nvidia.com/gpu")
+    assert plugin.serves_instead == ("nvidia.com/gpu",) and controller.serves_instead == ()
+    off = {**ON, "resources": {"gpus": {"enabled": False}}}
+    [plugin, _] = kw.dra_driver_pods(NVIDIA, off, "dra", None, "25.8.1", "nvidia.com/gpu")
+    assert plugin.serves_instead == ()  # ComputeDomains only: the GPUs are not its

@@ -63,13 +63,28 @@ def plan() -> dict:
                 "name": "nvidia-dra-driver",
                 "chart": "nvidia-dra-driver-gpu",
                 "version": "v25.8.1",
-                "values": {"resources": {"gpus": {"enabled": True}}},
+                # The evidence's driver ran in nvidia-dra-driver, with GPUs (its gpu.nvidia.com slices),
+                # which the chart renders only with the override (templates/validation.yaml
+                # @v25.8.1 L33-L40), and ComputeDomains, the chart's default (its compute-domain
+                # slices, a controller, a 2-container kubelet plugin: dra-support.md, "DRA driver pods").
+                "namespace": "nvidia-dra-driver",
+                "values": {"gpuResourcesEnabledOverride": True, "resources": {"gpus": {"enabled": True}}},
             },
         ),
         res("kubernetes:resource.k8s.io/v1:ResourceClaim", "gpu-claim", objects["ResourceClaim"]),
         res("kubernetes:core/v1:Pod", "dra-gpu-test", objects["Pod"]),
     ]
     return {"version": 1, "project": "aicr-dra", "stack": "p5-dra", "resources": resources}
+
+
+def driver_pods() -> list[dict]:
+    """The driver's pods as the evidence lists them (dra-support.md, `kubectl get pods -n
+    nvidia-dra-driver -o wide`): the controller Running on system-node-1, a node outside the plan's
+    groups, and a kubelet plugin on each GPU node. Only their names, nodes and phase are the
+    evidence's; the objects are built in the API's shape."""
+    block = (FIXTURES / "aicr-dra-support.md").read_text().split("$ kubectl get pods -n nvidia-dra-driver -o wide\n", 1)[1]
+    rows = [line.split() for line in block.split("```", 1)[0].splitlines()[1:] if line.strip()]
+    return [fleets.pod("nvidia-dra-driver", row[0], row[6], phase=row[2]) for row in rows]
 
 
 # --- built: no public recording of these exists (SOURCE.md) ----------------------------------------
@@ -107,6 +122,6 @@ def write_case(folder: Path, listed: dict | None = None, items: list[dict] | Non
     """The recording: the real slices as resourceslices.json, the built objects as cluster.json."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "resourceslices.json").write_text(json.dumps(slices() if listed is None else listed, indent=1))
-    built = [*nodes(), pod(), claim()] if items is None else items
+    built = [*nodes(), pod(), claim(), *driver_pods()] if items is None else items
     (folder / "cluster.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": built}, indent=1))
     return folder

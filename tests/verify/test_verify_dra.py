@@ -47,8 +47,12 @@ def _built(**claim) -> list[dict]:
 
 def test_the_real_slices_and_the_claim_match_the_plan(tmp_path):
     code, verdict, _ = _verify(tmp_path)
-    # Not proven only by the plan's own gaps (the driver chart's pods), never by a DRA item.
+    # Not proven only by the plan's own gap (it joins an existing cluster) and what that leaves open,
+    # never by a DRA item: the driver's controller, which wants a control-plane node the plan lacks,
+    # runs on system-node-1 outside the plan (the evidence), so its Pending proves nothing.
     assert code == 5 and verdict["outcome"] == "not-proven"
+    [controller] = [f for f in verdict["findings"] if f["subject"].startswith("Deployment nvidia-dra-driver/nvidia-dra-driver-gpu-controller")]
+    assert controller["verdict"] == "not-judged" and controller["message"].startswith("1 running; the plan: Pending")
     devices = _dra(verdict, "dra-devices")
     assert {s: f["verdict"] for s, f in devices.items()} == {"node gpu-node-1": "match", "node gpu-node-2": "match"}
     assert devices["node gpu-node-1"]["observed"] == {"gpu": 8}

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from ruamel.yaml import YAML
 
 from gpufleet.catalog.catalog import DATA
-from gpufleet.catalog.facts import Chart
+from gpufleet.catalog.facts import Chart, DraDriverChart, DraDriverPod
 
 
 @functools.cache
@@ -23,7 +23,7 @@ def _values_file(name: str) -> dict:
     return YAML(typ="safe", pure=True).load((DATA / "charts" / name).read_text())
 
 
-def defaults(chart: Chart) -> dict:
+def defaults(chart: Chart | DraDriverChart) -> dict:
     """The chart's own values.yaml (a copy: callers may change it)."""
     return copy.deepcopy(_values_file(chart.values_file))
 
@@ -122,6 +122,60 @@ def release_tolerations(key: str, chart: Chart, given: Mapping | None) -> list[d
     """What a device-plugin release's pod tolerates."""
     pod = device_plugin_pod(key, chart, given)
     return list(pod["tolerations"]) if pod else []
+
+
+def _switched_on(values: Mapping, switch: str) -> bool:
+    return at(values, ["resources", switch, "enabled"]) is True
+
+
+def _dra_renders(pod: DraDriverPod, values: Mapping) -> bool:
+    if pod.enabled_path is not None:
+        return at(values, pod.enabled_path) is True
+    return any(_switched_on(values, w) for w in pod.when)
+
+
+def dra_driver_pods(chart: DraDriverChart, given: Mapping | None) -> list[tuple[DraDriverPod, object, dict]]:
+    """(workload, its replicas as the template writes them, pod spec) of each workload a DRA driver
+    release renders under its values `given` (merged over the chart's values.yaml as Helm merges
+    them)."""
+    values = merge(defaults(chart), given)
+    found = []
+    for pod in chart.pods:
+        if not _dra_renders(pod, values):
+            continue
+        containers = [c for c in pod.containers if c.when is None or _switched_on(values, c.when)]
+        part = at(values, pod.values_path)
+        # The templates render each of these under `with`: an empty one is left out.
+        spec = {key: part[key] for key in ("nodeSelector", "affinity", "tolerations") if isinstance(part, Mapping) and part.get(key)}
+        spec["containers"] = [{"name": c.name, "resources": dict(at(values, c.resources_path) or {})} for c in containers]
+        replicas = pod.replicas if pod.replicas is not None else at(values, pod.replicas_path or [])
+        found.append((pod, replicas, spec))
+    return found
+
+
+def dra_read_paths(chart: DraDriverChart) -> list[list[str]]:
+    """The value paths a DRA driver release's workloads are rendered from: its switches, names,
+    each workload's placement, replicas and requests, and the GPU override."""
+    paths = [["resources"], ["nameOverride"], ["namespaceOverride"], [chart.gpus_override.value]]
+    for pod in chart.pods:
+        paths += [[*pod.values_path, key] for key in ("nodeSelector", "affinity", "tolerations")]
+        paths += [p for p in (pod.enabled_path, pod.replicas_path) if p] + [c.resources_path for c in pod.containers]
+    return paths
+
+
+def unread_values(given: Mapping | None, read: list[list[str]], prefix: tuple[str, ...] = ()) -> list[str]:
+    """The dotted paths of the values a release sets (`given`) that no path of `read` covers."""
+    found = []
+    for key, value in (given or {}).items():
+        path = (*prefix, str(key))
+        covered = [r for r in read if tuple(r[: len(path)]) == path]
+        if any(len(r) <= len(path) for r in covered):
+            continue
+        if covered and isinstance(value, Mapping):
+            found += unread_values(value, read, path)
+        elif not (isinstance(value, Mapping) and not value):
+            found.append(".".join(path))
+    return found
 
 
 def nvidia_sharing(values: Mapping | None, gpu_resource: str) -> dict:

@@ -857,24 +857,56 @@ class Fargate(Sourced):
     tasks: FargateTasks
 
 
+DraSwitch = Literal["gpus", "computeDomains"]  # the chart's resources.<switch>.enabled values
+
+
 class DraDeviceClass(Sourced):
     """A DeviceClass a DRA driver chart installs: its one CEL selector, under the values switch
     (`resources.<when>.enabled`) that renders it."""
 
     name: str
     selector: str
-    when: Literal["gpus", "computeDomains"]
+    when: DraSwitch
+
+
+class DraDriverContainer(_Facts):
+    """A container of a DRA driver workload: its requests at `resources_path` of the values,
+    rendered only under `resources.<when>.enabled` where `when` is given."""
+
+    name: str
+    when: DraSwitch | None = None
+    resources_path: list[str]
+
+
+class DraDriverPod(Sourced):
+    """A workload a DRA driver chart renders: a DaemonSet or a Deployment named after the chart's
+    name helper and `suffix`, whose nodeSelector, affinity and tolerations are those under
+    `values_path`; rendered where any `when` switch (`resources.<when>.enabled`) or the value at
+    `enabled_path` is on; its replicas fixed or at `replicas_path`. The one that `publishes` is
+    the kubelet plugin: the nodes it runs on publish the driver's devices."""
+
+    kind: Literal["DaemonSet", "Deployment"]
+    suffix: str
+    values_path: list[str]
+    when: list[DraSwitch] = []
+    enabled_path: list[str] | None = None
+    replicas: int | None = None
+    replicas_path: list[str] | None = None
+    publishes: bool = False
+    containers: list[DraDriverContainer]
 
 
 class DraDriverChart(Sourced):
-    """An NVIDIA DRA driver chart line: the versions read, the DeviceClasses they install, and where
-    its kubelet plugin (the one that publishes ResourceSlices) runs by default."""
+    """An NVIDIA DRA driver chart line: the version whose values.yaml gpufleet holds, the
+    DeviceClasses and workloads its templates render, and the value without which Helm refuses
+    to render GPU allocation."""
 
     chart: str
-    versions: list[str]
+    version: str
+    values_file: str
     device_classes: list[DraDeviceClass]
-    plugin_tolerations: list[dict[str, str]]
-    plugin_node_labels: dict[str, str]  # the required affinity's terms: any one label with this value
+    pods: list[DraDriverPod]
+    gpus_override: Value
 
 
 class MigLayout(Sourced):

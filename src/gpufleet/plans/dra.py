@@ -3,7 +3,7 @@ ResourceClaims, ResourceClaimTemplates and ResourceSlices any program declares (
 typed classes and CustomResources alike: both carry `kubernetes:<apiVersion>:<Kind>`), the
 DeviceClasses NVIDIA's DRA driver charts install (keyed by the chart and version a Helm release
 names; catalog `dra.charts`), and the slices each node group's nodes publish where the driver's
-kubelet plugin runs.
+kubelet plugin runs (its pod as k8s_workloads renders it, landing as the scheduler lands it).
 
 resource.k8s.io/v1 and v1beta2 are read: v1beta2 has v1's shape (`exactly` / `firstAvailable`
 requests, typed attributes). v1beta1 (requests without `exactly`, capacity as `{value}`) is not
@@ -19,12 +19,11 @@ from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import DraDriverChart
 from gpufleet.errors import InputError
-from gpufleet.plans.index import Index, Resource, mapping, seq, str_or
+from gpufleet.plans.index import Index, Resource, mapping, str_or
 from gpufleet.plans.wire import json_value
-from gpufleet.rules.k8s import tolerates
-from gpufleet.simulate import dra_objects, dra_slices
+from gpufleet.simulate import dra_objects, dra_slices, k8s_workloads
 from gpufleet.simulate.k8s_dra import DraWorld
-from gpufleet.simulate.k8s_filters import expression_matches
+from gpufleet.simulate.k8s_filters import lands
 from gpufleet.simulate.k8s_shapes import NodeShape
 
 GROUP = "resource.k8s.io"
@@ -80,19 +79,24 @@ def _template_claim(r: Resource) -> dict:
     return {"metadata": {"name": name, "namespace": namespace}, "spec": json_value(mapping(mapping(r.props.get("spec")).get("spec")))}
 
 
+def driver_chart(release: Resource, cat: Catalog) -> DraDriverChart | None:
+    """The DRA driver chart a Helm release installs, where gpufleet carries it. A chart from an OCI
+    registry is named by its URL (oci://registry.k8s.io/.../dra-driver-nvidia-gpu): its last segment
+    is the chart's name."""
+    named = str_or(release.props.get("chart"), "").rsplit("/", 1)[-1]
+    return next((c for c in cat.facts.dra.charts if c.chart == named), None)
+
+
 def driver_releases(index: Index, cat: Catalog) -> tuple[list[DriverRelease], list[str]]:
     """The releases of the DRA driver charts gpufleet carries; a gap for a version it does not."""
     found, gaps = [], []
     for release in index.of(tokens.HELM_RELEASE):
-        # A chart from an OCI registry is named by its URL (oci://registry.k8s.io/.../dra-driver-nvidia-gpu):
-        # its last segment is the chart's name.
-        named = str_or(release.props.get("chart"), "").rsplit("/", 1)[-1]
-        chart = next((c for c in cat.facts.dra.charts if c.chart == named), None)
+        chart = driver_chart(release, cat)
         if chart is None:
             continue
         name = str_or(release.props.get("name"), release.name)
         version = str_or(release.props.get("version"), "").removeprefix("v")
-        if version not in chart.versions:
+        if version != chart.version:
             gaps.append(
                 f"Helm release {name!r}: {chart.chart} {version or '(unpinned)'} is not a version whose DeviceClasses gpufleet read"
             )
@@ -149,22 +153,10 @@ def declared_slices(index: Index) -> tuple[list[dra_objects.ResourceSlice], list
 
 
 def _plugin_runs(release: DriverRelease, shape: NodeShape, cat: Catalog) -> bool:
-    """The driver's kubelet plugin DaemonSet lands on the group's nodes: its tolerations (the
-    chart's, or the release's kubeletPlugin.tolerations) and its required node affinity (the
-    chart's labels; a release's own affinity is read as given)."""
-    plugin = mapping(release.values.get("kubeletPlugin"))
-    given = plugin.get("tolerations")
-    tolerations = [t for t in seq(given) if isinstance(t, Mapping)] if given is not None else release.chart.plugin_tolerations
-    eks = cat.facts.eks
-    if any(not tolerates(tolerations, t, eks) for t in shape.taints if t.get("effect") in ("NoSchedule", "NoExecute")):
-        return False
-    terms = mapping(mapping(mapping(plugin.get("affinity")).get("nodeAffinity")).get("requiredDuringSchedulingIgnoredDuringExecution"))
-    if terms:
-        return any(
-            all(expression_matches(e, shape.labels) for e in seq(mapping(t).get("matchExpressions")) if isinstance(e, Mapping))
-            for t in seq(terms.get("nodeSelectorTerms"))
-        )
-    return any(shape.labels.get(k) == v for k, v in release.chart.plugin_node_labels.items())
+    """The driver's kubelet plugin DaemonSet lands on the group's nodes: its pod as the chart
+    renders it under the release's values (tolerations, nodeSelector, required affinity)."""
+    plugin = k8s_workloads.dra_publisher(release.chart, release.values)
+    return plugin is not None and lands(plugin, shape, cat)
 
 
 def with_slices(shapes: Sequence[NodeShape], index: Index, cat: Catalog) -> tuple[list[NodeShape], list[str]]:

@@ -50,7 +50,7 @@ class PlanPlacement:
 
     def unserved(self) -> list[tuple[k8s_scheduler.Placement, k8s_scheduler.NodeShape, list[str]]]:
         """(device plugin, group, resources) where a plugin runs on no node of a group it serves."""
-        return [(p, shape, wanted) for p in self.pods for shape, wanted in k8s_scheduler.unserved(p, self.shapes)]
+        return [(p, shape, wanted) for p in self.pods for shape, wanted in k8s_scheduler.unserved(p, self.shapes, self.pods)]
 
     def pending_tasks(self) -> list[ecs_scheduler.TaskPlacement]:
         return [t for t in self.tasks if t.status == ecs_scheduler.PENDING]

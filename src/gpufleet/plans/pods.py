@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog
 from gpufleet.catalog.facts import Chart
-from gpufleet.plans import groups, libraries
+from gpufleet.plans import dra, groups, libraries
 from gpufleet.plans.index import CONFIG_FILES, Index, Resource, as_int, mapping, seq, str_or, truthy
 from gpufleet.rules import aks as aks_rules
 from gpufleet.rules import gke as gke_rules
@@ -369,7 +369,8 @@ def _uncarried_charts(index: Index, cat: Catalog) -> list[str]:
     chart may label nodes (node feature discovery), advertise devices (a DRA driver, a device
     plugin) or launch nodes (an autoscaler). The ACK GPU-sharing chart is read as its pools: the
     shared GPU resources it advertises are the ACK shapes' (ack.sharingChart), and its own pods'
-    CPU and memory ACK shapes do not judge."""
+    CPU and memory ACK shapes do not judge. The NVIDIA DRA driver charts are carried (catalog
+    `dra.charts`), at any version: their pods are read from the version gpufleet holds."""
     carried = {
         *(c.chart for c in cat.facts.charts.plugins().values()),
         cat.facts.charts.gpu_operator.chart,
@@ -379,7 +380,7 @@ def _uncarried_charts(index: Index, cat: Catalog) -> list[str]:
     gaps = []
     for release in index.of(tokens.HELM_RELEASE):
         chart = release.props.get("chart")
-        if chart in carried:
+        if chart in carried or dra.driver_chart(release, cat) is not None:
             continue
         name = str_or(release.props.get("name"), release.name)
         if not isinstance(chart, str) or chart == tokens.UNKNOWN:
@@ -414,6 +415,13 @@ def pod_templates(index: Index, cat: Catalog) -> tuple[list[k8s_scheduler.PodTem
             pods += k8s_workloads.gpu_operator_pods(
                 gpu_operator, values, name, release.urn, eks.accelerator_resources.nvidia, cat.facts.dra.device_plugin_off, _pinned(release)
             )
+    for release in index.of(tokens.HELM_RELEASE):
+        driver = dra.driver_chart(release, cat)
+        if driver is not None:
+            namespace = str_or(release.props.get("namespace"), "default")
+            values = mapping(release.props.get("values"))
+            gpu = eks.accelerator_resources.nvidia
+            pods += k8s_workloads.dra_driver_pods(driver, values, namespace, release.urn, _pinned(release), gpu)
     for release in index.of(tokens.HELM_RELEASE):
         if release.props.get("chart") == cat.facts.karpenter.chart.chart:
             values = release.props.get("values") if isinstance(release.props.get("values"), Mapping) else {}

@@ -31,16 +31,18 @@ class Verdict:
     mandatory: bool
 
 
-def claims_unsatisfied(owner: str, claims_refused: bool, pending: int, message: str, unknowns: Sequence[str]) -> Verdict | None:
+def claims_unsatisfied(
+    owner: str, claims_refused: bool, pending: int, message: str, certain: bool, unknowns: Sequence[str]
+) -> Verdict | None:
     """A pod whose resourceClaims no node of the plan satisfies (`claims_refused`: the placement left
-    it Pending for them): Pending in the DynamicResources plugin's words. Mandatory only where nothing
-    is unknown (`unknowns`: the plan's gaps and the pod's notes, such as a Karpenter or Auto Mode
-    pool that could launch a node for it, or a device whose attributes only the node gives); else
-    advisory, naming them."""
+    it Pending for them): Pending in the DynamicResources plugin's words. Mandatory only where the
+    placement is `certain` of it; else advisory, naming the `unknowns` (the plan's gaps and the pod's
+    notes, such as a Karpenter or Auto Mode pool that could launch a node for it, or a device whose
+    attributes only the node gives)."""
     if not claims_refused or not pending:
         return None
     said = f"{owner}: {pending} pod(s) stay Pending: a resource claim no node of the plan satisfies: {message}"
-    if unknowns:
+    if not certain:
         return Verdict(f"{said}; not certain: {'; '.join(unknowns)}", False)
     return Verdict(said, True)
 

@@ -60,6 +60,11 @@ def affinity_matches(pod: PodTemplate, labels: Mapping[str, str], cat: Catalog) 
     return any(_term_matches(term, labels, cat.facts.kubernetes) for term in pod.affinity_terms)
 
 
+def lands(pod: PodTemplate, node: NodeShape, cat: Catalog) -> bool:
+    """Do TaintToleration and NodeAffinity let the pod onto the node (what a DaemonSet's pod needs)?"""
+    return untolerated_taint(pod, node, cat) is None and affinity_matches(pod, node.labels, cat)
+
+
 def _term_matches(term: Mapping, labels: Mapping[str, str], facts: KubernetesFacts) -> bool:
     """A term matches when all its requirements do; a term with a requirement that does not parse
     (an invalid label value, even under NotIn) matches no node."""

@@ -30,13 +30,12 @@ from gpufleet.simulate import k8s_dra
 from gpufleet.simulate import k8s_topology as topology
 from gpufleet.simulate.dra_objects import Node
 from gpufleet.simulate.k8s_filters import (
-    affinity_matches,
     device_bound,
     filter_reasons,
     fit_count,
+    lands,
     selected_keys,
     unavailable_message,
-    untolerated_taint,
 )
 from gpufleet.simulate.k8s_requests import HostPort
 from gpufleet.simulate.k8s_shapes import AFTER_SCALE_UP, DAEMON, PENDING, SCHEDULED, NodeShape, Placement, PodTemplate, show
@@ -157,7 +156,7 @@ def _advertisers(pods: Sequence[PodTemplate]) -> dict[str, list[PodTemplate]]:
 
 
 def _landing(pod: PodTemplate, node: _Node) -> bool:
-    return untolerated_taint(pod, node.shape, node.cat) is None and affinity_matches(pod, node.shape.labels, node.cat)
+    return lands(pod, node.shape, node.cat)
 
 
 def _fresh(shape: NodeShape, daemons: Sequence[PodTemplate], advertisers: dict, cat: Catalog, dra: _Dra | None = None) -> _Node:
@@ -297,14 +296,16 @@ def new_nodes(scale_up: Mapping[str, int]) -> str:
     return ", ".join(f"{counted(n, 'new node')} of {group}" for group, n in scale_up.items())
 
 
-def unserved(result: Placement, shapes: Sequence[NodeShape]) -> list[tuple[NodeShape, list[str]]]:
+def unserved(result: Placement, shapes: Sequence[NodeShape], placed: Sequence[Placement] = ()) -> list[tuple[NodeShape, list[str]]]:
     """The groups a device-plugin DaemonSet should serve (their nodes have what it advertises) but
-    runs on no node of: there those resources are never advertised."""
+    runs on no node of: there those resources are never advertised. A resource another DaemonSet of
+    `placed` serves otherwise on the group (serves_instead: the DRA driver) is not wanted there."""
     if result.pod.replicas is not None or not result.pod.advertises:
         return []
     found = []
     for shape in shapes:
-        wanted = [r for r in result.pod.advertises if r in shape.allocatable]
+        instead = {r for p in placed if shape.group in p.placed for r in p.pod.serves_instead}
+        wanted = [r for r in result.pod.advertises if r in shape.allocatable and r not in instead]
         if wanted and shape.nodes and shape.group not in result.placed:
             found.append((shape, wanted))
     return found

@@ -123,6 +123,10 @@ class PodTemplate:
     requests: Mapping[str, int] = field(default_factory=dict)
     # Extended resources this DaemonSet's pods advertise on their nodes (device plugins).
     advertises: tuple[str, ...] = ()
+    # Extended resources whose devices this DaemonSet's pods serve otherwise on their nodes (the DRA
+    # driver's kubelet plugin: GPUs as ResourceSlice devices): a device plugin kept off those nodes
+    # leaves nothing unserved.
+    serves_instead: tuple[str, ...] = ()
     urn: str | None = None
     source: str = ""  # where the pod spec comes from (a chart's values, an EKS add-on, a manifest)
     notes: tuple[str, ...] = ()  # what could not be read (unknown values)

@@ -8,7 +8,17 @@ import dataclasses
 from collections.abc import Mapping
 
 from gpufleet.catalog import charts
-from gpufleet.catalog.facts import Addon, Chart, EksFacts, Karpenter, KarpenterChart, ManifestObject, NodeHealth, NodeLabel
+from gpufleet.catalog.facts import (
+    Addon,
+    Chart,
+    DraDriverChart,
+    EksFacts,
+    Karpenter,
+    KarpenterChart,
+    ManifestObject,
+    NodeHealth,
+    NodeLabel,
+)
 from gpufleet.catalog.tokens import UNKNOWN
 from gpufleet.simulate.k8s_requests import host_ports, pod_requests
 from gpufleet.simulate.k8s_shapes import PodClaim, PodTemplate
@@ -214,7 +224,7 @@ def monitoring_pods(health: NodeHealth, values: Mapping | None, urn: str | None 
     return addon_pods(health.pods, overrides, urn, health.monitoring_addon)
 
 
-def release_version(chart: Chart | KarpenterChart, pinned: str | None) -> tuple[str, tuple[str, ...]]:
+def release_version(chart: Chart | KarpenterChart | DraDriverChart, pinned: str | None) -> tuple[str, tuple[str, ...]]:
     """The chart version a release's pods are named by (the one it pins, else gpufleet's), and what
     to note on each of them when that is not the version whose values gpufleet holds: it holds one
     per chart, its own, and reads every release of the chart from those. Helm finds a pinned
@@ -300,6 +310,57 @@ def gpu_operator_pods(
     source = f"chart {chart.chart} {chart.version} values"
     plugin = pod_template(owner, None, spec, urn=urn, source=source, advertises=(resource,))
     return [dataclasses.replace(plugin, notes=(*plugin.notes, *notes)), *controllers]
+
+
+def dra_driver_pods(
+    chart: DraDriverChart,
+    given: Mapping | None,
+    release_namespace: str,
+    urn: str | None,
+    version: str | None = None,
+    gpu_resource: str | None = None,
+) -> list[PodTemplate]:
+    """The workloads a release of an NVIDIA DRA driver chart renders (its kubelet plugin DaemonSet,
+    and where its values turn them on the ComputeDomain controller and the webhook), from the
+    chart's values.yaml under the release's `given` values, named as its templates name them. Each
+    pod notes what the release sets that gpufleet does not read, a release Helm refuses to render,
+    and a release of another chart `version` (`release_version`). With GPUs on, the kubelet plugin
+    serves the nodes' GPUs instead of a device plugin's `gpu_resource`."""
+    named, notes = release_version(chart, version)
+    values = charts.merge(charts.defaults(chart), given)
+    gpus = charts.at(values, ["resources", "gpus", "enabled"]) is True
+    notes += _dra_value_notes(chart, given, gpus and charts.at(values, [chart.gpus_override.value]) is not True)
+    overrides = mapping(given)
+    # _helpers.tpl: name is nameOverride or the chart's name, cut at 63; namespace is namespaceOverride
+    # or the release's.
+    name = str(overrides.get("nameOverride") or chart.chart)[:63].removesuffix("-")
+    namespace = str(overrides.get("namespaceOverride") or release_namespace)
+    found = []
+    for pod, replicas, spec in charts.dra_driver_pods(chart, given):
+        owner = f"{pod.kind} {namespace}/{name}{pod.suffix} ({chart.chart} {named})"
+        count = None if pod.kind == "DaemonSet" else _count(replicas, 1)
+        template = pod_template(owner, count, spec, urn=urn, source=pod.source)
+        instead = (gpu_resource,) if pod.publishes and gpus and gpu_resource else ()
+        found.append(dataclasses.replace(template, notes=(*template.notes, *notes), serves_instead=instead))
+    return found
+
+
+def dra_publisher(chart: DraDriverChart, given: Mapping | None) -> PodTemplate | None:
+    """The pod of a DRA driver release's kubelet plugin, where its values render it: the nodes it
+    runs on publish the driver's devices."""
+    rendered = [pod_template(pod.kind, None, spec) for pod, _, spec in charts.dra_driver_pods(chart, given) if pod.publishes]
+    return rendered[0] if rendered else None
+
+
+def _dra_value_notes(chart: DraDriverChart, given: Mapping | None, refused: bool) -> tuple[str, ...]:
+    notes = []
+    unread = charts.unread_values(given, charts.dra_read_paths(chart))
+    if unread:
+        notes.append(f"the release sets values gpufleet does not read for its pods: {', '.join(sorted(unread))}")
+    if refused:
+        override = chart.gpus_override
+        notes.append(f"Helm refuses to render the release: resources.gpus.enabled is on without {override.value} ({override.source})")
+    return tuple(notes)
 
 
 def controller_pods(

@@ -524,7 +524,7 @@ def _pods(placement: PlanPlacement, fleet: KubeFleet, by_node: dict[str, _Group]
         states = [pod_state.read(p) for p in live_pods(owner, fleet.pods)]
         if owner["kind"] == "MPIJob" and (owner["extra"] or "").lower() == "launcher":
             states = [pod_state.restarting_launcher(st) for st in states]
-        found.append(_judge_pods(placed, owner["kind"] in BATCH_KINDS, states, by_node, short_groups))
+        found.append(_judge_pods(placed, owner["kind"] in BATCH_KINDS, states, by_node, short_groups, placement.certain(placed)))
     return found
 
 
@@ -532,9 +532,11 @@ def _group_name(node: str | None, by_node: dict[str, _Group]) -> str:
     return by_node[node].name if node in by_node else f"node {node}"
 
 
-def _judge_pods(placed, batch: bool, states: list[PodState], by_node: dict[str, _Group], short_groups: set[str]) -> Finding:
+def _judge_pods(placed, batch: bool, states: list[PodState], by_node: dict[str, _Group], short_groups: set[str], certain: bool) -> Finding:
     """One placed workload against its live pods: where they landed, then how they are (ready,
-    completed, failing with the kubelet's reason, still starting)."""
+    completed, failing with the kubelet's reason, still starting). A Pending the plan is not
+    `certain` of (its gaps, or the pod's notes: nodes outside the plan, values not read) is not
+    held against a cluster that runs the pod, or lacks it."""
     subject = placed.pod.owner
 
     def finding(check: str, verdict: str, message: str) -> Finding:
@@ -549,6 +551,8 @@ def _judge_pods(placed, batch: bool, states: list[PodState], by_node: dict[str, 
             return finding(
                 "pods", NOT_JUDGED, f"no pod of it in the cluster (a finished job's pods may have been cleaned up); {plan_words}"
             )
+        if plan_pending and not certain:
+            return finding("pods", NOT_JUDGED, f"no pod of it in the cluster; {plan_words}, which the plan is not certain of")
         return finding("pods", MISMATCH, f"no pod of it in the cluster (not created); {plan_words}")
     by_state = {k: [st for st in states if st.state == k] for k in (READY, DONE, FAILING, UNSCHEDULED, STARTING)}
     on_node = [st for st in states if st.node]
@@ -567,6 +571,8 @@ def _judge_pods(placed, batch: bool, states: list[PodState], by_node: dict[str, 
         message = f"{len(unscheduled)} Pending though the fleet matches the plan: {live_words}; {plan_words}: a finding against gpufleet's simulator"
         return finding("simulator", MISMATCH, message)
     if plan_pending and on_node and not unscheduled:
+        if not certain:
+            return finding("pods", NOT_JUDGED, f"{len(on_node)} running; {plan_words}, which the plan is not certain of")
         return finding("simulator", MISMATCH, f"{len(on_node)} running; {plan_words}: a finding against gpufleet's simulator")
     if elsewhere:
         where = ", ".join(f"{pod} on {group}" for pod, group in elsewhere[:5])
