@@ -3,21 +3,23 @@ report per stack, a summary, the worst exit code; shards cover every stack exact
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from gpufleet.stack import files as stackfile
+from gpufleet.analyzer import pack_process
 from gpufleet.cli import many
 from gpufleet.cli.output import InputError
+from gpufleet.stack import files as stackfile
 from tests.conftest import ROOT, run_cli
+from tests.processes import MARK, ended, held, new_mark
 
 STACKS = stackfile.stack_names()
 
@@ -70,7 +72,9 @@ def test_a_repositorys_own_stacks_folder(tmp_path):
         (tmp_path / f"Pulumi.{name}.yaml").write_text((ROOT / "stacks" / f"Pulumi.{shipped}.yaml").read_text())
     seen = []
     for k in (1, 2):
-        code, out, err = run_cli("preview", "--all", "--stacks-dir", str(tmp_path), "--shard", f"{k}/2", "--no-policy", "--json", "--jobs", "1")
+        code, out, err = run_cli(
+            "preview", "--all", "--stacks-dir", str(tmp_path), "--shard", f"{k}/2", "--no-policy", "--json", "--jobs", "1"
+        )
         assert code == 0, err
         seen += list(json.loads(out)["stacks"])
     assert sorted(seen) == ["team-a", "team-b", "team-c"]
@@ -95,51 +99,104 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-def _running(pid: int) -> bool:
-    try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+def _started_by(workers: set[int], log: str) -> list[str]:
+    return [line for line in log.splitlines() if int(line.split(" ", 1)[0]) in workers]
+
+
+# Loaded by every Python gpufleet starts (its workers, their packs): each asks to start a process
+# in the log before it forks, so no start escapes the count, however short-lived.
+STARTS_LOG = """\
+import os, sys
+
+def _logged(event, args):
+    if event == "subprocess.Popen":
+        with open(os.environ["GPUFLEET_TEST_STARTS"], "a") as log:
+            log.write(f"{os.getpid()} {args[1]!r}\\n")
+
+if "GPUFLEET_TEST_STARTS" in os.environ:
+    sys.addaudithook(_logged)
+"""
 
 
 @pytest.mark.slow
-def test_a_stopped_all_ends_its_workers_and_what_they_started():
+def test_a_stopped_all_ends_its_workers_and_what_they_started(tmp_path):
     """SIGTERM to `preview --all`: gpufleet exits 2, no further stack is previewed (no policy pack
-    starts after the signal), and its worker processes and the packs they started end too."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    starts after the signal), and its worker processes and the packs they started end too.
+
+    The signal lands while a worker may be starting its first pack; what counts as after it is
+    made exact. The workers are held (SIGSTOP) while the signal is sent and gpufleet handles it and
+    exits, and let go only then: a start logged before they were held came before the signal, and
+    any start they log after must not be (a pack forked in the microseconds between the signal and
+    gpufleet's handler is no start after gpufleet was stopped, and no design can tell a worker of
+    a signal it has not yet handled). Every start is logged before its fork, and every process
+    gpufleet started is found by a mark in its environment, so none escapes the count by being
+    short-lived or by outliving its worker."""
+    (tmp_path / "sitecustomize.py").write_text(STARTS_LOG)
+    starts, mark = tmp_path / "starts.log", new_mark()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
+        "GPUFLEET_TEST_STARTS": str(starts),
+        MARK: mark,
+    }
     command = [sys.executable, "-m", "gpufleet.cli.main", "preview", "--all", "--jobs", "2"]
     preview = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     workers: set[int] = set()
-    packs: set[int] = set()
-    for _ in range(1200):
-        workers |= _children(preview.pid)
-        packs |= {p for w in workers for p in _children(w)}
-        if len(workers) >= 2 and packs:
-            break
-        assert preview.poll() is None, preview.communicate()
-        time.sleep(0.25)
-    else:
-        pytest.fail("the workers never started a pack")
-    before = set(packs)
-    preview.send_signal(signal.SIGTERM)
-    watching = True
-
-    def watch() -> None:
-        while watching:
-            packs.update(p for w in workers for p in _children(w))
-            time.sleep(0.05)
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
     try:
-        _, err = preview.communicate(timeout=300)
-        for _ in range(300):
-            if not any(_running(pid) for pid in workers | packs):
+        for _ in range(1200):
+            workers |= _children(preview.pid)
+            if len(workers) >= 2 and any(_children(w) for w in workers):
                 break
-            time.sleep(0.1)
+            assert preview.poll() is None, preview.communicate()
+            time.sleep(0.25)
+        else:
+            pytest.fail("the workers never started a pack")
+        workers |= _children(preview.pid)
+        held(workers)
+        before = _started_by(workers, starts.read_text())
+        preview.send_signal(signal.SIGTERM)
+        preview.wait(timeout=60)  # it does not wait for its workers (they hold its output open)
     finally:
-        watching = False
-        watcher.join()
+        if preview.poll() is None:  # the test failed on the way: its gpufleet ends, and with it its workers
+            preview.kill()
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    _, err = preview.communicate(timeout=300)
+    left = ended(mark)
     assert preview.returncode == 2 and "gpufleet was stopped by SIGTERM" in err and "Traceback" not in err, err
-    assert packs == before, f"packs started after the signal: {sorted(packs - before)}"
-    assert not [pid for pid in workers | packs if _running(pid)], "still running after gpufleet ended"
+    after = _started_by(workers, starts.read_text())
+    assert before, "no start was logged: the count does not see gpufleet's"
+    assert after == before, f"started after the signal: {after[len(before) :]}"
+    assert not left, f"still running after gpufleet ended: {sorted(left)}"
+
+
+def test_one_pack_judges_each_stack_as_its_own_preview(tmp_path, monkeypatch):
+    """Several stacks in one worker share one pack process, and each is judged as its own `preview
+    NAME --json` judges it (plan, findings, exit code): a violating stack after a clean one and a
+    clean one after it (aks-gpu-operator's advisory findings made mandatory), other platforms, regions
+    and Karpenter's pools between."""
+    config = tmp_path / "policy-config.json"
+    config.write_text(json.dumps({"placement-unverified": "mandatory"}))
+    names = ["ack-shared-gpu", "aks-gpu-operator", "ecs-neuron", "eks-karpenter-gpu"]
+    alone = {}
+    for name in names:
+        code, out, err = run_cli("preview", name, "--json", "--policy-config", str(config))
+        alone[name] = (code, json.loads(out))
+    assert [alone[name][0] for name in names] == [0, 1, 0, 0]
+
+    started = []
+    real = pack_process.PackProcess.__init__
+
+    def counted(self, *args, **kwargs):
+        started.append(kwargs.get("stack"))
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pack_process.PackProcess, "__init__", counted)
+    code, out, err = run_cli("preview", *names, "--json", "--jobs", "1", "--policy-config", str(config))
+    assert code == 1, err
+    together = json.loads(out)
+    assert started == ["ack-shared-gpu"]  # one process, for the first stack, judged them all
+    assert together["exitCodes"] == {name: alone[name][0] for name in names}
+    for name in names:
+        assert together["stacks"][name] == alone[name][1], name

@@ -175,10 +175,10 @@ def cmd_preview(args) -> int:
 
 
 def _start_pack(pack_dir: Path, stack: str, config: dict[str, str]):
-    from gpufleet.analyzer.pack_process import PackProcess
+    from gpufleet.analyzer import pack_process
     from gpufleet.engine import PROJECT
 
-    return PackProcess(pack_dir, project=PROJECT, stack=stack, config=config)
+    return pack_process.start(pack_dir, project=PROJECT, stack=stack, config=config)
 
 
 def _validate_spec(sf, config: dict[str, str]) -> None:

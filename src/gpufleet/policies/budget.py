@@ -17,6 +17,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 
 from gpufleet.catalog import catalog
 from gpufleet.catalog.catalog import Catalog
+from gpufleet.engine.patches.stack_config import per_stack
 from gpufleet.plans import cost as plan_cost
 from gpufleet.plans.index import Resource
 from gpufleet.policies.inputs import typed
@@ -57,6 +58,7 @@ def _ceilings(args: StackValidationArgs) -> dict:
 # The stack judged last and its cost, when fleet-budget held ceilings: rules-not-judged (served after
 # it, with its own config) names the groups it could not price.
 _JUDGED: list = []
+per_stack(_JUDGED.clear)
 
 
 def _unpriced(args: StackValidationArgs) -> list[tuple[str, str]]:

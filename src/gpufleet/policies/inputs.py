@@ -23,6 +23,7 @@ from pulumi_policy.proxy import UnknownValueError
 
 from gpufleet.catalog import tokens
 from gpufleet.catalog.catalog import Catalog, InstanceType
+from gpufleet.engine.patches.stack_config import per_stack
 from gpufleet.plans.index import (
     Resource,
     truthy,  # noqa: F401 - one reading of a boolean sent as text, the plan room's
@@ -42,6 +43,7 @@ def read_once(read: Callable) -> Callable:
     # Released while the interpreter is whole: what is kept may hold objects of C extensions (gRPC,
     # protobuf) that must not outlive them into the final collection.
     atexit.register(kept.clear)
+    per_stack(kept.clear)  # a pack `--all` keeps judges stack after stack: none holds the one before
 
     @functools.wraps(read)
     def once(*objects):

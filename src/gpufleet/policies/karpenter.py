@@ -13,6 +13,7 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidati
 from gpufleet.apis import karpenter as karpenter_api
 from gpufleet.catalog import catalog, tokens
 from gpufleet.catalog.catalog import Catalog
+from gpufleet.engine.patches.stack_config import per_stack
 from gpufleet.plans import index as plan_index
 from gpufleet.plans import karpenter as plan_karpenter
 from gpufleet.policies.inputs import get, plain
@@ -21,6 +22,7 @@ from gpufleet.rules import karpenter as karpenter_rules
 
 POLICIES = Policies(__name__)
 _LAST: list = []  # (urn, props object, the pools read): the last NodePool (or ConfigGroup) judged
+per_stack(_LAST.clear)
 # A NodePool, or a yaml/v2 ConfigGroup whose objects may be NodePools (plans/karpenter.py reads them).
 POOLS = (tokens.KARPENTER_NODE_POOL, tokens.K8S_CONFIG_GROUP)
 
@@ -100,6 +102,7 @@ def _validate_limited(args: ResourceValidationArgs, report: ReportViolation, poo
 
 
 _STACK: list = []  # (the stack's NodePools and EC2NodeClasses by URN, their input objects, the pools read)
+per_stack(_STACK.clear)
 
 
 def _stack_pools(args: StackValidationArgs, cat: Catalog) -> list:

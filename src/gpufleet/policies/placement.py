@@ -12,6 +12,7 @@ from pathlib import Path
 from pulumi_policy import ReportViolation, StackValidationArgs
 
 from gpufleet.catalog import catalog
+from gpufleet.engine.patches.stack_config import per_stack
 from gpufleet.plans import index as plan_index
 from gpufleet.plans import placement as plan_placement
 from gpufleet.policies.inputs import typed
@@ -26,6 +27,7 @@ POLICIES = Policies(__name__)
 # same when its URNs, dependencies and input objects are (held here, so an object seen is the object
 # judged; inputs equal by content share one object, hence the dependencies).
 _LAST: list = []
+per_stack(_LAST.clear)
 
 
 def placement_of(args: StackValidationArgs) -> plan_placement.PlanPlacement:

@@ -65,7 +65,8 @@ def serve() -> None:
     # A preview's requests leave almost no cyclic garbage, but every resource adds long-lived objects
     # (the servicer memo keeps each one's converted properties for AnalyzeStack), so the default
     # thresholds collect hundreds of times a preview, walking all of them: collect a hundred times
-    # less often. The pack lives for one preview.
+    # less often. The pack lives for one preview, or for a worker's under `--all`, which forgets each
+    # stack's state when told the next (gpufleet.engine.patches.stack_config.per_stack).
     gc.set_threshold(100_000, 20, 100)
     gc.enable()  # the pack's shell turns it off while the pack imports (policies/__main__.py)
 

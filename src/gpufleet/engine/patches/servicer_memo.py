@@ -28,11 +28,14 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import weakref
 
 import pulumi_policy.deserialize as _deserialize
 import pulumi_policy.policy as _policy
 import pulumi_policy.proxy as _proxy
 from google.protobuf import json_format
+
+from gpufleet.engine.patches.stack_config import per_stack
 
 _KEPT = 1 << 18  # distinct inputs: every resource of the largest plans (50,000 and more), for AnalyzeStack
 # What pulumi_policy's _configure_runtime_settings reads from the environment.
@@ -43,10 +46,26 @@ class _Kept(dict):
     """A bounded map. No lock: the pack server's worker threads only get and set single keys, which
     the interpreter does atomically; past the bound it starts again (a large stack fits)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        _MAPS[id(self)] = self
+
     def put(self, key, entry) -> None:
         if len(self) >= _KEPT:
             self.clear()
         self[key] = entry
+
+
+# Every memo's map, emptied when the pack is told another stack: each holds the stack's resources.
+_MAPS: weakref.WeakValueDictionary[int, _Kept] = weakref.WeakValueDictionary()
+
+
+def _forget() -> None:
+    for kept in list(_MAPS.values()):
+        kept.clear()
+
+
+per_stack(_forget)
 
 
 class _SameInputSameResult:
