@@ -11,7 +11,7 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from gpufleet.catalog import tokens
 from gpufleet.engine.patches import analyze_once
-from gpufleet.policies import ack, api, ecs, ecs_sharing, eks, k8s, neuron, registry, security
+from gpufleet.policies import ack, api, ecs, ecs_managed, ecs_sharing, eks, k8s, lifecycle, neuron, registry, security
 from gpufleet.policies.registry import Policies
 from gpufleet.simulate.ecs_placement import member_of
 from tests.conftest import shipped_plan
@@ -63,6 +63,8 @@ def _policies() -> list:
         *ack.POLICIES,
         *security.POLICIES,
         *api.POLICIES,
+        *ecs_managed.POLICIES,
+        *lifecycle.POLICIES,
     ]
 
 
@@ -118,6 +120,31 @@ def test_a_policy_is_not_called_on_a_type_it_declares_it_skips(requests, monkeyp
     others = [a for q, a in zip(requests, answers) if q.type != tokens.LAUNCH_TEMPLATE]
     expected = [("ec2-imdsv2-required", f"not a {tokens.LAUNCH_TEMPLATE}")]
     assert others and all([(n.policy_name, n.reason) for n in a.not_applicable] == expected for a in others)
+
+
+def test_a_policy_that_judges_some_types_only_passes_the_others_without_a_call(requests, monkeypatch):
+    monkeypatch.setattr(_PolicyAnalyzerServicer, "Analyze", _PolicyAnalyzerServicer.Analyze)
+    monkeypatch.setattr(registry, "ALL", [])
+    policies = Policies("security")
+    policies.resource("ec2-imdsv2-required", only=tokens.LAUNCH_TEMPLATE)(lambda args, report: report(f"judged {args.resource_type}"))
+    [policy] = policies
+    called: list[str] = []
+    judge = policy.validate
+    monkeypatch.setattr(policy, "validate", lambda args, report: called.append(args.resource_type) or judge(args, report), raising=False)
+
+    def answers() -> list[bytes]:
+        servicer = _PolicyAnalyzerServicer("t", "0.1.0", [policy], EnforcementLevel.ADVISORY, None, "", None, None, None, None, None)
+        return _answers(servicer, requests)
+
+    unpatched = answers()  # pulumi_policy calls it on every resource: its wrapper passes the others
+    assert len(called) == len(requests)
+    called.clear()
+    assert analyze_once.install() is True
+    assert answers() == unpatched
+    assert called and set(called) == {tokens.LAUNCH_TEMPLATE}
+    replies = [analyzer_pb2.AnalyzeResponse.FromString(a) for a in unpatched]
+    others = [a for q, a in zip(requests, replies) if q.type != tokens.LAUNCH_TEMPLATE]
+    assert others and not any(a.not_applicable or a.diagnostics for a in others)
 
 
 def test_another_pulumi_policy_keeps_its_own_analyze(monkeypatch):

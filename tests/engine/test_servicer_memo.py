@@ -216,7 +216,7 @@ def _placement_servicer(monkeypatch):
     calls = []
     real = plan_placement.placement
     monkeypatch.setattr(plan_placement, "placement", lambda resources: calls.append(1) or real(resources))
-    monkeypatch.setattr(placement, "_LAST", [])
+    placement.placement_of.cache_clear()
     servicer = _PolicyAnalyzerServicer("t", "0.1.0", placement.POLICIES, EnforcementLevel.ADVISORY, None, "", None, None, None, None, None)
     return servicer, calls, _json.loads((ROOT / "tests" / "golden" / "eks-g5-timeslice.plan.json").read_text())
 

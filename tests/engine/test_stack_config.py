@@ -65,12 +65,15 @@ def test_the_memos_of_the_stack_before_are_let_go():
     """The pack's memos (servicer_memo's maps, the rules' read-once readings, the stack judged last)
     are registered to be forgotten: each holds the resources of the stack it was filled by."""
     from gpufleet.engine.patches import servicer_memo
-    from gpufleet.policies import budget, karpenter, placement
+    from gpufleet.policies import budget, dra, karpenter, placement
 
     registered = stack_config._FORGET
     assert servicer_memo._forget in registered
-    for kept in (placement._LAST, karpenter._LAST, karpenter._STACK, budget._JUDGED):
+    for kept in (karpenter._LAST, karpenter._STACK, budget._JUDGED):
         assert any(getattr(f, "__self__", None) is kept for f in registered)
+    # once_per_stack's memos (the placement's, the DRA install's) register their own forgetting.
+    for memo_of in (placement.placement_of, dra._read):
+        assert memo_of.cache_clear in registered
     memo = servicer_memo._Kept()
     memo.put("a resource of the stack before", object())
     servicer_memo._forget()

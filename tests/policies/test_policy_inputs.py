@@ -169,3 +169,28 @@ def test_the_readings_kept_are_bounded(monkeypatch):
     assert [once(a), once(b), once(a)] == [1, 2, 1]
     once(c)  # past the bound: what was kept is let go
     assert once(a) == 4 and len(read) == 4
+
+
+def _stack(*resources):
+    return SimpleNamespace(resources=list(resources))
+
+
+def _resource(urn: str, props: dict, deps: dict | None = None):
+    return SimpleNamespace(urn=urn, props=props, property_dependencies=deps or {})
+
+
+def test_once_per_stack_reads_a_stack_once_for_every_policy_that_asks():
+    reads = []
+    read = inputs.once_per_stack(lambda args: reads.append(args) or len(reads))
+    a, b = _resource("urn:a", {"x": 1}), _resource("urn:b", {"y": 2})
+    assert read(_stack(a, b)) == read(_stack(a, b)) == 1  # each policy its own list, the same objects
+    assert read(_stack(a, _resource("urn:b", {"y": 2}))) == 2  # an equal input is another object: read again
+    c = _resource("urn:b", b.props, {"y": [a]})
+    assert read(_stack(a, c)) == 3  # a dependency changed
+    assert read(_stack(a, c)) == 3
+
+
+def test_the_stack_policies_that_share_a_reading_read_it_once_per_stack():
+    from gpufleet.policies import dra, placement
+
+    assert dra._read.__wrapped__ and placement.placement_of.__wrapped__

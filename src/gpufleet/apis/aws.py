@@ -13,6 +13,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import botocore
 from botocore.loaders import create_loader
 from botocore.model import ServiceModel
 
@@ -173,6 +174,25 @@ def _loaded_model(service: str) -> ServiceModel:
     return ServiceModel(_loader().load_service_model(service, "service-2"), service_name=service)
 
 
+@functools.cache
+def _lean_model(service: str) -> ServiceModel | None:
+    """The service's create calls and the shapes their inputs reach, as the installed botocore ships
+    them (catalog data; None where it was generated from another botocore): a pack judges its first
+    resources of a service after this, where the whole model cost EC2's about 70 ms of CPU."""
+    document = catalog.botocore_inputs()
+    lean = document["services"].get(service)
+    if lean is None or document["generated"]["botocore"] != botocore.__version__:
+        return None
+    return ServiceModel(lean, service_name=service)
+
+
+def _operation(service: str, operation: str):
+    lean = _lean_model(service)
+    if lean is not None and operation in lean.operation_names:
+        return lean.operation_model(operation)
+    return _model(service).operation_model(operation)
+
+
 def member_shape(service: str, shape: str, member: str, part: str = ""):
     """A member's shape in botocore's model; `part` 'key', 'value' or 'member' descends a map or list."""
     found = _model(service).shape_for(shape).members[member]
@@ -189,8 +209,7 @@ def field_problem(value, service: str, shape: str, member: str, part: str = "") 
 def _request(service: str, operation: str, params: dict, strict: bool = True) -> Request:
     from botocore.validate import ParamValidator  # imports botocore's HTTP utilities: only when a request is judged
 
-    model = _model(service)
-    shape = model.operation_model(operation).input_shape
+    shape = _operation(service, operation).input_shape
     problems: list[str] = []
     converted = convert(shape, params, operation, problems, strict=strict)
     report = ParamValidator().validate(converted, shape)

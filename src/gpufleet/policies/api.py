@@ -23,10 +23,8 @@ from gpufleet.rules.quotas import quota_problem
 POLICIES = Policies(__name__)
 
 
-@POLICIES.resource("aws-api-model")
+@POLICIES.resource("aws-api-model", only=aws_api.CHECKED_TYPES)
 def _validate_api_model(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in aws_api.CHECKED_TYPES:
-        return
     # Not strict: another program's inputs with no member of the create call map to other calls.
     request = aws_api.to_request(args.resource_type, plain(args.props, aws_api.UNKNOWN), strict=False)
     for problem in request.problems:
@@ -139,20 +137,18 @@ def _validate_adjustable_quotas(args: StackValidationArgs, report: ReportViolati
             report(problem.message, urn)
 
 
-@POLICIES.resource("k8s-node-labels")
+@POLICIES.resource("k8s-node-labels", only=(tokens.EKS_NODE_GROUP, tokens.ACK_NODE_POOL))
 def _validate_node_labels(args: ResourceValidationArgs, report: ReportViolation) -> None:
     facts = catalog.load().facts.kubernetes
     if args.resource_type == tokens.EKS_NODE_GROUP:
         labels = plain(get(args.props, "labels")) or {}
         taints = [t for t in plain(get(args.props, "taints")) or [] if isinstance(t, Mapping)]
-    elif args.resource_type == tokens.ACK_NODE_POOL:
+    else:  # an ACK node pool
         labels = {
             label.get("key"): label.get("value")
             for label in plain(get(args.props, "labels")) or []
             if isinstance(label, Mapping) and isinstance(label.get("key"), str)
         }
         taints = [t for t in plain(get(args.props, "taints")) or [] if isinstance(t, Mapping)]
-    else:
-        return
     for where, _, reason in k8s_rules.node_label_problems(labels if isinstance(labels, Mapping) else {}, taints, facts):
         report(f"{'.'.join(map(str, where))}: {reason}", None)

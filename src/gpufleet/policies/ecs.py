@@ -22,7 +22,7 @@ from gpufleet.rules import gpus as gpu_rules
 POLICIES = Policies(__name__)
 
 
-@POLICIES.resource("ecs-gpus-fit-instance", subject=gpu_task)
+@POLICIES.resource("ecs-gpus-fit-instance", subject=gpu_task, only=tokens.ECS_TASK_DEFINITION)
 def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     limit = (args.get_config() or {}).get("maxGpusPerTask")
     if limit is not None and task.gpus > limit:
@@ -36,7 +36,7 @@ def _validate_gpus_fit(args: ResourceValidationArgs, report: ReportViolation, ta
         report(f"the containers request {counted(task.gpus, 'GPU')} in all ({per_container}): {reason}", None)
 
 
-@POLICIES.resource("ecs-gpu-task-placement", subject=gpu_task)
+@POLICIES.resource("ecs-gpu-task-placement", subject=gpu_task, only=tokens.ECS_TASK_DEFINITION)
 def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     if task.fargate:
         report("the task requests GPUs but is FARGATE-compatible: Fargate has no GPUs; use the EC2 launch type", None)
@@ -65,7 +65,7 @@ def _validate_task_placement(args: ResourceValidationArgs, report: ReportViolati
             report(f"memberOf admits {it.name}; allowed families are {', '.join(allowed)} (allowedInstanceFamilies)", None)
 
 
-@POLICIES.resource("ecs-gpu-driver-capabilities", subject=gpu_task)
+@POLICIES.resource("ecs-gpu-driver-capabilities", subject=gpu_task, only=tokens.ECS_TASK_DEFINITION)
 def _validate_driver_capabilities(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     ecs_facts = catalog.load().ecs()
     asking = {r.index for r in task.gpu_requests}

@@ -12,9 +12,9 @@ from gpufleet.rules import managed_instances
 POLICIES = Policies(__name__)
 
 
-@POLICIES.resource("ecs-managed-instances-match")
+@POLICIES.resource("ecs-managed-instances-match", only=tokens.ECS_CAPACITY_PROVIDER)
 def _validate_requirements_match(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != tokens.ECS_CAPACITY_PROVIDER or get(args.props, "managedInstancesProvider") is None:
+    if get(args.props, "managedInstancesProvider") is None:
         return
     region = provider_region(args, "aws", "AWS_REGION", "AWS_DEFAULT_REGION")
     reason = managed_instances.no_match_problem(managed_instances.requirements_of(args.props), region, catalog.load())

@@ -22,7 +22,7 @@ from gpufleet.simulate.ecs_placement import PlacementSyntaxError
 POLICIES = Policies(__name__)
 
 
-@POLICIES.resource("ecs-gpu-value-or-share")
+@POLICIES.resource("ecs-gpu-value-or-share", only=tokens.ECS_TASK_DEFINITION)
 def _validate_value_or_share(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
     ecs_facts = catalog.load().ecs()
@@ -32,7 +32,7 @@ def _validate_value_or_share(args: ResourceValidationArgs, report: ReportViolati
             report(reason, None)
 
 
-@POLICIES.resource("ecs-gpu-one-option")
+@POLICIES.resource("ecs-gpu-one-option", only=tokens.ECS_TASK_DEFINITION)
 def _validate_one_option(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
     reason = ecs_gpu_sharing.one_option_problem(task.gpu_requests) if task else None
@@ -40,7 +40,7 @@ def _validate_one_option(args: ResourceValidationArgs, report: ReportViolation) 
         report(reason, None)
 
 
-@POLICIES.resource("ecs-mps-compute-percent")
+@POLICIES.resource("ecs-mps-compute-percent", only=tokens.ECS_TASK_DEFINITION)
 def _validate_compute_percent(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
     for r in task.gpu_requests if task else []:
@@ -56,7 +56,7 @@ def _admitted_types(task: EcsTask, report: ReportViolation, cat: Catalog) -> lis
     return known_types(admitted, report, cat) if admitted else []
 
 
-@POLICIES.resource("ecs-mps-memory-fits")
+@POLICIES.resource("ecs-mps-memory-fits", only=tokens.ECS_TASK_DEFINITION)
 def _validate_memory_fits(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = gpu_task(args)
     if task is None or not any(r.option == ecs_gpu_sharing.SHARE for r in task.gpu_requests):
@@ -68,7 +68,7 @@ def _validate_memory_fits(args: ResourceValidationArgs, report: ReportViolation)
         report("; ".join(cast("list[str]", reasons)), None)  # all(reasons): none is None
 
 
-@POLICIES.resource("ecs-gpu-fractional", subject=gpu_task)
+@POLICIES.resource("ecs-gpu-fractional", subject=gpu_task, only=tokens.ECS_TASK_DEFINITION)
 def _validate_fractional(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     cat = catalog.load()
     ecs_facts = cat.ecs()

@@ -14,7 +14,7 @@ import functools
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import pulumi
 from pulumi_policy import ReportViolation
@@ -31,6 +31,7 @@ from gpufleet.plans.index import (
 
 # Objects read so far: every resource of the largest plans (`check` of 50,000 and more) fits.
 _KEPT = 1 << 16
+T = TypeVar("T")
 
 
 def read_once(read: Callable) -> Callable:
@@ -57,6 +58,29 @@ def read_once(read: Callable) -> Callable:
         kept[key] = (objects, result)
         return result
 
+    return once
+
+
+def once_per_stack(read: Callable[[Any], T]) -> Callable[[Any], T]:
+    """`read(args)` once per stack judged: the stack policies judge one stack in turn, and several read
+    the same thing of it. pulumi_policy gives each stack policy a list of its own, but (with
+    servicer_memo) the same input objects: a stack is the same when its URNs, dependencies and input
+    objects are (held here, so an object seen is the object judged; inputs equal by content share one
+    object, hence the dependencies)."""
+    last: list = []  # (the stack's URNs and dependencies, its input objects, what `read` found)
+    per_stack(last.clear)  # a pack `--all` keeps judges stack after stack: none holds the one before
+
+    @functools.wraps(read)
+    def once(args):
+        shape = [(r.urn, tuple((p, tuple(d.urn for d in deps)) for p, deps in r.property_dependencies.items())) for r in args.resources]
+        props = [r.props for r in args.resources]
+        if last and last[0] == shape and all(a is b for a, b in zip(last[1], props)):
+            return last[2]
+        found = read(args)
+        last[:] = [shape, props, found]
+        return found
+
+    once.cache_clear = last.clear  # type: ignore[attr-defined]  # functools' name for forgetting
     return once
 
 

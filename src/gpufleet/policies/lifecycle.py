@@ -58,7 +58,7 @@ def _validate_version_supported(args: ResourceValidationArgs, report: ReportViol
         report(reason, None)
 
 
-@POLICIES.resource("lifecycle-end-of-support")
+@POLICIES.resource("lifecycle-end-of-support", only=(*VERSIONS, tokens.EKS_NODE_GROUP, tokens.LAUNCH_TEMPLATE))
 def _validate_end_of_support(args: ResourceValidationArgs, report: ReportViolation) -> None:
     cat = catalog.load()
     on, facts = lifecycle.today(), cat.facts

@@ -35,14 +35,14 @@ def _neuron_task(args: ResourceValidationArgs) -> EcsTask | None:
     return task
 
 
-@POLICIES.resource("ecs-neuron-device-managed")
+@POLICIES.resource("ecs-neuron-device-managed", only=tokens.ECS_TASK_DEFINITION)
 def _validate_device_managed(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = _neuron_task(args)
     for reason in managed_instances.neuron_device_problems(task.containers, task.compatibilities) if task else []:
         report(reason, None)
 
 
-@POLICIES.resource("ecs-neuron-devices-exist", subject=_neuron_task)
+@POLICIES.resource("ecs-neuron-devices-exist", subject=_neuron_task, only=tokens.ECS_TASK_DEFINITION)
 def _validate_devices_exist(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     admitted = task.admitted_or_report(report)
     if not admitted or not task.maps_neuron:
@@ -61,7 +61,7 @@ def _validate_devices_exist(args: ResourceValidationArgs, report: ReportViolatio
                     report(f"container {name!r} maps {reason}", None)
 
 
-@POLICIES.resource("ecs-neuron-task-pinned")
+@POLICIES.resource("ecs-neuron-task-pinned", only=tokens.ECS_TASK_DEFINITION)
 def _validate_task_pinned(args: ResourceValidationArgs, report: ReportViolation) -> None:
     task = _neuron_task(args)
     if task is None or not task.maps_neuron:
@@ -80,7 +80,7 @@ def _validate_task_pinned(args: ResourceValidationArgs, report: ReportViolation)
             report(f"the task maps Neuron devices but memberOf pins {it.name}, which has no Neuron chip", None)
 
 
-@POLICIES.resource("ecs-neuron-ipc-lock", subject=_neuron_task)
+@POLICIES.resource("ecs-neuron-ipc-lock", subject=_neuron_task, only=tokens.ECS_TASK_DEFINITION)
 def _validate_ipc_lock(args: ResourceValidationArgs, report: ReportViolation, task: EcsTask) -> None:
     ecs_facts = catalog.load().ecs()
     for container in task.containers:
@@ -129,7 +129,7 @@ def _region_unknown(resource) -> str | None:
     return "no region known before apply (its provider's region, aws:region or AWS_REGION)"
 
 
-@POLICIES.resource("ecs-neuron-region", unjudged=_region_unknown)
+@POLICIES.resource("ecs-neuron-region", unjudged=_region_unknown, only=tokens.LAUNCH_TEMPLATE)
 def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
     cat = catalog.load()
     ami, it = _neuron_launch_template(args, cat)
@@ -142,7 +142,7 @@ def _validate_region(args: ResourceValidationArgs, report: ReportViolation) -> N
         report(f"{what}: {reason}", None)
 
 
-@POLICIES.resource("ecs-neuron-ami-supported")
+@POLICIES.resource("ecs-neuron-ami-supported", only=tokens.LAUNCH_TEMPLATE)
 def _validate_ami_supported(args: ResourceValidationArgs, report: ReportViolation) -> None:
     cat = catalog.load()
     ami, it = _neuron_launch_template(args, cat)

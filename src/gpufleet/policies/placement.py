@@ -12,33 +12,21 @@ from pathlib import Path
 from pulumi_policy import ReportViolation, StackValidationArgs
 
 from gpufleet.catalog import catalog
-from gpufleet.engine.patches.stack_config import per_stack
 from gpufleet.plans import index as plan_index
 from gpufleet.plans import placement as plan_placement
-from gpufleet.policies.inputs import typed
+from gpufleet.policies.inputs import once_per_stack, typed
 from gpufleet.policies.registry import Policies
 from gpufleet.rules import karpenter as karpenter_rules
 from gpufleet.simulate import k8s_scheduler
 
 POLICIES = Policies(__name__)
 
-# (the stack judged, its placement): the four policies judge one stack in turn. pulumi_policy gives
-# each stack policy a list of its own, but (with servicer_memo) the same input objects: a stack is the
-# same when its URNs, dependencies and input objects are (held here, so an object seen is the object
-# judged; inputs equal by content share one object, hence the dependencies).
-_LAST: list = []
-per_stack(_LAST.clear)
 
-
+@once_per_stack
 def placement_of(args: StackValidationArgs) -> plan_placement.PlanPlacement:
-    """The stack's placement, worked out once for the policies that read it."""
-    shape = [(r.urn, tuple((p, tuple(d.urn for d in deps)) for p, deps in r.property_dependencies.items())) for r in args.resources]
-    props = [r.props for r in args.resources]
-    if _LAST and _LAST[0] == shape and all(a is b for a, b in zip(_LAST[1], props)):
-        return _LAST[2]
+    """The stack's placement, worked out once for the policies that read it (four judge one stack)."""
     resources = [typed(r) for r in args.resources if plan_index.reads(r.resource_type)]  # converting the others' would be wasted
     found = plan_placement.placement(resources)
-    _LAST[:] = [shape, props, found]
     out = os.environ.get(plan_placement.PLACEMENT_OUT)
     if out:
         # Written whole, then renamed: the engine never reads half a placement.

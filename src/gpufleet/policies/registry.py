@@ -36,6 +36,8 @@ class Policies(list):
 
     A resource policy may name what it judges, so its function holds only the judgement:
     - `on=TOKEN`: any other resource type is not applicable;
+    - `only=TOKEN` (or tokens): the types the function judges at all; any other passes without a call
+      (no finding and no not-applicable entry, as the function's own early return gave);
     - `subject=f`: `f(args)` finds the subject (None: nothing to judge, or f marks the policy not
       applicable), and the function is called as `validate(args, report, subject)`;
     - `unjudged=f`: `f(resource)` says why the policy cannot judge an applicable resource before
@@ -56,9 +58,11 @@ class Policies(list):
         on: str | tuple[str, ...] | None = None,
         subject: Callable[[Any], Any] | None = None,
         unjudged: Callable[[Any], str | None] | None = None,
+        only: str | tuple[str, ...] | None = None,
     ) -> Callable:
         """`on`: the resource type (or types) the policy applies to; every other is not applicable."""
         on = (on,) if isinstance(on, str) else on
+        only = (only,) if isinstance(only, str) else only
         if unjudged is not None:
             self.unjudged.append((name, on, unjudged, True))
 
@@ -67,6 +71,8 @@ class Policies(list):
         def narrowed(validate: Callable) -> Callable:
             @functools.wraps(validate)
             def judge(args, report) -> None:
+                if only is not None and args.resource_type not in only:
+                    return None
                 reason = None if outside is None else outside(args.resource_type)
                 if reason is not None:
                     args.not_applicable(reason)
@@ -80,14 +86,16 @@ class Policies(list):
 
             return judge
 
-        return self._declare(ResourceValidationPolicy, name, narrowed if on or subject or unjudged else None, outside)
+        return self._declare(ResourceValidationPolicy, name, narrowed if on or subject or unjudged or only else None, outside, only)
 
     def stack(self, name: str, unjudged: Callable[[Any], list[tuple[str, str]]] | None = None) -> Callable:
         if unjudged is not None:
             self.unjudged.append((name, None, unjudged, False))
         return self._declare(StackValidationPolicy, name)
 
-    def _declare(self, kind: type, name: str, narrowed: Callable | None = None, outside: Callable | None = None) -> Callable:
+    def _declare(
+        self, kind: type, name: str, narrowed: Callable | None = None, outside: Callable | None = None, only: tuple[str, ...] | None = None
+    ) -> Callable:
         row = table().get(self.module, {}).get(name)
         if row is None:
             # A policy served with no description or level would be a silent gap in the pack.
@@ -107,6 +115,9 @@ class Policies(list):
                 # The pack's Analyze answers other types from this, without calling the policy
                 # (src/gpufleet/engine/patches/analyze_once.py): the same answer, found without the call.
                 policy.not_applicable_to = outside
+            if only is not None:
+                # ... and passes the types it does not judge, without calling it or answering for it.
+                policy.judges_only = frozenset(only)
             self.append(policy)
             return validate
 

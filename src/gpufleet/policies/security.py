@@ -22,10 +22,8 @@ POLICIES = Policies(__name__)
 OPEN_CIDRS = ("0.0.0.0/0", "::/0")
 
 
-@POLICIES.resource("ec2-imdsv2-required")
+@POLICIES.resource("ec2-imdsv2-required", only=(tokens.LAUNCH_TEMPLATE, tokens.EC2_INSTANCE))
 def _validate_imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in (tokens.LAUNCH_TEMPLATE, tokens.EC2_INSTANCE):
-        return
     http_tokens = get(args.props, "metadataOptions", "httpTokens")
     if http_tokens != "required":
         report(
@@ -35,15 +33,13 @@ def _validate_imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> N
         )
 
 
-@POLICIES.resource("ec2-root-volume-encrypted")
+@POLICIES.resource("ec2-root-volume-encrypted", only=(tokens.EC2_INSTANCE, tokens.LAUNCH_TEMPLATE))
 def _validate_root_encrypted(args: ResourceValidationArgs, report: ReportViolation) -> None:
     props = args.props
     allow_default = (args.get_config() or {}).get("allowAccountDefaultEncryption", False)
     if args.resource_type == tokens.EC2_INSTANCE:
         if not truthy(get(props, "rootBlockDevice", "encrypted")) and not allow_default:
             report("rootBlockDevice.encrypted is not true: the root volume inherits the AMI snapshot's encryption", None)
-        return
-    if args.resource_type != tokens.LAUNCH_TEMPLATE:
         return
     volumes = [m for m in items(get(props, "blockDeviceMappings")) if get(m, "ebs") is not None]
     for mapping in volumes:
@@ -65,10 +61,8 @@ def _accelerated_type(props, cat: Catalog) -> str | None:
     return _accelerated(instance_type(cat, get(props, "instanceType")))
 
 
-@POLICIES.resource("gpu-instance-no-public-ip")
+@POLICIES.resource("gpu-instance-no-public-ip", only=(tokens.LAUNCH_TEMPLATE, tokens.EC2_INSTANCE))
 def _validate_no_public_ip(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in (tokens.LAUNCH_TEMPLATE, tokens.EC2_INSTANCE):
-        return
     name = _accelerated_type(args.props, catalog.load())
     if name is None:
         args.not_applicable("not a GPU or Neuron instance type")

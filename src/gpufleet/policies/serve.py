@@ -57,6 +57,7 @@ GROUPS = (
 
 def serve() -> None:
     """Serve the pack over the analyzer protocol until the CLI stops it."""
+    catalog.trust_shipped()
     # The catalog (every instance type, every ECS GPU AMI id) is loaded once and never freed: keep it
     # out of the collector's full passes, which otherwise walk it again for every batch of resources.
     catalog.load()

@@ -23,7 +23,6 @@ stops the run, as a conversion this file cannot place.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import functools
 import importlib.util
@@ -33,7 +32,7 @@ from importlib import metadata
 from pathlib import Path
 
 from gpufleet.catalog.catalog import DATA
-from gpufleet.catalog.generate.rendering import one_entry_a_line
+from gpufleet.catalog.generate.rendering import check_asked, one_entry_a_line, written
 from gpufleet.errors import GpufleetError
 
 REGENERATE = "python -m gpufleet.catalog.generate.json_inputs"
@@ -197,23 +196,14 @@ def render(document: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=REGENERATE, description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the committed file differs")
-    args = parser.parse_args(argv)
+    check = check_asked(REGENERATE, __doc__ or "", argv)
     version = metadata.version(PACKAGE)
     try:
         text = render(build(_sdk_root(), version))
     except SchemaShapeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if args.check:
-        if (DATA_FILE.read_text(encoding="utf-8") if DATA_FILE.exists() else "") != text:
-            print(f"{DATA_FILE} is stale against {PACKAGE} {version}: run `{REGENERATE}`", file=sys.stderr)
-            return 1
-        return 0
-    DATA_FILE.write_text(text, encoding="utf-8")
-    print(f"wrote {DATA_FILE} from {PACKAGE} {version}", file=sys.stderr)
-    return 0
+    return written(DATA_FILE, text, check, f"{PACKAGE} {version}", REGENERATE)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,10 @@ this pack's 48 resource policies, a 200-service ECS preview made 23,520 such cal
 resources, 13,140 of them to hear "not applicable": most of the pack's time per resource, profiled
 (`GPUFLEET_PACK_PROFILE`). A policy that declares its types (`not_applicable_to`, which the rule
 modules' registry sets: src/gpufleet/policies/registry.py) is answered here with the very entry
-it would have raised. Every other policy is called as pulumi_policy calls it.
+it would have raised. A policy that judges some types only (`judges_only`) passes the others here
+as it would have: without a finding or an entry, and without the call (the 200-service preview's
+490 resources made about 9,800 calls that returned at once). Every other policy is called as
+pulumi_policy calls it.
 
 Installed only over the exact source it was written from (pulumi_policy 1.21.0's method, by the
 hash of its text): any other pulumi_policy keeps its own Analyze, slower, never different.
@@ -29,6 +32,8 @@ from gpufleet.engine.patches.stack_once import swap_in, swapped, validated
 WRITTEN_FROM = "75db9cf8fc9d158596909b9b3f77bf48815990a6f513f2bb35728a67e4d8a515"
 # A policy's answer to "why not this resource type?" (None: it applies): set by the pack's registry.
 DECLARED = "not_applicable_to"
+# The resource types a policy judges at all; it passes every other silently: set by the registry.
+ONLY = "judges_only"
 
 
 def _resource(servicer, request) -> tuple:
@@ -62,6 +67,8 @@ def _route(servicer, resource_type: str) -> list[tuple]:
         if reason is not None:
             skipped.not_applicable.add(policy_name=policy.name, reason=reason)
             continue
+        if resource_type not in getattr(policy, ONLY, (resource_type,)):
+            continue  # its call would return at once: nothing to answer
         if skipped.not_applicable:
             route.append((None, None, skipped.SerializeToString()))
             skipped = proto.AnalyzeResponse()
