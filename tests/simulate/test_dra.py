@@ -10,7 +10,7 @@ import pytest
 
 from gpufleet.simulate import dra, dra_cel, dra_cel_parse, dra_objects
 from gpufleet.simulate.dra_objects import Device, DraShapeError, read_quantity
-from tests.go_tables import table_cases
+from tests.go_tables import assert_census, table_cases
 from tests.simulate import dra_suite
 from tests.simulate.dra_suite import C0, DRIVER_A, N1, ONE_A, A, claim, device, device_class, request, slice_
 
@@ -26,13 +26,7 @@ def _upstream_cases() -> dict[str, int]:
 def test_census_holds_every_upstream_case_translated_or_left_out_with_a_reason():
     upstream = _upstream_cases()
     assert len(upstream) == 180
-    translated = {c.name: c.line for c in dra_suite.CASES}
-    assert len(translated) == len(dra_suite.CASES), "a case translated twice"
-    assert {n: upstream.get(n) for n in translated} == translated, "a row names a case or line the kept file lacks"
-    assert not set(dra_suite.LEFT_OUT) - set(upstream)
-    assert not set(translated) & set(dra_suite.LEFT_OUT)
-    missing = [n for n in upstream if n not in translated and dra_suite.left_out_reason(n) is None]
-    assert missing == []
+    assert_census(upstream, dra_suite.CASES, dra_suite.LEFT_OUT, dra_suite.left_out_reason)
 
 
 def _selector(raw: dict | None) -> frozenset | None:

@@ -12,7 +12,7 @@ import pytest
 from gpufleet.simulate import dra, dra_objects, k8s_dra
 from gpufleet.simulate.dra_pools import selector_matches
 from gpufleet.simulate.k8s_shapes import PodClaim
-from tests.go_tables import table_cases
+from tests.go_tables import assert_census, table_cases
 from tests.simulate import dra_plugin_suite as suite
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "kubernetes-dra-plugin" / "dynamicresources_test.go"
@@ -30,12 +30,7 @@ def _upstream_cases() -> dict[str, int]:
 def test_census_holds_every_upstream_case_translated_or_left_out_with_a_reason():
     upstream = _upstream_cases()
     assert len(upstream) == 61
-    translated = {c.name: c.line for c in suite.CASES}
-    assert len(translated) == len(suite.CASES), "a case translated twice"
-    assert {n: upstream.get(n) for n in translated} == translated, "a row names a case or line the kept file lacks"
-    assert not set(translated) & set(suite.LEFT_OUT), "a case both translated and left out"
-    assert set(translated) | set(suite.LEFT_OUT) == set(upstream)
-    assert all(suite.LEFT_OUT.values()), "a case left out without a reason"
+    assert_census(upstream, suite.CASES, suite.LEFT_OUT, suite.LEFT_OUT.get)
 
 
 def _world(case: suite.Case) -> k8s_dra.DraWorld:
