@@ -100,6 +100,7 @@ ENTRY_POINTS: dict[str, set[str]] = {
     "gpufleet.eks.system_node_group": {"SystemNodeGroup.__init__"},
     "gpufleet.gke.gke_fleet": {"GkeFleet.__init__"},
     "gpufleet.gke.node_pool": {"GkeGpuNodePool.__init__"},
+    "gpufleet.gke.driver_installer": {"GkeDriverInstaller.__init__"},
     "gpufleet.k8s.device_plugins": {"DevicePlugins.__init__"},
     "gpufleet.k8s.dra_driver": {"DraDriver.__init__"},
     "gpufleet.k8s.gpu_operator": {"GpuOperator.__init__"},
@@ -116,6 +117,8 @@ ENTRY_POINTS: dict[str, set[str]] = {
     "gpufleet.plans.placement": {"placement"},
     "gpufleet.plans.replacement": {"_autonames", "forces_new"},
     "gpufleet.policies.placement": {"_validate_batch_pods"},
+    # The pack's reading of a stack's DRA install, once for the four policies that judge it.
+    "gpufleet.policies.dra": {"_read"},
     "gpufleet.plans.groups": {"_given"},
     "gpufleet.plans.cost": {"plan_cost"},
     "gpufleet.simulate.k8s_scheduler": {"given"},

@@ -370,7 +370,7 @@ def test_a_value_gpufleet_does_not_read_is_a_note():
     given = {**ON, "nvidiaDriverRoot": "/run/nvidia/driver", "kubeletPlugin": {"priorityClassName": "x", "tolerations": []}}
     [plugin, _] = kw.dra_driver_pods(NVIDIA, given, "dra", None, "25.8.1")
     assert plugin.notes == (
-        "the release sets values gpufleet does not read for its pods: nvidiaDriverRoot, kubeletPlugin.priorityClassName",
+        "the release sets values gpufleet does not read for its pods: kubeletPlugin.priorityClassName, nvidiaDriverRoot",
     )
 
 

@@ -1105,7 +1105,9 @@ def trusted(document: dict) -> CuratedFacts:
 
 
 def _constructed(model: type[BaseModel], data: dict) -> Any:
-    by_alias = {(info.alias or name): name for name, info in model.model_fields.items()}
+    # The alias the generator gives: pydantic 2.11 (the floors) fills FieldInfo.alias from it only
+    # when the model is built, which defer_build postpones; the pinned pydantic fills it earlier.
+    by_alias = {(info.alias or to_camel(name)): name for name, info in model.model_fields.items()}
     values = {by_alias[key]: _value(model.model_fields[by_alias[key]].annotation, item) for key, item in data.items()}
     return model.model_construct(**values)
 
