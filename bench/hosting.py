@@ -23,24 +23,30 @@ ROOT = Path(__file__).resolve().parent.parent
 PAIRS = 5
 
 # One cold preview in a fresh interpreter: argv = path ("stack" NAME | "program" DIR).
+# It ends as the `gpufleet` command does (cli/main.py: main under young_collections_only, then the
+# process ends without the interpreter's teardown), so each path costs what a user waits for.
 _ONE = """
+import os
 import sys
 from pathlib import Path
-from gpufleet.stack import files as stackfile
-from gpufleet.engine import user_program
-from gpufleet.engine.preview import preview_plan
-from gpufleet.engine.program_host import Hosting
-from gpufleet.engine.recorded import PROGRAM, Program
-from gpufleet.engine import PROJECT
-path, kind, what = sys.argv[1:4]
-if kind == "stack":
-    config, stack, program = stackfile.load(stackfile.stack_path(what, stackfile.STACKS), what).pulumi_config(), what, Program(PROGRAM, PROJECT)
-else:
-    loaded = user_program.load(Path(what), None, Path(sys.executable))
-    config, stack, program = loaded.config, loaded.stack, loaded.program
-hosted = Hosting(Path(sys.executable)) if path == "hosted" else None
-plan = preview_plan(config, stack, None, {}, program if path == "hosted" or kind == "program" else None, hosted=hosted)
-print(plan["summary"]["resourceCount"])
+from gpufleet.engine.collector import young_collections_only
+with young_collections_only():
+    from gpufleet.stack import files as stackfile
+    from gpufleet.engine import user_program
+    from gpufleet.engine.preview import preview_plan
+    from gpufleet.engine.program_host import Hosting
+    from gpufleet.engine.recorded import PROGRAM, Program
+    from gpufleet.engine import PROJECT
+    path, kind, what = sys.argv[1:4]
+    if kind == "stack":
+        config, stack, program = stackfile.load(stackfile.stack_path(what, stackfile.STACKS), what).pulumi_config(), what, Program(PROGRAM, PROJECT)
+    else:
+        loaded = user_program.load(Path(what), None, Path(sys.executable))
+        config, stack, program = loaded.config, loaded.stack, loaded.program
+    hosted = Hosting(Path(sys.executable)) if path == "hosted" else None
+    plan = preview_plan(config, stack, None, {}, program if path == "hosted" or kind == "program" else None, hosted=hosted)
+print(plan["summary"]["resourceCount"], flush=True)
+os._exit(0)
 """
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpufleet.catalog.tokens import UNKNOWN
+from gpufleet.engine.collector import preview_thresholds
 from tests.conftest import run_cli
 
 
@@ -95,6 +96,22 @@ def test_what_a_program_leaves_running_does_not_hold_the_preview(tmp_path, left)
     code, _, err = _preview(_program(tmp_path, THING + left), "--timeout", "120")
     assert code == 0, err
     assert time.monotonic() - start < 60
+
+
+def test_the_programs_interpreter_collects_as_gpufleets_engine_does(tmp_path):
+    """The program's interpreter gets the collector's thresholds gpufleet's own engine runs a program
+    with (no full passes over the SDKs' classes), and its teardown is frozen once the program has
+    ended and reported: the program's exit handlers still run, and their output is passed on."""
+    folder = _program(
+        tmp_path,
+        THING + "import atexit, gc, sys\n"
+        'print("thresholds", gc.get_threshold(), file=sys.stderr)\n'
+        'atexit.register(lambda: print("at exit, frozen:", gc.get_freeze_count() > 0, file=sys.stderr))\n',
+    )
+    code, _, err = _preview(folder)
+    assert code == 0, err
+    assert f"thresholds {preview_thresholds()}" in err
+    assert "at exit, frozen: True" in err
 
 
 def test_a_program_that_raises_names_its_file_and_line(tmp_path):

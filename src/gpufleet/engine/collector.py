@@ -7,6 +7,16 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
+YOUNG_EVERY = 50_000  # allocations between collections of the youngest generation
+OLD_NEVER = 1 << 30  # the full passes' threshold: not reached within a preview
+
+
+def preview_thresholds() -> tuple[int, int, int]:
+    """The collector's thresholds while a program runs: the youngest generation every YOUNG_EVERY
+    allocations, the middle one as the interpreter has it, no full passes. A hosted program's
+    interpreter is given the same (engine/program_exec.py), since it cannot import this module."""
+    return YOUNG_EVERY, gc.get_threshold()[1], OLD_NEVER
+
 
 @contextlib.contextmanager
 def young_collections_only() -> Iterator[None]:
@@ -24,7 +34,7 @@ def young_collections_only() -> Iterator[None]:
     thresholds = gc.get_threshold()
     gc.freeze()
     gc.enable()
-    gc.set_threshold(50_000, thresholds[1], 1 << 30)
+    gc.set_threshold(*preview_thresholds())
     try:
         yield
     finally:

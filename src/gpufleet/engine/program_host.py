@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpufleet import process_groups
+from gpufleet.engine.collector import preview_thresholds
 from gpufleet.engine.output_types import OutputTypes
 from gpufleet.engine.recorded import EngineError, Program, ProgramRun, RecordedResource
 from gpufleet.engine.serving import Served
@@ -183,6 +184,8 @@ def _launch(
         str(report),
         "--search-path",
         str(search_path),
+        "--gc-thresholds",
+        ",".join(str(n) for n in preview_thresholds()),
         "--root",
         str(workdir),
         str(program.main),
