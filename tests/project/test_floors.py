@@ -67,3 +67,47 @@ def test_the_oldest_versions_allowed_preview_every_stack_as_the_pinned_set_does(
     for example in sorted(p for p in (ROOT / "examples").iterdir() if (p / "Pulumi.yaml").exists()):
         run = subprocess.run([str(venv / "bin" / "gpufleet"), "preview", "--program", str(example), "--python", str(venv / "bin" / "python")], env=env, capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, (example.name, run.stderr[-2000:])
+
+
+# The pack loads the shipped facts unbuilt (catalog.trust_shipped) and serves Analyze from several
+# threads: each builds a facts class on its first model_dump. Eight threads dump every facts object.
+_DUMP_IN_THREADS = """
+import json, threading
+from pydantic import BaseModel
+from gpufleet.catalog import catalog
+catalog.trust_shipped()
+found = []
+def collect(value):
+    if isinstance(value, BaseModel):
+        found.append(value)
+        for name in type(value).model_fields:
+            collect(getattr(value, name))
+    elif isinstance(value, (list, tuple)):
+        for item in value: collect(item)
+    elif isinstance(value, dict):
+        for item in value.values(): collect(item)
+collect(catalog.load().facts)
+errors, start = [], threading.Barrier(8)
+def dump(half):
+    start.wait()
+    for model in found[half::2]:
+        try:
+            model.model_dump(exclude_none=True)
+        except Exception as err:
+            errors.append(f"{type(model).__name__}: {err}")
+threads = [threading.Thread(target=dump, args=(i % 2,)) for i in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(json.dumps({"models": len(found), "errors": errors[:3]}))
+"""
+
+
+@pytest.mark.slow
+def test_the_packs_unbuilt_facts_dump_from_many_threads_at_once():
+    """pydantic 2.11 (the floors) fails when two threads build deferred classes at once."""
+    venv = prepared("floors", "venv")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    run = subprocess.run([str(venv / "bin" / "python"), "-c", _DUMP_IN_THREADS], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(run.stdout)
+    assert result["models"] > 100 and result["errors"] == []

@@ -8,6 +8,7 @@ manifest excerpt (mappings passed through to Helm or to the scheduler simulation
 
 from __future__ import annotations
 
+import threading
 import types
 import typing
 from typing import Any, ForwardRef, Literal
@@ -23,6 +24,19 @@ class _Facts(BaseModel):
     # imported (the ~100 classes' schemas: about 40 ms of CPU); the policy pack, which reads the
     # shipped file by `trusted`, never builds them.
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, alias_generator=to_camel, defer_build=True)
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        cls = type(self)
+        if not cls.__pydantic_complete__:
+            # A deferred class is built on its first use, and two threads building classes at once
+            # can fail (pydantic 2.11, the floors: "BaseModel cannot be instantiated directly"): the
+            # pack serves Analyze from several threads, over facts it loaded without building them.
+            with _BUILDING:
+                cls.model_rebuild()
+        return super().model_dump(**kwargs)
+
+
+_BUILDING = threading.Lock()
 
 
 class Sourced(_Facts):
