@@ -11,11 +11,10 @@ import threading
 import pytest
 
 from gpufleet.analyzer.client import PolicyPack, PolicyPackError
-
 from gpufleet.analyzer.pack_dir import DEFAULT_PACK
 from gpufleet.plans.index import from_plan
 from tests.conftest import ROOT, run_cli
-from tests.policy_helpers import task_definition, gpu_container
+from tests.policy_helpers import gpu_container, resource, task_definition
 
 PACKS = ROOT / "tests" / "packs"
 
@@ -160,6 +159,34 @@ def test_resources_submitted_from_many_threads_are_all_judged():
         result = pack.finish([r for rs in made for r in rs])
     unpinned = {f.urn for f in result.findings if f.policy == "ecs-gpu-task-placement"}
     assert unpinned == {r.urn for rs in made for r in rs}
+
+
+def test_answers_alike_are_read_once_and_counted_for_every_resource(monkeypatch):
+    """Resources the policies pass get their type's answer, byte for byte: read once a session; a
+    finding names its resource and is read on its own. Every resource's skips are still counted."""
+    from gpufleet.analyzer import client
+
+    real, read = client._answer, []
+
+    def reading(response):
+        read.append(real(response))
+        return read[-1]
+
+    monkeypatch.setattr(client, "_answer", reading)
+    passing = [resource("random:index/randomId:RandomId", f"id{i}", {"byteLength": 8}) for i in range(5)]
+    unpinned = task_definition("unpinned", [gpu_container("a", 1)])
+    with PolicyPack(DEFAULT_PACK, project="gpufleet", stack="alike") as pack:
+        result = pack.judge({}, from_plan({"resources": [*passing, unpinned]}))
+    assert {f.urn for f in result.findings} == {unpinned["urn"]}
+    assert len(read) == 3  # one answer for the five passing ones, the unpinned one's, the stack's
+    stack = read[-1]
+    [passed] = [a for a in read[:-1] if not a.diagnostics]
+    [found] = [a for a in read[:-1] if a.diagnostics]
+    expected: dict[str, int] = {}
+    for answer, times in ((passed, 5), (found, 1), (stack, 1)):
+        for name in answer.not_applicable:
+            expected[name] = expected.get(name, 0) + times
+    assert result.not_applicable == expected and expected
 
 
 def test_a_resource_that_cannot_be_sent_fails_the_session():

@@ -154,3 +154,27 @@ def test_another_pulumi_policy_keeps_its_own_analyze(monkeypatch):
     monkeypatch.setattr(_PolicyAnalyzerServicer, "Analyze", analyze)
     assert analyze_once.install() is False
     assert _PolicyAnalyzerServicer.Analyze is analyze
+
+
+def test_what_the_stack_will_read_is_prepared_as_each_resource_is_analysed(requests, monkeypatch):
+    """Each resource of a type a preparation wants is handed over, its properties as the policies
+    read them, once analysed; one that fails leaves the answer as it was."""
+    monkeypatch.setattr(_PolicyAnalyzerServicer, "Analyze", _PolicyAnalyzerServicer.Analyze)
+    assert analyze_once.install() is True
+    before = _answers(_servicer(), requests)
+    seen = []
+
+    def failing(props):
+        raise ValueError("not ready")
+
+    monkeypatch.setattr(analyze_once, "_PREPARED", [(lambda t: t == tokens.ECS_TASK_DEFINITION, seen.append), (lambda t: True, failing)])
+    assert _answers(_servicer(), requests) == before
+    wanted = [q for q in requests if q.type == tokens.ECS_TASK_DEFINITION]
+    assert len(seen) == len(wanted) > 0 and all("containerDefinitions" in props for props in seen)
+
+
+def test_the_pack_makes_the_plan_view_s_inputs_plain_as_it_analyses():
+    from gpufleet.plans.index import reads
+    from gpufleet.policies import inputs
+
+    assert (reads, inputs.plain_inputs) in analyze_once._PREPARED

@@ -42,3 +42,22 @@ def test_a_pack_that_writes_no_placement_leaves_the_engine_to_simulate(monkeypat
     plan, runs = _preview(monkeypatch, tmp_path, "eks-p5-efa", "--policy-pack", str(ROOT / "tests" / "packs" / "other"))
     assert runs == 1
     assert plan["placement"]["nodeGroups"]
+
+
+def test_a_judged_preview_reads_its_resource_entries_into_typed_resources_once(monkeypatch):
+    """The pack judges the typed resources the plan is then built from: read once from the entries,
+    not again for the plan (every resource registered is also read once on its own, for Analyze)."""
+    from gpufleet.engine import plan as engine_plan
+    from gpufleet.plans import index
+
+    real, whole = index.from_plan, []
+
+    def counting(plan):
+        if len(plan["resources"]) > 1:
+            whole.append(len(plan["resources"]))
+        return real(plan)
+
+    monkeypatch.setattr(index, "from_plan", counting)
+    monkeypatch.setattr(engine_plan, "from_plan", counting)
+    code, _, _ = run_cli("preview", "ecs-gpu", "--json")
+    assert code == 0 and len(whole) == 1

@@ -190,7 +190,39 @@ def test_once_per_stack_reads_a_stack_once_for_every_policy_that_asks():
     assert read(_stack(a, c)) == 3
 
 
+class _Counted(SimpleNamespace):
+    """A stack resource that counts the reads of its dependencies."""
+
+    reads = 0
+
+    @property
+    def property_dependencies(self):
+        type(self).reads += 1
+        return {}
+
+
+def test_once_per_stack_knows_the_same_resource_objects_without_reading_each_again():
+    read = inputs.once_per_stack(lambda args: len(args.resources))
+    resources = [_Counted(urn=f"urn:{i}", props={}) for i in range(3)]
+    assert read(_stack(*resources)) == 3
+    before = _Counted.reads
+    assert read(_stack(*resources)) == 3  # the next policy: its own list, the same objects
+    assert _Counted.reads == before
+
+
 def test_the_stack_policies_that_share_a_reading_read_it_once_per_stack():
     from gpufleet.policies import dra, placement
 
     assert dra._read.__wrapped__ and placement.placement_of.__wrapped__
+
+
+def test_a_stack_resource_is_typed_once_for_every_policy_that_reads_it():
+    service = SimpleNamespace(
+        urn="urn:pulumi:s::p::aws:ecs/service:Service::a", resource_type="aws:ecs/service:Service", name="a", props={"x": 1}
+    )
+    other = SimpleNamespace(
+        urn="urn:pulumi:s::p::random:index/randomId:RandomId::b", resource_type="random:index/randomId:RandomId", name="b", props={}
+    )
+    first = inputs.plan_resources(_stack(service, other))
+    assert [r.urn for r in first] == [service.urn]  # the plan view reads services, not random ids
+    assert inputs.plan_resources(_stack(service, other))[0] is first[0]  # the placement's and the DRA install's alike

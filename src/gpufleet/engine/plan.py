@@ -8,7 +8,7 @@ from typing import Any
 from gpufleet.engine.recorded import ProgramRun, RecordedResource
 from gpufleet.plans import cost as plan_cost
 from gpufleet.plans import placement as plan_placement
-from gpufleet.plans.index import from_plan
+from gpufleet.plans.index import Resource, from_plan
 from gpufleet.stack.summary import SUMMARY_OUTPUT
 
 PLAN_VERSION = 1
@@ -58,16 +58,23 @@ def plan_entries(run: ProgramRun) -> list[dict]:
     return [plan_resource(r) for r in tree_order(run.resources)]
 
 
-def build_plan(run: ProgramRun, project: str = "gpufleet", entries: list[dict] | None = None, placed: dict | None = None) -> dict:
+def build_plan(
+    run: ProgramRun,
+    project: str = "gpufleet",
+    entries: list[dict] | None = None,
+    placed: dict | None = None,
+    typed: list[Resource] | None = None,
+) -> dict:
     """The plan of `run`: its resources' `entries` (made here unless the caller made them for the
-    pack), and the placement `placed` the pack judged them by (simulated here when no pack wrote one)."""
+    pack, and `typed` too, read from those entries as the pack judged them), and the placement
+    `placed` the pack judged them by (simulated here when no pack wrote one)."""
     resources = tree_order(run.resources)
     # The stack output `accelerators` (what `pulumi stack output accelerators` shows) is the plan's
     # summary: carried there once, not again under `outputs`.
     outputs = {k: v for k, v in run.outputs.items() if k != SUMMARY_OUTPUT}
     summary = dict(run.outputs.get(SUMMARY_OUTPUT) or {})
     entries = plan_entries(run) if entries is None else entries
-    typed = from_plan({"resources": entries})
+    typed = from_plan({"resources": entries}) if typed is None else typed
     placement = _with_gaps(placed if placed is not None else plan_placement.placement(typed).as_dict(), run.gaps)
     return {
         "version": PLAN_VERSION,

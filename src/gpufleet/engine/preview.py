@@ -79,12 +79,15 @@ def preview_plan(
         # The pack judges the stack first: the plan takes the placement it judged by (one simulation).
         start = time.perf_counter()
         entries = plan_entries(run)
-        result = pack.finish(from_plan({"resources": entries}))
-        write_remediated(entries, result.remediated)  # the plan shows what will be created
+        typed = from_plan({"resources": entries})
+        result = pack.finish(typed)
+        if result.remediated:  # the plan shows what will be created, read again from the entries
+            write_remediated(entries, result.remediated)
+            typed = from_plan({"resources": entries})
         policy = result.as_plan_block()
         stages["pack"] = time.perf_counter() - start
         start = time.perf_counter()
-        plan = build_plan(run, project, entries, pack.pack.placement())
+        plan = build_plan(run, project, entries, pack.pack.placement(), typed)
         plan["policy"] = policy
         stages["plan"] = time.perf_counter() - start
         return plan

@@ -12,7 +12,7 @@ from gpufleet.catalog import catalog
 from gpufleet.plans import dra_install
 from gpufleet.plans import index as plan_index
 from gpufleet.plans.placement import PlanPlacement
-from gpufleet.policies.inputs import once_per_stack, typed
+from gpufleet.policies.inputs import once_per_stack, plan_resources
 from gpufleet.policies.placement import placement_of
 from gpufleet.policies.registry import Policies
 from gpufleet.rules import dra as dra_rules
@@ -45,8 +45,7 @@ def _validate_claims(args: StackValidationArgs, report: ReportViolation) -> None
 def _read(args: StackValidationArgs) -> dra_install.DraInstall:
     """The plan's DRA install, read once for the four policies that judge it (each read had cost a
     200-service ECS stack's AnalyzeStack about 8 ms)."""
-    resources = [typed(r) for r in args.resources if plan_index.reads(r.resource_type)]
-    return dra_install.read(plan_index.Index(resources), catalog.load())
+    return dra_install.read(plan_index.Index(plan_resources(args)), catalog.load())
 
 
 def _unknown_versions(args: StackValidationArgs) -> list[tuple[str, str]]:

@@ -12,9 +12,8 @@ from pathlib import Path
 from pulumi_policy import ReportViolation, StackValidationArgs
 
 from gpufleet.catalog import catalog
-from gpufleet.plans import index as plan_index
 from gpufleet.plans import placement as plan_placement
-from gpufleet.policies.inputs import once_per_stack, typed
+from gpufleet.policies.inputs import once_per_stack, plan_resources
 from gpufleet.policies.registry import Policies
 from gpufleet.rules import karpenter as karpenter_rules
 from gpufleet.simulate import k8s_scheduler
@@ -25,8 +24,7 @@ POLICIES = Policies(__name__)
 @once_per_stack
 def placement_of(args: StackValidationArgs) -> plan_placement.PlanPlacement:
     """The stack's placement, worked out once for the policies that read it (four judge one stack)."""
-    resources = [typed(r) for r in args.resources if plan_index.reads(r.resource_type)]  # converting the others' would be wasted
-    found = plan_placement.placement(resources)
+    found = plan_placement.placement(plan_resources(args))
     out = os.environ.get(plan_placement.PLACEMENT_OUT)
     if out:
         # Written whole, then renamed: the engine never reads half a placement.

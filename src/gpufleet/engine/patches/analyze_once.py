@@ -21,6 +21,8 @@ hash of its text): any other pulumi_policy keeps its own Analyze, slower, never 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from typing import Any
 
 import pulumi_policy.policy as _policy
 from pulumi.runtime import proto
@@ -36,11 +38,37 @@ DECLARED = "not_applicable_to"
 ONLY = "judges_only"
 
 
+# What the pack prepares of each resource as it is analysed, for its stack's judgement: (which
+# resource types, what to do with their properties), registered with `per_resource`.
+_PREPARED: list[tuple[Callable[[str], bool], Callable[[Any], object]]] = []
+
+
+def per_resource(wanted: Callable[[str], bool], prepare: Callable[[Any], object]) -> None:
+    """`prepare(props)` after the Analyze of every resource of a type `wanted`: work AnalyzeStack
+    would otherwise do after the program has ended, done while it runs (the CLI analyses each
+    resource as it registers). The same properties reach AnalyzeStack as the same object where
+    servicer_memo is in; elsewhere the preparation is only not used."""
+    _PREPARED.append((wanted, prepare))
+
+
+def _props(request):
+    """The request's properties as the policies see them (pulumi_policy's construction, read
+    through the module's names, which servicer_memo may have replaced)."""
+    return _policy.unknown_checking_proxy(_policy.deserialize_properties(_policy.json_format.MessageToDict(request.properties)))
+
+
 def _resource(servicer, request) -> tuple:
-    """The request's properties, options and provider as the policies see them (pulumi_policy's
-    construction, read through the module's names, which servicer_memo may have replaced)."""
-    props = _policy.unknown_checking_proxy(_policy.deserialize_properties(_policy.json_format.MessageToDict(request.properties)))
-    return props, servicer._get_resource_options(request), servicer._get_provider_resource(request)
+    """The request's properties, options and provider as the policies see them."""
+    return _props(request), servicer._get_resource_options(request), servicer._get_provider_resource(request)
+
+
+def _prepare(request, props) -> None:
+    for wanted, prepare in _PREPARED:
+        if wanted(request.type):
+            props = _props(request) if props is None else props
+            # Only ahead of time: what fails here fails again, and is reported, where AnalyzeStack needs it.
+            with contextlib.suppress(Exception):
+                prepare(props)
 
 
 def _route(servicer, resource_type: str) -> list[tuple]:
@@ -97,6 +125,7 @@ def analyze(self, request, _context):
         stack_tags = self._PolicyAnalyzerServicer__stack_tags
         args = ResourceValidationArgs(request.type, props, request.urn, request.name, opts, provider, config, stack_tags)
         validated(self, policy, args, report_violation, response)
+    _prepare(request, None if resource is None else resource[0])
     return response
 
 
