@@ -110,6 +110,9 @@ def test_a_signal_while_a_process_starts_ends_it_too(monkeypatch):
         return forked[-1]
 
     monkeypatch.setattr(process_groups.subprocess, "Popen", signalled)
+    # The signal ends every group this process started: the test's own only, never a session's
+    # (the policy pack the policy tests share in this pytest worker).
+    monkeypatch.setattr(process_groups, "_STARTED", set())
     try:
         with pytest.raises(Stopped), process_groups.stopped_on_signals():
             process_groups.start(SLEEPER)
