@@ -14,15 +14,12 @@ from dataclasses import dataclass
 
 from gpufleet.catalog import charts, tokens
 from gpufleet.catalog.catalog import Catalog
+from gpufleet.plans import dra
 from gpufleet.plans.groups import accelerated_groups, eks_instance_types
 from gpufleet.plans.index import Index, Resource
 from gpufleet.plans.pods import plugins
 from gpufleet.simulate.k8s_filters import expression_matches
 
-# The DRA driver's chart names: the kubernetes-sigs line (v0.4.x) and NVIDIA's earlier one (v25.x, the
-# chart Pulumi's aws-ts-eks-gpu-dra example pins): kubernetes-sigs/dra-driver-nvidia-gpu Chart.yaml @v0.4.1
-# and deployments/helm/nvidia-dra-driver-gpu/Chart.yaml @v25.8.1.
-DRIVER_CHARTS = ("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu")
 NFD_NVIDIA = {"feature.node.kubernetes.io/pci-10de.present": "true"}
 API_GROUP = "resource.k8s.io/"
 
@@ -98,7 +95,7 @@ CLUSTER_VERSIONS = {tokens.EKS_CLUSTER: "version", tokens.GKE_CLUSTER: "minMaste
 
 
 def read(index: Index, cat: Catalog) -> DraInstall:
-    drivers = [r for r in index.of(tokens.HELM_RELEASE) if _chart_name(r) in DRIVER_CHARTS]
+    drivers = [r for r in index.of(tokens.HELM_RELEASE) if dra.driver_chart(r, cat) is not None]
     groups = []
     for urn, group in accelerated_groups(index.resources, cat).items():
         resource = index.by_urn[urn]
