@@ -4,6 +4,7 @@ leaf that reaches back up, fails here with the import that does it)."""
 from __future__ import annotations
 
 import ast
+import functools
 
 import pytest
 
@@ -79,14 +80,17 @@ def module_name(path) -> str:
     return ".".join(parts)
 
 
-def imported(source: str):
+@functools.cache  # each planted-import test parses one changed module, not all of them again
+def imported(source: str) -> tuple[str, ...]:
     """Every module a file imports, at the top or inside a function (a lazy import is still one)."""
+    names = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.module:
             # `from gpufleet import simulate` imports the room simulate.
-            yield from (f"{node.module}.{a.name}" for a in node.names)
+            names.extend(f"{node.module}.{a.name}" for a in node.names)
         elif isinstance(node, ast.Import):
-            yield from (a.name for a in node.names)
+            names.extend(a.name for a in node.names)
+    return tuple(names)
 
 
 def layering_violations(files: dict) -> list[str]:
