@@ -194,13 +194,28 @@ def test_the_curated_facts_are_checked_at_load():
             facts.checked(broken, "curated.yaml")
 
 
-def test_the_curated_facts_read_alike_in_yaml_1_1_and_1_2():
-    """The catalog reads curated.yaml with libyaml (YAML 1.1, fast); the file means what ruamel
-    (YAML 1.2) reads: an unquoted `on`, `no`, `0755` or `1:30` would differ, and fail here."""
+def test_every_shipped_yaml_file_reads_alike_in_yaml_1_1_and_1_2():
+    """The catalog reads its YAML data (curated.yaml, the charts' values, the Karpenter CRDs, the GKE
+    installer) with libyaml (YAML 1.1, fast); each file means what ruamel (YAML 1.2) reads: an
+    unquoted `on`, `no`, `0755` or `1:30` would differ, and fail here."""
     from ruamel.yaml import YAML
 
-    text = (catalog.DATA / "curated.yaml").read_text()
-    assert catalog.curated_facts() == YAML(typ="safe", pure=True).load(text)
+    # The Karpenter CloudFormation template carries intrinsic-function tags (!Sub): catalog/cloudformation.py reads it with ruamel.
+    shipped = sorted(p for p in catalog.DATA.rglob("*") if p.suffix in (".yaml", ".yml") and p.name != "cloudformation.yaml")
+    assert {"curated.yaml", "charts/karpenter-crd-1.14.1/karpenter.sh_nodepools.yaml"} <= {str(p.relative_to(catalog.DATA)) for p in shipped}
+    for path in shipped:
+        relative = str(path.relative_to(catalog.DATA))
+        assert catalog.shipped_yaml(relative) == YAML(typ="safe", pure=True).load(path.read_text()), relative
+    assert catalog.curated_facts() == catalog.shipped_yaml("curated.yaml")
+
+
+def test_yaml_1_1_and_1_2_differ_where_the_check_above_looks():
+    """What the check above would catch: the same text read otherwise by the two versions."""
+    import yaml
+    from ruamel.yaml import YAML
+
+    text = "enabled: on\nmode: 0755\n"
+    assert yaml.safe_load(text) != YAML(typ="safe", pure=True).load(text)
 
 
 def test_a_record_that_leaves_fields_out_gets_the_safe_defaults():

@@ -16,10 +16,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from ruamel.yaml import YAML
-
 from gpufleet.catalog import tokens
-from gpufleet.catalog.catalog import DATA
+from gpufleet.catalog.catalog import DATA, shipped_yaml
 
 if TYPE_CHECKING:
     import jsonschema
@@ -47,7 +45,7 @@ def checked_types() -> tuple[str, ...]:
 @cache
 def _schema(type_token: str) -> tuple[dict, int]:
     """The version's openAPIV3Schema (the object's `status` left out), and its CEL rule count."""
-    document = YAML(typ="safe", pure=True).load((CRDS / _FILES[type_token]).read_text())
+    document = shipped_yaml(str((CRDS / _FILES[type_token]).relative_to(DATA)))
     version = type_token.split(":")[1].split("/")[1]
     [served] = [v for v in document["spec"]["versions"] if v["name"] == version]
     schema = dict(served["schema"]["openAPIV3Schema"])

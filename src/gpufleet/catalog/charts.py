@@ -14,13 +14,13 @@ from collections.abc import Mapping
 
 from ruamel.yaml import YAML
 
-from gpufleet.catalog.catalog import DATA
+from gpufleet.catalog.catalog import shipped_yaml
 from gpufleet.catalog.facts import Chart, DraDriverChart, DraDriverPod
 
 
 @functools.cache
 def _values_file(name: str) -> dict:
-    return YAML(typ="safe", pure=True).load((DATA / "charts" / name).read_text())
+    return shipped_yaml(f"charts/{name}")
 
 
 def defaults(chart: Chart | DraDriverChart) -> dict:

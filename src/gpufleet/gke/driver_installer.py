@@ -8,16 +8,15 @@ import functools
 
 import pulumi
 import pulumi_kubernetes as k8s
-from ruamel.yaml import YAML
 
 from gpufleet.catalog import catalog
-from gpufleet.catalog.catalog import DATA, Catalog
+from gpufleet.catalog.catalog import Catalog
 
 
 @functools.cache
 def installer_manifest(path: str) -> dict:
     """The DaemonSet as the upstream file declares it (`path`: under the catalog's data)."""
-    return YAML(typ="safe", pure=True).load((DATA / path).read_text())
+    return catalog.shipped_yaml(path)
 
 
 class GkeDriverInstaller(pulumi.ComponentResource):
