@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -332,16 +333,25 @@ def botocore_inputs() -> dict:
     return json.loads((DATA / "botocore_inputs.json").read_text())
 
 
-def shipped_yaml(relative: str) -> Any:
+def shipped_yaml(relative: str, tags: Mapping[str, Callable[[str], Any]] | None = None) -> Any:
     """A YAML file of the catalog's data (`relative` to DATA), read by libyaml (C): ruamel's
     pure-Python reader took about 0.2 s of every cold start for the curated facts, and a tenth of a
     second of a Karpenter stack's pack for the CRDs and chart values. libyaml reads YAML 1.1 (as
     Helm's and the API server's sigs.k8s.io/yaml do), ruamel 1.2; tests/catalog/test_catalog.py
-    holds that both read every shipped file alike."""
+    holds that both read every shipped file alike. `tags`: a local tag's scalar (CloudFormation's
+    `!Sub`) made into a value."""
     text = (DATA / relative).read_text()
     loader = getattr(yaml, "CSafeLoader", None)
     if loader is None:  # PyYAML built without libyaml
-        return YAML(typ="safe", pure=True).load(text)
+        reader = YAML(typ="safe", pure=True)
+        for tag, make in (tags or {}).items():
+            reader.constructor.add_constructor(tag, lambda constructor, node, make=make: make(constructor.construct_scalar(node)))
+        return reader.load(text)
+    if tags:
+        tagged: Any = type("TaggedLoader", (loader,), {})  # a class of its own: PyYAML's constructors are per class
+        for tag, make in tags.items():
+            tagged.add_constructor(tag, lambda constructor, node, make=make: make(constructor.construct_scalar(node)))
+        loader = tagged
     return yaml.load(text, Loader=loader)  # noqa: S506 (a safe loader)
 
 

@@ -5,16 +5,15 @@ rules. `!Sub` strings are substituted as CloudFormation does, from the values th
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
-from ruamel.yaml import YAML
+from gpufleet.catalog.catalog import DATA, shipped_yaml
 
-TEMPLATE = Path(__file__).parent / "data" / "karpenter" / "cloudformation.yaml"
+TEMPLATE = DATA / "karpenter" / "cloudformation.yaml"
 SOURCE = "github.com/aws/karpenter-provider-aws website/content/en/docs/getting-started/getting-started-with-karpenter/cloudformation.yaml @bde00654 (v1.14.1)"
 
 
@@ -26,19 +25,12 @@ class Intrinsic:
     argument: str
 
 
-def _intrinsic(function: str):
-    def construct(loader, node):
-        return Intrinsic(function, loader.construct_scalar(node))
-
-    return construct
+INTRINSICS = {f"!{function}": functools.partial(Intrinsic, function) for function in ("Sub", "GetAtt", "Ref")}
 
 
-@lru_cache(maxsize=1)
+@functools.cache
 def resources() -> Mapping[str, Mapping]:
-    yaml = YAML(typ="safe", pure=True)
-    for function in ("Sub", "GetAtt", "Ref"):
-        yaml.constructor.add_constructor(f"!{function}", _intrinsic(function))
-    return yaml.load(TEMPLATE.read_text())["Resources"]
+    return shipped_yaml(str(TEMPLATE.relative_to(DATA)), INTRINSICS)["Resources"]
 
 
 def substitute(text: str, values: Mapping[str, str]) -> str:
