@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import as_installed  # noqa: E402
 from bench.fleets import cdk_peer_fleet  # noqa: E402
 from bench.scale import GPUFLEET, write_stack  # noqa: E402
 
@@ -41,9 +42,6 @@ PAIRS = 5
 SAMPLE_SECONDS = 0.02
 # The CLI's telemetry and notices reach the network; a synth measured offline leaves them out.
 CDK_ENV = {**os.environ, "CDK_DISABLE_CLI_TELEMETRY": "true"}
-# gpufleet runs from its compiled bytecode, as installed (pip compiles it): a shell that forbids
-# writing it would have every run compile the package's modules from source.
-GPUFLEET_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def _tree(pid: int) -> list[int]:
@@ -94,7 +92,7 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> di
 def commands(groups: int, folder: Path) -> dict[str, tuple[list[str], Path, dict[str, str] | None]]:
     stack = write_stack(folder, f"cdk-{groups}", cdk_peer_fleet(groups))
     return {
-        "gpufleet": ([GPUFLEET, "preview", "--jobs", "1", "--config-file", str(stack)], folder, GPUFLEET_ENV),
+        "gpufleet": ([GPUFLEET, "preview", "--jobs", "1", "--config-file", str(stack)], folder, as_installed()),
         "cdk": ([str(CDK), "synth", "--quiet", "--no-notices", "-c", f"groups={groups}", "-o", str(folder / "cdk.out")], PEER, CDK_ENV),
     }
 

@@ -20,6 +20,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import as_installed  # noqa: E402
+
 PAIRS = 5
 
 # One cold preview in a fresh interpreter: argv = path ("stack" NAME | "program" DIR).
@@ -52,7 +56,9 @@ os._exit(0)
 
 def cold(path: str, kind: str, what: str) -> tuple[int, float]:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _ONE, path, kind, what], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", _ONE, path, kind, what], capture_output=True, text=True, cwd=ROOT, env=as_installed(), timeout=600
+    )
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{path} {kind} {what}: exit {done.returncode}\n{done.stderr[-2000:]}")

@@ -15,7 +15,11 @@ import sys
 import time
 from pathlib import Path
 
-from gpufleet.stack import files as stackfile
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import as_installed  # noqa: E402
+from gpufleet.stack import files as stackfile  # noqa: E402
 
 GPUFLEET = [str(Path(sys.executable).with_name("gpufleet"))]
 
@@ -29,7 +33,7 @@ def _cpu() -> float:
 def _run(argv: list[str]) -> tuple[float, float]:
     """Wall and CPU seconds of one `gpufleet preview`."""
     start, cpu = time.perf_counter(), _cpu()
-    done = subprocess.run([*GPUFLEET, "preview", *argv], capture_output=True, text=True)
+    done = subprocess.run([*GPUFLEET, "preview", *argv], capture_output=True, text=True, env=as_installed())
     if done.returncode not in (0, 1):
         raise SystemExit(f"gpufleet preview {' '.join(argv)}: exit {done.returncode}\n{done.stderr}")
     return time.perf_counter() - start, _cpu() - cpu

@@ -40,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import as_installed  # noqa: E402
 from bench.fleets import ecs_fleet  # noqa: E402
 from gpufleet.analyzer import pack_process  # noqa: E402
 from gpufleet.analyzer.pack_dir import DEFAULT_PACK  # noqa: E402
@@ -83,7 +84,11 @@ def simulation_overhead(providers: int, pairs: int) -> float:
 def cold_cli(*argv: str) -> float:
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "gpufleet.cli.main", "preview", *(argv or ("ecs-gpu",)), "--json"], cwd=ROOT, check=True, capture_output=True
+        [sys.executable, "-m", "gpufleet.cli.main", "preview", *(argv or ("ecs-gpu",)), "--json"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        env=as_installed(),
     )
     return time.perf_counter() - start
 
@@ -129,7 +134,9 @@ def cold_cost_share(pairs: int = 7) -> float:
     ratios = []
     for _ in range(pairs):
         part = float(
-            subprocess.run([sys.executable, "-c", _COST_PART, str(golden)], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+            subprocess.run(
+                [sys.executable, "-c", _COST_PART, str(golden)], cwd=ROOT, check=True, capture_output=True, text=True, env=as_installed()
+            ).stdout
         )
         ratios.append(part / cold_cli())
     return statistics.median(ratios)

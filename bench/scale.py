@@ -39,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import as_installed  # noqa: E402
 from bench.fleets import ECS_LARGEST, EKS_LARGEST, ecs_fleet, eks_fleet  # noqa: E402
 
 GPUFLEET = str(Path(sys.executable).with_name("gpufleet"))
@@ -129,7 +130,7 @@ def child_floor(count: int, replay: str | None) -> dict:
 
 
 def _in_child(*argv: str) -> dict:
-    done = subprocess.run([sys.executable, __file__, "--child", *argv], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, __file__, "--child", *argv], capture_output=True, text=True, check=True, env=as_installed())
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -150,7 +151,7 @@ def _timed(argv: list[str]) -> tuple[float, int, int]:
     A command that fails (exit 2 or more) has its last stderr lines printed."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=as_installed())
         _, status, usage = os.wait4(process.pid, 0)
         seconds = time.perf_counter() - start
         process.returncode = code = os.waitstatus_to_exitcode(status)
