@@ -38,14 +38,6 @@ def pytest_configure(config) -> None:
     sys.dont_write_bytecode = False
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items) -> None:
-    # The slow tests first: pytest-xdist's worksteal hands each worker half the queue and an idle
-    # worker takes from the other's tail, so the long tests start early and the run ends on short
-    # ones, with both cores busy, instead of one worker finishing a 45 s test alone.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
-
 def _compile_sources() -> None:
     """gpufleet's and the pack's modules compiled where a process the suite starts finds them, checked
     by the source's hash rather than its time: a mutant written and restored within one second, at
