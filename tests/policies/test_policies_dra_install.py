@@ -50,7 +50,7 @@ def test_claims_without_their_cluster_are_named_not_judged(judge):
     result = judge(resources)
     assert findings(result, "dra-api-version") == []
     unjudged = [m for m in findings(result, "rules-not-judged") if "dra-api-version" in m]
-    assert unjudged and "the plan holds no EKS or GKE cluster whose Kubernetes version serves it" in unjudged[0]
+    assert unjudged and "no EKS or GKE cluster in the plan has a Kubernetes version known before apply to judge it by" in unjudged[0]
 
 
 def _gb200(r):

@@ -53,7 +53,7 @@ def _unknown_versions(args: StackValidationArgs) -> list[tuple[str, str]]:
     found = _read(args)
     if found.writes and not [v for _, v in found.clusters if v is not None]:
         return [
-            (urn, f"it writes {api}, and the plan holds no EKS or GKE cluster whose Kubernetes version serves it")
+            (urn, f"it writes {api}, and no EKS or GKE cluster in the plan has a Kubernetes version known before apply to judge it by")
             for urn, api in found.writes
         ]
     return []
