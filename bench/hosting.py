@@ -1,6 +1,6 @@
 """What each engine path costs on the same program, measured in one run: gpufleet's in-process
 engine (the SDK's mocks, with its patches) against the hosted path a program of one's own takes (its
-own interpreter and unpatched SDK, against the monitor gpufleet serves over gRPC).
+own interpreter and SDK, with the patches its gate lets through there, against the monitor gpufleet serves over gRPC).
 
     python bench/hosting.py [STACK ...]
 

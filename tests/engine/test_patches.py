@@ -73,6 +73,15 @@ def test_a_patch_for_a_package_that_is_not_installed_is_left_out():
     assert patch.outside() == "no-such-distribution missing (written for 1.0 to 1.0)"
 
 
+def test_a_package_a_patch_changes_only_where_installed_may_be_missing_but_not_out_of_range():
+    patch = patches.Patch(
+        "x", "y", {"pulumi": patches.PULUMI, "no-such-sdk": ("1.0", "1.0")}, "lazy_outputs.lazy_outputs", if_installed=frozenset({"no-such-sdk"})
+    )
+    assert patch.outside() is None
+    old = patches.Patch("x", "y", {"pulumi": ("3.1", "3.2")}, "lazy_outputs.lazy_outputs", if_installed=frozenset({"pulumi"}))
+    assert old.outside() == f"pulumi {patches.installed('pulumi')} (written for 3.1 to 3.2)"
+
+
 def _pins(path) -> dict[str, str]:
     pins = dict(line.split("==") for line in path.read_text().splitlines() if "==" in line and not line.startswith("#"))
     return {name.lower().replace("_", "-"): version for name, version in pins.items()}

@@ -114,6 +114,42 @@ def test_the_programs_interpreter_collects_as_gpufleets_engine_does(tmp_path):
     assert "at exit, frozen: True" in err
 
 
+# What the program's own interpreter shows of gpufleet's SDK patches: a service package it uses loaded
+# lean (a few of its modules), the stack walk per registration skipped, outputs made when read.
+_PATCHES_SEEN = THING + """import sys
+import pulumi_aws
+from pulumi.runtime import resource, rpc
+pulumi_aws.ec2.SecurityGroup
+print("ec2 modules", sum(name.startswith("pulumi_aws.ec2.") for name in sys.modules), file=sys.stderr)
+print("stack walk", resource._get_stack_trace.__name__, file=sys.stderr)
+print("transfer", rpc.transfer_properties.__module__, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("switch", ["on", "off"])
+def test_the_programs_interpreter_gets_the_sdk_patches_within_their_gate(tmp_path, monkeypatch, switch):
+    """A program of one's own gets gpufleet's HOSTED patches in its own interpreter, each through its
+    version gate against that interpreter's packages, and the off switch turns them off there too."""
+    monkeypatch.setenv("GPUFLEET_SDK_PATCHES", switch)
+    code, _, err = _preview(_program(tmp_path, _PATCHES_SEEN))
+    assert code == 0, err
+    modules = int(err.split("ec2 modules ", 1)[1].split()[0])
+    if switch == "on":
+        assert modules < 20 and "stack walk StackTrace" in err and "transfer _gpufleet_patches.lazy_outputs" in err, err
+    else:
+        assert modules > 100 and "stack walk _get_stack_trace" in err and "transfer pulumi.runtime.rpc" in err, err
+
+
+def test_a_patch_room_the_programs_interpreter_cannot_load_leaves_its_sdk_as_it_is_and_says_so(tmp_path, monkeypatch):
+    from gpufleet.engine import patches
+
+    monkeypatch.setattr(patches, "__file__", str(tmp_path / "no-room" / "__init__.py"))
+    code, _, err = _preview(_program(tmp_path, _PATCHES_SEEN))
+    assert code == 0, err
+    assert f"gpufleet: the SDK runs as it is for this program: gpufleet's patches do not load in {sys.executable} (FileNotFoundError" in err
+    assert "stack walk _get_stack_trace" in err
+
+
 def test_a_program_that_raises_names_its_file_and_line(tmp_path):
     folder = _program(tmp_path, THING + "raise ValueError('no such cluster')\n")
     code, _, err = _preview(folder)

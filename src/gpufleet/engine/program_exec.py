@@ -1,19 +1,25 @@
 """Runs a Pulumi Python program as the CLI's Python language host does, in the program's own
-interpreter and with its own, unpatched SDK: the settings a language host gives a program (monitor
+interpreter and with its own SDK: the settings a language host gives a program (monitor
 and engine addresses, project, stack, dry run, config from PULUMI_CONFIG), then the program's
 `__main__` inside the SDK's stack. gpufleet serves the monitor and the engine. One setting is
 gpufleet's, not the language host's: the cyclic collector runs as in gpufleet's own engine
 (--gc-thresholds; engine/collector.py) and is frozen for the teardown, which changes what the
-program costs, never what it does.
+program costs, never what it does. So do the SDK patches a program of one's own gets (--patches:
+gpufleet's patch room, whose HOSTED patches each pass their version gate against this interpreter's
+packages, and the off switch GPUFLEET_SDK_PATCHES).
 
-This file is run by path with the program's interpreter, so it imports nothing of gpufleet. What
+This file is run by path with the program's interpreter, so it imports nothing of gpufleet's package:
+the patch room is loaded by path, under a name of its own, beside whatever gpufleet the program
+itself imports. What
 gpufleet needs back (the program's own failure, or a missing SDK) it writes as one JSON object to
 the file named by --report: the program's stdout and stderr are the program's, passed to the user.
 """
 
 import argparse
 import asyncio
+import contextlib
 import gc
+import importlib.util
 import json
 import logging
 import os
@@ -34,12 +40,35 @@ def _where(err, root):
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
 
 
+def _patched(room):
+    """gpufleet's patches for a program in its own interpreter, applied within; a room that does not
+    load here (another Python, another SDK) leaves the SDK as it is, and says so: slower, never
+    another plan."""
+    stack = contextlib.ExitStack()
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "_gpufleet_patches", os.path.join(room, "__init__.py"), submodule_search_locations=[room]
+        )
+        patches = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = patches  # its dataclasses and `import_module` of its patches find it there
+        spec.loader.exec_module(patches)
+        stack.enter_context(patches.applied(patches.HOSTED))
+    except Exception as err:  # noqa: BLE001 - speed only: the program runs either way
+        stack.close()
+        sys.stderr.write(
+            f"gpufleet: the SDK runs as it is for this program: gpufleet's patches do not load in {sys.executable} ({type(err).__name__}: {err})\n"
+        )
+        return contextlib.nullcontext()
+    return stack
+
+
 def main():
     ap = argparse.ArgumentParser()
     for flag in ("--monitor", "--engine", "--project", "--stack", "--organization", "--pwd", "--report", "--root"):
         ap.add_argument(flag, required=True)
     ap.add_argument("--search-path", help="where to write the program's sys.path (gpufleet reads its provider SDKs' output types there)")
     ap.add_argument("--gc-thresholds", help="the cyclic collector's thresholds while the program runs, as gpufleet's own engine sets them")
+    ap.add_argument("--patches", help="gpufleet's patch room (engine/patches), applied around the program")
     ap.add_argument("program")
     args = ap.parse_args()
     if args.gc_thresholds:
@@ -77,7 +106,8 @@ def main():
     # As the language host does: the SDK leaves futures unobserved on purpose when a program fails.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     try:
-        loop.run_until_complete(pulumi.runtime.run_in_stack(lambda: runpy.run_path(args.program, run_name="__main__")))
+        with _patched(args.patches) if args.patches else contextlib.nullcontext():
+            loop.run_until_complete(pulumi.runtime.run_in_stack(lambda: runpy.run_path(args.program, run_name="__main__")))
     except BaseException as err:  # noqa: BLE001 - the program's own failure, reported to gpufleet
         cause, seen = err, set()
         while id(cause) not in seen:  # the root cause, as Python would print the chain

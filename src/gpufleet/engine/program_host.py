@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpufleet import process_groups
+from gpufleet.engine import patches
 from gpufleet.engine.collector import preview_thresholds
 from gpufleet.engine.output_types import OutputTypes
 from gpufleet.engine.recorded import EngineError, Program, ProgramRun, RecordedResource
@@ -188,6 +189,8 @@ def _launch(
         ",".join(str(n) for n in preview_thresholds()),
         "--root",
         str(workdir),
+        "--patches",
+        str(Path(patches.__file__).parent),
         str(program.main),
     ], {"PYTHONUNBUFFERED": "1"}
 

@@ -50,6 +50,12 @@ class Patch:
     apply: str
     takes: tuple[str, ...] = ()
     upstream: str = ""
+    # Distributions the patch changes only where they are installed (a provider SDK that a program's
+    # own interpreter lacks is never imported, so never patched); the others it needs.
+    if_installed: frozenset[str] = frozenset()
+    # It changes only the SDK's own work, not how gpufleet's in-process monitor runs it: a program
+    # of one's own gets it too, in its own interpreter (HOSTED).
+    hosted: bool = False
     # A speed patch changes what a preview costs, never what it finds: the off switch and the version
     # range apply to it. A mend makes the SDK do what its protocol says it does; it applies wherever
     # its own check finds the internals it mends (and says so where it does not).
@@ -59,6 +65,8 @@ class Patch:
         """Why this patch does not apply to the installed packages (None: it does)."""
         for dist, (low, high) in self.written_for.items():
             found = installed(dist)
+            if found is None and dist in self.if_installed:
+                continue
             if found is None or not _minor(low) <= _minor(found) <= _minor(high):
                 return f"{dist} {found or 'missing'} (written for {low} to {high})"
         return None
@@ -75,6 +83,8 @@ ENGINE = (
         {"pulumi": PULUMI, **PROVIDER_SDKS},
         "lean_imports.lean_imports",
         upstream="https://github.com/pulumi/pulumi/pull/6827 (subpackages only; a service package's own modules stay eager)",
+        if_installed=frozenset(PROVIDER_SDKS),
+        hosted=True,
     ),
     Patch(
         "lazy-outputs",
@@ -82,12 +92,14 @@ ENGINE = (
         {"pulumi": PULUMI},
         "lazy_outputs.lazy_outputs",
         upstream="https://github.com/pulumi/pulumi/issues/16055",
+        hosted=True,
     ),
     Patch(
         "stack-traces",
-        "a walk of the Python stack per registration, for a source position the mock monitor never reads (time)",
+        "a walk of the Python stack per registration, for a source position gpufleet's monitors never read (time)",
         {"pulumi": PULUMI},
         "stack_traces.no_stack_traces",
+        hosted=True,
     ),
     Patch(
         "paced-registration",
@@ -98,6 +110,10 @@ ENGINE = (
         upstream="https://github.com/pulumi/pulumi/issues/11064 (the aliases)",
     ),
 )
+# What a program of one's own gets in its own interpreter, whose SDK may be another version than
+# gpufleet's: engine/program_exec.py loads this room there by path, under a name of its own, and each
+# patch passes the same gate against the packages that interpreter has.
+HOSTED = tuple(patch for patch in ENGINE if patch.hosted)
 PACK = (
     Patch(
         "servicer-memo",
