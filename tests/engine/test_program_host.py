@@ -141,9 +141,9 @@ def test_the_programs_interpreter_gets_the_sdk_patches_within_their_gate(tmp_pat
 
 
 def test_a_patch_room_the_programs_interpreter_cannot_load_leaves_its_sdk_as_it_is_and_says_so(tmp_path, monkeypatch):
-    from gpufleet.engine import patches
+    from gpufleet.engine import program_host
 
-    monkeypatch.setattr(patches, "__file__", str(tmp_path / "no-room" / "__init__.py"))
+    monkeypatch.setattr(program_host, "PATCHES", tmp_path / "no-room")
     code, _, err = _preview(_program(tmp_path, _PATCHES_SEEN))
     assert code == 0, err
     assert f"gpufleet: the SDK runs as it is for this program: gpufleet's patches do not load in {sys.executable} (FileNotFoundError" in err
@@ -343,3 +343,42 @@ def test_a_preview_past_its_timeout_ends_the_program_the_pack_and_what_they_fork
     out, err = preview.communicate(timeout=300)
     assert preview.returncode == 2 and "did not finish within 3 s (--timeout)" in err
     _assert_ended(groups)
+
+
+def _marked(mark: Path) -> list[str]:
+    """The processes still running with `mark` in their environment (the program and what it forked)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and f"GPUFLEET_TEST_MARK={mark}".encode() in Path(f"/proc/{pid}/environ").read_bytes():
+                if (stat := _stat(pid)) and stat[0] != "Z":
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def test_a_failure_while_the_program_runs_ends_it_and_what_it_forked(tmp_path, monkeypatch):
+    """A program of one's own starts first (its interpreter's start is the preview's longest path),
+    the monitor and the pack meanwhile: whatever fails then, the program is ended with the preview."""
+    from gpufleet.engine import program_host
+
+    folder, mark = _program(tmp_path, _SLEEPER), tmp_path / "mark"
+    monkeypatch.setenv("GPUFLEET_TEST_MARK", str(mark))
+
+    def failing_after_serving(*args):
+        for _ in range(1200):
+            if mark.exists() and mark.read_text():
+                break
+            time.sleep(0.25)
+        assert len(_marked(mark)) == 2, "the program and its helper run"
+        raise RuntimeError("something failed while the program ran")
+
+    monkeypatch.setattr(program_host, "_compiling_note", failing_after_serving)
+    code, _, err = run_cli("preview", "--program", str(folder), "--python", sys.executable, "--no-policy")
+    assert code == 4 and "something failed while the program ran" in err
+    for _ in range(100):
+        if not _marked(mark):
+            return
+        time.sleep(0.1)
+    pytest.fail(f"the program still runs after the preview ended: {_marked(mark)}")

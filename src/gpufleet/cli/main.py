@@ -259,7 +259,7 @@ def _preview_program(args) -> int:
     from gpufleet.engine.answers import load_given
     from gpufleet.engine.preview import preview_plan
     from gpufleet.engine.program_host import DEFAULT_TIMEOUT, Hosting
-    from gpufleet.engine.runtime import EngineError
+    from gpufleet.engine.recorded import EngineError  # not runtime's: the in-process engine (the SDK's mocks) is not this path's
 
     if args.config_file is not None:
         raise InputError("--program reads the program's own stack config: name the stack as STACK, not --config-file")

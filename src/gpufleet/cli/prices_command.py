@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 import datetime
 import sys
+from typing import TYPE_CHECKING
 
-from gpufleet.catalog import catalog
-from gpufleet.catalog import prices as price_catalog
-from gpufleet.catalog.catalog import Catalog
 from gpufleet.errors import InputError
+
+if TYPE_CHECKING:  # every command builds its parser; only `prices` needs the catalog
+    from gpufleet.catalog.catalog import Catalog
 
 EXIT_OK, EXIT_INVALID = 0, 2
 
@@ -32,11 +33,14 @@ def add_parser(sub) -> None:
 def cmd_prices(args: argparse.Namespace) -> int:
     if args.region and args.action != "update":
         raise InputError("--region REGION chooses the AWS regions `gpufleet prices update` fetches: it goes with update")
+    from gpufleet.catalog import catalog
+
     cat = catalog.load()
     return _update(args.region, cat) if args.action == "update" else _show(cat)
 
 
 def _show(cat: Catalog) -> int:
+    from gpufleet.catalog import prices as price_catalog
     from gpufleet.catalog.generate.prices import coverage_table
 
     snapshot = price_catalog.read_current()
@@ -70,6 +74,7 @@ def _spot(regions: list[str], cat: Catalog):
 
 
 def _update(asked: list[str] | None, cat: Catalog) -> int:
+    from gpufleet.catalog import prices as price_catalog
     from gpufleet.catalog.generate import price_update
     from gpufleet.cli import progress
 

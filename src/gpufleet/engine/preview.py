@@ -4,6 +4,7 @@ bench both call this, so the bench measures what `gpufleet preview` does."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import time
 from collections.abc import Callable
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpufleet.engine import PROJECT
-from gpufleet.engine.program_host import Hosting, run_hosted
+from gpufleet.engine.program_host import Hosting, Started
 from gpufleet.engine.recorded import Program, RecordedResource
 
 if TYPE_CHECKING:
@@ -44,56 +45,59 @@ def preview_plan(
     `hosted` runs `program` in its own interpreter, as the CLI would; without it the program runs in
     this process."""
     project = program.project if program is not None else PROJECT
-    pack = _pack(pack_dir, project, stack, config, started)
     stages = {} if stages is None else stages
-    try:
-        submit = _submitter(pack) if pack is not None else None
-        if pack is not None:
-            pack.begin(given)
-
-        def registered(resource: RecordedResource) -> None:
-            if submit is not None:
-                submit(resource)
-            if progress is not None:
-                progress()
-
+    with contextlib.ExitStack() as first:
+        # A program of one's own starts before the pack: its interpreter's start and its SDK's
+        # import are the preview's longest path; the pack starts meanwhile.
         start = time.perf_counter()
-        if hosted is not None and program is not None:
-            run = run_hosted(
-                program, hosted, config, stack, on_resource=registered, meanwhile=lambda: importlib.import_module(_PLAN_MODULES)
-            )
-        else:
-            from gpufleet.engine.runtime import run_program
+        launched = first.enter_context(Started(program, hosted, config, stack)) if hosted is not None and program is not None else None
+        pack = _pack(pack_dir, project, stack, config, started)
+        try:
+            submit = _submitter(pack) if pack is not None else None
+            if pack is not None:
+                pack.begin(given)
 
-            run = run_program(config, stack, on_resource=registered, program=program)
-        stages["program"] = time.perf_counter() - start
-        from gpufleet.engine.plan import build_plan, plan_entries
+            def registered(resource: RecordedResource) -> None:
+                if submit is not None:
+                    submit(resource)
+                if progress is not None:
+                    progress()
 
-        if pack is None:
+            if launched is not None:
+                run = launched.run(on_resource=registered, meanwhile=lambda: importlib.import_module(_PLAN_MODULES))
+            else:
+                start = time.perf_counter()
+                from gpufleet.engine.runtime import run_program
+
+                run = run_program(config, stack, on_resource=registered, program=program)
+            stages["program"] = time.perf_counter() - start
+            from gpufleet.engine.plan import build_plan, plan_entries
+
+            if pack is None:
+                start = time.perf_counter()
+                plan = build_plan(run, project)
+                stages["plan"] = time.perf_counter() - start
+                return plan
+            from gpufleet.plans.index import from_plan, write_remediated
+
+            # The pack judges the stack first: the plan takes the placement it judged by (one simulation).
             start = time.perf_counter()
-            plan = build_plan(run, project)
+            entries = plan_entries(run)
+            typed = from_plan({"resources": entries})
+            result = pack.finish(typed)
+            if result.remediated:  # the plan shows what will be created, read again from the entries
+                write_remediated(entries, result.remediated)
+                typed = from_plan({"resources": entries})
+            policy = result.as_plan_block()
+            stages["pack"] = time.perf_counter() - start
+            start = time.perf_counter()
+            plan = build_plan(run, project, entries, pack.pack.placement(), typed)
+            plan["policy"] = policy
             stages["plan"] = time.perf_counter() - start
             return plan
-        from gpufleet.plans.index import from_plan, write_remediated
-
-        # The pack judges the stack first: the plan takes the placement it judged by (one simulation).
-        start = time.perf_counter()
-        entries = plan_entries(run)
-        typed = from_plan({"resources": entries})
-        result = pack.finish(typed)
-        if result.remediated:  # the plan shows what will be created, read again from the entries
-            write_remediated(entries, result.remediated)
-            typed = from_plan({"resources": entries})
-        policy = result.as_plan_block()
-        stages["pack"] = time.perf_counter() - start
-        start = time.perf_counter()
-        plan = build_plan(run, project, entries, pack.pack.placement(), typed)
-        plan["policy"] = policy
-        stages["plan"] = time.perf_counter() - start
-        return plan
-    finally:
-        if pack is not None:
-            pack.close()
+        finally:
+            if pack is not None:
+                pack.close()
 
 
 def _pack(pack_dir: Path | None, project: str, stack: str, config: dict[str, str], started: PackProcess | None) -> PolicyPack | None:

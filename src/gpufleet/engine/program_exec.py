@@ -12,7 +12,9 @@ This file is run by path with the program's interpreter, so it imports nothing o
 the patch room is loaded by path, under a name of its own, beside whatever gpufleet the program
 itself imports. What
 gpufleet needs back (the program's own failure, or a missing SDK) it writes as one JSON object to
-the file named by --report: the program's stdout and stderr are the program's, passed to the user.
+the file named by --report: the program's stdout and stderr are the program's, passed to the user. The monitor's address may come
+on a pipe (--monitor fd:N), written once gpufleet has opened the port, which it does while the SDK is
+imported here.
 """
 
 import argparse
@@ -83,6 +85,11 @@ def main():
         _report(args.report, kind="no-sdk", message=f"{type(err).__name__}: {err}", python=sys.executable)
         return 3
 
+    if args.monitor.startswith("fd:"):  # the port is opened while the SDK is imported: its address comes once open
+        with os.fdopen(int(args.monitor[3:]), encoding="utf-8") as told:
+            args.monitor = args.engine = told.readline().strip()
+        if not args.monitor:  # gpufleet stopped before it served the port; it stops this process too
+            return 3
     secret_keys = getattr(pulumi.runtime, "get_config_secret_keys_env", lambda: None)()
     pulumi.runtime.set_all_config(pulumi.runtime.get_config_env(), secret_keys)
     pulumi.runtime.configure(

@@ -8,6 +8,7 @@ when --json asks for it), so a program that prints a great deal never fills a pi
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import subprocess
@@ -21,16 +22,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpufleet import process_groups
-from gpufleet.engine import patches
 from gpufleet.engine.collector import preview_thresholds
 from gpufleet.engine.output_types import OutputTypes
 from gpufleet.engine.recorded import EngineError, Program, ProgramRun, RecordedResource
-from gpufleet.engine.serving import Served
 
 if TYPE_CHECKING:
     from gpufleet.engine.monitor import Monitor
+    from gpufleet.engine.serving import Served
 
 EXEC = Path(__file__).with_name("program_exec.py")
+PATCHES = Path(__file__).with_name("patches")  # the patch room, loaded by path in the program's interpreter
 DEFAULT_TIMEOUT = 300.0  # seconds; `--timeout` sets another
 _DRAIN = 5.0  # seconds to pass on what a stopped program had still written
 _LINGER = 5.0  # seconds a program that has reported its end may take to exit
@@ -46,73 +47,142 @@ class Hosting:
     given: dict[str, list[tuple[dict, dict]]] = field(default_factory=dict)
 
 
-def run_hosted(
-    program: Program,
-    hosting: Hosting,
-    config: dict[str, str],
-    stack: str,
-    on_resource: Callable[[RecordedResource], None] | None = None,
-    meanwhile: Callable[[], object] | None = None,
-) -> ProgramRun:
-    """Preview `program` as `hosting` says; raises EngineError naming why it could not. The program
-    starts first, against a port whose monitor is made while it starts; `meanwhile` is then called
-    (what the caller needs once the program ends) while the program runs."""
-    python, timeout = hosting.interpreter, hosting.timeout
-    workdir = program.workdir or (program.main if program.main.is_dir() else program.main.parent)
-    scratch = tempfile.TemporaryDirectory(prefix="gpufleet-program-")
-    report, search_path = Path(scratch.name) / "report.json", Path(scratch.name) / "search-path.json"
-    with scratch, Served(bound=timeout) as served:
-        command, env = _launch(program, python, served.address, stack, workdir, report, search_path)
-        env = {**os.environ, **env, "PULUMI_CONFIG": json.dumps(config), "PULUMI_DRY_RUN": "true"}
+class Started:
+    """A program started in its own interpreter, first of all that a preview does: its interpreter's
+    start and its SDK's import are most of its time, and gpufleet's own work (the port, the monitor,
+    the policy pack, the modules the plan is built with) is done meanwhile. A Python program starts
+    before the port is even open (gRPC's import and the server's start): it reads the port's
+    address from a pipe once it has imported its SDK. `run` serves it and waits for its end; leaving
+    the `with` block ends the program's process group, however the preview ended."""
+
+    def __init__(self, program: Program, hosting: Hosting, config: dict[str, str], stack: str):
+        self.program, self.hosting, self.config, self.stack = program, hosting, config, stack
+        self._scratch = tempfile.TemporaryDirectory(prefix="gpufleet-program-")
+        self.report, self.search_path = Path(self._scratch.name) / "report.json", Path(self._scratch.name) / "search-path.json"
+        self._serving = contextlib.ExitStack()
+        self._stopped = False
+        self._tell = -1
+        self.child: subprocess.Popen | None = None
+        self.passing: list[threading.Thread] = []
+        try:
+            self._start()
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _start(self) -> None:
+        program, python = self.program, self.hosting.interpreter
+        workdir = program.workdir or (program.main if program.main.is_dir() else program.main.parent)
+        told, self._tell = os.pipe() if program.runtime == "python" else (-1, -1)
+        self.served = None if told >= 0 else self._serving.enter_context(_served(self.hosting.timeout))
+        address = self.served.address if self.served else f"fd:{told}"
+        command, env = _launch(program, python, address, self.stack, workdir, self.report, self.search_path)
+        env = {**os.environ, **env, "PULUMI_CONFIG": json.dumps(self.config), "PULUMI_DRY_RUN": "true"}
         try:
             # Its own session: the language host, ts-node and anything they fork end together.
-            child = process_groups.start(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=workdir, env=env
+            self.child = process_groups.start(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=workdir,
+                env=env,
+                pass_fds=(told,) if told >= 0 else (),
             )
         except OSError as err:
             raise EngineError(f"the program's interpreter {python} does not run: {err.strerror}") from None
-        passing = [threading.Thread(target=_pass_on, args=(pipe,), daemon=True) for pipe in (child.stdout, child.stderr)]
-        for thread in passing:
+        finally:
+            if told >= 0:
+                os.close(told)
+        self.deadline = time.monotonic() + self.hosting.timeout
+        self.passing = [threading.Thread(target=_pass_on, args=(pipe,), daemon=True) for pipe in (self.child.stdout, self.child.stderr)]
+        for thread in self.passing:
             thread.start()
-        deadline = time.monotonic() + timeout
+
+    def __enter__(self) -> Started:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._tell >= 0:  # never told: the program reads the end of the pipe, and is stopped below
+            os.close(self._tell)
+            self._tell = -1
+        self._stop()
+        self._serving.close()
+        self._scratch.cleanup()
+
+    def _stop(self) -> None:
+        """End the program's group once (its pid is not ours to signal after it is reaped)."""
+        if self.child is not None and not self._stopped:
+            self._stopped = True
+            process_groups.stop(self.child)
+            for thread in self.passing:
+                thread.join(_DRAIN)
+
+    def run(
+        self, on_resource: Callable[[RecordedResource], None] | None = None, meanwhile: Callable[[], object] | None = None
+    ) -> ProgramRun:
+        """Serve the program and wait for its end; raises EngineError naming why it did not end
+        well. `meanwhile` (what the caller needs once the program ends) is called while it runs."""
+        program, python, timeout = self.program, self.hosting.interpreter, self.hosting.timeout
+        assert self.child is not None
         compiling = None
         try:
+            if self.served is None:
+                self.served = self._serving.enter_context(_served(timeout))
+                tell, self._tell = self._tell, -1
+                _tell(tell, self.served.address)
             from gpufleet.engine.monitor import handlers
 
-            monitor = _monitor(program, hosting, config, stack, on_resource, search_path)
-            served.serve(handlers(monitor))
+            monitor = _monitor(program, self.hosting, self.config, self.stack, on_resource, self.search_path)
+            self.served.serve(handlers(monitor))
             compiling = _compiling_note(program, monitor)
             monitor.warm()
             if meanwhile is not None:
                 meanwhile()
-            code = _wait(child, report, deadline)
+            code = _wait(self.child, self.report, self.deadline)
         finally:
             if compiling is not None:
                 compiling.cancel()
-            process_groups.stop(child)
-            for thread in passing:
-                thread.join(_DRAIN)
+            self._stop()
         if code is None:
             raise EngineError(f"the program did not finish within {timeout:g} s (--timeout); {monitor.activity.describe()}")
-        outcome = _read(report) if program.runtime == "python" else _node_outcome(code, monitor)
-    if monitor.refused:
-        raise EngineError(monitor.refused[0])
-    if outcome.get("kind") == "no-sdk":
-        raise EngineError(
-            f"the program's interpreter {python} has no Pulumi SDK ({outcome.get('message')}): install the program's requirements into it"
-        )
-    if outcome.get("kind") == "raised":
-        where = f" ({outcome['where']})" if outcome.get("where") else ""
-        unknown = (
-            f"; offline, these provider functions were answered unknown, and the program may need a concrete value: "
-            f"{'; '.join(monitor.unknown_calls)} (give their outputs for those inputs with --answers FILE)"
-            if monitor.unknown_calls
-            else ""
-        )
-        raise EngineError(f"the program raised {outcome.get('type')}: {outcome.get('message')}{where}{unknown}")
-    if outcome.get("kind") != "ok":
-        raise EngineError(f"the program's interpreter {python} exited {code} before the program finished ({monitor.activity.describe()})")
-    return monitor.run
+        outcome = _read(self.report) if program.runtime == "python" else _node_outcome(code, monitor)
+        if monitor.refused:
+            raise EngineError(monitor.refused[0])
+        if outcome.get("kind") == "no-sdk":
+            raise EngineError(
+                f"the program's interpreter {python} has no Pulumi SDK ({outcome.get('message')}): install the program's requirements into it"
+            )
+        if outcome.get("kind") == "raised":
+            where = f" ({outcome['where']})" if outcome.get("where") else ""
+            unknown = (
+                f"; offline, these provider functions were answered unknown, and the program may need a concrete value: "
+                f"{'; '.join(monitor.unknown_calls)} (give their outputs for those inputs with --answers FILE)"
+                if monitor.unknown_calls
+                else ""
+            )
+            raise EngineError(f"the program raised {outcome.get('type')}: {outcome.get('message')}{where}{unknown}")
+        if outcome.get("kind") != "ok":
+            raise EngineError(
+                f"the program's interpreter {python} exited {code} before the program finished ({monitor.activity.describe()})"
+            )
+        return monitor.run
+
+
+def _served(timeout: float) -> Served:
+    from gpufleet.engine.serving import Served
+
+    return Served(bound=timeout)
+
+
+def _tell(pipe: int, address: str) -> None:
+    """The port's address to a Python program waiting for it (engine/program_exec.py --monitor fd:N)."""
+    try:
+        os.write(pipe, f"{address}\n".encode())
+    except OSError:  # the program has already ended: _wait reads why
+        pass
+    finally:
+        os.close(pipe)
 
 
 def _monitor(
@@ -190,7 +260,7 @@ def _launch(
         "--root",
         str(workdir),
         "--patches",
-        str(Path(patches.__file__).parent),
+        str(PATCHES),
         str(program.main),
     ], {"PYTHONUNBUFFERED": "1"}
 

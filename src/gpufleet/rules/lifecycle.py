@@ -11,10 +11,13 @@ import functools
 import os
 import re
 from datetime import date
+from typing import TYPE_CHECKING
 
-from gpufleet.catalog.facts import AmiEnd, CuratedFacts, VersionCalendar
 from gpufleet.errors import InputError
 from gpufleet.rules.versions import version_tuple
+
+if TYPE_CHECKING:  # the CLI reads today() before any command, which needs no facts
+    from gpufleet.catalog.facts import AmiEnd, CuratedFacts, VersionCalendar
 
 TODAY = "GPUFLEET_TODAY"  # YYYY-MM-DD: the day to judge against, instead of the machine's
 
