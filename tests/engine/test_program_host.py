@@ -115,7 +115,8 @@ def test_the_programs_interpreter_collects_as_gpufleets_engine_does(tmp_path):
 
 
 # What the program's own interpreter shows of gpufleet's SDK patches: a service package it uses loaded
-# lean (a few of its modules), the stack walk per registration skipped, outputs made when read.
+# lean (a few of its modules), the stack walk per registration skipped, outputs made when read, debug
+# messages not sent.
 _PATCHES_SEEN = THING + """import sys
 import pulumi_aws
 from pulumi.runtime import resource, rpc
@@ -123,6 +124,7 @@ pulumi_aws.ec2.SecurityGroup
 print("ec2 modules", sum(name.startswith("pulumi_aws.ec2.") for name in sys.modules), file=sys.stderr)
 print("stack walk", resource._get_stack_trace.__name__, file=sys.stderr)
 print("transfer", rpc.transfer_properties.__module__, file=sys.stderr)
+print("debug", pulumi.log.debug.__module__, file=sys.stderr)
 """
 
 
@@ -136,8 +138,10 @@ def test_the_programs_interpreter_gets_the_sdk_patches_within_their_gate(tmp_pat
     modules = int(err.split("ec2 modules ", 1)[1].split()[0])
     if switch == "on":
         assert modules < 20 and "stack walk StackTrace" in err and "transfer _gpufleet_patches.lazy_outputs" in err, err
+        assert "debug _gpufleet_patches.debug_logs" in err
     else:
         assert modules > 100 and "stack walk _get_stack_trace" in err and "transfer pulumi.runtime.rpc" in err, err
+        assert "debug pulumi.log" in err
 
 
 def test_a_patch_room_the_programs_interpreter_cannot_load_leaves_its_sdk_as_it_is_and_says_so(tmp_path, monkeypatch):

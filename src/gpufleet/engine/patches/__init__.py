@@ -102,6 +102,13 @@ ENGINE = (
         hosted=True,
     ),
     Patch(
+        "debug-logs",
+        "a blocking round trip to the engine for every debug message, which gpufleet's monitors drop as the CLI does without --debug (time)",
+        {"pulumi": PULUMI},
+        "debug_logs.no_debug_logs",
+        hosted=True,
+    ),
+    Patch(
         "paced-registration",
         "registrations wait for the program's body to yield; alias and URN Outputs nobody reads (memory, time)",
         {"pulumi": PULUMI},
