@@ -337,7 +337,7 @@ def test_a_preview_stopped_by_a_signal_ends_the_program_the_pack_and_what_they_f
     preview, groups = _running_preview(tmp_path, "--json")
     preview.send_signal(signum)
     out, err = preview.communicate(timeout=300)
-    assert preview.returncode == 2 and out == "" and "Traceback" not in err
+    assert preview.returncode == 2 and out == "" and "Traceback" not in err, err
     assert f"gpufleet was stopped by {signum.name}; the processes it started were ended" in err
     _assert_ended(groups)
 
@@ -345,7 +345,7 @@ def test_a_preview_stopped_by_a_signal_ends_the_program_the_pack_and_what_they_f
 def test_a_preview_past_its_timeout_ends_the_program_the_pack_and_what_they_forked(tmp_path):
     preview, groups = _running_preview(tmp_path, "--timeout", "3")
     out, err = preview.communicate(timeout=300)
-    assert preview.returncode == 2 and "did not finish within 3 s (--timeout)" in err
+    assert preview.returncode == 2 and "did not finish within 3 s (--timeout)" in err, err
     _assert_ended(groups)
 
 
