@@ -144,6 +144,7 @@ class Started:
             if compiling is not None:
                 compiling.cancel()
             self._stop()
+            self._serving.close()  # no monitor call is left to reach the caller's pack once it closes
         if code is None:
             raise EngineError(f"the program did not finish within {timeout:g} s (--timeout); {monitor.activity.describe()}")
         outcome = _read(self.report) if program.runtime == "python" else _node_outcome(code, monitor)
