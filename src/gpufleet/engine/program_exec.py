@@ -10,11 +10,10 @@ packages, and the off switch GPUFLEET_SDK_PATCHES).
 
 This file is run by path with the program's interpreter, so it imports nothing of gpufleet's package:
 the patch room is loaded by path, under a name of its own, beside whatever gpufleet the program
-itself imports. What
-gpufleet needs back (the program's own failure, or a missing SDK) it writes as one JSON object to
-the file named by --report: the program's stdout and stderr are the program's, passed to the user. The monitor's address may come
-on a pipe (--monitor fd:N), written once gpufleet has opened the port, which it does while the SDK is
-imported here.
+itself imports. What gpufleet needs back (the program's own failure, or a missing SDK) it writes as
+one JSON object to the file named by --report: the program's stdout and stderr are the program's,
+passed to the user. The monitor's address may come on a pipe (--monitor fd:N), written once
+gpufleet has opened the port, which it does while the SDK is imported here.
 """
 
 import argparse
