@@ -124,3 +124,21 @@ def test_a_signal_while_a_process_starts_ends_it_too(monkeypatch):
     monkeypatch.undo()
     with process_groups.stopped_on_signals():  # the stop was that run's: the next starts
         process_groups.stop(process_groups.start(SLEEPER))
+
+
+def test_a_stop_that_a_library_turned_into_its_own_failure_is_the_stop():
+    """A signal falls inside code that wraps what it calls (pydantic-core's validator building raises
+    SchemaError around it): what escapes is Stopped, never an internal error (exit 4)."""
+
+    def wrapping() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler runs here, in the main thread
+        except BaseException as err:
+            raise ValueError(f"building a validator failed: {err!r}") from err
+
+    with pytest.raises(Stopped) as stopped, process_groups.stopped_on_signals():
+        wrapping()
+    assert stopped.value.signum == signal.SIGTERM and isinstance(stopped.value.__cause__, ValueError)
+    with pytest.raises(ValueError), process_groups.stopped_on_signals():  # not stopped: a failure is a failure
+        raise ValueError("a bug")

@@ -89,6 +89,13 @@ def stopped_on_signals() -> Iterator[None]:
     previous = {signum: signal.signal(signum, _on_signal) for signum in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
+    except Exception as err:
+        if _stopped_by is not None:
+            # The stop was raised inside code that made it its own failure: pydantic-core, building
+            # a validator while the signal fell, raises SchemaError around whatever the Python it
+            # called raised. Whatever fails once gpufleet is stopped is the stop.
+            raise Stopped(_stopped_by) from err
+        raise
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
