@@ -45,7 +45,7 @@ def checked_types() -> tuple[str, ...]:
 @cache
 def _schema(type_token: str) -> tuple[dict, int]:
     """The version's openAPIV3Schema (the object's `status` left out), and its CEL rule count."""
-    document = shipped_yaml(str((CRDS / _FILES[type_token]).relative_to(DATA)))
+    document = shipped_yaml(CRDS / _FILES[type_token])
     version = type_token.split(":")[1].split("/")[1]
     [served] = [v for v in document["spec"]["versions"] if v["name"] == version]
     schema = dict(served["schema"]["openAPIV3Schema"])

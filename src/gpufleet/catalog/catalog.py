@@ -333,14 +333,14 @@ def botocore_inputs() -> dict:
     return json.loads((DATA / "botocore_inputs.json").read_text())
 
 
-def shipped_yaml(relative: str, tags: Mapping[str, Callable[[str], Any]] | None = None) -> Any:
-    """A YAML file of the catalog's data (`relative` to DATA), read by libyaml (C): ruamel's
-    pure-Python reader took about 0.2 s of every cold start for the curated facts, and a tenth of a
-    second of a Karpenter stack's pack for the CRDs and chart values. libyaml reads YAML 1.1 (as
+def shipped_yaml(path: str | Path, tags: Mapping[str, Callable[[str], Any]] | None = None) -> Any:
+    """A YAML file of the catalog's data (`path` under DATA: relative to it, or whole), read by
+    libyaml (C): ruamel's pure-Python reader took about 0.2 s of every cold start for the curated
+    facts, and a tenth of a second of a Karpenter stack's pack for the CRDs and chart values. libyaml reads YAML 1.1 (as
     Helm's and the API server's sigs.k8s.io/yaml do), ruamel 1.2; tests/catalog/test_catalog.py
     holds that both read every shipped file alike. `tags`: a local tag's scalar (CloudFormation's
     `!Sub`) made into a value."""
-    text = (DATA / relative).read_text()
+    text = (DATA / path).read_text()  # a whole path stays itself
     loader = getattr(yaml, "CSafeLoader", None)
     if loader is None:  # PyYAML built without libyaml
         reader = YAML(typ="safe", pure=True)

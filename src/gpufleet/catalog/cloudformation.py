@@ -30,7 +30,7 @@ INTRINSICS = {f"!{function}": functools.partial(Intrinsic, function) for functio
 
 @functools.cache
 def resources() -> Mapping[str, Mapping]:
-    return shipped_yaml(str(TEMPLATE.relative_to(DATA)), INTRINSICS)["Resources"]
+    return shipped_yaml(TEMPLATE, INTRINSICS)["Resources"]
 
 
 def substitute(text: str, values: Mapping[str, str]) -> str:

@@ -46,11 +46,11 @@ def preview_plan(
     this process."""
     project = program.project if program is not None else PROJECT
     stages = {} if stages is None else stages
-    with contextlib.ExitStack() as first:
-        # A program of one's own starts before the pack: its interpreter's start and its SDK's
-        # import are the preview's longest path; the pack starts meanwhile.
-        start = time.perf_counter()
-        launched = first.enter_context(Started(program, hosted, config, stack)) if hosted is not None and program is not None else None
+    # A program of one's own starts before the pack: its interpreter's start and its SDK's import
+    # are the preview's longest path; the pack starts meanwhile.
+    start = time.perf_counter()
+    launched = Started(program, hosted, config, stack) if hosted is not None and program is not None else None
+    with launched or contextlib.nullcontext():
         pack = _pack(pack_dir, project, stack, config, started)
         try:
             submit = _submitter(pack) if pack is not None else None

@@ -7,7 +7,6 @@ are the node groups' (curated `eks`)."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import cast
 
@@ -248,9 +247,9 @@ def read(
 ) -> karpenter.Pool:
     """The pool as the provisioning simulation (and the pack) reads its NodePool and node class."""
     plain = (id(pool), id(cat), auto) if limits is None and gaps is None and not overlays else None
-    if plain is not None and plain in _PLAIN:
-        _PLAIN.move_to_end(plain)
-        return _PLAIN[plain][2]
+    held = _PLAIN.get(plain) if plain is not None else None
+    if held is not None:
+        return held[2]
     node_class = node_class_spec(pool, "role", [{"tags": {}}], [{"tags": {}}], cat) if not auto else None
     reserved = sum(r.instances for r in pool.capacity_reservations) if pool.capacity_reservations else None
     spec = node_pool_spec(pool, cat, limits, auto)
@@ -259,9 +258,9 @@ def read(
     )
     assert found is not None  # a spec is always known here
     if plain is not None:
+        if len(_PLAIN) >= _PLAIN_KEPT:  # a preview reads a few pools; a process of many previews starts over
+            _PLAIN.clear()
         _PLAIN[plain] = (pool, cat, found)
-        if len(_PLAIN) > _PLAIN_KEPT:
-            _PLAIN.popitem(last=False)
     return found
 
 
@@ -269,7 +268,7 @@ def read(
 # objects it was read from: the checks, the EFA layout, the limits and the summary each ask again of
 # the same NodePoolArgs, about 20 ms a reading (eks-karpenter-gpu: 12 of its 13 readings, of two
 # pools). The entry holds the pool's and catalog's objects, so neither id is another's while kept.
-_PLAIN: OrderedDict[tuple[int, int, bool], tuple[NodePoolArgs, Catalog, karpenter.Pool]] = OrderedDict()
+_PLAIN: dict[tuple[int, int, bool], tuple[NodePoolArgs, Catalog, karpenter.Pool]] = {}
 _PLAIN_KEPT = 64
 
 
