@@ -307,7 +307,7 @@ def _left_in(group: int) -> list[str]:
 
 def _running_preview(tmp_path: Path, *flags: str) -> tuple[subprocess.Popen, set[int]]:
     """`gpufleet preview --program` of the sleeper, with the policy pack, once the program runs:
-    the process and the groups of what it started (the program's, the pack's)."""
+    the process and the groups of what it started (the program's, the pack's, the pack's Analyze relay's)."""
     folder, mark = _program(tmp_path, _SLEEPER), tmp_path / "mark"
     env = {**os.environ, "GPUFLEET_TEST_MARK": str(mark), "PYTHONPATH": os.pathsep.join(sys.path)}
     command = [sys.executable, "-m", "gpufleet.cli.main", "preview", "--program", str(folder), "--python", sys.executable, *flags]
@@ -319,7 +319,7 @@ def _running_preview(tmp_path: Path, *flags: str) -> tuple[subprocess.Popen, set
             pytest.fail(f"the preview ended before the program ran: {preview.communicate()}")
         time.sleep(0.25)
     groups = _groups_started_by(preview.pid)
-    assert int(mark.read_text()) in groups and len(groups) == 2, groups  # the program and the pack
+    assert int(mark.read_text()) in groups and len(groups) == 3, groups  # the program, the pack, the relay
     return preview, groups
 
 

@@ -3,8 +3,9 @@ gRPC protocol with the stubs the Pulumi SDK ships.
 
 The pack prints its port on stdout; we call GetPluginInfo and GetAnalyzerInfo, reconcile the policy
 config (`policy_config.py`), call Configure (and ConfigureStack, which packs may not implement),
-then Analyze for every resource as it registers (sixteen at a time, at most 64 in flight over one
-channel, so the pack's work overlaps the program's), and AnalyzeStack once at the end.
+then Analyze for every resource as it registers (handed sixteen at a time to the pack's relay, a
+process of its own that makes the calls, at most 64 in flight: relay.py; so the pack's work overlaps
+the program's), and AnalyzeStack once at the end.
 
 Fail closed: a pack that does not start, dies, answers garbage or times out raises PolicyPackError;
 no caller may read that as "no violations".
@@ -13,6 +14,7 @@ no caller may read that as "no violations".
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import sys
@@ -29,20 +31,18 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from gpufleet.analyzer import wire
 from gpufleet.analyzer.pack_process import PackProcess, PolicyPackError  # noqa: F401 - PolicyPackError is re-exported
 from gpufleet.analyzer.policy_config import PolicyConfig, PolicyMeta, reconcile
+from gpufleet.analyzer.relay_link import RelayError
 from gpufleet.analyzer.results import LEVEL_CODES, LEVELS, Finding, PolicyResult
 from gpufleet.plans.index import Resource
 from gpufleet.plans.wire import json_value
 
-# Resources are handed to the channel's loop sixteen at a time: each hand-over wakes the loop thread,
-# which then takes the GIL from the program. Waking it once per resource measured about 5 points
-# more policy overhead on the 200-provider preview (paired runs, bench/preview.py). A partial batch
-# goes out when the session finishes.
+# Resources are written to the relay sixteen at a time, a write each batch. Handed one at a time to
+# the channel's loop (before the relay), it measured about 5 points more policy overhead on the
+# 200-provider preview than sixteen (paired runs, bench/preview.py). A partial batch goes out when the
+# session finishes.
 _BATCH = 16
-# Analyze calls in flight at once. Sent all at once (a saved plan), calls past about 1,400 in flight
-# came back CANCELLED from the pack's server (pulumi_policy's synchronous server, four worker
-# threads: a trailers-only answer and RST_STREAM in the HTTP/2 trace), so `check` of a plan of
-# 5,000 resources failed closed. The CLI, too, analyses a resource per step, its steps bounded.
-_WINDOW = 64
+# A failed Analyze's status as the relay reports it (its code's number).
+_STATUS = {code.value[0]: code for code in grpc.StatusCode}
 
 # What the methods sent as bytes answer, read how. Analyze's answer stays bytes: a session reads it
 # (PolicyPack._answer_of) once per distinct answer, not once per resource.
@@ -231,19 +231,24 @@ class PolicyPack:
             self.pack.one_stack_only()  # it cannot be told the next stack is another
 
     def begin(self, given: dict[str, PolicyConfig]) -> None:
-        """Start a session: once the pack is up and configured, every `submit`ted resource goes to
-        Analyze, as the CLI does when a resource registers, so the pack works while the program
-        still runs."""
+        """Start a session: every `submit`ted resource goes to Analyze through the pack's relay
+        (relay.py), held there until the pack is configured, as the CLI analyses a resource when it
+        registers, so the pack works while the program still runs."""
         self._by_urn: dict[str, Resource] = {}
         self._requests: dict[str, bytes] = {}  # serialized: a message object holds several times its bytes
         self._providers: dict[str, analyzer_pb2.AnalyzerProviderResource | None] = {}
-        self._backlog: list[Resource] | None = []  # None once configured (touched on the loop only)
-        self._pending: list[tuple[Resource, asyncio.Future | None]] = []
+        self._sent: list[tuple[Resource, int]] = []  # each resource with its relay id
+        self._held: list[Resource] | None = None  # a remediating session's resources, analysed in finish()
         self._error: BaseException | None = None
+        self._unsent: str | None = None  # why a resource did not reach the relay (the failure is made in finish())
         self._batch: list[Resource] = []
         self._batch_lock = threading.Lock()
-        self._window = asyncio.Semaphore(_WINDOW)
         self._answers_read: dict[bytes, _Answer] = {}
+        self._relay = self.pack.relay
+        try:
+            self._relay.hold(self.call_timeout)
+        except RelayError as err:
+            self._unsent = str(err)
         self._worker = threading.Thread(target=self._configure, args=(given,), daemon=True)
         self._worker.start()
 
@@ -254,48 +259,60 @@ class PolicyPack:
             # Recorded here, in registration order, so a provider is known before any resource using it.
             self._by_urn[resource.urn] = resource
             self._batch.append(resource)
-            if len(self._batch) < _BATCH:
-                return
-            batch, self._batch = self._batch, []
-        self._loop.call_soon_threadsafe(self._start_all, batch)
+            if len(self._batch) >= _BATCH:
+                self._send_batch()
 
     def _send_batch(self) -> None:
-        with self._batch_lock:
-            batch, self._batch = self._batch, []
-        if batch:
-            self._loop.call_soon_threadsafe(self._start_all, batch)
-
-    def _start_all(self, batch: list[Resource]) -> None:
-        for resource in batch:
-            self._start(resource)
+        """The batch to the relay (or, in a remediating session, kept for finish()). Under _batch_lock."""
+        batch, self._batch = self._batch, []
+        if not batch or self._unsent is not None:
+            return
+        if self._held is not None:
+            self._held += batch
+            return
+        # Raised by finish(), not into the program: a resource not sent is a resource not judged.
+        try:
+            requests = [self._request(resource) for resource in batch]
+        except Exception as err:  # noqa: BLE001 - inputs that are not JSON: a caller's bug
+            self._unsent = f"a resource could not be sent to Analyze ({err!r})"
+            return
+        try:
+            ids = self._relay.send(requests, self.call_timeout)
+        except RelayError as err:
+            self._unsent = str(err)
+            return
+        self._sent += zip(batch, ids)
 
     def _configure(self, given: dict[str, PolicyConfig]) -> None:
         try:
+            self.wait_ready()
+            self._relay.connect(f"127.0.0.1:{self.pack.port(self.start_timeout)}", self.call_timeout, self.call_timeout)
             self.configure(given)
+        except RelayError as err:
+            self._unsent = str(err)
+            return
         except BaseException as err:  # re-raised by finish() in the caller's thread
             self._error = err
+            with contextlib.suppress(RelayError):
+                self._relay.drop(self.call_timeout)
             return
-        self._loop.call_soon_threadsafe(self._flush)
-
-    def _start(self, resource: Resource) -> None:
-        """On the loop: send Analyze now, or hold the resource until the pack is configured."""
-        if self._backlog is not None:
-            self._backlog.append(resource)
-        elif self._remediate:
-            self._pending.append((resource, None))  # remediated first, then analysed, in finish()
-        else:
-            self._pending.append((resource, asyncio.ensure_future(self._analyze(resource))))
-
-    async def _analyze(self, resource: Resource) -> _Answer:
-        async with self._window:
-            return self._answer_of(await self._raw("Analyze")(self._request(resource), timeout=self.call_timeout))
+        with self._batch_lock:
+            try:
+                if self._remediate:  # remediated first, then analysed, one by one in finish()
+                    self._relay.drop(self.call_timeout)
+                    self._held = [resource for resource, _ in self._sent]
+                    self._sent = []
+                else:
+                    self._relay.go(self.call_timeout)
+            except RelayError as err:
+                self._unsent = str(err)
 
     def _answer_of(self, raw: bytes) -> _Answer:
         """An Analyze answer, read once per distinct answer: a resource the policies pass is
         answered with its type's not-applicable entries alone, the same bytes for every resource
         of that type (a 200-service ECS stack's 490 answers are five distinct ones): parsing each and
-        reading its thirty-odd entries had cost that stack about 5 ms of the client's loop, which
-        holds the GIL the program runs on. A finding names its resource: such answers are read each."""
+        reading its thirty-odd entries had cost that stack about 5 ms. A finding names its
+        resource: such answers are read each."""
         known = self._answers_read.get(raw)
         if known is not None:
             return known
@@ -303,11 +320,6 @@ class PolicyPack:
         if not answer.diagnostics:
             self._answers_read[raw] = answer
         return answer
-
-    def _flush(self) -> None:
-        backlog, self._backlog = cast(list[Resource], self._backlog), None  # a list until this, its one flush
-        for resource in backlog:
-            self._start(resource)
 
     def _request(self, resource: Resource) -> bytes:
         """The Analyze request of a resource, serialized and kept: AnalyzeStack sends the same fields again."""
@@ -326,31 +338,28 @@ class PolicyPack:
         """Collect every Analyze answer, then AnalyzeStack over `resources`; findings with their fix.
         The inputs remediations rewrote come back in the result's `remediated`, for the caller to
         write into its plan."""
-        self._send_batch()
+        with self._batch_lock:
+            self._send_batch()
         self._worker.join()
         if self._error is not None:
             raise self._error
-        try:
-            # Queued after every _start: by the time this runs on the loop, all calls are out.
-            answers, stack_request = self._run(self._answers(resources), None)
-        except grpc.RpcError as err:
-            raise self._rpc_failure("Analyze", err) from None
-        except Exception as err:  # noqa: BLE001
-            raise self._failure(f"a resource could not be sent to Analyze ({err!r})") from err
+        if self._unsent is not None:
+            raise self._failure(self._unsent)
         types = {r.urn: r.type for r in resources}
         result = PolicyResult(self.name, self.version)
         fixes = {p.name: p.remediation for p in self.policies}
         # Counted per distinct list: most resources share their type's.
         skipped: Counter[tuple[str, ...]] = Counter()
+        if self._held is not None:
+            answers = self._remediated_answers(result)
+            stack_request = self._stack_request(resources)
+        else:
+            stack_request = self._stack_request(resources)  # while the pack still answers the last resources
+            answers = self._relayed_answers()
         for resource, response in answers:
-            if response is None:
-                resource = self._remediate_one(resource, result)
-                response = self._answer_of(self._call("Analyze", self._request(resource)))
             # As the CLI does: a resource's diagnostics belong to the resource analysed.
             self._collect(result, response, fixes, types, resource.urn)
             skipped[response.not_applicable] += 1
-        if stack_request is None:
-            stack_request = self._stack_request(resources)
         # The stack's policies see every resource: their deadline grows with the stack (2 ms a
         # resource past the per-call one), so a plan of 50,000 resources is judged, and a hung pack
         # still fails closed.
@@ -364,21 +373,35 @@ class PolicyPack:
         self.pack.ended_cleanly()
         return result
 
-    async def _answers(self, resources: list[Resource]) -> tuple[list[tuple[Resource, _Answer | None]], bytes | None]:
-        """Every resource with its answer (None: to be remediated first), and the stack's request,
-        made while the pack still answers the last resources (unless remediations may rewrite them)."""
-        answering = asyncio.gather(*(call for _, call in self._pending if call is not None))
+    def _relayed_answers(self) -> list[tuple[Resource, _Answer]]:
+        """Every sent resource with its answer, read from the relay once the program has ended."""
+        # The relay bounds each call by call_timeout: a relay silent for longer is stuck.
         try:
-            stack_request = None if self._remediate else self._stack_request(resources)
-            responses = await answering
-        except BaseException:
-            answering.cancel()  # retrieved: none of its calls' errors is left unread
-            for _, call in self._pending:
-                if call is not None:
-                    call.cancel()
-            raise
-        answered = iter(responses)
-        return [(resource, None if call is None else next(answered)) for resource, call in self._pending], stack_request
+            got = self._relay.answers([ident for _, ident in self._sent], self.call_timeout + 5)
+        except RelayError as err:
+            raise self._failure(str(err)) from None
+        answers = []
+        for resource, ident in self._sent:
+            code, body = got[ident]
+            if code:
+                status = _STATUS.get(code)
+                if status == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    raise self._failure(f"Analyze timed out after {self.call_timeout:.0f} s")
+                name = status.name if status is not None else f"status {code}"
+                raise self._failure(f"Analyze failed ({name}: {body.decode(errors='replace')})")
+            answers.append((resource, self._answer_of(body)))
+        return answers
+
+    def _remediated_answers(self, result: PolicyResult) -> list[tuple[Resource, _Answer]]:
+        """The CLI's two passes a resource at a time: Remediate, then Analyze of what it rewrote.
+        The requests made as the resources registered named their providers before any remediation."""
+        self._requests.clear()
+        self._providers.clear()
+        answers = []
+        for resource in cast(list[Resource], self._held):
+            resource = self._remediate_one(resource, result)
+            answers.append((resource, self._answer_of(self._call("Analyze", self._request(resource)))))
+        return answers
 
     def _stack_request(self, resources: list[Resource]) -> bytes:
         """AnalyzeStackRequest, serialized. AnalyzerResource begins with AnalyzeRequest's fields

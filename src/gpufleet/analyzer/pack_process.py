@@ -30,6 +30,7 @@ from typing import IO, cast
 
 from gpufleet import process_groups
 from gpufleet.analyzer.pack_dir import DEFAULT_PACK, interpreter, read_pack_manifest
+from gpufleet.analyzer.relay_link import RelayLink
 from gpufleet.errors import NotJudged
 from gpufleet.plans.placement import PLACEMENT_OUT
 
@@ -82,6 +83,12 @@ class PackProcess:
         threading.Thread(target=self._read_port, daemon=True).start()
         self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_reader.start()
+        # The Analyze calls' own process (relay.py), up while the pack starts; it lives as the pack does.
+        try:
+            self.relay = RelayLink()
+        except BaseException:
+            process_groups.stop(self.process)
+            raise
 
     def _read_port(self) -> None:
         stdout = cast(IO[str], self.process.stdout)  # a pipe: Popen(stdout=PIPE)
@@ -127,6 +134,7 @@ class PackProcess:
             self.in_use = self.clean = False
             return
         self.kept = self.in_use = False
+        self.relay.stop()
         process_groups.stop(self.process, grace=5)
         shutil.rmtree(self._scratch, ignore_errors=True)
 
