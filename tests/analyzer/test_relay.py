@@ -194,3 +194,19 @@ def test_the_relay_imports_nothing_of_gpufleet():
     """It runs by path in an isolated interpreter: gpufleet's modules are neither needed nor loaded."""
     text = open(relay.__file__).read()
     assert "gpufleet" not in "".join(line for line in text.splitlines() if line.startswith(("import", "from")))
+
+
+def _nice(pid: int) -> int:
+    return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[16])
+
+
+def test_the_relay_yields_the_cores_to_the_program(link):
+    """Its calls can wait a moment; the program, on the preview's longest path, should not."""
+    for _ in range(200):
+        if _nice(link.process.pid) == relay.NICE:
+            break
+        time.sleep(0.05)
+    assert _nice(link.process.pid) == relay.NICE
+    group = f"/proc/{link.process.pid}/autogroup"
+    if os.path.exists(group):  # Linux with autogroups: the relay's session is weighed, not its nice
+        assert open(group).read().endswith(f"nice {relay.NICE}\n")

@@ -1,11 +1,6 @@
-"""gpufleet's end of the Analyze relay (relay.py): the relay's process, started beside the pack's
-and ended with it, and the frames of a session.
-
-Measured with bench/preview.py's pairing (the warm 200-service preview judged and plain, thirty
-rounds, one run): judged over the client's own channel 1.38x plain, through the relay 1.25x. The
-program's process then spends on the pack little more than the requests' serialization; what is
-left is the tail (the last answers and AnalyzeStack) and the pack's and the relay's CPU sharing two
-cores with the program.
+"""gpufleet's end of the Analyze relay (relay.py, which says why and what it gained): the relay's
+process, started beside the pack's and ended with it, and the frames of a session. Requests are
+written by the program's threads as resources register; answers are read once the program ended.
 """
 
 from __future__ import annotations
