@@ -108,10 +108,9 @@ class PolicyPack:
         self.project, self.stack, self.stack_config = project, stack, dict(config or {})
         self.start_timeout = _seconds("GPUFLEET_POLICY_START_TIMEOUT", 60)
         self.call_timeout = _seconds("GPUFLEET_POLICY_TIMEOUT", 120)
-        # One channel, driven by an event loop on its own thread: the program's thread only hands a
-        # resource over (call_soon_threadsafe), and the loop sends and collects calls in batches
-        # whenever it holds the GIL. Futures of the blocking API cost about half as much again in
-        # GIL time per call; sender threads doing blocking calls wait for the GIL once per call.
+        # The session's other calls (the relay makes Analyze's) go over one channel, driven by an
+        # event loop on a thread of its own, so any thread (the configuring worker, the caller) can
+        # make one and wait for it.
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._loop_thread.start()

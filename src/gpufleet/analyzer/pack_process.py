@@ -3,7 +3,8 @@ directory, the project, stack and dry-run in the environment), reading its port 
 
 Kept apart from the gRPC client and free of heavy imports, so the CLI can start the pack before it
 imports the engine: the pack's own start (pulumi_policy, the catalog, the rules: about a second)
-then overlaps the CLI's imports and the program instead of following them.
+then overlaps the CLI's imports and the program instead of following them. The process that makes
+the Analyze calls (relay.py) starts with the pack and ends with it.
 
 Within `kept_running()` (each `--all` worker), gpufleet's own pack is started once and judges stack
 after stack: started for every stack, `--all` took 0.64x a cold preview's CPU per stack; started
