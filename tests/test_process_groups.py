@@ -91,7 +91,10 @@ def test_a_worker_starts_nothing_once_its_gpufleet_stops_and_leaves_nothing_runn
     os.kill(worker.pid, signal.SIGCONT)
     worker.join(60)
     assert worker.exitcode == 2
-    assert len(before) >= 3 and _lines(log) == before
+    # Held past its start's look at the line but before the start was logged, it logs that one start
+    # once let go (a fresh-clone run under load did); a start after it would be a second line.
+    after = _lines(log)
+    assert len(before) >= 3 and after[: len(before)] == before and len(after) - len(before) <= 1, after[len(before) :]
     left = ended(mark)
     assert not left, f"still running after the worker ended: {sorted(left)}"
 

@@ -153,3 +153,6 @@ class RelayLink:
 
     def stop(self) -> None:
         process_groups.stop(self.process)
+        for pipe in (self.process.stdin, self.process.stdout):  # an `--all` worker starts many
+            if pipe is not None:
+                pipe.close()
