@@ -37,10 +37,10 @@ from gpufleet.analyzer.results import LEVEL_CODES, LEVELS, Finding, PolicyResult
 from gpufleet.plans.index import Resource
 from gpufleet.plans.wire import json_value
 
-# Resources are written to the relay sixteen at a time, a write each batch. Handed one at a time to
-# the channel's loop (before the relay), it measured about 5 points more policy overhead on the
-# 200-provider preview than sixteen (paired runs, bench/preview.py). A partial batch goes out when the
-# session finishes.
+# Resources are written to the relay sixteen at a time: a write, and a wake-up of the relay, per
+# batch. (Before the relay, handing them to the client's own loop one at a time measured about 5
+# points more policy overhead on the 200-provider preview: paired runs, bench/preview.py; not
+# measured again since.) A partial batch goes out when the session finishes.
 _BATCH = 16
 # A failed Analyze's status as the relay reports it (its code's number).
 _STATUS = {code.value[0]: code for code in grpc.StatusCode}
@@ -186,12 +186,15 @@ class PolicyPack:
         except grpc.RpcError as err:
             if optional and err.code() == grpc.StatusCode.UNIMPLEMENTED:
                 return None
-            raise self._rpc_failure(method, err, timeout) from None
+            raise self._rpc_failure(method, err.code(), err.details(), timeout) from None
 
-    def _rpc_failure(self, method: str, err: grpc.RpcError, timeout: float | None = None) -> PolicyPackError:
-        if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+    def _rpc_failure(self, method: str, code: grpc.StatusCode | int, details: str | None, timeout: float | None = None) -> PolicyPackError:
+        """A failed call, from its status (as the relay reports it: the code's number)."""
+        status = _STATUS.get(code, code) if isinstance(code, int) else code
+        if status == grpc.StatusCode.DEADLINE_EXCEEDED:
             return self._failure(f"{method} timed out after {timeout or self.call_timeout:.0f} s")
-        return self._failure(f"{method} failed ({err.code().name}: {err.details()})")
+        name = status.name if isinstance(status, grpc.StatusCode) else f"status {status}"
+        return self._failure(f"{method} failed ({name}: {details})")
 
     def close(self) -> None:
         if self.channel is not None:
@@ -392,11 +395,7 @@ class PolicyPack:
         for _, resource, ident in sorted(self._sent, key=lambda sent: sent[0]):  # in registration order
             code, body = got[ident]
             if code:
-                status = _STATUS.get(code)
-                if status == grpc.StatusCode.DEADLINE_EXCEEDED:
-                    raise self._failure(f"Analyze timed out after {self.call_timeout:.0f} s")
-                name = status.name if status is not None else f"status {code}"
-                raise self._failure(f"Analyze failed ({name}: {body.decode(errors='replace')})")
+                raise self._rpc_failure("Analyze", code, body.decode(errors="replace"))
             answers.append((resource, self._answer_of(body)))
         return answers
 

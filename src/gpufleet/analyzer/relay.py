@@ -5,8 +5,8 @@ each call cost the program about 0.13 ms of gRPC client CPU under the GIL it run
 answers woke the channel's thread while the program ran. Here, the program's thread writes each
 serialized request to this process's stdin (a write per sixteen resources) and reads no answer
 until the program has ended; this process makes the same calls, one per resource over gRPC, and
-keeps the answers. The pack sees what it saw: Configure, then an Analyze per resource, then
-AnalyzeStack over its own channel.
+keeps the answers. The pack is asked what it was asked before: Configure and AnalyzeStack by the
+client over its channel, an Analyze per resource by the relay over the relay's.
 
 The 200-service bench's warm pack overhead (bench/preview.py, one run each): 34 % with the calls
 made in gpufleet's process; 22 % and 29 % through the relay; 17 % with the relay yielding the cores
