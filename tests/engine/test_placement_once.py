@@ -61,3 +61,30 @@ def test_a_judged_preview_reads_its_resource_entries_into_typed_resources_once(m
     monkeypatch.setattr(engine_plan, "from_plan", counting)
     code, _, _ = run_cli("preview", "ecs-gpu", "--json")
     assert code == 0 and len(whole) == 1
+
+
+def test_the_pack_and_its_relay_end_before_the_plan_is_built(monkeypatch, tmp_path):
+    """Read what the pack judged by, then let its process and its relay go: the plan is built, the
+    preview's largest moment in gpufleet's own process, without the two still held in memory."""
+    from bench.fleets import ecs_fleet
+    from gpufleet.analyzer import pack_process
+    from gpufleet.analyzer.pack_dir import DEFAULT_PACK
+    from gpufleet.engine import PROJECT
+    from gpufleet.engine import plan as engine_plan
+    from gpufleet.engine.preview import preview_plan
+
+    config, ended, runs = ecs_fleet(1), {}, tmp_path / "runs.log"
+    runs.touch()
+    monkeypatch.setenv(plan_placement.PLACEMENT_RUNS, str(runs))
+    started = pack_process.start(DEFAULT_PACK, project=PROJECT, stack="ended-early", config=config)
+    real = engine_plan.build_plan
+
+    def building(*args, **kwargs):
+        ended.update(pack=started.process.poll() is not None, relay=started.relay.process.poll() is not None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine_plan, "build_plan", building)
+    plan = preview_plan(config, "ended-early", DEFAULT_PACK, {}, started=started)
+    assert ended == {"pack": True, "relay": True}
+    assert plan["policy"]["pack"] and plan["placement"]["tasks"]
+    assert len(runs.read_text().splitlines()) == 1  # the pack's placement, read before it ended

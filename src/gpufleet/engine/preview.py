@@ -85,13 +85,18 @@ def preview_plan(
             entries = plan_entries(run)
             typed = from_plan({"resources": entries})
             result = pack.finish(typed)
+            placement = pack.pack.placement()
+            # Done with: its process and its relay end (or, kept, wait for the next stack) before the
+            # plan is built, while gpufleet's own process still grows (the process tree's peak RSS
+            # at bench/cdk.py's N=1: 282 MB when they ended after the plan, 272 MB ended here).
+            pack.close()
             if result.remediated:  # the plan shows what will be created, read again from the entries
                 write_remediated(entries, result.remediated)
                 typed = from_plan({"resources": entries})
             policy = result.as_plan_block()
             stages["pack"] = time.perf_counter() - start
             start = time.perf_counter()
-            plan = build_plan(run, project, entries, pack.pack.placement(), typed)
+            plan = build_plan(run, project, entries, placement, typed)
             plan["policy"] = policy
             stages["plan"] = time.perf_counter() - start
             return plan
