@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import itertools
 import os
 import sys
 import threading
@@ -240,13 +239,12 @@ class PolicyPack:
         self._by_urn: dict[str, Resource] = {}
         self._requests: dict[str, bytes] = {}  # serialized: a message object holds several times its bytes
         self._providers: dict[str, analyzer_pb2.AnalyzerProviderResource | None] = {}
-        # (registration number, resource, relay id): batches may reach the relay out of order
-        self._sent: list[tuple[int, Resource, int]] = []
-        self._held: list[tuple[int, Resource]] | None = None  # a remediating session's, analysed in finish()
-        self._registered = itertools.count()
+        # In registration order; a resource's place is its id at the relay (batches may reach it out of order).
+        self._registered: list[Resource] = []
+        self._remediating = False  # set once configured: finish() remediates and analyses each itself
         self._error: BaseException | None = None
         self._unsent: str | None = None  # why a resource did not reach the relay (the failure is made in finish())
-        self._batch: list[tuple[int, Resource]] = []
+        self._batch: list[int] = []  # places in _registered, not yet sent
         self._batch_lock = threading.Lock()
         self._answers_read: dict[bytes, _Answer] = {}
         self._relay = self.pack.relay
@@ -263,34 +261,31 @@ class PolicyPack:
         with self._batch_lock:
             # Recorded here, in registration order, so a provider is known before any resource using it.
             self._by_urn[resource.urn] = resource
-            self._batch.append((next(self._registered), resource))
+            self._batch.append(len(self._registered))
+            self._registered.append(resource)
             if len(self._batch) < _BATCH:
                 return
             batch, self._batch = self._batch, []
         self._send(batch)
 
-    def _send(self, batch: list[tuple[int, Resource]]) -> None:
-        """A batch to the relay (or, in a remediating session, kept for finish()). Serialized outside
+    def _send(self, batch: list[int]) -> None:
+        """A batch to the relay (a remediating session's stays for finish()). Serialized outside
         the lock: held across it, the lock kept the other registering threads (the SDK's executor)
         waiting while its holder waited for the GIL, about 0.05 s of a 200-service preview."""
+        if self._remediating:
+            return
         # Raised by finish(), not into the program: a resource not sent is a resource not judged.
         try:
-            requests = [self._request(resource) for _, resource in batch]
+            requests = [self._request(self._registered[place]) for place in batch]
         except Exception as err:  # noqa: BLE001 - inputs that are not JSON: a caller's bug
             self._unsent = f"a resource could not be sent to Analyze ({err!r})"
             return
         with self._batch_lock:  # a write: the relay's pipe takes it at once
-            if self._unsent is not None:
-                return
-            if self._held is not None:
-                self._held += batch
-                return
-            try:
-                ids = self._relay.send(requests, self.call_timeout)
-            except RelayError as err:
-                self._unsent = str(err)
-                return
-            self._sent += [(number, resource, ident) for (number, resource), ident in zip(batch, ids)]
+            if self._unsent is None and not self._remediating:
+                try:
+                    self._relay.send(requests, batch, self.call_timeout)
+                except RelayError as err:
+                    self._unsent = str(err)
 
     def _configure(self, given: dict[str, PolicyConfig]) -> None:
         try:
@@ -308,9 +303,8 @@ class PolicyPack:
         with self._batch_lock:
             try:
                 if self._remediate:  # remediated first, then analysed, one by one in finish()
+                    self._remediating = True
                     self._relay.drop(self.call_timeout)
-                    self._held = [(number, resource) for number, resource, _ in self._sent]
-                    self._sent = []
                 else:
                     self._relay.go(self.call_timeout)
             except RelayError as err:
@@ -361,7 +355,7 @@ class PolicyPack:
         fixes = {p.name: p.remediation for p in self.policies}
         # Counted per distinct list: most resources share their type's.
         skipped: Counter[tuple[str, ...]] = Counter()
-        if self._held is not None:
+        if self._remediating:
             answers = self._remediated_answers(result)
             stack_request = self._stack_request(resources)
         else:
@@ -388,12 +382,11 @@ class PolicyPack:
         """Every sent resource with its answer, read from the relay once the program has ended."""
         # The relay bounds each call by call_timeout: a relay silent for longer is stuck.
         try:
-            got = self._relay.answers([ident for _, _, ident in self._sent], self.call_timeout + 5)
+            got = self._relay.answers(len(self._registered), self.call_timeout + 5)
         except RelayError as err:
             raise self._failure(str(err)) from None
         answers = []
-        for _, resource, ident in sorted(self._sent, key=lambda sent: sent[0]):  # in registration order
-            code, body = got[ident]
+        for resource, (code, body) in zip(self._registered, got):
             if code:
                 raise self._rpc_failure("Analyze", code, body.decode(errors="replace"))
             answers.append((resource, self._answer_of(body)))
@@ -405,7 +398,7 @@ class PolicyPack:
         self._requests.clear()
         self._providers.clear()
         answers = []
-        for _, resource in sorted(cast(list[tuple[int, Resource]], self._held), key=lambda held: held[0]):
+        for resource in self._registered:
             resource = self._remediate_one(resource, result)
             answers.append((resource, self._answer_of(self._call("Analyze", self._request(resource)))))
         return answers

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import collections
 import fcntl
-import itertools
 import os
 import select
 import subprocess
@@ -57,7 +56,6 @@ class RelayLink:
         except OSError:  # a lower limit (/proc/sys/fs/pipe-max-size): writes wait for the relay instead
             pass
         os.set_blocking(self._in, False)
-        self._ids = itertools.count(1)
         self._writing = threading.Lock()  # a frame is written whole: the program's threads and the session's both write
         self._buffer = b""
         self._kept: list[bytes] = []
@@ -92,11 +90,10 @@ class RelayLink:
     def drop(self, wait: float) -> None:
         self._write(relay.IN.pack(relay.DROP, 0, 0), wait)
 
-    def send(self, requests: list[bytes], wait: float) -> list[int]:
-        """Requests to Analyze, in one write; their ids."""
-        ids = [next(self._ids) for _ in requests]  # itertools.count: one id each, whichever thread asks
+    def send(self, requests: list[bytes], ids: list[int], wait: float) -> None:
+        """Requests to Analyze, in one write, each answered under its id (a session numbers its
+        resources from 0)."""
         self._write(b"".join(relay.IN.pack(relay.REQUEST, i, len(r)) + r for i, r in zip(ids, requests)), wait)
-        return ids
 
     def _write(self, data: bytes, wait: float) -> None:
         with self._writing:
@@ -113,23 +110,25 @@ class RelayLink:
                 raise RelayError(f"the Analyze relay could not be written to ({err.strerror}); {self.state()}") from None
 
     # -- frames out ------------------------------------------------------------------------------
-    def answers(self, ids: list[int], stall: float) -> dict[int, tuple[int, bytes]]:
-        """(0, AnalyzeResponse bytes) or (gRPC status code, details) for each id; RelayError when
-        the relay ends, or nothing arrives for `stall` seconds (it enforces each call's deadline)."""
-        wanted, got = set(ids), dict[int, tuple[int, bytes]]()
-        while len(got) < len(wanted):
+    def answers(self, count: int, stall: float) -> list[tuple[int, bytes]]:
+        """(0, AnalyzeResponse bytes) or (gRPC status code, details) for ids 0 to count - 1, by id;
+        RelayError when the relay ends, or nothing arrives for `stall` seconds (it enforces each
+        call's deadline)."""
+        got: list[tuple[int, bytes] | None] = [None] * count
+        outstanding = count
+        while True:
             for ident, status, body in self._frames():
-                if ident in wanted:
+                if ident < count and got[ident] is None:
                     got[ident] = (status - relay.FAILED, body) if status >= relay.FAILED else (0, body)
-            if len(got) == len(wanted):
-                break
+                    outstanding -= 1
+            if not outstanding:
+                return cast(list[tuple[int, bytes]], got)
             if not _ready(self._out, select.POLLIN, stall):
                 raise RelayError(f"the Analyze relay answered nothing for {stall:.0f} s; {self.state()}")
             chunk = os.read(self._out, 1 << 20)
             if not chunk:
-                raise RelayError(f"the Analyze relay ended with {len(wanted) - len(got)} answers outstanding; {self.state()}")
+                raise RelayError(f"the Analyze relay ended with {outstanding} answers outstanding; {self.state()}")
             self._buffer += chunk
-        return got
 
     def _frames(self) -> list[tuple[int, int, bytes]]:
         """The whole frames read so far (a partial one stays in the buffer)."""
